@@ -1,0 +1,257 @@
+//===- PlanOps.td - plan dialect operations ----------------*- tablegen -*-===//
+
+#ifndef PARPLAN_PLAN_OPS
+#define PARPLAN_PLAN_OPS
+
+include "PlanBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/SymbolInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+def Plan_GroupOp : Plan_Op<"group", [Symbol]> {
+  let summary = "A named group of devices that a collective runs over";
+  let description = [{
+    Lists the physical device ids taking part in a collective, in rank order
+    within the group. Groups come from mesh axes: on a 2x4 mesh, the devices
+    along mesh axis 1 form the groups `[0, 1, 2, 3]` and `[4, 5, 6, 7]`.
+
+    ```mlir
+    plan.group @row0 devices = [0, 1, 2, 3]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$devices);
+  let assemblyFormat = "$sym_name `devices` `=` $devices attr-dict";
+  let extraClassDeclaration = [{
+    int64_t getSize() { return getDevices().size(); }
+    bool contains(int64_t device) { return llvm::is_contained(getDevices(), device); }
+  }];
+  let hasVerifier = 1;
+}
+
+def Plan_ProgramOp : Plan_Op<"program", [
+    Symbol, NoTerminator, SingleBlock, IsolatedFromAbove]> {
+  let summary = "The program of one device";
+  let description = [{
+    The ops that device `device` executes, in order. Every op inside works on
+    that device's local buffers.
+
+    ```mlir
+    plan.program @dev0 device = 0 {
+      %x = plan.buffer : memref<4x8xf32>
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$device);
+  let regions = (region MaxSizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name `device` `=` $device attr-dict-with-keyword $body";
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers and kernels
+//===----------------------------------------------------------------------===//
+
+def Plan_BufferOp : Plan_Op<"buffer", [HasParent<"ProgramOp">]> {
+  let summary = "A buffer in device memory";
+  let description = [{
+    A statically shaped buffer of the device. `offset`, once memory planning
+    has run, is its byte offset in the device's arena; buffers whose live
+    ranges do not overlap share bytes.
+
+    ```mlir
+    %w = plan.buffer {name = "fc1.weight", offset = 0} : memref<784x256xf32>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<StrAttr>:$name,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$offset);
+  let results = (outs Plan_Buffer:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"ProgramOp">, AttrSizedOperandSegments]> {
+  let summary = "A compute kernel on local buffers";
+  let description = [{
+    Runs the kernel `kernel` (a name the executor's backends resolve, such as
+    `matmul` or `gelu_backward`) reading `ins` and writing `outs`. Attributes
+    the kernel needs (transposes, axes, epsilon) ride in `attrs`.
+
+    ```mlir
+    plan.kernel "matmul" ins(%x, %w : memref<4x784xf32>, memref<784x256xf32>)
+                         outs(%y : memref<4x256xf32>)
+    ```
+  }];
+  let arguments = (ins StrAttr:$kernel, Variadic<Plan_Buffer>:$ins,
+                       Variadic<Plan_Buffer>:$outs,
+                       OptionalAttr<DictionaryAttr>:$attrs);
+  let assemblyFormat = [{
+    $kernel (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+class Plan_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Plan_Op<mnemonic, !listconcat(traits, [HasParent<"ProgramOp">,
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>])>;
+
+def Plan_AllReduceOp : Plan_CollectiveOp<"all_reduce"> {
+  let summary = "All-reduce in place over a device group";
+  let description = [{
+    Every device of `group` ends with the elementwise reduction of all the
+    devices' buffers (P -> B).
+
+    ```mlir
+    plan.all_reduce %g on @dp reduce = sum : memref<2x2xf32>
+    ```
+
+    ```
+      device 0     device 1                 devices 0 and 1
+    +---------+  +---------+               +---------+
+    |  1   2  |  | 10  20  |   all-reduce  | 11  22  |
+    |  3   4  |  | 30  40  |  ---------->  | 33  44  |
+    +---------+  +---------+               +---------+
+    ```
+  }];
+  let arguments = (ins Plan_Buffer:$buffer, FlatSymbolRefAttr:$group,
+                       DefaultValuedAttr<Plan_ReduceKind,
+                         "::parplan::plan::ReduceKind::sum">:$reduce);
+  let assemblyFormat = [{
+    $buffer `on` $group (`reduce` `=` $reduce^)? attr-dict `:` type($buffer)
+  }];
+}
+
+def Plan_AllGatherOp : Plan_CollectiveOp<"all_gather"> {
+  let summary = "All-gather over a device group";
+  let description = [{
+    Concatenates the devices' `input` slices along `axis`, in group order,
+    into `output` on every device (S(axis) -> B). Slices may differ by one
+    element along `axis` (balanced split: docs/slicing.md), so the input
+    extent is `output / n` rounded down or up.
+
+    ```mlir
+    plan.all_gather %x into %y on @tp axis = 0 : memref<1x4xf32> -> memref<2x4xf32>
+    ```
+
+    ```
+    device 0 -> | 1 2 3 4 |            +---------+
+                                        | 1 2 3 4 |  on devices 0 and 1
+    device 1 -> | 5 6 7 8 |            | 5 6 7 8 |
+                                        +---------+
+    ```
+  }];
+  let arguments = (ins Plan_Buffer:$input, Plan_Buffer:$output,
+                       FlatSymbolRefAttr:$group,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
+  let assemblyFormat = [{
+    $input `into` $output `on` $group `axis` `=` $axis attr-dict `:`
+    type($input) `->` type($output)
+  }];
+}
+
+def Plan_ReduceScatterOp : Plan_CollectiveOp<"reduce_scatter"> {
+  let summary = "Reduce-scatter over a device group";
+  let description = [{
+    Reduces the devices' `input` buffers elementwise and leaves on device `i`
+    of the group its balanced part `i` of the result along `axis`
+    (P -> S(axis)).
+
+    ```mlir
+    plan.reduce_scatter %g into %s on @dp axis = 0 reduce = sum
+      : memref<4x4xf32> -> memref<2x4xf32>
+    ```
+  }];
+  let arguments = (ins Plan_Buffer:$input, Plan_Buffer:$output,
+                       FlatSymbolRefAttr:$group,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis,
+                       DefaultValuedAttr<Plan_ReduceKind,
+                         "::parplan::plan::ReduceKind::sum">:$reduce);
+  let assemblyFormat = [{
+    $input `into` $output `on` $group `axis` `=` $axis
+    (`reduce` `=` $reduce^)? attr-dict `:` type($input) `->` type($output)
+  }];
+}
+
+def Plan_AllToAllOp : Plan_CollectiveOp<"all_to_all"> {
+  let summary = "All-to-all over a device group";
+  let description = [{
+    Cuts `input` into n equal parts along `split_axis`, sends part `j` to
+    group member `j`, and concatenates what arrives along `concat_axis`
+    (S(concat_axis) -> S(split_axis)).
+
+    ```mlir
+    plan.all_to_all %x into %y on @tp split_axis = 1 concat_axis = 0
+      : memref<2x4xf32> -> memref<4x2xf32>
+    ```
+  }];
+  let arguments = (ins Plan_Buffer:$input, Plan_Buffer:$output,
+                       FlatSymbolRefAttr:$group,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$split_axis,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$concat_axis);
+  let assemblyFormat = [{
+    $input `into` $output `on` $group `split_axis` `=` $split_axis
+    `concat_axis` `=` $concat_axis attr-dict `:` type($input) `->` type($output)
+  }];
+}
+
+def Plan_BroadcastOp : Plan_CollectiveOp<"broadcast"> {
+  let summary = "Broadcast in place from one device of a group";
+  let description = [{
+    Device `root` (a physical device id, member of `group`) sends its buffer
+    to every other member, which overwrite theirs.
+
+    ```mlir
+    plan.broadcast %w on @all root = 0 : memref<784x256xf32>
+    ```
+  }];
+  let arguments = (ins Plan_Buffer:$buffer, FlatSymbolRefAttr:$group,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$root);
+  let assemblyFormat = [{
+    $buffer `on` $group `root` `=` $root attr-dict `:` type($buffer)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Point to point
+//===----------------------------------------------------------------------===//
+
+def Plan_SendOp : Plan_Op<"send", [HasParent<"ProgramOp">]> {
+  let summary = "Sends a buffer to another device";
+  let description = [{
+    Matched by a `plan.recv` with the same `tag` in the program of device
+    `peer`.
+
+    ```mlir
+    plan.send %act to 4 tag = 0 : memref<4x1024xf32>
+    ```
+  }];
+  let arguments = (ins Plan_Buffer:$buffer,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$tag);
+  let assemblyFormat = "$buffer `to` $peer `tag` `=` $tag attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Plan_RecvOp : Plan_Op<"recv", [HasParent<"ProgramOp">]> {
+  let summary = "Receives a buffer from another device";
+  let description = [{
+    ```mlir
+    plan.recv %act from 0 tag = 0 : memref<4x1024xf32>
+    ```
+  }];
+  let arguments = (ins Plan_Buffer:$buffer,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$peer,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$tag);
+  let assemblyFormat = "$buffer `from` $peer `tag` `=` $tag attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+#endif // PARPLAN_PLAN_OPS

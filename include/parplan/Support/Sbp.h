@@ -1,0 +1,124 @@
+//===- Sbp.h - Split/Broadcast/Partial and slicing math ---------*- C++ -*-===//
+//
+// The SBP vocabulary and the slicing math that the compiler and the executor
+// share. This header has no MLIR dependency: parplan-run links it without
+// linking MLIR. The rules are written out in docs/slicing.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_SUPPORT_SBP_H
+#define PARPLAN_SUPPORT_SBP_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parplan {
+
+enum class SbpKind { Split, Broadcast, Partial };
+
+/// How the partial values held along a mesh axis combine into the whole value.
+enum class ReduceKind { Sum, Max, Min, Prod };
+
+/// "sum", "max", "min", "prod".
+const char *toString(ReduceKind kind);
+std::optional<ReduceKind> parseReduceKind(const std::string &text);
+
+/// One entry of an nd-SBP: how a tensor is laid out along one mesh axis.
+struct Sbp {
+  SbpKind kind = SbpKind::Broadcast;
+  /// Tensor dimension that is split; meaningful for Split only.
+  int64_t axis = 0;
+  /// Combination of partial values; meaningful for Partial only.
+  ReduceKind reduce = ReduceKind::Sum;
+
+  static Sbp split(int64_t axis) { return {SbpKind::Split, axis, ReduceKind::Sum}; }
+  static Sbp broadcast() { return {SbpKind::Broadcast, 0, ReduceKind::Sum}; }
+  static Sbp partial(ReduceKind reduce = ReduceKind::Sum) {
+    return {SbpKind::Partial, 0, reduce};
+  }
+
+  bool isSplit() const { return kind == SbpKind::Split; }
+  bool isBroadcast() const { return kind == SbpKind::Broadcast; }
+  bool isPartial() const { return kind == SbpKind::Partial; }
+
+  /// OneFlow notation: "S(0)", "B", "P(sum)".
+  std::string str() const;
+
+  friend bool operator==(const Sbp &a, const Sbp &b);
+  friend bool operator!=(const Sbp &a, const Sbp &b) { return !(a == b); }
+};
+
+/// One Sbp per mesh axis, outermost (slowest-varying) mesh axis first.
+using NdSbp = std::vector<Sbp>;
+
+/// "[S(0), B]".
+std::string toString(const NdSbp &sbp);
+
+/// A rectangular part of a tensor: per dimension, where it starts and how many
+/// elements it spans.
+struct Slice {
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> sizes;
+
+  int64_t numElements() const;
+  friend bool operator==(const Slice &a, const Slice &b) {
+    return a.offsets == b.offsets && a.sizes == b.sizes;
+  }
+};
+
+/// A contiguous range [offset, offset + size) of one dimension.
+struct Range {
+  int64_t offset = 0;
+  int64_t size = 0;
+};
+
+/// Shard `index` of a dimension of `dimSize` elements split over `numShards`
+/// devices, balanced: every shard gets dimSize / numShards elements and the
+/// first dimSize % numShards shards get one more. Requires numShards > 0 and
+/// 0 <= index < numShards.
+Range balancedShard(int64_t dimSize, int64_t numShards, int64_t index);
+
+/// Number of devices in a mesh (the product of its axis sizes).
+int64_t meshSize(const std::vector<int64_t> &meshShape);
+
+/// Row-major mesh coordinate of the device at `linearIndex` (the last mesh
+/// axis varies fastest) and its inverse.
+std::vector<int64_t> meshCoordinate(const std::vector<int64_t> &meshShape,
+                                    int64_t linearIndex);
+int64_t meshLinearIndex(const std::vector<int64_t> &meshShape,
+                        const std::vector<int64_t> &coordinate);
+
+/// Checks that `sbp` can lay out a tensor of `shape` over `meshShape`: the
+/// nd-SBP has one entry per mesh axis, every mesh axis is positive, every
+/// tensor dimension is non-negative and every split axis names a tensor
+/// dimension. Returns the reason when it cannot, std::nullopt when it can.
+std::optional<std::string> checkLayout(const std::vector<int64_t> &shape,
+                                       const std::vector<int64_t> &meshShape,
+                                       const NdSbp &sbp);
+
+/// The part of a tensor of logical `shape` that the device at mesh
+/// `coordinate` holds under `sbp`. Mesh axes that split the same tensor
+/// dimension split it in turn, outer mesh axis first, each one splitting the
+/// part the previous ones left (balanced at every level). Broadcast and
+/// Partial axes do not cut the tensor. Requires checkLayout() to pass.
+Slice deviceSlice(const std::vector<int64_t> &shape,
+                  const std::vector<int64_t> &meshShape, const NdSbp &sbp,
+                  const std::vector<int64_t> &coordinate);
+
+/// The local (per-device) shape: deviceSlice(...).sizes.
+std::vector<int64_t> localShape(const std::vector<int64_t> &shape,
+                                const std::vector<int64_t> &meshShape,
+                                const NdSbp &sbp,
+                                const std::vector<int64_t> &coordinate);
+
+/// True when the device at `coordinate` is the canonical holder of its slice:
+/// its index is 0 along every Broadcast axis. Copies on the other devices of
+/// a Broadcast axis are identical replicas; along Partial axes every device
+/// is a holder, because each holds a different addend.
+bool isCanonicalHolder(const NdSbp &sbp, const std::vector<int64_t> &coordinate);
+
+} // namespace parplan
+
+#endif // PARPLAN_SUPPORT_SBP_H

@@ -1,0 +1,16 @@
+//===- NNDialect.cpp - nn dialect -----------------------------------------===//
+
+#include "parplan/Dialect/NN/NNDialect.h"
+#include "parplan/Dialect/NN/NNOps.h"
+
+using namespace mlir;
+using namespace parplan::nn;
+
+#include "parplan/Dialect/NN/NNDialect.cpp.inc"
+
+void NNDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "parplan/Dialect/NN/NNOps.cpp.inc"
+      >();
+}

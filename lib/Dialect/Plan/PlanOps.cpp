@@ -1,0 +1,180 @@
+//===- PlanOps.cpp - plan dialect operations ------------------------------===//
+
+#include "parplan/Dialect/Plan/PlanOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace parplan::plan;
+
+#include "parplan/Dialect/Plan/PlanEnums.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "parplan/Dialect/Plan/PlanOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// group, buffer, kernel
+//===----------------------------------------------------------------------===//
+
+LogicalResult GroupOp::verify() {
+  if (getDevices().empty())
+    return emitOpError() << "needs at least one device";
+  llvm::DenseSet<int64_t> seen;
+  for (int64_t id : getDevices()) {
+    if (id < 0)
+      return emitOpError() << "device id " << id << " is negative";
+    if (!seen.insert(id).second)
+      return emitOpError() << "device id " << id << " is listed twice";
+  }
+  return success();
+}
+
+LogicalResult BufferOp::verify() {
+  MemRefType type = getType();
+  if (!type.hasStaticShape())
+    return emitOpError() << "needs a static shape, got " << type;
+  if (!type.getLayout().isIdentity())
+    return emitOpError() << "needs the identity layout, got " << type;
+  return success();
+}
+
+LogicalResult KernelOp::verify() {
+  if (getKernel().empty())
+    return emitOpError() << "needs a kernel name";
+  if (getOuts().empty())
+    return emitOpError() << "kernel '" << getKernel()
+                         << "' writes no buffer";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// collectives
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+int64_t programDevice(Operation *op) {
+  return op->getParentOfType<ProgramOp>().getDevice();
+}
+
+/// The group a collective names, if it names one that holds this device.
+FailureOr<GroupOp> lookupGroup(Operation *op, SymbolTableCollection &symbolTable,
+                               FlatSymbolRefAttr groupRef) {
+  auto group = symbolTable.lookupNearestSymbolFrom<GroupOp>(
+      op->getParentOfType<ProgramOp>(), groupRef);
+  if (!group)
+    return op->emitOpError() << groupRef << " does not name a plan.group";
+  int64_t device = programDevice(op);
+  if (!group.contains(device))
+    return op->emitOpError() << "runs on device " << device
+                             << ", which is not a member of " << groupRef;
+  return group;
+}
+
+/// `part` is one device's slice along `axis` of `whole` split over `n`
+/// devices (balanced: docs/slicing.md), all other dimensions equal.
+LogicalResult verifySlicePair(Operation *op, MemRefType part, MemRefType whole,
+                              int64_t axis, int64_t n, StringRef partName,
+                              StringRef wholeName) {
+  if (part.getElementType() != whole.getElementType())
+    return op->emitOpError() << partName << " and " << wholeName
+                             << " element types differ";
+  if (part.getRank() != whole.getRank())
+    return op->emitOpError() << partName << " and " << wholeName
+                             << " ranks differ";
+  if (axis >= part.getRank())
+    return op->emitOpError() << "axis " << axis << " is out of range for rank "
+                             << part.getRank();
+  for (int64_t d = 0; d < part.getRank(); ++d) {
+    int64_t partSize = part.getDimSize(d), wholeSize = whole.getDimSize(d);
+    if (d != axis && partSize != wholeSize)
+      return op->emitOpError() << partName << " and " << wholeName
+                               << " differ in dimension " << d;
+    if (d == axis && partSize != wholeSize / n &&
+        partSize != (wholeSize + n - 1) / n)
+      return op->emitOpError()
+             << partName << " has " << partSize << " elements along axis "
+             << axis << ", which is no balanced share of " << wholeName << "'s "
+             << wholeSize << " over " << n << " devices";
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return lookupGroup(*this, symbolTable, getGroupAttr());
+}
+
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<GroupOp> group = lookupGroup(*this, symbolTable, getGroupAttr());
+  if (failed(group))
+    return failure();
+  return verifySlicePair(*this, getInput().getType(), getOutput().getType(),
+                         getAxis(), group->getSize(), "input", "output");
+}
+
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<GroupOp> group = lookupGroup(*this, symbolTable, getGroupAttr());
+  if (failed(group))
+    return failure();
+  return verifySlicePair(*this, getOutput().getType(), getInput().getType(),
+                         getAxis(), group->getSize(), "output", "input");
+}
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<GroupOp> group = lookupGroup(*this, symbolTable, getGroupAttr());
+  if (failed(group))
+    return failure();
+  MemRefType in = getInput().getType(), out = getOutput().getType();
+  int64_t n = group->getSize(), split = getSplitAxis(),
+          concat = getConcatAxis();
+  if (in.getElementType() != out.getElementType() ||
+      in.getRank() != out.getRank())
+    return emitOpError() << "input and output differ in element type or rank";
+  if (split >= in.getRank() || concat >= in.getRank())
+    return emitOpError() << "axes " << split << " and " << concat
+                         << " must be below the rank " << in.getRank();
+  if (in.getDimSize(split) % n != 0)
+    return emitOpError() << "input dimension " << split << " of size "
+                         << in.getDimSize(split) << " does not split into "
+                         << n << " equal parts";
+  SmallVector<int64_t> expected(in.getShape());
+  expected[split] /= n;
+  expected[concat] *= n;
+  if (out.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "output shape does not match the input with axis "
+                         << split << " divided and axis " << concat
+                         << " multiplied by " << n;
+  return success();
+}
+
+LogicalResult BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<GroupOp> group = lookupGroup(*this, symbolTable, getGroupAttr());
+  if (failed(group))
+    return failure();
+  if (!group->contains(getRoot()))
+    return emitOpError() << "root device " << getRoot()
+                         << " is not a member of " << getGroupAttr();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// send, recv
+//===----------------------------------------------------------------------===//
+
+namespace {
+LogicalResult verifyPeer(Operation *op, int64_t peer) {
+  if (peer == programDevice(op))
+    return op->emitOpError() << "names its own device " << peer
+                             << " as the peer";
+  return success();
+}
+} // namespace
+
+LogicalResult SendOp::verify() { return verifyPeer(*this, getPeer()); }
+
+LogicalResult RecvOp::verify() { return verifyPeer(*this, getPeer()); }

@@ -1,0 +1,85 @@
+//===- SBPAttrs.cpp - Split / Broadcast / Partial attributes --------------===//
+
+#include "parplan/Dialect/SBP/SBPAttrs.h"
+#include "parplan/Dialect/SBP/SBPDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace parplan::sbp;
+
+#include "parplan/Dialect/SBP/SBPEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "parplan/Dialect/SBP/SBPAttrs.cpp.inc"
+
+void SBPDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "parplan/Dialect/SBP/SBPAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult SplitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t axis) {
+  if (axis < 0)
+    return emitError() << "split axis must be non-negative, got " << axis;
+  return success();
+}
+
+namespace {
+// The dialect's enum and Support's enum list the same kinds in the same order.
+static_assert(static_cast<int>(ReduceKind::sum) ==
+                  static_cast<int>(parplan::ReduceKind::Sum) &&
+              static_cast<int>(ReduceKind::max) ==
+                  static_cast<int>(parplan::ReduceKind::Max) &&
+              static_cast<int>(ReduceKind::min) ==
+                  static_cast<int>(parplan::ReduceKind::Min) &&
+              static_cast<int>(ReduceKind::prod) ==
+                  static_cast<int>(parplan::ReduceKind::Prod));
+parplan::ReduceKind toSupport(ReduceKind kind) {
+  return static_cast<parplan::ReduceKind>(static_cast<int>(kind));
+}
+ReduceKind fromSupport(parplan::ReduceKind kind) {
+  return static_cast<ReduceKind>(static_cast<int>(kind));
+}
+} // namespace
+
+std::optional<parplan::Sbp> parplan::sbp::toSbp(Attribute attr) {
+  if (auto split = dyn_cast<SplitAttr>(attr))
+    return Sbp::split(split.getAxis());
+  if (isa<BroadcastAttr>(attr))
+    return Sbp::broadcast();
+  if (auto partial = dyn_cast<PartialAttr>(attr))
+    return Sbp::partial(toSupport(partial.getReduce()));
+  return std::nullopt;
+}
+
+parplan::NdSbp parplan::sbp::toNdSbp(ArrayAttr attrs) {
+  NdSbp sbp;
+  for (Attribute attr : attrs)
+    sbp.push_back(*toSbp(attr));
+  return sbp;
+}
+
+Attribute parplan::sbp::getSbpAttr(MLIRContext *context, const Sbp &sbp) {
+  switch (sbp.kind) {
+  case SbpKind::Split:
+    return SplitAttr::get(context, sbp.axis);
+  case SbpKind::Broadcast:
+    return BroadcastAttr::get(context);
+  case SbpKind::Partial:
+    return PartialAttr::get(context, fromSupport(sbp.reduce));
+  }
+  llvm_unreachable("unknown SBP kind");
+}
+
+ArrayAttr parplan::sbp::getNdSbpAttr(MLIRContext *context, const NdSbp &sbp) {
+  SmallVector<Attribute> attrs;
+  for (const Sbp &entry : sbp)
+    attrs.push_back(getSbpAttr(context, entry));
+  return ArrayAttr::get(context, attrs);
+}

@@ -1,0 +1,115 @@
+//===- SBPOps.cpp - sbp dialect operations --------------------------------===//
+
+#include "parplan/Dialect/SBP/SBPOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace parplan::sbp;
+
+#define GET_OP_CLASSES
+#include "parplan/Dialect/SBP/SBPOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// mesh
+//===----------------------------------------------------------------------===//
+
+int64_t MeshOp::getNumDevices() {
+  return parplan::meshSize(std::vector<int64_t>(getShape().begin(), getShape().end()));
+}
+
+int64_t MeshOp::getDeviceId(int64_t linearIndex) {
+  if (std::optional<ArrayRef<int64_t>> devices = getDevices())
+    return (*devices)[linearIndex];
+  return linearIndex;
+}
+
+LogicalResult MeshOp::verify() {
+  if (getShape().empty())
+    return emitOpError() << "needs at least one mesh axis";
+  for (auto [axis, size] : llvm::enumerate(getShape()))
+    if (size <= 0)
+      return emitOpError() << "mesh axis " << axis << " has size "
+                           << (ShapedType::isDynamic(size) ? "?" : std::to_string(size))
+                           << "; every axis needs at least one device";
+  std::optional<ArrayRef<int64_t>> devices = getDevices();
+  if (!devices)
+    return success();
+  if (static_cast<int64_t>(devices->size()) != getNumDevices())
+    return emitOpError() << "has " << getNumDevices() << " positions but "
+                         << devices->size() << " device ids";
+  llvm::DenseSet<int64_t> seen;
+  for (int64_t id : *devices) {
+    if (id < 0)
+      return emitOpError() << "device id " << id << " is negative";
+    if (!seen.insert(id).second)
+      return emitOpError() << "device id " << id << " is listed twice";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// annotate, boxing, cross_mesh
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Checks that `meshRef` names a mesh and that `sbp` lays out a value of
+/// `type` over it; `role` names the layout in messages.
+LogicalResult verifyLayout(Operation *op, SymbolTableCollection &symbolTable,
+                           FlatSymbolRefAttr meshRef, ArrayAttr sbp,
+                           Type type, StringRef role) {
+  auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(op, meshRef);
+  if (!mesh)
+    return op->emitOpError() << meshRef << " does not name an sbp.mesh";
+  auto tensor = cast<RankedTensorType>(type);
+  std::vector<int64_t> meshShape(mesh.getShape().begin(), mesh.getShape().end());
+  std::vector<int64_t> shape(tensor.getShape().begin(), tensor.getShape().end());
+  for (int64_t &dim : shape)
+    if (ShapedType::isDynamic(dim))
+      dim = 0; // Only split axes and the rank matter here.
+  if (std::optional<std::string> problem =
+          parplan::checkLayout(shape, meshShape, toNdSbp(sbp)))
+    return op->emitOpError() << role << " on " << meshRef << ": " << *problem;
+  return success();
+}
+
+} // namespace
+
+LogicalResult AnnotateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyLayout(*this, symbolTable, getMeshAttr(), getSbp(), getType(),
+                      "layout");
+}
+
+LogicalResult BoxingOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (failed(verifyLayout(*this, symbolTable, getMeshAttr(), getSrc(),
+                          getType(), "source layout")))
+    return failure();
+  return verifyLayout(*this, symbolTable, getMeshAttr(), getDst(), getType(),
+                      "destination layout");
+}
+
+OpFoldResult BoxingOp::fold(FoldAdaptor) {
+  // A boxing between equal layouts moves nothing.
+  if (getSrc() == getDst())
+    return getInput();
+  return {};
+}
+
+LogicalResult CrossMeshOp::verify() {
+  if (getSrcMeshAttr() == getDstMeshAttr())
+    return emitOpError() << "moves a value from " << getSrcMeshAttr()
+                         << " to itself; use sbp.boxing within one mesh";
+  return success();
+}
+
+LogicalResult
+CrossMeshOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  if (failed(verifyLayout(*this, symbolTable, getSrcMeshAttr(), getSrc(),
+                          getType(), "source layout")))
+    return failure();
+  return verifyLayout(*this, symbolTable, getDstMeshAttr(), getDst(), getType(),
+                      "destination layout");
+}

@@ -1,0 +1,220 @@
+//===- SbpTest.cpp - slicing math -----------------------------------------===//
+
+#include "parplan/Support/Sbp.h"
+
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <numeric>
+
+using namespace parplan;
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+int64_t numElements(const Shape &shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1},
+                         std::multiplies<>());
+}
+
+/// Row-major strides of a dense tensor.
+Shape strides(const Shape &shape) {
+  Shape result(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    result[i - 1] = result[i] * shape[i];
+  return result;
+}
+
+/// Calls `visit(flatIndexInWhole)` for every element of `slice`.
+void forEachElement(const Shape &shape, const Slice &slice,
+                    const std::function<void(int64_t)> &visit) {
+  if (slice.numElements() == 0)
+    return;
+  Shape stride = strides(shape);
+  Shape index(shape.size(), 0);
+  while (true) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      flat += (slice.offsets[d] + index[d]) * stride[d];
+    visit(flat);
+    size_t d = shape.size();
+    while (d-- > 0) {
+      if (++index[d] < slice.sizes[d])
+        break;
+      index[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1))
+      return;
+  }
+}
+
+/// Every nd-SBP over `meshRank` axes for a tensor of `rank`.
+std::vector<NdSbp> allNdSbps(int64_t rank, size_t meshRank) {
+  std::vector<Sbp> entries = {Sbp::broadcast(), Sbp::partial()};
+  for (int64_t axis = 0; axis < rank; ++axis)
+    entries.push_back(Sbp::split(axis));
+  std::vector<NdSbp> result = {{}};
+  for (size_t i = 0; i < meshRank; ++i) {
+    std::vector<NdSbp> next;
+    for (const NdSbp &prefix : result)
+      for (const Sbp &entry : entries) {
+        NdSbp extended = prefix;
+        extended.push_back(entry);
+        next.push_back(extended);
+      }
+    result = next;
+  }
+  return result;
+}
+
+} // namespace
+
+TEST_CASE("balanced split gives the first dim % n shards one more element") {
+  // 10 over 4: 3, 3, 2, 2.
+  std::vector<Range> expected = {{0, 3}, {3, 3}, {6, 2}, {8, 2}};
+  for (int64_t i = 0; i < 4; ++i) {
+    Range shard = balancedShard(10, 4, i);
+    CHECK(shard.offset == expected[i].offset);
+    CHECK(shard.size == expected[i].size);
+  }
+  // Even split and more shards than elements.
+  CHECK(balancedShard(8, 4, 3).offset == 6);
+  CHECK(balancedShard(8, 4, 3).size == 2);
+  CHECK(balancedShard(2, 4, 1).size == 1);
+  CHECK(balancedShard(2, 4, 2).size == 0);
+  CHECK(balancedShard(2, 4, 3).offset == 2);
+}
+
+TEST_CASE("mesh coordinates are row-major") {
+  Shape mesh = {2, 3, 4};
+  CHECK(meshSize(mesh) == 24);
+  CHECK(meshCoordinate(mesh, 0) == Shape{0, 0, 0});
+  CHECK(meshCoordinate(mesh, 1) == Shape{0, 0, 1});
+  CHECK(meshCoordinate(mesh, 4) == Shape{0, 1, 0});
+  CHECK(meshCoordinate(mesh, 23) == Shape{1, 2, 3});
+  for (int64_t i = 0; i < 24; ++i)
+    CHECK(meshLinearIndex(mesh, meshCoordinate(mesh, i)) == i);
+}
+
+TEST_CASE("1-D mesh slices") {
+  Shape shape = {6, 4};
+  Shape mesh = {4};
+  SECTION("S(0) with an uneven split") {
+    NdSbp sbp = {Sbp::split(0)};
+    CHECK(deviceSlice(shape, mesh, sbp, {0}) == Slice{{0, 0}, {2, 4}});
+    CHECK(deviceSlice(shape, mesh, sbp, {1}) == Slice{{2, 0}, {2, 4}});
+    CHECK(deviceSlice(shape, mesh, sbp, {2}) == Slice{{4, 0}, {1, 4}});
+    CHECK(deviceSlice(shape, mesh, sbp, {3}) == Slice{{5, 0}, {1, 4}});
+  }
+  SECTION("S(1)") {
+    NdSbp sbp = {Sbp::split(1)};
+    CHECK(localShape(shape, mesh, sbp, {3}) == Shape{6, 1});
+    CHECK(deviceSlice(shape, mesh, sbp, {3}).offsets == Shape{0, 3});
+  }
+  SECTION("B and P hold the whole shape") {
+    for (const Sbp &entry : {Sbp::broadcast(), Sbp::partial()})
+      for (int64_t device = 0; device < 4; ++device)
+        CHECK(deviceSlice(shape, mesh, {entry}, {device}) ==
+              Slice{{0, 0}, {6, 4}});
+  }
+}
+
+TEST_CASE("2-D mesh slices") {
+  Shape mesh = {2, 4};
+  SECTION("[S(0), S(1)] tiles the tensor") {
+    Slice slice = deviceSlice({4, 8}, mesh, {Sbp::split(0), Sbp::split(1)},
+                              {1, 2});
+    CHECK(slice == Slice{{2, 4}, {2, 2}});
+  }
+  SECTION("[S(0), B] replicates halves along the inner axis") {
+    for (int64_t inner = 0; inner < 4; ++inner)
+      CHECK(deviceSlice({4, 8}, mesh, {Sbp::split(0), Sbp::broadcast()},
+                        {1, inner}) == Slice{{2, 0}, {2, 8}});
+  }
+  SECTION("[S(0), S(0)] splits the outer part again, unevenly") {
+    // 7 rows: outer halves of 4 and 3 rows, then 4 -> 1,1,1,1 and 3 -> 1,1,1,0.
+    Shape mesh23 = {2, 3};
+    NdSbp sbp = {Sbp::split(0), Sbp::split(0)};
+    CHECK(deviceSlice({7}, mesh23, sbp, {0, 0}) == Slice{{0}, {2}});
+    CHECK(deviceSlice({7}, mesh23, sbp, {0, 2}) == Slice{{3}, {1}});
+    CHECK(deviceSlice({7}, mesh23, sbp, {1, 0}) == Slice{{4}, {1}});
+    CHECK(deviceSlice({7}, mesh23, sbp, {1, 2}) == Slice{{6}, {1}});
+  }
+  SECTION("[P, S(1)] splits columns and keeps addends whole") {
+    CHECK(deviceSlice({4, 8}, mesh, {Sbp::partial(), Sbp::split(1)}, {1, 3}) ==
+          Slice{{0, 6}, {4, 2}});
+  }
+}
+
+TEST_CASE("reassembling every device's slice gives back the whole tensor") {
+  // Splits cover every element exactly once among the canonical holders;
+  // partial axes add one addend per device, summing to the value.
+  std::vector<Shape> shapes = {{7}, {5, 3}, {4, 6}, {3, 1, 5}};
+  std::vector<Shape> meshes = {{1}, {3}, {4}, {2, 2}, {2, 3}, {3, 2}};
+  int checked = 0;
+  for (const Shape &shape : shapes) {
+    for (const Shape &mesh : meshes) {
+      for (const NdSbp &sbp :
+           allNdSbps(static_cast<int64_t>(shape.size()), mesh.size())) {
+        REQUIRE_FALSE(checkLayout(shape, mesh, sbp));
+        int64_t addends = 1;
+        for (size_t axis = 0; axis < mesh.size(); ++axis)
+          if (sbp[axis].isPartial())
+            addends *= mesh[axis];
+
+        std::vector<double> whole(numElements(shape));
+        std::iota(whole.begin(), whole.end(), 1.0);
+        std::vector<double> rebuilt(whole.size(), 0.0);
+        std::vector<int> coverage(whole.size(), 0);
+        for (int64_t device = 0; device < meshSize(mesh); ++device) {
+          Shape coord = meshCoordinate(mesh, device);
+          if (!isCanonicalHolder(sbp, coord))
+            continue;
+          // The first device of every partial axis holds the value, the
+          // others zero: B -> P as OneFlow defines it.
+          bool holdsValue = true;
+          for (size_t axis = 0; axis < mesh.size(); ++axis)
+            if (sbp[axis].isPartial() && coord[axis] != 0)
+              holdsValue = false;
+          Slice slice = deviceSlice(shape, mesh, sbp, coord);
+          forEachElement(shape, slice, [&](int64_t flat) {
+            rebuilt[flat] += holdsValue ? whole[flat] : 0.0;
+            ++coverage[flat];
+          });
+        }
+        INFO("shape rank " << shape.size() << ", mesh rank " << mesh.size()
+                           << ", sbp " << toString(sbp));
+        REQUIRE(rebuilt == whole);
+        REQUIRE(std::all_of(coverage.begin(), coverage.end(),
+                            [&](int count) { return count == addends; }));
+        ++checked;
+      }
+    }
+  }
+  // Per shape, 3 meshes of rank 1 and 3 of rank 2 over e = rank + 2 entries
+  // (B, P, S(0..rank-1)): 3e + 3e^2 layouts; ranks 1, 2, 2, 3 give 246.
+  CHECK(checked == 246);
+}
+
+TEST_CASE("invalid layouts are reported") {
+  CHECK(*checkLayout({4, 4}, {2, 2}, {Sbp::split(0)}) ==
+        "nd-SBP [S(0)] has 1 entries but the mesh has 2 axes");
+  CHECK(*checkLayout({4, 4}, {2}, {Sbp::split(2)}) ==
+        "split axis 2 is out of range for a tensor of rank 2");
+  CHECK(*checkLayout({4}, {0}, {Sbp::broadcast()}) ==
+        "mesh axis 0 has non-positive size 0");
+  CHECK(*checkLayout({-1}, {2}, {Sbp::broadcast()}) ==
+        "tensor dimension 0 has negative size -1");
+  CHECK_FALSE(checkLayout({}, {2}, {Sbp::partial(ReduceKind::Max)}));
+}
+
+TEST_CASE("SBP notation") {
+  CHECK(toString(NdSbp{Sbp::split(1), Sbp::broadcast(),
+                       Sbp::partial(ReduceKind::Max)}) == "[S(1), B, P(max)]");
+  CHECK(parseReduceKind("prod") == ReduceKind::Prod);
+  CHECK_FALSE(parseReduceKind("mean"));
+  CHECK(Sbp::split(1) != Sbp::split(0));
+  CHECK(Sbp::partial(ReduceKind::Sum) != Sbp::partial(ReduceKind::Max));
+  CHECK(Sbp::broadcast() == Sbp::broadcast());
+}

@@ -1,0 +1,18 @@
+//===- parplan-opt.cpp - mlir-opt for parplan's dialects and passes -------===//
+
+#include "parplan/InitAllDialects.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+
+  mlir::DialectRegistry registry;
+  parplan::registerAllDialects(registry);
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "parplan optimizer driver\n", registry));
+}

@@ -1,0 +1,26 @@
+//===- Commands.h - the parplan CLI's subcommands ---------------*- C++ -*-===//
+//
+// Each subcommand lives in its own file and exposes one entry point; this
+// keeps CLI11, which is slow to compile, in parplan.cpp alone.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_TOOLS_PARPLAN_COMMANDS_H
+#define PARPLAN_TOOLS_PARPLAN_COMMANDS_H
+
+#include <string>
+
+namespace parplan::cli {
+
+struct CheckOptions {
+  std::string input;
+  bool printIR = false;
+};
+
+/// `parplan check`: parse and verify an IR file of parplan's dialects and
+/// summarize it. Returns the process exit code.
+int runCheck(const CheckOptions &options);
+
+} // namespace parplan::cli
+
+#endif // PARPLAN_TOOLS_PARPLAN_COMMANDS_H
