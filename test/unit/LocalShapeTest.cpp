@@ -43,8 +43,7 @@ TEST_CASE_METHOD(Fixture, "nn ops slice their results by the shared math") {
   REQUIRE(succeeded(shardable.getLocalResultTypes(
       {NdSbp{Sbp::split(0), Sbp::split(1)}}, {4, 2}, {3, 1}, local)));
   REQUIRE(local.size() == 1);
-  CHECK(cast<RankedTensorType>(local[0]).getShape() ==
-        ArrayRef<int64_t>{2, 4});
+  CHECK(cast<RankedTensorType>(local[0]).getShape() == ArrayRef<int64_t>{2, 4});
 
   local.clear();
   REQUIRE(succeeded(shardable.getLocalResultTypes(
@@ -54,13 +53,14 @@ TEST_CASE_METHOD(Fixture, "nn ops slice their results by the shared math") {
 
   // A layout that does not fit the mesh is an error, not a guess.
   local.clear();
-  context.getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
+  context.getDiagEngine().registerHandler(
+      [](Diagnostic &) { return success(); });
   CHECK(failed(shardable.getLocalResultTypes({NdSbp{Sbp::split(0)}}, {4, 2},
                                              {0, 0}, local)));
-  CHECK(failed(shardable.getLocalResultTypes({NdSbp{Sbp::split(2)}}, {4},
-                                             {0}, local)));
-  CHECK(failed(shardable.getLocalResultTypes({NdSbp{Sbp::split(0)}}, {4},
-                                             {4}, local)));
+  CHECK(failed(
+      shardable.getLocalResultTypes({NdSbp{Sbp::split(2)}}, {4}, {0}, local)));
+  CHECK(failed(
+      shardable.getLocalResultTypes({NdSbp{Sbp::split(0)}}, {4}, {4}, local)));
 }
 
 TEST_CASE_METHOD(Fixture, "sbp attributes convert to and from Support") {

@@ -123,8 +123,8 @@ TEST_CASE("1-D mesh slices") {
 TEST_CASE("2-D mesh slices") {
   Shape mesh = {2, 4};
   SECTION("[S(0), S(1)] tiles the tensor") {
-    Slice slice = deviceSlice({4, 8}, mesh, {Sbp::split(0), Sbp::split(1)},
-                              {1, 2});
+    Slice slice =
+        deviceSlice({4, 8}, mesh, {Sbp::split(0), Sbp::split(1)}, {1, 2});
     CHECK(slice == Slice{{2, 4}, {2, 2}});
   }
   SECTION("[S(0), B] replicates halves along the inner axis") {

@@ -13,6 +13,6 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   parplan::registerAllDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "parplan optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "parplan optimizer driver\n", registry));
 }

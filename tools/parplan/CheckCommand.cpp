@@ -1,6 +1,7 @@
 //===- CheckCommand.cpp - parplan check -----------------------------------===//
 
 #include "Commands.h"
+#include "Diagnostics.h"
 
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
@@ -8,7 +9,6 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/raw_ostream.h"
@@ -16,21 +16,13 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
-#include <fstream>
-
 using namespace mlir;
 
 int parplan::cli::runCheck(const CheckOptions &options) {
-  if (!std::ifstream(options.input)) {
-    fmt::print(stderr, "parplan: error: cannot read '{}'\n", options.input);
-    return 1;
-  }
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
-  // Diagnostics go to stderr as "file:line:col: error: message", one line.
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(options.input, &context);
+  OwningOpRef<ModuleOp> module = parseIRFile(options.input, context);
   if (!module)
     return 1;
 
@@ -44,9 +36,9 @@ int parplan::cli::runCheck(const CheckOptions &options) {
       return;
     ++opsPerDialect[op->getName().getDialectNamespace()];
     if (auto mesh = dyn_cast<sbp::MeshOp>(op))
-      meshes.push_back(fmt::format("@{} {} ({} devices)", mesh.getSymName().str(),
-                                   fmt::join(mesh.getShape(), "x"),
-                                   mesh.getNumDevices()));
+      meshes.push_back(
+          fmt::format("@{} {} ({} devices)", mesh.getSymName().str(),
+                      fmt::join(mesh.getShape(), "x"), mesh.getNumDevices()));
     else if (isa<sbp::AnnotateOp>(op))
       ++annotations;
     else if (isa<sbp::BoxingOp>(op))
@@ -63,8 +55,9 @@ int parplan::cli::runCheck(const CheckOptions &options) {
   std::vector<std::string> dialects;
   for (auto &[dialect, count] : opsPerDialect)
     dialects.push_back(fmt::format("{} ({} ops)", dialect.str(), count));
-  fmt::print("  dialects: {}\n", dialects.empty() ? std::string("none")
-                                                  : fmt::format("{}", fmt::join(dialects, ", ")));
+  fmt::print("  dialects: {}\n",
+             dialects.empty() ? std::string("none")
+                              : fmt::format("{}", fmt::join(dialects, ", ")));
   if (!meshes.empty())
     fmt::print("  meshes:   {}\n", fmt::join(meshes, ", "));
   if (annotations + boxings + crossMesh > 0)

@@ -33,7 +33,9 @@ struct Sbp {
   /// Combination of partial values; meaningful for Partial only.
   ReduceKind reduce = ReduceKind::Sum;
 
-  static Sbp split(int64_t axis) { return {SbpKind::Split, axis, ReduceKind::Sum}; }
+  static Sbp split(int64_t axis) {
+    return {SbpKind::Split, axis, ReduceKind::Sum};
+  }
   static Sbp broadcast() { return {SbpKind::Broadcast, 0, ReduceKind::Sum}; }
   static Sbp partial(ReduceKind reduce = ReduceKind::Sum) {
     return {SbpKind::Partial, 0, reduce};
@@ -117,7 +119,8 @@ std::vector<int64_t> localShape(const std::vector<int64_t> &shape,
 /// its index is 0 along every Broadcast axis. Copies on the other devices of
 /// a Broadcast axis are identical replicas; along Partial axes every device
 /// is a holder, because each holds a different addend.
-bool isCanonicalHolder(const NdSbp &sbp, const std::vector<int64_t> &coordinate);
+bool isCanonicalHolder(const NdSbp &sbp,
+                       const std::vector<int64_t> &coordinate);
 
 } // namespace parplan
 

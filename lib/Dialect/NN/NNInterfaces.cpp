@@ -12,9 +12,9 @@ LogicalResult parplan::nn::detail::sliceResultTypes(
     Operation *op, ArrayRef<NdSbp> resultSbps, ArrayRef<int64_t> meshShape,
     ArrayRef<int64_t> coordinate, SmallVectorImpl<Type> &localTypes) {
   if (resultSbps.size() != op->getNumResults())
-    return op->emitOpError() << "has " << op->getNumResults()
-                             << " results but " << resultSbps.size()
-                             << " result layouts were given";
+    return op->emitOpError()
+           << "has " << op->getNumResults() << " results but "
+           << resultSbps.size() << " result layouts were given";
   std::vector<int64_t> mesh(meshShape.begin(), meshShape.end());
   std::vector<int64_t> coord(coordinate.begin(), coordinate.end());
   if (coord.size() != mesh.size())
@@ -33,8 +33,7 @@ LogicalResult parplan::nn::detail::sliceResultTypes(
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
     if (std::optional<std::string> problem = checkLayout(shape, mesh, sbp))
       return op->emitOpError() << *problem;
-    localTypes.push_back(
-        type.clone(localShape(shape, mesh, sbp, coord)));
+    localTypes.push_back(type.clone(localShape(shape, mesh, sbp, coord)));
   }
   return success();
 }

@@ -58,8 +58,8 @@ LogicalResult verifyReduction(Operation *op, ShapedType input,
   for (int64_t axis : axes) {
     std::optional<int64_t> dim = normalizeAxis(axis, rank);
     if (!dim)
-      return op->emitOpError() << "axis " << axis
-                               << " is out of range for rank " << rank;
+      return op->emitOpError()
+             << "axis " << axis << " is out of range for rank " << rank;
     if (reduced.test(*dim))
       return op->emitOpError() << "reduces dimension " << *dim << " twice";
     reduced.set(*dim);
@@ -150,19 +150,21 @@ LogicalResult GemmOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult SoftmaxOp::verify() {
-  int64_t rank = getType().getRank();
-  if (!normalizeAxis(getAxis(), rank))
-    return emitOpError() << "axis " << getAxis() << " is out of range for rank "
+  // I64Attr hands the value back as uint64_t; ONNX axes are signed.
+  int64_t axis = getAxis(), rank = getType().getRank();
+  if (!normalizeAxis(axis, rank))
+    return emitOpError() << "axis " << axis << " is out of range for rank "
                          << rank;
   return success();
 }
 
 LogicalResult LayerNormOp::verify() {
   auto input = getInput().getType();
-  std::optional<int64_t> axis = normalizeAxis(getAxis(), input.getRank());
+  int64_t signedAxis = getAxis();
+  std::optional<int64_t> axis = normalizeAxis(signedAxis, input.getRank());
   if (!axis)
-    return emitOpError() << "axis " << getAxis() << " is out of range for rank "
-                         << input.getRank();
+    return emitOpError() << "axis " << signedAxis
+                         << " is out of range for rank " << input.getRank();
   ArrayRef<int64_t> normalized = input.getShape().drop_front(*axis);
   auto check = [&](Value operand, StringRef role) -> LogicalResult {
     ArrayRef<int64_t> shape = cast<ShapedType>(operand.getType()).getShape();
@@ -187,7 +189,8 @@ LogicalResult ReshapeOp::verify() {
   int64_t from = getInput().getType().getNumElements();
   int64_t to = getType().getNumElements();
   if (from != to)
-    return emitOpError() << "cannot reshape " << from << " elements into " << to;
+    return emitOpError() << "cannot reshape " << from << " elements into "
+                         << to;
   return success();
 }
 

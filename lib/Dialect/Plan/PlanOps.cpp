@@ -44,8 +44,7 @@ LogicalResult KernelOp::verify() {
   if (getKernel().empty())
     return emitOpError() << "needs a kernel name";
   if (getOuts().empty())
-    return emitOpError() << "kernel '" << getKernel()
-                         << "' writes no buffer";
+    return emitOpError() << "kernel '" << getKernel() << "' writes no buffer";
   return success();
 }
 
@@ -60,7 +59,8 @@ int64_t programDevice(Operation *op) {
 }
 
 /// The group a collective names, if it names one that holds this device.
-FailureOr<GroupOp> lookupGroup(Operation *op, SymbolTableCollection &symbolTable,
+FailureOr<GroupOp> lookupGroup(Operation *op,
+                               SymbolTableCollection &symbolTable,
                                FlatSymbolRefAttr groupRef) {
   auto group = symbolTable.lookupNearestSymbolFrom<GroupOp>(
       op->getParentOfType<ProgramOp>(), groupRef);
@@ -79,14 +79,14 @@ LogicalResult verifySlicePair(Operation *op, MemRefType part, MemRefType whole,
                               int64_t axis, int64_t n, StringRef partName,
                               StringRef wholeName) {
   if (part.getElementType() != whole.getElementType())
-    return op->emitOpError() << partName << " and " << wholeName
-                             << " element types differ";
+    return op->emitOpError()
+           << partName << " and " << wholeName << " element types differ";
   if (part.getRank() != whole.getRank())
-    return op->emitOpError() << partName << " and " << wholeName
-                             << " ranks differ";
+    return op->emitOpError()
+           << partName << " and " << wholeName << " ranks differ";
   if (axis >= part.getRank())
-    return op->emitOpError() << "axis " << axis << " is out of range for rank "
-                             << part.getRank();
+    return op->emitOpError()
+           << "axis " << axis << " is out of range for rank " << part.getRank();
   for (int64_t d = 0; d < part.getRank(); ++d) {
     int64_t partSize = part.getDimSize(d), wholeSize = whole.getDimSize(d);
     if (d != axis && partSize != wholeSize)
@@ -104,11 +104,13 @@ LogicalResult verifySlicePair(Operation *op, MemRefType part, MemRefType whole,
 
 } // namespace
 
-LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult
+AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return lookupGroup(*this, symbolTable, getGroupAttr());
 }
 
-LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult
+AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<GroupOp> group = lookupGroup(*this, symbolTable, getGroupAttr());
   if (failed(group))
     return failure();
@@ -140,8 +142,8 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                          << " must be below the rank " << in.getRank();
   if (in.getDimSize(split) % n != 0)
     return emitOpError() << "input dimension " << split << " of size "
-                         << in.getDimSize(split) << " does not split into "
-                         << n << " equal parts";
+                         << in.getDimSize(split) << " does not split into " << n
+                         << " equal parts";
   SmallVector<int64_t> expected(in.getShape());
   expected[split] /= n;
   expected[concat] *= n;
@@ -152,7 +154,8 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
-LogicalResult BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult
+BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<GroupOp> group = lookupGroup(*this, symbolTable, getGroupAttr());
   if (failed(group))
     return failure();
@@ -169,8 +172,8 @@ LogicalResult BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) 
 namespace {
 LogicalResult verifyPeer(Operation *op, int64_t peer) {
   if (peer == programDevice(op))
-    return op->emitOpError() << "names its own device " << peer
-                             << " as the peer";
+    return op->emitOpError()
+           << "names its own device " << peer << " as the peer";
   return success();
 }
 } // namespace

@@ -17,7 +17,8 @@ using namespace parplan::sbp;
 //===----------------------------------------------------------------------===//
 
 int64_t MeshOp::getNumDevices() {
-  return parplan::meshSize(std::vector<int64_t>(getShape().begin(), getShape().end()));
+  return parplan::meshSize(
+      std::vector<int64_t>(getShape().begin(), getShape().end()));
 }
 
 int64_t MeshOp::getDeviceId(int64_t linearIndex) {
@@ -32,7 +33,9 @@ LogicalResult MeshOp::verify() {
   for (auto [axis, size] : llvm::enumerate(getShape()))
     if (size <= 0)
       return emitOpError() << "mesh axis " << axis << " has size "
-                           << (ShapedType::isDynamic(size) ? "?" : std::to_string(size))
+                           << (ShapedType::isDynamic(size)
+                                   ? "?"
+                                   : std::to_string(size))
                            << "; every axis needs at least one device";
   std::optional<ArrayRef<int64_t>> devices = getDevices();
   if (!devices)
@@ -59,14 +62,16 @@ namespace {
 /// Checks that `meshRef` names a mesh and that `sbp` lays out a value of
 /// `type` over it; `role` names the layout in messages.
 LogicalResult verifyLayout(Operation *op, SymbolTableCollection &symbolTable,
-                           FlatSymbolRefAttr meshRef, ArrayAttr sbp,
-                           Type type, StringRef role) {
+                           FlatSymbolRefAttr meshRef, ArrayAttr sbp, Type type,
+                           StringRef role) {
   auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(op, meshRef);
   if (!mesh)
     return op->emitOpError() << meshRef << " does not name an sbp.mesh";
   auto tensor = cast<RankedTensorType>(type);
-  std::vector<int64_t> meshShape(mesh.getShape().begin(), mesh.getShape().end());
-  std::vector<int64_t> shape(tensor.getShape().begin(), tensor.getShape().end());
+  std::vector<int64_t> meshShape(mesh.getShape().begin(),
+                                 mesh.getShape().end());
+  std::vector<int64_t> shape(tensor.getShape().begin(),
+                             tensor.getShape().end());
   for (int64_t &dim : shape)
     if (ShapedType::isDynamic(dim))
       dim = 0; // Only split axes and the rank matter here.

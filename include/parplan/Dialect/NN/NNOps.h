@@ -6,8 +6,8 @@
 #include "parplan/Dialect/NN/NNDialect.h"
 #include "parplan/Dialect/NN/NNInterfaces.h"
 
-#include "mlir/Dialect/Traits.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Traits.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"

@@ -1,0 +1,216 @@
+// RUN: parplan-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{'plan.group' op needs at least one device}}
+plan.group @empty devices = []
+
+// -----
+
+// expected-error @+1 {{'plan.group' op device id -2 is negative}}
+plan.group @negative devices = [0, -2]
+
+// -----
+
+// expected-error @+1 {{'plan.group' op device id 1 is listed twice}}
+plan.group @twice devices = [1, 0, 1]
+
+// -----
+
+// expected-error @+1 {{'plan.program' op attribute 'device' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+plan.program @negative device = -1 {
+}
+
+// -----
+
+func.func @buffer_outside_program() {
+  // expected-error @+1 {{'plan.buffer' op expects parent op 'plan.program'}}
+  %0 = plan.buffer : memref<4xf32>
+  return
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  // expected-error @+1 {{'plan.buffer' op needs a static shape, got 'memref<?x4xf32>'}}
+  %0 = plan.buffer : memref<?x4xf32>
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  // expected-error @+1 {{'plan.buffer' op needs the identity layout, got 'memref<4x4xf32, strided<[1, 4]>>'}}
+  %0 = plan.buffer : memref<4x4xf32, strided<[1, 4]>>
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  // expected-error @+1 {{'plan.buffer' op result #0 must be memref of}}
+  %0 = plan.buffer : memref<4xcomplex<f32>>
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.kernel' op needs a kernel name}}
+  plan.kernel "" outs(%0 : memref<4xf32>)
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.kernel' op kernel 'print' writes no buffer}}
+  "plan.kernel"(%0) <{kernel = "print", operandSegmentSizes = array<i32: 1, 0>}> : (memref<4xf32>) -> ()
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.all_reduce' op @missing does not name a plan.group}}
+  plan.all_reduce %0 on @missing : memref<4xf32>
+}
+
+// -----
+
+plan.group @others devices = [1, 2]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.all_reduce' op runs on device 0, which is not a member of @others}}
+  plan.all_reduce %0 on @others : memref<4xf32>
+}
+
+// -----
+
+plan.group @pair devices = [0, 1]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<2x4xf32>
+  %1 = plan.buffer : memref<4x4xf16>
+  // expected-error @+1 {{'plan.all_gather' op input and output element types differ}}
+  plan.all_gather %0 into %1 on @pair axis = 0 : memref<2x4xf32> -> memref<4x4xf16>
+}
+
+// -----
+
+plan.group @pair devices = [0, 1]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<2x4xf32>
+  %1 = plan.buffer : memref<16xf32>
+  // expected-error @+1 {{'plan.all_gather' op input and output ranks differ}}
+  plan.all_gather %0 into %1 on @pair axis = 0 : memref<2x4xf32> -> memref<16xf32>
+}
+
+// -----
+
+plan.group @pair devices = [0, 1]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<2x4xf32>
+  %1 = plan.buffer : memref<4x4xf32>
+  // expected-error @+1 {{'plan.all_gather' op axis 2 is out of range for rank 2}}
+  plan.all_gather %0 into %1 on @pair axis = 2 : memref<2x4xf32> -> memref<4x4xf32>
+}
+
+// -----
+
+plan.group @pair devices = [0, 1]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<2x4xf32>
+  %1 = plan.buffer : memref<4x8xf32>
+  // expected-error @+1 {{'plan.all_gather' op input and output differ in dimension 1}}
+  plan.all_gather %0 into %1 on @pair axis = 0 : memref<2x4xf32> -> memref<4x8xf32>
+}
+
+// -----
+
+plan.group @pair devices = [0, 1]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<3x4xf32>
+  %1 = plan.buffer : memref<8x4xf32>
+  // expected-error @+1 {{'plan.all_gather' op input has 3 elements along axis 0, which is no balanced share of output's 8 over 2 devices}}
+  plan.all_gather %0 into %1 on @pair axis = 0 : memref<3x4xf32> -> memref<8x4xf32>
+}
+
+// -----
+
+plan.group @triple devices = [0, 1, 2]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<8x4xf32>
+  %1 = plan.buffer : memref<1x4xf32>
+  // 8 rows over 3 devices are 3, 3, 2.
+  // expected-error @+1 {{'plan.reduce_scatter' op output has 1 elements along axis 0, which is no balanced share of input's 8 over 3 devices}}
+  plan.reduce_scatter %0 into %1 on @triple axis = 0 : memref<8x4xf32> -> memref<1x4xf32>
+}
+
+// -----
+
+plan.group @triple devices = [0, 1, 2]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4x4xf32>
+  %1 = plan.buffer : memref<4x4xf32>
+  // expected-error @+1 {{'plan.all_to_all' op input dimension 1 of size 4 does not split into 3 equal parts}}
+  plan.all_to_all %0 into %1 on @triple split_axis = 1 concat_axis = 0 : memref<4x4xf32> -> memref<4x4xf32>
+}
+
+// -----
+
+plan.group @pair devices = [0, 1]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4x4xf32>
+  %1 = plan.buffer : memref<4x2xf32>
+  // expected-error @+1 {{'plan.all_to_all' op output shape does not match the input with axis 1 divided and axis 0 multiplied by 2}}
+  plan.all_to_all %0 into %1 on @pair split_axis = 1 concat_axis = 0 : memref<4x4xf32> -> memref<4x2xf32>
+}
+
+// -----
+
+plan.group @pair devices = [0, 1]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4x4xf32>
+  %1 = plan.buffer : memref<8x2xf32>
+  // expected-error @+1 {{'plan.all_to_all' op axes 2 and 0 must be below the rank 2}}
+  plan.all_to_all %0 into %1 on @pair split_axis = 2 concat_axis = 0 : memref<4x4xf32> -> memref<8x2xf32>
+}
+
+// -----
+
+plan.group @pair devices = [0, 1]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4x4xf32>
+  %1 = plan.buffer : memref<8x2xi32>
+  // expected-error @+1 {{'plan.all_to_all' op input and output differ in element type or rank}}
+  plan.all_to_all %0 into %1 on @pair split_axis = 1 concat_axis = 0 : memref<4x4xf32> -> memref<8x2xi32>
+}
+
+// -----
+
+plan.group @pair devices = [0, 1]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.broadcast' op root device 3 is not a member of @pair}}
+  plan.broadcast %0 on @pair root = 3 : memref<4xf32>
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.send' op names its own device 0 as the peer}}
+  plan.send %0 to 0 tag = 0 : memref<4xf32>
+}
+
+// -----
+
+plan.program @dev2 device = 2 {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.recv' op names its own device 2 as the peer}}
+  plan.recv %0 from 2 tag = 0 : memref<4xf32>
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.send' op attribute 'tag' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  plan.send %0 to 1 tag = -1 : memref<4xf32>
+}

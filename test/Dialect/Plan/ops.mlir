@@ -1,0 +1,48 @@
+// RUN: parplan-opt %s | parplan-opt | FileCheck %s
+
+// CHECK: plan.group @pair devices = [0, 1]
+// CHECK: plan.group @triple devices = [2, 0, 1]
+plan.group @pair devices = [0, 1]
+plan.group @triple devices = [2, 0, 1]
+
+// CHECK-LABEL: plan.program @dev0 device = 0 {
+plan.program @dev0 device = 0 {
+  // CHECK: %[[X:.*]] = plan.buffer {name = "x", offset = 0 : i64} : memref<4x8xf32>
+  %x = plan.buffer {name = "x", offset = 0} : memref<4x8xf32>
+  // CHECK: %[[W:.*]] = plan.buffer : memref<8x4xf32>
+  %w = plan.buffer : memref<8x4xf32>
+  // CHECK: %[[Y:.*]] = plan.buffer : memref<4x4xf32>
+  %y = plan.buffer : memref<4x4xf32>
+  %g = plan.buffer : memref<8x4xf32>
+  %u = plan.buffer : memref<5x4xf32>
+  %v = plan.buffer : memref<2x4xf32>
+  // CHECK: plan.kernel "matmul" ins(%[[X]], %[[W]] : memref<4x8xf32>, memref<8x4xf32>) outs(%[[Y]] : memref<4x4xf32>)
+  plan.kernel "matmul" ins(%x, %w : memref<4x8xf32>, memref<8x4xf32>) outs(%y : memref<4x4xf32>)
+  // CHECK: plan.kernel "fill" outs(%[[Y]] : memref<4x4xf32>) {attrs = {value = 0.000000e+00 : f32}}
+  plan.kernel "fill" outs(%y : memref<4x4xf32>) {attrs = {value = 0.0 : f32}}
+  // The default reduction (sum) is not printed.
+  // CHECK: plan.all_reduce %[[Y]] on @pair : memref<4x4xf32>
+  plan.all_reduce %y on @pair reduce = sum : memref<4x4xf32>
+  // CHECK: plan.all_reduce %[[Y]] on @pair reduce = max : memref<4x4xf32>
+  plan.all_reduce %y on @pair reduce = max : memref<4x4xf32>
+  // CHECK: plan.all_gather %[[Y]] into %{{.*}} on @pair axis = 0 : memref<4x4xf32> -> memref<8x4xf32>
+  plan.all_gather %y into %g on @pair axis = 0 : memref<4x4xf32> -> memref<8x4xf32>
+  // Balanced split: 5 rows over 3 devices are 2, 2, 1; device 0 holds 2.
+  // CHECK: plan.all_gather %{{.*}} into %{{.*}} on @triple axis = 0 : memref<2x4xf32> -> memref<5x4xf32>
+  plan.all_gather %v into %u on @triple axis = 0 : memref<2x4xf32> -> memref<5x4xf32>
+  // CHECK: plan.reduce_scatter %{{.*}} into %[[Y]] on @pair axis = 0 reduce = min : memref<8x4xf32> -> memref<4x4xf32>
+  plan.reduce_scatter %g into %y on @pair axis = 0 reduce = min : memref<8x4xf32> -> memref<4x4xf32>
+  // CHECK: plan.all_to_all %[[X]] into %[[W]] on @pair split_axis = 1 concat_axis = 0 : memref<4x8xf32> -> memref<8x4xf32>
+  plan.all_to_all %x into %w on @pair split_axis = 1 concat_axis = 0 : memref<4x8xf32> -> memref<8x4xf32>
+  // CHECK: plan.broadcast %[[Y]] on @pair root = 1 : memref<4x4xf32>
+  plan.broadcast %y on @pair root = 1 : memref<4x4xf32>
+  // CHECK: plan.send %[[Y]] to 1 tag = 0 : memref<4x4xf32>
+  plan.send %y to 1 tag = 0 : memref<4x4xf32>
+  // CHECK: plan.recv %[[Y]] from 1 tag = 1 : memref<4x4xf32>
+  plan.recv %y from 1 tag = 1 : memref<4x4xf32>
+}
+
+// CHECK-LABEL: plan.program @dev1 device = 1 {
+// CHECK-NEXT: }
+plan.program @dev1 device = 1 {
+}

@@ -1,0 +1,160 @@
+// RUN: parplan-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{split axis must be non-negative, got -1}}
+func.func @negative_split_axis() attributes {sbp = #sbp.s<-1>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected one of [sum, max, min, prod] for how partial values combine, got: mean}}
+// expected-error @+1 {{failed to parse SBP_PartialAttr parameter 'reduce'}}
+func.func @unknown_reduction() attributes {sbp = #sbp.p<mean>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op needs at least one mesh axis}}
+"sbp.mesh"() <{shape = array<i64>, sym_name = "empty"}> : () -> ()
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op mesh axis 1 has size 0; every axis needs at least one device}}
+sbp.mesh @zero(shape = 2x0)
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op mesh axis 0 has size ?; every axis needs at least one device}}
+sbp.mesh @dynamic(shape = ?x2)
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op has 4 positions but 3 device ids}}
+sbp.mesh @short(shape = 2x2, devices = [0, 1, 2])
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op device id -1 is negative}}
+sbp.mesh @negative(shape = 2, devices = [-1, 0])
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op device id 3 is listed twice}}
+sbp.mesh @twice(shape = 2x2, devices = [0, 3, 2, 3])
+
+// -----
+
+func.func @no_mesh(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.annotate' op @missing does not name an sbp.mesh}}
+  %0 = sbp.annotate %x on @missing [#sbp.b] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @not_a_mesh(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.annotate' op @not_a_mesh does not name an sbp.mesh}}
+  %0 = sbp.annotate %x on @not_a_mesh [#sbp.b] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2x2)
+func.func @too_few_entries(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.annotate' op layout on @mesh: nd-SBP [S(0)] has 1 entries but the mesh has 2 axes}}
+  %0 = sbp.annotate %x on @mesh [#sbp.s<0>] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2)
+func.func @split_axis_out_of_range(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'sbp.annotate' op layout on @mesh: split axis 2 is out of range for a tensor of rank 2}}
+  %0 = sbp.annotate %x on @mesh [#sbp.s<2>] : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2)
+func.func @not_sbp_entries(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.annotate' op attribute 'sbp' failed to satisfy constraint: nd-SBP (array of #sbp.s, #sbp.b, #sbp.p)}}
+  %0 = sbp.annotate %x on @mesh [0 : i64] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2)
+func.func @annotate_type_change(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.annotate' op failed to verify that all of {input, result} have same type}}
+  %0 = "sbp.annotate"(%x) <{mesh = @mesh, sbp = [#sbp.b]}> : (tensor<4xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2x2)
+func.func @boxing_source(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.boxing' op source layout on @mesh: nd-SBP [P(sum)] has 1 entries but the mesh has 2 axes}}
+  %0 = sbp.boxing %x on @mesh [#sbp.p<sum>] -> [#sbp.b, #sbp.b] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2x2)
+func.func @boxing_destination(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.boxing' op destination layout on @mesh: split axis 1 is out of range for a tensor of rank 1}}
+  %0 = sbp.boxing %x on @mesh [#sbp.p<sum>, #sbp.b] -> [#sbp.b, #sbp.s<1>] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @boxing_no_mesh(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.boxing' op @mesh does not name an sbp.mesh}}
+  %0 = sbp.boxing %x on @mesh [#sbp.b] -> [#sbp.s<0>] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2)
+func.func @cross_mesh_same_mesh(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.cross_mesh' op moves a value from @mesh to itself; use sbp.boxing within one mesh}}
+  %0 = sbp.cross_mesh %x from @mesh [#sbp.s<0>] to @mesh [#sbp.b] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @a(shape = 2)
+func.func @cross_mesh_no_destination(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.cross_mesh' op @b does not name an sbp.mesh}}
+  %0 = sbp.cross_mesh %x from @a [#sbp.s<0>] to @b [#sbp.b] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @a(shape = 2)
+sbp.mesh @b(shape = 2x2)
+func.func @cross_mesh_source(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.cross_mesh' op source layout on @a: nd-SBP [S(0), B] has 2 entries but the mesh has 1 axes}}
+  %0 = sbp.cross_mesh %x from @a [#sbp.s<0>, #sbp.b] to @b [#sbp.b, #sbp.b] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @a(shape = 2)
+sbp.mesh @b(shape = 2x2)
+func.func @cross_mesh_destination(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.cross_mesh' op destination layout on @b: nd-SBP [B] has 1 entries but the mesh has 2 axes}}
+  %0 = sbp.cross_mesh %x from @a [#sbp.s<0>] to @b [#sbp.b] : tensor<4xf32>
+  return
+}

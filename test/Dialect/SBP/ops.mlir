@@ -1,0 +1,48 @@
+// RUN: parplan-opt %s -split-input-file | parplan-opt -split-input-file | FileCheck %s
+
+// CHECK: sbp.mesh @node(shape = 2x4)
+// CHECK: sbp.mesh @stage1(shape = 2x2, devices = [4, 5, 6, 7])
+// CHECK: sbp.mesh @line(shape = 8)
+sbp.mesh @node(shape = 2x4)
+sbp.mesh @stage1(shape = 2x2, devices = [4, 5, 6, 7])
+sbp.mesh @line(shape = 8)
+
+// CHECK-LABEL: func.func @annotate
+func.func @annotate(%x: tensor<8x768xf32>) -> tensor<8x768xf32> {
+  // CHECK: sbp.annotate %{{.*}} on @node [#sbp.s<0>, #sbp.b] : tensor<8x768xf32>
+  %0 = sbp.annotate %x on @node [#sbp.s<0>, #sbp.b] : tensor<8x768xf32>
+  // Two mesh axes may split the same dimension.
+  // CHECK: sbp.annotate %{{.*}} on @node [#sbp.s<1>, #sbp.s<1>] : tensor<8x768xf32>
+  %1 = sbp.annotate %0 on @node [#sbp.s<1>, #sbp.s<1>] : tensor<8x768xf32>
+  // CHECK: sbp.annotate %{{.*}} on @line [#sbp.p<max>] : tensor<8x768xf32>
+  %2 = sbp.annotate %1 on @line [#sbp.p<max>] : tensor<8x768xf32>
+  return %2 : tensor<8x768xf32>
+}
+
+// CHECK-LABEL: func.func @boxing
+func.func @boxing(%x: tensor<8x768xf32>) -> tensor<8x768xf32> {
+  // CHECK: sbp.boxing %{{.*}} on @node [#sbp.p<sum>, #sbp.s<1>] -> [#sbp.b, #sbp.s<0>] : tensor<8x768xf32>
+  %0 = sbp.boxing %x on @node [#sbp.p<sum>, #sbp.s<1>] -> [#sbp.b, #sbp.s<0>] : tensor<8x768xf32>
+  // CHECK: sbp.boxing %{{.*}} on @line [#sbp.p<prod>] -> [#sbp.p<min>] : tensor<8x768xf32>
+  %1 = sbp.boxing %0 on @line [#sbp.p<prod>] -> [#sbp.p<min>] : tensor<8x768xf32>
+  return %1 : tensor<8x768xf32>
+}
+
+// CHECK-LABEL: func.func @cross_mesh
+func.func @cross_mesh(%x: tensor<8x768xf32>) -> tensor<8x768xf32> {
+  // CHECK: sbp.cross_mesh %{{.*}} from @node [#sbp.s<0>, #sbp.b] to @stage1 [#sbp.b, #sbp.s<1>] : tensor<8x768xf32>
+  %0 = sbp.cross_mesh %x from @node [#sbp.s<0>, #sbp.b] to @stage1 [#sbp.b, #sbp.s<1>] : tensor<8x768xf32>
+  // Meshes of different rank.
+  // CHECK: sbp.cross_mesh %{{.*}} from @stage1 [#sbp.b, #sbp.s<1>] to @line [#sbp.s<0>] : tensor<8x768xf32>
+  %1 = sbp.cross_mesh %0 from @stage1 [#sbp.b, #sbp.s<1>] to @line [#sbp.s<0>] : tensor<8x768xf32>
+  return %1 : tensor<8x768xf32>
+}
+
+// -----
+
+// The attributes stand on their own too.
+// CHECK-LABEL: func.func @attributes
+// CHECK-SAME: sbp = [#sbp.s<2>, #sbp.b, #sbp.p<sum>]
+func.func @attributes() attributes {sbp = [#sbp.s<2>, #sbp.b, #sbp.p<sum>]} {
+  return
+}

@@ -1,0 +1,58 @@
+//===- Diagnostics.cpp - one-line diagnostics for the CLI -----------------===//
+
+#include "Diagnostics.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Location.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace {
+
+const char *severityName(DiagnosticSeverity severity) {
+  switch (severity) {
+  case DiagnosticSeverity::Error:
+    return "error";
+  case DiagnosticSeverity::Warning:
+    return "warning";
+  case DiagnosticSeverity::Remark:
+    return "remark";
+  case DiagnosticSeverity::Note:
+    return "note";
+  }
+  return "error";
+}
+
+} // namespace
+
+parplan::cli::OneLineDiagnostics::OneLineDiagnostics(MLIRContext &context)
+    : handler(&context, [](Diagnostic &diag) {
+        if (auto fileLoc = diag.getLocation()->findInstanceOf<FileLineColLoc>())
+          llvm::errs() << fileLoc.getFilename().getValue() << ":"
+                       << fileLoc.getLine() << ":" << fileLoc.getColumn();
+        else
+          llvm::errs() << diag.getLocation();
+        llvm::errs() << ": " << severityName(diag.getSeverity()) << ": "
+                     << diag.str() << "\n";
+        return success();
+      }) {}
+
+OwningOpRef<ModuleOp> parplan::cli::parseIRFile(const std::string &path,
+                                                MLIRContext &context) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (std::error_code error = buffer.getError()) {
+    llvm::errs() << "parplan: error: cannot read '" << path
+                 << "': " << error.message() << "\n";
+    return nullptr;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  OneLineDiagnostics diagnostics(context);
+  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
