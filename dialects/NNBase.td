@@ -28,6 +28,7 @@ def NN_Dialect : Dialect {
     its candidate SBP signatures, its cost and its local shapes.
   }];
   let usePropertiesForAttributes = 1;
+  let hasConstantMaterializer = 1;
 }
 
 def NN_GeluApproximation : I32EnumAttr<"GeluApproximation",

@@ -13,6 +13,11 @@ class NN_ComputeOp<string mnemonic, list<Trait> traits = []>
     : NN_Op<mnemonic, !listconcat(traits,
         [Pure, DeclareOpInterfaceMethods<NN_ShardableOpInterface>])>;
 
+// Ops whose result types follow from their operands and attributes. The one
+// shape rule serves both the verifier and the builders without result types.
+class NN_InferredOp<string mnemonic, list<Trait> traits = []>
+    : NN_ComputeOp<mnemonic, !listconcat(traits, [InferTypeOpAdaptor])>;
+
 //===----------------------------------------------------------------------===//
 // Values that enter the program
 //===----------------------------------------------------------------------===//
@@ -22,10 +27,18 @@ def NN_ParamOp : NN_Op<"param", [
   let summary = "A trainable parameter (weight) of the model";
   let description = [{
     Names a parameter of the model by its ONNX initializer name. The bytes
-    never enter the IR: `source`, when present, says where they live (for
-    example `initializer`, `external:weights.bin@1024`), and the executor
-    reads them from there. A parameter is one logical tensor; where it is
-    stored on the devices is decided later by the sharding search.
+    never enter the IR: `source`, when present, says where they live, and the
+    executor reads them from there:
+
+    | source                          | bytes                                    |
+    |---------------------------------|------------------------------------------|
+    | `initializer`                   | the initializer's data in the .onnx file |
+    | `external:FILE@OFFSET+LENGTH`   | an external data file beside the model   |
+    | `constant:NODE`                 | a Constant node's tensor                 |
+    | `input`                         | a graph input that has an initializer    |
+
+    A parameter is one logical tensor; where it is stored on the devices is
+    decided later by the sharding search.
 
     ```mlir
     %w = nn.param "encoder.fc1.weight" : tensor<768x3072xf32>
@@ -73,7 +86,7 @@ def NN_ConstantOp : NN_ComputeOp<"constant", [ConstantLike,
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def NN_MatMulOp : NN_ComputeOp<"matmul", [SameOperandsAndResultElementType]> {
+def NN_MatMulOp : NN_InferredOp<"matmul", [SameOperandsAndResultElementType]> {
   let summary = "Matrix product with numpy semantics (ONNX MatMul)";
   let description = [{
     `[..., m, k] x [..., k, n] -> [..., m, n]`; leading (batch) dimensions
@@ -90,10 +103,9 @@ def NN_MatMulOp : NN_ComputeOp<"matmul", [SameOperandsAndResultElementType]> {
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
-  let hasVerifier = 1;
 }
 
-def NN_GemmOp : NN_ComputeOp<"gemm", [SameOperandsAndResultElementType]> {
+def NN_GemmOp : NN_InferredOp<"gemm", [SameOperandsAndResultElementType]> {
   let summary = "General matrix multiply, a linear layer (ONNX Gemm)";
   let description = [{
     `alpha * op(a) x op(b) + beta * c` where `op` transposes when `trans_a` /
@@ -118,7 +130,35 @@ def NN_GemmOp : NN_ComputeOp<"gemm", [SameOperandsAndResultElementType]> {
     $a `,` $b (`,` $c^)? attr-dict `:` type($a) `,` type($b) (`,` type($c)^)?
     `->` type($result)
   }];
-  let hasVerifier = 1;
+}
+
+def NN_ConvOp : NN_InferredOp<"conv", [SameOperandsAndResultElementType]> {
+  let summary = "N-d convolution (ONNX Conv)";
+  let description = [{
+    `input [N, C, D1..Dk] * weight [M, C / group, K1..Kk] (+ bias [M])
+    -> [N, M, O1..Ok]` with, per spatial dimension `i`,
+    `O = floor((D + pad_begin + pad_end - dilation * (K - 1) - 1) / stride) + 1`.
+    `pads` lists the k begin paddings then the k end paddings; ONNX's
+    `auto_pad` is resolved to explicit pads at import.
+
+    ```mlir
+    %y = nn.conv %x, %w, %b strides = [1, 1] pads = [1, 1, 1, 1]
+           dilations = [1, 1] group = 1
+           : tensor<8x3x224x224xf32>, tensor<64x3x3x3xf32>, tensor<64xf32>
+           -> tensor<8x64x224x224xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
+                       Optional<NN_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `strides` `=` $strides `pads` `=` $pads
+    `dilations` `=` $dilations `group` `=` $group attr-dict `:` type($input)
+    `,` type($weight) (`,` type($bias)^)? `->` type($result)
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -126,12 +166,12 @@ def NN_GemmOp : NN_ComputeOp<"gemm", [SameOperandsAndResultElementType]> {
 //===----------------------------------------------------------------------===//
 
 class NN_BinaryOp<string mnemonic, string onnx>
-    : NN_ComputeOp<mnemonic, [ResultsBroadcastableShape,
-                               SameOperandsAndResultElementType]> {
+    : NN_InferredOp<mnemonic, [SameOperandsAndResultElementType]> {
   let summary = "Elementwise " # mnemonic # " with multidirectional broadcasting (ONNX " # onnx # ")";
   let description = [{
     The operands broadcast to the result shape as in numpy: shapes are aligned
-    from the right, and a dimension of size 1 stretches to the other.
+    from the right, and a dimension of size 1 stretches to the other. Folds
+    when both operands are constants.
 
     ```mlir
     %y = nn.}] # mnemonic # [{ %a, %b : tensor<8x768xf32>, tensor<768xf32> -> tensor<8x768xf32>
@@ -142,37 +182,104 @@ class NN_BinaryOp<string mnemonic, string onnx>
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
+  let hasFolder = 1;
 }
 
 def NN_AddOp : NN_BinaryOp<"add", "Add">;
 def NN_SubOp : NN_BinaryOp<"sub", "Sub">;
 def NN_MulOp : NN_BinaryOp<"mul", "Mul">;
 def NN_DivOp : NN_BinaryOp<"div", "Div">;
+def NN_PowOp : NN_BinaryOp<"pow", "Pow">;
 
-class NN_UnaryOp<string mnemonic, string onnx, list<Trait> traits = []>
-    : NN_ComputeOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
+def NN_WhereOp : NN_InferredOp<"where"> {
+  let summary = "Elementwise select with broadcasting (ONNX Where)";
+  let description = [{
+    `condition ? lhs : rhs`, the three operands broadcasting together.
+
+    ```mlir
+    %y = nn.where %mask, %scores, %minus_inf
+           : tensor<1x1x128x128xi1>, tensor<8x12x128x128xf32>, tensor<f32>
+           -> tensor<8x12x128x128xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[I1]>:$condition, NN_Tensor:$lhs,
+                       NN_Tensor:$rhs);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $lhs `,` $rhs attr-dict `:` type($condition) `,` type($lhs)
+    `,` type($rhs) `->` type($result)
+  }];
+}
+
+class NN_UnaryOp<string mnemonic, string onnx, string formula>
+    : NN_ComputeOp<mnemonic, [SameOperandsAndResultType]> {
   let summary = "Elementwise " # mnemonic # " (ONNX " # onnx # ")";
+  let description = "`" # formula # "`, elementwise.\n\n"
+    # "```mlir\n%y = nn." # mnemonic # " %x : tensor<32x512xf32>\n```";
   let arguments = (ins NN_FloatTensor:$input);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def NN_ReluOp : NN_UnaryOp<"relu", "Relu"> {
+def NN_ReluOp : NN_UnaryOp<"relu", "Relu", "max(x, 0)">;
+def NN_TanhOp : NN_UnaryOp<"tanh", "Tanh", "tanh(x)">;
+def NN_SqrtOp : NN_UnaryOp<"sqrt", "Sqrt", "sqrt(x)">;
+def NN_ExpOp : NN_UnaryOp<"exp", "Exp", "e^x">;
+def NN_LogOp : NN_UnaryOp<"log", "Log", "ln(x)">;
+def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "Sigmoid", "1 / (1 + e^-x)">;
+def NN_ErfOp : NN_UnaryOp<"erf", "Erf", "erf(x)">;
+def NN_HardSwishOp : NN_UnaryOp<"hard_swish", "HardSwish", "x * max(0, min(1, x / 6 + 1 / 2))">;
+
+def NN_LeakyReluOp : NN_ComputeOp<"leaky_relu", [SameOperandsAndResultType]> {
+  let summary = "Leaky rectifier (ONNX LeakyRelu)";
   let description = [{
-    `max(x, 0)`.
+    `x >= 0 ? x : alpha * x`.
 
     ```mlir
-    %y = nn.relu %x : tensor<32x512xf32>
+    %y = nn.leaky_relu %x alpha = 1.000000e-01 : tensor<32x512xf32>
     ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+                       DefaultValuedAttr<F32Attr, "0.01">:$alpha);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input (`alpha` `=` $alpha^)? attr-dict `:` type($result)";
+}
+
+def NN_HardSigmoidOp : NN_ComputeOp<"hard_sigmoid", [SameOperandsAndResultType]> {
+  let summary = "Piecewise-linear sigmoid (ONNX HardSigmoid)";
+  let description = [{
+    `max(0, min(1, alpha * x + beta))`.
+
+    ```mlir
+    %y = nn.hard_sigmoid %x alpha = 0.2 beta = 0.5 : tensor<32x512xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+                       DefaultValuedAttr<F32Attr, "0.2">:$alpha,
+                       DefaultValuedAttr<F32Attr, "0.5">:$beta);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`alpha` `=` $alpha^)? (`beta` `=` $beta^)? attr-dict `:` type($result)
   }];
 }
 
-def NN_TanhOp : NN_UnaryOp<"tanh", "Tanh"> {
+def NN_ClipOp : NN_ComputeOp<"clip", [SameOperandsAndResultType]> {
+  let summary = "Clamp to a range (ONNX Clip)";
   let description = [{
+    `min(max(x, min), max)`; an absent bound does not clamp. ONNX's bound
+    inputs (opset 11 and later) must be constants and become attributes.
+
     ```mlir
-    %y = nn.tanh %x : tensor<32x512xf32>
+    %y = nn.clip %x min = 0.0 max = 6.0 : tensor<32x512xf32>
     ```
   }];
+  let arguments = (ins NN_FloatTensor:$input, OptionalAttr<F32Attr>:$min,
+                       OptionalAttr<F32Attr>:$max);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`min` `=` $min^)? (`max` `=` $max^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
 }
 
 def NN_GeluOp : NN_ComputeOp<"gelu", [SameOperandsAndResultType]> {
@@ -197,20 +304,31 @@ def NN_GeluOp : NN_ComputeOp<"gelu", [SameOperandsAndResultType]> {
   }];
 }
 
+def NN_CastOp : NN_ComputeOp<"cast", [SameOperandsAndResultShape]> {
+  let summary = "Element type conversion (ONNX Cast)";
+  let description = [{
+    Converts every element to the result's element type. Folds on constants.
+
+    ```mlir
+    %y = nn.cast %x : tensor<8x128xi64> -> tensor<8x128xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Normalizations
 //===----------------------------------------------------------------------===//
 
-def NN_SoftmaxOp : NN_ComputeOp<"softmax", [SameOperandsAndResultType]> {
-  let summary = "Softmax along one axis (ONNX Softmax, opset 13)";
-  let description = [{
-    `exp(x) / sum(exp(x), axis)`. `axis` may be negative (counted from the
-    end) and defaults to the last dimension.
-
-    ```mlir
-    %p = nn.softmax %scores axis = -1 : tensor<8x12x128x128xf32>
-    ```
-  }];
+class NN_SoftmaxBase<string mnemonic, string onnx, string formula>
+    : NN_ComputeOp<mnemonic, [SameOperandsAndResultType]> {
+  let summary = onnx # " along one axis (ONNX " # onnx # ", opset 13)";
+  let description = "`" # formula # "`. `axis` may be negative (counted "
+    # "from the end) and defaults to the last dimension.\n\n```mlir\n%p = nn."
+    # mnemonic # " %scores axis = -1 : tensor<8x12x128x128xf32>\n```";
   let arguments = (ins NN_FloatTensor:$input,
                        DefaultValuedAttr<I64Attr, "-1">:$axis);
   let results = (outs NN_FloatTensor:$result);
@@ -218,7 +336,11 @@ def NN_SoftmaxOp : NN_ComputeOp<"softmax", [SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def NN_LayerNormOp : NN_ComputeOp<"layer_norm", [SameOperandsAndResultElementType]> {
+def NN_SoftmaxOp : NN_SoftmaxBase<"softmax", "Softmax", "exp(x) / sum(exp(x), axis)">;
+def NN_LogSoftmaxOp : NN_SoftmaxBase<"log_softmax", "LogSoftmax", "x - log(sum(exp(x), axis))">;
+
+def NN_LayerNormOp : NN_ComputeOp<"layer_norm", [SameOperandsAndResultElementType,
+    AllTypesMatch<["input", "result"]>]> {
   let summary = "Layer normalization (ONNX LayerNormalization)";
   let description = [{
     Normalizes over the dimensions from `axis` to the last one, then scales
@@ -244,15 +366,80 @@ def NN_LayerNormOp : NN_ComputeOp<"layer_norm", [SameOperandsAndResultElementTyp
   let hasVerifier = 1;
 }
 
+def NN_BatchNormOp : NN_ComputeOp<"batch_norm", [SameOperandsAndResultElementType,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "Batch normalization, inference form (ONNX BatchNormalization)";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * scale + bias` with per-channel
+    (dimension 1) statistics.
+
+    ```mlir
+    %y = nn.batch_norm %x, %scale, %bias, %mean, %var epsilon = 1.0e-05
+           : tensor<8x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>,
+             tensor<64xf32>, tensor<64xf32> -> tensor<8x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$scale,
+                       NN_FloatTensor:$bias, NN_FloatTensor:$mean,
+                       NN_FloatTensor:$variance,
+                       DefaultValuedAttr<F32Attr, "1.0e-05">:$epsilon);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `,` $mean `,` $variance
+    (`epsilon` `=` $epsilon^)? attr-dict `:` type($input) `,` type($scale) `,`
+    type($bias) `,` type($mean) `,` type($variance) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+class NN_PoolOp<string mnemonic, string onnx> : NN_InferredOp<mnemonic,
+    [SameOperandsAndResultElementType]> {
+  let summary = onnx # " over the spatial dimensions (ONNX " # onnx # ")";
+  let description = [{
+    Windows of `kernel` elements with `strides`, `pads` (k begin paddings
+    then k end paddings) and `dilations` over `[N, C, D1..Dk]`; per spatial
+    dimension the output has
+    `(D + pad_begin + pad_end - dilation * (K - 1) - 1) / stride + 1`
+    elements, rounded down, or up when `ceil_mode` is set (a last window that
+    would start in the end padding is dropped). For average pooling,
+    `count_include_pad` counts padded elements in the divisor.
+    GlobalAveragePool imports as `nn.reduce_mean` over the spatial axes.
+
+    ```mlir
+    %y = nn.}] # mnemonic # [{ %x kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0]
+           dilations = [1, 1] : tensor<8x64x224x224xf32> -> tensor<8x64x112x112xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                       DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `kernel` `=` $kernel `strides` `=` $strides `pads` `=` $pads
+    `dilations` `=` $dilations attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def NN_MaxPoolOp : NN_PoolOp<"max_pool", "MaxPool">;
+def NN_AvgPoolOp : NN_PoolOp<"avg_pool", "AveragePool">;
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
 
 def NN_ReshapeOp : NN_ComputeOp<"reshape", [SameOperandsAndResultElementType]> {
-  let summary = "Reshape to a static shape (ONNX Reshape, shape folded)";
+  let summary = "Reshape to a static shape (ONNX Reshape, Flatten, Squeeze, Unsqueeze)";
   let description = [{
-    The shape operand of ONNX Reshape is folded at import; the target shape
-    is the result type, which must hold as many elements as the input.
+    The target shape is the result type, which must hold as many elements as
+    the input; ONNX's shape operand (with its 0 and -1 entries), Flatten's
+    axis and Squeeze/Unsqueeze's axes are resolved at import. Folds on
+    constants and when the shape does not change.
 
     ```mlir
     %y = nn.reshape %x : tensor<8x128x768xf32> -> tensor<8x128x12x64xf32>
@@ -262,9 +449,26 @@ def NN_ReshapeOp : NN_ComputeOp<"reshape", [SameOperandsAndResultElementType]> {
   let results = (outs NN_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
-def NN_TransposeOp : NN_ComputeOp<"transpose", [SameOperandsAndResultElementType]> {
+def NN_ExpandOp : NN_ComputeOp<"expand", [SameOperandsAndResultElementType]> {
+  let summary = "Broadcast to a larger shape (ONNX Expand)";
+  let description = [{
+    The input broadcasts (numpy rules) to the result shape, which ONNX's shape
+    operand determines at import.
+
+    ```mlir
+    %y = nn.expand %x : tensor<1x1x128xf32> -> tensor<8x12x128xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def NN_TransposeOp : NN_InferredOp<"transpose", [SameOperandsAndResultElementType]> {
   let summary = "Permute dimensions (ONNX Transpose)";
   let description = [{
     Result dimension `i` is input dimension `perm[i]`.
@@ -279,7 +483,109 @@ def NN_TransposeOp : NN_ComputeOp<"transpose", [SameOperandsAndResultElementType
   let assemblyFormat = [{
     $input `perm` `=` $perm attr-dict `:` type($input) `->` type($result)
   }];
-  let hasVerifier = 1;
+}
+
+def NN_ConcatOp : NN_InferredOp<"concat", [SameOperandsAndResultElementType]> {
+  let summary = "Join tensors along one axis (ONNX Concat)";
+  let description = [{
+    All operands have the same rank and agree on every dimension but `axis`
+    (signed). Folds when every operand is a constant.
+
+    ```mlir
+    %y = nn.concat %a, %b axis = 0 : tensor<2xi64>, tensor<2xi64> -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Variadic<NN_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` `=` $axis attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def NN_SplitOp : NN_InferredOp<"split", [SameOperandsAndResultElementType]> {
+  let summary = "Cut a tensor into parts along one axis (ONNX Split)";
+  let description = [{
+    Result `i` holds `sizes[i]` consecutive elements along `axis` (signed);
+    the sizes add up to the dimension.
+
+    ```mlir
+    %q, %k, %v = nn.split %qkv axis = -1 sizes = [768, 768, 768]
+      : tensor<8x128x2304xf32> -> tensor<8x128x768xf32>, tensor<8x128x768xf32>, tensor<8x128x768xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, I64Attr:$axis,
+                       DenseI64ArrayAttr:$sizes);
+  let results = (outs Variadic<NN_Tensor>:$results);
+  let assemblyFormat = [{
+    $input `axis` `=` $axis `sizes` `=` $sizes attr-dict `:` type($input)
+    `->` type($results)
+  }];
+}
+
+def NN_SliceOp : NN_InferredOp<"slice", [SameOperandsAndResultElementType]> {
+  let summary = "A strided box of a tensor (ONNX Slice)";
+  let description = [{
+    Per dimension `d`, the result takes `sizes[d]` elements starting at index
+    `starts[d]` with step `steps[d]` (non-zero; negative walks backwards).
+    ONNX's starts, ends, axes and steps (clamped, negative indices resolved)
+    are normalized to this full-rank form at import. Folds on constants.
+
+    ```mlir
+    %y = nn.slice %x starts = [0, 2] sizes = [4, 3] steps = [1, 2]
+           : tensor<4x8xf32> -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$steps);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `starts` `=` $starts `sizes` `=` $sizes `steps` `=` $steps attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def NN_GatherOp : NN_InferredOp<"gather"> {
+  let summary = "Index along one axis (ONNX Gather)";
+  let description = [{
+    `result[i0.., j0.., k0..] = input[i0.., indices[j0..], k0..]` with the
+    indices taken along `axis` (signed): the result shape is
+    `input.shape[:axis] + indices.shape + input.shape[axis+1:]`. An embedding
+    lookup is a gather on axis 0. Negative indices count from the end.
+    Folds on constants.
+
+    ```mlir
+    %e = nn.gather %wte, %ids axis = 0
+           : tensor<50257x768xf32>, tensor<8x128xi64> -> tensor<8x128x768xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input,
+                       StaticShapeTensorOf<[I32, I64]>:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs NN_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $indices (`axis` `=` $axis^)? attr-dict `:` type($input) `,`
+    type($indices) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def NN_ShapeOp : NN_InferredOp<"shape"> {
+  let summary = "The shape of a tensor as a tensor (ONNX Shape)";
+  let description = [{
+    Shapes are static, so this always folds to a constant; it exists so that
+    the shape-computing subgraphs of exported models (Shape, Gather, Concat,
+    ... feeding Reshape) fold by canonicalization.
+
+    ```mlir
+    %s = nn.shape %x : tensor<8x128x768xf32> -> tensor<3xi64>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs StaticShapeTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -287,7 +593,7 @@ def NN_TransposeOp : NN_ComputeOp<"transpose", [SameOperandsAndResultElementType
 //===----------------------------------------------------------------------===//
 
 class NN_ReduceOp<string mnemonic, string onnx>
-    : NN_ComputeOp<mnemonic, [SameOperandsAndResultElementType]> {
+    : NN_InferredOp<mnemonic, [SameOperandsAndResultElementType]> {
   let summary = "Reduce with " # mnemonic # " over axes (ONNX " # onnx # ")";
   let description = [{
     Reduces over `axes` (negative values count from the end; empty means all
@@ -307,7 +613,6 @@ class NN_ReduceOp<string mnemonic, string onnx>
     $input (`axes` `=` $axes^)? (`keepdims` `=` $keepdims^)? attr-dict `:`
     type($input) `->` type($result)
   }];
-  let hasVerifier = 1;
 }
 
 def NN_ReduceMeanOp : NN_ReduceOp<"reduce_mean", "ReduceMean">;

@@ -14,3 +14,11 @@ void NNDialect::initialize() {
 #include "parplan/Dialect/NN/NNOps.cpp.inc"
       >();
 }
+
+Operation *NNDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                          Type type, Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}
