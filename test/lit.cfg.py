@@ -7,11 +7,15 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "parplan"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test"]
+config.suffixes = [".mlir", ".test", ".onnxtxt"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "consumer"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.parplan_obj_root, "test")
 config.substitutions.append(("%parplan_src_root", config.parplan_src_root))
+# ONNX text has '#' comments only: cases in one file are separated by
+# '# -----' lines. Spelled through a substitution so that the RUN line does
+# not itself contain the marker.
+config.substitutions.append(("%onnx-split", "--split-input-file='# -----'"))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
@@ -19,5 +23,6 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tools = [
     ToolSubst("parplan-opt", unresolved="fatal"),
     ToolSubst("parplan", unresolved="fatal"),
+    ToolSubst("parplan-translate", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.parplan_tools_dir, config.llvm_tools_dir])

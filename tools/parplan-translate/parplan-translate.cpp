@@ -1,0 +1,71 @@
+//===- parplan-translate.cpp - translations into and out of parplan IR ----===//
+//
+// --import-onnx: an ONNX model (binary, or ONNX text) to the nn dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Import/OnnxImporter.h"
+#include "parplan/InitAllDialects.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace {
+
+llvm::cl::list<std::string>
+    dimBindings("dim",
+                llvm::cl::desc("Bind a symbolic ONNX dimension: NAME=VALUE "
+                               "(repeatable), e.g. --dim batch=32"),
+                llvm::cl::value_desc("NAME=VALUE"));
+
+/// Parses the --dim bindings; prints the reason and returns false when one
+/// is malformed.
+bool parseDims(std::map<std::string, int64_t> &dims) {
+  for (const std::string &binding : dimBindings) {
+    llvm::StringRef name, value;
+    std::tie(name, value) = llvm::StringRef(binding).split('=');
+    long long size = 0;
+    if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
+      llvm::errs() << "parplan-translate: error: --dim " << binding
+                   << ": expected NAME=VALUE with a positive integer VALUE\n";
+      return false;
+    }
+    dims[name.str()] = size;
+  }
+  return true;
+}
+
+TranslateToMLIRRegistration importOnnx(
+    "import-onnx", "ONNX model (binary or text) to the nn dialect",
+    [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+       MLIRContext *context) -> OwningOpRef<Operation *> {
+      parplan::OnnxImportOptions options;
+      if (!parseDims(options.dims))
+        return nullptr;
+      const llvm::MemoryBuffer *buffer =
+          sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+      std::string error;
+      OwningOpRef<ModuleOp> module = parplan::importOnnx(
+          buffer->getBuffer(), buffer->getBufferIdentifier(), *context, options,
+          error);
+      if (!module) {
+        llvm::errs() << "parplan-translate: error: " << error << "\n";
+        return nullptr;
+      }
+      return OwningOpRef<Operation *>(module.release());
+    },
+    [](DialectRegistry &registry) { parplan::registerAllDialects(registry); });
+
+} // namespace
+
+int main(int argc, char **argv) {
+  return failed(
+      mlir::mlirTranslateMain(argc, argv, "parplan translation tool"));
+}
