@@ -24,5 +24,6 @@ tools = [
     ToolSubst("parplan-opt", unresolved="fatal"),
     ToolSubst("parplan", unresolved="fatal"),
     ToolSubst("parplan-translate", unresolved="fatal"),
+    ToolSubst("parplan-zoo", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.parplan_tools_dir, config.llvm_tools_dir])

@@ -1,6 +1,7 @@
 //===- parplan-opt.cpp - mlir-opt for parplan's dialects and passes -------===//
 
 #include "parplan/InitAllDialects.h"
+#include "parplan/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -10,6 +11,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
+  parplan::registerAllPasses();
 
   mlir::DialectRegistry registry;
   parplan::registerAllDialects(registry);

@@ -9,6 +9,7 @@
 #define PARPLAN_TOOLS_PARPLAN_COMMANDS_H
 
 #include <string>
+#include <vector>
 
 namespace parplan::cli {
 
@@ -16,6 +17,17 @@ struct CheckOptions {
   std::string input;
   bool printIR = false;
 };
+
+struct ImportOptions {
+  std::string input;
+  std::vector<std::string> dims;
+  std::string output;
+  bool raw = false;
+};
+
+/// `parplan import`: import an ONNX model into the nn dialect and bring it
+/// to canonical form. Returns the process exit code.
+int runImport(const ImportOptions &options);
 
 /// `parplan check`: parse and verify an IR file of parplan's dialects and
 /// summarize it. Returns the process exit code.

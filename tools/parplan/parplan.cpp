@@ -18,6 +18,20 @@ int main(int argc, char **argv) {
   checkCommand->add_flag("--print-ir", check.printIR,
                          "Print the verified IR after the summary");
 
+  parplan::cli::ImportOptions import;
+  CLI::App *importCommand = app.add_subcommand(
+      "import", "Import an ONNX model (binary or text) into the nn dialect, "
+                "in canonical form (layer norms and GELUs fused)");
+  importCommand->add_option("model", import.input, "ONNX model")->required();
+  importCommand->add_option(
+      "--dim", import.dims,
+      "Bind a symbolic dimension: NAME=VALUE (repeatable)");
+  importCommand->add_option("-o,--output", import.output,
+                            "Write the IR here and print a summary");
+  importCommand->add_flag("--raw", import.raw,
+                          "Skip canonicalization and fusion: the importer's "
+                          "output as it is");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -26,5 +40,7 @@ int main(int argc, char **argv) {
   }
   if (checkCommand->parsed())
     return parplan::cli::runCheck(check);
+  if (importCommand->parsed())
+    return parplan::cli::runImport(import);
   return 1;
 }
