@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -111,6 +112,7 @@ private:
   collectUnsupported(const onnx::GraphProto &graph,
                      std::map<std::string, std::vector<std::string>> &found,
                      const std::string &prefix);
+  void countUses(const onnx::GraphProto &graph);
   void registerInitializers(const onnx::GraphProto &graph);
   void importGraphBody(const onnx::GraphProto &graph,
                        const std::string &prefix);
@@ -151,6 +153,7 @@ private:
                          const std::string &fallback);
   std::optional<std::vector<int64_t>> intsAttr(const onnx::NodeProto &node,
                                                const std::string &name);
+  std::string autoPadAttr(const onnx::NodeProto &node);
   std::vector<int64_t> constantInts(const onnx::NodeProto &node, int index,
                                     const std::string &role);
   std::optional<std::vector<int64_t>>
@@ -220,6 +223,8 @@ private:
   llvm::StringMap<Value> values;
   /// Initializers not yet turned into values, by name.
   llvm::StringMap<const onnx::TensorProto *> initializers;
+  /// Every initializer, by name, turned into a value or not.
+  llvm::StringMap<const onnx::TensorProto *> initializerTensors;
   /// How many nodes (or graph outputs) read each value name.
   llvm::StringMap<int> uses;
   /// Labels of nodes, by node address (names are optional in ONNX).
@@ -313,11 +318,7 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   body = function.addEntryBlock();
   builder.setInsertionPointToEnd(body);
 
-  for (const onnx::NodeProto &node : graph.node())
-    for (const std::string &name : node.input())
-      ++uses[name];
-  for (const onnx::ValueInfoProto &output : graph.output())
-    ++uses[output.name()];
+  countUses(graph);
 
   registerInitializers(graph);
   // Graph inputs that have an initializer are parameters with defaults;
@@ -327,8 +328,10 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     if (values.count(name))
       fail("graph input " + quote(name) + " is declared twice");
     if (initializers.count(name)) {
-      Value param = materializeInitializer(name);
-      param.getDefiningOp()->setAttr("source", builder.getStringAttr("input"));
+      // An integer one is data, a constant like any integer initializer.
+      if (auto param =
+              materializeInitializer(name).getDefiningOp<nn::ParamOp>())
+        param.setSource("input");
       continue;
     }
     if (!graphInput.has_type() || !graphInput.type().has_tensor_type())
@@ -361,19 +364,37 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
         output.type().tensor_type().has_shape()) {
       const auto &dims = output.type().tensor_type().shape().dim();
       bool matches = dims.size() == computed.getRank();
-      for (int i = 0; matches && i < dims.size(); ++i) {
+      std::string declaredText = "[";
+      for (int i = 0; i < dims.size(); ++i) {
         std::optional<int64_t> declared;
         if (dims[i].has_dim_value())
           declared = dims[i].dim_value();
         else if (dims[i].has_dim_param() &&
                  options.dims.count(dims[i].dim_param()))
           declared = options.dims.at(dims[i].dim_param());
-        matches = !declared || *declared == computed.getDimSize(i);
+        matches = matches && (!declared || *declared == computed.getDimSize(i));
+        declaredText += (i ? ", " : "") +
+                        (dims[i].has_dim_value()   ? std::to_string(*declared)
+                         : dims[i].has_dim_param() ? dims[i].dim_param()
+                                                   : std::string("?"));
       }
       if (!matches)
         fail("graph output " + quote(output.name()) + " computes shape " +
              shapeString(computed.getShape()) +
-             ", which its declared shape contradicts");
+             ", which contradicts its declared shape " + declaredText + "]");
+    }
+    if (output.has_type() && output.type().has_tensor_type() &&
+        output.type().tensor_type().elem_type() != 0) {
+      std::string what = "graph output " + quote(output.name());
+      Type declared =
+          elementType(output.type().tensor_type().elem_type(), what);
+      if (declared != computed.getElementType()) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << what << " computes element type " << computed.getElementType()
+           << ", which contradicts its declared " << declared;
+        fail(text);
+      }
     }
     resultTypes.push_back(computed);
   }
@@ -443,6 +464,19 @@ void Importer::checkSupported(const onnx::GraphProto &graph) {
   fail(message);
 }
 
+void Importer::countUses(const onnx::GraphProto &graph) {
+  // Subgraphs (If branches) read values of the graphs around them too.
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &name : node.input())
+      ++uses[name];
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.has_g())
+        countUses(attr.g());
+  }
+  for (const onnx::ValueInfoProto &output : graph.output())
+    ++uses[output.name()];
+}
+
 void Importer::registerInitializers(const onnx::GraphProto &graph) {
   for (const onnx::TensorProto &tensor : graph.initializer()) {
     if (tensor.name().empty())
@@ -450,6 +484,7 @@ void Importer::registerInitializers(const onnx::GraphProto &graph) {
     if (!initializers.insert({tensor.name(), &tensor}).second &&
         !values.count(tensor.name()))
       fail("initializer " + quote(tensor.name()) + " is declared twice");
+    initializerTensors[tensor.name()] = &tensor;
   }
 }
 
@@ -467,6 +502,10 @@ Importer::sortNodes(const onnx::GraphProto &graph, const std::string &prefix) {
     for (const std::string &output : node.output()) {
       if (output.empty())
         continue;
+      if (values.count(output) || initializers.count(output))
+        fail("value " + quote(output) + " is produced by node " +
+             quote(labels[&node]) +
+             " and is also a graph input or initializer");
       auto [it, inserted] = producer.insert({output, i});
       if (!inserted)
         fail("value " + quote(output) + " is produced twice, by nodes " +
@@ -477,18 +516,30 @@ Importer::sortNodes(const onnx::GraphProto &graph, const std::string &prefix) {
   std::vector<int> pending(count, 0);
   std::vector<std::vector<int>> consumers(count);
   for (int i = 0; i < count; ++i) {
-    // Subgraphs may read values of this graph too.
+    // Subgraphs, at any depth, may read values of this graph too, in their
+    // nodes or directly as their outputs.
     std::vector<std::string> reads(graph.node(i).input().begin(),
                                    graph.node(i).input().end());
-    for (const onnx::AttributeProto &attr : graph.node(i).attribute())
-      if (attr.has_g())
-        for (const onnx::NodeProto &inner : attr.g().node())
-          reads.insert(reads.end(), inner.input().begin(), inner.input().end());
+    std::function<void(const onnx::NodeProto &)> addSubgraphReads =
+        [&](const onnx::NodeProto &node) {
+          for (const onnx::AttributeProto &attr : node.attribute()) {
+            if (!attr.has_g())
+              continue;
+            for (const onnx::NodeProto &inner : attr.g().node()) {
+              reads.insert(reads.end(), inner.input().begin(),
+                           inner.input().end());
+              addSubgraphReads(inner);
+            }
+            for (const onnx::ValueInfoProto &output : attr.g().output())
+              reads.push_back(output.name());
+          }
+        };
+    addSubgraphReads(graph.node(i));
+    // A node that reads its own output is a cycle of one.
     llvm::StringSet<> seen;
     for (const std::string &name : reads) {
       auto it = producer.find(name);
-      if (name.empty() || it == producer.end() || it->second == i ||
-          !seen.insert(name).second)
+      if (name.empty() || it == producer.end() || !seen.insert(name).second)
         continue;
       ++pending[i];
       consumers[it->second].push_back(i);
@@ -837,6 +888,16 @@ std::string Importer::stringAttr(const onnx::NodeProto &node,
   return attr ? attr->s() : fallback;
 }
 
+std::string Importer::autoPadAttr(const onnx::NodeProto &node) {
+  std::string autoPad = stringAttr(node, "auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER" && autoPad != "VALID")
+    failAt(node, "auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, "
+                 "got " +
+                     quote(autoPad));
+  return autoPad;
+}
+
 std::optional<std::vector<int64_t>>
 Importer::intsAttr(const onnx::NodeProto &node, const std::string &name) {
   const onnx::AttributeProto *attr = attribute(node, name);
@@ -878,12 +939,29 @@ std::vector<int64_t> Importer::constantInts(const onnx::NodeProto &node,
 std::optional<float>
 Importer::optionalConstantScalar(const onnx::NodeProto &node, int index,
                                  const std::string &role) {
-  Value value = optionalInput(node, index);
-  if (!value)
+  if (index >= node.input_size() || node.input(index).empty())
     return std::nullopt;
-  auto constant = value.getDefiningOp<nn::ConstantOp>();
-  auto dense =
-      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  const std::string &name = node.input(index);
+  // A float initializer is a parameter (or becomes one when read); a bound
+  // given as one is read from the initializer's data instead, unless it is
+  // a graph input with a default, which may be fed another value.
+  const onnx::TensorProto *tensor = nullptr;
+  if (!values.count(name))
+    tensor = initializers.lookup(name);
+  else if (auto param = values.lookup(name).getDefiningOp<nn::ParamOp>();
+           param && param.getSource() == "initializer")
+    tensor = initializerTensors.lookup(name);
+  DenseElementsAttr dense;
+  if (tensor) {
+    std::string what = "initializer " + quote(name);
+    if (std::optional<DenseElementsAttr> data =
+            tensorData(*tensor, tensorType(*tensor, what), what))
+      dense = *data;
+  } else {
+    auto constant = lookup(name, node).getDefiningOp<nn::ConstantOp>();
+    dense =
+        constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  }
   if (!dense || dense.getNumElements() != 1)
     failAt(node, "input " + std::to_string(index) + " (" + role +
                      ") must be a constant scalar");
@@ -921,6 +999,20 @@ Value Importer::buildTyped(const onnx::NodeProto &node, Type type,
 
 SmallVector<Value> Importer::finish(const onnx::NodeProto &node,
                                     Operation *op) {
+  // Shapes that broadcast or expand may overflow, or come from negative
+  // sizes; no such type may reach the IR.
+  for (Type type : op->getResultTypes()) {
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(type).getShape();
+    int64_t elements = 1;
+    for (int64_t dim : shape) {
+      if (dim >= 0 && !__builtin_mul_overflow(elements, dim, &elements))
+        continue;
+      op->erase();
+      failAt(node, "result of shape " + shapeString(shape) +
+                       (dim < 0 ? " has a negative size"
+                                : " has more elements than int64 can count"));
+    }
+  }
   if (failed(verify(op, /*verifyRecursively=*/false))) {
     op->erase();
     failWithDiagnostic(node);
@@ -1161,9 +1253,9 @@ void Importer::convertConv(const onnx::NodeProto &node) {
   std::vector<int64_t> pads =
       intsAttr(node, "pads").value_or(std::vector<int64_t>(2 * spatial, 0));
   if (strides.size() == spatial && dilations.size() == spatial)
-    if (auto resolved = resolveAutoPad(stringAttr(node, "auto_pad", "NOTSET"),
-                                       xType.getShape().drop_front(2), kernel,
-                                       strides, dilations))
+    if (auto resolved =
+            resolveAutoPad(autoPadAttr(node), xType.getShape().drop_front(2),
+                           kernel, strides, dilations))
       pads = *resolved;
   define(node, 0,
          build<nn::ConvOp>(
@@ -1192,9 +1284,9 @@ void Importer::convertPool(const onnx::NodeProto &node) {
       intsAttr(node, "pads").value_or(std::vector<int64_t>(2 * spatial, 0));
   if (kernel->size() == spatial && strides.size() == spatial &&
       dilations.size() == spatial)
-    if (auto resolved = resolveAutoPad(stringAttr(node, "auto_pad", "NOTSET"),
-                                       type.getShape().drop_front(2), *kernel,
-                                       strides, dilations))
+    if (auto resolved =
+            resolveAutoPad(autoPadAttr(node), type.getShape().drop_front(2),
+                           *kernel, strides, dilations))
       pads = *resolved;
   BoolAttr ceil = builder.getBoolAttr(intAttr(node, "ceil_mode", 0) != 0);
   BoolAttr includePad =
@@ -1271,12 +1363,11 @@ void Importer::convertReshape(const onnx::NodeProto &node) {
       failAt(node, "shape " + listString(target) + " overflows int64");
   }
   int64_t elements = type.getNumElements();
-  if (inferredAt >= 0) {
-    if (known == 0 || elements % known != 0)
-      failAt(node, "cannot reshape " + std::to_string(elements) +
-                       " elements into " + listString(target));
+  if (inferredAt >= 0 ? known == 0 || elements % known != 0 : known != elements)
+    failAt(node, "cannot reshape " + std::to_string(elements) +
+                     " elements into " + listString(target));
+  if (inferredAt >= 0)
     target[inferredAt] = elements / known;
-  }
   define(node, 0, reshape(node, x, target));
 }
 
@@ -1446,14 +1537,15 @@ void Importer::convertSlice(const onnx::NodeProto &node) {
                        : index;
     };
     int64_t start = resolve(starts[i]), end = resolve(ends[i]), size;
+    // Sizes are ceil(distance / |step|), written so that no step overflows.
     if (step > 0) {
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
-      size = end > start ? (end - start + step - 1) / step : 0;
+      size = end > start ? 1 + (end - start - 1) / step : 0;
     } else {
       start = std::clamp<int64_t>(start, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
-      size = start > end ? (start - end - step - 1) / -step : 0;
+      size = start > end ? 1 - (start - end - 1) / step : 0;
     }
     outStarts[*d] = size > 0 ? start : 0;
     sizes[*d] = size;
@@ -1502,7 +1594,7 @@ void Importer::convertCast(const onnx::NodeProto &node) {
     failAt(node, "needs the 'to' attribute");
   Type target =
       elementType(static_cast<int32_t>(intAttr(node, "to", 0)),
-                  "node " + quote(nodeLabel(node)) + " (Cast) target");
+                  "node " + quote(nodeLabel(node)) + " (Cast): target");
   define(node, 0, castTo(node, x, target));
 }
 
@@ -1522,6 +1614,8 @@ void Importer::convertWhere(const onnx::NodeProto &node) {
 void Importer::convertExpand(const onnx::NodeProto &node) {
   Value x = input(node, 0);
   std::vector<int64_t> target = constantInts(node, 1, "shape");
+  if (llvm::any_of(target, [](int64_t dim) { return dim < 0; }))
+    failAt(node, "shape " + listString(target) + " has a negative size");
   SmallVector<int64_t> shape;
   if (!OpTrait::util::getBroadcastedShape(typeOf(x).getShape(), target, shape))
     failAt(node, "cannot broadcast " + shapeString(typeOf(x).getShape()) +
@@ -1533,10 +1627,11 @@ void Importer::convertConstant(const onnx::NodeProto &node) {
   const std::string &name = node.output(0);
   DenseElementsAttr value;
   if (const onnx::AttributeProto *attr = attribute(node, "value")) {
-    RankedTensorType type =
-        tensorType(attr->t(), "node " + quote(nodeLabel(node)) + " value");
-    std::optional<DenseElementsAttr> data = tensorData(
-        attr->t(), type, "node " + quote(nodeLabel(node)) + " value");
+    RankedTensorType type = tensorType(
+        attr->t(), "node " + quote(nodeLabel(node)) + " (Constant): value");
+    std::optional<DenseElementsAttr> data =
+        tensorData(attr->t(), type,
+                   "node " + quote(nodeLabel(node)) + " (Constant): value");
     if (!data)
       failAt(node, "keeps its value in external data");
     if (isa<FloatType>(type.getElementType()) &&
@@ -1586,10 +1681,12 @@ void Importer::convertConstantOfShape(const onnx::NodeProto &node) {
   for (int64_t dim : shape)
     if (dim < 0)
       failAt(node, "shape " + listString(shape) + " has a negative size");
-  checkedProduct(shape, "node " + quote(nodeLabel(node)) + " output");
+  checkedProduct(shape, "node " + quote(nodeLabel(node)) +
+                            " (ConstantOfShape): output");
   DenseElementsAttr fill;
   if (const onnx::AttributeProto *attr = attribute(node, "value")) {
-    std::string what = "node " + quote(nodeLabel(node)) + " value";
+    std::string what =
+        "node " + quote(nodeLabel(node)) + " (ConstantOfShape): value";
     RankedTensorType type = tensorType(attr->t(), what);
     std::optional<DenseElementsAttr> data = tensorData(attr->t(), type, what);
     if (!data || type.getNumElements() != 1)
@@ -1630,6 +1727,8 @@ void Importer::convertIf(const onnx::NodeProto &node) {
     failAt(node, "condition " + quote(node.input(0)) +
                      " is not a constant; parplan plans graphs without "
                      "data-dependent control flow");
+  if (!isa<IntegerType>(dense.getElementType()))
+    failAt(node, "condition " + quote(node.input(0)) + " must be a bool");
   bool taken = dense.getElementType().isInteger(1)
                    ? *dense.getValues<bool>().begin()
                    : !(*dense.getValues<APInt>().begin()).isZero();
@@ -1640,15 +1739,12 @@ void Importer::convertIf(const onnx::NodeProto &node) {
            std::string("has no ") + (taken ? "then" : "else") + "_branch");
   const onnx::GraphProto &graph = branch->g();
   registerInitializers(graph);
-  for (const onnx::NodeProto &inner : graph.node())
-    for (const std::string &name : inner.input())
-      ++uses[name];
-  for (const onnx::ValueInfoProto &output : graph.output())
-    ++uses[output.name()];
   importGraphBody(graph, nodeLabel(node) + "/");
   if (graph.output_size() != node.output_size())
-    failAt(node, "branch has " + std::to_string(graph.output_size()) +
-                     " outputs for " + std::to_string(node.output_size()));
+    failAt(node, std::string(taken ? "then" : "else") + "_branch has " +
+                     std::to_string(graph.output_size()) +
+                     (graph.output_size() == 1 ? " output" : " outputs") +
+                     " but the node has " + std::to_string(node.output_size()));
   for (int i = 0; i < node.output_size(); ++i)
     define(node, i, lookup(graph.output(i).name(), node));
 }
@@ -1671,7 +1767,15 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
     onnx::ModelProto model;
     if (looksLikeText(bytes)) {
       std::string text = bytes.str();
-      onnx::Status status = onnx::OnnxParser::Parse(model, text.c_str());
+      onnx::Status status;
+      try {
+        status = onnx::OnnxParser::Parse(model, text.c_str());
+      } catch (const std::logic_error &failure) {
+        // std::stol and friends, on numbers that do not fit or do not parse.
+        fail(std::string("not a valid ONNX text model: a number is out of "
+                         "range or malformed (") +
+             failure.what() + ")");
+      }
       if (!status.IsOK()) {
         std::string message = status.ErrorMessage();
         std::replace(message.begin(), message.end(), '\n', ' ');
@@ -1682,7 +1786,9 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
           reinterpret_cast<const uint8_t *>(bytes.data()),
           static_cast<int>(bytes.size()));
       stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
-      if (bytes.empty() || !model.ParseFromCodedStream(&stream) ||
+      if (bytes.empty())
+        fail("the file is empty, not an ONNX model");
+      if (!model.ParseFromCodedStream(&stream) ||
           !stream.ConsumedEntireMessage())
         fail("not a valid ONNX model (the protobuf does not parse; is the file "
              "truncated?)");

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# ONNX import speed and memory: the median of several runs per model.
+#
+#   bench/import.sh            print the table
+#   bench/import.sh --record   also append it to bench/results/import.md
+#
+# Targets (ONNX import issue): a ~100 MB model imports in under 1 s with peak
+# memory under 2x the file size; the GPT-3 175B shape-only zoo model (96
+# layers) imports in under 2 s. Environment: RUNS (default 5),
+# PARPLAN_BUILD_DIR (default build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${PARPLAN_BUILD_DIR:-build}/bin
+runs=${RUNS:-5}
+work=${TMPDIR:-/tmp}/parplan-bench-import
+mkdir -p "$work"
+
+for tool in parplan-zoo parplan-translate; do
+  [[ -x $bin/$tool ]] || { echo "bench: $bin/$tool is missing; run scripts/setup.sh" >&2; exit 1; }
+done
+[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+
+models=(
+  "gpt-2l-1024h|gpt --layers 2 --hidden 1024 --heads 16 --seq 256 --vocab 4096"
+  "gpt3-175b-shape-only|gpt --preset gpt3-175b --shape-only"
+  "resnet50|resnet50 --batch 8"
+)
+
+table="| model | file MB | median s | min s | max s | peak RSS MB | RSS / file |
+|---|---|---|---|---|---|---|"
+for entry in "${models[@]}"; do
+  name=${entry%%|*}
+  args=${entry#*|}
+  file=$work/$name.onnx
+  [[ -f $file ]] || "$bin/parplan-zoo" $args -o "$file" >/dev/null
+  times=()
+  peaks=()
+  for ((i = 0; i < runs; i++)); do
+    out=$( { /usr/bin/time -f "%e %M" "$bin/parplan-translate" --import-onnx "$file" -o /dev/null; } 2>&1 | tail -1)
+    times+=("${out% *}")
+    peaks+=("${out#* }")
+  done
+  sorted=$(printf '%s\n' "${times[@]}" | sort -g)
+  median=$(echo "$sorted" | awk -v n="$runs" 'NR == int((n + 1) / 2)')
+  low=$(echo "$sorted" | head -1)
+  high=$(echo "$sorted" | tail -1)
+  peak=$(printf '%s\n' "${peaks[@]}" | sort -g | tail -1)
+  bytes=$(stat -c %s "$file")
+  row=$(awk -v n="$name" -v b="$bytes" -v m="$median" -v lo="$low" -v hi="$high" -v p="$peak" \
+    'BEGIN { printf "| %s | %.1f | %.2f | %.2f | %.2f | %.0f | %.2f |", n, b / 1e6, m, lo, hi, p / 1024, (p * 1024) / b }')
+  table+=$'\n'"$row"
+done
+
+echo "$table"
+if [[ ${1:-} == --record ]]; then
+  mkdir -p bench/results
+  {
+    echo
+    echo "## $(date -u +%Y-%m-%d) $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo
+    echo "$(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), median of $runs runs"
+    echo
+    echo "$table"
+  } >> bench/results/import.md
+  echo "recorded in bench/results/import.md"
+fi

@@ -1,0 +1,208 @@
+//===- OnnxWireFormat.cpp - ONNX models without their weights -------------===//
+//
+// Protobuf wire format: each field is a varint tag (field number << 3 | wire
+// type) followed by a varint (type 0), 8 bytes (1), a varint length and that
+// many bytes (2) or 4 bytes (5). Groups (3, 4) are not used by ONNX and are
+// rejected. Messages are rewritten bottom-up so that enclosing lengths match.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Import/OnnxWireFormat.h"
+
+#include <vector>
+
+using parplan::ByteRange;
+using parplan::StrippedModel;
+
+namespace {
+
+// Field numbers of onnx.proto (ONNX 1.12, unchanged since).
+constexpr uint32_t kModelGraph = 7;
+constexpr uint32_t kGraphInitializer = 5;
+constexpr uint32_t kTensorDataType = 2;
+constexpr uint32_t kTensorName = 8;
+constexpr uint32_t kTensorRawData = 9;
+// TensorProto.DataType values of the floating-point types.
+constexpr uint64_t kFloat = 1, kFloat16 = 10, kDouble = 11, kBFloat16 = 16;
+
+struct Field {
+  uint32_t number;
+  uint32_t wireType;
+  std::string_view bytes;   // The whole field, tag included.
+  std::string_view payload; // Length-delimited payload (type 2).
+  uint64_t varint;          // Value (type 0).
+};
+
+class Reader {
+public:
+  Reader(std::string_view bytes) : data(bytes) {}
+
+  bool done() const { return position == data.size(); }
+
+  std::optional<uint64_t> varint() {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (position >= data.size())
+        return std::nullopt;
+      uint8_t byte = static_cast<uint8_t>(data[position++]);
+      value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80))
+        return value;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Field> field() {
+    size_t start = position;
+    std::optional<uint64_t> tag = varint();
+    if (!tag || (*tag >> 3) == 0 || (*tag >> 3) > UINT32_MAX)
+      return std::nullopt;
+    Field field{static_cast<uint32_t>(*tag >> 3),
+                static_cast<uint32_t>(*tag & 7),
+                {},
+                {},
+                0};
+    switch (field.wireType) {
+    case 0: {
+      std::optional<uint64_t> value = varint();
+      if (!value)
+        return std::nullopt;
+      field.varint = *value;
+      break;
+    }
+    case 1:
+    case 5: {
+      size_t size = field.wireType == 1 ? 8 : 4;
+      if (data.size() - position < size)
+        return std::nullopt;
+      position += size;
+      break;
+    }
+    case 2: {
+      std::optional<uint64_t> length = varint();
+      if (!length || *length > data.size() - position)
+        return std::nullopt;
+      field.payload = data.substr(position, *length);
+      position += *length;
+      break;
+    }
+    default:
+      return std::nullopt;
+    }
+    field.bytes = data.substr(start, position - start);
+    return field;
+  }
+
+private:
+  std::string_view data;
+  size_t position = 0;
+};
+
+void appendVarint(std::string &out, uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+}
+
+void appendLengthDelimited(std::string &out, uint32_t number,
+                           std::string_view payload) {
+  appendVarint(out, (static_cast<uint64_t>(number) << 3) | 2);
+  appendVarint(out, payload.size());
+  out.append(payload);
+}
+
+class Stripper {
+public:
+  Stripper(std::string_view whole, uint64_t threshold)
+      : whole(whole), threshold(threshold) {}
+
+  std::optional<std::string> model(std::string_view bytes) {
+    return rewrite(bytes, kModelGraph, [this](std::string_view graph) {
+      return this->graph(graph);
+    });
+  }
+
+  std::map<std::string, ByteRange> rawData;
+
+private:
+  template <typename Rewrite>
+  std::optional<std::string> rewrite(std::string_view bytes, uint32_t target,
+                                     Rewrite rewriteTarget) {
+    std::string out;
+    out.reserve(bytes.size() < (1u << 20) ? bytes.size() : (1u << 20));
+    Reader reader(bytes);
+    while (!reader.done()) {
+      std::optional<Field> field = reader.field();
+      if (!field)
+        return std::nullopt;
+      if (field->number == target && field->wireType == 2) {
+        std::optional<std::string> inner = rewriteTarget(field->payload);
+        if (!inner)
+          return std::nullopt;
+        appendLengthDelimited(out, field->number, *inner);
+      } else {
+        out.append(field->bytes);
+      }
+    }
+    return out;
+  }
+
+  std::optional<std::string> graph(std::string_view bytes) {
+    return rewrite(bytes, kGraphInitializer, [this](std::string_view tensor) {
+      return this->tensor(tensor);
+    });
+  }
+
+  std::optional<std::string> tensor(std::string_view bytes) {
+    // Field order is not guaranteed: find type, name and payload first.
+    std::vector<Field> fields;
+    uint64_t dataType = 0;
+    std::string name;
+    const Field *raw = nullptr;
+    Reader reader(bytes);
+    while (!reader.done()) {
+      std::optional<Field> field = reader.field();
+      if (!field)
+        return std::nullopt;
+      fields.push_back(*field);
+    }
+    for (const Field &field : fields) {
+      if (field.number == kTensorDataType && field.wireType == 0)
+        dataType = field.varint;
+      else if (field.number == kTensorName && field.wireType == 2)
+        name = std::string(field.payload);
+      else if (field.number == kTensorRawData && field.wireType == 2)
+        raw = &field;
+    }
+    bool isFloat = dataType == kFloat || dataType == kFloat16 ||
+                   dataType == kDouble || dataType == kBFloat16;
+    bool strip = raw && isFloat && raw->payload.size() > threshold;
+    if (raw && !name.empty())
+      rawData[name] =
+          ByteRange{static_cast<uint64_t>(raw->payload.data() - whole.data()),
+                    raw->payload.size()};
+    if (!strip)
+      return std::string(bytes);
+    std::string out;
+    for (const Field &field : fields)
+      if (&field != raw)
+        out.append(field.bytes);
+    return out;
+  }
+
+  std::string_view whole;
+  uint64_t threshold;
+};
+
+} // namespace
+
+std::optional<StrippedModel> parplan::stripWeightData(std::string_view bytes,
+                                                      uint64_t threshold) {
+  Stripper stripper(bytes, threshold);
+  std::optional<std::string> stripped = stripper.model(bytes);
+  if (!stripped)
+    return std::nullopt;
+  return StrippedModel{std::move(*stripped), std::move(stripper.rawData)};
+}

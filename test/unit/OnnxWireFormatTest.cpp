@@ -1,0 +1,117 @@
+//===- OnnxWireFormatTest.cpp - ONNX models without their weights ---------===//
+
+#include "parplan/Import/OnnxWireFormat.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+using namespace parplan;
+
+namespace {
+
+onnx::TensorProto *addInitializer(onnx::GraphProto &graph,
+                                  const std::string &name, int32_t type,
+                                  int64_t count, char fill) {
+  onnx::TensorProto *tensor = graph.add_initializer();
+  tensor->add_dims(count);
+  tensor->set_data_type(type);
+  tensor->set_name(name);
+  int64_t width = type == onnx::TensorProto::INT64 ? 8 : 4;
+  tensor->set_raw_data(std::string(count * width, fill));
+  return tensor;
+}
+
+onnx::ModelProto sampleModel() {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("test");
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto &graph = *model.mutable_graph();
+  graph.set_name("g");
+  onnx::NodeProto *node = graph.add_node();
+  node->set_op_type("MatMul");
+  node->add_input("x");
+  node->add_input("big");
+  node->add_output("y");
+  addInitializer(graph, "big", onnx::TensorProto::FLOAT, 100000, 'a');
+  addInitializer(graph, "small", onnx::TensorProto::FLOAT, 4, 'b');
+  addInitializer(graph, "ids", onnx::TensorProto::INT64, 100000, 'c');
+  // Fields out of the usual order: raw_data before data_type and name.
+  onnx::TensorProto reordered;
+  reordered.set_raw_data(std::string(8000, 'd'));
+  std::string reorderedBytes = reordered.SerializeAsString();
+  onnx::TensorProto header;
+  header.add_dims(2000);
+  header.set_data_type(onnx::TensorProto::FLOAT);
+  header.set_name("late_name");
+  reorderedBytes += header.SerializeAsString();
+  graph.add_initializer()->ParseFromString(reorderedBytes);
+  return model;
+}
+
+} // namespace
+
+TEST_CASE("stripping leaves out large float payloads and nothing else") {
+  onnx::ModelProto model = sampleModel();
+  std::string bytes = model.SerializeAsString();
+  std::optional<StrippedModel> stripped = stripWeightData(bytes, 1024);
+  REQUIRE(stripped);
+  // Exactly the two float payloads (400000 and 8000 bytes) are gone, with
+  // their tags and length prefixes (a few bytes each).
+  uint64_t saved = bytes.size() - stripped->bytes.size();
+  CHECK(saved >= 408000);
+  CHECK(saved < 408000 + 16);
+
+  onnx::ModelProto parsed;
+  REQUIRE(parsed.ParseFromString(stripped->bytes));
+  const auto &initializers = parsed.graph().initializer();
+  REQUIRE(initializers.size() == 4);
+  CHECK_FALSE(initializers[0].has_raw_data());               // big float
+  CHECK(initializers[1].raw_data() == std::string(16, 'b')); // small float
+  CHECK(initializers[2].raw_data().size() == 800000);        // integer data
+  CHECK_FALSE(initializers[3].has_raw_data());               // reordered
+  CHECK(initializers[3].name() == "late_name");
+
+  // Apart from the left-out payloads, the model is unchanged.
+  onnx::ModelProto expected = model;
+  expected.mutable_graph()->mutable_initializer(0)->clear_raw_data();
+  expected.mutable_graph()->mutable_initializer(3)->clear_raw_data();
+  parsed.mutable_graph()->mutable_initializer(3)->clear_raw_data();
+  CHECK(parsed.SerializeAsString().size() ==
+        expected.SerializeAsString().size());
+  CHECK(parsed.graph().node(0).DebugString() ==
+        model.graph().node(0).DebugString());
+  CHECK(parsed.opset_import(0).version() == 17);
+}
+
+TEST_CASE("recorded ranges point at each initializer's bytes in the file") {
+  onnx::ModelProto model = sampleModel();
+  std::string bytes = model.SerializeAsString();
+  std::optional<StrippedModel> stripped = stripWeightData(bytes, 1024);
+  REQUIRE(stripped);
+  REQUIRE(stripped->rawData.size() == 4);
+  for (const onnx::TensorProto &tensor : model.graph().initializer()) {
+    INFO(tensor.name());
+    REQUIRE(stripped->rawData.count(tensor.name()));
+    ByteRange range = stripped->rawData.at(tensor.name());
+    REQUIRE(range.length == tensor.raw_data().size());
+    REQUIRE(range.offset + range.length <= bytes.size());
+    CHECK(std::memcmp(bytes.data() + range.offset, tensor.raw_data().data(),
+                      range.length) == 0);
+  }
+}
+
+TEST_CASE("malformed bytes are reported, not guessed at") {
+  std::string bytes = sampleModel().SerializeAsString();
+  CHECK_FALSE(stripWeightData(bytes.substr(0, bytes.size() / 2), 1024));
+  CHECK_FALSE(stripWeightData(
+      std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 11), 1024));
+  // A group wire type (3) is not ONNX.
+  CHECK_FALSE(stripWeightData(std::string("\x0b", 1), 1024));
+  std::optional<StrippedModel> empty = stripWeightData("", 1024);
+  REQUIRE(empty);
+  CHECK(empty->bytes.empty());
+}
