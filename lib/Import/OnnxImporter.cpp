@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Import/OnnxImporter.h"
+#include "parplan/Import/OnnxWireFormat.h"
 
 #include "parplan/Dialect/NN/NNOps.h"
 
@@ -86,6 +87,13 @@ int64_t checkedProduct(ArrayRef<int64_t> dims, const std::string &what) {
   return product;
 }
 
+std::string typeName(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     return std::nullopt;
@@ -94,10 +102,13 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
 
 class Importer {
 public:
+  /// `rawData` locates, in the model file, the raw bytes of top-level
+  /// initializers (see stripWeightData); empty for text models.
   Importer(MLIRContext &context, StringRef path,
-           const parplan::OnnxImportOptions &options)
-      : context(context), builder(&context), path(path.str()),
-        options(options) {}
+           const parplan::OnnxImportOptions &options,
+           const std::map<std::string, parplan::ByteRange> &rawData)
+      : context(context), builder(&context), path(path.str()), options(options),
+        rawData(rawData) {}
 
   OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
 
@@ -135,6 +146,8 @@ private:
   void define(const onnx::NodeProto &node, int index, Value value);
   void requireUnused(const onnx::NodeProto &node, int fromIndex);
   Value materializeInitializer(const std::string &name);
+  std::string checkWeightData(const onnx::TensorProto &tensor,
+                              RankedTensorType type, const std::string &what);
   Value prologue(function_ref<Value(OpBuilder &)> create);
 
   // Node helpers.
@@ -217,6 +230,7 @@ private:
   OpBuilder builder;
   std::string path;
   const parplan::OnnxImportOptions &options;
+  const std::map<std::string, parplan::ByteRange> &rawData;
   int64_t opset = 0;
   std::string lastDiagnostic;
 
@@ -227,6 +241,9 @@ private:
   llvm::StringMap<const onnx::TensorProto *> initializerTensors;
   /// How many nodes (or graph outputs) read each value name.
   llvm::StringMap<int> uses;
+  /// Values that some node reads as weights (Conv, Gemm and MatMul weights
+  /// and biases, normalization statistics, embedding tables).
+  llvm::StringSet<> weightInputs;
   /// Labels of nodes, by node address (names are optional in ONNX).
   llvm::DenseMap<const onnx::NodeProto *, std::string> labels;
   /// Where the next parameter, input or constant of the prologue goes.
@@ -466,9 +483,22 @@ void Importer::checkSupported(const onnx::GraphProto &graph) {
 
 void Importer::countUses(const onnx::GraphProto &graph) {
   // Subgraphs (If branches) read values of the graphs around them too.
+  // Operand positions that hold weights, by op type.
+  static const llvm::StringMap<std::vector<int>> weightOperands = {
+      {"Conv", {1, 2}},
+      {"Gemm", {1, 2}},
+      {"MatMul", {1}},
+      {"BatchNormalization", {1, 2, 3, 4}},
+      {"LayerNormalization", {1, 2}},
+      {"Gather", {0}}};
   for (const onnx::NodeProto &node : graph.node()) {
     for (const std::string &name : node.input())
       ++uses[name];
+    auto weights = weightOperands.find(node.op_type());
+    if (weights != weightOperands.end())
+      for (int index : weights->second)
+        if (index < node.input_size() && !node.input(index).empty())
+          weightInputs.insert(node.input(index));
     for (const onnx::AttributeProto &attr : node.attribute())
       if (attr.has_g())
         countUses(attr.g());
@@ -773,10 +803,10 @@ Value Importer::materializeInitializer(const std::string &name) {
       return param.getResult();
     });
   } else if (isFloat) {
-    (void)tensorData(tensor, type, what); // Validates the byte count.
+    std::string source = checkWeightData(tensor, type, what);
     value = prologue([&](OpBuilder &b) {
       return nn::ParamOp::create(b, NameLoc::get(b.getStringAttr(name)), type,
-                                 name, b.getStringAttr("initializer"))
+                                 name, b.getStringAttr(source))
           .getResult();
     });
   } else {
@@ -792,6 +822,49 @@ Value Importer::materializeInitializer(const std::string &name) {
   values[name] = value;
   initializers.erase(name);
   return value;
+}
+
+/// Checks that a float initializer holds as many bytes or values as its shape
+/// needs, without reading them, and says where they are: the byte range in
+/// the model file when they are raw bytes (usually left out of the parsed
+/// model by stripWeightData), else the initializer's typed values.
+std::string Importer::checkWeightData(const onnx::TensorProto &tensor,
+                                      RankedTensorType type,
+                                      const std::string &what) {
+  int64_t count = type.getNumElements();
+  int64_t width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  auto mismatch = [&](int64_t got, const char *unit) {
+    fail(what + " holds " + std::to_string(got) + " " + unit + " for shape " +
+         shapeString(type.getShape()) + ", which needs " +
+         std::to_string(count * (unit[0] == 'b' ? width : 1)));
+  };
+  auto range = rawData.find(tensor.name());
+  if (tensor.has_raw_data() || range != rawData.end()) {
+    int64_t bytes = tensor.has_raw_data()
+                        ? static_cast<int64_t>(tensor.raw_data().size())
+                        : static_cast<int64_t>(range->second.length);
+    if (bytes != count * width)
+      mismatch(bytes, "bytes");
+    if (range == rawData.end())
+      return "initializer";
+    return "initializer@" + std::to_string(range->second.offset) + "+" +
+           std::to_string(range->second.length);
+  }
+  int64_t values = 0;
+  switch (tensor.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    values = tensor.float_data_size();
+    break;
+  case onnx::TensorProto::DOUBLE:
+    values = tensor.double_data_size();
+    break;
+  default: // float16 and bfloat16 travel in int32_data.
+    values = tensor.int32_data_size();
+    break;
+  }
+  if (values != count)
+    mismatch(values, "values");
+  return "initializer";
 }
 
 Value Importer::lookup(const std::string &name, const onnx::NodeProto &node) {
@@ -1044,14 +1117,15 @@ Value Importer::castTo(const onnx::NodeProto &node, Value value,
 //===----------------------------------------------------------------------===//
 
 void Importer::convertMatMul(const onnx::NodeProto &node) {
-  define(node, 0,
-         build<nn::MatMulOp>(node, 1, input(node, 0), input(node, 1))[0]);
+  Value lhs = input(node, 0), rhs = input(node, 1);
+  define(node, 0, build<nn::MatMulOp>(node, 1, lhs, rhs)[0]);
 }
 
 void Importer::convertGemm(const onnx::NodeProto &node) {
+  Value a = input(node, 0), b = input(node, 1), c = optionalInput(node, 2);
   define(node, 0,
          build<nn::GemmOp>(
-             node, 1, input(node, 0), input(node, 1), optionalInput(node, 2),
+             node, 1, a, b, c,
              builder.getF32FloatAttr(floatAttr(node, "alpha", 1.0f)),
              builder.getF32FloatAttr(floatAttr(node, "beta", 1.0f)),
              builder.getBoolAttr(intAttr(node, "transA", 0) != 0),
@@ -1137,6 +1211,9 @@ void Importer::convertGelu(const onnx::NodeProto &node) {
 
 void Importer::convertClip(const onnx::NodeProto &node) {
   Value x = input(node, 0);
+  if (!isa<FloatType>(typeOf(x).getElementType()))
+    failAt(node, "clips a tensor of " + typeName(typeOf(x).getElementType()) +
+                     "; parplan clips floating-point tensors only");
   std::optional<float> low, high;
   if (opset < 11) {
     if (attribute(node, "min"))
@@ -1188,10 +1265,11 @@ void Importer::convertSoftmax(const onnx::NodeProto &node) {
 
 void Importer::convertLayerNorm(const onnx::NodeProto &node) {
   requireUnused(node, 1);
-  Value x = input(node, 0);
+  Value x = input(node, 0), scale = input(node, 1),
+        bias = optionalInput(node, 2);
   define(node, 0,
          buildTyped<nn::LayerNormOp>(
-             node, x.getType(), x, input(node, 1), optionalInput(node, 2),
+             node, x.getType(), x, scale, bias,
              builder.getI64IntegerAttr(intAttr(node, "axis", -1)),
              builder.getF32FloatAttr(floatAttr(node, "epsilon", 1e-5f))));
 }
@@ -1201,11 +1279,11 @@ void Importer::convertBatchNorm(const onnx::NodeProto &node) {
   if (intAttr(node, "training_mode", 0) != 0)
     failAt(node, "training_mode = 1 is not supported; export the model in "
                  "inference form (parplan builds the training step itself)");
-  Value x = input(node, 0);
+  Value x = input(node, 0), scale = input(node, 1), bias = input(node, 2),
+        mean = input(node, 3), variance = input(node, 4);
   define(node, 0,
          buildTyped<nn::BatchNormOp>(
-             node, x.getType(), x, input(node, 1), input(node, 2),
-             input(node, 3), input(node, 4),
+             node, x.getType(), x, scale, bias, mean, variance,
              builder.getF32FloatAttr(floatAttr(node, "epsilon", 1e-5f))));
 }
 
@@ -1558,9 +1636,10 @@ void Importer::convertSlice(const onnx::NodeProto &node) {
 }
 
 void Importer::convertGather(const onnx::NodeProto &node) {
+  Value data = input(node, 0), indices = input(node, 1);
   define(node, 0,
          build<nn::GatherOp>(
-             node, 1, input(node, 0), input(node, 1),
+             node, 1, data, indices,
              builder.getI64IntegerAttr(intAttr(node, "axis", 0)))[0]);
 }
 
@@ -1606,9 +1685,8 @@ void Importer::convertIdentity(const onnx::NodeProto &node) {
 }
 
 void Importer::convertWhere(const onnx::NodeProto &node) {
-  define(node, 0,
-         build<nn::WhereOp>(node, 1, input(node, 0), input(node, 1),
-                            input(node, 2))[0]);
+  Value condition = input(node, 0), lhs = input(node, 1), rhs = input(node, 2);
+  define(node, 0, build<nn::WhereOp>(node, 1, condition, lhs, rhs)[0]);
 }
 
 void Importer::convertExpand(const onnx::NodeProto &node) {
@@ -1627,16 +1705,17 @@ void Importer::convertConstant(const onnx::NodeProto &node) {
   const std::string &name = node.output(0);
   DenseElementsAttr value;
   if (const onnx::AttributeProto *attr = attribute(node, "value")) {
-    RankedTensorType type = tensorType(
-        attr->t(), "node " + quote(nodeLabel(node)) + " (Constant): value");
-    std::optional<DenseElementsAttr> data =
-        tensorData(attr->t(), type,
-                   "node " + quote(nodeLabel(node)) + " (Constant): value");
-    if (!data)
+    std::string what = "node " + quote(nodeLabel(node)) + " (Constant): value";
+    RankedTensorType type = tensorType(attr->t(), what);
+    if (attr->t().data_location() == onnx::TensorProto::EXTERNAL)
       failAt(node, "keeps its value in external data");
+    // A weight stored as a Constant node (paddle2onnx stores all weights
+    // so) is a parameter like any other: large float tensors, and float
+    // tensors that a node reads as its weights.
     if (isa<FloatType>(type.getElementType()) &&
-        type.getNumElements() > kMaxInlineFloatElements) {
-      // A weight stored as a Constant node: a parameter like any other.
+        (type.getNumElements() > kMaxInlineFloatElements ||
+         weightInputs.contains(name))) {
+      (void)checkWeightData(attr->t(), type, what);
       values[name] = prologue([&](OpBuilder &b) {
         return nn::ParamOp::create(
                    b, loc(node), type, name,
@@ -1645,7 +1724,7 @@ void Importer::convertConstant(const onnx::NodeProto &node) {
       });
       return;
     }
-    value = *data;
+    value = *tensorData(attr->t(), type, what);
   } else if (const onnx::AttributeProto *attr =
                  attribute(node, "value_float")) {
     value = DenseElementsAttr::get(
@@ -1765,6 +1844,7 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
   context.loadDialect<nn::NNDialect, func::FuncDialect>();
   try {
     onnx::ModelProto model;
+    std::optional<StrippedModel> stripped;
     if (looksLikeText(bytes)) {
       std::string text = bytes.str();
       onnx::Status status;
@@ -1782,9 +1862,18 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
         fail("not a valid ONNX text model: " + message);
       }
     } else {
+      // Weights never enter the IR: parse the model without their bytes.
+      // Malformed input fails here and is parsed as it is below, so that
+      // protobuf decides what is wrong.
+      stripped = stripWeightData(std::string_view(bytes.data(), bytes.size()),
+                                 /*threshold=*/4096);
+      StringRef toParse = stripped ? StringRef(stripped->bytes) : bytes;
+      if (toParse.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+        fail("the model's graph is larger than protobuf's 2 GB limit; keep "
+             "weights in external data");
       google::protobuf::io::CodedInputStream stream(
-          reinterpret_cast<const uint8_t *>(bytes.data()),
-          static_cast<int>(bytes.size()));
+          reinterpret_cast<const uint8_t *>(toParse.data()),
+          static_cast<int>(toParse.size()));
       stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
       if (bytes.empty())
         fail("the file is empty, not an ONNX model");
@@ -1793,7 +1882,9 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
         fail("not a valid ONNX model (the protobuf does not parse; is the file "
              "truncated?)");
     }
-    Importer importer(context, path, options);
+    static const std::map<std::string, ByteRange> noRawData;
+    Importer importer(context, path, options,
+                      stripped ? stripped->rawData : noRawData);
     return importer.run(model);
   } catch (const ImportError &failure) {
     error = path.str() + ": " + failure.what();
