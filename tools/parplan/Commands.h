@@ -25,6 +25,22 @@ struct ImportOptions {
   bool raw = false;
 };
 
+struct ClusterShowOptions {
+  /// A preset name or a cluster file (YAML or JSON).
+  std::string cluster;
+  /// A mesh shape such as "4x8"; empty for the cluster's default mesh.
+  std::string mesh;
+  /// "yaml" or "json": print the cluster in the file format instead.
+  std::string format;
+};
+
+/// `parplan clusters`: list the built-in cluster presets.
+int runClusters();
+
+/// `parplan cluster show`: print a cluster (a preset or a file) with its
+/// device types, nodes, links and the levels and links of a mesh's axes.
+int runClusterShow(const ClusterShowOptions &options);
+
 /// `parplan import`: import an ONNX model into the nn dialect and bring it
 /// to canonical form. Returns the process exit code.
 int runImport(const ImportOptions &options);

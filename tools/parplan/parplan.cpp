@@ -32,6 +32,30 @@ int main(int argc, char **argv) {
                           "Skip canonicalization and fusion: the importer's "
                           "output as it is");
 
+  CLI::App *clustersCommand =
+      app.add_subcommand("clusters", "List the built-in cluster presets");
+
+  parplan::cli::ClusterShowOptions clusterShow;
+  CLI::App *clusterCommand = app.add_subcommand(
+      "cluster", "Inspect a cluster description (a preset or a file)");
+  clusterCommand->require_subcommand(1);
+  CLI::App *clusterShowCommand = clusterCommand->add_subcommand(
+      "show", "Print a cluster's device types, nodes and links, and the "
+              "level and slowest link of each axis of a mesh");
+  clusterShowCommand
+      ->add_option("cluster", clusterShow.cluster,
+                   "Preset name (see `parplan clusters`) or cluster file "
+                   "(YAML or JSON)")
+      ->required();
+  clusterShowCommand->add_option(
+      "--mesh", clusterShow.mesh,
+      "Mesh shape over the first devices, e.g. 4x8 (default: nodes x "
+      "devices per node when uniform, else all devices)");
+  clusterShowCommand
+      ->add_option("--format", clusterShow.format,
+                   "Print the cluster as a cluster file instead: yaml or json")
+      ->check(CLI::IsMember({"yaml", "json"}));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -42,5 +66,9 @@ int main(int argc, char **argv) {
     return parplan::cli::runCheck(check);
   if (importCommand->parsed())
     return parplan::cli::runImport(import);
+  if (clustersCommand->parsed())
+    return parplan::cli::runClusters();
+  if (clusterShowCommand->parsed())
+    return parplan::cli::runClusterShow(clusterShow);
   return 1;
 }

@@ -1,4 +1,5 @@
-// Uses parplan's installed dialects and slicing library.
+// Uses parplan's installed dialects, slicing library and cluster presets.
+#include "parplan/Cost/Presets.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Support/Sbp.h"
@@ -31,10 +32,14 @@ int main() {
   parplan::Slice slice = parplan::deviceSlice(
       {8, 6}, {4, 2}, {parplan::Sbp::split(0), parplan::Sbp::broadcast()},
       parplan::meshCoordinate({4, 2}, 5));
+  // The hulk-geo preset's data is embedded in the installed library.
+  std::optional<parplan::cost::Cluster> hulk =
+      parplan::cost::preset("hulk-geo");
   std::printf("consumer: parsed %d mesh of %lld devices, device 5 holds rows "
-              "%lld..%lld\n",
+              "%lld..%lld; hulk-geo has %lld nodes\n",
               meshes, static_cast<long long>(devices),
               static_cast<long long>(slice.offsets[0]),
-              static_cast<long long>(slice.offsets[0] + slice.sizes[0] - 1));
+              static_cast<long long>(slice.offsets[0] + slice.sizes[0] - 1),
+              static_cast<long long>(hulk ? hulk->nodes.size() : 0));
   return 0;
 }

@@ -1,0 +1,124 @@
+//===- Cluster.h - devices, nodes and links of a cluster --------*- C++ -*-===//
+//
+// What the cost model knows about the hardware: device types, nodes, the
+// links between devices at each level (within a node, between nodes, between
+// regions) and per-pair overrides. Loaded from YAML or JSON or built from a
+// preset (docs/cluster.md). No MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_COST_CLUSTER_H
+#define PARPLAN_COST_CLUSTER_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parplan::cost {
+
+/// Element types the hardware computes in, for peak FLOP/s.
+enum class DType { F64, F32, TF32, BF16, F16, I8 };
+
+/// "f64", "f32", "tf32", "bf16", "f16", "i8".
+const char *toString(DType dtype);
+std::optional<DType> parseDType(const std::string &text);
+/// Bytes per element (tf32 is stored as 4 bytes).
+int64_t byteWidth(DType dtype);
+
+/// One kind of accelerator.
+struct DeviceType {
+  std::string name;
+  /// Peak FLOP/s per element type (dense, no sparsity).
+  std::map<DType, double> peakFlops;
+  /// Device memory, bytes.
+  double memoryBytes = 0;
+  /// Device memory bandwidth, bytes/s.
+  double memoryBandwidth = 0;
+};
+
+/// The alpha-beta parameters of a link: time to move N bytes is
+/// latency + N / bandwidth.
+struct Link {
+  /// Bytes per second, in each direction.
+  double bandwidth = 0;
+  /// Seconds.
+  double latency = 0;
+};
+
+/// Which kind of link joins two devices.
+enum class LinkLevel { Local, IntraNode, InterNode, InterRegion };
+const char *toString(LinkLevel level);
+
+/// A machine: devices of one type sharing a node-level interconnect.
+struct Node {
+  std::string name;
+  std::string deviceType;
+  int64_t devices = 0;
+  /// Region (city, datacenter) the node is in; nodes of different regions
+  /// are joined by the inter-region link.
+  std::string region;
+};
+
+/// A measured link between two devices that replaces the level's default.
+struct LinkOverride {
+  int64_t deviceA = 0;
+  int64_t deviceB = 0;
+  Link link;
+};
+
+/// A measured link between two nodes that replaces the level's default for
+/// every pair of devices across them. nodeA == nodeB replaces the intra-node
+/// link of that one node (a node whose devices are joined by NVLink in a
+/// cluster whose other nodes have PCIe only).
+struct NodeLinkOverride {
+  int64_t nodeA = 0;
+  int64_t nodeB = 0;
+  Link link;
+};
+
+/// A cluster. Devices are numbered 0 .. N-1 node by node, in node order.
+struct Cluster {
+  std::string name;
+  /// Where the figures come from (papers, datasheets).
+  std::string source;
+  std::vector<DeviceType> deviceTypes;
+  std::vector<Node> nodes;
+  Link intraNode;
+  Link interNode;
+  Link interRegion;
+  std::vector<LinkOverride> overrides;
+
+  int64_t numDevices() const;
+  /// The node that holds device `device`.
+  int64_t nodeOf(int64_t device) const;
+  const DeviceType &deviceTypeOf(int64_t device) const;
+  LinkLevel level(int64_t a, int64_t b) const;
+  /// The link between two devices: an override if one names the pair,
+  /// else the default of their level. Local (a == b) is free.
+  Link link(int64_t a, int64_t b) const;
+
+  /// One line for listings ("4 DGX A100 nodes, InfiniBand HDR").
+  std::string description;
+  /// Per-node-pair links, looked up after `overrides` (device pairs) and
+  /// before the level defaults.
+  std::vector<NodeLinkOverride> nodeOverrides;
+
+  /// The device type named `name`, or nullptr.
+  const DeviceType *findDeviceType(const std::string &name) const;
+  /// The id of the first device of node `node`.
+  int64_t firstDevice(int64_t node) const;
+};
+
+/// Checks what the accessors above rely on: at least one node, every node
+/// has a positive device count and a defined device type, names of nodes and
+/// device types are unique, figures are positive (the links of levels that
+/// the cluster uses, every device type's memory, bandwidth and peaks), and
+/// overrides name existing, distinct devices or existing nodes. Returns what
+/// is wrong, or std::nullopt.
+std::optional<std::string> checkCluster(const Cluster &cluster);
+
+} // namespace parplan::cost
+
+#endif // PARPLAN_COST_CLUSTER_H

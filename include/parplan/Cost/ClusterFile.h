@@ -1,0 +1,40 @@
+//===- ClusterFile.h - cluster descriptions in YAML or JSON -----*- C++ -*-===//
+//
+// Reads and writes the cluster file format of docs/cluster.md. JSON is read
+// as YAML (JSON is a subset of YAML); a file whose name ends in ".json" is
+// first checked to be strict JSON. Every error is one line,
+// "FILE:LINE:COL: what is wrong".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_COST_CLUSTERFILE_H
+#define PARPLAN_COST_CLUSTERFILE_H
+
+#include "parplan/Cost/Cluster.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace parplan::cost {
+
+/// Parses a cluster description. `path` names the text in errors (and, when
+/// it ends in ".json", asks for strict JSON). On failure returns std::nullopt
+/// and sets `error` to "PATH:LINE:COL: message".
+std::optional<Cluster> parseCluster(llvm::StringRef text, llvm::StringRef path,
+                                    std::string &error);
+
+/// Reads and parses the file at `path`. A file that cannot be read gives
+/// "cannot read 'PATH': reason".
+std::optional<Cluster> loadCluster(const std::string &path, std::string &error);
+
+/// Writes `cluster` in the file format, with units chosen for reading
+/// (GB/s, us, GB, TFLOP/s); parseCluster reads it back to the same figures
+/// (to 15 significant digits). Node links are written by node name.
+std::string writeClusterYaml(const Cluster &cluster);
+std::string writeClusterJson(const Cluster &cluster);
+
+} // namespace parplan::cost
+
+#endif // PARPLAN_COST_CLUSTERFILE_H

@@ -1,0 +1,234 @@
+//===- Cluster.cpp - devices, nodes and links of a cluster ----------------===//
+
+#include "parplan/Cost/Cluster.h"
+
+#include <cassert>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <set>
+
+using namespace parplan::cost;
+
+const char *parplan::cost::toString(DType dtype) {
+  switch (dtype) {
+  case DType::F64:
+    return "f64";
+  case DType::F32:
+    return "f32";
+  case DType::TF32:
+    return "tf32";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::I8:
+    return "i8";
+  }
+  return "f32";
+}
+
+std::optional<DType> parplan::cost::parseDType(const std::string &text) {
+  for (DType dtype : {DType::F64, DType::F32, DType::TF32, DType::BF16,
+                      DType::F16, DType::I8})
+    if (text == toString(dtype))
+      return dtype;
+  return std::nullopt;
+}
+
+int64_t parplan::cost::byteWidth(DType dtype) {
+  switch (dtype) {
+  case DType::F64:
+    return 8;
+  case DType::F32:
+  case DType::TF32:
+    return 4;
+  case DType::BF16:
+  case DType::F16:
+    return 2;
+  case DType::I8:
+    return 1;
+  }
+  return 4;
+}
+
+const char *parplan::cost::toString(LinkLevel level) {
+  switch (level) {
+  case LinkLevel::Local:
+    return "local";
+  case LinkLevel::IntraNode:
+    return "intra-node";
+  case LinkLevel::InterNode:
+    return "inter-node";
+  case LinkLevel::InterRegion:
+    return "inter-region";
+  }
+  return "local";
+}
+
+int64_t Cluster::numDevices() const {
+  int64_t count = 0;
+  for (const Node &node : nodes)
+    count += node.devices;
+  return count;
+}
+
+int64_t Cluster::nodeOf(int64_t device) const {
+  if (device < 0)
+    return -1;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (device < nodes[i].devices)
+      return static_cast<int64_t>(i);
+    device -= nodes[i].devices;
+  }
+  return -1;
+}
+
+int64_t Cluster::firstDevice(int64_t node) const {
+  int64_t first = 0;
+  for (int64_t i = 0; i < node && i < static_cast<int64_t>(nodes.size()); ++i)
+    first += nodes[i].devices;
+  return first;
+}
+
+const DeviceType *Cluster::findDeviceType(const std::string &typeName) const {
+  for (const DeviceType &type : deviceTypes)
+    if (type.name == typeName)
+      return &type;
+  return nullptr;
+}
+
+const DeviceType &Cluster::deviceTypeOf(int64_t device) const {
+  int64_t node = nodeOf(device);
+  const DeviceType *type =
+      node < 0 ? nullptr : findDeviceType(nodes[node].deviceType);
+  if (!type) {
+    // A precondition (checkCluster passes, the device exists) is broken.
+    assert(false && "device out of range or device type not defined");
+    std::abort();
+  }
+  return *type;
+}
+
+LinkLevel Cluster::level(int64_t a, int64_t b) const {
+  if (a == b)
+    return LinkLevel::Local;
+  int64_t nodeA = nodeOf(a), nodeB = nodeOf(b);
+  if (nodeA == nodeB)
+    return LinkLevel::IntraNode;
+  if (nodeA < 0 || nodeB < 0 || nodes[nodeA].region != nodes[nodeB].region)
+    return LinkLevel::InterRegion;
+  return LinkLevel::InterNode;
+}
+
+Link Cluster::link(int64_t a, int64_t b) const {
+  if (a == b)
+    return Link{std::numeric_limits<double>::infinity(), 0.0};
+  for (const LinkOverride &override : overrides)
+    if ((override.deviceA == a && override.deviceB == b) ||
+        (override.deviceA == b && override.deviceB == a))
+      return override.link;
+  int64_t nodeA = nodeOf(a), nodeB = nodeOf(b);
+  for (const NodeLinkOverride &override : nodeOverrides)
+    if ((override.nodeA == nodeA && override.nodeB == nodeB) ||
+        (override.nodeA == nodeB && override.nodeB == nodeA))
+      return override.link;
+  switch (level(a, b)) {
+  case LinkLevel::Local:
+  case LinkLevel::IntraNode:
+    return intraNode;
+  case LinkLevel::InterNode:
+    return interNode;
+  case LinkLevel::InterRegion:
+    return interRegion;
+  }
+  return interRegion;
+}
+
+namespace {
+
+bool positive(double value) { return std::isfinite(value) && value > 0; }
+
+std::optional<std::string> checkLink(const Link &link,
+                                     const std::string &what) {
+  if (!positive(link.bandwidth))
+    return what + ": bandwidth must be positive";
+  if (!std::isfinite(link.latency) || link.latency < 0)
+    return what + ": latency must be non-negative";
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> parplan::cost::checkCluster(const Cluster &cluster) {
+  std::set<std::string> typeNames;
+  for (const DeviceType &type : cluster.deviceTypes) {
+    std::string what = "device type '" + type.name + "'";
+    if (type.name.empty())
+      return std::string("a device type has no name");
+    if (!typeNames.insert(type.name).second)
+      return what + " is defined twice";
+    if (!positive(type.memoryBytes))
+      return what + ": memory must be positive";
+    if (!positive(type.memoryBandwidth))
+      return what + ": memory bandwidth must be positive";
+    if (type.peakFlops.empty())
+      return what + ": no peak FLOP/s given";
+    for (const auto &[dtype, flops] : type.peakFlops)
+      if (!positive(flops))
+        return what + ": peak " + toString(dtype) + " FLOP/s must be positive";
+  }
+  if (cluster.nodes.empty())
+    return std::string("the cluster has no nodes");
+  std::set<std::string> nodeNames, regions;
+  bool multiDeviceNode = false, sharedRegion = false;
+  for (const Node &node : cluster.nodes) {
+    std::string what = "node '" + node.name + "'";
+    if (node.name.empty())
+      return std::string("a node has no name");
+    if (!nodeNames.insert(node.name).second)
+      return what + " is defined twice";
+    if (node.devices <= 0)
+      return what + ": device count must be positive";
+    if (!cluster.findDeviceType(node.deviceType))
+      return what + ": device type '" + node.deviceType + "' is not defined";
+    multiDeviceNode |= node.devices > 1;
+    sharedRegion |= !regions.insert(node.region).second;
+  }
+  if (multiDeviceNode)
+    if (auto error = checkLink(cluster.intraNode, "intra-node link"))
+      return error;
+  if (sharedRegion)
+    if (auto error = checkLink(cluster.interNode, "inter-node link"))
+      return error;
+  if (regions.size() > 1)
+    if (auto error = checkLink(cluster.interRegion, "inter-region link"))
+      return error;
+  int64_t devices = cluster.numDevices();
+  for (const LinkOverride &override : cluster.overrides) {
+    std::string what = "device link " + std::to_string(override.deviceA) + "-" +
+                       std::to_string(override.deviceB);
+    for (int64_t device : {override.deviceA, override.deviceB})
+      if (device < 0 || device >= devices)
+        return what + ": device " + std::to_string(device) +
+               " is out of range (the cluster has " + std::to_string(devices) +
+               " devices)";
+    if (override.deviceA == override.deviceB)
+      return what + " joins a device to itself";
+    if (auto error = checkLink(override.link, what))
+      return error;
+  }
+  int64_t numNodes = static_cast<int64_t>(cluster.nodes.size());
+  for (const NodeLinkOverride &override : cluster.nodeOverrides) {
+    std::string what = "node link " + std::to_string(override.nodeA) + "-" +
+                       std::to_string(override.nodeB);
+    for (int64_t node : {override.nodeA, override.nodeB})
+      if (node < 0 || node >= numNodes)
+        return what + ": node " + std::to_string(node) +
+               " is out of range (the cluster has " + std::to_string(numNodes) +
+               " nodes)";
+    if (auto error = checkLink(override.link, what))
+      return error;
+  }
+  return std::nullopt;
+}

@@ -1,0 +1,1171 @@
+//===- ClusterFile.cpp - cluster descriptions in YAML or JSON -------------===//
+//
+// Two passes: llvm::yaml::Stream turns the text into a small tree that keeps
+// the source position of every node (the YAML parser is lazy and forward
+// only, so the tree lets the checks below look fields up in any order), then
+// the tree is read into a Cluster, field by field, with units.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Cost/ClusterFile.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/YAMLParser.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <set>
+
+using namespace parplan::cost;
+using llvm::StringRef;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The tree
+//===----------------------------------------------------------------------===//
+
+struct Tree {
+  enum Kind { Null, Scalar, Mapping, Sequence };
+  Kind kind = Null;
+  /// Where the node starts in the text.
+  const char *loc = nullptr;
+  /// Scalar: the value (quotes and escapes resolved) and where the value's
+  /// characters start (after an opening quote).
+  std::string value;
+  const char *valueLoc = nullptr;
+  /// Mapping: keys in order, with where each key starts.
+  std::vector<std::pair<std::string, const char *>> keys;
+  std::vector<Tree> children;
+
+  const char *kindName() const {
+    switch (kind) {
+    case Null:
+      return "nothing";
+    case Scalar:
+      return "a scalar";
+    case Mapping:
+      return "a mapping";
+    case Sequence:
+      return "a list";
+    }
+    return "nothing";
+  }
+};
+
+/// The first error, as "PATH:LINE:COL: message".
+class Diagnostics {
+public:
+  Diagnostics(StringRef text, StringRef path) : text(text), path(path) {}
+
+  bool failed() const { return !error.empty(); }
+  const std::string &message() const { return error; }
+
+  /// Records an error at `loc` (a pointer into the text) unless one is
+  /// recorded already. Returns false, for `return fail(...)`.
+  bool fail(const char *loc, const llvm::Twine &message) {
+    if (error.empty())
+      error = location(loc) + ": " + message.str();
+    return false;
+  }
+  bool failAt(unsigned line, unsigned column, const llvm::Twine &message) {
+    if (error.empty())
+      error = path.str() + ":" + std::to_string(line) + ":" +
+              std::to_string(column) + ": " + message.str();
+    return false;
+  }
+
+  std::string location(const char *loc) const {
+    return path.str() + ":" + lineColumn(loc);
+  }
+
+  /// "LINE:COL" of a pointer into the text, both from 1.
+  std::string lineColumn(const char *loc) const {
+    unsigned line = 1, column = 1;
+    if (loc && loc >= text.begin() && loc <= text.end()) {
+      StringRef before = text.take_front(loc - text.begin());
+      line += before.count('\n');
+      size_t lineStart = before.rfind('\n');
+      column += lineStart == StringRef::npos ? before.size()
+                                             : before.size() - lineStart - 1;
+    }
+    return std::to_string(line) + ":" + std::to_string(column);
+  }
+
+  StringRef text;
+
+private:
+  StringRef path;
+  std::string error;
+};
+
+/// LLVM's YAML messages are sentences ("Could not find closing ]!"); ours
+/// are lower-case clauses.
+std::string clause(StringRef message) {
+  std::string text = message.rtrim(" .!").str();
+  for (size_t at = text.find(". "); at != std::string::npos;
+       at = text.find(". ", at)) {
+    text.replace(at, 2, "; ");
+    if (at + 2 < text.size() && text[at + 2] >= 'A' && text[at + 2] <= 'Z')
+      text[at + 2] = static_cast<char>(text[at + 2] - 'A' + 'a');
+  }
+  if (!text.empty() && text[0] >= 'A' && text[0] <= 'Z' &&
+      !(text.size() > 1 && text[1] >= 'A' && text[1] <= 'Z'))
+    text[0] = static_cast<char>(text[0] - 'A' + 'a');
+  return text;
+}
+
+bool buildTree(llvm::yaml::Node *node, Tree &tree, Diagnostics &diags,
+               int depth) {
+  if (!node)
+    return false; // a syntax error, reported by the stream
+  tree.loc = node->getSourceRange().Start.getPointer();
+  if (depth > 64)
+    return diags.fail(tree.loc, "nesting too deep");
+  if (llvm::isa<llvm::yaml::NullNode>(node)) {
+    tree.kind = Tree::Null;
+    return true;
+  }
+  if (auto *alias = llvm::dyn_cast<llvm::yaml::AliasNode>(node)) {
+    // The alias' range is not set; its name points into the text.
+    const char *name = alias->getName().data();
+    return diags.fail(name && name > diags.text.begin() ? name - 1 : tree.loc,
+                      "YAML aliases are not supported");
+  }
+  if (auto *scalar = llvm::dyn_cast<llvm::yaml::ScalarNode>(node)) {
+    tree.kind = Tree::Scalar;
+    llvm::SmallString<64> storage;
+    tree.value = scalar->getValue(storage).str();
+    StringRef raw = scalar->getRawValue();
+    tree.valueLoc = raw.data();
+    if (raw.starts_with("\"") || raw.starts_with("'"))
+      ++tree.valueLoc;
+    return true;
+  }
+  if (auto *block = llvm::dyn_cast<llvm::yaml::BlockScalarNode>(node)) {
+    tree.kind = Tree::Scalar;
+    tree.value = block->getValue().str();
+    tree.valueLoc = tree.loc;
+    return true;
+  }
+  if (llvm::isa<llvm::yaml::MappingNode, llvm::yaml::SequenceNode>(node)) {
+    // A flow collection's range starts after its bracket: point at the
+    // bracket.
+    const char *p = tree.loc;
+    while (p > diags.text.begin() && llvm::isSpace(p[-1]))
+      --p;
+    if (p > diags.text.begin() && (p[-1] == '{' || p[-1] == '['))
+      tree.loc = p - 1;
+  }
+  if (auto *mapping = llvm::dyn_cast<llvm::yaml::MappingNode>(node)) {
+    tree.kind = Tree::Mapping;
+    std::map<std::string, const char *> seen;
+    for (llvm::yaml::KeyValueNode &entry : *mapping) {
+      llvm::yaml::Node *keyNode = entry.getKey();
+      if (!keyNode)
+        return false;
+      auto *key = llvm::dyn_cast<llvm::yaml::ScalarNode>(keyNode);
+      const char *keyLoc = keyNode->getSourceRange().Start.getPointer();
+      if (!key)
+        return diags.fail(keyLoc, "a key must be a plain name");
+      llvm::SmallString<32> storage;
+      std::string name = key->getValue(storage).str();
+      auto [it, inserted] = seen.emplace(name, keyLoc);
+      if (!inserted)
+        return diags.fail(keyLoc, "duplicate key '" + name + "' (first at " +
+                                      diags.lineColumn(it->second) + ")");
+      Tree child;
+      if (!buildTree(entry.getValue(), child, diags, depth + 1))
+        return false;
+      tree.keys.emplace_back(name, keyLoc);
+      tree.children.push_back(std::move(child));
+    }
+    return true;
+  }
+  if (auto *sequence = llvm::dyn_cast<llvm::yaml::SequenceNode>(node)) {
+    tree.kind = Tree::Sequence;
+    for (llvm::yaml::Node &item : *sequence) {
+      Tree child;
+      if (!buildTree(&item, child, diags, depth + 1))
+        return false;
+      tree.children.push_back(std::move(child));
+    }
+    return true;
+  }
+  return diags.fail(tree.loc, "unsupported YAML node");
+}
+
+/// Parses `text` into `tree`: one YAML document.
+bool parseTree(StringRef text, Tree &tree, Diagnostics &diags) {
+  llvm::SourceMgr sourceMgr;
+  struct Context {
+    Diagnostics *diags;
+    bool reported = false;
+  } context{&diags};
+  sourceMgr.setDiagHandler(
+      [](const llvm::SMDiagnostic &diagnostic, void *opaque) {
+        auto *context = static_cast<Context *>(opaque);
+        if (context->reported)
+          return;
+        context->reported = true;
+        const char *loc = diagnostic.getLoc().getPointer();
+        if (loc && loc >= context->diags->text.begin() &&
+            loc <= context->diags->text.end())
+          context->diags->fail(loc, "invalid YAML: " +
+                                        clause(diagnostic.getMessage()));
+        else
+          context->diags->failAt(
+              static_cast<unsigned>(diagnostic.getLineNo()),
+              static_cast<unsigned>(diagnostic.getColumnNo()) + 1,
+              "invalid YAML: " + clause(diagnostic.getMessage()));
+      },
+      &context);
+  llvm::yaml::Stream stream(text, sourceMgr, /*ShowColors=*/false);
+  auto document = stream.begin();
+  if (document == stream.end())
+    return diags.failAt(1, 1, "empty cluster file");
+  bool built = buildTree(document->getRoot(), tree, diags, 0);
+  if (diags.failed())
+    return false;
+  if (!built || stream.failed())
+    return diags.failAt(1, 1, "invalid YAML");
+  if (++document != stream.end()) {
+    llvm::yaml::Node *second = document->getRoot();
+    if (diags.failed())
+      return false;
+    return diags.fail(second ? second->getSourceRange().Start.getPointer()
+                             : nullptr,
+                      "a cluster file holds one YAML document");
+  }
+  if (stream.failed())
+    return diags.failAt(1, 1, "invalid YAML");
+  return !diags.failed();
+}
+
+/// Strict JSON for ".json" files: llvm::json reports "[LINE:COL, byte=N]:
+/// message".
+bool checkStrictJson(StringRef text, Diagnostics &diags) {
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
+  if (value)
+    return true;
+  std::string message = llvm::toString(value.takeError());
+  unsigned line = 1, column = 1;
+  StringRef rest(message);
+  if (rest.consume_front("[")) {
+    auto [position, tail] = rest.split("]: ");
+    auto [lineText, columnText] = position.split(',').first.split(':');
+    lineText.getAsInteger(10, line);
+    columnText.getAsInteger(10, column);
+    rest = tail;
+  }
+  return diags.failAt(std::max(line, 1u), std::max(column, 1u),
+                      "invalid JSON: " + clause(rest));
+}
+
+//===----------------------------------------------------------------------===//
+// Quantities
+//===----------------------------------------------------------------------===//
+
+enum class Quantity { Bandwidth, Time, Memory, Flops };
+
+struct Unit {
+  const char *name;
+  double scale;
+};
+
+const std::vector<Unit> &unitsOf(Quantity quantity) {
+  static const std::vector<Unit> bandwidth = {{"B/s", 1},
+                                              {"KB/s", 1e3},
+                                              {"MB/s", 1e6},
+                                              {"GB/s", 1e9},
+                                              {"TB/s", 1e12},
+                                              {"KiB/s", 1024.0},
+                                              {"MiB/s", 1048576.0},
+                                              {"GiB/s", 1073741824.0},
+                                              {"TiB/s", 1099511627776.0},
+                                              // Bits, as networks are quoted.
+                                              {"bit/s", 1 / 8.0},
+                                              {"Kbit/s", 1e3 / 8},
+                                              {"Mbit/s", 1e6 / 8},
+                                              {"Gbit/s", 1e9 / 8},
+                                              {"Tbit/s", 1e12 / 8},
+                                              {"bps", 1 / 8.0},
+                                              {"Kbps", 1e3 / 8},
+                                              {"Mbps", 1e6 / 8},
+                                              {"Gbps", 1e9 / 8},
+                                              {"Tbps", 1e12 / 8}};
+  static const std::vector<Unit> time = {{"s", 1},
+                                         {"ms", 1e-3},
+                                         {"us", 1e-6},
+                                         {"\xc2\xb5s", 1e-6}, // µs
+                                         {"ns", 1e-9}};
+  static const std::vector<Unit> memory = {
+      {"B", 1},           {"KB", 1e3},           {"MB", 1e6},
+      {"GB", 1e9},        {"TB", 1e12},          {"KiB", 1024.0},
+      {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  static const std::vector<Unit> flops = {
+      {"FLOP/s", 1},     {"KFLOP/s", 1e3},  {"MFLOP/s", 1e6}, {"GFLOP/s", 1e9},
+      {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"FLOPS", 1},     {"GFLOPS", 1e9},
+      {"TFLOPS", 1e12},  {"PFLOPS", 1e15},  {"OP/s", 1},      {"GOP/s", 1e9},
+      {"TOP/s", 1e12},   {"POP/s", 1e15},   {"TOPS", 1e12},   {"POPS", 1e15}};
+  switch (quantity) {
+  case Quantity::Bandwidth:
+    return bandwidth;
+  case Quantity::Time:
+    return time;
+  case Quantity::Memory:
+    return memory;
+  case Quantity::Flops:
+    return flops;
+  }
+  return bandwidth;
+}
+
+const char *quantityName(Quantity quantity) {
+  switch (quantity) {
+  case Quantity::Bandwidth:
+    return "bandwidth";
+  case Quantity::Time:
+    return "time";
+  case Quantity::Memory:
+    return "memory size";
+  case Quantity::Flops:
+    return "FLOP/s";
+  }
+  return "quantity";
+}
+
+const char *quantityExample(Quantity quantity) {
+  switch (quantity) {
+  case Quantity::Bandwidth:
+    return "900 GB/s";
+  case Quantity::Time:
+    return "5 us";
+  case Quantity::Memory:
+    return "80 GB";
+  case Quantity::Flops:
+    return "312 TFLOP/s";
+  }
+  return "";
+}
+
+/// The longest prefix of `text` that is a decimal number: [+-]digits[.digits]
+/// [e[+-]digits].
+size_t numberLength(StringRef text) {
+  size_t i = 0;
+  auto digits = [&] {
+    size_t start = i;
+    while (i < text.size() && llvm::isDigit(text[i]))
+      ++i;
+    return i - start;
+  };
+  if (i < text.size() && (text[i] == '+' || text[i] == '-'))
+    ++i;
+  size_t mantissa = digits();
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0)
+    return 0;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    size_t save = i++;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-'))
+      ++i;
+    if (digits() == 0)
+      i = save;
+  }
+  return i;
+}
+
+//===----------------------------------------------------------------------===//
+// The reader
+//===----------------------------------------------------------------------===//
+
+std::string suggestion(StringRef word, const std::vector<std::string> &known) {
+  std::string best;
+  unsigned bestDistance = std::numeric_limits<unsigned>::max();
+  for (const std::string &candidate : known) {
+    unsigned distance = word.edit_distance(candidate, /*AllowReplacements=*/
+                                           true, /*MaxEditDistance=*/3);
+    if (distance < bestDistance) {
+      bestDistance = distance;
+      best = candidate;
+    }
+  }
+  if (bestDistance <=
+          std::max<size_t>(1, std::min(word.size(), best.size()) / 3) &&
+      bestDistance <= 3)
+    return best;
+  return "";
+}
+
+std::string joined(const std::vector<std::string> &words) {
+  std::string text;
+  for (const std::string &word : words)
+    text += (text.empty() ? "" : ", ") + word;
+  return text;
+}
+
+class Reader {
+public:
+  Reader(Diagnostics &diags) : diags(diags) {}
+
+  std::optional<Cluster> read(const Tree &root);
+
+private:
+  /// The fields of one mapping, checked against the known ones.
+  class Fields {
+  public:
+    Fields(Reader &reader, const Tree &tree, std::string what)
+        : reader(reader), tree(tree), what(std::move(what)) {}
+
+    /// "KIND 'NAME'" when the mapping has a scalar name, else "KIND INDEX",
+    /// so that errors found before the name is read can name the entry.
+    static std::string entryName(const Tree &tree, const std::string &kind,
+                                 size_t index) {
+      if (tree.kind == Tree::Mapping)
+        for (size_t i = 0; i < tree.keys.size(); ++i)
+          if (tree.keys[i].first == "name" &&
+              tree.children[i].kind == Tree::Scalar &&
+              !tree.children[i].value.empty())
+            return kind + " '" + tree.children[i].value + "'";
+      return kind + " " + std::to_string(index);
+    }
+
+    /// Checks that `tree` is a mapping of known fields only.
+    bool check(const std::vector<std::string> &known) {
+      if (tree.kind != Tree::Mapping)
+        return reader.diags.fail(tree.loc, what + " must be a mapping, not " +
+                                               tree.kindName());
+      for (const auto &[key, loc] : tree.keys) {
+        if (std::find(known.begin(), known.end(), key) != known.end())
+          continue;
+        std::string close = suggestion(key, known);
+        if (!close.empty())
+          return reader.diags.fail(loc, "unknown field '" + key +
+                                            "' (did you mean '" + close +
+                                            "'?)");
+        return reader.diags.fail(loc, "unknown field '" + key + "' in " + what +
+                                          "; expected " + joined(known));
+      }
+      return true;
+    }
+    const Tree *get(StringRef key) const {
+      for (size_t i = 0; i < tree.keys.size(); ++i)
+        if (tree.keys[i].first == key)
+          return &tree.children[i];
+      return nullptr;
+    }
+    const Tree *require(StringRef key) const {
+      if (const Tree *value = get(key))
+        return value;
+      reader.diags.fail(tree.loc,
+                        what + ": missing required field '" + key + "'");
+      return nullptr;
+    }
+
+    Reader &reader;
+    const Tree &tree;
+    std::string what;
+  };
+
+  bool readString(const Tree *tree, const std::string &what, std::string &out) {
+    if (tree->kind != Tree::Scalar)
+      return diags.fail(tree->loc,
+                        what + " must be a string, not " + tree->kindName());
+    out = tree->value;
+    if (out.empty())
+      return diags.fail(tree->loc, what + " must not be empty");
+    return true;
+  }
+
+  /// A decimal integer of at least `minimum` (0 or 1).
+  bool readCount(const Tree *tree, const std::string &what, int64_t &out,
+                 int64_t minimum) {
+    const char *kind =
+        minimum > 0 ? "a positive integer" : "a non-negative integer";
+    if (tree->kind != Tree::Scalar)
+      return diags.fail(tree->loc, what + " must be " + kind + ", not " +
+                                       tree->kindName());
+    StringRef text(tree->value);
+    StringRef digits = text;
+    digits.consume_front("-");
+    if (digits.empty() || !llvm::all_of(digits, llvm::isDigit) ||
+        text.getAsInteger(10, out) || out < minimum || out > (int64_t(1) << 40))
+      return diags.fail(tree->valueLoc,
+                        what + " must be " + kind + ", not '" + text + "'");
+    return true;
+  }
+
+  /// "900 GB/s": a number and one of the quantity's units.
+  bool readQuantity(const Tree *tree, const std::string &what,
+                    Quantity quantity, double &out, bool allowZero = false) {
+    if (tree->kind != Tree::Scalar)
+      return diags.fail(tree->loc, what + " must be a " +
+                                       quantityName(quantity) + " such as '" +
+                                       quantityExample(quantity) + "', not " +
+                                       tree->kindName());
+    StringRef text(tree->value);
+    size_t length = numberLength(text);
+    if (length == 0)
+      return diags.fail(tree->valueLoc, what + ": expected a number and a " +
+                                            "unit, such as '" +
+                                            quantityExample(quantity) +
+                                            "', not '" + text + "'");
+    StringRef unitText = text.drop_front(length).ltrim(' ');
+    const char *unitLoc = tree->valueLoc + (text.size() - unitText.size());
+    if (unitText.empty())
+      return diags.fail(tree->valueLoc, what + ": missing unit after '" +
+                                            text.take_front(length) +
+                                            "', write e.g. '" +
+                                            quantityExample(quantity) + "'");
+    const Unit *unit = nullptr;
+    std::vector<std::string> names;
+    for (const Unit &candidate : unitsOf(quantity)) {
+      names.push_back(candidate.name);
+      if (unitText == candidate.name)
+        unit = &candidate;
+    }
+    if (!unit) {
+      std::string close = suggestion(unitText, names);
+      return diags.fail(
+          unitLoc, what + ": unknown " + quantityName(quantity) + " unit '" +
+                       unitText + "'" +
+                       (close.empty() ? "; expected one of " + joined(names)
+                                      : " (did you mean '" + close + "'?)"));
+    }
+    double number = 0;
+    if (text.take_front(length).getAsDouble(number) || !std::isfinite(number))
+      return diags.fail(tree->valueLoc, what + ": invalid number '" +
+                                            text.take_front(length) + "'");
+    out = number * unit->scale;
+    if (out < 0 || (!allowZero && out == 0) || !std::isfinite(out))
+      return diags.fail(tree->valueLoc,
+                        what + " must be " +
+                            (allowZero ? "non-negative" : "positive") +
+                            ", not '" + text + "'");
+    return true;
+  }
+
+  bool readLink(const Tree &tree, const std::string &what, Link &link,
+                const std::vector<std::string> &extraFields = {}) {
+    Fields fields(*this, tree, what);
+    std::vector<std::string> known = {"bandwidth", "latency"};
+    known.insert(known.end(), extraFields.begin(), extraFields.end());
+    if (!fields.check(known))
+      return false;
+    const Tree *bandwidth = fields.require("bandwidth");
+    if (!bandwidth || !readQuantity(bandwidth, what + ": bandwidth",
+                                    Quantity::Bandwidth, link.bandwidth))
+      return false;
+    const Tree *latency = fields.require("latency");
+    return latency && readQuantity(latency, what + ": latency", Quantity::Time,
+                                   link.latency,
+                                   /*allowZero=*/true);
+  }
+
+  bool readList(const Tree *tree, const std::string &what, bool nonEmpty) {
+    if (tree->kind != Tree::Sequence)
+      return diags.fail(tree->loc,
+                        what + " must be a list, not " + tree->kindName());
+    if (nonEmpty && tree->children.empty())
+      return diags.fail(tree->loc, what + ": at least one entry is required");
+    return true;
+  }
+
+  bool readDeviceType(const Tree &tree, size_t index, Cluster &cluster,
+                      std::map<std::string, const char *> &seen);
+  bool readNode(const Tree &tree, size_t index, Cluster &cluster,
+                std::map<std::string, const char *> &seen);
+
+  Diagnostics &diags;
+};
+
+bool Reader::readDeviceType(const Tree &tree, size_t index, Cluster &cluster,
+                            std::map<std::string, const char *> &seen) {
+  DeviceType type;
+  std::string what = Fields::entryName(tree, "device type", index);
+  Fields fields(*this, tree, what);
+  if (!fields.check({"name", "memory", "memory_bandwidth", "peak_flops"}))
+    return false;
+  const Tree *name = fields.require("name");
+  if (!name || !readString(name, what + ": name", type.name))
+    return false;
+  what = "device type '" + type.name + "'";
+  fields.what = what;
+  auto [it, inserted] = seen.emplace(type.name, name->loc);
+  if (!inserted)
+    return diags.fail(name->valueLoc, what + " is defined twice (first at " +
+                                          diags.lineColumn(it->second) + ")");
+  const Tree *memory = fields.require("memory");
+  if (!memory || !readQuantity(memory, what + ": memory", Quantity::Memory,
+                               type.memoryBytes))
+    return false;
+  const Tree *bandwidth = fields.require("memory_bandwidth");
+  if (!bandwidth || !readQuantity(bandwidth, what + ": memory_bandwidth",
+                                  Quantity::Bandwidth, type.memoryBandwidth))
+    return false;
+  const Tree *peaks = fields.require("peak_flops");
+  if (!peaks)
+    return false;
+  std::vector<std::string> dtypes;
+  for (DType dtype : {DType::F64, DType::F32, DType::TF32, DType::BF16,
+                      DType::F16, DType::I8})
+    dtypes.push_back(toString(dtype));
+  Fields peakFields(*this, *peaks, what + ": peak_flops");
+  if (!peakFields.check(dtypes))
+    return false;
+  if (peaks->keys.empty())
+    return diags.fail(peaks->loc,
+                      what + ": peak_flops needs at least one element type");
+  for (size_t i = 0; i < peaks->keys.size(); ++i) {
+    double flops = 0;
+    if (!readQuantity(&peaks->children[i],
+                      what + ": peak " + peaks->keys[i].first, Quantity::Flops,
+                      flops))
+      return false;
+    type.peakFlops[*parseDType(peaks->keys[i].first)] = flops;
+  }
+  cluster.deviceTypes.push_back(std::move(type));
+  return true;
+}
+
+bool Reader::readNode(const Tree &tree, size_t index, Cluster &cluster,
+                      std::map<std::string, const char *> &seen) {
+  Node node;
+  std::string what = Fields::entryName(tree, "node", index);
+  Fields fields(*this, tree, what);
+  if (!fields.check({"name", "device_type", "devices", "region", "count"}))
+    return false;
+  const Tree *name = fields.require("name");
+  if (!name || !readString(name, what + ": name", node.name))
+    return false;
+  what = "node '" + node.name + "'";
+  fields.what = what;
+  const Tree *type = fields.require("device_type");
+  if (!type || !readString(type, what + ": device_type", node.deviceType))
+    return false;
+  if (!cluster.findDeviceType(node.deviceType)) {
+    std::vector<std::string> known;
+    for (const DeviceType &deviceType : cluster.deviceTypes)
+      known.push_back(deviceType.name);
+    std::string close = suggestion(node.deviceType, known);
+    return diags.fail(
+        type->valueLoc,
+        what + ": device type '" + node.deviceType + "' is not defined" +
+            (close.empty() ? "" : " (did you mean '" + close + "'?)"));
+  }
+  const Tree *devices = fields.require("devices");
+  if (!devices || !readCount(devices, what + ": devices", node.devices, 1))
+    return false;
+  if (const Tree *region = fields.get("region"))
+    if (!readString(region, what + ": region", node.region))
+      return false;
+  int64_t count = 1;
+  const Tree *countTree = fields.get("count");
+  if (countTree && !readCount(countTree, what + ": count", count, 1))
+    return false;
+  std::string base = node.name;
+  for (int64_t i = 0; i < count; ++i) {
+    Node copy = node;
+    if (countTree)
+      copy.name = base + std::to_string(i);
+    auto [it, inserted] = seen.emplace(copy.name, name->valueLoc);
+    if (!inserted)
+      return diags.fail(name->valueLoc, "node '" + copy.name +
+                                            "' is defined twice (first at " +
+                                            diags.lineColumn(it->second) + ")");
+    cluster.nodes.push_back(std::move(copy));
+  }
+  return true;
+}
+
+std::optional<Cluster> Reader::read(const Tree &root) {
+  Cluster cluster;
+  if (root.kind == Tree::Null) {
+    diags.failAt(1, 1, "empty cluster file");
+    return std::nullopt;
+  }
+  Fields fields(*this, root, "the cluster file");
+  if (!fields.check({"name", "description", "source", "device_types", "nodes",
+                     "links", "node_links", "device_links"}))
+    return std::nullopt;
+  const Tree *name = fields.require("name");
+  if (!name || !readString(name, "name", cluster.name))
+    return std::nullopt;
+  if (const Tree *description = fields.get("description"))
+    if (!readString(description, "description", cluster.description))
+      return std::nullopt;
+  if (const Tree *source = fields.get("source"))
+    if (!readString(source, "source", cluster.source))
+      return std::nullopt;
+
+  const Tree *types = fields.require("device_types");
+  if (!types || !readList(types, "device_types", /*nonEmpty=*/true))
+    return std::nullopt;
+  std::map<std::string, const char *> typeNames;
+  for (size_t i = 0; i < types->children.size(); ++i)
+    if (!readDeviceType(types->children[i], i, cluster, typeNames))
+      return std::nullopt;
+
+  const Tree *nodes = fields.require("nodes");
+  if (!nodes || !readList(nodes, "nodes", /*nonEmpty=*/true))
+    return std::nullopt;
+  std::map<std::string, const char *> nodeNames;
+  for (size_t i = 0; i < nodes->children.size(); ++i)
+    if (!readNode(nodes->children[i], i, cluster, nodeNames))
+      return std::nullopt;
+
+  // Links: those of the levels the nodes use are required.
+  const Tree *links = fields.get("links");
+  std::set<std::string> given;
+  if (links) {
+    Fields linkFields(*this, *links, "links");
+    if (!linkFields.check({"intra_node", "inter_node", "inter_region"}))
+      return std::nullopt;
+    std::pair<const char *, Link *> levels[] = {
+        {"intra_node", &cluster.intraNode},
+        {"inter_node", &cluster.interNode},
+        {"inter_region", &cluster.interRegion}};
+    for (auto &[key, link] : levels)
+      if (const Tree *value = linkFields.get(key)) {
+        if (!readLink(*value, std::string("links: ") + key, *link))
+          return std::nullopt;
+        given.insert(key);
+      }
+  }
+  const Tree &linksAt = links ? *links : root;
+  auto missing = [&](const char *key) {
+    return links ? "links: missing '" + std::string(key) + "'"
+                 : "the cluster file: missing 'links' with '" +
+                       std::string(key) + "'";
+  };
+  std::map<std::string, const Node *> firstInRegion;
+  const Node *multiDevice = nullptr;
+  const Node *sameRegion[2] = {nullptr, nullptr};
+  for (const Node &node : cluster.nodes) {
+    if (node.devices > 1 && !multiDevice)
+      multiDevice = &node;
+    auto [it, inserted] = firstInRegion.emplace(node.region, &node);
+    if (!inserted && !sameRegion[0]) {
+      sameRegion[0] = it->second;
+      sameRegion[1] = &node;
+    }
+  }
+  auto quoteRegion = [](const std::string &region) {
+    return region.empty() ? std::string("the default region")
+                          : "region '" + region + "'";
+  };
+  if (multiDevice && !given.count("intra_node")) {
+    diags.fail(linksAt.loc, missing("intra_node") +
+                                ", needed "
+                                "because node '" +
+                                multiDevice->name + "' has " +
+                                std::to_string(multiDevice->devices) +
+                                " devices");
+    return std::nullopt;
+  }
+  if (sameRegion[0] && !given.count("inter_node")) {
+    diags.fail(linksAt.loc, missing("inter_node") +
+                                ", needed "
+                                "because nodes '" +
+                                sameRegion[0]->name + "' and '" +
+                                sameRegion[1]->name + "' are both in " +
+                                quoteRegion(sameRegion[0]->region));
+    return std::nullopt;
+  }
+  if (firstInRegion.size() > 1 && !given.count("inter_region")) {
+    auto first = firstInRegion.begin(), second = std::next(first);
+    diags.fail(linksAt.loc, missing("inter_region") +
+                                ", needed "
+                                "because nodes are in " +
+                                quoteRegion(first->first) + " and " +
+                                quoteRegion(second->first));
+    return std::nullopt;
+  }
+
+  // Per node pair.
+  if (const Tree *nodeLinks = fields.get("node_links")) {
+    if (!readList(nodeLinks, "node_links", /*nonEmpty=*/false))
+      return std::nullopt;
+    std::map<std::pair<int64_t, int64_t>, const char *> seen;
+    std::vector<std::string> names;
+    for (const Node &node : cluster.nodes)
+      names.push_back(node.name);
+    for (size_t i = 0; i < nodeLinks->children.size(); ++i) {
+      const Tree &entry = nodeLinks->children[i];
+      std::string what = "node link " + std::to_string(i);
+      NodeLinkOverride override;
+      if (!readLink(entry, what, override.link, {"nodes"}))
+        return std::nullopt;
+      const Tree *pair = Fields(*this, entry, what).require("nodes");
+      if (!pair || !readList(pair, what + ": nodes", false))
+        return std::nullopt;
+      if (pair->children.size() != 2) {
+        diags.fail(pair->loc, what + ": nodes must name two nodes, not " +
+                                  std::to_string(pair->children.size()));
+        return std::nullopt;
+      }
+      int64_t ids[2];
+      for (int k = 0; k < 2; ++k) {
+        std::string nodeName;
+        if (!readString(&pair->children[k], what + ": nodes", nodeName))
+          return std::nullopt;
+        auto found = std::find(names.begin(), names.end(), nodeName);
+        if (found == names.end()) {
+          std::string close = suggestion(nodeName, names);
+          diags.fail(
+              pair->children[k].valueLoc,
+              what + ": node '" + nodeName + "' is not defined" +
+                  (close.empty() ? "" : " (did you mean '" + close + "'?)"));
+          return std::nullopt;
+        }
+        ids[k] = found - names.begin();
+      }
+      override.nodeA = ids[0];
+      override.nodeB = ids[1];
+      auto [it, inserted] =
+          seen.emplace(std::minmax(override.nodeA, override.nodeB), entry.loc);
+      if (!inserted) {
+        diags.fail(pair->loc, what + ": nodes '" + names[ids[0]] + "' and '" +
+                                  names[ids[1]] + "' already have a link (at " +
+                                  diags.lineColumn(it->second) + ")");
+        return std::nullopt;
+      }
+      cluster.nodeOverrides.push_back(override);
+    }
+  }
+
+  // Per device pair.
+  if (const Tree *deviceLinks = fields.get("device_links")) {
+    if (!readList(deviceLinks, "device_links", /*nonEmpty=*/false))
+      return std::nullopt;
+    int64_t numDevices = cluster.numDevices();
+    std::map<std::pair<int64_t, int64_t>, const char *> seen;
+    for (size_t i = 0; i < deviceLinks->children.size(); ++i) {
+      const Tree &entry = deviceLinks->children[i];
+      std::string what = "device link " + std::to_string(i);
+      LinkOverride override;
+      if (!readLink(entry, what, override.link, {"devices"}))
+        return std::nullopt;
+      const Tree *pair = Fields(*this, entry, what).require("devices");
+      if (!pair || !readList(pair, what + ": devices", false))
+        return std::nullopt;
+      if (pair->children.size() != 2) {
+        diags.fail(pair->loc, what + ": devices must name two devices, not " +
+                                  std::to_string(pair->children.size()));
+        return std::nullopt;
+      }
+      int64_t ids[2];
+      for (int k = 0; k < 2; ++k) {
+        if (!readCount(&pair->children[k], what + ": device", ids[k], 0))
+          return std::nullopt;
+        if (ids[k] >= numDevices) {
+          diags.fail(pair->children[k].valueLoc,
+                     what + ": device " + std::to_string(ids[k]) +
+                         " is out of range: the cluster has " +
+                         std::to_string(numDevices) + " devices (0.." +
+                         std::to_string(numDevices - 1) + ")");
+          return std::nullopt;
+        }
+      }
+      if (ids[0] == ids[1]) {
+        diags.fail(pair->loc, what +
+                                  ": a device link joins two different "
+                                  "devices, not device " +
+                                  std::to_string(ids[0]) + " to itself");
+        return std::nullopt;
+      }
+      override.deviceA = ids[0];
+      override.deviceB = ids[1];
+      auto [it, inserted] =
+          seen.emplace(std::minmax(ids[0], ids[1]), entry.loc);
+      if (!inserted) {
+        diags.fail(pair->loc, what + ": devices " + std::to_string(ids[0]) +
+                                  " and " + std::to_string(ids[1]) +
+                                  " already have a link (at " +
+                                  diags.lineColumn(it->second) + ")");
+        return std::nullopt;
+      }
+      cluster.overrides.push_back(override);
+    }
+  }
+
+  // Everything checkCluster checks has been checked above, with a position;
+  // this is a safety net.
+  if (std::optional<std::string> error = checkCluster(cluster)) {
+    diags.fail(root.loc, *error);
+    return std::nullopt;
+  }
+  return cluster;
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+/// A double-quoted string, valid in both JSON and YAML.
+std::string quote(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+      out += buffer;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string number(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.15g", value);
+  return buffer;
+}
+
+std::string quantity(double value, Quantity kind) {
+  struct Choice {
+    double threshold;
+    const char *unit;
+    double scale;
+  };
+  std::vector<Choice> choices;
+  switch (kind) {
+  case Quantity::Bandwidth:
+    choices = {{1e9, "GB/s", 1e9}, {1e6, "MB/s", 1e6}, {0, "B/s", 1}};
+    break;
+  case Quantity::Time:
+    choices = {{1, "s", 1}, {1e-3, "ms", 1e-3}, {0, "us", 1e-6}};
+    break;
+  case Quantity::Memory:
+    choices = {{1e9, "GB", 1e9}, {1e6, "MB", 1e6}, {0, "B", 1}};
+    break;
+  case Quantity::Flops:
+    choices = {{1e12, "TFLOP/s", 1e12}, {0, "GFLOP/s", 1e9}};
+    break;
+  }
+  for (const Choice &choice : choices)
+    if (value >= choice.threshold)
+      return number(value / choice.scale) + " " + choice.unit;
+  return number(value) + " " + choices.back().unit;
+}
+
+/// Writes the cluster as nested JSON-style values; `yaml` picks block style.
+class Writer {
+public:
+  explicit Writer(bool yaml) : yaml(yaml) {}
+
+  std::string write(const Cluster &cluster) {
+    beginMap();
+    field("name", quote(cluster.name));
+    if (!cluster.description.empty())
+      field("description", quote(cluster.description));
+    if (!cluster.source.empty())
+      field("source", quote(cluster.source));
+    beginList("device_types");
+    for (const DeviceType &type : cluster.deviceTypes) {
+      beginMap();
+      field("name", quote(type.name));
+      field("memory", str(quantity(type.memoryBytes, Quantity::Memory)));
+      field("memory_bandwidth",
+            str(quantity(type.memoryBandwidth, Quantity::Bandwidth)));
+      beginMap("peak_flops");
+      for (const auto &[dtype, flops] : type.peakFlops) {
+        std::string text = quantity(flops, Quantity::Flops);
+        // Integer peaks are operations, not floating-point ones.
+        if (dtype == DType::I8)
+          text =
+              text.substr(0, text.find(' ')) +
+              (text.find("GFLOP") != std::string::npos ? " GOP/s" : " TOP/s");
+        field(toString(dtype), str(text));
+      }
+      end();
+      end();
+    }
+    end();
+    beginList("nodes");
+    for (const Node &node : cluster.nodes) {
+      beginMap();
+      field("name", quote(node.name));
+      field("device_type", quote(node.deviceType));
+      field("devices", std::to_string(node.devices));
+      if (!node.region.empty())
+        field("region", quote(node.region));
+      end();
+    }
+    end();
+    beginMap("links");
+    std::pair<const char *, const Link *> levels[] = {
+        {"intra_node", &cluster.intraNode},
+        {"inter_node", &cluster.interNode},
+        {"inter_region", &cluster.interRegion}};
+    for (auto &[key, link] : levels)
+      if (link->bandwidth > 0) {
+        beginMap(key);
+        writeLink(*link);
+        end();
+      }
+    end();
+    if (!cluster.nodeOverrides.empty()) {
+      beginList("node_links");
+      for (const NodeLinkOverride &override : cluster.nodeOverrides) {
+        beginMap();
+        field("nodes", "[" + quote(cluster.nodes[override.nodeA].name) + ", " +
+                           quote(cluster.nodes[override.nodeB].name) + "]");
+        writeLink(override.link);
+        end();
+      }
+      end();
+    }
+    if (!cluster.overrides.empty()) {
+      beginList("device_links");
+      for (const LinkOverride &override : cluster.overrides) {
+        beginMap();
+        field("devices", "[" + std::to_string(override.deviceA) + ", " +
+                             std::to_string(override.deviceB) + "]");
+        writeLink(override.link);
+        end();
+      }
+      end();
+    }
+    end();
+    out += "\n";
+    return out;
+  }
+
+private:
+  struct Frame {
+    bool list;
+    int entries = 0;
+  };
+
+  std::string str(const std::string &text) { return yaml ? text : quote(text); }
+
+  void writeLink(const Link &link) {
+    field("bandwidth", str(quantity(link.bandwidth, Quantity::Bandwidth)));
+    field("latency", str(quantity(link.latency, Quantity::Time)));
+  }
+
+  /// Starts an entry of the innermost container: "key: " in a mapping,
+  /// "- " in a list.
+  void entry(StringRef key) {
+    if (stack.empty())
+      return;
+    Frame &frame = stack.back();
+    int depth = static_cast<int>(stack.size());
+    if (yaml) {
+      if (frame.list) {
+        // The first field of a mapping in a list follows its "- ".
+        out += "\n" + std::string(2 * (depth - 1), ' ') + "- ";
+        pendingDash = true;
+      } else if (pendingDash) {
+        pendingDash = false;
+        out += key.str() + ":";
+      } else {
+        out += "\n" + std::string(2 * (depth - 1), ' ') + key.str() + ":";
+      }
+    } else {
+      out += frame.entries ? "," : "";
+      out += "\n" + std::string(2 * depth, ' ');
+      if (!frame.list)
+        out += quote(key) + ": ";
+    }
+    ++frame.entries;
+  }
+
+  void field(StringRef key, const std::string &value) {
+    entry(key);
+    out += yaml ? " " + value : value;
+  }
+
+  void beginMap(StringRef key = "") {
+    if (!stack.empty())
+      entry(key);
+    if (!yaml)
+      out += "{";
+    stack.push_back(Frame{false});
+  }
+
+  void beginList(StringRef key) {
+    entry(key);
+    if (!yaml)
+      out += "[";
+    stack.push_back(Frame{true});
+  }
+
+  void end() {
+    Frame frame = stack.back();
+    stack.pop_back();
+    if (yaml) {
+      if (frame.entries == 0)
+        out += frame.list ? " []" : " {}";
+      return;
+    }
+    if (frame.entries)
+      out += "\n" + std::string(2 * stack.size(), ' ');
+    out += frame.list ? "]" : "}";
+  }
+
+  bool yaml;
+  bool pendingDash = false;
+  std::vector<Frame> stack;
+  std::string out;
+};
+
+} // namespace
+
+std::optional<Cluster> parplan::cost::parseCluster(StringRef text,
+                                                   StringRef path,
+                                                   std::string &error) {
+  Diagnostics diags(text, path);
+  if (path.ends_with_insensitive(".json") && !checkStrictJson(text, diags)) {
+    error = diags.message();
+    return std::nullopt;
+  }
+  Tree root;
+  if (!parseTree(text, root, diags)) {
+    error = diags.message();
+    return std::nullopt;
+  }
+  Reader reader(diags);
+  std::optional<Cluster> cluster = reader.read(root);
+  if (!cluster)
+    error = diags.message();
+  return cluster;
+}
+
+std::optional<Cluster> parplan::cost::loadCluster(const std::string &path,
+                                                  std::string &error) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (std::error_code code = buffer.getError()) {
+    error = "cannot read '" + path + "': " + code.message();
+    return std::nullopt;
+  }
+  return parseCluster((*buffer)->getBuffer(), path, error);
+}
+
+std::string parplan::cost::writeClusterYaml(const Cluster &cluster) {
+  std::string text = Writer(/*yaml=*/true).write(cluster);
+  // The writer starts every top-level field on a new line.
+  return StringRef(text).ltrim('\n').str();
+}
+
+std::string parplan::cost::writeClusterJson(const Cluster &cluster) {
+  return Writer(/*yaml=*/false).write(cluster);
+}

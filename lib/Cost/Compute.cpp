@@ -1,0 +1,17 @@
+//===- Compute.cpp - roofline time of computations ------------------------===//
+
+#include "parplan/Cost/Compute.h"
+
+#include <algorithm>
+
+std::optional<double> parplan::cost::computeTime(double flops, double bytes,
+                                                 const DeviceType &device,
+                                                 DType dtype,
+                                                 double efficiency) {
+  auto peak = device.peakFlops.find(dtype);
+  if (peak == device.peakFlops.end() || peak->second <= 0 ||
+      device.memoryBandwidth <= 0)
+    return std::nullopt;
+  return std::max(flops / (peak->second * efficiency),
+                  bytes / device.memoryBandwidth);
+}

@@ -1,0 +1,518 @@
+//===- Presets.cpp - built-in cluster descriptions ------------------------===//
+//
+// Figures are peak (datasheet) figures, dense (no structured sparsity), with
+// tensor cores where the device has them for that element type. A datasheet
+// quoting "X with sparsity" gives X / 2 here. Link bandwidths are per
+// direction: NVIDIA quotes NVLink as the total of both directions, so it is
+// halved. Latencies are not on datasheets; the values used are typical
+// one-hop figures and are marked "assumed".
+//
+// Inter-node bandwidth is the rate one device gets from its NIC: with a NIC
+// per GPU (DGX) that is the NIC's rate; where all GPUs of a node share one
+// NIC (p3.16xlarge) it is still the NIC's full rate, and concurrent transfers
+// share it (a contention the cost model must account for).
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Cost/Presets.h"
+
+#include "parplan/Cost/ClusterFile.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+// hulkNodeFeatures, hulkEdges: data/hulk/{node_feature.csv,edge.txt}.
+#include "HulkData.inc"
+
+using namespace parplan::cost;
+
+namespace {
+
+constexpr double TFLOPS = 1e12;
+constexpr double GB = 1e9;
+constexpr double GBps = 1e9;
+constexpr double Gbps = 1e9 / 8;
+constexpr double Mbps = 1e6 / 8;
+constexpr double us = 1e-6;
+constexpr double ms = 1e-3;
+
+//===----------------------------------------------------------------------===//
+// Device types
+//===----------------------------------------------------------------------===//
+
+// NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column): FP64 Tensor Core
+// 67 TFLOPS, FP32 67 TFLOPS, TF32 Tensor Core 989 TFLOPS*, BF16 and FP16
+// Tensor Core 1,979 TFLOPS*, INT8 Tensor Core 3,958 TOPS* (* with sparsity,
+// halved here), 80 GB HBM3 at 3.35 TB/s, NVLink 900 GB/s.
+DeviceType h100Sxm() {
+  return {"H100-SXM5-80GB",
+          {{DType::F64, 67 * TFLOPS},
+           {DType::F32, 67 * TFLOPS},
+           {DType::TF32, 494.5 * TFLOPS},
+           {DType::BF16, 989.5 * TFLOPS},
+           {DType::F16, 989.5 * TFLOPS},
+           {DType::I8, 1979 * TFLOPS}},
+          80 * GB,
+          3350 * GBps};
+}
+
+// NVIDIA A100 Tensor Core GPU datasheet (A100 SXM columns): FP64 Tensor Core
+// 19.5 TFLOPS, FP32 19.5 TFLOPS, TF32 156 TFLOPS, BF16 and FP16 312 TFLOPS,
+// INT8 624 TOPS (dense); 40 GB HBM2 at 1,555 GB/s or 80 GB HBM2e at
+// 2,039 GB/s; NVLink 600 GB/s.
+DeviceType a100Sxm(bool memory80) {
+  return {memory80 ? "A100-SXM4-80GB" : "A100-SXM4-40GB",
+          {{DType::F64, 19.5 * TFLOPS},
+           {DType::F32, 19.5 * TFLOPS},
+           {DType::TF32, 156 * TFLOPS},
+           {DType::BF16, 312 * TFLOPS},
+           {DType::F16, 312 * TFLOPS},
+           {DType::I8, 624 * TFLOPS}},
+          memory80 ? 80 * GB : 40 * GB,
+          memory80 ? 2039 * GBps : 1555 * GBps};
+}
+
+// NVIDIA Tesla V100 datasheet (SXM2 column): double precision 7.8 TFLOPS,
+// single precision 15.7 TFLOPS, tensor (FP16) 125 TFLOPS; 16 or 32 GB HBM2 at
+// 900 GB/s; NVLink 300 GB/s. No BF16, TF32 or INT8 tensor cores.
+DeviceType v100Sxm2(bool memory32) {
+  return {memory32 ? "V100-SXM2-32GB" : "V100-SXM2-16GB",
+          {{DType::F64, 7.8 * TFLOPS},
+           {DType::F32, 15.7 * TFLOPS},
+           {DType::F16, 125 * TFLOPS}},
+          memory32 ? 32 * GB : 16 * GB,
+          900 * GBps};
+}
+
+// NVIDIA Tesla P100 PCIe datasheet (16 GB): double precision 4.7 TFLOPS,
+// single precision 9.3 TFLOPS, half precision 18.7 TFLOPS; 16 GB CoWoS HBM2
+// at 732 GB/s; PCIe Gen3 x16, 32 GB/s (both directions).
+DeviceType p100Pcie() {
+  return {"P100-PCIe-16GB",
+          {{DType::F64, 4.7 * TFLOPS},
+           {DType::F32, 9.3 * TFLOPS},
+           {DType::F16, 18.7 * TFLOPS}},
+          16 * GB,
+          732 * GBps};
+}
+
+// NVIDIA A40 datasheet: FP32 37.4 TFLOPS, TF32 Tensor Core 74.8 TFLOPS, BF16
+// and FP16 Tensor Core 149.7 TFLOPS, INT8 299.3 TOPS (dense); 48 GB GDDR6 at
+// 696 GB/s; PCIe Gen4 64 GB/s (both directions).
+DeviceType a40() {
+  return {"A40",
+          {{DType::F32, 37.4 * TFLOPS},
+           {DType::TF32, 74.8 * TFLOPS},
+           {DType::BF16, 149.7 * TFLOPS},
+           {DType::F16, 149.7 * TFLOPS},
+           {DType::I8, 299.3 * TFLOPS}},
+          48 * GB,
+          696 * GBps};
+}
+
+// NVIDIA T4 datasheet: single precision 8.1 TFLOPS, mixed precision
+// (FP16/FP32) 65 TFLOPS, INT8 130 TOPS; 16 GB GDDR6 at 320 GB/s; PCIe Gen3.
+DeviceType t4() {
+  return {"T4",
+          {{DType::F32, 8.1 * TFLOPS},
+           {DType::F16, 65 * TFLOPS},
+           {DType::I8, 130 * TFLOPS}},
+          16 * GB,
+          320 * GBps};
+}
+
+// NVIDIA Tesla P40 datasheet: single precision 12 TFLOPS, INT8 47 TOPS;
+// 24 GB GDDR5 at 346 GB/s; PCIe Gen3. (Its FP16 rate is 1/64 of FP32 and is
+// not on the datasheet, so f16 is not listed.)
+DeviceType p40() {
+  return {"P40",
+          {{DType::F32, 12 * TFLOPS}, {DType::I8, 47 * TFLOPS}},
+          24 * GB,
+          346 * GBps};
+}
+
+//===----------------------------------------------------------------------===//
+// Links
+//===----------------------------------------------------------------------===//
+
+// NVLink 4 through NVSwitch (H100 datasheet: 900 GB/s, both directions).
+const Link nvlink4{450 * GBps, 2 * us};
+// NVLink 3 through NVSwitch (A100 datasheet: 600 GB/s, both directions).
+const Link nvlink3{300 * GBps, 2 * us};
+// NVLink 2 (V100 datasheet: 300 GB/s, both directions; six links of
+// 25 GB/s per direction). In a hybrid cube-mesh (DGX-1, p3.16xlarge) a GPU's
+// six links reach four peers: this is the per-GPU total, which ring
+// collectives over the whole node use.
+const Link nvlink2{150 * GBps, 2 * us};
+// PCIe Gen3 x16: 32 GB/s both directions (P100 datasheet), nominal.
+const Link pcie3{16 * GBps, 5 * us};
+// PCIe Gen4 x16: 64 GB/s both directions (A40 datasheet), nominal.
+const Link pcie4{32 * GBps, 5 * us};
+// InfiniBand through a NIC per GPU; RDMA latency assumed 5 us.
+Link infiniband(double gbps) { return {gbps * Gbps, 5 * us}; }
+// TCP over a cloud VPC; latency assumed 50 us.
+Link ethernet(double gbps) { return {gbps * Gbps, 50 * us}; }
+
+std::vector<Node> uniformNodes(const std::string &prefix, int64_t count,
+                               const std::string &deviceType, int64_t devices) {
+  std::vector<Node> nodes;
+  for (int64_t i = 0; i < count; ++i)
+    nodes.push_back({prefix + std::to_string(i), deviceType, devices, ""});
+  return nodes;
+}
+
+//===----------------------------------------------------------------------===//
+// The presets
+//===----------------------------------------------------------------------===//
+
+// One NVIDIA DGX H100: 8 H100 SXM5 80 GB, all-to-all NVLink 4 through four
+// NVSwitch chips, and eight ConnectX-7 400 Gb/s NICs (one per GPU).
+// Sources: NVIDIA H100 Tensor Core GPU datasheet; NVIDIA DGX H100 datasheet.
+Cluster dgxH100() {
+  Cluster cluster;
+  cluster.name = "dgx-h100";
+  cluster.description = "one DGX H100: 8 H100 SXM5 80GB, NVLink 4 / NVSwitch";
+  cluster.source = "NVIDIA H100 Tensor Core GPU datasheet; NVIDIA DGX H100 "
+                   "datasheet (NVLink 900 GB/s, 8x ConnectX-7 400 Gb/s)";
+  cluster.deviceTypes = {h100Sxm()};
+  cluster.nodes = uniformNodes("dgx", 1, "H100-SXM5-80GB", 8);
+  cluster.intraNode = nvlink4;
+  // Not crossed by a one-node cluster; what a second DGX H100 would get.
+  cluster.interNode = infiniband(400);
+  return cluster;
+}
+
+// Four NVIDIA DGX A100 (320 GB): 8 A100 SXM4 40 GB each, NVLink 3 through
+// six NVSwitch chips, eight ConnectX-6 HDR InfiniBand 200 Gb/s NICs per node
+// (one per GPU). Sources: NVIDIA A100 Tensor Core GPU datasheet; NVIDIA DGX
+// A100 datasheet.
+Cluster a100FourNodes() {
+  Cluster cluster;
+  cluster.name = "a100-4node";
+  cluster.description =
+      "4 DGX A100: 8 A100 SXM4 40GB per node, NVLink 3, IB HDR 200 Gb/s";
+  cluster.source = "NVIDIA A100 Tensor Core GPU datasheet; NVIDIA DGX A100 "
+                   "datasheet (NVLink 600 GB/s, 8x ConnectX-6 HDR 200 Gb/s)";
+  cluster.deviceTypes = {a100Sxm(false)};
+  cluster.nodes = uniformNodes("dgx", 4, "A100-SXM4-40GB", 8);
+  cluster.intraNode = nvlink3;
+  cluster.interNode = infiniband(200);
+  return cluster;
+}
+
+// Alpa's testbed: 8 AWS p3.16xlarge, each with 8 V100 16 GB joined by NVLink,
+// and a 25 Gbps network between nodes (Zheng et al., "Alpa: Automating
+// Inter- and Intra-Operator Parallelism for Distributed Deep Learning",
+// OSDI 2022, section 8; AWS EC2 P3 instance page: p3.16xlarge, 8 V100,
+// NVLink peer to peer, 25 Gbps). V100 figures: NVIDIA Tesla V100 datasheet.
+Cluster alpaP3() {
+  Cluster cluster;
+  cluster.name = "alpa-p3-8node";
+  cluster.description =
+      "Alpa's testbed: 8 p3.16xlarge, 8 V100 16GB per node, NVLink, 25 Gbps";
+  cluster.source = "Alpa (OSDI 2022), section 8; AWS EC2 P3 instances "
+                   "(p3.16xlarge: 8 V100, NVLink, 25 Gbps); NVIDIA Tesla "
+                   "V100 datasheet";
+  cluster.deviceTypes = {v100Sxm2(false)};
+  cluster.nodes = uniformNodes("p3-", 8, "V100-SXM2-16GB", 8);
+  cluster.intraNode = nvlink2;
+  cluster.interNode = ethernet(25);
+  return cluster;
+}
+
+// Eight AWS p3.2xlarge: one V100 16 GB each, up to 10 Gbps between them
+// (AWS EC2 P3 instance page). Every collective crosses the network.
+Cluster oneGpuPerNode() {
+  Cluster cluster;
+  cluster.name = "one-gpu-per-node";
+  cluster.description = "8 p3.2xlarge: one V100 16GB per node, 10 Gbps";
+  cluster.source = "AWS EC2 P3 instances (p3.2xlarge: 1 V100, up to 10 "
+                   "Gbps); NVIDIA Tesla V100 datasheet";
+  cluster.deviceTypes = {v100Sxm2(false)};
+  cluster.nodes = uniformNodes("p3-", 8, "V100-SXM2-16GB", 1);
+  // No node has two devices: the intra-node link is never crossed.
+  cluster.intraNode = pcie3;
+  cluster.interNode = ethernet(10);
+  return cluster;
+}
+
+// A mixed V100/P100 cluster in the manner of Whale (Jia et al., "Whale:
+// Efficient Giant Model Training over Heterogeneous GPUs", USENIX ATC 2022),
+// which balances work across V100 and P100 servers of a shared production
+// cluster. The node counts (two 8-GPU servers of each kind) are this
+// preset's choice, not the paper's. V100 servers: SXM2 32 GB with NVLink 2
+// (a node link replaces the intra-node default); P100 servers: PCIe 16 GB,
+// PCIe Gen3 between GPUs. The 100 Gbps RDMA network is assumed.
+// Sources: Whale (ATC 2022); NVIDIA Tesla V100 and Tesla P100 datasheets.
+Cluster whale() {
+  Cluster cluster;
+  cluster.name = "whale-v100-p100";
+  cluster.description = "mixed (Whale): 2 nodes of 8 V100 32GB (NVLink) + 2 "
+                        "nodes of 8 P100 16GB (PCIe), 100 Gbps";
+  cluster.source = "Whale (USENIX ATC 2022): heterogeneous V100/P100 "
+                   "training; NVIDIA Tesla V100 and P100 datasheets; node "
+                   "counts and the 100 Gbps network are assumed";
+  cluster.deviceTypes = {v100Sxm2(true), p100Pcie()};
+  cluster.nodes = uniformNodes("v100-", 2, "V100-SXM2-32GB", 8);
+  for (Node &node : uniformNodes("p100-", 2, "P100-PCIe-16GB", 8))
+    cluster.nodes.push_back(node);
+  cluster.intraNode = pcie3;
+  cluster.nodeOverrides = {{0, 0, nvlink2}, {1, 1, nvlink2}};
+  cluster.interNode = infiniband(100);
+  return cluster;
+}
+
+//===----------------------------------------------------------------------===//
+// Hulk
+//===----------------------------------------------------------------------===//
+
+// Hulk (Yuan et al., "Hulk: Graph Neural Networks for Optimizing Regionally
+// Distributed Computing Systems", arXiv 2302.13741, 2023) published 47
+// machines in 12 cities with their GPUs' compute capability and memory, and
+// measured latencies between 613 machine pairs (data/hulk/README.md).
+//
+// Each machine is a node whose region is its city. Device type from the
+// compute capability, device count = floor(Memory / device memory), at least
+// one:
+//   6.1 -> P40 (24 GB; Pascal's data-center part)       64 -> 2, 128 -> 5
+//   7.0 -> V100 SXM2 32 GB (NVLink 2)                   384 -> 12
+//   7.5 -> T4 (16 GB; Turing's data-center part)        144 -> 9
+//   8.0 -> A100 SXM4: 320 GB and 640 GB are exactly the two DGX A100
+//          configurations, 8 x 40 GB and 8 x 80 GB: 80 GB parts when
+//          Memory >= 640, else 40 GB                     320 -> 8, 640 -> 8
+//   8.6 -> A40 (48 GB; Ampere's data-center part)       76 -> 1, 96 -> 2,
+//                                                       152 -> 3, 320 -> 6
+// Within a machine: NVLink 3 (A100), NVLink 2 (V100), PCIe Gen4 (A40),
+// PCIe Gen3 (T4, P40; the intra-node default).
+//
+// Between machines, latency is Hulk's measurement (self edges dropped, a
+// pair listed twice gets the mean). A pair without a measurement whose two
+// cities have measured pairs gets the mean of those (city-pair mean); any
+// other pair gets its level's default, the median of the measured latencies
+// of that level. The data has no bandwidths; this preset assumes one per
+// class of link:
+//   same city:         10 Gbps  (1.25 GB/s): a data-center Ethernet port
+//                      between machines of one city (metro fiber);
+//   same country:       1 Gbps  (125 MB/s): dedicated inter-city WAN
+//                      capacity of the order cloud providers sell;
+//   different countries: 100 Mbps (12.5 MB/s): Gaia (Hsieh et al., NSDI
+//                      2017) measured 11 EC2 regions and found WAN
+//                      bandwidth up to 12x below LAN within a continent and
+//                      down to tens of Mbps between distant regions.
+// Source: Hulk's data (data/hulk/), the datasheets above, Gaia.
+
+struct HulkMachine {
+  int64_t id;
+  std::string city;
+  std::string capability;
+  int64_t memoryGB;
+};
+
+const char *countryOf(const std::string &city) {
+  static const std::map<std::string, const char *> countries = {
+      {"Beijing", "China"},  {"Neimeng", "China"},  {"Nanjing", "China"},
+      {"Quanzhou", "China"}, {"California", "USA"}, {"Tokyo", "Japan"},
+      {"Berlin", "Germany"}, {"London", "UK"},      {"New Delhi", "India"},
+      {"Paris", "France"},   {"Rome", "Italy"},     {"Brasilia", "Brazil"}};
+  auto it = countries.find(city);
+  return it == countries.end() ? "" : it->second;
+}
+
+const Link hulkSameCity{10 * Gbps, 0};
+const Link hulkSameCountry{1 * Gbps, 0};
+const Link hulkAbroad{100 * Mbps, 0};
+
+double median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle]
+                           : (values[middle - 1] + values[middle]) / 2;
+}
+
+std::string nodeName(const HulkMachine &machine) {
+  std::string name = llvm::StringRef(machine.city).lower();
+  std::replace(name.begin(), name.end(), ' ', '-');
+  return name + "-" + std::to_string(machine.id);
+}
+
+Cluster hulk() {
+  Cluster cluster;
+  cluster.name = "hulk-geo";
+  cluster.description =
+      "Hulk's 47 machines in 12 cities, measured latencies, assumed WAN rates";
+  cluster.source =
+      "Hulk (arXiv 2302.13741) data: machines and measured latencies "
+      "(data/hulk); NVIDIA P40, V100, T4, A100, A40 datasheets; bandwidths "
+      "assumed per class: same city 10 Gbps, same country 1 Gbps, "
+      "different countries 100 Mbps (after Gaia, NSDI 2017)";
+
+  std::vector<HulkMachine> machines;
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(hulkNodeFeatures).split(lines, '\n', -1, false);
+  for (llvm::StringRef line : llvm::ArrayRef(lines).drop_front()) {
+    llvm::SmallVector<llvm::StringRef> cells;
+    line.trim().split(cells, ',');
+    if (cells.size() != 4)
+      continue;
+    HulkMachine machine;
+    if (cells[0].trim().getAsInteger(10, machine.id) ||
+        cells[3].trim().getAsInteger(10, machine.memoryGB))
+      continue;
+    machine.city = cells[1].trim().str();
+    machine.capability = cells[2].trim().str();
+    machines.push_back(machine);
+  }
+
+  cluster.deviceTypes = {p40(),          v100Sxm2(true), t4(),
+                         a100Sxm(false), a100Sxm(true),  a40()};
+  for (const HulkMachine &machine : machines) {
+    DeviceType type;
+    Link intra = pcie3;
+    if (machine.capability == "6.1") {
+      type = p40();
+    } else if (machine.capability == "7" || machine.capability == "7.0") {
+      type = v100Sxm2(true);
+      intra = nvlink2;
+    } else if (machine.capability == "7.5") {
+      type = t4();
+    } else if (machine.capability == "8" || machine.capability == "8.0") {
+      type = a100Sxm(machine.memoryGB >= 640);
+      intra = nvlink3;
+    } else {
+      type = a40();
+      intra = pcie4;
+    }
+    int64_t devices = std::max<int64_t>(
+        1, static_cast<int64_t>(machine.memoryGB * GB / type.memoryBytes));
+    cluster.nodes.push_back(
+        {nodeName(machine), type.name, devices, machine.city});
+    int64_t node = static_cast<int64_t>(cluster.nodes.size()) - 1;
+    if (devices > 1 && intra.bandwidth != pcie3.bandwidth)
+      cluster.nodeOverrides.push_back({node, node, intra});
+  }
+  int64_t numNodes = static_cast<int64_t>(cluster.nodes.size());
+
+  // Measured latencies, ms, per unordered machine pair.
+  std::map<std::pair<int64_t, int64_t>, std::vector<double>> measured;
+  lines.clear();
+  llvm::StringRef(hulkEdges).split(lines, '\n', -1, false);
+  for (llvm::StringRef line : lines) {
+    llvm::SmallVector<llvm::StringRef> cells;
+    line.trim().split(cells, ' ', -1, false);
+    int64_t u = 0, v = 0;
+    double latency = 0;
+    if (cells.size() != 3 || cells[0].getAsInteger(10, u) ||
+        cells[1].getAsInteger(10, v) || cells[2].getAsDouble(latency) ||
+        u == v || u < 0 || v < 0 || u >= numNodes || v >= numNodes)
+      continue;
+    measured[std::minmax(u, v)].push_back(latency);
+  }
+
+  auto classLink = [&](int64_t a, int64_t b) {
+    const std::string &cityA = cluster.nodes[a].region;
+    const std::string &cityB = cluster.nodes[b].region;
+    if (cityA == cityB)
+      return hulkSameCity;
+    if (std::string(countryOf(cityA)) == countryOf(cityB))
+      return hulkSameCountry;
+    return hulkAbroad;
+  };
+  auto cityPair = [&](int64_t a, int64_t b) {
+    return std::minmax(cluster.nodes[a].region, cluster.nodes[b].region);
+  };
+
+  std::map<std::pair<int64_t, int64_t>, double> latencyMs;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> perCities;
+  std::vector<double> sameCity, otherCity;
+  for (const auto &[pair, values] : measured) {
+    double mean = 0;
+    for (double value : values)
+      mean += value;
+    mean /= static_cast<double>(values.size());
+    latencyMs[pair] = mean;
+    perCities[cityPair(pair.first, pair.second)].push_back(mean);
+    (cluster.nodes[pair.first].region == cluster.nodes[pair.second].region
+         ? sameCity
+         : otherCity)
+        .push_back(mean);
+  }
+  for (int64_t a = 0; a < numNodes; ++a)
+    for (int64_t b = a + 1; b < numNodes; ++b) {
+      if (latencyMs.count({a, b}))
+        continue;
+      auto it = perCities.find(cityPair(a, b));
+      if (it == perCities.end())
+        continue;
+      double mean = 0;
+      for (double value : it->second)
+        mean += value;
+      latencyMs[{a, b}] = mean / static_cast<double>(it->second.size());
+    }
+  for (const auto &[pair, latency] : latencyMs) {
+    Link link = classLink(pair.first, pair.second);
+    link.latency = latency * ms;
+    cluster.nodeOverrides.push_back({pair.first, pair.second, link});
+  }
+
+  cluster.intraNode = pcie3;
+  cluster.interNode = {hulkSameCity.bandwidth, median(sameCity) * ms};
+  cluster.interRegion = {hulkAbroad.bandwidth, median(otherCity) * ms};
+  return cluster;
+}
+
+struct PresetEntry {
+  const char *name;
+  Cluster (*build)();
+};
+
+const PresetEntry presets[] = {
+    {"dgx-h100", dgxH100},      {"a100-4node", a100FourNodes},
+    {"alpa-p3-8node", alpaP3},  {"one-gpu-per-node", oneGpuPerNode},
+    {"whale-v100-p100", whale}, {"hulk-geo", hulk},
+};
+
+} // namespace
+
+const std::vector<std::string> &parplan::cost::presetNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> names;
+    for (const PresetEntry &entry : presets)
+      names.push_back(entry.name);
+    return names;
+  }();
+  return names;
+}
+
+std::optional<Cluster> parplan::cost::preset(const std::string &name) {
+  for (const PresetEntry &entry : presets)
+    if (name == entry.name)
+      return entry.build();
+  return std::nullopt;
+}
+
+std::optional<Cluster>
+parplan::cost::resolveCluster(const std::string &nameOrPath,
+                              std::string &error) {
+  if (std::optional<Cluster> cluster = preset(nameOrPath))
+    return cluster;
+  llvm::StringRef argument(nameOrPath);
+  bool looksLikePath = argument.contains('/') ||
+                       argument.ends_with_insensitive(".yaml") ||
+                       argument.ends_with_insensitive(".yml") ||
+                       argument.ends_with_insensitive(".json");
+  if (looksLikePath || llvm::sys::fs::exists(nameOrPath))
+    return loadCluster(nameOrPath, error);
+  std::string names;
+  for (const std::string &name : presetNames())
+    names += (names.empty() ? "" : ", ") + name;
+  error = "unknown cluster '" + nameOrPath +
+          "': neither a preset nor a file; presets: " + names;
+  return std::nullopt;
+}

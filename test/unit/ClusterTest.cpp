@@ -1,0 +1,728 @@
+//===- ClusterTest.cpp - cluster files, presets and device meshes ---------===//
+
+#include "parplan/Cost/ClusterFile.h"
+#include "parplan/Cost/Mesh.h"
+#include "parplan/Cost/Presets.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+using namespace parplan::cost;
+
+namespace {
+
+Cluster mustPreset(const std::string &name) {
+  std::optional<Cluster> cluster = preset(name);
+  REQUIRE(cluster);
+  return *cluster;
+}
+
+Cluster mustParse(const std::string &text, const std::string &path) {
+  std::string error;
+  std::optional<Cluster> cluster = parseCluster(text, path, error);
+  INFO(error);
+  REQUIRE(cluster);
+  CHECK(error.empty());
+  return *cluster;
+}
+
+/// The error of parsing `text` as file `path`.
+std::string parseError(const std::string &text,
+                       const std::string &path = "c.yaml") {
+  std::string error;
+  std::optional<Cluster> cluster = parseCluster(text, path, error);
+  CHECK_FALSE(cluster);
+  return error;
+}
+
+bool near(double a, double b) {
+  return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b));
+}
+
+void checkSameLink(const Link &a, const Link &b) {
+  CHECK(near(a.bandwidth, b.bandwidth));
+  CHECK(near(a.latency, b.latency));
+}
+
+void checkSameCluster(const Cluster &a, const Cluster &b) {
+  CHECK(a.name == b.name);
+  CHECK(a.description == b.description);
+  CHECK(a.source == b.source);
+  REQUIRE(a.deviceTypes.size() == b.deviceTypes.size());
+  for (size_t i = 0; i < a.deviceTypes.size(); ++i) {
+    const DeviceType &x = a.deviceTypes[i], &y = b.deviceTypes[i];
+    CHECK(x.name == y.name);
+    CHECK(near(x.memoryBytes, y.memoryBytes));
+    CHECK(near(x.memoryBandwidth, y.memoryBandwidth));
+    REQUIRE(x.peakFlops.size() == y.peakFlops.size());
+    for (const auto &[dtype, flops] : x.peakFlops)
+      CHECK(near(flops, y.peakFlops.at(dtype)));
+  }
+  REQUIRE(a.nodes.size() == b.nodes.size());
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    CHECK(a.nodes[i].name == b.nodes[i].name);
+    CHECK(a.nodes[i].deviceType == b.nodes[i].deviceType);
+    CHECK(a.nodes[i].devices == b.nodes[i].devices);
+    CHECK(a.nodes[i].region == b.nodes[i].region);
+  }
+  // Links of unused levels may be left out of a file.
+  if (b.intraNode.bandwidth > 0)
+    checkSameLink(a.intraNode, b.intraNode);
+  if (b.interNode.bandwidth > 0)
+    checkSameLink(a.interNode, b.interNode);
+  if (b.interRegion.bandwidth > 0)
+    checkSameLink(a.interRegion, b.interRegion);
+  REQUIRE(a.overrides.size() == b.overrides.size());
+  for (size_t i = 0; i < a.overrides.size(); ++i) {
+    CHECK(a.overrides[i].deviceA == b.overrides[i].deviceA);
+    CHECK(a.overrides[i].deviceB == b.overrides[i].deviceB);
+    checkSameLink(a.overrides[i].link, b.overrides[i].link);
+  }
+  REQUIRE(a.nodeOverrides.size() == b.nodeOverrides.size());
+  for (size_t i = 0; i < a.nodeOverrides.size(); ++i) {
+    CHECK(a.nodeOverrides[i].nodeA == b.nodeOverrides[i].nodeA);
+    CHECK(a.nodeOverrides[i].nodeB == b.nodeOverrides[i].nodeB);
+    checkSameLink(a.nodeOverrides[i].link, b.nodeOverrides[i].link);
+  }
+}
+
+constexpr double GBps = 1e9;
+constexpr double us = 1e-6;
+constexpr double ms = 1e-3;
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// DType and Cluster
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("dtype names and widths", "[cluster]") {
+  for (DType dtype : {DType::F64, DType::F32, DType::TF32, DType::BF16,
+                      DType::F16, DType::I8})
+    CHECK(parseDType(toString(dtype)) == dtype);
+  CHECK_FALSE(parseDType("fp16"));
+  CHECK(byteWidth(DType::F64) == 8);
+  CHECK(byteWidth(DType::TF32) == 4);
+  CHECK(byteWidth(DType::BF16) == 2);
+  CHECK(byteWidth(DType::I8) == 1);
+  CHECK(std::string(toString(LinkLevel::InterRegion)) == "inter-region");
+}
+
+TEST_CASE("cluster device numbering and link lookup", "[cluster]") {
+  Cluster cluster;
+  cluster.deviceTypes = {{"gpu", {{DType::F32, 1e12}}, 1e9, 1e11}};
+  cluster.nodes = {{"a", "gpu", 2, "east"},
+                   {"b", "gpu", 3, "east"},
+                   {"c", "gpu", 1, "west"}};
+  cluster.intraNode = {100, 1};
+  cluster.interNode = {10, 2};
+  cluster.interRegion = {1, 3};
+  cluster.nodeOverrides = {{0, 1, {50, 4}}, {1, 1, {200, 5}}};
+  cluster.overrides = {{4, 1, {7, 6}}};
+  REQUIRE_FALSE(checkCluster(cluster));
+  CHECK(cluster.numDevices() == 6);
+  CHECK(cluster.nodeOf(0) == 0);
+  CHECK(cluster.nodeOf(2) == 1);
+  CHECK(cluster.nodeOf(5) == 2);
+  CHECK(cluster.nodeOf(6) == -1);
+  CHECK(cluster.firstDevice(2) == 5);
+  CHECK(cluster.deviceTypeOf(3).name == "gpu");
+  CHECK(cluster.level(3, 3) == LinkLevel::Local);
+  CHECK(cluster.level(0, 1) == LinkLevel::IntraNode);
+  CHECK(cluster.level(1, 2) == LinkLevel::InterNode);
+  CHECK(cluster.level(2, 5) == LinkLevel::InterRegion);
+  CHECK(std::isinf(cluster.link(3, 3).bandwidth));
+  CHECK(cluster.link(3, 3).latency == 0);
+  CHECK(cluster.link(0, 1).bandwidth == 100); // level default
+  CHECK(cluster.link(2, 3).bandwidth == 200); // node 1's own link
+  CHECK(cluster.link(0, 3).bandwidth == 50);  // node pair 0-1
+  CHECK(cluster.link(3, 0).bandwidth == 50);  // either order
+  CHECK(cluster.link(1, 4).bandwidth == 7);   // device pair first
+  CHECK(cluster.link(4, 1).latency == 6);
+  CHECK(cluster.link(0, 5).bandwidth == 1); // inter-region default
+
+  Cluster broken = cluster;
+  broken.nodes[1].deviceType = "tpu";
+  CHECK(checkCluster(broken) ==
+        std::string("node 'b': device type 'tpu' is not defined"));
+  broken = cluster;
+  broken.overrides[0].deviceB = 6;
+  CHECK(checkCluster(broken) ==
+        std::string("device link 4-6: device 6 is out of range (the cluster "
+                    "has 6 devices)"));
+  broken = cluster;
+  broken.interRegion.bandwidth = 0;
+  CHECK(checkCluster(broken) ==
+        std::string("inter-region link: bandwidth must be positive"));
+}
+
+//===----------------------------------------------------------------------===//
+// Presets
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("every preset loads and passes the checks", "[cluster][preset]") {
+  REQUIRE(presetNames() ==
+          std::vector<std::string>{"dgx-h100", "a100-4node", "alpa-p3-8node",
+                                   "one-gpu-per-node", "whale-v100-p100",
+                                   "hulk-geo"});
+  for (const std::string &name : presetNames()) {
+    INFO(name);
+    Cluster cluster = mustPreset(name);
+    CHECK(cluster.name == name);
+    CHECK_FALSE(cluster.description.empty());
+    CHECK_FALSE(cluster.source.empty());
+    CHECK(checkCluster(cluster) == std::nullopt);
+    std::string error;
+    std::optional<DeviceMesh> mesh =
+        makeMesh(cluster, defaultMeshShape(cluster), error);
+    INFO(error);
+    REQUIRE(mesh);
+    CHECK(mesh->size() == cluster.numDevices());
+  }
+  CHECK_FALSE(preset("dgx-a100"));
+}
+
+TEST_CASE("preset sizes and figures", "[cluster][preset]") {
+  Cluster dgx = mustPreset("dgx-h100");
+  CHECK(dgx.numDevices() == 8);
+  CHECK(dgx.nodes.size() == 1);
+  CHECK(dgx.deviceTypeOf(7).name == "H100-SXM5-80GB");
+  CHECK(dgx.deviceTypeOf(7).peakFlops.at(DType::BF16) == 989.5e12);
+  CHECK(dgx.deviceTypeOf(7).memoryBytes == 80e9);
+  CHECK(dgx.link(0, 7).bandwidth == 450 * GBps);
+  CHECK(defaultMeshShape(dgx) == std::vector<int64_t>{8});
+
+  Cluster a100 = mustPreset("a100-4node");
+  CHECK(a100.numDevices() == 32);
+  CHECK(a100.nodes.size() == 4);
+  CHECK(a100.level(0, 7) == LinkLevel::IntraNode);
+  CHECK(a100.link(0, 7).bandwidth == 300 * GBps); // NVLink 3
+  CHECK(a100.level(7, 8) == LinkLevel::InterNode);
+  CHECK(a100.link(7, 8).bandwidth == 25 * GBps); // HDR 200 Gb/s
+  CHECK(a100.link(7, 8).latency == 5 * us);
+  CHECK(defaultMeshShape(a100) == std::vector<int64_t>{4, 8});
+
+  Cluster alpa = mustPreset("alpa-p3-8node");
+  CHECK(alpa.numDevices() == 64);
+  CHECK(alpa.deviceTypeOf(63).memoryBytes == 16e9);
+  CHECK(alpa.link(0, 1).bandwidth == 150 * GBps); // NVLink 2
+  CHECK(alpa.link(0, 8).bandwidth == 25e9 / 8);   // 25 Gbps
+
+  Cluster single = mustPreset("one-gpu-per-node");
+  CHECK(single.numDevices() == 8);
+  CHECK(single.nodes.size() == 8);
+  CHECK(single.level(0, 1) == LinkLevel::InterNode);
+  CHECK(defaultMeshShape(single) == std::vector<int64_t>{8});
+
+  Cluster whale = mustPreset("whale-v100-p100");
+  CHECK(whale.numDevices() == 32);
+  CHECK(whale.deviceTypeOf(0).name == "V100-SXM2-32GB");
+  CHECK(whale.deviceTypeOf(31).name == "P100-PCIe-16GB");
+  CHECK(whale.link(0, 1).bandwidth == 150 * GBps);  // V100 node: NVLink
+  CHECK(whale.link(16, 17).bandwidth == 16 * GBps); // P100 node: PCIe
+  CHECK(whale.level(15, 16) == LinkLevel::InterNode);
+}
+
+TEST_CASE("hulk-geo: machines, device mapping and measured latencies",
+          "[cluster][preset]") {
+  Cluster hulk = mustPreset("hulk-geo");
+  REQUIRE(hulk.nodes.size() == 47);
+  std::set<std::string> regions;
+  for (const Node &node : hulk.nodes)
+    regions.insert(node.region);
+  CHECK(regions.size() == 12);
+  CHECK(regions.count("Neimeng")); // trailing space trimmed
+  CHECK(regions.count("New Delhi"));
+
+  // node_feature.csv: 0,Beijing,8.6,152 / 1,Beijing,8,320 / 3,Beijing,7,384
+  // 10,Nanjing,6.1,128 / 11,Nanjing,8.6,76 / 18,Quanzhou,7.5,144
+  // 44,Rome,8,640
+  CHECK(hulk.nodes[0].name == "beijing-0");
+  CHECK(hulk.nodes[0].deviceType == "A40");
+  CHECK(hulk.nodes[0].devices == 3);
+  CHECK(hulk.nodes[1].deviceType == "A100-SXM4-40GB");
+  CHECK(hulk.nodes[1].devices == 8);
+  CHECK(hulk.nodes[3].deviceType == "V100-SXM2-32GB");
+  CHECK(hulk.nodes[3].devices == 12);
+  CHECK(hulk.nodes[10].deviceType == "P40");
+  CHECK(hulk.nodes[10].devices == 5);
+  CHECK(hulk.nodes[11].devices == 1);
+  CHECK(hulk.nodes[18].deviceType == "T4");
+  CHECK(hulk.nodes[18].devices == 9);
+  CHECK(hulk.nodes[44].deviceType == "A100-SXM4-80GB");
+  CHECK(hulk.nodes[44].devices == 8);
+  CHECK(hulk.nodes[34].name == "new-delhi-34");
+
+  auto device = [&](int64_t node, int64_t index = 0) {
+    return hulk.firstDevice(node) + index;
+  };
+  // edge.txt "0 1 10": Beijing to Beijing, 10 ms, same-city class.
+  CHECK(hulk.level(device(0), device(1)) == LinkLevel::InterNode);
+  CHECK(hulk.link(device(0), device(1)).latency == 10 * ms);
+  CHECK(hulk.link(device(0, 2), device(1, 7)).latency == 10 * ms);
+  CHECK(hulk.link(device(0), device(1)).bandwidth == 1.25 * GBps);
+  // "0 5 28": Beijing to Neimeng, same country.
+  CHECK(hulk.level(device(0), device(5)) == LinkLevel::InterRegion);
+  CHECK(hulk.link(device(5), device(0)).latency == 28 * ms);
+  CHECK(hulk.link(device(0), device(5)).bandwidth == 125e6);
+  // "0 20 89": Beijing to California, the paper's 89.1 ms.
+  CHECK(hulk.link(device(0), device(20)).latency == 89 * ms);
+  CHECK(hulk.link(device(0), device(20)).bandwidth == 12.5e6);
+  // Listed twice, "11 30 214" and "11 30 265": the mean.
+  CHECK(hulk.link(device(11), device(30)).latency == Approx(239.5 * ms));
+  // "13 14 10" and "14 13 4".
+  CHECK(hulk.link(device(13), device(14)).latency == Approx(7 * ms));
+  // Within machines: NVLink 3 on A100, NVLink 2 on V100, PCIe 4 on A40,
+  // PCIe 3 on P40.
+  CHECK(hulk.link(device(1, 0), device(1, 1)).bandwidth == 300 * GBps);
+  CHECK(hulk.link(device(3, 0), device(3, 11)).bandwidth == 150 * GBps);
+  CHECK(hulk.link(device(0, 0), device(0, 1)).bandwidth == 32 * GBps);
+  CHECK(hulk.link(device(10, 0), device(10, 1)).bandwidth == 16 * GBps);
+  // No measurement for 0-9 (Beijing, Neimeng): the mean of the measured
+  // Beijing-Neimeng pairs.
+  Link filled = hulk.link(device(0), device(9));
+  CHECK(filled.latency > 24 * ms);
+  CHECK(filled.latency < 31 * ms);
+  // No Berlin-London pair is measured: the inter-region default.
+  CHECK(hulk.link(device(30), device(33)).latency == hulk.interRegion.latency);
+  CHECK(hulk.interRegion.bandwidth == 12.5e6);
+}
+
+//===----------------------------------------------------------------------===//
+// Meshes
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("mesh axes of a 4x8 mesh on a100-4node", "[cluster][mesh]") {
+  Cluster cluster = mustPreset("a100-4node");
+  std::string error;
+  std::optional<DeviceMesh> mesh = makeMesh(cluster, {4, 8}, error);
+  REQUIRE(mesh);
+  CHECK(mesh->size() == 32);
+  CHECK(mesh->devices[9] == 9);
+
+  auto groups0 = axisGroups(*mesh, 0);
+  REQUIRE(groups0.size() == 8);
+  CHECK(groups0[0] == std::vector<int64_t>{0, 8, 16, 24});
+  CHECK(groups0[7] == std::vector<int64_t>{7, 15, 23, 31});
+  auto groups1 = axisGroups(*mesh, 1);
+  REQUIRE(groups1.size() == 4);
+  CHECK(groups1[2] == std::vector<int64_t>{16, 17, 18, 19, 20, 21, 22, 23});
+
+  CHECK(axisLevel(cluster, *mesh, 0) == LinkLevel::InterNode);
+  CHECK(axisLevel(cluster, *mesh, 1) == LinkLevel::IntraNode);
+  CHECK(axisLink(cluster, *mesh, 0).bandwidth == 25 * GBps);
+  CHECK(axisLink(cluster, *mesh, 0).latency == 5 * us);
+  CHECK(axisLink(cluster, *mesh, 1).bandwidth == 300 * GBps);
+
+  // 8x4: axis 1 groups stay within a node, axis 0 groups cross nodes.
+  mesh = makeMesh(cluster, {8, 4}, error);
+  REQUIRE(mesh);
+  CHECK(axisLevel(cluster, *mesh, 0) == LinkLevel::InterNode);
+  CHECK(axisLevel(cluster, *mesh, 1) == LinkLevel::IntraNode);
+
+  // 2x16: each axis-1 group spans two nodes, so it is priced by the NIC.
+  mesh = makeMesh(cluster, {2, 16}, error);
+  REQUIRE(mesh);
+  CHECK(axisLevel(cluster, *mesh, 1) == LinkLevel::InterNode);
+  CHECK(axisLink(cluster, *mesh, 1).bandwidth == 25 * GBps);
+
+  // An axis of size 1 crosses nothing.
+  mesh = makeMesh(cluster, {1, 8}, error);
+  REQUIRE(mesh);
+  CHECK(axisLevel(cluster, *mesh, 0) == LinkLevel::Local);
+  CHECK(std::isinf(axisLink(cluster, *mesh, 0).bandwidth));
+}
+
+TEST_CASE("axisLink takes the slowest pair, overrides included",
+          "[cluster][mesh]") {
+  Cluster cluster = mustPreset("dgx-h100");
+  cluster.overrides.push_back({2, 6, {10 * GBps, 9 * us}});
+  std::string error;
+  std::optional<DeviceMesh> mesh = makeMesh(cluster, {2, 4}, error);
+  REQUIRE(mesh);
+  // Axis 0 groups: {0,4}, {1,5}, {2,6}, {3,7}: one is slow.
+  CHECK(axisLink(cluster, *mesh, 0).bandwidth == 10 * GBps);
+  CHECK(axisLink(cluster, *mesh, 0).latency == 9 * us);
+  CHECK(axisLink(cluster, *mesh, 1).bandwidth == 450 * GBps);
+  CHECK(axisLevel(cluster, *mesh, 0) == LinkLevel::IntraNode);
+
+  // Hulk: a mesh over the two first Beijing machines.
+  Cluster hulk = mustPreset("hulk-geo");
+  DeviceMesh pair{{2}, {hulk.firstDevice(0), hulk.firstDevice(1)}};
+  REQUIRE_FALSE(checkMesh(hulk, pair));
+  CHECK(axisLevel(hulk, pair, 0) == LinkLevel::InterNode);
+  CHECK(axisLink(hulk, pair, 0).latency == 10 * ms);
+  // Beijing (0) and California (20).
+  DeviceMesh far{{2}, {hulk.firstDevice(0), hulk.firstDevice(20)}};
+  CHECK(axisLevel(hulk, far, 0) == LinkLevel::InterRegion);
+  CHECK(axisLink(hulk, far, 0).latency == 89 * ms);
+}
+
+TEST_CASE("sub-meshes", "[cluster][mesh]") {
+  DeviceMesh mesh{{2, 3, 4}, {}};
+  for (int64_t i = 0; i < 24; ++i)
+    mesh.devices.push_back(100 + i);
+  DeviceMesh stage = subMesh(mesh, 0, 1);
+  CHECK(stage.shape == std::vector<int64_t>{3, 4});
+  REQUIRE(stage.devices.size() == 12);
+  CHECK(stage.devices.front() == 112);
+  CHECK(stage.devices.back() == 123);
+  DeviceMesh middle = subMesh(mesh, 1, 2);
+  CHECK(middle.shape == std::vector<int64_t>{2, 4});
+  CHECK(middle.devices ==
+        std::vector<int64_t>{108, 109, 110, 111, 120, 121, 122, 123});
+  DeviceMesh last = subMesh(mesh, 2, 3);
+  CHECK(last.shape == std::vector<int64_t>{2, 3});
+  CHECK(last.devices == std::vector<int64_t>{103, 107, 111, 115, 119, 123});
+  DeviceMesh point = subMesh(subMesh(last, 0, 1), 0, 2);
+  CHECK(point.shape.empty());
+  CHECK(point.size() == 1);
+  CHECK(point.devices == std::vector<int64_t>{123});
+
+  // Pipeline stages of a100-4node: one node each.
+  Cluster cluster = mustPreset("a100-4node");
+  std::string error;
+  std::optional<DeviceMesh> full = makeMesh(cluster, {4, 8}, error);
+  REQUIRE(full);
+  DeviceMesh node2 = subMesh(*full, 0, 2);
+  CHECK_FALSE(checkMesh(cluster, node2));
+  CHECK(node2.devices.front() == 16);
+  CHECK(axisLevel(cluster, node2, 0) == LinkLevel::IntraNode);
+}
+
+TEST_CASE("meshes that do not fit", "[cluster][mesh]") {
+  Cluster cluster = mustPreset("dgx-h100");
+  std::string error;
+  CHECK_FALSE(makeMesh(cluster, {3, 3}, error));
+  CHECK(error == "mesh 3x3 needs 9 devices but the cluster has 8");
+  CHECK_FALSE(makeMesh(cluster, {2, 0}, error));
+  CHECK(error ==
+        "mesh axis 1 has size 0; every axis needs at least one device");
+  CHECK_FALSE(makeMesh(cluster, {}, error));
+  CHECK(error == "the mesh has no axes");
+  CHECK_FALSE(makeMesh(cluster, {4, int64_t(1) << 62}, error));
+  CHECK(error == "mesh 4x4611686018427387904 is too large");
+
+  // Fewer devices than the cluster: the first ones.
+  std::optional<DeviceMesh> small = makeMesh(cluster, {2, 2}, error);
+  REQUIRE(small);
+  CHECK(small->devices == std::vector<int64_t>{0, 1, 2, 3});
+
+  CHECK(checkMesh(cluster, {{2, 2}, {0, 1, 2, 2}}) ==
+        std::string("device 2 appears twice in the mesh"));
+  CHECK(checkMesh(cluster, {{2, 2}, {0, 1, 2, 8}}) ==
+        std::string("device 8 is out of range: the cluster has 8 devices "
+                    "(0..7)"));
+  CHECK(checkMesh(cluster, {{2, 2}, {0, 1, -1, 3}}) ==
+        std::string("device -1 is out of range: the cluster has 8 devices "
+                    "(0..7)"));
+  CHECK(checkMesh(cluster, {{2, 2}, {0, 1, 2}}) ==
+        std::string("mesh 2x2 has 4 positions but lists 3 devices"));
+  CHECK_FALSE(checkMesh(cluster, {{2, 2}, {7, 5, 3, 1}}));
+}
+
+TEST_CASE("mesh shapes parse", "[cluster][mesh]") {
+  std::string error;
+  CHECK(parseMeshShape("2x4", error) == std::vector<int64_t>{2, 4});
+  CHECK(parseMeshShape("8", error) == std::vector<int64_t>{8});
+  CHECK(parseMeshShape("2x2x2", error) == std::vector<int64_t>{2, 2, 2});
+  CHECK(formatMeshShape({2, 2, 2}) == "2x2x2");
+  for (const char *bad :
+       {"", "x", "2x", "x2", "2*4", "-2x4", "2 x 4", "2x4x"}) {
+    INFO(bad);
+    CHECK_FALSE(parseMeshShape(bad, error));
+    CHECK(error == "invalid mesh shape '" + std::string(bad) +
+                       "': expected positive sizes separated by 'x', such "
+                       "as 2x4");
+  }
+  CHECK_FALSE(parseMeshShape("2x0", error));
+  CHECK(error == "invalid mesh shape '2x0': axis 1 has size 0");
+}
+
+//===----------------------------------------------------------------------===//
+// Files
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("the example files load, YAML and JSON alike", "[cluster][file]") {
+  std::string error;
+  std::string dir = PARPLAN_SOURCE_DIR "/examples/clusters/";
+  std::optional<Cluster> yaml = loadCluster(dir + "two-nodes.yaml", error);
+  INFO(error);
+  REQUIRE(yaml);
+  std::optional<Cluster> json = loadCluster(dir + "two-nodes.json", error);
+  INFO(error);
+  REQUIRE(json);
+  checkSameCluster(*yaml, *json);
+
+  CHECK(yaml->name == "two-nodes");
+  CHECK(yaml->numDevices() == 8);
+  CHECK(yaml->deviceTypeOf(0).name == "A100-SXM4-40GB");
+  CHECK(yaml->deviceTypeOf(4).name == "V100-SXM2-32GB");
+  CHECK(yaml->deviceTypeOf(0).peakFlops.at(DType::I8) == 624e12);
+  CHECK(yaml->deviceTypeOf(4).peakFlops.count(DType::BF16) == 0);
+  CHECK(yaml->deviceTypeOf(4).memoryBytes == 32e9);
+  CHECK(yaml->link(0, 1).bandwidth == 300 * GBps);
+  CHECK(yaml->link(4, 5).bandwidth == 150 * GBps);  // node link
+  CHECK(yaml->link(0, 5).bandwidth == 12.5 * GBps); // 100 Gbps
+  CHECK(yaml->link(0, 5).latency == 5 * us);
+  CHECK(yaml->link(3, 4).bandwidth == 25 * GBps); // device link
+  CHECK(yaml->link(3, 4).latency == 3 * us);
+  std::optional<DeviceMesh> mesh =
+      makeMesh(*yaml, defaultMeshShape(*yaml), error);
+  REQUIRE(mesh);
+  CHECK(mesh->shape == std::vector<int64_t>{2, 4});
+  // Axis 0 pairs (0,4) (1,5) (2,6) (3,7): (3,4) is not among them.
+  CHECK(axisLink(*yaml, *mesh, 0).bandwidth == 12.5 * GBps);
+  CHECK(axisLink(*yaml, *mesh, 1).bandwidth == 150 * GBps);
+
+  std::optional<Cluster> missing = loadCluster(dir + "missing.yaml", error);
+  CHECK_FALSE(missing);
+  CHECK(error ==
+        "cannot read '" + dir + "missing.yaml': No such file or directory");
+}
+
+TEST_CASE("every preset round-trips through YAML and JSON", "[cluster][file]") {
+  for (const std::string &name : presetNames()) {
+    INFO(name);
+    Cluster cluster = mustPreset(name);
+    std::string yaml = writeClusterYaml(cluster);
+    checkSameCluster(mustParse(yaml, name + ".yaml"), cluster);
+    std::string json = writeClusterJson(cluster);
+    checkSameCluster(mustParse(json, name + ".json"), cluster);
+  }
+  Cluster two = mustParse(writeClusterYaml(mustPreset("dgx-h100")), "x.yaml");
+  CHECK(two.link(0, 1).bandwidth == 450 * GBps);
+}
+
+TEST_CASE("units", "[cluster][file]") {
+  auto withLink = [](const std::string &bandwidth, const std::string &latency) {
+    return "name: u\n"
+           "device_types:\n"
+           "  - {name: g, memory: 16 GiB, memory_bandwidth: 1 TB/s,\n"
+           "     peak_flops: {f32: 1.5e1 TFLOPS, i8: 100 TOPS}}\n"
+           "nodes:\n"
+           "  - {name: n, device_type: g, devices: 2}\n"
+           "links:\n"
+           "  intra_node: {bandwidth: " +
+           bandwidth + ", latency: " + latency + "}\n";
+  };
+  Cluster cluster = mustParse(withLink("100 Gbps", "1.5 us"), "u.yaml");
+  CHECK(cluster.intraNode.bandwidth == 12.5e9);
+  CHECK(cluster.intraNode.latency == Approx(1.5e-6));
+  CHECK(cluster.deviceTypes[0].memoryBytes == 16.0 * 1024 * 1024 * 1024);
+  CHECK(cluster.deviceTypes[0].memoryBandwidth == 1e12);
+  CHECK(cluster.deviceTypes[0].peakFlops.at(DType::F32) == 15e12);
+  CHECK(cluster.deviceTypes[0].peakFlops.at(DType::I8) == 100e12);
+  CHECK(
+      mustParse(withLink("800 Mbit/s", "2ms"), "u.yaml").intraNode.bandwidth ==
+      100e6);
+  CHECK(mustParse(withLink("1 GiB/s", "\"3 \xc2\xb5s\""), "u.yaml")
+            .intraNode.latency == Approx(3e-6));
+  CHECK(mustParse(withLink("\"64 GB/s\"", "0 s"), "u.yaml").intraNode.latency ==
+        0);
+
+  CHECK(parseError(withLink("900 GBps", "1 us")) ==
+        "c.yaml:8:31: links: intra_node: bandwidth: unknown bandwidth unit "
+        "'GBps' (did you mean 'GB/s'?)");
+  CHECK(parseError(withLink("900 furlongs", "1 us")) ==
+        "c.yaml:8:31: links: intra_node: bandwidth: unknown bandwidth unit "
+        "'furlongs'; expected one of B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, "
+        "MiB/s, GiB/s, TiB/s, bit/s, Kbit/s, Mbit/s, Gbit/s, Tbit/s, bps, "
+        "Kbps, Mbps, Gbps, Tbps");
+  CHECK(parseError(withLink("900", "1 us")) ==
+        "c.yaml:8:27: links: intra_node: bandwidth: missing unit after '900', "
+        "write e.g. '900 GB/s'");
+  CHECK(parseError(withLink("fast", "1 us")) ==
+        "c.yaml:8:27: links: intra_node: bandwidth: expected a number and a "
+        "unit, such as '900 GB/s', not 'fast'");
+  CHECK(parseError(withLink("0 GB/s", "1 us")) ==
+        "c.yaml:8:27: links: intra_node: bandwidth must be positive, not "
+        "'0 GB/s'");
+  CHECK(parseError(withLink("-5 GB/s", "1 us")) ==
+        "c.yaml:8:27: links: intra_node: bandwidth must be positive, not "
+        "'-5 GB/s'");
+  CHECK(parseError(withLink("5 GB/s", "-1 us")) ==
+        "c.yaml:8:44: links: intra_node: latency must be non-negative, not "
+        "'-1 us'");
+  CHECK(parseError(withLink("5 GB/s", "1 GB")) ==
+        "c.yaml:8:46: links: intra_node: latency: unknown time unit 'GB'; "
+        "expected one of s, ms, us, \xc2\xb5s, ns");
+  CHECK(parseError(withLink("[5, GB/s]", "1 us")) ==
+        "c.yaml:8:27: links: intra_node: bandwidth must be a bandwidth such "
+        "as '900 GB/s', not a list");
+}
+
+TEST_CASE("validation errors name the file, line and column",
+          "[cluster][file]") {
+  const std::string good =
+      "name: c\n"                             // 1
+      "device_types:\n"                       // 2
+      "  - name: A100\n"                      // 3
+      "    memory: 40 GB\n"                   // 4
+      "    memory_bandwidth: 1555 GB/s\n"     // 5
+      "    peak_flops: {bf16: 312 TFLOP/s}\n" // 6
+      "nodes:\n"                              // 7
+      "  - name: n1\n"                        // 8
+      "    device_type: A100\n"               // 9
+      "    devices: 8\n"                      // 10
+      "  - name: n2\n"                        // 11
+      "    device_type: A100\n"               // 12
+      "    devices: 8\n"                      // 13
+      "links:\n"                              // 14
+      "  intra_node: {bandwidth: 300 GB/s, latency: 2 us}\n"
+      "  inter_node: {bandwidth: 25 GB/s, latency: 5 us}\n";
+  Cluster cluster = mustParse(good, "c.yaml");
+  CHECK(cluster.numDevices() == 16);
+
+  auto edit = [&](const std::string &from, const std::string &to) {
+    std::string text = good;
+    size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+  };
+
+  CHECK(parseError(edit("device_type: A100\n    devices: 8\nlinks",
+                        "device_type: A800\n    devices: 8\nlinks")) ==
+        "c.yaml:12:18: node 'n2': device type 'A800' is not defined (did you "
+        "mean 'A100'?)");
+  CHECK(parseError(edit("device_type: A100\n    devices: 8\nlinks",
+                        "device_type: H20\n    devices: 8\nlinks")) ==
+        "c.yaml:12:18: node 'n2': device type 'H20' is not defined");
+  CHECK(parseError(edit("{bandwidth: 300 GB/s", "{bandwith: 300 GB/s")) ==
+        "c.yaml:15:16: unknown field 'bandwith' (did you mean 'bandwidth'?)");
+  CHECK(parseError(edit("    devices: 8\n  - name: n2",
+                        "    devices: 8\n    colour: red\n  - name: n2")) ==
+        "c.yaml:11:5: unknown field 'colour' in node 'n1'; expected name, "
+        "device_type, devices, region, count");
+  CHECK(parseError(edit("name: c\n", "name: c\nname: d\n")) ==
+        "c.yaml:2:1: duplicate key 'name' (first at 1:1)");
+  CHECK(parseError(edit("  - name: n2", "  - name: n1")) ==
+        "c.yaml:11:11: node 'n1' is defined twice (first at 8:11)");
+  CHECK(parseError(edit("    memory: 40 GB\n", "")) ==
+        "c.yaml:3:5: device type 'A100': missing required field 'memory'");
+  CHECK(parseError(edit("name: c\n", "")) ==
+        "c.yaml:1:1: the cluster file: missing required field 'name'");
+  CHECK(parseError(edit("    devices: 8\n  - name: n2",
+                        "    devices: 0\n  - name: n2")) ==
+        "c.yaml:10:14: node 'n1': devices must be a positive integer, not "
+        "'0'");
+  CHECK(parseError(edit("    devices: 8\n  - name: n2",
+                        "    devices: 7.5\n  - name: n2")) ==
+        "c.yaml:10:14: node 'n1': devices must be a positive integer, not "
+        "'7.5'");
+  CHECK(parseError(edit("{bf16: 312 TFLOP/s}", "{fp16: 312 TFLOP/s}")) ==
+        "c.yaml:6:18: unknown field 'fp16' (did you mean 'f16'?)");
+  CHECK(parseError(edit("{bf16: 312 TFLOP/s}", "{}")) ==
+        "c.yaml:6:17: device type 'A100': peak_flops needs at least one "
+        "element type");
+  CHECK(parseError(
+            edit("  inter_node: {bandwidth: 25 GB/s, latency: 5 us}\n", "")) ==
+        "c.yaml:15:3: links: missing 'inter_node', needed because nodes 'n1' "
+        "and 'n2' are both in the default region");
+  CHECK(parseError(edit("nodes:\n  - name: n1\n    device_type: A100\n    "
+                        "devices: 8\n  - name: n2\n    device_type: A100\n   "
+                        " devices: 8\n",
+                        "nodes: []\n")) ==
+        "c.yaml:7:8: nodes: at least one entry is required");
+  CHECK(parseError("name: c\ndevice_types: 3\nnodes: []\n") ==
+        "c.yaml:2:15: device_types must be a list, not a scalar");
+  CHECK(parseError(good + "device_links:\n  - {devices: [0, 16], bandwidth: 1 "
+                          "GB/s, latency: 1 us}\n") ==
+        "c.yaml:18:19: device link 0: device 16 is out of range: the cluster "
+        "has 16 devices (0..15)");
+  CHECK(parseError(good + "device_links:\n  - {devices: [3, 3], bandwidth: 1 "
+                          "GB/s, latency: 1 us}\n") ==
+        "c.yaml:18:15: device link 0: a device link joins two different "
+        "devices, not device 3 to itself");
+  CHECK(parseError(good + "device_links:\n"
+                          "  - {devices: [0, 9], bandwidth: 1 GB/s, latency: "
+                          "1 us}\n"
+                          "  - {devices: [9, 0], bandwidth: 2 GB/s, latency: "
+                          "1 us}\n") ==
+        "c.yaml:19:15: device link 1: devices 9 and 0 already have a link (at "
+        "18:5)");
+  CHECK(parseError(good + "node_links:\n  - {nodes: [n1, n3], bandwidth: 1 "
+                          "GB/s, latency: 1 us}\n") ==
+        "c.yaml:18:18: node link 0: node 'n3' is not defined (did you mean "
+        "'n1'?)");
+  CHECK(parseError(good + "node_links:\n  - {nodes: [n1], bandwidth: 1 "
+                          "GB/s, latency: 1 us}\n") ==
+        "c.yaml:18:13: node link 0: nodes must name two nodes, not 1");
+  CHECK(parseError(good + "node_links:\n  - {nodes: [n1, n2], bandwidth: 1 "
+                          "GB/s}\n") ==
+        "c.yaml:18:5: node link 0: missing required field 'latency'");
+}
+
+TEST_CASE("node counts, regions and the links they need", "[cluster][file]") {
+  const std::string types = "name: r\n"
+                            "device_types:\n"
+                            "  - {name: g, memory: 16 GB, memory_bandwidth: "
+                            "900 GB/s, peak_flops: {f16: 125 TFLOP/s}}\n";
+  // One device on one node: no link is crossed, none is needed.
+  Cluster single = mustParse(
+      types + "nodes:\n  - {name: solo, device_type: g, devices: 1}\n",
+      "r.yaml");
+  CHECK(single.numDevices() == 1);
+
+  // count: identical nodes named NAME0, NAME1, ...; regions.
+  const std::string nodes =
+      "nodes:\n" // 4
+      "  - {name: east, device_type: g, devices: 2, count: 2, region: e}\n"
+      "  - {name: west, device_type: g, devices: 2, region: w}\n" // 6
+      "links:\n"                                                  // 7
+      "  intra_node: {bandwidth: 100 GB/s, latency: 1 us}\n"      // 8
+      "  inter_node: {bandwidth: 10 GB/s, latency: 5 us}\n";      // 9
+  Cluster cluster = mustParse(
+      types + nodes + "  inter_region: {bandwidth: 1 Gbit/s, latency: 20 ms}\n",
+      "r.yaml");
+  REQUIRE(cluster.nodes.size() == 3);
+  CHECK(cluster.nodes[0].name == "east0");
+  CHECK(cluster.nodes[1].name == "east1");
+  CHECK(cluster.nodes[1].region == "e");
+  CHECK(cluster.level(0, 2) == LinkLevel::InterNode);
+  CHECK(cluster.level(0, 4) == LinkLevel::InterRegion);
+  CHECK(cluster.link(3, 5).latency == Approx(20 * ms));
+  CHECK(parseError(types + nodes) ==
+        "c.yaml:8:3: links: missing 'inter_region', needed because nodes are "
+        "in region 'e' and region 'w'");
+  CHECK(parseError(types + "nodes:\n  - {name: n, device_type: g, devices: "
+                           "2}\n") ==
+        "c.yaml:1:1: the cluster file: missing 'links' with 'intra_node', "
+        "needed because node 'n' has 2 devices");
+  CHECK(parseError(types +
+                   "nodes:\n"
+                   "  - {name: n, device_type: g, devices: 1, count: "
+                   "2}\n"
+                   "  - {name: n1, device_type: g, devices: 1}\n"
+                   "links:\n"
+                   "  inter_node: {bandwidth: 1 GB/s, latency: 1 us}\n") ==
+        "c.yaml:6:12: node 'n1' is defined twice (first at 5:12)");
+}
+
+TEST_CASE("syntax errors and strict JSON", "[cluster][file]") {
+  CHECK(parseError("name: [a, b\n") ==
+        "c.yaml:1:12: invalid YAML: could not find closing ]");
+  CHECK(parseError("name: c\n bad: 2\n") ==
+        "c.yaml:2:5: invalid YAML: unexpected token; expected Key or Block "
+        "End");
+  CHECK(parseError("") == "c.yaml:1:1: empty cluster file");
+  CHECK(parseError("# nothing\n") == "c.yaml:1:1: empty cluster file");
+  CHECK(parseError("- a\n- b\n") ==
+        "c.yaml:1:1: the cluster file must be a mapping, not a list");
+  CHECK(parseError("name: c\n---\nname: d\n") ==
+        "c.yaml:3:1: a cluster file holds one YAML document");
+  CHECK(parseError("name: &x c\ndescription: *x\n") ==
+        "c.yaml:2:14: YAML aliases are not supported");
+  // JSON is read as YAML, but a .json file must be strict JSON.
+  CHECK(parseError("{\"name\": \"c\",}", "c.json") ==
+        "c.json:1:14: invalid JSON: expected object key");
+  CHECK(parseError("{\n  \"name\": \"c\",\n  \"nodes\": [}\n", "c.json") ==
+        "c.json:3:13: invalid JSON: invalid JSON value");
+  CHECK(parseError("{\"name\": \"c\", \"nodes\": []}", "c.json") ==
+        "c.json:1:1: the cluster file: missing required field 'device_types'");
+  CHECK(parseError("{\"name\": \"c\", \"name\": \"d\"}", "c.json") ==
+        "c.json:1:15: duplicate key 'name' (first at 1:2)");
+}

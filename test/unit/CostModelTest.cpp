@@ -1,0 +1,214 @@
+//===- CostModelTest.cpp - cost formulas against published oracles --------===//
+
+#include "parplan/Cost/Boxing.h"
+#include "parplan/Cost/Collectives.h"
+#include "parplan/Cost/Compute.h"
+#include "parplan/Cost/Memory.h"
+
+#include <catch2/catch.hpp>
+
+using namespace parplan;
+using namespace parplan::cost;
+
+namespace {
+const Link nvlink{300e9, 5e-6};
+const Link nic{25e9, 10e-6};
+} // namespace
+
+TEST_CASE("ring all-reduce sends 2(n-1)/n of the buffer per device") {
+  for (int64_t n : {2, 4, 8, 64}) {
+    double bytes = 1e9;
+    CHECK(bytesSentPerDevice(Collective::AllReduce, n, bytes) ==
+          Approx(2.0 * (n - 1) / n * bytes));
+    CHECK(collectiveTime(Collective::AllReduce, n, bytes, nvlink) ==
+          Approx(2.0 * (n - 1) / n * bytes / 300e9 + 2.0 * (n - 1) * 5e-6));
+  }
+  CHECK(bytesSentPerDevice(Collective::AllReduce, 1, 1e9) == 0);
+  CHECK(collectiveTime(Collective::AllReduce, 1, 1e9, nvlink) == 0);
+}
+
+TEST_CASE("all-gather, reduce-scatter, all-to-all, broadcast, send/recv") {
+  double n = 8, bytes = 64e6;
+  for (Collective c :
+       {Collective::AllGather, Collective::ReduceScatter, Collective::AllToAll})
+    CHECK(collectiveTime(c, 8, bytes, nic) ==
+          Approx((n - 1) / n * bytes / 25e9 + (n - 1) * 10e-6));
+  CHECK(collectiveTime(Collective::Broadcast, 8, bytes, nic) ==
+        Approx(bytes / 25e9 + 7 * 10e-6));
+  CHECK(collectiveTime(Collective::SendRecv, 2, bytes, nic) ==
+        Approx(bytes / 25e9 + 10e-6));
+  // Tree all-reduce: 2 log2(n) latencies, twice the buffer.
+  CHECK(collectiveTime(Collective::AllReduce, 8, bytes, nic, Algorithm::Tree) ==
+        Approx(2 * 3 * 10e-6 + 2 * bytes / 25e9));
+  // The tree wins on latency for small buffers over many devices.
+  CHECK(collectiveTime(Collective::AllReduce, 256, 1024, nic, Algorithm::Tree) <
+        collectiveTime(Collective::AllReduce, 256, 1024, nic, Algorithm::Ring));
+}
+
+TEST_CASE("hierarchical all-reduce: reduce-scatter, all-reduce of shards, "
+          "all-gather") {
+  double bytes = 1e9;
+  double expected =
+      collectiveTime(Collective::ReduceScatter, 8, bytes, nvlink) +
+      collectiveTime(Collective::AllReduce, 4, bytes / 8, nic) +
+      collectiveTime(Collective::AllGather, 8, bytes, nvlink);
+  CHECK(hierarchicalAllReduceTime(8, nvlink, 4, nic, bytes) ==
+        Approx(expected));
+  // Across 4 nodes of 8, it beats one flat ring on the slow link.
+  CHECK(hierarchicalAllReduceTime(8, nvlink, 4, nic, bytes) <
+        collectiveTime(Collective::AllReduce, 32, bytes, nic));
+}
+
+TEST_CASE("Megatron tensor parallelism: 2 all-reduces of b*s*h per layer "
+          "forward") {
+  // GPT-3, s = 2048, b = 1, h = 12288, t = 8, fp16.
+  double elements = 2048.0 * 1 * 12288;
+  double bytesPerAllReduce = 2 * elements;
+  double perLayer =
+      2 * bytesSentPerDevice(Collective::AllReduce, 8, bytesPerAllReduce);
+  CHECK(perLayer == 176160768.0);
+}
+
+TEST_CASE("GPT parameter count: 174.6B for GPT-3") {
+  double count = gptParameterCount(96, 12288, 51200, 2048);
+  CHECK(count == Approx(174.6e9).margin(0.05e9));
+  // The closed form is exact: 12 l h^2 + 13 l h + (V + s) h.
+  CHECK(gptParameterCount(2, 64, 100, 16) ==
+        Approx(12.0 * 2 * 64 * 64 + 13.0 * 2 * 64 + (100 + 16) * 64.0));
+}
+
+TEST_CASE("activation memory per layer (Korthikanti et al. 2022)") {
+  CHECK(transformerActivationBytes(2048, 1, 12288, 96, 1, false,
+                                   Recompute::None) == 2868903936.0);
+  CHECK(transformerActivationBytes(2048, 1, 12288, 96, 8, false,
+                                   Recompute::None) == 578813952.0);
+  // Sequence parallelism divides everything by t: sbh (34 + 80) / 8.
+  CHECK(transformerActivationBytes(2048, 1, 12288, 96, 8, true,
+                                   Recompute::None) ==
+        Approx(2048.0 * 12288 * 114 / 8));
+  // Selective recomputation drops the attention term; full keeps 2sbh.
+  CHECK(transformerActivationBytes(2048, 1, 12288, 96, 8, true,
+                                   Recompute::Selective) ==
+        Approx(2048.0 * 12288 * 34 / 8));
+  CHECK(transformerActivationBytes(2048, 1, 12288, 96, 1, false,
+                                   Recompute::Full) ==
+        Approx(2 * 2048.0 * 12288));
+}
+
+TEST_CASE("ZeRO model-state bytes: 4P+12P/N, 2P+14P/N, 16P/N") {
+  double p = 1.5e9;
+  for (int64_t n : {1, 8, 64}) {
+    CHECK(modelState(p, Optimizer::Adam, true, 0, n).total() == Approx(16 * p));
+    CHECK(modelState(p, Optimizer::Adam, true, 1, n).total() ==
+          Approx(4 * p + 12 * p / n));
+    CHECK(modelState(p, Optimizer::Adam, true, 2, n).total() ==
+          Approx(2 * p + 14 * p / n));
+    CHECK(modelState(p, Optimizer::AdamW, true, 3, n).total() ==
+          Approx(16 * p / n));
+  }
+  // fp32: parameters and gradients 4 bytes each, Adam 8, momentum 4, SGD 0.
+  CHECK(modelState(p, Optimizer::Adam, false, 0, 1).total() == Approx(16 * p));
+  CHECK(modelState(p, Optimizer::Momentum, false, 0, 1).total() ==
+        Approx(12 * p));
+  CHECK(modelState(p, Optimizer::SGD, false, 0, 1).total() == Approx(8 * p));
+  CHECK(parseOptimizer("adamw") == Optimizer::AdamW);
+  CHECK_FALSE(parseOptimizer("lamb"));
+}
+
+TEST_CASE("pipeline bubble: (p-1)/(m+p-1)") {
+  CHECK(pipelineBubbleFraction(4, 8) == Approx(3.0 / 11));
+  CHECK(pipelineBubbleFraction(1, 8) == 0);
+  CHECK(pipelineBubbleFraction(8, 1) == Approx(7.0 / 8));
+}
+
+TEST_CASE("1-D SBP transitions use OneFlow's collectives") {
+  double bytes = 1e8;
+  auto only = [&](Sbp from, Sbp to) {
+    auto steps = axisTransition(from, to, 4, bytes, nvlink);
+    REQUIRE(steps);
+    REQUIRE(steps->size() == 1);
+    return (*steps)[0];
+  };
+  BoxingStep gather = only(Sbp::split(0), Sbp::broadcast());
+  CHECK(gather.collective == Collective::AllGather);
+  CHECK(gather.time ==
+        Approx(collectiveTime(Collective::AllGather, 4, bytes, nvlink)));
+  CHECK(only(Sbp::partial(), Sbp::broadcast()).collective ==
+        Collective::AllReduce);
+  CHECK(only(Sbp::partial(), Sbp::split(1)).collective ==
+        Collective::ReduceScatter);
+  BoxingStep toAll = only(Sbp::split(0), Sbp::split(1));
+  CHECK(toAll.collective == Collective::AllToAll);
+  CHECK(toAll.bytes == Approx(bytes / 4)); // Each device re-cuts its part.
+  // Local transitions are free.
+  for (auto [from, to] : {std::pair{Sbp::broadcast(), Sbp::split(0)},
+                          std::pair{Sbp::broadcast(), Sbp::partial()},
+                          std::pair{Sbp::split(1), Sbp::partial()}}) {
+    BoxingStep step = only(from, to);
+    CHECK_FALSE(step.collective);
+    CHECK(step.time == 0);
+  }
+  // Same SBP: nothing to do.
+  CHECK(
+      axisTransition(Sbp::split(0), Sbp::split(0), 4, bytes, nvlink)->empty());
+  // P(sum) -> P(max): reduce first, then relabel.
+  auto steps = axisTransition(Sbp::partial(ReduceKind::Sum),
+                              Sbp::partial(ReduceKind::Max), 4, bytes, nvlink);
+  REQUIRE(steps);
+  REQUIRE(steps->size() == 2);
+  CHECK((*steps)[0].collective == Collective::AllReduce);
+}
+
+TEST_CASE("n-D transitions go axis by axis in the cheapest order") {
+  // 2 nodes x 4 GPUs: mesh axis 0 crosses the NIC, axis 1 NVLink. Gathering
+  // [S(0), S(0)] to [B, B]: gathering across nodes first moves a quarter of
+  // the tensor over the NIC; gathering within nodes first would move half.
+  double bytes = 1e9;
+  std::vector<int64_t> mesh = {2, 4};
+  std::vector<Link> links = {nic, nvlink};
+  auto cost =
+      boxingCost({Sbp::split(0), Sbp::split(0)},
+                 {Sbp::broadcast(), Sbp::broadcast()}, bytes, mesh, links);
+  REQUIRE(cost);
+  REQUIRE(cost->steps.size() == 2);
+  CHECK(cost->steps[0].meshAxis == 0);
+  CHECK(cost->steps[0].bytes == Approx(bytes / 4));
+  CHECK(cost->steps[1].bytes == Approx(bytes));
+  double nicFirst = collectiveTime(Collective::AllGather, 2, bytes / 4, nic) +
+                    collectiveTime(Collective::AllGather, 4, bytes, nvlink);
+  double nvlinkFirst =
+      collectiveTime(Collective::AllGather, 4, bytes / 2, nvlink) +
+      collectiveTime(Collective::AllGather, 2, bytes, nic);
+  CHECK(nicFirst < nvlinkFirst);
+  CHECK(cost->time == Approx(nicFirst));
+
+  // Data-parallel gradients: [P, S(1)] -> [B, S(1)] all-reduces only the
+  // 1/4 each node-group holds, across nodes.
+  auto grads =
+      boxingCost({Sbp::partial(), Sbp::split(1)},
+                 {Sbp::broadcast(), Sbp::split(1)}, bytes, mesh, links);
+  REQUIRE(grads);
+  CHECK(grads->time ==
+        Approx(collectiveTime(Collective::AllReduce, 2, bytes / 4, nic)));
+  // Equal layouts cost nothing; mismatched ranks are rejected.
+  CHECK(boxingCost({Sbp::split(0), Sbp::broadcast()},
+                   {Sbp::split(0), Sbp::broadcast()}, bytes, mesh, links)
+            ->time == 0);
+  CHECK_FALSE(
+      boxingCost({Sbp::split(0)}, {Sbp::broadcast()}, bytes, mesh, links));
+}
+
+TEST_CASE("roofline: FLOP-bound and memory-bound") {
+  DeviceType h100{
+      "H100", {{DType::BF16, 989e12}, {DType::F32, 67e12}}, 80e9, 3.35e12};
+  double gemmFlops = 2.0 * 8192 * 8192 * 8192,
+         gemmBytes = 3.0 * 8192 * 8192 * 2;
+  CHECK(*computeTime(gemmFlops, gemmBytes, h100, DType::BF16) ==
+        Approx(gemmFlops / (989e12 * kDefaultComputeEfficiency)));
+  double addBytes = 3.0 * 4e8;
+  CHECK(*computeTime(4e8, addBytes, h100, DType::BF16) ==
+        Approx(addBytes / 3.35e12));
+  CHECK(*computeTime(gemmFlops, gemmBytes, h100, DType::F32, 1.0) ==
+        Approx(gemmFlops / 67e12));
+  CHECK_FALSE(computeTime(1, 1, h100, DType::F16));
+}
