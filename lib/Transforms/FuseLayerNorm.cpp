@@ -135,13 +135,21 @@ struct FuseWithoutBias : OpRewritePattern<MulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MulOp mul,
                                 PatternRewriter &rewriter) const override {
-    // Leave a following bias add to FuseWithBias, which takes it along.
-    if (llvm::any_of(mul->getUsers(),
-                     [](Operation *user) { return isa<AddOp>(user); }))
-      return rewriter.notifyMatchFailure(mul, "a bias may follow");
     auto match = matchScaled(mul.getResult());
     if (!match)
       return rewriter.notifyMatchFailure(mul, "not a decomposed layer norm");
+    // Leave an add of a bias to FuseWithBias, which takes it along; any
+    // other add (a residual connection) does not stop this fusion.
+    for (Operation *user : mul->getUsers()) {
+      auto add = dyn_cast<AddOp>(user);
+      if (!add)
+        continue;
+      Value other =
+          add.getLhs() == mul.getResult() ? add.getRhs() : add.getLhs();
+      if (hasNormalizedShape(other, match->first) &&
+          add.getType() == match->first.input.getType())
+        return rewriter.notifyMatchFailure(mul, "a bias follows");
+    }
     createLayerNorm(rewriter, mul, match->first, match->second, Value());
     return success();
   }

@@ -122,3 +122,26 @@ func.func @scale_broadcasts(%x: tensor<2x4xf32>, %g: tensor<3x1x4xf32>) -> tenso
   %s = nn.mul %n, %g : tensor<2x4xf32>, tensor<3x1x4xf32> -> tensor<3x2x4xf32>
   return %s : tensor<3x2x4xf32>
 }
+
+// -----
+
+// Without a bias, followed by a residual connection: the add is not a bias
+// (its other operand has the input's shape), so the norm still fuses.
+// CHECK-LABEL: func.func @no_bias_then_residual
+// CHECK: %[[N:.*]] = nn.layer_norm %{{.*}}, %{{.*}} axis = 1 : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+// CHECK: nn.add %[[N]], %{{.*}} : tensor<2x4xf32>, tensor<2x4xf32>
+// CHECK-NOT: nn.reduce_mean
+func.func @no_bias_then_residual(%x: tensor<2x4xf32>, %g: tensor<4xf32>, %r: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %mean = nn.reduce_mean %x axes = [-1] : tensor<2x4xf32> -> tensor<2x1xf32>
+  %d = nn.sub %x, %mean : tensor<2x4xf32>, tensor<2x1xf32> -> tensor<2x4xf32>
+  %two = nn.constant dense<2.0> : tensor<f32>
+  %sq = nn.pow %d, %two : tensor<2x4xf32>, tensor<f32> -> tensor<2x4xf32>
+  %var = nn.reduce_mean %sq axes = [-1] : tensor<2x4xf32> -> tensor<2x1xf32>
+  %eps = nn.constant dense<1.0e-5> : tensor<f32>
+  %ve = nn.add %var, %eps : tensor<2x1xf32>, tensor<f32> -> tensor<2x1xf32>
+  %std = nn.sqrt %ve : tensor<2x1xf32>
+  %n = nn.div %d, %std : tensor<2x4xf32>, tensor<2x1xf32> -> tensor<2x4xf32>
+  %s = nn.mul %n, %g : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+  %y = nn.add %s, %r : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}

@@ -31,7 +31,16 @@ const char *severityName(DiagnosticSeverity severity) {
 } // namespace
 
 parplan::cli::OneLineDiagnostics::OneLineDiagnostics(MLIRContext &context)
-    : handler(&context, [](Diagnostic &diag) {
+    : handler(&context, [this](Diagnostic &diag) {
+        // MLIR follows a failed shape rule's own error with a generic one
+        // at the same place; the first says what is wrong.
+        if (diag.getSeverity() == DiagnosticSeverity::Error &&
+            StringRef(diag.str())
+                .ends_with("op failed to infer returned types") &&
+            lastErrorLocation == diag.getLocation())
+          return success();
+        if (diag.getSeverity() == DiagnosticSeverity::Error)
+          lastErrorLocation = diag.getLocation();
         if (auto fileLoc = diag.getLocation()->findInstanceOf<FileLineColLoc>())
           llvm::errs() << fileLoc.getFilename().getValue() << ":"
                        << fileLoc.getLine() << ":" << fileLoc.getColumn();

@@ -8,6 +8,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -24,6 +25,7 @@ public:
   explicit OneLineDiagnostics(mlir::MLIRContext &context);
 
 private:
+  std::optional<mlir::Location> lastErrorLocation;
   mlir::ScopedDiagnosticHandler handler;
 };
 

@@ -88,6 +88,13 @@ int parplan::cli::runImport(const ImportOptions &options) {
   }
   module->print(out);
   out << "\n";
+  out.close();
+  if (out.has_error()) {
+    fmt::print(stderr, "parplan: error: cannot write '{}': {}\n",
+               options.output, out.error().message());
+    out.clear_error();
+    return 1;
+  }
   int64_t ops = 0, params = 0, paramElements = 0;
   module->walk([&](Operation *op) {
     if (!isa<nn::NNDialect>(op->getDialect()))

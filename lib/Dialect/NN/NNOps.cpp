@@ -204,9 +204,11 @@ std::optional<int64_t> windowedExtent(int64_t size, int64_t kernel,
                                       int64_t stride, int64_t padBegin,
                                       int64_t padEnd, int64_t dilation,
                                       bool ceilMode) {
-  int64_t span = dilation * (kernel - 1) + 1;
-  int64_t padded = size + padBegin + padEnd;
-  if (span > padded)
+  int64_t span, padded;
+  if (__builtin_mul_overflow(dilation, kernel - 1, &span) ||
+      __builtin_add_overflow(span, 1, &span) ||
+      __builtin_add_overflow(size, padBegin, &padded) ||
+      __builtin_add_overflow(padded, padEnd, &padded) || span > padded)
     return std::nullopt;
   int64_t steps = padded - span;
   int64_t extent =
@@ -259,8 +261,10 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     return failure();
   int64_t group = adaptor.getGroup();
   int64_t channels = input.getDimSize(1), filters = weight.getDimSize(0);
+  int64_t groupChannels = 0;
   if (group <= 0 || filters % group != 0 ||
-      weight.getDimSize(1) * group != channels)
+      __builtin_mul_overflow(weight.getDimSize(1), group, &groupChannels) ||
+      groupChannels != channels)
     return inferError(location, name, "weight ", shapeString(weight.getShape()),
                       " in ", group, " groups does not match ", channels,
                       " input channels");
@@ -796,9 +800,8 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
                       " is out of range for rank ", input.getRank());
   int64_t total = 0;
   for (int64_t size : adaptor.getSizes()) {
-    if (size < 0)
+    if (size < 0 || __builtin_add_overflow(total, size, &total))
       return inferError(location, name, "sizes must be non-negative");
-    total += size;
   }
   if (adaptor.getSizes().empty() || total != input.getDimSize(*axis))
     return inferError(location, name, "sizes ", listString(adaptor.getSizes()),
@@ -829,9 +832,11 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
     if (steps[d] == 0 || sizes[d] < 0)
       return inferError(location, name, "dimension ", d,
                         ": steps must be non-zero and sizes non-negative");
-    int64_t last = starts[d] + (sizes[d] - 1) * steps[d];
-    if (sizes[d] > 0 &&
-        (starts[d] < 0 || starts[d] >= dim || last < 0 || last >= dim))
+    int64_t last = 0;
+    bool overflows = __builtin_mul_overflow(sizes[d] - 1, steps[d], &last) ||
+                     __builtin_add_overflow(starts[d], last, &last);
+    if (sizes[d] > 0 && (overflows || starts[d] < 0 || starts[d] >= dim ||
+                         last < 0 || last >= dim))
       return inferError(location, name, "dimension ", d, ": ", sizes[d],
                         " elements from ", starts[d], " by ", steps[d],
                         " leave the range 0..", dim - 1);
@@ -848,7 +853,8 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
       llvm::all_of(steps, [](int64_t s) { return s == 1; }))
     return getInput();
   DenseElementsAttr input = foldableConstant(adaptor.getInput());
-  if (!input)
+  // The result is no larger than the input, which is small.
+  if (!input || type.getNumElements() > input.getNumElements())
     return {};
   SmallVector<int64_t> strides = stridesOf(getInput().getType().getShape());
   return gatherElements(input, type, [&](ArrayRef<int64_t> index) {

@@ -37,6 +37,10 @@ LogicalResult MeshOp::verify() {
                                    ? "?"
                                    : std::to_string(size))
                            << "; every axis needs at least one device";
+  int64_t count = 1;
+  for (int64_t size : getShape())
+    if (__builtin_mul_overflow(count, size, &count))
+      return emitOpError() << "has more devices than int64 can count";
   std::optional<ArrayRef<int64_t>> devices = getDevices();
   if (!devices)
     return success();

@@ -563,3 +563,13 @@ func.func @shape_result(%a: tensor<4x8xf32>) {
   %0 = nn.shape %a : tensor<4x8xf32> -> tensor<3xi64>
   return
 }
+
+// -----
+
+func.func @slice_overflow(%a: tensor<1xf32>) {
+  // (size - 1) * step overflows int64: out of range, not valid.
+  // expected-error @+2 {{'nn.slice' op dimension 0: 4611686018427387905 elements from 0 by 4 leave the range 0..0}}
+  // expected-error @+1 {{'nn.slice' op failed to infer returned types}}
+  %0 = nn.slice %a starts = [0] sizes = [4611686018427387905] steps = [4] : tensor<1xf32> -> tensor<4611686018427387905xf32>
+  return
+}

@@ -158,3 +158,8 @@ func.func @cross_mesh_destination(%x: tensor<4xf32>) {
   %0 = sbp.cross_mesh %x from @a [#sbp.s<0>] to @b [#sbp.b] : tensor<4xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op has more devices than int64 can count}}
+sbp.mesh @huge(shape = 4294967296x4294967296)
