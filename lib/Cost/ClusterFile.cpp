@@ -129,7 +129,7 @@ bool buildTree(llvm::yaml::Node *node, Tree &tree, Diagnostics &diags,
   if (!node)
     return false; // a syntax error, reported by the stream
   tree.loc = node->getSourceRange().Start.getPointer();
-  if (depth > 64)
+  if (depth > kMaxClusterFileDepth)
     return diags.fail(tree.loc, "nesting too deep");
   if (llvm::isa<llvm::yaml::NullNode>(node)) {
     tree.kind = Tree::Null;
@@ -254,6 +254,26 @@ bool parseTree(StringRef text, Tree &tree, Diagnostics &diags) {
 /// Strict JSON for ".json" files: llvm::json reports "[LINE:COL, byte=N]:
 /// message".
 bool checkStrictJson(StringRef text, Diagnostics &diags) {
+  // llvm::json::parse recurses once per level, without a limit: reject deep
+  // nesting first, as the YAML reader does.
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxClusterFileDepth)
+        return diags.fail(text.data() + i, "nesting too deep");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
   llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
   if (value)
     return true;
@@ -589,6 +609,8 @@ private:
                 std::map<std::string, const char *> &seen);
 
   Diagnostics &diags;
+  /// The devices of the nodes read so far.
+  int64_t devicesSoFar = 0;
 };
 
 bool Reader::readDeviceType(const Tree &tree, size_t index, Cluster &cluster,
@@ -668,6 +690,18 @@ bool Reader::readNode(const Tree &tree, size_t index, Cluster &cluster,
   const Tree *devices = fields.require("devices");
   if (!devices || !readCount(devices, what + ": devices", node.devices, 1))
     return false;
+  // The devices of the nodes before (not numDevices(): that walks the
+  // nodes).
+  int64_t devicesBefore = devicesSoFar;
+  if (node.devices > kMaxClusterDevices - devicesBefore)
+    return diags.fail(devices->valueLoc,
+                      what + ": devices: " + std::to_string(node.devices) +
+                          " is too many: a cluster has at most " +
+                          std::to_string(kMaxClusterDevices) + " devices" +
+                          (devicesBefore
+                               ? " (the nodes before have " +
+                                     std::to_string(devicesBefore) + ")"
+                               : std::string()));
   if (const Tree *region = fields.get("region"))
     if (!readString(region, what + ": region", node.region))
       return false;
@@ -675,6 +709,29 @@ bool Reader::readNode(const Tree &tree, size_t index, Cluster &cluster,
   const Tree *countTree = fields.get("count");
   if (countTree && !readCount(countTree, what + ": count", count, 1))
     return false;
+  // Checked before the nodes are made, so that no loop runs long.
+  int64_t nodesBefore = static_cast<int64_t>(cluster.nodes.size());
+  if (count > kMaxClusterNodes - nodesBefore)
+    return diags.fail(
+        countTree ? countTree->valueLoc : tree.loc,
+        what + ": " +
+            (countTree ? "count: " + std::to_string(count) + " is too many: "
+                       : std::string()) +
+            "a cluster has at most " + std::to_string(kMaxClusterNodes) +
+            " nodes" +
+            (nodesBefore
+                 ? " (" + std::to_string(nodesBefore) + " defined before)"
+                 : std::string()));
+  if (count > (kMaxClusterDevices - devicesBefore) / node.devices)
+    return diags.fail(countTree->valueLoc,
+                      what + ": count: " + std::to_string(count) +
+                          " nodes of " + std::to_string(node.devices) +
+                          " devices is too many: a cluster has at most " +
+                          std::to_string(kMaxClusterDevices) + " devices" +
+                          (devicesBefore
+                               ? " (the nodes before have " +
+                                     std::to_string(devicesBefore) + ")"
+                               : std::string()));
   std::string base = node.name;
   for (int64_t i = 0; i < count; ++i) {
     Node copy = node;
@@ -687,6 +744,7 @@ bool Reader::readNode(const Tree &tree, size_t index, Cluster &cluster,
                                             diags.lineColumn(it->second) + ")");
     cluster.nodes.push_back(std::move(copy));
   }
+  devicesSoFar += count * node.devices;
   return true;
 }
 
@@ -800,8 +858,11 @@ std::optional<Cluster> Reader::read(const Tree &root) {
       return std::nullopt;
     std::map<std::pair<int64_t, int64_t>, const char *> seen;
     std::vector<std::string> names;
-    for (const Node &node : cluster.nodes)
+    std::map<std::string, int64_t> nodeIds;
+    for (const Node &node : cluster.nodes) {
+      nodeIds.emplace(node.name, static_cast<int64_t>(names.size()));
       names.push_back(node.name);
+    }
     for (size_t i = 0; i < nodeLinks->children.size(); ++i) {
       const Tree &entry = nodeLinks->children[i];
       std::string what = "node link " + std::to_string(i);
@@ -821,8 +882,8 @@ std::optional<Cluster> Reader::read(const Tree &root) {
         std::string nodeName;
         if (!readString(&pair->children[k], what + ": nodes", nodeName))
           return std::nullopt;
-        auto found = std::find(names.begin(), names.end(), nodeName);
-        if (found == names.end()) {
+        auto found = nodeIds.find(nodeName);
+        if (found == nodeIds.end()) {
           std::string close = suggestion(nodeName, names);
           diags.fail(
               pair->children[k].valueLoc,
@@ -830,7 +891,7 @@ std::optional<Cluster> Reader::read(const Tree &root) {
                   (close.empty() ? "" : " (did you mean '" + close + "'?)"));
           return std::nullopt;
         }
-        ids[k] = found - names.begin();
+        ids[k] = found->second;
       }
       override.nodeA = ids[0];
       override.nodeB = ids[1];

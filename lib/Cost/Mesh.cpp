@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <map>
 #include <set>
+#include <unordered_map>
 
 using namespace parplan::cost;
 
@@ -112,49 +114,201 @@ parplan::cost::axisGroups(const DeviceMesh &mesh, int64_t axis) {
 
 namespace {
 
-/// Calls `visit(a, b)` once per distinct pair of devices that share a group
-/// along `axis`. Without device-pair overrides, the link and level of a pair
-/// depend only on the two devices' nodes, so one pair per node pair is
-/// enough.
-template <typename Visit>
-void forEachAxisPair(const Cluster &cluster, const DeviceMesh &mesh,
-                     int64_t axis, Visit visit) {
-  bool byNode = cluster.overrides.empty();
-  std::set<std::pair<int64_t, int64_t>> seen;
-  for (const std::vector<int64_t> &group : axisGroups(mesh, axis))
-    for (size_t i = 0; i < group.size(); ++i)
-      for (size_t j = i + 1; j < group.size(); ++j) {
-        int64_t a = group[i], b = group[j];
-        if (byNode) {
-          std::pair<int64_t, int64_t> nodes =
-              std::minmax(cluster.nodeOf(a), cluster.nodeOf(b));
-          if (!seen.insert(nodes).second)
-            continue;
-        }
-        visit(a, b);
+using NodePair = std::pair<int64_t, int64_t>;
+
+/// What the groups along one axis cross: the slowest link and the highest
+/// level over every pair of devices of every group.
+struct AxisSummary {
+  Link slowest{std::numeric_limits<double>::infinity(), 0.0};
+  LinkLevel highest = LinkLevel::Local;
+
+  void add(const Link &link) {
+    slowest.bandwidth = std::min(slowest.bandwidth, link.bandwidth);
+    slowest.latency = std::max(slowest.latency, link.latency);
+  }
+};
+
+/// The reference walk over every device pair of one group, for groups with a
+/// device the cluster does not have (checkMesh rejects such meshes).
+void walkPairs(const Cluster &cluster, const std::vector<int64_t> &group,
+               AxisSummary &summary) {
+  for (size_t i = 0; i < group.size(); ++i)
+    for (size_t j = i + 1; j < group.size(); ++j) {
+      summary.add(cluster.link(group[i], group[j]));
+      summary.highest =
+          std::max(summary.highest, cluster.level(group[i], group[j]));
+    }
+}
+
+/// Summarizes the groups along `axis` without visiting every device pair.
+///
+/// The link of a device pair is its device-pair override if one names it,
+/// else its node pair's link (a node-pair override, else the default of the
+/// level). So a node pair's link is crossed when the group holds more device
+/// pairs across those two nodes than device-pair overrides name; a level's
+/// default is crossed when the group holds more node pairs of that level
+/// than those with a node-pair override or with every device pair overridden.
+/// Per group this costs its size plus the overrides within it (or the
+/// square of its distinct nodes, when that is less than the node-pair
+/// overrides).
+AxisSummary summarizeAxis(const Cluster &cluster, const DeviceMesh &mesh,
+                          int64_t axis) {
+  AxisSummary summary;
+  std::vector<std::vector<int64_t>> groups = axisGroups(mesh, axis);
+
+  // Device -> node by binary search over the nodes' last device ids.
+  std::vector<int64_t> ends;
+  int64_t total = 0;
+  for (const Node &node : cluster.nodes)
+    ends.push_back(total += node.devices);
+  auto nodeOf = [&](int64_t device) -> int64_t {
+    if (device < 0)
+      return -1;
+    auto it = std::upper_bound(ends.begin(), ends.end(), device);
+    return it == ends.end() ? -1 : it - ends.begin();
+  };
+  std::map<std::string, int64_t> regionIds;
+  std::vector<int64_t> regionOf;
+  for (const Node &node : cluster.nodes)
+    regionOf.push_back(
+        regionIds.emplace(node.region, regionIds.size()).first->second);
+
+  // The overrides that Cluster::link uses: the first of each pair.
+  std::map<NodePair, Link> nodeLinks;
+  for (const NodeLinkOverride &override : cluster.nodeOverrides)
+    nodeLinks.emplace(std::minmax(override.nodeA, override.nodeB),
+                      override.link);
+  std::map<NodePair, Link> deviceLinks;
+  for (const LinkOverride &override : cluster.overrides)
+    if (override.deviceA != override.deviceB)
+      deviceLinks.emplace(std::minmax(override.deviceA, override.deviceB),
+                          override.link);
+  // Device-pair overrides by the group that holds both devices.
+  std::vector<std::vector<std::pair<NodePair, Link>>> groupDeviceLinks(
+      groups.size());
+  if (!deviceLinks.empty()) {
+    std::unordered_map<int64_t, int64_t> groupOf;
+    for (const auto &[devices, link] : deviceLinks) {
+      groupOf.emplace(devices.first, -1);
+      groupOf.emplace(devices.second, -1);
+    }
+    for (size_t g = 0; g < groups.size(); ++g)
+      for (int64_t device : groups[g]) {
+        auto it = groupOf.find(device);
+        if (it != groupOf.end())
+          it->second = static_cast<int64_t>(g);
       }
+    for (const auto &[devices, link] : deviceLinks) {
+      int64_t g = groupOf.at(devices.first);
+      if (g >= 0 && g == groupOf.at(devices.second))
+        groupDeviceLinks[g].emplace_back(devices, link);
+    }
+  }
+
+  auto defaultLink = [&](int64_t a, int64_t b) -> const Link & {
+    if (a == b)
+      return cluster.intraNode;
+    return regionOf[a] == regionOf[b] ? cluster.interNode : cluster.interRegion;
+  };
+
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<int64_t> &group = groups[g];
+    if (group.size() < 2)
+      continue;
+    // Devices of the group per node, distinct nodes per region.
+    std::unordered_map<int64_t, int64_t> devicesOn;
+    bool valid = true;
+    for (int64_t device : group) {
+      int64_t node = nodeOf(device);
+      if (node < 0) {
+        valid = false;
+        break;
+      }
+      ++devicesOn[node];
+    }
+    if (!valid) {
+      walkPairs(cluster, group, summary);
+      continue;
+    }
+    std::unordered_map<int64_t, int64_t> nodesIn;
+    int64_t multiDeviceNodes = 0;
+    for (const auto &[node, count] : devicesOn) {
+      ++nodesIn[regionOf[node]];
+      multiDeviceNodes += count > 1;
+    }
+    int64_t numNodes = static_cast<int64_t>(devicesOn.size());
+    int64_t sameRegionPairs = 0;
+    for (const auto &[region, count] : nodesIn)
+      sameRegionPairs += count * (count - 1) / 2;
+    int64_t crossRegionPairs = numNodes * (numNodes - 1) / 2 - sameRegionPairs;
+    summary.highest =
+        std::max(summary.highest, nodesIn.size() > 1 ? LinkLevel::InterRegion
+                                  : numNodes > 1     ? LinkLevel::InterNode
+                                                     : LinkLevel::IntraNode);
+
+    // Node pairs whose link is not simply the level default: device-pair
+    // overrides cover some of their device pairs, or a node-pair override
+    // replaces the default.
+    std::map<NodePair, int64_t> covered;
+    for (const auto &[devices, link] : groupDeviceLinks[g]) {
+      summary.add(link);
+      ++covered[std::minmax(nodeOf(devices.first), nodeOf(devices.second))];
+    }
+    std::map<NodePair, const Link *> special;
+    for (const auto &[nodes, count] : covered)
+      special.emplace(nodes, nullptr);
+    if (!nodeLinks.empty()) {
+      if (numNodes * (numNodes + 1) / 2 <
+          static_cast<int64_t>(nodeLinks.size())) {
+        std::vector<int64_t> nodes;
+        for (const auto &[node, count] : devicesOn)
+          nodes.push_back(node);
+        for (size_t i = 0; i < nodes.size(); ++i)
+          for (size_t j = i; j < nodes.size(); ++j) {
+            auto it = nodeLinks.find(std::minmax(nodes[i], nodes[j]));
+            if (it != nodeLinks.end())
+              special[it->first] = &it->second;
+          }
+      } else {
+        for (const auto &[nodes, link] : nodeLinks)
+          if (devicesOn.count(nodes.first) && devicesOn.count(nodes.second))
+            special[nodes] = &link;
+      }
+    }
+    int64_t specialIntra = 0, specialSameRegion = 0, specialCrossRegion = 0;
+    for (const auto &[nodes, link] : special) {
+      auto [a, b] = nodes;
+      int64_t pairs = a == b ? devicesOn[a] * (devicesOn[a] - 1) / 2
+                             : devicesOn[a] * devicesOn[b];
+      if (pairs == 0)
+        continue;
+      (a == b                       ? specialIntra
+       : regionOf[a] == regionOf[b] ? specialSameRegion
+                                    : specialCrossRegion) += 1;
+      auto it = covered.find(nodes);
+      if (pairs > (it == covered.end() ? 0 : it->second))
+        summary.add(link ? *link : defaultLink(a, b));
+    }
+    if (multiDeviceNodes > specialIntra)
+      summary.add(cluster.intraNode);
+    if (sameRegionPairs > specialSameRegion)
+      summary.add(cluster.interNode);
+    if (crossRegionPairs > specialCrossRegion)
+      summary.add(cluster.interRegion);
+  }
+  return summary;
 }
 
 } // namespace
 
 Link parplan::cost::axisLink(const Cluster &cluster, const DeviceMesh &mesh,
                              int64_t axis) {
-  Link slowest{std::numeric_limits<double>::infinity(), 0.0};
-  forEachAxisPair(cluster, mesh, axis, [&](int64_t a, int64_t b) {
-    Link link = cluster.link(a, b);
-    slowest.bandwidth = std::min(slowest.bandwidth, link.bandwidth);
-    slowest.latency = std::max(slowest.latency, link.latency);
-  });
-  return slowest;
+  return summarizeAxis(cluster, mesh, axis).slowest;
 }
 
 LinkLevel parplan::cost::axisLevel(const Cluster &cluster,
                                    const DeviceMesh &mesh, int64_t axis) {
-  LinkLevel highest = LinkLevel::Local;
-  forEachAxisPair(cluster, mesh, axis, [&](int64_t a, int64_t b) {
-    highest = std::max(highest, cluster.level(a, b));
-  });
-  return highest;
+  return summarizeAxis(cluster, mesh, axis).highest;
 }
 
 DeviceMesh parplan::cost::subMesh(const DeviceMesh &mesh, int64_t axis,

@@ -6,8 +6,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <set>
 
 using namespace parplan::cost;
@@ -87,6 +89,23 @@ void checkSameCluster(const Cluster &a, const Cluster &b) {
     CHECK(a.nodeOverrides[i].nodeB == b.nodeOverrides[i].nodeB);
     checkSameLink(a.nodeOverrides[i].link, b.nodeOverrides[i].link);
   }
+}
+
+/// axisLink and axisLevel the slow way: every pair of devices of every
+/// group, through Cluster::link and Cluster::level.
+std::pair<Link, LinkLevel> walkAxis(const Cluster &cluster,
+                                    const DeviceMesh &mesh, int64_t axis) {
+  Link slowest{std::numeric_limits<double>::infinity(), 0.0};
+  LinkLevel highest = LinkLevel::Local;
+  for (const std::vector<int64_t> &group : axisGroups(mesh, axis))
+    for (size_t i = 0; i < group.size(); ++i)
+      for (size_t j = i + 1; j < group.size(); ++j) {
+        Link link = cluster.link(group[i], group[j]);
+        slowest.bandwidth = std::min(slowest.bandwidth, link.bandwidth);
+        slowest.latency = std::max(slowest.latency, link.latency);
+        highest = std::max(highest, cluster.level(group[i], group[j]));
+      }
+  return {slowest, highest};
 }
 
 constexpr double GBps = 1e9;
@@ -725,4 +744,163 @@ TEST_CASE("syntax errors and strict JSON", "[cluster][file]") {
         "c.json:1:1: the cluster file: missing required field 'device_types'");
   CHECK(parseError("{\"name\": \"c\", \"name\": \"d\"}", "c.json") ==
         "c.json:1:15: duplicate key 'name' (first at 1:2)");
+}
+
+TEST_CASE("deeply nested JSON is rejected before llvm::json parses it",
+          "[cluster][file]") {
+  // llvm::json::parse recurses once per level: 50,000 levels overflowed the
+  // stack.
+  CHECK(parseError(std::string(50000, '['), "c.json") ==
+        "c.json:1:65: nesting too deep");
+  CHECK(parseError("{\n  \"name\": " + std::string(100000, '{'), "c.json") ==
+        "c.json:2:74: nesting too deep");
+  // The same text as YAML stops in the tree builder.
+  CHECK(parseError(std::string(50000, '[')) == "c.yaml:1:67: nesting too deep");
+  // Brackets in strings (escaped quotes included) do not count.
+  std::string deepString = "\"\\\"" + std::string(1000, '[') + "\"";
+  CHECK(parseError("{\"name\": " + deepString + "}", "c.json") ==
+        "c.json:1:1: the cluster file: missing required field "
+        "'device_types'");
+  // 64 levels are fine for the check (the reader then wants a string).
+  CHECK(parseError(
+            "{\"name\": " + std::string(63, '[') + std::string(63, ']') + "}",
+            "c.json") == "c.json:1:10: name must be a string, not a list");
+}
+
+TEST_CASE("clusters have at most 2^20 devices and nodes", "[cluster][file]") {
+  const std::string types = "name: big\n"
+                            "device_types:\n"
+                            "  - {name: g, memory: 16 GB, memory_bandwidth: "
+                            "900 GB/s, peak_flops: {f16: 125 TFLOP/s}}\n"
+                            "nodes:\n";
+  const std::string links =
+      "links:\n"
+      "  intra_node: {bandwidth: 100 GB/s, latency: 1 us}\n"
+      "  inter_node: {bandwidth: 10 GB/s, latency: 5 us}\n";
+  CHECK(parseError(types +
+                   "  - {name: n, device_type: g, devices: 1099511627776}\n" +
+                   links) ==
+        "c.yaml:5:40: node 'n': devices: 1099511627776 is too many: a "
+        "cluster has at most 1048576 devices");
+  CHECK(parseError(types +
+                   "  - {name: n, device_type: g, devices: 1, count: "
+                   "1099511627776}\n" +
+                   links) ==
+        "c.yaml:5:50: node 'n': count: 1099511627776 is too many: a cluster "
+        "has at most 1048576 nodes");
+  CHECK(parseError(types +
+                   "  - {name: n, device_type: g, devices: 8, count: "
+                   "200000}\n" +
+                   links) ==
+        "c.yaml:5:50: node 'n': count: 200000 nodes of 8 devices is too many: "
+        "a cluster has at most 1048576 devices");
+  CHECK(parseError(types +
+                   "  - {name: n, device_type: g, devices: 1048575}\n"
+                   "  - {name: m, device_type: g, devices: 2}\n" +
+                   links) ==
+        "c.yaml:6:40: node 'm': devices: 2 is too many: a cluster has at most "
+        "1048576 devices (the nodes before have 1048575)");
+
+  // The cap itself is fine, and one axis over all of it is quick.
+  Cluster cluster = mustParse(
+      types + "  - {name: n, device_type: g, devices: 1048576}\n" + links,
+      "big.yaml");
+  CHECK(cluster.numDevices() == kMaxClusterDevices);
+  std::string error;
+  std::optional<DeviceMesh> mesh = makeMesh(cluster, {1048576}, error);
+  REQUIRE(mesh);
+  CHECK(axisLevel(cluster, *mesh, 0) == LinkLevel::IntraNode);
+  CHECK(axisLink(cluster, *mesh, 0).bandwidth == 100 * GBps);
+}
+
+TEST_CASE("axisLink walks node pairs, not device pairs", "[cluster][mesh]") {
+  // 1024 nodes of 8: the pair walk visited 8 x 1024^2 / 2 device pairs on
+  // axis 0.
+  Cluster cluster = mustParse(
+      "name: wide\n"
+      "device_types:\n"
+      "  - {name: g, memory: 16 GB, memory_bandwidth: 900 GB/s, peak_flops: "
+      "{f16: 125 TFLOP/s}}\n"
+      "nodes:\n"
+      "  - {name: n, device_type: g, devices: 8, count: 1024}\n"
+      "links:\n"
+      "  intra_node: {bandwidth: 100 GB/s, latency: 1 us}\n"
+      "  inter_node: {bandwidth: 10 GB/s, latency: 5 us}\n"
+      "device_links:\n"
+      "  - {devices: [3, 8003], bandwidth: 1 GB/s, latency: 50 us}\n",
+      "wide.yaml");
+  std::string error;
+  std::optional<DeviceMesh> mesh = makeMesh(cluster, {1024, 8}, error);
+  REQUIRE(mesh);
+  CHECK(axisLevel(cluster, *mesh, 0) == LinkLevel::InterNode);
+  CHECK(axisLink(cluster, *mesh, 0).bandwidth == 1 * GBps);
+  CHECK(axisLink(cluster, *mesh, 0).latency == 50 * us);
+  CHECK(axisLevel(cluster, *mesh, 1) == LinkLevel::IntraNode);
+  CHECK(axisLink(cluster, *mesh, 1).bandwidth == 100 * GBps);
+  CHECK(axisLink(cluster, *mesh, 1).latency == 1 * us);
+  mesh = makeMesh(cluster, {8192}, error);
+  REQUIRE(mesh);
+  CHECK(axisLink(cluster, *mesh, 0).bandwidth == 1 * GBps);
+}
+
+TEST_CASE("axisLink and axisLevel agree with the pair walk",
+          "[cluster][mesh]") {
+  // Two regions, nodes of 1 to 3 devices, node and device overrides (one
+  // overriding every device pair of a node pair, one a duplicate).
+  Cluster cluster;
+  cluster.deviceTypes = {{"gpu", {{DType::F32, 1e12}}, 1e9, 1e11}};
+  cluster.nodes = {{"a", "gpu", 2, "east"}, {"b", "gpu", 3, "east"},
+                   {"c", "gpu", 1, "west"}, {"d", "gpu", 2, "west"},
+                   {"e", "gpu", 1, "east"}, {"f", "gpu", 3, "north"}};
+  cluster.intraNode = {100, 1};
+  cluster.interNode = {10, 2};
+  cluster.interRegion = {1, 3};
+  cluster.nodeOverrides = {
+      {0, 1, {50, 4}}, {1, 1, {200, 5}}, {3, 2, {0.5, 7}}, {1, 0, {0.1, 99}}};
+  // Devices: a 0-1, b 2-4, c 5, d 6-7, e 8, f 9-11.
+  cluster.overrides = {{4, 1, {7, 6}},     {0, 1, {300, 0.5}},
+                       {1, 0, {0.2, 80}},  {5, 6, {20, 0.25}},
+                       {5, 7, {30, 0.75}}, {10, 2, {0.3, 11}}};
+  REQUIRE_FALSE(checkCluster(cluster));
+  int64_t numDevices = cluster.numDevices();
+  std::vector<std::vector<int64_t>> shapes = {
+      {12},      {2, 6}, {6, 2}, {3, 4}, {4, 3}, {2, 2, 3},
+      {3, 2, 2}, {2, 3}, {5},    {1, 4}, {4, 1}};
+  std::mt19937 random(7);
+  for (const std::vector<int64_t> &shape : shapes)
+    for (int trial = 0; trial < 40; ++trial) {
+      // Distinct devices in a random order (the first trial: in order).
+      std::vector<int64_t> devices(numDevices);
+      for (int64_t i = 0; i < numDevices; ++i)
+        devices[i] = i;
+      if (trial > 0)
+        std::shuffle(devices.begin(), devices.end(), random);
+      DeviceMesh mesh{shape, {}};
+      devices.resize(mesh.size());
+      mesh.devices = devices;
+      REQUIRE_FALSE(checkMesh(cluster, mesh));
+      for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size());
+           ++axis) {
+        INFO("mesh " << formatMeshShape(shape) << " trial " << trial << " axis "
+                     << axis);
+        auto [link, level] = walkAxis(cluster, mesh, axis);
+        Link fast = axisLink(cluster, mesh, axis);
+        CHECK(fast.bandwidth == link.bandwidth);
+        CHECK(fast.latency == link.latency);
+        CHECK(axisLevel(cluster, mesh, axis) == level);
+      }
+    }
+
+  // The dgx-h100 override case, both ways.
+  Cluster dgx = mustPreset("dgx-h100");
+  dgx.overrides.push_back({2, 6, {10 * GBps, 9 * us}});
+  std::string error;
+  std::optional<DeviceMesh> mesh = makeMesh(dgx, {2, 4}, error);
+  REQUIRE(mesh);
+  for (int64_t axis = 0; axis < 2; ++axis) {
+    auto [link, level] = walkAxis(dgx, *mesh, axis);
+    CHECK(axisLink(dgx, *mesh, axis).bandwidth == link.bandwidth);
+    CHECK(axisLink(dgx, *mesh, axis).latency == link.latency);
+    CHECK(axisLevel(dgx, *mesh, axis) == level);
+  }
 }

@@ -4,6 +4,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <exception>
+#include <new>
+
 int main(int argc, char **argv) {
   CLI::App app{"parplan: ONNX model + cluster -> per-device parallelization "
                "plan"};
@@ -66,9 +70,19 @@ int main(int argc, char **argv) {
     return parplan::cli::runCheck(check);
   if (importCommand->parsed())
     return parplan::cli::runImport(import);
-  if (clustersCommand->parsed())
-    return parplan::cli::runClusters();
-  if (clusterShowCommand->parsed())
-    return parplan::cli::runClusterShow(clusterShow);
+  // An exception that escapes a cluster command (out of memory on a huge
+  // cluster) is an error message, never an abort.
+  try {
+    if (clustersCommand->parsed())
+      return parplan::cli::runClusters();
+    if (clusterShowCommand->parsed())
+      return parplan::cli::runClusterShow(clusterShow);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "parplan: error: out of memory\n");
+    return 1;
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "parplan: error: %s\n", error.what());
+    return 1;
+  }
   return 1;
 }

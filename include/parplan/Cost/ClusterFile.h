@@ -14,10 +14,17 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
 namespace parplan::cost {
+
+/// The most devices and nodes a cluster file may describe (with `count`
+/// expanded), and how deeply its mappings and lists may nest.
+inline constexpr int64_t kMaxClusterDevices = int64_t(1) << 20;
+inline constexpr int64_t kMaxClusterNodes = int64_t(1) << 20;
+inline constexpr int kMaxClusterFileDepth = 64;
 
 /// Parses a cluster description. `path` names the text in errors (and, when
 /// it ends in ".json", asks for strict JSON). On failure returns std::nullopt
