@@ -1951,6 +1951,17 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
   return nullptr;
 }
 
+std::optional<std::string> parplan::addDimBinding(OnnxImportOptions &options,
+                                                  StringRef binding) {
+  auto [name, value] = binding.split('=');
+  long long size = 0;
+  if (name.empty() || value.getAsInteger(10, size) || size <= 0)
+    return "--dim " + binding.str() +
+           ": expected NAME=VALUE with a positive integer VALUE";
+  options.dims[name.str()] = size;
+  return std::nullopt;
+}
+
 std::vector<std::string> parplan::supportedOnnxOps() {
   std::vector<std::string> names;
   for (const auto &entry : Importer::converters())

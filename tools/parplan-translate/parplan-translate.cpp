@@ -25,30 +25,17 @@ llvm::cl::list<std::string>
                                "(repeatable), e.g. --dim batch=32"),
                 llvm::cl::value_desc("NAME=VALUE"));
 
-/// Parses the --dim bindings; prints the reason and returns false when one
-/// is malformed.
-bool parseDims(std::map<std::string, int64_t> &dims) {
-  for (const std::string &binding : dimBindings) {
-    llvm::StringRef name, value;
-    std::tie(name, value) = llvm::StringRef(binding).split('=');
-    long long size = 0;
-    if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
-      llvm::errs() << "parplan-translate: error: --dim " << binding
-                   << ": expected NAME=VALUE with a positive integer VALUE\n";
-      return false;
-    }
-    dims[name.str()] = size;
-  }
-  return true;
-}
-
 TranslateToMLIRRegistration importOnnx(
     "import-onnx", "ONNX model (binary or text) to the nn dialect",
     [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
        MLIRContext *context) -> OwningOpRef<Operation *> {
       parplan::OnnxImportOptions options;
-      if (!parseDims(options.dims))
-        return nullptr;
+      for (const std::string &binding : dimBindings)
+        if (std::optional<std::string> problem =
+                parplan::addDimBinding(options, binding)) {
+          llvm::errs() << "parplan-translate: error: " << *problem << "\n";
+          return nullptr;
+        }
       const llvm::MemoryBuffer *buffer =
           sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
       std::string error;

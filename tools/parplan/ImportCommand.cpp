@@ -34,19 +34,12 @@ std::string withThousands(int64_t value) {
 
 int parplan::cli::runImport(const ImportOptions &options) {
   OnnxImportOptions importOptions;
-  for (const std::string &binding : options.dims) {
-    llvm::StringRef name, value;
-    std::tie(name, value) = llvm::StringRef(binding).split('=');
-    long long size = 0;
-    if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
-      fmt::print(stderr,
-                 "parplan: error: --dim {}: expected NAME=VALUE with a "
-                 "positive integer VALUE\n",
-                 binding);
+  for (const std::string &binding : options.dims)
+    if (std::optional<std::string> problem =
+            addDimBinding(importOptions, binding)) {
+      fmt::print(stderr, "parplan: error: {}\n", *problem);
       return 1;
     }
-    importOptions.dims[name.str()] = size;
-  }
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(options.input, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/false);

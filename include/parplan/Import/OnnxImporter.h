@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ struct OnnxImportOptions {
   /// Name of the function the graph becomes.
   std::string functionName = "main";
 };
+
+/// Adds one `--dim` binding, "NAME=VALUE" with a positive integer VALUE, to
+/// `options.dims`. Returns the reason when `binding` is malformed.
+std::optional<std::string> addDimBinding(OnnxImportOptions &options,
+                                         llvm::StringRef binding);
 
 /// Imports the ONNX model in `bytes` (binary protobuf, or the ONNX text
 /// format when the first non-blank character is '<'); `path` names the model
