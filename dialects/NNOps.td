@@ -9,10 +9,11 @@ include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-// Every op reports its cost (lib/Dialect/NN/NNOpCosts.cpp).
+// Every op reports its cost (lib/Dialect/NN/NNOpCosts.cpp) and its sharding
+// rules (lib/Dialect/NN/NNShardingRules.cpp).
 class NN_ComputeOp<string mnemonic, list<Trait> traits = []>
     : NN_Op<mnemonic, !listconcat(traits,
-        [Pure, DeclareOpInterfaceMethods<NN_ShardableOpInterface, ["getCost"]>])>;
+        [Pure, DeclareOpInterfaceMethods<NN_ShardableOpInterface, ["getCost", "getSbpSignatures"]>])>;
 
 // Ops whose result types follow from their operands and attributes. The one
 // shape rule serves both the verifier and the builders without result types.
@@ -24,7 +25,7 @@ class NN_InferredOp<string mnemonic, list<Trait> traits = []>
 //===----------------------------------------------------------------------===//
 
 def NN_ParamOp : NN_Op<"param", [
-    DeclareOpInterfaceMethods<NN_ShardableOpInterface, ["getCost"]>]> {
+    DeclareOpInterfaceMethods<NN_ShardableOpInterface, ["getCost", "getSbpSignatures"]>]> {
   let summary = "A trainable parameter (weight) of the model";
   let description = [{
     Names a parameter of the model by its ONNX initializer name. The bytes
@@ -53,7 +54,7 @@ def NN_ParamOp : NN_Op<"param", [
 }
 
 def NN_InputOp : NN_Op<"input", [
-    DeclareOpInterfaceMethods<NN_ShardableOpInterface, ["getCost"]>]> {
+    DeclareOpInterfaceMethods<NN_ShardableOpInterface, ["getCost", "getSbpSignatures"]>]> {
   let summary = "A graph input fed with data at every step";
   let description = [{
     A non-parameter graph input of the model (a batch of features, token ids,

@@ -7,11 +7,16 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
+namespace parplan::test {
+void registerTestShardingRulesPass();
+} // namespace parplan::test
+
 int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   parplan::registerAllPasses();
+  parplan::test::registerTestShardingRulesPass();
 
   mlir::DialectRegistry registry;
   parplan::registerAllDialects(registry);

@@ -1,0 +1,121 @@
+// RUN: parplan-opt %s -test-nn-sbp-rules | FileCheck %s
+// Candidate SBP signatures of every nn op along one mesh axis, as
+// "(operand SBPs) -> result SBPs" (docs/sharding-rules.md).
+
+
+// Values entering the program: any split of a dimension larger than 1, or B.
+// CHECK-LABEL: func.func @sources
+func.func @sources() {
+// CHECK: nn.param {{.*}}sbp_rules = {{\[}}"() -> S(0)", "() -> S(2)", "() -> B"]
+  %0 = nn.param "w" : tensor<4x1x6xf32>
+// CHECK: nn.input {{.*}}sbp_rules = {{\[}}"() -> S(0)", "() -> S(1)", "() -> B"]
+  %1 = nn.input "x" : tensor<8x4xf32>
+// CHECK: nn.constant {{.*}}sbp_rules = {{\[}}"() -> S(0)", "() -> B"]
+  %2 = nn.constant dense<1.0> : tensor<3xf32>
+  return
+}
+
+// matmul: batch, rows, columns, or the contraction (partial sums); P passes
+// through one operand. A 1-D right operand has no columns.
+// CHECK-LABEL: func.func @matmul
+func.func @matmul(%x: tensor<2x8x4xf32>, %w: tensor<4x6xf32>, %v: tensor<4xf32>) {
+// CHECK: nn.matmul {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(S(1), B) -> S(1)", "(B, S(1)) -> S(2)", "(S(2), S(0)) -> P(sum)", "(B, B) -> B", "(P(sum), B) -> P(sum)", "(B, P(sum)) -> P(sum)"]
+  %0 = nn.matmul %x, %w : tensor<2x8x4xf32>, tensor<4x6xf32> -> tensor<2x8x6xf32>
+// CHECK: nn.matmul {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(S(1), B) -> S(1)", "(S(2), S(0)) -> P(sum)", "(B, B) -> B", "(P(sum), B) -> P(sum)", "(B, P(sum)) -> P(sum)"]
+  %1 = nn.matmul %x, %v : tensor<2x8x4xf32>, tensor<4xf32> -> tensor<2x8xf32>
+  return
+}
+
+// gemm with trans_b: the bias follows the columns and joins partial sums on
+// one device (B -> P).
+// CHECK-LABEL: func.func @gemm
+func.func @gemm(%x: tensor<8x4xf32>, %w: tensor<6x4xf32>, %b: tensor<6xf32>) {
+// CHECK: nn.gemm {{.*}}sbp_rules = {{\[}}"(S(0), B, B) -> S(0)", "(B, S(0), S(0)) -> S(1)", "(S(1), S(1), P(sum)) -> P(sum)", "(B, B, B) -> B", "(P(sum), B, P(sum)) -> P(sum)", "(B, P(sum), P(sum)) -> P(sum)"]
+  %0 = nn.gemm %x, %w, %b {trans_b = true} : tensor<8x4xf32>, tensor<6x4xf32>, tensor<6xf32> -> tensor<8x6xf32>
+// CHECK: nn.gemm {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(B, S(0)) -> S(1)", "(S(1), S(1)) -> P(sum)", "(B, B) -> B", "(P(sum), B) -> P(sum)", "(B, P(sum)) -> P(sum)"]
+  %1 = nn.gemm %x, %w {trans_b = true} : tensor<8x4xf32>, tensor<6x4xf32> -> tensor<8x6xf32>
+  return
+}
+
+// conv splits the batch, the output channels, or the input channels
+// (partial sums); a depthwise conv splits channels.
+// CHECK-LABEL: func.func @conv
+func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %dx: tensor<2x4x8x8xf32>, %dw: tensor<4x1x3x3xf32>) {
+// CHECK: nn.conv {{.*}}sbp_rules = {{\[}}"(S(0), B, B) -> S(0)", "(B, S(0), S(0)) -> S(1)", "(S(1), S(1), P(sum)) -> P(sum)", "(B, B, B) -> B", "(P(sum), B, P(sum)) -> P(sum)"]
+  %0 = nn.conv %x, %w, %b strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<2x4x8x8xf32>
+// CHECK: nn.conv {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(S(1), S(0)) -> S(1)", "(B, B) -> B", "(P(sum), B) -> P(sum)"]
+  %1 = nn.conv %dx, %dw strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] group = 4 : tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32> -> tensor<2x4x8x8xf32>
+  return
+}
+
+// Elementwise ops keep S (aligned through broadcasting) and B; they keep P
+// only where linear: add/sub in all operands, mul in one, div in the dividend.
+// CHECK-LABEL: func.func @elementwise
+func.func @elementwise(%a: tensor<8x6xf32>, %b: tensor<6xf32>, %c: tensor<8x1xi1>) {
+// CHECK: nn.add {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(S(1), S(0)) -> S(1)", "(B, B) -> B", "(P(sum), P(sum)) -> P(sum)"]
+  %0 = nn.add %a, %b : tensor<8x6xf32>, tensor<6xf32> -> tensor<8x6xf32>
+// CHECK: nn.mul {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(S(1), S(0)) -> S(1)", "(B, B) -> B", "(P(sum), B) -> P(sum)", "(B, P(sum)) -> P(sum)"]
+  %1 = nn.mul %a, %b : tensor<8x6xf32>, tensor<6xf32> -> tensor<8x6xf32>
+// CHECK: nn.div {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(S(1), S(0)) -> S(1)", "(B, B) -> B", "(P(sum), B) -> P(sum)"]
+  %2 = nn.div %a, %b : tensor<8x6xf32>, tensor<6xf32> -> tensor<8x6xf32>
+// CHECK: nn.gelu {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> S(1)", "(B) -> B"]
+  %3 = nn.gelu %a : tensor<8x6xf32>
+// CHECK: nn.where {{.*}}sbp_rules = {{\[}}"(S(0), S(0), B) -> S(0)", "(B, S(1), S(0)) -> S(1)", "(B, B, B) -> B"]
+  %4 = nn.where %c, %a, %b : tensor<8x1xi1>, tensor<8x6xf32>, tensor<6xf32> -> tensor<8x6xf32>
+// CHECK: nn.sub {{.*}}sbp_rules = {{\[}}"(S(0), S(0)) -> S(0)", "(S(1), S(1)) -> S(1)", "(B, B) -> B", "(P(sum), P(sum)) -> P(sum)"]
+  %5 = nn.sub %a, %a : tensor<8x6xf32>, tensor<8x6xf32> -> tensor<8x6xf32>
+  return
+}
+
+// Normalizations split only what they do not normalize over; batch norm
+// splits its statistics with the channels; pooling splits batch and channels.
+// CHECK-LABEL: func.func @norms
+func.func @norms(%x: tensor<2x8x6xf32>, %g: tensor<6xf32>, %i: tensor<2x4x5x5xf32>, %s: tensor<4xf32>) {
+// CHECK: nn.softmax {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(2)) -> S(2)", "(B) -> B"]
+  %0 = nn.softmax %x axis = 1 : tensor<2x8x6xf32>
+// CHECK: nn.layer_norm {{.*}}sbp_rules = {{\[}}"(S(0), B, B) -> S(0)", "(S(1), B, B) -> S(1)", "(B, B, B) -> B"]
+  %1 = nn.layer_norm %x, %g, %g : tensor<2x8x6xf32>, tensor<6xf32>, tensor<6xf32> -> tensor<2x8x6xf32>
+// CHECK: nn.batch_norm {{.*}}sbp_rules = {{\[}}"(S(0), B, B, B, B) -> S(0)", "(S(1), S(0), S(0), S(0), S(0)) -> S(1)", "(S(2), B, B, B, B) -> S(2)", "(S(3), B, B, B, B) -> S(3)", "(B, B, B, B, B) -> B"]
+  %2 = nn.batch_norm %i, %s, %s, %s, %s : tensor<2x4x5x5xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4x5x5xf32>
+// CHECK: nn.max_pool {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> S(1)", "(B) -> B"]
+  %3 = nn.max_pool %i kernel = [2, 2] strides = [1, 1] pads = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x4x5x5xf32> -> tensor<2x4x4x4xf32>
+  return
+}
+
+// Reducing a split dimension leaves partial sums; kept dimensions are
+// renumbered without keepdims.
+// CHECK-LABEL: func.func @reductions
+func.func @reductions(%x: tensor<2x8x6xf32>) {
+// CHECK: nn.reduce_sum {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> P(sum)", "(S(2)) -> S(2)", "(B) -> B", "(P(sum)) -> P(sum)"]
+  %0 = nn.reduce_sum %x axes = [1] : tensor<2x8x6xf32> -> tensor<2x1x6xf32>
+// CHECK: nn.reduce_mean {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> P(sum)", "(S(2)) -> S(1)", "(B) -> B", "(P(sum)) -> P(sum)"]
+  %1 = nn.reduce_mean %x axes = [1] keepdims = false : tensor<2x8x6xf32> -> tensor<2x6xf32>
+  return
+}
+
+// Data movement maps splits through: reshape where parts stay contiguous
+// (not 128 -> 1024 rows), transpose by perm, gather by rows (vocab parallel:
+// partial) or indices, expand on non-broadcast dimensions.
+// CHECK-LABEL: func.func @movement
+func.func @movement(%x: tensor<8x128x768xf32>, %t: tensor<100x16xf32>, %ids: tensor<8x128xi64>, %e: tensor<1x128xf32>) {
+// CHECK: nn.reshape {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> S(1)", "(S(2)) -> S(2)", "(B) -> B", "(P(sum)) -> P(sum)"]
+  %0 = nn.reshape %x : tensor<8x128x768xf32> -> tensor<8x128x12x64xf32>
+// CHECK: nn.reshape {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(2)) -> S(1)", "(B) -> B", "(P(sum)) -> P(sum)"]
+  %1 = nn.reshape %x : tensor<8x128x768xf32> -> tensor<1024x768xf32>
+// CHECK: nn.transpose {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(2)) -> S(1)", "(S(1)) -> S(2)", "(S(3)) -> S(3)", "(B) -> B", "(P(sum)) -> P(sum)"]
+  %2 = nn.transpose %0 perm = [0, 2, 1, 3] : tensor<8x128x12x64xf32> -> tensor<8x12x128x64xf32>
+// CHECK: nn.concat {{.*}}sbp_rules = {{\[}}"(S(0), S(0)) -> S(0)", "(S(1), S(1)) -> S(1)", "(B, B) -> B", "(P(sum), P(sum)) -> P(sum)"]
+  %3 = nn.concat %x, %x axis = 2 : tensor<8x128x768xf32>, tensor<8x128x768xf32> -> tensor<8x128x1536xf32>
+// CHECK: nn.split {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0), S(0)", "(S(1)) -> S(1), S(1)", "(B) -> B, B", "(P(sum)) -> P(sum), P(sum)"]
+  %4:2 = nn.split %x axis = 2 sizes = [256, 512] : tensor<8x128x768xf32> -> tensor<8x128x256xf32>, tensor<8x128x512xf32>
+// CHECK: nn.slice {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(2)) -> S(2)", "(B) -> B", "(P(sum)) -> P(sum)"]
+  %5 = nn.slice %x starts = [0, 0, 0] sizes = [8, 64, 768] steps = [1, 2, 1] : tensor<8x128x768xf32> -> tensor<8x64x768xf32>
+// CHECK: nn.gather {{.*}}sbp_rules = {{\[}}"(S(0), B) -> P(sum)", "(S(1), B) -> S(2)", "(B, S(0)) -> S(0)", "(B, S(1)) -> S(1)", "(B, B) -> B", "(P(sum), B) -> P(sum)"]
+  %6 = nn.gather %t, %ids : tensor<100x16xf32>, tensor<8x128xi64> -> tensor<8x128x16xf32>
+// CHECK: nn.expand {{.*}}sbp_rules = {{\[}}"(S(1)) -> S(1)", "(B) -> B", "(P(sum)) -> P(sum)"]
+  %7 = nn.expand %e : tensor<1x128xf32> -> tensor<8x128xf32>
+// CHECK: nn.shape {{.*}}sbp_rules = {{\[}}"(S(0)) -> B", "(S(1)) -> B", "(S(2)) -> B", "(B) -> B", "(P(sum)) -> B"]
+  %8 = nn.shape %x : tensor<8x128x768xf32> -> tensor<3xi64>
+  return
+}
+
