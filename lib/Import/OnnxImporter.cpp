@@ -15,6 +15,7 @@
 #include "parplan/Import/OnnxWireFormat.h"
 
 #include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/NN/NNUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -43,6 +44,9 @@
 
 using namespace mlir;
 namespace nn = parplan::nn;
+using parplan::nn::listString;
+using parplan::nn::normalizeAxis;
+using parplan::nn::shapeString;
 
 namespace {
 
@@ -62,22 +66,6 @@ struct ImportError : std::runtime_error {
 
 std::string quote(const std::string &name) { return "'" + name + "'"; }
 
-std::string shapeString(ArrayRef<int64_t> shape) {
-  if (shape.empty())
-    return "scalar";
-  std::string text;
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? "x" : "") + std::to_string(shape[i]);
-  return text;
-}
-
-std::string listString(ArrayRef<int64_t> values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(values[i]);
-  return text + "]";
-}
-
 int64_t checkedProduct(ArrayRef<int64_t> dims, const std::string &what) {
   int64_t product = 1;
   for (int64_t dim : dims)
@@ -92,12 +80,6 @@ std::string typeName(Type type) {
   llvm::raw_string_ostream os(text);
   type.print(os);
   return text;
-}
-
-std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return std::nullopt;
-  return axis < 0 ? axis + rank : axis;
 }
 
 class Importer {

@@ -2,6 +2,8 @@
 
 #include "GraphBuilder.h"
 
+#include "parplan/Support/Text.h"
+
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <memory>
 
 using namespace parplan::zoo;
+using parplan::groupThousands;
 using namespace parplan::zoo::detail;
 
 namespace {
@@ -413,14 +416,4 @@ std::optional<std::string> parplan::zoo::writeModel(const ModelSpec &spec,
   if (summary)
     *summary = built.summary;
   return std::nullopt;
-}
-
-std::string parplan::zoo::groupThousands(uint64_t value) {
-  std::string digits = std::to_string(value), result;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i != 0 && (digits.size() - i) % 3 == 0)
-      result += ',';
-    result += digits[i];
-  }
-  return result;
 }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parplan/Support/Text.h"
 #include "parplan/Zoo/Zoo.h"
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@
 #include <vector>
 
 using namespace parplan::zoo;
+using parplan::groupThousands;
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Import/OnnxImporter.h"
 #include "parplan/InitAllDialects.h"
+#include "parplan/Support/Text.h"
 #include "parplan/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -19,18 +20,6 @@
 #include <fmt/core.h>
 
 using namespace mlir;
-
-namespace {
-std::string withThousands(int64_t value) {
-  std::string digits = std::to_string(value), text;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      text += ',';
-    text += digits[i];
-  }
-  return text;
-}
-} // namespace
 
 int parplan::cli::runImport(const ImportOptions &options) {
   OnnxImportOptions importOptions;
@@ -99,6 +88,6 @@ int parplan::cli::runImport(const ImportOptions &options) {
     }
   });
   fmt::print("wrote {}: {} nn ops, {} parameters ({} values)\n", options.output,
-             ops, params, withThousands(paramElements));
+             ops, params, groupThousands(static_cast<uint64_t>(paramElements)));
   return 0;
 }

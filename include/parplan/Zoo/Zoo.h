@@ -193,9 +193,6 @@ std::optional<std::string> writeModel(const ModelSpec &spec,
                                       const std::string &path,
                                       ModelSummary *summary = nullptr);
 
-/// 124439808 -> "124,439,808".
-std::string groupThousands(uint64_t value);
-
 } // namespace parplan::zoo
 
 #endif // PARPLAN_ZOO_ZOO_H

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/NN/NNUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -32,31 +33,6 @@ namespace {
 /// Constants larger than this are not folded: shape arithmetic is tiny, and
 /// copying weight-sized constants would only cost memory.
 constexpr int64_t kMaxFoldElements = 1 << 12;
-
-/// "8x128x768"; "scalar" for rank 0.
-std::string shapeString(ArrayRef<int64_t> shape) {
-  if (shape.empty())
-    return "scalar";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  llvm::interleave(shape, os, "x");
-  return text;
-}
-
-/// "[0, 2, 1]".
-std::string listString(ArrayRef<int64_t> values) {
-  std::string text = "[";
-  llvm::raw_string_ostream os(text);
-  llvm::interleaveComma(values, os);
-  return text + "]";
-}
-
-/// ONNX axis in [-rank, rank) to [0, rank); std::nullopt when out of range.
-std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return std::nullopt;
-  return axis < 0 ? axis + rank : axis;
-}
 
 /// An error from inferReturnTypes, worded like a verifier's.
 template <typename... Args>

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/NN/NNUtils.h"
 
 using namespace mlir;
 using namespace parplan::nn;
@@ -87,8 +88,9 @@ void addSameSplits(Operation *op, Signatures &out,
     }
 }
 
+/// Axes of verified ops are in range.
 int64_t normalized(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
+  return *normalizeAxis(axis, rank);
 }
 
 /// A value that enters the program may be laid out any way but Partial.

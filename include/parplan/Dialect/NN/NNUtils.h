@@ -1,0 +1,30 @@
+//===- NNUtils.h - small helpers for nn ops and their producers -*- C++ -*-===//
+//
+// Shared by the nn ops' verifiers and shape rules, the sharding rules and
+// the ONNX importer, so that axes and shapes read the same everywhere.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_DIALECT_NN_NNUTILS_H
+#define PARPLAN_DIALECT_NN_NNUTILS_H
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace parplan::nn {
+
+/// An ONNX axis in [-rank, rank) as [0, rank); std::nullopt out of range.
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+/// "8x128x768"; "scalar" for rank 0.
+std::string shapeString(llvm::ArrayRef<int64_t> shape);
+
+/// "[0, 2, 1]".
+std::string listString(llvm::ArrayRef<int64_t> values);
+
+} // namespace parplan::nn
+
+#endif // PARPLAN_DIALECT_NN_NNUTILS_H

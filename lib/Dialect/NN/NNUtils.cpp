@@ -1,0 +1,28 @@
+//===- NNUtils.cpp - small helpers for nn ops and their producers ---------===//
+
+#include "parplan/Dialect/NN/NNUtils.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+std::optional<int64_t> parplan::nn::normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::string parplan::nn::shapeString(llvm::ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(shape, os, "x");
+  return text;
+}
+
+std::string parplan::nn::listString(llvm::ArrayRef<int64_t> values) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(values, os);
+  return text + "]";
+}
