@@ -10,6 +10,7 @@
 # PARPLAN_BUILD_DIR (default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/common.sh
 bin=${PARPLAN_BUILD_DIR:-build}/bin
 runs=${RUNS:-5}
 work=${TMPDIR:-/tmp}/parplan-bench-import
@@ -42,11 +43,7 @@ for entry in "${models[@]}"; do
     times+=("${out% *}")
     peaks+=("${out#* }")
   done
-  sorted=$(printf '%s\n' "${times[@]}" | sort -g)
-  median=$(echo "$sorted" | awk -v n="$runs" 'NR == int((n + 1) / 2)')
-  low=$(echo "$sorted" | head -1)
-  high=$(echo "$sorted" | tail -1)
-  peak=$(printf '%s\n' "${peaks[@]}" | sort -g | tail -1)
+  summarize "${times[@]}" "${peaks[@]}"
   bytes=$(stat -c %s "$file")
   row=$(awk -v n="$name" -v b="$bytes" -v m="$median" -v lo="$low" -v hi="$high" -v p="$peak" \
     'BEGIN { printf "| %s | %.1f | %.2f | %.2f | %.2f | %.0f | %.2f |", n, b / 1e6, m, lo, hi, p / 1024, (p * 1024) / b }')
@@ -55,14 +52,5 @@ done
 
 echo "$table"
 if [[ ${1:-} == --record ]]; then
-  mkdir -p bench/results
-  {
-    echo
-    echo "## $(date -u +%Y-%m-%d) $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    echo
-    echo "$(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), median of $runs runs"
-    echo
-    echo "$table"
-  } >> bench/results/import.md
-  echo "recorded in bench/results/import.md"
+  record bench/results/import.md "median of $runs runs" "$table"
 fi

@@ -65,6 +65,45 @@ def SBP_PartialAttr : SBP_Attr<"Partial", "p"> {
   let assemblyFormat = "`<` $reduce `>`";
 }
 
+def SBP_ShardingAttr : SBP_Attr<"Sharding", "sharding"> {
+  let summary = "The nd-SBP of every operand and result of an op on a mesh";
+  let description = [{
+    The layout the sharding search (`sbp-assign`) chose for an op, attached
+    to it as the discardable attribute `sbp.sharding`: the mesh, then one
+    nd-SBP per operand and one per result, in order.
+    ```mlir
+    sbp.mesh @mesh(shape = 1x4)
+    %y = nn.matmul %x, %w {sbp.sharding = #sbp.sharding<@mesh,
+           [[#sbp.b, #sbp.b], [#sbp.b, #sbp.s<1>]] -> [[#sbp.b, #sbp.s<1>]]>}
+         : tensor<8x16xf32>, tensor<16x32xf32> -> tensor<8x32xf32>
+    ```
+    A column-parallel matmul on the four devices of mesh axis 1: each holds
+    the whole `x`, a quarter of the columns of `w`, and computes a quarter of
+    the columns of `y`:
+    ```
+          x (B)          w (S(1))             y (S(1))
+      +---------+   +---+---+---+---+    +---+---+---+---+
+      | whole x | x | 0 | 1 | 2 | 3 | =  | 0 | 1 | 2 | 3 |
+      +---------+   +---+---+---+---+    +---+---+---+---+
+                    device d holds column block d of w and y
+    ```
+  }];
+  let parameters = (ins "::mlir::FlatSymbolRefAttr":$mesh,
+                        "::mlir::ArrayAttr":$operands,
+                        "::mlir::ArrayAttr":$results);
+  let assemblyFormat = "`<` $mesh `,` $operands `->` $results `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The nd-SBP of operand `index` / result `index`.
+    ::parplan::NdSbp getOperandSbp(unsigned index) const;
+    ::parplan::NdSbp getResultSbp(unsigned index) const;
+    static ShardingAttr get(::mlir::MLIRContext *context,
+                            ::llvm::StringRef mesh,
+                            ::llvm::ArrayRef<::parplan::NdSbp> operands,
+                            ::llvm::ArrayRef<::parplan::NdSbp> results);
+  }];
+}
+
 def SBP_AnySbpAttr : AnyAttrOf<[SBP_SplitAttr, SBP_BroadcastAttr, SBP_PartialAttr]>;
 
 // An nd-SBP: one Split/Broadcast/Partial per mesh axis, outermost axis first.

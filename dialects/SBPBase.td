@@ -25,8 +25,17 @@ def SBP_Dialect : Dialect {
     `[#sbp.s<0>, #sbp.b]` on a `2x4` mesh splits dimension 0 in two halves,
     each replicated on the 4 devices of a mesh row. The slicing math is in
     docs/slicing.md.
+
+    Discardable attributes the sharding passes attach to `nn` ops:
+    `sbp.sharding` (`#sbp.sharding`, the chosen layouts, checked against the
+    op's operands, results and the mesh) and `sbp.explain` (a dictionary: the
+    chosen layout's cost, the runner-up and its cost); on the module,
+    `sbp.plan` (a dictionary: the predicted step, compute and communication
+    time, memory per device and the size of the search).
   }];
   let useDefaultAttributePrinterParser = 1;
+  // Checks `sbp.sharding` against the op it is attached to.
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Defined beside the attribute storage classes, in SBPAttrs.cpp.
     void registerAttributes();

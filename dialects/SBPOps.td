@@ -98,6 +98,10 @@ def SBP_BoxingOp : SBP_LayoutOp<"boxing"> {
     | S(i) -> S(j)  | all-to-all     |
     | B -> S(i)     | local slice    |
 
+    `insert-boxing` records what the change costs: `steps`, the collective
+    on each mesh axis in the order they run (`"all_reduce on axis 1"`), and
+    `time`, the predicted seconds of the forward transfer.
+
     ```mlir
     sbp.mesh @mesh(shape = 2)
     %1 = sbp.boxing %0 on @mesh [#sbp.p<sum>] -> [#sbp.b] : tensor<2x2xf32>
@@ -114,7 +118,9 @@ def SBP_BoxingOp : SBP_LayoutOp<"boxing"> {
     ```
   }];
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
-                       SBP_NdSbpAttr:$src, SBP_NdSbpAttr:$dst);
+                       SBP_NdSbpAttr:$src, SBP_NdSbpAttr:$dst,
+                       OptionalAttr<StrArrayAttr>:$steps,
+                       OptionalAttr<F64Attr>:$time);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `on` $mesh $src `->` $dst attr-dict `:` type($result)

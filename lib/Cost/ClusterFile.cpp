@@ -1,27 +1,21 @@
 //===- ClusterFile.cpp - cluster descriptions in YAML or JSON -------------===//
 //
-// Two passes: llvm::yaml::Stream turns the text into a small tree that keeps
-// the source position of every node (the YAML parser is lazy and forward
-// only, so the tree lets the checks below look fields up in any order), then
-// the tree is read into a Cluster, field by field, with units.
+// Two passes: parseYamlTree (parplan/Cost/YamlTree.h) turns the text into a
+// small tree that keeps the source position of every node, so that the
+// checks below can look fields up in any order, then the tree is read into a
+// Cluster, field by field, with units.
 //
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Cost/ClusterFile.h"
+#include "parplan/Cost/YamlTree.h"
 
-#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Error.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/YAMLParser.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <map>
 #include <set>
 
@@ -30,266 +24,9 @@ using llvm::StringRef;
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// The tree
-//===----------------------------------------------------------------------===//
-
-struct Tree {
-  enum Kind { Null, Scalar, Mapping, Sequence };
-  Kind kind = Null;
-  /// Where the node starts in the text.
-  const char *loc = nullptr;
-  /// Scalar: the value (quotes and escapes resolved) and where the value's
-  /// characters start (after an opening quote).
-  std::string value;
-  const char *valueLoc = nullptr;
-  /// Mapping: keys in order, with where each key starts.
-  std::vector<std::pair<std::string, const char *>> keys;
-  std::vector<Tree> children;
-
-  const char *kindName() const {
-    switch (kind) {
-    case Null:
-      return "nothing";
-    case Scalar:
-      return "a scalar";
-    case Mapping:
-      return "a mapping";
-    case Sequence:
-      return "a list";
-    }
-    return "nothing";
-  }
-};
-
-/// The first error, as "PATH:LINE:COL: message".
-class Diagnostics {
-public:
-  Diagnostics(StringRef text, StringRef path) : text(text), path(path) {}
-
-  bool failed() const { return !error.empty(); }
-  const std::string &message() const { return error; }
-
-  /// Records an error at `loc` (a pointer into the text) unless one is
-  /// recorded already. Returns false, for `return fail(...)`.
-  bool fail(const char *loc, const llvm::Twine &message) {
-    if (error.empty())
-      error = location(loc) + ": " + message.str();
-    return false;
-  }
-  bool failAt(unsigned line, unsigned column, const llvm::Twine &message) {
-    if (error.empty())
-      error = path.str() + ":" + std::to_string(line) + ":" +
-              std::to_string(column) + ": " + message.str();
-    return false;
-  }
-
-  std::string location(const char *loc) const {
-    return path.str() + ":" + lineColumn(loc);
-  }
-
-  /// "LINE:COL" of a pointer into the text, both from 1.
-  std::string lineColumn(const char *loc) const {
-    unsigned line = 1, column = 1;
-    if (loc && loc >= text.begin() && loc <= text.end()) {
-      StringRef before = text.take_front(loc - text.begin());
-      line += before.count('\n');
-      size_t lineStart = before.rfind('\n');
-      column += lineStart == StringRef::npos ? before.size()
-                                             : before.size() - lineStart - 1;
-    }
-    return std::to_string(line) + ":" + std::to_string(column);
-  }
-
-  StringRef text;
-
-private:
-  StringRef path;
-  std::string error;
-};
-
-/// LLVM's YAML messages are sentences ("Could not find closing ]!"); ours
-/// are lower-case clauses.
-std::string clause(StringRef message) {
-  std::string text = message.rtrim(" .!").str();
-  for (size_t at = text.find(". "); at != std::string::npos;
-       at = text.find(". ", at)) {
-    text.replace(at, 2, "; ");
-    if (at + 2 < text.size() && text[at + 2] >= 'A' && text[at + 2] <= 'Z')
-      text[at + 2] = static_cast<char>(text[at + 2] - 'A' + 'a');
-  }
-  if (!text.empty() && text[0] >= 'A' && text[0] <= 'Z' &&
-      !(text.size() > 1 && text[1] >= 'A' && text[1] <= 'Z'))
-    text[0] = static_cast<char>(text[0] - 'A' + 'a');
-  return text;
-}
-
-bool buildTree(llvm::yaml::Node *node, Tree &tree, Diagnostics &diags,
-               int depth) {
-  if (!node)
-    return false; // a syntax error, reported by the stream
-  tree.loc = node->getSourceRange().Start.getPointer();
-  if (depth > kMaxClusterFileDepth)
-    return diags.fail(tree.loc, "nesting too deep");
-  if (llvm::isa<llvm::yaml::NullNode>(node)) {
-    tree.kind = Tree::Null;
-    return true;
-  }
-  if (auto *alias = llvm::dyn_cast<llvm::yaml::AliasNode>(node)) {
-    // The alias' range is not set; its name points into the text.
-    const char *name = alias->getName().data();
-    return diags.fail(name && name > diags.text.begin() ? name - 1 : tree.loc,
-                      "YAML aliases are not supported");
-  }
-  if (auto *scalar = llvm::dyn_cast<llvm::yaml::ScalarNode>(node)) {
-    tree.kind = Tree::Scalar;
-    llvm::SmallString<64> storage;
-    tree.value = scalar->getValue(storage).str();
-    StringRef raw = scalar->getRawValue();
-    tree.valueLoc = raw.data();
-    if (raw.starts_with("\"") || raw.starts_with("'"))
-      ++tree.valueLoc;
-    return true;
-  }
-  if (auto *block = llvm::dyn_cast<llvm::yaml::BlockScalarNode>(node)) {
-    tree.kind = Tree::Scalar;
-    tree.value = block->getValue().str();
-    tree.valueLoc = tree.loc;
-    return true;
-  }
-  if (llvm::isa<llvm::yaml::MappingNode, llvm::yaml::SequenceNode>(node)) {
-    // A flow collection's range starts after its bracket: point at the
-    // bracket.
-    const char *p = tree.loc;
-    while (p > diags.text.begin() && llvm::isSpace(p[-1]))
-      --p;
-    if (p > diags.text.begin() && (p[-1] == '{' || p[-1] == '['))
-      tree.loc = p - 1;
-  }
-  if (auto *mapping = llvm::dyn_cast<llvm::yaml::MappingNode>(node)) {
-    tree.kind = Tree::Mapping;
-    std::map<std::string, const char *> seen;
-    for (llvm::yaml::KeyValueNode &entry : *mapping) {
-      llvm::yaml::Node *keyNode = entry.getKey();
-      if (!keyNode)
-        return false;
-      auto *key = llvm::dyn_cast<llvm::yaml::ScalarNode>(keyNode);
-      const char *keyLoc = keyNode->getSourceRange().Start.getPointer();
-      if (!key)
-        return diags.fail(keyLoc, "a key must be a plain name");
-      llvm::SmallString<32> storage;
-      std::string name = key->getValue(storage).str();
-      auto [it, inserted] = seen.emplace(name, keyLoc);
-      if (!inserted)
-        return diags.fail(keyLoc, "duplicate key '" + name + "' (first at " +
-                                      diags.lineColumn(it->second) + ")");
-      Tree child;
-      if (!buildTree(entry.getValue(), child, diags, depth + 1))
-        return false;
-      tree.keys.emplace_back(name, keyLoc);
-      tree.children.push_back(std::move(child));
-    }
-    return true;
-  }
-  if (auto *sequence = llvm::dyn_cast<llvm::yaml::SequenceNode>(node)) {
-    tree.kind = Tree::Sequence;
-    for (llvm::yaml::Node &item : *sequence) {
-      Tree child;
-      if (!buildTree(&item, child, diags, depth + 1))
-        return false;
-      tree.children.push_back(std::move(child));
-    }
-    return true;
-  }
-  return diags.fail(tree.loc, "unsupported YAML node");
-}
-
-/// Parses `text` into `tree`: one YAML document.
-bool parseTree(StringRef text, Tree &tree, Diagnostics &diags) {
-  llvm::SourceMgr sourceMgr;
-  struct Context {
-    Diagnostics *diags;
-    bool reported = false;
-  } context{&diags};
-  sourceMgr.setDiagHandler(
-      [](const llvm::SMDiagnostic &diagnostic, void *opaque) {
-        auto *context = static_cast<Context *>(opaque);
-        if (context->reported)
-          return;
-        context->reported = true;
-        const char *loc = diagnostic.getLoc().getPointer();
-        if (loc && loc >= context->diags->text.begin() &&
-            loc <= context->diags->text.end())
-          context->diags->fail(loc, "invalid YAML: " +
-                                        clause(diagnostic.getMessage()));
-        else
-          context->diags->failAt(
-              static_cast<unsigned>(diagnostic.getLineNo()),
-              static_cast<unsigned>(diagnostic.getColumnNo()) + 1,
-              "invalid YAML: " + clause(diagnostic.getMessage()));
-      },
-      &context);
-  llvm::yaml::Stream stream(text, sourceMgr, /*ShowColors=*/false);
-  auto document = stream.begin();
-  if (document == stream.end())
-    return diags.failAt(1, 1, "empty cluster file");
-  bool built = buildTree(document->getRoot(), tree, diags, 0);
-  if (diags.failed())
-    return false;
-  if (!built || stream.failed())
-    return diags.failAt(1, 1, "invalid YAML");
-  if (++document != stream.end()) {
-    llvm::yaml::Node *second = document->getRoot();
-    if (diags.failed())
-      return false;
-    return diags.fail(second ? second->getSourceRange().Start.getPointer()
-                             : nullptr,
-                      "a cluster file holds one YAML document");
-  }
-  if (stream.failed())
-    return diags.failAt(1, 1, "invalid YAML");
-  return !diags.failed();
-}
-
-/// Strict JSON for ".json" files: llvm::json reports "[LINE:COL, byte=N]:
-/// message".
-bool checkStrictJson(StringRef text, Diagnostics &diags) {
-  // llvm::json::parse recurses once per level, without a limit: reject deep
-  // nesting first, as the YAML reader does.
-  int depth = 0;
-  bool inString = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (inString) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        inString = false;
-    } else if (c == '"') {
-      inString = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxClusterFileDepth)
-        return diags.fail(text.data() + i, "nesting too deep");
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
-  if (value)
-    return true;
-  std::string message = llvm::toString(value.takeError());
-  unsigned line = 1, column = 1;
-  StringRef rest(message);
-  if (rest.consume_front("[")) {
-    auto [position, tail] = rest.split("]: ");
-    auto [lineText, columnText] = position.split(',').first.split(':');
-    lineText.getAsInteger(10, line);
-    columnText.getAsInteger(10, column);
-    rest = tail;
-  }
-  return diags.failAt(std::max(line, 1u), std::max(column, 1u),
-                      "invalid JSON: " + clause(rest));
-}
+/// The shared reader (parplan/Cost/YamlTree.h), under this file's names.
+using Tree = YamlTree;
+using Diagnostics = YamlDiagnostics;
 
 //===----------------------------------------------------------------------===//
 // Quantities
@@ -411,31 +148,6 @@ size_t numberLength(StringRef text) {
 // The reader
 //===----------------------------------------------------------------------===//
 
-std::string suggestion(StringRef word, const std::vector<std::string> &known) {
-  std::string best;
-  unsigned bestDistance = std::numeric_limits<unsigned>::max();
-  for (const std::string &candidate : known) {
-    unsigned distance = word.edit_distance(candidate, /*AllowReplacements=*/
-                                           true, /*MaxEditDistance=*/3);
-    if (distance < bestDistance) {
-      bestDistance = distance;
-      best = candidate;
-    }
-  }
-  if (bestDistance <=
-          std::max<size_t>(1, std::min(word.size(), best.size()) / 3) &&
-      bestDistance <= 3)
-    return best;
-  return "";
-}
-
-std::string joined(const std::vector<std::string> &words) {
-  std::string text;
-  for (const std::string &word : words)
-    text += (text.empty() ? "" : ", ") + word;
-  return text;
-}
-
 class Reader {
 public:
   Reader(Diagnostics &diags) : diags(diags) {}
@@ -464,28 +176,9 @@ private:
 
     /// Checks that `tree` is a mapping of known fields only.
     bool check(const std::vector<std::string> &known) {
-      if (tree.kind != Tree::Mapping)
-        return reader.diags.fail(tree.loc, what + " must be a mapping, not " +
-                                               tree.kindName());
-      for (const auto &[key, loc] : tree.keys) {
-        if (std::find(known.begin(), known.end(), key) != known.end())
-          continue;
-        std::string close = suggestion(key, known);
-        if (!close.empty())
-          return reader.diags.fail(loc, "unknown field '" + key +
-                                            "' (did you mean '" + close +
-                                            "'?)");
-        return reader.diags.fail(loc, "unknown field '" + key + "' in " + what +
-                                          "; expected " + joined(known));
-      }
-      return true;
+      return checkFields(tree, what, known, reader.diags);
     }
-    const Tree *get(StringRef key) const {
-      for (size_t i = 0; i < tree.keys.size(); ++i)
-        if (tree.keys[i].first == key)
-          return &tree.children[i];
-      return nullptr;
-    }
+    const Tree *get(StringRef key) const { return tree.get(key); }
     const Tree *require(StringRef key) const {
       if (const Tree *value = get(key))
         return value;
@@ -557,11 +250,11 @@ private:
         unit = &candidate;
     }
     if (!unit) {
-      std::string close = suggestion(unitText, names);
+      std::string close = closestName(unitText, names);
       return diags.fail(
           unitLoc, what + ": unknown " + quantityName(quantity) + " unit '" +
                        unitText + "'" +
-                       (close.empty() ? "; expected one of " + joined(names)
+                       (close.empty() ? "; expected one of " + joinNames(names)
                                       : " (did you mean '" + close + "'?)"));
     }
     double number = 0;
@@ -681,7 +374,7 @@ bool Reader::readNode(const Tree &tree, size_t index, Cluster &cluster,
     std::vector<std::string> known;
     for (const DeviceType &deviceType : cluster.deviceTypes)
       known.push_back(deviceType.name);
-    std::string close = suggestion(node.deviceType, known);
+    std::string close = closestName(node.deviceType, known);
     return diags.fail(
         type->valueLoc,
         what + ": device type '" + node.deviceType + "' is not defined" +
@@ -884,7 +577,7 @@ std::optional<Cluster> Reader::read(const Tree &root) {
           return std::nullopt;
         auto found = nodeIds.find(nodeName);
         if (found == nodeIds.end()) {
-          std::string close = suggestion(nodeName, names);
+          std::string close = closestName(nodeName, names);
           diags.fail(
               pair->children[k].valueLoc,
               what + ": node '" + nodeName + "' is not defined" +
@@ -1194,12 +887,13 @@ std::optional<Cluster> parplan::cost::parseCluster(StringRef text,
                                                    StringRef path,
                                                    std::string &error) {
   Diagnostics diags(text, path);
-  if (path.ends_with_insensitive(".json") && !checkStrictJson(text, diags)) {
+  if (path.ends_with_insensitive(".json") &&
+      !checkStrictJson(text, diags, kMaxClusterFileDepth)) {
     error = diags.message();
     return std::nullopt;
   }
   Tree root;
-  if (!parseTree(text, root, diags)) {
+  if (!parseYamlTree(text, root, diags, "cluster file", kMaxClusterFileDepth)) {
     error = diags.message();
     return std::nullopt;
   }

@@ -3,6 +3,7 @@
 #include "parplan/Support/Sbp.h"
 
 #include <cassert>
+#include <limits>
 
 namespace parplan {
 
@@ -55,6 +56,216 @@ std::string toString(const NdSbp &sbp) {
   for (size_t i = 0; i < sbp.size(); ++i)
     text += (i ? ", " : "") + sbp[i].str();
   return text + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// SBP text
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A cursor over SBP text that records the first error.
+class SbpText {
+public:
+  SbpText(const std::string &text, std::string &error)
+      : text(text), error(error) {}
+
+  void skipSpace() {
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t'))
+      ++pos;
+  }
+  bool atEnd() const { return pos >= text.size(); }
+  char peek() const { return atEnd() ? '\0' : text[pos]; }
+  /// Skips spaces, then `c` if it comes next.
+  bool consume(char c) {
+    skipSpace();
+    if (peek() != c)
+      return false;
+    ++pos;
+    return true;
+  }
+
+  /// "'REST'" (the text from `at`, shortened and with control characters
+  /// escaped, so that a message stays one short line) or "end of text".
+  std::string show(size_t at) const {
+    if (at >= text.size())
+      return "end of text";
+    constexpr size_t kShown = 24;
+    std::string shown;
+    size_t i = at;
+    // Stop at a character boundary: never inside a UTF-8 sequence.
+    for (; i < text.size() &&
+           (shown.size() < kShown ||
+            (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80);
+         ++i) {
+      auto c = static_cast<unsigned char>(text[i]);
+      if (c < 0x20 || c == 0x7F) {
+        static const char digits[] = "0123456789abcdef";
+        shown += "\\x";
+        shown += digits[c >> 4];
+        shown += digits[c & 15];
+      } else {
+        shown += static_cast<char>(c);
+      }
+    }
+    return "'" + shown + (i < text.size() ? "...'" : "'");
+  }
+  std::string showHere() const { return show(pos); }
+  /// The text in [begin, end), of digits or letters, shortened.
+  std::string token(size_t begin, size_t end) const {
+    constexpr size_t kShown = 24;
+    if (end - begin <= kShown)
+      return text.substr(begin, end - begin);
+    return text.substr(begin, kShown) + "...";
+  }
+
+  bool fail(const std::string &message) {
+    error = message;
+    return false;
+  }
+
+  /// One entry: S(<axis>), B, P or P(<reduce>).
+  std::optional<Sbp> entry() {
+    skipSpace();
+    switch (peek()) {
+    case 'B':
+      ++pos;
+      return Sbp::broadcast();
+    case 'S': {
+      ++pos;
+      if (!consume('(')) {
+        fail("expected '(' after S at " + showHere());
+        return std::nullopt;
+      }
+      skipSpace();
+      size_t start = pos;
+      bool negative = peek() == '-';
+      if (negative)
+        ++pos;
+      size_t digitsStart = pos;
+      int64_t axis = 0;
+      bool tooLarge = false;
+      for (; pos < text.size() && text[pos] >= '0' && text[pos] <= '9'; ++pos) {
+        int digit = text[pos] - '0';
+        if (axis > (std::numeric_limits<int64_t>::max() - digit) / 10)
+          tooLarge = true;
+        else
+          axis = axis * 10 + digit;
+      }
+      if (pos == digitsStart) {
+        fail("expected a split axis at " + show(start));
+        return std::nullopt;
+      }
+      if (negative) {
+        fail("negative split axis " + token(start, pos));
+        return std::nullopt;
+      }
+      if (tooLarge) {
+        fail("split axis " + token(start, pos) + " is too large");
+        return std::nullopt;
+      }
+      if (!consume(')')) {
+        fail("expected ')' after the split axis at " + showHere());
+        return std::nullopt;
+      }
+      return Sbp::split(axis);
+    }
+    case 'P': {
+      ++pos;
+      size_t afterP = pos;
+      if (!consume('(')) {
+        pos = afterP; // "P" alone is P(sum)
+        return Sbp::partial();
+      }
+      skipSpace();
+      size_t start = pos;
+      while (pos < text.size() && ((text[pos] >= 'a' && text[pos] <= 'z') ||
+                                   (text[pos] >= 'A' && text[pos] <= 'Z')))
+        ++pos;
+      std::string name = text.substr(start, pos - start);
+      if (name.empty()) {
+        fail("expected sum, max, min or prod after 'P(' at " + show(start));
+        return std::nullopt;
+      }
+      std::optional<ReduceKind> reduce = parseReduceKind(name);
+      if (!reduce) {
+        fail("unknown reduction '" + token(start, pos) +
+             "'; expected sum, max, min or prod");
+        return std::nullopt;
+      }
+      if (!consume(')')) {
+        fail("expected ')' after the reduction at " + showHere());
+        return std::nullopt;
+      }
+      return Sbp::partial(*reduce);
+    }
+    default:
+      fail("expected S(<axis>), B or P(<reduce>) at " + showHere());
+      return std::nullopt;
+    }
+  }
+
+  /// Checks that only spaces follow what was read (`what`).
+  bool end(const std::string &what) {
+    skipSpace();
+    if (atEnd())
+      return true;
+    return fail("unexpected " + showHere() + " after " + what);
+  }
+
+private:
+  const std::string &text;
+  std::string &error;
+  size_t pos = 0;
+};
+
+} // namespace
+
+std::optional<Sbp> parseSbp(const std::string &text, std::string &error) {
+  SbpText cursor(text, error);
+  cursor.skipSpace();
+  if (cursor.atEnd()) {
+    cursor.fail("empty SBP; expected S(<axis>), B or P(<reduce>)");
+    return std::nullopt;
+  }
+  std::optional<Sbp> sbp = cursor.entry();
+  if (!sbp || !cursor.end(sbp->str()))
+    return std::nullopt;
+  return sbp;
+}
+
+std::optional<NdSbp> parseNdSbp(const std::string &text, std::string &error) {
+  SbpText cursor(text, error);
+  cursor.skipSpace();
+  if (cursor.atEnd()) {
+    cursor.fail("empty nd-SBP; expected one such as [S(0), B]");
+    return std::nullopt;
+  }
+  if (cursor.peek() != '[') {
+    std::optional<Sbp> sbp = cursor.entry();
+    if (!sbp || !cursor.end(sbp->str()))
+      return std::nullopt;
+    return NdSbp{*sbp};
+  }
+  cursor.consume('[');
+  NdSbp sbp;
+  if (!cursor.consume(']')) {
+    while (true) {
+      std::optional<Sbp> entry = cursor.entry();
+      if (!entry)
+        return std::nullopt;
+      sbp.push_back(*entry);
+      if (cursor.consume(','))
+        continue;
+      if (cursor.consume(']'))
+        break;
+      cursor.fail("expected ',' or ']' at " + cursor.showHere());
+      return std::nullopt;
+    }
+  }
+  if (!cursor.end("']'"))
+    return std::nullopt;
+  return sbp;
 }
 
 int64_t Slice::numElements() const {

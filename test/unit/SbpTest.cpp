@@ -5,7 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <limits>
 #include <numeric>
+#include <optional>
+#include <random>
+#include <string>
 
 using namespace parplan;
 
@@ -217,4 +221,163 @@ TEST_CASE("SBP notation") {
   CHECK(Sbp::split(1) != Sbp::split(0));
   CHECK(Sbp::partial(ReduceKind::Sum) != Sbp::partial(ReduceKind::Max));
   CHECK(Sbp::broadcast() == Sbp::broadcast());
+}
+
+//===----------------------------------------------------------------------===//
+// SBP text
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The error of parsing `text` as an nd-SBP (and checks that it fails).
+std::string ndSbpError(const std::string &text) {
+  std::string error;
+  std::optional<NdSbp> sbp = parseNdSbp(text, error);
+  CHECK_FALSE(sbp);
+  CHECK_FALSE(error.empty());
+  CHECK(error.find('\n') == std::string::npos);
+  return error;
+}
+
+std::string sbpError(const std::string &text) {
+  std::string error;
+  std::optional<Sbp> sbp = parseSbp(text, error);
+  CHECK_FALSE(sbp);
+  CHECK_FALSE(error.empty());
+  CHECK(error.find('\n') == std::string::npos);
+  return error;
+}
+
+} // namespace
+
+TEST_CASE("every printed SBP parses back equal", "[sbp-text]") {
+  std::vector<Sbp> all = {Sbp::broadcast(),
+                          Sbp::split(0),
+                          Sbp::split(1),
+                          Sbp::split(12345),
+                          Sbp::split(std::numeric_limits<int64_t>::max()),
+                          Sbp::partial(ReduceKind::Sum),
+                          Sbp::partial(ReduceKind::Max),
+                          Sbp::partial(ReduceKind::Min),
+                          Sbp::partial(ReduceKind::Prod)};
+  std::string error;
+  for (const Sbp &sbp : all) {
+    INFO(sbp.str());
+    std::optional<Sbp> parsed = parseSbp(sbp.str(), error);
+    REQUIRE(parsed);
+    CHECK(*parsed == sbp);
+    CHECK(parsed->str() == sbp.str());
+    // A bare entry is a one-entry nd-SBP.
+    std::optional<NdSbp> single = parseNdSbp(sbp.str(), error);
+    REQUIRE(single);
+    CHECK(*single == NdSbp{sbp});
+  }
+  // Every nd-SBP of up to three entries over these.
+  std::vector<NdSbp> layouts = {{}};
+  for (int rank = 1; rank <= 3; ++rank) {
+    std::vector<NdSbp> longer;
+    for (const NdSbp &layout : layouts)
+      if (static_cast<int>(layout.size()) == rank - 1)
+        for (const Sbp &sbp : all) {
+          NdSbp next = layout;
+          next.push_back(sbp);
+          longer.push_back(next);
+        }
+    layouts.insert(layouts.end(), longer.begin(), longer.end());
+  }
+  CHECK(layouts.size() == 1 + 9 + 81 + 729);
+  for (const NdSbp &layout : layouts) {
+    INFO(toString(layout));
+    std::optional<NdSbp> parsed = parseNdSbp(toString(layout), error);
+    REQUIRE(parsed);
+    CHECK(*parsed == layout);
+    CHECK(toString(*parsed) == toString(layout));
+  }
+  CHECK(error.empty()); // left alone on success
+}
+
+TEST_CASE("SBP text: spaces, P without a reduction", "[sbp-text]") {
+  std::string error;
+  CHECK(parseSbp("P", error) == Sbp::partial(ReduceKind::Sum));
+  CHECK(parseSbp("  S ( 3 )\t", error) == Sbp::split(3));
+  CHECK(parseSbp("P ( max )", error) == Sbp::partial(ReduceKind::Max));
+  CHECK(parseSbp("S(007)", error) == Sbp::split(7));
+  CHECK(parseNdSbp("[S(0),B]", error) ==
+        NdSbp{Sbp::split(0), Sbp::broadcast()});
+  CHECK(parseNdSbp(" [ P , S(1) , P(min) ] ", error) ==
+        NdSbp{Sbp::partial(), Sbp::split(1), Sbp::partial(ReduceKind::Min)});
+  CHECK(parseNdSbp("[ ]", error) == NdSbp{});
+  CHECK(parseNdSbp(" B ", error) == NdSbp{Sbp::broadcast()});
+  CHECK(error.empty());
+}
+
+TEST_CASE("malformed SBP text gives an error, not a crash", "[sbp-text]") {
+  CHECK(ndSbpError("") == "empty nd-SBP; expected one such as [S(0), B]");
+  CHECK(ndSbpError("   ") == "empty nd-SBP; expected one such as [S(0), B]");
+  CHECK(sbpError("") == "empty SBP; expected S(<axis>), B or P(<reduce>)");
+  CHECK(ndSbpError("[") ==
+        "expected S(<axis>), B or P(<reduce>) at end of text");
+  CHECK(ndSbpError("S(") == "expected a split axis at end of text");
+  CHECK(ndSbpError("S") == "expected '(' after S at end of text");
+  CHECK(ndSbpError("S(x)") == "expected a split axis at 'x)'");
+  CHECK(ndSbpError("S(-1)") == "negative split axis -1");
+  CHECK(ndSbpError("S(99999999999999999999)") ==
+        "split axis 99999999999999999999 is too large");
+  CHECK(ndSbpError("S(9223372036854775808)") ==
+        "split axis 9223372036854775808 is too large");
+  CHECK(ndSbpError("S(" + std::string(1000, '9') + ")") ==
+        "split axis 999999999999999999999999... is too large");
+  CHECK(ndSbpError("S(0") ==
+        "expected ')' after the split axis at end of text");
+  CHECK(ndSbpError("P(avg)") ==
+        "unknown reduction 'avg'; expected sum, max, min or prod");
+  CHECK(ndSbpError("P()") ==
+        "expected sum, max, min or prod after 'P(' at ')'");
+  CHECK(ndSbpError("P(sum") ==
+        "expected ')' after the reduction at end of text");
+  CHECK(ndSbpError("[B,,B]") ==
+        "expected S(<axis>), B or P(<reduce>) at ',B]'");
+  CHECK(ndSbpError("[B,]") == "expected S(<axis>), B or P(<reduce>) at ']'");
+  CHECK(ndSbpError("[B B]") == "expected ',' or ']' at 'B]'");
+  CHECK(ndSbpError("[S(0), B") == "expected ',' or ']' at end of text");
+  CHECK(ndSbpError("[S(0)] x") == "unexpected 'x' after ']'");
+  CHECK(ndSbpError("[B]]") == "unexpected ']' after ']'");
+  CHECK(ndSbpError("S(0)x") == "unexpected 'x' after S(0)");
+  CHECK(ndSbpError("Q(1)") == "expected S(<axis>), B or P(<reduce>) at 'Q(1)'");
+  CHECK(ndSbpError("s(0)") == "expected S(<axis>), B or P(<reduce>) at 's(0)'");
+  CHECK(sbpError("[B]") == "expected S(<axis>), B or P(<reduce>) at '[B]'");
+  CHECK(sbpError("B, B") == "unexpected ', B' after B");
+  // Long and odd text is shortened and escaped: one short line.
+  CHECK(ndSbpError("[B, " + std::string(100000, 'x')) ==
+        "expected S(<axis>), B or P(<reduce>) at "
+        "'xxxxxxxxxxxxxxxxxxxxxxxx...'");
+  CHECK(ndSbpError("B\n\x01") == "unexpected '\\x0a\\x01' after B");
+  CHECK(ndSbpError(std::string("B\0", 2)) == "unexpected '\\x00' after B");
+  // Deep brackets do not recurse.
+  CHECK(ndSbpError(std::string(100000, '[')) ==
+        "expected S(<axis>), B or P(<reduce>) at "
+        "'[[[[[[[[[[[[[[[[[[[[[[[[...'");
+}
+
+TEST_CASE("random SBP text never crashes", "[sbp-text]") {
+  const std::string alphabet = "SBP()[], -0123456789sumaxinprod\t";
+  std::mt19937 random(7);
+  std::string error;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    size_t length = random() % 16;
+    for (size_t k = 0; k < length; ++k)
+      text += alphabet[random() % alphabet.size()];
+    error.clear();
+    std::optional<NdSbp> sbp = parseNdSbp(text, error);
+    INFO(text);
+    if (sbp) {
+      // What parses prints to a canonical form that parses back equal.
+      std::optional<NdSbp> again = parseNdSbp(toString(*sbp), error);
+      REQUIRE(again);
+      CHECK(*again == *sbp);
+    } else {
+      CHECK_FALSE(error.empty());
+    }
+  }
 }

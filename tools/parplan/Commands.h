@@ -34,6 +34,21 @@ struct ClusterShowOptions {
   std::string format;
 };
 
+struct ShardOptions {
+  std::string input;
+  std::vector<std::string> dims;
+  std::string cluster = "dgx-h100";
+  std::string mesh;
+  std::string strategy = "auto";
+  std::string optimizer = "adam";
+  bool inference = false;
+  bool fullPrecision = false;
+  std::string annotations;
+  bool explain = false;
+  std::string explainFile;
+  std::string output;
+};
+
 /// `parplan clusters`: list the built-in cluster presets.
 int runClusters();
 
@@ -44,6 +59,10 @@ int runClusterShow(const ClusterShowOptions &options);
 /// `parplan import`: import an ONNX model into the nn dialect and bring it
 /// to canonical form. Returns the process exit code.
 int runImport(const ImportOptions &options);
+
+/// `parplan shard`: choose a sharding for every op of a model on a cluster
+/// mesh (sbp-assign) and make its reshardings explicit (insert-boxing).
+int runShard(const ShardOptions &options);
 
 /// `parplan check`: parse and verify an IR file of parplan's dialects and
 /// summarize it. Returns the process exit code.

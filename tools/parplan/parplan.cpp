@@ -36,6 +36,44 @@ int main(int argc, char **argv) {
                           "Skip canonicalization and fusion: the importer's "
                           "output as it is");
 
+  parplan::cli::ShardOptions shard;
+  CLI::App *shardCommand = app.add_subcommand(
+      "shard", "Choose an SBP sharding for every op of a model on a mesh of "
+               "a cluster, by the cost model, and insert the boxing it needs");
+  shardCommand->add_option("model", shard.input, "ONNX model, or nn IR (.mlir)")
+      ->required();
+  shardCommand->add_option(
+      "--dim", shard.dims,
+      "Bind a symbolic dimension: NAME=VALUE (repeatable)");
+  shardCommand->add_option("--cluster", shard.cluster,
+                           "Preset name or cluster file (default dgx-h100)");
+  shardCommand->add_option(
+      "--mesh", shard.mesh,
+      "Mesh shape over the first devices, e.g. 1x8 (default: nodes x "
+      "devices per node when uniform, else all devices)");
+  shardCommand
+      ->add_option("--strategy", shard.strategy,
+                   "auto (default), exact, data-parallel or megatron")
+      ->check(CLI::IsMember({"auto", "exact", "data-parallel", "megatron"}));
+  shardCommand
+      ->add_option("--optimizer", shard.optimizer,
+                   "sgd, momentum, adam (default) or adamw")
+      ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}));
+  shardCommand->add_flag("--inference", shard.inference,
+                         "Cost inference rather than a training step");
+  shardCommand->add_flag("--fp32", shard.fullPrecision,
+                         "Compute and store in fp32 (default: mixed "
+                         "precision, bf16 with fp32 master weights)");
+  shardCommand->add_option("--annotations", shard.annotations,
+                           "YAML or JSON file of pinned layouts "
+                           "(docs/sbp-annotations.md)");
+  shardCommand->add_flag("--explain", shard.explain,
+                         "Attach sbp.explain (cost, runner-up) to every op");
+  shardCommand->add_option("--explain-json", shard.explainFile,
+                           "Write the plan's JSON summary to this file");
+  shardCommand->add_option("-o,--output", shard.output,
+                           "Write the IR here and print a summary");
+
   CLI::App *clustersCommand =
       app.add_subcommand("clusters", "List the built-in cluster presets");
 
@@ -70,6 +108,8 @@ int main(int argc, char **argv) {
     return parplan::cli::runCheck(check);
   if (importCommand->parsed())
     return parplan::cli::runImport(import);
+  if (shardCommand->parsed())
+    return parplan::cli::runShard(shard);
   // An exception that escapes a cluster command (out of memory on a huge
   // cluster) is an error message, never an abort.
   try {

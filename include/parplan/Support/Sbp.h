@@ -58,6 +58,20 @@ using NdSbp = std::vector<Sbp>;
 /// "[S(0), B]".
 std::string toString(const NdSbp &sbp);
 
+/// The inverse of Sbp::str(): parses "S(0)", "B", "P" (= P(sum)) and
+/// "P(sum|max|min|prod)", with spaces or tabs allowed around every token
+/// ("S ( 1 )"). Names are case-sensitive; a split axis is a non-negative
+/// decimal integer (whether it names a tensor dimension is checkLayout's
+/// business). On failure returns std::nullopt and sets `error` to a short
+/// clause saying what is wrong, e.g. "expected S(<axis>), B or P(<reduce>)
+/// at 'Q(1)'"; `error` is left alone on success.
+std::optional<Sbp> parseSbp(const std::string &text, std::string &error);
+
+/// The inverse of toString(const NdSbp &): parses "[S(0), B]" (entries
+/// separated by commas, "[]" for no entry) or a bare single entry "S(0)" as
+/// a one-entry nd-SBP. Errors as for parseSbp.
+std::optional<NdSbp> parseNdSbp(const std::string &text, std::string &error);
+
 /// A rectangular part of a tensor: per dimension, where it starts and how many
 /// elements it spans.
 struct Slice {

@@ -83,3 +83,59 @@ ArrayAttr parplan::sbp::getNdSbpAttr(MLIRContext *context, const NdSbp &sbp) {
     attrs.push_back(getSbpAttr(context, entry));
   return ArrayAttr::get(context, attrs);
 }
+
+//===----------------------------------------------------------------------===//
+// sharding
+//===----------------------------------------------------------------------===//
+
+namespace {
+LogicalResult verifyNdSbpList(function_ref<InFlightDiagnostic()> emitError,
+                              ArrayAttr list, StringRef role,
+                              std::optional<size_t> &meshRank) {
+  for (auto [index, element] : llvm::enumerate(list)) {
+    auto ndSbp = dyn_cast<ArrayAttr>(element);
+    if (!ndSbp || !llvm::all_of(ndSbp, [](Attribute entry) {
+          return parplan::sbp::toSbp(entry).has_value();
+        }))
+      return emitError() << role << " " << index
+                         << " is not an nd-SBP (an array of #sbp.s, #sbp.b, "
+                            "#sbp.p): "
+                         << element;
+    if (meshRank && *meshRank != ndSbp.size())
+      return emitError() << role << " " << index << " has " << ndSbp.size()
+                         << " entries, others have " << *meshRank;
+    meshRank = ndSbp.size();
+  }
+  return success();
+}
+} // namespace
+
+LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   FlatSymbolRefAttr, ArrayAttr operands,
+                                   ArrayAttr results) {
+  std::optional<size_t> meshRank;
+  if (failed(verifyNdSbpList(emitError, operands, "operand", meshRank)))
+    return failure();
+  return verifyNdSbpList(emitError, results, "result", meshRank);
+}
+
+parplan::NdSbp ShardingAttr::getOperandSbp(unsigned index) const {
+  return toNdSbp(cast<ArrayAttr>(getOperands()[index]));
+}
+
+parplan::NdSbp ShardingAttr::getResultSbp(unsigned index) const {
+  return toNdSbp(cast<ArrayAttr>(getResults()[index]));
+}
+
+ShardingAttr ShardingAttr::get(MLIRContext *context, StringRef mesh,
+                               ArrayRef<NdSbp> operands,
+                               ArrayRef<NdSbp> results) {
+  auto toList = [&](ArrayRef<NdSbp> layouts) {
+    SmallVector<Attribute> list;
+    for (const NdSbp &layout : layouts)
+      list.push_back(getNdSbpAttr(context, layout));
+    return ArrayAttr::get(context, list);
+  };
+  return get(context, FlatSymbolRefAttr::get(context, mesh), toList(operands),
+             toList(results));
+}

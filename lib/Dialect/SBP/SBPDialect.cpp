@@ -20,3 +20,45 @@ void SBPDialect::initialize() {
 #include "parplan/Dialect/SBP/SBPOps.cpp.inc"
       >();
 }
+
+LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attribute) {
+  if (attribute.getName() == "sbp.explain" ||
+      attribute.getName() == "sbp.plan") {
+    if (!isa<DictionaryAttr>(attribute.getValue()))
+      return op->emitOpError()
+             << attribute.getName() << " must be a dictionary";
+    return success();
+  }
+  if (attribute.getName() != "sbp.sharding")
+    return op->emitOpError()
+           << "unknown sbp attribute '" << attribute.getName() << "'";
+  auto sharding = dyn_cast<ShardingAttr>(attribute.getValue());
+  if (!sharding)
+    return op->emitOpError() << "sbp.sharding must be a #sbp.sharding";
+  if (sharding.getOperands().size() != op->getNumOperands() ||
+      sharding.getResults().size() != op->getNumResults())
+    return op->emitOpError()
+           << "sbp.sharding lays out " << sharding.getOperands().size()
+           << " operands and " << sharding.getResults().size()
+           << " results; the op has " << op->getNumOperands() << " and "
+           << op->getNumResults();
+  auto mesh =
+      SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, sharding.getMesh());
+  if (!mesh)
+    return op->emitOpError() << "sbp.sharding: " << sharding.getMesh()
+                             << " does not name an sbp.mesh";
+  for (auto [index, value] : llvm::enumerate(op->getOperands()))
+    if (failed(detail::verifyLayout(
+            op, mesh, cast<ArrayAttr>(sharding.getOperands()[index]),
+            value.getType(),
+            "sbp.sharding of operand " + std::to_string(index))))
+      return failure();
+  for (auto [index, value] : llvm::enumerate(op->getResults()))
+    if (failed(detail::verifyLayout(
+            op, mesh, cast<ArrayAttr>(sharding.getResults()[index]),
+            value.getType(),
+            "sbp.sharding of result " + std::to_string(index))))
+      return failure();
+  return success();
+}

@@ -71,7 +71,18 @@ LogicalResult verifyLayout(Operation *op, SymbolTableCollection &symbolTable,
   auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(op, meshRef);
   if (!mesh)
     return op->emitOpError() << meshRef << " does not name an sbp.mesh";
-  auto tensor = cast<RankedTensorType>(type);
+  return parplan::sbp::detail::verifyLayout(op, mesh, sbp, type, role);
+}
+
+} // namespace
+
+LogicalResult parplan::sbp::detail::verifyLayout(Operation *op, MeshOp mesh,
+                                                 ArrayAttr sbp, Type type,
+                                                 StringRef role) {
+  FlatSymbolRefAttr meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor) // Scalars and tokens have no layout to check.
+    return success();
   std::vector<int64_t> meshShape(mesh.getShape().begin(),
                                  mesh.getShape().end());
   std::vector<int64_t> shape(tensor.getShape().begin(),
@@ -84,8 +95,6 @@ LogicalResult verifyLayout(Operation *op, SymbolTableCollection &symbolTable,
     return op->emitOpError() << role << " on " << meshRef << ": " << *problem;
   return success();
 }
-
-} // namespace
 
 LogicalResult AnnotateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyLayout(*this, symbolTable, getMeshAttr(), getSbp(), getType(),

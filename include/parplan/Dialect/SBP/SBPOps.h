@@ -16,4 +16,13 @@
 #define GET_OP_CLASSES
 #include "parplan/Dialect/SBP/SBPOps.h.inc"
 
+namespace parplan::sbp::detail {
+/// Checks that `sbp` lays out a value of `type` over `mesh` (one entry per
+/// mesh axis, split axes within the tensor's rank); `role` names the layout
+/// in the message emitted on `op`. Values that are not ranked tensors pass.
+mlir::LogicalResult verifyLayout(mlir::Operation *op, MeshOp mesh,
+                                 mlir::ArrayAttr sbp, mlir::Type type,
+                                 llvm::StringRef role);
+} // namespace parplan::sbp::detail
+
 #endif // PARPLAN_DIALECT_SBP_SBPOPS_H

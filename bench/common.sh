@@ -1,0 +1,27 @@
+# Shared by the benchmark scripts: sourced, not run.
+
+# summarize TIMES... PEAKS...: sets `median`, `low`, `high` of the first
+# `runs` values and `peak`, the largest of the rest.
+summarize() {
+  local sorted
+  sorted=$(printf '%s\n' "${@:1:runs}" | sort -g)
+  median=$(echo "$sorted" | awk -v n="$runs" 'NR == int((n + 1) / 2)')
+  low=$(echo "$sorted" | head -1)
+  high=$(echo "$sorted" | tail -1)
+  peak=$(printf '%s\n' "${@:runs+1}" | sort -g | tail -1)
+}
+
+# record FILE DETAILS TABLE: appends the table under a dated heading with the
+# commit, the machine and DETAILS.
+record() {
+  mkdir -p "$(dirname "$1")"
+  {
+    echo
+    echo "## $(date -u +%Y-%m-%d) $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo
+    echo "$(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $2"
+    echo
+    echo "$3"
+  } >> "$1"
+  echo "recorded in $1"
+}

@@ -1,0 +1,90 @@
+//===- ShardingCostModel.h - prices of layouts on a mesh --------*- C++ -*-===//
+//
+// What sbp-assign and insert-boxing both need to price a layout: the
+// cluster, the mesh over it, the link each mesh axis crosses, the device
+// that bounds compute and memory, and the bytes a tensor type moves. One
+// place, so that the search and the boxing it inserts agree on every figure
+// (docs/sbp-assign.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_TRANSFORMS_SHARDINGCOSTMODEL_H
+#define PARPLAN_TRANSFORMS_SHARDINGCOSTMODEL_H
+
+#include "parplan/Cost/Boxing.h"
+#include "parplan/Cost/Cluster.h"
+#include "parplan/Cost/Mesh.h"
+
+#include "mlir/IR/Types.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+
+namespace parplan {
+
+class ShardingCostModel {
+public:
+  /// Loads `clusterNameOrPath` (a preset or a file) and lays a mesh of
+  /// `meshShape` over its first devices; an empty shape takes the cluster's
+  /// default. std::nullopt with `error` set when either is wrong.
+  static std::optional<ShardingCostModel>
+  load(const std::string &clusterNameOrPath,
+       std::optional<std::vector<int64_t>> meshShape, bool mixedPrecision,
+       std::string &error);
+
+  const cost::Cluster &getCluster() const { return cluster; }
+  const cost::DeviceMesh &getMesh() const { return mesh; }
+  const std::vector<int64_t> &getMeshShape() const { return mesh.shape; }
+  const std::vector<cost::Link> &getAxisLinks() const { return axisLinks; }
+
+  /// The mesh device with the least memory, and the slowest one (lowest
+  /// peak in the compute type): they bound memory and compute time.
+  int64_t getSmallestMemoryDevice() const { return smallestMemoryDevice; }
+  double getDeviceMemoryBytes() const;
+  const cost::DeviceType &getSlowestDeviceType() const;
+
+  bool isMixedPrecision() const { return mixedPrecision; }
+  /// The element type that compute runs in: bf16 (or f16) under mixed
+  /// precision where the device has it, else the tensor's own.
+  cost::DType computeType(mlir::Type elementType) const;
+  /// Bytes per element as stored and moved: 2 for floating-point values
+  /// under mixed precision, the type's width otherwise (1 for i1).
+  int64_t elementBytes(mlir::Type elementType) const;
+  /// Bytes of the whole (logical) tensor.
+  double tensorBytes(mlir::Type type) const;
+
+  /// Roofline time of `flops` and `bytes` on the slowest device.
+  double computeTime(double flops, double bytes, mlir::Type elementType) const;
+
+  /// The cheapest boxing from `from` to `to` of a tensor of `bytes` logical
+  /// bytes, memoized; std::nullopt when impossible.
+  const std::optional<cost::BoxingCost> &
+  boxing(const NdSbp &from, const NdSbp &to, double bytes) const;
+
+private:
+  ShardingCostModel() = default;
+
+  cost::Cluster cluster;
+  cost::DeviceMesh mesh;
+  std::vector<cost::Link> axisLinks;
+  int64_t smallestMemoryDevice = 0;
+  int64_t slowestDevice = 0;
+  bool mixedPrecision = true;
+  mutable std::map<std::tuple<uint64_t, uint64_t, double>,
+                   std::optional<cost::BoxingCost>>
+      boxingCache;
+};
+
+/// The layout gradients take: Split stays Split, Broadcast becomes Partial
+/// (each user adds its contribution), Partial becomes Broadcast. The backward
+/// of a boxing from -> to is a boxing dual(to) -> dual(from).
+NdSbp gradientLayout(const NdSbp &layout);
+
+/// "all-reduce on axis 1" for each step of `cost` that moves data, in order.
+std::vector<std::string> describeSteps(const cost::BoxingCost &cost);
+
+} // namespace parplan
+
+#endif // PARPLAN_TRANSFORMS_SHARDINGCOSTMODEL_H

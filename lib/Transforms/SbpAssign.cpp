@@ -1,0 +1,1167 @@
+//===- SbpAssign.cpp - choose an nd-SBP sharding for every op -------------===//
+//
+// The cost-driven sharding search (docs/sbp-assign.md). Each op of @main
+// becomes a node whose candidates are its n-D signatures (one 1-D signature
+// of ShardableOpInterface per mesh axis); each use of a value becomes an
+// edge priced by the boxing it needs, forward and, in training, backward.
+// Ops of identical repeated layers fold into one node, so the problem the
+// solver sees does not grow with depth. Memory enters as a Lagrangian
+// penalty: the smallest price per byte at which the plan fits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Transforms/Passes.h"
+
+#include "parplan/Cost/Annotations.h"
+#include "parplan/Cost/LayoutSolver.h"
+#include "parplan/Cost/Memory.h"
+#include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Support/Text.h"
+#include "parplan/Transforms/ShardingCostModel.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace parplan {
+#define GEN_PASS_DEF_SBPASSIGN
+#include "parplan/Transforms/Passes.h.inc"
+} // namespace parplan
+
+using namespace mlir;
+using namespace parplan;
+using parplan::nn::ShardableOpInterface;
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+/// More candidates than this for one op means a mesh of many axes meets an op
+/// of many rules; the search would be slow and the answer no better.
+constexpr size_t kMaxCandidates = 4096;
+/// Branch-and-bound steps the `exact` strategy may take.
+constexpr int64_t kMaxExactSteps = 200'000'000;
+
+/// One n-D signature: the nd-SBP of every operand and every result.
+struct Candidate {
+  std::vector<NdSbp> operands;
+  std::vector<NdSbp> results;
+};
+
+/// A layout pinned on one operand or result: per mesh axis an entry, or
+/// nothing where the axis is free.
+using PinnedLayout = std::vector<std::optional<Sbp>>;
+
+/// What an op must satisfy: pinned layouts of some operands and results,
+/// and where each came from (for messages).
+struct Pin {
+  std::vector<std::optional<PinnedLayout>> operands;
+  std::vector<std::optional<PinnedLayout>> results;
+  std::vector<std::string> origins;
+};
+
+/// One op of @main, or one value @main returns (a sink: Operation is the
+/// func.return, `sinkOperand` its operand index).
+struct Node {
+  Operation *op = nullptr;
+  int64_t sinkOperand = -1;
+  std::vector<Candidate> candidates;
+  /// Per candidate, for this one op: seconds and bytes per device.
+  std::vector<double> time;
+  std::vector<double> memory;
+  int64_t layerClass = 0;
+  bool isSink() const { return sinkOperand >= 0; }
+};
+
+/// A use: result `result` of node `producer` read as operand `operand` of
+/// node `consumer`.
+struct Use {
+  int64_t producer = 0;
+  unsigned result = 0;
+  int64_t consumer = 0;
+  unsigned operand = 0;
+};
+
+/// The name a user knows an op by: the ONNX node (its NameLoc), or the
+/// initializer or input name of parameters and inputs.
+std::string nodeName(Operation *op) {
+  if (auto param = dyn_cast<nn::ParamOp>(op))
+    return param.getName().str();
+  if (auto input = dyn_cast<nn::InputOp>(op))
+    return input.getName().str();
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (isa<NameLoc>(inner)) {
+        loc = inner;
+        break;
+      }
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  return "";
+}
+
+/// "nn.matmul 'node'" or "nn.matmul" for messages.
+std::string describe(Operation *op) {
+  std::string name = nodeName(op);
+  std::string text = op->getName().getStringRef().str();
+  if (!name.empty())
+    text += " (node '" + name + "')";
+  return text;
+}
+
+std::vector<int64_t> staticShape(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return {};
+  return std::vector<int64_t>(tensor.getShape().begin(),
+                              tensor.getShape().end());
+}
+
+/// Elements the most loaded device holds (device 0 gets the larger parts of
+/// balanced splits).
+double localElements(Type type, const std::vector<int64_t> &meshShape,
+                     const NdSbp &layout) {
+  std::vector<int64_t> shape = staticShape(type);
+  std::vector<int64_t> local = parplan::localShape(
+      shape, meshShape, layout, std::vector<int64_t>(meshShape.size(), 0));
+  double elements = 1;
+  for (int64_t dim : local)
+    elements *= static_cast<double>(dim);
+  return elements;
+}
+
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+Type elementTypeOf(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return tensor.getElementType();
+  return type;
+}
+
+bool matchesPin(const NdSbp &layout, const std::optional<PinnedLayout> &pin,
+                const std::vector<int64_t> &meshShape) {
+  if (!pin)
+    return true;
+  for (size_t axis = 0; axis < layout.size(); ++axis)
+    // Every layout is the same on an axis of one device.
+    if (meshShape[axis] > 1 && (*pin)[axis] && *(*pin)[axis] != layout[axis])
+      return false;
+  return true;
+}
+
+bool matchesPin(const Candidate &candidate, const Pin &pin,
+                const std::vector<int64_t> &meshShape) {
+  for (size_t i = 0; i < pin.operands.size(); ++i)
+    if (!matchesPin(candidate.operands[i], pin.operands[i], meshShape))
+      return false;
+  for (size_t i = 0; i < pin.results.size(); ++i)
+    if (!matchesPin(candidate.results[i], pin.results[i], meshShape))
+      return false;
+  return true;
+}
+
+std::string toString(const PinnedLayout &layout) {
+  std::string text = "[";
+  for (size_t axis = 0; axis < layout.size(); ++axis) {
+    if (axis)
+      text += ", ";
+    text += layout[axis] ? layout[axis]->str() : "any";
+  }
+  return text + "]";
+}
+
+PinnedLayout pinned(const NdSbp &layout) {
+  return PinnedLayout(layout.begin(), layout.end());
+}
+
+/// Splits a reshape can carry only when every device's part is the same
+/// elements before and after: the split extents divide evenly.
+bool splitsDivide(Type type, const NdSbp &layout,
+                  const std::vector<int64_t> &meshShape) {
+  std::vector<int64_t> shape = staticShape(type);
+  std::vector<int64_t> shards(shape.size(), 1);
+  for (size_t axis = 0; axis < layout.size(); ++axis)
+    if (layout[axis].isSplit())
+      shards[layout[axis].axis] *= meshShape[axis];
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] % shards[d] != 0)
+      return false;
+  return true;
+}
+
+class ShardingSearch {
+public:
+  ShardingSearch(ModuleOp module, func::FuncOp function,
+                 const ShardingCostModel &model,
+                 const SbpAssignOptions &options)
+      : module(module), function(function), model(model), options(options),
+        meshShape(model.getMeshShape()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult buildNodes();
+  LogicalResult composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis);
+  void sinkCandidates(Node &node, Value value);
+  void priceCandidates(Node &node);
+  LogicalResult collectPins();
+  LogicalResult addPin(Operation *op, Pin pin);
+  LogicalResult addStrategyPins();
+  LogicalResult applyPins();
+  void assignLayerClasses();
+  std::vector<double> useCosts(const Use &use) const;
+  LogicalResult solve();
+  std::optional<cost::LayoutSolution> solveAt(double bytePrice,
+                                              bool memoryOnly = false);
+  double planMemory(const std::vector<int64_t> &classChoice) const;
+  void annotate();
+  LogicalResult writeSummary();
+
+  /// Seconds of node `node` under candidate `choice` plus those of the uses
+  /// it takes part in, with every other node at its chosen candidate.
+  double localCost(int64_t node, int64_t choice) const;
+
+  ModuleOp module;
+  func::FuncOp function;
+  const ShardingCostModel &model;
+  const SbpAssignOptions &options;
+  std::vector<int64_t> meshShape;
+
+  std::vector<Node> nodes;
+  std::vector<Use> uses;
+  DenseMap<Operation *, int64_t> nodeOf;
+  std::vector<std::vector<int64_t>> usesOf; // per node, indices into `uses`
+  std::map<int64_t, Pin> pins;              // by node
+  std::vector<int64_t> classSize;
+  std::vector<int64_t> classRepresentative;
+
+  /// Per distinct class-level use: the cost matrix of one use, how many
+  /// uses it stands for, and its classes.
+  struct ClassUse {
+    int64_t producerClass = 0;
+    int64_t consumerClass = 0;
+    int64_t count = 0;
+    std::vector<double> costs;
+  };
+  std::vector<ClassUse> classUses;
+  std::vector<std::vector<double>> useCostCache; // per use, lazily
+
+  std::vector<int64_t> choice; // per node
+  double stepTime = 0, computeTime = 0, communicationTime = 0, memory = 0;
+};
+
+LogicalResult
+ShardingSearch::composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis) {
+  Operation *op = node.op;
+  // An axis of one device takes the replicated signature: every layout is
+  // the same there.
+  int64_t replicated = 0;
+  for (auto [index, signature] : llvm::enumerate(oneAxis))
+    if (llvm::all_of(signature.operands,
+                     [](const Sbp &sbp) { return sbp.isBroadcast(); }) &&
+        llvm::all_of(signature.results,
+                     [](const Sbp &sbp) { return sbp.isBroadcast(); })) {
+      replicated = static_cast<int64_t>(index);
+      break;
+    }
+  size_t rank = meshShape.size();
+  std::vector<size_t> choices(rank, 0);
+  auto axisChoices = [&](size_t axis) -> size_t {
+    return meshShape[axis] > 1 ? oneAxis.size() : 1;
+  };
+  size_t total = 1;
+  for (size_t axis = 0; axis < rank; ++axis)
+    total *= axisChoices(axis);
+  if (total > kMaxCandidates)
+    return op->emitError() << describe(op) << " has " << total
+                           << " n-D signatures on a mesh of " << rank
+                           << " axes; at most " << kMaxCandidates
+                           << " are searched";
+  bool isReshape = isa<nn::ReshapeOp>(op);
+  for (size_t index = 0; index < total; ++index) {
+    size_t rest = index;
+    for (size_t axis = rank; axis-- > 0;) {
+      choices[axis] = rest % axisChoices(axis);
+      rest /= axisChoices(axis);
+    }
+    Candidate candidate;
+    candidate.operands.assign(op->getNumOperands(), NdSbp(rank));
+    candidate.results.assign(op->getNumResults(), NdSbp(rank));
+    for (size_t axis = 0; axis < rank; ++axis) {
+      const SbpSignature &signature =
+          oneAxis[meshShape[axis] > 1 ? choices[axis] : replicated];
+      for (unsigned i = 0; i < op->getNumOperands(); ++i)
+        candidate.operands[i][axis] = signature.operands[i];
+      for (unsigned i = 0; i < op->getNumResults(); ++i)
+        candidate.results[i][axis] = signature.results[i];
+    }
+    auto valid = [&](Type type, const NdSbp &layout) {
+      if (!isa<RankedTensorType>(type))
+        return true;
+      if (parplan::checkLayout(staticShape(type), meshShape, layout))
+        return false;
+      return !isReshape || splitsDivide(type, layout, meshShape);
+    };
+    bool ok = true;
+    for (unsigned i = 0; ok && i < op->getNumOperands(); ++i)
+      ok = valid(op->getOperand(i).getType(), candidate.operands[i]);
+    for (unsigned i = 0; ok && i < op->getNumResults(); ++i)
+      ok = valid(op->getResult(i).getType(), candidate.results[i]);
+    if (ok)
+      node.candidates.push_back(std::move(candidate));
+  }
+  if (node.candidates.empty())
+    return op->emitError() << describe(op)
+                           << " has no signature that lays it out on mesh "
+                           << cost::formatMeshShape(meshShape);
+  return success();
+}
+
+void ShardingSearch::sinkCandidates(Node &node, Value value) {
+  // A returned value may be laid out any way but Partial: the caller reads
+  // a whole value, so partial sums must be reduced first.
+  std::vector<int64_t> shape = staticShape(value.getType());
+  std::vector<Sbp> oneAxis = {Sbp::broadcast()};
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] > 1)
+      oneAxis.push_back(Sbp::split(static_cast<int64_t>(d)));
+  size_t rank = meshShape.size();
+  size_t total = 1;
+  for (size_t axis = 0; axis < rank; ++axis)
+    total *= meshShape[axis] > 1 ? oneAxis.size() : 1;
+  for (size_t index = 0; index < total; ++index) {
+    NdSbp layout(rank);
+    size_t rest = index;
+    for (size_t axis = rank; axis-- > 0;) {
+      size_t n = meshShape[axis] > 1 ? oneAxis.size() : 1;
+      layout[axis] = oneAxis[rest % n];
+      rest /= n;
+    }
+    if (!parplan::checkLayout(shape, meshShape, layout))
+      node.candidates.push_back(Candidate{{layout}, {}});
+  }
+}
+
+void ShardingSearch::priceCandidates(Node &node) {
+  size_t count = node.candidates.size();
+  node.time.assign(count, 0);
+  node.memory.assign(count, 0);
+  if (node.isSink())
+    return;
+  Operation *op = node.op;
+  const cost::DeviceType &device = model.getSlowestDeviceType();
+  if (isa<nn::ParamOp>(op)) {
+    // Model state lives with the parameter's layout: replicated state is
+    // replicated, split state (ZeRO's partitioning) is split.
+    double stateBytes =
+        options.training
+            ? cost::modelState(1, *cost::parseOptimizer(options.optimizer),
+                               options.mixedPrecision, 0, 1)
+                  .total()
+            : static_cast<double>(model.elementBytes(
+                  elementTypeOf(op->getResult(0).getType())));
+    for (size_t k = 0; k < count; ++k) {
+      double elements = localElements(op->getResult(0).getType(), meshShape,
+                                      node.candidates[k].results[0]);
+      node.memory[k] = elements * stateBytes;
+      // The optimizer step reads and writes the state once.
+      if (options.training)
+        node.time[k] = 2 * elements * stateBytes / device.memoryBandwidth;
+    }
+    return;
+  }
+  FailureOr<OpCost> opCost = cast<ShardableOpInterface>(op).getCost();
+  Type elementType = elementTypeOf(op->getResult(0).getType());
+  // getCost counts bytes at the tensors' own width; mixed precision moves
+  // floating-point values at 2 bytes.
+  double byteScale = 1;
+  if (auto tensor = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+      tensor && tensor.getElementType().isIntOrFloat()) {
+    unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
+    if (bits >= 8)
+      byteScale =
+          static_cast<double>(model.elementBytes(elementType)) / (bits / 8.0);
+  }
+  // Backward costs twice the forward (a gradient for the input and one for
+  // the weights, each as large as the forward).
+  double passes = options.training ? 3 : 1;
+  for (size_t k = 0; k < count; ++k) {
+    const Candidate &candidate = node.candidates[k];
+    // A mesh axis divides the work when some operand or result is split
+    // along it; Broadcast and Partial alone repeat the whole op there.
+    double work = 1;
+    for (size_t axis = 0; axis < meshShape.size(); ++axis) {
+      bool splits = false;
+      for (const NdSbp &layout : candidate.operands)
+        splits |= layout[axis].isSplit();
+      for (const NdSbp &layout : candidate.results)
+        splits |= layout[axis].isSplit();
+      if (splits)
+        work /= static_cast<double>(meshShape[axis]);
+    }
+    if (succeeded(opCost))
+      node.time[k] =
+          passes * model.computeTime(opCost->flops * work,
+                                     static_cast<double>(opCost->bytesRead +
+                                                         opCost->bytesWritten) *
+                                         byteScale * work,
+                                     elementType);
+    // Training keeps every activation for the backward pass.
+    if (options.training)
+      for (unsigned i = 0; i < op->getNumResults(); ++i)
+        node.memory[k] += localElements(op->getResult(i).getType(), meshShape,
+                                        candidate.results[i]) *
+                          static_cast<double>(model.elementBytes(
+                              elementTypeOf(op->getResult(i).getType())));
+  }
+}
+
+LogicalResult ShardingSearch::buildNodes() {
+  Block &body = function.getBody().front();
+  if (body.getNumArguments() != 0)
+    return function.emitError()
+           << "sbp-assign plans functions without arguments (inputs are "
+              "nn.input ops); @"
+           << function.getName() << " has " << body.getNumArguments();
+  for (Operation &op : body) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+        Node sink;
+        sink.op = ret;
+        sink.sinkOperand = static_cast<int64_t>(index);
+        sinkCandidates(sink, value);
+        nodes.push_back(std::move(sink));
+      }
+      continue;
+    }
+    auto shardable = dyn_cast<ShardableOpInterface>(op);
+    if (!shardable)
+      return op.emitError() << "'" << op.getName()
+                            << "' is not an nn op: sbp-assign has no sharding "
+                               "rule for it";
+    for (Type type : op.getResultTypes())
+      if (auto tensor = dyn_cast<RankedTensorType>(type);
+          !tensor || !tensor.hasStaticShape())
+        return op.emitError()
+               << describe(&op) << " has a result without a static shape";
+    SmallVector<SbpSignature> oneAxis;
+    if (failed(shardable.getSbpSignatures(oneAxis)) || oneAxis.empty())
+      return op.emitError() << describe(&op) << " has no sharding rule";
+    Node node;
+    node.op = &op;
+    if (failed(composeCandidates(node, oneAxis)))
+      return failure();
+    nodeOf[&op] = static_cast<int64_t>(nodes.size());
+    nodes.push_back(std::move(node));
+  }
+  usesOf.assign(nodes.size(), {});
+  for (int64_t consumer = 0; consumer < static_cast<int64_t>(nodes.size());
+       ++consumer) {
+    Node &node = nodes[consumer];
+    auto addUse = [&](Value value, unsigned operand) {
+      auto result = cast<OpResult>(value);
+      Use use{nodeOf.lookup(result.getOwner()), result.getResultNumber(),
+              consumer, operand};
+      usesOf[use.producer].push_back(static_cast<int64_t>(uses.size()));
+      usesOf[consumer].push_back(static_cast<int64_t>(uses.size()));
+      uses.push_back(use);
+    };
+    if (node.isSink())
+      addUse(node.op->getOperand(node.sinkOperand), 0);
+    else
+      for (auto [index, value] : llvm::enumerate(node.op->getOperands()))
+        addUse(value, static_cast<unsigned>(index));
+  }
+  return success();
+}
+
+LogicalResult ShardingSearch::addPin(Operation *op, Pin pin) {
+  int64_t node = nodeOf.lookup(op);
+  auto [existing, inserted] = pins.try_emplace(node, pin);
+  if (inserted)
+    return success();
+  // Two pins on one op must agree on every entry both of them set.
+  auto merge = [&](std::vector<std::optional<PinnedLayout>> &into,
+                   const std::vector<std::optional<PinnedLayout>> &from,
+                   const char *role) -> LogicalResult {
+    for (size_t i = 0; i < from.size(); ++i) {
+      if (!from[i])
+        continue;
+      if (!into[i]) {
+        into[i] = from[i];
+        continue;
+      }
+      for (size_t axis = 0; axis < meshShape.size(); ++axis) {
+        std::optional<Sbp> &a = (*into[i])[axis];
+        const std::optional<Sbp> &b = (*from[i])[axis];
+        if (a && b && *a != *b && meshShape[axis] > 1)
+          return op->emitError()
+                 << "conflicting pins on " << describe(op) << ": " << role
+                 << " " << i << " is " << toString(*into[i]) << " by "
+                 << llvm::join(existing->second.origins, ", ") << " but "
+                 << toString(*from[i]) << " by "
+                 << llvm::join(pin.origins, ", ");
+        if (!a)
+          a = b;
+      }
+    }
+    return success();
+  };
+  if (failed(merge(existing->second.operands, pin.operands, "operand")) ||
+      failed(merge(existing->second.results, pin.results, "result")))
+    return failure();
+  existing->second.origins.insert(existing->second.origins.end(),
+                                  pin.origins.begin(), pin.origins.end());
+  return success();
+}
+
+LogicalResult ShardingSearch::collectPins() {
+  if (!options.annotations.empty()) {
+    std::string error;
+    std::optional<Annotations> annotations =
+        loadAnnotations(options.annotations, error);
+    if (!annotations)
+      return module.emitError() << error;
+    std::vector<bool> used(annotations->pins.size(), false);
+    for (Node &node : nodes) {
+      if (node.isSink())
+        continue;
+      std::string name = nodeName(node.op);
+      if (name.empty())
+        continue;
+      for (auto [index, layoutPin] : llvm::enumerate(annotations->pins)) {
+        if (!layoutPin.matches(name))
+          continue;
+        used[index] = true;
+        Pin pin;
+        pin.operands.resize(node.op->getNumOperands());
+        pin.results.resize(node.op->getNumResults());
+        pin.origins.push_back(layoutPin.location);
+        auto convert =
+            [&](const std::optional<std::vector<std::optional<NdSbp>>> &given,
+                std::vector<std::optional<PinnedLayout>> &into, unsigned count,
+                const char *role) -> LogicalResult {
+          if (!given)
+            return success();
+          if (given->size() != count)
+            return node.op->emitError()
+                   << layoutPin.location << ": pin '" << layoutPin.node
+                   << "' gives " << given->size() << " " << role << " layouts; "
+                   << describe(node.op) << " has " << count;
+          for (unsigned i = 0; i < count; ++i) {
+            if (!(*given)[i])
+              continue;
+            if ((*given)[i]->size() != meshShape.size())
+              return node.op->emitError()
+                     << layoutPin.location << ": pin '" << layoutPin.node
+                     << "' lays out " << role << " " << i << " as "
+                     << parplan::toString(*(*given)[i]) << ", "
+                     << (*given)[i]->size() << " entries for a mesh of "
+                     << meshShape.size() << " axes";
+            into[i] = pinned(*(*given)[i]);
+          }
+          return success();
+        };
+        if (failed(convert(layoutPin.operands, pin.operands,
+                           node.op->getNumOperands(), "operand")) ||
+            failed(convert(layoutPin.results, pin.results,
+                           node.op->getNumResults(), "result")) ||
+            failed(addPin(node.op, std::move(pin))))
+          return failure();
+      }
+    }
+    for (auto [index, layoutPin] : llvm::enumerate(annotations->pins))
+      if (!used[index])
+        return module.emitError()
+               << layoutPin.location << ": pin '" << layoutPin.node
+               << "' matches no node of @" << function.getName();
+  }
+  if (failed(addStrategyPins()))
+    return failure();
+  return applyPins();
+}
+
+LogicalResult ShardingSearch::addStrategyPins() {
+  bool dataParallel = options.strategy == "data-parallel";
+  bool megatron = options.strategy == "megatron";
+  if (!dataParallel && !megatron)
+    return success();
+  size_t rank = meshShape.size();
+  // Megatron: the last mesh axis is tensor-parallel, the others
+  // data-parallel; data parallelism: every axis.
+  auto isDataAxis = [&](size_t axis) {
+    return dataParallel || axis + 1 < rank;
+  };
+  bool conflict = false;
+  auto fullPin = [&](Operation *op, unsigned result, PinnedLayout layout) {
+    Pin pin;
+    pin.operands.resize(op->getNumOperands());
+    pin.results.resize(op->getNumResults());
+    pin.results[result] = std::move(layout);
+    pin.origins.push_back("strategy " + options.strategy);
+    conflict |= failed(addPin(op, std::move(pin)));
+  };
+  // Inputs split along the batch, parameters replicated, on data axes.
+  for (Node &node : nodes) {
+    if (node.isSink())
+      continue;
+    Operation *op = node.op;
+    PinnedLayout layout(rank);
+    if (isa<nn::InputOp>(op)) {
+      bool batched = staticShape(op->getResult(0).getType()).size() > 0 &&
+                     staticShape(op->getResult(0).getType())[0] > 1;
+      for (size_t axis = 0; axis < rank; ++axis)
+        if (isDataAxis(axis))
+          layout[axis] = batched ? Sbp::split(0) : Sbp::broadcast();
+        else
+          layout[axis] = Sbp::broadcast();
+      fullPin(op, 0, layout);
+    } else if (isa<nn::ParamOp>(op)) {
+      for (size_t axis = 0; axis < rank; ++axis)
+        if (isDataAxis(axis))
+          layout[axis] = Sbp::broadcast();
+      fullPin(op, 0, layout);
+    }
+  }
+  if (!megatron || conflict)
+    return failure(conflict);
+  // Column-then-row: a matmul by a weight is column-parallel (weight S(1))
+  // unless its input derives from a column-parallel matmul since the last
+  // layer norm, which makes it row-parallel (weight S(0)) and closes the
+  // pair. Embedding tables split by rows (vocabulary-parallel).
+  DenseSet<Value> fromColumn;
+  auto tensorAxisPin = [&](Operation *param, Sbp sbp) {
+    PinnedLayout layout(rank);
+    layout[rank - 1] = sbp;
+    fullPin(param, 0, layout);
+  };
+  for (Node &node : nodes) {
+    if (node.isSink())
+      continue;
+    Operation *op = node.op;
+    if (isa<nn::LayerNormOp>(op))
+      continue;
+    bool derived = llvm::any_of(op->getOperands(), [&](Value operand) {
+      return fromColumn.contains(operand);
+    });
+    auto matmul = dyn_cast<nn::MatMulOp>(op);
+    nn::ParamOp weight =
+        matmul ? matmul.getRhs().getDefiningOp<nn::ParamOp>() : nullptr;
+    if (weight && staticShape(weight.getType()).size() == 2) {
+      bool row = fromColumn.contains(matmul.getLhs());
+      tensorAxisPin(weight, Sbp::split(row ? 0 : 1));
+      if (!row)
+        fromColumn.insert(matmul.getResult());
+      continue;
+    }
+    if (auto gather = dyn_cast<nn::GatherOp>(op))
+      if (auto table = gather.getInput().getDefiningOp<nn::ParamOp>();
+          table && gather.getAxis() == 0)
+        tensorAxisPin(table, Sbp::split(0));
+    if (derived)
+      for (Value result : op->getResults())
+        fromColumn.insert(result);
+  }
+  return failure(conflict);
+}
+
+LogicalResult ShardingSearch::applyPins() {
+  for (auto &[index, pin] : pins) {
+    Node &node = nodes[index];
+    std::vector<Candidate> kept;
+    for (Candidate &candidate : node.candidates)
+      if (matchesPin(candidate, pin, meshShape))
+        kept.push_back(std::move(candidate));
+    if (!kept.empty()) {
+      node.candidates = std::move(kept);
+      continue;
+    }
+    std::string wanted;
+    for (size_t i = 0; i < pin.operands.size(); ++i)
+      if (pin.operands[i])
+        wanted +=
+            " operand " + std::to_string(i) + " " + toString(*pin.operands[i]);
+    for (size_t i = 0; i < pin.results.size(); ++i)
+      if (pin.results[i])
+        wanted +=
+            " result " + std::to_string(i) + " " + toString(*pin.results[i]);
+    return node.op->emitError() << "pin by " << llvm::join(pin.origins, ", ")
+                                << " cannot hold: " << describe(node.op)
+                                << " has no signature with" << wanted;
+  }
+  return success();
+}
+
+void ShardingSearch::assignLayerClasses() {
+  // Ops are alike when they are the same op with the same attributes
+  // (names aside), types and pins, and their neighbourhoods are alike to a
+  // few hops: the ops of identical repeated layers, away from the first and
+  // last layer's edges.
+  size_t count = nodes.size();
+  std::vector<int64_t> label(count);
+  {
+    std::map<std::vector<const void *>, int64_t> initial;
+    for (size_t i = 0; i < count; ++i) {
+      Node &node = nodes[i];
+      std::vector<const void *> key;
+      if (!options.shareLayers || node.isSink() || pins.count(i)) {
+        // Kept apart: its own class.
+        key = {reinterpret_cast<const void *>(i + 1), nullptr};
+      } else {
+        Operation *op = node.op;
+        key.push_back(op->getName().getAsOpaquePointer());
+        SmallVector<NamedAttribute> attrs;
+        for (NamedAttribute attr : op->getAttrs())
+          if (attr.getName() != "name" && attr.getName() != "source" &&
+              !attr.getName().strref().starts_with("sbp."))
+            attrs.push_back(attr);
+        key.push_back(
+            DictionaryAttr::get(op->getContext(), attrs).getAsOpaquePointer());
+        for (Type type : op->getOperandTypes())
+          key.push_back(type.getAsOpaquePointer());
+        key.push_back(nullptr);
+        for (Type type : op->getResultTypes())
+          key.push_back(type.getAsOpaquePointer());
+      }
+      label[i] = initial.try_emplace(key, initial.size()).first->second;
+    }
+  }
+  constexpr int kRounds = 3;
+  for (int round = 0; round < kRounds && options.shareLayers; ++round) {
+    std::map<std::vector<int64_t>, int64_t> refined;
+    std::vector<int64_t> next(count);
+    for (size_t i = 0; i < count; ++i) {
+      std::vector<int64_t> key = {label[i], -1};
+      std::vector<std::pair<int64_t, int64_t>> consumers;
+      for (int64_t index : usesOf[i]) {
+        const Use &use = uses[index];
+        if (use.consumer == static_cast<int64_t>(i))
+          key.insert(key.end(), {label[use.producer], use.result, use.operand});
+        else
+          consumers.emplace_back(label[use.consumer],
+                                 use.result * 1024 + use.operand);
+      }
+      llvm::sort(consumers);
+      key.push_back(-2);
+      for (auto [consumer, slot] : consumers)
+        key.insert(key.end(), {consumer, slot});
+      next[i] = refined.try_emplace(key, refined.size()).first->second;
+    }
+    label = std::move(next);
+  }
+  // Number the classes in program order.
+  std::map<int64_t, int64_t> number;
+  for (size_t i = 0; i < count; ++i) {
+    auto [it, inserted] = number.try_emplace(label[i], number.size());
+    nodes[i].layerClass = it->second;
+    if (inserted) {
+      classRepresentative.push_back(static_cast<int64_t>(i));
+      classSize.push_back(0);
+    }
+    ++classSize[it->second];
+  }
+  // Class-level uses: uses between the same classes, slots and types cost
+  // the same; one matrix stands for all of them.
+  std::map<std::tuple<int64_t, unsigned, int64_t, unsigned>, int64_t> byKey;
+  for (const Use &use : uses) {
+    auto key = std::make_tuple(nodes[use.producer].layerClass, use.result,
+                               nodes[use.consumer].layerClass, use.operand);
+    auto [it, inserted] = byKey.try_emplace(key, classUses.size());
+    if (inserted) {
+      ClassUse classUse;
+      classUse.producerClass = nodes[use.producer].layerClass;
+      classUse.consumerClass = nodes[use.consumer].layerClass;
+      classUse.costs = useCosts(use);
+      classUses.push_back(std::move(classUse));
+    }
+    ++classUses[it->second].count;
+  }
+}
+
+std::vector<double> ShardingSearch::useCosts(const Use &use) const {
+  const Node &producer = nodes[use.producer];
+  const Node &consumer = nodes[use.consumer];
+  Value value = consumer.isSink()
+                    ? consumer.op->getOperand(consumer.sinkOperand)
+                    : consumer.op->getOperand(use.operand);
+  double bytes = model.tensorBytes(value.getType());
+  bool gradient = options.training && isFloatTensor(value.getType());
+  bool parameter = isa<nn::ParamOp>(producer.op);
+  size_t rows = producer.candidates.size(),
+         columns = consumer.candidates.size();
+  std::vector<double> costs(rows * columns, 0);
+  for (size_t a = 0; a < rows; ++a) {
+    const NdSbp &from = producer.candidates[a].results[use.result];
+    for (size_t b = 0; b < columns; ++b) {
+      const NdSbp &to = consumer.candidates[b].operands[use.operand];
+      const std::optional<cost::BoxingCost> &forward =
+          model.boxing(from, to, bytes);
+      double total = forward ? forward->time : kInfinity;
+      if (gradient && forward) {
+        // The gradient flows back in the dual layouts; a parameter's must
+        // arrive whole in the parameter's own layout for the update (the
+        // data-parallel all-reduce, or ZeRO's reduce-scatter).
+        const std::optional<cost::BoxingCost> &backward = model.boxing(
+            gradientLayout(to), parameter ? from : gradientLayout(from), bytes);
+        total += backward ? backward->time : kInfinity;
+        // The backward pass needs the parameter in the consumer's layout
+        // again: a split parameter is gathered twice (ZeRO stage 3's 1.5x
+        // the data-parallel volume).
+        if (parameter)
+          total += forward->time;
+      }
+      costs[a * columns + b] = total;
+    }
+  }
+  return costs;
+}
+
+std::optional<cost::LayoutSolution> ShardingSearch::solveAt(double bytePrice,
+                                                            bool memoryOnly) {
+  cost::LayoutProblem problem;
+  for (size_t c = 0; c < classRepresentative.size(); ++c) {
+    const Node &node = nodes[classRepresentative[c]];
+    std::vector<double> costs(node.candidates.size());
+    for (size_t k = 0; k < costs.size(); ++k)
+      costs[k] = static_cast<double>(classSize[c]) *
+                 (memoryOnly ? node.memory[k]
+                             : node.time[k] + bytePrice * node.memory[k]);
+    problem.addNode(std::move(costs));
+  }
+  for (const ClassUse &use : classUses) {
+    std::vector<double> costs = use.costs;
+    for (double &cost : costs)
+      // Memory alone still refuses impossible boxings.
+      cost = memoryOnly ? (std::isinf(cost) ? kInfinity : 0)
+                        : cost * static_cast<double>(use.count);
+    problem.addEdge(use.producerClass, use.consumerClass, std::move(costs));
+  }
+  if (options.strategy == "exact")
+    return cost::solveExactly(problem, kMaxExactSteps);
+  return cost::solveByCoordinateDescent(problem);
+}
+
+double
+ShardingSearch::planMemory(const std::vector<int64_t> &classChoice) const {
+  double bytes = 0;
+  for (size_t c = 0; c < classRepresentative.size(); ++c)
+    bytes += static_cast<double>(classSize[c]) *
+             nodes[classRepresentative[c]].memory[classChoice[c]];
+  return bytes;
+}
+
+LogicalResult ShardingSearch::solve() {
+  double capacity = model.getDeviceMemoryBytes();
+  std::optional<cost::LayoutSolution> best = solveAt(0);
+  if (!best)
+    return function.emitError()
+           << "the exact search gave up on " << classRepresentative.size()
+           << " nodes; use strategy=auto";
+  if (std::isinf(best->cost))
+    return function.emitError()
+           << "no plan lays out @" << function.getName() << " on mesh "
+           << cost::formatMeshShape(meshShape)
+           << " without an impossible boxing";
+  if (planMemory(best->choice) > capacity) {
+    // The smallest price per byte at which the plan fits: double it until
+    // it fits, then bisect.
+    double low = 0, high = 1e-15;
+    std::optional<cost::LayoutSolution> fitting;
+    for (int step = 0; step < 80 && !fitting; ++step, high *= 4) {
+      std::optional<cost::LayoutSolution> candidate = solveAt(high);
+      if (candidate && !std::isinf(candidate->cost) &&
+          planMemory(candidate->choice) <= capacity)
+        fitting = candidate;
+      else
+        low = high;
+    }
+    if (!fitting) {
+      std::optional<cost::LayoutSolution> smallest = solveAt(0, true);
+      double needed = smallest ? planMemory(smallest->choice) : kInfinity;
+      if (needed <= capacity) {
+        fitting = smallest;
+      } else {
+        int64_t device = model.getSmallestMemoryDevice();
+        return function.emitError()
+               << "no plan fits in memory: the smallest needs "
+               << groupThousands(static_cast<int64_t>(needed))
+               << " bytes per device; device " << device << " ("
+               << model.getCluster().deviceTypeOf(device).name << ") has "
+               << groupThousands(static_cast<int64_t>(capacity)) << ", lacking "
+               << groupThousands(static_cast<int64_t>(needed - capacity));
+      }
+    } else {
+      high /= 4;
+      for (int step = 0; step < 20; ++step) {
+        double middle = (low + high) / 2;
+        std::optional<cost::LayoutSolution> candidate = solveAt(middle);
+        if (candidate && !std::isinf(candidate->cost) &&
+            planMemory(candidate->choice) <= capacity) {
+          fitting = candidate;
+          high = middle;
+        } else {
+          low = middle;
+        }
+      }
+    }
+    best = fitting;
+  }
+  choice.assign(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    choice[i] = best->choice[nodes[i].layerClass];
+  // The figures of the plan, per op and per use.
+  useCostCache.assign(uses.size(), {});
+  for (size_t i = 0; i < nodes.size(); ++i)
+    computeTime += nodes[i].time[choice[i]];
+  for (const ClassUse &use : classUses) {
+    size_t columns =
+        nodes[classRepresentative[use.consumerClass]].candidates.size();
+    communicationTime += static_cast<double>(use.count) *
+                         use.costs[best->choice[use.producerClass] * columns +
+                                   best->choice[use.consumerClass]];
+  }
+  stepTime = computeTime + communicationTime;
+  memory = planMemory(best->choice);
+  return success();
+}
+
+double ShardingSearch::localCost(int64_t node, int64_t candidate) const {
+  double total = nodes[node].time[candidate];
+  for (int64_t index : usesOf[node]) {
+    const Use &use = uses[index];
+    std::vector<double> &costs =
+        const_cast<ShardingSearch *>(this)->useCostCache[index];
+    if (costs.empty())
+      costs = useCosts(use);
+    size_t columns = nodes[use.consumer].candidates.size();
+    int64_t a = use.producer == node ? candidate : choice[use.producer];
+    int64_t b = use.consumer == node ? candidate : choice[use.consumer];
+    total += costs[a * columns + b];
+  }
+  return total;
+}
+
+void ShardingSearch::annotate() {
+  MLIRContext *context = module.getContext();
+  OpBuilder builder(context);
+  // Sinks of one func.return share its attribute.
+  DenseMap<Operation *, std::vector<NdSbp>> returned;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node &node = nodes[i];
+    const Candidate &chosen = node.candidates[choice[i]];
+    if (node.isSink()) {
+      std::vector<NdSbp> &layouts = returned[node.op];
+      layouts.resize(node.op->getNumOperands());
+      layouts[node.sinkOperand] = chosen.operands[0];
+      continue;
+    }
+    node.op->setAttr("sbp.sharding",
+                     sbp::ShardingAttr::get(context, "mesh", chosen.operands,
+                                            chosen.results));
+    if (!options.explain)
+      continue;
+    SmallVector<NamedAttribute> entries;
+    double own = localCost(static_cast<int64_t>(i), choice[i]);
+    entries.push_back(
+        builder.getNamedAttr("cost", builder.getF64FloatAttr(own)));
+    int64_t runnerUp = -1;
+    double runnerUpCost = kInfinity;
+    for (int64_t k = 0; k < static_cast<int64_t>(node.candidates.size()); ++k) {
+      if (k == choice[i])
+        continue;
+      double cost = localCost(static_cast<int64_t>(i), k);
+      if (runnerUp < 0 || cost < runnerUpCost) {
+        runnerUp = k;
+        runnerUpCost = cost;
+      }
+    }
+    if (runnerUp >= 0) {
+      const Candidate &other = node.candidates[runnerUp];
+      entries.push_back(builder.getNamedAttr(
+          "runner_up", sbp::ShardingAttr::get(context, "mesh", other.operands,
+                                              other.results)));
+      entries.push_back(builder.getNamedAttr(
+          "runner_up_cost", builder.getF64FloatAttr(runnerUpCost)));
+    }
+    node.op->setAttr("sbp.explain", builder.getDictionaryAttr(entries));
+  }
+  for (auto &[op, layouts] : returned)
+    op->setAttr("sbp.sharding",
+                sbp::ShardingAttr::get(context, "mesh", layouts, {}));
+  module->setAttr(
+      "sbp.plan",
+      builder.getDictionaryAttr({
+          builder.getNamedAttr("strategy",
+                               builder.getStringAttr(options.strategy)),
+          builder.getNamedAttr("step_time", builder.getF64FloatAttr(stepTime)),
+          builder.getNamedAttr("compute_time",
+                               builder.getF64FloatAttr(computeTime)),
+          builder.getNamedAttr("communication_time",
+                               builder.getF64FloatAttr(communicationTime)),
+          builder.getNamedAttr(
+              "memory_bytes",
+              builder.getI64IntegerAttr(static_cast<int64_t>(memory))),
+          builder.getNamedAttr("device_memory_bytes",
+                               builder.getI64IntegerAttr(static_cast<int64_t>(
+                                   model.getDeviceMemoryBytes()))),
+          builder.getNamedAttr("search_nodes",
+                               builder.getI64IntegerAttr(static_cast<int64_t>(
+                                   classRepresentative.size()))),
+      }));
+}
+
+LogicalResult ShardingSearch::writeSummary() {
+  if (options.explainFile.empty())
+    return success();
+  llvm::json::Array ops;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node &node = nodes[i];
+    if (node.isSink())
+      continue;
+    const Candidate &chosen = node.candidates[choice[i]];
+    auto layouts = [](const std::vector<NdSbp> &list) {
+      llvm::json::Array array;
+      for (const NdSbp &layout : list)
+        array.push_back(parplan::toString(layout));
+      return array;
+    };
+    llvm::json::Object entry{
+        {"op", node.op->getName().getStringRef()},
+        {"node", nodeName(node.op)},
+        {"operands", layouts(chosen.operands)},
+        {"results", layouts(chosen.results)},
+        {"cost_s", localCost(static_cast<int64_t>(i), choice[i])},
+    };
+    int64_t runnerUp = -1;
+    double runnerUpCost = kInfinity;
+    for (int64_t k = 0; k < static_cast<int64_t>(node.candidates.size()); ++k)
+      if (k != choice[i]) {
+        double cost = localCost(static_cast<int64_t>(i), k);
+        if (runnerUp < 0 || cost < runnerUpCost) {
+          runnerUp = k;
+          runnerUpCost = cost;
+        }
+      }
+    if (runnerUp >= 0) {
+      entry["runner_up"] = llvm::json::Object{
+          {"operands", layouts(node.candidates[runnerUp].operands)},
+          {"results", layouts(node.candidates[runnerUp].results)},
+          {"cost_s", std::isinf(runnerUpCost) ? llvm::json::Value(nullptr)
+                                              : runnerUpCost}};
+    }
+    ops.push_back(std::move(entry));
+  }
+  llvm::json::Array shape;
+  for (int64_t size : meshShape)
+    shape.push_back(size);
+  llvm::json::Object summary{
+      {"cluster", options.cluster},
+      {"mesh", std::move(shape)},
+      {"strategy", options.strategy},
+      {"training", static_cast<bool>(options.training)},
+      {"step_time_s", stepTime},
+      {"compute_time_s", computeTime},
+      {"communication_time_s", communicationTime},
+      {"memory_bytes_per_device", memory},
+      {"device_memory_bytes", model.getDeviceMemoryBytes()},
+      {"search_nodes", static_cast<int64_t>(classRepresentative.size())},
+      {"ops", std::move(ops)},
+  };
+  std::error_code error;
+  llvm::raw_fd_ostream out(options.explainFile, error, llvm::sys::fs::OF_Text);
+  if (error)
+    return module.emitError() << "cannot write '" << options.explainFile
+                              << "': " << error.message();
+  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(summary))) << "\n";
+  out.close();
+  if (out.has_error())
+    return module.emitError() << "cannot write '" << options.explainFile
+                              << "': " << out.error().message();
+  return success();
+}
+
+LogicalResult ShardingSearch::run() {
+  if (failed(buildNodes()))
+    return failure();
+  if (failed(collectPins()))
+    return failure();
+  for (Node &node : nodes)
+    priceCandidates(node);
+  assignLayerClasses();
+  if (failed(solve()))
+    return failure();
+  annotate();
+  return writeSummary();
+}
+
+struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
+  using SbpAssignBase::SbpAssignBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SbpAssignOptions options{
+        cluster,        mesh,        strategy,    training, optimizer,
+        mixedPrecision, shareLayers, annotations, explain,  explainFile};
+    static const char *const strategies[] = {"auto", "exact", "data-parallel",
+                                             "megatron"};
+    if (!llvm::is_contained(strategies, StringRef(options.strategy))) {
+      module.emitError() << "unknown strategy '" << options.strategy
+                         << "' (expected auto, exact, data-parallel or "
+                            "megatron)";
+      return signalPassFailure();
+    }
+    if (!cost::parseOptimizer(options.optimizer)) {
+      module.emitError() << "unknown optimizer '" << options.optimizer
+                         << "' (expected sgd, momentum, adam or adamw)";
+      return signalPassFailure();
+    }
+    std::string error;
+    std::optional<std::vector<int64_t>> shape;
+    if (!options.mesh.empty()) {
+      shape = cost::parseMeshShape(options.mesh, error);
+      if (!shape) {
+        module.emitError() << "mesh '" << options.mesh << "': " << error;
+        return signalPassFailure();
+      }
+    }
+    std::optional<ShardingCostModel> model = ShardingCostModel::load(
+        options.cluster, shape, options.mixedPrecision, error);
+    if (!model) {
+      module.emitError() << error;
+      return signalPassFailure();
+    }
+    auto function = module.lookupSymbol<func::FuncOp>("main");
+    if (!function) {
+      module.emitError() << "sbp-assign plans @main; the module has none";
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol("mesh")) {
+      module.emitError() << "the module already has a symbol @mesh; "
+                            "sbp-assign runs once";
+      return signalPassFailure();
+    }
+    ShardingSearch search(module, function, *model, options);
+    if (failed(search.run()))
+      return signalPassFailure();
+    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+    sbp::MeshOp::create(builder, module.getLoc(), "mesh",
+                        builder.getDenseI64ArrayAttr(model->getMeshShape()),
+                        DenseI64ArrayAttr());
+  }
+};
+
+} // namespace

@@ -1,0 +1,159 @@
+//===- ShardingCostModel.cpp - prices of layouts on a mesh ----------------===//
+
+#include "parplan/Transforms/ShardingCostModel.h"
+
+#include "parplan/Cost/Compute.h"
+#include "parplan/Cost/Presets.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace parplan;
+
+namespace {
+
+/// A small code per entry, 8 bits a mesh axis, so that memo keys are cheap.
+uint64_t encode(const NdSbp &layout) {
+  uint64_t code = 0;
+  for (const Sbp &entry : layout) {
+    uint64_t bits = 0;
+    if (entry.isPartial())
+      bits = 1 + static_cast<uint64_t>(entry.reduce);
+    else if (entry.isSplit())
+      bits = 5 + static_cast<uint64_t>(entry.axis);
+    code = (code << 8) | (bits & 0xff);
+  }
+  return code;
+}
+
+double peakOf(const cost::DeviceType &type, cost::DType dtype) {
+  auto peak = type.peakFlops.find(dtype);
+  return peak == type.peakFlops.end() ? 0 : peak->second;
+}
+
+} // namespace
+
+std::optional<ShardingCostModel>
+ShardingCostModel::load(const std::string &clusterNameOrPath,
+                        std::optional<std::vector<int64_t>> meshShape,
+                        bool mixedPrecision, std::string &error) {
+  std::optional<cost::Cluster> cluster =
+      cost::resolveCluster(clusterNameOrPath, error);
+  if (!cluster)
+    return std::nullopt;
+  std::vector<int64_t> shape =
+      meshShape ? *meshShape : cost::defaultMeshShape(*cluster);
+  std::optional<cost::DeviceMesh> mesh = cost::makeMesh(*cluster, shape, error);
+  if (!mesh)
+    return std::nullopt;
+  if (shape.size() > 8) {
+    error = "meshes of more than 8 axes are not supported";
+    return std::nullopt;
+  }
+  ShardingCostModel model;
+  model.cluster = std::move(*cluster);
+  model.mesh = std::move(*mesh);
+  model.mixedPrecision = mixedPrecision;
+  for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis)
+    model.axisLinks.push_back(cost::axisLink(model.cluster, model.mesh, axis));
+  model.smallestMemoryDevice = model.mesh.devices.front();
+  model.slowestDevice = model.mesh.devices.front();
+  cost::DType reference = mixedPrecision ? cost::DType::BF16 : cost::DType::F32;
+  for (int64_t device : model.mesh.devices) {
+    const cost::DeviceType &type = model.cluster.deviceTypeOf(device);
+    if (type.memoryBytes <
+        model.cluster.deviceTypeOf(model.smallestMemoryDevice).memoryBytes)
+      model.smallestMemoryDevice = device;
+    if (peakOf(type, reference) <
+        peakOf(model.cluster.deviceTypeOf(model.slowestDevice), reference))
+      model.slowestDevice = device;
+  }
+  return model;
+}
+
+double ShardingCostModel::getDeviceMemoryBytes() const {
+  return cluster.deviceTypeOf(smallestMemoryDevice).memoryBytes;
+}
+
+const cost::DeviceType &ShardingCostModel::getSlowestDeviceType() const {
+  return cluster.deviceTypeOf(slowestDevice);
+}
+
+cost::DType ShardingCostModel::computeType(Type elementType) const {
+  if (elementType.isF64())
+    return cost::DType::F64;
+  if (elementType.isF16())
+    return cost::DType::F16;
+  if (elementType.isBF16())
+    return cost::DType::BF16;
+  if (!isa<FloatType>(elementType)) // Integer work runs on the vector units.
+    return cost::DType::F32;
+  if (mixedPrecision) {
+    const cost::DeviceType &device = getSlowestDeviceType();
+    if (peakOf(device, cost::DType::BF16) > 0)
+      return cost::DType::BF16;
+    if (peakOf(device, cost::DType::F16) > 0)
+      return cost::DType::F16;
+  }
+  return cost::DType::F32;
+}
+
+int64_t ShardingCostModel::elementBytes(Type elementType) const {
+  if (mixedPrecision && isa<FloatType>(elementType) && !elementType.isF64())
+    return 2;
+  unsigned bits = elementType.getIntOrFloatBitWidth();
+  return bits < 8 ? 1 : bits / 8;
+}
+
+double ShardingCostModel::tensorBytes(Type type) const {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return static_cast<double>(tensor.getNumElements()) *
+         static_cast<double>(elementBytes(tensor.getElementType()));
+}
+
+double ShardingCostModel::computeTime(double flops, double bytes,
+                                      Type elementType) const {
+  const cost::DeviceType &device = getSlowestDeviceType();
+  if (std::optional<double> time =
+          cost::computeTime(flops, bytes, device, computeType(elementType)))
+    return *time;
+  // A device without a peak for the type: price it at its f32 peak.
+  return cost::computeTime(flops, bytes, device, cost::DType::F32)
+      .value_or(std::numeric_limits<double>::infinity());
+}
+
+const std::optional<cost::BoxingCost> &
+ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to,
+                          double bytes) const {
+  auto key = std::make_tuple(encode(from), encode(to), bytes);
+  auto found = boxingCache.find(key);
+  if (found != boxingCache.end())
+    return found->second;
+  return boxingCache
+      .emplace(key, cost::boxingCost(from, to, bytes, mesh.shape, axisLinks))
+      .first->second;
+}
+
+NdSbp parplan::gradientLayout(const NdSbp &layout) {
+  NdSbp gradient = layout;
+  for (Sbp &entry : gradient) {
+    if (entry.isBroadcast())
+      entry = Sbp::partial();
+    else if (entry.isPartial())
+      entry = Sbp::broadcast();
+  }
+  return gradient;
+}
+
+std::vector<std::string> parplan::describeSteps(const cost::BoxingCost &cost) {
+  std::vector<std::string> steps;
+  for (const cost::BoxingStep &step : cost.steps)
+    if (step.collective)
+      steps.push_back(std::string(cost::toString(*step.collective)) +
+                      " on axis " + std::to_string(step.meshAxis));
+  return steps;
+}

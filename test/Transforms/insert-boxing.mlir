@@ -1,0 +1,65 @@
+// RUN: parplan-opt %s -split-input-file -insert-boxing | FileCheck %s
+
+// Row-parallel matmul: its Partial result is all-reduced before the relu,
+// which reads it replicated.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[Y:.*]] = nn.matmul
+// CHECK-NEXT: %[[R:.*]] = sbp.boxing %[[Y]] on @mesh [#sbp.p<sum>] -> [#sbp.b] {steps = ["all_reduce on axis 0"], time = {{[0-9.eE+-]+}} : f64} : tensor<16x64xf32>
+// CHECK-NEXT: nn.relu %[[R]]
+sbp.mesh @mesh(shape = 4)
+func.func @main() -> tensor<16x64xf32> {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<1>]]>} : tensor<16x128xf32>
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<128x64xf32>
+  %y = nn.matmul %x, %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<1>], [#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<16x128xf32>, tensor<128x64xf32> -> tensor<16x64xf32>
+  %r = nn.relu %y {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<16x64xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> []>} %r : tensor<16x64xf32>
+}
+
+// -----
+
+// Equal layouts need nothing; two users of one layout share one boxing;
+// a user of another layout gets its own.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[X:.*]] = nn.input
+// CHECK-NEXT: %[[A2A:.*]] = sbp.boxing %[[X]] on @mesh [#sbp.s<0>] -> [#sbp.s<1>] {steps = ["all_to_all on axis 0"]
+// CHECK-NEXT: %[[GATHER:.*]] = sbp.boxing %[[X]] on @mesh [#sbp.s<0>] -> [#sbp.b] {steps = ["all_gather on axis 0"]
+// CHECK-NEXT: nn.relu %[[X]]
+// CHECK-NEXT: nn.tanh %[[GATHER]]
+// CHECK-NEXT: nn.exp %[[GATHER]]
+// CHECK-NEXT: nn.sqrt %[[A2A]]
+// CHECK-NOT: sbp.boxing
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  %a = nn.relu %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  %b = nn.tanh %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  %c = nn.exp %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  %d = nn.sqrt %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<1>]] -> [[#sbp.s<1>]]>} : tensor<8x8xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.b], [#sbp.b], [#sbp.s<1>]] -> []>} %a, %b, %c, %d : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+// Local changes (a slice of a replicated value) move nothing: no steps, no
+// time. The returned value is boxed to the layout the return names.
+// CHECK-LABEL: func.func @main
+// CHECK: sbp.boxing %{{.*}} on @mesh [#sbp.b, #sbp.b] -> [#sbp.s<0>, #sbp.s<1>] {steps = [], time = 0.000000e+00 : f64}
+// CHECK: %[[OUT:.*]] = sbp.boxing %{{.*}} on @mesh [#sbp.s<0>, #sbp.s<1>] -> [#sbp.s<0>, #sbp.b] {steps = ["all_gather on axis 1"]
+// CHECK-NEXT: return {{.*}} %[[OUT]]
+sbp.mesh @mesh(shape = 2x2)
+func.func @main() -> tensor<8x8xf32> {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b, #sbp.b]]>} : tensor<8x8xf32>
+  %a = nn.relu %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<1>]] -> [[#sbp.s<0>, #sbp.s<1>]]>} : tensor<8x8xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.b]] -> []>} %a : tensor<8x8xf32>
+}
+
+// -----
+
+// Without sbp.sharding anywhere the pass changes nothing.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: sbp.boxing
+func.func @main() -> tensor<4xf32> {
+  %x = nn.input "x" : tensor<4xf32>
+  %a = nn.relu %x : tensor<4xf32>
+  return %a : tensor<4xf32>
+}

@@ -1,0 +1,89 @@
+//===- ModelFiles.cpp - reading models and writing IR ---------------------===//
+
+#include "ModelFiles.h"
+#include "Diagnostics.h"
+
+#include "parplan/Import/OnnxImporter.h"
+#include "parplan/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/core.h>
+
+using namespace mlir;
+
+OwningOpRef<ModuleOp>
+parplan::cli::loadModel(const std::string &path,
+                        const std::vector<std::string> &dims, bool raw,
+                        MLIRContext &context) {
+  if (llvm::StringRef(path).ends_with(".mlir")) {
+    if (!dims.empty()) {
+      fmt::print(stderr,
+                 "parplan: error: --dim binds ONNX dimensions; '{}' is IR\n",
+                 path);
+      return nullptr;
+    }
+    return parseIRFile(path, context);
+  }
+  OnnxImportOptions importOptions;
+  for (const std::string &binding : dims)
+    if (std::optional<std::string> problem =
+            addDimBinding(importOptions, binding)) {
+      fmt::print(stderr, "parplan: error: {}\n", *problem);
+      return nullptr;
+    }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (std::error_code error = buffer.getError()) {
+    fmt::print(stderr, "parplan: error: cannot read '{}': {}\n", path,
+               error.message());
+    return nullptr;
+  }
+  std::string error;
+  OwningOpRef<ModuleOp> module =
+      importOnnx((*buffer)->getBuffer(), path, context, importOptions, error);
+  if (!module) {
+    fmt::print(stderr, "parplan: error: {}\n", error);
+    return nullptr;
+  }
+  if (!raw) {
+    OneLineDiagnostics diagnostics(context);
+    PassManager pm(&context);
+    addCanonicalFormPasses(pm);
+    if (failed(pm.run(*module)))
+      return nullptr;
+  }
+  return module;
+}
+
+bool parplan::cli::writeIR(ModuleOp module, const std::string &path) {
+  if (path.empty()) {
+    module.print(llvm::outs());
+    llvm::outs() << "\n";
+    return true;
+  }
+  std::error_code fileError;
+  llvm::raw_fd_ostream out(path, fileError, llvm::sys::fs::OF_Text);
+  if (fileError) {
+    fmt::print(stderr, "parplan: error: cannot write '{}': {}\n", path,
+               fileError.message());
+    return false;
+  }
+  module.print(out);
+  out << "\n";
+  out.close();
+  if (out.has_error()) {
+    fmt::print(stderr, "parplan: error: cannot write '{}': {}\n", path,
+               out.error().message());
+    out.clear_error();
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,38 @@
+//===- ModelFiles.h - reading models and writing IR -------------*- C++ -*-===//
+//
+// What the subcommands that take a model share: reading an ONNX model (or an
+// IR file) into the nn dialect, and writing IR to a file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_TOOLS_PARPLAN_MODELFILES_H
+#define PARPLAN_TOOLS_PARPLAN_MODELFILES_H
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace parplan::cli {
+
+/// Imports the ONNX model at `path` (binary or text) with the `dims`
+/// bindings (NAME=VALUE) and, unless `raw`, brings it to canonical form. A
+/// path ending in ".mlir" is parsed as IR instead (`dims` must be empty).
+/// On failure the reason has been printed as one line and the result is
+/// null.
+mlir::OwningOpRef<mlir::ModuleOp>
+loadModel(const std::string &path, const std::vector<std::string> &dims,
+          bool raw, mlir::MLIRContext &context);
+
+/// Writes `module` to `path`, or to stdout when `path` is empty; false (the
+/// reason printed) when it cannot.
+bool writeIR(mlir::ModuleOp module, const std::string &path);
+
+} // namespace parplan::cli
+
+#endif // PARPLAN_TOOLS_PARPLAN_MODELFILES_H

@@ -1,0 +1,105 @@
+//===- ShardCommand.cpp - parplan shard -----------------------------------===//
+
+#include "Commands.h"
+#include "Diagnostics.h"
+#include "ModelFiles.h"
+
+#include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/InitAllDialects.h"
+#include "parplan/Support/Text.h"
+#include "parplan/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <map>
+
+using namespace mlir;
+
+namespace {
+
+/// "12.3 ms", "450 us", "1.20 s".
+std::string formatSeconds(double seconds) {
+  if (seconds >= 1)
+    return fmt::format("{:.2f} s", seconds);
+  if (seconds >= 1e-3)
+    return fmt::format("{:.2f} ms", seconds * 1e3);
+  return fmt::format("{:.1f} us", seconds * 1e6);
+}
+
+std::string formatGigabytes(int64_t bytes) {
+  return fmt::format("{:.2f} GB", static_cast<double>(bytes) / 1e9);
+}
+
+} // namespace
+
+int parplan::cli::runShard(const ShardOptions &options) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module =
+      loadModel(options.input, options.dims, /*raw=*/false, context);
+  if (!module)
+    return 1;
+
+  OneLineDiagnostics diagnostics(context);
+  PassManager pm(&context);
+  SbpAssignOptions assign;
+  assign.cluster = options.cluster;
+  assign.mesh = options.mesh;
+  assign.strategy = options.strategy;
+  assign.training = !options.inference;
+  assign.optimizer = options.optimizer;
+  assign.mixedPrecision = !options.fullPrecision;
+  assign.annotations = options.annotations;
+  assign.explain = options.explain;
+  assign.explainFile = options.explainFile;
+  pm.addPass(createSbpAssign(assign));
+  InsertBoxingOptions boxing;
+  boxing.cluster = options.cluster;
+  boxing.mixedPrecision = !options.fullPrecision;
+  pm.addPass(createInsertBoxing(boxing));
+  if (failed(pm.run(*module)))
+    return 1;
+
+  if (!writeIR(*module, options.output))
+    return 1;
+  if (options.output.empty())
+    return 0;
+  auto plan = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
+  auto mesh = module->lookupSymbol<sbp::MeshOp>("mesh");
+  auto seconds = [&](StringRef key) {
+    return cast<FloatAttr>(plan.get(key)).getValueAsDouble();
+  };
+  auto integer = [&](StringRef key) {
+    return cast<IntegerAttr>(plan.get(key)).getInt();
+  };
+  std::map<std::string, int> collectives;
+  int boxings = 0;
+  module->walk([&](sbp::BoxingOp op) {
+    ++boxings;
+    if (std::optional<ArrayAttr> steps = op.getSteps())
+      for (Attribute step : *steps) {
+        StringRef text = cast<StringAttr>(step).getValue();
+        ++collectives[text.take_until([](char c) { return c == ' '; }).str()];
+      }
+  });
+  std::string counts;
+  for (const auto &[name, count] : collectives)
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", count, name);
+  fmt::print("wrote {}: mesh {} ({}), step {} (compute {}, communication {}), "
+             "{} of {} per device; {} boxings{}\n",
+             options.output, fmt::format("{}", fmt::join(mesh.getShape(), "x")),
+             options.strategy, formatSeconds(seconds("step_time")),
+             formatSeconds(seconds("compute_time")),
+             formatSeconds(seconds("communication_time")),
+             formatGigabytes(integer("memory_bytes")),
+             formatGigabytes(integer("device_memory_bytes")), boxings,
+             counts.empty() ? "" : " (" + counts + ")");
+  return 0;
+}
