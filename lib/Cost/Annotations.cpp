@@ -286,11 +286,8 @@ parplan::parseAnnotations(StringRef text, StringRef path, std::string &error) {
 
 std::optional<Annotations> parplan::loadAnnotations(const std::string &path,
                                                     std::string &error) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (std::error_code code = buffer.getError()) {
-    error = "cannot read '" + path + "': " + code.message();
+  std::optional<std::string> text = cost::readTextFile(path, error);
+  if (!text)
     return std::nullopt;
-  }
-  return parseAnnotations((*buffer)->getBuffer(), path, error);
+  return parseAnnotations(*text, path, error);
 }

@@ -906,13 +906,10 @@ std::optional<Cluster> parplan::cost::parseCluster(StringRef text,
 
 std::optional<Cluster> parplan::cost::loadCluster(const std::string &path,
                                                   std::string &error) {
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (std::error_code code = buffer.getError()) {
-    error = "cannot read '" + path + "': " + code.message();
+  std::optional<std::string> text = cost::readTextFile(path, error);
+  if (!text)
     return std::nullopt;
-  }
-  return parseCluster((*buffer)->getBuffer(), path, error);
+  return parseCluster(*text, path, error);
 }
 
 std::string parplan::cost::writeClusterYaml(const Cluster &cluster) {

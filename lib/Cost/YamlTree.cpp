@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/YAMLParser.h"
 
@@ -321,4 +322,15 @@ bool parplan::cost::checkFields(const YamlTree &tree, const std::string &what,
                                "; expected " + joinNames(known));
   }
   return true;
+}
+
+std::optional<std::string> parplan::cost::readTextFile(const std::string &path,
+                                                       std::string &error) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (std::error_code code = buffer.getError()) {
+    error = "cannot read '" + path + "': " + code.message();
+    return std::nullopt;
+  }
+  return (*buffer)->getBuffer().str();
 }

@@ -235,6 +235,16 @@ private:
   /// it takes part in, with every other node at its chosen candidate.
   double localCost(int64_t node, int64_t choice) const;
 
+  /// Per op, its chosen candidate's local cost and the best other candidate
+  /// (-1 when there is none) with its local cost.
+  struct Explanation {
+    double cost = 0;
+    int64_t runnerUp = -1;
+    double runnerUpCost = kInfinity;
+  };
+  void explainChoices();
+  std::vector<Explanation> explanations; // per node; empty unless asked
+
   ModuleOp module;
   func::FuncOp function;
   const ShardingCostModel &model;
@@ -258,7 +268,8 @@ private:
     std::vector<double> costs;
   };
   std::vector<ClassUse> classUses;
-  std::vector<std::vector<double>> useCostCache; // per use, lazily
+  /// Per use, filled as localCost() needs it.
+  mutable std::vector<std::vector<double>> useCostCache;
 
   std::vector<int64_t> choice; // per node
   double stepTime = 0, computeTime = 0, communicationTime = 0, memory = 0;
@@ -943,8 +954,7 @@ double ShardingSearch::localCost(int64_t node, int64_t candidate) const {
   double total = nodes[node].time[candidate];
   for (int64_t index : usesOf[node]) {
     const Use &use = uses[index];
-    std::vector<double> &costs =
-        const_cast<ShardingSearch *>(this)->useCostCache[index];
+    std::vector<double> &costs = useCostCache[index];
     if (costs.empty())
       costs = useCosts(use);
     size_t columns = nodes[use.consumer].candidates.size();
@@ -953,6 +963,27 @@ double ShardingSearch::localCost(int64_t node, int64_t candidate) const {
     total += costs[a * columns + b];
   }
   return total;
+}
+
+void ShardingSearch::explainChoices() {
+  explanations.assign(nodes.size(), {});
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].isSink())
+      continue;
+    Explanation &explanation = explanations[i];
+    int64_t node = static_cast<int64_t>(i);
+    explanation.cost = localCost(node, choice[i]);
+    for (int64_t k = 0; k < static_cast<int64_t>(nodes[i].candidates.size());
+         ++k) {
+      if (k == choice[i])
+        continue;
+      double cost = localCost(node, k);
+      if (explanation.runnerUp < 0 || cost < explanation.runnerUpCost) {
+        explanation.runnerUp = k;
+        explanation.runnerUpCost = cost;
+      }
+    }
+  }
 }
 
 void ShardingSearch::annotate() {
@@ -974,28 +1005,17 @@ void ShardingSearch::annotate() {
                                             chosen.results));
     if (!options.explain)
       continue;
+    const Explanation &explanation = explanations[i];
     SmallVector<NamedAttribute> entries;
-    double own = localCost(static_cast<int64_t>(i), choice[i]);
-    entries.push_back(
-        builder.getNamedAttr("cost", builder.getF64FloatAttr(own)));
-    int64_t runnerUp = -1;
-    double runnerUpCost = kInfinity;
-    for (int64_t k = 0; k < static_cast<int64_t>(node.candidates.size()); ++k) {
-      if (k == choice[i])
-        continue;
-      double cost = localCost(static_cast<int64_t>(i), k);
-      if (runnerUp < 0 || cost < runnerUpCost) {
-        runnerUp = k;
-        runnerUpCost = cost;
-      }
-    }
-    if (runnerUp >= 0) {
-      const Candidate &other = node.candidates[runnerUp];
+    entries.push_back(builder.getNamedAttr(
+        "cost", builder.getF64FloatAttr(explanation.cost)));
+    if (explanation.runnerUp >= 0) {
+      const Candidate &other = node.candidates[explanation.runnerUp];
       entries.push_back(builder.getNamedAttr(
           "runner_up", sbp::ShardingAttr::get(context, "mesh", other.operands,
                                               other.results)));
       entries.push_back(builder.getNamedAttr(
-          "runner_up_cost", builder.getF64FloatAttr(runnerUpCost)));
+          "runner_up_cost", builder.getF64FloatAttr(explanation.runnerUpCost)));
     }
     node.op->setAttr("sbp.explain", builder.getDictionaryAttr(entries));
   }
@@ -1044,24 +1064,14 @@ LogicalResult ShardingSearch::writeSummary() {
         {"node", nodeName(node.op)},
         {"operands", layouts(chosen.operands)},
         {"results", layouts(chosen.results)},
-        {"cost_s", localCost(static_cast<int64_t>(i), choice[i])},
+        {"cost_s", explanations[i].cost},
     };
-    int64_t runnerUp = -1;
-    double runnerUpCost = kInfinity;
-    for (int64_t k = 0; k < static_cast<int64_t>(node.candidates.size()); ++k)
-      if (k != choice[i]) {
-        double cost = localCost(static_cast<int64_t>(i), k);
-        if (runnerUp < 0 || cost < runnerUpCost) {
-          runnerUp = k;
-          runnerUpCost = cost;
-        }
-      }
-    if (runnerUp >= 0) {
+    if (int64_t runnerUp = explanations[i].runnerUp; runnerUp >= 0) {
+      double cost = explanations[i].runnerUpCost;
       entry["runner_up"] = llvm::json::Object{
           {"operands", layouts(node.candidates[runnerUp].operands)},
           {"results", layouts(node.candidates[runnerUp].results)},
-          {"cost_s", std::isinf(runnerUpCost) ? llvm::json::Value(nullptr)
-                                              : runnerUpCost}};
+          {"cost_s", std::isinf(cost) ? llvm::json::Value(nullptr) : cost}};
     }
     ops.push_back(std::move(entry));
   }
@@ -1104,6 +1114,8 @@ LogicalResult ShardingSearch::run() {
   assignLayerClasses();
   if (failed(solve()))
     return failure();
+  if (options.explain || !options.explainFile.empty())
+    explainChoices();
   annotate();
   return writeSummary();
 }

@@ -17,6 +17,8 @@
 #include "llvm/ADT/Twine.h"
 
 #include <cstddef>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,6 +91,11 @@ private:
 /// LLVM's YAML and JSON messages are sentences ("Could not find closing
 /// ]!"); parplan's are lower-case clauses ("could not find closing ]").
 std::string messageClause(llvm::StringRef message);
+
+/// The text of the file at `path`, or std::nullopt with `error` set to
+/// "cannot read 'PATH': reason".
+std::optional<std::string> readTextFile(const std::string &path,
+                                        std::string &error);
 
 /// Parses `text` (one YAML document) into `tree`. `fileNoun` names the kind
 /// of file in the messages that have no better subject: "empty cluster
