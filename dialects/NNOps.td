@@ -38,6 +38,7 @@ def NN_ParamOp : NN_Op<"param", [
     | `external:FILE@OFFSET+LENGTH`   | an external data file beside the model   |
     | `constant:NODE`                 | a Constant node's tensor                 |
     | `input`                         | a graph input that has an initializer    |
+    | `zeros`                         | none: starts at zero (optimizer state)   |
 
     A parameter is one logical tensor; where it is stored on the devices is
     decided later by the sharding search.
@@ -619,5 +620,7 @@ class NN_ReduceOp<string mnemonic, string onnx>
 
 def NN_ReduceMeanOp : NN_ReduceOp<"reduce_mean", "ReduceMean">;
 def NN_ReduceSumOp : NN_ReduceOp<"reduce_sum", "ReduceSum">;
+
+include "NNTrainingOps.td"
 
 #endif // PARPLAN_NN_OPS

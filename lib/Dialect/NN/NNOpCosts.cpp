@@ -155,3 +155,67 @@ FailureOr<OpCost> GatherOp::getCost() {
   cost.bytesWritten = bytesOf(getType());
   return cost;
 }
+
+//===----------------------------------------------------------------------===//
+// Training ops
+//===----------------------------------------------------------------------===//
+
+// A compare and a select (or a multiply) per element.
+FailureOr<OpCost> ReluGradOp::getCost() { return elementwise(*this, 1); }
+FailureOr<OpCost> LeakyReluGradOp::getCost() { return elementwise(*this, 1); }
+FailureOr<OpCost> ClipGradOp::getCost() { return elementwise(*this, 2); }
+FailureOr<OpCost> HardSigmoidGradOp::getCost() { return elementwise(*this, 3); }
+FailureOr<OpCost> HardSwishGradOp::getCost() { return elementwise(*this, 4); }
+// Phi(x) + x * phi(x), times grad: the forward's work and a few more.
+FailureOr<OpCost> GeluGradOp::getCost() { return elementwise(*this, 12); }
+
+// grad * y, row sum, subtract, multiply.
+FailureOr<OpCost> SoftmaxGradOp::getCost() { return elementwise(*this, 4); }
+// exp(y), row sum of grad, multiply-subtract.
+FailureOr<OpCost> LogSoftmaxGradOp::getCost() { return elementwise(*this, 4); }
+// Recompute xhat (4), g = grad * scale (1), two row means (2), the input
+// gradient (3), two column sums for scale and bias (2).
+FailureOr<OpCost> LayerNormGradOp::getCost() { return elementwise(*this, 12); }
+
+// Each gradient of a convolution is as many multiply-adds as the forward.
+FailureOr<OpCost> ConvGradInputOp::getCost() {
+  auto weight = getWeight().getType();
+  int64_t perOutput = product(weight.getShape().drop_front(1));
+  return movement(*this, 2.0 * elementsOf(getGrad()) * perOutput);
+}
+FailureOr<OpCost> ConvGradWeightOp::getCost() {
+  auto weight = getType();
+  int64_t perOutput = product(weight.getShape().drop_front(1));
+  return movement(*this, 2.0 * elementsOf(getGrad()) * perOutput);
+}
+// Each window compares again to find its maximum.
+FailureOr<OpCost> MaxPoolGradOp::getCost() {
+  return movement(
+      *this, static_cast<double>(elementsOf(getGrad()) * product(getKernel())));
+}
+FailureOr<OpCost> AvgPoolGradOp::getCost() {
+  return movement(
+      *this, static_cast<double>(elementsOf(getGrad()) * product(getKernel())));
+}
+
+// Zero-fills the result, then writes the slice.
+FailureOr<OpCost> SliceGradOp::getCost() { return movement(*this); }
+// Zero-fills the table, then adds each row of grad into it.
+FailureOr<OpCost> GatherGradOp::getCost() {
+  return movement(*this, static_cast<double>(elementsOf(getGrad())));
+}
+
+// Per class: max, subtract, exp, sum; then log and pick the label.
+FailureOr<OpCost> SoftmaxCrossEntropyOp::getCost() {
+  return movement(*this, 4.0 * elementsOf(getLogits()));
+}
+// Softmax again (4) and the scaled difference (2).
+FailureOr<OpCost> SoftmaxCrossEntropyGradOp::getCost() {
+  return movement(*this, 6.0 * elementsOf(getLogits()));
+}
+
+// Per element: unscale, decay, step (SGD); plus the velocity (momentum);
+// the two moments, bias corrections, sqrt and divide (Adam).
+FailureOr<OpCost> SgdUpdateOp::getCost() { return elementwise(*this, 4); }
+FailureOr<OpCost> MomentumUpdateOp::getCost() { return elementwise(*this, 6); }
+FailureOr<OpCost> AdamUpdateOp::getCost() { return elementwise(*this, 14); }

@@ -218,13 +218,14 @@ LogicalResult checkWindowAttrs(std::optional<Location> location,
 
 } // namespace
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
-                                       std::optional<Location> location,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &inferred) {
-  StringRef name = getOperationName();
-  auto input = rankedType(adaptor.getInput()),
-       weight = rankedType(adaptor.getWeight());
+namespace {
+/// The result type of a conv of `input` by `weight`: the one shape rule of
+/// nn.conv and of its gradients, which state the types it relates.
+FailureOr<RankedTensorType>
+inferConvType(std::optional<Location> location, StringRef name,
+              RankedTensorType input, RankedTensorType weight,
+              ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+              ArrayRef<int64_t> dilations, int64_t group) {
   if (!input || !weight || input.getRank() < 3 ||
       weight.getRank() != input.getRank())
     return inferError(
@@ -232,10 +233,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
         "needs an input [N, C, D...] and a weight [M, C/group, K...] "
         "of the same rank, 3 or more");
   int64_t spatialRank = input.getRank() - 2;
-  if (failed(checkWindowAttrs(location, name, spatialRank, adaptor.getStrides(),
-                              adaptor.getPads(), adaptor.getDilations())))
+  if (failed(checkWindowAttrs(location, name, spatialRank, strides, pads,
+                              dilations)))
     return failure();
-  int64_t group = adaptor.getGroup();
   int64_t channels = input.getDimSize(1), filters = weight.getDimSize(0);
   int64_t groupChannels = 0;
   if (group <= 0 || filters % group != 0 ||
@@ -244,25 +244,56 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     return inferError(location, name, "weight ", shapeString(weight.getShape()),
                       " in ", group, " groups does not match ", channels,
                       " input channels");
-  if (Value bias = adaptor.getBias()) {
-    auto biasType = rankedType(bias);
-    if (!biasType || biasType.getShape() != ArrayRef<int64_t>{filters})
-      return inferError(location, name, "bias must have shape ", filters);
-  }
   SmallVector<int64_t> shape = {input.getDimSize(0), filters};
   for (int64_t i = 0; i < spatialRank; ++i) {
-    std::optional<int64_t> extent =
-        windowedExtent(input.getDimSize(2 + i), weight.getDimSize(2 + i),
-                       adaptor.getStrides()[i], adaptor.getPads()[i],
-                       adaptor.getPads()[spatialRank + i],
-                       adaptor.getDilations()[i], /*ceilMode=*/false);
+    std::optional<int64_t> extent = windowedExtent(
+        input.getDimSize(2 + i), weight.getDimSize(2 + i), strides[i], pads[i],
+        pads[spatialRank + i], dilations[i], /*ceilMode=*/false);
     if (!extent)
       return inferError(location, name,
                         "kernel does not fit spatial dimension ", i,
                         " of the padded input");
     shape.push_back(*extent);
   }
-  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return RankedTensorType::get(shape, input.getElementType());
+}
+
+/// For the gradient ops, which state both the forward operand type and the
+/// cotangent type: the forward rule applied to the former must give the
+/// latter.
+LogicalResult verifyForwardType(Operation *op,
+                                FailureOr<RankedTensorType> forward,
+                                Type grad) {
+  if (failed(forward))
+    return failure();
+  if (*forward != grad)
+    return op->emitOpError()
+           << "grad of type " << grad
+           << " does not match the forward result type " << *forward;
+  return success();
+}
+} // namespace
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  StringRef name = getOperationName();
+  auto weight = rankedType(adaptor.getWeight());
+  FailureOr<RankedTensorType> result =
+      inferConvType(location, name, rankedType(adaptor.getInput()), weight,
+                    adaptor.getStrides(), adaptor.getPads(),
+                    adaptor.getDilations(), adaptor.getGroup());
+  if (failed(result))
+    return failure();
+  if (Value bias = adaptor.getBias()) {
+    auto biasType = rankedType(bias);
+    if (!biasType ||
+        biasType.getShape() != ArrayRef<int64_t>{weight.getDimSize(0)})
+      return inferError(location, name, "bias must have shape ",
+                        weight.getDimSize(0));
+  }
+  inferred.push_back(*result);
   return success();
 }
 
@@ -586,35 +617,46 @@ LogicalResult BatchNormOp::verify() {
 //===----------------------------------------------------------------------===//
 
 namespace {
-template <typename Adaptor>
-LogicalResult inferPool(std::optional<Location> location, StringRef name,
-                        Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
-  auto input = rankedType(adaptor.getInput());
+FailureOr<RankedTensorType>
+inferPoolType(std::optional<Location> location, StringRef name,
+              RankedTensorType input, ArrayRef<int64_t> kernel,
+              ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+              ArrayRef<int64_t> dilations, bool ceilMode) {
   if (!input || input.getRank() < 3)
     return inferError(location, name,
                       "needs an input [N, C, D...] of rank 3 or more");
   int64_t spatialRank = input.getRank() - 2;
-  ArrayRef<int64_t> kernel = adaptor.getKernel();
   if (static_cast<int64_t>(kernel.size()) != spatialRank ||
       llvm::any_of(kernel, [](int64_t k) { return k <= 0; }))
     return inferError(location, name, "needs ", spatialRank,
                       " positive kernel sizes");
-  if (failed(checkWindowAttrs(location, name, spatialRank, adaptor.getStrides(),
-                              adaptor.getPads(), adaptor.getDilations())))
+  if (failed(checkWindowAttrs(location, name, spatialRank, strides, pads,
+                              dilations)))
     return failure();
   SmallVector<int64_t> shape(input.getShape().take_front(2));
   for (int64_t i = 0; i < spatialRank; ++i) {
-    std::optional<int64_t> extent = windowedExtent(
-        input.getDimSize(2 + i), kernel[i], adaptor.getStrides()[i],
-        adaptor.getPads()[i], adaptor.getPads()[spatialRank + i],
-        adaptor.getDilations()[i], adaptor.getCeilMode());
+    std::optional<int64_t> extent =
+        windowedExtent(input.getDimSize(2 + i), kernel[i], strides[i], pads[i],
+                       pads[spatialRank + i], dilations[i], ceilMode);
     if (!extent)
       return inferError(location, name,
                         "kernel does not fit spatial dimension ", i,
                         " of the padded input");
     shape.push_back(*extent);
   }
-  inferred.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return RankedTensorType::get(shape, input.getElementType());
+}
+
+template <typename Adaptor>
+LogicalResult inferPool(std::optional<Location> location, StringRef name,
+                        Adaptor adaptor, SmallVectorImpl<Type> &inferred) {
+  FailureOr<RankedTensorType> result = inferPoolType(
+      location, name, rankedType(adaptor.getInput()), adaptor.getKernel(),
+      adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),
+      adaptor.getCeilMode());
+  if (failed(result))
+    return failure();
+  inferred.push_back(*result);
   return success();
 }
 } // namespace
@@ -960,4 +1002,149 @@ LogicalResult ReduceSumOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &inferred) {
   return inferReduction(location, getOperationName(), adaptor, inferred);
+}
+
+//===----------------------------------------------------------------------===//
+// Training: gradients, losses (optimizer updates need no verifier beyond
+// their type constraints)
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxGradOp::verify() {
+  return verifySoftmaxAxis(*this, static_cast<int64_t>(getAxis()),
+                           getType().getRank());
+}
+
+LogicalResult LogSoftmaxGradOp::verify() {
+  return verifySoftmaxAxis(*this, static_cast<int64_t>(getAxis()),
+                           getType().getRank());
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  auto input = getInput().getType();
+  int64_t signedAxis = getAxis();
+  std::optional<int64_t> axis = normalizeAxis(signedAxis, input.getRank());
+  if (!axis)
+    return emitOpError() << "axis " << signedAxis
+                         << " is out of range for rank " << input.getRank();
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(*axis);
+  if (getScale().getType().getShape() != normalized)
+    return emitOpError() << "scale of shape "
+                         << shapeString(getScale().getType().getShape())
+                         << " does not match the normalized shape "
+                         << shapeString(normalized);
+  return success();
+}
+
+LogicalResult ConvGradInputOp::verify() {
+  return verifyForwardType(*this,
+                           inferConvType(getLoc(), getOperationName(),
+                                         getType(), getWeight().getType(),
+                                         getStrides(), getPads(),
+                                         getDilations(), getGroup()),
+                           getGrad().getType());
+}
+
+LogicalResult ConvGradWeightOp::verify() {
+  return verifyForwardType(*this,
+                           inferConvType(getLoc(), getOperationName(),
+                                         getInput().getType(), getType(),
+                                         getStrides(), getPads(),
+                                         getDilations(), getGroup()),
+                           getGrad().getType());
+}
+
+LogicalResult MaxPoolGradOp::verify() {
+  return verifyForwardType(*this,
+                           inferPoolType(getLoc(), getOperationName(),
+                                         getInput().getType(), getKernel(),
+                                         getStrides(), getPads(),
+                                         getDilations(), getCeilMode()),
+                           getGrad().getType());
+}
+
+LogicalResult AvgPoolGradOp::verify() {
+  return verifyForwardType(
+      *this,
+      inferPoolType(getLoc(), getOperationName(), getType(), getKernel(),
+                    getStrides(), getPads(), getDilations(), getCeilMode()),
+      getGrad().getType());
+}
+
+LogicalResult SliceGradOp::verify() {
+  auto input = getType();
+  SmallVector<int64_t> sizes(getGrad().getType().getShape());
+  ArrayRef<int64_t> starts = getStarts(), steps = getSteps();
+  if (static_cast<int64_t>(starts.size()) != input.getRank() ||
+      steps.size() != starts.size() ||
+      getGrad().getType().getRank() != input.getRank())
+    return emitOpError()
+           << "needs one start and step per dimension of the rank-"
+           << input.getRank() << " result and a grad of the same rank";
+  for (int64_t d = 0; d < input.getRank(); ++d) {
+    int64_t dim = input.getDimSize(d), size = sizes[d];
+    if (steps[d] == 0)
+      return emitOpError() << "dimension " << d << ": steps must be non-zero";
+    int64_t last = 0;
+    bool overflows = __builtin_mul_overflow(size - 1, steps[d], &last) ||
+                     __builtin_add_overflow(starts[d], last, &last);
+    if (size > 0 && (overflows || starts[d] < 0 || starts[d] >= dim ||
+                     last < 0 || last >= dim))
+      return emitOpError() << "dimension " << d << ": " << size
+                           << " elements from " << starts[d] << " by "
+                           << steps[d] << " leave the range 0.." << dim - 1;
+  }
+  return success();
+}
+
+LogicalResult GatherGradOp::verify() {
+  auto input = getType(), indices = getIndices().getType();
+  if (input.getElementType() != getGrad().getType().getElementType())
+    return emitOpError() << "grad and result must have one element type";
+  std::optional<int64_t> axis =
+      normalizeAxis(static_cast<int64_t>(getAxis()), input.getRank());
+  if (!axis)
+    return emitOpError() << "axis " << static_cast<int64_t>(getAxis())
+                         << " is out of range for rank " << input.getRank();
+  SmallVector<int64_t> shape(input.getShape().take_front(*axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, input.getShape().drop_front(*axis + 1));
+  if (ArrayRef<int64_t>(shape) != getGrad().getType().getShape())
+    return emitOpError() << "grad of shape "
+                         << shapeString(getGrad().getType().getShape())
+                         << " does not match the gather result shape "
+                         << shapeString(shape);
+  return success();
+}
+
+namespace {
+/// logits [..., classes], labels [...], per-position values [...].
+LogicalResult verifyCrossEntropyShapes(Operation *op, ShapedType logits,
+                                       ShapedType labels, ShapedType values,
+                                       StringRef valuesRole) {
+  if (logits.getRank() < 1)
+    return op->emitOpError() << "needs logits with a class dimension";
+  ArrayRef<int64_t> positions = logits.getShape().drop_back();
+  if (labels.getShape() != positions)
+    return op->emitOpError()
+           << "labels of shape " << shapeString(labels.getShape())
+           << " do not match the logits " << shapeString(logits.getShape())
+           << " without their class dimension";
+  if (values.getShape() != positions ||
+      values.getElementType() != logits.getElementType())
+    return op->emitOpError()
+           << valuesRole << " of type " << Type(values)
+           << " must have the labels' shape and the logits' element type";
+  return success();
+}
+} // namespace
+
+LogicalResult SoftmaxCrossEntropyOp::verify() {
+  return verifyCrossEntropyShapes(*this, getLogits().getType(),
+                                  getLabels().getType(), getType(), "result");
+}
+
+LogicalResult SoftmaxCrossEntropyGradOp::verify() {
+  return verifyCrossEntropyShapes(*this, getLogits().getType(),
+                                  getLabels().getType(), getGrad().getType(),
+                                  "grad");
 }

@@ -483,3 +483,214 @@ LogicalResult GatherOp::getSbpSignatures(Signatures &out) {
   add(out, {P, B}, {P});
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Training ops
+//===----------------------------------------------------------------------===//
+
+// Activation gradients: elementwise in grad and input together. Linear in
+// grad, but the input decides which elements pass, so grad may be partial
+// only against a whole input.
+namespace {
+LogicalResult activationGradRules(Operation *op, Signatures &out) {
+  (void)elementwise(op, out);
+  add(out, {P, B}, {P});
+  return success();
+}
+} // namespace
+
+LogicalResult ReluGradOp::getSbpSignatures(Signatures &out) {
+  return activationGradRules(*this, out);
+}
+LogicalResult LeakyReluGradOp::getSbpSignatures(Signatures &out) {
+  return activationGradRules(*this, out);
+}
+LogicalResult HardSigmoidGradOp::getSbpSignatures(Signatures &out) {
+  return activationGradRules(*this, out);
+}
+LogicalResult HardSwishGradOp::getSbpSignatures(Signatures &out) {
+  return activationGradRules(*this, out);
+}
+LogicalResult ClipGradOp::getSbpSignatures(Signatures &out) {
+  return activationGradRules(*this, out);
+}
+LogicalResult GeluGradOp::getSbpSignatures(Signatures &out) {
+  return activationGradRules(*this, out);
+}
+
+// The row sums run along the softmax axis, which must stay whole.
+LogicalResult SoftmaxGradOp::getSbpSignatures(Signatures &out) {
+  int64_t axis =
+      normalized(static_cast<int64_t>(getAxis()), getType().getRank());
+  ArrayRef<int64_t> shape = shapeOf(getResult());
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    if (d != axis && shape[d] > 1)
+      add(out, {S(d), S(d)}, {S(d)});
+  addReplicated(*this, out);
+  return success();
+}
+LogicalResult LogSoftmaxGradOp::getSbpSignatures(Signatures &out) {
+  int64_t axis =
+      normalized(static_cast<int64_t>(getAxis()), getType().getRank());
+  ArrayRef<int64_t> shape = shapeOf(getResult());
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    if (d != axis && shape[d] > 1)
+      add(out, {S(d), S(d)}, {S(d)});
+  addReplicated(*this, out);
+  return success();
+}
+
+// Rows (the unnormalized dimensions) are independent; the scale and bias
+// gradients sum over rows, so split rows leave them partial.
+LogicalResult LayerNormGradOp::getSbpSignatures(Signatures &out) {
+  int64_t rank = getInput().getType().getRank();
+  int64_t axis = normalized(static_cast<int64_t>(getAxis()), rank);
+  ArrayRef<int64_t> shape = shapeOf(getInput());
+  for (int64_t d = 0; d < axis; ++d)
+    if (shape[d] > 1)
+      add(out, {S(d), S(d), B}, {S(d), P, P});
+  addReplicated(*this, out);
+  return success();
+}
+
+// conv_grad_input(dy [N, M, O...], w [M, C/g, K...]) -> [N, C, D...]: the
+// batch carries through, a split of output channels leaves partial sums,
+// and (without groups) a split of input channels splits the result.
+LogicalResult ConvGradInputOp::getSbpSignatures(Signatures &out) {
+  ArrayRef<int64_t> grad = shapeOf(getGrad()), weight = shapeOf(getWeight());
+  int64_t group = getGroup();
+  if (grad[0] > 1)
+    add(out, {S(0), B}, {S(0)});
+  if (group == 1 && grad[1] > 1)
+    add(out, {S(1), S(0)}, {P});
+  if (group == 1 && weight[1] > 1)
+    add(out, {B, S(1)}, {S(1)});
+  if (group > 1 && group == grad[1] && group == weight[0])
+    add(out, {S(1), S(0)}, {S(1)}); // Depthwise: channels.
+  add(out, {B, B}, {B});
+  add(out, {P, B}, {P});
+  return success();
+}
+
+// conv_grad_weight(dy [N, M, O...], x [N, C, D...]) -> [M, C/g, K...]: the
+// batch sums away (partial), output channels split the weight's rows and
+// (without groups) input channels its columns.
+LogicalResult ConvGradWeightOp::getSbpSignatures(Signatures &out) {
+  ArrayRef<int64_t> grad = shapeOf(getGrad()), input = shapeOf(getInput());
+  int64_t group = getGroup();
+  if (grad[0] > 1)
+    add(out, {S(0), S(0)}, {P});
+  if (group == 1 && grad[1] > 1)
+    add(out, {S(1), B}, {S(0)});
+  if (group == 1 && input[1] > 1)
+    add(out, {B, S(1)}, {S(1)});
+  if (group > 1 && group == grad[1] && group == input[1])
+    add(out, {S(1), S(1)}, {S(0)}); // Depthwise: channels.
+  add(out, {B, B}, {B});
+  add(out, {P, B}, {P});
+  return success();
+}
+
+// Windows span the spatial dimensions; batch and channels are independent.
+LogicalResult MaxPoolGradOp::getSbpSignatures(Signatures &out) {
+  for (int64_t d = 0; d < 2; ++d)
+    if (shapeOf(getInput())[d] > 1)
+      add(out, {S(d), S(d)}, {S(d)});
+  addReplicated(*this, out);
+  return success();
+}
+LogicalResult AvgPoolGradOp::getSbpSignatures(Signatures &out) {
+  addSameSplits(*this, out, [](int64_t d) { return d < 2; });
+  addReplicated(*this, out);
+  addAllPartial(*this, out);
+  return success();
+}
+
+// The dimensions the slice kept whole may stay split; zero-padding is linear.
+LogicalResult SliceGradOp::getSbpSignatures(Signatures &out) {
+  ArrayRef<int64_t> grad = shapeOf(getGrad()), shape = shapeOf(getResult());
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    if (shape[d] > 1 && getStarts()[d] == 0 && getSteps()[d] == 1 &&
+        grad[d] == shape[d])
+      add(out, {S(d)}, {S(d)});
+  add(out, {B}, {B});
+  add(out, {P}, {P});
+  return success();
+}
+
+// The transpose of gather's rules: where the forward split the table along
+// a non-gathered dimension, the scatter splits it the same way; where it
+// split the indices, each device scatters its part into a whole table of
+// partial sums; where it split the table by rows (vocabulary parallel),
+// each device keeps the rows it owns.
+LogicalResult GatherGradOp::getSbpSignatures(Signatures &out) {
+  ArrayRef<int64_t> data = shapeOf(getResult()),
+                    indices = shapeOf(getIndices());
+  int64_t axis = normalized(static_cast<int64_t>(getAxis()), data.size());
+  int64_t indexRank = indices.size();
+  for (int64_t d = 0; d < static_cast<int64_t>(data.size()); ++d) {
+    if (data[d] == 1)
+      continue;
+    if (d == axis)
+      add(out, {B, B}, {S(d)});
+    else
+      add(out, {S(d < axis ? d : d - 1 + indexRank), B}, {S(d)});
+  }
+  for (int64_t j = 0; j < indexRank; ++j)
+    if (indices[j] > 1)
+      add(out, {S(axis + j), S(j)}, {P});
+  add(out, {B, B}, {B});
+  add(out, {P, B}, {P});
+  return success();
+}
+
+// Positions are independent; the class axis (the last) stays whole, since
+// each position's logsumexp runs over all classes.
+LogicalResult SoftmaxCrossEntropyOp::getSbpSignatures(Signatures &out) {
+  ArrayRef<int64_t> labels = shapeOf(getLabels());
+  for (int64_t d = 0; d < static_cast<int64_t>(labels.size()); ++d)
+    if (labels[d] > 1)
+      add(out, {S(d), S(d)}, {S(d)});
+  addReplicated(*this, out);
+  return success();
+}
+LogicalResult SoftmaxCrossEntropyGradOp::getSbpSignatures(Signatures &out) {
+  ArrayRef<int64_t> labels = shapeOf(getLabels());
+  for (int64_t d = 0; d < static_cast<int64_t>(labels.size()); ++d)
+    if (labels[d] > 1)
+      add(out, {S(d), S(d), S(d)}, {S(d)});
+  addReplicated(*this, out);
+  add(out, {P, B, B}, {P});
+  return success();
+}
+
+// Updates are elementwise over the parameter and its state, which share
+// one layout: a split parameter is updated where it lives (ZeRO), a
+// replicated one everywhere. The step count is a whole scalar.
+namespace {
+LogicalResult updateRules(Operation *op, Signatures &out, bool hasStep) {
+  ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
+  size_t tensors = op->getNumOperands() - (hasStep ? 1 : 0);
+  auto with = [&](Sbp sbp) {
+    std::vector<Sbp> operands(tensors, sbp);
+    if (hasStep)
+      operands.push_back(B);
+    return operands;
+  };
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    if (shape[d] > 1)
+      add(out, with(S(d)), std::vector<Sbp>(op->getNumResults(), S(d)));
+  add(out, with(B), std::vector<Sbp>(op->getNumResults(), B));
+  return success();
+}
+} // namespace
+
+LogicalResult SgdUpdateOp::getSbpSignatures(Signatures &out) {
+  return updateRules(*this, out, /*hasStep=*/false);
+}
+LogicalResult MomentumUpdateOp::getSbpSignatures(Signatures &out) {
+  return updateRules(*this, out, /*hasStep=*/false);
+}
+LogicalResult AdamUpdateOp::getSbpSignatures(Signatures &out) {
+  return updateRules(*this, out, /*hasStep=*/true);
+}

@@ -573,3 +573,91 @@ func.func @slice_overflow(%a: tensor<1xf32>) {
   %0 = nn.slice %a starts = [0] sizes = [4611686018427387905] steps = [4] : tensor<1xf32> -> tensor<4611686018427387905xf32>
   return
 }
+
+// -----
+
+func.func @softmax_grad_axis(%dy: tensor<4x8xf32>, %y: tensor<4x8xf32>) {
+  // expected-error @+1 {{'nn.softmax_grad' op axis 2 is out of range for rank 2}}
+  %0 = nn.softmax_grad %dy, %y axis = 2 : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_scale(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.layer_norm_grad' op scale of shape 4 does not match the normalized shape 8}}
+  %0:3 = nn.layer_norm_grad %dy, %x, %g : tensor<4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @conv_grad_input_shape(%dy: tensor<2x4x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'nn.conv_grad_input' op grad of type 'tensor<2x4x8x8xf32>' does not match the forward result type 'tensor<2x4x4x4xf32>'}}
+  %0 = nn.conv_grad_input %dy, %w strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1 : tensor<2x4x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_grad_weight_groups(%dy: tensor<2x4x8x8xf32>, %x: tensor<2x3x8x8xf32>) {
+  // expected-error @+1 {{'nn.conv_grad_weight' op weight 4x2x3x3 in 1 groups does not match 3 input channels}}
+  %0 = nn.conv_grad_weight %dy, %x strides = [1, 1] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1 : tensor<2x4x8x8xf32>, tensor<2x3x8x8xf32> -> tensor<4x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @max_pool_grad_shape(%dy: tensor<2x3x3x3xf32>, %x: tensor<2x3x8x8xf32>) {
+  // expected-error @+1 {{'nn.max_pool_grad' op grad of type 'tensor<2x3x3x3xf32>' does not match the forward result type 'tensor<2x3x4x4xf32>'}}
+  %0 = nn.max_pool_grad %dy, %x kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x3x3x3xf32>, tensor<2x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @avg_pool_grad_kernel(%dy: tensor<2x3x4x4xf32>) {
+  // expected-error @+1 {{'nn.avg_pool_grad' op needs 2 positive kernel sizes}}
+  %0 = nn.avg_pool_grad %dy kernel = [2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x3x4x4xf32> -> tensor<2x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_grad_out_of_range(%dy: tensor<4x3xf32>) {
+  // expected-error @+1 {{'nn.slice_grad' op dimension 1: 3 elements from 4 by 2 leave the range 0..7}}
+  %0 = nn.slice_grad %dy starts = [0, 4] steps = [1, 2] : tensor<4x3xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @gather_grad_shape(%dy: tensor<8x16xf32>, %ids: tensor<8x4xi64>) {
+  // expected-error @+1 {{'nn.gather_grad' op grad of shape 8x16 does not match the gather result shape 8x4x16}}
+  %0 = nn.gather_grad %dy, %ids : tensor<8x16xf32>, tensor<8x4xi64> -> tensor<100x16xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_labels(%logits: tensor<8x10xf32>, %labels: tensor<10xi64>) {
+  // expected-error @+1 {{'nn.softmax_cross_entropy' op labels of shape 10 do not match the logits 8x10 without their class dimension}}
+  %0 = nn.softmax_cross_entropy %logits, %labels : tensor<8x10xf32>, tensor<10xi64> -> tensor<10xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_grad_type(%dl: tensor<8xf16>, %logits: tensor<8x10xf32>, %labels: tensor<8xi64>) {
+  // expected-error @+1 {{'nn.softmax_cross_entropy_grad' op grad of type 'tensor<8xf16>' must have the labels' shape and the logits' element type}}
+  %0 = nn.softmax_cross_entropy_grad %dl, %logits, %labels : tensor<8xf16>, tensor<8x10xf32>, tensor<8xi64>
+  return
+}
+
+// -----
+
+func.func @adam_step_type(%w: tensor<16xf32>, %t: tensor<1xf32>) {
+  // expected-error @+1 {{'nn.adam_update' op operand #4 must be 0D tensor of 32-bit float values}}
+  %0:3 = nn.adam_update %w, %w, %w, %w, %t lr = 1.0e-3 : tensor<16xf32>, tensor<1xf32>
+  return
+}

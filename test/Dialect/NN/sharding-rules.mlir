@@ -119,3 +119,66 @@ func.func @movement(%x: tensor<8x128x768xf32>, %t: tensor<100x16xf32>, %ids: ten
   return
 }
 
+
+// Gradients of activations and normalizations split what their forward
+// op splits; the scale and bias gradients of a split layer_norm are partial
+// sums over the rows.
+// CHECK-LABEL: func.func @training_grads
+func.func @training_grads(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+// CHECK: nn.relu_grad {{.*}}sbp_rules = {{\[}}"(S(0), S(0)) -> S(0)", "(S(1), S(1)) -> S(1)", "(B, B) -> B", "(P(sum), B) -> P(sum)"]
+  %0 = nn.relu_grad %dy, %x : tensor<4x8xf32>
+// CHECK: nn.softmax_grad {{.*}}sbp_rules = {{\[}}"(S(0), S(0)) -> S(0)", "(B, B) -> B"]
+  %1 = nn.softmax_grad %dy, %x : tensor<4x8xf32>
+// CHECK: nn.layer_norm_grad {{.*}}sbp_rules = {{\[}}"(S(0), S(0), B) -> S(0), P(sum), P(sum)", "(B, B, B) -> B, B, B"]
+  %2:3 = nn.layer_norm_grad %dy, %x, %g : tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// Convolution gradients: the transposes of conv's rules (a split batch
+// leaves the weight gradient partial; split output channels leave the input
+// gradient partial); pooling gradients split batch and channels.
+// CHECK-LABEL: func.func @training_windows
+func.func @training_windows(%dy: tensor<2x4x4x4xf32>, %x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %p: tensor<2x3x4x4xf32>) {
+// CHECK: nn.conv_grad_input {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(S(1), S(0)) -> P(sum)", "(B, S(1)) -> S(1)", "(B, B) -> B", "(P(sum), B) -> P(sum)"]
+  %0 = nn.conv_grad_input %dy, %w strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1 : tensor<2x4x4x4xf32>, tensor<4x3x3x3xf32> -> tensor<2x3x8x8xf32>
+// CHECK: nn.conv_grad_weight {{.*}}sbp_rules = {{\[}}"(S(0), S(0)) -> P(sum)", "(S(1), B) -> S(0)", "(B, S(1)) -> S(1)", "(B, B) -> B", "(P(sum), B) -> P(sum)"]
+  %1 = nn.conv_grad_weight %dy, %x strides = [2, 2] pads = [1, 1, 1, 1] dilations = [1, 1] group = 1 : tensor<2x4x4x4xf32>, tensor<2x3x8x8xf32> -> tensor<4x3x3x3xf32>
+// CHECK: nn.max_pool_grad {{.*}}sbp_rules = {{\[}}"(S(0), S(0)) -> S(0)", "(S(1), S(1)) -> S(1)", "(B, B) -> B"]
+  %2 = nn.max_pool_grad %p, %x kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x3x4x4xf32>, tensor<2x3x8x8xf32>
+// CHECK: nn.avg_pool_grad {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> S(1)", "(B) -> B", "(P(sum)) -> P(sum)"]
+  %3 = nn.avg_pool_grad %p kernel = [2, 2] strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x3x4x4xf32> -> tensor<2x3x8x8xf32>
+  return
+}
+
+// slice_grad keeps splits of the dimensions the slice kept whole;
+// gather_grad scatters into a table split like the forward table (rows:
+// vocabulary parallel), or into partial sums where the indices were split.
+// CHECK-LABEL: func.func @training_movement
+func.func @training_movement(%dy: tensor<4x3xf32>, %de: tensor<8x16x32xf32>, %ids: tensor<8x16xi64>) {
+// CHECK: nn.slice_grad {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(B) -> B", "(P(sum)) -> P(sum)"]
+  %0 = nn.slice_grad %dy starts = [0, 2] steps = [1, 2] : tensor<4x3xf32> -> tensor<4x8xf32>
+// CHECK: nn.gather_grad {{.*}}sbp_rules = {{\[}}"(B, B) -> S(0)", "(S(2), B) -> S(1)", "(S(0), S(0)) -> P(sum)", "(S(1), S(1)) -> P(sum)", "(B, B) -> B", "(P(sum), B) -> P(sum)"]
+  %1 = nn.gather_grad %de, %ids : tensor<8x16x32xf32>, tensor<8x16xi64> -> tensor<1000x32xf32>
+  return
+}
+
+// Losses split positions, never the class axis.
+// CHECK-LABEL: func.func @training_losses
+func.func @training_losses(%logits: tensor<8x16x50xf32>, %labels: tensor<8x16xi64>, %dl: tensor<8x16xf32>) {
+// CHECK: nn.softmax_cross_entropy {{.*}}sbp_rules = {{\[}}"(S(0), S(0)) -> S(0)", "(S(1), S(1)) -> S(1)", "(B, B) -> B"]
+  %0 = nn.softmax_cross_entropy %logits, %labels : tensor<8x16x50xf32>, tensor<8x16xi64> -> tensor<8x16xf32>
+// CHECK: nn.softmax_cross_entropy_grad {{.*}}sbp_rules = {{\[}}"(S(0), S(0), S(0)) -> S(0)", "(S(1), S(1), S(1)) -> S(1)", "(B, B, B) -> B", "(P(sum), B, B) -> P(sum)"]
+  %1 = nn.softmax_cross_entropy_grad %dl, %logits, %labels : tensor<8x16xf32>, tensor<8x16x50xf32>, tensor<8x16xi64>
+  return
+}
+
+// Updates keep the parameter, its gradient and its state in one layout;
+// the step count stays whole.
+// CHECK-LABEL: func.func @training_updates
+func.func @training_updates(%w: tensor<16x32xf32>, %t: tensor<f32>) {
+// CHECK: nn.sgd_update {{.*}}sbp_rules = {{\[}}"(S(0), S(0)) -> S(0)", "(S(1), S(1)) -> S(1)", "(B, B) -> B"]
+  %0 = nn.sgd_update %w, %w lr = 0.1 : tensor<16x32xf32>
+// CHECK: nn.adam_update {{.*}}sbp_rules = {{\[}}"(S(0), S(0), S(0), S(0), B) -> S(0), S(0), S(0)", "(S(1), S(1), S(1), S(1), B) -> S(1), S(1), S(1)", "(B, B, B, B, B) -> B, B, B"]
+  %1:3 = nn.adam_update %w, %w, %w, %w, %t lr = 1.0e-3 : tensor<16x32xf32>, tensor<f32>
+  return
+}

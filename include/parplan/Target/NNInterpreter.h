@@ -1,0 +1,51 @@
+//===- NNInterpreter.h - run an nn program on the reference kernels -*- C++
+//-*-===//
+//
+// Evaluates an `nn` function op by op with the runtime's CPU kernels, on
+// logical (whole) shapes. It is the ground truth for the compiler's tests: a
+// training step, a finite-difference check, a partitioned program compared
+// with the unpartitioned one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_TARGET_NNINTERPRETER_H
+#define PARPLAN_TARGET_NNINTERPRETER_H
+
+#include "parplan/Runtime/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parplan {
+
+/// Values of nn.param and nn.input ops, by name.
+using NamedTensors = std::map<std::string, runtime::Tensor>;
+
+/// The runtime element type of an MLIR element type, if it has one.
+std::optional<runtime::DType> toDType(mlir::Type elementType);
+
+/// A dense constant as a runtime tensor.
+runtime::Tensor toTensor(mlir::DenseElementsAttr value);
+
+/// Runs `function` (no arguments) and returns its results. Every nn.input
+/// and nn.param must be fed, except parameters with `source = "zeros"`,
+/// which start at zero when not fed. A missing or mistyped feed, an op the
+/// interpreter does not know and a kernel's error are emitted as errors at
+/// the op and fail.
+mlir::FailureOr<std::vector<runtime::Tensor>>
+interpret(mlir::func::FuncOp function, const NamedTensors &feeds);
+
+/// For a training step (nn-autodiff's output): the values of the next step,
+/// i.e. `feeds` with every result marked `nn.updates = NAME` stored under
+/// NAME.
+NamedTensors applyUpdates(mlir::func::FuncOp function, NamedTensors feeds,
+                          std::vector<runtime::Tensor> results);
+
+} // namespace parplan
+
+#endif // PARPLAN_TARGET_NNINTERPRETER_H

@@ -1,0 +1,1082 @@
+//===- Autodiff.cpp - a forward nn program to a training step -------------===//
+//
+// Reverse-mode differentiation on logical shapes. The backward program is
+// plain nn ops (and the gradient ops of NNTrainingOps.td), so everything
+// downstream (sharding search, boxing, lowering, the interpreter) treats
+// forward and backward alike: gradient synchronization is whatever boxing
+// the layouts of a parameter and of its gradient require.
+//
+// Recomputation clones groups of forward ops into the backward program the
+// first time a backward rule reads one of their values; the originals then
+// die after their forward users, which is where the memory saving comes
+// from. docs/training.md describes the rules and policies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/NN/NNUtils.h"
+#include "parplan/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/GlobPattern.h"
+
+#include <cmath>
+
+namespace parplan {
+#define GEN_PASS_DEF_NNAUTODIFF
+#include "parplan/Transforms/Passes.h.inc"
+} // namespace parplan
+
+using namespace mlir;
+using namespace parplan::nn;
+
+namespace {
+
+constexpr double kTwoOverSqrtPi = 1.1283791670955126;
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+bool isFloatTensor(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
+
+/// "transformer.h.3.attn.c_attn.weight" -> "transformer.h.3": the name up to
+/// its first all-digit component; empty when there is none.
+std::string layerKey(StringRef name) {
+  SmallVector<StringRef> parts;
+  name.split(parts, '.');
+  std::string key;
+  for (StringRef part : parts) {
+    if (!key.empty())
+      key += '.';
+    key += part.str();
+    if (!part.empty() && llvm::all_of(part, llvm::isDigit))
+      return key;
+  }
+  return "";
+}
+
+enum class Recompute { None, Selective, Full };
+
+/// Builds the backward program of one function, op by op in reverse.
+class Differentiator {
+public:
+  Differentiator(func::FuncOp function, const DenseSet<Value> &active)
+      : b(function.getLoc(), function.getContext()), active(active) {}
+
+  ImplicitLocOpBuilder b;
+
+  /// Groups of forward ops that backward recomputes instead of reading
+  /// their saved results.
+  void setRecomputeGroups(std::vector<SmallVector<Operation *>> groups) {
+    recomputeGroups = std::move(groups);
+    for (auto [index, group] : llvm::enumerate(recomputeGroups))
+      for (Operation *op : group)
+        groupOf[op] = index;
+  }
+
+  void seed(Value value, Value grad) { accumulate(value, grad); }
+  Value gradientOf(Value value) const { return cotangents.lookup(value); }
+
+  /// Emits the backward of `op` when its results have cotangents.
+  LogicalResult differentiate(Operation *op);
+
+private:
+  const DenseSet<Value> &active;
+  DenseMap<Value, Value> cotangents;
+  std::vector<SmallVector<Operation *>> recomputeGroups;
+  DenseMap<Operation *, size_t> groupOf;
+  DenseSet<size_t> cloned;
+  IRMapping recomputed;
+
+  bool needs(Value value) const { return active.contains(value); }
+
+  void accumulate(Value value, Value grad) {
+    auto [it, inserted] = cotangents.try_emplace(value, grad);
+    if (!inserted)
+      it->second = AddOp::create(b, it->second, grad);
+  }
+
+  /// The forward value as backward reads it: recomputed when its op is in
+  /// a recompute group.
+  Value primal(Value value) {
+    Operation *def = value.getDefiningOp();
+    if (!def)
+      return value;
+    auto group = groupOf.find(def);
+    if (group == groupOf.end())
+      return value;
+    if (cloned.insert(group->second).second)
+      for (Operation *op : recomputeGroups[group->second]) {
+        // Operands from outside the group are the saved originals.
+        Operation *clone = b.clone(*op, recomputed);
+        clone->setLoc(op->getLoc());
+      }
+    return recomputed.lookupOrDefault(value);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Building blocks
+  //===--------------------------------------------------------------------===//
+
+  Value scalar(Type elementType, double value) {
+    auto type = RankedTensorType::get({}, elementType);
+    return ConstantOp::create(
+        b, DenseElementsAttr::get(type, b.getFloatAttr(elementType, value)));
+  }
+  Value scalarLike(Value like, double value) {
+    return scalar(tensorType(like).getElementType(), value);
+  }
+  Value zerosLike(RankedTensorType type) {
+    return ConstantOp::create(
+        b, DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+  }
+  Value scale(Value value, double factor) {
+    return MulOp::create(b, value, scalarLike(value, factor));
+  }
+  Value reshape(Value value, ArrayRef<int64_t> shape) {
+    auto type = tensorType(value);
+    if (type.getShape() == shape)
+      return value;
+    return ReshapeOp::create(b, type.clone(shape), value);
+  }
+  Value swapLastTwo(Value value) {
+    int64_t rank = tensorType(value).getRank();
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    return TransposeOp::create(b, value, b.getDenseI64ArrayAttr(perm));
+  }
+
+  /// Sums a broadcast gradient back to the operand's shape: over the extra
+  /// leading dimensions and over the dimensions where the operand has 1.
+  Value sumToShape(Value grad, RankedTensorType target) {
+    auto type = tensorType(grad);
+    if (type.getShape() == target.getShape())
+      return grad;
+    int64_t offset = type.getRank() - target.getRank();
+    SmallVector<int64_t> axes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d < offset ||
+          (target.getDimSize(d - offset) == 1 && type.getDimSize(d) != 1))
+        axes.push_back(d);
+    Value summed = grad;
+    if (!axes.empty())
+      summed = ReduceSumOp::create(b, grad, b.getDenseI64ArrayAttr(axes),
+                                   b.getBoolAttr(true));
+    return reshape(summed, target.getShape());
+  }
+
+  void accumulateBroadcast(Value operand, Value grad) {
+    if (needs(operand))
+      accumulate(operand, sumToShape(grad, tensorType(operand)));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Backward rules
+  //===--------------------------------------------------------------------===//
+
+  void matmulBackward(MatMulOp op, Value dy);
+  void gemmBackward(GemmOp op, Value dy);
+  LogicalResult reduceBackward(Operation *op, Value input,
+                               ArrayRef<int64_t> axes, bool keepdims, bool mean,
+                               Value dy);
+};
+
+void Differentiator::matmulBackward(MatMulOp op, Value dy) {
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  auto lhsType = tensorType(lhs), rhsType = tensorType(rhs);
+  // Promote 1-D operands as the forward did, and the gradient with them.
+  SmallVector<int64_t> lhsShape(lhsType.getShape()),
+      rhsShape(rhsType.getShape());
+  if (lhsShape.size() == 1)
+    lhsShape.insert(lhsShape.begin(), 1);
+  if (rhsShape.size() == 1)
+    rhsShape.push_back(1);
+  SmallVector<int64_t> dyShape(tensorType(dy).getShape());
+  if (lhsType.getRank() == 1)
+    dyShape.insert(dyShape.end() - (rhsType.getRank() == 1 ? 0 : 1), 1);
+  if (rhsType.getRank() == 1)
+    dyShape.push_back(1);
+  Value g = reshape(dy, dyShape);
+  Value a = reshape(primal(lhs), lhsShape);
+  Value w = reshape(primal(rhs), rhsShape);
+  if (needs(lhs)) {
+    Value da = MatMulOp::create(b, g, swapLastTwo(w));
+    da = sumToShape(da, lhsType.clone(lhsShape));
+    accumulate(lhs, reshape(da, lhsType.getShape()));
+  }
+  if (needs(rhs)) {
+    Value dw;
+    if (rhsShape.size() == 2 && lhsShape.size() > 2) {
+      // A weight shared by every batch row: one [k, rows] x [rows, n]
+      // product instead of a batch of them summed afterwards.
+      int64_t k = lhsShape.back(), n = rhsShape.back();
+      int64_t rows = tensorType(a).getNumElements() / k;
+      Value a2 = reshape(a, {rows, k}), g2 = reshape(g, {rows, n});
+      dw = MatMulOp::create(b, swapLastTwo(a2), g2);
+    } else {
+      dw = MatMulOp::create(b, swapLastTwo(a), g);
+      dw = sumToShape(dw, rhsType.clone(rhsShape));
+    }
+    accumulate(rhs, reshape(dw, rhsType.getShape()));
+  }
+}
+
+void Differentiator::gemmBackward(GemmOp op, Value dy) {
+  // y = alpha * A B + beta * c with A = op(a), B = op(b):
+  // dA = alpha * dy B^T and dB = alpha * A^T dy, transposed back when the
+  // forward transposed; each is one gemm.
+  bool transA = op.getTransA(), transB = op.getTransB();
+  FloatAttr alpha = op.getAlphaAttr();
+  FloatAttr one = b.getF32FloatAttr(1.0f);
+  Value a = primal(op.getA()), w = primal(op.getB());
+  auto gemm = [&](Value x, Value y, bool tx, bool ty) -> Value {
+    return GemmOp::create(b, x, y, Value(), alpha, one, b.getBoolAttr(tx),
+                          b.getBoolAttr(ty));
+  };
+  if (needs(op.getA()))
+    accumulate(op.getA(), transA ? gemm(w, dy, transB, true)
+                                 : gemm(dy, w, false, !transB));
+  if (needs(op.getB()))
+    accumulate(op.getB(), transB ? gemm(dy, a, true, transA)
+                                 : gemm(a, dy, !transA, false));
+  if (Value c = op.getC(); c && needs(c)) {
+    double beta = op.getBeta().convertToDouble();
+    accumulateBroadcast(c, beta == 1.0 ? dy : scale(dy, beta));
+  }
+}
+
+LogicalResult Differentiator::reduceBackward(Operation *op, Value input,
+                                             ArrayRef<int64_t> axes,
+                                             bool keepdims, bool mean,
+                                             Value dy) {
+  if (!needs(input))
+    return success();
+  auto inputType = tensorType(input);
+  int64_t rank = inputType.getRank();
+  SmallVector<bool> reduced(rank, axes.empty());
+  for (int64_t axis : axes)
+    reduced[*normalizeAxis(axis, rank)] = true;
+  SmallVector<int64_t> kept(inputType.getShape());
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (reduced[d]) {
+      count *= kept[d];
+      kept[d] = 1;
+    }
+  (void)op;
+  (void)keepdims;
+  Value g = reshape(dy, kept);
+  if (mean)
+    g = scale(g, 1.0 / static_cast<double>(count));
+  if (tensorType(g).getShape() != inputType.getShape())
+    g = ExpandOp::create(b, inputType.clone(tensorType(g).getElementType()), g);
+  accumulate(input, g);
+  return success();
+}
+
+LogicalResult Differentiator::differentiate(Operation *op) {
+  SmallVector<Value> grads;
+  bool any = false;
+  for (Value result : op->getResults()) {
+    grads.push_back(cotangents.lookup(result));
+    any |= static_cast<bool>(grads.back());
+  }
+  // Values that enter the program keep their gradients: the optimizer
+  // reads them.
+  if (!any || isa<ParamOp, InputOp, ConstantOp>(op))
+    return success();
+  b.setLoc(op->getLoc());
+  Value dy = grads.empty() ? Value() : grads[0];
+
+  auto unaryResult = [&]() { return primal(op->getResult(0)); };
+  auto unaryInput = [&]() { return primal(op->getOperand(0)); };
+  auto giveInput = [&](Value grad) {
+    if (needs(op->getOperand(0)))
+      accumulate(op->getOperand(0), grad);
+  };
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](MatMulOp matmul) {
+        matmulBackward(matmul, dy);
+        return success();
+      })
+      .Case([&](GemmOp gemm) {
+        gemmBackward(gemm, dy);
+        return success();
+      })
+      .Case([&](ConvOp conv) {
+        if (needs(conv.getInput()))
+          accumulate(conv.getInput(),
+                     ConvGradInputOp::create(
+                         b, tensorType(conv.getInput()), dy,
+                         primal(conv.getWeight()), conv.getStridesAttr(),
+                         conv.getPadsAttr(), conv.getDilationsAttr(),
+                         conv.getGroupAttr()));
+        if (needs(conv.getWeight()))
+          accumulate(conv.getWeight(),
+                     ConvGradWeightOp::create(
+                         b, tensorType(conv.getWeight()), dy,
+                         primal(conv.getInput()), conv.getStridesAttr(),
+                         conv.getPadsAttr(), conv.getDilationsAttr(),
+                         conv.getGroupAttr()));
+        if (Value bias = conv.getBias(); bias && needs(bias)) {
+          SmallVector<int64_t> axes = {0};
+          for (int64_t d = 2; d < tensorType(dy).getRank(); ++d)
+            axes.push_back(d);
+          accumulate(bias,
+                     ReduceSumOp::create(b, dy, b.getDenseI64ArrayAttr(axes),
+                                         b.getBoolAttr(false)));
+        }
+        return success();
+      })
+      .Case([&](AddOp add) {
+        accumulateBroadcast(add.getLhs(), dy);
+        accumulateBroadcast(add.getRhs(), dy);
+        return success();
+      })
+      .Case([&](SubOp sub) {
+        accumulateBroadcast(sub.getLhs(), dy);
+        if (needs(sub.getRhs()))
+          accumulateBroadcast(sub.getRhs(), scale(dy, -1.0));
+        return success();
+      })
+      .Case([&](MulOp mul) {
+        if (needs(mul.getLhs()))
+          accumulateBroadcast(mul.getLhs(),
+                              MulOp::create(b, dy, primal(mul.getRhs())));
+        if (needs(mul.getRhs()))
+          accumulateBroadcast(mul.getRhs(),
+                              MulOp::create(b, dy, primal(mul.getLhs())));
+        return success();
+      })
+      .Case([&](DivOp div) {
+        // d/da = dy / b; d/db = -(dy / b) * (a / b) = -(dy / b) * y.
+        Value quotient = DivOp::create(b, dy, primal(div.getRhs()));
+        accumulateBroadcast(div.getLhs(), quotient);
+        if (needs(div.getRhs()))
+          accumulateBroadcast(
+              div.getRhs(),
+              scale(MulOp::create(b, quotient, primal(div.getResult())), -1.0));
+        return success();
+      })
+      .Case([&](PowOp pow) {
+        Value base = primal(pow.getLhs()), exponent = primal(pow.getRhs());
+        if (needs(pow.getLhs())) {
+          Value lowered = SubOp::create(b, exponent, scalarLike(exponent, 1.0));
+          Value derivative =
+              MulOp::create(b, exponent, PowOp::create(b, base, lowered));
+          accumulateBroadcast(pow.getLhs(), MulOp::create(b, dy, derivative));
+        }
+        if (needs(pow.getRhs())) {
+          Value derivative =
+              MulOp::create(b, primal(pow.getResult()), LogOp::create(b, base));
+          accumulateBroadcast(pow.getRhs(), MulOp::create(b, dy, derivative));
+        }
+        return success();
+      })
+      .Case([&](WhereOp where) {
+        Value zeros = zerosLike(tensorType(dy));
+        Value condition = primal(where.getCondition());
+        if (needs(where.getLhs()))
+          accumulateBroadcast(where.getLhs(),
+                              WhereOp::create(b, condition, dy, zeros));
+        if (needs(where.getRhs()))
+          accumulateBroadcast(where.getRhs(),
+                              WhereOp::create(b, condition, zeros, dy));
+        return success();
+      })
+      .Case([&](ReluOp) {
+        giveInput(ReluGradOp::create(b, dy, unaryInput()));
+        return success();
+      })
+      .Case([&](LeakyReluOp relu) {
+        giveInput(
+            LeakyReluGradOp::create(b, dy, unaryInput(), relu.getAlphaAttr()));
+        return success();
+      })
+      .Case([&](HardSigmoidOp sigmoid) {
+        giveInput(HardSigmoidGradOp::create(b, dy, unaryInput(),
+                                            sigmoid.getAlphaAttr(),
+                                            sigmoid.getBetaAttr()));
+        return success();
+      })
+      .Case([&](HardSwishOp) {
+        giveInput(HardSwishGradOp::create(b, dy, unaryInput()));
+        return success();
+      })
+      .Case([&](ClipOp clip) {
+        giveInput(ClipGradOp::create(b, dy, unaryInput(), clip.getMinAttr(),
+                                     clip.getMaxAttr()));
+        return success();
+      })
+      .Case([&](GeluOp gelu) {
+        giveInput(
+            GeluGradOp::create(b, dy, unaryInput(), gelu.getApproximateAttr()));
+        return success();
+      })
+      .Case([&](TanhOp) {
+        Value y = unaryResult();
+        Value square = MulOp::create(b, y, y);
+        giveInput(
+            MulOp::create(b, dy, SubOp::create(b, scalarLike(y, 1.0), square)));
+        return success();
+      })
+      .Case([&](SigmoidOp) {
+        Value y = unaryResult();
+        Value slope =
+            MulOp::create(b, y, SubOp::create(b, scalarLike(y, 1.0), y));
+        giveInput(MulOp::create(b, dy, slope));
+        return success();
+      })
+      .Case([&](SqrtOp) {
+        giveInput(DivOp::create(b, dy, scale(unaryResult(), 2.0)));
+        return success();
+      })
+      .Case([&](ExpOp) {
+        giveInput(MulOp::create(b, dy, unaryResult()));
+        return success();
+      })
+      .Case([&](LogOp) {
+        giveInput(DivOp::create(b, dy, unaryInput()));
+        return success();
+      })
+      .Case([&](ErfOp) {
+        // 2 / sqrt(pi) * exp(-x^2).
+        Value x = unaryInput();
+        Value gauss = ExpOp::create(b, scale(MulOp::create(b, x, x), -1.0));
+        giveInput(MulOp::create(b, dy, scale(gauss, kTwoOverSqrtPi)));
+        return success();
+      })
+      .Case([&](CastOp cast) {
+        giveInput(CastOp::create(b, tensorType(cast.getInput()), dy));
+        return success();
+      })
+      .Case([&](SoftmaxOp softmax) {
+        giveInput(
+            SoftmaxGradOp::create(b, dy, unaryResult(), softmax.getAxisAttr()));
+        return success();
+      })
+      .Case([&](LogSoftmaxOp softmax) {
+        giveInput(LogSoftmaxGradOp::create(b, dy, unaryResult(),
+                                           softmax.getAxisAttr()));
+        return success();
+      })
+      .Case([&](LayerNormOp norm) {
+        auto grads = LayerNormGradOp::create(
+            b, dy, primal(norm.getInput()), primal(norm.getScale()),
+            norm.getAxisAttr(), norm.getEpsilonAttr());
+        if (needs(norm.getInput()))
+          accumulate(norm.getInput(), grads.getInputGrad());
+        if (needs(norm.getScale()))
+          accumulate(norm.getScale(), grads.getScaleGrad());
+        if (Value bias = norm.getBias(); bias && needs(bias))
+          accumulate(bias, grads.getBiasGrad());
+        return success();
+      })
+      .Case([&](BatchNormOp norm) {
+        // Inference form: per channel, y = (x - mean) * rstd * scale + bias
+        // with fixed statistics, which get no gradient.
+        auto inputType = tensorType(norm.getInput());
+        int64_t rank = inputType.getRank(), channels = inputType.getDimSize(1);
+        SmallVector<int64_t> channelShape(rank - 1, 1);
+        channelShape[0] = channels;
+        SmallVector<int64_t> axes = {0};
+        for (int64_t d = 2; d < rank; ++d)
+          axes.push_back(d);
+        Value variance = primal(norm.getVariance());
+        Value rstd = DivOp::create(
+            b, scalarLike(variance, 1.0),
+            SqrtOp::create(
+                b, AddOp::create(
+                       b, variance,
+                       scalarLike(variance,
+                                  norm.getEpsilon().convertToDouble()))));
+        Value rstdColumn = reshape(rstd, channelShape);
+        if (needs(norm.getInput())) {
+          Value factor = MulOp::create(
+              b, reshape(primal(norm.getScale()), channelShape), rstdColumn);
+          accumulate(norm.getInput(), MulOp::create(b, dy, factor));
+        }
+        auto channelSum = [&](Value value) -> Value {
+          return ReduceSumOp::create(b, value, b.getDenseI64ArrayAttr(axes),
+                                     b.getBoolAttr(false));
+        };
+        if (needs(norm.getScale())) {
+          Value centered =
+              SubOp::create(b, primal(norm.getInput()),
+                            reshape(primal(norm.getMean()), channelShape));
+          Value normalized = MulOp::create(b, centered, rstdColumn);
+          accumulate(norm.getScale(),
+                     channelSum(MulOp::create(b, dy, normalized)));
+        }
+        if (needs(norm.getBias()))
+          accumulate(norm.getBias(), channelSum(dy));
+        return success();
+      })
+      .Case([&](MaxPoolOp pool) {
+        giveInput(MaxPoolGradOp::create(
+            b, tensorType(pool.getInput()), dy, unaryInput(),
+            pool.getKernelAttr(), pool.getStridesAttr(), pool.getPadsAttr(),
+            pool.getDilationsAttr(), pool.getCeilModeAttr()));
+        return success();
+      })
+      .Case([&](AvgPoolOp pool) {
+        giveInput(AvgPoolGradOp::create(
+            b, tensorType(pool.getInput()), dy, pool.getKernelAttr(),
+            pool.getStridesAttr(), pool.getPadsAttr(), pool.getDilationsAttr(),
+            pool.getCeilModeAttr(), pool.getCountIncludePadAttr()));
+        return success();
+      })
+      .Case([&](ReshapeOp reshapeOp) {
+        giveInput(reshape(dy, tensorType(reshapeOp.getInput()).getShape()));
+        return success();
+      })
+      .Case([&](ExpandOp expand) {
+        accumulateBroadcast(expand.getInput(), dy);
+        return success();
+      })
+      .Case([&](TransposeOp transpose) {
+        ArrayRef<int64_t> perm = transpose.getPerm();
+        SmallVector<int64_t> inverse(perm.size());
+        for (auto [i, p] : llvm::enumerate(perm))
+          inverse[p] = static_cast<int64_t>(i);
+        giveInput(TransposeOp::create(b, dy, b.getDenseI64ArrayAttr(inverse)));
+        return success();
+      })
+      .Case([&](ConcatOp concat) {
+        int64_t axis = *normalizeAxis(static_cast<int64_t>(concat.getAxis()),
+                                      tensorType(dy).getRank());
+        SmallVector<int64_t> sizes;
+        for (Value input : concat.getInputs())
+          sizes.push_back(tensorType(input).getDimSize(axis));
+        auto parts = SplitOp::create(b, dy, b.getI64IntegerAttr(axis),
+                                     b.getDenseI64ArrayAttr(sizes));
+        for (auto [input, part] :
+             llvm::zip_equal(concat.getInputs(), parts.getResults()))
+          if (needs(input))
+            accumulate(input, part);
+        return success();
+      })
+      .Case([&](SplitOp split) {
+        if (!needs(split.getInput()))
+          return success();
+        SmallVector<Value> parts;
+        for (auto [result, grad] : llvm::zip_equal(split.getResults(), grads))
+          parts.push_back(grad ? grad : zerosLike(tensorType(result)));
+        accumulate(split.getInput(),
+                   ConcatOp::create(b, parts, split.getAxisAttr()));
+        return success();
+      })
+      .Case([&](SliceOp slice) {
+        giveInput(SliceGradOp::create(b, tensorType(slice.getInput()), dy,
+                                      slice.getStartsAttr(),
+                                      slice.getStepsAttr()));
+        return success();
+      })
+      .Case([&](GatherOp gather) {
+        if (needs(gather.getInput()))
+          accumulate(gather.getInput(),
+                     GatherGradOp::create(b, tensorType(gather.getInput()), dy,
+                                          primal(gather.getIndices()),
+                                          gather.getAxisAttr()));
+        return success();
+      })
+      .Case([&](ReduceSumOp reduce) {
+        return reduceBackward(reduce, reduce.getInput(), reduce.getAxes(),
+                              reduce.getKeepdims(), /*mean=*/false, dy);
+      })
+      .Case([&](ReduceMeanOp reduce) {
+        return reduceBackward(reduce, reduce.getInput(), reduce.getAxes(),
+                              reduce.getKeepdims(), /*mean=*/true, dy);
+      })
+      .Case([&](SoftmaxCrossEntropyOp loss) {
+        if (needs(loss.getLogits()))
+          accumulate(loss.getLogits(), SoftmaxCrossEntropyGradOp::create(
+                                           b, dy, primal(loss.getLogits()),
+                                           primal(loss.getLabels())));
+        return success();
+      })
+      .Default([&](Operation *other) -> LogicalResult {
+        return other->emitOpError()
+               << "has no backward rule: nn-autodiff cannot differentiate it";
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct NNAutodiffPass : parplan::impl::NNAutodiffBase<NNAutodiffPass> {
+  using NNAutodiffBase::NNAutodiffBase;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult lowerPrecision(func::FuncOp function, Type low);
+  FailureOr<Value> buildLoss(func::FuncOp function, Value output);
+  std::vector<SmallVector<Operation *>>
+  recomputeGroups(ArrayRef<Operation *> forward, const DenseSet<Value> &active,
+                  Recompute policy);
+};
+
+LogicalResult NNAutodiffPass::lowerPrecision(func::FuncOp function, Type low) {
+  // Values that enter in fp32 are cast once where they enter; every op
+  // computing in fp32 then computes in the low type. The casts' backward
+  // brings each parameter's gradient back to fp32.
+  OpBuilder b(function.getContext());
+  auto lowered = [&](Type type) -> Type {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && tensor.getElementType().isF32())
+      return tensor.clone(low);
+    return type;
+  };
+  for (Operation &op : llvm::make_early_inc_range(function.getOps())) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (isa<ParamOp, InputOp, ConstantOp>(op)) {
+      Value value = op.getResult(0);
+      if (lowered(value.getType()) == value.getType())
+        continue;
+      b.setInsertionPointAfter(&op);
+      auto cast =
+          CastOp::create(b, op.getLoc(), lowered(value.getType()), value);
+      value.replaceAllUsesExcept(cast, cast);
+      continue;
+    }
+    for (Value result : op.getResults())
+      result.setType(lowered(result.getType()));
+  }
+  // Results keep the types @main declared until the loss replaces them.
+  return success();
+}
+
+FailureOr<Value> NNAutodiffPass::buildLoss(func::FuncOp function,
+                                           Value output) {
+  auto returnOp = cast<func::ReturnOp>(function.front().getTerminator());
+  ImplicitLocOpBuilder b(returnOp.getLoc(), returnOp);
+  auto type = dyn_cast<RankedTensorType>(output.getType());
+  if (!type || !isa<FloatType>(type.getElementType()))
+    return emitError(returnOp.getLoc())
+           << "nn-autodiff: output " << output << " of @main is not a "
+           << "floating-point tensor, so no loss can be built on it";
+  // The loss is computed in fp32 whatever the forward computes in.
+  if (!type.getElementType().isF32() && !type.getElementType().isF64()) {
+    type = type.clone(b.getF32Type());
+    output = CastOp::create(b, type, output);
+  }
+  // The labels input must not collide with an existing input.
+  for (InputOp input : function.getOps<InputOp>())
+    if (input.getName() == labels)
+      return input.emitOpError()
+             << "has the name '" << labels
+             << "' that nn-autodiff gives the labels; choose another with "
+                "labels=NAME";
+  Value perElement;
+  if (loss == "cross-entropy") {
+    if (type.getRank() < 1)
+      return emitError(returnOp.getLoc())
+             << "nn-autodiff: cross-entropy needs an output with a class "
+                "dimension, not a scalar";
+    auto labelsType =
+        RankedTensorType::get(type.getShape().drop_back(), b.getI64Type());
+    Value labelsValue = InputOp::create(b, labelsType, labels);
+    perElement = SoftmaxCrossEntropyOp::create(
+        b, labelsType.clone(type.getElementType()), output, labelsValue);
+  } else if (loss == "mse") {
+    Value targets = InputOp::create(b, type, labels);
+    Value difference = SubOp::create(b, output, targets);
+    perElement = MulOp::create(b, difference, difference);
+  } else {
+    return emitError(returnOp.getLoc()) << "nn-autodiff: unknown loss '" << loss
+                                        << "' (expected cross-entropy or mse)";
+  }
+  return ReduceMeanOp::create(b, perElement, b.getDenseI64ArrayAttr({}),
+                              b.getBoolAttr(false))
+      .getResult();
+}
+
+std::vector<SmallVector<Operation *>>
+NNAutodiffPass::recomputeGroups(ArrayRef<Operation *> forward,
+                                const DenseSet<Value> &active,
+                                Recompute policy) {
+  std::vector<SmallVector<Operation *>> groups;
+  if (policy == Recompute::None)
+    return groups;
+  auto isSource = [](Operation *op) {
+    return isa<ParamOp, InputOp, ConstantOp>(op);
+  };
+  if (policy == Recompute::Selective) {
+    // The attention core: from the matmul of two activations (the scores)
+    // through the ops between it and the softmax, whose outputs are the
+    // sequence-squared tensors.
+    for (Operation *op : forward) {
+      auto softmax = dyn_cast<SoftmaxOp>(op);
+      if (!softmax)
+        continue;
+      SmallVector<Operation *> chain = {softmax};
+      Value value = softmax.getInput();
+      bool found = false;
+      while (Operation *def = value.getDefiningOp()) {
+        if (auto matmul = dyn_cast<MatMulOp>(def)) {
+          auto isActivation = [&](Value v) {
+            Operation *d = v.getDefiningOp();
+            return d && !isSource(d) && active.contains(v);
+          };
+          found =
+              isActivation(matmul.getLhs()) && isActivation(matmul.getRhs());
+          chain.push_back(def);
+          break;
+        }
+        // Scaling and masking: one operand on the chain, the rest fixed.
+        if (def->getNumResults() != 1 ||
+            !isa<DivOp, MulOp, AddOp, SubOp, WhereOp, CastOp>(def))
+          break;
+        Value next;
+        int onChain = 0;
+        for (Value operand : def->getOperands())
+          if (Operation *d = operand.getDefiningOp();
+              d && !isSource(d) && active.contains(operand)) {
+            next = operand;
+            ++onChain;
+          }
+        if (onChain != 1)
+          break;
+        chain.push_back(def);
+        value = next;
+      }
+      if (found)
+        groups.emplace_back(chain.rbegin(), chain.rend());
+    }
+    return groups;
+  }
+  // Full: a layer is the ops reading parameters of one numbered prefix
+  // (directly or through ops on parameters alone, such as a transposed
+  // weight), and the activations computed from them up to the next layer.
+  // Ops reading parameters outside every layer (embeddings, final norm,
+  // a tied head) are not recomputed. Only layer inputs stay saved, as in
+  // Megatron-LM's full recomputation.
+  const std::string kOutside = "\n outside";
+  // The layer key of the parameters a parameter-only value comes from.
+  DenseMap<Value, std::string> weightLayer;
+  DenseMap<Operation *, std::string> layerOf;
+  llvm::StringMap<size_t> layerIndex;
+  for (Operation *op : forward) {
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      if (active.contains(param.getResult())) {
+        std::string key = layerKey(param.getName());
+        weightLayer[param.getResult()] = key.empty() ? kOutside : key;
+      }
+      continue;
+    }
+    if (isSource(op))
+      continue;
+    std::string weights, inherited;
+    bool onWeightsOnly = true, inheritsOutside = false;
+    for (Value operand : op->getOperands()) {
+      auto weight = weightLayer.find(operand);
+      if (weight != weightLayer.end()) {
+        if (weights.empty() || weights == kOutside)
+          weights = weight->second;
+        continue;
+      }
+      Operation *def = operand.getDefiningOp();
+      // Data (token ids, features) makes a value an activation.
+      if (!def || isa<InputOp>(def))
+        onWeightsOnly = false;
+      if (!def || isSource(def) || !active.contains(operand))
+        continue;
+      onWeightsOnly = false;
+      auto it = layerOf.find(def);
+      if (it == layerOf.end())
+        continue;
+      if (it->second == kOutside)
+        inheritsOutside = true;
+      else if (!it->second.empty())
+        inherited = it->second;
+    }
+    if (onWeightsOnly && !weights.empty()) {
+      for (Value result : op->getResults())
+        weightLayer[result] = weights;
+      continue;
+    }
+    // Weights decide; an op without weights follows its activations, and
+    // joins a layer when any of them is in one (a residual sum).
+    std::string layer = !weights.empty()     ? weights
+                        : !inherited.empty() ? inherited
+                        : inheritsOutside    ? kOutside
+                                             : std::string();
+    layerOf[op] = layer;
+    if (layer.empty() || layer == kOutside)
+      continue;
+    auto [it, inserted] = layerIndex.try_emplace(layer, groups.size());
+    if (inserted)
+      groups.emplace_back();
+    groups[it->second].push_back(op);
+  }
+  return groups;
+}
+
+void NNAutodiffPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto function = module.lookupSymbol<func::FuncOp>("main");
+  if (!function || function.isExternal()) {
+    module.emitError() << "nn-autodiff: the module has no function @main";
+    return signalPassFailure();
+  }
+  if (module->hasAttr("nn.training")) {
+    module.emitError() << "nn-autodiff: @main is already a training step";
+    return signalPassFailure();
+  }
+  if (!function.getBody().hasOneBlock() || function.getNumArguments() != 0) {
+    function.emitOpError() << "must be one block without arguments (values "
+                              "enter through nn.param and nn.input)";
+    return signalPassFailure();
+  }
+  auto fail = [&](const Twine &message) {
+    function.emitOpError() << message;
+    signalPassFailure();
+  };
+
+  Recompute policy;
+  if (recompute == "none")
+    policy = Recompute::None;
+  else if (recompute == "selective")
+    policy = Recompute::Selective;
+  else if (recompute == "full")
+    policy = Recompute::Full;
+  else
+    return fail("nn-autodiff: unknown recompute '" + recompute +
+                "' (expected none, selective or full)");
+  if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adam" &&
+      optimizer != "adamw" && optimizer != "none")
+    return fail("nn-autodiff: unknown optimizer '" + optimizer +
+                "' (expected sgd, momentum, adam, adamw or none)");
+  Type lowType;
+  MLIRContext *context = &getContext();
+  if (mixedPrecision == "bf16")
+    lowType = BFloat16Type::get(context);
+  else if (mixedPrecision == "fp16")
+    lowType = Float16Type::get(context);
+  else if (mixedPrecision != "none")
+    return fail("nn-autodiff: unknown mixed-precision '" + mixedPrecision +
+                "' (expected none, bf16 or fp16)");
+  if (!(lr > 0) || !std::isfinite(lr))
+    return fail("nn-autodiff: lr must be a positive number");
+  double decay =
+      weightDecay >= 0 ? weightDecay : (optimizer == "adamw" ? 0.01 : 0.0);
+  double lossScaling = mixedPrecision == "fp16" ? lossScale.getValue() : 1.0;
+  if (!(lossScaling > 0) || !std::isfinite(lossScaling))
+    return fail("nn-autodiff: loss-scale must be a positive number");
+
+  std::vector<llvm::GlobPattern> frozenGlobs;
+  SmallVector<StringRef> patterns;
+  StringRef(frozen).split(patterns, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef pattern : patterns) {
+    llvm::Expected<llvm::GlobPattern> glob =
+        llvm::GlobPattern::create(pattern.trim());
+    if (!glob)
+      return fail("nn-autodiff: frozen pattern '" + pattern.trim() +
+                  "': " + llvm::toString(glob.takeError()));
+    frozenGlobs.push_back(std::move(*glob));
+  }
+
+  auto returnOp = cast<func::ReturnOp>(function.front().getTerminator());
+  if (output >= returnOp.getNumOperands())
+    return fail("nn-autodiff: output " + Twine(output.getValue()) +
+                " is out of range: @main returns " +
+                Twine(returnOp.getNumOperands()) + " values");
+
+  if (lowType && failed(lowerPrecision(function, lowType)))
+    return signalPassFailure();
+  FailureOr<Value> lossValue = buildLoss(function, returnOp.getOperand(output));
+  if (failed(lossValue))
+    return signalPassFailure();
+
+  // Trainable parameters, in program order, and the values that depend on
+  // them (the only ones that need gradients).
+  SmallVector<ParamOp> trainable;
+  llvm::StringSet<> names;
+  for (ParamOp param : function.getOps<ParamOp>()) {
+    names.insert(param.getName());
+    if (!isFloatTensor(param.getResult()))
+      continue;
+    if (llvm::any_of(frozenGlobs, [&](const llvm::GlobPattern &glob) {
+          return glob.match(param.getName());
+        }))
+      continue;
+    trainable.push_back(param);
+  }
+  SmallVector<Operation *> forward;
+  for (Operation &op : function.getOps())
+    if (!isa<func::ReturnOp>(op))
+      forward.push_back(&op);
+  DenseSet<Value> active;
+  for (ParamOp param : trainable)
+    active.insert(param.getResult());
+  for (Operation *op : forward) {
+    if (isa<ParamOp>(op))
+      continue;
+    // Operands that carry no gradient do not make an op depend on params.
+    bool depends = false;
+    for (OpOperand &operand : op->getOpOperands()) {
+      unsigned index = operand.getOperandNumber();
+      bool differentiable = !(isa<BatchNormOp>(op) && index >= 3) &&
+                            !(isa<GatherOp>(op) && index == 1) &&
+                            !(isa<WhereOp>(op) && index == 0) &&
+                            !(isa<SoftmaxCrossEntropyOp>(op) && index == 1);
+      depends |= differentiable && active.contains(operand.get());
+    }
+    if (depends)
+      for (Value result : op->getResults())
+        if (isFloatTensor(result))
+          active.insert(result);
+  }
+  // Non-differentiable operands must not receive gradients either.
+  for (Operation *op : forward)
+    if (auto norm = dyn_cast<BatchNormOp>(op)) {
+      active.erase(norm.getMean());
+      active.erase(norm.getVariance());
+    }
+  if (!active.contains(*lossValue))
+    return fail("nn-autodiff: the loss depends on no trainable parameter");
+
+  Differentiator differentiator(function, active);
+  differentiator.setRecomputeGroups(recomputeGroups(forward, active, policy));
+  ImplicitLocOpBuilder &b = differentiator.b;
+  b.setInsertionPoint(returnOp);
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  auto lossType = tensorType(*lossValue);
+  Value seed = ConstantOp::create(
+      b, DenseElementsAttr::get(
+             lossType, b.getFloatAttr(lossType.getElementType(), lossScaling)));
+  differentiator.seed(*lossValue, seed);
+  for (Operation *op : llvm::reverse(forward))
+    if (failed(differentiator.differentiate(op)))
+      return signalPassFailure();
+
+  // The optimizer: one update per parameter that got a gradient.
+  SmallVector<Value> results = {*lossValue};
+  SmallVector<std::string> updates = {""};
+  // State sits beside its parameter; the step count first.
+  auto zerosParam = [&](Operation *after, RankedTensorType type,
+                        const std::string &name) -> FailureOr<Value> {
+    if (!names.insert(name).second) {
+      function.emitOpError() << "nn-autodiff: the optimizer state '" << name
+                             << "' has the name of an existing parameter";
+      return failure();
+    }
+    OpBuilder entry(context);
+    if (after)
+      entry.setInsertionPointAfter(after);
+    else
+      entry.setInsertionPointToStart(&function.front());
+    return ParamOp::create(entry, function.getLoc(), type,
+                           entry.getStringAttr(name),
+                           entry.getStringAttr("zeros"))
+        .getResult();
+  };
+  Value step;
+  if (optimizer == "adam" || optimizer == "adamw") {
+    FailureOr<Value> count = zerosParam(nullptr, f32, "optimizer.step");
+    if (failed(count))
+      return signalPassFailure();
+    step = AddOp::create(
+        b, *count, ConstantOp::create(b, DenseElementsAttr::get(f32, 1.0f)));
+    results.push_back(step);
+    updates.push_back("optimizer.step");
+  }
+  FloatAttr lrAttr = b.getF64FloatAttr(lr),
+            decayAttr = b.getF64FloatAttr(decay),
+            scaleAttr = b.getF64FloatAttr(lossScaling);
+  for (ParamOp param : trainable) {
+    Value grad = differentiator.gradientOf(param.getResult());
+    if (!grad)
+      continue;
+    b.setLoc(param.getLoc());
+    auto type = tensorType(param.getResult());
+    std::string name = param.getName().str();
+    if (optimizer == "none") {
+      // The gradients themselves, for checks and for optimizers elsewhere.
+      results.push_back(grad);
+      updates.push_back("gradient:" + name);
+    } else if (optimizer == "sgd") {
+      results.push_back(
+          SgdUpdateOp::create(b, param, grad, lrAttr, decayAttr, scaleAttr));
+      updates.push_back(name);
+    } else if (optimizer == "momentum") {
+      FailureOr<Value> velocity = zerosParam(param, type, name + ".momentum");
+      if (failed(velocity))
+        return signalPassFailure();
+      auto update = MomentumUpdateOp::create(
+          b, param, grad, *velocity, lrAttr, b.getF64FloatAttr(momentum),
+          decayAttr, b.getBoolAttr(false), scaleAttr);
+      results.append({update.getNewParam(), update.getNewVelocity()});
+      updates.append({name, name + ".momentum"});
+    } else {
+      FailureOr<Value> v = zerosParam(param, type, name + ".adam.v");
+      FailureOr<Value> m = zerosParam(param, type, name + ".adam.m");
+      if (failed(m) || failed(v))
+        return signalPassFailure();
+      auto update = AdamUpdateOp::create(
+          b, param, grad, *m, *v, step, lrAttr, b.getF64FloatAttr(beta1),
+          b.getF64FloatAttr(beta2), b.getF64FloatAttr(epsilon), decayAttr,
+          optimizer == "adamw" ? b.getUnitAttr() : UnitAttr(), scaleAttr);
+      results.append(
+          {update.getNewParam(), update.getNewM(), update.getNewV()});
+      updates.append({name, name + ".adam.m", name + ".adam.v"});
+    }
+  }
+
+  b.setLoc(returnOp.getLoc());
+  func::ReturnOp::create(b, results);
+  returnOp.erase();
+  SmallVector<Type> resultTypes;
+  for (Value result : results)
+    resultTypes.push_back(result.getType());
+  function.setType(FunctionType::get(context, {}, resultTypes));
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (const std::string &update : updates) {
+    StringRef text = update;
+    NamedAttribute attr =
+        update.empty() ? b.getNamedAttr("nn.name", b.getStringAttr("loss"))
+        : text.consume_front("gradient:")
+            ? b.getNamedAttr("nn.gradient", b.getStringAttr(text))
+            : b.getNamedAttr("nn.updates", b.getStringAttr(text));
+    resultAttrs.push_back(b.getDictionaryAttr({attr}));
+  }
+  function.setAllResultAttrs(resultAttrs);
+
+  // Forward ops no result depends on any more (other outputs of @main).
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(function.front())))
+    if (!isa<func::ReturnOp>(op) && isOpTriviallyDead(&op))
+      op.erase();
+
+  SmallVector<NamedAttribute> training = {
+      b.getNamedAttr("loss", b.getStringAttr(loss)),
+      b.getNamedAttr("optimizer", b.getStringAttr(optimizer)),
+      b.getNamedAttr("lr", lrAttr),
+      b.getNamedAttr("weight_decay", decayAttr),
+      b.getNamedAttr("recompute", b.getStringAttr(recompute)),
+      b.getNamedAttr("mixed_precision", b.getStringAttr(mixedPrecision)),
+      b.getNamedAttr("labels", b.getStringAttr(labels))};
+  if (lossScaling != 1.0)
+    training.push_back(b.getNamedAttr("loss_scale", scaleAttr));
+  module->setAttr("nn.training", b.getDictionaryAttr(training));
+}
+
+} // namespace

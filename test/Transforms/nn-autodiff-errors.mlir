@@ -1,0 +1,87 @@
+// RUN: parplan-opt %s -split-input-file -nn-autodiff -verify-diagnostics
+// RUN: not parplan-opt %s -split-input-file -nn-autodiff="optimizer=adagrad" 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
+// RUN: not parplan-opt %s -split-input-file -nn-autodiff="loss=hinge" 2>&1 | FileCheck %s --check-prefix=LOSS
+// RUN: not parplan-opt %s -split-input-file -nn-autodiff="output=3" 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// RUN: not parplan-opt %s -split-input-file -nn-autodiff="frozen=[w" 2>&1 | FileCheck %s --check-prefix=FROZEN
+// RUN: not parplan-opt %s -split-input-file -nn-autodiff="recompute=some" 2>&1 | FileCheck %s --check-prefix=RECOMPUTE
+// RUN: not parplan-opt %s -split-input-file -nn-autodiff="mixed-precision=fp8" 2>&1 | FileCheck %s --check-prefix=PRECISION
+
+// OPTIMIZER: error: 'func.func' op nn-autodiff: unknown optimizer 'adagrad' (expected sgd, momentum, adam, adamw or none)
+// LOSS: error: nn-autodiff: unknown loss 'hinge' (expected cross-entropy or mse)
+// OUTPUT: error: 'func.func' op nn-autodiff: output 3 is out of range: @main returns 1 values
+// FROZEN: error: 'func.func' op nn-autodiff: frozen pattern '[w': invalid glob pattern
+// RECOMPUTE: error: 'func.func' op nn-autodiff: unknown recompute 'some' (expected none, selective or full)
+// PRECISION: error: 'func.func' op nn-autodiff: unknown mixed-precision 'fp8' (expected none, bf16 or fp16)
+
+func.func @main() -> tensor<4x3xf32> {
+  %x = nn.input "x" : tensor<4x5xf32>
+  %w = nn.param "w" : tensor<5x3xf32>
+  %y = nn.matmul %x, %w : tensor<4x5xf32>, tensor<5x3xf32> -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// expected-error @+1 {{nn-autodiff: the module has no function @main}}
+module {
+  func.func @forward() {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{nn-autodiff: @main is already a training step}}
+module attributes {nn.training = {}} {
+  func.func @main() {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op nn-autodiff: the loss depends on no trainable parameter}}
+func.func @main() -> tensor<4x3xf32> {
+  %x = nn.input "x" : tensor<4x3xf32>
+  %y = nn.relu %x : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @main() -> tensor<4xi64> {
+  %w = nn.param "w" : tensor<4x3xf32>
+  %s = nn.shape %w : tensor<4x3xf32> -> tensor<2xi64>
+  %c = nn.concat %s, %s axis = 0 : tensor<2xi64>, tensor<2xi64> -> tensor<4xi64>
+  // expected-error @+1 {{nn-autodiff: output}}
+  return %c : tensor<4xi64>
+}
+
+// -----
+
+func.func @main() -> tensor<4x3xf32> {
+  %w = nn.param "w" : tensor<4x3xf32>
+  // expected-error @+1 {{'nn.input' op has the name 'labels' that nn-autodiff gives the labels; choose another with labels=NAME}}
+  %l = nn.input "labels" : tensor<4x3xf32>
+  %y = nn.mul %w, %l : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @main() -> tensor<4x3xf32> {
+  %w = nn.param "w" : tensor<4x3xf32>
+  %y = nn.param "w.adam.m" : tensor<4x3xf32>
+  %z = nn.add %w, %y : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  // expected-error @-4 {{'func.func' op nn-autodiff: the optimizer state 'w.adam.m' has the name of an existing parameter}}
+  return %z : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @main() -> tensor<4x3xf32> {
+  %w = nn.param "w" : tensor<4x3xf32>
+  // expected-error @+1 {{'nn.relu_grad' op has no backward rule: nn-autodiff cannot differentiate it}}
+  %y = nn.relu_grad %w, %w : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}

@@ -1,0 +1,66 @@
+// RUN: parplan-opt %s -split-input-file -nn-autodiff="recompute=full frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=FULL
+// RUN: parplan-opt %s -split-input-file -nn-autodiff="recompute=selective frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=SELECTIVE
+// RUN: parplan-opt %s -split-input-file -nn-autodiff="mixed-precision=bf16 frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=BF16
+// RUN: parplan-opt %s -split-input-file -nn-autodiff="mixed-precision=fp16 loss-scale=512 frozen=mask" | FileCheck %s --check-prefix=FP16
+
+// One attention layer ("h.0") between an embedding and a head outside any
+// layer.
+//
+// Full recomputation clones the layer's forward ops (its two projections,
+// the scores, the softmax and the value product) into the backward program
+// once, reading the saved layer input; the head is not recomputed.
+// FULL: %[[X:.*]] = nn.gather
+// FULL: %[[P:.*]] = nn.softmax
+// FULL: nn.softmax_cross_entropy_grad
+// FULL-NEXT: nn.matmul %[[X]], %{{.*}} : tensor<2x4x8xf32>, tensor<8x8xf32>
+// FULL-NEXT: nn.matmul %[[X]], %{{.*}} : tensor<2x4x8xf32>, tensor<8x8xf32>
+// FULL: %[[P2:.*]] = nn.softmax
+// FULL-NOT: nn.softmax %
+// FULL: nn.softmax_grad %{{.*}}, %[[P2]]
+//
+// Selective recomputation clones only the attention core, from the score
+// product to the softmax.
+// SELECTIVE: %[[QT:.*]] = nn.transpose %[[Q:.*]] perm = [0, 2, 1] : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+// SELECTIVE: %[[S:.*]] = nn.matmul %[[Q]], %[[QT]]
+// SELECTIVE: nn.softmax_cross_entropy_grad
+// SELECTIVE: %[[S2:.*]] = nn.matmul %[[Q]], %[[QT]]
+// SELECTIVE-NEXT: %[[M2:.*]] = nn.add %[[S2]], %{{.*}}
+// SELECTIVE-NEXT: %[[P2:.*]] = nn.softmax %[[M2]]
+// SELECTIVE: nn.softmax_grad %{{.*}}, %[[P2]]
+//
+// bf16: parameters are cast where they enter, everything computes in bf16,
+// the loss in f32; gradients come back to f32 through the casts and the
+// update is in f32. The frozen mask is cast but never updated.
+// BF16: %[[W:.*]] = nn.param "wte" : tensor<16x8xf32>
+// BF16-NEXT: %[[WL:.*]] = nn.cast %[[W]] : tensor<16x8xf32> -> tensor<16x8xbf16>
+// BF16: nn.gather %[[WL]], %{{.*}} : tensor<16x8xbf16>, tensor<2x4xi64> -> tensor<2x4x8xbf16>
+// BF16: nn.softmax %{{.*}} : tensor<2x4x4xbf16>
+// BF16: %[[LOGITS:.*]] = nn.cast %{{.*}} : tensor<2x4x16xbf16> -> tensor<2x4x16xf32>
+// BF16: nn.softmax_cross_entropy %[[LOGITS]]
+// BF16: %[[GW:.*]] = nn.cast %{{.*}} : tensor<16x8xbf16> -> tensor<16x8xf32>
+// BF16: nn.sgd_update %[[W]], %[[GW]] lr = 1.000000e-03 : tensor<16x8xf32>
+// BF16-NOT: {nn.updates = "mask"}
+//
+// fp16: the loss is scaled before backward and unscaled by the optimizer.
+// FP16: loss_scale = 5.120000e+02
+// FP16: %[[SEED:.*]] = nn.constant dense<5.120000e+02> : tensor<f32>
+// FP16: nn.adam_update {{.*}} grad_scale = 5.120000e+02 : tensor<16x8xf32>, tensor<f32>
+func.func @main() -> tensor<2x4x16xf32> {
+  %wte = nn.param "wte" : tensor<16x8xf32>
+  %ids = nn.input "ids" : tensor<2x4xi64>
+  %mask = nn.param "mask" : tensor<1x4x4xf32>
+  %wq = nn.param "h.0.q" : tensor<8x8xf32>
+  %wv = nn.param "h.0.v" : tensor<8x8xf32>
+  %x = nn.gather %wte, %ids : tensor<16x8xf32>, tensor<2x4xi64> -> tensor<2x4x8xf32>
+  %q = nn.matmul %x, %wq : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %v = nn.matmul %x, %wv : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %qt = nn.transpose %q perm = [0, 2, 1] : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+  %s = nn.matmul %q, %qt : tensor<2x4x8xf32>, tensor<2x8x4xf32> -> tensor<2x4x4xf32>
+  %m = nn.add %s, %mask : tensor<2x4x4xf32>, tensor<1x4x4xf32> -> tensor<2x4x4xf32>
+  %p = nn.softmax %m : tensor<2x4x4xf32>
+  %a = nn.matmul %p, %v : tensor<2x4x4xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %r = nn.add %x, %a : tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %head = nn.transpose %wte perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
+  %y = nn.matmul %r, %head : tensor<2x4x8xf32>, tensor<8x16xf32> -> tensor<2x4x16xf32>
+  return %y : tensor<2x4x16xf32>
+}

@@ -1,0 +1,506 @@
+//===- TrainingStepTest.cpp - nn-autodiff through the interpreter ---------===//
+//
+// The training step nn-autodiff builds, run by the reference interpreter:
+// every backward rule against central finite differences of the loss in
+// float64, a two-layer MLP against gradients and updates written out by
+// hand, and the FLOPs of GPT training steps against Megatron-LM's formula.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Import/OnnxImporter.h"
+#include "parplan/InitAllDialects.h"
+#include "parplan/Runtime/Tensor.h"
+#include "parplan/Target/NNInterpreter.h"
+#include "parplan/Transforms/Passes.h"
+#include "parplan/Zoo/Zoo.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+using namespace mlir;
+using namespace parplan;
+using runtime::DType;
+using runtime::Tensor;
+
+namespace {
+
+struct TrainingFixture {
+  TrainingFixture() {
+    static const bool passesRegistered = (registerAllPasses(), true);
+    (void)passesRegistered;
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    context.getDiagEngine().registerHandler([this](Diagnostic &diagnostic) {
+      diagnostics += diagnostic.str() + "\n";
+      return success();
+    });
+  }
+
+  /// Parses a forward program and makes it a training step.
+  OwningOpRef<ModuleOp> step(const std::string &source,
+                             const std::string &options) {
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context);
+    INFO(diagnostics);
+    REQUIRE(module);
+    differentiate(*module, options);
+    return module;
+  }
+
+  void differentiate(ModuleOp module, const std::string &options) {
+    PassManager pm(&context);
+    std::string pipeline = "nn-autodiff{" + options + "}";
+    REQUIRE(succeeded(parsePassPipeline(pipeline, pm)));
+    INFO(diagnostics);
+    REQUIRE(succeeded(pm.run(module)));
+  }
+
+  func::FuncOp mainOf(ModuleOp module) {
+    return module.lookupSymbol<func::FuncOp>("main");
+  }
+
+  std::vector<Tensor> run(ModuleOp module, const NamedTensors &feeds) {
+    FailureOr<std::vector<Tensor>> results = interpret(mainOf(module), feeds);
+    INFO(diagnostics);
+    REQUIRE(succeeded(results));
+    return *results;
+  }
+
+  MLIRContext context;
+  std::string diagnostics;
+};
+
+/// A float64 tensor of the value's type with values in [low, high), or
+/// integers in [0, high) for integer types.
+Tensor randomTensor(RankedTensorType type, std::mt19937 &rng, double low,
+                    double high) {
+  Tensor tensor(*toDType(type.getElementType()),
+                runtime::Shape(type.getShape().begin(), type.getShape().end()));
+  std::uniform_real_distribution<double> real(low, high);
+  for (int64_t i = 0; i < tensor.numElements(); ++i)
+    tensor.set(i, runtime::isFloat(tensor.dtype())
+                      ? real(rng)
+                      : std::floor(real(rng) - low) /* in [0, high - low) */);
+  return tensor;
+}
+
+/// Feeds every nn.param and nn.input of the step with random values.
+NamedTensors randomFeeds(func::FuncOp function, std::mt19937 &rng, double low,
+                         double high, int64_t integerBound) {
+  NamedTensors feeds;
+  function.walk([&](Operation *op) {
+    std::string name;
+    if (auto param = dyn_cast<nn::ParamOp>(op)) {
+      if (param.getSource() && *param.getSource() == "zeros")
+        return;
+      name = param.getName().str();
+    } else if (auto input = dyn_cast<nn::InputOp>(op)) {
+      name = input.getName().str();
+    } else {
+      return;
+    }
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    bool integer = !isa<FloatType>(type.getElementType());
+    feeds[name] = integer ? randomTensor(type, rng, 0, integerBound)
+                          : randomTensor(type, rng, low, high);
+  });
+  return feeds;
+}
+
+/// Checks every gradient the step returns (optimizer none) against central
+/// differences of its loss.
+void checkGradients(TrainingFixture &fixture, ModuleOp module,
+                    NamedTensors feeds) {
+  func::FuncOp function = fixture.mainOf(module);
+  std::vector<Tensor> results = fixture.run(module, feeds);
+  int checked = 0;
+  for (unsigned r = 1; r < results.size(); ++r) {
+    auto name = function.getResultAttrOfType<StringAttr>(r, "nn.gradient");
+    REQUIRE(name);
+    const Tensor &gradient = results[r];
+    Tensor &param = feeds.at(name.str());
+    REQUIRE(gradient.shape() == param.shape());
+    for (int64_t i = 0; i < param.numElements(); ++i) {
+      const double h = 1e-6, original = param.get(i);
+      param.set(i, original + h);
+      double plus = fixture.run(module, feeds)[0].get(0);
+      param.set(i, original - h);
+      double minus = fixture.run(module, feeds)[0].get(0);
+      param.set(i, original);
+      double numeric = (plus - minus) / (2 * h);
+      INFO("d loss / d " << name.str() << "[" << i << "]");
+      CHECK(gradient.get(i) == Approx(numeric).epsilon(1e-5).margin(1e-7));
+      ++checked;
+    }
+  }
+  CHECK(checked > 0);
+}
+
+/// A forward program `@main` of float64 parameters: `body` uses %a, %b,
+/// ... declared by `params` and returns %y of `resultType`.
+std::string program(const std::string &params, const std::string &body,
+                    const std::string &resultType) {
+  return "func.func @main() -> " + resultType + " {\n" + params + body +
+         "\n  return %y : " + resultType + "\n}\n";
+}
+
+struct GradientCase {
+  const char *name;
+  std::string params, body, resultType;
+  /// Range of the random parameter values (kept off kinks and poles).
+  double low = -1.0, high = 1.0;
+};
+
+} // namespace
+
+TEST_CASE_METHOD(TrainingFixture,
+                 "every backward rule matches finite differences (float64)",
+                 "[training]") {
+  const std::string a23 = "  %a = nn.param \"a\" : tensor<2x3xf64>\n";
+  const std::string b23 = "  %b = nn.param \"b\" : tensor<2x3xf64>\n";
+  const std::string b3 = "  %b = nn.param \"b\" : tensor<3xf64>\n";
+  const std::string x = "  %x = nn.param \"x\" : tensor<2x3x4x4xf64>\n";
+  auto unaryCase = [&](const char *name, const std::string &op,
+                       const std::string &attrs = "", double low = -1.0,
+                       double high = 1.0) {
+    return GradientCase{name,
+                        a23,
+                        "  %y = nn." + op + " %a " + attrs +
+                            " : tensor<2x3xf64>",
+                        "tensor<2x3xf64>",
+                        low,
+                        high};
+  };
+  std::vector<GradientCase> cases = {
+      {"matmul", a23 + "  %b = nn.param \"b\" : tensor<3x4xf64>\n",
+       "  %y = nn.matmul %a, %b : tensor<2x3xf64>, tensor<3x4xf64> -> "
+       "tensor<2x4xf64>",
+       "tensor<2x4xf64>"},
+      {"matmul with a shared weight",
+       "  %a = nn.param \"a\" : tensor<2x2x3xf64>\n"
+       "  %b = nn.param \"b\" : tensor<3x4xf64>\n",
+       "  %y = nn.matmul %a, %b : tensor<2x2x3xf64>, tensor<3x4xf64> -> "
+       "tensor<2x2x4xf64>",
+       "tensor<2x2x4xf64>"},
+      {"batched matmul with broadcasting",
+       "  %a = nn.param \"a\" : tensor<2x1x2x3xf64>\n"
+       "  %b = nn.param \"b\" : tensor<3x3x2xf64>\n",
+       "  %y = nn.matmul %a, %b : tensor<2x1x2x3xf64>, tensor<3x3x2xf64> -> "
+       "tensor<2x3x2x2xf64>",
+       "tensor<2x3x2x2xf64>"},
+      {"matmul of vectors",
+       "  %a = nn.param \"a\" : tensor<3xf64>\n"
+       "  %b = nn.param \"b\" : tensor<3x2xf64>\n",
+       "  %y = nn.matmul %a, %b : tensor<3xf64>, tensor<3x2xf64> -> "
+       "tensor<2xf64>",
+       "tensor<2xf64>"},
+      {"matmul by a vector", a23 + b3,
+       "  %y = nn.matmul %a, %b : tensor<2x3xf64>, tensor<3xf64> -> "
+       "tensor<2xf64>",
+       "tensor<2xf64>"},
+      {"gemm",
+       "  %a = nn.param \"a\" : tensor<3x2xf64>\n"
+       "  %b = nn.param \"b\" : tensor<4x3xf64>\n"
+       "  %c = nn.param \"c\" : tensor<4xf64>\n",
+       "  %y = nn.gemm %a, %b, %c {alpha = 0.5 : f32, beta = 2.0 : f32, "
+       "trans_a = true, trans_b = true} : tensor<3x2xf64>, tensor<4x3xf64>, "
+       "tensor<4xf64> -> tensor<2x4xf64>",
+       "tensor<2x4xf64>"},
+      {"conv with groups, strides, padding and dilation",
+       "  %x = nn.param \"x\" : tensor<2x2x5x5xf64>\n"
+       "  %w = nn.param \"w\" : tensor<4x1x3x3xf64>\n"
+       "  %c = nn.param \"c\" : tensor<4xf64>\n",
+       "  %y = nn.conv %x, %w, %c strides = [2, 1] pads = [1, 0, 1, 1] "
+       "dilations = [1, 2] group = 2 : tensor<2x2x5x5xf64>, "
+       "tensor<4x1x3x3xf64>, tensor<4xf64> -> tensor<2x4x3x2xf64>",
+       "tensor<2x4x3x2xf64>"},
+      {"add and sub with broadcasting", a23 + b3,
+       "  %s = nn.add %a, %b : tensor<2x3xf64>, tensor<3xf64> -> "
+       "tensor<2x3xf64>\n"
+       "  %y = nn.sub %b, %s : tensor<3xf64>, tensor<2x3xf64> -> "
+       "tensor<2x3xf64>",
+       "tensor<2x3xf64>"},
+      {"mul and div", a23 + b3,
+       "  %m = nn.mul %a, %b : tensor<2x3xf64>, tensor<3xf64> -> "
+       "tensor<2x3xf64>\n"
+       "  %y = nn.div %m, %b : tensor<2x3xf64>, tensor<3xf64> -> "
+       "tensor<2x3xf64>",
+       "tensor<2x3xf64>", 0.5, 1.5},
+      {"pow", a23 + b23,
+       "  %y = nn.pow %a, %b : tensor<2x3xf64>, tensor<2x3xf64> -> "
+       "tensor<2x3xf64>",
+       "tensor<2x3xf64>", 0.5, 1.5},
+      {"where",
+       a23 + b3 +
+           "  %c = nn.constant dense<[[true, false, true], [false, "
+           "false, true]]> : tensor<2x3xi1>\n",
+       "  %y = nn.where %c, %a, %b : tensor<2x3xi1>, tensor<2x3xf64>, "
+       "tensor<3xf64> -> tensor<2x3xf64>",
+       "tensor<2x3xf64>"},
+      unaryCase("relu", "relu"),
+      unaryCase("tanh", "tanh"),
+      unaryCase("sqrt", "sqrt", "", 0.5, 2.0),
+      unaryCase("exp", "exp"),
+      unaryCase("log", "log", "", 0.5, 2.0),
+      unaryCase("sigmoid", "sigmoid"),
+      unaryCase("erf", "erf"),
+      unaryCase("hard_swish", "hard_swish", "", -4.0, 4.0),
+      unaryCase("leaky_relu", "leaky_relu", "alpha = 0.2"),
+      unaryCase("hard_sigmoid", "hard_sigmoid", "alpha = 0.3 beta = 0.4", -4.0,
+                4.0),
+      unaryCase("clip", "clip", "min = -0.5 max = 0.5"),
+      unaryCase("gelu", "gelu", "", -3.0, 3.0),
+      unaryCase("gelu (tanh)", "gelu", "approximate = tanh", -3.0, 3.0),
+      {"softmax on a middle axis",
+       "  %a = nn.param \"a\" : tensor<2x3x2xf64>\n",
+       "  %y = nn.softmax %a axis = 1 : tensor<2x3x2xf64>",
+       "tensor<2x3x2xf64>"},
+      {"log_softmax", a23, "  %y = nn.log_softmax %a : tensor<2x3xf64>",
+       "tensor<2x3xf64>"},
+      {"layer_norm over two dimensions",
+       "  %a = nn.param \"a\" : tensor<2x2x3xf64>\n"
+       "  %g = nn.param \"g\" : tensor<2x3xf64>\n"
+       "  %c = nn.param \"c\" : tensor<2x3xf64>\n",
+       "  %y = nn.layer_norm %a, %g, %c axis = 1 epsilon = 1.0e-3 : "
+       "tensor<2x2x3xf64>, tensor<2x3xf64>, tensor<2x3xf64> -> "
+       "tensor<2x2x3xf64>",
+       "tensor<2x2x3xf64>"},
+      {"batch_norm",
+       x + "  %s = nn.param \"s\" : tensor<3xf64>\n"
+           "  %c = nn.param \"c\" : tensor<3xf64>\n"
+           "  %m = nn.constant dense<[0.1, -0.2, 0.3]> : "
+           "tensor<3xf64>\n"
+           "  %v = nn.constant dense<[0.5, 1.5, 2.0]> : "
+           "tensor<3xf64>\n",
+       "  %y = nn.batch_norm %x, %s, %c, %m, %v : tensor<2x3x4x4xf64>, "
+       "tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64> -> "
+       "tensor<2x3x4x4xf64>",
+       "tensor<2x3x4x4xf64>"},
+      {"max_pool", x,
+       "  %y = nn.max_pool %x kernel = [3, 2] strides = [1, 2] pads = [1, 0, "
+       "1, 0] dilations = [1, 1] : tensor<2x3x4x4xf64> -> tensor<2x3x4x2xf64>",
+       "tensor<2x3x4x2xf64>"},
+      {"avg_pool", x,
+       "  %y = nn.avg_pool %x kernel = [2, 3] strides = [2, 1] pads = [1, 1, "
+       "0, 1] dilations = [1, 1] : tensor<2x3x4x4xf64> -> tensor<2x3x2x4xf64>",
+       "tensor<2x3x2x4xf64>"},
+      {"reshape, transpose and expand",
+       "  %a = nn.param \"a\" : tensor<6xf64>\n"
+       "  %b = nn.param \"b\" : tensor<1x3x1xf64>\n",
+       "  %r = nn.reshape %a : tensor<6xf64> -> tensor<2x3xf64>\n"
+       "  %t = nn.transpose %r perm = [1, 0] : tensor<2x3xf64> -> "
+       "tensor<3x2xf64>\n"
+       "  %e = nn.expand %b : tensor<1x3x1xf64> -> tensor<2x3x2xf64>\n"
+       "  %y = nn.mul %e, %t : tensor<2x3x2xf64>, tensor<3x2xf64> -> "
+       "tensor<2x3x2xf64>",
+       "tensor<2x3x2xf64>"},
+      {"concat, split and slice", a23 + b23,
+       "  %c = nn.concat %a, %b axis = 0 : tensor<2x3xf64>, tensor<2x3xf64> "
+       "-> tensor<4x3xf64>\n"
+       "  %p:2 = nn.split %c axis = 1 sizes = [1, 2] : tensor<4x3xf64> -> "
+       "tensor<4x1xf64>, tensor<4x2xf64>\n"
+       "  %y = nn.slice %p#1 starts = [3, 0] sizes = [2, 2] steps = [-2, 1] "
+       ": tensor<4x2xf64> -> tensor<2x2xf64>",
+       "tensor<2x2xf64>"},
+      {"gather with repeated indices",
+       "  %a = nn.param \"a\" : tensor<4x3xf64>\n"
+       "  %i = nn.constant dense<[[1, 3], [1, -4]]> : tensor<2x2xi64>\n",
+       "  %y = nn.gather %a, %i axis = 0 : tensor<4x3xf64>, tensor<2x2xi64> -> "
+       "tensor<2x2x3xf64>",
+       "tensor<2x2x3xf64>"},
+      {"reductions", "  %a = nn.param \"a\" : tensor<2x3x4xf64>\n",
+       "  %s = nn.reduce_sum %a axes = [1] keepdims = false : "
+       "tensor<2x3x4xf64> -> tensor<2x4xf64>\n"
+       "  %y = nn.reduce_mean %s axes = [-1] : tensor<2x4xf64> -> "
+       "tensor<2x1xf64>",
+       "tensor<2x1xf64>"},
+  };
+  std::mt19937 rng(7);
+  for (const GradientCase &c : cases) {
+    SECTION(c.name) {
+      OwningOpRef<ModuleOp> module = step(
+          program(c.params, c.body, c.resultType), "loss=mse optimizer=none");
+      NamedTensors feeds = randomFeeds(mainOf(*module), rng, c.low, c.high, 1);
+      // The mse targets need no particular range.
+      checkGradients(*this, *module, feeds);
+    }
+  }
+}
+
+TEST_CASE_METHOD(TrainingFixture,
+                 "cross-entropy and every optimizer's state thread through "
+                 "steps",
+                 "[training]") {
+  const std::string source =
+      program("  %a = nn.param \"a\" : tensor<2x3x5xf64>\n"
+              "  %w = nn.param \"w\" : tensor<5x4xf64>\n",
+              "  %y = nn.matmul %a, %w : tensor<2x3x5xf64>, tensor<5x4xf64> -> "
+              "tensor<2x3x4xf64>",
+              "tensor<2x3x4xf64>");
+  std::mt19937 rng(11);
+  SECTION("cross-entropy gradients") {
+    OwningOpRef<ModuleOp> module = step(source, "optimizer=none");
+    checkGradients(*this, *module, randomFeeds(mainOf(*module), rng, -1, 1, 4));
+  }
+  for (const char *optimizer : {"sgd", "momentum", "adam", "adamw"}) {
+    SECTION(std::string("the loss falls with ") + optimizer) {
+      OwningOpRef<ModuleOp> module =
+          step(source, std::string("optimizer=") + optimizer +
+                           " lr=" + (optimizer[0] == 'a' ? "0.05" : "0.5"));
+      func::FuncOp function = mainOf(*module);
+      NamedTensors feeds = randomFeeds(function, rng, -1, 1, 4);
+      std::vector<double> losses;
+      for (int i = 0; i < 20; ++i) {
+        std::vector<Tensor> results = run(*module, feeds);
+        losses.push_back(results[0].get(0));
+        feeds = applyUpdates(function, std::move(feeds), std::move(results));
+      }
+      INFO(optimizer << ": " << losses.front() << " -> " << losses.back());
+      CHECK(losses.back() < 0.9 * losses.front());
+      if (std::string(optimizer).rfind("adam", 0) == 0)
+        CHECK(feeds.at("optimizer.step").get(0) == 20.0);
+    }
+  }
+}
+
+TEST_CASE_METHOD(TrainingFixture,
+                 "a two-layer MLP step matches gradients written out by hand",
+                 "[training]") {
+  // y = relu(x W1 + b1) W2 with mse against t, then one SGD step.
+  OwningOpRef<ModuleOp> module = step(
+      program("  %x = nn.input \"x\" : tensor<2x3xf32>\n"
+              "  %w1 = nn.param \"w1\" : tensor<3x2xf32>\n"
+              "  %b1 = nn.param \"b1\" : tensor<2xf32>\n"
+              "  %w2 = nn.param \"w2\" : tensor<2x2xf32>\n",
+              "  %h = nn.matmul %x, %w1 : tensor<2x3xf32>, tensor<3x2xf32> -> "
+              "tensor<2x2xf32>\n"
+              "  %hb = nn.add %h, %b1 : tensor<2x2xf32>, tensor<2xf32> -> "
+              "tensor<2x2xf32>\n"
+              "  %r = nn.relu %hb : tensor<2x2xf32>\n"
+              "  %y = nn.matmul %r, %w2 : tensor<2x2xf32>, tensor<2x2xf32> -> "
+              "tensor<2x2xf32>",
+              "tensor<2x2xf32>"),
+      "loss=mse labels=t optimizer=sgd lr=0.5");
+  auto tensor = [](runtime::Shape shape, std::vector<double> values) {
+    Tensor t(DType::F32, std::move(shape));
+    for (size_t i = 0; i < values.size(); ++i)
+      t.set(static_cast<int64_t>(i), values[i]);
+    return t;
+  };
+  NamedTensors feeds;
+  feeds["x"] = tensor({2, 3}, {1, 2, 0, 0, 1, -1});
+  feeds["w1"] = tensor({3, 2}, {0.5, -1, 0.25, 1, -0.5, 0.5});
+  feeds["b1"] = tensor({2}, {0.1, -0.2});
+  feeds["w2"] = tensor({2, 2}, {1, -1, 2, 0.5});
+  feeds["t"] = tensor({2, 2}, {1, 0, 0, 1});
+  // Forward: h = x W1 + b1 = [[1.1, 0.8], [0.85, 0.3]]; both positive, so
+  // r = h; y = r W2 = [[2.7, -0.7], [1.45, -0.7]].
+  // Loss = mean((y - t)^2) over 4 = (1.7^2 + 0.7^2 + 1.45^2 + 1.7^2) / 4.
+  double loss = (1.7 * 1.7 + 0.7 * 0.7 + 1.45 * 1.45 + 1.7 * 1.7) / 4;
+  // dy = 2 (y - t) / 4 = [[0.85, -0.35], [0.725, -0.85]].
+  // dW2 = r^T dy = [[1.1*0.85 + 0.85*0.725, 1.1*-0.35 + 0.85*-0.85],
+  //                 [0.8*0.85 + 0.3*0.725, 0.8*-0.35 + 0.3*-0.85]].
+  double dW2[4] = {1.1 * 0.85 + 0.85 * 0.725, 1.1 * -0.35 + 0.85 * -0.85,
+                   0.8 * 0.85 + 0.3 * 0.725, 0.8 * -0.35 + 0.3 * -0.85};
+  // dr = dy W2^T = [[0.85 + 0.35, 1.7 - 0.175], [0.725 + 0.85, 1.45 - 0.425]]
+  // and dh = dr (relu passes everything); db1 = column sums of dh.
+  double dh[2][2] = {{1.2, 1.525}, {1.575, 1.025}};
+  double db1[2] = {dh[0][0] + dh[1][0], dh[0][1] + dh[1][1]};
+  // dW1 = x^T dh.
+  double xs[2][3] = {{1, 2, 0}, {0, 1, -1}};
+  double dW1[6];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 2; ++j)
+      dW1[i * 2 + j] = xs[0][i] * dh[0][j] + xs[1][i] * dh[1][j];
+
+  func::FuncOp function = mainOf(*module);
+  std::vector<Tensor> results = run(*module, feeds);
+  CHECK(results[0].get(0) == Approx(loss).epsilon(1e-6));
+  NamedTensors next = applyUpdates(function, feeds, results);
+  const double lr = 0.5;
+  for (int i = 0; i < 4; ++i)
+    CHECK(next.at("w2").get(i) ==
+          Approx(feeds.at("w2").get(i) - lr * dW2[i]).epsilon(1e-6));
+  for (int i = 0; i < 2; ++i)
+    CHECK(next.at("b1").get(i) ==
+          Approx(feeds.at("b1").get(i) - lr * db1[i]).epsilon(1e-6));
+  for (int i = 0; i < 6; ++i)
+    CHECK(next.at("w1").get(i) ==
+          Approx(feeds.at("w1").get(i) - lr * dW1[i]).epsilon(1e-6));
+  // The input is not a parameter: it is neither updated nor returned.
+  CHECK(next.at("x").get(0) == 1.0);
+  CHECK(function.getNumResults() == 4);
+}
+
+namespace {
+
+/// FLOPs of the matrix products of a function (the terms of Megatron-LM's
+/// count; elementwise work is left out of it).
+double matmulFlops(func::FuncOp function) {
+  double flops = 0;
+  function.walk([&](Operation *op) {
+    if (isa<nn::MatMulOp, nn::GemmOp>(op))
+      flops += cast<nn::ShardableOpInterface>(op).getCost()->flops;
+  });
+  return flops;
+}
+
+} // namespace
+
+TEST_CASE_METHOD(TrainingFixture, "GPT training steps have Megatron-LM's FLOPs",
+                 "[training]") {
+  struct Config {
+    int64_t batch, layers, hidden, heads, seq, vocab;
+  };
+  for (Config config :
+       {Config{2, 2, 64, 4, 32, 128}, Config{4, 3, 48, 3, 16, 500},
+        Config{1, 1, 32, 2, 64, 64}}) {
+    zoo::ModelSpec spec;
+    spec.kind = zoo::ModelKind::Gpt;
+    spec.common.batch = config.batch;
+    spec.common.shapeOnly = true;
+    spec.common.externalDataLocation = "gpt.weights.bin";
+    spec.gpt.layers = config.layers;
+    spec.gpt.hidden = config.hidden;
+    spec.gpt.heads = config.heads;
+    spec.gpt.seq = config.seq;
+    spec.gpt.vocab = config.vocab;
+    std::string bytes = zoo::build(spec).model.SerializeAsString();
+    double B = config.batch, s = config.seq, l = config.layers,
+           h = config.hidden, V = config.vocab;
+    for (const char *recompute : {"none", "selective", "full"}) {
+      std::string error;
+      OwningOpRef<ModuleOp> module =
+          importOnnx(bytes, "gpt.onnx", context, OnnxImportOptions{}, error);
+      INFO(error);
+      REQUIRE(module);
+      differentiate(*module, std::string("frozen=transformer.causal_mask "
+                                         "recompute=") +
+                                 recompute);
+      double expected =
+          72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+      if (std::string(recompute) == "full")
+        // Every layer's forward again; the logits layer is not recomputed.
+        expected =
+            96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+      if (std::string(recompute) == "selective")
+        // The attention scores, Q K^T, again in every layer.
+        expected += 2 * B * s * s * h * l;
+      INFO("recompute " << recompute << ", l=" << l << " h=" << h);
+      CHECK(matmulFlops(mainOf(*module)) == Approx(expected).epsilon(1e-12));
+    }
+  }
+}
