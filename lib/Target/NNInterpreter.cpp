@@ -53,8 +53,22 @@ rt::Tensor toTensor(DenseElementsAttr value) {
     for (bool element : value.getValues<bool>())
       tensor.set(index++, element ? 1.0 : 0.0);
   } else {
-    for (const APInt &element : value.getValues<APInt>())
-      tensor.set(index++, static_cast<double>(element.getSExtValue()));
+    // Integers go in exactly: a double would round those above 2^53.
+    for (const APInt &element : value.getValues<APInt>()) {
+      int64_t v = element.getSExtValue();
+      switch (tensor.dtype()) {
+      case rt::DType::I64:
+        tensor.data<int64_t>()[index] = v;
+        break;
+      case rt::DType::I32:
+        tensor.data<int32_t>()[index] = static_cast<int32_t>(v);
+        break;
+      default:
+        tensor.set(index, static_cast<double>(v));
+        break;
+      }
+      ++index;
+    }
   }
   return tensor;
 }

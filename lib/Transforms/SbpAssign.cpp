@@ -90,6 +90,10 @@ struct Use {
   unsigned result = 0;
   int64_t consumer = 0;
   unsigned operand = 0;
+  /// Not a data flow: a training step's updated value (the sink consumer)
+  /// must come back in the layout of the parameter it replaces (the
+  /// producer), so that the next step reads it as this one did.
+  bool tie = false;
 };
 
 /// The name a user knows an op by: the ONNX node (its NameLoc), or the
@@ -209,7 +213,8 @@ public:
                  const ShardingCostModel &model,
                  const SbpAssignOptions &options)
       : module(module), function(function), model(model), options(options),
-        meshShape(model.getMeshShape()) {}
+        meshShape(model.getMeshShape()),
+        explicitStep(module->hasAttr("nn.training")) {}
 
   LogicalResult run();
 
@@ -272,6 +277,13 @@ private:
   mutable std::vector<std::vector<double>> useCostCache;
 
   std::vector<int64_t> choice; // per node
+  /// The program is a training step (nn-autodiff's output): its backward
+  /// and optimizer ops are priced like any other op.
+  bool explicitStep = false;
+  /// In a training step: forward values that backward ops read, kept from
+  /// the forward pass to the backward pass.
+  DenseSet<Value> savedActivations;
+  void findSavedActivations();
   double stepTime = 0, computeTime = 0, communicationTime = 0, memory = 0;
 };
 
@@ -431,13 +443,15 @@ void ShardingSearch::priceCandidates(Node &node) {
                                                          opCost->bytesWritten) *
                                          byteScale * work,
                                      elementType);
-    // Training keeps every activation for the backward pass.
-    if (options.training)
+    // Training keeps every activation for the backward pass; a training
+    // step keeps the ones its backward ops read.
+    if (options.training || explicitStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
-        node.memory[k] += localElements(op->getResult(i).getType(), meshShape,
-                                        candidate.results[i]) *
-                          static_cast<double>(model.elementBytes(
-                              elementTypeOf(op->getResult(i).getType())));
+        if (options.training || savedActivations.contains(op->getResult(i)))
+          node.memory[k] += localElements(op->getResult(i).getType(), meshShape,
+                                          candidate.results[i]) *
+                            static_cast<double>(model.elementBytes(
+                                elementTypeOf(op->getResult(i).getType())));
   }
 }
 
@@ -480,6 +494,10 @@ LogicalResult ShardingSearch::buildNodes() {
     nodes.push_back(std::move(node));
   }
   usesOf.assign(nodes.size(), {});
+  llvm::StringMap<int64_t> paramNodes;
+  for (auto [index, node] : llvm::enumerate(nodes))
+    if (auto param = dyn_cast_or_null<nn::ParamOp>(node.op))
+      paramNodes[param.getName()] = static_cast<int64_t>(index);
   for (int64_t consumer = 0; consumer < static_cast<int64_t>(nodes.size());
        ++consumer) {
     Node &node = nodes[consumer];
@@ -491,9 +509,19 @@ LogicalResult ShardingSearch::buildNodes() {
       usesOf[consumer].push_back(static_cast<int64_t>(uses.size()));
       uses.push_back(use);
     };
-    if (node.isSink())
+    if (node.isSink()) {
       addUse(node.op->getOperand(node.sinkOperand), 0);
-    else
+      if (auto name = function.getResultAttrOfType<StringAttr>(
+              static_cast<unsigned>(node.sinkOperand), "nn.updates")) {
+        auto param = paramNodes.find(name.getValue());
+        if (param != paramNodes.end()) {
+          Use tie{param->second, 0, consumer, 1, /*tie=*/true};
+          usesOf[tie.producer].push_back(static_cast<int64_t>(uses.size()));
+          usesOf[consumer].push_back(static_cast<int64_t>(uses.size()));
+          uses.push_back(tie);
+        }
+      }
+    } else
       for (auto [index, value] : llvm::enumerate(node.op->getOperands()))
         addUse(value, static_cast<unsigned>(index));
   }
@@ -729,9 +757,21 @@ void ShardingSearch::assignLayerClasses() {
     for (size_t i = 0; i < count; ++i) {
       Node &node = nodes[i];
       std::vector<const void *> key;
-      if (!options.shareLayers || node.isSink() || pins.count(i)) {
+      bool updateSink =
+          node.isSink() &&
+          function.getResultAttr(static_cast<unsigned>(node.sinkOperand),
+                                 "nn.updates");
+      if (!options.shareLayers || (node.isSink() && !updateSink) ||
+          pins.count(i)) {
         // Kept apart: its own class.
         key = {reinterpret_cast<const void *>(i + 1), nullptr};
+      } else if (updateSink) {
+        // The updated values of a training step: alike when their types
+        // are, like the parameters they replace.
+        key = {nullptr, nullptr,
+               node.op->getOperand(node.sinkOperand)
+                   .getType()
+                   .getAsOpaquePointer()};
       } else {
         Operation *op = node.op;
         key.push_back(op->getName().getAsOpaquePointer());
@@ -815,6 +855,15 @@ std::vector<double> ShardingSearch::useCosts(const Use &use) const {
   size_t rows = producer.candidates.size(),
          columns = consumer.candidates.size();
   std::vector<double> costs(rows * columns, 0);
+  if (use.tie) {
+    for (size_t a = 0; a < rows; ++a)
+      for (size_t b = 0; b < columns; ++b)
+        costs[a * columns + b] = producer.candidates[a].results[0] ==
+                                         consumer.candidates[b].operands[0]
+                                     ? 0
+                                     : kInfinity;
+    return costs;
+  }
   for (size_t a = 0; a < rows; ++a) {
     const NdSbp &from = producer.candidates[a].results[use.result];
     for (size_t b = 0; b < columns; ++b) {
@@ -1082,7 +1131,7 @@ LogicalResult ShardingSearch::writeSummary() {
       {"cluster", options.cluster},
       {"mesh", std::move(shape)},
       {"strategy", options.strategy},
-      {"training", static_cast<bool>(options.training)},
+      {"training", static_cast<bool>(options.training) || explicitStep},
       {"step_time_s", stepTime},
       {"compute_time_s", computeTime},
       {"communication_time_s", communicationTime},
@@ -1104,11 +1153,42 @@ LogicalResult ShardingSearch::writeSummary() {
   return success();
 }
 
+void ShardingSearch::findSavedActivations() {
+  // The forward pass is what the loss depends on; the rest of the step is
+  // backward and update.
+  auto returnOp = cast<func::ReturnOp>(function.front().getTerminator());
+  DenseSet<Operation *> forward;
+  SmallVector<Operation *> work;
+  for (unsigned i = 0; i < returnOp.getNumOperands(); ++i)
+    if (function.getResultAttr(i, "nn.name"))
+      if (Operation *def = returnOp.getOperand(i).getDefiningOp())
+        work.push_back(def);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!forward.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        work.push_back(def);
+  }
+  for (Operation *op : forward) {
+    if (isa<nn::ParamOp, nn::InputOp, nn::ConstantOp>(op))
+      continue;
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !forward.contains(user) && !isa<func::ReturnOp>(user);
+          }))
+        savedActivations.insert(result);
+  }
+}
+
 LogicalResult ShardingSearch::run() {
   if (failed(buildNodes()))
     return failure();
   if (failed(collectPins()))
     return failure();
+  if (explicitStep)
+    findSavedActivations();
   for (Node &node : nodes)
     priceCandidates(node);
   assignLayerClasses();
@@ -1128,6 +1208,12 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
     SbpAssignOptions options{
         cluster,        mesh,        strategy,    training, optimizer,
         mixedPrecision, shareLayers, annotations, explain,  explainFile};
+    // A training step (nn-autodiff's output) states its backward pass, its
+    // optimizer and its element types: nothing is added on top.
+    if (module->hasAttr("nn.training")) {
+      options.training = false;
+      options.mixedPrecision = false;
+    }
     static const char *const strategies[] = {"auto", "exact", "data-parallel",
                                              "megatron"};
     if (!llvm::is_contained(strategies, StringRef(options.strategy))) {

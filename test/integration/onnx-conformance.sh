@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The onnx-conformance test: fetches ONNX's backend test data, then imports
-# every model in it with parplan-onnx-conformance.
+# every model in it with parplan-onnx-conformance and runs each imported one
+# on its test data with the reference interpreter.
 #   onnx-conformance.sh PARPLAN-ONNX-CONFORMANCE FLOOR [OPTION...]
+# OPTIONs go to the program: --compute-floor N, --jobs N, --timeout SECONDS,
+# --max-input-mb MB, --list-imported (see its --help).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

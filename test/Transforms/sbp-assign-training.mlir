@@ -1,0 +1,35 @@
+// RUN: parplan-opt %s -nn-autodiff -sbp-assign="mesh=8 strategy=data-parallel" -insert-boxing | FileCheck %s --check-prefix=DP
+// RUN: parplan-opt %s -nn-autodiff -sbp-assign="mesh=2x4" -insert-boxing | FileCheck %s --check-prefix=MIXED
+
+// A training step (nn-autodiff's output) is laid out like any program: the
+// gradient synchronization is the boxing that the layouts of a parameter
+// and of its gradient require, with no code of its own.
+//
+// Data parallel: replicated parameters, a split batch. Each weight
+// gradient is a partial sum over the batch, all-reduced into the update;
+// the updated weights come back replicated, as the next step reads them.
+// DP: nn.param "fc1.weight" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.b]]>}
+// DP: %[[G2:.*]] = sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>] -> [#sbp.b] {steps = ["all_reduce on axis 0"]{{.*}}} : tensor<1024x16xf32>
+// DP: %[[G1:.*]] = sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>] -> [#sbp.b] {steps = ["all_reduce on axis 0"]{{.*}}} : tensor<1024x1024xf32>
+// DP: nn.adam_update %{{.*}}, %[[G1]], {{.*}}#sbp.sharding<@mesh, {{\[}}[#sbp.b], [#sbp.b], [#sbp.b], [#sbp.b], [#sbp.b]] -> {{\[}}[#sbp.b], [#sbp.b], [#sbp.b]]>
+// DP: nn.adam_update %{{.*}}, %[[G2]],
+// DP-NOT: sbp.boxing
+// DP: return
+//
+// On 2x4 the first mesh axis takes the batch and the optimizer state is
+// split over it (ZeRO): gradients are reduce-scattered, not all-reduced,
+// and the updated fc2 weight is gathered back to the layout it started in.
+// MIXED: sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>, #sbp.s<0>] -> [#sbp.s<1>, #sbp.s<0>] {steps = ["reduce_scatter on axis 0"]
+// MIXED: sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>, #sbp.s<1>] -> [#sbp.s<1>, #sbp.s<1>] {steps = ["reduce_scatter on axis 0"]
+// MIXED: %[[W2:.*]], %{{.*}}, %{{.*}} = nn.adam_update {{.*}}-> {{\[}}[#sbp.s<1>, #sbp.s<0>], [#sbp.s<1>, #sbp.s<0>], [#sbp.s<1>, #sbp.s<0>]]>
+// MIXED: sbp.boxing %[[W2]] on @mesh [#sbp.s<1>, #sbp.s<0>] -> [#sbp.b, #sbp.s<0>] {steps = ["all_gather on axis 0"]
+// MIXED-NOT: all_reduce on axis 0
+func.func @main() -> tensor<4096x16xf32> {
+  %x = nn.input "x" : tensor<4096x1024xf32>
+  %w1 = nn.param "fc1.weight" : tensor<1024x1024xf32>
+  %w2 = nn.param "fc2.weight" : tensor<1024x16xf32>
+  %h = nn.matmul %x, %w1 : tensor<4096x1024xf32>, tensor<1024x1024xf32> -> tensor<4096x1024xf32>
+  %a = nn.relu %h : tensor<4096x1024xf32>
+  %y = nn.matmul %a, %w2 : tensor<4096x1024xf32>, tensor<1024x16xf32> -> tensor<4096x16xf32>
+  return %y : tensor<4096x16xf32>
+}
