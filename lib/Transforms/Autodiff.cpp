@@ -124,6 +124,7 @@ private:
         // Operands from outside the group are the saved originals.
         Operation *clone = b.clone(*op, recomputed);
         clone->setLoc(op->getLoc());
+        clone->setAttr("nn.recomputed", b.getUnitAttr());
       }
     return recomputed.lookupOrDefault(value);
   }

@@ -19,6 +19,7 @@
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -283,7 +284,6 @@ private:
   /// In a training step: forward values that backward ops read, kept from
   /// the forward pass to the backward pass.
   DenseSet<Value> savedActivations;
-  void findSavedActivations();
   double stepTime = 0, computeTime = 0, communicationTime = 0, memory = 0;
 };
 
@@ -1153,42 +1153,13 @@ LogicalResult ShardingSearch::writeSummary() {
   return success();
 }
 
-void ShardingSearch::findSavedActivations() {
-  // The forward pass is what the loss depends on; the rest of the step is
-  // backward and update.
-  auto returnOp = cast<func::ReturnOp>(function.front().getTerminator());
-  DenseSet<Operation *> forward;
-  SmallVector<Operation *> work;
-  for (unsigned i = 0; i < returnOp.getNumOperands(); ++i)
-    if (function.getResultAttr(i, "nn.name"))
-      if (Operation *def = returnOp.getOperand(i).getDefiningOp())
-        work.push_back(def);
-  while (!work.empty()) {
-    Operation *op = work.pop_back_val();
-    if (!forward.insert(op).second)
-      continue;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        work.push_back(def);
-  }
-  for (Operation *op : forward) {
-    if (isa<nn::ParamOp, nn::InputOp, nn::ConstantOp>(op))
-      continue;
-    for (Value result : op->getResults())
-      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
-            return !forward.contains(user) && !isa<func::ReturnOp>(user);
-          }))
-        savedActivations.insert(result);
-  }
-}
-
 LogicalResult ShardingSearch::run() {
   if (failed(buildNodes()))
     return failure();
   if (failed(collectPins()))
     return failure();
   if (explicitStep)
-    findSavedActivations();
+    savedActivations = parplan::savedActivations(function);
   for (Node &node : nodes)
     priceCandidates(node);
   assignLayerClasses();

@@ -7,10 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parplan/Transforms/TrainingStep.h"
 #include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Import/OnnxImporter.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Runtime/Tensor.h"
+#include "parplan/Support/Sbp.h"
 #include "parplan/Target/NNInterpreter.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Zoo/Zoo.h"
@@ -377,6 +380,40 @@ TEST_CASE_METHOD(TrainingFixture,
 }
 
 TEST_CASE_METHOD(TrainingFixture,
+                 "mixed precision trains from fp32 master weights",
+                 "[training]") {
+  const std::string source = program(
+      "  %a = nn.param \"a\" : tensor<2x3x5xf32>\n"
+      "  %w = nn.param \"w\" : tensor<5x4xf32>\n",
+      "  %y = nn.matmul %a, %w : tensor<2x3x5xf32>, tensor<5x4xf32> -> "
+      "tensor<2x3x4xf32>",
+      "tensor<2x3x4xf32>");
+  for (const char *precision : {"bf16", "fp16"}) {
+    SECTION(precision) {
+      OwningOpRef<ModuleOp> module =
+          step(source, std::string("optimizer=adam lr=0.05 mixed-precision=") +
+                           precision);
+      func::FuncOp function = mainOf(*module);
+      // The parameters and their updates stay fp32.
+      CHECK(cast<ShapedType>(function.getResultTypes()[2])
+                .getElementType()
+                .isF32());
+      std::mt19937 rng(5);
+      NamedTensors feeds = randomFeeds(function, rng, -1, 1, 4);
+      std::vector<double> losses;
+      for (int i = 0; i < 20; ++i) {
+        std::vector<Tensor> results = run(*module, feeds);
+        losses.push_back(results[0].get(0));
+        feeds = applyUpdates(function, std::move(feeds), std::move(results));
+      }
+      INFO(precision << ": " << losses.front() << " -> " << losses.back());
+      CHECK(losses.back() < 0.9 * losses.front());
+      CHECK(feeds.at("w").dtype() == DType::F32);
+    }
+  }
+}
+
+TEST_CASE_METHOD(TrainingFixture,
                  "a two-layer MLP step matches gradients written out by hand",
                  "[training]") {
   // y = relu(x W1 + b1) W2 with mse against t, then one SGD step.
@@ -503,4 +540,83 @@ TEST_CASE_METHOD(TrainingFixture, "GPT training steps have Megatron-LM's FLOPs",
       CHECK(matmulFlops(mainOf(*module)) == Approx(expected).epsilon(1e-12));
     }
   }
+}
+
+TEST_CASE_METHOD(TrainingFixture,
+                 "the sharding search prices a GPT training step's memory as "
+                 "the parameters, state and saved activations its layouts "
+                 "leave on a device",
+                 "[training]") {
+  zoo::ModelSpec spec;
+  spec.kind = zoo::ModelKind::Gpt;
+  spec.common.batch = 8;
+  spec.common.shapeOnly = true;
+  spec.common.externalDataLocation = "gpt.weights.bin";
+  spec.gpt.layers = 2;
+  spec.gpt.hidden = 64;
+  spec.gpt.heads = 4;
+  spec.gpt.seq = 32;
+  spec.gpt.vocab = 128;
+  std::string bytes = zoo::build(spec).model.SerializeAsString();
+  struct Layout {
+    const char *mesh;
+    std::vector<int64_t> shape;
+    const char *strategy;
+  };
+  for (const Layout &layout :
+       {Layout{"1", {1}, "auto"}, Layout{"4", {4}, "data-parallel"},
+        Layout{"1x4", {1, 4}, "megatron"}, Layout{"2x2", {2, 2}, "auto"}})
+    for (const char *recompute : {"none", "selective", "full"}) {
+      std::string error;
+      OwningOpRef<ModuleOp> module =
+          importOnnx(bytes, "gpt.onnx", context, OnnxImportOptions{}, error);
+      REQUIRE(module);
+      differentiate(*module, std::string("frozen=transformer.causal_mask "
+                                         "recompute=") +
+                                 recompute);
+      func::FuncOp function = mainOf(*module);
+      TrainingStepStats stats = analyzeTrainingStep(function);
+      PassManager pm(&context);
+      std::string pipeline = std::string("sbp-assign{mesh=") + layout.mesh +
+                             " strategy=" + layout.strategy + "}";
+      REQUIRE(succeeded(parsePassPipeline(pipeline, pm)));
+      INFO(diagnostics);
+      REQUIRE(succeeded(pm.run(*module)));
+      // What the plan holds on device 0, read back from the layouts it
+      // chose: every parameter and state tensor, every saved activation,
+      // each at its local shape.
+      const std::vector<int64_t> &mesh = layout.shape;
+      std::vector<int64_t> device0(mesh.size(), 0);
+      auto localBytes = [&](Value value) {
+        auto result = cast<OpResult>(value);
+        auto sharding =
+            result.getOwner()->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
+        auto type = cast<ShapedType>(value.getType());
+        std::vector<int64_t> shape(type.getShape().begin(),
+                                   type.getShape().end());
+        int64_t elements = 1;
+        for (int64_t extent : localShape(
+                 shape, mesh, sharding.getResultSbp(result.getResultNumber()),
+                 device0))
+          elements *= extent;
+        return static_cast<double>(elements * type.getElementTypeBitWidth() /
+                                   8);
+      };
+      double held = 0, activations = 0;
+      function.walk([&](nn::ParamOp param) { held += localBytes(param); });
+      for (Value value : savedActivations(function))
+        activations += localBytes(value);
+      auto plan = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
+      REQUIRE(plan);
+      INFO("recompute " << recompute << ", " << layout.strategy << " on "
+                        << layout.mesh);
+      CHECK(static_cast<double>(
+                cast<IntegerAttr>(plan.get("memory_bytes")).getInt()) ==
+            Approx(held + activations).margin(1.0));
+      if (layout.shape == std::vector<int64_t>{1}) {
+        CHECK(held ==
+              static_cast<double>(stats.parameterBytes + stats.stateBytes));
+        CHECK(activations == static_cast<double>(stats.savedActivationBytes));
+      }
+    }
 }

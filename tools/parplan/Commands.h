@@ -49,6 +49,21 @@ struct ShardOptions {
   std::string output;
 };
 
+struct TrainStepOptions {
+  std::string input;
+  std::vector<std::string> dims;
+  std::string loss = "cross-entropy";
+  unsigned outputIndex = 0;
+  std::string labels = "labels";
+  std::string optimizer = "adam";
+  double lr = 1e-3;
+  double weightDecay = -1;
+  std::string frozen;
+  std::string recompute = "none";
+  std::string mixedPrecision = "none";
+  std::string output;
+};
+
 /// `parplan clusters`: list the built-in cluster presets.
 int runClusters();
 
@@ -63,6 +78,10 @@ int runImport(const ImportOptions &options);
 /// `parplan shard`: choose a sharding for every op of a model on a cluster
 /// mesh (sbp-assign) and make its reshardings explicit (insert-boxing).
 int runShard(const ShardOptions &options);
+
+/// `parplan train-step`: build the training step of a model (nn-autodiff)
+/// and print its parameters, FLOPs and saved activations.
+int runTrainStep(const TrainStepOptions &options);
 
 /// `parplan check`: parse and verify an IR file of parplan's dialects and
 /// summarize it. Returns the process exit code.

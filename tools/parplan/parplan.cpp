@@ -74,6 +74,52 @@ int main(int argc, char **argv) {
   shardCommand->add_option("-o,--output", shard.output,
                            "Write the IR here and print a summary");
 
+  parplan::cli::TrainStepOptions trainStep;
+  CLI::App *trainStepCommand = app.add_subcommand(
+      "train-step", "Build the training step of a model: forward, loss, "
+                    "backward and optimizer update (docs/training.md)");
+  trainStepCommand
+      ->add_option("model", trainStep.input, "ONNX model, or nn IR (.mlir)")
+      ->required();
+  trainStepCommand->add_option(
+      "--dim", trainStep.dims,
+      "Bind a symbolic dimension: NAME=VALUE (repeatable)");
+  trainStepCommand
+      ->add_option("--loss", trainStep.loss,
+                   "cross-entropy (default, against integer labels) or mse")
+      ->check(CLI::IsMember({"cross-entropy", "mse"}));
+  trainStepCommand->add_option("--output-index", trainStep.outputIndex,
+                               "The model output the loss reads (default 0)");
+  trainStepCommand->add_option(
+      "--labels", trainStep.labels,
+      "Name of the labels (or targets) input (default labels)");
+  trainStepCommand
+      ->add_option("--optimizer", trainStep.optimizer,
+                   "sgd, momentum, adam (default), adamw or none (return "
+                   "the gradients)")
+      ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw", "none"}));
+  trainStepCommand
+      ->add_option("--lr", trainStep.lr, "Learning rate (default 1e-3)")
+      ->check(CLI::PositiveNumber);
+  trainStepCommand->add_option(
+      "--weight-decay", trainStep.weightDecay,
+      "Weight decay (default 0; 0.01 for adamw)");
+  trainStepCommand->add_option(
+      "--frozen", trainStep.frozen,
+      "Comma-separated globs of parameters not to train (e.g. attention "
+      "masks exported as initializers)");
+  trainStepCommand
+      ->add_option("--recompute", trainStep.recompute,
+                   "Activation recomputation: none (default), selective or "
+                   "full")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  trainStepCommand
+      ->add_option("--mixed-precision", trainStep.mixedPrecision,
+                   "none (default), bf16 or fp16 (fp32 master weights)")
+      ->check(CLI::IsMember({"none", "bf16", "fp16"}));
+  trainStepCommand->add_option("-o,--output", trainStep.output,
+                               "Write the IR here and print a summary");
+
   CLI::App *clustersCommand =
       app.add_subcommand("clusters", "List the built-in cluster presets");
 
@@ -110,6 +156,8 @@ int main(int argc, char **argv) {
     return parplan::cli::runImport(import);
   if (shardCommand->parsed())
     return parplan::cli::runShard(shard);
+  if (trainStepCommand->parsed())
+    return parplan::cli::runTrainStep(trainStep);
   // An exception that escapes a cluster command (out of memory on a huge
   // cluster) is an error message, never an abort.
   try {

@@ -1,0 +1,48 @@
+//===- TrainingStep.h - what a training step holds and computes -*- C++ -*-===//
+//
+// Reads a training step that nn-autodiff built: which ops are the forward
+// pass, which recompute it, which are backward and which update, the
+// values kept from the forward to the backward pass, and the FLOPs and
+// bytes of each part. The sharding search prices saved activations with
+// it; `parplan train-step` prints it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_TRANSFORMS_TRAININGSTEP_H
+#define PARPLAN_TRANSFORMS_TRAININGSTEP_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <cstdint>
+
+namespace parplan {
+
+/// Forward values (results of computing ops the loss depends on) that an op
+/// outside the forward pass reads: the activations a step keeps alive from
+/// its forward to its backward pass. Empty unless `function` has a result
+/// marked `nn.name = "loss"`.
+llvm::DenseSet<mlir::Value> savedActivations(mlir::func::FuncOp function);
+
+struct TrainingStepStats {
+  /// FLOPs (ShardableOpInterface::getCost) of each part of the step.
+  double forwardFlops = 0, recomputeFlops = 0, backwardFlops = 0,
+         optimizerFlops = 0;
+  /// Of the forward FLOPs and the whole step, those of matrix products
+  /// (matmul and gemm): the terms of Megatron-LM's FLOPs formula.
+  double forwardMatmulFlops = 0, matmulFlops = 0;
+  int64_t parameters = 0;      // elements of the trained parameters
+  int64_t parameterTensors = 0;
+  int64_t frozenTensors = 0;   // float parameters left untrained
+  int64_t parameterBytes = 0;  // every nn.param but optimizer state
+  int64_t stateBytes = 0;      // nn.params with source = "zeros"
+  int64_t savedActivationBytes = 0;
+};
+
+/// The figures of a training step (nn-autodiff's output).
+TrainingStepStats analyzeTrainingStep(mlir::func::FuncOp function);
+
+} // namespace parplan
+
+#endif // PARPLAN_TRANSFORMS_TRAININGSTEP_H

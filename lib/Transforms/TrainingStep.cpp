@@ -1,0 +1,110 @@
+//===- TrainingStep.cpp - what a training step holds and computes ---------===//
+//
+// The parts of a step are told apart by the data flow, not by markers that
+// a later rewrite could lose: the forward pass is what the loss depends on;
+// recomputation clones carry `nn.recomputed`; updates are the optimizer ops;
+// the rest is backward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Transforms/TrainingStep.h"
+
+#include "parplan/Dialect/NN/NNOps.h"
+
+using namespace mlir;
+using namespace parplan::nn;
+
+namespace {
+
+DenseSet<Operation *> forwardOps(func::FuncOp function) {
+  DenseSet<Operation *> forward;
+  auto returnOp = cast<func::ReturnOp>(function.front().getTerminator());
+  SmallVector<Operation *> work;
+  for (unsigned i = 0; i < returnOp.getNumOperands(); ++i)
+    if (function.getResultAttr(i, "nn.name"))
+      if (Operation *def = returnOp.getOperand(i).getDefiningOp())
+        work.push_back(def);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!forward.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        work.push_back(def);
+  }
+  return forward;
+}
+
+bool isSource(Operation *op) { return isa<ParamOp, InputOp, ConstantOp>(op); }
+
+int64_t bytesOf(Type type) {
+  auto shaped = cast<ShapedType>(type);
+  return shaped.getNumElements() *
+         std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
+}
+
+} // namespace
+
+llvm::DenseSet<Value> parplan::savedActivations(func::FuncOp function) {
+  DenseSet<Value> saved;
+  DenseSet<Operation *> forward = forwardOps(function);
+  for (Operation *op : forward) {
+    if (isSource(op))
+      continue;
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !forward.contains(user) && !isa<func::ReturnOp>(user);
+          }))
+        saved.insert(result);
+  }
+  return saved;
+}
+
+parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
+  TrainingStepStats stats;
+  DenseSet<Operation *> forward = forwardOps(function);
+  DenseSet<StringRef> updated;
+  for (unsigned i = 0; i < function.getNumResults(); ++i)
+    for (StringRef key : {"nn.updates", "nn.gradient"})
+      if (auto name = function.getResultAttrOfType<StringAttr>(i, key))
+        updated.insert(name.getValue());
+  function.walk([&](Operation *op) {
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      auto type = cast<ShapedType>(param.getType());
+      if (param.getSource() && *param.getSource() == "zeros") {
+        stats.stateBytes += bytesOf(type);
+        return;
+      }
+      stats.parameterBytes += bytesOf(type);
+      if (updated.contains(param.getName())) {
+        stats.parameters += type.getNumElements();
+        ++stats.parameterTensors;
+      } else if (isa<FloatType>(type.getElementType())) {
+        ++stats.frozenTensors;
+      }
+      return;
+    }
+    auto shardable = dyn_cast<ShardableOpInterface>(op);
+    if (!shardable || isSource(op))
+      return;
+    FailureOr<OpCost> cost = shardable.getCost();
+    double flops = succeeded(cost) ? cost->flops : 0;
+    bool matmul = isa<MatMulOp, GemmOp>(op);
+    if (matmul)
+      stats.matmulFlops += flops;
+    if (forward.contains(op)) {
+      stats.forwardFlops += flops;
+      if (matmul)
+        stats.forwardMatmulFlops += flops;
+    } else if (op->hasAttr("nn.recomputed")) {
+      stats.recomputeFlops += flops;
+    } else if (isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp>(op)) {
+      stats.optimizerFlops += flops;
+    } else {
+      stats.backwardFlops += flops;
+    }
+  });
+  for (Value value : savedActivations(function))
+    stats.savedActivationBytes += bytesOf(value.getType());
+  return stats;
+}

@@ -1,0 +1,89 @@
+//===- TrainStepCommand.cpp - parplan train-step --------------------------===//
+
+#include "Commands.h"
+#include "Diagnostics.h"
+#include "ModelFiles.h"
+
+#include "parplan/InitAllDialects.h"
+#include "parplan/Support/Text.h"
+#include "parplan/Transforms/Passes.h"
+#include "parplan/Transforms/TrainingStep.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <fmt/core.h>
+
+using namespace mlir;
+
+namespace {
+
+/// "1.23 TFLOP", "456.0 MFLOP".
+std::string formatFlops(double flops) {
+  const char *units[] = {"", "K", "M", "G", "T", "P", "E"};
+  int unit = 0;
+  while (flops >= 1000 && unit < 6) {
+    flops /= 1000;
+    ++unit;
+  }
+  return fmt::format("{:.2f} {}FLOP", flops, units[unit]);
+}
+
+std::string formatBytes(int64_t bytes) {
+  if (bytes >= 1000000000)
+    return fmt::format("{:.2f} GB", static_cast<double>(bytes) / 1e9);
+  return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6);
+}
+
+} // namespace
+
+int parplan::cli::runTrainStep(const TrainStepOptions &options) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module =
+      loadModel(options.input, options.dims, /*raw=*/false, context);
+  if (!module)
+    return 1;
+
+  OneLineDiagnostics diagnostics(context);
+  PassManager pm(&context);
+  NNAutodiffOptions autodiff;
+  autodiff.loss = options.loss;
+  autodiff.output = options.outputIndex;
+  autodiff.labels = options.labels;
+  autodiff.optimizer = options.optimizer;
+  autodiff.lr = options.lr;
+  autodiff.weightDecay = options.weightDecay;
+  autodiff.frozen = options.frozen;
+  autodiff.recompute = options.recompute;
+  autodiff.mixedPrecision = options.mixedPrecision;
+  pm.addPass(createNNAutodiff(autodiff));
+  if (failed(pm.run(*module)))
+    return 1;
+
+  if (!writeIR(*module, options.output))
+    return 1;
+  if (options.output.empty())
+    return 0;
+  TrainingStepStats stats =
+      analyzeTrainingStep(module->lookupSymbol<func::FuncOp>("main"));
+  fmt::print("wrote {}: {} loss, {} optimizer, recompute {}, mixed precision "
+             "{}\n",
+             options.output, options.loss, options.optimizer,
+             options.recompute, options.mixedPrecision);
+  fmt::print("  parameters   {} trained in {} tensors, {} frozen; {} with "
+             "optimizer state {}\n",
+             groupThousands(stats.parameters), stats.parameterTensors,
+             stats.frozenTensors, formatBytes(stats.parameterBytes),
+             formatBytes(stats.stateBytes));
+  fmt::print("  FLOPs        forward {}, backward {}, recompute {}, "
+             "optimizer {}; matrix products {}\n",
+             formatFlops(stats.forwardFlops), formatFlops(stats.backwardFlops),
+             formatFlops(stats.recomputeFlops),
+             formatFlops(stats.optimizerFlops),
+             formatFlops(stats.matmulFlops));
+  fmt::print("  activations  {} kept from forward to backward\n",
+             formatBytes(stats.savedActivationBytes));
+  return 0;
+}
