@@ -43,12 +43,25 @@ def NN_ParamOp : NN_Op<"param", [
     A parameter is one logical tensor; where it is stored on the devices is
     decided later by the sharding search.
 
+    A parameter may be a block of a stored tensor: `part_of` names the
+    stored tensor (as ONNX knows it) and `part = [axis, offset, extent]`
+    says that this parameter is its elements `offset ..
+    offset + size - 1` along `axis`, where `extent` is the stored tensor's
+    size there. `nn-split-fused-projections` makes such parts of fused
+    weights (GPT-2's query-key-value projection) so that each can be laid
+    out on its own.
+
     ```mlir
     %w = nn.param "encoder.fc1.weight" : tensor<768x3072xf32>
     %b = nn.param "encoder.fc1.bias" {source = "initializer"} : tensor<3072xf32>
+    %q = nn.param "h.0.attn.c_attn.weight[:, 0:768]"
+           {part = array<i64: 1, 0, 2304>, part_of = "h.0.attn.c_attn.weight"}
+           : tensor<768x768xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, OptionalAttr<StrAttr>:$source);
+  let arguments = (ins StrAttr:$name, OptionalAttr<StrAttr>:$source,
+                       OptionalAttr<StrAttr>:$part_of,
+                       OptionalAttr<DenseI64ArrayAttr>:$part);
   let results = (outs NN_Tensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;

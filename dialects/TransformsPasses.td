@@ -57,6 +57,37 @@ def NNFuseGelu : Pass<"nn-fuse-gelu", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::parplan::nn::NNDialect"];
 }
 
+def NNSplitFusedProjections : Pass<"nn-split-fused-projections",
+                                   "::mlir::func::FuncOp"> {
+  let summary = "Split fused projections into one per part";
+  let description = [{
+    GPT-2 computes queries, keys and values with one projection and splits
+    its result:
+
+    ```
+    y = matmul(x, W) [+ b]        W: [k, n1 + n2 + n3] parameter
+    q, k, v = split(y, axis = -1, sizes = [n1, n2, n3])
+    ```
+
+    The sharding search cannot split the columns of `W` for each part (a
+    column split of `y` cuts across the parts), so Megatron's
+    column-parallel attention is out of its reach. This pass rewrites the
+    pattern into one projection per part, each with its own parameters:
+    `q = matmul(x, W[:, 0:n1]) [+ b[0:n1]]`, and so on. The parts are
+    `nn.param`s with `part_of` (the stored weight) and `part` (where in it),
+    so weights are still read from the model's initializer, each part from
+    its block. Optimizers are elementwise, so training the parts trains the
+    fused weight.
+
+    Also `gemm` (with or without `trans_b`, `alpha` and `beta` kept) whose
+    result is split along its columns. A projection whose result has other
+    users, or whose weight has, is left alone.
+
+    Options: none.
+  }];
+  let dependentDialects = ["::parplan::nn::NNDialect"];
+}
+
 def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
   let summary = "Make the forward program @main a training step";
   let description = [{

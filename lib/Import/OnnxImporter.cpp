@@ -801,7 +801,8 @@ Value Importer::materializeInitializer(const std::string &name,
                          (length >= 0 ? "+" + std::to_string(length) : "");
     value = prologue([&](OpBuilder &b) {
       auto param = nn::ParamOp::create(b, NameLoc::get(b.getStringAttr(name)),
-                                       type, name, b.getStringAttr(source));
+                                       type, name, b.getStringAttr(source),
+                                       StringAttr(), DenseI64ArrayAttr());
       return param.getResult();
     });
   } else if (isFloat && (type.getNumElements() != 1 || isGraphInput ||
@@ -809,7 +810,8 @@ Value Importer::materializeInitializer(const std::string &name,
     std::string source = checkWeightData(tensor, type, what);
     value = prologue([&](OpBuilder &b) {
       return nn::ParamOp::create(b, NameLoc::get(b.getStringAttr(name)), type,
-                                 name, b.getStringAttr(source))
+                                 name, b.getStringAttr(source), StringAttr(),
+                                 DenseI64ArrayAttr())
           .getResult();
     });
   } else {
@@ -1730,7 +1732,8 @@ void Importer::convertConstant(const onnx::NodeProto &node) {
       values[name] = prologue([&](OpBuilder &b) {
         return nn::ParamOp::create(
                    b, loc(node), type, name,
-                   b.getStringAttr("constant:" + nodeLabel(node)))
+                   b.getStringAttr("constant:" + nodeLabel(node)),
+                   StringAttr(), DenseI64ArrayAttr())
             .getResult();
       });
       return;

@@ -987,7 +987,8 @@ void NNAutodiffPass::runOnOperation() {
       entry.setInsertionPointToStart(&function.front());
     return ParamOp::create(entry, function.getLoc(), type,
                            entry.getStringAttr(name),
-                           entry.getStringAttr("zeros"))
+                           entry.getStringAttr("zeros"), StringAttr(),
+                           DenseI64ArrayAttr())
         .getResult();
   };
   Value step;

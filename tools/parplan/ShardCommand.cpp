@@ -49,6 +49,9 @@ int parplan::cli::runShard(const ShardOptions &options) {
 
   OneLineDiagnostics diagnostics(context);
   PassManager pm(&context);
+  // Fused projections (GPT-2's query-key-value) become one per part, each
+  // free to take its own layout.
+  pm.addNestedPass<func::FuncOp>(createNNSplitFusedProjections());
   SbpAssignOptions assign;
   assign.cluster = options.cluster;
   assign.mesh = options.mesh;

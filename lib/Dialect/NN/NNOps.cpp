@@ -94,7 +94,26 @@ gatherElements(DenseElementsAttr input, ShapedType type,
 // param, input, constant
 //===----------------------------------------------------------------------===//
 
-LogicalResult ParamOp::verify() { return verifyName(*this, getName()); }
+LogicalResult ParamOp::verify() {
+  if (failed(verifyName(*this, getName())))
+    return failure();
+  if (static_cast<bool>(getPartOf()) != static_cast<bool>(getPart()))
+    return emitOpError() << "needs both part_of and part, or neither";
+  if (!getPart())
+    return success();
+  ArrayRef<int64_t> part = *getPart();
+  auto type = getType();
+  if (part.size() != 3 || part[0] < 0 || part[0] >= type.getRank())
+    return emitOpError() << "part must be [axis, offset, extent] with an axis "
+                            "of the rank-"
+                         << type.getRank() << " result";
+  int64_t size = type.getDimSize(part[0]);
+  if (part[1] < 0 || part[2] < 0 || part[1] + size > part[2])
+    return emitOpError() << "part of " << size << " elements from "
+                         << part[1] << " along axis " << part[0]
+                         << " does not fit the stored extent " << part[2];
+  return success();
+}
 
 LogicalResult InputOp::verify() { return verifyName(*this, getName()); }
 

@@ -661,3 +661,27 @@ func.func @adam_step_type(%w: tensor<16xf32>, %t: tensor<1xf32>) {
   %0:3 = nn.adam_update %w, %w, %w, %w, %t lr = 1.0e-3 : tensor<16xf32>, tensor<1xf32>
   return
 }
+
+// -----
+
+func.func @param_part_without_part_of() {
+  // expected-error @+1 {{'nn.param' op needs both part_of and part, or neither}}
+  %0 = nn.param "w[0:4]" {part = array<i64: 0, 0, 8>} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @param_part_out_of_range() {
+  // expected-error @+1 {{'nn.param' op part of 4 elements from 6 along axis 0 does not fit the stored extent 8}}
+  %0 = nn.param "w[6:10]" {part = array<i64: 0, 6, 8>, part_of = "w"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @param_part_axis() {
+  // expected-error @+1 {{'nn.param' op part must be [axis, offset, extent] with an axis of the rank-1 result}}
+  %0 = nn.param "w[0:4]" {part = array<i64: 1, 0, 8>, part_of = "w"} : tensor<4xf32>
+  return
+}
