@@ -1732,8 +1732,8 @@ void Importer::convertConstant(const onnx::NodeProto &node) {
       values[name] = prologue([&](OpBuilder &b) {
         return nn::ParamOp::create(
                    b, loc(node), type, name,
-                   b.getStringAttr("constant:" + nodeLabel(node)),
-                   StringAttr(), DenseI64ArrayAttr())
+                   b.getStringAttr("constant:" + nodeLabel(node)), StringAttr(),
+                   DenseI64ArrayAttr())
             .getResult();
       });
       return;

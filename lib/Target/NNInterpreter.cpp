@@ -1,19 +1,19 @@
 //===- NNInterpreter.cpp - run an nn program on the reference kernels -----===//
 //
-// One case per op: read the op's attributes, allocate its results from
-// their types and call the kernel. Nothing here computes; the numbers come
-// from the runtime's kernels, the same ones parplan-run executes, so a test
-// that passes through the interpreter tests those kernels too.
+// Per op: convert its attributes to the runtime's generic form, allocate
+// its results from their types and call runKernel (KernelCall.h) by the
+// op's name. Nothing here computes or knows an op: the numbers come from the
+// runtime's kernels through the same call parplan-run makes, so a test that
+// passes through the interpreter tests those kernels and their attribute
+// handling too, and a new kernel needs no change here.
 //
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Target/NNInterpreter.h"
 
+#include "parplan/Dialect/NN/NNDialect.h"
 #include "parplan/Dialect/NN/NNOps.h"
-#include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Runtime/Kernels.h"
-
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace parplan::nn;
@@ -73,20 +73,48 @@ rt::Tensor toTensor(DenseElementsAttr value) {
   return tensor;
 }
 
+FailureOr<rt::AttrMap> toKernelAttrs(Operation *op) {
+  rt::AttrMap attrs;
+  std::optional<RegisteredOperationName> info = op->getRegisteredInfo();
+  if (!info)
+    return op->emitOpError() << "is not a registered op";
+  // The inherent (ODS) attributes only: discardable ones (sharding
+  // annotations, nn.updates) are no business of the kernel. An absent
+  // default-valued attribute stays absent; runKernel applies the .td
+  // default.
+  for (StringAttr name : info->getAttributeNames()) {
+    std::optional<Attribute> attr = op->getInherentAttr(name);
+    if (!attr || !*attr)
+      continue;
+    std::string key = name.str();
+    // Enum attributes are i32 IntegerAttrs underneath, so this comes before
+    // the IntegerAttr case: the runtime takes an enum by its case name.
+    if (auto gelu = dyn_cast<GeluApproximationAttr>(*attr))
+      attrs[key] = stringifyGeluApproximation(gelu.getValue()).str();
+    else if (auto flag = dyn_cast<BoolAttr>(*attr))
+      attrs[key] = flag.getValue();
+    else if (auto integer = dyn_cast<IntegerAttr>(*attr))
+      attrs[key] = integer.getValue().getSExtValue();
+    else if (auto real = dyn_cast<FloatAttr>(*attr))
+      attrs[key] = real.getValueAsDouble();
+    else if (auto text = dyn_cast<StringAttr>(*attr))
+      attrs[key] = text.str();
+    else if (auto list = dyn_cast<DenseI64ArrayAttr>(*attr))
+      attrs[key] = std::vector<int64_t>(list.asArrayRef().begin(),
+                                        list.asArrayRef().end());
+    else if (isa<UnitAttr>(*attr))
+      attrs[key] = true;
+    else
+      return op->emitOpError() << "attribute '" << name.getValue() << "' ("
+                               << *attr << ") has no runtime form";
+  }
+  return attrs;
+}
+
 namespace {
 
 rt::Shape shapeOf(ShapedType type) {
   return rt::Shape(type.getShape().begin(), type.getShape().end());
-}
-
-std::vector<int64_t> vec(ArrayRef<int64_t> values) {
-  return std::vector<int64_t>(values.begin(), values.end());
-}
-
-std::optional<double> optionalValue(std::optional<APFloat> value) {
-  if (!value)
-    return std::nullopt;
-  return value->convertToDouble();
 }
 
 class Interpreter {
@@ -100,38 +128,47 @@ public:
 
 private:
   const NamedTensors &feeds;
-  // Node-based: kernels hold references to operands while results are
+  // Node-based: kernels hold pointers to operands while results are
   // inserted.
   std::map<const void *, rt::Tensor> values;
 
-  const rt::Tensor &in(Value value) { return valueOf(value); }
-  const rt::Tensor *optionalIn(Value value) {
-    return value ? &valueOf(value) : nullptr;
-  }
   rt::Tensor &out(Value result) {
     auto type = cast<ShapedType>(result.getType());
     return values[result.getAsOpaquePointer()] =
                rt::Tensor(*toDType(type.getElementType()), shapeOf(type));
   }
-  LogicalResult check(Operation *op, const rt::Status &status) {
-    if (status.ok())
-      return success();
-    return op->emitOpError() << status.error;
-  }
   LogicalResult feed(Operation *op, StringRef name, Value result,
                      bool zerosByDefault);
-  rt::PoolWindow window(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-                        ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
-                        bool ceilMode, bool countIncludePad) {
-    return {vec(kernel),    vec(strides), vec(pads),
-            vec(dilations), ceilMode,     countIncludePad};
-  }
+  LogicalResult runKernel(Operation *op);
 };
 
 LogicalResult Interpreter::feed(Operation *op, StringRef name, Value result,
                                 bool zerosByDefault) {
   auto type = cast<ShapedType>(result.getType());
   auto it = feeds.find(name.str());
+  // A block of a stored weight (nn-split-fused-projections) is cut from the
+  // whole weight when that is what is fed.
+  auto param = dyn_cast<ParamOp>(op);
+  if (it == feeds.end() && param && param.getPart() &&
+      feeds.count(param.getPartOf()->str())) {
+    const rt::Tensor &whole = feeds.at(param.getPartOf()->str());
+    ArrayRef<int64_t> part = *param.getPart();
+    rt::Shape expected = shapeOf(type);
+    expected[part[0]] = part[2];
+    if (whole.dtype() != *toDType(type.getElementType()) ||
+        whole.shape() != expected)
+      return op->emitOpError()
+             << "'" << *param.getPartOf() << "' is fed a "
+             << rt::toString(whole.dtype()) << " tensor of shape "
+             << rt::toString(whole.shape()) << ", not the "
+             << rt::toString(expected) << " tensor it is part of";
+    std::vector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1);
+    starts[part[0]] = part[1];
+    rt::Status status = rt::slice(whole, starts, steps, out(result));
+    if (!status.ok())
+      return op->emitOpError() << status.error;
+    return success();
+  }
   if (it == feeds.end()) {
     if (!zerosByDefault)
       return op->emitOpError() << "'" << name << "' has no value to run with";
@@ -149,315 +186,53 @@ LogicalResult Interpreter::feed(Operation *op, StringRef name, Value result,
   return success();
 }
 
-int64_t axisOf(int64_t axis, Value value) {
-  return *normalizeAxis(axis, cast<ShapedType>(value.getType()).getRank());
+LogicalResult Interpreter::runKernel(Operation *op) {
+  std::string name = op->getName().stripDialect().str();
+  const rt::KernelSignature *signature = rt::lookupKernel(name);
+  // The phrase the conformance test reads as "cannot run here", not as a
+  // kernel's failure.
+  if (!signature)
+    return op->emitOpError()
+           << "is not known to the interpreter: no kernel for nn." << name;
+  FailureOr<rt::AttrMap> attrs = toKernelAttrs(op);
+  if (failed(attrs))
+    return failure();
+  std::vector<const rt::Tensor *> operands;
+  for (Value operand : op->getOperands())
+    operands.push_back(&valueOf(operand));
+  // An absent optional operand is simply missing from the op's operands;
+  // the kernel wants a null in its place. nn ops have their optional
+  // operands last, so the missing ones are the last ones.
+  size_t count = static_cast<size_t>(signature->numOperands);
+  if (signature->numOperands >= 0 && operands.size() < count &&
+      operands.size() + signature->numOptionalOperands >= count)
+    operands.resize(count, nullptr);
+  std::vector<rt::Tensor *> results;
+  for (Value result : op->getResults())
+    results.push_back(&out(result));
+  rt::Status status = rt::runKernel(name, *attrs, operands, results);
+  if (!status.ok())
+    return op->emitOpError() << status.error;
+  return success();
 }
 
 LogicalResult Interpreter::run(Operation *op) {
-  using rt::BinaryKind;
-  using rt::UnaryKind;
-  auto unary = [&](UnaryKind kind, double alpha = 0, double beta = 0) {
-    return check(op, rt::unary(kind, in(op->getOperand(0)),
-                               out(op->getResult(0)), alpha, beta));
-  };
-  auto binary = [&](BinaryKind kind) {
-    return check(op, rt::binary(kind, in(op->getOperand(0)),
-                                in(op->getOperand(1)), out(op->getResult(0))));
-  };
-  auto unaryGrad = [&](UnaryKind kind, double alpha = 0, double beta = 0) {
-    return check(op, rt::unaryGrad(kind, in(op->getOperand(0)),
-                                   in(op->getOperand(1)), out(op->getResult(0)),
-                                   alpha, beta));
-  };
-  auto reduce = [&](rt::ReduceOp kind, Value input, ArrayRef<int64_t> axes) {
-    int64_t rank = cast<ShapedType>(input.getType()).getRank();
-    std::vector<int64_t> normalized;
-    for (int64_t axis : axes)
-      normalized.push_back(*normalizeAxis(axis, rank));
-    llvm::sort(normalized);
-    normalized.erase(std::unique(normalized.begin(), normalized.end()),
-                     normalized.end());
-    return check(
-        op, rt::reduce(kind, in(input), normalized, out(op->getResult(0))));
-  };
-
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](ParamOp param) {
-        return feed(op, param.getName(), param.getResult(),
-                    param.getSource() && *param.getSource() == "zeros");
-      })
-      .Case([&](InputOp input) {
-        return feed(op, input.getName(), input.getResult(), false);
-      })
-      .Case([&](ConstantOp constant) {
-        auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-        if (!dense)
-          return LogicalResult(op->emitOpError()
-                               << "holds a constant that is not dense");
-        values[constant.getResult().getAsOpaquePointer()] = toTensor(dense);
-        return success();
-      })
-      .Case([&](MatMulOp o) {
-        return check(
-            op, rt::matmul(in(o.getLhs()), in(o.getRhs()), out(o.getResult())));
-      })
-      .Case([&](GemmOp o) {
-        return check(op,
-                     rt::gemm(in(o.getA()), in(o.getB()), optionalIn(o.getC()),
-                              o.getAlpha().convertToDouble(),
-                              o.getBeta().convertToDouble(), o.getTransA(),
-                              o.getTransB(), out(o.getResult())));
-      })
-      .Case([&](ConvOp o) {
-        return check(op, rt::conv(in(o.getInput()), in(o.getWeight()),
-                                  optionalIn(o.getBias()), vec(o.getStrides()),
-                                  vec(o.getPads()), vec(o.getDilations()),
-                                  o.getGroup(), out(o.getResult())));
-      })
-      .Case([&](AddOp) { return binary(BinaryKind::Add); })
-      .Case([&](SubOp) { return binary(BinaryKind::Sub); })
-      .Case([&](MulOp) { return binary(BinaryKind::Mul); })
-      .Case([&](DivOp) { return binary(BinaryKind::Div); })
-      .Case([&](PowOp) { return binary(BinaryKind::Pow); })
-      .Case([&](WhereOp o) {
-        return check(op, rt::where(in(o.getCondition()), in(o.getLhs()),
-                                   in(o.getRhs()), out(o.getResult())));
-      })
-      .Case([&](ReluOp) { return unary(UnaryKind::Relu); })
-      .Case([&](TanhOp) { return unary(UnaryKind::Tanh); })
-      .Case([&](SqrtOp) { return unary(UnaryKind::Sqrt); })
-      .Case([&](ExpOp) { return unary(UnaryKind::Exp); })
-      .Case([&](LogOp) { return unary(UnaryKind::Log); })
-      .Case([&](SigmoidOp) { return unary(UnaryKind::Sigmoid); })
-      .Case([&](ErfOp) { return unary(UnaryKind::Erf); })
-      .Case([&](HardSwishOp) { return unary(UnaryKind::HardSwish); })
-      .Case([&](LeakyReluOp o) {
-        return unary(UnaryKind::LeakyRelu, o.getAlpha().convertToDouble());
-      })
-      .Case([&](HardSigmoidOp o) {
-        return unary(UnaryKind::HardSigmoid, o.getAlpha().convertToDouble(),
-                     o.getBeta().convertToDouble());
-      })
-      .Case([&](GeluOp o) {
-        return unary(o.getApproximate() == GeluApproximation::tanh
-                         ? UnaryKind::GeluTanh
-                         : UnaryKind::GeluExact);
-      })
-      .Case([&](ClipOp o) {
-        return check(op,
-                     rt::clip(in(o.getInput()), optionalValue(o.getMin()),
-                              optionalValue(o.getMax()), out(o.getResult())));
-      })
-      .Case([&](CastOp o) {
-        return check(op, rt::cast(in(o.getInput()), out(o.getResult())));
-      })
-      .Case([&](SoftmaxOp o) {
-        return check(op, rt::softmax(in(o.getInput()),
-                                     axisOf(o.getAxis(), o.getInput()),
-                                     out(o.getResult())));
-      })
-      .Case([&](LogSoftmaxOp o) {
-        return check(op, rt::logSoftmax(in(o.getInput()),
-                                        axisOf(o.getAxis(), o.getInput()),
-                                        out(o.getResult())));
-      })
-      .Case([&](LayerNormOp o) {
-        return check(op, rt::layerNorm(in(o.getInput()), in(o.getScale()),
-                                       optionalIn(o.getBias()),
-                                       axisOf(o.getAxis(), o.getInput()),
-                                       o.getEpsilon().convertToDouble(),
-                                       out(o.getResult())));
-      })
-      .Case([&](BatchNormOp o) {
-        return check(op, rt::batchNorm(in(o.getInput()), in(o.getScale()),
-                                       in(o.getBias()), in(o.getMean()),
-                                       in(o.getVariance()),
-                                       o.getEpsilon().convertToDouble(),
-                                       out(o.getResult())));
-      })
-      .Case([&](MaxPoolOp o) {
-        return check(
-            op, rt::maxPool(in(o.getInput()),
-                            window(o.getKernel(), o.getStrides(), o.getPads(),
-                                   o.getDilations(), o.getCeilMode(), false),
-                            out(o.getResult())));
-      })
-      .Case([&](AvgPoolOp o) {
-        return check(
-            op, rt::avgPool(in(o.getInput()),
-                            window(o.getKernel(), o.getStrides(), o.getPads(),
-                                   o.getDilations(), o.getCeilMode(),
-                                   o.getCountIncludePad()),
-                            out(o.getResult())));
-      })
-      .Case([&](ReshapeOp o) {
-        return check(op, rt::reshape(in(o.getInput()), out(o.getResult())));
-      })
-      .Case([&](ExpandOp o) {
-        return check(op, rt::expand(in(o.getInput()), out(o.getResult())));
-      })
-      .Case([&](TransposeOp o) {
-        return check(op, rt::transpose(in(o.getInput()), vec(o.getPerm()),
-                                       out(o.getResult())));
-      })
-      .Case([&](ConcatOp o) {
-        std::vector<const rt::Tensor *> inputs;
-        for (Value input : o.getInputs())
-          inputs.push_back(&in(input));
-        return check(op, rt::concat(inputs, axisOf(o.getAxis(), o.getResult()),
-                                    out(o.getResult())));
-      })
-      .Case([&](SplitOp o) {
-        std::vector<rt::Tensor *> results;
-        for (Value result : o.getResults())
-          results.push_back(&out(result));
-        return check(op, rt::split(in(o.getInput()),
-                                   axisOf(o.getAxis(), o.getInput()), results));
-      })
-      .Case([&](SliceOp o) {
-        return check(op, rt::slice(in(o.getInput()), vec(o.getStarts()),
-                                   vec(o.getSteps()), out(o.getResult())));
-      })
-      .Case([&](GatherOp o) {
-        return check(op, rt::gather(in(o.getInput()), in(o.getIndices()),
-                                    axisOf(o.getAxis(), o.getInput()),
-                                    out(o.getResult())));
-      })
-      .Case([&](ShapeOp o) {
-        rt::Tensor &result = out(o.getResult());
-        ArrayRef<int64_t> shape = o.getInput().getType().getShape();
-        for (auto [i, extent] : llvm::enumerate(shape))
-          result.set(static_cast<int64_t>(i), static_cast<double>(extent));
-        return success();
-      })
-      .Case([&](ReduceSumOp o) {
-        return reduce(rt::ReduceOp::Sum, o.getInput(), o.getAxes());
-      })
-      .Case([&](ReduceMeanOp o) {
-        return reduce(rt::ReduceOp::Mean, o.getInput(), o.getAxes());
-      })
-      // Training ops.
-      .Case([&](ReluGradOp) { return unaryGrad(UnaryKind::Relu); })
-      .Case([&](HardSwishGradOp) { return unaryGrad(UnaryKind::HardSwish); })
-      .Case([&](LeakyReluGradOp o) {
-        return unaryGrad(UnaryKind::LeakyRelu, o.getAlpha().convertToDouble());
-      })
-      .Case([&](HardSigmoidGradOp o) {
-        return unaryGrad(UnaryKind::HardSigmoid, o.getAlpha().convertToDouble(),
-                         o.getBeta().convertToDouble());
-      })
-      .Case([&](GeluGradOp o) {
-        return unaryGrad(o.getApproximate() == GeluApproximation::tanh
-                             ? UnaryKind::GeluTanh
-                             : UnaryKind::GeluExact);
-      })
-      .Case([&](ClipGradOp o) {
-        return check(op, rt::clipGrad(in(o.getGrad()), in(o.getInput()),
-                                      optionalValue(o.getMin()),
-                                      optionalValue(o.getMax()),
-                                      out(o.getResult())));
-      })
-      .Case([&](SoftmaxGradOp o) {
-        return check(op, rt::softmaxGrad(in(o.getGrad()), in(o.getOutput()),
-                                         axisOf(o.getAxis(), o.getOutput()),
-                                         out(o.getResult())));
-      })
-      .Case([&](LogSoftmaxGradOp o) {
-        return check(op, rt::logSoftmaxGrad(in(o.getGrad()), in(o.getOutput()),
-                                            axisOf(o.getAxis(), o.getOutput()),
-                                            out(o.getResult())));
-      })
-      .Case([&](LayerNormGradOp o) {
-        return check(
-            op, rt::layerNormGrad(
-                    in(o.getGrad()), in(o.getInput()), in(o.getScale()),
-                    axisOf(o.getAxis(), o.getInput()),
-                    o.getEpsilon().convertToDouble(), out(o.getInputGrad()),
-                    out(o.getScaleGrad()), out(o.getBiasGrad())));
-      })
-      .Case([&](ConvGradInputOp o) {
-        return check(op,
-                     rt::convGradInput(in(o.getGrad()), in(o.getWeight()),
-                                       vec(o.getStrides()), vec(o.getPads()),
-                                       vec(o.getDilations()), o.getGroup(),
-                                       out(o.getResult())));
-      })
-      .Case([&](ConvGradWeightOp o) {
-        return check(op,
-                     rt::convGradWeight(in(o.getGrad()), in(o.getInput()),
-                                        vec(o.getStrides()), vec(o.getPads()),
-                                        vec(o.getDilations()), o.getGroup(),
-                                        out(o.getResult())));
-      })
-      .Case([&](MaxPoolGradOp o) {
-        return check(op, rt::maxPoolGrad(in(o.getGrad()), in(o.getInput()),
-                                         window(o.getKernel(), o.getStrides(),
-                                                o.getPads(), o.getDilations(),
-                                                o.getCeilMode(), false),
-                                         out(o.getResult())));
-      })
-      .Case([&](AvgPoolGradOp o) {
-        return check(
-            op, rt::avgPoolGrad(in(o.getGrad()),
-                                window(o.getKernel(), o.getStrides(),
-                                       o.getPads(), o.getDilations(),
-                                       o.getCeilMode(), o.getCountIncludePad()),
-                                out(o.getResult())));
-      })
-      .Case([&](SliceGradOp o) {
-        return check(op, rt::sliceGrad(in(o.getGrad()), vec(o.getStarts()),
-                                       vec(o.getSteps()), out(o.getResult())));
-      })
-      .Case([&](GatherGradOp o) {
-        return check(op, rt::gatherGrad(in(o.getGrad()), in(o.getIndices()),
-                                        axisOf(o.getAxis(), o.getResult()),
-                                        out(o.getResult())));
-      })
-      .Case([&](SoftmaxCrossEntropyOp o) {
-        return check(op, rt::softmaxCrossEntropy(in(o.getLogits()),
-                                                 in(o.getLabels()),
-                                                 out(o.getResult())));
-      })
-      .Case([&](SoftmaxCrossEntropyGradOp o) {
-        return check(op, rt::softmaxCrossEntropyGrad(
-                             in(o.getGrad()), in(o.getLogits()),
-                             in(o.getLabels()), out(o.getResult())));
-      })
-      .Case([&](SgdUpdateOp o) {
-        return check(op, rt::sgdUpdate(in(o.getParam()), in(o.getGrad()),
-                                       o.getLr().convertToDouble(),
-                                       o.getWeightDecay().convertToDouble(),
-                                       o.getGradScale().convertToDouble(),
-                                       out(o.getResult())));
-      })
-      .Case([&](MomentumUpdateOp o) {
-        return check(op,
-                     rt::momentumUpdate(
-                         in(o.getParam()), in(o.getGrad()), in(o.getVelocity()),
-                         o.getLr().convertToDouble(),
-                         o.getMomentum().convertToDouble(),
-                         o.getWeightDecay().convertToDouble(), o.getNesterov(),
-                         o.getGradScale().convertToDouble(),
-                         out(o.getNewParam()), out(o.getNewVelocity())));
-      })
-      .Case([&](AdamUpdateOp o) {
-        rt::AdamOptions options;
-        options.lr = o.getLr().convertToDouble();
-        options.beta1 = o.getBeta1().convertToDouble();
-        options.beta2 = o.getBeta2().convertToDouble();
-        options.epsilon = o.getEpsilon().convertToDouble();
-        options.weightDecay = o.getWeightDecay().convertToDouble();
-        options.decoupled = o.getDecoupled();
-        options.gradScale = o.getGradScale().convertToDouble();
-        return check(op,
-                     rt::adamUpdate(in(o.getParam()), in(o.getGrad()),
-                                    in(o.getM()), in(o.getV()), in(o.getStep()),
-                                    options, out(o.getNewParam()),
-                                    out(o.getNewM()), out(o.getNewV())));
-      })
-      .Default([&](Operation *other) -> LogicalResult {
-        return other->emitOpError() << "is not known to the interpreter";
-      });
+  // Values that enter the program are not kernels.
+  if (auto param = dyn_cast<ParamOp>(op))
+    return feed(op, param.getName(), param.getResult(),
+                param.getSource() && *param.getSource() == "zeros");
+  if (auto input = dyn_cast<InputOp>(op))
+    return feed(op, input.getName(), input.getResult(), false);
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense)
+      return op->emitOpError() << "holds a constant that is not dense";
+    values[constant.getResult().getAsOpaquePointer()] = toTensor(dense);
+    return success();
+  }
+  if (!isa<NNDialect>(op->getDialect()))
+    return op->emitOpError() << "is not known to the interpreter";
+  return runKernel(op);
 }
 
 } // namespace

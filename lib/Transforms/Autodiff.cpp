@@ -985,10 +985,9 @@ void NNAutodiffPass::runOnOperation() {
       entry.setInsertionPointAfter(after);
     else
       entry.setInsertionPointToStart(&function.front());
-    return ParamOp::create(entry, function.getLoc(), type,
-                           entry.getStringAttr(name),
-                           entry.getStringAttr("zeros"), StringAttr(),
-                           DenseI64ArrayAttr())
+    return ParamOp::create(
+               entry, function.getLoc(), type, entry.getStringAttr(name),
+               entry.getStringAttr("zeros"), StringAttr(), DenseI64ArrayAttr())
         .getResult();
   };
   Value step;

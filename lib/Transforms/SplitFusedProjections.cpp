@@ -28,8 +28,8 @@ namespace {
 
 /// "w[:, 0:768]" for a part along axis 1 of a 2-D weight, "b[0:768]" for a
 /// 1-D one.
-std::string partName(StringRef name, int64_t rank, int64_t axis,
-                     int64_t begin, int64_t end) {
+std::string partName(StringRef name, int64_t rank, int64_t axis, int64_t begin,
+                     int64_t end) {
   std::string text = name.str() + "[";
   for (int64_t d = 0; d < rank; ++d) {
     if (d)
@@ -121,18 +121,17 @@ struct SplitFusedProjectionsPass
     OpBuilder b(split);
     SmallVector<Value> parts;
     int64_t begin = 0;
-    for (auto [result, size] : llvm::zip_equal(split.getResults(),
-                                               split.getSizes())) {
+    for (auto [result, size] :
+         llvm::zip_equal(split.getResults(), split.getSizes())) {
       int64_t end = begin + size;
       b.setInsertionPoint(weight);
       Value weightPart = makePart(b, weight, weightAxis, begin, end);
-      Value biasPart =
-          bias ? makePart(b, bias, 0, begin, end) : Value();
+      Value biasPart = bias ? makePart(b, bias, 0, begin, end) : Value();
       b.setInsertionPoint(split);
       Value part;
       if (auto matmul = dyn_cast<MatMulOp>(projection)) {
-        part = MatMulOp::create(b, matmul.getLoc(), matmul.getLhs(),
-                                weightPart);
+        part =
+            MatMulOp::create(b, matmul.getLoc(), matmul.getLhs(), weightPart);
       } else {
         auto gemm = cast<GemmOp>(projection);
         part = GemmOp::create(b, gemm.getLoc(), gemm.getA(), weightPart,

@@ -70,8 +70,8 @@ int parplan::cli::runTrainStep(const TrainStepOptions &options) {
       analyzeTrainingStep(module->lookupSymbol<func::FuncOp>("main"));
   fmt::print("wrote {}: {} loss, {} optimizer, recompute {}, mixed precision "
              "{}\n",
-             options.output, options.loss, options.optimizer,
-             options.recompute, options.mixedPrecision);
+             options.output, options.loss, options.optimizer, options.recompute,
+             options.mixedPrecision);
   fmt::print("  parameters   {} trained in {} tensors, {} frozen; {} with "
              "optimizer state {}\n",
              groupThousands(stats.parameters), stats.parameterTensors,
@@ -81,8 +81,7 @@ int parplan::cli::runTrainStep(const TrainStepOptions &options) {
              "optimizer {}; matrix products {}\n",
              formatFlops(stats.forwardFlops), formatFlops(stats.backwardFlops),
              formatFlops(stats.recomputeFlops),
-             formatFlops(stats.optimizerFlops),
-             formatFlops(stats.matmulFlops));
+             formatFlops(stats.optimizerFlops), formatFlops(stats.matmulFlops));
   fmt::print("  activations  {} kept from forward to backward\n",
              formatBytes(stats.savedActivationBytes));
   return 0;

@@ -101,9 +101,8 @@ int main(int argc, char **argv) {
   trainStepCommand
       ->add_option("--lr", trainStep.lr, "Learning rate (default 1e-3)")
       ->check(CLI::PositiveNumber);
-  trainStepCommand->add_option(
-      "--weight-decay", trainStep.weightDecay,
-      "Weight decay (default 0; 0.01 for adamw)");
+  trainStepCommand->add_option("--weight-decay", trainStep.weightDecay,
+                               "Weight decay (default 0; 0.01 for adamw)");
   trainStepCommand->add_option(
       "--frozen", trainStep.frozen,
       "Comma-separated globs of parameters not to train (e.g. attention "

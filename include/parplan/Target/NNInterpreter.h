@@ -11,6 +11,7 @@
 #ifndef PARPLAN_TARGET_NNINTERPRETER_H
 #define PARPLAN_TARGET_NNINTERPRETER_H
 
+#include "parplan/Runtime/KernelCall.h"
 #include "parplan/Runtime/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,11 +33,20 @@ std::optional<runtime::DType> toDType(mlir::Type elementType);
 /// A dense constant as a runtime tensor.
 runtime::Tensor toTensor(mlir::DenseElementsAttr value);
 
+/// The inherent attributes of a compute op in the runtime's generic form,
+/// as runKernel (KernelCall.h) reads them: integers, floats, bools,
+/// strings, i64 arrays, enums as their case names and unit attributes as
+/// true. Absent default-valued attributes stay absent (runKernel applies
+/// the .td default). Emits an error and fails on an attribute of another
+/// kind. Shared with whatever writes kernels for parplan-run, so that both
+/// hand the kernels the same attributes.
+mlir::FailureOr<runtime::AttrMap> toKernelAttrs(mlir::Operation *op);
+
 /// Runs `function` (no arguments) and returns its results. Every nn.input
 /// and nn.param must be fed, except parameters with `source = "zeros"`,
-/// which start at zero when not fed. A missing or mistyped feed, an op the
-/// interpreter does not know and a kernel's error are emitted as errors at
-/// the op and fail.
+/// which start at zero when not fed. Every other op runs its kernel through
+/// runtime::runKernel. A missing or mistyped feed, an op without a kernel
+/// and a kernel's error are emitted as errors at the op and fail.
 mlir::FailureOr<std::vector<runtime::Tensor>>
 interpret(mlir::func::FuncOp function, const NamedTensors &feeds);
 

@@ -109,8 +109,8 @@ LogicalResult ParamOp::verify() {
                          << type.getRank() << " result";
   int64_t size = type.getDimSize(part[0]);
   if (part[1] < 0 || part[2] < 0 || part[1] + size > part[2])
-    return emitOpError() << "part of " << size << " elements from "
-                         << part[1] << " along axis " << part[0]
+    return emitOpError() << "part of " << size << " elements from " << part[1]
+                         << " along axis " << part[0]
                          << " does not fit the stored extent " << part[2];
   return success();
 }

@@ -1,0 +1,119 @@
+//===- KernelCall.h - call a kernel by its nn op name -----------*- C++ -*-===//
+//
+// The one place where an nn op's name and attributes become a call of its
+// kernel (Kernels.h). The interpreter converts an op's MLIR attributes to
+// the generic form below and calls runKernel; parplan-run reads the same
+// form from its Protobuf program and calls runKernel too. So both run the
+// same kernels with the same attribute handling (defaults, signed axes), and
+// adding a kernel touches the runtime only. No MLIR dependency.
+//
+// Conventions:
+// - `opName` is the nn op's mnemonic without "nn.": "matmul", "gemm",
+//   "conv_grad_input", "adam_update", "reduce_sum", "shape", ...
+// - Operands follow the op's ODS operand order. An absent optional operand
+//   (gemm's c, conv's bias, layer_norm's bias) is a nullptr entry at its
+//   position, so the operand count is always the op's ODS count (any
+//   number, at least one, for concat's variadic inputs). Results likewise
+//   (any number, at least one, for split), preallocated by the caller with
+//   their element types and shapes as for every kernel.
+// - Attributes are named as in the .td (snake_case: "trans_a",
+//   "count_include_pad", "grad_scale"). An attribute that has a default in
+//   the .td may be absent and then takes that default; F32Attr values (and
+//   defaults) are rounded to float, as the MLIR attribute holds them.
+//   Signed axes ("axis", reduce "axes") may be negative; runKernel
+//   normalizes them, and sorts and deduplicates reduce axes (empty: all).
+//   gelu's enum "approximate" is its case name, "none" or "tanh"; a unit
+//   attribute (adam's "decoupled") is a bool. Attributes the kernels do not
+//   need but the op has (slice's and split's "sizes", reduce's "keepdims":
+//   the result shapes say the same) are accepted and ignored.
+// - Every problem is a Status, never a crash: an unknown op ("no kernel for
+//   nn.foo"), a missing required attribute, an attribute of the wrong kind
+//   or one the op does not have, a wrong number of operands or results, a
+//   null required operand, and whatever the kernel itself reports (a shape
+//   the attributes do not imply, a label out of range).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_RUNTIME_KERNELCALL_H
+#define PARPLAN_RUNTIME_KERNELCALL_H
+
+#include "parplan/Runtime/Tensor.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace parplan::runtime {
+
+/// One attribute value: an integer, a float, a bool, a string or a list of
+/// integers.
+struct AttrValue {
+  enum class Kind { Int, Float, Bool, String, Ints };
+
+  AttrValue() = default;
+  AttrValue(int64_t value) : value(value) {}
+  /// Without it an int literal would be ambiguous between int64, double
+  /// and bool.
+  AttrValue(int value) : value(int64_t{value}) {}
+  AttrValue(double value) : value(value) {}
+  AttrValue(bool value) : value(value) {}
+  AttrValue(std::string value) : value(std::move(value)) {}
+  /// Without it a string literal would become a bool.
+  AttrValue(const char *value) : value(std::string(value)) {}
+  AttrValue(std::vector<int64_t> value) : value(std::move(value)) {}
+  AttrValue(std::initializer_list<int64_t> value)
+      : value(std::vector<int64_t>(value)) {}
+
+  Kind kind() const { return static_cast<Kind>(value.index()); }
+  /// The value if it has that kind, else nullptr.
+  const int64_t *getInt() const { return std::get_if<int64_t>(&value); }
+  const double *getFloat() const { return std::get_if<double>(&value); }
+  const bool *getBool() const { return std::get_if<bool>(&value); }
+  const std::string *getString() const {
+    return std::get_if<std::string>(&value);
+  }
+  const std::vector<int64_t> *getInts() const {
+    return std::get_if<std::vector<int64_t>>(&value);
+  }
+
+  /// In Kind's order.
+  std::variant<int64_t, double, bool, std::string, std::vector<int64_t>> value;
+};
+
+/// "int", "float", "bool", "string", "int list".
+const char *toString(AttrValue::Kind kind);
+
+bool operator==(const AttrValue &lhs, const AttrValue &rhs);
+inline bool operator!=(const AttrValue &lhs, const AttrValue &rhs) {
+  return !(lhs == rhs);
+}
+
+using AttrMap = std::map<std::string, AttrValue>;
+
+/// How many operands and results a kernel takes, in ODS order.
+struct KernelSignature {
+  /// -1: a variadic list of one or more (concat).
+  int numOperands = 0;
+  /// How many of the last operands are optional (in the nn dialect
+  /// optional operands always come last).
+  int numOptionalOperands = 0;
+  /// -1: a variadic list of one or more (split).
+  int numResults = 1;
+};
+
+/// The signature of nn.<opName>'s kernel, or nullptr when it has none
+/// (nn.param, nn.input and nn.constant are values, not kernels).
+const KernelSignature *lookupKernel(const std::string &opName);
+
+/// Runs nn.<opName>'s kernel on `operands` into `results`, following the
+/// conventions at the top of this file.
+Status runKernel(const std::string &opName, const AttrMap &attrs,
+                 const std::vector<const Tensor *> &operands,
+                 const std::vector<Tensor *> &results);
+
+} // namespace parplan::runtime
+
+#endif // PARPLAN_RUNTIME_KERNELCALL_H
