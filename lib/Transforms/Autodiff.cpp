@@ -672,8 +672,9 @@ FailureOr<Value> NNAutodiffPass::buildLoss(func::FuncOp function,
   auto type = dyn_cast<RankedTensorType>(output.getType());
   if (!type || !isa<FloatType>(type.getElementType()))
     return emitError(returnOp.getLoc())
-           << "nn-autodiff: output " << output << " of @main is not a "
-           << "floating-point tensor, so no loss can be built on it";
+           << "nn-autodiff: output " << this->output.getValue()
+           << " of @main is a " << output.getType()
+           << ", not a floating-point tensor, so no loss can be built on it";
   // The loss is computed in fp32 whatever the forward computes in.
   if (!type.getElementType().isF32() && !type.getElementType().isF64()) {
     type = type.clone(b.getF32Type());

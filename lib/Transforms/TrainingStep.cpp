@@ -80,7 +80,7 @@ parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
         stats.parameters += type.getNumElements();
         ++stats.parameterTensors;
       } else if (isa<FloatType>(type.getElementType())) {
-        ++stats.frozenTensors;
+        ++stats.untrainedTensors;
       }
       return;
     }

@@ -53,7 +53,7 @@ func.func @main() -> tensor<4xi64> {
   %w = nn.param "w" : tensor<4x3xf32>
   %s = nn.shape %w : tensor<4x3xf32> -> tensor<2xi64>
   %c = nn.concat %s, %s axis = 0 : tensor<2xi64>, tensor<2xi64> -> tensor<4xi64>
-  // expected-error @+1 {{nn-autodiff: output}}
+  // expected-error @+1 {{nn-autodiff: output 0 of @main is a 'tensor<4xi64>', not a floating-point tensor, so no loss can be built on it}}
   return %c : tensor<4xi64>
 }
 

@@ -72,10 +72,10 @@ int parplan::cli::runTrainStep(const TrainStepOptions &options) {
              "{}\n",
              options.output, options.loss, options.optimizer, options.recompute,
              options.mixedPrecision);
-  fmt::print("  parameters   {} trained in {} tensors, {} frozen; {} with "
+  fmt::print("  parameters   {} trained in {} tensors, {} not trained; {} with "
              "optimizer state {}\n",
              groupThousands(stats.parameters), stats.parameterTensors,
-             stats.frozenTensors, formatBytes(stats.parameterBytes),
+             stats.untrainedTensors, formatBytes(stats.parameterBytes),
              formatBytes(stats.stateBytes));
   fmt::print("  FLOPs        forward {}, backward {}, recompute {}, "
              "optimizer {}; matrix products {}\n",

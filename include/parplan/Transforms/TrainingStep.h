@@ -34,9 +34,9 @@ struct TrainingStepStats {
   double forwardMatmulFlops = 0, matmulFlops = 0;
   int64_t parameters = 0; // elements of the trained parameters
   int64_t parameterTensors = 0;
-  int64_t frozenTensors = 0;  // float parameters left untrained
-  int64_t parameterBytes = 0; // every nn.param but optimizer state
-  int64_t stateBytes = 0;     // nn.params with source = "zeros"
+  int64_t untrainedTensors = 0; // float parameters frozen or without gradient
+  int64_t parameterBytes = 0;   // every nn.param but optimizer state
+  int64_t stateBytes = 0;       // nn.params with source = "zeros"
   int64_t savedActivationBytes = 0;
 };
 
