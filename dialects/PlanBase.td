@@ -30,6 +30,16 @@ def Plan_ReduceKind : I32EnumAttr<"ReduceKind", "how a collective combines value
   let cppNamespace = "::parplan::plan";
 }
 
+def Plan_BufferKind : I32EnumAttr<"BufferKind", "what a buffer holds", [
+      I32EnumAttrCase<"temporary", 0>,
+      I32EnumAttrCase<"parameter", 1>,
+      I32EnumAttrCase<"input", 2>,
+      I32EnumAttrCase<"state", 3>,
+      I32EnumAttrCase<"constant", 4>
+    ]> {
+  let cppNamespace = "::parplan::plan";
+}
+
 class Plan_Op<string mnemonic, list<Trait> traits = []>
     : Op<Plan_Dialect, mnemonic, traits>;
 

@@ -62,15 +62,46 @@ def Plan_BufferOp : Plan_Op<"buffer", [HasParent<"ProgramOp">]> {
     has run, is its byte offset in the device's arena; buffers whose live
     ranges do not overlap share bytes.
 
+    `kind` says where the contents come from:
+
+    | kind | contents | attributes |
+    |---|---|---|
+    | `temporary` (default) | written by an op of the step | |
+    | `parameter` | a block of a model parameter: loaded once, updated by the step | `name`, `logical_shape`, `block_offsets`, `source`, `part_of`/`part` |
+    | `input` | a block of a batch tensor, fed at every step | `name`, `logical_shape`, `block_offsets`, `value_bound` for integers |
+    | `state` | optimizer state: zeros, then updated | `name`, `logical_shape`, `block_offsets` |
+    | `constant` | fixed elements | `value` |
+
+    The block of a logical tensor starts at `block_offsets` (one per
+    dimension) and has the buffer's shape.
+
     ```mlir
     %w = plan.buffer {name = "fc1.weight", offset = 0} : memref<784x256xf32>
+    %x = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 8, 784>,
+                      block_offsets = array<i64: 4, 0>} : memref<4x784xf32>
     ```
   }];
   let arguments = (ins OptionalAttr<StrAttr>:$name,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$offset);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$offset,
+                       OptionalAttr<StrAttr>:$kind,
+                       OptionalAttr<DenseI64ArrayAttr>:$logical_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$block_offsets,
+                       OptionalAttr<StrAttr>:$source,
+                       OptionalAttr<StrAttr>:$part_of,
+                       OptionalAttr<DenseI64ArrayAttr>:$part,
+                       OptionalAttr<I64Attr>:$value_bound,
+                       OptionalAttr<ElementsAttr>:$value);
   let results = (outs Plan_Buffer:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// `kind`, temporary when absent; std::nullopt for an unknown kind.
+    std::optional<::parplan::plan::BufferKind> getBufferKind() {
+      if (!getKind())
+        return ::parplan::plan::BufferKind::temporary;
+      return ::parplan::plan::symbolizeBufferKind(*getKind());
+    }
+  }];
 }
 
 def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"ProgramOp">, AttrSizedOperandSegments]> {
@@ -217,6 +248,43 @@ def Plan_BroadcastOp : Plan_CollectiveOp<"broadcast"> {
   let assemblyFormat = [{
     $buffer `on` $group `root` `=` $root attr-dict `:` type($buffer)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// What a step leaves behind
+//===----------------------------------------------------------------------===//
+
+def Plan_LossOp : Plan_Op<"loss", [HasParent<"ProgramOp">]> {
+  let summary = "The buffer holding the step's loss";
+  let description = [{
+    A scalar; the executor reports it after every step.
+
+    ```mlir
+    plan.loss %l : memref<f32>
+    ```
+  }];
+  let arguments = (ins Plan_Buffer:$buffer);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Plan_UpdateOp : Plan_Op<"update", [HasParent<"ProgramOp">,
+    AllTypesMatch<["target", "source"]>]> {
+  let summary = "Carries an updated value into the next step";
+  let description = [{
+    After the step, `source` (an updated parameter or optimizer state) is
+    copied into `target` (the `parameter` or `state` buffer the next step
+    reads).
+
+    ```mlir
+    plan.update %w1 from %w1_new : memref<16x32xf32>
+    ```
+  }];
+  let arguments = (ins Plan_Buffer:$target, Plan_Buffer:$source);
+  let assemblyFormat = [{
+    $target `from` $source attr-dict `:` type($target)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

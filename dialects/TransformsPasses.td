@@ -258,4 +258,29 @@ def InsertBoxing : Pass<"insert-boxing", "::mlir::ModuleOp"> {
   let dependentDialects = ["::parplan::sbp::SBPDialect"];
 }
 
+def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
+  let summary = "Lower @main to one plan.program per device";
+  let description = [{
+    Turns the laid-out, boxing-explicit program `@main` (after `sbp-assign`
+    and `insert-boxing`, or a program without layouts, which runs on one
+    device) into `plan.program`s on local shapes, and removes `@main`:
+
+    - `nn.param` becomes a `parameter` buffer (`state` for optimizer state),
+      `nn.input` an `input` buffer, `nn.constant` a `constant` buffer; each
+      names the logical tensor and the block of it the device holds;
+    - every other nn op becomes a `plan.kernel` of its name, reading and
+      writing buffers of its local result types, its attributes in `attrs`;
+    - the returned loss becomes `plan.loss`, and every value marked
+      `nn.updates = "NAME"` a `plan.update` of the buffer of `NAME`.
+
+    For now the mesh must have one device: a plan over several devices
+    (collectives for the boxings) is refused with an error rather than
+    lowered wrongly. A result of `@main` that is neither the loss nor an
+    update (an inference output) is refused too.
+
+    Options: none.
+  }];
+  let dependentDialects = ["::parplan::plan::PlanDialect"];
+}
+
 #endif // PARPLAN_TRANSFORMS_PASSES

@@ -4,6 +4,8 @@
 #define PARPLAN_TRANSFORMS_PASSES_H
 
 #include "parplan/Dialect/NN/NNDialect.h"
+#include "parplan/Dialect/Plan/PlanDialect.h"
+#include "parplan/Dialect/SBP/SBPDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"

@@ -37,6 +37,53 @@ LogicalResult BufferOp::verify() {
     return emitOpError() << "needs a static shape, got " << type;
   if (!type.getLayout().isIdentity())
     return emitOpError() << "needs the identity layout, got " << type;
+  std::optional<BufferKind> known = getBufferKind();
+  if (!known)
+    return emitOpError() << "kind '" << *getKind()
+                         << "' is none of temporary, parameter, input, state, "
+                            "constant";
+  BufferKind kind = *known;
+  if (kind == BufferKind::constant) {
+    auto value = getValueAttr();
+    if (!value || value.getShapedType().getShape() != type.getShape() ||
+        value.getElementType() != type.getElementType())
+      return emitOpError() << "a constant buffer needs a value of its shape "
+                              "and element type";
+    return success();
+  }
+  if (kind == BufferKind::temporary)
+    return success();
+  if (!getName() || getName()->empty() || !getLogicalShape() ||
+      !getBlockOffsets())
+    return emitOpError() << "a " << stringifyBufferKind(kind)
+                         << " buffer needs a name, a logical_shape and "
+                            "block_offsets";
+  ArrayRef<int64_t> logical = *getLogicalShape(), offsets = *getBlockOffsets();
+  if (static_cast<int64_t>(logical.size()) != type.getRank() ||
+      offsets.size() != logical.size())
+    return emitOpError() << "logical_shape and block_offsets need one entry "
+                            "per dimension of the rank-"
+                         << type.getRank() << " buffer";
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (offsets[d] < 0 || offsets[d] + type.getDimSize(d) > logical[d])
+      return emitOpError() << "dimension " << d << ": a block of "
+                           << type.getDimSize(d) << " from " << offsets[d]
+                           << " does not fit the logical extent " << logical[d];
+  return success();
+}
+
+LogicalResult LossOp::verify() {
+  if (getBuffer().getType().getRank() != 0)
+    return emitOpError() << "needs a scalar buffer, got "
+                         << getBuffer().getType();
+  return success();
+}
+
+LogicalResult UpdateOp::verify() {
+  auto target = getTarget().getDefiningOp<BufferOp>();
+  if (!target || (target.getBufferKind() != BufferKind::parameter &&
+                  target.getBufferKind() != BufferKind::state))
+    return emitOpError() << "needs a parameter or state buffer as its target";
   return success();
 }
 

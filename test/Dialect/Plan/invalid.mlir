@@ -214,3 +214,48 @@ plan.program @dev0 device = 0 {
   // expected-error @+1 {{'plan.send' op attribute 'tag' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
   plan.send %0 to 1 tag = -1 : memref<4xf32>
 }
+
+// -----
+
+plan.program @dev0 device = 0 {
+  // expected-error @+1 {{'plan.buffer' op kind 'weights' is none of temporary, parameter, input, state, constant}}
+  %0 = plan.buffer {kind = "weights"} : memref<4xf32>
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  // expected-error @+1 {{'plan.buffer' op a parameter buffer needs a name, a logical_shape and block_offsets}}
+  %0 = plan.buffer {kind = "parameter", name = "w"} : memref<4xf32>
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  // expected-error @+1 {{'plan.buffer' op dimension 0: a block of 4 from 6 does not fit the logical extent 8}}
+  %0 = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 8>, block_offsets = array<i64: 6>} : memref<4xf32>
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  // expected-error @+1 {{'plan.buffer' op a constant buffer needs a value of its shape and element type}}
+  %0 = plan.buffer {kind = "constant", value = dense<1.0> : tensor<2xf32>} : memref<4xf32>
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.loss' op needs a scalar buffer, got 'memref<4xf32>'}}
+  plan.loss %0 : memref<4xf32>
+}
+
+// -----
+
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4xf32>
+  %1 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.update' op needs a parameter or state buffer as its target}}
+  plan.update %0 from %1 : memref<4xf32>
+}

@@ -46,3 +46,25 @@ plan.program @dev0 device = 0 {
 // CHECK-NEXT: }
 plan.program @dev1 device = 1 {
 }
+
+
+
+// What a training step reads and leaves behind: blocks of named tensors,
+// constants, the loss and the updates.
+// CHECK-LABEL: plan.program @step
+// CHECK: %[[W:.*]] = plan.buffer {block_offsets = array<i64: 0, 4>, kind = "parameter", logical_shape = array<i64: 8, 8>, name = "w", source = "initializer"} : memref<8x4xf32>
+// CHECK: plan.buffer {block_offsets = array<i64: 2>, kind = "input", logical_shape = array<i64: 4>, name = "ids", value_bound = 100 : i64} : memref<2xi64>
+// CHECK: plan.buffer {kind = "constant", value = dense<5.000000e-01> : tensor<f32>} : memref<f32>
+// CHECK: plan.loss %{{.*}} : memref<f32>
+// CHECK: plan.update %[[W]] from %{{.*}} : memref<8x4xf32>
+plan.program @step device = 0 {
+  %w = plan.buffer {kind = "parameter", name = "w", logical_shape = array<i64: 8, 8>, block_offsets = array<i64: 0, 4>, source = "initializer"} : memref<8x4xf32>
+  %ids = plan.buffer {kind = "input", name = "ids", logical_shape = array<i64: 4>, block_offsets = array<i64: 2>, value_bound = 100} : memref<2xi64>
+  %half = plan.buffer {kind = "constant", value = dense<0.5> : tensor<f32>} : memref<f32>
+  %loss = plan.buffer : memref<f32>
+  %w1 = plan.buffer : memref<8x4xf32>
+  plan.kernel "mul" ins(%w, %half : memref<8x4xf32>, memref<f32>) outs(%w1 : memref<8x4xf32>)
+  plan.kernel "reduce_sum" ins(%w1 : memref<8x4xf32>) outs(%loss : memref<f32>) {attrs = {axes = array<i64>, keepdims = false}}
+  plan.loss %loss : memref<f32>
+  plan.update %w from %w1 : memref<8x4xf32>
+}

@@ -1,0 +1,76 @@
+// RUN: parplan-opt %s -split-input-file -lower-to-plan -verify-diagnostics | FileCheck %s
+
+// A training step on one device: every value that enters becomes a buffer
+// saying which tensor it holds (here, all of it), every op a kernel of its
+// name with its attributes, and the loss and the updates are named.
+// CHECK-LABEL: module attributes {{{.*}}plan.mesh_shape = array<i64: 1>
+// CHECK: plan.program @device0 device = 0 {
+// CHECK: %[[STEP:.*]] = plan.buffer {block_offsets = array<i64>, kind = "state", logical_shape = array<i64>, name = "optimizer.step"} : memref<f32>
+// CHECK: %[[W:.*]] = plan.buffer {block_offsets = array<i64: 0, 0>, kind = "parameter", logical_shape = array<i64: 16, 4>, name = "w[:, 0:4]", part = array<i64: 1, 0, 8>, part_of = "w", source = "initializer"} : memref<16x4xf32>
+// CHECK: %[[X:.*]] = plan.buffer {block_offsets = array<i64: 0, 0>, kind = "input", logical_shape = array<i64: 2, 16>, name = "x"} : memref<2x16xf32>
+// CHECK: %[[Y:.*]] = plan.buffer : memref<2x4xf32>
+// CHECK: plan.kernel "matmul" ins(%[[X]], %[[W]] : memref<2x16xf32>, memref<16x4xf32>) outs(%[[Y]] : memref<2x4xf32>)
+// CHECK: plan.buffer {block_offsets = array<i64: 0>, kind = "input", logical_shape = array<i64: 2>, name = "labels", value_bound = 4 : i64} : memref<2xi64>
+// CHECK: plan.kernel "reduce_mean" ins({{.*}}) outs(%[[LOSS:.*]] : memref<f32>) {attrs = {axes = array<i64>, keepdims = false}}
+// CHECK: %[[ONE:.*]] = plan.buffer {kind = "constant", value = dense<1.000000e+00> : tensor<f32>} : memref<f32>
+// CHECK: plan.kernel "adam_update" {{.*}} {attrs = {beta1 = 9.000000e-01 : f64, beta2 = {{.*}} : f64, epsilon = 1.000000e-08 : f64, grad_scale = 1.000000e+00 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}}
+// CHECK: plan.loss %[[LOSS]] : memref<f32>
+// CHECK: plan.update %[[STEP]] from %{{.*}} : memref<f32>
+// CHECK: plan.update %[[W]] from %{{.*}} : memref<16x4xf32>
+// CHECK-NOT: func.func
+module attributes {nn.training = {}} {
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<f32> {nn.updates = "optimizer.step"}, tensor<16x4xf32> {nn.updates = "w[:, 0:4]"}, tensor<16x4xf32> {nn.updates = "w[:, 0:4].adam.m"}, tensor<16x4xf32> {nn.updates = "w[:, 0:4].adam.v"}) {
+    %step = nn.param "optimizer.step" {source = "zeros"} : tensor<f32>
+    %w = nn.param "w[:, 0:4]" {part = array<i64: 1, 0, 8>, part_of = "w", source = "initializer"} : tensor<16x4xf32>
+    %m = nn.param "w[:, 0:4].adam.m" {source = "zeros"} : tensor<16x4xf32>
+    %v = nn.param "w[:, 0:4].adam.v" {source = "zeros"} : tensor<16x4xf32>
+    %x = nn.input "x" : tensor<2x16xf32>
+    %y = nn.matmul %x, %w : tensor<2x16xf32>, tensor<16x4xf32> -> tensor<2x4xf32>
+    %labels = nn.input "labels" : tensor<2xi64>
+    %per = nn.softmax_cross_entropy %y, %labels : tensor<2x4xf32>, tensor<2xi64> -> tensor<2xf32>
+    %loss = nn.reduce_mean %per keepdims = false : tensor<2xf32> -> tensor<f32>
+    %dper = nn.constant dense<0.5> : tensor<2xf32>
+    %dy = nn.softmax_cross_entropy_grad %dper, %y, %labels : tensor<2xf32>, tensor<2x4xf32>, tensor<2xi64>
+    %xt = nn.transpose %x perm = [1, 0] : tensor<2x16xf32> -> tensor<16x2xf32>
+    %dw = nn.matmul %xt, %dy : tensor<16x2xf32>, tensor<2x4xf32> -> tensor<16x4xf32>
+    %one = nn.constant dense<1.0> : tensor<f32>
+    %t = nn.add %step, %one : tensor<f32>, tensor<f32> -> tensor<f32>
+    %w1, %m1, %v1 = nn.adam_update %w, %dw, %m, %v, %t lr = 1.0e-3 : tensor<16x4xf32>, tensor<f32>
+    return %loss, %t, %w1, %m1, %v1 : tensor<f32>, tensor<f32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>
+  }
+}
+
+// -----
+
+// A laid-out program on a mesh of one device: boxings are no-ops.
+// CHECK: // {{-----}}
+// CHECK-NOT: sbp.
+// CHECK: plan.kernel "relu" ins(%[[A:.*]] : memref<4xf32>) outs(%[[B:.*]] : memref<4xf32>)
+// CHECK: plan.kernel "relu" ins(%[[B]] : memref<4xf32>)
+sbp.mesh @mesh(shape = 1)
+func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  %x = nn.param "x" : tensor<4xf32>
+  %r = nn.relu %x : tensor<4xf32>
+  %b = sbp.boxing %r on @mesh [#sbp.s<0>] -> [#sbp.b] : tensor<4xf32>
+  %s = nn.relu %b : tensor<4xf32>
+  %l = nn.reduce_sum %s keepdims = false : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{lower-to-plan: meshes of more than one device are not lowered yet (this mesh has 8)}}
+sbp.mesh @mesh(shape = 2x4)
+func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  %x = nn.param "x" : tensor<f32>
+  return %x : tensor<f32>
+}
+
+// -----
+
+func.func @main() -> tensor<4xf32> {
+  %x = nn.input "x" : tensor<4xf32>
+  %r = nn.relu %x : tensor<4xf32>
+  // expected-error @+1 {{lower-to-plan: result 0 of @main is neither the loss nor an update; inference plans are not lowered yet}}
+  return %r : tensor<4xf32>
+}
