@@ -2,6 +2,8 @@
 
 #include "parplan/Support/Text.h"
 
+#include <cstdio>
+
 std::string parplan::groupThousands(uint64_t value) {
   std::string digits = std::to_string(value), result;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -10,4 +12,38 @@ std::string parplan::groupThousands(uint64_t value) {
     result += digits[i];
   }
   return result;
+}
+
+namespace {
+std::string printed(const char *format, double value, const char *unit) {
+  char text[64];
+  std::snprintf(text, sizeof(text), format, value, unit);
+  return text;
+}
+} // namespace
+
+std::string parplan::formatBytes(int64_t bytes) {
+  double value = static_cast<double>(bytes);
+  if (value >= 1e9)
+    return printed("%.2f %s", value / 1e9, "GB");
+  return printed("%.2f %s", value / 1e6, "MB");
+}
+
+std::string parplan::formatSeconds(double seconds) {
+  if (seconds >= 1)
+    return printed("%.2f %s", seconds, "s");
+  if (seconds >= 1e-3)
+    return printed("%.2f %s", seconds * 1e3, "ms");
+  return printed("%.1f %s", seconds * 1e6, "us");
+}
+
+std::string parplan::formatFlops(double flops) {
+  static const char *const units[] = {"FLOP",  "KFLOP", "MFLOP", "GFLOP",
+                                      "TFLOP", "PFLOP", "EFLOP"};
+  int unit = 0;
+  while (flops >= 1000 && unit < 6) {
+    flops /= 1000;
+    ++unit;
+  }
+  return printed("%.2f %s", flops, units[unit]);
 }

@@ -73,6 +73,27 @@ rt::Tensor toTensor(DenseElementsAttr value) {
   return tensor;
 }
 
+std::optional<rt::AttrValue> toKernelAttr(Attribute attr) {
+  // Enum attributes are i32 IntegerAttrs underneath, so this comes before
+  // the IntegerAttr case: the runtime takes an enum by its case name.
+  if (auto gelu = dyn_cast<GeluApproximationAttr>(attr))
+    return rt::AttrValue(stringifyGeluApproximation(gelu.getValue()).str());
+  if (auto flag = dyn_cast<BoolAttr>(attr))
+    return rt::AttrValue(flag.getValue());
+  if (auto integer = dyn_cast<IntegerAttr>(attr))
+    return rt::AttrValue(integer.getValue().getSExtValue());
+  if (auto real = dyn_cast<FloatAttr>(attr))
+    return rt::AttrValue(real.getValueAsDouble());
+  if (auto text = dyn_cast<StringAttr>(attr))
+    return rt::AttrValue(text.str());
+  if (auto list = dyn_cast<DenseI64ArrayAttr>(attr))
+    return rt::AttrValue(std::vector<int64_t>(list.asArrayRef().begin(),
+                                              list.asArrayRef().end()));
+  if (isa<UnitAttr>(attr))
+    return rt::AttrValue(true);
+  return std::nullopt;
+}
+
 FailureOr<rt::AttrMap> toKernelAttrs(Operation *op) {
   rt::AttrMap attrs;
   std::optional<RegisteredOperationName> info = op->getRegisteredInfo();
@@ -86,27 +107,11 @@ FailureOr<rt::AttrMap> toKernelAttrs(Operation *op) {
     std::optional<Attribute> attr = op->getInherentAttr(name);
     if (!attr || !*attr)
       continue;
-    std::string key = name.str();
-    // Enum attributes are i32 IntegerAttrs underneath, so this comes before
-    // the IntegerAttr case: the runtime takes an enum by its case name.
-    if (auto gelu = dyn_cast<GeluApproximationAttr>(*attr))
-      attrs[key] = stringifyGeluApproximation(gelu.getValue()).str();
-    else if (auto flag = dyn_cast<BoolAttr>(*attr))
-      attrs[key] = flag.getValue();
-    else if (auto integer = dyn_cast<IntegerAttr>(*attr))
-      attrs[key] = integer.getValue().getSExtValue();
-    else if (auto real = dyn_cast<FloatAttr>(*attr))
-      attrs[key] = real.getValueAsDouble();
-    else if (auto text = dyn_cast<StringAttr>(*attr))
-      attrs[key] = text.str();
-    else if (auto list = dyn_cast<DenseI64ArrayAttr>(*attr))
-      attrs[key] = std::vector<int64_t>(list.asArrayRef().begin(),
-                                        list.asArrayRef().end());
-    else if (isa<UnitAttr>(*attr))
-      attrs[key] = true;
-    else
+    std::optional<rt::AttrValue> value = toKernelAttr(*attr);
+    if (!value)
       return op->emitOpError() << "attribute '" << name.getValue() << "' ("
                                << *attr << ") has no runtime form";
+    attrs.emplace(name.str(), std::move(*value));
   }
   return attrs;
 }

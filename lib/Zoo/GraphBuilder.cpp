@@ -2,6 +2,8 @@
 
 #include "GraphBuilder.h"
 
+#include "parplan/Support/Hash.h"
+
 #include <cstring>
 #include <string_view>
 
@@ -10,20 +12,11 @@ using namespace parplan::zoo::detail;
 
 namespace {
 
-uint64_t splitmix64(uint64_t &state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-uint64_t fnv1a(std::string_view text) {
-  uint64_t hash = 0xcbf29ce484222325ULL;
-  for (char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
+/// The next value of a SplitMix64 stream.
+uint64_t nextRandom(uint64_t &state) {
+  uint64_t value = parplan::splitmix64(state);
+  state += 0x9e3779b97f4a7c15ULL;
+  return value;
 }
 
 /// Little-endian, whatever the host.
@@ -55,12 +48,12 @@ void fillData(onnx::TensorProto &tensor, Fill fill, uint64_t seed) {
   switch (fill) {
   case Fill::Uniform:
   case Fill::OnePlusUniform: {
-    uint64_t state = seed ^ fnv1a(tensor.name());
+    uint64_t state = seed ^ parplan::fnv1a64(tensor.name());
     float base = fill == Fill::OnePlusUniform ? 1.0f : 0.0f;
     for (int64_t i = 0; i < n; ++i) {
       // The top 24 bits as a float in [0, 1), scaled to [-0.05, 0.05).
       float unit =
-          static_cast<float>(splitmix64(state) >> 40) * (1.0f / 16777216.0f);
+          static_cast<float>(nextRandom(state) >> 40) * (1.0f / 16777216.0f);
       float value = base + (0.1f * unit - 0.05f);
       storeLE(out + 4 * i, floatBits(value), 4);
     }

@@ -1,11 +1,15 @@
 //===- parplan-translate.cpp - translations into and out of parplan IR ----===//
 //
 // --import-onnx: an ONNX model (binary, or ONNX text) to the nn dialect.
+// --plan-to-proto: plan.program ops to a plan file (plan.proto) for
+// parplan-run.
 //
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Import/OnnxImporter.h"
 #include "parplan/InitAllDialects.h"
+#include "parplan/Runtime/PlanFile.h"
+#include "parplan/Target/PlanExport.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
@@ -47,6 +51,20 @@ TranslateToMLIRRegistration importOnnx(
         return nullptr;
       }
       return OwningOpRef<Operation *>(module.release());
+    },
+    [](DialectRegistry &registry) { parplan::registerAllDialects(registry); });
+
+TranslateFromMLIRRegistration planToProto(
+    "plan-to-proto", "plan.program ops to a plan file (plan.proto)",
+    [](Operation *op, llvm::raw_ostream &output) -> LogicalResult {
+      auto module = dyn_cast<ModuleOp>(op);
+      if (!module)
+        return op->emitError() << "plan-to-proto translates a module";
+      FailureOr<parplan::plan::Plan> plan = parplan::exportPlan(module);
+      if (failed(plan))
+        return failure();
+      output << parplan::runtime::serializePlan(*plan);
+      return success();
     },
     [](DialectRegistry &registry) { parplan::registerAllDialects(registry); });
 

@@ -21,23 +21,6 @@
 
 using namespace mlir;
 
-namespace {
-
-/// "12.3 ms", "450 us", "1.20 s".
-std::string formatSeconds(double seconds) {
-  if (seconds >= 1)
-    return fmt::format("{:.2f} s", seconds);
-  if (seconds >= 1e-3)
-    return fmt::format("{:.2f} ms", seconds * 1e3);
-  return fmt::format("{:.1f} us", seconds * 1e6);
-}
-
-std::string formatGigabytes(int64_t bytes) {
-  return fmt::format("{:.2f} GB", static_cast<double>(bytes) / 1e9);
-}
-
-} // namespace
-
 int parplan::cli::runShard(const ShardOptions &options) {
   DialectRegistry registry;
   registerAllDialects(registry);
@@ -101,8 +84,8 @@ int parplan::cli::runShard(const ShardOptions &options) {
              options.strategy, formatSeconds(seconds("step_time")),
              formatSeconds(seconds("compute_time")),
              formatSeconds(seconds("communication_time")),
-             formatGigabytes(integer("memory_bytes")),
-             formatGigabytes(integer("device_memory_bytes")), boxings,
+             formatBytes(integer("memory_bytes")),
+             formatBytes(integer("device_memory_bytes")), boxings,
              counts.empty() ? "" : " (" + counts + ")");
   return 0;
 }

@@ -16,27 +16,6 @@
 
 using namespace mlir;
 
-namespace {
-
-/// "1.23 TFLOP", "456.0 MFLOP".
-std::string formatFlops(double flops) {
-  const char *units[] = {"", "K", "M", "G", "T", "P", "E"};
-  int unit = 0;
-  while (flops >= 1000 && unit < 6) {
-    flops /= 1000;
-    ++unit;
-  }
-  return fmt::format("{:.2f} {}FLOP", flops, units[unit]);
-}
-
-std::string formatBytes(int64_t bytes) {
-  if (bytes >= 1000000000)
-    return fmt::format("{:.2f} GB", static_cast<double>(bytes) / 1e9);
-  return fmt::format("{:.2f} MB", static_cast<double>(bytes) / 1e6);
-}
-
-} // namespace
-
 int parplan::cli::runTrainStep(const TrainStepOptions &options) {
   DialectRegistry registry;
   registerAllDialects(registry);

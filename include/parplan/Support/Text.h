@@ -11,6 +11,15 @@ namespace parplan {
 /// "174,615,846,912".
 std::string groupThousands(uint64_t value);
 
+/// "12.34 GB" from 1e9 bytes up, else "5.67 MB".
+std::string formatBytes(int64_t bytes);
+
+/// "1.20 s", "12.30 ms", "450.0 us".
+std::string formatSeconds(double seconds);
+
+/// "1.23 TFLOP", "456.00 MFLOP", "12.00 FLOP".
+std::string formatFlops(double flops);
+
 } // namespace parplan
 
 #endif // PARPLAN_SUPPORT_TEXT_H

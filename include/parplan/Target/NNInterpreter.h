@@ -42,6 +42,11 @@ runtime::Tensor toTensor(mlir::DenseElementsAttr value);
 /// hand the kernels the same attributes.
 mlir::FailureOr<runtime::AttrMap> toKernelAttrs(mlir::Operation *op);
 
+/// One kernel attribute in the runtime's form (integers, floats, bools,
+/// strings, enum case names, i64 lists; a unit attribute is true); none for
+/// kinds the runtime has no form of.
+std::optional<runtime::AttrValue> toKernelAttr(mlir::Attribute attr);
+
 /// Runs `function` (no arguments) and returns its results. Every nn.input
 /// and nn.param must be fed, except parameters with `source = "zeros"`,
 /// which start at zero when not fed. Every other op runs its kernel through

@@ -592,27 +592,34 @@ LogicalResult LogSoftmaxOp::verify() {
                            getType().getRank());
 }
 
-LogicalResult LayerNormOp::verify() {
-  auto input = getInput().getType();
-  int64_t signedAxis = getAxis();
+namespace {
+/// Layer norm's operands that span the normalized dimensions (scale, bias,
+/// their gradients) have the shape `input.shape[axis:]`.
+LogicalResult
+verifyNormalizedShapes(Operation *op, RankedTensorType input,
+                       int64_t signedAxis,
+                       ArrayRef<std::pair<Value, StringRef>> operands) {
   std::optional<int64_t> axis = normalizeAxis(signedAxis, input.getRank());
   if (!axis)
-    return emitOpError() << "axis " << signedAxis
-                         << " is out of range for rank " << input.getRank();
+    return op->emitOpError() << "axis " << signedAxis
+                             << " is out of range for rank " << input.getRank();
   ArrayRef<int64_t> normalized = input.getShape().drop_front(*axis);
-  auto check = [&](Value operand, StringRef role) -> LogicalResult {
+  for (auto [operand, role] : operands) {
+    if (!operand)
+      continue;
     ArrayRef<int64_t> shape = cast<ShapedType>(operand.getType()).getShape();
-    if (shape == normalized)
-      return success();
-    return emitOpError() << role << " of shape " << shapeString(shape)
-                         << " does not match the normalized shape "
-                         << shapeString(normalized);
-  };
-  if (failed(check(getScale(), "scale")))
-    return failure();
-  if (getBias() && failed(check(getBias(), "bias")))
-    return failure();
+    if (shape != normalized)
+      return op->emitOpError() << role << " of shape " << shapeString(shape)
+                               << " does not match the normalized shape "
+                               << shapeString(normalized);
+  }
   return success();
+}
+} // namespace
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNormalizedShapes(*this, getInput().getType(), getAxis(),
+                                {{getScale(), "scale"}, {getBias(), "bias"}});
 }
 
 LogicalResult BatchNormOp::verify() {
@@ -1039,19 +1046,8 @@ LogicalResult LogSoftmaxGradOp::verify() {
 }
 
 LogicalResult LayerNormGradOp::verify() {
-  auto input = getInput().getType();
-  int64_t signedAxis = getAxis();
-  std::optional<int64_t> axis = normalizeAxis(signedAxis, input.getRank());
-  if (!axis)
-    return emitOpError() << "axis " << signedAxis
-                         << " is out of range for rank " << input.getRank();
-  ArrayRef<int64_t> normalized = input.getShape().drop_front(*axis);
-  if (getScale().getType().getShape() != normalized)
-    return emitOpError() << "scale of shape "
-                         << shapeString(getScale().getType().getShape())
-                         << " does not match the normalized shape "
-                         << shapeString(normalized);
-  return success();
+  return verifyNormalizedShapes(*this, getInput().getType(), getAxis(),
+                                {{getScale(), "scale"}});
 }
 
 LogicalResult ConvGradInputOp::verify() {

@@ -519,25 +519,25 @@ LogicalResult GeluGradOp::getSbpSignatures(Signatures &out) {
 }
 
 // The row sums run along the softmax axis, which must stay whole.
-LogicalResult SoftmaxGradOp::getSbpSignatures(Signatures &out) {
+namespace {
+template <typename SoftmaxGrad>
+LogicalResult softmaxGradRules(SoftmaxGrad op, Signatures &out) {
   int64_t axis =
-      normalized(static_cast<int64_t>(getAxis()), getType().getRank());
-  ArrayRef<int64_t> shape = shapeOf(getResult());
+      normalized(static_cast<int64_t>(op.getAxis()), op.getType().getRank());
+  ArrayRef<int64_t> shape = shapeOf(op.getResult());
   for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
     if (d != axis && shape[d] > 1)
       add(out, {S(d), S(d)}, {S(d)});
-  addReplicated(*this, out);
+  addReplicated(op, out);
   return success();
 }
+} // namespace
+
+LogicalResult SoftmaxGradOp::getSbpSignatures(Signatures &out) {
+  return softmaxGradRules(*this, out);
+}
 LogicalResult LogSoftmaxGradOp::getSbpSignatures(Signatures &out) {
-  int64_t axis =
-      normalized(static_cast<int64_t>(getAxis()), getType().getRank());
-  ArrayRef<int64_t> shape = shapeOf(getResult());
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
-    if (d != axis && shape[d] > 1)
-      add(out, {S(d), S(d)}, {S(d)});
-  addReplicated(*this, out);
-  return success();
+  return softmaxGradRules(*this, out);
 }
 
 // Rows (the unnormalized dimensions) are independent; the scale and bias

@@ -1,0 +1,85 @@
+//===- Executor.h - run one device's program of a plan ----------*- C++ -*-===//
+//
+// The executor behind parplan-run: it holds one device's buffers, fills
+// parameters, optimizer state and batches, and runs the device's program
+// of a checked plan (checkPlan) step after step: kernels through runKernel,
+// collectives and messages through a Communicator. No MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_RUNTIME_EXECUTOR_H
+#define PARPLAN_RUNTIME_EXECUTOR_H
+
+#include "parplan/Runtime/Communicator.h"
+#include "parplan/Runtime/KernelCall.h"
+#include "parplan/Runtime/PlanFile.h"
+#include "parplan/Runtime/Tensor.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parplan::runtime {
+
+class Executor {
+public:
+  /// Fills a PARAMETER buffer's block from the model's weights, or leaves
+  /// it and returns false to have it filled from the seed.
+  using WeightLoader = std::function<Status(const plan::Buffer &buffer,
+                                            Tensor &block, bool &loaded)>;
+
+  /// Takes device `rank`'s program of `plan` (which must have passed
+  /// checkPlan) and allocates its buffers. The communicator must be rank
+  /// `rank` of a world of one process per program, and outlive the
+  /// executor.
+  Status load(const plan::Plan &plan, int rank, Communicator &communicator);
+
+  /// The seed of synthetic values; the plan's seed unless set (before
+  /// initialize).
+  void setSeed(uint64_t seed) { seed_ = seed; }
+  uint64_t seed() const { return seed_; }
+  /// The hook for weights from a model file; without one (or where it
+  /// declines), parameters get synthetic values (Initializers.h).
+  void setWeightLoader(WeightLoader loader) {
+    weightLoader_ = std::move(loader);
+  }
+
+  /// Fills PARAMETER buffers (from the weight loader or the seed), STATE
+  /// with zeros and CONSTANT with their data. Call once before the steps.
+  Status initialize();
+
+  /// Runs one step: fills the INPUT buffers with step `stepIndex`'s batch,
+  /// runs the instructions, then applies the updates. `loss` (if not null)
+  /// receives the loss buffer's value as a double, NaN when the program
+  /// has none.
+  Status step(int64_t stepIndex, double *loss);
+
+  int64_t numBuffers() const { return static_cast<int64_t>(buffers_.size()); }
+  const Tensor &buffer(int64_t index) const { return buffers_[index]; }
+  Tensor &buffer(int64_t index) { return buffers_[index]; }
+  const plan::Program &program() const { return program_; }
+
+private:
+  Status run(int64_t index, const plan::Instruction &instruction);
+  Status runCollective(const plan::Collective &collective);
+
+  plan::Program program_;
+  std::map<std::string, Group> groups_;
+  Communicator *communicator_ = nullptr;
+  uint64_t seed_ = 0;
+  WeightLoader weightLoader_;
+  std::vector<Tensor> buffers_;
+  /// Kernel attributes converted once, by instruction index.
+  std::vector<AttrMap> attrs_;
+  /// Whether the updates' sources and targets are disjoint, so that they
+  /// can be copied in order without a snapshot.
+  bool updatesDisjoint_ = true;
+  bool loaded_ = false, initialized_ = false;
+};
+
+} // namespace parplan::runtime
+
+#endif // PARPLAN_RUNTIME_EXECUTOR_H

@@ -1,0 +1,63 @@
+//===- PlanFile.h - read, write and check plan files ------------*- C++ -*-===//
+//
+// The plan file is the contract between parplan (which writes it) and
+// parplan-run (which runs it): a PlanFile envelope holding the schema
+// version, the serialized Plan and its checksum (plan.proto;
+// docs/plan-format.md). Everything here reports problems as one-line
+// Statuses naming the file, program, instruction or field: a plan file is
+// input, and a hostile or damaged one must never crash the executor. No
+// MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_RUNTIME_PLANFILE_H
+#define PARPLAN_RUNTIME_PLANFILE_H
+
+#include "parplan/Runtime/Tensor.h"
+#include "parplan/Runtime/plan.pb.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace parplan::runtime {
+
+/// The PlanFile.schema_version this release writes and reads. Bump it on
+/// any change to plan.proto that an older reader would misread.
+constexpr uint32_t kPlanSchemaVersion = 1;
+
+/// FNV-1a 64 of `bytes`: PlanFile.checksum of a payload.
+uint64_t planChecksum(std::string_view bytes);
+
+/// The bytes of a plan file holding `plan`: deterministic, so the same plan
+/// always gives the same bytes (plans can be compared and cached by hash).
+std::string serializePlan(const plan::Plan &plan);
+
+/// Writes serializePlan(plan) to `path`.
+Status writePlanFile(const plan::Plan &plan, const std::string &path);
+
+/// Reads the plan file at `path` into `out`, checking its envelope: that it
+/// is a plan file at all, its schema version, its checksum, and that the
+/// plan parses. Does not check the plan itself (checkPlan does).
+Status readPlanFile(const std::string &path, plan::Plan &out);
+/// The same on bytes already read; `name` names them in messages.
+Status parsePlanFile(std::string_view bytes, const std::string &name,
+                     plan::Plan &out);
+
+/// Structural validation: everything the executor relies on without
+/// checking again (indices in range, shapes that fit, groups that exist and
+/// contain the device, kernels that exist with their operand counts,
+/// collectives whose shapes agree with their groups). Does not check that
+/// the programs' collectives and messages match one another in order.
+Status checkPlan(const plan::Plan &plan);
+
+/// The runtime element type of a plan dtype; nullopt for
+/// DTYPE_UNSPECIFIED and values this release does not know.
+std::optional<DType> toRuntimeDType(int planDType);
+/// The plan dtype of a runtime element type.
+plan::DType toPlanDType(DType type);
+
+} // namespace parplan::runtime
+
+#endif // PARPLAN_RUNTIME_PLANFILE_H

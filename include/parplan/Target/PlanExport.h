@@ -1,0 +1,26 @@
+//===- PlanExport.h - plan dialect programs to plan.proto -------*- C++ -*-===//
+//
+// The bridge from the compiler to the executor: a module of plan.program
+// ops becomes the plan.proto message that parplan-run reads. Buffers are
+// numbered in program order; kernels keep the runtime's form of their
+// attributes (the same conversion the interpreter uses).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_TARGET_PLANEXPORT_H
+#define PARPLAN_TARGET_PLANEXPORT_H
+
+#include "parplan/Runtime/plan.pb.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace parplan {
+
+/// The plan of `module`'s plan.group and plan.program ops. Programs must be
+/// numbered 0..N-1 by device; an op the plan cannot express is an error at
+/// that op.
+mlir::FailureOr<plan::Plan> exportPlan(mlir::ModuleOp module);
+
+} // namespace parplan
+
+#endif // PARPLAN_TARGET_PLANEXPORT_H

@@ -1,0 +1,659 @@
+//===- PlanFile.cpp - read, write and check plan files --------------------===//
+//
+// The envelope is checked outside in: the file, then whether it is a plan
+// file at all, then its version (before anything else of a plan from
+// another release is interpreted), then the checksum (before the payload
+// is trusted), then the payload. checkPlan then validates everything the
+// executor indexes or allocates with, so that the executor itself can
+// index without checking.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Runtime/PlanFile.h"
+
+#include "parplan/Runtime/KernelCall.h"
+#include "parplan/Support/Sbp.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "parplan/Support/Hash.h"
+
+namespace parplan::runtime {
+
+uint64_t planChecksum(std::string_view bytes) { return fnv1a64(bytes); }
+
+/// Deterministic bytes of any message: map entries sorted, so equal plans
+/// give equal files.
+static std::string
+serializeDeterministic(const google::protobuf::MessageLite &message) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
+
+std::string serializePlan(const plan::Plan &planMessage) {
+  plan::PlanFile envelope;
+  envelope.set_schema_version(kPlanSchemaVersion);
+  envelope.set_payload(serializeDeterministic(planMessage));
+  envelope.set_checksum(planChecksum(envelope.payload()));
+  return serializeDeterministic(envelope);
+}
+
+Status writePlanFile(const plan::Plan &planMessage, const std::string &path) {
+  std::string bytes = serializePlan(planMessage);
+  std::FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file)
+    return Status::failure("cannot write plan file " + path + ": " +
+                           std::strerror(errno));
+  size_t written = std::fwrite(bytes.data(), 1, bytes.size(), file);
+  int writeErrno = errno;
+  bool closed = std::fclose(file) == 0;
+  if (written != bytes.size() || !closed)
+    return Status::failure(
+        "cannot write plan file " + path + ": " +
+        std::strerror(written != bytes.size() ? writeErrno : errno));
+  return Status::success();
+}
+
+static std::string hex(uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "0x%016" PRIx64, value);
+  return text;
+}
+
+Status parsePlanFile(std::string_view bytes, const std::string &name,
+                     plan::Plan &out) {
+  plan::PlanFile envelope;
+  // A PlanFile has exactly the three known fields and a non-zero version;
+  // arbitrary bytes often parse as a message of unknown fields, so those
+  // and an empty file count as "not a plan file" too.
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !envelope.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) ||
+      !envelope.GetReflection()->GetUnknownFields(envelope).empty() ||
+      envelope.schema_version() == 0)
+    return Status::failure(name +
+                           " is not a plan file (or is truncated): expected a "
+                           "PlanFile message as parplan writes it");
+  if (envelope.schema_version() != kPlanSchemaVersion)
+    return Status::failure(
+        "plan file " + name + " has schema version " +
+        std::to_string(envelope.schema_version()) +
+        "; this parplan-run reads version " +
+        std::to_string(kPlanSchemaVersion) +
+        " (compile the plan again with the matching parplan)");
+  uint64_t actual = planChecksum(envelope.payload());
+  if (actual != envelope.checksum())
+    return Status::failure("plan file " + name + " is corrupted: checksum " +
+                           hex(envelope.checksum()) +
+                           " does not match its contents (" + hex(actual) +
+                           ")");
+  out.Clear();
+  if (!out.ParseFromString(envelope.payload()))
+    return Status::failure("plan file " + name +
+                           " is corrupted: its plan does not parse");
+  return Status::success();
+}
+
+Status readPlanFile(const std::string &path, plan::Plan &out) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return Status::failure("cannot read plan file " + path + ": " +
+                           std::strerror(errno));
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  if (file.bad())
+    return Status::failure("cannot read plan file " + path + ": " +
+                           std::strerror(errno));
+  return parsePlanFile(bytes.str(), path, out);
+}
+
+std::optional<DType> toRuntimeDType(int planDType) {
+  switch (planDType) {
+  case plan::F16:
+    return DType::F16;
+  case plan::BF16:
+    return DType::BF16;
+  case plan::F32:
+    return DType::F32;
+  case plan::F64:
+    return DType::F64;
+  case plan::I1:
+    return DType::I1;
+  case plan::I8:
+    return DType::I8;
+  case plan::I32:
+    return DType::I32;
+  case plan::I64:
+    return DType::I64;
+  default:
+    return std::nullopt;
+  }
+}
+
+plan::DType toPlanDType(DType type) {
+  switch (type) {
+  case DType::F16:
+    return plan::F16;
+  case DType::BF16:
+    return plan::BF16;
+  case DType::F32:
+    return plan::F32;
+  case DType::F64:
+    return plan::F64;
+  case DType::I1:
+    return plan::I1;
+  case DType::I8:
+    return plan::I8;
+  case DType::I32:
+    return plan::I32;
+  case DType::I64:
+    return plan::I64;
+  }
+  return plan::DTYPE_UNSPECIFIED;
+}
+
+//===----------------------------------------------------------------------===//
+// checkPlan
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The largest buffer a plan may declare: far beyond any device's memory,
+/// and small enough that element counts times byte widths cannot overflow.
+constexpr int64_t kMaxBufferElements = int64_t{1} << 48;
+
+template <typename List> std::vector<int64_t> toVector(const List &list) {
+  return std::vector<int64_t>(list.begin(), list.end());
+}
+
+const char *collectiveName(int kind) {
+  switch (kind) {
+  case plan::Collective::ALL_REDUCE:
+    return "all_reduce";
+  case plan::Collective::ALL_GATHER:
+    return "all_gather";
+  case plan::Collective::REDUCE_SCATTER:
+    return "reduce_scatter";
+  case plan::Collective::ALL_TO_ALL:
+    return "all_to_all";
+  case plan::Collective::BROADCAST:
+    return "broadcast";
+  default:
+    return "collective";
+  }
+}
+
+class PlanChecker {
+public:
+  explicit PlanChecker(const plan::Plan &planMessage) : plan_(planMessage) {}
+
+  Status check() {
+    if (Status status = checkMesh(); !status.ok())
+      return status;
+    if (Status status = checkGroups(); !status.ok())
+      return status;
+    for (int i = 0; i < plan_.programs_size(); ++i)
+      if (Status status = checkProgram(i); !status.ok())
+        return status;
+    return checkMessages();
+  }
+
+private:
+  Status checkMesh() {
+    if (plan_.programs_size() == 0)
+      return Status::failure("plan has no programs");
+    int64_t devices = 1;
+    for (int i = 0; i < plan_.mesh_shape_size(); ++i) {
+      int64_t axis = plan_.mesh_shape(i);
+      if (axis <= 0 || axis > plan_.programs_size())
+        return Status::failure("plan mesh_shape[" + std::to_string(i) +
+                               "] is " + std::to_string(axis) +
+                               "; mesh axes must be positive and at most "
+                               "the number of programs");
+      devices *= axis;
+      if (devices > plan_.programs_size())
+        break;
+    }
+    if (devices != plan_.programs_size())
+      return Status::failure(
+          "plan mesh_shape " + toString(toVector(plan_.mesh_shape())) +
+          " does not have one device per program (" +
+          std::to_string(plan_.programs_size()) + " programs)");
+    return Status::success();
+  }
+
+  Status checkGroups() {
+    for (int g = 0; g < plan_.groups_size(); ++g) {
+      const plan::Group &group = plan_.groups(g);
+      std::string where =
+          "plan groups[" + std::to_string(g) + "] '" + group.name() + "'";
+      if (group.name().empty())
+        return Status::failure(where + " has no name");
+      if (!groups_.emplace(group.name(), &group).second)
+        return Status::failure(where + " has the name of an earlier group");
+      if (group.devices_size() == 0)
+        return Status::failure(where + " has no devices");
+      std::set<int64_t> seen;
+      for (int64_t device : group.devices()) {
+        if (device < 0 || device >= plan_.programs_size())
+          return Status::failure(where + " names device " +
+                                 std::to_string(device) + ", not one of the " +
+                                 std::to_string(plan_.programs_size()) +
+                                 " devices");
+        if (!seen.insert(device).second)
+          return Status::failure(where + " names device " +
+                                 std::to_string(device) + " twice");
+      }
+    }
+    return Status::success();
+  }
+
+  Status checkBuffer(const plan::Buffer &buffer, const std::string &where) {
+    if (!toRuntimeDType(buffer.dtype()))
+      return Status::failure(where + " has no valid dtype (" +
+                             std::to_string(buffer.dtype()) + ")");
+    if (!plan::Buffer::Kind_IsValid(buffer.kind()))
+      return Status::failure(where + " has an unknown kind (" +
+                             std::to_string(buffer.kind()) + ")");
+    int64_t elements = 1;
+    for (int d = 0; d < buffer.shape_size(); ++d) {
+      int64_t size = buffer.shape(d);
+      if (size < 0)
+        return Status::failure(where + " has a negative dimension " +
+                               toString(toVector(buffer.shape())));
+      if (size != 0 && elements > kMaxBufferElements / size)
+        return Status::failure(where + " is too large " +
+                               toString(toVector(buffer.shape())));
+      elements *= size;
+    }
+    if (buffer.kind() == plan::Buffer::TEMPORARY)
+      return Status::success();
+    if (buffer.kind() == plan::Buffer::CONSTANT) {
+      size_t expected = static_cast<size_t>(elements) *
+                        byteWidth(*toRuntimeDType(buffer.dtype()));
+      if (buffer.data().size() != expected)
+        return Status::failure(
+            where + " is a constant of " + std::to_string(expected) +
+            " bytes but data has " + std::to_string(buffer.data().size()));
+      return Status::success();
+    }
+    if (buffer.name().empty())
+      return Status::failure(where + " names no logical tensor");
+    if (buffer.logical_shape_size() != buffer.shape_size() ||
+        buffer.offsets_size() != buffer.shape_size())
+      return Status::failure(
+          where + " has shape " + toString(toVector(buffer.shape())) +
+          " but logical_shape " + toString(toVector(buffer.logical_shape())) +
+          " and offsets " + toString(toVector(buffer.offsets())) +
+          " of another rank");
+    for (int d = 0; d < buffer.shape_size(); ++d) {
+      int64_t offset = buffer.offsets(d);
+      int64_t logical = buffer.logical_shape(d);
+      if (offset < 0 || logical < 0 || offset > logical ||
+          buffer.shape(d) > logical - offset)
+        return Status::failure(
+            where + ": block " + toString(toVector(buffer.shape())) +
+            " at offsets " + toString(toVector(buffer.offsets())) +
+            " does not fit in logical_shape " +
+            toString(toVector(buffer.logical_shape())));
+    }
+    int64_t logicalElements = 1;
+    for (int64_t size : buffer.logical_shape()) {
+      if (size != 0 && logicalElements > kMaxBufferElements / size)
+        return Status::failure(where + " has a logical_shape too large " +
+                               toString(toVector(buffer.logical_shape())));
+      logicalElements *= size;
+    }
+    if (!buffer.part_of().empty() && buffer.part_size() != 3)
+      return Status::failure(where + " is part of '" + buffer.part_of() +
+                             "' but part has " +
+                             std::to_string(buffer.part_size()) +
+                             " entries, not [axis, offset, extent]");
+    if (buffer.kind() == plan::Buffer::INPUT &&
+        !isFloat(*toRuntimeDType(buffer.dtype())) && buffer.value_bound() <= 0)
+      return Status::failure(where + " is an integer input without a "
+                                     "positive value_bound");
+    return Status::success();
+  }
+
+  /// A buffer index of program `program` at `where`.
+  Status checkIndex(const plan::Program &program, int64_t index,
+                    const std::string &where) {
+    if (index < 0 || index >= program.buffers_size())
+      return Status::failure(
+          where + " is buffer " + std::to_string(index) + ", not one of the " +
+          std::to_string(program.buffers_size()) + " buffers");
+    return Status::success();
+  }
+
+  Status checkKernel(const plan::Program &program, const plan::Kernel &kernel,
+                     const std::string &where) {
+    const KernelSignature *signature = lookupKernel(kernel.op());
+    if (!signature)
+      return Status::failure(where + ": no kernel for nn." + kernel.op());
+    int operands = kernel.operands_size();
+    if (signature->numOperands < 0 ? operands < 1
+                                   : operands != signature->numOperands)
+      return Status::failure(where + ": nn." + kernel.op() + " takes " +
+                             (signature->numOperands < 0
+                                  ? std::string("one or more")
+                                  : std::to_string(signature->numOperands)) +
+                             " operands, not " + std::to_string(operands));
+    for (int i = 0; i < operands; ++i) {
+      std::string field = where + " operands[" + std::to_string(i) + "]";
+      if (kernel.operands(i) == -1) {
+        if (signature->numOperands < 0 ||
+            i < signature->numOperands - signature->numOptionalOperands)
+          return Status::failure(field + " of nn." + kernel.op() +
+                                 " is absent but not optional");
+        continue;
+      }
+      if (Status status = checkIndex(program, kernel.operands(i), field);
+          !status.ok())
+        return status;
+    }
+    int results = kernel.results_size();
+    if (signature->numResults < 0 ? results < 1
+                                  : results != signature->numResults)
+      return Status::failure(where + ": nn." + kernel.op() + " has " +
+                             (signature->numResults < 0
+                                  ? std::string("one or more")
+                                  : std::to_string(signature->numResults)) +
+                             " results, not " + std::to_string(results));
+    for (int i = 0; i < results; ++i)
+      if (Status status =
+              checkIndex(program, kernel.results(i),
+                         where + " results[" + std::to_string(i) + "]");
+          !status.ok())
+        return status;
+    std::set<std::string> names;
+    for (const plan::Attr &attr : kernel.attrs()) {
+      if (!names.insert(attr.name()).second)
+        return Status::failure(where + ": attribute '" + attr.name() +
+                               "' appears twice");
+      if (attr.value_case() == plan::Attr::VALUE_NOT_SET)
+        return Status::failure(where + ": attribute '" + attr.name() +
+                               "' has no value");
+    }
+    return Status::success();
+  }
+
+  Status checkCollective(const plan::Program &program,
+                         const plan::Collective &collective,
+                         const std::string &where) {
+    std::string name = collectiveName(collective.kind());
+    if (!plan::Collective::Kind_IsValid(collective.kind()))
+      return Status::failure(where + " has an unknown collective kind (" +
+                             std::to_string(collective.kind()) + ")");
+    if (!plan::Reduction_IsValid(collective.reduce()))
+      return Status::failure(where + " has an unknown reduce kind (" +
+                             std::to_string(collective.reduce()) + ")");
+    auto found = groups_.find(collective.group());
+    if (found == groups_.end())
+      return Status::failure(where + ": " + name + " over group '" +
+                             collective.group() + "', which the plan lacks");
+    const plan::Group &group = *found->second;
+    int64_t n = group.devices_size();
+    int64_t me = -1;
+    for (int64_t r = 0; r < n; ++r)
+      if (group.devices(r) == program.device())
+        me = r;
+    if (me < 0)
+      return Status::failure(where + ": " + name + " over group '" +
+                             group.name() +
+                             "', which does not contain device " +
+                             std::to_string(program.device()));
+    if (Status status =
+            checkIndex(program, collective.input(), where + " input");
+        !status.ok())
+      return status;
+    if (Status status =
+            checkIndex(program, collective.output(), where + " output");
+        !status.ok())
+      return status;
+    const plan::Buffer &in = program.buffers(collective.input());
+    const plan::Buffer &out = program.buffers(collective.output());
+    if (in.dtype() != out.dtype())
+      return Status::failure(where + ": " + name +
+                             " between buffers of different dtypes");
+    Shape inShape = toVector(in.shape()), outShape = toVector(out.shape());
+    std::string shapes = " (input " + toString(inShape) + ", output " +
+                         toString(outShape) + ", group of " +
+                         std::to_string(n) + ")";
+    auto checkAxis = [&](int64_t axis, const char *field) {
+      if (axis < 0 || axis >= static_cast<int64_t>(inShape.size()) ||
+          inShape.size() != outShape.size())
+        return Status::failure(where + ": " + name + " " + field + " " +
+                               std::to_string(axis) +
+                               " is not a dimension of both buffers" + shapes);
+      return Status::success();
+    };
+    // Parts are balanced (Sbp.h balancedShard), as the slicing math cuts
+    // them; member `me` holds or receives part `me`.
+    auto part = [&](int64_t size) { return balancedShard(size, n, me).size; };
+    auto mismatch = [&]() {
+      return Status::failure(where + ": " + name +
+                             " shapes do not agree with its group" + shapes);
+    };
+    switch (collective.kind()) {
+    case plan::Collective::ALL_REDUCE:
+    case plan::Collective::BROADCAST:
+      if (collective.output() != collective.input())
+        return Status::failure(
+            where + ": " + name + " works in place, but output " +
+            std::to_string(collective.output()) + " is not input " +
+            std::to_string(collective.input()));
+      if (collective.kind() == plan::Collective::BROADCAST &&
+          (collective.root() < 0 || collective.root() >= n))
+        return Status::failure(where + ": broadcast root " +
+                               std::to_string(collective.root()) +
+                               " is not a rank of group '" + group.name() +
+                               "' (" + std::to_string(n) + " devices)");
+      return Status::success();
+    case plan::Collective::ALL_GATHER:
+    case plan::Collective::REDUCE_SCATTER: {
+      if (Status status = checkAxis(collective.axis(), "axis"); !status.ok())
+        return status;
+      int64_t axis = collective.axis();
+      bool gather = collective.kind() == plan::Collective::ALL_GATHER;
+      const Shape &whole = gather ? outShape : inShape;
+      const Shape &piece = gather ? inShape : outShape;
+      for (size_t d = 0; d < whole.size(); ++d)
+        if (static_cast<int64_t>(d) == axis ? piece[d] != part(whole[d])
+                                            : piece[d] != whole[d])
+          return mismatch();
+      return Status::success();
+    }
+    case plan::Collective::ALL_TO_ALL: {
+      if (Status status = checkAxis(collective.axis(), "axis"); !status.ok())
+        return status;
+      if (Status status = checkAxis(collective.concat_axis(), "concat_axis");
+          !status.ok())
+        return status;
+      int64_t split = collective.axis(), concat = collective.concat_axis();
+      if (split == concat)
+        return Status::failure(where +
+                               ": all_to_all cuts and concatenates "
+                               "the same dimension " +
+                               std::to_string(split));
+      for (int64_t d = 0; d < static_cast<int64_t>(inShape.size()); ++d) {
+        bool ok = d == split    ? outShape[d] == part(inShape[d])
+                  : d == concat ? inShape[d] == part(outShape[d])
+                                : inShape[d] == outShape[d];
+        if (!ok)
+          return mismatch();
+      }
+      return Status::success();
+    }
+    default:
+      return Status::success();
+    }
+  }
+
+  Status checkProgram(int index) {
+    const plan::Program &program = plan_.programs(index);
+    std::string where = "program " + std::to_string(index);
+    if (program.device() != index)
+      return Status::failure(where + " is for device " +
+                             std::to_string(program.device()) +
+                             "; programs[i].device must be i");
+    if (program.coordinate_size() != 0 &&
+        toVector(program.coordinate()) !=
+            meshCoordinate(toVector(plan_.mesh_shape()), index))
+      return Status::failure(
+          where + " has coordinate " +
+          toString(toVector(program.coordinate())) + ", not " +
+          toString(meshCoordinate(toVector(plan_.mesh_shape()), index)) +
+          " (row-major on mesh " + toString(toVector(plan_.mesh_shape())) +
+          ")");
+    for (int b = 0; b < program.buffers_size(); ++b)
+      if (Status status = checkBuffer(
+              program.buffers(b), where + " buffer " + std::to_string(b) +
+                                      " '" + program.buffers(b).name() + "'");
+          !status.ok())
+        return status;
+    for (int i = 0; i < program.instructions_size(); ++i) {
+      const plan::Instruction &instruction = program.instructions(i);
+      std::string at = where + " instruction " + std::to_string(i);
+      Status status;
+      switch (instruction.op_case()) {
+      case plan::Instruction::kKernel:
+        status = checkKernel(program, instruction.kernel(), at);
+        break;
+      case plan::Instruction::kCollective:
+        status = checkCollective(program, instruction.collective(), at);
+        break;
+      case plan::Instruction::kSend:
+      case plan::Instruction::kRecv: {
+        bool send = instruction.op_case() == plan::Instruction::kSend;
+        int64_t buffer =
+            send ? instruction.send().buffer() : instruction.recv().buffer();
+        int64_t peer =
+            send ? instruction.send().peer() : instruction.recv().peer();
+        int64_t tag =
+            send ? instruction.send().tag() : instruction.recv().tag();
+        const char *what = send ? "send" : "recv";
+        status = checkIndex(program, buffer, at + " " + what + " buffer");
+        if (!status.ok())
+          break;
+        if (peer < 0 || peer >= plan_.programs_size() || peer == index) {
+          status =
+              Status::failure(at + ": " + what + " peer " +
+                              std::to_string(peer) + " is not another device");
+          break;
+        }
+        if (tag < 0 || tag > INT32_MAX) {
+          status = Status::failure(at + ": " + what + " tag " +
+                                   std::to_string(tag) + " is out of range");
+          break;
+        }
+        const plan::Buffer &data = program.buffers(buffer);
+        Message message{data.dtype(), toVector(data.shape())};
+        if (send)
+          sends_[{index, peer, tag}].push_back(message);
+        else
+          recvs_[{peer, index, tag}].push_back(message);
+        break;
+      }
+      case plan::Instruction::OP_NOT_SET:
+        status = Status::failure(at + " is empty (no kernel, collective, "
+                                      "send or recv)");
+        break;
+      }
+      if (!status.ok())
+        return status;
+    }
+    if (program.loss() != -1) {
+      if (Status status = checkIndex(program, program.loss(), where + " loss");
+          !status.ok())
+        return status;
+      const plan::Buffer &loss = program.buffers(program.loss());
+      if (!isFloat(*toRuntimeDType(loss.dtype())) ||
+          numElements(toVector(loss.shape())) != 1)
+        return Status::failure(where + " loss buffer " +
+                               std::to_string(program.loss()) +
+                               " is not a float scalar");
+    }
+    for (int u = 0; u < program.updates_size(); ++u) {
+      const plan::Update &update = program.updates(u);
+      std::string at = where + " updates[" + std::to_string(u) + "]";
+      if (Status status = checkIndex(program, update.target(), at + " target");
+          !status.ok())
+        return status;
+      if (Status status = checkIndex(program, update.source(), at + " source");
+          !status.ok())
+        return status;
+      const plan::Buffer &target = program.buffers(update.target());
+      const plan::Buffer &source = program.buffers(update.source());
+      if (target.dtype() != source.dtype() ||
+          toVector(target.shape()) != toVector(source.shape()))
+        return Status::failure(
+            at + ": target buffer " + std::to_string(update.target()) + " " +
+            toString(toVector(target.shape())) + " and source buffer " +
+            std::to_string(update.source()) + " " +
+            toString(toVector(source.shape())) + " differ in shape or dtype");
+    }
+    return Status::success();
+  }
+
+  /// Every send has a receive of the same type and shape, in the same
+  /// order for the same (sender, receiver, tag).
+  Status checkMessages() {
+    for (const auto &[key, messages] : sends_) {
+      auto found = recvs_.find(key);
+      if (found == recvs_.end() || found->second != messages)
+        return Status::failure(
+            "program " + std::to_string(std::get<0>(key)) + " sends " +
+            std::to_string(messages.size()) + " message(s) with tag " +
+            std::to_string(std::get<2>(key)) + " to device " +
+            std::to_string(std::get<1>(key)) +
+            " that it does not receive alike");
+    }
+    for (const auto &[key, messages] : recvs_)
+      if (!sends_.count(key))
+        return Status::failure(
+            "program " + std::to_string(std::get<1>(key)) +
+            " receives a message with tag " + std::to_string(std::get<2>(key)) +
+            " from device " + std::to_string(std::get<0>(key)) +
+            " that it never sends");
+    return Status::success();
+  }
+
+  struct Message {
+    int dtype;
+    Shape shape;
+    bool operator==(const Message &other) const {
+      return dtype == other.dtype && shape == other.shape;
+    }
+    bool operator!=(const Message &other) const { return !(*this == other); }
+  };
+  using MessageKey = std::tuple<int64_t, int64_t, int64_t>;
+
+  const plan::Plan &plan_;
+  std::map<std::string, const plan::Group *> groups_;
+  std::map<MessageKey, std::vector<Message>> sends_, recvs_;
+};
+
+} // namespace
+
+Status checkPlan(const plan::Plan &planMessage) {
+  return PlanChecker(planMessage).check();
+}
+
+} // namespace parplan::runtime

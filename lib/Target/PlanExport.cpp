@@ -1,0 +1,283 @@
+//===- PlanExport.cpp - plan dialect programs to plan.proto ---------------===//
+//
+// A direct walk: every plan op has exactly one proto form, so nothing is
+// decided here. What is checked is what the proto cannot say: programs
+// numbered by device, kernels known to the runtime, attributes with a
+// runtime form.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Target/PlanExport.h"
+
+#include "parplan/Dialect/Plan/PlanOps.h"
+#include "parplan/Runtime/KernelCall.h"
+#include "parplan/Target/NNInterpreter.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+namespace pp = parplan::plan;
+namespace rt = parplan::runtime;
+
+namespace {
+
+pp::DType protoType(rt::DType type) {
+  switch (type) {
+  case rt::DType::F16:
+    return pp::F16;
+  case rt::DType::BF16:
+    return pp::BF16;
+  case rt::DType::F32:
+    return pp::F32;
+  case rt::DType::F64:
+    return pp::F64;
+  case rt::DType::I1:
+    return pp::I1;
+  case rt::DType::I8:
+    return pp::I8;
+  case rt::DType::I32:
+    return pp::I32;
+  case rt::DType::I64:
+    return pp::I64;
+  }
+  return pp::DTYPE_UNSPECIFIED;
+}
+
+pp::Buffer::Kind protoKind(pp::BufferKind kind) {
+  switch (kind) {
+  case pp::BufferKind::temporary:
+    return pp::Buffer::TEMPORARY;
+  case pp::BufferKind::parameter:
+    return pp::Buffer::PARAMETER;
+  case pp::BufferKind::input:
+    return pp::Buffer::INPUT;
+  case pp::BufferKind::state:
+    return pp::Buffer::STATE;
+  case pp::BufferKind::constant:
+    return pp::Buffer::CONSTANT;
+  }
+  return pp::Buffer::TEMPORARY;
+}
+
+pp::Reduction protoReduce(pp::ReduceKind kind) {
+  switch (kind) {
+  case pp::ReduceKind::sum:
+    return pp::SUM;
+  case pp::ReduceKind::max:
+    return pp::MAX;
+  case pp::ReduceKind::min:
+    return pp::MIN;
+  case pp::ReduceKind::prod:
+    return pp::PROD;
+  }
+  return pp::SUM;
+}
+
+template <typename Field>
+void copyInts(ArrayRef<int64_t> values, Field *field) {
+  field->Add(values.begin(), values.end());
+}
+
+/// One program's buffers and instructions.
+class ProgramExporter {
+public:
+  explicit ProgramExporter(pp::Program &program) : program(program) {}
+
+  LogicalResult run(pp::ProgramOp op);
+
+private:
+  pp::Program &program;
+  llvm::DenseMap<Value, int64_t> index;
+
+  int64_t indexOf(Value buffer) { return index.lookup(buffer); }
+  LogicalResult buffer(pp::BufferOp op);
+  LogicalResult kernel(pp::KernelOp op);
+};
+
+LogicalResult ProgramExporter::buffer(pp::BufferOp op) {
+  MemRefType type = op.getType();
+  std::optional<rt::DType> dtype = parplan::toDType(type.getElementType());
+  std::optional<pp::BufferKind> kind = op.getBufferKind();
+  if (!dtype || !kind)
+    return op.emitOpError() << "has no plan file form";
+  pp::Buffer &buffer = *program.add_buffers();
+  index[op.getResult()] = program.buffers_size() - 1;
+  buffer.set_dtype(protoType(*dtype));
+  copyInts(type.getShape(), buffer.mutable_shape());
+  buffer.set_kind(protoKind(*kind));
+  buffer.set_arena_offset(op.getOffset() ? static_cast<int64_t>(*op.getOffset())
+                                         : -1);
+  if (op.getName())
+    buffer.set_name(op.getName()->str());
+  if (op.getLogicalShape())
+    copyInts(*op.getLogicalShape(), buffer.mutable_logical_shape());
+  if (op.getBlockOffsets())
+    copyInts(*op.getBlockOffsets(), buffer.mutable_offsets());
+  if (op.getSource())
+    buffer.set_source(op.getSource()->str());
+  if (op.getPartOf())
+    buffer.set_part_of(op.getPartOf()->str());
+  if (op.getPart())
+    copyInts(*op.getPart(), buffer.mutable_part());
+  if (op.getValueBound())
+    buffer.set_value_bound(static_cast<int64_t>(*op.getValueBound()));
+  if (auto value = op.getValueAttr()) {
+    auto dense = dyn_cast<DenseElementsAttr>(value);
+    if (!dense)
+      return op.emitOpError() << "holds a constant that is not dense";
+    rt::Tensor tensor = parplan::toTensor(dense);
+    buffer.set_data(reinterpret_cast<const char *>(tensor.bytes()),
+                    tensor.byteSize());
+  }
+  return success();
+}
+
+LogicalResult ProgramExporter::kernel(pp::KernelOp op) {
+  std::string name = op.getKernel().str();
+  const rt::KernelSignature *signature = rt::lookupKernel(name);
+  if (!signature)
+    return op.emitOpError()
+           << "runs '" << name << "', which the runtime has no kernel for";
+  pp::Kernel &kernel = *program.add_instructions()->mutable_kernel();
+  kernel.set_op(name);
+  if (std::optional<DictionaryAttr> attrs = op.getAttrs()) {
+    // A DictionaryAttr is sorted by name: the bytes are deterministic.
+    for (NamedAttribute attr : *attrs) {
+      std::optional<rt::AttrValue> value =
+          parplan::toKernelAttr(attr.getValue());
+      if (!value)
+        return op.emitOpError() << "attribute '" << attr.getName().getValue()
+                                << "' has no runtime form";
+      pp::Attr &out = *kernel.add_attrs();
+      out.set_name(attr.getName().str());
+      if (const int64_t *i = value->getInt())
+        out.set_int_value(*i);
+      else if (const double *f = value->getFloat())
+        out.set_float_value(*f);
+      else if (const bool *b = value->getBool())
+        out.set_bool_value(*b);
+      else if (const std::string *s = value->getString())
+        out.set_string_value(*s);
+      else if (const std::vector<int64_t> *list = value->getInts())
+        out.mutable_ints_value()->mutable_values()->Add(list->begin(),
+                                                        list->end());
+    }
+  }
+  for (Value in : op.getIns())
+    kernel.add_operands(indexOf(in));
+  // Absent optional operands (the last ones) are -1 in the file.
+  if (signature->numOperands >= 0)
+    for (int64_t i = op.getIns().size(); i < signature->numOperands; ++i)
+      kernel.add_operands(-1);
+  for (Value out : op.getOuts())
+    kernel.add_results(indexOf(out));
+  return success();
+}
+
+LogicalResult ProgramExporter::run(pp::ProgramOp op) {
+  program.set_device(static_cast<int64_t>(op.getDevice()));
+  program.set_loss(-1);
+  for (Operation &inner : op.getBody().front()) {
+    auto collective = [&](pp::Collective::Kind kind, StringRef group,
+                          Value input, Value output) -> pp::Collective & {
+      pp::Collective &c = *program.add_instructions()->mutable_collective();
+      c.set_kind(kind);
+      c.set_group(group.str());
+      c.set_input(indexOf(input));
+      c.set_output(indexOf(output));
+      return c;
+    };
+    LogicalResult result = success();
+    llvm::TypeSwitch<Operation *>(&inner)
+        .Case([&](pp::BufferOp o) { result = buffer(o); })
+        .Case([&](pp::KernelOp o) { result = kernel(o); })
+        .Case([&](pp::AllReduceOp o) {
+          collective(pp::Collective::ALL_REDUCE, o.getGroup(), o.getBuffer(),
+                     o.getBuffer())
+              .set_reduce(protoReduce(o.getReduce()));
+        })
+        .Case([&](pp::AllGatherOp o) {
+          collective(pp::Collective::ALL_GATHER, o.getGroup(), o.getInput(),
+                     o.getOutput())
+              .set_axis(static_cast<int64_t>(o.getAxis()));
+        })
+        .Case([&](pp::ReduceScatterOp o) {
+          pp::Collective &c =
+              collective(pp::Collective::REDUCE_SCATTER, o.getGroup(),
+                         o.getInput(), o.getOutput());
+          c.set_axis(static_cast<int64_t>(o.getAxis()));
+          c.set_reduce(protoReduce(o.getReduce()));
+        })
+        .Case([&](pp::AllToAllOp o) {
+          pp::Collective &c =
+              collective(pp::Collective::ALL_TO_ALL, o.getGroup(), o.getInput(),
+                         o.getOutput());
+          c.set_axis(static_cast<int64_t>(o.getSplitAxis()));
+          c.set_concat_axis(static_cast<int64_t>(o.getConcatAxis()));
+        })
+        .Case([&](pp::BroadcastOp o) {
+          collective(pp::Collective::BROADCAST, o.getGroup(), o.getBuffer(),
+                     o.getBuffer())
+              .set_root(static_cast<int64_t>(o.getRoot()));
+        })
+        .Case([&](pp::SendOp o) {
+          pp::Send &send = *program.add_instructions()->mutable_send();
+          send.set_buffer(indexOf(o.getBuffer()));
+          send.set_peer(static_cast<int64_t>(o.getPeer()));
+          send.set_tag(static_cast<int64_t>(o.getTag()));
+        })
+        .Case([&](pp::RecvOp o) {
+          pp::Recv &recv = *program.add_instructions()->mutable_recv();
+          recv.set_buffer(indexOf(o.getBuffer()));
+          recv.set_peer(static_cast<int64_t>(o.getPeer()));
+          recv.set_tag(static_cast<int64_t>(o.getTag()));
+        })
+        .Case([&](pp::LossOp o) { program.set_loss(indexOf(o.getBuffer())); })
+        .Case([&](pp::UpdateOp o) {
+          pp::Update &update = *program.add_updates();
+          update.set_target(indexOf(o.getTarget()));
+          update.set_source(indexOf(o.getSource()));
+        })
+        .Default([&](Operation *other) {
+          result = other->emitOpError() << "has no plan file form";
+        });
+    if (failed(result))
+      return failure();
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<pp::Plan> parplan::exportPlan(ModuleOp module) {
+  pp::Plan plan;
+  if (auto source = module->getAttrOfType<StringAttr>("nn.source"))
+    plan.set_model(source.str());
+  for (pp::GroupOp group : module.getOps<pp::GroupOp>()) {
+    pp::Group &out = *plan.add_groups();
+    out.set_name(group.getSymName().str());
+    copyInts(group.getDevices(), out.mutable_devices());
+  }
+  SmallVector<pp::ProgramOp> programs(module.getOps<pp::ProgramOp>());
+  if (programs.empty())
+    return module.emitError() << "the module has no plan.program";
+  llvm::sort(programs, [](pp::ProgramOp a, pp::ProgramOp b) {
+    return a.getDevice() < b.getDevice();
+  });
+  for (auto [expected, program] : llvm::enumerate(programs))
+    if (program.getDevice() != expected)
+      return program.emitOpError()
+             << "is for device " << program.getDevice() << ", but programs "
+             << "must be numbered 0.." << programs.size() - 1;
+  if (auto mesh = module->getAttrOfType<DenseI64ArrayAttr>("plan.mesh_shape"))
+    copyInts(mesh.asArrayRef(), plan.mutable_mesh_shape());
+  else
+    plan.add_mesh_shape(static_cast<int64_t>(programs.size()));
+  for (pp::ProgramOp program : programs) {
+    ProgramExporter exporter(*plan.add_programs());
+    if (failed(exporter.run(program)))
+      return failure();
+  }
+  return plan;
+}

@@ -1,0 +1,184 @@
+//===- MlpPlan.h - a hand-built data-parallel MLP training plan -*- C++ -*-===//
+//
+// The plan parplan would compile for one SGD step of a two-layer MLP
+// (x[B,3] -> matmul -> relu -> matmul -> 5 classes, mean cross entropy)
+// data parallel over `devices` devices: each device takes a balanced block
+// of the batch, and the weight gradients and the loss's sum are
+// all-reduced. With one device it is the plain training step. Shared by
+// the executor's unit test and the mpirun integration test, so both run
+// exactly the plan whose losses they compare.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_TEST_INTEGRATION_MLPPLAN_H
+#define PARPLAN_TEST_INTEGRATION_MLPPLAN_H
+
+#include "parplan/Runtime/PlanFile.h"
+#include "parplan/Support/Sbp.h"
+
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace parplan::testing {
+
+inline plan::Buffer *
+addMlpBuffer(plan::Program &program, const std::string &name,
+             std::vector<int64_t> shape,
+             plan::Buffer::Kind kind = plan::Buffer::TEMPORARY,
+             plan::DType dtype = plan::F32) {
+  plan::Buffer *buffer = program.add_buffers();
+  buffer->set_name(name);
+  buffer->set_dtype(dtype);
+  buffer->set_kind(kind);
+  buffer->set_arena_offset(-1);
+  for (int64_t size : shape)
+    buffer->add_shape(size);
+  if (kind == plan::Buffer::PARAMETER || kind == plan::Buffer::INPUT)
+    for (int64_t size : shape) {
+      buffer->add_logical_shape(size);
+      buffer->add_offsets(0);
+    }
+  return buffer;
+}
+
+inline plan::Kernel *addMlpKernel(plan::Program &program, const std::string &op,
+                                  std::vector<int64_t> operands,
+                                  std::vector<int64_t> results) {
+  plan::Kernel *kernel = program.add_instructions()->mutable_kernel();
+  kernel->set_op(op);
+  for (int64_t operand : operands)
+    kernel->add_operands(operand);
+  for (int64_t result : results)
+    kernel->add_results(result);
+  return kernel;
+}
+
+inline void addAllReduce(plan::Program &program, int64_t buffer) {
+  plan::Collective *collective =
+      program.add_instructions()->mutable_collective();
+  collective->set_kind(plan::Collective::ALL_REDUCE);
+  collective->set_group("all");
+  collective->set_input(buffer);
+  collective->set_output(buffer);
+  collective->set_reduce(plan::SUM);
+}
+
+/// Buffer indices of every program of buildMlpPlan.
+enum MlpBuffer : int64_t {
+  kX,
+  kLabels,
+  kW1,
+  kW2,
+  kH,
+  kA,
+  kLogits,
+  kLosses,
+  kLossSum,
+  kLoss,
+  kInvBatch,
+  kDLosses,
+  kDLogits,
+  kDW2,
+  kDA,
+  kDH,
+  kDW1,
+  kNewW1,
+  kNewW2,
+};
+
+inline constexpr int64_t kMlpIn = 3, kMlpHidden = 8, kMlpClasses = 5;
+
+inline plan::Plan buildMlpPlan(int64_t devices, int64_t batch, double lr,
+                               uint64_t seed = 11) {
+  plan::Plan result;
+  result.set_model("mlp");
+  result.set_seed(seed);
+  result.add_mesh_shape(devices);
+  plan::Group *all = result.add_groups();
+  all->set_name("all");
+  for (int64_t d = 0; d < devices; ++d)
+    all->add_devices(d);
+  for (int64_t d = 0; d < devices; ++d) {
+    plan::Program &p = *result.add_programs();
+    p.set_device(d);
+    p.add_coordinate(d);
+    Range rows = balancedShard(batch, devices, d);
+    int64_t b = rows.size;
+    plan::Buffer *x = addMlpBuffer(p, "x", {b, kMlpIn}, plan::Buffer::INPUT);
+    x->set_logical_shape(0, batch);
+    x->set_offsets(0, rows.offset);
+    plan::Buffer *labels =
+        addMlpBuffer(p, "labels", {b}, plan::Buffer::INPUT, plan::I64);
+    labels->set_logical_shape(0, batch);
+    labels->set_offsets(0, rows.offset);
+    labels->set_value_bound(kMlpClasses);
+    addMlpBuffer(p, "w1", {kMlpIn, kMlpHidden}, plan::Buffer::PARAMETER);
+    addMlpBuffer(p, "w2", {kMlpHidden, kMlpClasses}, plan::Buffer::PARAMETER);
+    addMlpBuffer(p, "", {b, kMlpHidden});  // h
+    addMlpBuffer(p, "", {b, kMlpHidden});  // a
+    addMlpBuffer(p, "", {b, kMlpClasses}); // logits
+    addMlpBuffer(p, "", {b});              // losses
+    addMlpBuffer(p, "", {});               // loss sum
+    addMlpBuffer(p, "", {});               // loss
+    plan::Buffer *inv =
+        addMlpBuffer(p, "", {}, plan::Buffer::CONSTANT); // 1 / batch
+    float invBatch = 1.0f / static_cast<float>(batch);
+    std::string bytes(sizeof(float), '\0');
+    std::memcpy(bytes.data(), &invBatch, sizeof(float));
+    inv->set_data(bytes);
+    addMlpBuffer(p, "", {b});                       // dlosses
+    addMlpBuffer(p, "", {b, kMlpClasses});          // dlogits
+    addMlpBuffer(p, "", {kMlpHidden, kMlpClasses}); // dw2
+    addMlpBuffer(p, "", {b, kMlpHidden});           // da
+    addMlpBuffer(p, "", {b, kMlpHidden});           // dh
+    addMlpBuffer(p, "", {kMlpIn, kMlpHidden});      // dw1
+    addMlpBuffer(p, "", {kMlpIn, kMlpHidden});      // w1'
+    addMlpBuffer(p, "", {kMlpHidden, kMlpClasses}); // w2'
+
+    // Forward; the loss is the global batch's mean: sum, all-reduce, scale.
+    addMlpKernel(p, "matmul", {kX, kW1}, {kH});
+    addMlpKernel(p, "relu", {kH}, {kA});
+    addMlpKernel(p, "matmul", {kA, kW2}, {kLogits});
+    addMlpKernel(p, "softmax_cross_entropy", {kLogits, kLabels}, {kLosses});
+    plan::Attr *keepdims =
+        addMlpKernel(p, "reduce_sum", {kLosses}, {kLossSum})->add_attrs();
+    keepdims->set_name("keepdims");
+    keepdims->set_bool_value(false);
+    addAllReduce(p, kLossSum);
+    addMlpKernel(p, "mul", {kLossSum, kInvBatch}, {kLoss});
+    // Backward: d(mean)/d(losses) is 1 / batch everywhere.
+    addMlpKernel(p, "expand", {kInvBatch}, {kDLosses});
+    addMlpKernel(p, "softmax_cross_entropy_grad", {kDLosses, kLogits, kLabels},
+                 {kDLogits});
+    plan::Kernel *dw2 = addMlpKernel(p, "gemm", {kA, kDLogits, -1}, {kDW2});
+    dw2->add_attrs()->set_name("trans_a");
+    dw2->mutable_attrs(0)->set_bool_value(true);
+    plan::Kernel *da = addMlpKernel(p, "gemm", {kDLogits, kW2, -1}, {kDA});
+    da->add_attrs()->set_name("trans_b");
+    da->mutable_attrs(0)->set_bool_value(true);
+    addMlpKernel(p, "relu_grad", {kDA, kH}, {kDH});
+    plan::Kernel *dw1 = addMlpKernel(p, "gemm", {kX, kDH, -1}, {kDW1});
+    dw1->add_attrs()->set_name("trans_a");
+    dw1->mutable_attrs(0)->set_bool_value(true);
+    addAllReduce(p, kDW1);
+    addAllReduce(p, kDW2);
+    for (auto [param, grad, updated] :
+         {std::tuple{kW1, kDW1, kNewW1}, std::tuple{kW2, kDW2, kNewW2}}) {
+      plan::Attr *rate =
+          addMlpKernel(p, "sgd_update", {param, grad}, {updated})->add_attrs();
+      rate->set_name("lr");
+      rate->set_float_value(lr);
+      plan::Update *update = p.add_updates();
+      update->set_target(param);
+      update->set_source(updated);
+    }
+    p.set_loss(kLoss);
+  }
+  return result;
+}
+
+} // namespace parplan::testing
+
+#endif // PARPLAN_TEST_INTEGRATION_MLPPLAN_H

@@ -1,0 +1,191 @@
+//===- PlanExecutionTest.cpp - compiled plans compute the step's numbers --===//
+//
+// The whole way from a model to the executor: a zoo model's training step
+// is lowered to a plan, written to plan.proto, and run by the executor; the
+// losses must be those the interpreter computes on the nn program with the
+// same synthetic weights and batches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Import/OnnxImporter.h"
+#include "parplan/InitAllDialects.h"
+#include "parplan/Runtime/Communicator.h"
+#include "parplan/Runtime/Executor.h"
+#include "parplan/Runtime/Initializers.h"
+#include "parplan/Runtime/PlanFile.h"
+#include "parplan/Target/NNInterpreter.h"
+#include "parplan/Target/PlanExport.h"
+#include "parplan/Transforms/Passes.h"
+#include "parplan/Zoo/Zoo.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+using namespace mlir;
+using namespace parplan;
+namespace rt = parplan::runtime;
+
+namespace {
+
+struct PlanFixture {
+  PlanFixture() {
+    static const bool passesRegistered = (registerAllPasses(), true);
+    (void)passesRegistered;
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    context.getDiagEngine().registerHandler([this](Diagnostic &diagnostic) {
+      diagnostics += diagnostic.str() + "\n";
+      return success();
+    });
+  }
+
+  OwningOpRef<ModuleOp> trainingStep(const zoo::ModelSpec &spec,
+                                     const std::string &options) {
+    std::string error;
+    OwningOpRef<ModuleOp> module =
+        importOnnx(zoo::build(spec).model.SerializeAsString(), "model.onnx",
+                   context, OnnxImportOptions{}, error);
+    INFO(error);
+    REQUIRE(module);
+    run(*module, "nn-autodiff{" + options + "}");
+    return module;
+  }
+
+  void run(ModuleOp module, const std::string &pipeline) {
+    PassManager pm(&context);
+    REQUIRE(succeeded(parsePassPipeline(pipeline, pm)));
+    INFO(diagnostics);
+    REQUIRE(succeeded(pm.run(module)));
+  }
+
+  MLIRContext context;
+  std::string diagnostics;
+};
+
+/// The losses of `steps` steps of the interpreter on `step`, fed as the
+/// executor feeds its plan: parameters and batches from the synthetic
+/// generator, integer inputs bounded as the plan's buffers say.
+std::vector<double> interpretedLosses(func::FuncOp step, const plan::Plan &plan,
+                                      uint64_t seed, int steps) {
+  std::map<std::string, const plan::Buffer *> buffers;
+  for (const plan::Buffer &buffer : plan.programs(0).buffers())
+    if (!buffer.name().empty())
+      buffers[buffer.name()] = &buffer;
+  NamedTensors feeds;
+  step.walk([&](nn::ParamOp param) {
+    if (param.getSource() && *param.getSource() == "zeros")
+      return;
+    auto type = param.getType();
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    rt::Tensor tensor(*toDType(type.getElementType()), shape);
+    REQUIRE(rt::fillBlock(tensor, shape, std::vector<int64_t>(shape.size(), 0),
+                          seed, param.getName().str(),
+                          rt::parameterScale(shape), 1)
+                .ok());
+    feeds[param.getName().str()] = tensor;
+  });
+  std::vector<double> losses;
+  for (int s = 0; s < steps; ++s) {
+    step.walk([&](nn::InputOp input) {
+      auto type = input.getType();
+      std::vector<int64_t> shape(type.getShape().begin(),
+                                 type.getShape().end());
+      rt::Tensor tensor(*toDType(type.getElementType()), shape);
+      int64_t bound = buffers.at(input.getName().str())->value_bound();
+      REQUIRE(rt::fillBlock(tensor, shape,
+                            std::vector<int64_t>(shape.size(), 0), seed,
+                            rt::batchName(input.getName().str(), s), 1.0,
+                            bound > 0 ? bound : 1)
+                  .ok());
+      feeds[input.getName().str()] = tensor;
+    });
+    FailureOr<std::vector<rt::Tensor>> results = interpret(step, feeds);
+    REQUIRE(succeeded(results));
+    losses.push_back(results->front().get(0));
+    feeds = applyUpdates(step, std::move(feeds), std::move(*results));
+  }
+  return losses;
+}
+
+} // namespace
+
+TEST_CASE_METHOD(PlanFixture,
+                 "a one-device plan of a training step gives the "
+                 "interpreter's losses",
+                 "[plan]") {
+  zoo::ModelSpec mlp;
+  mlp.kind = zoo::ModelKind::Mlp;
+  mlp.common.batch = 8;
+  mlp.mlp.sizes = {12, 16, 5};
+  zoo::ModelSpec gpt;
+  gpt.kind = zoo::ModelKind::Gpt;
+  gpt.common.batch = 2;
+  gpt.gpt.layers = 1;
+  gpt.gpt.hidden = 16;
+  gpt.gpt.heads = 2;
+  gpt.gpt.seq = 8;
+  gpt.gpt.vocab = 20;
+  for (auto [name, spec, options] :
+       {std::tuple{"mlp, adam", mlp, "optimizer=adam lr=0.01"},
+        std::tuple{"gpt, momentum, full recomputation", gpt,
+                   "optimizer=momentum lr=0.1 recompute=full "
+                   "frozen=transformer.causal_mask"}}) {
+    SECTION(name) {
+      OwningOpRef<ModuleOp> step = trainingStep(spec, options);
+      OwningOpRef<ModuleOp> lowered(step->clone());
+      run(*lowered, "lower-to-plan");
+      FailureOr<plan::Plan> exported = exportPlan(*lowered);
+      INFO(diagnostics);
+      REQUIRE(succeeded(exported));
+      // Through the file format, as parplan-run reads it.
+      plan::Plan plan;
+      REQUIRE(rt::parsePlanFile(rt::serializePlan(*exported), "plan.pb", plan)
+                  .ok());
+      REQUIRE(rt::checkPlan(plan).ok());
+
+      const uint64_t seed = 42;
+      rt::LocalCommunicator communicator;
+      rt::Executor executor;
+      REQUIRE(executor.load(plan, 0, communicator).ok());
+      executor.setSeed(seed);
+      REQUIRE(executor.initialize().ok());
+      // The executor's parameters are the synthetic values of the logical
+      // tensors.
+      for (int b = 0; b < plan.programs(0).buffers_size(); ++b) {
+        const plan::Buffer &buffer = plan.programs(0).buffers(b);
+        if (buffer.kind() != plan::Buffer::PARAMETER)
+          continue;
+        std::vector<int64_t> shape(buffer.logical_shape().begin(),
+                                   buffer.logical_shape().end());
+        for (int64_t i = 0; i < executor.buffer(b).numElements(); i += 7)
+          CHECK(executor.buffer(b).get(i) ==
+                Approx(rt::parameterScale(shape) *
+                       rt::syntheticValue(seed, buffer.name(), i)));
+      }
+      std::vector<double> executed;
+      for (int s = 0; s < 3; ++s) {
+        double loss = 0;
+        rt::Status status = executor.step(s, &loss);
+        INFO(status.error);
+        REQUIRE(status.ok());
+        executed.push_back(loss);
+      }
+      std::vector<double> interpreted = interpretedLosses(
+          step->lookupSymbol<func::FuncOp>("main"), plan, seed, 3);
+      for (int s = 0; s < 3; ++s) {
+        INFO("step " << s);
+        CHECK(executed[s] == Approx(interpreted[s]).epsilon(1e-6));
+      }
+    }
+  }
+}

@@ -1,0 +1,214 @@
+//===- RuntimeExecutorTest.cpp - running a plan on one device -------------===//
+//
+// The executor on the hand-built MLP training plan (test/integration/
+// MlpPlan.h) with one device: its losses match a direct computation with
+// the kernels step for step and fall over ten steps. Then the executor's
+// errors, and the part cutting that collectives use to move blocks along
+// inner axes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MlpPlan.h"
+
+#include "parplan/Runtime/Executor.h"
+#include "parplan/Runtime/Initializers.h"
+#include "parplan/Runtime/Kernels.h"
+
+#include <catch2/catch.hpp>
+
+using namespace parplan;
+using namespace parplan::runtime;
+using namespace parplan::testing;
+
+namespace {
+
+/// The MLP's steps computed with the kernels directly, no plan involved;
+/// with `sameBatch`, every step trains on step 0's batch.
+std::vector<double> directLosses(int64_t batch, double lr, uint64_t seed,
+                                 int steps, bool sameBatch = false) {
+  Tensor w1(DType::F32, {kMlpIn, kMlpHidden});
+  Tensor w2(DType::F32, {kMlpHidden, kMlpClasses});
+  REQUIRE(fillBlock(w1, w1.shape(), {0, 0}, seed, "w1",
+                    parameterScale(w1.shape()), 0)
+              .ok());
+  REQUIRE(fillBlock(w2, w2.shape(), {0, 0}, seed, "w2",
+                    parameterScale(w2.shape()), 0)
+              .ok());
+  std::vector<double> losses;
+  for (int i = 0; i < steps; ++i) {
+    int step = sameBatch ? 0 : i;
+    Tensor x(DType::F32, {batch, kMlpIn}), labels(DType::I64, {batch});
+    REQUIRE(
+        fillBlock(x, x.shape(), {0, 0}, seed, batchName("x", step), 1, 0).ok());
+    REQUIRE(fillBlock(labels, labels.shape(), {0}, seed,
+                      batchName("labels", step), 1, kMlpClasses)
+                .ok());
+    Tensor h(DType::F32, {batch, kMlpHidden}), a = h;
+    Tensor logits(DType::F32, {batch, kMlpClasses});
+    Tensor perExample(DType::F32, {batch}), loss(DType::F32, {});
+    REQUIRE(matmul(x, w1, h).ok());
+    REQUIRE(unary(UnaryKind::Relu, h, a).ok());
+    REQUIRE(matmul(a, w2, logits).ok());
+    REQUIRE(softmaxCrossEntropy(logits, labels, perExample).ok());
+    REQUIRE(reduce(ReduceOp::Mean, perExample, {}, loss).ok());
+    losses.push_back(loss.get(0));
+
+    Tensor dLosses(DType::F32, {batch});
+    for (int64_t i = 0; i < batch; ++i)
+      dLosses.set(i, 1.0 / static_cast<double>(batch));
+    Tensor dLogits = logits, dW2 = w2, dA = a, dH = h, dW1 = w1;
+    REQUIRE(softmaxCrossEntropyGrad(dLosses, logits, labels, dLogits).ok());
+    REQUIRE(gemm(a, dLogits, nullptr, 1, 1, true, false, dW2).ok());
+    REQUIRE(gemm(dLogits, w2, nullptr, 1, 1, false, true, dA).ok());
+    REQUIRE(unaryGrad(UnaryKind::Relu, dA, h, dH).ok());
+    REQUIRE(gemm(x, dH, nullptr, 1, 1, true, false, dW1).ok());
+    Tensor newW1 = w1, newW2 = w2;
+    REQUIRE(sgdUpdate(w1, dW1, lr, 0, 1, newW1).ok());
+    REQUIRE(sgdUpdate(w2, dW2, lr, 0, 1, newW2).ok());
+    w1 = newW1;
+    w2 = newW2;
+  }
+  return losses;
+}
+
+} // namespace
+
+TEST_CASE("the executor runs a one-device MLP training plan", "[executor]") {
+  const int64_t batch = 16;
+  const double lr = 0.5;
+  plan::Plan mlp = buildMlpPlan(1, batch, lr);
+  REQUIRE(checkPlan(mlp).error == "");
+  LocalCommunicator communicator;
+  // Batches are random (labels unrelated to inputs), so only training on
+  // one batch again and again must lower the loss; both runs must match the
+  // direct computation.
+  for (bool sameBatch : {false, true}) {
+    Executor executor;
+    REQUIRE(executor.load(mlp, 0, communicator).error == "");
+    REQUIRE(executor.initialize().error == "");
+    std::vector<double> expected =
+        directLosses(batch, lr, mlp.seed(), 10, sameBatch);
+    std::vector<double> losses;
+    for (int step = 0; step < 10; ++step) {
+      double loss = 0;
+      REQUIRE(executor.step(sameBatch ? 0 : step, &loss).error == "");
+      losses.push_back(loss);
+      CHECK(loss == Approx(expected[step]).epsilon(1e-6));
+    }
+    // The first loss is about log(5) (small random weights).
+    CHECK(losses[0] == Approx(std::log(5.0)).epsilon(0.2));
+    if (sameBatch)
+      for (int step = 1; step < 10; ++step)
+        CHECK(losses[step] < losses[step - 1]);
+  }
+}
+
+TEST_CASE("the executor takes another seed", "[executor]") {
+  plan::Plan mlp = buildMlpPlan(1, 8, 0.1);
+  LocalCommunicator communicator;
+  double first = 0, second = 0;
+  for (uint64_t seed : {1, 2}) {
+    Executor executor;
+    REQUIRE(executor.load(mlp, 0, communicator).ok());
+    executor.setSeed(seed);
+    REQUIRE(executor.initialize().ok());
+    REQUIRE(executor.step(0, seed == 1 ? &first : &second).ok());
+  }
+  CHECK(first != second);
+  CHECK(directLosses(8, 0.1, 2, 1)[0] == Approx(second).epsilon(1e-6));
+}
+
+TEST_CASE("the weight loader hook fills parameters", "[executor]") {
+  plan::Plan mlp = buildMlpPlan(1, 8, 0.1);
+  LocalCommunicator communicator;
+  Executor executor;
+  REQUIRE(executor.load(mlp, 0, communicator).ok());
+  executor.setWeightLoader(
+      [](const plan::Buffer &buffer, Tensor &block, bool &loaded) {
+        loaded = buffer.name() == "w1";
+        for (int64_t i = 0; loaded && i < block.numElements(); ++i)
+          block.set(i, 0.25);
+        return Status::success();
+      });
+  REQUIRE(executor.initialize().ok());
+  CHECK(executor.buffer(kW1).get(5) == 0.25);
+  CHECK(executor.buffer(kW2).get(5) != 0.25);
+}
+
+TEST_CASE("executor errors", "[executor]") {
+  LocalCommunicator communicator;
+  SECTION("a plan for more devices than processes") {
+    Executor executor;
+    CHECK(executor.load(buildMlpPlan(2, 8, 0.1), 0, communicator).error ==
+          "the plan has 2 programs but runs on 1 process(es); run it with "
+          "mpirun -np 2");
+    CHECK(executor.load(buildMlpPlan(1, 8, 0.1), 3, communicator).error ==
+          "device 3 has no program: the plan has 1");
+  }
+  SECTION("steps before initialize") {
+    Executor executor;
+    REQUIRE(executor.load(buildMlpPlan(1, 8, 0.1), 0, communicator).ok());
+    CHECK(executor.step(0, nullptr).error.find("not initialized") !=
+          std::string::npos);
+  }
+  SECTION("a fault only the data reveals names the instruction") {
+    plan::Plan mlp = buildMlpPlan(1, 8, 0.1);
+    mlp.mutable_programs(0)->mutable_buffers(kLabels)->set_value_bound(50);
+    REQUIRE(checkPlan(mlp).ok());
+    Executor executor;
+    REQUIRE(executor.load(mlp, 0, communicator).ok());
+    REQUIRE(executor.initialize().ok());
+    std::string error = executor.step(0, nullptr).error;
+    CHECK(error.find("device 0 instruction 3 (nn.softmax_cross_entropy): ") ==
+          0);
+  }
+  SECTION("a collective over more devices than one process has") {
+    Tensor data(DType::F32, {2});
+    CHECK(communicator.allReduce(data, ReduceKind::Sum, {0, 1})
+              .error.find("needs parplan-run under mpirun") !=
+          std::string::npos);
+    CHECK(!communicator.send(data, 1, 0).ok());
+  }
+}
+
+TEST_CASE("collectives of one device are copies", "[executor]") {
+  LocalCommunicator communicator;
+  Tensor in(DType::F32, {2, 3});
+  for (int64_t i = 0; i < 6; ++i)
+    in.set(i, static_cast<double>(i));
+  Tensor out(DType::F32, {2, 3});
+  REQUIRE(communicator.allGather(in, out, 1, {0}).ok());
+  CHECK(out.get(4) == 4);
+  Tensor scattered(DType::F32, {2, 3});
+  REQUIRE(
+      communicator.reduceScatter(in, scattered, 0, ReduceKind::Sum, {0}).ok());
+  CHECK(scattered.get(5) == 5);
+  Tensor swapped(DType::F32, {2, 3});
+  REQUIRE(communicator.allToAll(in, swapped, 0, 1, {0}).ok());
+  CHECK(swapped.get(3) == 3);
+  REQUIRE(communicator.broadcast(in, 0, {0}).ok());
+  REQUIRE(communicator.allReduce(in, ReduceKind::Max, {0}).ok());
+  CHECK(in.get(2) == 2);
+}
+
+TEST_CASE("parts along an inner axis round trip", "[executor]") {
+  // 2x5x3 cut along the middle axis into 3 balanced parts: 2, 2, 1.
+  Tensor tensor(DType::F64, {2, 5, 3});
+  for (int64_t i = 0; i < tensor.numElements(); ++i)
+    tensor.set(i, static_cast<double>(i));
+  auto parts = cutParts(tensor, 1, 3);
+  REQUIRE(parts.size() == 3);
+  CHECK(parts[0].size() == 2 * 2 * 3 * sizeof(double));
+  CHECK(parts[2].size() == 2 * 1 * 3 * sizeof(double));
+  // Part 1 holds rows 2 and 3 of the middle axis: elements 6..11, 21..26.
+  Tensor part(DType::F64, {2, 2, 3});
+  std::memcpy(part.bytes(), parts[1].data(), parts[1].size());
+  CHECK(part.get(0) == 6);
+  CHECK(part.get(6) == 21);
+  Tensor rebuilt(DType::F64, {2, 5, 3});
+  for (int64_t p = 0; p < 3; ++p)
+    REQUIRE(placePart(rebuilt, 1, 3, p, parts[p]).ok());
+  for (int64_t i = 0; i < tensor.numElements(); ++i)
+    CHECK(rebuilt.get(i) == tensor.get(i));
+  CHECK(!placePart(rebuilt, 1, 3, 0, parts[2]).ok());
+}

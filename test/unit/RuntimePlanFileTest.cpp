@@ -1,0 +1,370 @@
+//===- RuntimePlanFileTest.cpp - plan files and their checks --------------===//
+//
+// The plan file envelope (PlanFile.h): a round trip, deterministic bytes,
+// and every way a file can be wrong (missing, not a plan, another schema
+// version, corrupted, truncated), each a one-line error naming the file.
+// Then checkPlan on a small valid plan and one broken field at a time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Runtime/PlanFile.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+using namespace parplan;
+using namespace parplan::runtime;
+
+namespace {
+
+plan::Buffer *addBuffer(plan::Program &program, const std::string &name,
+                        std::vector<int64_t> shape,
+                        plan::Buffer::Kind kind = plan::Buffer::TEMPORARY,
+                        plan::DType dtype = plan::F32) {
+  plan::Buffer *buffer = program.add_buffers();
+  buffer->set_name(name);
+  buffer->set_dtype(dtype);
+  buffer->set_kind(kind);
+  buffer->set_arena_offset(-1);
+  for (int64_t size : shape)
+    buffer->add_shape(size);
+  if (kind != plan::Buffer::TEMPORARY && kind != plan::Buffer::CONSTANT)
+    for (int64_t size : shape) {
+      buffer->add_logical_shape(size);
+      buffer->add_offsets(0);
+    }
+  return buffer;
+}
+
+plan::Kernel *addKernel(plan::Program &program, const std::string &op,
+                        std::vector<int64_t> operands,
+                        std::vector<int64_t> results) {
+  plan::Kernel *kernel = program.add_instructions()->mutable_kernel();
+  kernel->set_op(op);
+  for (int64_t operand : operands)
+    kernel->add_operands(operand);
+  for (int64_t result : results)
+    kernel->add_results(result);
+  return kernel;
+}
+
+/// Two devices, data parallel: y = x w, loss = mean(y), with w's gradient
+/// summed over both devices.
+plan::Plan smallPlan() {
+  plan::Plan result;
+  result.set_model("tiny");
+  result.set_seed(7);
+  result.add_mesh_shape(2);
+  plan::Group *all = result.add_groups();
+  all->set_name("all");
+  all->add_devices(0);
+  all->add_devices(1);
+  for (int device = 0; device < 2; ++device) {
+    plan::Program &program = *result.add_programs();
+    program.set_device(device);
+    program.add_coordinate(device);
+    plan::Buffer *x = addBuffer(program, "x", {2, 3}, plan::Buffer::INPUT);
+    x->set_logical_shape(0, 4);
+    x->set_offsets(0, 2 * device);
+    addBuffer(program, "w", {3, 5}, plan::Buffer::PARAMETER); // 1
+    addBuffer(program, "", {2, 5});                           // 2: y
+    addBuffer(program, "", {});                               // 3: loss
+    addBuffer(program, "", {3, 5});                           // 4: dw
+    addBuffer(program, "", {3, 5});                           // 5: w'
+    addKernel(program, "matmul", {0, 1}, {2});
+    plan::Kernel *mean = addKernel(program, "reduce_mean", {2}, {3});
+    plan::Attr *keepdims = mean->add_attrs();
+    keepdims->set_name("keepdims");
+    keepdims->set_bool_value(false);
+    plan::Collective *reduce = program.add_instructions()->mutable_collective();
+    reduce->set_kind(plan::Collective::ALL_REDUCE);
+    reduce->set_group("all");
+    reduce->set_input(4);
+    reduce->set_output(4);
+    addKernel(program, "sgd_update", {1, 4}, {5});
+    program.set_loss(3);
+    plan::Update *update = program.add_updates();
+    update->set_target(1);
+    update->set_source(5);
+  }
+  return result;
+}
+
+std::string tempPath(const std::string &name) {
+  return (std::filesystem::temp_directory_path() /
+          ("parplan-plan-test-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+void writeBytes(const std::string &path, const std::string &bytes) {
+  std::ofstream file(path, std::ios::binary);
+  file << bytes;
+}
+
+std::string errorOf(const std::string &bytes) {
+  std::string path = tempPath("bad.pb");
+  writeBytes(path, bytes);
+  plan::Plan out;
+  Status status = readPlanFile(path, out);
+  std::filesystem::remove(path);
+  return status.error;
+}
+
+std::string envelope(uint32_t version, const std::string &payload,
+                     uint64_t checksum) {
+  plan::PlanFile file;
+  file.set_schema_version(version);
+  file.set_payload(payload);
+  file.set_checksum(checksum);
+  return file.SerializeAsString();
+}
+
+} // namespace
+
+TEST_CASE("plan checksum is FNV-1a 64", "[plan]") {
+  CHECK(planChecksum("") == 0xcbf29ce484222325ULL);
+  CHECK(planChecksum("a") == 0xaf63dc4c8601ec8cULL);
+  CHECK(planChecksum("foobar") == 0x85944171f73967e8ULL);
+}
+
+TEST_CASE("plan files round trip with deterministic bytes", "[plan]") {
+  plan::Plan original = smallPlan();
+  std::string bytes = serializePlan(original);
+  CHECK(serializePlan(original) == bytes);
+  plan::Plan copy;
+  copy.CopyFrom(original);
+  CHECK(serializePlan(copy) == bytes);
+
+  std::string path = tempPath("round-trip.pb");
+  REQUIRE(writePlanFile(original, path).ok());
+  plan::Plan read;
+  Status status = readPlanFile(path, read);
+  std::filesystem::remove(path);
+  REQUIRE(status.error == "");
+  CHECK(read.SerializeAsString() == original.SerializeAsString());
+  CHECK(serializePlan(read) == bytes);
+}
+
+TEST_CASE("plan file errors name the file", "[plan]") {
+  plan::Plan out;
+  std::string missing = tempPath("missing.pb");
+  Status status = readPlanFile(missing, out);
+  CHECK(status.error.find("cannot read plan file " + missing) == 0);
+
+  std::string good = serializePlan(smallPlan());
+  CHECK(errorOf("this is not a plan, just some text\n")
+            .find("is not a plan file") != std::string::npos);
+  CHECK(errorOf("").find("is not a plan file") != std::string::npos);
+  CHECK(errorOf(good.substr(0, good.size() / 2))
+            .find("is not a plan file (or is truncated)") != std::string::npos);
+
+  std::string payload = smallPlan().SerializeAsString();
+  CHECK(errorOf(envelope(7, payload, planChecksum(payload)))
+            .find("has schema version 7; this parplan-run reads version 1") !=
+        std::string::npos);
+
+  // The payload's last byte comes just before the checksum's tag and 8
+  // bytes.
+  std::string corrupted = good;
+  corrupted[corrupted.size() - 10] ^= 0x01;
+  std::string error = errorOf(corrupted);
+  CHECK(error.find("is corrupted: checksum 0x") != std::string::npos);
+  CHECK(error.find('\n') == std::string::npos);
+
+  std::string junk = "\xff\xff\xff";
+  CHECK(errorOf(envelope(1, junk, planChecksum(junk)))
+            .find("is corrupted: its plan does not parse") !=
+        std::string::npos);
+}
+
+TEST_CASE("writePlanFile reports a path it cannot write", "[plan]") {
+  Status status = writePlanFile(smallPlan(), "/nonexistent-dir/plan.pb");
+  CHECK(status.error.find("cannot write plan file /nonexistent-dir/plan.pb") ==
+        0);
+}
+
+TEST_CASE("checkPlan accepts a valid plan", "[plan]") {
+  CHECK(checkPlan(smallPlan()).error == "");
+}
+
+TEST_CASE("checkPlan names what is wrong", "[plan]") {
+  auto errorAfter = [](auto &&edit) {
+    plan::Plan broken = smallPlan();
+    edit(broken);
+    return checkPlan(broken).error;
+  };
+  auto has = [](const std::string &error, const std::string &text) {
+    INFO(error);
+    return error.find(text) != std::string::npos &&
+           error.find('\n') == std::string::npos;
+  };
+  CHECK(has(errorAfter([](plan::Plan &p) { p.clear_programs(); }),
+            "plan has no programs"));
+  CHECK(has(errorAfter([](plan::Plan &p) { p.set_mesh_shape(0, 1); }),
+            "mesh_shape [1] does not have one device per program"));
+  CHECK(has(errorAfter([](plan::Plan &p) { p.set_mesh_shape(0, -1); }),
+            "mesh_shape[0] is -1"));
+  CHECK(has(
+      errorAfter([](plan::Plan &p) { p.mutable_programs(1)->set_device(0); }),
+      "program 1 is for device 0"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(1)->set_coordinate(0, 0);
+            }),
+            "program 1 has coordinate [0], not [1]"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(2)->set_dtype(
+                  plan::DTYPE_UNSPECIFIED);
+            }),
+            "program 0 buffer 2 '' has no valid dtype"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(2)->set_dtype(
+                  static_cast<plan::DType>(99));
+            }),
+            "has no valid dtype (99)"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(2)->set_shape(0, -2);
+            }),
+            "program 0 buffer 2 '' has a negative dimension [-2, 5]"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              auto *b = p.mutable_programs(0)->mutable_buffers(2);
+              b->set_shape(0, int64_t{1} << 40);
+              b->set_shape(1, int64_t{1} << 40);
+            }),
+            "is too large"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(1)->mutable_buffers(0)->set_offsets(0, 3);
+            }),
+            "program 1 buffer 0 'x': block [2, 3] at offsets [3, 0] does not "
+            "fit in logical_shape [4, 3]"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(1)->mutable_buffers(1)->clear_offsets();
+            }),
+            "of another rank"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              auto *c = addBuffer(*p.mutable_programs(0), "", {2, 2},
+                                  plan::Buffer::CONSTANT);
+              c->set_data(std::string(15, '\0'));
+            }),
+            "program 0 buffer 6 '' is a constant of 16 bytes but data has 15"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(1)->clear_name();
+            }),
+            "names no logical tensor"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              auto *x = p.mutable_programs(0)->mutable_buffers(0);
+              x->set_dtype(plan::I64);
+            }),
+            "is an integer input without a positive value_bound"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)
+                  ->mutable_instructions(0)
+                  ->mutable_kernel()
+                  ->set_operands(1, 17);
+            }),
+            "program 0 instruction 0 operands[1] is buffer 17, not one of "
+            "the 6 buffers"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)
+                  ->mutable_instructions(0)
+                  ->mutable_kernel()
+                  ->set_operands(1, -1);
+            }),
+            "operands[1] of nn.matmul is absent but not optional"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)
+                  ->mutable_instructions(0)
+                  ->mutable_kernel()
+                  ->set_op("frobnicate");
+            }),
+            "program 0 instruction 0: no kernel for nn.frobnicate"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)
+                  ->mutable_instructions(0)
+                  ->mutable_kernel()
+                  ->add_operands(2);
+            }),
+            "nn.matmul takes 2 operands, not 3"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)
+                  ->mutable_instructions(0)
+                  ->mutable_kernel()
+                  ->clear_results();
+            }),
+            "nn.matmul has 1 results, not 0"));
+  CHECK(has(
+      errorAfter([](plan::Plan &p) {
+        auto *attrs =
+            p.mutable_programs(0)->mutable_instructions(1)->mutable_kernel();
+        attrs->add_attrs()->set_name("keepdims");
+      }),
+      "attribute 'keepdims' appears twice"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->add_instructions();
+            }),
+            "program 0 instruction 4 is empty"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)
+                  ->mutable_instructions(2)
+                  ->mutable_collective()
+                  ->set_group("rows");
+            }),
+            "program 0 instruction 2: all_reduce over group 'rows', which "
+            "the plan lacks"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_groups(0)->clear_devices();
+              p.mutable_groups(0)->add_devices(0);
+            }),
+            "program 1 instruction 2: all_reduce over group 'all', which "
+            "does not contain device 1"));
+  CHECK(has(
+      errorAfter([](plan::Plan &p) { p.mutable_groups(0)->add_devices(5); }),
+      "plan groups[0] 'all' names device 5"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)
+                  ->mutable_instructions(2)
+                  ->mutable_collective()
+                  ->set_output(5);
+            }),
+            "all_reduce works in place"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              auto *c = p.mutable_programs(0)
+                            ->mutable_instructions(2)
+                            ->mutable_collective();
+              c->set_kind(plan::Collective::ALL_GATHER);
+              c->set_output(2);
+            }),
+            "all_gather shapes do not agree with its group (input [3, 5], "
+            "output [2, 5], group of 2)"));
+  CHECK(
+      has(errorAfter([](plan::Plan &p) { p.mutable_programs(0)->set_loss(2); }),
+          "program 0 loss buffer 2 is not a float scalar"));
+  CHECK(
+      has(errorAfter([](plan::Plan &p) { p.mutable_programs(0)->set_loss(6); }),
+          "program 0 loss is buffer 6"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_updates(0)->set_source(2);
+            }),
+            "program 0 updates[0]: target buffer 1 [3, 5] and source buffer "
+            "2 [2, 5] differ in shape or dtype"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              plan::Send *send =
+                  p.mutable_programs(0)->add_instructions()->mutable_send();
+              send->set_buffer(3);
+              send->set_peer(1);
+              send->set_tag(4);
+            }),
+            "program 0 sends 1 message(s) with tag 4 to device 1 that it "
+            "does not receive alike"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              plan::Recv *recv =
+                  p.mutable_programs(0)->add_instructions()->mutable_recv();
+              recv->set_buffer(3);
+              recv->set_peer(0);
+            }),
+            "recv peer 0 is not another device"));
+}
