@@ -263,7 +263,8 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
   let description = [{
     Turns the laid-out, boxing-explicit program `@main` (after `sbp-assign`
     and `insert-boxing`, or a program without layouts, which runs on one
-    device) into `plan.program`s on local shapes, and removes `@main`:
+    device) into one `plan.program` per mesh device on local shapes, plus
+    the `plan.group`s its collectives run over, and removes `@main`:
 
     - `nn.param` becomes a `parameter` buffer (`state` for optimizer state),
       `nn.input` an `input` buffer, `nn.constant` a `constant` buffer; each
@@ -273,10 +274,19 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
     - the returned loss becomes `plan.loss`, and every value marked
       `nn.updates = "NAME"` a `plan.update` of the buffer of `NAME`.
 
-    For now the mesh must have one device: a plan over several devices
-    (collectives for the boxings) is refused with an error rather than
-    lowered wrongly. A result of `@main` that is neither the loss nor an
-    update (an inference output) is refused too.
+    On a mesh of several devices every op must carry its `sbp.sharding`:
+    each device gets the block of every value its layout gives it (the
+    slicing math of docs/slicing.md), and every `sbp.boxing` becomes, per
+    mesh axis, a collective over the device group along that axis (S -> B
+    all-gather, P -> B all-reduce, P -> S reduce-scatter, S -> S
+    all-to-all) or a local step (B -> S slice, B -> P and S -> P zeros but
+    on one device), in the order the cost model priced, except that a step
+    never cuts across an inner split of the same dimension. A mean over a
+    split dimension is rescaled to the logical count, and a gather on a
+    block of a table split by rows runs `gather_shard` (vocabulary
+    parallelism). A layout change it cannot express (an uneven all-to-all)
+    is an error naming the op, never a wrong plan. A result of `@main` that
+    is neither the loss nor an update (an inference output) is refused.
 
     Options: none.
   }];

@@ -1135,4 +1135,118 @@ Status adamUpdate(const Tensor &param, const Tensor &grad, const Tensor &m,
   return Status::success();
 }
 
+//===----------------------------------------------------------------------===//
+// Gathers on a block of a table split by rows
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The block-relative row of each index, or -1 where the row is another
+/// device's; an index outside the whole table is an error.
+Status blockRows(const char *kernel, const Tensor &indices, int64_t offset,
+                 int64_t blockRows, int64_t extent,
+                 std::vector<int64_t> &rows) {
+  if (indices.dtype() != DType::I32 && indices.dtype() != DType::I64)
+    return Status::failure(std::string(kernel) +
+                           ": indices must be i32 or i64");
+  if (offset < 0 || blockRows < 0 || offset + blockRows > extent)
+    return Status::failure(std::string(kernel) + ": a block of " +
+                           std::to_string(blockRows) + " rows from " +
+                           std::to_string(offset) + " does not fit " +
+                           std::to_string(extent) + " rows");
+  rows.resize(static_cast<size_t>(indices.numElements()));
+  for (int64_t j = 0; j < indices.numElements(); ++j) {
+    int64_t index = detail::indexAt(indices, j);
+    if (index < -extent || index >= extent)
+      return Status::failure(std::string(kernel) + ": index " +
+                             std::to_string(index) + " out of range [" +
+                             std::to_string(-extent) + ", " +
+                             std::to_string(extent) + ")");
+    int64_t row = (index < 0 ? index + extent : index) - offset;
+    rows[j] = row >= 0 && row < blockRows ? row : -1;
+  }
+  return Status::success();
+}
+} // namespace
+
+Status gatherShard(const Tensor &block, const Tensor &indices, int64_t axis,
+                   int64_t offset, int64_t extent, Tensor &result) {
+  const char *kernel = "gatherShard";
+  if (axis < 0)
+    axis += block.rank();
+  if (axis < 0 || axis >= block.rank() || block.dtype() != result.dtype())
+    return Status::failure(std::string(kernel) +
+                           ": axis or element types do not fit");
+  Shape expected(block.shape().begin(), block.shape().begin() + axis);
+  expected.insert(expected.end(), indices.shape().begin(),
+                  indices.shape().end());
+  expected.insert(expected.end(), block.shape().begin() + axis + 1,
+                  block.shape().end());
+  if (result.shape() != expected)
+    return Status::failure(std::string(kernel) + ": result shape " +
+                           toString(result.shape()) + " is not " +
+                           toString(expected));
+  std::vector<int64_t> rows;
+  int64_t rowsHere = block.shape()[axis];
+  if (Status s = blockRows(kernel, indices, offset, rowsHere, extent, rows);
+      !s.ok())
+    return s;
+  result = Tensor(result.dtype(), result.shape());
+  size_t width = byteWidth(block.dtype());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= block.shape()[d];
+  for (int64_t d = axis + 1; d < block.rank(); ++d)
+    inner *= block.shape()[d];
+  size_t chunk = static_cast<size_t>(inner) * width;
+  int64_t count = indices.numElements();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < count; ++j)
+      if (rows[j] >= 0)
+        std::memcpy(result.bytes() + (o * count + j) * chunk,
+                    block.bytes() + (o * rowsHere + rows[j]) * chunk, chunk);
+  return Status::success();
+}
+
+Status gatherGradShard(const Tensor &dy, const Tensor &indices, int64_t axis,
+                       int64_t offset, int64_t extent, Tensor &dBlock) {
+  const char *kernel = "gatherGradShard";
+  if (axis < 0)
+    axis += dBlock.rank();
+  if (axis < 0 || axis >= dBlock.rank() || !isFloat(dy.dtype()) ||
+      !isFloat(dBlock.dtype()))
+    return Status::failure(std::string(kernel) +
+                           ": axis or element types do not fit");
+  Shape expected(dBlock.shape().begin(), dBlock.shape().begin() + axis);
+  expected.insert(expected.end(), indices.shape().begin(),
+                  indices.shape().end());
+  expected.insert(expected.end(), dBlock.shape().begin() + axis + 1,
+                  dBlock.shape().end());
+  if (dy.shape() != expected)
+    return Status::failure(std::string(kernel) + ": dy shape " +
+                           toString(dy.shape()) + " is not " +
+                           toString(expected));
+  std::vector<int64_t> rows;
+  int64_t rowsHere = dBlock.shape()[axis];
+  if (Status s = blockRows(kernel, indices, offset, rowsHere, extent, rows);
+      !s.ok())
+    return s;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= dBlock.shape()[d];
+  for (int64_t d = axis + 1; d < dBlock.rank(); ++d)
+    inner *= dBlock.shape()[d];
+  int64_t count = indices.numElements();
+  // Summed in double in index order, rounded once per element.
+  std::vector<double> sums(static_cast<size_t>(dBlock.numElements()), 0.0);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < count; ++j)
+      if (rows[j] >= 0)
+        for (int64_t i = 0; i < inner; ++i)
+          sums[(o * rowsHere + rows[j]) * inner + i] +=
+              dy.get((o * count + j) * inner + i);
+  for (int64_t e = 0; e < dBlock.numElements(); ++e)
+    dBlock.set(e, sums[e]);
+  return Status::success();
+}
+
 } // namespace parplan::runtime

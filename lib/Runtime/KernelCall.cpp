@@ -451,6 +451,28 @@ const std::map<std::string, Entry> &kernelTable() {
           return c.run(
               [&] { return gather(c.in(0), c.in(1), axis, c.out(0)); });
         }}},
+      // Vocabulary parallelism: a block of a table split by rows (not nn
+      // ops: lower-to-plan writes them for gathers on such blocks).
+      {"gather_shard",
+       {{2, 0, 1},
+        [](Call &c) {
+          int64_t axis = c.axis("axis", 0, c.in(0).rank());
+          int64_t offset = c.i64("offset"), extent = c.i64("extent");
+          return c.run([&] {
+            return gatherShard(c.in(0), c.in(1), axis, offset, extent,
+                               c.out(0));
+          });
+        }}},
+      {"gather_grad_shard",
+       {{2, 0, 1},
+        [](Call &c) {
+          int64_t axis = c.axis("axis", 0, c.out(0).rank());
+          int64_t offset = c.i64("offset"), extent = c.i64("extent");
+          return c.run([&] {
+            return gatherGradShard(c.in(0), c.in(1), axis, offset, extent,
+                                   c.out(0));
+          });
+        }}},
       {"shape",
        {{1, 0, 1},
         [](Call &c) {

@@ -59,11 +59,38 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 
 // -----
 
-// expected-error @+1 {{lower-to-plan: meshes of more than one device are not lowered yet (this mesh has 8)}}
 sbp.mesh @mesh(shape = 2x4)
 func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  // expected-error @+1 {{lower-to-plan: 'nn.param' has no sbp.sharding; run sbp-assign and insert-boxing first}}
   %x = nn.param "x" : tensor<f32>
   return %x : tensor<f32>
+}
+
+// -----
+
+// Data parallel on two devices: each holds half the batch and the whole
+// weight; the partial product of the contraction is all-reduced over the
+// group of the mesh axis.
+// CHECK: plan.group @axis0 devices = [0, 1]
+// CHECK: plan.program @device0 device = 0 {
+// CHECK: %[[X0:.*]] = plan.buffer {block_offsets = array<i64: 0, 0>, kind = "input", logical_shape = array<i64: 4, 6>, name = "x"} : memref<2x6xf32>
+// CHECK: %[[W0:.*]] = plan.buffer {block_offsets = array<i64: 0>, kind = "parameter", logical_shape = array<i64: 6>, name = "w"} : memref<6xf32>
+// CHECK: plan.kernel "matmul" ins(%[[X0]], %[[W0]] : memref<2x6xf32>, memref<6xf32>) outs(%[[Y0:.*]] : memref<2xf32>)
+// CHECK: plan.kernel "reduce_sum" ins(%[[Y0]] : memref<2xf32>) outs(%[[S0:.*]] : memref<f32>)
+// CHECK: plan.kernel "reshape" ins(%[[S0]] : memref<f32>) outs(%[[L0:.*]] : memref<f32>)
+// CHECK: plan.all_reduce %[[L0]] on @axis0 : memref<f32>
+// CHECK: plan.loss %[[L0]] : memref<f32>
+// CHECK: plan.program @device1 device = 1 {
+// CHECK: plan.buffer {block_offsets = array<i64: 2, 0>, kind = "input", logical_shape = array<i64: 4, 6>, name = "x"} : memref<2x6xf32>
+// CHECK: plan.all_reduce %{{.*}} on @axis0 : memref<f32>
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x6xf32>
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<6xf32>
+  %y = nn.matmul %x, %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.b]] -> [[#sbp.s<0>]]>} : tensor<4x6xf32>, tensor<6xf32> -> tensor<4xf32>
+  %s = nn.reduce_sum %y keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4xf32> -> tensor<f32>
+  %l = sbp.boxing %s on @mesh [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> []>} %l : tensor<f32>
 }
 
 // -----

@@ -696,3 +696,47 @@ TEST_CASE("adamUpdate: one Adam step and one AdamW step", "[runtime][grad]") {
     CHECK(status.error.find("adamUpdate: step") == 0);
   }
 }
+
+TEST_CASE("gatherShard and gatherGradShard: the blocks of a table split by "
+          "rows add up to the whole gather",
+          "[runtime][grad]") {
+  // A 5x2 table split into rows [0, 3) and [3, 5); indices include a
+  // negative one and repeats.
+  Tensor table(DType::F64, {5, 2});
+  for (int64_t i = 0; i < 10; ++i)
+    table.set(i, 1.5 * i - 2);
+  Tensor indices(DType::I64, {2, 3});
+  int64_t ids[] = {4, 0, -1, 3, 3, 1};
+  for (int64_t i = 0; i < 6; ++i)
+    indices.set(i, static_cast<double>(ids[i]));
+  Tensor whole(DType::F64, {2, 3, 2});
+  REQUIRE(gather(table, indices, 0, whole).ok());
+  Tensor dy(DType::F64, {2, 3, 2});
+  for (int64_t i = 0; i < 12; ++i)
+    dy.set(i, 0.25 * i + 1);
+  Tensor dWhole(DType::F64, {5, 2});
+  REQUIRE(gatherGrad(dy, indices, 0, dWhole).ok());
+
+  Tensor sum(DType::F64, {2, 3, 2});
+  for (auto [offset, rows] : {std::pair<int64_t, int64_t>{0, 3}, {3, 2}}) {
+    Tensor block(DType::F64, {rows, 2});
+    for (int64_t i = 0; i < rows * 2; ++i)
+      block.set(i, table.get(offset * 2 + i));
+    Tensor part(DType::F64, {2, 3, 2});
+    REQUIRE(gatherShard(block, indices, 0, offset, 5, part).ok());
+    for (int64_t i = 0; i < 12; ++i)
+      sum.set(i, sum.get(i) + part.get(i));
+    Tensor dBlock(DType::F64, {rows, 2});
+    REQUIRE(gatherGradShard(dy, indices, 0, offset, 5, dBlock).ok());
+    for (int64_t i = 0; i < rows * 2; ++i)
+      CHECK(dBlock.get(i) == dWhole.get(offset * 2 + i));
+  }
+  for (int64_t i = 0; i < 12; ++i)
+    CHECK(sum.get(i) == whole.get(i));
+
+  Tensor block(DType::F64, {2, 2}), part(DType::F64, {2, 3, 2});
+  CHECK(gatherShard(block, indices, 0, 2, 4, part).error ==
+        "gatherShard: index 4 out of range [-4, 4)");
+  CHECK(gatherShard(block, indices, 0, 4, 5, part).error ==
+        "gatherShard: a block of 2 rows from 4 does not fit 5 rows");
+}

@@ -165,6 +165,17 @@ Status sliceGrad(const Tensor &dy, const std::vector<int64_t> &starts,
 Status gatherGrad(const Tensor &dy, const Tensor &indices, int64_t axis,
                   Tensor &dInput);
 
+/// gather and gatherGrad on one device's block of a table split along
+/// `axis` (vocabulary parallelism): the block holds the table's rows
+/// [offset, offset + block rows) of `extent`. Indices name rows of the
+/// whole table (negative ones count from its end); those outside the block
+/// give zero rows (gather) or are skipped (gatherGrad), so the devices'
+/// results add up to the whole gather.
+Status gatherShard(const Tensor &block, const Tensor &indices, int64_t axis,
+                   int64_t offset, int64_t extent, Tensor &result);
+Status gatherGradShard(const Tensor &dy, const Tensor &indices, int64_t axis,
+                       int64_t offset, int64_t extent, Tensor &dBlock);
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
