@@ -16,6 +16,7 @@
 #include "parplan/Cost/LayoutSolver.h"
 #include "parplan/Cost/Memory.h"
 #include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Transforms/ShardingCostModel.h"
@@ -97,24 +98,7 @@ struct Use {
   bool tie = false;
 };
 
-/// The name a user knows an op by: the ONNX node (its NameLoc), or the
-/// initializer or input name of parameters and inputs.
-std::string nodeName(Operation *op) {
-  if (auto param = dyn_cast<nn::ParamOp>(op))
-    return param.getName().str();
-  if (auto input = dyn_cast<nn::InputOp>(op))
-    return input.getName().str();
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (isa<NameLoc>(inner)) {
-        loc = inner;
-        break;
-      }
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  return "";
-}
+using parplan::nn::nodeName;
 
 /// "nn.matmul 'node'" or "nn.matmul" for messages.
 std::string describe(Operation *op) {
@@ -424,18 +408,8 @@ void ShardingSearch::priceCandidates(Node &node) {
   double passes = options.training ? 3 : 1;
   for (size_t k = 0; k < count; ++k) {
     const Candidate &candidate = node.candidates[k];
-    // A mesh axis divides the work when some operand or result is split
-    // along it; Broadcast and Partial alone repeat the whole op there.
-    double work = 1;
-    for (size_t axis = 0; axis < meshShape.size(); ++axis) {
-      bool splits = false;
-      for (const NdSbp &layout : candidate.operands)
-        splits |= layout[axis].isSplit();
-      for (const NdSbp &layout : candidate.results)
-        splits |= layout[axis].isSplit();
-      if (splits)
-        work /= static_cast<double>(meshShape[axis]);
-    }
+    double work =
+        localWorkFraction(candidate.operands, candidate.results, meshShape);
     if (succeeded(opCost))
       node.time[k] =
           passes * model.computeTime(opCost->flops * work,

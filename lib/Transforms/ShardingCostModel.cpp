@@ -157,3 +157,19 @@ std::vector<std::string> parplan::describeSteps(const cost::BoxingCost &cost) {
                       " on axis " + std::to_string(step.meshAxis));
   return steps;
 }
+
+double parplan::localWorkFraction(const std::vector<NdSbp> &operands,
+                                  const std::vector<NdSbp> &results,
+                                  const std::vector<int64_t> &meshShape) {
+  double work = 1;
+  for (size_t axis = 0; axis < meshShape.size(); ++axis) {
+    bool splits = false;
+    for (const NdSbp &layout : operands)
+      splits |= axis < layout.size() && layout[axis].isSplit();
+    for (const NdSbp &layout : results)
+      splits |= axis < layout.size() && layout[axis].isSplit();
+    if (splits)
+      work /= static_cast<double>(meshShape[axis]);
+  }
+  return work;
+}

@@ -1,7 +1,7 @@
 //===- parplan-run.cpp - run a plan file under mpirun ---------------------===//
 //
-// mpirun -np N parplan-run plan.pb [--steps 5] [--seed S]: rank i runs
-// device i's program (docs/cli.md). Every rank reads and checks the whole
+// mpirun -np N parplan-run plan.pb [--steps 5] [--seed S] [--one-batch]: rank i
+// runs device i's program (docs/cli.md). Every rank reads and checks the whole
 // plan, so a bad plan fails the same way everywhere: rank 0 prints the
 // error and every rank exits 1. A rank that fails while running prints its
 // error and calls MPI_Abort, so that the others stop instead of waiting
@@ -48,6 +48,10 @@ int run(int argc, char **argv, int rank, int worldSize) {
   app.add_option("--seed", seed,
                  "seed of the synthetic weights and batches (default: the "
                  "plan's)");
+  bool oneBatch = false;
+  app.add_flag("--one-batch", oneBatch,
+               "train on the first synthetic batch at every step (the loss "
+               "then falls as the model learns it)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -87,7 +91,8 @@ int run(int argc, char **argv, int rank, int worldSize) {
     for (int64_t step = 0; step < steps; ++step) {
       auto start = std::chrono::steady_clock::now();
       double loss = 0;
-      if (Status status = executor.step(step, &loss); !status.ok())
+      if (Status status = executor.step(oneBatch ? 0 : step, &loss);
+          !status.ok())
         abortAll(rank, status.error);
       double ms = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - start)

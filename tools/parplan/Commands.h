@@ -64,6 +64,25 @@ struct TrainStepOptions {
   std::string output;
 };
 
+struct CompileOptions {
+  std::string input;
+  std::vector<std::string> dims;
+  int64_t batch = 0;
+  std::string cluster = "dgx-h100";
+  std::string mesh;
+  std::string strategy = "auto";
+  std::string annotations;
+  bool train = false;
+  std::string loss = "cross-entropy";
+  std::string optimizer = "adam";
+  double lr = 1e-3;
+  std::string frozen;
+  std::string recompute = "none";
+  std::string mixedPrecision = "none";
+  std::string emit;
+  std::string output;
+};
+
 /// `parplan clusters`: list the built-in cluster presets.
 int runClusters();
 
@@ -82,6 +101,10 @@ int runShard(const ShardOptions &options);
 /// `parplan train-step`: build the training step of a model (nn-autodiff)
 /// and print its parameters, FLOPs and saved activations.
 int runTrainStep(const TrainStepOptions &options);
+
+/// `parplan compile`: the main job, a model to a plan file for parplan-run
+/// and its summary.
+int runCompile(const CompileOptions &options);
 
 /// `parplan check`: parse and verify an IR file of parplan's dialects and
 /// summarize it. Returns the process exit code.

@@ -74,6 +74,58 @@ int main(int argc, char **argv) {
   shardCommand->add_option("-o,--output", shard.output,
                            "Write the IR here and print a summary");
 
+  parplan::cli::CompileOptions compile;
+  CLI::App *compileCommand = app.add_subcommand(
+      "compile", "Compile a model for a cluster into a plan for parplan-run "
+                 "(docs/cli.md)");
+  compileCommand
+      ->add_option("model", compile.input, "ONNX model, or nn IR (.mlir)")
+      ->required();
+  compileCommand->add_option(
+      "--dim", compile.dims,
+      "Bind a symbolic dimension: NAME=VALUE (repeatable)");
+  compileCommand->add_option("--batch", compile.batch,
+                             "Bind the symbolic dimension 'batch'");
+  compileCommand->add_option("--cluster", compile.cluster,
+                             "Preset name or cluster file (default dgx-h100)");
+  compileCommand->add_option(
+      "--mesh", compile.mesh,
+      "Mesh shape over the first devices, e.g. 2x4 (default: the cluster's)");
+  compileCommand
+      ->add_option("--strategy", compile.strategy,
+                   "auto (default), exact, data-parallel or megatron")
+      ->check(CLI::IsMember({"auto", "exact", "data-parallel", "megatron"}));
+  compileCommand->add_option("--annotations", compile.annotations,
+                             "YAML or JSON file of pinned layouts");
+  compileCommand->add_flag("--train", compile.train,
+                           "Compile a training step (required for now)");
+  compileCommand
+      ->add_option("--loss", compile.loss, "cross-entropy (default) or mse")
+      ->check(CLI::IsMember({"cross-entropy", "mse"}));
+  compileCommand
+      ->add_option("--optimizer", compile.optimizer,
+                   "sgd, momentum, adam (default) or adamw")
+      ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}));
+  compileCommand->add_option("--lr", compile.lr, "Learning rate (default 1e-3)")
+      ->check(CLI::PositiveNumber);
+  compileCommand->add_option("--frozen", compile.frozen,
+                             "Comma-separated globs of parameters not to "
+                             "train");
+  compileCommand
+      ->add_option("--recompute", compile.recompute,
+                   "none (default), selective or full")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  compileCommand
+      ->add_option("--mixed-precision", compile.mixedPrecision,
+                   "none (default), bf16 or fp16")
+      ->check(CLI::IsMember({"none", "bf16", "fp16"}));
+  compileCommand
+      ->add_option("--emit", compile.emit,
+                   "Print the IR after a stage: nn, sbp or plan")
+      ->check(CLI::IsMember({"nn", "sbp", "plan"}));
+  compileCommand->add_option("-o,--output", compile.output,
+                             "Output directory: plan.pb and summary.json");
+
   parplan::cli::TrainStepOptions trainStep;
   CLI::App *trainStepCommand = app.add_subcommand(
       "train-step", "Build the training step of a model: forward, loss, "
@@ -157,6 +209,8 @@ int main(int argc, char **argv) {
     return parplan::cli::runShard(shard);
   if (trainStepCommand->parsed())
     return parplan::cli::runTrainStep(trainStep);
+  if (compileCommand->parsed())
+    return parplan::cli::runCompile(compile);
   // An exception that escapes a cluster command (out of memory on a huge
   // cluster) is an error message, never an abort.
   try {

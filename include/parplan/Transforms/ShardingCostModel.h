@@ -85,6 +85,13 @@ NdSbp gradientLayout(const NdSbp &layout);
 /// "all-reduce on axis 1" for each step of `cost` that moves data, in order.
 std::vector<std::string> describeSteps(const cost::BoxingCost &cost);
 
+/// The fraction of an op's work one device does under a signature: each
+/// mesh axis along which some operand or result is split divides it;
+/// Broadcast and Partial alone repeat the whole op there.
+double localWorkFraction(const std::vector<NdSbp> &operands,
+                         const std::vector<NdSbp> &results,
+                         const std::vector<int64_t> &meshShape);
+
 } // namespace parplan
 
 #endif // PARPLAN_TRANSFORMS_SHARDINGCOSTMODEL_H

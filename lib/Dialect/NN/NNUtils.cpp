@@ -1,6 +1,7 @@
 //===- NNUtils.cpp - small helpers for nn ops and their producers ---------===//
 
 #include "parplan/Dialect/NN/NNUtils.h"
+#include "parplan/Dialect/NN/NNOps.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -25,4 +26,21 @@ std::string parplan::nn::listString(llvm::ArrayRef<int64_t> values) {
   llvm::raw_string_ostream os(text);
   llvm::interleaveComma(values, os);
   return text + "]";
+}
+
+std::string parplan::nn::nodeName(mlir::Operation *op) {
+  if (auto param = llvm::dyn_cast<ParamOp>(op))
+    return param.getName().str();
+  if (auto input = llvm::dyn_cast<InputOp>(op))
+    return input.getName().str();
+  mlir::Location loc = op->getLoc();
+  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc))
+    for (mlir::Location inner : fused.getLocations())
+      if (llvm::isa<mlir::NameLoc>(inner)) {
+        loc = inner;
+        break;
+      }
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc))
+    return name.getName().str();
+  return "";
 }

@@ -10,6 +10,10 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
+namespace mlir {
+class Operation;
+} // namespace mlir
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,6 +28,10 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape);
 
 /// "[0, 2, 1]".
 std::string listString(llvm::ArrayRef<int64_t> values);
+
+/// The name a user knows an op by: the ONNX node (its NameLoc), or the
+/// initializer or input name of parameters and inputs; empty when none.
+std::string nodeName(mlir::Operation *op);
 
 } // namespace parplan::nn
 

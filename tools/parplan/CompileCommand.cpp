@@ -1,0 +1,327 @@
+//===- CompileCommand.cpp - parplan compile -------------------------------===//
+//
+// The main job: a model and a cluster in, a plan file and its summary out.
+// Every stage is a pass the other commands also run; this file only chains
+// them and reports what they chose.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "Diagnostics.h"
+#include "ModelFiles.h"
+
+#include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/NN/NNUtils.h"
+#include "parplan/Dialect/Plan/PlanOps.h"
+#include "parplan/Dialect/SBP/SBPAttrs.h"
+#include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/InitAllDialects.h"
+#include "parplan/Runtime/PlanFile.h"
+#include "parplan/Support/Text.h"
+#include "parplan/Target/PlanExport.h"
+#include "parplan/Transforms/Passes.h"
+#include "parplan/Transforms/ShardingCostModel.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <map>
+
+using namespace mlir;
+namespace nn = parplan::nn;
+namespace plan = parplan::plan;
+namespace sbp = parplan::sbp;
+
+namespace {
+
+int64_t bufferBytes(Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  return type.getNumElements() *
+         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+struct DeviceFigures {
+  int64_t peakMemoryBytes = 0;
+  double commBytes = 0;
+};
+
+/// One device's planned peak (every named buffer for the whole step,
+/// temporaries from their creation to their last use) and the bytes its
+/// collectives send (ring algorithms: (n-1)/n of the data per device, twice
+/// for an all-reduce).
+DeviceFigures deviceFigures(plan::ProgramOp program, ModuleOp module) {
+  DeviceFigures figures;
+  Block &body = program.getBody().front();
+  DenseMap<Operation *, int64_t> position;
+  int64_t index = 0;
+  for (Operation &op : body)
+    position[&op] = index++;
+  std::vector<int64_t> delta(index + 1, 0);
+  int64_t always = 0;
+  for (auto buffer : body.getOps<plan::BufferOp>()) {
+    int64_t bytes = bufferBytes(buffer.getResult());
+    if (buffer.getBufferKind() != plan::BufferKind::temporary) {
+      always += bytes;
+      continue;
+    }
+    int64_t last = position[buffer];
+    for (Operation *user : buffer.getResult().getUsers())
+      last = std::max(last, position[user]);
+    delta[position[buffer]] += bytes;
+    delta[last + 1] -= bytes;
+  }
+  int64_t live = 0;
+  for (int64_t i = 0; i < index; ++i) {
+    live += delta[i];
+    figures.peakMemoryBytes = std::max(figures.peakMemoryBytes, always + live);
+  }
+  auto groupSize = [&](FlatSymbolRefAttr name) -> double {
+    auto group = module.lookupSymbol<plan::GroupOp>(name);
+    return group ? static_cast<double>(group.getSize()) : 1.0;
+  };
+  auto share = [](double n) { return (n - 1) / n; };
+  for (Operation &op : body) {
+    if (auto o = dyn_cast<plan::AllReduceOp>(op))
+      figures.commBytes +=
+          2 * share(groupSize(o.getGroupAttr())) * bufferBytes(o.getBuffer());
+    else if (auto o = dyn_cast<plan::AllGatherOp>(op))
+      figures.commBytes +=
+          share(groupSize(o.getGroupAttr())) * bufferBytes(o.getOutput());
+    else if (auto o = dyn_cast<plan::ReduceScatterOp>(op))
+      figures.commBytes +=
+          share(groupSize(o.getGroupAttr())) * bufferBytes(o.getInput());
+    else if (auto o = dyn_cast<plan::AllToAllOp>(op))
+      figures.commBytes +=
+          share(groupSize(o.getGroupAttr())) * bufferBytes(o.getInput());
+    else if (auto o = dyn_cast<plan::BroadcastOp>(op))
+      figures.commBytes += bufferBytes(o.getBuffer());
+    else if (auto o = dyn_cast<plan::SendOp>(op))
+      figures.commBytes += bufferBytes(o.getBuffer());
+  }
+  return figures;
+}
+
+std::string shardingText(Attribute attr) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  return text;
+}
+
+} // namespace
+
+int parplan::cli::runCompile(const CompileOptions &options) {
+  auto started = std::chrono::steady_clock::now();
+  if (!options.train) {
+    llvm::errs() << "parplan compile: error: inference plans are not "
+                    "compiled yet; pass --train\n";
+    return 1;
+  }
+  std::vector<std::string> dims = options.dims;
+  if (options.batch > 0)
+    dims.push_back("batch=" + std::to_string(options.batch));
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module =
+      loadModel(options.input, dims, /*raw=*/false, context);
+  if (!module)
+    return 1;
+  OneLineDiagnostics diagnostics(context);
+
+  auto emitAfter = [&](StringRef stage) -> bool {
+    if (options.emit != stage)
+      return false;
+    module->print(llvm::outs());
+    llvm::outs() << "\n";
+    return options.output.empty();
+  };
+
+  // nn: the training step.
+  {
+    PassManager pm(&context);
+    pm.addNestedPass<func::FuncOp>(createNNSplitFusedProjections());
+    NNAutodiffOptions autodiff;
+    autodiff.loss = options.loss;
+    autodiff.optimizer = options.optimizer;
+    autodiff.lr = options.lr;
+    autodiff.frozen = options.frozen;
+    autodiff.recompute = options.recompute;
+    autodiff.mixedPrecision = options.mixedPrecision;
+    pm.addPass(createNNAutodiff(autodiff));
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  if (emitAfter("nn"))
+    return 0;
+
+  // sbp: layouts and boxings.
+  {
+    PassManager pm(&context);
+    SbpAssignOptions assign;
+    assign.cluster = options.cluster;
+    assign.mesh = options.mesh;
+    assign.strategy = options.strategy;
+    assign.annotations = options.annotations;
+    assign.explain = true;
+    pm.addPass(createSbpAssign(assign));
+    InsertBoxingOptions boxing;
+    boxing.cluster = options.cluster;
+    boxing.mixedPrecision = false;
+    pm.addPass(createInsertBoxing(boxing));
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  if (emitAfter("sbp"))
+    return 0;
+
+  // What the search chose, before lowering consumes it.
+  auto mesh = module->lookupSymbol<sbp::MeshOp>("mesh");
+  std::vector<int64_t> meshShape(mesh.getShape().begin(),
+                                 mesh.getShape().end());
+  auto planAttr = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
+  auto seconds = [&](StringRef key) {
+    return cast<FloatAttr>(planAttr.get(key)).getValueAsDouble();
+  };
+  int64_t estimatedMemory =
+      cast<IntegerAttr>(planAttr.get("memory_bytes")).getInt();
+  llvm::json::Array ops;
+  double flops = 0;
+  std::vector<std::pair<std::string, std::string>> parameterLayouts;
+  auto function = module->lookupSymbol<func::FuncOp>("main");
+  function.walk([&](Operation *op) {
+    auto sharding = op->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
+    if (!sharding || !isa<nn::NNDialect>(op->getDialect()))
+      return;
+    if (auto param = dyn_cast<nn::ParamOp>(op))
+      if (!(param.getSource() && *param.getSource() == "zeros"))
+        parameterLayouts.emplace_back(
+            param.getName().str(), parplan::toString(sharding.getResultSbp(0)));
+    std::vector<NdSbp> operands, results;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      operands.push_back(sharding.getOperandSbp(i));
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      results.push_back(sharding.getResultSbp(i));
+    if (auto shardable = dyn_cast<nn::ShardableOpInterface>(op))
+      if (FailureOr<OpCost> cost = shardable.getCost(); succeeded(cost))
+        flops += cost->flops * localWorkFraction(operands, results, meshShape);
+    double cost = 0;
+    if (auto explain = op->getAttrOfType<DictionaryAttr>("sbp.explain"))
+      if (auto value = explain.getAs<FloatAttr>("cost"))
+        cost = value.getValueAsDouble();
+    ops.push_back(llvm::json::Object{{"name", op->getName().getStringRef()},
+                                     {"onnx_node", nn::nodeName(op)},
+                                     {"sbp", shardingText(sharding)},
+                                     {"cost_s", cost}});
+  });
+
+  // plan: per-device programs.
+  {
+    PassManager pm(&context);
+    pm.addPass(createLowerToPlan());
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  if (emitAfter("plan"))
+    return 0;
+  if (options.output.empty()) {
+    llvm::errs() << "parplan compile: error: give an output directory (-o) "
+                    "or --emit\n";
+    return 1;
+  }
+  FailureOr<plan::Plan> exported = exportPlan(*module);
+  if (failed(exported))
+    return 1;
+  if (std::error_code error =
+          llvm::sys::fs::create_directories(options.output)) {
+    llvm::errs() << "parplan compile: error: cannot create '" << options.output
+                 << "': " << error.message() << "\n";
+    return 1;
+  }
+  SmallString<256> planPath(options.output), summaryPath(options.output);
+  llvm::sys::path::append(planPath, "plan.pb");
+  llvm::sys::path::append(summaryPath, "summary.json");
+  if (runtime::Status status =
+          runtime::writePlanFile(*exported, planPath.str().str());
+      !status.ok()) {
+    llvm::errs() << "parplan compile: error: " << status.error << "\n";
+    return 1;
+  }
+
+  llvm::json::Array perDevice;
+  int64_t peak = 0;
+  double comm = 0;
+  SmallVector<plan::ProgramOp> programs(module->getOps<plan::ProgramOp>());
+  for (plan::ProgramOp program : programs) {
+    DeviceFigures figures = deviceFigures(program, *module);
+    peak = std::max(peak, figures.peakMemoryBytes);
+    comm = std::max(comm, figures.commBytes);
+    perDevice.push_back(
+        llvm::json::Object{{"rank", static_cast<int64_t>(program.getDevice())},
+                           {"peak_memory_bytes", figures.peakMemoryBytes},
+                           {"comm_bytes", figures.commBytes},
+                           {"flops", flops}});
+  }
+  double compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+          .count();
+  llvm::json::Array meshJson;
+  for (int64_t extent : meshShape)
+    meshJson.push_back(extent);
+  llvm::json::Object summary{
+      {"model", options.input},
+      {"cluster", options.cluster},
+      {"strategy", options.strategy},
+      {"devices", static_cast<int64_t>(programs.size())},
+      {"mesh", std::move(meshJson)},
+      {"predicted_step_time_s", seconds("step_time")},
+      {"predicted_compute_time_s", seconds("compute_time")},
+      {"predicted_communication_time_s", seconds("communication_time")},
+      {"estimated_memory_bytes_per_device", estimatedMemory},
+      {"compile_time_s", compileSeconds},
+      {"per_device", std::move(perDevice)},
+      {"ops", std::move(ops)}};
+  std::error_code error;
+  llvm::raw_fd_ostream out(summaryPath, error, llvm::sys::fs::OF_Text);
+  if (error) {
+    llvm::errs() << "parplan compile: error: cannot write '" << summaryPath
+                 << "': " << error.message() << "\n";
+    return 1;
+  }
+  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(summary))) << "\n";
+
+  std::string meshText;
+  for (auto [i, extent] : llvm::enumerate(meshShape))
+    meshText += (i ? "x" : "") + std::to_string(extent);
+  fmt::print("compiled {} for {} devices (mesh {}, {}, {}) in {}: {}\n",
+             options.input, programs.size(), meshText, options.cluster,
+             options.strategy, formatSeconds(compileSeconds),
+             planPath.str().str());
+  fmt::print("  predicted step   {} (compute {}, communication {})\n",
+             formatSeconds(seconds("step_time")),
+             formatSeconds(seconds("compute_time")),
+             formatSeconds(seconds("communication_time")));
+  fmt::print("  per device       peak memory {} planned ({} estimated), "
+             "communication {} per step, {}\n",
+             formatBytes(peak), formatBytes(estimatedMemory),
+             formatBytes(static_cast<int64_t>(comm)), formatFlops(flops));
+  size_t shown = 0;
+  for (const auto &[name, layout] : parameterLayouts) {
+    if (shown++ == 12) {
+      fmt::print("  ... {} more parameters in {}\n",
+                 parameterLayouts.size() - 12, summaryPath.str().str());
+      break;
+    }
+    fmt::print("  {:<16} {} {}\n", shown == 1 ? "parameters" : "", layout,
+               name);
+  }
+  return 0;
+}
