@@ -49,9 +49,8 @@ struct ShardOptions {
   std::string output;
 };
 
-struct TrainStepOptions {
-  std::string input;
-  std::vector<std::string> dims;
+/// What nn-autodiff builds; shared by `train-step` and `compile`.
+struct TrainingOptions {
   std::string loss = "cross-entropy";
   unsigned outputIndex = 0;
   std::string labels = "labels";
@@ -61,6 +60,12 @@ struct TrainStepOptions {
   std::string frozen;
   std::string recompute = "none";
   std::string mixedPrecision = "none";
+};
+
+struct TrainStepOptions {
+  std::string input;
+  std::vector<std::string> dims;
+  TrainingOptions training;
   std::string output;
 };
 
@@ -73,12 +78,7 @@ struct CompileOptions {
   std::string strategy = "auto";
   std::string annotations;
   bool train = false;
-  std::string loss = "cross-entropy";
-  std::string optimizer = "adam";
-  double lr = 1e-3;
-  std::string frozen;
-  std::string recompute = "none";
-  std::string mixedPrecision = "none";
+  TrainingOptions training;
   std::string emit;
   std::string output;
 };

@@ -125,6 +125,11 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                     "compiled yet; pass --train\n";
     return 1;
   }
+  if (options.training.optimizer == "none") {
+    llvm::errs() << "parplan compile: error: --optimizer none returns "
+                    "gradients; a plan needs an optimizer to update with\n";
+    return 1;
+  }
   std::vector<std::string> dims = options.dims;
   if (options.batch > 0)
     dims.push_back("batch=" + std::to_string(options.batch));
@@ -149,14 +154,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   {
     PassManager pm(&context);
     pm.addNestedPass<func::FuncOp>(createNNSplitFusedProjections());
-    NNAutodiffOptions autodiff;
-    autodiff.loss = options.loss;
-    autodiff.optimizer = options.optimizer;
-    autodiff.lr = options.lr;
-    autodiff.frozen = options.frozen;
-    autodiff.recompute = options.recompute;
-    autodiff.mixedPrecision = options.mixedPrecision;
-    pm.addPass(createNNAutodiff(autodiff));
+    addAutodiffPass(pm, options.training);
     if (failed(pm.run(*module)))
       return 1;
   }

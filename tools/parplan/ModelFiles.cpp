@@ -87,3 +87,18 @@ bool parplan::cli::writeIR(ModuleOp module, const std::string &path) {
   }
   return true;
 }
+
+void parplan::cli::addAutodiffPass(mlir::PassManager &pm,
+                                   const TrainingOptions &training) {
+  NNAutodiffOptions autodiff;
+  autodiff.loss = training.loss;
+  autodiff.output = training.outputIndex;
+  autodiff.labels = training.labels;
+  autodiff.optimizer = training.optimizer;
+  autodiff.lr = training.lr;
+  autodiff.weightDecay = training.weightDecay;
+  autodiff.frozen = training.frozen;
+  autodiff.recompute = training.recompute;
+  autodiff.mixedPrecision = training.mixedPrecision;
+  pm.addPass(createNNAutodiff(autodiff));
+}

@@ -8,6 +8,8 @@
 #ifndef PARPLAN_TOOLS_PARPLAN_MODELFILES_H
 #define PARPLAN_TOOLS_PARPLAN_MODELFILES_H
 
+#include "Commands.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -16,6 +18,10 @@
 
 namespace mlir {
 class ModuleOp;
+} // namespace mlir
+
+namespace mlir {
+class PassManager;
 } // namespace mlir
 
 namespace parplan::cli {
@@ -32,6 +38,9 @@ loadModel(const std::string &path, const std::vector<std::string> &dims,
 /// Writes `module` to `path`, or to stdout when `path` is empty; false (the
 /// reason printed) when it cannot.
 bool writeIR(mlir::ModuleOp module, const std::string &path);
+
+/// Adds nn-autodiff with `training`'s options to `pm`.
+void addAutodiffPass(mlir::PassManager &pm, const TrainingOptions &training);
 
 } // namespace parplan::cli
 

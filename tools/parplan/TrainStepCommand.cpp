@@ -27,17 +27,7 @@ int parplan::cli::runTrainStep(const TrainStepOptions &options) {
 
   OneLineDiagnostics diagnostics(context);
   PassManager pm(&context);
-  NNAutodiffOptions autodiff;
-  autodiff.loss = options.loss;
-  autodiff.output = options.outputIndex;
-  autodiff.labels = options.labels;
-  autodiff.optimizer = options.optimizer;
-  autodiff.lr = options.lr;
-  autodiff.weightDecay = options.weightDecay;
-  autodiff.frozen = options.frozen;
-  autodiff.recompute = options.recompute;
-  autodiff.mixedPrecision = options.mixedPrecision;
-  pm.addPass(createNNAutodiff(autodiff));
+  addAutodiffPass(pm, options.training);
   if (failed(pm.run(*module)))
     return 1;
 
@@ -49,8 +39,8 @@ int parplan::cli::runTrainStep(const TrainStepOptions &options) {
       analyzeTrainingStep(module->lookupSymbol<func::FuncOp>("main"));
   fmt::print("wrote {}: {} loss, {} optimizer, recompute {}, mixed precision "
              "{}\n",
-             options.output, options.loss, options.optimizer, options.recompute,
-             options.mixedPrecision);
+             options.output, options.training.loss, options.training.optimizer,
+             options.training.recompute, options.training.mixedPrecision);
   fmt::print("  parameters   {} trained in {} tensors, {} not trained; {} with "
              "optimizer state {}\n",
              groupThousands(stats.parameters), stats.parameterTensors,

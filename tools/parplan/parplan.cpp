@@ -8,6 +8,46 @@
 #include <exception>
 #include <new>
 
+namespace {
+
+/// The flags of nn-autodiff's options, for every command that builds a
+/// training step.
+void addTrainingOptions(CLI::App *command,
+                        parplan::cli::TrainingOptions &training) {
+  command
+      ->add_option("--loss", training.loss,
+                   "cross-entropy (default, against integer labels) or mse")
+      ->check(CLI::IsMember({"cross-entropy", "mse"}));
+  command->add_option("--output-index", training.outputIndex,
+                      "The model output the loss reads (default 0)");
+  command->add_option("--labels", training.labels,
+                      "Name of the labels (or targets) input (default "
+                      "labels)");
+  command
+      ->add_option("--optimizer", training.optimizer,
+                   "sgd, momentum, adam (default), adamw or none (return "
+                   "the gradients)")
+      ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw", "none"}));
+  command->add_option("--lr", training.lr, "Learning rate (default 1e-3)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--weight-decay", training.weightDecay,
+                      "Weight decay (default 0; 0.01 for adamw)");
+  command->add_option("--frozen", training.frozen,
+                      "Comma-separated globs of parameters not to train "
+                      "(e.g. attention masks exported as initializers)");
+  command
+      ->add_option("--recompute", training.recompute,
+                   "Activation recomputation: none (default), selective or "
+                   "full")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
+  command
+      ->add_option("--mixed-precision", training.mixedPrecision,
+                   "none (default), bf16 or fp16 (fp32 master weights)")
+      ->check(CLI::IsMember({"none", "bf16", "fp16"}));
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
   CLI::App app{"parplan: ONNX model + cluster -> per-device parallelization "
                "plan"};
@@ -99,26 +139,7 @@ int main(int argc, char **argv) {
                              "YAML or JSON file of pinned layouts");
   compileCommand->add_flag("--train", compile.train,
                            "Compile a training step (required for now)");
-  compileCommand
-      ->add_option("--loss", compile.loss, "cross-entropy (default) or mse")
-      ->check(CLI::IsMember({"cross-entropy", "mse"}));
-  compileCommand
-      ->add_option("--optimizer", compile.optimizer,
-                   "sgd, momentum, adam (default) or adamw")
-      ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}));
-  compileCommand->add_option("--lr", compile.lr, "Learning rate (default 1e-3)")
-      ->check(CLI::PositiveNumber);
-  compileCommand->add_option("--frozen", compile.frozen,
-                             "Comma-separated globs of parameters not to "
-                             "train");
-  compileCommand
-      ->add_option("--recompute", compile.recompute,
-                   "none (default), selective or full")
-      ->check(CLI::IsMember({"none", "selective", "full"}));
-  compileCommand
-      ->add_option("--mixed-precision", compile.mixedPrecision,
-                   "none (default), bf16 or fp16")
-      ->check(CLI::IsMember({"none", "bf16", "fp16"}));
+  addTrainingOptions(compileCommand, compile.training);
   compileCommand
       ->add_option("--emit", compile.emit,
                    "Print the IR after a stage: nn, sbp or plan")
@@ -136,38 +157,7 @@ int main(int argc, char **argv) {
   trainStepCommand->add_option(
       "--dim", trainStep.dims,
       "Bind a symbolic dimension: NAME=VALUE (repeatable)");
-  trainStepCommand
-      ->add_option("--loss", trainStep.loss,
-                   "cross-entropy (default, against integer labels) or mse")
-      ->check(CLI::IsMember({"cross-entropy", "mse"}));
-  trainStepCommand->add_option("--output-index", trainStep.outputIndex,
-                               "The model output the loss reads (default 0)");
-  trainStepCommand->add_option(
-      "--labels", trainStep.labels,
-      "Name of the labels (or targets) input (default labels)");
-  trainStepCommand
-      ->add_option("--optimizer", trainStep.optimizer,
-                   "sgd, momentum, adam (default), adamw or none (return "
-                   "the gradients)")
-      ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw", "none"}));
-  trainStepCommand
-      ->add_option("--lr", trainStep.lr, "Learning rate (default 1e-3)")
-      ->check(CLI::PositiveNumber);
-  trainStepCommand->add_option("--weight-decay", trainStep.weightDecay,
-                               "Weight decay (default 0; 0.01 for adamw)");
-  trainStepCommand->add_option(
-      "--frozen", trainStep.frozen,
-      "Comma-separated globs of parameters not to train (e.g. attention "
-      "masks exported as initializers)");
-  trainStepCommand
-      ->add_option("--recompute", trainStep.recompute,
-                   "Activation recomputation: none (default), selective or "
-                   "full")
-      ->check(CLI::IsMember({"none", "selective", "full"}));
-  trainStepCommand
-      ->add_option("--mixed-precision", trainStep.mixedPrecision,
-                   "none (default), bf16 or fp16 (fp32 master weights)")
-      ->check(CLI::IsMember({"none", "bf16", "fp16"}));
+  addTrainingOptions(trainStepCommand, trainStep.training);
   trainStepCommand->add_option("-o,--output", trainStep.output,
                                "Write the IR here and print a summary");
 
