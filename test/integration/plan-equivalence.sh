@@ -3,7 +3,9 @@
 # the zoo and a small CNN, the training step is laid out on meshes of 2, 4
 # and 8 devices (data, tensor and mixed parallelism, Adam), lowered to
 # per-device programs and run by parplan-run under mpirun; every rank count
-# must print the losses of the 1-device plan for 4 steps, to 1e-5 relative.
+# must print the losses of the 1-device plan for 4 steps, to 1e-5 relative,
+# and the same final weights: per parameter the sum of squares to 1e-5
+# relative and the sum to 1e-5 of its scale (sqrt(n * sum of squares)).
 # Usage: plan-equivalence.sh BIN-DIR SOURCE-DIR
 set -u
 bin=$1
@@ -38,7 +40,7 @@ run() {
     -lower-to-plan -o "$out.plan.mlir" &&
     "$bin/parplan-translate" --plan-to-proto "$out.plan.mlir" -o "$out.pb" &&
     timeout 120 mpirun --oversubscribe -np "$(devices "$2")" \
-      "$bin/parplan-run" "$out.pb" --steps 4 >"$out.log" 2>&1 ||
+      "$bin/parplan-run" "$out.pb" --steps 4 --print-weights >"$out.log" 2>&1 ||
     { echo "FAIL: $1 on $2 ($3):"; cat "$out.log" 2>/dev/null; return 1; }
   echo "$out.log"
 }
@@ -52,11 +54,17 @@ for model in mlp gpt cnn; do
     got=$(run "$dir/$model.mlir" "$1" "$2") || { status=1; continue; }
     collectives=$(grep -cE 'plan\.(all_|reduce_scatter)' "${got%.log}.plan.mlir")
     if awk '
+        function abs(x) { return x < 0 ? -x : x }
         FNR == NR && /^step/ { want[$2] = $4; next }
-        /^step/ { n++; d = $4 - want[$2]; if (d < 0) d = -d
-                  if (d > 1e-5 * (want[$2] < 0 ? -want[$2] : want[$2]) + 1e-12) bad = 1 }
-        END { exit (bad || n != 4) }' "$want" "$got"; then
-      echo "ok: $model on $1 ($2), $collectives collectives: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
+        FNR == NR && /^weights/ { wsum[$2] = $6; wsq[$2] = $10; wn[$2] = $3; next }
+        /^step/ { n++; if (abs($4 - want[$2]) > 1e-5 * abs(want[$2]) + 1e-12) bad = 1 }
+        /^weights/ { w++; sub(",", "", $6)
+                     if (!($2 in wsq)) bad = 1
+                     scale = sqrt(wn[$2] * wsq[$2])
+                     if (abs($10 - wsq[$2]) > 1e-5 * abs(wsq[$2]) + 1e-12) bad = 1
+                     if (abs($6 - wsum[$2]) > 1e-5 * scale + 1e-12) bad = 1 }
+        END { exit (bad || n != 4 || w == 0) }' "$want" "$got"; then
+      echo "ok: $model on $1 ($2), $collectives collectives, $(grep -c '^weights' "$got") parameters: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
     else
       echo "FAIL: $model on $1 ($2) differs from 1 device:"
       paste "$want" "$got"

@@ -19,13 +19,19 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 using namespace parplan;
 using namespace parplan::runtime;
 
 namespace {
+
+void printWeightSummary(const Executor &executor, int rank);
 
 /// Stops every rank: MPI_Abort never returns.
 [[noreturn]] void abortAll(int rank, const std::string &error) {
@@ -48,6 +54,11 @@ int run(int argc, char **argv, int rank, int worldSize) {
   app.add_option("--seed", seed,
                  "seed of the synthetic weights and batches (default: the "
                  "plan's)");
+  bool printWeights = false;
+  app.add_flag("--print-weights", printWeights,
+               "after the steps, print every parameter's element count, sum "
+               "and sum of squares on rank 0 (whole tensors, whatever the "
+               "layout: plans of any size print the same)");
   bool oneBatch = false;
   app.add_flag("--one-batch", oneBatch,
                "train on the first synthetic batch at every step (the loss "
@@ -107,10 +118,84 @@ int run(int argc, char **argv, int rank, int worldSize) {
                     static_cast<long long>(step + 1), loss, ms);
       std::fflush(stdout);
     }
+    if (printWeights)
+      printWeightSummary(executor, rank);
   }
   // Sub-communicators are freed before MPI_Finalize.
   communicator.reset();
   return 0;
+}
+
+/// Every parameter's element count, sum and sum of squares, from the
+/// blocks the ranks hold: rank 0 gathers one line per block, counts each
+/// block once (replicas have the same offsets) and prints the totals by
+/// name, in name order.
+void printWeightSummary(const Executor &executor, int rank) {
+  std::string lines;
+  const plan::Program &program = executor.program();
+  for (int b = 0; b < program.buffers_size(); ++b) {
+    const plan::Buffer &buffer = program.buffers(b);
+    if (buffer.kind() != plan::Buffer::PARAMETER)
+      continue;
+    const Tensor &block = executor.buffer(b);
+    double sum = 0, squares = 0;
+    for (int64_t i = 0; i < block.numElements(); ++i) {
+      double value = block.get(i);
+      sum += value;
+      squares += value * value;
+    }
+    char text[128];
+    std::snprintf(text, sizeof(text), " %lld %.17g %.17g\n",
+                  static_cast<long long>(block.numElements()), sum, squares);
+    lines += buffer.name();
+    for (int64_t offset : buffer.offsets())
+      lines += "@" + std::to_string(offset);
+    lines += text;
+  }
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int length = static_cast<int>(lines.size());
+  std::vector<int> lengths(size), displacements(size);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0,
+             MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    displacements[r] = total;
+    total += lengths[r];
+  }
+  std::string all(rank == 0 ? static_cast<size_t>(total) : 0, '\0');
+  MPI_Gatherv(lines.data(), length, MPI_CHAR, all.data(), lengths.data(),
+              displacements.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (rank != 0)
+    return;
+  struct Totals {
+    long long elements = 0;
+    double sum = 0, squares = 0;
+  };
+  std::map<std::string, Totals> byName;
+  std::set<std::string> seenBlocks;
+  size_t start = 0;
+  while (start < all.size()) {
+    size_t end = all.find('\n', start);
+    std::string line = all.substr(start, end - start);
+    start = end + 1;
+    size_t space = line.find(' ');
+    std::string block = line.substr(0, space);
+    if (!seenBlocks.insert(block).second)
+      continue;
+    long long elements = 0;
+    double sum = 0, squares = 0;
+    std::sscanf(line.c_str() + space, "%lld %lf %lf", &elements, &sum,
+                &squares);
+    Totals &totals = byName[block.substr(0, block.find('@'))];
+    totals.elements += elements;
+    totals.sum += sum;
+    totals.squares += squares;
+  }
+  for (const auto &[name, totals] : byName)
+    std::printf("weights %s: %lld elements, sum %.6e, sum of squares %.6e\n",
+                name.c_str(), totals.elements, totals.sum, totals.squares);
+  std::fflush(stdout);
 }
 
 } // namespace
