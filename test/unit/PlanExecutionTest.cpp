@@ -14,6 +14,7 @@
 #include "parplan/Runtime/Executor.h"
 #include "parplan/Runtime/Initializers.h"
 #include "parplan/Runtime/PlanFile.h"
+#include "parplan/Runtime/WeightFile.h"
 #include "parplan/Target/NNInterpreter.h"
 #include "parplan/Target/PlanExport.h"
 #include "parplan/Transforms/Passes.h"
@@ -24,8 +25,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -76,7 +81,8 @@ struct PlanFixture {
 /// executor feeds its plan: parameters and batches from the synthetic
 /// generator, integer inputs bounded as the plan's buffers say.
 std::vector<double> interpretedLosses(func::FuncOp step, const plan::Plan &plan,
-                                      uint64_t seed, int steps) {
+                                      uint64_t seed, int steps,
+                                      const NamedTensors &weights = {}) {
   std::map<std::string, const plan::Buffer *> buffers;
   for (const plan::Buffer &buffer : plan.programs(0).buffers())
     if (!buffer.name().empty())
@@ -85,6 +91,10 @@ std::vector<double> interpretedLosses(func::FuncOp step, const plan::Plan &plan,
   step.walk([&](nn::ParamOp param) {
     if (param.getSource() && *param.getSource() == "zeros")
       return;
+    if (weights.count(param.getName().str())) {
+      feeds[param.getName().str()] = weights.at(param.getName().str());
+      return;
+    }
     auto type = param.getType();
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
     rt::Tensor tensor(*toDType(type.getElementType()), shape);
@@ -188,4 +198,103 @@ TEST_CASE_METHOD(PlanFixture,
       }
     }
   }
+}
+
+TEST_CASE_METHOD(PlanFixture,
+                 "each rank reads its blocks of the weights from the model "
+                 "file",
+                 "[plan]") {
+  zoo::ModelSpec spec;
+  spec.kind = zoo::ModelKind::Mlp;
+  spec.common.batch = 8;
+  spec.common.seed = 3;
+  spec.mlp.sizes = {12, 16, 5};
+  onnx::ModelProto model = zoo::build(spec).model;
+  std::string bytes = model.SerializeAsString();
+  llvm::SmallString<128> path;
+  REQUIRE(!llvm::sys::fs::createTemporaryFile("weights", "onnx", path));
+  {
+    std::ofstream out(path.c_str(), std::ios::binary);
+    out << bytes;
+  }
+  // The interpreter is fed the initializers themselves.
+  NamedTensors weights;
+  for (const onnx::TensorProto &tensor : model.graph().initializer()) {
+    std::vector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+    rt::Tensor value(rt::DType::F32, shape);
+    REQUIRE(tensor.raw_data().size() == value.byteSize());
+    std::memcpy(value.bytes(), tensor.raw_data().data(), value.byteSize());
+    weights[tensor.name()] = value;
+  }
+  std::string error;
+  OwningOpRef<ModuleOp> step =
+      importOnnx(bytes, path.str(), context, OnnxImportOptions{}, error);
+  REQUIRE(step);
+  run(*step, "nn-autodiff{optimizer=sgd lr=0.1}");
+
+  for (const char *mesh : {"1", "2", "1x2"}) {
+    SECTION(std::string("mesh ") + mesh) {
+      OwningOpRef<ModuleOp> lowered(step->clone());
+      run(*lowered, std::string("sbp-assign{mesh=") + mesh +
+                        " strategy=data-parallel},insert-boxing,lower-to-plan");
+      FailureOr<plan::Plan> plan = exportPlan(*lowered);
+      REQUIRE(succeeded(plan));
+      // Device 0's blocks, read from the file, are the initializers' blocks.
+      rt::LocalCommunicator communicator;
+      rt::Executor executor;
+      plan::Plan single = *plan;
+      if (single.programs_size() == 1) {
+        REQUIRE(executor.load(single, 0, communicator).ok());
+        executor.setSeed(9);
+        executor.setWeightLoader(
+            [&](const plan::Buffer &buffer, rt::Tensor &block, bool &loaded) {
+              rt::Status status =
+                  rt::loadWeightBlock(buffer, path.str().str(), block);
+              loaded = status.ok();
+              return status;
+            });
+        REQUIRE(executor.initialize().ok());
+        std::vector<double> interpreted = interpretedLosses(
+            step->lookupSymbol<func::FuncOp>("main"), single, 9, 2, weights);
+        for (int s = 0; s < 2; ++s) {
+          double loss = 0;
+          REQUIRE(executor.step(s, &loss).ok());
+          CHECK(loss == Approx(interpreted[s]).epsilon(1e-6));
+        }
+      }
+      for (const plan::Buffer &buffer : plan->programs(0).buffers()) {
+        if (buffer.kind() != plan::Buffer::PARAMETER)
+          continue;
+        std::vector<int64_t> shape(buffer.shape().begin(),
+                                   buffer.shape().end());
+        rt::Tensor block(rt::DType::F32, shape);
+        REQUIRE(rt::loadWeightBlock(buffer, path.str().str(), block).ok());
+        const rt::Tensor &whole = weights.at(buffer.name());
+        int64_t columns = whole.rank() == 2 ? whole.shape()[1] : 1;
+        for (int64_t i = 0; i < block.numElements(); ++i) {
+          int64_t row = whole.rank() == 2 ? i / shape[1] : i;
+          int64_t column = whole.rank() == 2 ? i % shape[1] : 0;
+          int64_t r = row + buffer.offsets(0);
+          int64_t c = whole.rank() == 2 ? column + buffer.offsets(1) : 0;
+          CHECK(block.get(i) == whole.get(r * columns + c));
+        }
+      }
+    }
+  }
+  // A missing file is one line naming the parameter and the file.
+  const plan::Buffer *first = nullptr;
+  OwningOpRef<ModuleOp> lowered(step->clone());
+  run(*lowered, "lower-to-plan");
+  FailureOr<plan::Plan> plan = exportPlan(*lowered);
+  REQUIRE(succeeded(plan));
+  for (const plan::Buffer &buffer : plan->programs(0).buffers())
+    if (buffer.kind() == plan::Buffer::PARAMETER && !first)
+      first = &buffer;
+  REQUIRE(first);
+  rt::Tensor block(rt::DType::F32, std::vector<int64_t>(first->shape().begin(),
+                                                        first->shape().end()));
+  CHECK(rt::loadWeightBlock(*first, "/nonexistent/model.onnx", block).error ==
+        "parameter '" + first->name() +
+            "': cannot open the weights file '/nonexistent/model.onnx'");
+  llvm::sys::fs::remove(path);
 }

@@ -12,6 +12,7 @@
 #include "parplan/Runtime/Executor.h"
 #include "parplan/Runtime/MpiCommunicator.h"
 #include "parplan/Runtime/PlanFile.h"
+#include "parplan/Runtime/WeightFile.h"
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
@@ -54,6 +55,11 @@ int run(int argc, char **argv, int rank, int worldSize) {
   app.add_option("--seed", seed,
                  "seed of the synthetic weights and batches (default: the "
                  "plan's)");
+  std::string weightsPath;
+  app.add_option("--weights", weightsPath,
+                 "the ONNX model the plan was compiled from: every rank reads "
+                 "its blocks of the parameters from it (default: synthetic "
+                 "weights from the seed)");
   bool printWeights = false;
   app.add_flag("--print-weights", printWeights,
                "after the steps, print every parameter's element count, sum "
@@ -97,6 +103,13 @@ int run(int argc, char **argv, int rank, int worldSize) {
       abortAll(rank, status.error);
     if (seed)
       executor.setSeed(*seed);
+    if (!weightsPath.empty())
+      executor.setWeightLoader(
+          [&](const plan::Buffer &buffer, Tensor &block, bool &loaded) {
+            Status status = loadWeightBlock(buffer, weightsPath, block);
+            loaded = status.ok();
+            return status;
+          });
     if (Status status = executor.initialize(); !status.ok())
       abortAll(rank, status.error);
     for (int64_t step = 0; step < steps; ++step) {

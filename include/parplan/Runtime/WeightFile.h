@@ -1,0 +1,32 @@
+//===- WeightFile.h - a parameter block from the model's bytes --*- C++ -*-===//
+//
+// Each rank reads only the block of each parameter its program holds,
+// straight from the ONNX file (or its external data file), at the byte
+// range the importer recorded in the parameter's `source`. No ONNX parsing,
+// no MLIR: a seek and a read per contiguous run of the block.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_RUNTIME_WEIGHTFILE_H
+#define PARPLAN_RUNTIME_WEIGHTFILE_H
+
+#include "parplan/Runtime/Tensor.h"
+#include "parplan/Runtime/plan.pb.h"
+
+#include <string>
+
+namespace parplan::runtime {
+
+/// Fills `block` (a PARAMETER buffer's local block) from the model at
+/// `modelPath`. `source` is "initializer@OFFSET+LENGTH" (bytes of the model
+/// file) or "external:FILE@OFFSET+LENGTH" (FILE beside the model); the
+/// stored tensor is the logical one, or, for a part (`part_of`, `part`),
+/// the tensor it is a block of. Any other source, a missing file, a byte
+/// range that does not hold the stored tensor or a short read is an error
+/// naming the parameter.
+Status loadWeightBlock(const plan::Buffer &buffer, const std::string &modelPath,
+                       Tensor &block);
+
+} // namespace parplan::runtime
+
+#endif // PARPLAN_RUNTIME_WEIGHTFILE_H

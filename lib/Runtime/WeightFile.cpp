@@ -1,0 +1,120 @@
+//===- WeightFile.cpp - a parameter block from the model's bytes ----------===//
+//
+// The block is read one innermost run at a time: every run of the block's
+// last dimension is contiguous in the stored row-major tensor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Runtime/WeightFile.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+namespace parplan::runtime {
+
+namespace {
+
+struct ByteRange {
+  std::string file;
+  int64_t offset = 0, length = -1;
+};
+
+/// "initializer@12+34" or "external:data.bin@0+400".
+bool parseSource(const std::string &source, const std::string &modelPath,
+                 ByteRange &range) {
+  std::string location;
+  std::string rest;
+  if (source.rfind("initializer@", 0) == 0) {
+    range.file = modelPath;
+    rest = source.substr(std::string("initializer@").size());
+  } else if (source.rfind("external:", 0) == 0) {
+    std::string tail = source.substr(std::string("external:").size());
+    size_t at = tail.rfind('@');
+    if (at == std::string::npos)
+      return false;
+    std::string directory;
+    size_t slash = modelPath.rfind('/');
+    if (slash != std::string::npos)
+      directory = modelPath.substr(0, slash + 1);
+    range.file = directory + tail.substr(0, at);
+    rest = tail.substr(at + 1);
+  } else {
+    return false;
+  }
+  size_t plus = rest.find('+');
+  char *end = nullptr;
+  range.offset = std::strtoll(rest.c_str(), &end, 10);
+  if (end == rest.c_str() || range.offset < 0)
+    return false;
+  if (plus != std::string::npos)
+    range.length = std::strtoll(rest.c_str() + plus + 1, nullptr, 10);
+  return true;
+}
+
+} // namespace
+
+Status loadWeightBlock(const plan::Buffer &buffer, const std::string &modelPath,
+                       Tensor &block) {
+  std::string name = "parameter '" + buffer.name() + "'";
+  ByteRange range;
+  if (!parseSource(buffer.source(), modelPath, range))
+    return Status::failure(name + ": its weights ('" + buffer.source() +
+                           "') cannot be read from a file");
+  // The stored tensor: the logical one, or the tensor a part is cut from.
+  std::vector<int64_t> stored(buffer.logical_shape().begin(),
+                              buffer.logical_shape().end());
+  std::vector<int64_t> origin(buffer.offsets().begin(), buffer.offsets().end());
+  if (buffer.part_size() == 3) {
+    int64_t axis = buffer.part(0);
+    if (axis < 0 || axis >= static_cast<int64_t>(stored.size()))
+      return Status::failure(name + ": part axis out of range");
+    origin[axis] += buffer.part(1);
+    stored[axis] = buffer.part(2);
+  }
+  int64_t width = static_cast<int64_t>(byteWidth(block.dtype()));
+  int64_t storedBytes = numElements(stored) * width;
+  if (range.length >= 0 && range.length != storedBytes)
+    return Status::failure(name + ": " + std::to_string(range.length) +
+                           " bytes in the file, but its stored shape " +
+                           toString(stored) + " needs " +
+                           std::to_string(storedBytes));
+  std::unique_ptr<FILE, int (*)(FILE *)> file(
+      std::fopen(range.file.c_str(), "rb"), &std::fclose);
+  if (!file)
+    return Status::failure(name + ": cannot open the weights file '" +
+                           range.file + "'");
+  int64_t rank = block.rank();
+  if (rank == 0) {
+    if (std::fseek(file.get(), range.offset, SEEK_SET) != 0 ||
+        std::fread(block.bytes(), 1, width, file.get()) !=
+            static_cast<size_t>(width))
+      return Status::failure(name + ": short read from '" + range.file + "'");
+    return Status::success();
+  }
+  std::vector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * stored[d + 1];
+  const Shape &shape = block.shape();
+  int64_t run = shape.back();
+  int64_t runs = run == 0 ? 0 : block.numElements() / run;
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t r = 0; r < runs; ++r) {
+    int64_t flat = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      flat += (origin[d] + index[d]) * strides[d];
+    if (std::fseek(file.get(), range.offset + flat * width, SEEK_SET) != 0 ||
+        std::fread(block.bytes() + r * run * width, 1, run * width,
+                   file.get()) != static_cast<size_t>(run * width))
+      return Status::failure(name + ": short read from '" + range.file + "'");
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return Status::success();
+}
+
+} // namespace parplan::runtime
