@@ -293,4 +293,21 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
   let dependentDialects = ["::parplan::plan::PlanDialect"];
 }
 
+def PlanMemory : Pass<"plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Place every buffer of every device program in an arena";
+  let description = [{
+    Gives every `plan.buffer` its byte `offset` in its device's arena and
+    each `plan.program` the arena's size (`plan.arena_bytes`): parameters,
+    optimizer state, inputs and constants live for the whole step and sit
+    at the bottom; a temporary lives from its creation to its last use, and
+    temporaries whose lives do not overlap share bytes. Placement is
+    greedy, largest buffer first, at the lowest offset that overlaps no
+    placed buffer alive at the same time (64-byte aligned), so the arena is
+    at least the peak of live bytes and usually close to it.
+
+    Options: none.
+  }];
+  let dependentDialects = ["::parplan::plan::PlanDialect"];
+}
+
 #endif // PARPLAN_TRANSFORMS_PASSES

@@ -178,6 +178,8 @@ LogicalResult ProgramExporter::kernel(pp::KernelOp op) {
 LogicalResult ProgramExporter::run(pp::ProgramOp op) {
   program.set_device(static_cast<int64_t>(op.getDevice()));
   program.set_loss(-1);
+  if (auto arena = op->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
+    program.set_arena_bytes(arena.getInt());
   for (Operation &inner : op.getBody().front()) {
     auto collective = [&](pp::Collective::Kind kind, StringRef group,
                           Value input, Value output) -> pp::Collective & {

@@ -49,14 +49,16 @@ int64_t bufferBytes(Value buffer) {
 }
 
 struct DeviceFigures {
-  int64_t peakMemoryBytes = 0;
+  /// The arena plan-memory laid out, and the peak of live bytes it cannot
+  /// go below.
+  int64_t peakMemoryBytes = 0, liveMemoryBytes = 0;
   double commBytes = 0;
 };
 
-/// One device's planned peak (every named buffer for the whole step,
-/// temporaries from their creation to their last use) and the bytes its
-/// collectives send (ring algorithms: (n-1)/n of the data per device, twice
-/// for an all-reduce).
+/// One device's arena (plan-memory) and peak of live bytes (every named
+/// buffer for the whole step, temporaries from their creation to their last
+/// use), and the bytes its collectives send (ring algorithms: (n-1)/n of the
+/// data per device, twice for an all-reduce).
 DeviceFigures deviceFigures(plan::ProgramOp program, ModuleOp module) {
   DeviceFigures figures;
   Block &body = program.getBody().front();
@@ -81,8 +83,11 @@ DeviceFigures deviceFigures(plan::ProgramOp program, ModuleOp module) {
   int64_t live = 0;
   for (int64_t i = 0; i < index; ++i) {
     live += delta[i];
-    figures.peakMemoryBytes = std::max(figures.peakMemoryBytes, always + live);
+    figures.liveMemoryBytes = std::max(figures.liveMemoryBytes, always + live);
   }
+  figures.peakMemoryBytes = figures.liveMemoryBytes;
+  if (auto arena = program->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
+    figures.peakMemoryBytes = arena.getInt();
   auto groupSize = [&](FlatSymbolRefAttr name) -> double {
     auto group = module.lookupSymbol<plan::GroupOp>(name);
     return group ? static_cast<double>(group.getSize()) : 1.0;
@@ -225,6 +230,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   {
     PassManager pm(&context);
     pm.addPass(createLowerToPlan());
+    pm.addPass(createPlanMemory());
     if (failed(pm.run(*module)))
       return 1;
   }
@@ -265,6 +271,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     perDevice.push_back(
         llvm::json::Object{{"rank", static_cast<int64_t>(program.getDevice())},
                            {"peak_memory_bytes", figures.peakMemoryBytes},
+                           {"live_memory_bytes", figures.liveMemoryBytes},
                            {"comm_bytes", figures.commBytes},
                            {"flops", flops}});
   }
