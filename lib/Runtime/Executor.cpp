@@ -230,6 +230,14 @@ Status Executor::step(int64_t stepIndex, double *loss) {
     const plan::Buffer &buffer = program_.buffers(b);
     if (buffer.kind() != plan::Buffer::INPUT)
       continue;
+    if (batchLoader_) {
+      bool loaded = false;
+      if (Status status = batchLoader_(buffer, stepIndex, buffers_[b], loaded);
+          !status.ok())
+        return status;
+      if (loaded)
+        continue;
+    }
     if (Status status = fillBlock(buffers_[b], toVector(buffer.logical_shape()),
                                   toVector(buffer.offsets()), seed_,
                                   batchName(buffer.name(), stepIndex), 1.0,

@@ -53,6 +53,48 @@ bool parseSource(const std::string &source, const std::string &modelPath,
   return true;
 }
 
+/// Reads `block`, which starts at `origin` in a row-major tensor of
+/// `stored` shape stored at byte `offset` of `path`.
+Status readBlock(const std::string &name, const std::string &path,
+                 int64_t offset, const std::vector<int64_t> &stored,
+                 const std::vector<int64_t> &origin, Tensor &block) {
+  int64_t width = static_cast<int64_t>(byteWidth(block.dtype()));
+  std::unique_ptr<FILE, int (*)(FILE *)> file(std::fopen(path.c_str(), "rb"),
+                                              &std::fclose);
+  if (!file)
+    return Status::failure(name + ": cannot open '" + path + "'");
+  int64_t rank = block.rank();
+  if (rank == 0) {
+    if (std::fseek(file.get(), offset, SEEK_SET) != 0 ||
+        std::fread(block.bytes(), 1, width, file.get()) !=
+            static_cast<size_t>(width))
+      return Status::failure(name + ": short read from '" + path + "'");
+    return Status::success();
+  }
+  std::vector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * stored[d + 1];
+  const Shape &shape = block.shape();
+  int64_t run = shape.back();
+  int64_t runs = run == 0 ? 0 : block.numElements() / run;
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t r = 0; r < runs; ++r) {
+    int64_t flat = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      flat += (origin[d] + index[d]) * strides[d];
+    if (std::fseek(file.get(), offset + flat * width, SEEK_SET) != 0 ||
+        std::fread(block.bytes() + r * run * width, 1, run * width,
+                   file.get()) != static_cast<size_t>(run * width))
+      return Status::failure(name + ": short read from '" + path + "'");
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return Status::success();
+}
+
 } // namespace
 
 Status loadWeightBlock(const plan::Buffer &buffer, const std::string &modelPath,
@@ -80,41 +122,38 @@ Status loadWeightBlock(const plan::Buffer &buffer, const std::string &modelPath,
                            " bytes in the file, but its stored shape " +
                            toString(stored) + " needs " +
                            std::to_string(storedBytes));
-  std::unique_ptr<FILE, int (*)(FILE *)> file(
-      std::fopen(range.file.c_str(), "rb"), &std::fclose);
-  if (!file)
-    return Status::failure(name + ": cannot open the weights file '" +
-                           range.file + "'");
-  int64_t rank = block.rank();
-  if (rank == 0) {
-    if (std::fseek(file.get(), range.offset, SEEK_SET) != 0 ||
-        std::fread(block.bytes(), 1, width, file.get()) !=
-            static_cast<size_t>(width))
-      return Status::failure(name + ": short read from '" + range.file + "'");
-    return Status::success();
+  return readBlock(name, range.file, range.offset, stored, origin, block);
+}
+
+Status loadBatchBlock(const plan::Buffer &buffer, const std::string &directory,
+                      int64_t step, Tensor &block) {
+  std::string name = "input '" + buffer.name() + "'";
+  std::string path = directory + "/" + buffer.name() + ".bin";
+  std::vector<int64_t> stored(buffer.logical_shape().begin(),
+                              buffer.logical_shape().end());
+  std::vector<int64_t> origin(buffer.offsets().begin(), buffer.offsets().end());
+  int64_t batchBytes =
+      numElements(stored) * static_cast<int64_t>(byteWidth(block.dtype()));
+  uint64_t size = 0;
+  {
+    std::unique_ptr<FILE, int (*)(FILE *)> file(std::fopen(path.c_str(), "rb"),
+                                                &std::fclose);
+    if (!file)
+      return Status::failure(name + ": cannot open its batch file '" + path +
+                             "'");
+    if (std::fseek(file.get(), 0, SEEK_END) != 0)
+      return Status::failure(name + ": cannot read '" + path + "'");
+    size = static_cast<uint64_t>(std::ftell(file.get()));
   }
-  std::vector<int64_t> strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * stored[d + 1];
-  const Shape &shape = block.shape();
-  int64_t run = shape.back();
-  int64_t runs = run == 0 ? 0 : block.numElements() / run;
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t r = 0; r < runs; ++r) {
-    int64_t flat = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      flat += (origin[d] + index[d]) * strides[d];
-    if (std::fseek(file.get(), range.offset + flat * width, SEEK_SET) != 0 ||
-        std::fread(block.bytes() + r * run * width, 1, run * width,
-                   file.get()) != static_cast<size_t>(run * width))
-      return Status::failure(name + ": short read from '" + range.file + "'");
-    for (int64_t d = rank - 2; d >= 0; --d) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
-  return Status::success();
+  if (batchBytes <= 0 || size == 0 ||
+      size % static_cast<uint64_t>(batchBytes) != 0)
+    return Status::failure(name + ": '" + path + "' has " +
+                           std::to_string(size) +
+                           " bytes, not a whole number of batches of " +
+                           std::to_string(batchBytes));
+  int64_t batches = static_cast<int64_t>(size / batchBytes);
+  return readBlock(name, path, (step % batches) * batchBytes, stored, origin,
+                   block);
 }
 
 } // namespace parplan::runtime

@@ -295,6 +295,6 @@ TEST_CASE_METHOD(PlanFixture,
                                                         first->shape().end()));
   CHECK(rt::loadWeightBlock(*first, "/nonexistent/model.onnx", block).error ==
         "parameter '" + first->name() +
-            "': cannot open the weights file '/nonexistent/model.onnx'");
+            "': cannot open '/nonexistent/model.onnx'");
   llvm::sys::fs::remove(path);
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Runtime/PlanFile.h"
+#include "parplan/Runtime/WeightFile.h"
 
 #include <catch2/catch.hpp>
 
@@ -367,4 +368,56 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
               recv->set_peer(0);
             }),
             "recv peer 0 is not another device"));
+}
+
+TEST_CASE("batch files: each rank reads its block of step s's batch",
+          "[runtime][plan]") {
+  // Two batches of a 4x3 float input, values 100 * batch + index.
+  std::string path =
+      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+      "/parplan-batch-test";
+  std::string command = "mkdir -p " + path;
+  REQUIRE(std::system(command.c_str()) == 0);
+  {
+    std::FILE *file = std::fopen((path + "/x.bin").c_str(), "wb");
+    REQUIRE(file);
+    for (int batch = 0; batch < 2; ++batch)
+      for (int i = 0; i < 12; ++i) {
+        float value = 100.0f * batch + i;
+        std::fwrite(&value, sizeof(value), 1, file);
+      }
+    std::fclose(file);
+  }
+  plan::Buffer buffer;
+  buffer.set_name("x");
+  buffer.set_kind(plan::Buffer::INPUT);
+  for (int64_t extent : {4, 3})
+    buffer.add_logical_shape(extent);
+  for (int64_t offset : {2, 1})
+    buffer.add_offsets(offset);
+  Tensor block(DType::F32, {2, 2});
+  // Step 3 reads batch 3 mod 2 = 1, rows 2..3, columns 1..2.
+  REQUIRE(loadBatchBlock(buffer, path, 3, block).ok());
+  CHECK(block.get(0) == 107);
+  CHECK(block.get(1) == 108);
+  CHECK(block.get(2) == 110);
+  CHECK(block.get(3) == 111);
+  REQUIRE(loadBatchBlock(buffer, path, 0, block).ok());
+  CHECK(block.get(0) == 7);
+
+  buffer.set_name("missing");
+  CHECK(loadBatchBlock(buffer, path, 0, block).error ==
+        "input 'missing': cannot open its batch file '" + path +
+            "/missing.bin'");
+  {
+    std::FILE *file = std::fopen((path + "/short.bin").c_str(), "wb");
+    REQUIRE(file);
+    float value = 1;
+    std::fwrite(&value, sizeof(value), 1, file);
+    std::fclose(file);
+  }
+  buffer.set_name("short");
+  CHECK(loadBatchBlock(buffer, path, 0, block).error ==
+        "input 'short': '" + path +
+            "/short.bin' has 4 bytes, not a whole number of batches of 48");
 }

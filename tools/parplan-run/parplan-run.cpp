@@ -60,6 +60,11 @@ int run(int argc, char **argv, int rank, int worldSize) {
                  "the ONNX model the plan was compiled from: every rank reads "
                  "its blocks of the parameters from it (default: synthetic "
                  "weights from the seed)");
+  std::string batchesPath;
+  app.add_option("--batches", batchesPath,
+                 "a directory of NAME.bin files, one per input of the model, "
+                 "each holding whole batches back to back (step s reads batch "
+                 "s mod K; default: synthetic batches from the seed)");
   bool printWeights = false;
   app.add_flag("--print-weights", printWeights,
                "after the steps, print every parameter's element count, sum "
@@ -103,6 +108,13 @@ int run(int argc, char **argv, int rank, int worldSize) {
       abortAll(rank, status.error);
     if (seed)
       executor.setSeed(*seed);
+    if (!batchesPath.empty())
+      executor.setBatchLoader([&](const plan::Buffer &buffer, int64_t step,
+                                  Tensor &block, bool &loaded) {
+        Status status = loadBatchBlock(buffer, batchesPath, step, block);
+        loaded = status.ok();
+        return status;
+      });
     if (!weightsPath.empty())
       executor.setWeightLoader(
           [&](const plan::Buffer &buffer, Tensor &block, bool &loaded) {

@@ -46,6 +46,11 @@ public:
   void setWeightLoader(WeightLoader loader) {
     weightLoader_ = std::move(loader);
   }
+  /// The hook for batches from files: fills an INPUT buffer's block for a
+  /// step, or declines (loaded = false) to have it drawn from the seed.
+  using BatchLoader = std::function<Status(
+      const plan::Buffer &buffer, int64_t step, Tensor &block, bool &loaded)>;
+  void setBatchLoader(BatchLoader loader) { batchLoader_ = std::move(loader); }
 
   /// Fills PARAMETER buffers (from the weight loader or the seed), STATE
   /// with zeros and CONSTANT with their data. Call once before the steps.
@@ -71,6 +76,7 @@ private:
   Communicator *communicator_ = nullptr;
   uint64_t seed_ = 0;
   WeightLoader weightLoader_;
+  BatchLoader batchLoader_;
   std::vector<Tensor> buffers_;
   /// Kernel attributes converted once, by instruction index.
   std::vector<AttrMap> attrs_;

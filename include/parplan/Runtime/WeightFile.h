@@ -2,8 +2,9 @@
 //
 // Each rank reads only the block of each parameter its program holds,
 // straight from the ONNX file (or its external data file), at the byte
-// range the importer recorded in the parameter's `source`. No ONNX parsing,
-// no MLIR: a seek and a read per contiguous run of the block.
+// range the importer recorded in the parameter's `source`, and only its
+// block of each batch from a batch file. No ONNX parsing, no MLIR: a seek
+// and a read per contiguous run of the block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,14 @@ namespace parplan::runtime {
 /// naming the parameter.
 Status loadWeightBlock(const plan::Buffer &buffer, const std::string &modelPath,
                        Tensor &block);
+
+/// Fills `block` (an INPUT buffer's local block) with step `step`'s batch
+/// from `directory`/NAME.bin, which holds K >= 1 whole logical batches of
+/// the input, row-major, in its element type (little-endian; I1 as bytes),
+/// one after the other: step s reads batch s mod K. A missing file or one
+/// whose size is not a multiple of a batch is an error naming the input.
+Status loadBatchBlock(const plan::Buffer &buffer, const std::string &directory,
+                      int64_t step, Tensor &block);
 
 } // namespace parplan::runtime
 
