@@ -374,10 +374,8 @@ TEST_CASE("batch files: each rank reads its block of step s's batch",
           "[runtime][plan]") {
   // Two batches of a 4x3 float input, values 100 * batch + index.
   std::string path =
-      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
-      "/parplan-batch-test";
-  std::string command = "mkdir -p " + path;
-  REQUIRE(std::system(command.c_str()) == 0);
+      (std::filesystem::temp_directory_path() / "parplan-batch-test").string();
+  std::filesystem::create_directories(path);
   {
     std::FILE *file = std::fopen((path + "/x.bin").c_str(), "wb");
     REQUIRE(file);
