@@ -6,16 +6,7 @@
 set -u
 run=$1
 write=$2
-if ! command -v mpirun >/dev/null 2>&1; then
-  echo "skipped: mpirun is not installed"
-  exit 0
-fi
-# Open MPI refuses root unless told (containers often run as root).
-if [ "$(id -u)" = 0 ]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/mpi-setup.sh"
 "$write" "$dir" || { echo "FAIL: could not write the plans"; exit 1; }
 
 mpi() {

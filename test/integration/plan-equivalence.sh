@@ -10,16 +10,7 @@
 set -u
 bin=$1
 src=$2
-if ! command -v mpirun >/dev/null 2>&1; then
-  echo "skipped: mpirun is not installed"
-  exit 0
-fi
-# Open MPI refuses root unless told (containers often run as root).
-if [ "$(id -u)" = 0 ]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/mpi-setup.sh"
 
 "$bin/parplan-zoo" mlp --sizes 32,64,10 --batch 16 -o "$dir/mlp.onnx" >/dev/null &&
   "$bin/parplan-zoo" gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 16 \

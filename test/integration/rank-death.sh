@@ -6,15 +6,7 @@
 # Usage: rank-death.sh BIN-DIR
 set -u
 bin=$1
-if ! command -v mpirun >/dev/null 2>&1; then
-  echo "skipped: mpirun is not installed"
-  exit 0
-fi
-if [ "$(id -u)" = 0 ]; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/mpi-setup.sh"
 "$bin/parplan-zoo" mlp --sizes 32,64,10 --batch 16 -o "$dir/mlp.onnx" >/dev/null &&
   "$bin/parplan" compile "$dir/mlp.onnx" --train --mesh 2 \
     --strategy data-parallel -o "$dir/out" >/dev/null ||
