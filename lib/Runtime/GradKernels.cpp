@@ -609,6 +609,30 @@ WindowTable convTable(const Shape &input, const Shape &dy,
                          window.dilations);
 }
 
+/// What both convolution gradients start with: float operands, shapes that
+/// fit a convolution of `input` by `weight` giving dy, and the window table.
+Status prepareConvGrad(const char *kernel, const Tensor &dy,
+                       const Tensor &other, const char *otherName,
+                       const Tensor &result, const char *resultName,
+                       const Shape &input, const Shape &weight,
+                       const std::vector<int64_t> &strides,
+                       const std::vector<int64_t> &pads,
+                       const std::vector<int64_t> &dilations, int64_t group,
+                       WindowTable &table) {
+  Status status = Checks(kernel)
+                      .isFloat("dy", dy)
+                      .isFloat(otherName, other)
+                      .isFloat(resultName, result)
+                      .status();
+  PoolWindow window = convWindow(weight, strides, pads, dilations);
+  if (status.ok())
+    status = checkConv(kernel, input, weight, dy.shape(), window, group);
+  if (!status.ok())
+    return status;
+  table = convTable(input, dy.shape(), window);
+  return Status::success();
+}
+
 } // namespace
 
 Status convGradInput(const Tensor &dy, const Tensor &weight,
@@ -616,18 +640,13 @@ Status convGradInput(const Tensor &dy, const Tensor &weight,
                      const std::vector<int64_t> &pads,
                      const std::vector<int64_t> &dilations, int64_t group,
                      Tensor &dInput) {
-  Status status = Checks("convGradInput")
-                      .isFloat("dy", dy)
-                      .isFloat("weight", weight)
-                      .isFloat("dInput", dInput)
-                      .status();
-  PoolWindow window = convWindow(weight.shape(), strides, pads, dilations);
-  if (status.ok())
-    status = checkConv("convGradInput", dInput.shape(), weight.shape(),
-                       dy.shape(), window, group);
-  if (!status.ok())
+  WindowTable table;
+  if (Status status =
+          prepareConvGrad("convGradInput", dy, weight, "weight", dInput,
+                          "dInput", dInput.shape(), weight.shape(), strides,
+                          pads, dilations, group, table);
+      !status.ok())
     return status;
-  WindowTable table = convTable(dInput.shape(), dy.shape(), window);
   int64_t batch = dInput.shape()[0], channels = dInput.shape()[1];
   int64_t filters = weight.shape()[0], perGroup = weight.shape()[1];
   int64_t filtersPerGroup = filters / group;
@@ -661,18 +680,13 @@ Status convGradWeight(const Tensor &dy, const Tensor &input,
                       const std::vector<int64_t> &pads,
                       const std::vector<int64_t> &dilations, int64_t group,
                       Tensor &dWeight) {
-  Status status = Checks("convGradWeight")
-                      .isFloat("dy", dy)
-                      .isFloat("input", input)
-                      .isFloat("dWeight", dWeight)
-                      .status();
-  PoolWindow window = convWindow(dWeight.shape(), strides, pads, dilations);
-  if (status.ok())
-    status = checkConv("convGradWeight", input.shape(), dWeight.shape(),
-                       dy.shape(), window, group);
-  if (!status.ok())
+  WindowTable table;
+  if (Status status =
+          prepareConvGrad("convGradWeight", dy, input, "input", dWeight,
+                          "dWeight", input.shape(), dWeight.shape(), strides,
+                          pads, dilations, group, table);
+      !status.ok())
     return status;
-  WindowTable table = convTable(input.shape(), dy.shape(), window);
   int64_t batch = input.shape()[0], channels = input.shape()[1];
   int64_t filters = dWeight.shape()[0], perGroup = dWeight.shape()[1];
   int64_t filtersPerGroup = filters / group;
