@@ -24,10 +24,10 @@
 namespace parplan::testing {
 
 inline plan::Buffer *
-addMlpBuffer(plan::Program &program, const std::string &name,
-             std::vector<int64_t> shape,
-             plan::Buffer::Kind kind = plan::Buffer::TEMPORARY,
-             plan::DType dtype = plan::F32) {
+addBuffer(plan::Program &program, const std::string &name,
+          std::vector<int64_t> shape,
+          plan::Buffer::Kind kind = plan::Buffer::TEMPORARY,
+          plan::DType dtype = plan::F32) {
   plan::Buffer *buffer = program.add_buffers();
   buffer->set_name(name);
   buffer->set_dtype(dtype);
@@ -35,7 +35,8 @@ addMlpBuffer(plan::Program &program, const std::string &name,
   buffer->set_arena_offset(-1);
   for (int64_t size : shape)
     buffer->add_shape(size);
-  if (kind == plan::Buffer::PARAMETER || kind == plan::Buffer::INPUT)
+  // Blocks of named tensors say where they sit (here: the whole tensor).
+  if (kind != plan::Buffer::TEMPORARY && kind != plan::Buffer::CONSTANT)
     for (int64_t size : shape) {
       buffer->add_logical_shape(size);
       buffer->add_offsets(0);
@@ -43,9 +44,9 @@ addMlpBuffer(plan::Program &program, const std::string &name,
   return buffer;
 }
 
-inline plan::Kernel *addMlpKernel(plan::Program &program, const std::string &op,
-                                  std::vector<int64_t> operands,
-                                  std::vector<int64_t> results) {
+inline plan::Kernel *addKernel(plan::Program &program, const std::string &op,
+                               std::vector<int64_t> operands,
+                               std::vector<int64_t> results) {
   plan::Kernel *kernel = program.add_instructions()->mutable_kernel();
   kernel->set_op(op);
   for (int64_t operand : operands)
@@ -106,60 +107,60 @@ inline plan::Plan buildMlpPlan(int64_t devices, int64_t batch, double lr,
     p.add_coordinate(d);
     Range rows = balancedShard(batch, devices, d);
     int64_t b = rows.size;
-    plan::Buffer *x = addMlpBuffer(p, "x", {b, kMlpIn}, plan::Buffer::INPUT);
+    plan::Buffer *x = addBuffer(p, "x", {b, kMlpIn}, plan::Buffer::INPUT);
     x->set_logical_shape(0, batch);
     x->set_offsets(0, rows.offset);
     plan::Buffer *labels =
-        addMlpBuffer(p, "labels", {b}, plan::Buffer::INPUT, plan::I64);
+        addBuffer(p, "labels", {b}, plan::Buffer::INPUT, plan::I64);
     labels->set_logical_shape(0, batch);
     labels->set_offsets(0, rows.offset);
     labels->set_value_bound(kMlpClasses);
-    addMlpBuffer(p, "w1", {kMlpIn, kMlpHidden}, plan::Buffer::PARAMETER);
-    addMlpBuffer(p, "w2", {kMlpHidden, kMlpClasses}, plan::Buffer::PARAMETER);
-    addMlpBuffer(p, "", {b, kMlpHidden});  // h
-    addMlpBuffer(p, "", {b, kMlpHidden});  // a
-    addMlpBuffer(p, "", {b, kMlpClasses}); // logits
-    addMlpBuffer(p, "", {b});              // losses
-    addMlpBuffer(p, "", {});               // loss sum
-    addMlpBuffer(p, "", {});               // loss
+    addBuffer(p, "w1", {kMlpIn, kMlpHidden}, plan::Buffer::PARAMETER);
+    addBuffer(p, "w2", {kMlpHidden, kMlpClasses}, plan::Buffer::PARAMETER);
+    addBuffer(p, "", {b, kMlpHidden});  // h
+    addBuffer(p, "", {b, kMlpHidden});  // a
+    addBuffer(p, "", {b, kMlpClasses}); // logits
+    addBuffer(p, "", {b});              // losses
+    addBuffer(p, "", {});               // loss sum
+    addBuffer(p, "", {});               // loss
     plan::Buffer *inv =
-        addMlpBuffer(p, "", {}, plan::Buffer::CONSTANT); // 1 / batch
+        addBuffer(p, "", {}, plan::Buffer::CONSTANT); // 1 / batch
     float invBatch = 1.0f / static_cast<float>(batch);
     std::string bytes(sizeof(float), '\0');
     std::memcpy(bytes.data(), &invBatch, sizeof(float));
     inv->set_data(bytes);
-    addMlpBuffer(p, "", {b});                       // dlosses
-    addMlpBuffer(p, "", {b, kMlpClasses});          // dlogits
-    addMlpBuffer(p, "", {kMlpHidden, kMlpClasses}); // dw2
-    addMlpBuffer(p, "", {b, kMlpHidden});           // da
-    addMlpBuffer(p, "", {b, kMlpHidden});           // dh
-    addMlpBuffer(p, "", {kMlpIn, kMlpHidden});      // dw1
-    addMlpBuffer(p, "", {kMlpIn, kMlpHidden});      // w1'
-    addMlpBuffer(p, "", {kMlpHidden, kMlpClasses}); // w2'
+    addBuffer(p, "", {b});                       // dlosses
+    addBuffer(p, "", {b, kMlpClasses});          // dlogits
+    addBuffer(p, "", {kMlpHidden, kMlpClasses}); // dw2
+    addBuffer(p, "", {b, kMlpHidden});           // da
+    addBuffer(p, "", {b, kMlpHidden});           // dh
+    addBuffer(p, "", {kMlpIn, kMlpHidden});      // dw1
+    addBuffer(p, "", {kMlpIn, kMlpHidden});      // w1'
+    addBuffer(p, "", {kMlpHidden, kMlpClasses}); // w2'
 
     // Forward; the loss is the global batch's mean: sum, all-reduce, scale.
-    addMlpKernel(p, "matmul", {kX, kW1}, {kH});
-    addMlpKernel(p, "relu", {kH}, {kA});
-    addMlpKernel(p, "matmul", {kA, kW2}, {kLogits});
-    addMlpKernel(p, "softmax_cross_entropy", {kLogits, kLabels}, {kLosses});
+    addKernel(p, "matmul", {kX, kW1}, {kH});
+    addKernel(p, "relu", {kH}, {kA});
+    addKernel(p, "matmul", {kA, kW2}, {kLogits});
+    addKernel(p, "softmax_cross_entropy", {kLogits, kLabels}, {kLosses});
     plan::Attr *keepdims =
-        addMlpKernel(p, "reduce_sum", {kLosses}, {kLossSum})->add_attrs();
+        addKernel(p, "reduce_sum", {kLosses}, {kLossSum})->add_attrs();
     keepdims->set_name("keepdims");
     keepdims->set_bool_value(false);
     addAllReduce(p, kLossSum);
-    addMlpKernel(p, "mul", {kLossSum, kInvBatch}, {kLoss});
+    addKernel(p, "mul", {kLossSum, kInvBatch}, {kLoss});
     // Backward: d(mean)/d(losses) is 1 / batch everywhere.
-    addMlpKernel(p, "expand", {kInvBatch}, {kDLosses});
-    addMlpKernel(p, "softmax_cross_entropy_grad", {kDLosses, kLogits, kLabels},
-                 {kDLogits});
-    plan::Kernel *dw2 = addMlpKernel(p, "gemm", {kA, kDLogits, -1}, {kDW2});
+    addKernel(p, "expand", {kInvBatch}, {kDLosses});
+    addKernel(p, "softmax_cross_entropy_grad", {kDLosses, kLogits, kLabels},
+              {kDLogits});
+    plan::Kernel *dw2 = addKernel(p, "gemm", {kA, kDLogits, -1}, {kDW2});
     dw2->add_attrs()->set_name("trans_a");
     dw2->mutable_attrs(0)->set_bool_value(true);
-    plan::Kernel *da = addMlpKernel(p, "gemm", {kDLogits, kW2, -1}, {kDA});
+    plan::Kernel *da = addKernel(p, "gemm", {kDLogits, kW2, -1}, {kDA});
     da->add_attrs()->set_name("trans_b");
     da->mutable_attrs(0)->set_bool_value(true);
-    addMlpKernel(p, "relu_grad", {kDA, kH}, {kDH});
-    plan::Kernel *dw1 = addMlpKernel(p, "gemm", {kX, kDH, -1}, {kDW1});
+    addKernel(p, "relu_grad", {kDA, kH}, {kDH});
+    plan::Kernel *dw1 = addKernel(p, "gemm", {kX, kDH, -1}, {kDW1});
     dw1->add_attrs()->set_name("trans_a");
     dw1->mutable_attrs(0)->set_bool_value(true);
     addAllReduce(p, kDW1);
@@ -167,7 +168,7 @@ inline plan::Plan buildMlpPlan(int64_t devices, int64_t batch, double lr,
     for (auto [param, grad, updated] :
          {std::tuple{kW1, kDW1, kNewW1}, std::tuple{kW2, kDW2, kNewW2}}) {
       plan::Attr *rate =
-          addMlpKernel(p, "sgd_update", {param, grad}, {updated})->add_attrs();
+          addKernel(p, "sgd_update", {param, grad}, {updated})->add_attrs();
       rate->set_name("lr");
       rate->set_float_value(lr);
       plan::Update *update = p.add_updates();

@@ -20,6 +20,8 @@
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Zoo/Zoo.h"
 
+#include "MlirTestContext.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -40,20 +42,7 @@ namespace rt = parplan::runtime;
 
 namespace {
 
-struct PlanFixture {
-  PlanFixture() {
-    static const bool passesRegistered = (registerAllPasses(), true);
-    (void)passesRegistered;
-    DialectRegistry registry;
-    registerAllDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-    context.getDiagEngine().registerHandler([this](Diagnostic &diagnostic) {
-      diagnostics += diagnostic.str() + "\n";
-      return success();
-    });
-  }
-
+struct PlanFixture : testing::MlirTestContext {
   OwningOpRef<ModuleOp> trainingStep(const zoo::ModelSpec &spec,
                                      const std::string &options) {
     std::string error;
@@ -62,19 +51,9 @@ struct PlanFixture {
                    context, OnnxImportOptions{}, error);
     INFO(error);
     REQUIRE(module);
-    run(*module, "nn-autodiff{" + options + "}");
+    runPipeline(*module, "nn-autodiff{" + options + "}");
     return module;
   }
-
-  void run(ModuleOp module, const std::string &pipeline) {
-    PassManager pm(&context);
-    REQUIRE(succeeded(parsePassPipeline(pipeline, pm)));
-    INFO(diagnostics);
-    REQUIRE(succeeded(pm.run(module)));
-  }
-
-  MLIRContext context;
-  std::string diagnostics;
 };
 
 /// The losses of `steps` steps of the interpreter on `step`, fed as the
@@ -153,7 +132,7 @@ TEST_CASE_METHOD(PlanFixture,
     SECTION(name) {
       OwningOpRef<ModuleOp> step = trainingStep(spec, options);
       OwningOpRef<ModuleOp> lowered(step->clone());
-      run(*lowered, "lower-to-plan");
+      runPipeline(*lowered, "lower-to-plan");
       FailureOr<plan::Plan> exported = exportPlan(*lowered);
       INFO(diagnostics);
       REQUIRE(succeeded(exported));
@@ -230,13 +209,14 @@ TEST_CASE_METHOD(PlanFixture,
   OwningOpRef<ModuleOp> step =
       importOnnx(bytes, path.str(), context, OnnxImportOptions{}, error);
   REQUIRE(step);
-  run(*step, "nn-autodiff{optimizer=sgd lr=0.1}");
+  runPipeline(*step, "nn-autodiff{optimizer=sgd lr=0.1}");
 
   for (const char *mesh : {"1", "2", "1x2"}) {
     SECTION(std::string("mesh ") + mesh) {
       OwningOpRef<ModuleOp> lowered(step->clone());
-      run(*lowered, std::string("sbp-assign{mesh=") + mesh +
-                        " strategy=data-parallel},insert-boxing,lower-to-plan");
+      runPipeline(*lowered,
+                  std::string("sbp-assign{mesh=") + mesh +
+                      " strategy=data-parallel},insert-boxing,lower-to-plan");
       FailureOr<plan::Plan> plan = exportPlan(*lowered);
       REQUIRE(succeeded(plan));
       // Device 0's blocks, read from the file, are the initializers' blocks.
@@ -284,7 +264,7 @@ TEST_CASE_METHOD(PlanFixture,
   // A missing file is one line naming the parameter and the file.
   const plan::Buffer *first = nullptr;
   OwningOpRef<ModuleOp> lowered(step->clone());
-  run(*lowered, "lower-to-plan");
+  runPipeline(*lowered, "lower-to-plan");
   FailureOr<plan::Plan> plan = exportPlan(*lowered);
   REQUIRE(succeeded(plan));
   for (const plan::Buffer &buffer : plan->programs(0).buffers())

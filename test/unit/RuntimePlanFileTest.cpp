@@ -10,6 +10,8 @@
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Runtime/WeightFile.h"
 
+#include "MlpPlan.h"
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -23,36 +25,8 @@ using namespace parplan::runtime;
 
 namespace {
 
-plan::Buffer *addBuffer(plan::Program &program, const std::string &name,
-                        std::vector<int64_t> shape,
-                        plan::Buffer::Kind kind = plan::Buffer::TEMPORARY,
-                        plan::DType dtype = plan::F32) {
-  plan::Buffer *buffer = program.add_buffers();
-  buffer->set_name(name);
-  buffer->set_dtype(dtype);
-  buffer->set_kind(kind);
-  buffer->set_arena_offset(-1);
-  for (int64_t size : shape)
-    buffer->add_shape(size);
-  if (kind != plan::Buffer::TEMPORARY && kind != plan::Buffer::CONSTANT)
-    for (int64_t size : shape) {
-      buffer->add_logical_shape(size);
-      buffer->add_offsets(0);
-    }
-  return buffer;
-}
-
-plan::Kernel *addKernel(plan::Program &program, const std::string &op,
-                        std::vector<int64_t> operands,
-                        std::vector<int64_t> results) {
-  plan::Kernel *kernel = program.add_instructions()->mutable_kernel();
-  kernel->set_op(op);
-  for (int64_t operand : operands)
-    kernel->add_operands(operand);
-  for (int64_t result : results)
-    kernel->add_results(result);
-  return kernel;
-}
+using testing::addBuffer;
+using testing::addKernel;
 
 /// Two devices, data parallel: y = x w, loss = mean(y), with w's gradient
 /// summed over both devices.

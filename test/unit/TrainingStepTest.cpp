@@ -18,6 +18,8 @@
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Zoo/Zoo.h"
 
+#include "MlirTestContext.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -38,20 +40,7 @@ using runtime::Tensor;
 
 namespace {
 
-struct TrainingFixture {
-  TrainingFixture() {
-    static const bool passesRegistered = (registerAllPasses(), true);
-    (void)passesRegistered;
-    DialectRegistry registry;
-    registerAllDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-    context.getDiagEngine().registerHandler([this](Diagnostic &diagnostic) {
-      diagnostics += diagnostic.str() + "\n";
-      return success();
-    });
-  }
-
+struct TrainingFixture : testing::MlirTestContext {
   /// Parses a forward program and makes it a training step.
   OwningOpRef<ModuleOp> step(const std::string &source,
                              const std::string &options) {
@@ -64,11 +53,7 @@ struct TrainingFixture {
   }
 
   void differentiate(ModuleOp module, const std::string &options) {
-    PassManager pm(&context);
-    std::string pipeline = "nn-autodiff{" + options + "}";
-    REQUIRE(succeeded(parsePassPipeline(pipeline, pm)));
-    INFO(diagnostics);
-    REQUIRE(succeeded(pm.run(module)));
+    runPipeline(module, "nn-autodiff{" + options + "}");
   }
 
   func::FuncOp mainOf(ModuleOp module) {
@@ -81,9 +66,6 @@ struct TrainingFixture {
     REQUIRE(succeeded(results));
     return *results;
   }
-
-  MLIRContext context;
-  std::string diagnostics;
 };
 
 /// A float64 tensor of the value's type with values in [low, high), or
@@ -576,12 +558,8 @@ TEST_CASE_METHOD(TrainingFixture,
                                  recompute);
       func::FuncOp function = mainOf(*module);
       TrainingStepStats stats = analyzeTrainingStep(function);
-      PassManager pm(&context);
-      std::string pipeline = std::string("sbp-assign{mesh=") + layout.mesh +
-                             " strategy=" + layout.strategy + "}";
-      REQUIRE(succeeded(parsePassPipeline(pipeline, pm)));
-      INFO(diagnostics);
-      REQUIRE(succeeded(pm.run(*module)));
+      runPipeline(*module, std::string("sbp-assign{mesh=") + layout.mesh +
+                               " strategy=" + layout.strategy + "}");
       // What the plan holds on device 0, read back from the layouts it
       // chose: every parameter and state tensor, every saved activation,
       // each at its local shape.
@@ -647,13 +625,8 @@ TEST_CASE_METHOD(TrainingFixture,
 
   OwningOpRef<ModuleOp> split = parseSourceString<ModuleOp>(source, &context);
   REQUIRE(split);
-  PassManager pm(&context);
-  REQUIRE(succeeded(parsePassPipeline(
-      "func.func(nn-split-fused-projections),nn-autodiff{optimizer=adam "
-      "lr=0.1}",
-      pm)));
-  INFO(diagnostics);
-  REQUIRE(succeeded(pm.run(*split)));
+  runPipeline(*split, "func.func(nn-split-fused-projections),"
+                      "nn-autodiff{optimizer=adam lr=0.1}");
   int parts = 0;
   mainOf(*split).walk(
       [&](nn::ParamOp param) { parts += param.getPart() ? 1 : 0; });

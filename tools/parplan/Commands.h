@@ -34,16 +34,22 @@ struct ClusterShowOptions {
   std::string format;
 };
 
-struct ShardOptions {
-  std::string input;
-  std::vector<std::string> dims;
+/// Where and how sbp-assign lays a program out; shared by `shard` and
+/// `compile`.
+struct LayoutOptions {
   std::string cluster = "dgx-h100";
   std::string mesh;
   std::string strategy = "auto";
+  std::string annotations;
+};
+
+struct ShardOptions {
+  std::string input;
+  std::vector<std::string> dims;
+  LayoutOptions layout;
   std::string optimizer = "adam";
   bool inference = false;
   bool fullPrecision = false;
-  std::string annotations;
   bool explain = false;
   std::string explainFile;
   std::string output;
@@ -73,10 +79,7 @@ struct CompileOptions {
   std::string input;
   std::vector<std::string> dims;
   int64_t batch = 0;
-  std::string cluster = "dgx-h100";
-  std::string mesh;
-  std::string strategy = "auto";
-  std::string annotations;
+  LayoutOptions layout;
   bool train = false;
   TrainingOptions training;
   std::string emit;

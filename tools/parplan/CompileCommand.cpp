@@ -170,14 +170,14 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   {
     PassManager pm(&context);
     SbpAssignOptions assign;
-    assign.cluster = options.cluster;
-    assign.mesh = options.mesh;
-    assign.strategy = options.strategy;
-    assign.annotations = options.annotations;
+    assign.cluster = options.layout.cluster;
+    assign.mesh = options.layout.mesh;
+    assign.strategy = options.layout.strategy;
+    assign.annotations = options.layout.annotations;
     assign.explain = true;
     pm.addPass(createSbpAssign(assign));
     InsertBoxingOptions boxing;
-    boxing.cluster = options.cluster;
+    boxing.cluster = options.layout.cluster;
     boxing.mixedPrecision = false;
     pm.addPass(createInsertBoxing(boxing));
     if (failed(pm.run(*module)))
@@ -283,8 +283,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     meshJson.push_back(extent);
   llvm::json::Object summary{
       {"model", options.input},
-      {"cluster", options.cluster},
-      {"strategy", options.strategy},
+      {"cluster", options.layout.cluster},
+      {"strategy", options.layout.strategy},
       {"devices", static_cast<int64_t>(programs.size())},
       {"mesh", std::move(meshJson)},
       {"predicted_step_time_s", seconds("step_time")},
@@ -307,8 +307,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   for (auto [i, extent] : llvm::enumerate(meshShape))
     meshText += (i ? "x" : "") + std::to_string(extent);
   fmt::print("compiled {} for {} devices (mesh {}, {}, {}) in {}: {}\n",
-             options.input, programs.size(), meshText, options.cluster,
-             options.strategy, formatSeconds(compileSeconds),
+             options.input, programs.size(), meshText, options.layout.cluster,
+             options.layout.strategy, formatSeconds(compileSeconds),
              planPath.str().str());
   fmt::print("  predicted step   {} (compute {}, communication {})\n",
              formatSeconds(seconds("step_time")),

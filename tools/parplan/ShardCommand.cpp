@@ -36,18 +36,18 @@ int parplan::cli::runShard(const ShardOptions &options) {
   // free to take its own layout.
   pm.addNestedPass<func::FuncOp>(createNNSplitFusedProjections());
   SbpAssignOptions assign;
-  assign.cluster = options.cluster;
-  assign.mesh = options.mesh;
-  assign.strategy = options.strategy;
+  assign.cluster = options.layout.cluster;
+  assign.mesh = options.layout.mesh;
+  assign.strategy = options.layout.strategy;
   assign.training = !options.inference;
   assign.optimizer = options.optimizer;
   assign.mixedPrecision = !options.fullPrecision;
-  assign.annotations = options.annotations;
+  assign.annotations = options.layout.annotations;
   assign.explain = options.explain;
   assign.explainFile = options.explainFile;
   pm.addPass(createSbpAssign(assign));
   InsertBoxingOptions boxing;
-  boxing.cluster = options.cluster;
+  boxing.cluster = options.layout.cluster;
   boxing.mixedPrecision = !options.fullPrecision;
   pm.addPass(createInsertBoxing(boxing));
   if (failed(pm.run(*module)))
@@ -81,7 +81,7 @@ int parplan::cli::runShard(const ShardOptions &options) {
   fmt::print("wrote {}: mesh {} ({}), step {} (compute {}, communication {}), "
              "{} of {} per device; {} boxings{}\n",
              options.output, fmt::format("{}", fmt::join(mesh.getShape(), "x")),
-             options.strategy, formatSeconds(seconds("step_time")),
+             options.layout.strategy, formatSeconds(seconds("step_time")),
              formatSeconds(seconds("compute_time")),
              formatSeconds(seconds("communication_time")),
              formatBytes(integer("memory_bytes")),

@@ -46,6 +46,23 @@ void addTrainingOptions(CLI::App *command,
       ->check(CLI::IsMember({"none", "bf16", "fp16"}));
 }
 
+/// The flags of sbp-assign's layout: cluster, mesh, strategy, pins.
+void addLayoutOptions(CLI::App *command, parplan::cli::LayoutOptions &layout) {
+  command->add_option("--cluster", layout.cluster,
+                      "Preset name or cluster file (default dgx-h100)");
+  command->add_option("--mesh", layout.mesh,
+                      "Mesh shape over the first devices, e.g. 2x4 (default: "
+                      "nodes x devices per node when uniform, else all "
+                      "devices)");
+  command
+      ->add_option("--strategy", layout.strategy,
+                   "auto (default), exact, data-parallel or megatron")
+      ->check(CLI::IsMember({"auto", "exact", "data-parallel", "megatron"}));
+  command->add_option("--annotations", layout.annotations,
+                      "YAML or JSON file of pinned layouts "
+                      "(docs/sbp-annotations.md)");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -85,16 +102,7 @@ int main(int argc, char **argv) {
   shardCommand->add_option(
       "--dim", shard.dims,
       "Bind a symbolic dimension: NAME=VALUE (repeatable)");
-  shardCommand->add_option("--cluster", shard.cluster,
-                           "Preset name or cluster file (default dgx-h100)");
-  shardCommand->add_option(
-      "--mesh", shard.mesh,
-      "Mesh shape over the first devices, e.g. 1x8 (default: nodes x "
-      "devices per node when uniform, else all devices)");
-  shardCommand
-      ->add_option("--strategy", shard.strategy,
-                   "auto (default), exact, data-parallel or megatron")
-      ->check(CLI::IsMember({"auto", "exact", "data-parallel", "megatron"}));
+  addLayoutOptions(shardCommand, shard.layout);
   shardCommand
       ->add_option("--optimizer", shard.optimizer,
                    "sgd, momentum, adam (default) or adamw")
@@ -104,9 +112,6 @@ int main(int argc, char **argv) {
   shardCommand->add_flag("--fp32", shard.fullPrecision,
                          "Compute and store in fp32 (default: mixed "
                          "precision, bf16 with fp32 master weights)");
-  shardCommand->add_option("--annotations", shard.annotations,
-                           "YAML or JSON file of pinned layouts "
-                           "(docs/sbp-annotations.md)");
   shardCommand->add_flag("--explain", shard.explain,
                          "Attach sbp.explain (cost, runner-up) to every op");
   shardCommand->add_option("--explain-json", shard.explainFile,
@@ -126,17 +131,7 @@ int main(int argc, char **argv) {
       "Bind a symbolic dimension: NAME=VALUE (repeatable)");
   compileCommand->add_option("--batch", compile.batch,
                              "Bind the symbolic dimension 'batch'");
-  compileCommand->add_option("--cluster", compile.cluster,
-                             "Preset name or cluster file (default dgx-h100)");
-  compileCommand->add_option(
-      "--mesh", compile.mesh,
-      "Mesh shape over the first devices, e.g. 2x4 (default: the cluster's)");
-  compileCommand
-      ->add_option("--strategy", compile.strategy,
-                   "auto (default), exact, data-parallel or megatron")
-      ->check(CLI::IsMember({"auto", "exact", "data-parallel", "megatron"}));
-  compileCommand->add_option("--annotations", compile.annotations,
-                             "YAML or JSON file of pinned layouts");
+  addLayoutOptions(compileCommand, compile.layout);
   compileCommand->add_flag("--train", compile.train,
                            "Compile a training step (required for now)");
   addTrainingOptions(compileCommand, compile.training);
