@@ -45,6 +45,7 @@ if [[ ! -f $build_dir/build.ninja ]]; then
     -DCMAKE_BUILD_TYPE="${PARPLAN_BUILD_TYPE:-Release}" \
     -DMLIR_DIR="$(llvm-config-22 --prefix)/lib/cmake/mlir" \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache \
     -DCMAKE_EXE_LINKER_FLAGS="-fuse-ld=lld -B$llvm_bin" \
     -DPARPLAN_WERROR=ON
 fi

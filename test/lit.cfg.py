@@ -28,3 +28,22 @@ tools = [
     ToolSubst("parplan-zoo", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.parplan_tools_dir, config.llvm_tools_dir])
+
+# `cuda-device`: a GPU is visible to `parplan calibrate` (it prints one line
+# per GPU, or "no CUDA device: REASON"). calibrate.test runs without one,
+# calibrate-gpu.test with one.
+def parplan_sees_a_gpu():
+    import subprocess
+    parplan = os.path.join(config.parplan_tools_dir, "parplan")
+    try:
+        listing = subprocess.run([parplan, "calibrate", "--list-devices"],
+                                 capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    lines = listing.stdout.splitlines()
+    return (listing.returncode == 0 and bool(lines)
+            and not lines[0].startswith("no CUDA device"))
+
+
+if parplan_sees_a_gpu():
+    config.available_features.add("cuda-device")

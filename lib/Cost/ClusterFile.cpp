@@ -311,7 +311,8 @@ bool Reader::readDeviceType(const Tree &tree, size_t index, Cluster &cluster,
   DeviceType type;
   std::string what = Fields::entryName(tree, "device type", index);
   Fields fields(*this, tree, what);
-  if (!fields.check({"name", "memory", "memory_bandwidth", "peak_flops"}))
+  if (!fields.check({"name", "memory", "memory_bandwidth", "peak_flops",
+                     "compute_efficiency"}))
     return false;
   const Tree *name = fields.require("name");
   if (!name || !readString(name, what + ": name", type.name))
@@ -330,6 +331,21 @@ bool Reader::readDeviceType(const Tree &tree, size_t index, Cluster &cluster,
   if (!bandwidth || !readQuantity(bandwidth, what + ": memory_bandwidth",
                                   Quantity::Bandwidth, type.memoryBandwidth))
     return false;
+  if (const Tree *efficiency = fields.get("compute_efficiency")) {
+    StringRef text = efficiency->kind == Tree::Scalar
+                         ? StringRef(efficiency->value)
+                         : StringRef();
+    double value = 0;
+    if (efficiency->kind != Tree::Scalar || text.empty() ||
+        numberLength(text) != text.size() || text.getAsDouble(value) ||
+        !(value > 0 && value <= 1))
+      return diags.fail(efficiency->valueLoc,
+                        what +
+                            ": compute_efficiency must be a number in "
+                            "(0, 1], not '" +
+                            text + "'");
+    type.computeEfficiency = value;
+  }
   const Tree *peaks = fields.require("peak_flops");
   if (!peaks)
     return false;
@@ -738,6 +754,8 @@ public:
       field("memory", str(quantity(type.memoryBytes, Quantity::Memory)));
       field("memory_bandwidth",
             str(quantity(type.memoryBandwidth, Quantity::Bandwidth)));
+      if (type.computeEfficiency != DeviceType().computeEfficiency)
+        field("compute_efficiency", number(type.computeEfficiency));
       beginMap("peak_flops");
       for (const auto &[dtype, flops] : type.peakFlops) {
         std::string text = quantity(flops, Quantity::Flops);

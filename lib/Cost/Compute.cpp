@@ -6,12 +6,11 @@
 
 std::optional<double> parplan::cost::computeTime(double flops, double bytes,
                                                  const DeviceType &device,
-                                                 DType dtype,
-                                                 double efficiency) {
+                                                 DType dtype) {
   auto peak = device.peakFlops.find(dtype);
   if (peak == device.peakFlops.end() || peak->second <= 0 ||
       device.memoryBandwidth <= 0)
     return std::nullopt;
-  return std::max(flops / (peak->second * efficiency),
+  return std::max(flops / (peak->second * device.computeEfficiency),
                   bytes / device.memoryBandwidth);
 }

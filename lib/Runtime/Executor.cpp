@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <set>
 
 namespace parplan::runtime {
 
@@ -42,19 +41,6 @@ AttrValue toAttrValue(const plan::Attr &attr) {
   return AttrValue();
 }
 
-ReduceKind toReduceKind(plan::Reduction kind) {
-  switch (kind) {
-  case plan::MAX:
-    return ReduceKind::Max;
-  case plan::MIN:
-    return ReduceKind::Min;
-  case plan::PROD:
-    return ReduceKind::Prod;
-  default:
-    return ReduceKind::Sum;
-  }
-}
-
 } // namespace
 
 Status Executor::load(const plan::Plan &planMessage, int rank,
@@ -71,40 +57,44 @@ Status Executor::load(const plan::Plan &planMessage, int rank,
         " process(es); run it with mpirun -np " +
         std::to_string(planMessage.programs_size()));
   program_ = planMessage.programs(rank);
-  communicator_ = &communicator;
   seed_ = planMessage.seed();
   groups_.clear();
   for (const plan::Group &group : planMessage.groups())
     groups_[group.name()] = toVector(group.devices());
-
-  buffers_.clear();
-  buffers_.reserve(program_.buffers_size());
-  for (const plan::Buffer &buffer : program_.buffers()) {
-    std::optional<DType> type = toRuntimeDType(buffer.dtype());
-    if (!type)
-      return Status::failure("device " + std::to_string(rank) +
-                             ": the plan was not checked (a buffer has no "
-                             "dtype)");
-    buffers_.emplace_back(*type, toVector(buffer.shape()));
-  }
   attrs_.assign(program_.instructions_size(), AttrMap());
   for (int i = 0; i < program_.instructions_size(); ++i)
     if (program_.instructions(i).has_kernel())
       for (const plan::Attr &attr : program_.instructions(i).kernel().attrs())
         attrs_[i][attr.name()] = toAttrValue(attr);
-
-  std::set<int64_t> targets, sources;
-  for (const plan::Update &update : program_.updates()) {
-    targets.insert(update.target());
-    sources.insert(update.source());
-  }
-  updatesDisjoint_ = true;
-  for (int64_t source : sources)
-    if (targets.count(source))
-      updatesDisjoint_ = false;
+  if (!backend_)
+    backend_ = createCpuBackend(communicator);
+  loaded_ = initialized_ = false;
+  if (Status status = backend_->load(program_, attrs_, groups_); !status.ok())
+    return Status::failure("device " + std::to_string(rank) + " (" +
+                           backend_->describe() + "): " + status.error);
   loaded_ = true;
-  initialized_ = false;
   return Status::success();
+}
+
+Tensor Executor::hostBuffer(int64_t index) const {
+  const plan::Buffer &buffer = program_.buffers(index);
+  return Tensor(toRuntimeDType(buffer.dtype()).value_or(DType::F32),
+                toVector(buffer.shape()));
+}
+
+Status Executor::read(int64_t index, Tensor &value) const {
+  if (!loaded_)
+    return Status::failure("the executor has no program (load it first)");
+  if (index < 0 || index >= program_.buffers_size())
+    return Status::failure("no buffer " + std::to_string(index));
+  return backend_->read(index, value);
+}
+
+Tensor Executor::buffer(int64_t index) const {
+  Tensor value;
+  if (!read(index, value).ok())
+    return Tensor();
+  return value;
 }
 
 Status Executor::initialize() {
@@ -112,7 +102,11 @@ Status Executor::initialize() {
     return Status::failure("the executor has no program (load it first)");
   for (int b = 0; b < program_.buffers_size(); ++b) {
     const plan::Buffer &buffer = program_.buffers(b);
-    Tensor &tensor = buffers_[b];
+    if (buffer.kind() != plan::Buffer::PARAMETER &&
+        buffer.kind() != plan::Buffer::STATE &&
+        buffer.kind() != plan::Buffer::CONSTANT)
+      continue;
+    Tensor tensor = hostBuffer(b);
     switch (buffer.kind()) {
     case plan::Buffer::PARAMETER: {
       bool loaded = false;
@@ -132,9 +126,6 @@ Status Executor::initialize() {
         return status;
       break;
     }
-    case plan::Buffer::STATE:
-      tensor = Tensor(tensor.dtype(), tensor.shape());
-      break;
     case plan::Buffer::CONSTANT:
       if (buffer.data().size() != tensor.byteSize())
         return Status::failure("constant buffer " + std::to_string(b) +
@@ -144,82 +135,14 @@ Status Executor::initialize() {
       if (tensor.byteSize() > 0)
         std::memcpy(tensor.bytes(), buffer.data().data(), tensor.byteSize());
       break;
-    default:
+    default: // STATE: zeros.
       break;
     }
+    if (Status status = backend_->write(b, tensor); !status.ok())
+      return status;
   }
   initialized_ = true;
   return Status::success();
-}
-
-Status Executor::runCollective(const plan::Collective &collective) {
-  const Group &group = groups_[collective.group()];
-  Tensor &in = buffers_[collective.input()];
-  Tensor &out = buffers_[collective.output()];
-  ReduceKind reduce = toReduceKind(collective.reduce());
-  switch (collective.kind()) {
-  case plan::Collective::ALL_REDUCE:
-    return communicator_->allReduce(in, reduce, group);
-  case plan::Collective::ALL_GATHER:
-    return communicator_->allGather(in, out, collective.axis(), group);
-  case plan::Collective::REDUCE_SCATTER:
-    return communicator_->reduceScatter(in, out, collective.axis(), reduce,
-                                        group);
-  case plan::Collective::ALL_TO_ALL:
-    return communicator_->allToAll(in, out, collective.axis(),
-                                   collective.concat_axis(), group);
-  case plan::Collective::BROADCAST:
-    return communicator_->broadcast(in, collective.root(), group);
-  default:
-    return Status::failure("unknown collective kind " +
-                           std::to_string(collective.kind()));
-  }
-}
-
-Status Executor::run(int64_t index, const plan::Instruction &instruction) {
-  switch (instruction.op_case()) {
-  case plan::Instruction::kKernel: {
-    const plan::Kernel &kernel = instruction.kernel();
-    std::vector<const Tensor *> operands;
-    operands.reserve(kernel.operands_size());
-    for (int64_t operand : kernel.operands())
-      operands.push_back(operand < 0 ? nullptr : &buffers_[operand]);
-    std::vector<Tensor *> results;
-    results.reserve(kernel.results_size());
-    for (int64_t result : kernel.results())
-      results.push_back(&buffers_[result]);
-    return runKernel(kernel.op(), attrs_[index], operands, results);
-  }
-  case plan::Instruction::kCollective:
-    return runCollective(instruction.collective());
-  case plan::Instruction::kSend:
-    return communicator_->send(buffers_[instruction.send().buffer()],
-                               instruction.send().peer(),
-                               instruction.send().tag());
-  case plan::Instruction::kRecv:
-    return communicator_->recv(buffers_[instruction.recv().buffer()],
-                               instruction.recv().peer(),
-                               instruction.recv().tag());
-  case plan::Instruction::OP_NOT_SET:
-    break;
-  }
-  return Status::failure("empty instruction");
-}
-
-static std::string describe(const plan::Instruction &instruction) {
-  switch (instruction.op_case()) {
-  case plan::Instruction::kKernel:
-    return "nn." + instruction.kernel().op();
-  case plan::Instruction::kCollective:
-    return "collective over '" + instruction.collective().group() + "'";
-  case plan::Instruction::kSend:
-    return "send";
-  case plan::Instruction::kRecv:
-    return "recv";
-  case plan::Instruction::OP_NOT_SET:
-    break;
-  }
-  return "empty";
 }
 
 Status Executor::step(int64_t stepIndex, double *loss) {
@@ -230,45 +153,35 @@ Status Executor::step(int64_t stepIndex, double *loss) {
     const plan::Buffer &buffer = program_.buffers(b);
     if (buffer.kind() != plan::Buffer::INPUT)
       continue;
-    if (batchLoader_) {
-      bool loaded = false;
-      if (Status status = batchLoader_(buffer, stepIndex, buffers_[b], loaded);
+    Tensor batch = hostBuffer(b);
+    bool loaded = false;
+    if (batchLoader_)
+      if (Status status = batchLoader_(buffer, stepIndex, batch, loaded);
           !status.ok())
         return status;
-      if (loaded)
-        continue;
-    }
-    if (Status status = fillBlock(buffers_[b], toVector(buffer.logical_shape()),
-                                  toVector(buffer.offsets()), seed_,
-                                  batchName(buffer.name(), stepIndex), 1.0,
-                                  buffer.value_bound());
-        !status.ok())
+    if (!loaded)
+      if (Status status = fillBlock(batch, toVector(buffer.logical_shape()),
+                                    toVector(buffer.offsets()), seed_,
+                                    batchName(buffer.name(), stepIndex), 1.0,
+                                    buffer.value_bound());
+          !status.ok())
+        return status;
+    if (Status status = backend_->write(b, batch); !status.ok())
       return status;
   }
-  for (int i = 0; i < program_.instructions_size(); ++i) {
-    const plan::Instruction &instruction = program_.instructions(i);
-    if (Status status = run(i, instruction); !status.ok())
-      return Status::failure("device " + std::to_string(program_.device()) +
-                             " instruction " + std::to_string(i) + " (" +
-                             describe(instruction) + "): " + status.error);
+  if (Status status = backend_->run(); !status.ok())
+    return Status::failure("device " + std::to_string(program_.device()) + " " +
+                           status.error);
+  if (loss) {
+    *loss = std::numeric_limits<double>::quiet_NaN();
+    if (program_.loss() >= 0) {
+      Tensor value;
+      if (Status status = backend_->read(program_.loss(), value); !status.ok())
+        return status;
+      *loss = value.get(0);
+    }
   }
-  if (loss)
-    *loss = program_.loss() >= 0 ? buffers_[program_.loss()].get(0)
-                                 : std::numeric_limits<double>::quiet_NaN();
-  // Updates read the step's values: when one update's source is another's
-  // target, take all sources before writing any target.
-  if (updatesDisjoint_) {
-    for (const plan::Update &update : program_.updates())
-      buffers_[update.target()] = buffers_[update.source()];
-  } else {
-    std::vector<Tensor> values;
-    values.reserve(program_.updates_size());
-    for (const plan::Update &update : program_.updates())
-      values.push_back(buffers_[update.source()]);
-    for (int u = 0; u < program_.updates_size(); ++u)
-      buffers_[program_.updates(u).target()] = std::move(values[u]);
-  }
-  return Status::success();
+  return backend_->applyUpdates();
 }
 
 } // namespace parplan::runtime

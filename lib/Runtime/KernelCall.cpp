@@ -52,10 +52,13 @@ using Kind = AttrValue::Kind;
 /// calls the kernel only if every attribute was fine.
 class Call {
 public:
+  /// With `resolved`, the call records every attribute as read (defaults
+  /// filled, axes normalized) there and `run` calls no kernel.
   Call(const std::string &op, const AttrMap &attrs,
        const std::vector<const Tensor *> &operands,
-       const std::vector<Tensor *> &results)
-      : op(op), attrs(attrs), operands(operands), results(results) {}
+       const std::vector<Tensor *> &results, AttrMap *resolved = nullptr)
+      : op(op), attrs(attrs), operands(operands), results(results),
+        resolved(resolved) {}
 
   const Tensor &in(size_t i) const { return *operands[i]; }
   const Tensor *optionalIn(size_t i) const { return operands[i]; }
@@ -66,12 +69,12 @@ public:
   /// An I64Attr.
   int64_t i64(const char *name, std::optional<int64_t> byDefault = {}) {
     const AttrValue *value = find(name, Kind::Int, byDefault.has_value());
-    return value ? *value->getInt() : byDefault.value_or(0);
+    return record(name, value ? *value->getInt() : byDefault.value_or(0));
   }
   /// An F64Attr.
   double f64(const char *name, std::optional<double> byDefault = {}) {
     const AttrValue *value = find(name, Kind::Float, byDefault.has_value());
-    return value ? *value->getFloat() : byDefault.value_or(0);
+    return record(name, value ? *value->getFloat() : byDefault.value_or(0));
   }
   /// An F32Attr: rounded to float, as the MLIR attribute holds it, so that
   /// a value written as a double and the default (a float literal, as MLIR
@@ -79,38 +82,43 @@ public:
   /// getters give.
   double f32(const char *name, float byDefault) {
     const AttrValue *value = find(name, Kind::Float, true);
-    return value ? static_cast<float>(*value->getFloat()) : byDefault;
+    return record(name, value ? static_cast<float>(*value->getFloat())
+                              : static_cast<double>(byDefault));
   }
   /// An OptionalAttr<F32Attr> (clip's bounds): absent does not clamp.
   std::optional<double> optionalF32(const char *name) {
     if (const AttrValue *value = find(name, Kind::Float, true))
-      return static_cast<float>(*value->getFloat());
+      return record(
+          name, static_cast<double>(static_cast<float>(*value->getFloat())));
     return std::nullopt;
   }
   /// A BoolAttr, or a UnitAttr (true when present).
   bool flag(const char *name, bool byDefault) {
     const AttrValue *value = find(name, Kind::Bool, true);
-    return value ? *value->getBool() : byDefault;
+    return record(name, value ? *value->getBool() : byDefault);
   }
   /// A DenseI64ArrayAttr.
   std::vector<int64_t>
   ints(const char *name, std::optional<std::vector<int64_t>> byDefault = {}) {
     const AttrValue *value = find(name, Kind::Ints, byDefault.has_value());
-    if (value)
-      return *value->getInts();
-    return byDefault.value_or(std::vector<int64_t>{});
+    return record(name, value ? *value->getInts()
+                              : byDefault.value_or(std::vector<int64_t>{}));
   }
   /// An enum attribute, by case name; returns the case's index.
   size_t enumCase(const char *name, std::initializer_list<const char *> cases,
                   size_t byDefault) {
     const AttrValue *value = find(name, Kind::String, true);
-    if (!value)
+    if (!value) {
+      record(name, std::string(cases.begin()[byDefault]));
       return byDefault;
+    }
     std::string expected;
     size_t index = 0;
     for (const char *option : cases) {
-      if (*value->getString() == option)
+      if (*value->getString() == option) {
+        record(name, *value->getString());
         return index;
+      }
       expected += (index ? " or \"" : "\"") + std::string(option) + "\"";
       ++index;
     }
@@ -120,14 +128,17 @@ public:
   }
   /// An attribute the kernel does not need (the result shapes say the
   /// same): accepted when of the right kind, and ignored.
-  void unused(const char *name, Kind kind) { find(name, kind, true); }
+  void unused(const char *name, Kind kind) {
+    if (const AttrValue *value = find(name, kind, true))
+      record(name, *value);
+  }
 
   /// A signed axis (ONNX: [-rank, rank)) of a tensor of rank `rank`, as an
   /// index in [0, rank).
   int64_t axis(const char *name, std::optional<int64_t> byDefault,
                int64_t rank) {
     int64_t value = i64(name, byDefault);
-    return normalize(name, value, rank);
+    return record(name, normalize(name, value, rank));
   }
   /// Reduction axes: signed, normalized, sorted, without repeats; empty
   /// (the default) reduces every dimension.
@@ -137,7 +148,7 @@ public:
       value = normalize(name, value, rank);
     std::sort(values.begin(), values.end());
     values.erase(std::unique(values.begin(), values.end()), values.end());
-    return values;
+    return record(name, values);
   }
 
   /// A window over the spatial dimensions of `input` ([N, C, D1..Dk]):
@@ -184,7 +195,7 @@ public:
         }
     if (!error.empty())
       return Status::failure(error);
-    return kernel();
+    return resolved ? Status::success() : kernel();
   }
 
 private:
@@ -192,8 +203,15 @@ private:
   const AttrMap &attrs;
   const std::vector<const Tensor *> &operands;
   const std::vector<Tensor *> &results;
+  AttrMap *resolved;
   std::set<std::string> read;
   std::string error;
+
+  template <typename T> T record(const char *name, T value) {
+    if (resolved)
+      (*resolved)[name] = AttrValue(value);
+    return value;
+  }
 
   void fail(const std::string &message) {
     if (error.empty())
@@ -720,9 +738,12 @@ const KernelSignature *lookupKernel(const std::string &opName) {
   return it == table.end() ? nullptr : &it->second.signature;
 }
 
-Status runKernel(const std::string &opName, const AttrMap &attrs,
-                 const std::vector<const Tensor *> &operands,
-                 const std::vector<Tensor *> &results) {
+/// Runs nn.<opName>'s handler: the kernel, or with `resolved` only the
+/// reading of its attributes.
+static Status callHandler(const std::string &opName, const AttrMap &attrs,
+                          const std::vector<const Tensor *> &operands,
+                          const std::vector<Tensor *> &results,
+                          AttrMap *resolved) {
   const auto &table = kernelTable();
   auto it = table.find(opName);
   if (it == table.end())
@@ -731,8 +752,22 @@ Status runKernel(const std::string &opName, const AttrMap &attrs,
   if (Status status = checkArity(opName, entry.signature, operands, results);
       !status.ok())
     return status;
-  Call call(opName, attrs, operands, results);
+  Call call(opName, attrs, operands, results, resolved);
   return entry.handler(call);
+}
+
+Status runKernel(const std::string &opName, const AttrMap &attrs,
+                 const std::vector<const Tensor *> &operands,
+                 const std::vector<Tensor *> &results) {
+  return callHandler(opName, attrs, operands, results, nullptr);
+}
+
+Status resolveKernelAttrs(const std::string &opName, const AttrMap &attrs,
+                          const std::vector<const Tensor *> &operands,
+                          const std::vector<Tensor *> &results,
+                          AttrMap &resolved) {
+  resolved.clear();
+  return callHandler(opName, attrs, operands, results, &resolved);
 }
 
 } // namespace parplan::runtime

@@ -17,10 +17,12 @@
 #include "parplan/Runtime/Kernels.h"
 #include "parplan/Runtime/Tensor.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,20 @@ inline bool broadcastsTo(const Shape &source, const Shape &target) {
     if (source[d] != 1 && source[d] != target[offset + d])
       return false;
   return true;
+}
+
+/// The broadcast of two shapes (numpy), or nullopt.
+inline std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape shape(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    shape[i] = da == 1 ? db : da;
+  }
+  return shape;
 }
 
 /// Walks the elements of `shape` in row-major order and calls

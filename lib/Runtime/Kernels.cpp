@@ -85,20 +85,6 @@ void gatherStrided(const Tensor &input, const std::vector<int64_t> &strides,
                  {base});
 }
 
-/// The broadcast of two shapes (numpy), or nullopt.
-std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape shape(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1)
-      return std::nullopt;
-    shape[i] = da == 1 ? db : da;
-  }
-  return shape;
-}
-
 //===----------------------------------------------------------------------===//
 // Integer arithmetic (wrapping, as the element types do)
 //===----------------------------------------------------------------------===//

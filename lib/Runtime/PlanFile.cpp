@@ -182,23 +182,6 @@ template <typename List> std::vector<int64_t> toVector(const List &list) {
   return std::vector<int64_t>(list.begin(), list.end());
 }
 
-const char *collectiveName(int kind) {
-  switch (kind) {
-  case plan::Collective::ALL_REDUCE:
-    return "all_reduce";
-  case plan::Collective::ALL_GATHER:
-    return "all_gather";
-  case plan::Collective::REDUCE_SCATTER:
-    return "reduce_scatter";
-  case plan::Collective::ALL_TO_ALL:
-    return "all_to_all";
-  case plan::Collective::BROADCAST:
-    return "broadcast";
-  default:
-    return "collective";
-  }
-}
-
 class PlanChecker {
 public:
   explicit PlanChecker(const plan::Plan &planMessage) : plan_(planMessage) {}
@@ -654,6 +637,23 @@ private:
 
 Status checkPlan(const plan::Plan &planMessage) {
   return PlanChecker(planMessage).check();
+}
+
+const char *collectiveName(int kind) {
+  switch (kind) {
+  case plan::Collective::ALL_REDUCE:
+    return "all_reduce";
+  case plan::Collective::ALL_GATHER:
+    return "all_gather";
+  case plan::Collective::REDUCE_SCATTER:
+    return "reduce_scatter";
+  case plan::Collective::ALL_TO_ALL:
+    return "all_to_all";
+  case plan::Collective::BROADCAST:
+    return "broadcast";
+  default:
+    return "collective";
+  }
 }
 
 } // namespace parplan::runtime

@@ -1,12 +1,15 @@
 //===- Tensor.cpp - dense tensors on host memory --------------------------===//
 //
 // Element access and the 16-bit float conversions. The conversions are
-// written out bit by bit (no compiler half type) so that every host rounds
-// the same way, round to nearest even, with subnormals, infinities and NaNs.
+// written out bit by bit (no compiler half type) so that every host and
+// GPU rounds the same way, round to nearest even, with subnormals,
+// infinities and NaNs: the code is DeviceTensor.h's, which runs on both.
 //
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Runtime/Tensor.h"
+
+#include "Device/DeviceTensor.h"
 
 #include <cmath>
 #include <cstring>
@@ -129,78 +132,27 @@ std::string toString(const Shape &shape) {
   return text + "]";
 }
 
-uint16_t floatToHalf(float value) {
-  uint32_t bits = floatBits(value);
-  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
-  uint32_t exponent = (bits >> 23) & 0xffu;
-  uint32_t mantissa = bits & 0x7fffffu;
-  if (exponent == 0xff) {
-    if (mantissa == 0)
-      return sign | 0x7c00u;
-    // Keep the top payload bits and force a quiet NaN.
-    return static_cast<uint16_t>(sign | 0x7e00u | (mantissa >> 13));
-  }
-  int32_t unbiased = static_cast<int32_t>(exponent) - 127;
-  if (unbiased > 15)
-    return sign | 0x7c00u;
-  if (unbiased >= -14) {
-    // Normal half; a carry out of the significand correctly bumps the
-    // exponent, up to infinity.
-    uint32_t half =
-        (static_cast<uint32_t>(unbiased + 15) << 10) | (mantissa >> 13);
-    uint32_t rest = mantissa & 0x1fffu;
-    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u)))
-      ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  // Subnormal half (in units of 2^-24), or zero. Float subnormals are far
-  // below half's range and land here too, as zero.
-  if (exponent == 0)
-    return sign;
-  uint32_t significand = mantissa | 0x800000u;
-  int32_t shift = -(unbiased + 1); // >= 14
-  if (shift > 24)
-    return sign;
-  uint32_t half = significand >> shift;
-  uint32_t rest = significand & ((1u << shift) - 1u);
-  uint32_t halfway = 1u << (shift - 1);
-  if (rest > halfway || (rest == halfway && (half & 1u)))
-    ++half;
-  return static_cast<uint16_t>(sign | half);
-}
-
-float halfToFloat(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1fu;
-  uint32_t mantissa = bits & 0x3ffu;
-  if (exponent == 0x1f)
-    return bitsFloat(sign | 0x7f800000u | (mantissa << 13));
-  if (exponent == 0) {
-    if (mantissa == 0)
-      return bitsFloat(sign);
-    float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
-
+// One implementation of the 16-bit conversions, the one the device kernels
+// run (DeviceTensor.h), so host and GPU round alike.
+uint16_t floatToHalf(float value) { return device::hdFloatToHalf(value); }
+float halfToFloat(uint16_t bits) { return device::hdHalfToFloat(bits); }
 uint16_t floatToBFloat16(float value) {
-  uint32_t bits = floatBits(value);
-  if (std::isnan(value))
-    return static_cast<uint16_t>((bits >> 16) | 0x40u);
-  uint32_t lsb = (bits >> 16) & 1u;
-  return static_cast<uint16_t>((bits + 0x7fffu + lsb) >> 16);
+  return device::hdFloatToBFloat16(value);
 }
-
-float bfloat16ToFloat(uint16_t bits) {
-  return bitsFloat(static_cast<uint32_t>(bits) << 16);
-}
+float bfloat16ToFloat(uint16_t bits) { return device::hdBFloat16ToFloat(bits); }
 
 Tensor::Tensor(DType type, Shape shape)
     : type_(type), shape_(std::move(shape)),
       bytes_(static_cast<size_t>(runtime::numElements(shape_)) *
                  byteWidth(type),
              std::byte{0}) {}
+
+Tensor Tensor::withoutStorage(DType type, Shape shape) {
+  Tensor tensor;
+  tensor.type_ = type;
+  tensor.shape_ = std::move(shape);
+  return tensor;
+}
 
 double Tensor::get(int64_t index) const {
   switch (type_) {

@@ -59,6 +59,7 @@ void checkSameCluster(const Cluster &a, const Cluster &b) {
     CHECK(x.name == y.name);
     CHECK(near(x.memoryBytes, y.memoryBytes));
     CHECK(near(x.memoryBandwidth, y.memoryBandwidth));
+    CHECK(x.computeEfficiency == y.computeEfficiency);
     REQUIRE(x.peakFlops.size() == y.peakFlops.size());
     for (const auto &[dtype, flops] : x.peakFlops)
       CHECK(near(flops, y.peakFlops.at(dtype)));
@@ -514,6 +515,42 @@ TEST_CASE("every preset round-trips through YAML and JSON", "[cluster][file]") {
   }
   Cluster two = mustParse(writeClusterYaml(mustPreset("dgx-h100")), "x.yaml");
   CHECK(two.link(0, 1).bandwidth == 450 * GBps);
+}
+
+TEST_CASE("compute efficiency: 0.7 unless the file says", "[cluster][file]") {
+  auto withEfficiency = [](const std::string &line) {
+    return "name: e\n"
+           "device_types:\n"
+           "  - name: g\n"
+           "    memory: 16 GB\n"
+           "    memory_bandwidth: 1 TB/s\n" +
+           line +
+           "    peak_flops: {f32: 10 TFLOP/s}\n"
+           "nodes:\n"
+           "  - {name: n, device_type: g, devices: 1}\n";
+  };
+  Cluster datasheet = mustParse(withEfficiency(""), "e.yaml");
+  CHECK(datasheet.deviceTypes[0].computeEfficiency == 0.7);
+  // The writer leaves the default out, and writes any other value.
+  CHECK(writeClusterYaml(datasheet).find("compute_efficiency") ==
+        std::string::npos);
+  Cluster measured =
+      mustParse(withEfficiency("    compute_efficiency: 1\n"), "e.yaml");
+  CHECK(measured.deviceTypes[0].computeEfficiency == 1.0);
+  checkSameCluster(mustParse(writeClusterYaml(measured), "e.yaml"), measured);
+  checkSameCluster(mustParse(writeClusterJson(measured), "e.json"), measured);
+  CHECK(mustParse(withEfficiency("    compute_efficiency: 0.85\n"), "e.yaml")
+            .deviceTypes[0]
+            .computeEfficiency == 0.85);
+  CHECK(parseError(withEfficiency("    compute_efficiency: 0\n")) ==
+        "c.yaml:6:25: device type 'g': compute_efficiency must be a number "
+        "in (0, 1], not '0'");
+  CHECK(parseError(withEfficiency("    compute_efficiency: 1.5\n")) ==
+        "c.yaml:6:25: device type 'g': compute_efficiency must be a number "
+        "in (0, 1], not '1.5'");
+  CHECK(parseError(withEfficiency("    compute_efficiency: 70%\n")) ==
+        "c.yaml:6:25: device type 'g': compute_efficiency must be a number "
+        "in (0, 1], not '70%'");
 }
 
 TEST_CASE("units", "[cluster][file]") {

@@ -415,3 +415,63 @@ TEST_CASE("kernel call: errors", "[runtime]") {
   REQUIRE_FALSE(mismatch.ok());
   CHECK(errorOf("matmul", {}, {&a, &b}, {&bad}) == mismatch.error);
 }
+
+TEST_CASE("kernel call: resolved attributes", "[runtime]") {
+  // What the device backends read: every attribute with its default, axes
+  // normalized, F32 values rounded, enums by name; nothing runs.
+  Tensor x = Tensor::withoutStorage(DType::F32, {2, 3, 4});
+  Tensor y = Tensor::withoutStorage(DType::F32, {2, 3, 4});
+  CHECK(x.byteSize() == 0);
+  CHECK(x.numElements() == 24);
+  AttrMap resolved;
+
+  SECTION("defaults and a signed axis") {
+    REQUIRE(resolveKernelAttrs("softmax", {{"axis", -2}}, {&x}, {&y}, resolved)
+                .ok());
+    CHECK(resolved == AttrMap{{"axis", int64_t{1}}});
+    REQUIRE(resolveKernelAttrs("softmax", {}, {&x}, {&y}, resolved).ok());
+    CHECK(resolved == AttrMap{{"axis", int64_t{2}}});
+  }
+  SECTION("F32 defaults rounded to float, unit attributes as bools") {
+    Tensor scale = Tensor::withoutStorage(DType::F32, {4});
+    REQUIRE(resolveKernelAttrs("layer_norm", {}, {&x, &scale, nullptr}, {&y},
+                               resolved)
+                .ok());
+    CHECK(*resolved.at("axis").getInt() == 2);
+    CHECK(*resolved.at("epsilon").getFloat() == static_cast<double>(1e-5f));
+    Tensor a = Tensor::withoutStorage(DType::F32, {3, 4});
+    Tensor b = Tensor::withoutStorage(DType::F32, {4, 5});
+    Tensor c = Tensor::withoutStorage(DType::F32, {3, 5});
+    REQUIRE(resolveKernelAttrs("gemm", {{"alpha", 0.1}}, {&a, &b, nullptr},
+                               {&c}, resolved)
+                .ok());
+    CHECK(*resolved.at("alpha").getFloat() == static_cast<double>(0.1f));
+    CHECK(*resolved.at("beta").getFloat() == 1.0);
+    CHECK(*resolved.at("trans_a").getBool() == false);
+    CHECK(*resolved.at("trans_b").getBool() == false);
+  }
+  SECTION("reduce axes sorted, unique, normalized; enums by name") {
+    Tensor r = Tensor::withoutStorage(DType::F32, {3});
+    REQUIRE(resolveKernelAttrs("reduce_sum", {{"axes", {-1, 0, 2}}}, {&x}, {&r},
+                               resolved)
+                .ok());
+    CHECK(*resolved.at("axes").getInts() == std::vector<int64_t>{0, 2});
+    REQUIRE(resolveKernelAttrs("gelu", {}, {&x}, {&y}, resolved).ok());
+    CHECK(*resolved.at("approximate").getString() == "none");
+  }
+  SECTION("clip's bounds only when given") {
+    REQUIRE(
+        resolveKernelAttrs("clip", {{"max", 2.5}}, {&x}, {&y}, resolved).ok());
+    CHECK(resolved.count("min") == 0);
+    CHECK(*resolved.at("max").getFloat() == 2.5);
+  }
+  SECTION("the errors runKernel gives") {
+    CHECK(resolveKernelAttrs("softmax", {{"axis", 3}}, {&x}, {&y}, resolved)
+              .error == "nn.softmax: attribute 'axis' = 3 is out of range for "
+                        "rank 3");
+    CHECK(resolveKernelAttrs("softmax", {{"axes", 1}}, {&x}, {&y}, resolved)
+              .error == "nn.softmax: unknown attribute 'axes'");
+    CHECK(resolveKernelAttrs("frobnicate", {}, {&x}, {&y}, resolved).error ==
+          "no kernel for nn.frobnicate");
+  }
+}

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parplan/Runtime/CudaBackend.h"
 #include "parplan/Runtime/Executor.h"
 #include "parplan/Runtime/MpiCommunicator.h"
 #include "parplan/Runtime/PlanFile.h"
@@ -17,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -33,6 +35,8 @@ using namespace parplan::runtime;
 namespace {
 
 void printWeightSummary(const Executor &executor, int rank);
+void printProfile(const Profile &profile, int64_t steps,
+                  std::vector<double> stepMs);
 
 /// Stops every rank: MPI_Abort never returns.
 [[noreturn]] void abortAll(int rank, const std::string &error) {
@@ -40,6 +44,17 @@ void printWeightSummary(const Executor &executor, int rank);
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();
+}
+
+/// This process's rank among the processes of its machine, and their
+/// number.
+void localRankAndSize(int &localRank, int &localSize) {
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                      &local);
+  MPI_Comm_rank(local, &localRank);
+  MPI_Comm_size(local, &localSize);
+  MPI_Comm_free(&local);
 }
 
 int run(int argc, char **argv, int rank, int worldSize) {
@@ -70,6 +85,21 @@ int run(int argc, char **argv, int rank, int worldSize) {
                "after the steps, print every parameter's element count, sum "
                "and sum of squares on rank 0 (whole tensors, whatever the "
                "layout: plans of any size print the same)");
+  std::string backendName = "auto";
+  app.add_option("--backend", backendName,
+                 "where the programs run: cuda (one GPU per rank; NCCL), cpu "
+                 "(the reference kernels; MPI), or auto: cuda when every "
+                 "rank has a GPU of its own, else cpu")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  bool tf32 = false;
+  app.add_flag("--tf32", tf32,
+               "cuda: let float32 matmuls use TF32 tensor cores (faster; "
+               "about 1e-3 relative instead of float32's 1e-6)");
+  bool profile = false;
+  app.add_flag("--profile", profile,
+               "time every instruction (one at a time, so without overlap) "
+               "from the second step on, and print rank 0's time per kind of "
+               "instruction per step, and matmul throughput");
   bool oneBatch = false;
   app.add_flag("--one-batch", oneBatch,
                "train on the first synthetic batch at every step (the loss "
@@ -101,8 +131,32 @@ int run(int argc, char **argv, int rank, int worldSize) {
                 std::to_string(planMessage.programs_size()));
 
   std::unique_ptr<Transport> communicator = createMpiCommunicator();
+  int localRank = 0, localSize = 1;
+  localRankAndSize(localRank, localSize);
+  // The choice is made alike on every rank: each sees the same GPUs per
+  // machine, so cuda is refused or taken everywhere.
+  std::string unavailable = cudaUnavailableReason();
+  int gpus = cudaDeviceCount();
+  if (unavailable.empty() && gpus < localSize)
+    unavailable = std::to_string(localSize) + " ranks on one machine share " +
+                  std::to_string(gpus) + " GPU(s); NCCL needs a GPU per rank";
+  bool useCuda =
+      backendName == "cuda" || (backendName == "auto" && unavailable.empty());
+  if (backendName == "cuda" && !unavailable.empty())
+    return fail("--backend cuda: " + unavailable);
   {
     Executor executor;
+    if (useCuda) {
+      CudaOptions options;
+      options.localRank = localRank;
+      options.tf32 = tf32;
+      Status status;
+      std::unique_ptr<Backend> backend =
+          createCudaBackend(*communicator, options, status);
+      if (!backend)
+        abortAll(rank, "--backend cuda: " + status.error);
+      executor.setBackend(std::move(backend));
+    }
     if (Status status = executor.load(planMessage, rank, *communicator);
         !status.ok())
       abortAll(rank, status.error);
@@ -124,7 +178,26 @@ int run(int argc, char **argv, int rank, int worldSize) {
           });
     if (Status status = executor.initialize(); !status.ok())
       abortAll(rank, status.error);
+    if (rank == 0) {
+      std::string line = "backend: " + executor.backend()->describe();
+      if (!useCuda && backendName == "auto")
+        line += " (no usable GPU: " + unavailable + ")";
+      std::printf("%s\n", line.c_str());
+      std::vector<std::string> host = executor.backend()->hostKernels();
+      if (!host.empty()) {
+        std::string list;
+        for (const std::string &kernel : host)
+          list += (list.empty() ? "" : ", ") + kernel;
+        std::printf("backend: on the host (no CUDA kernel): %s\n",
+                    list.c_str());
+      }
+      std::fflush(stdout);
+    }
+    std::vector<double> profiledMs;
     for (int64_t step = 0; step < steps; ++step) {
+      // The first step warms up (cuBLAS heuristics, NCCL connections).
+      if (profile && step == std::min<int64_t>(1, steps - 1))
+        executor.backend()->setProfiling(true);
       auto start = std::chrono::steady_clock::now();
       double loss = 0;
       if (Status status = executor.step(oneBatch ? 0 : step, &loss);
@@ -133,6 +206,8 @@ int run(int argc, char **argv, int rank, int worldSize) {
       double ms = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - start)
                       .count();
+      if (profile && step >= std::min<int64_t>(1, steps - 1))
+        profiledMs.push_back(ms);
       if (rank != 0)
         continue;
       if (std::isnan(loss) && executor.program().loss() < 0)
@@ -145,10 +220,45 @@ int run(int argc, char **argv, int rank, int worldSize) {
     }
     if (printWeights)
       printWeightSummary(executor, rank);
+    if (profile && rank == 0)
+      printProfile(executor.backend()->profile(),
+                   static_cast<int64_t>(profiledMs.size()), profiledMs);
   }
   // Sub-communicators are freed before MPI_Finalize.
   communicator.reset();
   return 0;
+}
+
+/// One line per kind of instruction, slowest first, then the sum against
+/// the median step: the gap is launch overhead and host work.
+void printProfile(const Profile &profile, int64_t steps,
+                  std::vector<double> stepMs) {
+  if (steps <= 0)
+    return;
+  std::vector<std::pair<std::string, ProfileEntry>> entries(profile.begin(),
+                                                            profile.end());
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const auto &a, const auto &b) {
+                     return a.second.seconds > b.second.seconds;
+                   });
+  double total = 0;
+  for (const auto &[name, entry] : entries)
+    total += entry.seconds;
+  double perStep = 1e3 / static_cast<double>(steps);
+  for (const auto &[name, entry] : entries) {
+    std::printf("profile %s: %.1f calls, %.3f ms per step, %.1f%%",
+                name.c_str(), static_cast<double>(entry.calls) / steps,
+                entry.seconds * perStep,
+                total > 0 ? 100 * entry.seconds / total : 0.0);
+    if (entry.flops > 0 && entry.seconds > 0)
+      std::printf(", %.1f GFLOP/s", entry.flops / entry.seconds * 1e-9);
+    std::printf("\n");
+  }
+  std::sort(stepMs.begin(), stepMs.end());
+  std::printf("profile total: %.3f ms per step in instructions; median "
+              "profiled step %.3f ms\n",
+              total * perStep, stepMs[stepMs.size() / 2]);
+  std::fflush(stdout);
 }
 
 /// Every parameter's element count, sum and sum of squares, from the
@@ -162,7 +272,7 @@ void printWeightSummary(const Executor &executor, int rank) {
     const plan::Buffer &buffer = program.buffers(b);
     if (buffer.kind() != plan::Buffer::PARAMETER)
       continue;
-    const Tensor &block = executor.buffer(b);
+    Tensor block = executor.buffer(b);
     double sum = 0, squares = 0;
     for (int64_t i = 0; i < block.numElements(); ++i) {
       double value = block.get(i);

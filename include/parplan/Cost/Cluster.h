@@ -36,6 +36,9 @@ struct DeviceType {
   double memoryBytes = 0;
   /// Device memory bandwidth, bytes/s.
   double memoryBandwidth = 0;
+  /// The fraction of `peakFlops` kernels reach (Compute.h): 0.7 for
+  /// datasheet peaks, 1 for peaks measured by `parplan calibrate`.
+  double computeEfficiency = 0.7;
 };
 
 /// The alpha-beta parameters of a link: time to move N bytes is

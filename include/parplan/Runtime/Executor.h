@@ -1,15 +1,17 @@
 //===- Executor.h - run one device's program of a plan ----------*- C++ -*-===//
 //
-// The executor behind parplan-run: it holds one device's buffers, fills
-// parameters, optimizer state and batches, and runs the device's program
-// of a checked plan (checkPlan) step after step: kernels through runKernel,
-// collectives and messages through a Communicator. No MLIR dependency.
+// The executor behind parplan-run: it fills one device's parameters,
+// optimizer state and batches, and runs the device's program of a checked
+// plan (checkPlan) step after step on a backend (Backend.h): the CPU one
+// (reference kernels, a Communicator) unless given another. No MLIR
+// dependency.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef PARPLAN_RUNTIME_EXECUTOR_H
 #define PARPLAN_RUNTIME_EXECUTOR_H
 
+#include "parplan/Runtime/Backend.h"
 #include "parplan/Runtime/Communicator.h"
 #include "parplan/Runtime/KernelCall.h"
 #include "parplan/Runtime/PlanFile.h"
@@ -32,10 +34,16 @@ public:
                                             Tensor &block, bool &loaded)>;
 
   /// Takes device `rank`'s program of `plan` (which must have passed
-  /// checkPlan) and allocates its buffers. The communicator must be rank
-  /// `rank` of a world of one process per program, and outlive the
-  /// executor.
+  /// checkPlan) and allocates its buffers on the backend. The communicator
+  /// must be rank `rank` of a world of one process per program, and outlive
+  /// the executor; the CPU backend runs the collectives on it.
   Status load(const plan::Plan &plan, int rank, Communicator &communicator);
+  /// The backend the next load uses (default: the CPU backend).
+  void setBackend(std::unique_ptr<Backend> backend) {
+    backend_ = std::move(backend);
+  }
+  const Backend *backend() const { return backend_.get(); }
+  Backend *backend() { return backend_.get(); }
 
   /// The seed of synthetic values; the plan's seed unless set (before
   /// initialize).
@@ -62,27 +70,26 @@ public:
   /// has none.
   Status step(int64_t stepIndex, double *loss);
 
-  int64_t numBuffers() const { return static_cast<int64_t>(buffers_.size()); }
-  const Tensor &buffer(int64_t index) const { return buffers_[index]; }
-  Tensor &buffer(int64_t index) { return buffers_[index]; }
+  int64_t numBuffers() const { return program_.buffers_size(); }
+  /// A copy of buffer `index`'s current value, from wherever the backend
+  /// keeps it.
+  Status read(int64_t index, Tensor &value) const;
+  /// The same, for tests: an empty tensor when the read fails.
+  Tensor buffer(int64_t index) const;
   const plan::Program &program() const { return program_; }
 
 private:
-  Status run(int64_t index, const plan::Instruction &instruction);
-  Status runCollective(const plan::Collective &collective);
+  /// A host tensor of buffer `index`'s type and shape, zero-filled.
+  Tensor hostBuffer(int64_t index) const;
 
   plan::Program program_;
   std::map<std::string, Group> groups_;
-  Communicator *communicator_ = nullptr;
+  std::unique_ptr<Backend> backend_;
   uint64_t seed_ = 0;
   WeightLoader weightLoader_;
   BatchLoader batchLoader_;
-  std::vector<Tensor> buffers_;
   /// Kernel attributes converted once, by instruction index.
   std::vector<AttrMap> attrs_;
-  /// Whether the updates' sources and targets are disjoint, so that they
-  /// can be copied in order without a snapshot.
-  bool updatesDisjoint_ = true;
   bool loaded_ = false, initialized_ = false;
 };
 

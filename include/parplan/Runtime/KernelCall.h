@@ -114,6 +114,19 @@ Status runKernel(const std::string &opName, const AttrMap &attrs,
                  const std::vector<const Tensor *> &operands,
                  const std::vector<Tensor *> &results);
 
+/// Checks `attrs` and the operand and result counts as runKernel does,
+/// without running anything, and returns in `resolved` every attribute the
+/// op has: defaults filled in, F32 values rounded to float, signed axes
+/// normalized (reduce axes sorted, without repeats), enums by case name;
+/// an optional attribute without a default (clip's bounds) only when given.
+/// Operands and results are read for their types and shapes only
+/// (Tensor::withoutStorage serves). Backends other than the reference
+/// kernels read this map, so no backend has defaults of its own.
+Status resolveKernelAttrs(const std::string &opName, const AttrMap &attrs,
+                          const std::vector<const Tensor *> &operands,
+                          const std::vector<Tensor *> &results,
+                          AttrMap &resolved);
+
 } // namespace parplan::runtime
 
 #endif // PARPLAN_RUNTIME_KERNELCALL_H

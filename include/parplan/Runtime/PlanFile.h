@@ -57,6 +57,10 @@ Status checkPlan(const plan::Plan &plan);
 std::optional<DType> toRuntimeDType(int planDType);
 /// The plan dtype of a runtime element type.
 plan::DType toPlanDType(DType type);
+/// "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"
+/// (the plan dialect's op names) for a plan::Collective::Kind; "collective"
+/// for a value this release does not know.
+const char *collectiveName(int kind);
 
 } // namespace parplan::runtime
 

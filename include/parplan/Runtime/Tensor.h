@@ -56,6 +56,10 @@ public:
   Tensor() = default;
   /// Zero-filled.
   Tensor(DType type, Shape shape);
+  /// A type and a shape without elements (byteSize() is 0, bytes() null),
+  /// for code that reads only those: resolveKernelAttrs for a tensor that
+  /// lives on a device. Its elements must not be read or written.
+  static Tensor withoutStorage(DType type, Shape shape);
 
   DType dtype() const { return type_; }
   const Shape &shape() const { return shape_; }

@@ -1,0 +1,116 @@
+//===- Backend.h - where a device's buffers live and run --------*- C++ -*-===//
+//
+// The executor (Executor.h) fills parameters, state and batches on the host
+// and leaves the rest to a backend: the buffers' memory, the kernels, the
+// collectives and the updates. The CPU backend keeps buffers in host
+// Tensors and runs the reference kernels (runKernel) and a Communicator;
+// the CUDA backend (CudaBackend.h) keeps them in GPU memory and runs CUDA
+// kernels, cuBLAS and NCCL. No MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_RUNTIME_BACKEND_H
+#define PARPLAN_RUNTIME_BACKEND_H
+
+#include "parplan/Runtime/Communicator.h"
+#include "parplan/Runtime/KernelCall.h"
+#include "parplan/Runtime/PlanFile.h"
+#include "parplan/Runtime/Tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace parplan::runtime {
+
+/// Time spent in one kind of instruction over the steps run with
+/// profiling on.
+struct ProfileEntry {
+  int64_t calls = 0;
+  double seconds = 0;
+  /// Floating-point operations, for matmul and gemm (2 per multiply-add),
+  /// so that throughput can be read off.
+  double flops = 0;
+};
+
+/// By instruction kind: "nn.matmul", "all_reduce", "send", ...
+using Profile = std::map<std::string, ProfileEntry>;
+
+/// The name an instruction is profiled under.
+std::string profileKey(const plan::Instruction &instruction);
+
+/// Floating-point operations of a matmul or gemm kernel instruction (0 for
+/// the others), from its buffers' shapes.
+double kernelFlops(const plan::Program &program,
+                   const plan::Instruction &instruction);
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// One line for logs: "cpu", "cuda (NVIDIA H100 80GB HBM3, GPU 0)".
+  virtual std::string describe() const = 0;
+
+  /// Allocates `program`'s buffers (zero-filled, with the plan's types and
+  /// shapes) and prepares its instructions; `attrs[i]` are instruction i's
+  /// kernel attributes and `groups` the plan's device groups by name. The
+  /// program must have passed checkPlan and outlive the backend's use.
+  virtual Status load(const plan::Program &program,
+                      const std::vector<AttrMap> &attrs,
+                      const std::map<std::string, Group> &groups) = 0;
+
+  /// Copies a host tensor of the buffer's type and shape into the buffer.
+  virtual Status write(int64_t buffer, const Tensor &value) = 0;
+  /// Copies the buffer out, after everything that writes it has run.
+  virtual Status read(int64_t buffer, Tensor &value) = 0;
+
+  /// Runs the program's instructions once, in order as far as their
+  /// results can tell; returns when every one has finished. A failure
+  /// names the instruction ("instruction 7 (nn.gather): ...").
+  virtual Status run() = 0;
+  /// Copies every update's source into its target, all sources read
+  /// before any target is written.
+  virtual Status applyUpdates() = 0;
+
+  /// The kernels this backend runs on the host because it has no kernel of
+  /// its own for them ("conv_grad_weight x2"), for the user to see; empty
+  /// for the CPU backend.
+  virtual std::vector<std::string> hostKernels() const { return {}; }
+
+  /// With profiling on, run() times every instruction on its own (the CUDA
+  /// backend then gives up overlap, and measures with CUDA events);
+  /// profile() sums the times by kind since profiling was turned on.
+  virtual void setProfiling(bool on) = 0;
+  virtual const Profile &profile() const = 0;
+};
+
+/// The kernels the CPU backend runs: the reference kernels (Kernels.h), or
+/// the CUDA backend's own kernels (lib/Runtime/Device) run on the host,
+/// which checks those through whole plans on machines without a GPU (an
+/// op they do not cover runs its reference kernel, as on the GPU).
+enum class HostKernels { Reference, Device };
+
+/// The CPU backend: buffers in host memory, `kernels`, and `communicator`
+/// (which must outlive it) for collectives and messages.
+std::unique_ptr<Backend>
+createCpuBackend(Communicator &communicator,
+                 HostKernels kernels = HostKernels::Reference);
+
+/// "nn.matmul", "collective over 'axis0_0'", "send", "recv": how errors
+/// name an instruction.
+std::string describeInstruction(const plan::Instruction &instruction);
+
+/// "conv x2", "gemm": the names with their counts, for hostKernels().
+std::vector<std::string> countedNames(const std::map<std::string, int> &counts);
+
+/// Whether no update's source is another update's target, so that updates
+/// can be copied in order without taking the sources first.
+bool updatesDisjoint(const plan::Program &program);
+
+/// The runtime's reduction for the plan file's.
+ReduceKind toReduceKind(plan::Reduction kind);
+
+} // namespace parplan::runtime
+
+#endif // PARPLAN_RUNTIME_BACKEND_H

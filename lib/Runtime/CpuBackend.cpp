@@ -1,0 +1,338 @@
+//===- CpuBackend.cpp - buffers in host memory, reference kernels ---------===//
+//
+// The backend parplan-run uses without a GPU and the ground truth the CUDA
+// backend's equivalence runs compare with: host Tensors, runKernel, and the
+// communicator's collectives, one instruction after another.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Runtime/Backend.h"
+
+#include "Device/Dispatch.h"
+#include "Device/HostLauncher.h"
+#include "Device/KernelPreparation.h"
+
+#include <chrono>
+#include <set>
+
+namespace parplan::runtime {
+
+ReduceKind toReduceKind(plan::Reduction kind) {
+  switch (kind) {
+  case plan::MAX:
+    return ReduceKind::Max;
+  case plan::MIN:
+    return ReduceKind::Min;
+  case plan::PROD:
+    return ReduceKind::Prod;
+  default:
+    return ReduceKind::Sum;
+  }
+}
+
+std::string describeInstruction(const plan::Instruction &instruction) {
+  switch (instruction.op_case()) {
+  case plan::Instruction::kKernel:
+    return "nn." + instruction.kernel().op();
+  case plan::Instruction::kCollective:
+    return "collective over '" + instruction.collective().group() + "'";
+  case plan::Instruction::kSend:
+    return "send";
+  case plan::Instruction::kRecv:
+    return "recv";
+  case plan::Instruction::OP_NOT_SET:
+    break;
+  }
+  return "empty";
+}
+
+std::string profileKey(const plan::Instruction &instruction) {
+  switch (instruction.op_case()) {
+  case plan::Instruction::kKernel:
+    return "nn." + instruction.kernel().op();
+  case plan::Instruction::kCollective:
+    return collectiveName(instruction.collective().kind());
+  default:
+    return describeInstruction(instruction);
+  }
+}
+
+double kernelFlops(const plan::Program &program,
+                   const plan::Instruction &instruction) {
+  if (!instruction.has_kernel())
+    return 0;
+  const plan::Kernel &kernel = instruction.kernel();
+  if ((kernel.op() != "matmul" && kernel.op() != "gemm") ||
+      kernel.operands_size() < 2 || kernel.results_size() != 1)
+    return 0;
+  // The result has M x N elements per batch; K is the lhs's contracted
+  // dimension (its last, or its first when gemm transposes it).
+  const plan::Buffer &lhs = program.buffers(kernel.operands(0));
+  const plan::Buffer &result = program.buffers(kernel.results(0));
+  if (lhs.shape_size() == 0)
+    return 0;
+  int64_t k = lhs.shape(lhs.shape_size() - 1);
+  if (kernel.op() == "gemm")
+    for (const plan::Attr &attr : kernel.attrs())
+      if (attr.name() == "trans_a" && attr.bool_value())
+        k = lhs.shape(0);
+  double elements = 1;
+  for (int64_t size : result.shape())
+    elements *= static_cast<double>(size);
+  return 2.0 * elements * static_cast<double>(k);
+}
+
+std::vector<std::string>
+countedNames(const std::map<std::string, int> &counts) {
+  std::vector<std::string> names;
+  for (const auto &[name, count] : counts)
+    names.push_back(count > 1 ? name + " x" + std::to_string(count) : name);
+  return names;
+}
+
+bool updatesDisjoint(const plan::Program &program) {
+  std::set<int64_t> targets;
+  for (const plan::Update &update : program.updates())
+    targets.insert(update.target());
+  for (const plan::Update &update : program.updates())
+    if (targets.count(update.source()))
+      return false;
+  return true;
+}
+
+namespace {
+
+class CpuBackend : public Backend {
+public:
+  CpuBackend(Communicator &communicator, HostKernels kernels)
+      : communicator_(communicator), kernels_(kernels) {}
+
+  std::string describe() const override {
+    return kernels_ == HostKernels::Device ? "cpu (the CUDA kernels, on the "
+                                             "host)"
+                                           : "cpu";
+  }
+
+  std::vector<std::string> hostKernels() const override {
+    return countedNames(prepared_.referenceCounts);
+  }
+
+  Status load(const plan::Program &program, const std::vector<AttrMap> &attrs,
+              const std::map<std::string, Group> &groups) override {
+    program_ = &program;
+    attrs_ = &attrs;
+    groups_ = &groups;
+    updatesDisjoint_ = updatesDisjoint(program);
+    buffers_.clear();
+    buffers_.reserve(program.buffers_size());
+    for (const plan::Buffer &buffer : program.buffers()) {
+      std::optional<DType> type = toRuntimeDType(buffer.dtype());
+      if (!type)
+        return Status::failure("the plan was not checked (a buffer has no "
+                               "dtype)");
+      buffers_.emplace_back(
+          *type, Shape(buffer.shape().begin(), buffer.shape().end()));
+    }
+    return kernels_ == HostKernels::Device ? prepareDeviceKernels()
+                                           : Status::success();
+  }
+
+  Status write(int64_t buffer, const Tensor &value) override {
+    Tensor &target = buffers_[buffer];
+    if (value.dtype() != target.dtype() || value.shape() != target.shape())
+      return Status::failure("buffer " + std::to_string(buffer) + " is " +
+                             toString(target.dtype()) +
+                             toString(target.shape()) + ", not " +
+                             toString(value.dtype()) + toString(value.shape()));
+    target = value;
+    return Status::success();
+  }
+
+  Status read(int64_t buffer, Tensor &value) override {
+    value = buffers_[buffer];
+    return Status::success();
+  }
+
+  Status run() override {
+    for (int i = 0; i < program_->instructions_size(); ++i) {
+      const plan::Instruction &instruction = program_->instructions(i);
+      auto start = std::chrono::steady_clock::now();
+      Status status = runInstruction(i, instruction);
+      if (profiling_) {
+        ProfileEntry &entry = profile_[profileKey(instruction)];
+        ++entry.calls;
+        entry.seconds += std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+        entry.flops += kernelFlops(*program_, instruction);
+      }
+      if (!status.ok())
+        return Status::failure("instruction " + std::to_string(i) + " (" +
+                               describeInstruction(instruction) +
+                               "): " + status.error);
+    }
+    return Status::success();
+  }
+
+  void setProfiling(bool on) override {
+    profiling_ = on;
+    profile_.clear();
+  }
+  const Profile &profile() const override { return profile_; }
+
+  Status applyUpdates() override {
+    if (updatesDisjoint_) {
+      for (const plan::Update &update : program_->updates())
+        buffers_[update.target()] = buffers_[update.source()];
+      return Status::success();
+    }
+    std::vector<Tensor> values;
+    values.reserve(program_->updates_size());
+    for (const plan::Update &update : program_->updates())
+      values.push_back(buffers_[update.source()]);
+    for (int u = 0; u < program_->updates_size(); ++u)
+      buffers_[program_->updates(u).target()] = std::move(values[u]);
+    return Status::success();
+  }
+
+private:
+  Status runInstruction(int64_t index, const plan::Instruction &instruction) {
+    switch (instruction.op_case()) {
+    case plan::Instruction::kKernel: {
+      const plan::Kernel &kernel = instruction.kernel();
+      std::vector<const Tensor *> operands;
+      operands.reserve(kernel.operands_size());
+      for (int64_t operand : kernel.operands())
+        operands.push_back(operand < 0 ? nullptr : &buffers_[operand]);
+      std::vector<Tensor *> results;
+      results.reserve(kernel.results_size());
+      for (int64_t result : kernel.results())
+        results.push_back(&buffers_[result]);
+      if (kernels_ == HostKernels::Device && prepared_.onDevice[index])
+        return runDeviceKernel(index, kernel, operands, results);
+      return runKernel(kernel.op(), (*attrs_)[index], operands, results);
+    }
+    case plan::Instruction::kCollective:
+      return runCollective(instruction.collective());
+    case plan::Instruction::kSend:
+      return communicator_.send(buffers_[instruction.send().buffer()],
+                                instruction.send().peer(),
+                                instruction.send().tag());
+    case plan::Instruction::kRecv:
+      return communicator_.recv(buffers_[instruction.recv().buffer()],
+                                instruction.recv().peer(),
+                                instruction.recv().tag());
+    case plan::Instruction::OP_NOT_SET:
+      break;
+    }
+    return Status::failure("empty instruction");
+  }
+
+  Status runCollective(const plan::Collective &collective) {
+    const Group &group = groups_->at(collective.group());
+    Tensor &in = buffers_[collective.input()];
+    Tensor &out = buffers_[collective.output()];
+    ReduceKind reduce = toReduceKind(collective.reduce());
+    switch (collective.kind()) {
+    case plan::Collective::ALL_REDUCE:
+      return communicator_.allReduce(in, reduce, group);
+    case plan::Collective::ALL_GATHER:
+      return communicator_.allGather(in, out, collective.axis(), group);
+    case plan::Collective::REDUCE_SCATTER:
+      return communicator_.reduceScatter(in, out, collective.axis(), reduce,
+                                         group);
+    case plan::Collective::ALL_TO_ALL:
+      return communicator_.allToAll(in, out, collective.axis(),
+                                    collective.concat_axis(), group);
+    case plan::Collective::BROADCAST:
+      return communicator_.broadcast(in, collective.root(), group);
+    default:
+      return Status::failure("unknown collective kind " +
+                             std::to_string(collective.kind()));
+    }
+  }
+
+  /// Resolves every kernel's attributes and asks which have a device
+  /// kernel for their operands.
+  Status prepareDeviceKernels() {
+    std::vector<device::DeviceTensor> shapes;
+    shapes.reserve(buffers_.size());
+    for (const Tensor &buffer : buffers_)
+      shapes.push_back({nullptr, buffer.dtype(), buffer.shape()});
+    return device::prepareKernels(*program_, *attrs_, shapes, prepared_);
+  }
+
+  /// The kernel's buffers as host tensors and as device views of the same
+  /// memory (`views` holds the views; null for an absent operand).
+  void wrap(const plan::Kernel &kernel, std::vector<const Tensor *> &operands,
+            std::vector<Tensor *> &results,
+            std::vector<device::DeviceTensor> &views,
+            std::vector<const device::DeviceTensor *> &deviceOperands,
+            std::vector<device::DeviceTensor *> &deviceResults) {
+    views.resize(kernel.operands_size() + kernel.results_size());
+    auto view = [&](size_t slot, Tensor &tensor) {
+      views[slot] = {tensor.bytes(), tensor.dtype(), tensor.shape()};
+      return &views[slot];
+    };
+    size_t slot = 0;
+    for (int64_t operand : kernel.operands()) {
+      operands.push_back(operand < 0 ? nullptr : &buffers_[operand]);
+      deviceOperands.push_back(operand < 0 ? nullptr
+                                           : view(slot, buffers_[operand]));
+      ++slot;
+    }
+    for (int64_t result : kernel.results()) {
+      results.push_back(&buffers_[result]);
+      deviceResults.push_back(view(slot++, buffers_[result]));
+    }
+  }
+
+  Status runDeviceKernel(int64_t index, const plan::Kernel &kernel,
+                         const std::vector<const Tensor *> &operands,
+                         const std::vector<Tensor *> &results) {
+    std::vector<const Tensor *> unusedOperands;
+    std::vector<Tensor *> unusedResults;
+    std::vector<device::DeviceTensor> views;
+    std::vector<const device::DeviceTensor *> deviceOperands;
+    std::vector<device::DeviceTensor *> deviceResults;
+    wrap(kernel, unusedOperands, unusedResults, views, deviceOperands,
+         deviceResults);
+    Status status;
+    device::Launch launch = device::launchDeviceKernel(
+        launcher_, kernel.op(), prepared_.resolved[index], deviceOperands,
+        deviceResults, status);
+    if (!status.ok())
+      return status;
+    // A data fault: the reference kernel says what it was, as the CUDA
+    // backend does.
+    if (launcher_.takeError() != 0 || launch != device::Launch::Done) {
+      Status reference =
+          runKernel(kernel.op(), (*attrs_)[index], operands, results);
+      if (launch == device::Launch::Done && reference.ok())
+        return Status::failure("an index or label is out of range");
+      return reference;
+    }
+    return Status::success();
+  }
+
+  Communicator &communicator_;
+  HostKernels kernels_;
+  device::HostLauncher launcher_;
+  device::KernelPreparation prepared_;
+  const plan::Program *program_ = nullptr;
+  const std::vector<AttrMap> *attrs_ = nullptr;
+  const std::map<std::string, Group> *groups_ = nullptr;
+  std::vector<Tensor> buffers_;
+  bool updatesDisjoint_ = true;
+  bool profiling_ = false;
+  Profile profile_;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> createCpuBackend(Communicator &communicator,
+                                          HostKernels kernels) {
+  return std::make_unique<CpuBackend>(communicator, kernels);
+}
+
+} // namespace parplan::runtime

@@ -1,0 +1,745 @@
+//===- CudaBackend.cpp - run a device's program on a GPU ------------------===//
+//
+// Compiled by the host compiler against the CUDA runtime, cuBLAS and NCCL;
+// the kernels themselves are in CudaKernels.cu. Every CUDA, cuBLAS and NCCL
+// call is checked and a failure names the call, since a GPU fault reported
+// as "step failed" would leave the user nothing to go on.
+//
+// Data faults (an index out of range) cannot stop a kernel: the kernel
+// writes its instruction's code into an error slot, the step finishes, and
+// the backend reruns that instruction's reference kernel on the host to
+// report the reference's own message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Runtime/CudaBackend.h"
+
+#include "Cuda/CudaKernels.h"
+#include "Device/KernelPreparation.h"
+#include "Device/Pack.h"
+#include "parplan/Runtime/StreamSchedule.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace parplan::runtime {
+
+using device::CudaLaunchContext;
+using device::DeviceTensor;
+
+namespace {
+
+Status check(cudaError_t error, const char *call) {
+  if (error == cudaSuccess)
+    return Status::success();
+  cudaGetLastError(); // clear a sticky launch error so later calls report
+                      // theirs
+  return Status::failure(std::string(call) + ": " + cudaGetErrorString(error));
+}
+Status check(ncclResult_t result, const char *call) {
+  if (result == ncclSuccess)
+    return Status::success();
+  return Status::failure(std::string(call) + ": " + ncclGetErrorString(result));
+}
+Status check(cublasStatus_t status, const char *call) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return Status::success();
+  return Status::failure(std::string(call) + ": " +
+                         cublasGetStatusString(status));
+}
+
+#define PARPLAN_CHECK(call)                                                    \
+  do {                                                                         \
+    if (Status status_ = check((call), #call); !status_.ok())                  \
+      return status_;                                                          \
+  } while (false)
+
+ncclDataType_t ncclType(DType type) {
+  switch (type) {
+  case DType::F16:
+    return ncclFloat16;
+  case DType::BF16:
+    return ncclBfloat16;
+  case DType::F32:
+    return ncclFloat32;
+  case DType::F64:
+    return ncclFloat64;
+  case DType::I1:
+    return ncclUint8;
+  case DType::I8:
+    return ncclInt8;
+  case DType::I32:
+    return ncclInt32;
+  case DType::I64:
+    return ncclInt64;
+  }
+  return ncclInt8;
+}
+
+ncclRedOp_t ncclOp(plan::Reduction reduction) {
+  switch (reduction) {
+  case plan::MAX:
+    return ncclMax;
+  case plan::MIN:
+    return ncclMin;
+  case plan::PROD:
+    return ncclProd;
+  default:
+    return ncclSum;
+  }
+}
+
+/// Buffers start at multiples of this in the pool (cuBLAS and vector loads
+/// like 256-byte alignment).
+constexpr size_t kAlignment = 256;
+
+size_t alignUp(size_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/// A group's NCCL communicator and this process's place in it.
+struct GroupComm {
+  ncclComm_t comm = nullptr;
+  int64_t index = -1;
+  int64_t size = 0;
+};
+
+class CudaBackend : public Backend {
+public:
+  CudaBackend(Transport &world, const CudaOptions &options)
+      : world_(world), options_(options) {}
+  ~CudaBackend() override { release(); }
+
+  Status open();
+
+  std::string describe() const override {
+    return "cuda (" + deviceName_ + ", GPU " + std::to_string(device_) + ")";
+  }
+
+  Status load(const plan::Program &program, const std::vector<AttrMap> &attrs,
+              const std::map<std::string, Group> &groups) override;
+  Status write(int64_t buffer, const Tensor &value) override;
+  Status read(int64_t buffer, Tensor &value) override;
+  Status run() override;
+  Status applyUpdates() override;
+  std::vector<std::string> hostKernels() const override;
+  void setProfiling(bool on) override {
+    profiling_ = on;
+    profile_.clear();
+  }
+  const Profile &profile() const override { return profile_; }
+
+private:
+  Status allocate();
+  Status openNccl();
+  Status runKernelInstruction(int64_t index);
+  Status runOnHost(int64_t index, cudaStream_t stream);
+  Status runCollective(const plan::Collective &collective);
+  Status copyAsync(void *target, const void *source, size_t bytes,
+                   cudaStream_t stream) {
+    if (bytes == 0)
+      return Status::success();
+    PARPLAN_CHECK(cudaMemcpyAsync(target, source, bytes,
+                                  cudaMemcpyDeviceToDevice, stream));
+    return Status::success();
+  }
+  CudaLaunchContext context(cudaStream_t stream, int errorCode) {
+    CudaLaunchContext context;
+    context.stream = stream;
+    context.blas = blas_;
+    context.errorSlot = errorSlot_;
+    context.errorCode = errorCode;
+    bool compute = stream == computeStream_;
+    context.scratch = compute ? &computeScratch_ : &commScratch_;
+    context.scratchBytes = compute ? &computeScratchBytes_ : &commScratchBytes_;
+    context.tf32 = options_.tf32;
+    return context;
+  }
+  size_t byteSize(int64_t buffer) const {
+    return static_cast<size_t>(tensors_[buffer].numElements()) *
+           byteWidth(tensors_[buffer].dtype);
+  }
+  Status synchronize() {
+    PARPLAN_CHECK(cudaStreamSynchronize(commStream_));
+    PARPLAN_CHECK(cudaStreamSynchronize(computeStream_));
+    return Status::success();
+  }
+  void release();
+
+  Transport &world_;
+  CudaOptions options_;
+  int device_ = 0;
+  std::string deviceName_;
+  cudaStream_t computeStream_ = nullptr, commStream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  int *errorSlot_ = nullptr;
+  void *computeScratch_ = nullptr, *commScratch_ = nullptr;
+  size_t computeScratchBytes_ = 0, commScratchBytes_ = 0;
+
+  const plan::Program *program_ = nullptr;
+  const std::vector<AttrMap> *attrs_ = nullptr;
+  const std::map<std::string, Group> *groups_ = nullptr;
+  void *pool_ = nullptr;
+  std::vector<DeviceTensor> tensors_;
+  StreamSchedule schedule_;
+  std::vector<cudaEvent_t> events_;
+  device::KernelPreparation prepared_;
+  /// Staging for collectives that need their parts packed, and for the
+  /// updates when a source is also a target.
+  void *staging_ = nullptr;
+  size_t stagingBytes_ = 0;
+  bool updatesDisjoint_ = true;
+
+  ncclComm_t worldComm_ = nullptr;
+  std::map<std::string, GroupComm> groupComms_;
+
+  bool profiling_ = false;
+  Profile profile_;
+  /// Timing events around every instruction, made on the first profiled
+  /// step.
+  std::vector<cudaEvent_t> starts_, ends_;
+};
+
+Status CudaBackend::open() {
+  int count = 0;
+  PARPLAN_CHECK(cudaGetDeviceCount(&count));
+  if (count == 0)
+    return Status::failure("no CUDA device");
+  device_ = options_.device >= 0 ? options_.device : options_.localRank % count;
+  if (device_ >= count)
+    return Status::failure("GPU " + std::to_string(device_) +
+                           " does not exist: " + std::to_string(count) +
+                           " visible");
+  PARPLAN_CHECK(cudaSetDevice(device_));
+  cudaDeviceProp properties;
+  PARPLAN_CHECK(cudaGetDeviceProperties(&properties, device_));
+  deviceName_ = properties.name;
+  PARPLAN_CHECK(
+      cudaStreamCreateWithFlags(&computeStream_, cudaStreamNonBlocking));
+  PARPLAN_CHECK(cudaStreamCreateWithFlags(&commStream_, cudaStreamNonBlocking));
+  PARPLAN_CHECK(cublasCreate(&blas_));
+  PARPLAN_CHECK(cublasSetStream(blas_, computeStream_));
+  PARPLAN_CHECK(
+      cudaMalloc(reinterpret_cast<void **>(&errorSlot_), sizeof(int)));
+  PARPLAN_CHECK(cudaMemset(errorSlot_, 0, sizeof(int)));
+  return Status::success();
+}
+
+void CudaBackend::release() {
+  if (computeStream_)
+    cudaStreamSynchronize(computeStream_);
+  if (commStream_)
+    cudaStreamSynchronize(commStream_);
+  for (auto &[name, group] : groupComms_)
+    if (group.comm)
+      ncclCommDestroy(group.comm);
+  groupComms_.clear();
+  if (worldComm_)
+    ncclCommDestroy(worldComm_);
+  worldComm_ = nullptr;
+  for (auto *events : {&events_, &starts_, &ends_}) {
+    for (cudaEvent_t event : *events)
+      if (event)
+        cudaEventDestroy(event);
+    events->clear();
+  }
+  for (void *memory : {pool_, staging_, computeScratch_, commScratch_,
+                       static_cast<void *>(errorSlot_)})
+    if (memory)
+      cudaFree(memory);
+  pool_ = staging_ = computeScratch_ = commScratch_ = nullptr;
+  errorSlot_ = nullptr;
+  if (blas_)
+    cublasDestroy(blas_);
+  blas_ = nullptr;
+  for (cudaStream_t stream : {computeStream_, commStream_})
+    if (stream)
+      cudaStreamDestroy(stream);
+  computeStream_ = commStream_ = nullptr;
+}
+
+Status CudaBackend::allocate() {
+  tensors_.assign(program_->buffers_size(), DeviceTensor());
+  std::vector<size_t> offsets(program_->buffers_size());
+  size_t total = 0;
+  for (int b = 0; b < program_->buffers_size(); ++b) {
+    const plan::Buffer &buffer = program_->buffers(b);
+    std::optional<DType> type = toRuntimeDType(buffer.dtype());
+    if (!type)
+      return Status::failure("the plan was not checked (a buffer has no "
+                             "dtype)");
+    tensors_[b].dtype = *type;
+    tensors_[b].shape.assign(buffer.shape().begin(), buffer.shape().end());
+    offsets[b] = total;
+    total += alignUp(byteSize(b));
+  }
+  if (total > 0) {
+    if (cudaError_t error = cudaMalloc(&pool_, total); error != cudaSuccess) {
+      cudaGetLastError();
+      size_t free = 0, capacity = 0;
+      cudaMemGetInfo(&free, &capacity);
+      return Status::failure(
+          "the program's " + std::to_string(program_->buffers_size()) +
+          " buffers need " + std::to_string(total) + " bytes of GPU memory; " +
+          std::to_string(free) + " of " + std::to_string(capacity) +
+          " are free (" + cudaGetErrorString(error) + ")");
+    }
+    PARPLAN_CHECK(cudaMemset(pool_, 0, total));
+  }
+  for (int b = 0; b < program_->buffers_size(); ++b)
+    tensors_[b].data = static_cast<char *>(pool_) + offsets[b];
+
+  // Staging: a collective packs its input and receives into a second
+  // region; the updates snapshot every source when they overlap.
+  size_t staging = 0;
+  for (const plan::Instruction &instruction : program_->instructions())
+    if (instruction.has_collective())
+      staging = std::max(
+          staging, alignUp(byteSize(instruction.collective().input())) +
+                       alignUp(byteSize(instruction.collective().output())));
+  updatesDisjoint_ = updatesDisjoint(*program_);
+  if (!updatesDisjoint_) {
+    size_t updates = 0;
+    for (const plan::Update &update : program_->updates())
+      updates += alignUp(byteSize(update.source()));
+    staging = std::max(staging, updates);
+  }
+  if (staging > 0)
+    PARPLAN_CHECK(cudaMalloc(&staging_, staging));
+  stagingBytes_ = staging;
+  return Status::success();
+}
+
+Status CudaBackend::openNccl() {
+  // Every process takes part in every communicator's creation, in the same
+  // order (the plan's groups, by name), whether or not it is a member.
+  if (world_.size() <= 1)
+    return Status::success();
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  if (world_.rank() == 0)
+    PARPLAN_CHECK(ncclGetUniqueId(&id));
+  Tensor idBytes(DType::I8, {static_cast<int64_t>(sizeof(id))});
+  std::memcpy(idBytes.bytes(), &id, sizeof(id));
+  Group everyone(world_.size());
+  for (int r = 0; r < world_.size(); ++r)
+    everyone[r] = r;
+  if (Status status = world_.broadcast(idBytes, 0, everyone); !status.ok())
+    return Status::failure("sharing NCCL's id: " + status.error);
+  std::memcpy(&id, idBytes.bytes(), sizeof(id));
+  PARPLAN_CHECK(
+      ncclCommInitRank(&worldComm_, world_.size(), id, world_.rank()));
+  for (const auto &[name, devices] : *groups_) {
+    GroupComm group;
+    group.size = static_cast<int64_t>(devices.size());
+    auto member = std::find(devices.begin(), devices.end(), world_.rank());
+    if (member != devices.end())
+      group.index = member - devices.begin();
+    if (group.size > 1) {
+      int color = group.index >= 0 ? 0 : NCCL_SPLIT_NOCOLOR;
+      PARPLAN_CHECK(ncclCommSplit(worldComm_, color,
+                                  static_cast<int>(group.index), &group.comm,
+                                  nullptr));
+    }
+    groupComms_[name] = group;
+  }
+  return Status::success();
+}
+
+Status CudaBackend::load(const plan::Program &program,
+                         const std::vector<AttrMap> &attrs,
+                         const std::map<std::string, Group> &groups) {
+  program_ = &program;
+  attrs_ = &attrs;
+  groups_ = &groups;
+  if (Status status = allocate(); !status.ok())
+    return status;
+  if (Status status =
+          device::prepareKernels(program, attrs, tensors_, prepared_);
+      !status.ok())
+    return status;
+  schedule_ = scheduleStreams(program);
+  events_.assign(program.instructions_size(), nullptr);
+  for (int64_t i = 0; i < program.instructions_size(); ++i)
+    if (schedule_.awaited[i])
+      PARPLAN_CHECK(
+          cudaEventCreateWithFlags(&events_[i], cudaEventDisableTiming));
+  return openNccl();
+}
+
+Status CudaBackend::write(int64_t buffer, const Tensor &value) {
+  const DeviceTensor &target = tensors_[buffer];
+  if (value.dtype() != target.dtype || value.shape() != target.shape)
+    return Status::failure("buffer " + std::to_string(buffer) + " is " +
+                           toString(target.dtype) + toString(target.shape) +
+                           ", not " + toString(value.dtype()) +
+                           toString(value.shape()));
+  if (value.byteSize() == 0)
+    return Status::success();
+  PARPLAN_CHECK(cudaMemcpyAsync(target.data, value.bytes(), value.byteSize(),
+                                cudaMemcpyHostToDevice, computeStream_));
+  // The host tensor may go away when this returns.
+  PARPLAN_CHECK(cudaStreamSynchronize(computeStream_));
+  return Status::success();
+}
+
+Status CudaBackend::read(int64_t buffer, Tensor &value) {
+  if (Status status = synchronize(); !status.ok())
+    return status;
+  const DeviceTensor &source = tensors_[buffer];
+  value = Tensor(source.dtype, source.shape);
+  if (value.byteSize() == 0)
+    return Status::success();
+  PARPLAN_CHECK(cudaMemcpy(value.bytes(), source.data, value.byteSize(),
+                           cudaMemcpyDeviceToHost));
+  return Status::success();
+}
+
+Status CudaBackend::runOnHost(int64_t index, cudaStream_t stream) {
+  PARPLAN_CHECK(cudaStreamSynchronize(stream));
+  const plan::Kernel &kernel = program_->instructions(index).kernel();
+  std::vector<Tensor> operands(kernel.operands_size()),
+      results(kernel.results_size());
+  std::vector<const Tensor *> operandPointers;
+  std::vector<Tensor *> resultPointers;
+  for (int k = 0; k < kernel.operands_size(); ++k) {
+    int64_t operand = kernel.operands(k);
+    if (operand < 0) {
+      operandPointers.push_back(nullptr);
+      continue;
+    }
+    if (Status status = read(operand, operands[k]); !status.ok())
+      return status;
+    operandPointers.push_back(&operands[k]);
+  }
+  for (int k = 0; k < kernel.results_size(); ++k) {
+    results[k] = Tensor(tensors_[kernel.results(k)].dtype,
+                        tensors_[kernel.results(k)].shape);
+    resultPointers.push_back(&results[k]);
+  }
+  if (Status status = runKernel(kernel.op(), (*attrs_)[index], operandPointers,
+                                resultPointers);
+      !status.ok())
+    return status;
+  for (int k = 0; k < kernel.results_size(); ++k)
+    if (Status status = write(kernel.results(k), results[k]); !status.ok())
+      return status;
+  return Status::success();
+}
+
+Status CudaBackend::runKernelInstruction(int64_t index) {
+  if (!prepared_.onDevice[index])
+    return runOnHost(index, computeStream_);
+  const plan::Kernel &kernel = program_->instructions(index).kernel();
+  std::vector<const DeviceTensor *> operands;
+  std::vector<DeviceTensor *> results;
+  operands.reserve(kernel.operands_size());
+  results.reserve(kernel.results_size());
+  for (int64_t operand : kernel.operands())
+    operands.push_back(operand < 0 ? nullptr : &tensors_[operand]);
+  for (int64_t result : kernel.results())
+    results.push_back(&tensors_[result]);
+  Status status;
+  device::Launch launch = device::launchCudaKernel(
+      context(computeStream_, static_cast<int>(index) + 1), kernel.op(),
+      prepared_.resolved[index], operands, results, status);
+  if (!status.ok())
+    return status;
+  if (launch != device::Launch::Done)
+    return runOnHost(index, computeStream_);
+  return Status::success();
+}
+
+Status CudaBackend::runCollective(const plan::Collective &collective) {
+  const GroupComm &group = groupComms_[collective.group()];
+  DeviceTensor &in = tensors_[collective.input()];
+  DeviceTensor &out = tensors_[collective.output()];
+  size_t inBytes = byteSize(collective.input());
+  size_t outBytes = byteSize(collective.output());
+  cudaStream_t stream = commStream_;
+  CudaLaunchContext launch = context(stream, 0);
+  if (group.size <= 1) {
+    // A group of one: the identity (in-place kinds need nothing).
+    if (collective.input() != collective.output())
+      return copyAsync(out.data, in.data, std::min(inBytes, outBytes), stream);
+    return Status::success();
+  }
+  if (!group.comm)
+    return Status::failure("this device is not a member of group '" +
+                           collective.group() + "'");
+  int64_t n = group.size, me = group.index;
+  char *packedIn = static_cast<char *>(staging_);
+  char *packedOut = packedIn + alignUp(inBytes);
+  size_t width = byteWidth(in.dtype);
+  switch (collective.kind()) {
+  case plan::Collective::ALL_REDUCE:
+    PARPLAN_CHECK(ncclAllReduce(in.data, in.data, in.numElements(),
+                                ncclType(in.dtype), ncclOp(collective.reduce()),
+                                group.comm, stream));
+    return Status::success();
+  case plan::Collective::BROADCAST:
+    PARPLAN_CHECK(ncclBroadcast(in.data, in.data, inBytes, ncclInt8,
+                                static_cast<int>(collective.root()), group.comm,
+                                stream));
+    return Status::success();
+  case plan::Collective::ALL_GATHER: {
+    int64_t axis = collective.axis();
+    device::PartLayout layout = device::partLayout(out.shape, axis, n);
+    bool direct = device::isContiguousSplit(out.shape, axis);
+    char *gathered = direct ? static_cast<char *>(out.data) : packedOut;
+    bool even = out.shape[axis] % n == 0;
+    if (even) {
+      PARPLAN_CHECK(ncclAllGather(in.data, gathered, inBytes, ncclInt8,
+                                  group.comm, stream));
+    } else {
+      PARPLAN_CHECK(ncclGroupStart());
+      for (int64_t m = 0; m < n; ++m)
+        if (layout.counts[m] > 0)
+          PARPLAN_CHECK(ncclBroadcast(in.data,
+                                      gathered + layout.offsets[m] * width,
+                                      layout.counts[m] * width, ncclInt8,
+                                      static_cast<int>(m), group.comm, stream));
+      PARPLAN_CHECK(ncclGroupEnd());
+    }
+    if (!direct)
+      return device::unpackPartsCuda(launch, gathered, axis, n, out);
+    return Status::success();
+  }
+  case plan::Collective::REDUCE_SCATTER: {
+    int64_t axis = collective.axis();
+    device::PartLayout layout = device::partLayout(in.shape, axis, n);
+    const char *packed = static_cast<const char *>(in.data);
+    if (!device::isContiguousSplit(in.shape, axis)) {
+      if (Status status = device::packPartsCuda(launch, in, axis, n, packedIn);
+          !status.ok())
+        return status;
+      packed = packedIn;
+    }
+    ncclDataType_t type = ncclType(in.dtype);
+    ncclRedOp_t op = ncclOp(collective.reduce());
+    if (in.shape[axis] % n == 0) {
+      PARPLAN_CHECK(ncclReduceScatter(packed, out.data, layout.counts[me], type,
+                                      op, group.comm, stream));
+    } else {
+      PARPLAN_CHECK(ncclGroupStart());
+      for (int64_t m = 0; m < n; ++m)
+        if (layout.counts[m] > 0) {
+          const char *part = packed + layout.offsets[m] * width;
+          // Only the root's receive buffer is written.
+          void *target = m == me ? out.data : const_cast<char *>(part);
+          PARPLAN_CHECK(ncclReduce(part, target, layout.counts[m], type, op,
+                                   static_cast<int>(m), group.comm, stream));
+        }
+      PARPLAN_CHECK(ncclGroupEnd());
+    }
+    return Status::success();
+  }
+  case plan::Collective::ALL_TO_ALL: {
+    int64_t splitAxis = collective.axis(),
+            concatAxis = collective.concat_axis();
+    device::PartLayout sent = device::partLayout(in.shape, splitAxis, n);
+    device::PartLayout received = device::partLayout(out.shape, concatAxis, n);
+    const char *packed = static_cast<const char *>(in.data);
+    if (!device::isContiguousSplit(in.shape, splitAxis)) {
+      if (Status status =
+              device::packPartsCuda(launch, in, splitAxis, n, packedIn);
+          !status.ok())
+        return status;
+      packed = packedIn;
+    }
+    bool direct = device::isContiguousSplit(out.shape, concatAxis);
+    char *landing = direct ? static_cast<char *>(out.data) : packedOut;
+    PARPLAN_CHECK(ncclGroupStart());
+    for (int64_t m = 0; m < n; ++m) {
+      if (sent.counts[m] > 0)
+        PARPLAN_CHECK(ncclSend(packed + sent.offsets[m] * width,
+                               sent.counts[m] * width, ncclInt8,
+                               static_cast<int>(m), group.comm, stream));
+      if (received.counts[m] > 0)
+        PARPLAN_CHECK(ncclRecv(landing + received.offsets[m] * width,
+                               received.counts[m] * width, ncclInt8,
+                               static_cast<int>(m), group.comm, stream));
+    }
+    PARPLAN_CHECK(ncclGroupEnd());
+    if (!direct)
+      return device::unpackPartsCuda(launch, landing, concatAxis, n, out);
+    return Status::success();
+  }
+  default:
+    return Status::failure("unknown collective kind " +
+                           std::to_string(collective.kind()));
+  }
+}
+
+Status CudaBackend::run() {
+  PARPLAN_CHECK(cudaMemsetAsync(errorSlot_, 0, sizeof(int), computeStream_));
+  int64_t count = program_->instructions_size();
+  if (profiling_ && static_cast<int64_t>(starts_.size()) != count) {
+    starts_.assign(count, nullptr);
+    ends_.assign(count, nullptr);
+    for (int64_t i = 0; i < count; ++i) {
+      PARPLAN_CHECK(cudaEventCreate(&starts_[i]));
+      PARPLAN_CHECK(cudaEventCreate(&ends_[i]));
+    }
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    const plan::Instruction &instruction = program_->instructions(i);
+    cudaStream_t stream =
+        schedule_.stream[i] == Stream::Compute ? computeStream_ : commStream_;
+    if (int64_t wait = schedule_.waitFor[i]; wait >= 0)
+      PARPLAN_CHECK(cudaStreamWaitEvent(stream, events_[wait], 0));
+    // Profiled instructions run one at a time, so that each event pair
+    // brackets that instruction alone.
+    if (profiling_) {
+      if (Status status = synchronize(); !status.ok())
+        return status;
+      PARPLAN_CHECK(cudaEventRecord(starts_[i], stream));
+    }
+    Status status;
+    switch (instruction.op_case()) {
+    case plan::Instruction::kKernel:
+      status = runKernelInstruction(i);
+      break;
+    case plan::Instruction::kCollective:
+      status = runCollective(instruction.collective());
+      break;
+    case plan::Instruction::kSend: {
+      const plan::Send &send = instruction.send();
+      status = check(
+          ncclSend(tensors_[send.buffer()].data, byteSize(send.buffer()),
+                   ncclInt8, static_cast<int>(send.peer()), worldComm_, stream),
+          "ncclSend");
+      break;
+    }
+    case plan::Instruction::kRecv: {
+      const plan::Recv &recv = instruction.recv();
+      status = check(
+          ncclRecv(tensors_[recv.buffer()].data, byteSize(recv.buffer()),
+                   ncclInt8, static_cast<int>(recv.peer()), worldComm_, stream),
+          "ncclRecv");
+      break;
+    }
+    case plan::Instruction::OP_NOT_SET:
+      status = Status::failure("empty instruction");
+      break;
+    }
+    if (status.ok() && schedule_.awaited[i])
+      status = check(cudaEventRecord(events_[i], stream), "cudaEventRecord");
+    if (status.ok() && profiling_)
+      status = check(cudaEventRecord(ends_[i], stream), "cudaEventRecord");
+    if (!status.ok())
+      return Status::failure("instruction " + std::to_string(i) + " (" +
+                             describeInstruction(instruction) +
+                             "): " + status.error);
+  }
+  if (Status status = synchronize(); !status.ok())
+    return status;
+  if (profiling_)
+    for (int64_t i = 0; i < count; ++i) {
+      float milliseconds = 0;
+      PARPLAN_CHECK(cudaEventElapsedTime(&milliseconds, starts_[i], ends_[i]));
+      const plan::Instruction &instruction = program_->instructions(i);
+      ProfileEntry &entry = profile_[profileKey(instruction)];
+      ++entry.calls;
+      entry.seconds += milliseconds * 1e-3;
+      entry.flops += kernelFlops(*program_, instruction);
+    }
+  int fault = 0;
+  PARPLAN_CHECK(
+      cudaMemcpy(&fault, errorSlot_, sizeof(int), cudaMemcpyDeviceToHost));
+  if (fault > 0 && fault <= program_->instructions_size()) {
+    int64_t index = fault - 1;
+    // The reference kernel on the same operands says what was wrong.
+    Status reference = runOnHost(index, computeStream_);
+    return Status::failure(
+        "instruction " + std::to_string(index) + " (" +
+        describeInstruction(program_->instructions(index)) + "): " +
+        (reference.ok() ? std::string("an index or label is out of range")
+                        : reference.error));
+  }
+  return Status::success();
+}
+
+Status CudaBackend::applyUpdates() {
+  if (updatesDisjoint_) {
+    for (const plan::Update &update : program_->updates())
+      if (Status status = copyAsync(tensors_[update.target()].data,
+                                    tensors_[update.source()].data,
+                                    byteSize(update.source()), computeStream_);
+          !status.ok())
+        return status;
+  } else {
+    std::vector<size_t> offsets;
+    size_t offset = 0;
+    for (const plan::Update &update : program_->updates()) {
+      offsets.push_back(offset);
+      if (Status status = copyAsync(static_cast<char *>(staging_) + offset,
+                                    tensors_[update.source()].data,
+                                    byteSize(update.source()), computeStream_);
+          !status.ok())
+        return status;
+      offset += alignUp(byteSize(update.source()));
+    }
+    for (int u = 0; u < program_->updates_size(); ++u) {
+      const plan::Update &update = program_->updates(u);
+      if (Status status = copyAsync(tensors_[update.target()].data,
+                                    static_cast<char *>(staging_) + offsets[u],
+                                    byteSize(update.source()), computeStream_);
+          !status.ok())
+        return status;
+    }
+  }
+  PARPLAN_CHECK(cudaStreamSynchronize(computeStream_));
+  return Status::success();
+}
+
+std::vector<std::string> CudaBackend::hostKernels() const {
+  return countedNames(prepared_.referenceCounts);
+}
+
+} // namespace
+
+bool cudaBackendBuilt() { return true; }
+
+std::string cudaUnavailableReason() {
+  int count = 0;
+  cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("no CUDA device (cudaGetDeviceCount: ") +
+           cudaGetErrorString(error) + ")";
+  }
+  if (count == 0)
+    return "no CUDA device";
+  return "";
+}
+
+int cudaDeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+std::unique_ptr<Backend> createCudaBackend(Transport &world,
+                                           const CudaOptions &options,
+                                           Status &status) {
+  if (std::string reason = cudaUnavailableReason(); !reason.empty()) {
+    status = Status::failure(reason);
+    return nullptr;
+  }
+  auto backend = std::make_unique<CudaBackend>(world, options);
+  status = backend->open();
+  if (!status.ok())
+    return nullptr;
+  return backend;
+}
+
+} // namespace parplan::runtime

@@ -1,0 +1,143 @@
+//===- CudaLauncher.h - launch device kernels on a CUDA stream --*- C++ -*-===//
+//
+// The launcher of DeviceTensor.h for the GPU: forEach launches a grid-stride
+// kernel on the compute stream, gemm calls cublasGemmStridedBatchedEx with
+// GemmCall's fields as they are. Include from .cu files only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_LIB_RUNTIME_CUDA_CUDALAUNCHER_H
+#define PARPLAN_LIB_RUNTIME_CUDA_CUDALAUNCHER_H
+
+#include "Device/DeviceTensor.h"
+#include "Device/GemmCall.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace parplan::runtime::device {
+
+template <typename F> __global__ void forEachKernel(int64_t n, F f) {
+  int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < n; i += step)
+    f(i);
+}
+
+class CudaLauncher {
+public:
+  /// `errorSlot` is a device int the kernels of this launch write
+  /// `errorCode` into; `scratch` grows on demand (cudaMallocAsync on the
+  /// stream, so it is freed in stream order).
+  CudaLauncher(cudaStream_t stream, cublasHandle_t blas, int *errorSlot,
+               int errorCode, void **scratch, size_t *scratchBytes)
+      : stream_(stream), blas_(blas), errorSlot_(errorSlot),
+        errorCode_(errorCode), scratch_(scratch), scratchBytes_(scratchBytes) {}
+
+  template <typename F> void forEach(int64_t n, const F &f) {
+    if (n <= 0)
+      return;
+    constexpr int kThreads = 256;
+    // Enough blocks to fill an H100 several times over; the grid-stride
+    // loop covers the rest.
+    int64_t blocks = (n + kThreads - 1) / kThreads;
+    if (blocks > 65535)
+      blocks = 65535;
+    forEachKernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream_>>>(n,
+                                                                           f);
+    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess && ok_)
+      launchError_ = cudaGetErrorString(error), ok_ = false;
+  }
+
+  void *workspace(size_t bytes) {
+    if (bytes > *scratchBytes_) {
+      if (*scratch_)
+        cudaFreeAsync(*scratch_, stream_);
+      *scratch_ = nullptr;
+      *scratchBytes_ = 0;
+      if (cudaMallocAsync(scratch_, bytes, stream_) != cudaSuccess) {
+        cudaGetLastError();
+        *scratch_ = nullptr;
+        if (ok_)
+          launchError_ = "out of device memory for a " + std::to_string(bytes) +
+                         "-byte workspace",
+          ok_ = false;
+        return nullptr;
+      }
+      *scratchBytes_ = bytes;
+    }
+    if (*scratch_ && bytes)
+      cudaMemsetAsync(*scratch_, 0, bytes, stream_);
+    return *scratch_;
+  }
+  int *errorSlot() { return errorSlot_; }
+  int errorCode() const { return errorCode_; }
+
+  Status gemm(const GemmCall &call) {
+    cudaDataType type;
+    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+    float alpha32 = static_cast<float>(call.alpha),
+          beta32 = static_cast<float>(call.beta);
+    const void *alpha = &alpha32, *beta = &beta32;
+    switch (call.type) {
+    case DType::F32:
+      type = CUDA_R_32F;
+      // TF32 tensor cores only when asked (parplan-run --tf32): their
+      // 10-bit mantissa is outside float32's 1e-4 agreement with the CPU.
+      compute = tf32_ ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+      break;
+    case DType::F64:
+      type = CUDA_R_64F;
+      compute = CUBLAS_COMPUTE_64F;
+      alpha = &call.alpha;
+      beta = &call.beta;
+      break;
+    case DType::F16:
+      type = CUDA_R_16F;
+      break;
+    case DType::BF16:
+      type = CUDA_R_16BF;
+      break;
+    default:
+      return Status::failure(std::string("gemm: no product for ") +
+                             toString(call.type));
+    }
+    if (call.m == 0 || call.n == 0 || call.batch == 0)
+      return Status::success();
+    cublasStatus_t status = cublasGemmStridedBatchedEx(
+        blas_, call.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+        call.transB ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(call.m),
+        static_cast<int>(call.n), static_cast<int>(call.k), alpha, call.a, type,
+        static_cast<int>(call.lda), call.strideA, call.b, type,
+        static_cast<int>(call.ldb), call.strideB, beta, call.c, type,
+        static_cast<int>(call.ldc), call.strideC, static_cast<int>(call.batch),
+        compute, CUBLAS_GEMM_DEFAULT);
+    if (status != CUBLAS_STATUS_SUCCESS)
+      return Status::failure(std::string("cuBLAS: ") +
+                             cublasGetStatusString(status));
+    return Status::success();
+  }
+
+  /// The first launch failure, if any (a kernel that could not start).
+  bool ok() const { return ok_; }
+  const std::string &launchError() const { return launchError_; }
+
+  void setTf32(bool tf32) { tf32_ = tf32; }
+
+private:
+  bool tf32_ = false;
+  cudaStream_t stream_;
+  cublasHandle_t blas_;
+  int *errorSlot_;
+  int errorCode_;
+  void **scratch_;
+  size_t *scratchBytes_;
+  bool ok_ = true;
+  std::string launchError_;
+};
+
+} // namespace parplan::runtime::device
+
+#endif // PARPLAN_LIB_RUNTIME_CUDA_CUDALAUNCHER_H

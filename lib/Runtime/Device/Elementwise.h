@@ -1,0 +1,795 @@
+//===- Elementwise.h - elementwise kernels for any device -------*- C++ -*-===//
+//
+// The device kernels of the elementwise ops: the broadcasting binary ops
+// (add, sub, mul, div, pow) and where, the activations, clip, cast and the
+// activation gradients. One thread computes one result element. Operands
+// broadcast through per-operand strides (the strided walk of Movement.h);
+// float kernels compute in FloatTraits<T>::Compute and round once on store.
+//
+// Formulas follow Kernels.cpp and GradKernels.cpp operation for operation,
+// but for one that is more accurate than the reference's own: exact gelu
+// computes Phi(x) as erfc(-x / sqrt 2) / 2, as gelu_grad does, rather than
+// (1 + erf(x / sqrt 2)) / 2, which cancels in the left tail.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_LIB_RUNTIME_DEVICE_ELEMENTWISE_H
+#define PARPLAN_LIB_RUNTIME_DEVICE_ELEMENTWISE_H
+
+#include "Device/Attrs.h"
+#include "Device/DeviceTensor.h"
+#include "Device/Movement.h"
+#include "KernelSupport.h"
+#include "parplan/Runtime/KernelCall.h"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parplan::runtime::device {
+
+namespace elementwise {
+
+// Constants as Kernels.cpp and GradKernels.cpp spell them.
+constexpr double kSqrtHalf = 0.70710678118654752440; // sqrt(1 / 2)
+constexpr double kSqrt2 = 1.4142135623730951;        // sqrt(2)
+constexpr double kSqrt2OverPi = 0.7978845608028654;  // sqrt(2 / pi)
+constexpr double kInvSqrt2Pi = 0.3989422804014327;   // 1 / sqrt(2 pi)
+constexpr double kGeluCubic = 0.044715;
+
+} // namespace elementwise
+
+//===----------------------------------------------------------------------===//
+// Binary operations
+//===----------------------------------------------------------------------===//
+
+template <typename C> struct AddOp {
+  PARPLAN_HD C operator()(C a, C b) const { return a + b; }
+};
+template <typename C> struct SubOp {
+  PARPLAN_HD C operator()(C a, C b) const { return a - b; }
+};
+template <typename C> struct MulOp {
+  PARPLAN_HD C operator()(C a, C b) const { return a * b; }
+};
+template <typename C> struct DivOp {
+  PARPLAN_HD C operator()(C a, C b) const { return a / b; }
+};
+template <typename C> struct PowOp {
+  PARPLAN_HD C operator()(C a, C b) const { return hdPow(a, b); }
+};
+
+// Integer forms, in int64 whatever the storage, wrapping as the element
+// types do (through uint64: signed overflow is undefined). `fault` marks
+// what the reference reports as an error.
+struct IntAddOp {
+  PARPLAN_HD int64_t operator()(int64_t a, int64_t b, bool &) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) +
+                                static_cast<uint64_t>(b));
+  }
+};
+struct IntSubOp {
+  PARPLAN_HD int64_t operator()(int64_t a, int64_t b, bool &) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) -
+                                static_cast<uint64_t>(b));
+  }
+};
+struct IntMulOp {
+  PARPLAN_HD int64_t operator()(int64_t a, int64_t b, bool &) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) *
+                                static_cast<uint64_t>(b));
+  }
+};
+/// Truncates toward zero; division by zero is a fault.
+struct IntDivOp {
+  PARPLAN_HD int64_t operator()(int64_t a, int64_t b, bool &fault) const {
+    if (b == 0) {
+      fault = true;
+      return 0;
+    }
+    if (b == -1) // INT64_MIN / -1 traps; negation wraps
+      return static_cast<int64_t>(0 - static_cast<uint64_t>(a));
+    return a / b;
+  }
+};
+/// A negative exponent gives 1 / base^-e truncated toward zero; zero to a
+/// negative power is a fault.
+struct IntPowOp {
+  PARPLAN_HD int64_t operator()(int64_t base, int64_t exponent,
+                                bool &fault) const {
+    if (exponent < 0) {
+      if (base == 0)
+        fault = true;
+      if (base == 1)
+        return 1;
+      if (base == -1)
+        return exponent % 2 == 0 ? 1 : -1;
+      return 0;
+    }
+    uint64_t value = 1, factor = static_cast<uint64_t>(base);
+    for (; exponent; exponent >>= 1) {
+      if (exponent & 1)
+        value *= factor;
+      factor *= factor;
+    }
+    return static_cast<int64_t>(value);
+  }
+};
+
+/// How integer kernels read and write one element type, as int64.
+template <DType T> struct IntTraits;
+template <> struct IntTraits<DType::I1> {
+  using Storage = uint8_t;
+  PARPLAN_HD static int64_t load(const Storage *p, int64_t i) {
+    return p[i] != 0;
+  }
+  PARPLAN_HD static void store(Storage *p, int64_t i, int64_t v) {
+    p[i] = v != 0;
+  }
+};
+template <typename S> struct WrappingIntTraits {
+  using Storage = S;
+  PARPLAN_HD static int64_t load(const Storage *p, int64_t i) { return p[i]; }
+  PARPLAN_HD static void store(Storage *p, int64_t i, int64_t v) {
+    p[i] = static_cast<Storage>(v);
+  }
+};
+template <> struct IntTraits<DType::I8> : WrappingIntTraits<int8_t> {};
+template <> struct IntTraits<DType::I32> : WrappingIntTraits<int32_t> {};
+template <> struct IntTraits<DType::I64> : WrappingIntTraits<int64_t> {};
+
+/// dispatchFloat's counterpart for the integer element types.
+template <typename Fn> bool dispatchInt(DType type, Fn &&fn) {
+  switch (type) {
+  case DType::I1:
+    fn(IntTraits<DType::I1>{});
+    return true;
+  case DType::I8:
+    fn(IntTraits<DType::I8>{});
+    return true;
+  case DType::I32:
+    fn(IntTraits<DType::I32>{});
+    return true;
+  case DType::I64:
+    fn(IntTraits<DType::I64>{});
+    return true;
+  default:
+    return false;
+  }
+}
+
+template <typename T, typename Op> struct BinaryFunctor {
+  using S = typename T::Storage;
+  const S *lhs, *rhs;
+  S *out;
+  StridedIndex<2> index;
+  Op op;
+  PARPLAN_HD void operator()(int64_t i) const {
+    int64_t offset[2];
+    index.offsets(i, offset);
+    T::store(out, i, op(T::load(lhs, offset[0]), T::load(rhs, offset[1])));
+  }
+};
+
+template <typename T, typename Op> struct IntBinaryFunctor {
+  using S = typename T::Storage;
+  const S *lhs, *rhs;
+  S *out;
+  StridedIndex<2> index;
+  Op op;
+  int *errorSlot;
+  int errorCode;
+  PARPLAN_HD void operator()(int64_t i) const {
+    int64_t offset[2];
+    index.offsets(i, offset);
+    bool fault = false;
+    int64_t value = op(T::load(lhs, offset[0]), T::load(rhs, offset[1]), fault);
+    if (fault)
+      *errorSlot = errorCode;
+    T::store(out, i, value);
+  }
+};
+
+/// where: a copy of the chosen operand's word.
+template <typename W> struct WhereFunctor {
+  const void *condition;
+  DType conditionType;
+  const W *lhs, *rhs;
+  W *out;
+  StridedIndex<3> index;
+  PARPLAN_HD void operator()(int64_t i) const {
+    int64_t offset[3];
+    index.offsets(i, offset);
+    out[i] = hdLoadIndex(condition, conditionType, offset[0]) != 0
+                 ? lhs[offset[1]]
+                 : rhs[offset[2]];
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+template <typename C> struct ReluOp {
+  // Keeps NaN, as the reference does.
+  PARPLAN_HD C operator()(C x) const { return x < 0 ? C(0) : x; }
+};
+template <typename C> struct TanhOp {
+  PARPLAN_HD C operator()(C x) const { return hdTanh(x); }
+};
+template <typename C> struct SqrtOp {
+  PARPLAN_HD C operator()(C x) const { return hdSqrt(x); }
+};
+template <typename C> struct ExpOp {
+  PARPLAN_HD C operator()(C x) const { return hdExp(x); }
+};
+template <typename C> struct LogOp {
+  PARPLAN_HD C operator()(C x) const { return hdLog(x); }
+};
+template <typename C> struct SigmoidOp {
+  // exp of a non-positive argument only, so nothing overflows.
+  PARPLAN_HD C operator()(C x) const {
+    if (x >= 0)
+      return C(1) / (C(1) + hdExp(-x));
+    C e = hdExp(x);
+    return e / (C(1) + e);
+  }
+};
+template <typename C> struct ErfOp {
+  PARPLAN_HD C operator()(C x) const { return hdErf(x); }
+};
+template <typename C> struct HardSwishOp {
+  PARPLAN_HD C operator()(C x) const {
+    return x * hdMax(C(0), hdMin(C(1), x / C(6) + C(0.5)));
+  }
+};
+template <typename C> struct LeakyReluOp {
+  C alpha;
+  PARPLAN_HD C operator()(C x) const { return x >= 0 ? x : alpha * x; }
+};
+template <typename C> struct HardSigmoidOp {
+  C alpha, beta;
+  PARPLAN_HD C operator()(C x) const {
+    return hdMax(C(0), hdMin(C(1), alpha * x + beta));
+  }
+};
+template <typename C> struct GeluExactOp {
+  PARPLAN_HD C operator()(C x) const {
+    return C(0.5) * x * hdErfc(-x * C(elementwise::kSqrtHalf));
+  }
+};
+template <typename C> struct GeluTanhOp {
+  PARPLAN_HD C operator()(C x) const {
+    C inner = C(elementwise::kSqrt2OverPi) *
+              (x + C(elementwise::kGeluCubic) * x * x * x);
+    return C(0.5) * x * (C(1) + hdTanh(inner));
+  }
+};
+/// Absent bounds do not clamp; NaN passes through (comparisons are false).
+template <typename C> struct ClipOp {
+  bool hasMin, hasMax;
+  C min, max;
+  PARPLAN_HD C operator()(C x) const {
+    if (hasMin && x < min)
+      x = min;
+    if (hasMax && x > max)
+      x = max;
+    return x;
+  }
+};
+
+template <typename T, typename Op> struct UnaryFunctor {
+  using S = typename T::Storage;
+  const S *in;
+  S *out;
+  Op op;
+  PARPLAN_HD void operator()(int64_t i) const {
+    T::store(out, i, op(T::load(in, i)));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Activation gradients: dx from dy and the forward input x
+//===----------------------------------------------------------------------===//
+
+// The piecewise kinds select dy or 0 rather than multiply by a 0/1
+// derivative, so an infinite dy in a flat region still gives 0.
+template <typename C> struct ReluGradOp {
+  PARPLAN_HD C operator()(C dy, C x) const { return x > 0 ? dy : C(0); }
+};
+template <typename C> struct LeakyReluGradOp {
+  C alpha;
+  PARPLAN_HD C operator()(C dy, C x) const { return x >= 0 ? dy : alpha * dy; }
+};
+template <typename C> struct HardSigmoidGradOp {
+  C alpha, beta;
+  PARPLAN_HD C operator()(C dy, C x) const {
+    C t = alpha * x + beta;
+    return t > 0 && t < 1 ? alpha * dy : C(0);
+  }
+};
+template <typename C> struct HardSwishGradOp {
+  PARPLAN_HD C operator()(C dy, C x) const {
+    if (x < -3)
+      return C(0);
+    if (x > 3)
+      return dy;
+    return dy * (x / C(3) + C(0.5));
+  }
+};
+template <typename C> struct GeluExactGradOp {
+  PARPLAN_HD C operator()(C dy, C x) const {
+    C cdf = C(0.5) * hdErfc(-x / C(elementwise::kSqrt2));
+    C pdf = C(elementwise::kInvSqrt2Pi) * hdExp(C(-0.5) * x * x);
+    return dy * (cdf + x * pdf);
+  }
+};
+template <typename C> struct GeluTanhGradOp {
+  PARPLAN_HD C operator()(C dy, C x) const {
+    C k = C(elementwise::kSqrt2OverPi), cubic = C(elementwise::kGeluCubic);
+    C t = hdTanh(k * (x + cubic * x * x * x));
+    C du = k * (C(1) + C(3) * cubic * x * x);
+    return dy * (C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * du);
+  }
+};
+/// dy where min <= x <= max (absent bounds pass), else 0; NaN x gives 0.
+template <typename C> struct ClipGradOp {
+  bool hasMin, hasMax;
+  C min, max;
+  PARPLAN_HD C operator()(C dy, C x) const {
+    bool passes = (!hasMin || x >= min) && (!hasMax || x <= max);
+    return passes ? dy : C(0);
+  }
+};
+
+template <typename T, typename Op> struct GradFunctor {
+  using S = typename T::Storage;
+  const S *dy, *x;
+  S *dx;
+  Op op;
+  PARPLAN_HD void operator()(int64_t i) const {
+    T::store(dx, i, op(T::load(dy, i), T::load(x, i)));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// cast
+//===----------------------------------------------------------------------===//
+
+/// Rounds a double to float with round-to-odd, so that rounding the float
+/// again to f16 or bf16 gives the correctly rounded double (as Tensor::set
+/// does), where plain double -> float -> half could round twice.
+PARPLAN_HD float hdToFloatRoundToOdd(double value) {
+  float nearest = static_cast<float>(value);
+  uint32_t bits = hdFloatToBits(nearest);
+  bool infinite = (bits & 0x7fffffffu) == 0x7f800000u;
+  if (value != value || infinite || static_cast<double>(nearest) == value)
+    return nearest;
+  if (hdAbs(static_cast<double>(nearest)) > hdAbs(value))
+    --bits; // one step toward zero
+  return hdBitsToFloat(bits | 1u);
+}
+
+/// Element i of any type as a double (I64 beyond 2^53 rounds, as
+/// Tensor::get does).
+PARPLAN_HD double hdLoadAsDouble(const void *data, DType type, int64_t i) {
+  switch (type) {
+  case DType::F16:
+    return hdHalfToFloat(static_cast<const uint16_t *>(data)[i]);
+  case DType::BF16:
+    return hdBFloat16ToFloat(static_cast<const uint16_t *>(data)[i]);
+  case DType::F32:
+    return static_cast<const float *>(data)[i];
+  case DType::F64:
+    return static_cast<const double *>(data)[i];
+  case DType::I1:
+    return static_cast<const uint8_t *>(data)[i] != 0 ? 1.0 : 0.0;
+  default:
+    return static_cast<double>(hdLoadIndex(data, type, i));
+  }
+}
+
+/// Integers from a float: truncated toward zero, saturated, NaN as 0 (as
+/// Tensor::set does; the plain conversion is undefined out of range).
+PARPLAN_HD int64_t hdSaturate(double value, int64_t lo, int64_t hi) {
+  if (value != value)
+    return 0;
+  if (value <= static_cast<double>(lo))
+    return lo;
+  // For int64 the bound is 2^63, itself out of range: hence >=.
+  if (value >= static_cast<double>(hi))
+    return hi;
+  return static_cast<int64_t>(value);
+}
+
+/// Stores a double into element i of any type, rounding once.
+PARPLAN_HD void hdStoreDouble(void *data, DType type, int64_t i, double value) {
+  switch (type) {
+  case DType::F16:
+    static_cast<uint16_t *>(data)[i] =
+        hdFloatToHalf(hdToFloatRoundToOdd(value));
+    return;
+  case DType::BF16:
+    static_cast<uint16_t *>(data)[i] =
+        hdFloatToBFloat16(hdToFloatRoundToOdd(value));
+    return;
+  case DType::F32:
+    static_cast<float *>(data)[i] = static_cast<float>(value);
+    return;
+  case DType::F64:
+    static_cast<double *>(data)[i] = value;
+    return;
+  case DType::I1:
+    static_cast<uint8_t *>(data)[i] = value != 0; // NaN too
+    return;
+  case DType::I8:
+    static_cast<int8_t *>(data)[i] =
+        static_cast<int8_t>(hdSaturate(value, INT8_MIN, INT8_MAX));
+    return;
+  case DType::I32:
+    static_cast<int32_t *>(data)[i] =
+        static_cast<int32_t>(hdSaturate(value, INT32_MIN, INT32_MAX));
+    return;
+  case DType::I64:
+    static_cast<int64_t *>(data)[i] = hdSaturate(value, INT64_MIN, INT64_MAX);
+    return;
+  }
+}
+
+/// Any element type to any other. Integer to integer goes through int64,
+/// exact and wrapping; everything else through double.
+struct CastFunctor {
+  const void *in;
+  DType inType;
+  void *out;
+  DType outType;
+  PARPLAN_HD static bool isInteger(DType type) {
+    return type == DType::I1 || type == DType::I8 || type == DType::I32 ||
+           type == DType::I64;
+  }
+  PARPLAN_HD void operator()(int64_t i) const {
+    if (!isInteger(inType) || !isInteger(outType)) {
+      hdStoreDouble(out, outType, i, hdLoadAsDouble(in, inType, i));
+      return;
+    }
+    int64_t value = hdLoadIndex(in, inType, i);
+    switch (outType) {
+    case DType::I1:
+      static_cast<uint8_t *>(out)[i] = value != 0;
+      return;
+    case DType::I8:
+      static_cast<int8_t *>(out)[i] = static_cast<int8_t>(value);
+      return;
+    case DType::I32:
+      static_cast<int32_t *>(out)[i] = static_cast<int32_t>(value);
+      return;
+    default:
+      static_cast<int64_t *>(out)[i] = value;
+      return;
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+namespace elementwise {
+
+template <class L, template <typename> class FloatOp, class IntOp>
+Launch binary(L &launcher, const std::string &op, const DeviceTensor &lhs,
+              const DeviceTensor &rhs, const DeviceTensor &result,
+              Status &status) {
+  if (lhs.dtype != result.dtype || rhs.dtype != result.dtype)
+    return Launch::Unsupported;
+  std::optional<Shape> broadcast =
+      detail::broadcastShapes(lhs.shape, rhs.shape);
+  if (!broadcast || *broadcast != result.shape) {
+    status = failure(op, toString(lhs.shape) + " and " + toString(rhs.shape) +
+                             " do not broadcast to " + toString(result.shape));
+    return Launch::Done;
+  }
+  const Shape &shape = *broadcast;
+  StridedIndex<2> index;
+  if (!makeStridedIndex<2>(shape,
+                           {detail::broadcastStrides(lhs.shape, shape),
+                            detail::broadcastStrides(rhs.shape, shape)},
+                           index))
+    return Launch::Unsupported;
+  int64_t count = result.numElements();
+  bool handled = dispatchFloat(result.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    launcher.forEach(
+        count,
+        BinaryFunctor<T, FloatOp<typename T::Compute>>{
+            lhs.as<const S>(), rhs.as<const S>(), result.as<S>(), index, {}});
+  });
+  if (handled)
+    return Launch::Done;
+  bool isInt = dispatchInt(result.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    launcher.forEach(count, IntBinaryFunctor<T, IntOp>{lhs.as<const S>(),
+                                                       rhs.as<const S>(),
+                                                       result.as<S>(),
+                                                       index,
+                                                       {},
+                                                       launcher.errorSlot(),
+                                                       launcher.errorCode()});
+  });
+  return isInt ? Launch::Done : Launch::Unsupported;
+}
+
+template <class L>
+Launch where(L &launcher, const DeviceTensor &condition,
+             const DeviceTensor &lhs, const DeviceTensor &rhs,
+             const DeviceTensor &result, Status &status) {
+  if (lhs.dtype != result.dtype || rhs.dtype != result.dtype ||
+      isFloat(condition.dtype))
+    return Launch::Unsupported;
+  std::optional<Shape> values = detail::broadcastShapes(lhs.shape, rhs.shape);
+  std::optional<Shape> broadcast =
+      values ? detail::broadcastShapes(condition.shape, *values) : std::nullopt;
+  if (!broadcast || *broadcast != result.shape) {
+    status = failure("where",
+                     toString(condition.shape) + ", " + toString(lhs.shape) +
+                         " and " + toString(rhs.shape) +
+                         " do not broadcast to " + toString(result.shape));
+    return Launch::Done;
+  }
+  const Shape &shape = *broadcast;
+  StridedIndex<3> index;
+  if (!makeStridedIndex<3>(shape,
+                           {detail::broadcastStrides(condition.shape, shape),
+                            detail::broadcastStrides(lhs.shape, shape),
+                            detail::broadcastStrides(rhs.shape, shape)},
+                           index))
+    return Launch::Unsupported;
+  dispatchWord(result.dtype, [&](auto word) {
+    using W = decltype(word);
+    launcher.forEach(result.numElements(),
+                     WhereFunctor<W>{condition.data, condition.dtype,
+                                     lhs.as<const W>(), rhs.as<const W>(),
+                                     result.as<W>(), index});
+  });
+  return Launch::Done;
+}
+
+/// An activation: makeOp(C{}) gives the op computing in C.
+template <class L, class MakeOp>
+Launch unary(L &launcher, const std::string &op, const DeviceTensor &input,
+             const DeviceTensor &result, MakeOp makeOp, Status &status) {
+  if (input.dtype != result.dtype)
+    return Launch::Unsupported;
+  if (input.shape != result.shape) {
+    status = failure(op, "result shape " + toString(result.shape) +
+                             " is not the input's " + toString(input.shape));
+    return Launch::Done;
+  }
+  bool handled = dispatchFloat(input.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    auto functor = makeOp(typename T::Compute{});
+    launcher.forEach(result.numElements(),
+                     UnaryFunctor<T, decltype(functor)>{
+                         input.as<const S>(), result.as<S>(), functor});
+  });
+  return handled ? Launch::Done : Launch::Unsupported;
+}
+
+/// An activation gradient from dy and the forward input.
+template <class L, class MakeOp>
+Launch grad(L &launcher, const std::string &op, const DeviceTensor &dy,
+            const DeviceTensor &input, const DeviceTensor &dx, MakeOp makeOp,
+            Status &status) {
+  if (input.dtype != dy.dtype || dx.dtype != dy.dtype)
+    return Launch::Unsupported;
+  if (input.shape != dy.shape || dx.shape != dy.shape) {
+    status = failure(op, "dy " + toString(dy.shape) + ", input " +
+                             toString(input.shape) + " and dx " +
+                             toString(dx.shape) + " differ in shape");
+    return Launch::Done;
+  }
+  bool handled = dispatchFloat(dy.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    auto functor = makeOp(typename T::Compute{});
+    launcher.forEach(dx.numElements(),
+                     GradFunctor<T, decltype(functor)>{dy.as<const S>(),
+                                                       input.as<const S>(),
+                                                       dx.as<S>(), functor});
+  });
+  return handled ? Launch::Done : Launch::Unsupported;
+}
+
+/// clip's and clip_grad's bounds: present only when given.
+struct Bounds {
+  bool hasMin, hasMax;
+  double min, max;
+  explicit Bounds(const AttrMap &attrs)
+      : hasMin(hasAttr(attrs, "min")), hasMax(hasAttr(attrs, "max")),
+        min(attrFloat(attrs, "min")), max(attrFloat(attrs, "max")) {}
+};
+
+} // namespace elementwise
+
+/// The elementwise ops (Dispatch.h). Binary ops: every float and integer
+/// type (integer division by zero and zero to a negative power write the
+/// launcher's error code); where: any value type with an integer
+/// condition; activations, clip and the gradients: float types; cast: any
+/// pair of types. Ranks are unlimited where operands share one shape and at
+/// most kMaxRank after collapsing where they broadcast.
+template <class L>
+bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
+                       const std::vector<const DeviceTensor *> &operands,
+                       const std::vector<DeviceTensor *> &results,
+                       Launch &launch, Status &status) {
+  // Out-parameters stay untouched for another group's op.
+  Status outcome = Status::success();
+  Launch launched = Launch::Done;
+  const DeviceTensor &result = *results[0];
+  auto in = [&](size_t i) -> const DeviceTensor & { return *operands[i]; };
+
+  // Binary ops and where.
+  if (op == "add")
+    launched = elementwise::binary<L, AddOp, IntAddOp>(launcher, op, in(0),
+                                                       in(1), result, outcome);
+  else if (op == "sub")
+    launched = elementwise::binary<L, SubOp, IntSubOp>(launcher, op, in(0),
+                                                       in(1), result, outcome);
+  else if (op == "mul")
+    launched = elementwise::binary<L, MulOp, IntMulOp>(launcher, op, in(0),
+                                                       in(1), result, outcome);
+  else if (op == "div")
+    launched = elementwise::binary<L, DivOp, IntDivOp>(launcher, op, in(0),
+                                                       in(1), result, outcome);
+  else if (op == "pow")
+    launched = elementwise::binary<L, PowOp, IntPowOp>(launcher, op, in(0),
+                                                       in(1), result, outcome);
+  else if (op == "where")
+    launched =
+        elementwise::where(launcher, in(0), in(1), in(2), result, outcome);
+
+  // Activations.
+  else if (op == "relu")
+    launched = elementwise::unary(
+        launcher, op, in(0), result,
+        [](auto c) { return ReluOp<decltype(c)>{}; }, outcome);
+  else if (op == "tanh")
+    launched = elementwise::unary(
+        launcher, op, in(0), result,
+        [](auto c) { return TanhOp<decltype(c)>{}; }, outcome);
+  else if (op == "sqrt")
+    launched = elementwise::unary(
+        launcher, op, in(0), result,
+        [](auto c) { return SqrtOp<decltype(c)>{}; }, outcome);
+  else if (op == "exp")
+    launched = elementwise::unary(
+        launcher, op, in(0), result,
+        [](auto c) { return ExpOp<decltype(c)>{}; }, outcome);
+  else if (op == "log")
+    launched = elementwise::unary(
+        launcher, op, in(0), result,
+        [](auto c) { return LogOp<decltype(c)>{}; }, outcome);
+  else if (op == "sigmoid")
+    launched = elementwise::unary(
+        launcher, op, in(0), result,
+        [](auto c) { return SigmoidOp<decltype(c)>{}; }, outcome);
+  else if (op == "erf")
+    launched = elementwise::unary(
+        launcher, op, in(0), result,
+        [](auto c) { return ErfOp<decltype(c)>{}; }, outcome);
+  else if (op == "hard_swish")
+    launched = elementwise::unary(
+        launcher, op, in(0), result,
+        [](auto c) { return HardSwishOp<decltype(c)>{}; }, outcome);
+  else if (op == "leaky_relu") {
+    double alpha = attrFloat(attrs, "alpha");
+    launched = elementwise::unary(
+        launcher, op, in(0), result,
+        [&](auto c) {
+          using C = decltype(c);
+          return LeakyReluOp<C>{static_cast<C>(alpha)};
+        },
+        outcome);
+  } else if (op == "hard_sigmoid") {
+    double alpha = attrFloat(attrs, "alpha"), beta = attrFloat(attrs, "beta");
+    launched = elementwise::unary(
+        launcher, op, in(0), result,
+        [&](auto c) {
+          using C = decltype(c);
+          return HardSigmoidOp<C>{static_cast<C>(alpha), static_cast<C>(beta)};
+        },
+        outcome);
+  } else if (op == "gelu") {
+    if (attrString(attrs, "approximate") == "tanh")
+      launched = elementwise::unary(
+          launcher, op, in(0), result,
+          [](auto c) { return GeluTanhOp<decltype(c)>{}; }, outcome);
+    else
+      launched = elementwise::unary(
+          launcher, op, in(0), result,
+          [](auto c) { return GeluExactOp<decltype(c)>{}; }, outcome);
+  } else if (op == "clip") {
+    elementwise::Bounds bounds(attrs);
+    launched = elementwise::unary(
+        launcher, op, in(0), result,
+        [&](auto c) {
+          using C = decltype(c);
+          return ClipOp<C>{bounds.hasMin, bounds.hasMax,
+                           static_cast<C>(bounds.min),
+                           static_cast<C>(bounds.max)};
+        },
+        outcome);
+  } else if (op == "cast") {
+    if (in(0).numElements() != result.numElements())
+      outcome =
+          failure("cast", "input " + toString(in(0).shape) + " and result " +
+                              toString(result.shape) + " differ in size");
+    else
+      launcher.forEach(
+          result.numElements(),
+          CastFunctor{in(0).data, in(0).dtype, result.data, result.dtype});
+  }
+
+  // Activation gradients: operands (dy, forward input).
+  else if (op == "relu_grad")
+    launched = elementwise::grad(
+        launcher, op, in(0), in(1), result,
+        [](auto c) { return ReluGradOp<decltype(c)>{}; }, outcome);
+  else if (op == "hard_swish_grad")
+    launched = elementwise::grad(
+        launcher, op, in(0), in(1), result,
+        [](auto c) { return HardSwishGradOp<decltype(c)>{}; }, outcome);
+  else if (op == "leaky_relu_grad") {
+    double alpha = attrFloat(attrs, "alpha");
+    launched = elementwise::grad(
+        launcher, op, in(0), in(1), result,
+        [&](auto c) {
+          using C = decltype(c);
+          return LeakyReluGradOp<C>{static_cast<C>(alpha)};
+        },
+        outcome);
+  } else if (op == "hard_sigmoid_grad") {
+    double alpha = attrFloat(attrs, "alpha"), beta = attrFloat(attrs, "beta");
+    launched = elementwise::grad(
+        launcher, op, in(0), in(1), result,
+        [&](auto c) {
+          using C = decltype(c);
+          return HardSigmoidGradOp<C>{static_cast<C>(alpha),
+                                      static_cast<C>(beta)};
+        },
+        outcome);
+  } else if (op == "clip_grad") {
+    elementwise::Bounds bounds(attrs);
+    launched = elementwise::grad(
+        launcher, op, in(0), in(1), result,
+        [&](auto c) {
+          using C = decltype(c);
+          return ClipGradOp<C>{bounds.hasMin, bounds.hasMax,
+                               static_cast<C>(bounds.min),
+                               static_cast<C>(bounds.max)};
+        },
+        outcome);
+  } else if (op == "gelu_grad") {
+    if (attrString(attrs, "approximate") == "tanh")
+      launched = elementwise::grad(
+          launcher, op, in(0), in(1), result,
+          [](auto c) { return GeluTanhGradOp<decltype(c)>{}; }, outcome);
+    else
+      launched = elementwise::grad(
+          launcher, op, in(0), in(1), result,
+          [](auto c) { return GeluExactGradOp<decltype(c)>{}; }, outcome);
+  } else {
+    return false;
+  }
+  launch = launched;
+  status = outcome;
+  return true;
+}
+
+} // namespace parplan::runtime::device
+
+#endif // PARPLAN_LIB_RUNTIME_DEVICE_ELEMENTWISE_H

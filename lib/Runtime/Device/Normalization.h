@@ -1,0 +1,905 @@
+//===- Normalization.h - row-wise kernels and reductions --------*- C++ -*-===//
+//
+// The device kernels whose elements depend on a whole slice of their input:
+// softmax and log_softmax and their gradients, layer_norm and its gradient,
+// batch_norm (inference), reduce_sum and reduce_mean, and the softmax
+// cross-entropy loss and its gradient.
+//
+// Each normalized slice (a row) is one thread, which loops over it in the
+// compute type; softmax subtracts the row's maximum before exponentiating,
+// as the reference does. Sums that cross rows (the scale and bias gradients
+// of layer_norm, reductions) are one thread per result element looping over
+// what it sums, in a fixed order, so results do not depend on scheduling.
+// The reference accumulates in double; f32 here accumulates in float, so the
+// two agree to rounding, not bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_LIB_RUNTIME_DEVICE_NORMALIZATION_H
+#define PARPLAN_LIB_RUNTIME_DEVICE_NORMALIZATION_H
+
+#include "Device/Attrs.h"
+#include "Device/DeviceTensor.h"
+#include "KernelSupport.h"
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace parplan::runtime::device {
+namespace normalization_detail {
+
+//===----------------------------------------------------------------------===//
+// Broadcasting and reduction geometry
+//===----------------------------------------------------------------------===//
+
+/// Where element j (row-major over `shape`) of a broadcast operand lives in
+/// the operand: `identity` when the operand has the target's layout.
+struct Broadcast {
+  Dims shape, strides;
+  bool identity = true;
+};
+
+PARPLAN_HD int64_t offsetOf(const Broadcast &broadcast, int64_t linear) {
+  if (broadcast.identity)
+    return linear;
+  int64_t offset = 0;
+  for (int64_t d = broadcast.shape.rank - 1; d >= 0; --d) {
+    offset += (linear % broadcast.shape.size[d]) * broadcast.strides.size[d];
+    linear /= broadcast.shape.size[d];
+  }
+  return offset;
+}
+
+/// How `source`, which broadcasts to `target`, is read over `target`. As
+/// many elements means the same layout: a broadcast dimension of 1 would
+/// leave fewer.
+inline Broadcast broadcastOver(const Shape &source, const Shape &target) {
+  Broadcast broadcast;
+  toDims(target, broadcast.shape);
+  toDims(detail::broadcastStrides(source, target), broadcast.strides);
+  broadcast.identity = numElements(source) == numElements(target);
+  return broadcast;
+}
+
+/// A reduction of a row-major tensor: result element o has the kept
+/// coordinates of o (row-major over the kept dimensions, the order the
+/// result holds them in, keepdims or not) and sums the reducedCount
+/// elements over the reduced dimensions.
+struct ReducePlan {
+  Dims keptSize, keptStride, reducedSize, reducedStride;
+  int64_t reducedCount = 1;
+};
+
+inline ReducePlan planReduce(const Shape &shape,
+                             const std::vector<bool> &reduced) {
+  ReducePlan plan;
+  int64_t stride = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    Dims &sizes = reduced[d] ? plan.reducedSize : plan.keptSize;
+    Dims &strides = reduced[d] ? plan.reducedStride : plan.keptStride;
+    // Filled from the back, then moved to the front below.
+    sizes.size[kMaxRank - 1 - sizes.rank] = shape[d];
+    strides.size[kMaxRank - 1 - strides.rank] = stride;
+    ++sizes.rank;
+    ++strides.rank;
+    if (reduced[d])
+      plan.reducedCount *= shape[d];
+    stride *= shape[d];
+  }
+  for (Dims *dims : {&plan.keptSize, &plan.keptStride, &plan.reducedSize,
+                     &plan.reducedStride}) {
+    Dims packed;
+    packed.rank = dims->rank;
+    for (int64_t d = 0; d < dims->rank; ++d)
+      packed.size[d] = dims->size[kMaxRank - dims->rank + d];
+    *dims = packed;
+  }
+  return plan;
+}
+
+/// Offset of the first element result element `out` sums.
+PARPLAN_HD int64_t keptOffset(const ReducePlan &plan, int64_t out) {
+  int64_t offset = 0;
+  for (int64_t d = plan.keptSize.rank - 1; d >= 0; --d) {
+    offset += (out % plan.keptSize.size[d]) * plan.keptStride.size[d];
+    out /= plan.keptSize.size[d];
+  }
+  return offset;
+}
+
+/// Steps a row-major odometer over the reduced dimensions, keeping
+/// `offset` in step.
+PARPLAN_HD void nextReduced(const ReducePlan &plan, int64_t *index,
+                            int64_t &offset) {
+  for (int64_t d = plan.reducedSize.rank - 1; d >= 0; --d) {
+    ++index[d];
+    offset += plan.reducedStride.size[d];
+    if (index[d] < plan.reducedSize.size[d])
+      return;
+    offset -= plan.reducedStride.size[d] * plan.reducedSize.size[d];
+    index[d] = 0;
+  }
+}
+
+/// How ReduceFloat reads its input: elements of the tensor's storage type,
+/// or sums already in the compute type (layer_norm_grad's workspace).
+template <typename T> struct FromStorage {
+  using Element = typename T::Storage;
+  PARPLAN_HD static typename T::Compute load(const Element *p, int64_t i) {
+    return T::load(p, i);
+  }
+};
+template <typename T> struct FromCompute {
+  using Element = typename T::Compute;
+  PARPLAN_HD static typename T::Compute load(const Element *p, int64_t i) {
+    return p[i];
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Functors
+//===----------------------------------------------------------------------===//
+
+/// One thread per result element of a float reduction.
+template <typename T, typename Source> struct ReduceFloat {
+  const typename Source::Element *input;
+  typename T::Storage *result;
+  ReducePlan plan;
+  bool mean;
+  PARPLAN_HD void operator()(int64_t out) const {
+    using C = typename T::Compute;
+    int64_t offset = keptOffset(plan, out);
+    int64_t index[kMaxRank] = {};
+    C sum = 0;
+    for (int64_t r = 0; r < plan.reducedCount; ++r) {
+      sum += Source::load(input, offset);
+      nextReduced(plan, index, offset);
+    }
+    if (mean)
+      sum /= static_cast<C>(plan.reducedCount);
+    T::store(result, out, sum);
+  }
+};
+
+/// One thread per result element of an integer reduction: sums wrap (two's
+/// complement) and a mean truncates toward zero, as the reference's; i1
+/// (`boolean`) reads and writes 0 or 1.
+template <typename S> struct ReduceInt {
+  const S *input;
+  S *result;
+  ReducePlan plan;
+  bool mean, boolean;
+  PARPLAN_HD void operator()(int64_t out) const {
+    int64_t offset = keptOffset(plan, out);
+    int64_t index[kMaxRank] = {};
+    uint64_t sum = 0;
+    for (int64_t r = 0; r < plan.reducedCount; ++r) {
+      int64_t value = static_cast<int64_t>(input[offset]);
+      sum += static_cast<uint64_t>(boolean ? (value != 0 ? 1 : 0) : value);
+      nextReduced(plan, index, offset);
+    }
+    int64_t value = static_cast<int64_t>(sum);
+    if (mean && plan.reducedCount > 0)
+      value /= plan.reducedCount;
+    result[out] =
+        boolean ? static_cast<S>(value != 0 ? 1 : 0) : static_cast<S>(value);
+  }
+};
+
+/// One thread per [outer, inner] position: the slice along the axis is
+/// `size` elements at stride `inner`.
+template <typename T> struct SoftmaxRows {
+  const typename T::Storage *input;
+  typename T::Storage *result;
+  int64_t size, inner;
+  bool logarithm;
+  PARPLAN_HD void operator()(int64_t row) const {
+    using C = typename T::Compute;
+    int64_t base = (row / inner) * size * inner + row % inner;
+    C max = -static_cast<C>(INFINITY);
+    for (int64_t j = 0; j < size; ++j)
+      max = hdMax(max, T::load(input, base + j * inner));
+    C sum = 0;
+    for (int64_t j = 0; j < size; ++j)
+      sum += hdExp(T::load(input, base + j * inner) - max);
+    C logSum = hdLog(sum);
+    for (int64_t j = 0; j < size; ++j) {
+      C shifted = T::load(input, base + j * inner) - max;
+      T::store(result, base + j * inner,
+               logarithm ? shifted - logSum : hdExp(shifted) / sum);
+    }
+  }
+};
+
+/// From the forward output y: softmax dx = y * (dy - sum(dy * y));
+/// log_softmax dx = dy - exp(y) * sum(dy); one thread per slice.
+template <typename T> struct SoftmaxGradRows {
+  const typename T::Storage *dy, *output;
+  typename T::Storage *dx;
+  int64_t size, inner;
+  bool logarithm;
+  PARPLAN_HD void operator()(int64_t row) const {
+    using C = typename T::Compute;
+    int64_t base = (row / inner) * size * inner + row % inner;
+    C sum = 0;
+    for (int64_t j = 0; j < size; ++j) {
+      int64_t e = base + j * inner;
+      sum += logarithm ? T::load(dy, e) : T::load(dy, e) * T::load(output, e);
+    }
+    for (int64_t j = 0; j < size; ++j) {
+      int64_t e = base + j * inner;
+      C g = T::load(dy, e), y = T::load(output, e);
+      T::store(dx, e, logarithm ? g - hdExp(y) * sum : y * (g - sum));
+    }
+  }
+};
+
+/// Mean and reciprocal standard deviation of a row of `columns` elements
+/// (two passes, as the reference).
+template <typename T>
+PARPLAN_HD void rowMoments(const typename T::Storage *row, int64_t columns,
+                           typename T::Compute epsilon,
+                           typename T::Compute &mean,
+                           typename T::Compute &rstd) {
+  using C = typename T::Compute;
+  mean = 0;
+  for (int64_t j = 0; j < columns; ++j)
+    mean += T::load(row, j);
+  mean /= static_cast<C>(columns);
+  C variance = 0;
+  for (int64_t j = 0; j < columns; ++j) {
+    C centered = T::load(row, j) - mean;
+    variance += centered * centered;
+  }
+  variance /= static_cast<C>(columns);
+  rstd = C(1) / hdSqrt(variance + epsilon);
+}
+
+/// One thread per row of the [rows, columns] view (columns: the product of
+/// the normalized dimensions).
+template <typename T> struct LayerNormRows {
+  const typename T::Storage *input, *scale, *bias;
+  typename T::Storage *result;
+  Broadcast scaleAt, biasAt;
+  int64_t columns;
+  typename T::Compute epsilon;
+  PARPLAN_HD void operator()(int64_t r) const {
+    using C = typename T::Compute;
+    const typename T::Storage *row = input + r * columns;
+    C mean, rstd;
+    rowMoments<T>(row, columns, epsilon, mean, rstd);
+    for (int64_t j = 0; j < columns; ++j) {
+      C value = (T::load(row, j) - mean) * rstd *
+                T::load(scale, offsetOf(scaleAt, j));
+      if (bias)
+        value += T::load(bias, offsetOf(biasAt, j));
+      T::store(result, r * columns + j, value);
+    }
+  }
+};
+
+/// The input gradient of layer_norm, a row per thread; leaves each row's
+/// mean and rstd in `moments` (2 per row) for LayerNormGradColumns. With
+/// gs = dy * scale: dx = rstd * (gs - mean(gs) - xhat * mean(gs * xhat)).
+template <typename T> struct LayerNormGradRows {
+  const typename T::Storage *dy, *input, *scale;
+  typename T::Storage *dInput;
+  typename T::Compute *moments;
+  Broadcast scaleAt;
+  int64_t columns;
+  typename T::Compute epsilon;
+  PARPLAN_HD void operator()(int64_t r) const {
+    using C = typename T::Compute;
+    const typename T::Storage *row = input + r * columns;
+    const typename T::Storage *grad = dy + r * columns;
+    C mean, rstd;
+    rowMoments<T>(row, columns, epsilon, mean, rstd);
+    moments[2 * r] = mean;
+    moments[2 * r + 1] = rstd;
+    C meanG = 0, meanGX = 0;
+    for (int64_t j = 0; j < columns; ++j) {
+      C g = T::load(grad, j) * T::load(scale, offsetOf(scaleAt, j));
+      meanG += g;
+      meanGX += g * (T::load(row, j) - mean) * rstd;
+    }
+    meanG /= static_cast<C>(columns);
+    meanGX /= static_cast<C>(columns);
+    for (int64_t j = 0; j < columns; ++j) {
+      C g = T::load(grad, j) * T::load(scale, offsetOf(scaleAt, j));
+      C xhat = (T::load(row, j) - mean) * rstd;
+      T::store(dInput, r * columns + j, rstd * (g - meanG - xhat * meanGX));
+    }
+  }
+};
+
+/// The scale and bias gradients of layer_norm over the normalized shape, a
+/// column per thread summing over the rows in order (deterministic, no
+/// atomics). Each goes straight to its result when that has the normalized
+/// shape's layout, else to compute-type sums that ReduceFloat folds into
+/// the result's (broadcast) shape.
+template <typename T> struct LayerNormGradColumns {
+  const typename T::Storage *dy, *input;
+  const typename T::Compute *moments;
+  typename T::Storage *dScale, *dBias;
+  typename T::Compute *scaleSums, *biasSums;
+  bool scaleDirect, biasDirect;
+  int64_t rows, columns;
+  PARPLAN_HD void operator()(int64_t j) const {
+    using C = typename T::Compute;
+    C sumScale = 0, sumBias = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t e = r * columns + j;
+      C g = T::load(dy, e);
+      C xhat = (T::load(input, e) - moments[2 * r]) * moments[2 * r + 1];
+      sumScale += g * xhat;
+      sumBias += g;
+    }
+    if (scaleDirect)
+      T::store(dScale, j, sumScale);
+    else
+      scaleSums[j] = sumScale;
+    if (biasDirect)
+      T::store(dBias, j, sumBias);
+    else
+      biasSums[j] = sumBias;
+  }
+};
+
+/// Inference batch_norm, per element: channel statistics of dimension 1.
+template <typename T> struct BatchNormElements {
+  const typename T::Storage *input, *scale, *bias, *mean, *variance;
+  typename T::Storage *result;
+  int64_t channels, inner;
+  typename T::Compute epsilon;
+  PARPLAN_HD void operator()(int64_t i) const {
+    using C = typename T::Compute;
+    int64_t c = (i / inner) % channels;
+    C factor = T::load(scale, c) / hdSqrt(T::load(variance, c) + epsilon);
+    T::store(result, i,
+             (T::load(input, i) - T::load(mean, c)) * factor +
+                 T::load(bias, c));
+  }
+};
+
+/// The labels of a cross-entropy, one per row of `classes` logits (i32 or
+/// i64), and where a label out of range is reported.
+struct Labels {
+  const void *data;
+  DType type;
+  int64_t classes;
+  int *errorSlot;
+  int errorCode;
+};
+
+/// Row i of a cross-entropy's [rows, classes] logits as both kernels read
+/// it: its logits and label, and the max and sum of exp(x - max) of the
+/// logits. A label outside [0, classes) is a data fault: reported, and the
+/// row left unwritten.
+template <typename T> struct LabeledRow {
+  using C = typename T::Compute;
+  const typename T::Storage *logits;
+  int64_t label;
+  C max, sum;
+
+  /// Reads row i of `all`; false (the fault reported) for a label out of
+  /// range.
+  PARPLAN_HD bool read(const typename T::Storage *all, const Labels &labels,
+                       int64_t i) {
+    label = hdLoadIndex(labels.data, labels.type, i);
+    if (label < 0 || label >= labels.classes) {
+      *labels.errorSlot = labels.errorCode;
+      return false;
+    }
+    logits = all + i * labels.classes;
+    max = -static_cast<C>(INFINITY);
+    for (int64_t c = 0; c < labels.classes; ++c)
+      max = hdMax(max, T::load(logits, c));
+    sum = 0;
+    for (int64_t c = 0; c < labels.classes; ++c)
+      sum += hdExp(T::load(logits, c) - max);
+    return true;
+  }
+};
+
+/// loss = logsumexp(row) - row[label], a row per thread.
+template <typename T> struct CrossEntropyRows {
+  const typename T::Storage *logits;
+  Labels labels;
+  typename T::Storage *losses;
+  PARPLAN_HD void operator()(int64_t i) const {
+    LabeledRow<T> row;
+    if (row.read(logits, labels, i))
+      T::store(losses, i,
+               row.max + hdLog(row.sum) - T::load(row.logits, row.label));
+  }
+};
+
+/// dlogits = dloss * (softmax(row) - onehot(label)), a row per thread.
+template <typename T> struct CrossEntropyGradRows {
+  const typename T::Storage *dLosses, *logits;
+  Labels labels;
+  typename T::Storage *dLogits;
+  PARPLAN_HD void operator()(int64_t i) const {
+    using C = typename T::Compute;
+    LabeledRow<T> row;
+    if (!row.read(logits, labels, i))
+      return;
+    C dLoss = T::load(dLosses, i);
+    for (int64_t c = 0; c < labels.classes; ++c) {
+      C probability = hdExp(T::load(row.logits, c) - row.max) / row.sum;
+      if (c == row.label)
+        probability -= C(1);
+      T::store(dLogits, i * labels.classes + c, dLoss * probability);
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+/// Whether every present tensor is a float of `type`.
+inline bool allFloatOf(DType type,
+                       std::initializer_list<const DeviceTensor *> tensors) {
+  if (!isFloat(type))
+    return false;
+  for (const DeviceTensor *tensor : tensors)
+    if (tensor && tensor->dtype != type)
+      return false;
+  return true;
+}
+
+template <class L>
+Launch softmax(L &launcher, const std::string &op, const DeviceTensor &input,
+               int64_t axis, bool logarithm, DeviceTensor &result,
+               Status &status) {
+  if (!allFloatOf(input.dtype, {&result}))
+    return Launch::Unsupported;
+  if (result.shape != input.shape || axis < 0 || axis >= input.rank()) {
+    status = failure(op, "result " + toString(result.shape) + " or axis " +
+                             std::to_string(axis) + " does not fit " +
+                             toString(input.shape));
+    return Launch::Done;
+  }
+  int64_t outer = detail::productOf(input.shape, 0, axis);
+  int64_t inner = detail::productOf(input.shape, axis + 1, input.rank());
+  int64_t size = input.shape[axis];
+  if (size == 0)
+    return Launch::Done;
+  dispatchFloat(input.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    launcher.forEach(outer * inner, SoftmaxRows<T>{input.template as<const S>(),
+                                                   result.template as<S>(),
+                                                   size, inner, logarithm});
+  });
+  return Launch::Done;
+}
+
+template <class L>
+Launch softmaxGrad(L &launcher, const std::string &op, const DeviceTensor &dy,
+                   const DeviceTensor &output, int64_t axis, bool logarithm,
+                   DeviceTensor &dx, Status &status) {
+  if (!allFloatOf(dy.dtype, {&output, &dx}))
+    return Launch::Unsupported;
+  if (output.shape != dy.shape || dx.shape != dy.shape || axis < 0 ||
+      axis >= dy.rank()) {
+    status = failure(op, "shapes or axis do not fit " + toString(dy.shape));
+    return Launch::Done;
+  }
+  int64_t outer = detail::productOf(dy.shape, 0, axis);
+  int64_t inner = detail::productOf(dy.shape, axis + 1, dy.rank());
+  int64_t size = dy.shape[axis];
+  if (size == 0)
+    return Launch::Done;
+  dispatchFloat(dy.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    launcher.forEach(outer * inner,
+                     SoftmaxGradRows<T>{dy.template as<const S>(),
+                                        output.template as<const S>(),
+                                        dx.template as<S>(), size, inner,
+                                        logarithm});
+  });
+  return Launch::Done;
+}
+
+template <class L>
+Launch layerNorm(L &launcher, const DeviceTensor &input,
+                 const DeviceTensor &scale, const DeviceTensor *bias,
+                 int64_t axis, double epsilon, DeviceTensor &result,
+                 Status &status) {
+  if (!allFloatOf(input.dtype, {&scale, bias, &result}))
+    return Launch::Unsupported;
+  if (result.shape != input.shape || axis < 0 || axis >= input.rank()) {
+    status = failure("layer_norm", "result " + toString(result.shape) +
+                                       " or axis does not fit " +
+                                       toString(input.shape));
+    return Launch::Done;
+  }
+  Shape normalized(input.shape.begin() + axis, input.shape.end());
+  if (!detail::broadcastsTo(scale.shape, normalized) ||
+      (bias && !detail::broadcastsTo(bias->shape, normalized))) {
+    status = failure("layer_norm", "scale or bias does not broadcast to " +
+                                       toString(normalized));
+    return Launch::Done;
+  }
+  int64_t columns = numElements(normalized);
+  if (columns == 0)
+    return Launch::Done;
+  Broadcast scaleAt = broadcastOver(scale.shape, normalized);
+  Broadcast biasAt = bias ? broadcastOver(bias->shape, normalized) : scaleAt;
+  dispatchFloat(input.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    using C = typename T::Compute;
+    launcher.forEach(
+        input.numElements() / columns,
+        LayerNormRows<T>{input.template as<const S>(),
+                         scale.template as<const S>(),
+                         bias ? bias->template as<const S>() : nullptr,
+                         result.template as<S>(), scaleAt, biasAt, columns,
+                         static_cast<C>(epsilon)});
+  });
+  return Launch::Done;
+}
+
+/// The dimensions of `target` that a gradient of shape `source` (which
+/// broadcasts to it) sums over: those `source` lacks or has as 1.
+inline std::vector<bool> summedDimensions(const Shape &source,
+                                          const Shape &target) {
+  std::vector<bool> summed(target.size(), true);
+  size_t offset = target.size() - source.size();
+  for (size_t d = 0; d < source.size(); ++d)
+    summed[offset + d] = source[d] == 1 && target[offset + d] != 1;
+  return summed;
+}
+
+template <class L>
+Launch layerNormGrad(L &launcher, const DeviceTensor &dy,
+                     const DeviceTensor &input, const DeviceTensor &scale,
+                     int64_t axis, double epsilon, DeviceTensor &dInput,
+                     DeviceTensor &dScale, DeviceTensor &dBias,
+                     Status &status) {
+  if (!allFloatOf(input.dtype, {&dy, &scale, &dInput, &dScale, &dBias}))
+    return Launch::Unsupported;
+  if (dy.shape != input.shape || dInput.shape != input.shape || axis < 0 ||
+      axis >= input.rank()) {
+    status = failure("layer_norm_grad",
+                     "shapes or axis do not fit " + toString(input.shape));
+    return Launch::Done;
+  }
+  Shape normalized(input.shape.begin() + axis, input.shape.end());
+  if (!detail::broadcastsTo(scale.shape, normalized) ||
+      !detail::broadcastsTo(dScale.shape, normalized) ||
+      !detail::broadcastsTo(dBias.shape, normalized)) {
+    status = failure("layer_norm_grad",
+                     "scale, dScale or dBias does not broadcast to " +
+                         toString(normalized));
+    return Launch::Done;
+  }
+  int64_t columns = numElements(normalized);
+  if (columns == 0)
+    return Launch::Done;
+  int64_t rows = input.numElements() / columns;
+  Broadcast scaleAt = broadcastOver(scale.shape, normalized);
+  bool scaleDirect = dScale.numElements() == columns;
+  bool biasDirect = dBias.numElements() == columns;
+  dispatchFloat(input.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    using C = typename T::Compute;
+    // Row moments, then the column sums that do not go straight to their
+    // result.
+    size_t count = 2 * static_cast<size_t>(rows) +
+                   (scaleDirect ? 0 : static_cast<size_t>(columns)) +
+                   (biasDirect ? 0 : static_cast<size_t>(columns));
+    auto *workspace = static_cast<C *>(launcher.workspace(count * sizeof(C)));
+    if (!workspace)
+      return; // ProbeLauncher, or out of memory (the launcher says so)
+    C *moments = workspace;
+    C *scaleSums = moments + 2 * rows;
+    C *biasSums = scaleSums + (scaleDirect ? 0 : columns);
+    launcher.forEach(
+        rows, LayerNormGradRows<T>{
+                  dy.template as<const S>(), input.template as<const S>(),
+                  scale.template as<const S>(), dInput.template as<S>(),
+                  moments, scaleAt, columns, static_cast<C>(epsilon)});
+    launcher.forEach(columns, LayerNormGradColumns<T>{
+                                  dy.template as<const S>(),
+                                  input.template as<const S>(), moments,
+                                  dScale.template as<S>(),
+                                  dBias.template as<S>(), scaleSums, biasSums,
+                                  scaleDirect, biasDirect, rows, columns});
+    if (!scaleDirect)
+      launcher.forEach(dScale.numElements(),
+                       ReduceFloat<T, FromCompute<T>>{
+                           scaleSums, dScale.template as<S>(),
+                           planReduce(normalized, summedDimensions(dScale.shape,
+                                                                   normalized)),
+                           false});
+    if (!biasDirect)
+      launcher.forEach(
+          dBias.numElements(),
+          ReduceFloat<T, FromCompute<T>>{
+              biasSums, dBias.template as<S>(),
+              planReduce(normalized, summedDimensions(dBias.shape, normalized)),
+              false});
+  });
+  return Launch::Done;
+}
+
+template <class L>
+Launch batchNorm(L &launcher, const std::vector<const DeviceTensor *> &in,
+                 double epsilon, DeviceTensor &result, Status &status) {
+  const DeviceTensor &input = *in[0];
+  if (!allFloatOf(input.dtype, {in[1], in[2], in[3], in[4], &result}))
+    return Launch::Unsupported;
+  if (result.shape != input.shape || input.rank() < 2) {
+    status = failure("batch_norm", "expected an [N, C, ...] input and a "
+                                   "result of its shape");
+    return Launch::Done;
+  }
+  int64_t channels = input.shape[1];
+  for (size_t k = 1; k < 5; ++k)
+    if (in[k]->numElements() != channels) {
+      status =
+          failure("batch_norm", "statistics " + toString(in[k]->shape) +
+                                    " do not have " + std::to_string(channels) +
+                                    " elements");
+      return Launch::Done;
+    }
+  int64_t inner = detail::productOf(input.shape, 2, input.rank());
+  dispatchFloat(input.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    using C = typename T::Compute;
+    launcher.forEach(
+        input.numElements(),
+        BatchNormElements<T>{
+            input.template as<const S>(), in[1]->template as<const S>(),
+            in[2]->template as<const S>(), in[3]->template as<const S>(),
+            in[4]->template as<const S>(), result.template as<S>(), channels,
+            inner, static_cast<C>(epsilon)});
+  });
+  return Launch::Done;
+}
+
+template <class L>
+Launch reduce(L &launcher, const std::string &op, const DeviceTensor &input,
+              const std::vector<int64_t> &axes, DeviceTensor &result,
+              Status &status) {
+  DType type = input.dtype;
+  if (result.dtype != type)
+    return Launch::Unsupported;
+  std::vector<bool> reduced(input.shape.size(), axes.empty());
+  int64_t keptCount = 1;
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis >= input.rank()) {
+      status = failure(op, "axis " + std::to_string(axis) +
+                               " out of range for " + toString(input.shape));
+      return Launch::Done;
+    }
+    reduced[axis] = true;
+  }
+  for (size_t d = 0; d < reduced.size(); ++d)
+    if (!reduced[d])
+      keptCount *= input.shape[d];
+  if (result.numElements() != keptCount) {
+    status = failure(op, "result " + toString(result.shape) +
+                             " does not hold the reduction of " +
+                             toString(input.shape));
+    return Launch::Done;
+  }
+  ReducePlan plan = planReduce(input.shape, reduced);
+  bool mean = op == "reduce_mean";
+  bool isFloatType = dispatchFloat(type, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    launcher.forEach(keptCount, ReduceFloat<T, FromStorage<T>>{
+                                    input.template as<const S>(),
+                                    result.template as<S>(), plan, mean});
+  });
+  if (isFloatType)
+    return Launch::Done;
+  auto launchInt = [&](auto zero, bool boolean) {
+    using S = decltype(zero);
+    launcher.forEach(keptCount, ReduceInt<S>{input.template as<const S>(),
+                                             result.template as<S>(), plan,
+                                             mean, boolean});
+  };
+  switch (type) {
+  case DType::I1:
+    launchInt(uint8_t{}, true);
+    return Launch::Done;
+  case DType::I8:
+    launchInt(int8_t{}, false);
+    return Launch::Done;
+  case DType::I32:
+    launchInt(int32_t{}, false);
+    return Launch::Done;
+  case DType::I64:
+    launchInt(int64_t{}, false);
+    return Launch::Done;
+  default:
+    return Launch::Unsupported;
+  }
+}
+
+/// Checks shared by both cross-entropy kernels: labels (i32 or i64) and the
+/// per-position tensor have the logits' shape without the class dimension.
+inline bool crossEntropyFits(const std::string &op, const DeviceTensor &logits,
+                             const DeviceTensor &labels,
+                             const DeviceTensor &perPosition,
+                             const DeviceTensor *dLogits, Status &status) {
+  Shape positions;
+  if (logits.rank() >= 1)
+    positions.assign(logits.shape.begin(), logits.shape.end() - 1);
+  if (logits.rank() < 1 || labels.shape != positions ||
+      perPosition.shape != positions ||
+      (dLogits && dLogits->shape != logits.shape)) {
+    status = failure(op, "labels " + toString(labels.shape) + " and " +
+                             toString(perPosition.shape) + " do not fit " +
+                             "logits " + toString(logits.shape));
+    return false;
+  }
+  return true;
+}
+
+inline bool isIndexType(DType type) {
+  return type == DType::I32 || type == DType::I64;
+}
+
+/// The labels of rows of `logits`, their faults reported to the launcher.
+template <class L>
+Labels labelsOf(L &launcher, const DeviceTensor &logits,
+                const DeviceTensor &labels) {
+  return Labels{labels.data, labels.dtype, logits.shape.back(),
+                launcher.errorSlot(), launcher.errorCode()};
+}
+
+template <class L>
+Launch crossEntropy(L &launcher, const DeviceTensor &logits,
+                    const DeviceTensor &labels, DeviceTensor &losses,
+                    Status &status) {
+  if (!allFloatOf(logits.dtype, {&losses}) || !isIndexType(labels.dtype))
+    return Launch::Unsupported;
+  if (!crossEntropyFits("softmax_cross_entropy", logits, labels, losses,
+                        nullptr, status))
+    return Launch::Done;
+  Labels rowLabels = labelsOf(launcher, logits, labels);
+  dispatchFloat(logits.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    launcher.forEach(labels.numElements(),
+                     CrossEntropyRows<T>{logits.template as<const S>(),
+                                         rowLabels, losses.template as<S>()});
+  });
+  return Launch::Done;
+}
+
+template <class L>
+Launch crossEntropyGrad(L &launcher, const DeviceTensor &dLosses,
+                        const DeviceTensor &logits, const DeviceTensor &labels,
+                        DeviceTensor &dLogits, Status &status) {
+  if (!allFloatOf(logits.dtype, {&dLosses, &dLogits}) ||
+      !isIndexType(labels.dtype))
+    return Launch::Unsupported;
+  if (!crossEntropyFits("softmax_cross_entropy_grad", logits, labels, dLosses,
+                        &dLogits, status))
+    return Launch::Done;
+  Labels rowLabels = labelsOf(launcher, logits, labels);
+  dispatchFloat(logits.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    launcher.forEach(labels.numElements(),
+                     CrossEntropyGradRows<T>{dLosses.template as<const S>(),
+                                             logits.template as<const S>(),
+                                             rowLabels,
+                                             dLogits.template as<S>()});
+  });
+  return Launch::Done;
+}
+
+/// The operand and result counts of each op of the group.
+inline bool hasArity(const std::string &op,
+                     const std::vector<const DeviceTensor *> &operands,
+                     const std::vector<DeviceTensor *> &results) {
+  size_t numOperands = 1, numResults = 1, optional = 0;
+  if (op == "softmax_grad" || op == "log_softmax_grad" ||
+      op == "softmax_cross_entropy")
+    numOperands = 2;
+  else if (op == "layer_norm")
+    numOperands = 3, optional = 1;
+  else if (op == "layer_norm_grad")
+    numOperands = 3, numResults = 3;
+  else if (op == "softmax_cross_entropy_grad")
+    numOperands = 3;
+  else if (op == "batch_norm")
+    numOperands = 5;
+  if (operands.size() != numOperands || results.size() != numResults)
+    return false;
+  for (size_t i = 0; i < numOperands - optional; ++i)
+    if (!operands[i])
+      return false;
+  for (const DeviceTensor *result : results)
+    if (!result)
+      return false;
+  for (const DeviceTensor *operand : operands)
+    if (operand && operand->rank() > kMaxRank)
+      return false;
+  for (const DeviceTensor *result : results)
+    if (result->rank() > kMaxRank)
+      return false;
+  return true;
+}
+
+} // namespace normalization_detail
+
+/// softmax, log_softmax and their gradients, layer_norm and
+/// layer_norm_grad, batch_norm, reduce_sum and reduce_mean,
+/// softmax_cross_entropy and its gradient (Dispatch.h). Float element types
+/// (F32, F64, F16, BF16), one per op, with i32 or i64 labels; the
+/// reductions take integer types too (I1, I8, I32, I64). Other types and
+/// ranks above kMaxRank are Unsupported.
+template <class L>
+bool launchNormalization(L &launcher, const std::string &op,
+                         const AttrMap &attrs,
+                         const std::vector<const DeviceTensor *> &operands,
+                         const std::vector<DeviceTensor *> &results,
+                         Launch &launch, Status &status) {
+  using namespace normalization_detail;
+  static const char *const kOps[] = {"softmax",
+                                     "log_softmax",
+                                     "softmax_grad",
+                                     "log_softmax_grad",
+                                     "layer_norm",
+                                     "layer_norm_grad",
+                                     "batch_norm",
+                                     "reduce_sum",
+                                     "reduce_mean",
+                                     "softmax_cross_entropy",
+                                     "softmax_cross_entropy_grad"};
+  bool inGroup = false;
+  for (const char *name : kOps)
+    inGroup = inGroup || op == name;
+  if (!inGroup)
+    return false;
+  launch = Launch::Unsupported;
+  if (!hasArity(op, operands, results))
+    return true;
+  const DeviceTensor &first = *operands[0];
+  DeviceTensor &result = *results[0];
+  if (op == "softmax" || op == "log_softmax")
+    launch = softmax(launcher, op, first, attrInt(attrs, "axis"),
+                     op == "log_softmax", result, status);
+  else if (op == "softmax_grad" || op == "log_softmax_grad")
+    launch =
+        softmaxGrad(launcher, op, first, *operands[1], attrInt(attrs, "axis"),
+                    op == "log_softmax_grad", result, status);
+  else if (op == "layer_norm")
+    launch = layerNorm(launcher, first, *operands[1], operands[2],
+                       attrInt(attrs, "axis"), attrFloat(attrs, "epsilon"),
+                       result, status);
+  else if (op == "layer_norm_grad")
+    launch = layerNormGrad(launcher, first, *operands[1], *operands[2],
+                           attrInt(attrs, "axis"), attrFloat(attrs, "epsilon"),
+                           result, *results[1], *results[2], status);
+  else if (op == "batch_norm")
+    launch = batchNorm(launcher, operands, attrFloat(attrs, "epsilon"), result,
+                       status);
+  else if (op == "reduce_sum" || op == "reduce_mean")
+    launch =
+        reduce(launcher, op, first, attrInts(attrs, "axes"), result, status);
+  else if (op == "softmax_cross_entropy")
+    launch = crossEntropy(launcher, first, *operands[1], result, status);
+  else
+    launch = crossEntropyGrad(launcher, first, *operands[1], *operands[2],
+                              result, status);
+  return true;
+}
+
+} // namespace parplan::runtime::device
+
+#endif // PARPLAN_LIB_RUNTIME_DEVICE_NORMALIZATION_H

@@ -1,0 +1,81 @@
+//===- StreamSchedule.cpp - compute and communication streams -------------===//
+
+#include "parplan/Runtime/StreamSchedule.h"
+
+#include <algorithm>
+
+namespace parplan::runtime {
+
+void instructionBuffers(const plan::Instruction &instruction,
+                        std::vector<int64_t> &reads,
+                        std::vector<int64_t> &writes) {
+  reads.clear();
+  writes.clear();
+  switch (instruction.op_case()) {
+  case plan::Instruction::kKernel:
+    for (int64_t operand : instruction.kernel().operands())
+      if (operand >= 0)
+        reads.push_back(operand);
+    for (int64_t result : instruction.kernel().results())
+      writes.push_back(result);
+    break;
+  case plan::Instruction::kCollective:
+    reads.push_back(instruction.collective().input());
+    writes.push_back(instruction.collective().output());
+    break;
+  case plan::Instruction::kSend:
+    reads.push_back(instruction.send().buffer());
+    break;
+  case plan::Instruction::kRecv:
+    writes.push_back(instruction.recv().buffer());
+    break;
+  case plan::Instruction::OP_NOT_SET:
+    break;
+  }
+}
+
+StreamSchedule scheduleStreams(const plan::Program &program) {
+  int64_t count = program.instructions_size();
+  StreamSchedule schedule;
+  schedule.stream.resize(count, Stream::Compute);
+  schedule.waitFor.assign(count, -1);
+  schedule.awaited.assign(count, false);
+  // By buffer: the last instruction that wrote it, and by stream the last
+  // one that read it since.
+  int64_t numBuffers = program.buffers_size();
+  std::vector<int64_t> lastWriter(numBuffers, -1);
+  std::vector<int64_t> lastReader[2] = {std::vector<int64_t>(numBuffers, -1),
+                                        std::vector<int64_t>(numBuffers, -1)};
+  std::vector<int64_t> reads, writes;
+  for (int64_t i = 0; i < count; ++i) {
+    const plan::Instruction &instruction = program.instructions(i);
+    Stream stream =
+        instruction.has_kernel() ? Stream::Compute : Stream::Communication;
+    schedule.stream[i] = stream;
+    int other = stream == Stream::Compute ? 1 : 0;
+    instructionBuffers(instruction, reads, writes);
+    int64_t wait = -1;
+    auto consider = [&](int64_t j) {
+      if (j >= 0 && static_cast<int>(schedule.stream[j]) == other)
+        wait = std::max(wait, j);
+    };
+    for (int64_t b : reads)
+      consider(lastWriter[b]);
+    for (int64_t b : writes) {
+      consider(lastWriter[b]);
+      consider(lastReader[other][b]);
+    }
+    schedule.waitFor[i] = wait;
+    if (wait >= 0)
+      schedule.awaited[wait] = true;
+    for (int64_t b : reads)
+      lastReader[static_cast<int>(stream)][b] = i;
+    for (int64_t b : writes) {
+      lastWriter[b] = i;
+      lastReader[0][b] = lastReader[1][b] = -1;
+    }
+  }
+  return schedule;
+}
+
+} // namespace parplan::runtime

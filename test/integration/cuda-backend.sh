@@ -1,0 +1,84 @@
+#!/bin/sh
+# The CUDA backend computes what the CPU backend computes. Without a GPU
+# (CI): `--backend cuda` must fail in one line that says why, with exit 1,
+# and `--backend auto` must run on the CPU and say so; then the GPU part is
+# skipped. With GPUs: the training steps of an MLP, a GPT and a small CNN
+# (float32, Adam), 1 device, run 5 steps on both backends; the CUDA losses
+# and final weights must match the CPU's to 1e-4 relative, and a bf16
+# mixed-precision GPT's to 2e-2. With 2 GPUs or more, the 2-device
+# data-parallel and Megatron plans on CUDA (NCCL) must match the 1-device
+# CPU run to 1e-4.
+# Usage: cuda-backend.sh BIN-DIR SOURCE-DIR
+set -u
+bin=$1
+src=$2
+. "$(dirname "$0")/mpi-setup.sh"
+
+. "$(dirname "$0")/training-steps.sh"
+train_step "$dir/gpt.onnx" "$dir/gpt-bf16.mlir" --frozen transformer.causal_mask \
+  --mixed-precision bf16 || { echo "FAIL: train-step bf16"; exit 1; }
+plan() { out=$(lower_plan "$@") && echo "$out.pb"; }
+mlp=$(plan "$dir/mlp.mlir" 1 auto) || exit 1
+
+# Without a usable GPU: the errors and the fallback, then skip.
+"$bin/parplan-run" "$mlp" --backend cuda --steps 1 >"$dir/cuda.log" 2>&1
+code=$?
+if [ $code -ne 0 ]; then
+  lines=$(wc -l <"$dir/cuda.log")
+  if [ $code -ne 1 ] || [ "$lines" -ne 1 ] ||
+     ! grep -qE '^parplan-run: --backend cuda: (no CUDA device|this build has no CUDA backend|[0-9]+ ranks on one machine share)' "$dir/cuda.log"; then
+    echo "FAIL: --backend cuda without a GPU should fail in one line (exit 1), got exit $code:"
+    cat "$dir/cuda.log"
+    exit 1
+  fi
+  "$bin/parplan-run" "$mlp" --backend auto --steps 2 >"$dir/auto.log" 2>&1 &&
+    grep -q '^backend: cpu (no usable GPU: ' "$dir/auto.log" &&
+    [ "$(grep -c '^step' "$dir/auto.log")" -eq 2 ] ||
+    { echo "FAIL: --backend auto without a GPU should run on the CPU:"; cat "$dir/auto.log"; exit 1; }
+  echo "ok: without a GPU, --backend cuda says: $(cat "$dir/cuda.log")"
+  echo "skipped: the GPU runs ($(sed 's/^parplan-run: --backend cuda: //' "$dir/cuda.log"))"
+  exit 0
+fi
+
+# With a GPU. Runs plan $1 on $2 ranks with backend $3 into $1.$3-$2.log.
+run() {
+  log=${1%.pb}.$3-$2.log
+  timeout 300 mpirun --oversubscribe -np "$2" "$bin/parplan-run" "$1" \
+    --backend "$3" --steps 5 --print-weights >"$log" 2>&1 ||
+    { echo "FAIL: $1 on $2 rank(s), $3:" >&2; cat "$log" >&2; return 1; }
+  echo "$log"
+}
+status=0
+# Compares log $2 with reference log $1 to relative tolerance $3.
+same() {
+  if awk -v tol="$3" -v steps=5 -f "$src/compare-runs.awk" "$1" "$2"; then
+    echo "ok: $(basename "$2") matches $(basename "$1") to $3: $(grep -o 'loss [0-9.]*' "$2" | tr '\n' ' ')"
+    grep '^backend' "$2"
+  else
+    echo "FAIL: $(basename "$2") differs from $(basename "$1") (tolerance $3):"
+    paste "$1" "$2"
+    status=1
+  fi
+}
+for model in mlp gpt cnn gpt-bf16; do
+  tol=1e-4
+  [ $model = gpt-bf16 ] && tol=2e-2
+  single=$(plan "$dir/$model.mlir" 1 auto) || exit 1
+  want=$(run "$single" 1 cpu) || { status=1; continue; }
+  got=$(run "$single" 1 cuda) || { status=1; continue; }
+  same "$want" "$got" $tol
+  [ $model = gpt-bf16 ] && continue
+  for config in "2 data-parallel" "1x2 megatron"; do
+    set -- $config
+    multi=$(plan "$dir/$model.mlir" "$1" "$2") || exit 1
+    if got=$(run "$multi" 2 cuda 2>"$dir/err"); then
+      same "$want" "$got" $tol
+    elif grep -q 'ranks on one machine share' "$dir/err"; then
+      echo "note: $model on $1 ($2) needs 2 GPUs: $(grep -m1 'share' "$dir/err")"
+    else
+      cat "$dir/err"
+      status=1
+    fi
+  done
+done
+exit $status

@@ -1,0 +1,108 @@
+//===- RuntimeStreamScheduleTest.cpp - compute and communication streams --===//
+//
+// scheduleStreams (StreamSchedule.h) on small programs: which stream each
+// instruction takes and which instruction of the other stream it waits
+// for, in every hazard (read after write, write after write, write after
+// read) and where none applies, so that communication overlaps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Runtime/StreamSchedule.h"
+
+#include "MlpPlan.h"
+
+#include <catch2/catch.hpp>
+
+using namespace parplan;
+using namespace parplan::runtime;
+using namespace parplan::testing;
+
+namespace {
+
+/// A program of `buffers` f32 buffers of 4 elements.
+plan::Program program(int buffers) {
+  plan::Program program;
+  for (int b = 0; b < buffers; ++b)
+    addBuffer(program, "", {4});
+  return program;
+}
+
+void kernel(plan::Program &program, std::vector<int64_t> operands,
+            std::vector<int64_t> results) {
+  addKernel(program, "relu", std::move(operands), std::move(results));
+}
+
+} // namespace
+
+TEST_CASE("stream schedule: kernels on compute, messages on communication",
+          "[runtime]") {
+  plan::Program p = program(4);
+  kernel(p, {0}, {1});
+  addAllReduce(p, 1);
+  plan::Send *send = p.add_instructions()->mutable_send();
+  send->set_buffer(1);
+  plan::Recv *recv = p.add_instructions()->mutable_recv();
+  recv->set_buffer(2);
+  kernel(p, {2}, {3});
+  StreamSchedule schedule = scheduleStreams(p);
+  CHECK(schedule.stream ==
+        std::vector<Stream>{Stream::Compute, Stream::Communication,
+                            Stream::Communication, Stream::Communication,
+                            Stream::Compute});
+  // The all-reduce reads the kernel's result; the last kernel reads what
+  // the receive wrote. The send follows the all-reduce on its own stream.
+  CHECK(schedule.waitFor == std::vector<int64_t>{-1, 0, -1, -1, 3});
+  CHECK(schedule.awaited == std::vector<bool>{true, false, false, true, false});
+}
+
+TEST_CASE("stream schedule: a gradient's all-reduce overlaps later kernels",
+          "[runtime]") {
+  // 0: g1 = relu(x); 1: all_reduce(g1); 2: g2 = relu(x); 3: y = relu(g1)
+  plan::Program p = program(4);
+  kernel(p, {0}, {1});
+  addAllReduce(p, 1);
+  kernel(p, {0}, {2});
+  kernel(p, {1}, {3});
+  StreamSchedule schedule = scheduleStreams(p);
+  CHECK(schedule.waitFor[2] == -1); // runs under the all-reduce
+  CHECK(schedule.waitFor[3] == 1);  // needs the reduced gradient
+}
+
+TEST_CASE("stream schedule: write after read and write after write",
+          "[runtime]") {
+  SECTION("a kernel overwriting what a collective still reads") {
+    // 0: all_gather 0 -> 1; 1: kernel writes 0.
+    plan::Program p = program(2);
+    plan::Collective *gather = p.add_instructions()->mutable_collective();
+    gather->set_kind(plan::Collective::ALL_GATHER);
+    gather->set_input(0);
+    gather->set_output(1);
+    kernel(p, {}, {0});
+    CHECK(scheduleStreams(p).waitFor == std::vector<int64_t>{-1, 0});
+  }
+  SECTION("a receive into a buffer a kernel wrote") {
+    plan::Program p = program(2);
+    kernel(p, {1}, {0});
+    p.add_instructions()->mutable_recv()->set_buffer(0);
+    CHECK(scheduleStreams(p).waitFor == std::vector<int64_t>{-1, 0});
+  }
+  SECTION("a read by the same stream needs no wait") {
+    plan::Program p = program(3);
+    kernel(p, {0}, {1});
+    kernel(p, {1}, {2});
+    kernel(p, {2}, {1});
+    StreamSchedule schedule = scheduleStreams(p);
+    CHECK(schedule.waitFor == std::vector<int64_t>{-1, -1, -1});
+    CHECK(schedule.awaited == std::vector<bool>{false, false, false});
+  }
+  SECTION("one wait for the latest of several") {
+    // Two all-reduces, then a kernel reading both: the second suffices.
+    plan::Program p = program(3);
+    addAllReduce(p, 0);
+    addAllReduce(p, 1);
+    kernel(p, {0, 1}, {2});
+    StreamSchedule schedule = scheduleStreams(p);
+    CHECK(schedule.waitFor[2] == 1);
+    CHECK(schedule.awaited == std::vector<bool>{false, true, false});
+  }
+}
