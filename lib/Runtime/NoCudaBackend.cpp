@@ -19,6 +19,8 @@ std::string cudaUnavailableReason() {
 
 int cudaDeviceCount() { return 0; }
 
+std::string cudaDeviceAddress(int) { return ""; }
+
 std::unique_ptr<Backend> createCudaBackend(Transport &, const CudaOptions &,
                                            Status &status) {
   status = Status::failure(cudaUnavailableReason());

@@ -6,6 +6,8 @@
 # must print the losses of the 1-device plan for 5 steps, to 1e-5 relative,
 # and the same final weights: per parameter the sum of squares to 1e-5
 # relative and the sum to 1e-5 of its scale (sqrt(n * sum of squares)).
+# Two meshes also run with the CUDA backend's kernels compiled for the CPU
+# (parplan-run --host-kernels device), to 1e-4.
 # Usage: plan-equivalence.sh BIN-DIR SOURCE-DIR
 set -u
 bin=$1
@@ -16,14 +18,15 @@ src=$2
 
 devices() { echo "$1" | tr 'x' '\n' | awk 'BEGIN { n = 1 } { n *= $1 } END { print n }'; }
 
-# Compiles $1 (a training step) on mesh $2 with strategy $3 and runs it.
+# Compiles $1 (a training step) on mesh $2 with strategy $3 and runs it,
+# with the reference kernels or, with $4 = device, the CUDA backend's.
 run() {
   out=$(lower_plan "$1" "$2" "$3") &&
     timeout 120 mpirun --oversubscribe -np "$(devices "$2")" \
       "$bin/parplan-run" "$out.pb" --backend cpu --steps 5 --print-weights \
-      >"$out.log" 2>&1 ||
-    { echo "FAIL: $1 on $2 ($3):"; cat "$out.log" 2>/dev/null; return 1; }
-  echo "$out.log"
+      --host-kernels "${4:-reference}" >"$out.${4:-reference}.log" 2>&1 ||
+    { echo "FAIL: $1 on $2 ($3):"; cat "$out.${4:-reference}.log" 2>/dev/null; return 1; }
+  echo "$out.${4:-reference}.log"
 }
 
 status=0
@@ -34,11 +37,26 @@ for model in mlp gpt cnn; do
                 "2x4 megatron"; do
     set -- $config
     got=$(run "$dir/$model.mlir" "$1" "$2") || { status=1; continue; }
-    collectives=$(grep -cE 'plan\.(all_|reduce_scatter)' "${got%.log}.plan.mlir")
+    collectives=$(grep -cE 'plan\.(all_|reduce_scatter)' "${got%.reference.log}.plan.mlir")
     if awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
       echo "ok: $model on $1 ($2), $collectives collectives, $(grep -c '^weights' "$got") parameters: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
     else
       echo "FAIL: $model on $1 ($2) differs from 1 device:"
+      paste "$want" "$got"
+      status=1
+    fi
+  done
+  # The CUDA backend's kernels, compiled for the CPU, on the sharded
+  # programs (local shapes, sharded gathers): float32 arithmetic against the
+  # reference's float64, so 1e-4.
+  for config in "4 auto" "2x4 megatron"; do
+    set -- $config
+    got=$(run "$dir/$model.mlir" "$1" "$2" device) || { status=1; continue; }
+    if grep -q '^backend: cpu (the CUDA kernels, on the host)' "$got" &&
+       awk -v tol=1e-4 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
+      echo "ok: $model on $1 ($2) with the CUDA kernels on the host: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')$(grep '^backend: on the host' "$got")"
+    else
+      echo "FAIL: $model on $1 ($2) with the CUDA kernels on the host differs from 1 device:"
       paste "$want" "$got"
       status=1
     fi

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,15 +47,59 @@ void printProfile(const Profile &profile, int64_t steps,
   std::abort();
 }
 
-/// This process's rank among the processes of its machine, and their
-/// number.
-void localRankAndSize(int &localRank, int &localSize) {
+/// Whether no rank failed: every rank passes its error (empty if none);
+/// the lowest rank that failed prints its own, in one line, and every rank
+/// gets false.
+bool agreeOnFailure(int rank, const std::string &error) {
+  struct {
+    int failed;
+    int rank;
+  } mine{error.empty() ? 0 : 1, rank}, first{0, 0};
+  MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+  if (!first.failed)
+    return true;
+  if (first.rank == rank) {
+    if (rank == 0)
+      std::fprintf(stderr, "parplan-run: %s\n", error.c_str());
+    else
+      std::fprintf(stderr, "parplan-run: rank %d: %s\n", rank, error.c_str());
+  }
+  return false;
+}
+
+/// Picks this rank's GPU (the local rank's, modulo the GPUs it sees) into
+/// `options`; returns why it has none of its own, or an empty string. Ranks
+/// of one machine that would share a GPU (NCCL refuses) are found by the
+/// GPUs' PCI addresses, so that ranks each shown one GPU through
+/// CUDA_VISIBLE_DEVICES count as apart.
+std::string ownGpu(CudaOptions &options) {
   MPI_Comm local;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
                       &local);
+  int localRank = 0, localSize = 1;
   MPI_Comm_rank(local, &localRank);
   MPI_Comm_size(local, &localSize);
+  std::string reason = cudaUnavailableReason();
+  char address[64] = {};
+  if (reason.empty()) {
+    options.device = localRank % cudaDeviceCount();
+    std::snprintf(address, sizeof(address), "%s",
+                  cudaDeviceAddress(options.device).c_str());
+  }
+  std::vector<char> addresses(sizeof(address) * localSize);
+  MPI_Allgather(address, sizeof(address), MPI_CHAR, addresses.data(),
+                sizeof(address), MPI_CHAR, local);
   MPI_Comm_free(&local);
+  if (!reason.empty())
+    return reason;
+  int sharing = 0;
+  for (int r = 0; r < localSize; ++r)
+    sharing +=
+        std::strcmp(addresses.data() + r * sizeof(address), address) == 0;
+  if (sharing > 1)
+    return std::to_string(sharing) + " ranks on one machine share GPU " +
+           address + "; NCCL needs a GPU per rank";
+  return "";
 }
 
 int run(int argc, char **argv, int rank, int worldSize) {
@@ -91,6 +136,12 @@ int run(int argc, char **argv, int rank, int worldSize) {
                  "(the reference kernels; MPI), or auto: cuda when every "
                  "rank has a GPU of its own, else cpu")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  std::string hostKernels = "reference";
+  app.add_option("--host-kernels", hostKernels,
+                 "cpu: the kernels to run, the reference kernels or the CUDA "
+                 "backend's own kernels compiled for the CPU (device), to "
+                 "check those without a GPU")
+      ->check(CLI::IsMember({"reference", "device"}));
   bool tf32 = false;
   app.add_flag("--tf32", tf32,
                "cuda: let float32 matmuls use TF32 tensor cores (faster; "
@@ -113,46 +164,52 @@ int run(int argc, char **argv, int rank, int worldSize) {
     return error.get_exit_code() == 0 ? 0 : 1;
   }
 
-  auto fail = [&](const std::string &error) {
-    if (rank == 0)
-      std::fprintf(stderr, "parplan-run: %s\n", error.c_str());
-    return 1;
-  };
   plan::Plan planMessage;
+  std::string error;
   if (Status status = readPlanFile(planPath, planMessage); !status.ok())
-    return fail(status.error);
-  if (Status status = checkPlan(planMessage); !status.ok())
-    return fail("plan file " + planPath + " is invalid: " + status.error);
-  if (planMessage.programs_size() != worldSize)
-    return fail("plan file " + planPath + " has " +
-                std::to_string(planMessage.programs_size()) +
-                " programs but runs on " + std::to_string(worldSize) +
-                " rank(s); run it with mpirun -np " +
-                std::to_string(planMessage.programs_size()));
+    error = status.error;
+  else if (Status status = checkPlan(planMessage); !status.ok())
+    error = "plan file " + planPath + " is invalid: " + status.error;
+  else if (planMessage.programs_size() != worldSize)
+    error = "plan file " + planPath + " has " +
+            std::to_string(planMessage.programs_size()) +
+            " programs but runs on " + std::to_string(worldSize) +
+            " rank(s); run it with mpirun -np " +
+            std::to_string(planMessage.programs_size());
+  // A file that only some ranks can read (a machine without it) must stop
+  // them all, not leave the others waiting.
+  if (!agreeOnFailure(rank, error))
+    return 1;
 
   std::unique_ptr<Transport> communicator = createMpiCommunicator();
-  int localRank = 0, localSize = 1;
-  localRankAndSize(localRank, localSize);
-  // The choice is made alike on every rank: each sees the same GPUs per
-  // machine, so cuda is refused or taken everywhere.
-  std::string unavailable = cudaUnavailableReason();
-  int gpus = cudaDeviceCount();
-  if (unavailable.empty() && gpus < localSize)
-    unavailable = std::to_string(localSize) + " ranks on one machine share " +
-                  std::to_string(gpus) + " GPU(s); NCCL needs a GPU per rank";
-  bool useCuda =
-      backendName == "cuda" || (backendName == "auto" && unavailable.empty());
-  if (backendName == "cuda" && !unavailable.empty())
-    return fail("--backend cuda: " + unavailable);
+  CudaOptions cudaOptions;
+  cudaOptions.tf32 = tf32;
+  // Decided alike on every rank: cuda only where every rank has a GPU of
+  // its own, since ranks on different backends would wait for each other
+  // forever.
+  std::string unavailable;
+  if (backendName != "cpu") {
+    unavailable = ownGpu(cudaOptions);
+    int everyRankHasOne = unavailable.empty() ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &everyRankHasOne, 1, MPI_INT, MPI_MIN,
+                  MPI_COMM_WORLD);
+    if (unavailable.empty() && !everyRankHasOne)
+      unavailable = "another rank has no GPU of its own";
+    if (backendName == "cuda" &&
+        !agreeOnFailure(rank, unavailable.empty()
+                                  ? std::string()
+                                  : "--backend cuda: " + unavailable))
+      return 1;
+  }
+  bool useCuda = backendName != "cpu" && unavailable.empty();
   {
     Executor executor;
+    if (!useCuda && hostKernels == "device")
+      executor.setBackend(createCpuBackend(*communicator, HostKernels::Device));
     if (useCuda) {
-      CudaOptions options;
-      options.localRank = localRank;
-      options.tf32 = tf32;
       Status status;
       std::unique_ptr<Backend> backend =
-          createCudaBackend(*communicator, options, status);
+          createCudaBackend(*communicator, cudaOptions, status);
       if (!backend)
         abortAll(rank, "--backend cuda: " + status.error);
       executor.setBackend(std::move(backend));

@@ -22,11 +22,9 @@
 namespace parplan::runtime {
 
 struct CudaOptions {
-  /// The GPU to use; -1 picks GPU (localRank mod the visible GPUs), so that
-  /// the ranks of one machine spread over its GPUs.
-  int device = -1;
-  /// This process's rank among the processes of its machine.
-  int localRank = 0;
+  /// The GPU to use (parplan-run picks the local rank's, modulo the GPUs
+  /// the process sees, so that the ranks of a machine spread over them).
+  int device = 0;
   /// Let float32 matmuls use TF32 tensor cores (faster, about 1e-3
   /// relative: outside the 1e-4 agreement with the CPU backend).
   bool tf32 = false;
@@ -42,6 +40,9 @@ std::string cudaUnavailableReason();
 
 /// The GPUs this process sees (0 without CUDA or a driver).
 int cudaDeviceCount();
+/// GPU `device`'s PCI address ("0000:1B:00.0"), which tells GPUs apart
+/// across processes that number them differently; empty if unknown.
+std::string cudaDeviceAddress(int device);
 
 /// A CUDA backend on the GPU `options` picks. `world` (rank r of the
 /// processes running the plan, one per program, outliving the backend)

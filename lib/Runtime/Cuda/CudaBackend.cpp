@@ -24,6 +24,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 
@@ -81,7 +82,13 @@ ncclDataType_t ncclType(DType type) {
   return ncclInt8;
 }
 
-ncclRedOp_t ncclOp(plan::Reduction reduction) {
+/// The NCCL reduction for the plan's on `type`: booleans (I1) reduce as
+/// the CPU backend stores them, a sum as "any" and a product as "all".
+ncclRedOp_t ncclOp(plan::Reduction reduction, DType type) {
+  if (type == DType::I1 && reduction == plan::SUM)
+    return ncclMax;
+  if (type == DType::I1 && reduction == plan::PROD)
+    return ncclMin;
   switch (reduction) {
   case plan::MAX:
     return ncclMax;
@@ -93,6 +100,25 @@ ncclRedOp_t ncclOp(plan::Reduction reduction) {
     return ncclSum;
   }
 }
+
+/// An ncclGroupStart/End bracket that is always closed: a failed call
+/// inside it is remembered, not returned from, since an open group would
+/// defer every later NCCL call of the process, its teardown included.
+class NcclGroup {
+public:
+  NcclGroup() : first_(check(ncclGroupStart(), "ncclGroupStart")) {}
+  void note(ncclResult_t result, const char *call) {
+    if (first_.ok())
+      first_ = check(result, call);
+  }
+  Status end() {
+    Status closed = check(ncclGroupEnd(), "ncclGroupEnd");
+    return first_.ok() ? closed : first_;
+  }
+
+private:
+  Status first_;
+};
 
 /// Buffers start at multiples of this in the pool (cuBLAS and vector loads
 /// like 256-byte alignment).
@@ -138,7 +164,12 @@ private:
   Status allocate();
   Status openNccl();
   Status runKernelInstruction(int64_t index);
-  Status runOnHost(int64_t index, cudaStream_t stream);
+  /// Runs kernel `index`'s reference kernel on copies of its operands;
+  /// with `writeBack`, copies the results to the device.
+  Status runOnHost(int64_t index, bool writeBack);
+  /// Runs the messages first..last (consecutive sends and receives) in one
+  /// NCCL group, as MPI's buffered sends would let them progress.
+  Status runMessages(int64_t first, int64_t last);
   Status runCollective(const plan::Collective &collective);
   Status copyAsync(void *target, const void *source, size_t bytes,
                    cudaStream_t stream) {
@@ -169,6 +200,8 @@ private:
     PARPLAN_CHECK(cudaStreamSynchronize(computeStream_));
     return Status::success();
   }
+  /// Frees what load made (a second load starts afresh).
+  void releaseProgram();
   void release();
 
   Transport &world_;
@@ -200,6 +233,8 @@ private:
 
   bool profiling_ = false;
   Profile profile_;
+  /// A step failed part-way: collectives may be left queued.
+  bool failed_ = false;
   /// Timing events around every instruction, made on the first profiled
   /// step.
   std::vector<cudaEvent_t> starts_, ends_;
@@ -210,8 +245,8 @@ Status CudaBackend::open() {
   PARPLAN_CHECK(cudaGetDeviceCount(&count));
   if (count == 0)
     return Status::failure("no CUDA device");
-  device_ = options_.device >= 0 ? options_.device : options_.localRank % count;
-  if (device_ >= count)
+  device_ = options_.device;
+  if (device_ < 0 || device_ >= count)
     return Status::failure("GPU " + std::to_string(device_) +
                            " does not exist: " + std::to_string(count) +
                            " visible");
@@ -226,33 +261,50 @@ Status CudaBackend::open() {
   PARPLAN_CHECK(cublasSetStream(blas_, computeStream_));
   PARPLAN_CHECK(
       cudaMalloc(reinterpret_cast<void **>(&errorSlot_), sizeof(int)));
-  PARPLAN_CHECK(cudaMemset(errorSlot_, 0, sizeof(int)));
+  // Streams made non-blocking do not wait for the legacy default stream:
+  // every set-up copy goes on the compute stream and is waited for.
+  PARPLAN_CHECK(cudaMemsetAsync(errorSlot_, 0, sizeof(int), computeStream_));
+  PARPLAN_CHECK(cudaStreamSynchronize(computeStream_));
   return Status::success();
 }
 
-void CudaBackend::release() {
+void CudaBackend::releaseProgram() {
+  // After a failed step, peers may have given up on collectives still
+  // queued here: abort the communicators (destroying them would wait for
+  // those) before waiting for the streams.
+  auto finish = [&](ncclComm_t comm) {
+    if (comm)
+      failed_ ? ncclCommAbort(comm) : ncclCommDestroy(comm);
+  };
+  for (auto &[name, group] : groupComms_)
+    finish(group.comm);
+  groupComms_.clear();
+  finish(worldComm_);
+  worldComm_ = nullptr;
   if (computeStream_)
     cudaStreamSynchronize(computeStream_);
   if (commStream_)
     cudaStreamSynchronize(commStream_);
-  for (auto &[name, group] : groupComms_)
-    if (group.comm)
-      ncclCommDestroy(group.comm);
-  groupComms_.clear();
-  if (worldComm_)
-    ncclCommDestroy(worldComm_);
-  worldComm_ = nullptr;
   for (auto *events : {&events_, &starts_, &ends_}) {
     for (cudaEvent_t event : *events)
       if (event)
         cudaEventDestroy(event);
     events->clear();
   }
-  for (void *memory : {pool_, staging_, computeScratch_, commScratch_,
-                       static_cast<void *>(errorSlot_)})
+  for (void *memory : {pool_, staging_})
     if (memory)
       cudaFree(memory);
-  pool_ = staging_ = computeScratch_ = commScratch_ = nullptr;
+  pool_ = staging_ = nullptr;
+  failed_ = false;
+}
+
+void CudaBackend::release() {
+  releaseProgram();
+  for (void *memory :
+       {computeScratch_, commScratch_, static_cast<void *>(errorSlot_)})
+    if (memory)
+      cudaFree(memory);
+  computeScratch_ = commScratch_ = nullptr;
   errorSlot_ = nullptr;
   if (blas_)
     cublasDestroy(blas_);
@@ -289,7 +341,8 @@ Status CudaBackend::allocate() {
           std::to_string(free) + " of " + std::to_string(capacity) +
           " are free (" + cudaGetErrorString(error) + ")");
     }
-    PARPLAN_CHECK(cudaMemset(pool_, 0, total));
+    PARPLAN_CHECK(cudaMemsetAsync(pool_, 0, total, computeStream_));
+    PARPLAN_CHECK(cudaStreamSynchronize(computeStream_));
   }
   for (int b = 0; b < program_->buffers_size(); ++b)
     tensors_[b].data = static_cast<char *>(pool_) + offsets[b];
@@ -342,9 +395,13 @@ Status CudaBackend::openNccl() {
       group.index = member - devices.begin();
     if (group.size > 1) {
       int color = group.index >= 0 ? 0 : NCCL_SPLIT_NOCOLOR;
+      // Sharing the world's resources keeps a communicator per group from
+      // costing buffers of its own.
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.splitShare = 1;
       PARPLAN_CHECK(ncclCommSplit(worldComm_, color,
                                   static_cast<int>(group.index), &group.comm,
-                                  nullptr));
+                                  &config));
     }
     groupComms_[name] = group;
   }
@@ -354,9 +411,14 @@ Status CudaBackend::openNccl() {
 Status CudaBackend::load(const plan::Program &program,
                          const std::vector<AttrMap> &attrs,
                          const std::map<std::string, Group> &groups) {
+  releaseProgram();
   program_ = &program;
   attrs_ = &attrs;
   groups_ = &groups;
+  // NCCL's own buffers first: a plan sized to fill the GPU must leave them
+  // room, and its allocation then says how much is free.
+  if (Status status = openNccl(); !status.ok())
+    return status;
   if (Status status = allocate(); !status.ok())
     return status;
   if (Status status =
@@ -369,7 +431,7 @@ Status CudaBackend::load(const plan::Program &program,
     if (schedule_.awaited[i])
       PARPLAN_CHECK(
           cudaEventCreateWithFlags(&events_[i], cudaEventDisableTiming));
-  return openNccl();
+  return Status::success();
 }
 
 Status CudaBackend::write(int64_t buffer, const Tensor &value) {
@@ -400,8 +462,8 @@ Status CudaBackend::read(int64_t buffer, Tensor &value) {
   return Status::success();
 }
 
-Status CudaBackend::runOnHost(int64_t index, cudaStream_t stream) {
-  PARPLAN_CHECK(cudaStreamSynchronize(stream));
+Status CudaBackend::runOnHost(int64_t index, bool writeBack) {
+  PARPLAN_CHECK(cudaStreamSynchronize(computeStream_));
   const plan::Kernel &kernel = program_->instructions(index).kernel();
   std::vector<Tensor> operands(kernel.operands_size()),
       results(kernel.results_size());
@@ -426,15 +488,16 @@ Status CudaBackend::runOnHost(int64_t index, cudaStream_t stream) {
                                 resultPointers);
       !status.ok())
     return status;
-  for (int k = 0; k < kernel.results_size(); ++k)
-    if (Status status = write(kernel.results(k), results[k]); !status.ok())
-      return status;
+  if (writeBack)
+    for (int k = 0; k < kernel.results_size(); ++k)
+      if (Status status = write(kernel.results(k), results[k]); !status.ok())
+        return status;
   return Status::success();
 }
 
 Status CudaBackend::runKernelInstruction(int64_t index) {
   if (!prepared_.onDevice[index])
-    return runOnHost(index, computeStream_);
+    return runOnHost(index, true);
   const plan::Kernel &kernel = program_->instructions(index).kernel();
   std::vector<const DeviceTensor *> operands;
   std::vector<DeviceTensor *> results;
@@ -451,12 +514,15 @@ Status CudaBackend::runKernelInstruction(int64_t index) {
   if (!status.ok())
     return status;
   if (launch != device::Launch::Done)
-    return runOnHost(index, computeStream_);
+    return runOnHost(index, true);
   return Status::success();
 }
 
 Status CudaBackend::runCollective(const plan::Collective &collective) {
-  const GroupComm &group = groupComms_[collective.group()];
+  auto found = groupComms_.find(collective.group());
+  if (found == groupComms_.end())
+    return Status::failure("no group '" + collective.group() + "'");
+  const GroupComm &group = found->second;
   DeviceTensor &in = tensors_[collective.input()];
   DeviceTensor &out = tensors_[collective.output()];
   size_t inBytes = byteSize(collective.input());
@@ -478,9 +544,9 @@ Status CudaBackend::runCollective(const plan::Collective &collective) {
   size_t width = byteWidth(in.dtype);
   switch (collective.kind()) {
   case plan::Collective::ALL_REDUCE:
-    PARPLAN_CHECK(ncclAllReduce(in.data, in.data, in.numElements(),
-                                ncclType(in.dtype), ncclOp(collective.reduce()),
-                                group.comm, stream));
+    PARPLAN_CHECK(ncclAllReduce(
+        in.data, in.data, in.numElements(), ncclType(in.dtype),
+        ncclOp(collective.reduce(), in.dtype), group.comm, stream));
     return Status::success();
   case plan::Collective::BROADCAST:
     PARPLAN_CHECK(ncclBroadcast(in.data, in.data, inBytes, ncclInt8,
@@ -497,14 +563,16 @@ Status CudaBackend::runCollective(const plan::Collective &collective) {
       PARPLAN_CHECK(ncclAllGather(in.data, gathered, inBytes, ncclInt8,
                                   group.comm, stream));
     } else {
-      PARPLAN_CHECK(ncclGroupStart());
+      NcclGroup grouped;
       for (int64_t m = 0; m < n; ++m)
         if (layout.counts[m] > 0)
-          PARPLAN_CHECK(ncclBroadcast(in.data,
-                                      gathered + layout.offsets[m] * width,
-                                      layout.counts[m] * width, ncclInt8,
-                                      static_cast<int>(m), group.comm, stream));
-      PARPLAN_CHECK(ncclGroupEnd());
+          grouped.note(ncclBroadcast(in.data,
+                                     gathered + layout.offsets[m] * width,
+                                     layout.counts[m] * width, ncclInt8,
+                                     static_cast<int>(m), group.comm, stream),
+                       "ncclBroadcast");
+      if (Status status = grouped.end(); !status.ok())
+        return status;
     }
     if (!direct)
       return device::unpackPartsCuda(launch, gathered, axis, n, out);
@@ -521,21 +589,23 @@ Status CudaBackend::runCollective(const plan::Collective &collective) {
       packed = packedIn;
     }
     ncclDataType_t type = ncclType(in.dtype);
-    ncclRedOp_t op = ncclOp(collective.reduce());
+    ncclRedOp_t op = ncclOp(collective.reduce(), in.dtype);
     if (in.shape[axis] % n == 0) {
       PARPLAN_CHECK(ncclReduceScatter(packed, out.data, layout.counts[me], type,
                                       op, group.comm, stream));
     } else {
-      PARPLAN_CHECK(ncclGroupStart());
+      NcclGroup grouped;
       for (int64_t m = 0; m < n; ++m)
         if (layout.counts[m] > 0) {
-          const char *part = packed + layout.offsets[m] * width;
-          // Only the root's receive buffer is written.
-          void *target = m == me ? out.data : const_cast<char *>(part);
-          PARPLAN_CHECK(ncclReduce(part, target, layout.counts[m], type, op,
-                                   static_cast<int>(m), group.comm, stream));
+          // Only the root has a receive buffer.
+          grouped.note(ncclReduce(packed + layout.offsets[m] * width,
+                                  m == me ? out.data : nullptr,
+                                  layout.counts[m], type, op,
+                                  static_cast<int>(m), group.comm, stream),
+                       "ncclReduce");
         }
-      PARPLAN_CHECK(ncclGroupEnd());
+      if (Status status = grouped.end(); !status.ok())
+        return status;
     }
     return Status::success();
   }
@@ -554,18 +624,21 @@ Status CudaBackend::runCollective(const plan::Collective &collective) {
     }
     bool direct = device::isContiguousSplit(out.shape, concatAxis);
     char *landing = direct ? static_cast<char *>(out.data) : packedOut;
-    PARPLAN_CHECK(ncclGroupStart());
+    NcclGroup grouped;
     for (int64_t m = 0; m < n; ++m) {
       if (sent.counts[m] > 0)
-        PARPLAN_CHECK(ncclSend(packed + sent.offsets[m] * width,
-                               sent.counts[m] * width, ncclInt8,
-                               static_cast<int>(m), group.comm, stream));
+        grouped.note(ncclSend(packed + sent.offsets[m] * width,
+                              sent.counts[m] * width, ncclInt8,
+                              static_cast<int>(m), group.comm, stream),
+                     "ncclSend");
       if (received.counts[m] > 0)
-        PARPLAN_CHECK(ncclRecv(landing + received.offsets[m] * width,
-                               received.counts[m] * width, ncclInt8,
-                               static_cast<int>(m), group.comm, stream));
+        grouped.note(ncclRecv(landing + received.offsets[m] * width,
+                              received.counts[m] * width, ncclInt8,
+                              static_cast<int>(m), group.comm, stream),
+                     "ncclRecv");
     }
-    PARPLAN_CHECK(ncclGroupEnd());
+    if (Status status = grouped.end(); !status.ok())
+      return status;
     if (!direct)
       return device::unpackPartsCuda(launch, landing, concatAxis, n, out);
     return Status::success();
@@ -576,7 +649,33 @@ Status CudaBackend::runCollective(const plan::Collective &collective) {
   }
 }
 
+Status CudaBackend::runMessages(int64_t first, int64_t last) {
+  NcclGroup grouped;
+  for (int64_t i = first; i <= last; ++i) {
+    const plan::Instruction &instruction = program_->instructions(i);
+    if (instruction.has_send()) {
+      const plan::Send &send = instruction.send();
+      grouped.note(ncclSend(tensors_[send.buffer()].data,
+                            byteSize(send.buffer()), ncclInt8,
+                            static_cast<int>(send.peer()), worldComm_,
+                            commStream_),
+                   "ncclSend");
+    } else {
+      const plan::Recv &recv = instruction.recv();
+      grouped.note(ncclRecv(tensors_[recv.buffer()].data,
+                            byteSize(recv.buffer()), ncclInt8,
+                            static_cast<int>(recv.peer()), worldComm_,
+                            commStream_),
+                   "ncclRecv");
+    }
+  }
+  return grouped.end();
+}
+
 Status CudaBackend::run() {
+  if (failed_)
+    return Status::failure("an earlier step failed; the GPU state is lost");
+  failed_ = true; // until the step completes
   PARPLAN_CHECK(cudaMemsetAsync(errorSlot_, 0, sizeof(int), computeStream_));
   int64_t count = program_->instructions_size();
   if (profiling_ && static_cast<int64_t>(starts_.size()) != count) {
@@ -587,55 +686,66 @@ Status CudaBackend::run() {
       PARPLAN_CHECK(cudaEventCreate(&ends_[i]));
     }
   }
-  for (int64_t i = 0; i < count; ++i) {
-    const plan::Instruction &instruction = program_->instructions(i);
-    cudaStream_t stream =
-        schedule_.stream[i] == Stream::Compute ? computeStream_ : commStream_;
-    if (int64_t wait = schedule_.waitFor[i]; wait >= 0)
-      PARPLAN_CHECK(cudaStreamWaitEvent(stream, events_[wait], 0));
+  auto isMessage = [&](int64_t i) {
+    return program_->instructions(i).has_send() ||
+           program_->instructions(i).has_recv();
+  };
+  // By instruction, with profiling: the host's time for kernels that run
+  // on the host (GPU events would time only their copies).
+  std::vector<double> hostSeconds(profiling_ ? count : 0, -1.0);
+  for (int64_t first = 0; first < count; ++first) {
+    // Sends and receives in a row go as one group; everything else alone.
+    int64_t last = first;
+    if (isMessage(first))
+      while (last + 1 < count && isMessage(last + 1))
+        ++last;
+    cudaStream_t stream = schedule_.stream[first] == Stream::Compute
+                              ? computeStream_
+                              : commStream_;
+    for (int64_t i = first; i <= last; ++i)
+      if (int64_t wait = schedule_.waitFor[i]; wait >= 0)
+        PARPLAN_CHECK(cudaStreamWaitEvent(stream, events_[wait], 0));
     // Profiled instructions run one at a time, so that each event pair
     // brackets that instruction alone.
     if (profiling_) {
       if (Status status = synchronize(); !status.ok())
         return status;
-      PARPLAN_CHECK(cudaEventRecord(starts_[i], stream));
+      for (int64_t i = first; i <= last; ++i)
+        PARPLAN_CHECK(cudaEventRecord(starts_[i], stream));
     }
+    const plan::Instruction &instruction = program_->instructions(first);
+    auto hostStart = std::chrono::steady_clock::now();
     Status status;
     switch (instruction.op_case()) {
     case plan::Instruction::kKernel:
-      status = runKernelInstruction(i);
+      status = runKernelInstruction(first);
+      if (profiling_ && !prepared_.onDevice[first])
+        hostSeconds[first] = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - hostStart)
+                                 .count();
       break;
     case plan::Instruction::kCollective:
       status = runCollective(instruction.collective());
       break;
-    case plan::Instruction::kSend: {
-      const plan::Send &send = instruction.send();
-      status = check(
-          ncclSend(tensors_[send.buffer()].data, byteSize(send.buffer()),
-                   ncclInt8, static_cast<int>(send.peer()), worldComm_, stream),
-          "ncclSend");
+    case plan::Instruction::kSend:
+    case plan::Instruction::kRecv:
+      status = runMessages(first, last);
       break;
-    }
-    case plan::Instruction::kRecv: {
-      const plan::Recv &recv = instruction.recv();
-      status = check(
-          ncclRecv(tensors_[recv.buffer()].data, byteSize(recv.buffer()),
-                   ncclInt8, static_cast<int>(recv.peer()), worldComm_, stream),
-          "ncclRecv");
-      break;
-    }
     case plan::Instruction::OP_NOT_SET:
       status = Status::failure("empty instruction");
       break;
     }
-    if (status.ok() && schedule_.awaited[i])
-      status = check(cudaEventRecord(events_[i], stream), "cudaEventRecord");
-    if (status.ok() && profiling_)
-      status = check(cudaEventRecord(ends_[i], stream), "cudaEventRecord");
+    for (int64_t i = first; i <= last && status.ok(); ++i) {
+      if (schedule_.awaited[i])
+        status = check(cudaEventRecord(events_[i], stream), "cudaEventRecord");
+      if (status.ok() && profiling_)
+        status = check(cudaEventRecord(ends_[i], stream), "cudaEventRecord");
+    }
     if (!status.ok())
-      return Status::failure("instruction " + std::to_string(i) + " (" +
+      return Status::failure("instruction " + std::to_string(first) + " (" +
                              describeInstruction(instruction) +
                              "): " + status.error);
+    first = last;
   }
   if (Status status = synchronize(); !status.ok())
     return status;
@@ -646,22 +756,26 @@ Status CudaBackend::run() {
       const plan::Instruction &instruction = program_->instructions(i);
       ProfileEntry &entry = profile_[profileKey(instruction)];
       ++entry.calls;
-      entry.seconds += milliseconds * 1e-3;
+      entry.seconds +=
+          hostSeconds[i] >= 0 ? hostSeconds[i] : milliseconds * 1e-3;
       entry.flops += kernelFlops(*program_, instruction);
     }
   int fault = 0;
   PARPLAN_CHECK(
       cudaMemcpy(&fault, errorSlot_, sizeof(int), cudaMemcpyDeviceToHost));
-  if (fault > 0 && fault <= program_->instructions_size()) {
+  if (fault > 0 && fault <= count) {
     int64_t index = fault - 1;
-    // The reference kernel on the same operands says what was wrong.
-    Status reference = runOnHost(index, computeStream_);
+    // The reference kernel says what was wrong. Its operands are as the
+    // step left them, which for a fault in the batch (a label, an index)
+    // is what the kernel read.
+    Status reference = runOnHost(index, false);
     return Status::failure(
         "instruction " + std::to_string(index) + " (" +
         describeInstruction(program_->instructions(index)) + "): " +
         (reference.ok() ? std::string("an index or label is out of range")
                         : reference.error));
   }
+  failed_ = false;
   return Status::success();
 }
 
@@ -726,6 +840,15 @@ int cudaDeviceCount() {
     return 0;
   }
   return count;
+}
+
+std::string cudaDeviceAddress(int device) {
+  char address[64] = {};
+  if (cudaDeviceGetPCIBusId(address, sizeof(address), device) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  return address;
 }
 
 std::unique_ptr<Backend> createCudaBackend(Transport &world,

@@ -15,6 +15,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <string>
 
 namespace parplan::runtime::device {
@@ -47,29 +48,26 @@ public:
       blocks = 65535;
     forEachKernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream_>>>(n,
                                                                            f);
-    if (cudaError_t error = cudaGetLastError(); error != cudaSuccess && ok_)
-      launchError_ = cudaGetErrorString(error), ok_ = false;
+    record(cudaGetLastError(), "kernel launch");
   }
 
   void *workspace(size_t bytes) {
     if (bytes > *scratchBytes_) {
       if (*scratch_)
-        cudaFreeAsync(*scratch_, stream_);
+        record(cudaFreeAsync(*scratch_, stream_), "cudaFreeAsync");
       *scratch_ = nullptr;
       *scratchBytes_ = 0;
-      if (cudaMallocAsync(scratch_, bytes, stream_) != cudaSuccess) {
-        cudaGetLastError();
+      if (!record(cudaMallocAsync(scratch_, bytes, stream_),
+                  "cudaMallocAsync (workspace)")) {
         *scratch_ = nullptr;
-        if (ok_)
-          launchError_ = "out of device memory for a " + std::to_string(bytes) +
-                         "-byte workspace",
-          ok_ = false;
         return nullptr;
       }
       *scratchBytes_ = bytes;
     }
-    if (*scratch_ && bytes)
-      cudaMemsetAsync(*scratch_, 0, bytes, stream_);
+    if (*scratch_ && bytes &&
+        !record(cudaMemsetAsync(*scratch_, 0, bytes, stream_),
+                "cudaMemsetAsync (workspace)"))
+      return nullptr;
     return *scratch_;
   }
   int *errorSlot() { return errorSlot_; }
@@ -106,6 +104,12 @@ public:
     }
     if (call.m == 0 || call.n == 0 || call.batch == 0)
       return Status::success();
+    // cuBLAS's 32-bit interface: larger sizes would wrap.
+    for (int64_t size :
+         {call.m, call.n, call.k, call.lda, call.ldb, call.ldc, call.batch})
+      if (size > INT32_MAX)
+        return Status::failure("gemm: a dimension of " + std::to_string(size) +
+                               " is beyond cuBLAS's 32-bit sizes");
     cublasStatus_t status = cublasGemmStridedBatchedEx(
         blas_, call.transA ? CUBLAS_OP_T : CUBLAS_OP_N,
         call.transB ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(call.m),
@@ -127,6 +131,18 @@ public:
   void setTf32(bool tf32) { tf32_ = tf32; }
 
 private:
+  /// Keeps the first failure; true when `error` is none.
+  bool record(cudaError_t error, const char *what) {
+    if (error == cudaSuccess)
+      return true;
+    cudaGetLastError(); // clear it, so that later calls report their own
+    if (ok_) {
+      ok_ = false;
+      launchError_ = std::string(what) + ": " + cudaGetErrorString(error);
+    }
+    return false;
+  }
+
   bool tf32_ = false;
   cudaStream_t stream_;
   cublasHandle_t blas_;
