@@ -7,12 +7,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Runtime/Backend.h"
+#include "parplan/Runtime/StreamSchedule.h"
 
 #include "Device/Dispatch.h"
 #include "Device/HostLauncher.h"
 #include "Device/KernelPreparation.h"
 
 #include <chrono>
+#include <cstring>
 #include <set>
 
 namespace parplan::runtime {
@@ -108,9 +110,10 @@ public:
       : communicator_(communicator), kernels_(kernels) {}
 
   std::string describe() const override {
-    return kernels_ == HostKernels::Device ? "cpu (the CUDA kernels, on the "
-                                             "host)"
-                                           : "cpu";
+    if (kernels_ == HostKernels::Reference)
+      return "cpu";
+    return useArena_ ? "cpu (the CUDA kernels and memory plan, on the host)"
+                     : "cpu (the CUDA kernels, on the host)";
   }
 
   std::vector<std::string> hostKernels() const override {
@@ -133,6 +136,12 @@ public:
       buffers_.emplace_back(
           *type, Shape(buffer.shape().begin(), buffer.shape().end()));
     }
+    // The CUDA backend's memory too: buffers at their arena offsets.
+    useArena_ = kernels_ == HostKernels::Device && program.arena_bytes() > 0 &&
+                program.buffers_size() > 0 &&
+                program.buffers(0).arena_offset() >= 0;
+    arena_.assign(useArena_ ? static_cast<size_t>(program.arena_bytes()) : 0,
+                  std::byte{0});
     return kernels_ == HostKernels::Device ? prepareDeviceKernels()
                                            : Status::success();
   }
@@ -145,10 +154,12 @@ public:
                              toString(target.shape()) + ", not " +
                              toString(value.dtype()) + toString(value.shape()));
     target = value;
+    toArena(buffer);
     return Status::success();
   }
 
   Status read(int64_t buffer, Tensor &value) override {
+    fromArena(buffer);
     value = buffers_[buffer];
     return Status::success();
   }
@@ -157,7 +168,15 @@ public:
     for (int i = 0; i < program_->instructions_size(); ++i) {
       const plan::Instruction &instruction = program_->instructions(i);
       auto start = std::chrono::steady_clock::now();
+      std::vector<int64_t> reads, writes;
+      if (useArena_) {
+        instructionBuffers(instruction, reads, writes);
+        for (int64_t b : reads)
+          fromArena(b);
+      }
       Status status = runInstruction(i, instruction);
+      for (int64_t b : writes)
+        toArena(b);
       if (profiling_) {
         ProfileEntry &entry = profile_[profileKey(instruction)];
         ++entry.calls;
@@ -181,21 +200,40 @@ public:
   const Profile &profile() const override { return profile_; }
 
   Status applyUpdates() override {
+    for (const plan::Update &update : program_->updates())
+      fromArena(update.source());
     if (updatesDisjoint_) {
       for (const plan::Update &update : program_->updates())
         buffers_[update.target()] = buffers_[update.source()];
-      return Status::success();
+    } else {
+      std::vector<Tensor> values;
+      values.reserve(program_->updates_size());
+      for (const plan::Update &update : program_->updates())
+        values.push_back(buffers_[update.source()]);
+      for (int u = 0; u < program_->updates_size(); ++u)
+        buffers_[program_->updates(u).target()] = std::move(values[u]);
     }
-    std::vector<Tensor> values;
-    values.reserve(program_->updates_size());
     for (const plan::Update &update : program_->updates())
-      values.push_back(buffers_[update.source()]);
-    for (int u = 0; u < program_->updates_size(); ++u)
-      buffers_[program_->updates(u).target()] = std::move(values[u]);
+      toArena(update.target());
     return Status::success();
   }
 
 private:
+  /// With the arena, it holds every buffer's value (so that buffers that
+  /// share bytes clobber each other as on the GPU), and the host tensors
+  /// are copies made around each instruction.
+  void toArena(int64_t buffer) {
+    if (useArena_ && buffers_[buffer].byteSize() > 0)
+      std::memcpy(arena_.data() + program_->buffers(buffer).arena_offset(),
+                  buffers_[buffer].bytes(), buffers_[buffer].byteSize());
+  }
+  void fromArena(int64_t buffer) {
+    if (useArena_ && buffers_[buffer].byteSize() > 0)
+      std::memcpy(buffers_[buffer].bytes(),
+                  arena_.data() + program_->buffers(buffer).arena_offset(),
+                  buffers_[buffer].byteSize());
+  }
+
   Status runInstruction(int64_t index, const plan::Instruction &instruction) {
     switch (instruction.op_case()) {
     case plan::Instruction::kKernel: {
@@ -324,6 +362,8 @@ private:
   const std::map<std::string, Group> *groups_ = nullptr;
   std::vector<Tensor> buffers_;
   bool updatesDisjoint_ = true;
+  bool useArena_ = false;
+  std::vector<std::byte> arena_;
   bool profiling_ = false;
   Profile profile_;
 };

@@ -11,6 +11,8 @@
 
 #include "parplan/Runtime/PlanFile.h"
 
+#include "parplan/Runtime/StreamSchedule.h"
+
 #include "parplan/Runtime/KernelCall.h"
 #include "parplan/Support/Sbp.h"
 
@@ -592,6 +594,77 @@ private:
             std::to_string(update.source()) + " " +
             toString(toVector(source.shape())) + " differ in shape or dtype");
     }
+    return checkArena(program, where);
+  }
+
+  /// Arena offsets (plan-memory), where a program has any: every buffer
+  /// inside arena_bytes, buffers that live across steps (all but
+  /// temporaries) alone in their bytes, and temporaries sharing bytes only
+  /// when one's last use comes before the other's first. A backend that
+  /// places buffers by these offsets (the CUDA one) trusts this: a wrong
+  /// offset would give wrong numbers, not an error.
+  Status checkArena(const plan::Program &program, const std::string &where) {
+    int64_t count = program.buffers_size();
+    bool planned = false;
+    for (const plan::Buffer &buffer : program.buffers())
+      planned = planned || buffer.arena_offset() >= 0;
+    if (!planned)
+      return Status::success();
+    // First and last instruction that touches each buffer; an update's
+    // source is read after the last instruction.
+    std::vector<int64_t> first(count, INT64_MAX), last(count, -1);
+    std::vector<int64_t> reads, writes;
+    int64_t steps = program.instructions_size();
+    for (int64_t i = 0; i < steps; ++i) {
+      instructionBuffers(program.instructions(i), reads, writes);
+      for (const std::vector<int64_t> *list : {&reads, &writes})
+        for (int64_t b : *list) {
+          first[b] = std::min(first[b], i);
+          last[b] = std::max(last[b], i);
+        }
+    }
+    for (const plan::Update &update : program.updates())
+      last[update.source()] = steps;
+    if (program.loss() >= 0)
+      last[program.loss()] = steps;
+    for (int64_t b = 0; b < count; ++b) {
+      const plan::Buffer &buffer = program.buffers(b);
+      int64_t bytes = bufferBytes(buffer);
+      std::string at = where + " buffer " + std::to_string(b);
+      if (buffer.arena_offset() < 0)
+        return Status::failure(at + " has no arena offset, but others do");
+      if (buffer.arena_offset() > program.arena_bytes() - bytes)
+        return Status::failure(
+            at + " at arena offset " + std::to_string(buffer.arena_offset()) +
+            " (" + std::to_string(bytes) + " bytes) ends beyond arena_bytes " +
+            std::to_string(program.arena_bytes()));
+    }
+    auto temporary = [&](int64_t b) {
+      return program.buffers(b).kind() == plan::Buffer::TEMPORARY;
+    };
+    for (auto [a, b] : arenaOverlaps(program)) {
+      if (temporary(a) && temporary(b) &&
+          (last[a] < first[b] || last[b] < first[a]))
+        continue;
+      const plan::Buffer &x = program.buffers(a), &y = program.buffers(b);
+      int64_t begin = std::max(x.arena_offset(), y.arena_offset());
+      int64_t end = std::min(x.arena_offset() + bufferBytes(x),
+                             y.arena_offset() + bufferBytes(y));
+      std::string shared =
+          "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+      if (!temporary(a) || !temporary(b))
+        return Status::failure(
+            where + ": buffers " + std::to_string(a) + " and " +
+            std::to_string(b) + " share arena bytes " + shared +
+            ", but buffer " + std::to_string(temporary(a) ? b : a) +
+            " lives across steps");
+      return Status::failure(
+          where + ": buffers " + std::to_string(a) + " and " +
+          std::to_string(b) + " share arena bytes " + shared +
+          " while both are live (instructions " + std::to_string(first[a]) +
+          " to " + std::to_string(last[a]) + " and " +
+          std::to_string(first[b]) + " to " + std::to_string(last[b]) + ")");
+    }
     return Status::success();
   }
 
@@ -654,6 +727,45 @@ const char *collectiveName(int kind) {
   default:
     return "collective";
   }
+}
+
+int64_t bufferBytes(const plan::Buffer &buffer) {
+  std::optional<DType> type = toRuntimeDType(buffer.dtype());
+  return numElements(toVector(buffer.shape())) *
+         static_cast<int64_t>(type ? byteWidth(*type) : 0);
+}
+
+std::vector<std::pair<int64_t, int64_t>>
+arenaOverlaps(const plan::Program &program) {
+  struct Span {
+    int64_t begin, end, buffer;
+  };
+  std::vector<Span> spans;
+  for (int64_t b = 0; b < program.buffers_size(); ++b) {
+    const plan::Buffer &buffer = program.buffers(b);
+    int64_t bytes = bufferBytes(buffer);
+    if (buffer.arena_offset() >= 0 && bytes > 0)
+      spans.push_back(
+          {buffer.arena_offset(), buffer.arena_offset() + bytes, b});
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span &a, const Span &b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.buffer < b.buffer;
+  });
+  // A sweep by start: `open` holds the spans that may still overlap.
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  std::vector<Span> open;
+  for (const Span &span : spans) {
+    open.erase(
+        std::remove_if(open.begin(), open.end(),
+                       [&](const Span &o) { return o.end <= span.begin; }),
+        open.end());
+    for (const Span &other : open)
+      pairs.emplace_back(std::min(other.buffer, span.buffer),
+                         std::max(other.buffer, span.buffer));
+    open.push_back(span);
+  }
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
 }
 
 } // namespace parplan::runtime

@@ -46,6 +46,15 @@ StreamSchedule scheduleStreams(const plan::Program &program) {
   std::vector<int64_t> lastWriter(numBuffers, -1);
   std::vector<int64_t> lastReader[2] = {std::vector<int64_t>(numBuffers, -1),
                                         std::vector<int64_t>(numBuffers, -1)};
+  // Buffers that share arena bytes: writing one ends the others' values,
+  // so a write waits for their readers and writers on the other stream too.
+  std::vector<std::vector<int64_t>> sharing(numBuffers);
+  for (int64_t b = 0; b < numBuffers; ++b)
+    sharing[b].push_back(b);
+  for (auto [a, b] : arenaOverlaps(program)) {
+    sharing[a].push_back(b);
+    sharing[b].push_back(a);
+  }
   std::vector<int64_t> reads, writes;
   for (int64_t i = 0; i < count; ++i) {
     const plan::Instruction &instruction = program.instructions(i);
@@ -61,10 +70,11 @@ StreamSchedule scheduleStreams(const plan::Program &program) {
     };
     for (int64_t b : reads)
       consider(lastWriter[b]);
-    for (int64_t b : writes) {
-      consider(lastWriter[b]);
-      consider(lastReader[other][b]);
-    }
+    for (int64_t written : writes)
+      for (int64_t b : sharing[written]) {
+        consider(lastWriter[b]);
+        consider(lastReader[other][b]);
+      }
     schedule.waitFor[i] = wait;
     if (wait >= 0)
       schedule.awaited[wait] = true;

@@ -46,13 +46,14 @@ for model in mlp gpt cnn; do
       status=1
     fi
   done
-  # The CUDA backend's kernels, compiled for the CPU, on the sharded
+  # The CUDA backend's kernels, compiled for the CPU, and its memory (the
+  # buffers at their arena offsets, sharing bytes as planned) on the sharded
   # programs (local shapes, sharded gathers): float32 arithmetic against the
   # reference's float64, so 1e-4.
   for config in "4 auto" "2x4 megatron"; do
     set -- $config
     got=$(run "$dir/$model.mlir" "$1" "$2" device) || { status=1; continue; }
-    if grep -q '^backend: cpu (the CUDA kernels, on the host)' "$got" &&
+    if grep -q '^backend: cpu (the CUDA kernels and memory plan, on the host)' "$got" &&
        awk -v tol=1e-4 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
       echo "ok: $model on $1 ($2) with the CUDA kernels on the host: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')$(grep '^backend: on the host' "$got")"
     else

@@ -19,12 +19,14 @@ train_step "$dir/mlp.onnx" "$dir/mlp.mlir" &&
   { echo "FAIL: train-step"; exit 1; }
 
 # lower_plan STEP.mlir MESH STRATEGY: lays the step out, lowers it to
-# per-device programs and writes the plan file; prints its path without
+# per-device programs, plans their memory (plan-memory: arena offsets, which
+# the CUDA backend and --host-kernels device use) and writes the plan file;
+# prints its path without
 # the .pb (the plan's IR is beside it as .plan.mlir).
 lower_plan() {
   out=$dir/$(basename "$1" .mlir)-$2-$3
   "$bin/parplan-opt" "$1" -sbp-assign="mesh=$2 strategy=$3" -insert-boxing \
-    -lower-to-plan -o "$out.plan.mlir" &&
+    -lower-to-plan -plan-memory -o "$out.plan.mlir" &&
     "$bin/parplan-translate" --plan-to-proto "$out.plan.mlir" -o "$out.pb" ||
     { echo "FAIL: lowering $1 on $2 ($3)" >&2; return 1; }
   echo "$out"

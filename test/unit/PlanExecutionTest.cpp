@@ -321,11 +321,17 @@ TEST_CASE_METHOD(PlanFixture,
                    2e-2}}) {
     SECTION(name) {
       OwningOpRef<ModuleOp> step = trainingStep(spec, options);
-      runPipeline(*step, "lower-to-plan");
+      // With planned memory, as `parplan compile` writes plans: the device
+      // kernels run on buffers at their arena offsets, sharing bytes.
+      runPipeline(*step, "lower-to-plan,plan-memory");
       FailureOr<plan::Plan> plan = exportPlan(*step);
       INFO(diagnostics);
       REQUIRE(succeeded(plan));
-      REQUIRE(rt::checkPlan(*plan).ok());
+      rt::Status checked = rt::checkPlan(*plan);
+      INFO(checked.error);
+      REQUIRE(checked.ok());
+      REQUIRE(plan->programs(0).arena_bytes() > 0);
+      CHECK_FALSE(rt::arenaOverlaps(plan->programs(0)).empty());
 
       rt::LocalCommunicator communicator;
       auto train = [&](rt::HostKernels kernels, std::vector<double> &losses,
@@ -350,7 +356,7 @@ TEST_CASE_METHOD(PlanFixture,
       auto device =
           train(rt::HostKernels::Device, deviceLosses, leftToReference);
       CHECK(device->backend()->describe() ==
-            "cpu (the CUDA kernels, on the host)");
+            "cpu (the CUDA kernels and memory plan, on the host)");
       INFO("left to the reference kernels: " << leftToReference.size());
       for (const std::string &kernel : leftToReference)
         UNSCOPED_INFO(kernel);

@@ -393,3 +393,66 @@ TEST_CASE("batch files: each rank reads its block of step s's batch",
         "input 'short': '" + path +
             "/short.bin' has 4 bytes, not a whole number of batches of 48");
 }
+
+TEST_CASE("checkPlan checks arena offsets", "[plan]") {
+  using namespace parplan::testing;
+  // Every buffer of the 1-device MLP step in bytes of its own, then edits.
+  auto placed = [] {
+    plan::Plan placed = buildMlpPlan(1, 4, 0.1);
+    plan::Program &program = *placed.mutable_programs(0);
+    int64_t offset = 0;
+    for (plan::Buffer &buffer : *program.mutable_buffers()) {
+      buffer.set_arena_offset(offset);
+      offset += (bufferBytes(buffer) + 63) / 64 * 64;
+    }
+    program.set_arena_bytes(offset);
+    return placed;
+  };
+  auto offsetOf = [](const plan::Plan &plan, int64_t buffer) {
+    return plan.programs(0).buffers(buffer).arena_offset();
+  };
+  auto place = [](plan::Plan &plan, int64_t buffer, int64_t offset) {
+    plan.mutable_programs(0)->mutable_buffers(buffer)->set_arena_offset(offset);
+  };
+  CHECK(checkPlan(placed()).error == "");
+  CHECK(arenaOverlaps(placed().programs(0)).empty());
+
+  // The per-example losses are dead before their gradient is made: they
+  // may share bytes.
+  plan::Plan reused = placed();
+  place(reused, kDLosses, offsetOf(reused, kLosses));
+  CHECK(arenaOverlaps(reused.programs(0)) ==
+        std::vector<std::pair<int64_t, int64_t>>{{kLosses, kDLosses}});
+  CHECK(checkPlan(reused).error == "");
+
+  // The hidden activation is still read by relu_grad (instruction 11).
+  plan::Plan clash = placed();
+  place(clash, kDA, offsetOf(clash, kH) + 8);
+  int64_t begin = offsetOf(clash, kH) + 8;
+  CHECK(checkPlan(clash).error ==
+        "program 0: buffers " + std::to_string(kH) + " and " +
+            std::to_string(kDA) + " share arena bytes [" +
+            std::to_string(begin) + ", " +
+            std::to_string(offsetOf(clash, kH) + 4 * kMlpHidden * 4) +
+            ") while both are live (instructions 0 to 11 and 10 to 11)");
+
+  // A parameter lives across steps: nothing may share its bytes.
+  plan::Plan persistent = placed();
+  place(persistent, kDW1, offsetOf(persistent, kW1));
+  CHECK(
+      checkPlan(persistent).error ==
+      "program 0: buffers " + std::to_string(kW1) + " and " +
+          std::to_string(kDW1) + " share arena bytes [" +
+          std::to_string(offsetOf(persistent, kW1)) + ", " +
+          std::to_string(offsetOf(persistent, kW1) + kMlpIn * kMlpHidden * 4) +
+          "), but buffer " + std::to_string(kW1) + " lives across steps");
+
+  plan::Plan small = placed();
+  small.mutable_programs(0)->set_arena_bytes(64);
+  CHECK(checkPlan(small).error.find("ends beyond arena_bytes 64") !=
+        std::string::npos);
+  plan::Plan partial = placed();
+  place(partial, kA, -1);
+  CHECK(checkPlan(partial).error == "program 0 buffer " + std::to_string(kA) +
+                                        " has no arena offset, but others do");
+}

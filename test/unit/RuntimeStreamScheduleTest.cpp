@@ -106,3 +106,33 @@ TEST_CASE("stream schedule: write after read and write after write",
     CHECK(schedule.awaited == std::vector<bool>{false, true, false});
   }
 }
+
+TEST_CASE("stream schedule: buffers that share arena bytes", "[runtime]") {
+  // 0: all_gather 0 -> 1 (communication); 1: kernel writes 2, which reuses
+  // buffer 0's bytes once the gather has read them.
+  plan::Program p = program(3);
+  plan::Collective *gather = p.add_instructions()->mutable_collective();
+  gather->set_kind(plan::Collective::ALL_GATHER);
+  gather->set_input(0);
+  gather->set_output(1);
+  kernel(p, {1}, {2});
+  SECTION("apart: no wait but for the data") {
+    p.mutable_buffers(0)->set_arena_offset(0);
+    p.mutable_buffers(1)->set_arena_offset(16);
+    p.mutable_buffers(2)->set_arena_offset(32);
+    CHECK(scheduleStreams(p).waitFor == std::vector<int64_t>{-1, 0});
+  }
+  SECTION("shared: the write waits for the gather's read") {
+    // A kernel that reads nothing the gather writes: only the shared bytes
+    // order it after the gather.
+    plan::Program q = program(3);
+    *q.add_instructions() = p.instructions(0);
+    kernel(q, {}, {2});
+    q.mutable_buffers(0)->set_arena_offset(0);
+    q.mutable_buffers(1)->set_arena_offset(16);
+    q.mutable_buffers(2)->set_arena_offset(0);
+    CHECK(scheduleStreams(q).waitFor == std::vector<int64_t>{-1, 0});
+    q.mutable_buffers(2)->set_arena_offset(32);
+    CHECK(scheduleStreams(q).waitFor == std::vector<int64_t>{-1, -1});
+  }
+}

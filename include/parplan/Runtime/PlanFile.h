@@ -20,6 +20,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace parplan::runtime {
 
@@ -51,6 +53,13 @@ Status parsePlanFile(std::string_view bytes, const std::string &name,
 /// collectives whose shapes agree with their groups). Does not check that
 /// the programs' collectives and messages match one another in order.
 Status checkPlan(const plan::Plan &plan);
+
+/// Bytes of a buffer's elements (0 for an invalid dtype).
+int64_t bufferBytes(const plan::Buffer &buffer);
+/// The pairs of buffers (lower index first, sorted) whose arena byte
+/// ranges overlap; buffers without an arena offset or bytes share none.
+std::vector<std::pair<int64_t, int64_t>>
+arenaOverlaps(const plan::Program &program);
 
 /// The runtime element type of a plan dtype; nullopt for
 /// DTYPE_UNSPECIFIED and values this release does not know.

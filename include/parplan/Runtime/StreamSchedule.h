@@ -6,7 +6,9 @@
 // backward). The program is a sequence; the schedule keeps every ordering
 // the buffers imply: an instruction waits for the last one on the other
 // stream that wrote a buffer it touches (read after write, write after
-// write) or read a buffer it writes (write after read). Within a stream
+// write) or read a buffer it writes (write after read), where a buffer
+// that shares arena bytes with the one written counts as written too (the
+// CUDA backend places buffers by their arena offsets). Within a stream
 // order is kept by the stream itself, so one wait, on the latest such
 // instruction, covers all of them. No MLIR or CUDA dependency: the
 // schedule is computed and tested on the host.

@@ -330,6 +330,15 @@ Status CudaBackend::allocate() {
     offsets[b] = total;
     total += alignUp(byteSize(b));
   }
+  // With planned memory (plan-memory; checkPlan verified that buffers
+  // sharing bytes are never live together), the buffers take the arena's
+  // offsets and the program needs its planned peak, not every buffer's sum.
+  if (program_->arena_bytes() > 0 && program_->buffers_size() > 0 &&
+      program_->buffers(0).arena_offset() >= 0) {
+    for (int b = 0; b < program_->buffers_size(); ++b)
+      offsets[b] = static_cast<size_t>(program_->buffers(b).arena_offset());
+    total = static_cast<size_t>(program_->arena_bytes());
+  }
   if (total > 0) {
     if (cudaError_t error = cudaMalloc(&pool_, total); error != cudaSuccess) {
       cudaGetLastError();
