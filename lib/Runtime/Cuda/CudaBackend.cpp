@@ -15,8 +15,8 @@
 #include "parplan/Runtime/CudaBackend.h"
 
 #include "Cuda/CudaKernels.h"
+#include "Device/CollectiveSteps.h"
 #include "Device/KernelPreparation.h"
-#include "Device/Pack.h"
 #include "parplan/Runtime/StreamSchedule.h"
 
 #include <cublas_v2.h>
@@ -27,11 +27,16 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 
 namespace parplan::runtime {
 
+using device::alignUp;
+using device::CollectiveStep;
 using device::CudaLaunchContext;
 using device::DeviceTensor;
+using device::Region;
+using device::StepKind;
 
 namespace {
 
@@ -82,23 +87,19 @@ ncclDataType_t ncclType(DType type) {
   return ncclInt8;
 }
 
-/// The NCCL reduction for the plan's on `type`: booleans (I1) reduce as
-/// the CPU backend stores them, a sum as "any" and a product as "all".
-ncclRedOp_t ncclOp(plan::Reduction reduction, DType type) {
-  if (type == DType::I1 && reduction == plan::SUM)
-    return ncclMax;
-  if (type == DType::I1 && reduction == plan::PROD)
-    return ncclMin;
+/// NCCL's reduction (collectiveSteps has mapped the boolean ones).
+ncclRedOp_t ncclOp(ReduceKind reduction) {
   switch (reduction) {
-  case plan::MAX:
+  case ReduceKind::Max:
     return ncclMax;
-  case plan::MIN:
+  case ReduceKind::Min:
     return ncclMin;
-  case plan::PROD:
+  case ReduceKind::Prod:
     return ncclProd;
-  default:
-    return ncclSum;
+  case ReduceKind::Sum:
+    break;
   }
+  return ncclSum;
 }
 
 /// An ncclGroupStart/End bracket that is always closed: a failed call
@@ -107,9 +108,12 @@ ncclRedOp_t ncclOp(plan::Reduction reduction, DType type) {
 class NcclGroup {
 public:
   NcclGroup() : first_(check(ncclGroupStart(), "ncclGroupStart")) {}
-  void note(ncclResult_t result, const char *call) {
+  void note(Status status) {
     if (first_.ok())
-      first_ = check(result, call);
+      first_ = std::move(status);
+  }
+  void note(ncclResult_t result, const char *call) {
+    note(check(result, call));
   }
   Status end() {
     Status closed = check(ncclGroupEnd(), "ncclGroupEnd");
@@ -119,14 +123,6 @@ public:
 private:
   Status first_;
 };
-
-/// Buffers start at multiples of this in the pool (cuBLAS and vector loads
-/// like 256-byte alignment).
-constexpr size_t kAlignment = 256;
-
-size_t alignUp(size_t bytes) {
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
 
 /// A group's NCCL communicator and this process's place in it.
 struct GroupComm {
@@ -171,6 +167,9 @@ private:
   /// NCCL group, as MPI's buffered sends would let them progress.
   Status runMessages(int64_t first, int64_t last);
   Status runCollective(const plan::Collective &collective);
+  /// One of a collective's steps (not a group bracket).
+  Status runStep(const CollectiveStep &step, const plan::Collective &collective,
+                 const GroupComm &group);
   Status copyAsync(void *target, const void *source, size_t bytes,
                    cudaStream_t stream) {
     if (bytes == 0)
@@ -362,8 +361,9 @@ Status CudaBackend::allocate() {
   for (const plan::Instruction &instruction : program_->instructions())
     if (instruction.has_collective())
       staging = std::max(
-          staging, alignUp(byteSize(instruction.collective().input())) +
-                       alignUp(byteSize(instruction.collective().output())));
+          staging,
+          device::stagingBytes(byteSize(instruction.collective().input()),
+                               byteSize(instruction.collective().output())));
   updatesDisjoint_ = updatesDisjoint(*program_);
   if (!updatesDisjoint_) {
     size_t updates = 0;
@@ -532,130 +532,110 @@ Status CudaBackend::runCollective(const plan::Collective &collective) {
   if (found == groupComms_.end())
     return Status::failure("no group '" + collective.group() + "'");
   const GroupComm &group = found->second;
-  DeviceTensor &in = tensors_[collective.input()];
-  DeviceTensor &out = tensors_[collective.output()];
-  size_t inBytes = byteSize(collective.input());
-  size_t outBytes = byteSize(collective.output());
-  cudaStream_t stream = commStream_;
-  CudaLaunchContext launch = context(stream, 0);
-  if (group.size <= 1) {
-    // A group of one: the identity (in-place kinds need nothing).
-    if (collective.input() != collective.output())
-      return copyAsync(out.data, in.data, std::min(inBytes, outBytes), stream);
-    return Status::success();
-  }
-  if (!group.comm)
+  if (group.size > 1 && !group.comm)
     return Status::failure("this device is not a member of group '" +
                            collective.group() + "'");
-  int64_t n = group.size, me = group.index;
-  char *packedIn = static_cast<char *>(staging_);
-  char *packedOut = packedIn + alignUp(inBytes);
-  size_t width = byteWidth(in.dtype);
-  switch (collective.kind()) {
-  case plan::Collective::ALL_REDUCE:
-    PARPLAN_CHECK(ncclAllReduce(
-        in.data, in.data, in.numElements(), ncclType(in.dtype),
-        ncclOp(collective.reduce(), in.dtype), group.comm, stream));
-    return Status::success();
-  case plan::Collective::BROADCAST:
-    PARPLAN_CHECK(ncclBroadcast(in.data, in.data, inBytes, ncclInt8,
-                                static_cast<int>(collective.root()), group.comm,
-                                stream));
-    return Status::success();
-  case plan::Collective::ALL_GATHER: {
-    int64_t axis = collective.axis();
-    device::PartLayout layout = device::partLayout(out.shape, axis, n);
-    bool direct = device::isContiguousSplit(out.shape, axis);
-    char *gathered = direct ? static_cast<char *>(out.data) : packedOut;
-    bool even = out.shape[axis] % n == 0;
-    if (even) {
-      PARPLAN_CHECK(ncclAllGather(in.data, gathered, inBytes, ncclInt8,
-                                  group.comm, stream));
-    } else {
-      NcclGroup grouped;
-      for (int64_t m = 0; m < n; ++m)
-        if (layout.counts[m] > 0)
-          grouped.note(ncclBroadcast(in.data,
-                                     gathered + layout.offsets[m] * width,
-                                     layout.counts[m] * width, ncclInt8,
-                                     static_cast<int>(m), group.comm, stream),
-                       "ncclBroadcast");
-      if (Status status = grouped.end(); !status.ok())
-        return status;
-    }
-    if (!direct)
-      return device::unpackPartsCuda(launch, gathered, axis, n, out);
-    return Status::success();
-  }
-  case plan::Collective::REDUCE_SCATTER: {
-    int64_t axis = collective.axis();
-    device::PartLayout layout = device::partLayout(in.shape, axis, n);
-    const char *packed = static_cast<const char *>(in.data);
-    if (!device::isContiguousSplit(in.shape, axis)) {
-      if (Status status = device::packPartsCuda(launch, in, axis, n, packedIn);
-          !status.ok())
-        return status;
-      packed = packedIn;
-    }
-    ncclDataType_t type = ncclType(in.dtype);
-    ncclRedOp_t op = ncclOp(collective.reduce(), in.dtype);
-    if (in.shape[axis] % n == 0) {
-      PARPLAN_CHECK(ncclReduceScatter(packed, out.data, layout.counts[me], type,
-                                      op, group.comm, stream));
-    } else {
-      NcclGroup grouped;
-      for (int64_t m = 0; m < n; ++m)
-        if (layout.counts[m] > 0) {
-          // Only the root has a receive buffer.
-          grouped.note(ncclReduce(packed + layout.offsets[m] * width,
-                                  m == me ? out.data : nullptr,
-                                  layout.counts[m], type, op,
-                                  static_cast<int>(m), group.comm, stream),
-                       "ncclReduce");
-        }
-      if (Status status = grouped.end(); !status.ok())
-        return status;
-    }
-    return Status::success();
-  }
-  case plan::Collective::ALL_TO_ALL: {
-    int64_t splitAxis = collective.axis(),
-            concatAxis = collective.concat_axis();
-    device::PartLayout sent = device::partLayout(in.shape, splitAxis, n);
-    device::PartLayout received = device::partLayout(out.shape, concatAxis, n);
-    const char *packed = static_cast<const char *>(in.data);
-    if (!device::isContiguousSplit(in.shape, splitAxis)) {
-      if (Status status =
-              device::packPartsCuda(launch, in, splitAxis, n, packedIn);
-          !status.ok())
-        return status;
-      packed = packedIn;
-    }
-    bool direct = device::isContiguousSplit(out.shape, concatAxis);
-    char *landing = direct ? static_cast<char *>(out.data) : packedOut;
-    NcclGroup grouped;
-    for (int64_t m = 0; m < n; ++m) {
-      if (sent.counts[m] > 0)
-        grouped.note(ncclSend(packed + sent.offsets[m] * width,
-                              sent.counts[m] * width, ncclInt8,
-                              static_cast<int>(m), group.comm, stream),
-                     "ncclSend");
-      if (received.counts[m] > 0)
-        grouped.note(ncclRecv(landing + received.offsets[m] * width,
-                              received.counts[m] * width, ncclInt8,
-                              static_cast<int>(m), group.comm, stream),
-                     "ncclRecv");
-    }
-    if (Status status = grouped.end(); !status.ok())
-      return status;
-    if (!direct)
-      return device::unpackPartsCuda(launch, landing, concatAxis, n, out);
-    return Status::success();
-  }
-  default:
+  if (group.size > 1 && !plan::Collective::Kind_IsValid(collective.kind()))
     return Status::failure("unknown collective kind " +
                            std::to_string(collective.kind()));
+  const DeviceTensor &in = tensors_[collective.input()];
+  std::optional<NcclGroup> grouped;
+  for (const CollectiveStep &step : device::collectiveSteps(
+           collective, in.shape, tensors_[collective.output()].shape, in.dtype,
+           group.size, group.index)) {
+    if (step.kind == StepKind::GroupStart) {
+      grouped.emplace();
+    } else if (step.kind == StepKind::GroupEnd) {
+      Status closed = grouped ? grouped->end()
+                              : Status::failure("a group end without a start");
+      grouped.reset();
+      if (!closed.ok())
+        return closed;
+    } else if (grouped) {
+      // Noted, not returned: the group must be closed.
+      grouped->note(runStep(step, collective, group));
+    } else if (Status status = runStep(step, collective, group); !status.ok()) {
+      return status;
+    }
   }
+  return grouped ? grouped->end() : Status::success();
+}
+
+Status CudaBackend::runStep(const CollectiveStep &step,
+                            const plan::Collective &collective,
+                            const GroupComm &group) {
+  DeviceTensor &in = tensors_[collective.input()];
+  DeviceTensor &out = tensors_[collective.output()];
+  auto address = [&](device::Place place) -> char * {
+    char *base = nullptr;
+    switch (place.region) {
+    case Region::None:
+      return nullptr;
+    case Region::Input:
+      base = static_cast<char *>(in.data);
+      break;
+    case Region::Output:
+      base = static_cast<char *>(out.data);
+      break;
+    case Region::StagingIn:
+      base = static_cast<char *>(staging_);
+      break;
+    case Region::StagingOut:
+      base = static_cast<char *>(staging_) +
+             device::stagingOutOffset(byteSize(collective.input()));
+      break;
+    }
+    return base + place.offset;
+  };
+  char *source = address(step.source);
+  char *destination = address(step.destination);
+  size_t count = static_cast<size_t>(step.count);
+  ncclDataType_t type = ncclType(step.type);
+  ncclRedOp_t op = ncclOp(step.op);
+  int root = static_cast<int>(step.root), peer = static_cast<int>(step.peer);
+  cudaStream_t stream = commStream_;
+  switch (step.kind) {
+  case StepKind::Copy:
+    return copyAsync(destination, source, step.bytes(), stream);
+  case StepKind::Pack:
+    return device::packPartsCuda(context(stream, 0),
+                                 step.source.region == Region::Input ? in : out,
+                                 step.axis, step.parts, destination);
+  case StepKind::Unpack:
+    return device::unpackPartsCuda(
+        context(stream, 0), source, step.axis, step.parts,
+        step.destination.region == Region::Output ? out : in);
+  case StepKind::AllReduce:
+    return check(
+        ncclAllReduce(source, destination, count, type, op, group.comm, stream),
+        "ncclAllReduce");
+  case StepKind::Broadcast:
+    return check(ncclBroadcast(source, destination, count, type, root,
+                               group.comm, stream),
+                 "ncclBroadcast");
+  case StepKind::AllGather:
+    return check(
+        ncclAllGather(source, destination, count, type, group.comm, stream),
+        "ncclAllGather");
+  case StepKind::ReduceScatter:
+    return check(ncclReduceScatter(source, destination, count, type, op,
+                                   group.comm, stream),
+                 "ncclReduceScatter");
+  case StepKind::Reduce:
+    return check(ncclReduce(source, destination, count, type, op, root,
+                            group.comm, stream),
+                 "ncclReduce");
+  case StepKind::Send:
+    return check(ncclSend(source, count, type, peer, group.comm, stream),
+                 "ncclSend");
+  case StepKind::Recv:
+    return check(ncclRecv(destination, count, type, peer, group.comm, stream),
+                 "ncclRecv");
+  case StepKind::GroupStart:
+  case StepKind::GroupEnd:
+    break;
+  }
+  return Status::failure("a group bracket run as a step");
 }
 
 Status CudaBackend::runMessages(int64_t first, int64_t last) {
