@@ -768,4 +768,35 @@ arenaOverlaps(const plan::Program &program) {
   return pairs;
 }
 
+Status checkMessageOrder(const plan::Plan &plan) {
+  // By (sender, receiver): the tags in program order.
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> sent, received;
+  for (const plan::Program &program : plan.programs())
+    for (const plan::Instruction &instruction : program.instructions()) {
+      if (instruction.has_send())
+        sent[{program.device(), instruction.send().peer()}].push_back(
+            instruction.send().tag());
+      else if (instruction.has_recv())
+        received[{instruction.recv().peer(), program.device()}].push_back(
+            instruction.recv().tag());
+    }
+  auto tags = [](const std::vector<int64_t> &list) {
+    std::string text;
+    for (int64_t tag : list)
+      text += (text.empty() ? "" : ", ") + std::to_string(tag);
+    return text;
+  };
+  for (const auto &[pair, order] : sent) {
+    const std::vector<int64_t> &expected = received[pair];
+    if (order != expected)
+      return Status::failure(
+          "device " + std::to_string(pair.first) + " sends to device " +
+          std::to_string(pair.second) + " with tags " + tags(order) +
+          " in that order, but device " + std::to_string(pair.second) +
+          " receives them as " + tags(expected) +
+          "; NCCL matches messages by order, not by tag");
+  }
+  return Status::success();
+}
+
 } // namespace parplan::runtime

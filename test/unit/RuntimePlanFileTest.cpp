@@ -456,3 +456,39 @@ TEST_CASE("checkPlan checks arena offsets", "[plan]") {
   CHECK(checkPlan(partial).error == "program 0 buffer " + std::to_string(kA) +
                                         " has no arena offset, but others do");
 }
+
+TEST_CASE("checkMessageOrder: NCCL matches messages by order, not tag",
+          "[plan]") {
+  // Device 0 sends buffers 2 and 4 to device 1 with tags 7 and 8; device 1
+  // receives them in the same order, or swapped (tags still matching, as
+  // MPI allows).
+  auto exchange = [](bool swapped) {
+    plan::Plan plan = smallPlan();
+    for (auto [tag, buffer] : {std::pair{7, 2}, std::pair{8, 4}}) {
+      plan::Send *send =
+          plan.mutable_programs(0)->add_instructions()->mutable_send();
+      send->set_buffer(buffer);
+      send->set_peer(1);
+      send->set_tag(tag);
+    }
+    std::vector<std::pair<int, int>> order = {{7, 2}, {8, 4}};
+    if (swapped)
+      std::swap(order[0], order[1]);
+    for (auto [tag, buffer] : order) {
+      plan::Recv *recv =
+          plan.mutable_programs(1)->add_instructions()->mutable_recv();
+      recv->set_buffer(buffer);
+      recv->set_peer(0);
+      recv->set_tag(tag);
+    }
+    return plan;
+  };
+  plan::Plan inOrder = exchange(false), swapped = exchange(true);
+  CHECK(checkPlan(inOrder).error == "");
+  CHECK(checkPlan(swapped).error == "");
+  CHECK(checkMessageOrder(inOrder).error == "");
+  CHECK(checkMessageOrder(swapped).error ==
+        "device 0 sends to device 1 with tags 7, 8 in that order, but device "
+        "1 receives them as 8, 7; NCCL matches messages by order, not by tag");
+  CHECK(checkMessageOrder(smallPlan()).error == "");
+}

@@ -202,6 +202,14 @@ int run(int argc, char **argv, int rank, int worldSize) {
       return 1;
   }
   bool useCuda = backendName != "cpu" && unavailable.empty();
+  if (useCuda) {
+    Status order = checkMessageOrder(planMessage);
+    if (!agreeOnFailure(rank, order.ok()
+                                  ? std::string()
+                                  : "plan file " + planPath +
+                                        " cannot run on CUDA: " + order.error))
+      return 1;
+  }
   {
     Executor executor;
     if (!useCuda && hostKernels == "device")

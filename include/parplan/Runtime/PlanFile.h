@@ -61,6 +61,12 @@ int64_t bufferBytes(const plan::Buffer &buffer);
 std::vector<std::pair<int64_t, int64_t>>
 arenaOverlaps(const plan::Program &program);
 
+/// For transports that match messages by order, not by tag (NCCL, so the
+/// CUDA backend): every device receives each peer's messages in the order
+/// the peer sends them. checkPlan matches messages per tag only, as MPI
+/// does. Call on a plan that passed checkPlan.
+Status checkMessageOrder(const plan::Plan &plan);
+
 /// The runtime element type of a plan dtype; nullopt for
 /// DTYPE_UNSPECIFIED and values this release does not know.
 std::optional<DType> toRuntimeDType(int planDType);
