@@ -26,6 +26,9 @@
 #include <vector>
 
 namespace parplan::runtime {
+using detail::AxisSplit;
+using detail::splitAt;
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -194,16 +197,6 @@ private:
   const char *kernel;
   std::string error;
 };
-
-/// The [outer, axis, inner] view of a shape around one axis.
-struct AxisSplit {
-  int64_t outer, size, inner;
-};
-AxisSplit splitAt(const Shape &shape, int64_t axis) {
-  int64_t rank = static_cast<int64_t>(shape.size());
-  return {detail::productOf(shape, 0, axis), shape[axis],
-          detail::productOf(shape, axis + 1, rank)};
-}
 
 //===----------------------------------------------------------------------===//
 // Windows of convolutions and pools

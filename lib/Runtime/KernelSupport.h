@@ -123,6 +123,16 @@ inline int64_t productOf(const Shape &shape, int64_t begin, int64_t end) {
   return product;
 }
 
+/// The [outer, axis, inner] view of a shape around one axis.
+struct AxisSplit {
+  int64_t outer, size, inner;
+};
+inline AxisSplit splitAt(const Shape &shape, int64_t axis) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  return {productOf(shape, 0, axis), shape[axis],
+          productOf(shape, axis + 1, rank)};
+}
+
 //===----------------------------------------------------------------------===//
 // Element types
 //===----------------------------------------------------------------------===//

@@ -462,9 +462,9 @@ Launch softmax(L &launcher, const std::string &op, const DeviceTensor &input,
                              toString(input.shape));
     return Launch::Done;
   }
-  int64_t outer = detail::productOf(input.shape, 0, axis);
-  int64_t inner = detail::productOf(input.shape, axis + 1, input.rank());
-  int64_t size = input.shape[axis];
+  // Lambdas below capture these, which structured bindings cannot be in C++17.
+  detail::AxisSplit split = detail::splitAt(input.shape, axis);
+  int64_t outer = split.outer, size = split.size, inner = split.inner;
   if (size == 0)
     return Launch::Done;
   dispatchFloat(input.dtype, [&](auto traits) {
@@ -488,9 +488,9 @@ Launch softmaxGrad(L &launcher, const std::string &op, const DeviceTensor &dy,
     status = failure(op, "shapes or axis do not fit " + toString(dy.shape));
     return Launch::Done;
   }
-  int64_t outer = detail::productOf(dy.shape, 0, axis);
-  int64_t inner = detail::productOf(dy.shape, axis + 1, dy.rank());
-  int64_t size = dy.shape[axis];
+  // Lambdas below capture these, which structured bindings cannot be in C++17.
+  detail::AxisSplit split = detail::splitAt(dy.shape, axis);
+  int64_t outer = split.outer, size = split.size, inner = split.inner;
   if (size == 0)
     return Launch::Done;
   dispatchFloat(dy.dtype, [&](auto traits) {

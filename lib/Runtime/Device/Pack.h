@@ -36,14 +36,11 @@ struct PartLayout {
 /// The element offset and count of each of the `parts` balanced parts of a
 /// tensor of `shape` along `axis`, packed one after another.
 inline PartLayout partLayout(const Shape &shape, int64_t axis, int64_t parts) {
-  int64_t rank = static_cast<int64_t>(shape.size());
-  int64_t outer = detail::productOf(shape, 0, axis);
-  int64_t inner = detail::productOf(shape, axis + 1, rank);
+  auto [outer, size, inner] = detail::splitAt(shape, axis);
   PartLayout layout;
   int64_t offset = 0;
   for (int64_t part = 0; part < parts; ++part) {
-    int64_t count =
-        outer * balancedShard(shape[axis], parts, part).size * inner;
+    int64_t count = outer * balancedShard(size, parts, part).size * inner;
     layout.offsets.push_back(offset);
     layout.counts.push_back(count);
     offset += count;
@@ -105,15 +102,14 @@ void launchPack(L &launcher, const Shape &shape, DType type, int64_t axis,
   int64_t count = numElements(shape);
   if (count == 0)
     return;
-  int64_t rank = static_cast<int64_t>(shape.size());
-  int64_t outer = detail::productOf(shape, 0, axis);
-  int64_t inner = detail::productOf(shape, axis + 1, rank);
+  // Lambdas below capture these, which structured bindings cannot be in C++17.
+  detail::AxisSplit split = detail::splitAt(shape, axis);
+  int64_t outer = split.outer, size = split.size, inner = split.inner;
   dispatchWord(type, [&](auto word) {
     using S = decltype(word);
-    launcher.forEach(count,
-                     PackElements<S>{static_cast<const S *>(source),
-                                     static_cast<S *>(destination), shape[axis],
-                                     inner, outer, parts, unpack});
+    launcher.forEach(count, PackElements<S>{static_cast<const S *>(source),
+                                            static_cast<S *>(destination), size,
+                                            inner, outer, parts, unpack});
   });
 }
 
