@@ -300,41 +300,23 @@ private:
     return device::prepareKernels(*program_, *attrs_, shapes, prepared_);
   }
 
-  /// The kernel's buffers as host tensors and as device views of the same
-  /// memory (`views` holds the views; null for an absent operand).
-  void wrap(const plan::Kernel &kernel, std::vector<const Tensor *> &operands,
-            std::vector<Tensor *> &results,
-            std::vector<device::DeviceTensor> &views,
-            std::vector<const device::DeviceTensor *> &deviceOperands,
-            std::vector<device::DeviceTensor *> &deviceResults) {
-    views.resize(kernel.operands_size() + kernel.results_size());
-    auto view = [&](size_t slot, Tensor &tensor) {
-      views[slot] = {tensor.bytes(), tensor.dtype(), tensor.shape()};
-      return &views[slot];
-    };
-    size_t slot = 0;
-    for (int64_t operand : kernel.operands()) {
-      operands.push_back(operand < 0 ? nullptr : &buffers_[operand]);
-      deviceOperands.push_back(operand < 0 ? nullptr
-                                           : view(slot, buffers_[operand]));
-      ++slot;
-    }
-    for (int64_t result : kernel.results()) {
-      results.push_back(&buffers_[result]);
-      deviceResults.push_back(view(slot++, buffers_[result]));
-    }
-  }
-
   Status runDeviceKernel(int64_t index, const plan::Kernel &kernel,
                          const std::vector<const Tensor *> &operands,
                          const std::vector<Tensor *> &results) {
-    std::vector<const Tensor *> unusedOperands;
-    std::vector<Tensor *> unusedResults;
+    // Device views of the same host memory (null for an absent operand).
     std::vector<device::DeviceTensor> views;
+    views.reserve(kernel.operands_size() + kernel.results_size());
+    auto view = [&](int64_t buffer) {
+      Tensor &tensor = buffers_[buffer];
+      views.push_back({tensor.bytes(), tensor.dtype(), tensor.shape()});
+      return &views.back();
+    };
     std::vector<const device::DeviceTensor *> deviceOperands;
+    for (int64_t operand : kernel.operands())
+      deviceOperands.push_back(operand < 0 ? nullptr : view(operand));
     std::vector<device::DeviceTensor *> deviceResults;
-    wrap(kernel, unusedOperands, unusedResults, views, deviceOperands,
-         deviceResults);
+    for (int64_t result : kernel.results())
+      deviceResults.push_back(view(result));
     Status status;
     device::Launch launch = device::launchDeviceKernel(
         launcher_, kernel.op(), prepared_.resolved[index], deviceOperands,

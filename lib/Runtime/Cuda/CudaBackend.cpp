@@ -163,6 +163,8 @@ private:
   /// Runs kernel `index`'s reference kernel on copies of its operands;
   /// with `writeBack`, copies the results to the device.
   Status runOnHost(int64_t index, bool writeBack);
+  /// Copies a buffer out without waiting for the streams (the caller has).
+  Status copyToHost(int64_t buffer, Tensor &value);
   /// Runs the messages first..last (consecutive sends and receives) in one
   /// NCCL group, as MPI's buffered sends would let them progress.
   Status runMessages(int64_t first, int64_t last);
@@ -224,7 +226,6 @@ private:
   /// Staging for collectives that need their parts packed, and for the
   /// updates when a source is also a target.
   void *staging_ = nullptr;
-  size_t stagingBytes_ = 0;
   bool updatesDisjoint_ = true;
 
   ncclComm_t worldComm_ = nullptr;
@@ -373,7 +374,6 @@ Status CudaBackend::allocate() {
   }
   if (staging > 0)
     PARPLAN_CHECK(cudaMalloc(&staging_, staging));
-  stagingBytes_ = staging;
   return Status::success();
 }
 
@@ -462,6 +462,10 @@ Status CudaBackend::write(int64_t buffer, const Tensor &value) {
 Status CudaBackend::read(int64_t buffer, Tensor &value) {
   if (Status status = synchronize(); !status.ok())
     return status;
+  return copyToHost(buffer, value);
+}
+
+Status CudaBackend::copyToHost(int64_t buffer, Tensor &value) {
   const DeviceTensor &source = tensors_[buffer];
   value = Tensor(source.dtype, source.shape);
   if (value.byteSize() == 0)
@@ -484,7 +488,9 @@ Status CudaBackend::runOnHost(int64_t index, bool writeBack) {
       operandPointers.push_back(nullptr);
       continue;
     }
-    if (Status status = read(operand, operands[k]); !status.ok())
+    // The compute stream, synchronized above, has waited for whatever the
+    // other stream produced for this kernel.
+    if (Status status = copyToHost(operand, operands[k]); !status.ok())
       return status;
     operandPointers.push_back(&operands[k]);
   }
