@@ -214,9 +214,11 @@ def Plan_ReduceScatterOp : Plan_CollectiveOp<"reduce_scatter"> {
 def Plan_AllToAllOp : Plan_CollectiveOp<"all_to_all"> {
   let summary = "All-to-all over a device group";
   let description = [{
-    Cuts `input` into n equal parts along `split_axis`, sends part `j` to
-    group member `j`, and concatenates what arrives along `concat_axis`
-    (S(concat_axis) -> S(split_axis)).
+    Cuts `input` into n balanced parts along `split_axis` (docs/slicing.md),
+    sends part `j` to group member `j`, and concatenates what arrives along
+    `concat_axis` (S(concat_axis) -> S(split_axis)). Member `i` keeps part
+    `i` of the split axis and holds part `i` of the concatenated one, so
+    parts may differ by one element on both.
 
     ```mlir
     plan.all_to_all %x into %y on @tp split_axis = 1 concat_axis = 0

@@ -98,9 +98,9 @@ def SBP_BoxingOp : SBP_LayoutOp<"boxing"> {
     | S(i) -> S(j)  | all-to-all     |
     | B -> S(i)     | local slice    |
 
-    `insert-boxing` records what the change costs: `steps`, the collective
-    on each mesh axis in the order they run (`"all_reduce on axis 1"`), and
-    `time`, the predicted seconds of the forward transfer.
+    `insert-boxing` records `time`, the predicted seconds of the forward
+    transfer; `expand-boxing` replaces the op by its typed steps (below),
+    which the cost model priced and the lowering emits.
 
     ```mlir
     sbp.mesh @mesh(shape = 2)
@@ -119,13 +119,180 @@ def SBP_BoxingOp : SBP_LayoutOp<"boxing"> {
   }];
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
                        SBP_NdSbpAttr:$src, SBP_NdSbpAttr:$dst,
-                       OptionalAttr<StrArrayAttr>:$steps,
                        OptionalAttr<F64Attr>:$time);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `on` $mesh $src `->` $dst attr-dict `:` type($result)
   }];
   let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Resharding steps: what expand-boxing turns an sbp.boxing into
+//===----------------------------------------------------------------------===//
+
+// One step of a resharding: along mesh axis `mesh_axis`, the layout `src`
+// becomes `dst`, which differs from it on that axis only. The entries say
+// which tensor dimension moves and how partial values combine; the kind of
+// step is the op. Verified by checkReshardStep (Support/Resharding.h), the
+// rule the cost model and the lowering share.
+class SBP_ReshardStepOp<string mnemonic, string kind>
+    : SBP_LayoutOp<mnemonic> {
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$mesh_axis,
+                       SBP_NdSbpAttr:$src, SBP_NdSbpAttr:$dst);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `axis` $mesh_axis $src `->` $dst attr-dict `:`
+    type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The step as the Support library states it.
+    ::parplan::ReshardStep getStep() {
+      return {::parplan::ReshardKind::}] # kind # [{,
+              static_cast<int64_t>(getMeshAxis()),
+              ::parplan::sbp::toNdSbp(getSrc()),
+              ::parplan::sbp::toNdSbp(getDst())};
+    }
+  }];
+}
+
+def SBP_AllGatherOp : SBP_ReshardStepOp<"all_gather", "AllGather"> {
+  let summary = "S(d) -> B along one mesh axis: an all-gather";
+  let description = [{
+    The devices along `mesh_axis` hold the balanced parts of one block along
+    tensor dimension `d`; afterwards each holds the whole block.
+
+    ```mlir
+    sbp.mesh @mesh(shape = 2x2)
+    %1 = sbp.all_gather %0 on @mesh axis 1 [#sbp.b, #sbp.s<0>]
+           -> [#sbp.b, #sbp.b] : tensor<4x2xf32>
+    ```
+
+    ```
+      mesh axis 1 ->   device 0    device 1            devices 0 and 1
+                      +--------+  +--------+            +--------+
+                      | rows   |  | rows   |  gather    | rows   |
+                      | 0 .. 1 |  | 2 .. 3 |  ------->  | 0 .. 3 |
+                      +--------+  +--------+            +--------+
+    ```
+  }];
+}
+
+def SBP_ReduceScatterOp : SBP_ReshardStepOp<"reduce_scatter", "ReduceScatter"> {
+  let summary = "P(r) -> S(d) along one mesh axis: a reduce-scatter";
+  let description = [{
+    The devices along `mesh_axis` hold addends (combined by `r`) of one
+    block; afterwards device `i` holds balanced part `i` of the combined
+    block along tensor dimension `d`.
+
+    ```mlir
+    sbp.mesh @mesh(shape = 2)
+    %1 = sbp.reduce_scatter %0 on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.s<0>]
+           : tensor<2x2xf32>
+    ```
+
+    ```
+      device 0    device 1                     device 0    device 1
+    +---------+  +---------+                 +---------+  +---------+
+    |  1   2  |  | 10  20  |  reduce-scatter | 11  22  |  | 33  44  |
+    |  3   4  |  | 30  40  |  -------------> +---------+  +---------+
+    +---------+  +---------+
+    ```
+  }];
+}
+
+def SBP_AllReduceOp : SBP_ReshardStepOp<"all_reduce", "AllReduce"> {
+  let summary = "P(r) -> B along one mesh axis: an all-reduce";
+  let description = [{
+    The devices along `mesh_axis` hold addends (combined by `r`: sum, max,
+    min or prod) of one block; afterwards each holds the combined block.
+
+    ```mlir
+    sbp.mesh @mesh(shape = 2)
+    %1 = sbp.all_reduce %0 on @mesh axis 0 [#sbp.p<max>] -> [#sbp.b]
+           : tensor<2xf32>
+    ```
+
+    ```
+      device 0    device 1               devices 0 and 1
+    +--------+  +--------+               +--------+
+    |  1  20 |  | 10   2 |  all-reduce   | 10  20 |
+    +--------+  +--------+  -- max -->   +--------+
+    ```
+  }];
+}
+
+def SBP_AllToAllOp : SBP_ReshardStepOp<"all_to_all", "AllToAll"> {
+  let summary = "S(c) -> S(d) along one mesh axis: an all-to-all";
+  let description = [{
+    Each device along `mesh_axis` cuts its part of the block (split along
+    tensor dimension `c`) into balanced parts along `d`, sends part `j` to
+    device `j` of the axis, and concatenates what arrives along `c`.
+
+    ```mlir
+    sbp.mesh @mesh(shape = 2)
+    %1 = sbp.all_to_all %0 on @mesh axis 0 [#sbp.s<0>] -> [#sbp.s<1>]
+           : tensor<2x2xf32>
+    ```
+
+    ```
+           S(0)                      S(1)
+    +---------+---------+     +---------+---------+
+    | a (d 0) | b (d 0) |     | a (d 0) | b (d 1) |
+    +---------+---------+ --> +---------+---------+
+    | c (d 1) | e (d 1) |     | c (d 0) | e (d 1) |
+    +---------+---------+     +---------+---------+
+    ```
+  }];
+}
+
+def SBP_SliceOp : SBP_ReshardStepOp<"slice", "Slice"> {
+  let summary = "B -> S(d) along one mesh axis: each device keeps its part";
+  let description = [{
+    Every device along `mesh_axis` holds the whole block; afterwards device
+    `i` keeps balanced part `i` of it along tensor dimension `d`. Local: no
+    data moves.
+
+    ```mlir
+    sbp.mesh @mesh(shape = 2)
+    %1 = sbp.slice %0 on @mesh axis 0 [#sbp.b] -> [#sbp.s<1>]
+           : tensor<2x4xf32>
+    ```
+
+    ```
+      devices 0 and 1             device 0    device 1
+    +-----------------+          +--------+  +--------+
+    | 1  2  3  4      |  slice   | 1  2   |  | 3  4   |
+    | 5  6  7  8      |  ----->  | 5  6   |  | 7  8   |
+    +-----------------+          +--------+  +--------+
+    ```
+  }];
+}
+
+def SBP_ToPartialOp : SBP_ReshardStepOp<"to_partial", "ToPartial"> {
+  let summary = "S(d) or B -> P along one mesh axis, locally";
+  let description = [{
+    Turns parts or copies into addends without moving data. Into P(sum):
+    from S(d), each device places its part in a block of zeros; from B,
+    device 0 of the axis keeps the block and the others hold zeros. Into
+    P(max) or P(min), from B only: every device keeps the block, since
+    max(x, x) = x.
+
+    ```mlir
+    sbp.mesh @mesh(shape = 2)
+    %1 = sbp.to_partial %0 on @mesh axis 0 [#sbp.s<0>] -> [#sbp.p<sum>]
+           : tensor<2x2xf32>
+    ```
+
+    ```
+      device 0    device 1               device 0     device 1
+    +--------+  +--------+             +---------+  +---------+
+    |  1  2  |  |  3  4  |  to_partial |  1   2  |  |  0   0  |
+    +--------+  +--------+  ---------> |  0   0  |  |  3   4  |
+                                       +---------+  +---------+
+    ```
+  }];
 }
 
 def SBP_CrossMeshOp : SBP_LayoutOp<"cross_mesh"> {

@@ -258,6 +258,32 @@ def InsertBoxing : Pass<"insert-boxing", "::mlir::ModuleOp"> {
   let dependentDialects = ["::parplan::sbp::SBPDialect"];
 }
 
+def ExpandBoxing : Pass<"expand-boxing", "::mlir::ModuleOp"> {
+  let summary = "Write every sbp.boxing as its typed resharding steps";
+  let description = [{
+    After `insert-boxing`: replaces each `sbp.boxing` by the chain of step
+    ops that the cost model priced for it (`sbp.all_gather`,
+    `sbp.reduce_scatter`, `sbp.all_reduce`, `sbp.all_to_all`, `sbp.slice`,
+    `sbp.to_partial`), one mesh axis each, from `planResharding`
+    (Support/Resharding.h): the cheapest sequence on the cluster, detouring
+    through B where an outer mesh axis must change a dimension an inner one
+    splits. A boxing no sequence can perform is an error naming its layouts.
+
+    Options:
+    - `cluster`: a preset name or a cluster file, the one `insert-boxing`
+      used (default `dgx-h100`).
+    - `mixed-precision`: price transfers of floating-point values at 2 bytes
+      per element (default true), as `insert-boxing` does.
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
+           "Cluster preset name or cluster file">,
+    Option<"mixedPrecision", "mixed-precision", "bool", "true",
+           "Floating-point values move at 2 bytes per element">
+  ];
+  let dependentDialects = ["::parplan::sbp::SBPDialect"];
+}
+
 def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
   let summary = "Lower @main to one plan.program per device";
   let description = [{

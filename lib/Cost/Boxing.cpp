@@ -3,108 +3,152 @@
 #include "parplan/Cost/Boxing.h"
 
 #include <algorithm>
-#include <limits>
-#include <numeric>
 
 using namespace parplan;
 using namespace parplan::cost;
 
 namespace {
 
-BoxingStep step(int64_t axis, const Sbp &from, const Sbp &to,
-                std::optional<Collective> collective, int64_t n, double bytes,
-                const Link &link) {
-  BoxingStep result{axis, from, to, collective, bytes, 0};
-  if (collective)
-    result.time = collectiveTime(*collective, n, bytes, link);
-  return result;
-}
-
-/// The bytes the devices along `axis` hold together in state `sbp`.
-double groupBytes(const NdSbp &sbp, const std::vector<int64_t> &meshShape,
-                  int64_t axis, double tensorBytes) {
-  double bytes = tensorBytes;
-  for (size_t other = 0; other < sbp.size(); ++other)
-    if (static_cast<int64_t>(other) != axis && sbp[other].isSplit())
-      bytes /= static_cast<double>(meshShape[other]);
-  return bytes;
-}
-
-} // namespace
-
-std::optional<std::vector<BoxingStep>>
-parplan::cost::axisTransition(const Sbp &from, const Sbp &to, int64_t n,
-                              double bytes, const Link &link, int64_t axis) {
-  std::vector<BoxingStep> steps;
-  if (from == to || n <= 1)
-    return steps;
-  auto local = [&] {
-    steps.push_back(step(axis, from, to, std::nullopt, n, bytes, link));
-  };
-  switch (from.kind) {
-  case SbpKind::Split:
-    if (to.isBroadcast())
-      steps.push_back(
-          step(axis, from, to, Collective::AllGather, n, bytes, link));
-    else if (to.isSplit()) // Each device re-cuts its 1/n part.
-      steps.push_back(
-          step(axis, from, to, Collective::AllToAll, n, bytes / n, link));
-    else // S -> P: keep the own part, zeros elsewhere.
-      local();
-    return steps;
-  case SbpKind::Broadcast: // B -> S slices, B -> P keeps one copy: local.
-    local();
-    return steps;
-  case SbpKind::Partial:
-    if (to.isBroadcast()) {
-      steps.push_back(
-          step(axis, from, to, Collective::AllReduce, n, bytes, link));
-    } else if (to.isSplit()) {
-      steps.push_back(
-          step(axis, from, to, Collective::ReduceScatter, n, bytes, link));
-    } else { // P(a) -> P(b): complete the reduction first, then relabel.
-      steps.push_back(step(axis, from, Sbp::broadcast(), Collective::AllReduce,
-                           n, bytes, link));
-      steps.push_back(
-          step(axis, Sbp::broadcast(), to, std::nullopt, n, bytes, link));
-    }
-    return steps;
+std::optional<Collective> collectiveOf(ReshardKind kind) {
+  switch (kind) {
+  case ReshardKind::AllGather:
+    return Collective::AllGather;
+  case ReshardKind::ReduceScatter:
+    return Collective::ReduceScatter;
+  case ReshardKind::AllReduce:
+    return Collective::AllReduce;
+  case ReshardKind::AllToAll:
+    return Collective::AllToAll;
+  case ReshardKind::Slice:
+  case ReshardKind::ToPartial:
+    return std::nullopt;
   }
   return std::nullopt;
 }
 
-std::optional<BoxingCost> parplan::cost::boxingCost(
-    const NdSbp &from, const NdSbp &to, double tensorBytes,
-    const std::vector<int64_t> &meshShape, const std::vector<Link> &axisLinks) {
-  if (from.size() != meshShape.size() || to.size() != meshShape.size() ||
-      axisLinks.size() != meshShape.size())
-    return std::nullopt;
-  std::vector<int64_t> changing;
-  for (size_t axis = 0; axis < from.size(); ++axis)
-    if (from[axis] != to[axis])
-      changing.push_back(static_cast<int64_t>(axis));
-  std::optional<BoxingCost> best;
-  // Few mesh axes (at most 4 or so): try every order.
-  do {
-    NdSbp state = from;
-    BoxingCost cost;
-    bool possible = true;
-    for (int64_t axis : changing) {
-      std::optional<std::vector<BoxingStep>> steps =
-          axisTransition(state[axis], to[axis], meshShape[axis],
-                         groupBytes(state, meshShape, axis, tensorBytes),
-                         axisLinks[axis], axis);
-      if (!steps) {
-        possible = false;
-        break;
-      }
-      for (const BoxingStep &s : *steps)
-        cost.time += s.time;
-      cost.steps.insert(cost.steps.end(), steps->begin(), steps->end());
-      state[axis] = to[axis];
+/// The bytes the devices along `axis` hold together in `layout`: the
+/// logical bytes divided by the splits of the other axes. Balanced parts
+/// add up to the whole, so this is the exact mean over the mesh.
+double groupBytes(const NdSbp &layout, const std::vector<int64_t> &meshShape,
+                  int64_t axis, double tensorBytes) {
+  double bytes = tensorBytes;
+  for (size_t other = 0; other < layout.size(); ++other)
+    if (static_cast<int64_t>(other) != axis && layout[other].isSplit())
+      bytes /= static_cast<double>(meshShape[other]);
+  return bytes;
+}
+
+/// The mean over the mesh of the bytes a device sends in the all-to-all
+/// `step`: its part of the block minus the part it keeps. Balanced parts of
+/// uneven sizes make this differ from (n-1)/n of the mean part, so the
+/// devices that split the two dimensions are enumerated; every other
+/// dimension contributes its mean extent.
+double allToAllBytesSent(const ReshardStep &step, const TensorExtent &tensor,
+                         const std::vector<int64_t> &meshShape) {
+  int64_t axis = step.meshAxis, n = meshShape[axis];
+  int64_t concat = step.concatAxis(), split = step.tensorAxis();
+  double others = tensor.elementBytes;
+  for (size_t d = 0; d < tensor.shape.size(); ++d) {
+    if (static_cast<int64_t>(d) == concat || static_cast<int64_t>(d) == split)
+      continue;
+    double extent = static_cast<double>(tensor.shape[d]);
+    for (size_t other = 0; other < meshShape.size(); ++other)
+      if (step.from[other].isSplit() &&
+          step.from[other].axis == static_cast<int64_t>(d))
+        extent /= static_cast<double>(meshShape[other]);
+    others *= extent;
+  }
+  // The mesh axes that split either dimension, outer first (the step's own
+  // axis among them, innermost for both: checkReshardStep).
+  std::vector<int64_t> axes;
+  for (size_t other = 0; other < meshShape.size(); ++other) {
+    const Sbp &entry = step.from[other];
+    if (static_cast<int64_t>(other) == axis ||
+        (entry.isSplit() && (entry.axis == concat || entry.axis == split)))
+      axes.push_back(static_cast<int64_t>(other));
+  }
+  std::vector<int64_t> coordinate(axes.size(), 0);
+  double total = 0;
+  int64_t combinations = 0;
+  while (true) {
+    int64_t concatBlock = tensor.shape[concat],
+            splitBlock = tensor.shape[split];
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i] == axis)
+        continue;
+      int64_t &block =
+          step.from[axes[i]].axis == concat ? concatBlock : splitBlock;
+      block = balancedShard(block, meshShape[axes[i]], coordinate[i]).size;
     }
-    if (possible && (!best || cost.time < best->time))
-      best = cost;
-  } while (std::next_permutation(changing.begin(), changing.end()));
-  return best;
+    int64_t me =
+        coordinate[std::find(axes.begin(), axes.end(), axis) - axes.begin()];
+    double part = static_cast<double>(balancedShard(concatBlock, n, me).size);
+    double kept = static_cast<double>(balancedShard(splitBlock, n, me).size);
+    total += part * (static_cast<double>(splitBlock) - kept);
+    ++combinations;
+    size_t i = axes.size();
+    while (i-- > 0 && ++coordinate[i] == meshShape[axes[i]])
+      coordinate[i] = 0;
+    if (i == static_cast<size_t>(-1))
+      break;
+  }
+  return others * total / static_cast<double>(combinations);
+}
+
+} // namespace
+
+double TensorExtent::bytes() const {
+  double total = elementBytes;
+  for (int64_t size : shape)
+    total *= static_cast<double>(size);
+  return total;
+}
+
+double BoxingCost::bytesSent() const {
+  double total = 0;
+  for (const BoxingStep &step : steps)
+    total += step.bytesSent;
+  return total;
+}
+
+BoxingStep parplan::cost::priceStep(const ReshardStep &step,
+                                    const TensorExtent &tensor,
+                                    const std::vector<int64_t> &meshShape,
+                                    const std::vector<Link> &axisLinks) {
+  BoxingStep priced{step, collectiveOf(step.kind), 0, 0, 0};
+  int64_t n = meshShape[step.meshAxis];
+  if (!priced.collective || n <= 1) {
+    priced.collective.reset();
+    return priced;
+  }
+  priced.bytes =
+      groupBytes(step.from, meshShape, step.meshAxis, tensor.bytes());
+  if (step.kind == ReshardKind::AllToAll) {
+    // Each device re-cuts its part, keeping its own share of it.
+    double sent = allToAllBytesSent(step, tensor, meshShape);
+    priced.bytes = sent * static_cast<double>(n) / static_cast<double>(n - 1);
+  }
+  priced.bytesSent = bytesSentPerDevice(*priced.collective, n, priced.bytes);
+  priced.time = collectiveTime(*priced.collective, n, priced.bytes,
+                               axisLinks[step.meshAxis]);
+  return priced;
+}
+
+std::optional<BoxingCost> parplan::cost::boxingCost(
+    const NdSbp &from, const NdSbp &to, const TensorExtent &tensor,
+    const std::vector<int64_t> &meshShape, const std::vector<Link> &axisLinks) {
+  if (axisLinks.size() != meshShape.size())
+    return std::nullopt;
+  std::optional<std::vector<ReshardStep>> steps =
+      planResharding(from, to, meshShape, [&](const ReshardStep &step) {
+        return priceStep(step, tensor, meshShape, axisLinks).time;
+      });
+  if (!steps)
+    return std::nullopt;
+  BoxingCost cost;
+  for (const ReshardStep &step : *steps) {
+    cost.steps.push_back(priceStep(step, tensor, meshShape, axisLinks));
+    cost.time += cost.steps.back().time;
+  }
+  return cost;
 }

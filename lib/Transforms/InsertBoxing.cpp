@@ -102,19 +102,15 @@ void InsertBoxingPass::runOnOperation() {
       if (inserted) {
         const std::optional<cost::BoxingCost> &boxing =
             model->boxing(sbp::toNdSbp(cast<ArrayAttr>(src)),
-                          sbp::toNdSbp(cast<ArrayAttr>(dst)),
-                          model->tensorBytes(value.getType()));
+                          sbp::toNdSbp(cast<ArrayAttr>(dst)), value.getType());
         if (!boxing) {
           user->emitError() << "no boxing turns " << src << " into " << dst;
           return WalkResult::interrupt();
         }
-        std::vector<std::string> steps = describeSteps(*boxing);
         builder.setInsertionPointAfter(result.getOwner());
         auto op = sbp::BoxingOp::create(
             builder, user->getLoc(), value.getType(), value, meshRef,
             cast<ArrayAttr>(src), cast<ArrayAttr>(dst),
-            builder.getStrArrayAttr(
-                SmallVector<StringRef>(steps.begin(), steps.end())),
             builder.getF64FloatAttr(boxing->time));
         it->second = op.getResult();
       }

@@ -823,8 +823,8 @@ std::vector<double> ShardingSearch::useCosts(const Use &use) const {
   Value value = consumer.isSink()
                     ? consumer.op->getOperand(consumer.sinkOperand)
                     : consumer.op->getOperand(use.operand);
-  double bytes = model.tensorBytes(value.getType());
-  bool gradient = options.training && isFloatTensor(value.getType());
+  Type type = value.getType();
+  bool gradient = options.training && isFloatTensor(type);
   bool parameter = isa<nn::ParamOp>(producer.op);
   size_t rows = producer.candidates.size(),
          columns = consumer.candidates.size();
@@ -843,14 +843,14 @@ std::vector<double> ShardingSearch::useCosts(const Use &use) const {
     for (size_t b = 0; b < columns; ++b) {
       const NdSbp &to = consumer.candidates[b].operands[use.operand];
       const std::optional<cost::BoxingCost> &forward =
-          model.boxing(from, to, bytes);
+          model.boxing(from, to, type);
       double total = forward ? forward->time : kInfinity;
       if (gradient && forward) {
         // The gradient flows back in the dual layouts; a parameter's must
         // arrive whole in the parameter's own layout for the update (the
         // data-parallel all-reduce, or ZeRO's reduce-scatter).
         const std::optional<cost::BoxingCost> &backward = model.boxing(
-            gradientLayout(to), parameter ? from : gradientLayout(from), bytes);
+            gradientLayout(to), parameter ? from : gradientLayout(from), type);
         total += backward ? backward->time : kInfinity;
         // The backward pass needs the parameter in the consumer's layout
         // again: a split parameter is gathered twice (ZeRO stage 3's 1.5x

@@ -126,15 +126,28 @@ double ShardingCostModel::computeTime(double flops, double bytes,
       .value_or(std::numeric_limits<double>::infinity());
 }
 
+cost::TensorExtent ShardingCostModel::extent(Type type) const {
+  cost::TensorExtent extent;
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return {{0}, 0};
+  extent.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  extent.elementBytes =
+      static_cast<double>(elementBytes(tensor.getElementType()));
+  return extent;
+}
+
 const std::optional<cost::BoxingCost> &
-ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to,
-                          double bytes) const {
-  auto key = std::make_tuple(encode(from), encode(to), bytes);
+ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to, Type type) const {
+  // Types are uniqued: the same shape and element type is the same key.
+  auto key =
+      std::make_tuple(encode(from), encode(to), type.getAsOpaquePointer());
   auto found = boxingCache.find(key);
   if (found != boxingCache.end())
     return found->second;
   return boxingCache
-      .emplace(key, cost::boxingCost(from, to, bytes, mesh.shape, axisLinks))
+      .emplace(key,
+               cost::boxingCost(from, to, extent(type), mesh.shape, axisLinks))
       .first->second;
 }
 
@@ -147,15 +160,6 @@ NdSbp parplan::gradientLayout(const NdSbp &layout) {
       entry = Sbp::broadcast();
   }
   return gradient;
-}
-
-std::vector<std::string> parplan::describeSteps(const cost::BoxingCost &cost) {
-  std::vector<std::string> steps;
-  for (const cost::BoxingStep &step : cost.steps)
-    if (step.collective)
-      steps.push_back(std::string(cost::toString(*step.collective)) +
-                      " on axis " + std::to_string(step.meshAxis));
-  return steps;
 }
 
 double parplan::localWorkFraction(const std::vector<NdSbp> &operands,

@@ -4,7 +4,7 @@
 // which reads it replicated.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[Y:.*]] = nn.matmul
-// CHECK-NEXT: %[[R:.*]] = sbp.boxing %[[Y]] on @mesh [#sbp.p<sum>] -> [#sbp.b] {steps = ["all_reduce on axis 0"], time = {{[0-9.eE+-]+}} : f64} : tensor<16x64xf32>
+// CHECK-NEXT: %[[R:.*]] = sbp.boxing %[[Y]] on @mesh [#sbp.p<sum>] -> [#sbp.b] {time = {{[0-9.eE+-]+}} : f64} : tensor<16x64xf32>
 // CHECK-NEXT: nn.relu %[[R]]
 sbp.mesh @mesh(shape = 4)
 func.func @main() -> tensor<16x64xf32> {
@@ -21,8 +21,8 @@ func.func @main() -> tensor<16x64xf32> {
 // a user of another layout gets its own.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[X:.*]] = nn.input
-// CHECK-NEXT: %[[A2A:.*]] = sbp.boxing %[[X]] on @mesh [#sbp.s<0>] -> [#sbp.s<1>] {steps = ["all_to_all on axis 0"]
-// CHECK-NEXT: %[[GATHER:.*]] = sbp.boxing %[[X]] on @mesh [#sbp.s<0>] -> [#sbp.b] {steps = ["all_gather on axis 0"]
+// CHECK-NEXT: %[[A2A:.*]] = sbp.boxing %[[X]] on @mesh [#sbp.s<0>] -> [#sbp.s<1>] {time
+// CHECK-NEXT: %[[GATHER:.*]] = sbp.boxing %[[X]] on @mesh [#sbp.s<0>] -> [#sbp.b] {time
 // CHECK-NEXT: nn.relu %[[X]]
 // CHECK-NEXT: nn.tanh %[[GATHER]]
 // CHECK-NEXT: nn.exp %[[GATHER]]
@@ -40,11 +40,10 @@ func.func @main() -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<
 
 // -----
 
-// Local changes (a slice of a replicated value) move nothing: no steps, no
-// time. The returned value is boxed to the layout the return names.
+// Local changes (a slice of a replicated value) move nothing: no time. The returned value is boxed to the layout the return names.
 // CHECK-LABEL: func.func @main
-// CHECK: sbp.boxing %{{.*}} on @mesh [#sbp.b, #sbp.b] -> [#sbp.s<0>, #sbp.s<1>] {steps = [], time = 0.000000e+00 : f64}
-// CHECK: %[[OUT:.*]] = sbp.boxing %{{.*}} on @mesh [#sbp.s<0>, #sbp.s<1>] -> [#sbp.s<0>, #sbp.b] {steps = ["all_gather on axis 1"]
+// CHECK: sbp.boxing %{{.*}} on @mesh [#sbp.b, #sbp.b] -> [#sbp.s<0>, #sbp.s<1>] {time = 0.000000e+00 : f64}
+// CHECK: %[[OUT:.*]] = sbp.boxing %{{.*}} on @mesh [#sbp.s<0>, #sbp.s<1>] -> [#sbp.s<0>, #sbp.b] {time
 // CHECK-NEXT: return {{.*}} %[[OUT]]
 sbp.mesh @mesh(shape = 2x2)
 func.func @main() -> tensor<8x8xf32> {

@@ -42,7 +42,7 @@ module attributes {nn.training = {}} {
 
 // -----
 
-// A laid-out program on a mesh of one device: boxings are no-ops.
+// A laid-out program on a mesh of one device: resharding steps are no-ops.
 // CHECK: // {{-----}}
 // CHECK-NOT: sbp.
 // CHECK: plan.kernel "relu" ins(%[[A:.*]] : memref<4xf32>) outs(%[[B:.*]] : memref<4xf32>)
@@ -51,7 +51,7 @@ sbp.mesh @mesh(shape = 1)
 func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
   %x = nn.param "x" : tensor<4xf32>
   %r = nn.relu %x : tensor<4xf32>
-  %b = sbp.boxing %r on @mesh [#sbp.s<0>] -> [#sbp.b] : tensor<4xf32>
+  %b = sbp.all_gather %r on @mesh axis 0 [#sbp.s<0>] -> [#sbp.b] : tensor<4xf32>
   %s = nn.relu %b : tensor<4xf32>
   %l = nn.reduce_sum %s keepdims = false : tensor<4xf32> -> tensor<f32>
   return %l : tensor<f32>
@@ -89,7 +89,7 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
   %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<6xf32>
   %y = nn.matmul %x, %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.b]] -> [[#sbp.s<0>]]>} : tensor<4x6xf32>, tensor<6xf32> -> tensor<4xf32>
   %s = nn.reduce_sum %y keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4xf32> -> tensor<f32>
-  %l = sbp.boxing %s on @mesh [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+  %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
   return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> []>} %l : tensor<f32>
 }
 
@@ -100,4 +100,119 @@ func.func @main() -> tensor<4xf32> {
   %r = nn.relu %x : tensor<4xf32>
   // expected-error @+1 {{lower-to-plan: result 0 of @main is neither the loss nor an update; inference plans are not lowered yet}}
   return %r : tensor<4xf32>
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<4xf32> {nn.updates = "w"}) {
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %x = nn.param "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4xf32>
+  // expected-error @+1 {{lower-to-plan: an sbp.boxing remains; run expand-boxing first}}
+  %y = sbp.boxing %x on @mesh [#sbp.s<0>] -> [#sbp.b] : tensor<4xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> []>} %y : tensor<4xf32>
+}
+
+// -----
+
+// An all-gather of uneven parts: 3 and 2 of 5 elements.
+// CHECK: // {{-----}}
+// CHECK: plan.group @axis0 devices = [0, 1]
+// CHECK: plan.program @device0
+// CHECK: plan.all_gather %{{.*}} into %{{.*}} on @axis0 axis = 0 : memref<3xf32> -> memref<5xf32>
+// CHECK: plan.program @device1
+// CHECK: plan.all_gather %{{.*}} into %{{.*}} on @axis0 axis = 0 : memref<2xf32> -> memref<5xf32>
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<5xf32> {nn.updates = "w"}) {
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<5xf32>
+  %x = nn.param "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<5xf32>
+  %y = sbp.all_gather %x on @mesh axis 0 [#sbp.s<0>] -> [#sbp.b] : tensor<5xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> []>} %y : tensor<5xf32>
+}
+
+// -----
+
+// Partial maxima become a reduce-scatter by max over the inner axis; the
+// groups are the rows of the 2x2 mesh.
+// CHECK: // {{-----}}
+// CHECK: plan.group @axis1_0 devices = [0, 1]
+// CHECK: plan.group @axis1_1 devices = [2, 3]
+// CHECK: plan.program @device0
+// CHECK: plan.reduce_scatter %{{.*}} into %{{.*}} on @axis1_0 axis = 1 reduce = max : memref<2x6xf32> -> memref<2x3xf32>
+// CHECK: plan.program @device3
+// CHECK: plan.reduce_scatter %{{.*}} into %{{.*}} on @axis1_1 axis = 1 reduce = max : memref<2x6xf32> -> memref<2x3xf32>
+sbp.mesh @mesh(shape = 2x2)
+func.func @main() -> (tensor<4x6xf32> {nn.updates = "w"}) {
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>, #sbp.s<1>]]>} : tensor<4x6xf32>
+  %x = nn.param "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>, #sbp.p<max>]]>} : tensor<4x6xf32>
+  %y = sbp.reduce_scatter %x on @mesh axis 1 [#sbp.s<0>, #sbp.p<max>] -> [#sbp.s<0>, #sbp.s<1>] : tensor<4x6xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<1>]] -> []>} %y : tensor<4x6xf32>
+}
+
+// -----
+
+// An all-to-all of uneven parts, and an all-reduce by min on a copy.
+// CHECK: // {{-----}}
+// CHECK: plan.program @device0
+// CHECK: plan.all_to_all %{{.*}} into %{{.*}} on @axis0 split_axis = 1 concat_axis = 0 : memref<2x5xf32> -> memref<3x3xf32>
+// CHECK: plan.kernel "reshape" ins(%[[P:.*]] : memref<3x3xf32>) outs(%[[C:.*]] : memref<3x3xf32>)
+// CHECK: plan.all_reduce %[[C]] on @axis0 reduce = min : memref<3x3xf32>
+// CHECK: plan.program @device1
+// CHECK: plan.all_to_all %{{.*}} into %{{.*}} on @axis0 split_axis = 1 concat_axis = 0 : memref<1x5xf32> -> memref<3x2xf32>
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<3x5xf32> {nn.updates = "w"}, tensor<3x3xf32> {nn.updates = "v"}) {
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<1>]]>} : tensor<3x5xf32>
+  %x = nn.param "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<3x5xf32>
+  %y = sbp.all_to_all %x on @mesh axis 0 [#sbp.s<0>] -> [#sbp.s<1>] : tensor<3x5xf32>
+  %v = nn.param "v" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<3x3xf32>
+  %p = nn.param "p" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.p<min>]]>} : tensor<3x3xf32>
+  %r = sbp.all_reduce %p on @mesh axis 0 [#sbp.p<min>] -> [#sbp.b] : tensor<3x3xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<1>], [#sbp.b]] -> []>} %y, %r : tensor<3x5xf32>, tensor<3x3xf32>
+}
+
+// -----
+
+// A slice on the inner axis cuts the block the outer axis left: columns
+// 0..2 of 6 on mesh row 0, of which device 1 keeps the last.
+// CHECK: // {{-----}}
+// CHECK: plan.program @device0
+// CHECK: plan.kernel "slice" ins(%{{.*}} : memref<4x3xf32>) outs(%{{.*}} : memref<4x2xf32>) {attrs = {sizes = array<i64: 4, 2>, starts = array<i64: 0, 0>, steps = array<i64: 1, 1>}}
+// CHECK: plan.program @device1
+// CHECK: plan.kernel "slice" ins(%{{.*}} : memref<4x3xf32>) outs(%{{.*}} : memref<4x1xf32>) {attrs = {sizes = array<i64: 4, 1>, starts = array<i64: 0, 2>, steps = array<i64: 1, 1>}}
+sbp.mesh @mesh(shape = 2x2)
+func.func @main() -> (tensor<4x6xf32> {nn.updates = "w"}) {
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<1>, #sbp.s<1>]]>} : tensor<4x6xf32>
+  %x = nn.param "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<1>, #sbp.b]]>} : tensor<4x6xf32>
+  %y = sbp.slice %x on @mesh axis 1 [#sbp.s<1>, #sbp.b] -> [#sbp.s<1>, #sbp.s<1>] : tensor<4x6xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<1>, #sbp.s<1>]] -> []>} %y : tensor<4x6xf32>
+}
+
+// -----
+
+// Into partial sums: a part is placed in zeros (slice_grad), a copy kept by
+// device 0 only (times 1 or 0, in the element type); into partial maxima
+// every device keeps its copy and nothing runs.
+// CHECK: // {{-----}}
+// CHECK: plan.program @device0
+// CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<3xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = array<i64: 0>, steps = array<i64: 1>}}
+// CHECK: %[[ONE:.*]] = plan.buffer {kind = "constant", value = dense<1> : tensor<i32>} : memref<i32>
+// CHECK: plan.kernel "mul" ins(%{{.*}}, %[[ONE]] : memref<5xi32>, memref<i32>)
+// CHECK-NOT: plan.kernel
+// CHECK: plan.update
+// CHECK: plan.program @device1
+// CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<2xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = array<i64: 3>, steps = array<i64: 1>}}
+// CHECK: %[[ZERO:.*]] = plan.buffer {kind = "constant", value = dense<0> : tensor<i32>} : memref<i32>
+// CHECK: plan.kernel "mul" ins(%{{.*}}, %[[ZERO]] : memref<5xi32>, memref<i32>)
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<5xf32> {nn.updates = "a"}, tensor<5xi32> {nn.updates = "b"}, tensor<5xf32> {nn.updates = "c"}) {
+  %a = nn.param "a" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.p<sum>]]>} : tensor<5xf32>
+  %x = nn.param "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<5xf32>
+  %pa = sbp.to_partial %x on @mesh axis 0 [#sbp.s<0>] -> [#sbp.p<sum>] : tensor<5xf32>
+  %b = nn.param "b" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.p<sum>]]>} : tensor<5xi32>
+  %i = nn.param "i" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<5xi32>
+  %pb = sbp.to_partial %i on @mesh axis 0 [#sbp.b] -> [#sbp.p<sum>] : tensor<5xi32>
+  %c = nn.param "c" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.p<max>]]>} : tensor<5xf32>
+  %r = nn.param "r" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<5xf32>
+  %pc = sbp.to_partial %r on @mesh axis 0 [#sbp.b] -> [#sbp.p<max>] : tensor<5xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.p<sum>], [#sbp.p<sum>], [#sbp.p<max>]] -> []>} %pa, %pb, %pc : tensor<5xf32>, tensor<5xi32>, tensor<5xf32>
 }

@@ -122,17 +122,22 @@ TEST_CASE("pipeline bubble: (p-1)/(m+p-1)") {
 }
 
 TEST_CASE("1-D SBP transitions use OneFlow's collectives") {
-  double bytes = 1e8;
+  TensorExtent tensor{{25000, 1000}, 4};
+  double bytes = tensor.bytes();
+  std::vector<int64_t> mesh = {4};
+  std::vector<Link> links = {nvlink};
   auto only = [&](Sbp from, Sbp to) {
-    auto steps = axisTransition(from, to, 4, bytes, nvlink);
-    REQUIRE(steps);
-    REQUIRE(steps->size() == 1);
-    return (*steps)[0];
+    auto cost = boxingCost({from}, {to}, tensor, mesh, links);
+    REQUIRE(cost);
+    REQUIRE(cost->steps.size() == 1);
+    return cost->steps[0];
   };
   BoxingStep gather = only(Sbp::split(0), Sbp::broadcast());
+  CHECK(gather.step.kind == ReshardKind::AllGather);
   CHECK(gather.collective == Collective::AllGather);
   CHECK(gather.time ==
         Approx(collectiveTime(Collective::AllGather, 4, bytes, nvlink)));
+  CHECK(gather.bytesSent == Approx(0.75 * bytes));
   CHECK(only(Sbp::partial(), Sbp::broadcast()).collective ==
         Collective::AllReduce);
   CHECK(only(Sbp::partial(), Sbp::split(1)).collective ==
@@ -147,31 +152,39 @@ TEST_CASE("1-D SBP transitions use OneFlow's collectives") {
     BoxingStep step = only(from, to);
     CHECK_FALSE(step.collective);
     CHECK(step.time == 0);
+    CHECK(step.bytesSent == 0);
   }
   // Same SBP: nothing to do.
-  CHECK(
-      axisTransition(Sbp::split(0), Sbp::split(0), 4, bytes, nvlink)->empty());
-  // P(sum) -> P(max): reduce first, then relabel.
-  auto steps = axisTransition(Sbp::partial(ReduceKind::Sum),
-                              Sbp::partial(ReduceKind::Max), 4, bytes, nvlink);
-  REQUIRE(steps);
-  REQUIRE(steps->size() == 2);
-  CHECK((*steps)[0].collective == Collective::AllReduce);
+  CHECK(boxingCost({Sbp::split(0)}, {Sbp::split(0)}, tensor, mesh, links)
+            ->steps.empty());
+  // P(sum) -> P(max): reduce first, then every device keeps the value.
+  auto relabel =
+      boxingCost({Sbp::partial(ReduceKind::Sum)},
+                 {Sbp::partial(ReduceKind::Max)}, tensor, mesh, links);
+  REQUIRE(relabel);
+  REQUIRE(relabel->steps.size() == 2);
+  CHECK(relabel->steps[0].step.kind == ReshardKind::AllReduce);
+  CHECK(relabel->steps[0].step.reduce() == ReduceKind::Sum);
+  CHECK(relabel->steps[1].step.kind == ReshardKind::ToPartial);
+  // Nothing writes ones: P(prod) is reachable from itself only.
+  CHECK_FALSE(boxingCost({Sbp::broadcast()}, {Sbp::partial(ReduceKind::Prod)},
+                         tensor, mesh, links));
 }
 
 TEST_CASE("n-D transitions go axis by axis in the cheapest order") {
+  TensorExtent tensor{{250000, 1000}, 4};
   // 2 nodes x 4 GPUs: mesh axis 0 crosses the NIC, axis 1 NVLink. Gathering
-  // [S(0), S(0)] to [B, B]: gathering across nodes first moves a quarter of
+  // [S(0), S(1)] to [B, B]: gathering across nodes first moves a quarter of
   // the tensor over the NIC; gathering within nodes first would move half.
-  double bytes = 1e9;
+  double bytes = tensor.bytes();
   std::vector<int64_t> mesh = {2, 4};
   std::vector<Link> links = {nic, nvlink};
   auto cost =
-      boxingCost({Sbp::split(0), Sbp::split(0)},
-                 {Sbp::broadcast(), Sbp::broadcast()}, bytes, mesh, links);
+      boxingCost({Sbp::split(0), Sbp::split(1)},
+                 {Sbp::broadcast(), Sbp::broadcast()}, tensor, mesh, links);
   REQUIRE(cost);
   REQUIRE(cost->steps.size() == 2);
-  CHECK(cost->steps[0].meshAxis == 0);
+  CHECK(cost->steps[0].step.meshAxis == 0);
   CHECK(cost->steps[0].bytes == Approx(bytes / 4));
   CHECK(cost->steps[1].bytes == Approx(bytes));
   double nicFirst = collectiveTime(Collective::AllGather, 2, bytes / 4, nic) +
@@ -181,21 +194,53 @@ TEST_CASE("n-D transitions go axis by axis in the cheapest order") {
       collectiveTime(Collective::AllGather, 2, bytes, nic);
   CHECK(nicFirst < nvlinkFirst);
   CHECK(cost->time == Approx(nicFirst));
+  CHECK(cost->bytesSent() ==
+        Approx(bytesSentPerDevice(Collective::AllGather, 2, bytes / 4) +
+               bytesSentPerDevice(Collective::AllGather, 4, bytes)));
+
+  // When both axes split dimension 0, the NIC's parts are not whole
+  // blocks until the inner axis is gathered: the only order is NVLink
+  // first, and that is what is priced.
+  auto nested =
+      boxingCost({Sbp::split(0), Sbp::split(0)},
+                 {Sbp::broadcast(), Sbp::broadcast()}, tensor, mesh, links);
+  REQUIRE(nested);
+  REQUIRE(nested->steps.size() == 2);
+  CHECK(nested->steps[0].step.meshAxis == 1);
+  CHECK(nested->time == Approx(nvlinkFirst));
 
   // Data-parallel gradients: [P, S(1)] -> [B, S(1)] all-reduces only the
   // 1/4 each node-group holds, across nodes.
   auto grads =
       boxingCost({Sbp::partial(), Sbp::split(1)},
-                 {Sbp::broadcast(), Sbp::split(1)}, bytes, mesh, links);
+                 {Sbp::broadcast(), Sbp::split(1)}, tensor, mesh, links);
   REQUIRE(grads);
   CHECK(grads->time ==
         Approx(collectiveTime(Collective::AllReduce, 2, bytes / 4, nic)));
   // Equal layouts cost nothing; mismatched ranks are rejected.
   CHECK(boxingCost({Sbp::split(0), Sbp::broadcast()},
-                   {Sbp::split(0), Sbp::broadcast()}, bytes, mesh, links)
+                   {Sbp::split(0), Sbp::broadcast()}, tensor, mesh, links)
             ->time == 0);
   CHECK_FALSE(
-      boxingCost({Sbp::split(0)}, {Sbp::broadcast()}, bytes, mesh, links));
+      boxingCost({Sbp::split(0)}, {Sbp::broadcast()}, tensor, mesh, links));
+}
+
+TEST_CASE("an all-to-all of uneven parts charges what the devices send") {
+  // 3x5 over 2 devices, rows to columns: device 0 holds 2 rows and keeps 3
+  // of 5 columns of them (sends 4 values), device 1 holds 1 row and keeps
+  // 2 (sends 3): 14 bytes on average.
+  std::vector<int64_t> mesh = {2};
+  auto cost =
+      boxingCost({Sbp::split(0)}, {Sbp::split(1)}, {{3, 5}, 4}, mesh, {nvlink});
+  REQUIRE(cost);
+  REQUIRE(cost->steps.size() == 1);
+  CHECK(cost->steps[0].bytesSent == Approx(14));
+  CHECK(cost->time ==
+        Approx(collectiveTime(Collective::AllToAll, 2, 28, nvlink)));
+  // Evenly divided, it is (n-1)/n of a device's part.
+  auto even =
+      boxingCost({Sbp::split(0)}, {Sbp::split(1)}, {{4, 6}, 4}, mesh, {nvlink});
+  CHECK(even->steps[0].bytesSent == Approx(0.5 * 48));
 }
 
 TEST_CASE("roofline: FLOP-bound and memory-bound") {

@@ -180,6 +180,10 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     boxing.cluster = options.layout.cluster;
     boxing.mixedPrecision = false;
     pm.addPass(createInsertBoxing(boxing));
+    ExpandBoxingOptions steps;
+    steps.cluster = boxing.cluster;
+    steps.mixedPrecision = boxing.mixedPrecision;
+    pm.addPass(createExpandBoxing(steps));
     if (failed(pm.run(*module)))
       return 1;
   }

@@ -52,6 +52,15 @@ int parplan::cli::runShard(const ShardOptions &options) {
   pm.addPass(createInsertBoxing(boxing));
   if (failed(pm.run(*module)))
     return 1;
+  int boxings = 0;
+  module->walk([&](sbp::BoxingOp) { ++boxings; });
+  PassManager expand(&context);
+  ExpandBoxingOptions steps;
+  steps.cluster = boxing.cluster;
+  steps.mixedPrecision = boxing.mixedPrecision;
+  expand.addPass(createExpandBoxing(steps));
+  if (failed(expand.run(*module)))
+    return 1;
 
   if (!writeIR(*module, options.output))
     return 1;
@@ -65,15 +74,12 @@ int parplan::cli::runShard(const ShardOptions &options) {
   auto integer = [&](StringRef key) {
     return cast<IntegerAttr>(plan.get(key)).getInt();
   };
+  // The collectives the boxings became, by kind.
   std::map<std::string, int> collectives;
-  int boxings = 0;
-  module->walk([&](sbp::BoxingOp op) {
-    ++boxings;
-    if (std::optional<ArrayAttr> steps = op.getSteps())
-      for (Attribute step : *steps) {
-        StringRef text = cast<StringAttr>(step).getValue();
-        ++collectives[text.take_until([](char c) { return c == ' '; }).str()];
-      }
+  module->walk([&](Operation *op) {
+    if (isa<sbp::AllGatherOp, sbp::ReduceScatterOp, sbp::AllReduceOp,
+            sbp::AllToAllOp>(op))
+      ++collectives[op->getName().stripDialect().str()];
   });
   std::string counts;
   for (const auto &[name, count] : collectives)

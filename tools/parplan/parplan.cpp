@@ -157,6 +157,16 @@ void addTrainingOptions(CLI::App *command,
       ->check(CLI::IsMember({"none", "bf16", "fp16"}));
 }
 
+/// `--dim NAME=VALUE`, repeatable. One value per flag: CLI11 lets a vector
+/// option take every following argument, which would swallow the model path
+/// in `import --dim batch=32 model.onnx`.
+void addDimOption(CLI::App *command, std::vector<std::string> &dims) {
+  command
+      ->add_option("--dim", dims,
+                   "Bind a symbolic dimension: NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
+}
+
 /// The flags of sbp-assign's layout: cluster, mesh, strategy, pins.
 void addLayoutOptions(CLI::App *command, parplan::cli::LayoutOptions &layout) {
   command->add_option("--cluster", layout.cluster,
@@ -195,9 +205,7 @@ int main(int argc, char **argv) {
       "import", "Import an ONNX model (binary or text) into the nn dialect, "
                 "in canonical form (layer norms and GELUs fused)");
   importCommand->add_option("model", import.input, "ONNX model")->required();
-  importCommand->add_option(
-      "--dim", import.dims,
-      "Bind a symbolic dimension: NAME=VALUE (repeatable)");
+  addDimOption(importCommand, import.dims);
   importCommand->add_option("-o,--output", import.output,
                             "Write the IR here and print a summary");
   importCommand->add_flag("--raw", import.raw,
@@ -210,9 +218,7 @@ int main(int argc, char **argv) {
                "a cluster, by the cost model, and insert the boxing it needs");
   shardCommand->add_option("model", shard.input, "ONNX model, or nn IR (.mlir)")
       ->required();
-  shardCommand->add_option(
-      "--dim", shard.dims,
-      "Bind a symbolic dimension: NAME=VALUE (repeatable)");
+  addDimOption(shardCommand, shard.dims);
   addLayoutOptions(shardCommand, shard.layout);
   shardCommand
       ->add_option("--optimizer", shard.optimizer,
@@ -237,9 +243,7 @@ int main(int argc, char **argv) {
   compileCommand
       ->add_option("model", compile.input, "ONNX model, or nn IR (.mlir)")
       ->required();
-  compileCommand->add_option(
-      "--dim", compile.dims,
-      "Bind a symbolic dimension: NAME=VALUE (repeatable)");
+  addDimOption(compileCommand, compile.dims);
   compileCommand->add_option("--batch", compile.batch,
                              "Bind the symbolic dimension 'batch'");
   addLayoutOptions(compileCommand, compile.layout);
@@ -260,9 +264,7 @@ int main(int argc, char **argv) {
   trainStepCommand
       ->add_option("model", trainStep.input, "ONNX model, or nn IR (.mlir)")
       ->required();
-  trainStepCommand->add_option(
-      "--dim", trainStep.dims,
-      "Bind a symbolic dimension: NAME=VALUE (repeatable)");
+  addDimOption(trainStepCommand, trainStep.dims);
   addTrainingOptions(trainStepCommand, trainStep.training);
   trainStepCommand->add_option("-o,--output", trainStep.output,
                                "Write the IR here and print a summary");

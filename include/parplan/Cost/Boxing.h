@@ -1,8 +1,10 @@
 //===- Boxing.h - cost of SBP transitions -----------------------*- C++ -*-===//
 //
-// OneFlow's boxing: the collective each change of SBP needs along one mesh
-// axis, and n-D transitions as per-axis steps in the cheapest order.
-// docs/cost-model.md has the table and the formulas.
+// OneFlow's boxing priced: the steps of a resharding (Support/Resharding.h,
+// the one decomposition the IR and the lowering also use), each a
+// collective over the devices along one mesh axis or a local computation,
+// in the cheapest sequence. docs/cost-model.md has the table and the
+// formulas.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,46 +12,60 @@
 #define PARPLAN_COST_BOXING_H
 
 #include "parplan/Cost/Collectives.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Support/Resharding.h"
 
 #include <optional>
-#include <string>
 #include <vector>
 
 namespace parplan::cost {
 
-/// One step of a transition: along mesh axis `meshAxis`, `from` becomes
-/// `to` by `collective` (none for a local slice or relabeling) on a buffer
-/// of `bytes`, taking `time` seconds.
+/// A priced step of a resharding.
 struct BoxingStep {
-  int64_t meshAxis = 0;
-  Sbp from;
-  Sbp to;
+  ReshardStep step;
+  /// The collective the step runs; std::nullopt for a local step.
   std::optional<Collective> collective;
+  /// The buffer the collective formula takes (Collectives.h): the bytes
+  /// the devices along the step's axis hold together (all-gather output,
+  /// all-reduce and reduce-scatter input), or one device's part of them
+  /// (all-to-all). On uneven splits, the mean over the mesh's devices; for
+  /// an all-to-all of uneven parts, the buffer whose ring volume is the
+  /// mean of what the devices send.
   double bytes = 0;
+  /// Bytes each device sends, the mean over the mesh's devices
+  /// (bytesSentPerDevice of `bytes`); 0 for local steps. What a lowered
+  /// plan sends, averaged over its devices, is exactly this.
+  double bytesSent = 0;
   double time = 0;
 };
 
 struct BoxingCost {
   double time = 0;
   std::vector<BoxingStep> steps;
+
+  /// The sum of the steps' bytesSent.
+  double bytesSent() const;
 };
 
-/// The steps that change `from` into `to` along one mesh axis of `n`
-/// devices on `link`, for a tensor of which the devices of that axis hold
-/// `groupBytes` together (its logical bytes divided by the splits of the
-/// other axes). Empty when nothing changes; std::nullopt when the change is
-/// impossible.
-std::optional<std::vector<BoxingStep>>
-axisTransition(const Sbp &from, const Sbp &to, int64_t n, double groupBytes,
-               const Link &link, int64_t meshAxis = 0);
+/// A logical tensor as the cost model sees it: its shape and the bytes of
+/// one element as moved.
+struct TensorExtent {
+  std::vector<int64_t> shape;
+  double elementBytes = 4;
 
-/// The cheapest way to change a tensor of `tensorBytes` logical bytes from
-/// `from` to `to` over a mesh of `meshShape` whose axes cross `axisLinks`:
-/// axes change one at a time, in the order that costs least. std::nullopt
-/// when no order can do it.
+  double bytes() const;
+};
+
+/// Prices `step` for `tensor` on a mesh of `meshShape` whose axes cross
+/// `axisLinks`.
+BoxingStep priceStep(const ReshardStep &step, const TensorExtent &tensor,
+                     const std::vector<int64_t> &meshShape,
+                     const std::vector<Link> &axisLinks);
+
+/// The cheapest way to change `tensor` from `from` to `to` over a mesh of
+/// `meshShape` whose axes cross `axisLinks` (planResharding priced by
+/// priceStep). std::nullopt when no sequence of steps can do it.
 std::optional<BoxingCost> boxingCost(const NdSbp &from, const NdSbp &to,
-                                     double tensorBytes,
+                                     const TensorExtent &tensor,
                                      const std::vector<int64_t> &meshShape,
                                      const std::vector<Link> &axisLinks);
 

@@ -58,10 +58,13 @@ public:
   /// Roofline time of `flops` and `bytes` on the slowest device.
   double computeTime(double flops, double bytes, mlir::Type elementType) const;
 
-  /// The cheapest boxing from `from` to `to` of a tensor of `bytes` logical
-  /// bytes, memoized; std::nullopt when impossible.
+  /// The shape of a ranked tensor type and its elementBytes().
+  cost::TensorExtent extent(mlir::Type type) const;
+
+  /// The cheapest boxing from `from` to `to` of a tensor of type `type`,
+  /// memoized; std::nullopt when impossible.
   const std::optional<cost::BoxingCost> &
-  boxing(const NdSbp &from, const NdSbp &to, double bytes) const;
+  boxing(const NdSbp &from, const NdSbp &to, mlir::Type type) const;
 
 private:
   ShardingCostModel() = default;
@@ -72,7 +75,7 @@ private:
   int64_t smallestMemoryDevice = 0;
   int64_t slowestDevice = 0;
   bool mixedPrecision = true;
-  mutable std::map<std::tuple<uint64_t, uint64_t, double>,
+  mutable std::map<std::tuple<uint64_t, uint64_t, const void *>,
                    std::optional<cost::BoxingCost>>
       boxingCache;
 };
@@ -81,9 +84,6 @@ private:
 /// (each user adds its contribution), Partial becomes Broadcast. The backward
 /// of a boxing from -> to is a boxing dual(to) -> dual(from).
 NdSbp gradientLayout(const NdSbp &layout);
-
-/// "all-reduce on axis 1" for each step of `cost` that moves data, in order.
-std::vector<std::string> describeSteps(const cost::BoxingCost &cost);
 
 /// The fraction of an op's work one device does under a signature: each
 /// mesh axis along which some operand or result is split divides it;

@@ -1,6 +1,7 @@
 //===- PlanOps.cpp - plan dialect operations ------------------------------===//
 
 #include "parplan/Dialect/Plan/PlanOps.h"
+#include "parplan/Support/Sbp.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -187,17 +188,26 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (split >= in.getRank() || concat >= in.getRank())
     return emitOpError() << "axes " << split << " and " << concat
                          << " must be below the rank " << in.getRank();
-  if (in.getDimSize(split) % n != 0)
-    return emitOpError() << "input dimension " << split << " of size "
-                         << in.getDimSize(split) << " does not split into " << n
-                         << " equal parts";
-  SmallVector<int64_t> expected(in.getShape());
-  expected[split] /= n;
-  expected[concat] *= n;
-  if (out.getShape() != ArrayRef<int64_t>(expected))
+  if (split == concat)
+    return emitOpError() << "cuts and concatenates the same axis " << split;
+  // Member `me` keeps balanced part `me` of the split axis and receives
+  // part `me` of the concatenated one from every member (docs/slicing.md).
+  int64_t me = llvm::find(group->getDevices(), programDevice(*this)) -
+               group->getDevices().begin();
+  bool matches = true;
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    matches &= d == split
+                   ? out.getDimSize(d) ==
+                         parplan::balancedShard(in.getDimSize(d), n, me).size
+               : d == concat
+                   ? in.getDimSize(d) ==
+                         parplan::balancedShard(out.getDimSize(d), n, me).size
+                   : in.getDimSize(d) == out.getDimSize(d);
+  if (!matches)
     return emitOpError() << "output shape does not match the input with axis "
-                         << split << " divided and axis " << concat
-                         << " multiplied by " << n;
+                         << split << " cut into part " << me << " of " << n
+                         << " and axis " << concat << " gathered from " << n
+                         << " parts";
   return success();
 }
 

@@ -131,3 +131,67 @@ CrossMeshOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyLayout(*this, symbolTable, getDstMeshAttr(), getDst(), getType(),
                       "destination layout");
 }
+
+//===----------------------------------------------------------------------===//
+// resharding steps
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Checks a step op: its layouts lay the value out over the mesh, they
+/// differ by one step on local blocks (checkReshardStep), and that step is
+/// the op's kind.
+template <typename StepOp>
+LogicalResult verifyStep(StepOp op, SymbolTableCollection &symbolTable) {
+  if (failed(verifyLayout(op, symbolTable, op.getMeshAttr(), op.getSrc(),
+                          op.getType(), "source layout")) ||
+      failed(verifyLayout(op, symbolTable, op.getMeshAttr(), op.getDst(),
+                          op.getType(), "destination layout")))
+    return failure();
+  auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  std::vector<int64_t> meshShape(mesh.getShape().begin(),
+                                 mesh.getShape().end());
+  parplan::ReshardStep step = op.getStep();
+  if (std::optional<std::string> problem = parplan::checkReshardStep(
+          step.from, step.to, step.meshAxis, meshShape))
+    return op.emitOpError() << "is not one step along mesh axis "
+                            << step.meshAxis << ": " << *problem;
+  std::optional<parplan::ReshardKind> kind =
+      parplan::reshardKind(step.from[step.meshAxis], step.to[step.meshAxis]);
+  if (*kind != step.kind)
+    return op.emitOpError()
+           << "turns " << step.from[step.meshAxis].str() << " into "
+           << step.to[step.meshAxis].str() << " along mesh axis "
+           << step.meshAxis << ", which is sbp." << parplan::toString(*kind);
+  return success();
+}
+
+} // namespace
+
+LogicalResult
+AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyStep(*this, symbolTable);
+}
+
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyStep(*this, symbolTable);
+}
+
+LogicalResult
+AllReduceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyStep(*this, symbolTable);
+}
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyStep(*this, symbolTable);
+}
+
+LogicalResult SliceOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyStep(*this, symbolTable);
+}
+
+LogicalResult
+ToPartialOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyStep(*this, symbolTable);
+}

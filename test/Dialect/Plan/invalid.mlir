@@ -147,9 +147,10 @@ plan.program @dev0 device = 0 {
 plan.group @triple devices = [0, 1, 2]
 plan.program @dev0 device = 0 {
   %0 = plan.buffer : memref<4x4xf32>
-  %1 = plan.buffer : memref<4x4xf32>
-  // expected-error @+1 {{'plan.all_to_all' op input dimension 1 of size 4 does not split into 3 equal parts}}
-  plan.all_to_all %0 into %1 on @triple split_axis = 1 concat_axis = 0 : memref<4x4xf32> -> memref<4x4xf32>
+  %1 = plan.buffer : memref<12x1xf32>
+  // Device 0 keeps part 0 of the 4 columns over 3 devices (2, 1, 1): 2.
+  // expected-error @+1 {{'plan.all_to_all' op output shape does not match the input with axis 1 cut into part 0 of 3 and axis 0 gathered from 3 parts}}
+  plan.all_to_all %0 into %1 on @triple split_axis = 1 concat_axis = 0 : memref<4x4xf32> -> memref<12x1xf32>
 }
 
 // -----
@@ -158,8 +159,18 @@ plan.group @pair devices = [0, 1]
 plan.program @dev0 device = 0 {
   %0 = plan.buffer : memref<4x4xf32>
   %1 = plan.buffer : memref<4x2xf32>
-  // expected-error @+1 {{'plan.all_to_all' op output shape does not match the input with axis 1 divided and axis 0 multiplied by 2}}
+  // expected-error @+1 {{'plan.all_to_all' op output shape does not match the input with axis 1 cut into part 0 of 2 and axis 0 gathered from 2 parts}}
   plan.all_to_all %0 into %1 on @pair split_axis = 1 concat_axis = 0 : memref<4x4xf32> -> memref<4x2xf32>
+}
+
+// -----
+
+plan.group @pair devices = [0, 1]
+plan.program @dev0 device = 0 {
+  %0 = plan.buffer : memref<4x4xf32>
+  %1 = plan.buffer : memref<4x4xf32>
+  // expected-error @+1 {{'plan.all_to_all' op cuts and concatenates the same axis 1}}
+  plan.all_to_all %0 into %1 on @pair split_axis = 1 concat_axis = 1 : memref<4x4xf32> -> memref<4x4xf32>
 }
 
 // -----

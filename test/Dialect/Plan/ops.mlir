@@ -34,6 +34,12 @@ plan.program @dev0 device = 0 {
   plan.reduce_scatter %g into %y on @pair axis = 0 reduce = min : memref<8x4xf32> -> memref<4x4xf32>
   // CHECK: plan.all_to_all %[[X]] into %[[W]] on @pair split_axis = 1 concat_axis = 0 : memref<4x8xf32> -> memref<8x4xf32>
   plan.all_to_all %x into %w on @pair split_axis = 1 concat_axis = 0 : memref<4x8xf32> -> memref<8x4xf32>
+  // Uneven: device 0 is member 1 of @triple; it keeps part 1 of 5 columns
+  // (2 of 2, 2, 1) and its 3 rows are part 1 of 8 (3 of 3, 3, 2).
+  %a = plan.buffer : memref<3x5xf32>
+  %b = plan.buffer : memref<8x2xf32>
+  // CHECK: plan.all_to_all %{{.*}} into %{{.*}} on @triple split_axis = 1 concat_axis = 0 : memref<3x5xf32> -> memref<8x2xf32>
+  plan.all_to_all %a into %b on @triple split_axis = 1 concat_axis = 0 : memref<3x5xf32> -> memref<8x2xf32>
   // CHECK: plan.broadcast %[[Y]] on @pair root = 1 : memref<4x4xf32>
   plan.broadcast %y on @pair root = 1 : memref<4x4xf32>
   // CHECK: plan.send %[[Y]] to 1 tag = 0 : memref<4x4xf32>

@@ -163,3 +163,74 @@ func.func @cross_mesh_destination(%x: tensor<4xf32>) {
 
 // expected-error @+1 {{'sbp.mesh' op has more devices than int64 can count}}
 sbp.mesh @huge(shape = 4294967296x4294967296)
+
+// -----
+
+sbp.mesh @mesh(shape = 2x2)
+func.func @step_two_axes(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'sbp.all_gather' op is not one step along mesh axis 0: the layouts also differ on mesh axis 1; a step changes one}}
+  %0 = sbp.all_gather %x on @mesh axis 0 [#sbp.s<0>, #sbp.s<1>] -> [#sbp.b, #sbp.b] : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2x2)
+func.func @step_inner_split(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'sbp.all_gather' op is not one step along mesh axis 0: tensor dimension 0 is also split by the inner mesh axis 1; its parts along mesh axis 0 are not whole blocks}}
+  %0 = sbp.all_gather %x on @mesh axis 0 [#sbp.s<0>, #sbp.s<0>] -> [#sbp.b, #sbp.s<0>] : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2)
+func.func @step_wrong_kind(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'sbp.all_gather' op turns S(0) into S(1) along mesh axis 0, which is sbp.all_to_all}}
+  %0 = sbp.all_gather %x on @mesh axis 0 [#sbp.s<0>] -> [#sbp.s<1>] : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2)
+func.func @step_no_single_step(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.to_partial' op is not one step along mesh axis 0: no single step turns S(0) into P(max)}}
+  %0 = sbp.to_partial %x on @mesh axis 0 [#sbp.s<0>] -> [#sbp.p<max>] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2)
+func.func @step_unchanged(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.slice' op is not one step along mesh axis 0: no single step turns B into B}}
+  %0 = sbp.slice %x on @mesh axis 0 [#sbp.b] -> [#sbp.b] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2)
+func.func @step_axis_out_of_range(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.slice' op is not one step along mesh axis 1: mesh axis 1 is not an axis of a mesh of 1 axes}}
+  %0 = sbp.slice %x on @mesh axis 1 [#sbp.b] -> [#sbp.s<0>] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @mesh(shape = 2)
+func.func @step_bad_layout(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.slice' op destination layout on @mesh: split axis 1 is out of range for a tensor of rank 1}}
+  %0 = sbp.slice %x on @mesh axis 0 [#sbp.b] -> [#sbp.s<1>] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @step_no_mesh(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.reduce_scatter' op @mesh does not name an sbp.mesh}}
+  %0 = sbp.reduce_scatter %x on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.s<0>] : tensor<4xf32>
+  return
+}

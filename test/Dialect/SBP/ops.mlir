@@ -28,6 +28,26 @@ func.func @boxing(%x: tensor<8x768xf32>) -> tensor<8x768xf32> {
   return %1 : tensor<8x768xf32>
 }
 
+// Resharding steps: one mesh axis each, the kind stated by the op.
+// CHECK-LABEL: func.func @steps
+func.func @steps(%x: tensor<8x768xf32>) -> tensor<8x768xf32> {
+  // CHECK: sbp.all_gather %{{.*}} on @node axis 1 [#sbp.s<0>, #sbp.s<1>] -> [#sbp.s<0>, #sbp.b] : tensor<8x768xf32>
+  %0 = sbp.all_gather %x on @node axis 1 [#sbp.s<0>, #sbp.s<1>] -> [#sbp.s<0>, #sbp.b] : tensor<8x768xf32>
+  // CHECK: sbp.slice %{{.*}} on @node axis 1 [#sbp.s<0>, #sbp.b] -> [#sbp.s<0>, #sbp.s<0>] : tensor<8x768xf32>
+  %1 = sbp.slice %0 on @node axis 1 [#sbp.s<0>, #sbp.b] -> [#sbp.s<0>, #sbp.s<0>] : tensor<8x768xf32>
+  // CHECK: sbp.all_to_all %{{.*}} on @node axis 1 [#sbp.s<0>, #sbp.s<0>] -> [#sbp.s<0>, #sbp.s<1>] : tensor<8x768xf32>
+  %2 = sbp.all_to_all %1 on @node axis 1 [#sbp.s<0>, #sbp.s<0>] -> [#sbp.s<0>, #sbp.s<1>] : tensor<8x768xf32>
+  // CHECK: sbp.to_partial %{{.*}} on @node axis 0 [#sbp.s<0>, #sbp.s<1>] -> [#sbp.p<sum>, #sbp.s<1>] : tensor<8x768xf32>
+  %3 = sbp.to_partial %2 on @node axis 0 [#sbp.s<0>, #sbp.s<1>] -> [#sbp.p<sum>, #sbp.s<1>] : tensor<8x768xf32>
+  // CHECK: sbp.reduce_scatter %{{.*}} on @node axis 0 [#sbp.p<sum>, #sbp.s<1>] -> [#sbp.s<0>, #sbp.s<1>] : tensor<8x768xf32>
+  %4 = sbp.reduce_scatter %3 on @node axis 0 [#sbp.p<sum>, #sbp.s<1>] -> [#sbp.s<0>, #sbp.s<1>] : tensor<8x768xf32>
+  // CHECK: sbp.to_partial %{{.*}} on @line axis 0 [#sbp.b] -> [#sbp.p<max>] : tensor<8x768xf32>
+  %5 = sbp.to_partial %x on @line axis 0 [#sbp.b] -> [#sbp.p<max>] : tensor<8x768xf32>
+  // CHECK: sbp.all_reduce %{{.*}} on @line axis 0 [#sbp.p<max>] -> [#sbp.b] : tensor<8x768xf32>
+  %6 = sbp.all_reduce %5 on @line axis 0 [#sbp.p<max>] -> [#sbp.b] : tensor<8x768xf32>
+  return %6 : tensor<8x768xf32>
+}
+
 // CHECK-LABEL: func.func @cross_mesh
 func.func @cross_mesh(%x: tensor<8x768xf32>) -> tensor<8x768xf32> {
   // CHECK: sbp.cross_mesh %{{.*}} from @node [#sbp.s<0>, #sbp.b] to @stage1 [#sbp.b, #sbp.s<1>] : tensor<8x768xf32>

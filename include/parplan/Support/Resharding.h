@@ -1,0 +1,108 @@
+//===- Resharding.h - SBP transitions as typed steps ------------*- C++ -*-===//
+//
+// The one source of truth for how a tensor laid out by one nd-SBP comes to
+// be laid out by another on the same mesh: a sequence of typed steps, each
+// changing the entry of one mesh axis by a collective over the devices along
+// that axis, or by a local computation. The cost model prices these steps,
+// expand-boxing writes them into the IR as sbp step ops, whose verifiers use
+// checkReshardStep, and lower-to-plan turns each into plan collectives and
+// kernels. docs/resharding.md has the table and the rules.
+//
+// MLIR-free, like the slicing math it builds on.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_SUPPORT_RESHARDING_H
+#define PARPLAN_SUPPORT_RESHARDING_H
+
+#include "parplan/Support/Sbp.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parplan {
+
+/// What one step does along its mesh axis of n devices:
+///
+/// | kind            | entry changes        | how                          |
+/// |-----------------|----------------------|------------------------------|
+/// | AllGather       | S(d) -> B            | all-gather of the parts      |
+/// | ReduceScatter   | P(r) -> S(d)         | reduce-scatter by r          |
+/// | AllReduce       | P(r) -> B            | all-reduce by r              |
+/// | AllToAll        | S(d) -> S(e), d != e | all-to-all                   |
+/// | Slice           | B -> S(d)            | local: keep the own part     |
+/// | ToPartial       | S(d) or B -> P(sum)  | local: own part, zeros else  |
+/// |                 | B -> P(max), P(min)  | local: every device keeps x  |
+enum class ReshardKind {
+  AllGather,
+  ReduceScatter,
+  AllReduce,
+  AllToAll,
+  Slice,
+  ToPartial
+};
+
+/// "all_gather", "reduce_scatter", "all_reduce", "all_to_all", "slice",
+/// "to_partial": the sbp op mnemonics.
+const char *toString(ReshardKind kind);
+
+/// True for the kinds that exchange data between devices.
+bool isCollective(ReshardKind kind);
+
+/// One step: along mesh axis `meshAxis`, layout `from` becomes `to`; the two
+/// differ at that axis only.
+struct ReshardStep {
+  ReshardKind kind = ReshardKind::AllGather;
+  int64_t meshAxis = 0;
+  NdSbp from;
+  NdSbp to;
+
+  /// The tensor dimension the step gathers, scatters or slices (the split
+  /// entry's axis); for AllToAll the dimension it splits, with
+  /// concatAxis() the one it concatenates. -1 when no entry is split.
+  int64_t tensorAxis() const;
+  int64_t concatAxis() const;
+  /// How partial values combine, for AllReduce, ReduceScatter and ToPartial.
+  ReduceKind reduce() const;
+};
+
+/// The kind of the single step that changes `from` into `to` along one mesh
+/// axis; std::nullopt when no single step does (equal entries, P(a) ->
+/// P(b), S -> P(max), B -> P(prod)).
+std::optional<ReshardKind> reshardKind(const Sbp &from, const Sbp &to);
+
+/// Why changing `from` into `to` along `meshAxis` of `meshShape` is not one
+/// step on local blocks; std::nullopt when it is. A step is one when the
+/// layouts differ at `meshAxis` only, reshardKind() names it, and no mesh
+/// axis inside `meshAxis` (a later one, of more than one device) splits a
+/// tensor dimension the step splits or gathers: the devices along
+/// `meshAxis` then hold, or will hold, the balanced parts of one block, as
+/// the collectives cut them (docs/slicing.md).
+std::optional<std::string>
+checkReshardStep(const NdSbp &from, const NdSbp &to, int64_t meshAxis,
+                 const std::vector<int64_t> &meshShape);
+
+/// The price of a step, in any unit that adds up (the cost model uses
+/// seconds).
+using ReshardStepCost = std::function<double(const ReshardStep &)>;
+
+/// The cheapest sequence of steps from `from` to `to` on `meshShape`, by
+/// `cost`: a shortest path over the layouts in which each mesh axis holds
+/// its source entry, its destination entry or B (the detour an axis takes
+/// when its own change needs two steps, or when it splits a dimension that
+/// an outer axis must change). Ties go to fewer steps, then to the first
+/// found; the result depends on nothing else. Empty when the layouts are
+/// equal; std::nullopt when no sequence exists (a destination entry P(prod)
+/// that the source does not already hold, or layouts of another rank than
+/// the mesh). Steps along axes of one device are included: they move
+/// nothing but keep the layout the IR states exact.
+std::optional<std::vector<ReshardStep>>
+planResharding(const NdSbp &from, const NdSbp &to,
+               const std::vector<int64_t> &meshShape,
+               const ReshardStepCost &cost);
+
+} // namespace parplan
+
+#endif // PARPLAN_SUPPORT_RESHARDING_H

@@ -1,0 +1,265 @@
+//===- LowerNNToPlan.cpp - nn ops on one device's blocks ------------------===//
+//
+// PlanLoweringOpInterface for the nn ops. Most ops run as the kernel of
+// their name on the device's blocks: under the signature the search chose,
+// the local computation is the logical op's. The exceptions live here,
+// beside the op they concern:
+// - nn.param, nn.input and nn.constant are buffers holding the device's
+//   block of a named tensor, or of the constant's elements;
+// - a mean over a split dimension divides by the local count, so the
+//   partial means are rescaled to the logical one;
+// - a gather on a block of a table split by rows (vocabulary parallelism)
+//   runs gather_shard, which reads only the rows the block holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Transforms/DeviceLowering.h"
+
+#include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/NN/NNUtils.h"
+#include "parplan/Dialect/SBP/SBPOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace parplan;
+
+namespace {
+
+/// The largest integer an input may hold, from how the program reads it:
+/// token ids index a table, labels index the classes. None when no use
+/// says.
+std::optional<int64_t> integerBound(Value input) {
+  std::optional<int64_t> bound;
+  auto tighten = [&](int64_t value) {
+    bound = bound ? std::min(*bound, value) : value;
+  };
+  for (OpOperand &use : input.getUses()) {
+    Operation *user = use.getOwner();
+    // Through a change of layout, the same values.
+    if (isa<sbp::SBPDialect>(user->getDialect()) &&
+        user->getNumResults() == 1) {
+      if (std::optional<int64_t> through = integerBound(user->getResult(0)))
+        tighten(*through);
+      continue;
+    }
+    if (auto gather = dyn_cast<nn::GatherOp>(user);
+        gather && use.getOperandNumber() == 1) {
+      auto table = gather.getInput().getType();
+      tighten(table.getDimSize(*nn::normalizeAxis(
+          static_cast<int64_t>(gather.getAxis()), table.getRank())));
+    } else if (auto loss = dyn_cast<nn::SoftmaxCrossEntropyOp>(user)) {
+      tighten(loss.getLogits().getType().getShape().back());
+    } else if (auto grad = dyn_cast<nn::SoftmaxCrossEntropyGradOp>(user)) {
+      tighten(grad.getLogits().getType().getShape().back());
+    }
+  }
+  return bound;
+}
+
+/// The elements of `value` inside `slice`, as a constant of the slice's
+/// shape.
+DenseElementsAttr sliceConstant(DenseElementsAttr value, const Slice &slice) {
+  auto type = cast<ShapedType>(value.getType());
+  if (slice.sizes ==
+      std::vector<int64_t>(type.getShape().begin(), type.getShape().end()))
+    return value;
+  auto blockType = RankedTensorType::get(slice.sizes, type.getElementType());
+  if (value.isSplat())
+    return value.resizeSplat(blockType);
+  SmallVector<Attribute> all(value.getValues<Attribute>());
+  SmallVector<Attribute> block;
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+  SmallVector<int64_t> index(rank, 0);
+  for (int64_t n = 0; n < slice.numElements(); ++n) {
+    int64_t flat = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      flat += (slice.offsets[d] + index[d]) * strides[d];
+    block.push_back(all[flat]);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < slice.sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(blockType, block);
+}
+
+/// The kernel of the op's name on the device's blocks, with the op's own
+/// attributes (not the discardable sbp.* and nn.* marks) and `extraAttrs`.
+/// Returns the result buffers.
+SmallVector<Value> lowerAsKernel(Operation *op, DeviceLowering &lowering,
+                                 StringRef kernelName,
+                                 ArrayRef<NamedAttribute> extraAttrs = {}) {
+  OpBuilder &b = lowering.getBuilder();
+  SmallVector<Value> ins;
+  for (Value operand : op->getOperands())
+    ins.push_back(lowering.lookup(operand));
+  SmallVector<Value> outs;
+  for (Value result : op->getResults()) {
+    Value buffer =
+        lowering
+            .makeBuffer(
+                op->getLoc(),
+                lowering.localType(result.getType(), lowering.layoutOf(result)),
+                plan::BufferKind::temporary)
+            .getResult();
+    lowering.map(result, buffer);
+    outs.push_back(buffer);
+  }
+  SmallVector<NamedAttribute> attrs(extraAttrs);
+  if (auto properties =
+          dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute()))
+    llvm::append_range(attrs, properties.getValue());
+  plan::KernelOp::create(
+      b, op->getLoc(), b.getStringAttr(kernelName), ins, outs,
+      attrs.empty() ? DictionaryAttr() : b.getDictionaryAttr(attrs));
+  return outs;
+}
+
+LogicalResult lowerOp(nn::ParamOp param, DeviceLowering &lowering) {
+  bool state = param.getSource() && *param.getSource() == "zeros";
+  NdSbp layout = lowering.layoutOf(param.getResult());
+  auto buffer = lowering.makeBuffer(
+      param.getLoc(), lowering.localType(param.getType(), layout),
+      state ? plan::BufferKind::state : plan::BufferKind::parameter);
+  lowering.describeBlock(buffer, param.getName(), param.getType(), layout);
+  if (!state && param.getSource())
+    buffer.setSourceAttr(param.getSourceAttr());
+  if (param.getPart()) {
+    buffer.setPartOfAttr(param.getPartOfAttr());
+    buffer.setPartAttr(param.getPartAttr());
+  }
+  lowering.map(param.getResult(), buffer.getResult());
+  return success();
+}
+
+LogicalResult lowerOp(nn::InputOp input, DeviceLowering &lowering) {
+  NdSbp layout = lowering.layoutOf(input.getResult());
+  auto buffer = lowering.makeBuffer(input.getLoc(),
+                                    lowering.localType(input.getType(), layout),
+                                    plan::BufferKind::input);
+  lowering.describeBlock(buffer, input.getName(), input.getType(), layout);
+  if (!isa<FloatType>(input.getType().getElementType()))
+    if (std::optional<int64_t> bound = integerBound(input.getResult()))
+      buffer.setValueBoundAttr(lowering.getBuilder().getI64IntegerAttr(*bound));
+  lowering.map(input.getResult(), buffer.getResult());
+  return success();
+}
+
+LogicalResult lowerOp(nn::ConstantOp constant, DeviceLowering &lowering) {
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense)
+    return constant.emitError()
+           << "lower-to-plan: a constant that is not dense";
+  NdSbp layout = lowering.layoutOf(constant.getResult());
+  auto buffer = lowering.makeBuffer(
+      constant.getLoc(), lowering.localType(constant.getType(), layout),
+      plan::BufferKind::constant);
+  buffer.setValueAttr(
+      sliceConstant(dense, lowering.blockOf(constant.getType(), layout)));
+  lowering.map(constant.getResult(), buffer.getResult());
+  return success();
+}
+
+/// A gather (or its gradient) on a block of a table split by rows reads,
+/// or writes, only the rows the block holds.
+template <typename GatherLike>
+LogicalResult lowerGather(GatherLike op, DeviceLowering &lowering, Value table,
+                          const NdSbp &tableLayout, StringRef shardKernel) {
+  OpBuilder &b = lowering.getBuilder();
+  int64_t rank = cast<ShapedType>(table.getType()).getRank();
+  int64_t axis = *nn::normalizeAxis(static_cast<int64_t>(op.getAxis()), rank);
+  bool rowsSplit = false;
+  for (auto [meshAxis, entry] : llvm::enumerate(tableLayout))
+    rowsSplit |= entry.isSplit() && entry.axis == axis &&
+                 lowering.getMeshShape()[meshAxis] > 1;
+  if (!rowsSplit) {
+    lowerAsKernel(op, lowering, op->getName().stripDialect());
+    return success();
+  }
+  Slice slice = lowering.blockOf(table.getType(), tableLayout);
+  NamedAttribute attrs[] = {
+      b.getNamedAttr("offset", b.getI64IntegerAttr(slice.offsets[axis])),
+      b.getNamedAttr("extent", b.getI64IntegerAttr(DeviceLowering::shapeOf(
+                                   table.getType())[axis]))};
+  lowerAsKernel(op, lowering, shardKernel, attrs);
+  return success();
+}
+
+LogicalResult lowerOp(nn::GatherOp gather, DeviceLowering &lowering) {
+  return lowerGather(gather, lowering, gather.getInput(),
+                     lowering.operandLayout(gather, 0), "gather_shard");
+}
+
+LogicalResult lowerOp(nn::GatherGradOp grad, DeviceLowering &lowering) {
+  return lowerGather(grad, lowering, grad.getResult(),
+                     lowering.layoutOf(grad.getResult()), "gather_grad_shard");
+}
+
+/// A mean over a split dimension divides by the local count; the partial
+/// means must divide by the logical one.
+LogicalResult lowerOp(nn::ReduceMeanOp mean, DeviceLowering &lowering) {
+  Value out = lowerAsKernel(mean, lowering, "reduce_mean").front();
+  auto inputType = mean.getInput().getType();
+  std::vector<int64_t> logical = DeviceLowering::shapeOf(inputType);
+  std::vector<int64_t> local =
+      lowering.blockOf(inputType, lowering.operandLayout(mean, 0)).sizes;
+  SmallVector<bool> reduced(inputType.getRank(), mean.getAxes().empty());
+  for (int64_t axis : mean.getAxes())
+    reduced[*nn::normalizeAxis(axis, inputType.getRank())] = true;
+  double localCount = 1, logicalCount = 1;
+  for (int64_t d = 0; d < inputType.getRank(); ++d)
+    if (reduced[d]) {
+      localCount *= static_cast<double>(local[d]);
+      logicalCount *= static_cast<double>(logical[d]);
+    }
+  if (localCount == logicalCount)
+    return success();
+  Value scale = lowering.scalarConstant(
+      mean.getLoc(), inputType.getElementType(), localCount / logicalCount);
+  lowering.map(mean.getResult(),
+               lowering.kernel(mean.getLoc(), "mul", ValueRange{out, scale},
+                               cast<MemRefType>(out.getType())));
+  return success();
+}
+
+/// Every other op: the kernel of its name.
+LogicalResult lowerOp(Operation *op, DeviceLowering &lowering) {
+  lowerAsKernel(op, lowering, op->getName().stripDialect());
+  return success();
+}
+
+template <typename Op>
+struct NNPlanLowering
+    : PlanLoweringOpInterface::ExternalModel<NNPlanLowering<Op>, Op> {
+  LogicalResult lowerToDevice(Operation *op, DeviceLowering &lowering) const {
+    if constexpr (std::is_same_v<Op, nn::ParamOp> ||
+                  std::is_same_v<Op, nn::InputOp> ||
+                  std::is_same_v<Op, nn::ConstantOp> ||
+                  std::is_same_v<Op, nn::GatherOp> ||
+                  std::is_same_v<Op, nn::GatherGradOp> ||
+                  std::is_same_v<Op, nn::ReduceMeanOp>)
+      return lowerOp(cast<Op>(op), lowering);
+    else
+      return lowerOp(op, lowering);
+  }
+};
+
+template <typename... Ops> void attachToAll(MLIRContext *context) {
+  (Ops::template attachInterface<NNPlanLowering<Ops>>(*context), ...);
+}
+
+} // namespace
+
+void parplan::registerNNPlanLowering(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, nn::NNDialect *) {
+    attachToAll<
+#define GET_OP_LIST
+#include "parplan/Dialect/NN/NNOps.cpp.inc"
+        >(context);
+  });
+}

@@ -1,0 +1,162 @@
+//===- ReshardingTest.cpp - SBP transitions as typed steps ----------------===//
+
+#include "parplan/Support/Resharding.h"
+
+#include <catch2/catch.hpp>
+
+using namespace parplan;
+
+namespace {
+
+const Sbp B = Sbp::broadcast();
+const Sbp P = Sbp::partial();
+const Sbp Pmax = Sbp::partial(ReduceKind::Max);
+Sbp S(int64_t axis) { return Sbp::split(axis); }
+
+/// Every step costs 1 plus a little for its axis, so that the plan is the
+/// fewest steps and, among those, a fixed one.
+double unitCost(const ReshardStep &step) {
+  return 1 + 0.001 * static_cast<double>(step.meshAxis);
+}
+
+/// Every nd-SBP of entries B, P(sum), P(max), S(0 .. rank-1) over `axes`.
+std::vector<NdSbp> allLayouts(size_t axes, int64_t rank) {
+  std::vector<Sbp> entries = {B, P, Pmax};
+  for (int64_t d = 0; d < rank; ++d)
+    entries.push_back(S(d));
+  std::vector<NdSbp> layouts = {{}};
+  for (size_t axis = 0; axis < axes; ++axis) {
+    std::vector<NdSbp> longer;
+    for (const NdSbp &prefix : layouts)
+      for (const Sbp &entry : entries) {
+        longer.push_back(prefix);
+        longer.back().push_back(entry);
+      }
+    layouts = std::move(longer);
+  }
+  return layouts;
+}
+
+std::string describe(const std::vector<ReshardStep> &steps) {
+  std::string text;
+  for (const ReshardStep &step : steps)
+    text += std::string(text.empty() ? "" : ", ") + toString(step.kind) +
+            " on " + std::to_string(step.meshAxis);
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("one step per kind along one mesh axis") {
+  CHECK(reshardKind(S(0), B) == ReshardKind::AllGather);
+  CHECK(reshardKind(P, S(1)) == ReshardKind::ReduceScatter);
+  CHECK(reshardKind(Pmax, B) == ReshardKind::AllReduce);
+  CHECK(reshardKind(S(0), S(1)) == ReshardKind::AllToAll);
+  CHECK(reshardKind(B, S(2)) == ReshardKind::Slice);
+  CHECK(reshardKind(B, P) == ReshardKind::ToPartial);
+  CHECK(reshardKind(S(0), P) == ReshardKind::ToPartial);
+  CHECK(reshardKind(B, Pmax) == ReshardKind::ToPartial);
+  // No single step: equal entries, another reduction, no identity written.
+  CHECK_FALSE(reshardKind(S(0), S(0)));
+  CHECK_FALSE(reshardKind(P, Pmax));
+  CHECK_FALSE(reshardKind(S(0), Pmax));
+  CHECK_FALSE(reshardKind(B, Sbp::partial(ReduceKind::Prod)));
+}
+
+TEST_CASE("a step on local blocks needs its dimensions unsplit inside") {
+  std::vector<int64_t> mesh = {2, 2};
+  CHECK_FALSE(checkReshardStep({S(0), S(1)}, {B, S(1)}, 0, mesh));
+  CHECK_FALSE(checkReshardStep({S(0), S(0)}, {S(0), B}, 1, mesh));
+  // Gathering the outer split of a dimension the inner axis also splits
+  // would interleave the parts.
+  CHECK(*checkReshardStep({S(0), S(0)}, {B, S(0)}, 0, mesh) ==
+        "tensor dimension 0 is also split by the inner mesh axis 1; its parts "
+        "along mesh axis 0 are not whole blocks");
+  CHECK(checkReshardStep({B, S(0)}, {S(0), S(0)}, 0, mesh));
+  CHECK(checkReshardStep({S(1), S(0)}, {S(0), S(0)}, 0, mesh));
+  // An inner axis of one device splits nothing.
+  CHECK_FALSE(checkReshardStep({S(0), S(0)}, {B, S(0)}, 0, {2, 1}));
+  CHECK(*checkReshardStep({S(0), B}, {B, S(0)}, 0, mesh) ==
+        "the layouts also differ on mesh axis 1; a step changes one");
+  CHECK(*checkReshardStep({P, B}, {Pmax, B}, 0, mesh) ==
+        "no single step turns P(sum) into P(max)");
+  CHECK(*checkReshardStep({B, B}, {S(0), B}, 2, mesh) ==
+        "mesh axis 2 is not an axis of a mesh of 2 axes");
+  CHECK(*checkReshardStep({B}, {S(0), B}, 0, mesh) ==
+        "the layouts have 1 and 2 entries for a mesh of 2 axes");
+}
+
+TEST_CASE("the failing GPT-3 boxings are single steps on the inner axis") {
+  std::vector<int64_t> mesh = {128, 8};
+  for (auto [from, to] : {std::pair{NdSbp{S(0), S(2)}, NdSbp{S(0), S(0)}},
+                          std::pair{NdSbp{S(0), S(0)}, NdSbp{S(0), S(2)}},
+                          std::pair{NdSbp{S(0), S(1)}, NdSbp{S(0), S(0)}}}) {
+    auto steps = planResharding(from, to, mesh, unitCost);
+    REQUIRE(steps);
+    REQUIRE(steps->size() == 1);
+    CHECK((*steps)[0].kind == ReshardKind::AllToAll);
+    CHECK((*steps)[0].meshAxis == 1);
+    CHECK((*steps)[0].tensorAxis() == to[1].axis);
+    CHECK((*steps)[0].concatAxis() == from[1].axis);
+  }
+}
+
+TEST_CASE("an outer axis changes a dimension the inner splits by a detour") {
+  std::vector<int64_t> mesh = {2, 2};
+  auto steps = planResharding({S(0), S(0)}, {S(1), S(0)}, mesh, unitCost);
+  REQUIRE(steps);
+  CHECK(describe(*steps) == "all_gather on 1, all_to_all on 0, slice on 1");
+  auto gathered = planResharding({S(0), S(0)}, {B, B}, mesh, unitCost);
+  REQUIRE(gathered);
+  CHECK(describe(*gathered) == "all_gather on 1, all_gather on 0");
+  auto swapped = planResharding({S(0), S(1)}, {S(1), S(0)}, mesh, unitCost);
+  REQUIRE(swapped);
+  CHECK(swapped->size() == 3);
+  // P(sum) -> P(max) completes the sum first.
+  auto relabel = planResharding({P}, {Pmax}, {4}, unitCost);
+  REQUIRE(relabel);
+  CHECK(describe(*relabel) == "all_reduce on 0, to_partial on 0");
+}
+
+TEST_CASE("the cheapest sequence wins, and ties resolve the same way") {
+  std::vector<int64_t> mesh = {2, 4};
+  // Axis 0 is dear: an all-gather there costs 10, elsewhere 1.
+  auto dearOuter = [](const ReshardStep &step) {
+    return isCollective(step.kind) ? (step.meshAxis == 0 ? 10.0 : 1.0) : 0.0;
+  };
+  auto steps = planResharding({S(0), P}, {B, B}, mesh, dearOuter);
+  REQUIRE(steps);
+  CHECK(steps->size() == 2);
+  auto again = planResharding({S(0), P}, {B, B}, mesh, dearOuter);
+  CHECK(describe(*steps) == describe(*again));
+  // Equal layouts need nothing; a layout of the wrong size is refused.
+  CHECK(planResharding({S(0), P}, {S(0), P}, mesh, unitCost)->empty());
+  CHECK_FALSE(planResharding({S(0)}, {B, B}, mesh, unitCost));
+}
+
+TEST_CASE("every pair of layouts of rank 1 to 3 on small meshes decomposes") {
+  for (std::vector<int64_t> mesh :
+       {std::vector<int64_t>{4}, {2, 2}, {2, 3}, {2, 2, 2}, {1, 2}}) {
+    for (int64_t rank = 1; rank <= 3; ++rank) {
+      std::vector<NdSbp> layouts = allLayouts(mesh.size(), rank);
+      for (const NdSbp &from : layouts)
+        for (const NdSbp &to : layouts) {
+          INFO(toString(from) << " -> " << toString(to));
+          auto steps = planResharding(from, to, mesh, unitCost);
+          REQUIRE(steps);
+          NdSbp state = from;
+          for (const ReshardStep &step : *steps) {
+            REQUIRE(step.from == state);
+            CHECK_FALSE(
+                checkReshardStep(step.from, step.to, step.meshAxis, mesh));
+            CHECK(reshardKind(step.from[step.meshAxis],
+                              step.to[step.meshAxis]) == step.kind);
+            state = step.to;
+          }
+          CHECK(state == to);
+          // No axis changes more than twice: source, B, destination.
+          CHECK(steps->size() <= 2 * mesh.size() + 2);
+        }
+    }
+  }
+}
