@@ -31,7 +31,9 @@ def SBP_Dialect : Dialect {
     op's operands, results and the mesh) and `sbp.explain` (a dictionary: the
     chosen layout's cost, the runner-up and its cost); on the module,
     `sbp.plan` (a dictionary: the predicted step, compute and communication
-    time, memory per device and the size of the search).
+    time, memory per device and the size of the search) and `sbp.cluster`
+    (the cluster the program is laid out for, as the text of a JSON cluster
+    file: the tools read the cluster once and the passes take it from here).
   }];
   let useDefaultAttributePrinterParser = 1;
   // Checks `sbp.sharding` against the op it is attached to.

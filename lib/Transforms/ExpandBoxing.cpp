@@ -78,7 +78,7 @@ struct ExpandBoxingPass : parplan::impl::ExpandBoxingBase<ExpandBoxingPass> {
       if (!model) {
         std::string error;
         model = ShardingCostModel::load(
-            cluster,
+            module, cluster,
             std::vector<int64_t>(mesh.getShape().begin(),
                                  mesh.getShape().end()),
             mixedPrecision, error);

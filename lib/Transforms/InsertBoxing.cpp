@@ -64,7 +64,7 @@ void InsertBoxingPass::runOnOperation() {
   }
   std::string error;
   std::optional<ShardingCostModel> model = ShardingCostModel::load(
-      cluster,
+      module, cluster,
       std::vector<int64_t>(mesh.getShape().begin(), mesh.getShape().end()),
       mixedPrecision, error);
   if (!model) {

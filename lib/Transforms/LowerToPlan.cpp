@@ -137,6 +137,8 @@ void LowerToPlanPass::runOnOperation() {
 
   module->setAttr("plan.mesh_shape",
                   OpBuilder(context).getDenseI64ArrayAttr(meshShape));
+  // The cluster the layouts were priced on has no use in the programs.
+  module->removeAttr("sbp.cluster");
   function.erase();
   if (mesh)
     mesh.erase();

@@ -1182,7 +1182,7 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       }
     }
     std::optional<ShardingCostModel> model = ShardingCostModel::load(
-        options.cluster, shape, options.mixedPrecision, error);
+        module, options.cluster, shape, options.mixedPrecision, error);
     if (!model) {
       module.emitError() << error;
       return signalPassFailure();

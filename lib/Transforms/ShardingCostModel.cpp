@@ -2,6 +2,7 @@
 
 #include "parplan/Transforms/ShardingCostModel.h"
 
+#include "parplan/Cost/ClusterFile.h"
 #include "parplan/Cost/Compute.h"
 #include "parplan/Cost/Presets.h"
 
@@ -35,12 +36,50 @@ double peakOf(const cost::DeviceType &type, cost::DType dtype) {
 
 } // namespace
 
+namespace {
+
+/// The cluster `scope`'s module carries, or `clusterNameOrPath` resolved.
+std::optional<cost::Cluster> clusterFor(Operation *scope,
+                                        const std::string &clusterNameOrPath,
+                                        std::string &error) {
+  auto module = scope ? dyn_cast<ModuleOp>(scope) : ModuleOp();
+  if (scope && !module)
+    module = scope->getParentOfType<ModuleOp>();
+  if (module)
+    if (auto text = module->getAttrOfType<StringAttr>("sbp.cluster"))
+      return cost::parseCluster(text.getValue(), "sbp.cluster.json", error);
+  return cost::resolveCluster(clusterNameOrPath, error);
+}
+
+} // namespace
+
+bool parplan::attachCluster(ModuleOp module,
+                            const std::string &clusterNameOrPath,
+                            std::string &error) {
+  std::optional<cost::Cluster> cluster =
+      cost::resolveCluster(clusterNameOrPath, error);
+  if (!cluster)
+    return false;
+  module->setAttr(
+      "sbp.cluster",
+      StringAttr::get(module.getContext(), cost::writeClusterJson(*cluster)));
+  return true;
+}
+
 std::optional<ShardingCostModel>
 ShardingCostModel::load(const std::string &clusterNameOrPath,
                         std::optional<std::vector<int64_t>> meshShape,
                         bool mixedPrecision, std::string &error) {
+  return load(nullptr, clusterNameOrPath, std::move(meshShape), mixedPrecision,
+              error);
+}
+
+std::optional<ShardingCostModel>
+ShardingCostModel::load(Operation *scope, const std::string &clusterNameOrPath,
+                        std::optional<std::vector<int64_t>> meshShape,
+                        bool mixedPrecision, std::string &error) {
   std::optional<cost::Cluster> cluster =
-      cost::resolveCluster(clusterNameOrPath, error);
+      clusterFor(scope, clusterNameOrPath, error);
   if (!cluster)
     return std::nullopt;
   std::vector<int64_t> shape =

@@ -84,6 +84,8 @@ struct CompileOptions {
   TrainingOptions training;
   std::string emit;
   std::string output;
+  /// Report the time of every pass (MLIR's -mlir-timing) on stderr.
+  bool mlirTiming = false;
 };
 
 /// `parplan clusters`: list the built-in cluster presets.

@@ -24,6 +24,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -155,38 +156,40 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return options.output.empty();
   };
 
-  // nn: the training step.
-  {
-    PassManager pm(&context);
-    pm.addNestedPass<func::FuncOp>(createNNSplitFusedProjections());
-    addAutodiffPass(pm, options.training);
-    if (failed(pm.run(*module)))
-      return 1;
+  // The cluster is read once, here, and carried in the IR for the passes.
+  std::string clusterError;
+  if (!attachCluster(*module, options.layout.cluster, clusterError)) {
+    llvm::errs() << "parplan compile: error: " << clusterError << "\n";
+    return 1;
   }
+  CompilePipelineOptions pipeline;
+  setPipelineOptions(pipeline, options.training, &options.layout);
+  // The stages of the parplan-compile pipeline, run one by one to print an
+  // intermediate stage and to read the search's figures before lowering
+  // consumes them; --mlir-timing reports them together.
+  DefaultTimingManager timing;
+  timing.setEnabled(options.mlirTiming);
+  TimingScope timingRoot = timing.getRootScope();
+  // The stages' pass managers live to the end: the timing report knows a
+  // pass by its address, which a freed pass would hand to the next one.
+  std::vector<std::unique_ptr<PassManager>> stages;
+  auto runStage = [&](function_ref<void(OpPassManager &)> addPasses) {
+    stages.push_back(std::make_unique<PassManager>(&context));
+    stages.back()->enableTiming(timingRoot);
+    addPasses(*stages.back());
+    return succeeded(stages.back()->run(*module));
+  };
+
+  // nn: the training step.
+  if (!runStage(
+          [&](OpPassManager &pm) { addTrainingStepPasses(pm, pipeline); }))
+    return 1;
   if (emitAfter("nn"))
     return 0;
 
   // sbp: layouts and boxings.
-  {
-    PassManager pm(&context);
-    SbpAssignOptions assign;
-    assign.cluster = options.layout.cluster;
-    assign.mesh = options.layout.mesh;
-    assign.strategy = options.layout.strategy;
-    assign.annotations = options.layout.annotations;
-    assign.explain = true;
-    pm.addPass(createSbpAssign(assign));
-    InsertBoxingOptions boxing;
-    boxing.cluster = options.layout.cluster;
-    boxing.mixedPrecision = false;
-    pm.addPass(createInsertBoxing(boxing));
-    ExpandBoxingOptions steps;
-    steps.cluster = boxing.cluster;
-    steps.mixedPrecision = boxing.mixedPrecision;
-    pm.addPass(createExpandBoxing(steps));
-    if (failed(pm.run(*module)))
-      return 1;
-  }
+  if (!runStage([&](OpPassManager &pm) { addLayoutPasses(pm, pipeline); }))
+    return 1;
   if (emitAfter("sbp"))
     return 0;
 
@@ -231,13 +234,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   });
 
   // plan: per-device programs.
-  {
-    PassManager pm(&context);
-    pm.addPass(createLowerToPlan());
-    pm.addPass(createPlanMemory());
-    if (failed(pm.run(*module)))
-      return 1;
-  }
+  if (!runStage([&](OpPassManager &pm) { addLoweringPasses(pm); }))
+    return 1;
   if (emitAfter("plan"))
     return 0;
   if (options.output.empty()) {

@@ -88,17 +88,22 @@ bool parplan::cli::writeIR(ModuleOp module, const std::string &path) {
   return true;
 }
 
-void parplan::cli::addAutodiffPass(mlir::PassManager &pm,
-                                   const TrainingOptions &training) {
-  NNAutodiffOptions autodiff;
-  autodiff.loss = training.loss;
-  autodiff.output = training.outputIndex;
-  autodiff.labels = training.labels;
-  autodiff.optimizer = training.optimizer;
-  autodiff.lr = training.lr;
-  autodiff.weightDecay = training.weightDecay;
-  autodiff.frozen = training.frozen;
-  autodiff.recompute = training.recompute;
-  autodiff.mixedPrecision = training.mixedPrecision;
-  pm.addPass(createNNAutodiff(autodiff));
+void parplan::cli::setPipelineOptions(CompilePipelineOptions &pipeline,
+                                      const TrainingOptions &training,
+                                      const LayoutOptions *layout) {
+  pipeline.loss = training.loss;
+  pipeline.output = training.outputIndex;
+  pipeline.labels = training.labels;
+  pipeline.optimizer = training.optimizer;
+  pipeline.lr = training.lr;
+  pipeline.weightDecay = training.weightDecay;
+  pipeline.frozen = training.frozen;
+  pipeline.recompute = training.recompute;
+  pipeline.mixedPrecision = training.mixedPrecision;
+  if (!layout)
+    return;
+  pipeline.cluster = layout->cluster;
+  pipeline.mesh = layout->mesh;
+  pipeline.strategy = layout->strategy;
+  pipeline.annotations = layout->annotations;
 }

@@ -10,6 +10,8 @@
 
 #include "Commands.h"
 
+#include "parplan/Transforms/Passes.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -39,8 +41,11 @@ loadModel(const std::string &path, const std::vector<std::string> &dims,
 /// reason printed) when it cannot.
 bool writeIR(mlir::ModuleOp module, const std::string &path);
 
-/// Adds nn-autodiff with `training`'s options to `pm`.
-void addAutodiffPass(mlir::PassManager &pm, const TrainingOptions &training);
+/// Fills the training options of the compile pipeline from `training`'s
+/// flags, and its layout options from `layout`'s when given.
+void setPipelineOptions(CompilePipelineOptions &pipeline,
+                        const TrainingOptions &training,
+                        const LayoutOptions *layout = nullptr);
 
 } // namespace parplan::cli
 

@@ -8,6 +8,7 @@
 #include "parplan/InitAllDialects.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Transforms/Passes.h"
+#include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -31,6 +32,12 @@ int parplan::cli::runShard(const ShardOptions &options) {
     return 1;
 
   OneLineDiagnostics diagnostics(context);
+  // The cluster is read once, here, and carried in the IR for the passes.
+  std::string clusterError;
+  if (!attachCluster(*module, options.layout.cluster, clusterError)) {
+    llvm::errs() << "parplan shard: error: " << clusterError << "\n";
+    return 1;
+  }
   PassManager pm(&context);
   // Fused projections (GPT-2's query-key-value) become one per part, each
   // free to take its own layout.

@@ -27,7 +27,9 @@ int parplan::cli::runTrainStep(const TrainStepOptions &options) {
 
   OneLineDiagnostics diagnostics(context);
   PassManager pm(&context);
-  addAutodiffPass(pm, options.training);
+  CompilePipelineOptions pipeline;
+  setPipelineOptions(pipeline, options.training);
+  addAutodiffPass(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;
 

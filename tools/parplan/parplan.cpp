@@ -256,6 +256,8 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"nn", "sbp", "plan"}));
   compileCommand->add_option("-o,--output", compile.output,
                              "Output directory: plan.pb and summary.json");
+  compileCommand->add_flag("--mlir-timing", compile.mlirTiming,
+                           "Report the time of every pass on stderr");
 
   parplan::cli::TrainStepOptions trainStep;
   CLI::App *trainStepCommand = app.add_subcommand(

@@ -24,8 +24,79 @@ namespace parplan {
 /// the pipeline `nn-canonical-forms`.
 void addCanonicalFormPasses(mlir::OpPassManager &pm);
 
+/// The options of `parplan compile`'s pipeline, `parplan-compile`: the
+/// training step (nn-autodiff's options) and the layout (sbp-assign's).
+struct CompilePipelineOptions
+    : public mlir::PassPipelineOptions<CompilePipelineOptions> {
+  Option<std::string> cluster{
+      *this, "cluster",
+      llvm::cl::desc("Cluster preset name or cluster file, used when the "
+                     "module carries no sbp.cluster"),
+      llvm::cl::init("dgx-h100")};
+  Option<std::string> mesh{*this, "mesh",
+                           llvm::cl::desc("Mesh shape, e.g. 2x4 (default: "
+                                          "the cluster's)"),
+                           llvm::cl::init("")};
+  Option<std::string> strategy{
+      *this, "strategy",
+      llvm::cl::desc("auto, exact, data-parallel or megatron"),
+      llvm::cl::init("auto")};
+  Option<std::string> annotations{*this, "annotations",
+                                  llvm::cl::desc("File of pinned layouts"),
+                                  llvm::cl::init("")};
+  Option<bool> explain{*this, "explain",
+                       llvm::cl::desc("Attach sbp.explain to every op"),
+                       llvm::cl::init(true)};
+  Option<std::string> loss{*this, "loss",
+                           llvm::cl::desc("cross-entropy or mse"),
+                           llvm::cl::init("cross-entropy")};
+  Option<unsigned> output{*this, "output",
+                          llvm::cl::desc("The model output the loss reads"),
+                          llvm::cl::init(0)};
+  Option<std::string> labels{*this, "labels",
+                             llvm::cl::desc("Name of the labels input"),
+                             llvm::cl::init("labels")};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("sgd, momentum, adam or adamw"),
+                                llvm::cl::init("adam")};
+  Option<double> lr{*this, "lr", llvm::cl::desc("Learning rate"),
+                    llvm::cl::init(1e-3)};
+  Option<double> weightDecay{
+      *this, "weight-decay",
+      llvm::cl::desc("Weight decay (negative: the optimizer's default)"),
+      llvm::cl::init(-1)};
+  Option<std::string> frozen{*this, "frozen",
+                             llvm::cl::desc("Globs of parameters not trained"),
+                             llvm::cl::init("")};
+  Option<std::string> recompute{*this, "recompute",
+                                llvm::cl::desc("none, selective or full"),
+                                llvm::cl::init("none")};
+  Option<std::string> mixedPrecision{*this, "mixed-precision",
+                                     llvm::cl::desc("none, bf16 or fp16"),
+                                     llvm::cl::init("none")};
+};
+
+/// nn-autodiff with the training options of `options`.
+void addAutodiffPass(mlir::OpPassManager &pm,
+                     const CompilePipelineOptions &options);
+
+/// The stages of the compile pipeline, in order: the training step
+/// (nn-split-fused-projections, nn-autodiff), the layout
+/// (sbp-assign, insert-boxing, expand-boxing, priced alike) and the
+/// per-device programs (lower-to-plan, plan-memory).
+void addTrainingStepPasses(mlir::OpPassManager &pm,
+                           const CompilePipelineOptions &options);
+void addLayoutPasses(mlir::OpPassManager &pm,
+                     const CompilePipelineOptions &options);
+void addLoweringPasses(mlir::OpPassManager &pm);
+
+/// The three stages: an imported model to per-device plan programs, what
+/// `parplan compile` runs. Registered as the pipeline `parplan-compile`.
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          const CompilePipelineOptions &options);
+
 /// Registers every pass above (registerTransformsPasses, generated) and the
-/// `nn-canonical-forms` pipeline.
+/// `nn-canonical-forms` and `parplan-compile` pipelines.
 void registerAllPasses();
 
 } // namespace parplan

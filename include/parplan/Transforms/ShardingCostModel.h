@@ -15,6 +15,7 @@
 #include "parplan/Cost/Cluster.h"
 #include "parplan/Cost/Mesh.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Types.h"
 
 #include <map>
@@ -31,6 +32,13 @@ public:
   /// default. std::nullopt with `error` set when either is wrong.
   static std::optional<ShardingCostModel>
   load(const std::string &clusterNameOrPath,
+       std::optional<std::vector<int64_t>> meshShape, bool mixedPrecision,
+       std::string &error);
+  /// The same for the program `scope` belongs to: the cluster its module
+  /// carries (`sbp.cluster`, see attachCluster) when it carries one, else
+  /// `clusterNameOrPath`.
+  static std::optional<ShardingCostModel>
+  load(mlir::Operation *scope, const std::string &clusterNameOrPath,
        std::optional<std::vector<int64_t>> meshShape, bool mixedPrecision,
        std::string &error);
 
@@ -79,6 +87,13 @@ private:
                    std::optional<cost::BoxingCost>>
       boxingCache;
 };
+
+/// Resolves `clusterNameOrPath` (a preset or a file, read once here) and
+/// stores it on `module` as `sbp.cluster`, where the passes that price
+/// layouts find it; they then read no file. Returns false with `error` set
+/// when the cluster cannot be resolved.
+bool attachCluster(mlir::ModuleOp module, const std::string &clusterNameOrPath,
+                   std::string &error);
 
 /// The layout gradients take: Split stays Split, Broadcast becomes Partial
 /// (each user adds its contribution), Partial becomes Broadcast. The backward

@@ -4,6 +4,8 @@
 #include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 #include "mlir/IR/DialectImplementation.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -28,6 +30,12 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
     if (!isa<DictionaryAttr>(attribute.getValue()))
       return op->emitOpError()
              << attribute.getName() << " must be a dictionary";
+    return success();
+  }
+  if (attribute.getName() == "sbp.cluster") {
+    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attribute.getValue()))
+      return op->emitOpError()
+             << "sbp.cluster must be a string (a cluster file) on a module";
     return success();
   }
   if (attribute.getName() != "sbp.sharding")
