@@ -366,3 +366,62 @@ TEST_CASE_METHOD(SearchFixture, "the same input gives byte-identical output",
   CHECK(text() == first);
   CHECK(first.find("runner_up") != std::string::npos);
 }
+
+TEST_CASE_METHOD(SearchFixture,
+                 "the search's predicted step is compute plus the boxings "
+                 "inserted",
+                 "[sharding-search]") {
+  // Training steps of zoo models, laid out on one node as 8 and 2x4: the
+  // step time the search reports (its objective at the chosen layouts)
+  // must be what the program it leaves costs, every boxing priced once.
+  struct Case {
+    const char *name;
+    zoo::ModelSpec spec;
+    const char *frozen;
+  };
+  std::vector<Case> cases(2);
+  cases[0].name = "mlp";
+  cases[0].spec.mlp.sizes = {64, 128, 10};
+  cases[0].spec.common.batch = 16;
+  cases[0].frozen = "";
+  cases[1].name = "gpt";
+  cases[1].spec.kind = zoo::ModelKind::Gpt;
+  cases[1].spec.gpt = {};
+  cases[1].spec.gpt.layers = 2;
+  cases[1].spec.gpt.hidden = 64;
+  cases[1].spec.gpt.heads = 4;
+  cases[1].spec.gpt.seq = 16;
+  cases[1].spec.gpt.vocab = 96;
+  cases[1].spec.common.batch = 8;
+  cases[1].frozen = "transformer.causal_mask";
+  for (const Case &c : cases)
+    for (const char *meshShape : {"8", "2x4"}) {
+      INFO(c.name << " on " << meshShape);
+      std::string bytes = zoo::build(c.spec).model.SerializeAsString();
+      std::string error;
+      module = importOnnx(bytes, std::string(c.name) + ".onnx", context,
+                          OnnxImportOptions{}, error);
+      REQUIRE(module);
+      PassManager pm(&context);
+      addCanonicalFormPasses(pm);
+      CompilePipelineOptions training;
+      training.frozen = c.frozen;
+      addTrainingStepPasses(pm, training);
+      REQUIRE(succeeded(pm.run(*module)));
+      SbpAssignOptions options;
+      options.mesh = meshShape;
+      options.mixedPrecision = false;
+      plan(options);
+      double boxings = 0;
+      module->walk([&](sbp::BoxingOp boxing) {
+        boxings += boxing.getTime()->convertToDouble();
+      });
+      auto figures = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
+      auto seconds = [&](StringRef key) {
+        return cast<FloatAttr>(figures.get(key)).getValueAsDouble();
+      };
+      CHECK(seconds("communication_time") == Approx(boxings).epsilon(1e-9));
+      CHECK(seconds("step_time") ==
+            Approx(seconds("compute_time") + boxings).epsilon(1e-9));
+    }
+}
