@@ -33,7 +33,8 @@ def SBP_Dialect : Dialect {
     `sbp.plan` (a dictionary: the predicted step, compute and communication
     time, memory per device and the size of the search) and `sbp.cluster`
     (the cluster the program is laid out for, as the text of a JSON cluster
-    file: the tools read the cluster once and the passes take it from here).
+    file: the tools read the cluster once and the passes take it from here)
+    and `sbp.annotations` (`{file, text}` of the pinned layouts, likewise).
   }];
   let useDefaultAttributePrinterParser = 1;
   // Checks `sbp.sharding` against the op it is attached to.

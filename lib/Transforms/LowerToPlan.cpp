@@ -137,8 +137,10 @@ void LowerToPlanPass::runOnOperation() {
 
   module->setAttr("plan.mesh_shape",
                   OpBuilder(context).getDenseI64ArrayAttr(meshShape));
-  // The cluster the layouts were priced on has no use in the programs.
+  // The cluster the layouts were priced on and the pins they obeyed have no
+  // use in the programs.
   module->removeAttr("sbp.cluster");
+  module->removeAttr("sbp.annotations");
   function.erase();
   if (mesh)
     mesh.erase();

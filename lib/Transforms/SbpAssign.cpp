@@ -543,10 +543,15 @@ LogicalResult ShardingSearch::addPin(Operation *op, Pin pin) {
 }
 
 LogicalResult ShardingSearch::collectPins() {
-  if (!options.annotations.empty()) {
+  // The annotations the tool read into the module, else the option's file.
+  auto carried = module->getAttrOfType<DictionaryAttr>("sbp.annotations");
+  if (carried || !options.annotations.empty()) {
     std::string error;
     std::optional<Annotations> annotations =
-        loadAnnotations(options.annotations, error);
+        carried ? parseAnnotations(carried.getAs<StringAttr>("text").getValue(),
+                                   carried.getAs<StringAttr>("file").getValue(),
+                                   error)
+                : loadAnnotations(options.annotations, error);
     if (!annotations)
       return module.emitError() << error;
     std::vector<bool> used(annotations->pins.size(), false);

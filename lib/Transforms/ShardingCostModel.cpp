@@ -6,7 +6,10 @@
 #include "parplan/Cost/Compute.h"
 #include "parplan/Cost/Presets.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <limits>
 
@@ -63,6 +66,24 @@ bool parplan::attachCluster(ModuleOp module,
   module->setAttr(
       "sbp.cluster",
       StringAttr::get(module.getContext(), cost::writeClusterJson(*cluster)));
+  return true;
+}
+
+bool parplan::attachAnnotations(ModuleOp module, const std::string &path,
+                                std::string &error) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file) {
+    error = "cannot read '" + path + "': " + file.getError().message();
+    return false;
+  }
+  Builder builder(module.getContext());
+  module->setAttr(
+      "sbp.annotations",
+      builder.getDictionaryAttr(
+          {builder.getNamedAttr("file", builder.getStringAttr(path)),
+           builder.getNamedAttr("text",
+                                builder.getStringAttr((*file)->getBuffer()))}));
   return true;
 }
 

@@ -265,45 +265,13 @@ void checkBytes(ModuleOp module, const std::vector<int64_t> &mesh,
   // Per pair, per device: bytes sent.
   std::vector<std::vector<double>> sent(pairs.size(),
                                         std::vector<double>(devices, 0));
-  auto bytesOf = [](Value buffer) {
-    auto type = cast<MemRefType>(buffer.getType());
-    return static_cast<double>(type.getNumElements()) * 4.0;
-  };
   module.walk([&](Operation *op) {
     auto location = dyn_cast<NameLoc>(op->getLoc());
     if (!location || !isa<plan::PlanDialect>(op->getDialect()))
       return;
-    auto groupRef = op->getAttrOfType<FlatSymbolRefAttr>("group");
-    if (!groupRef)
-      return; // A local kernel.
-    size_t pair = std::stoul(location.getName().str().substr(4));
     auto program = op->getParentOfType<plan::ProgramOp>();
-    auto group =
-        SymbolTable::lookupNearestSymbolFrom<plan::GroupOp>(program, groupRef);
-    double n = static_cast<double>(group.getSize());
-    double &bytes = sent[pair][program.getDevice()];
-    if (auto gather = dyn_cast<plan::AllGatherOp>(op))
-      bytes += bytesOf(gather.getOutput()) - bytesOf(gather.getInput());
-    else if (auto scatter = dyn_cast<plan::ReduceScatterOp>(op))
-      bytes += bytesOf(scatter.getInput()) - bytesOf(scatter.getOutput());
-    else if (auto reduce = dyn_cast<plan::AllReduceOp>(op))
-      bytes += 2 * (n - 1) / n * bytesOf(reduce.getBuffer());
-    else if (auto exchange = dyn_cast<plan::AllToAllOp>(op)) {
-      auto in = cast<MemRefType>(exchange.getInput().getType());
-      int64_t me = llvm::find(group.getDevices(), program.getDevice()) -
-                   group.getDevices().begin();
-      int64_t axis = exchange.getSplitAxis();
-      // The part of the split axis this member keeps; a block may be
-      // empty when a dimension has fewer elements than devices.
-      double kept = 0;
-      if (in.getDimSize(axis) > 0)
-        kept =
-            bytesOf(exchange.getInput()) /
-            static_cast<double>(in.getDimSize(axis)) *
-            static_cast<double>(
-                balancedShard(in.getDimSize(axis), group.getSize(), me).size);
-      bytes += bytesOf(exchange.getInput()) - kept;
-    }
+    size_t pair = std::stoul(location.getName().str().substr(4));
+    sent[pair][program.getDevice()] += plan::bytesSent(op);
   });
   std::string error;
   std::optional<ShardingCostModel> model =

@@ -58,9 +58,8 @@ struct DeviceFigures {
 
 /// One device's arena (plan-memory) and peak of live bytes (every named
 /// buffer for the whole step, temporaries from their creation to their last
-/// use), and the bytes its collectives send (ring algorithms: (n-1)/n of the
-/// data per device, twice for an all-reduce).
-DeviceFigures deviceFigures(plan::ProgramOp program, ModuleOp module) {
+/// use), and the bytes its collectives send (plan::bytesSent).
+DeviceFigures deviceFigures(plan::ProgramOp program) {
   DeviceFigures figures;
   Block &body = program.getBody().front();
   DenseMap<Operation *, int64_t> position;
@@ -89,29 +88,8 @@ DeviceFigures deviceFigures(plan::ProgramOp program, ModuleOp module) {
   figures.peakMemoryBytes = figures.liveMemoryBytes;
   if (auto arena = program->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
     figures.peakMemoryBytes = arena.getInt();
-  auto groupSize = [&](FlatSymbolRefAttr name) -> double {
-    auto group = module.lookupSymbol<plan::GroupOp>(name);
-    return group ? static_cast<double>(group.getSize()) : 1.0;
-  };
-  auto share = [](double n) { return (n - 1) / n; };
-  for (Operation &op : body) {
-    if (auto o = dyn_cast<plan::AllReduceOp>(op))
-      figures.commBytes +=
-          2 * share(groupSize(o.getGroupAttr())) * bufferBytes(o.getBuffer());
-    else if (auto o = dyn_cast<plan::AllGatherOp>(op))
-      figures.commBytes +=
-          share(groupSize(o.getGroupAttr())) * bufferBytes(o.getOutput());
-    else if (auto o = dyn_cast<plan::ReduceScatterOp>(op))
-      figures.commBytes +=
-          share(groupSize(o.getGroupAttr())) * bufferBytes(o.getInput());
-    else if (auto o = dyn_cast<plan::AllToAllOp>(op))
-      figures.commBytes +=
-          share(groupSize(o.getGroupAttr())) * bufferBytes(o.getInput());
-    else if (auto o = dyn_cast<plan::BroadcastOp>(op))
-      figures.commBytes += bufferBytes(o.getBuffer());
-    else if (auto o = dyn_cast<plan::SendOp>(op))
-      figures.commBytes += bufferBytes(o.getBuffer());
-  }
+  for (Operation &op : body)
+    figures.commBytes += plan::bytesSent(&op);
   return figures;
 }
 
@@ -156,12 +134,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return options.output.empty();
   };
 
-  // The cluster is read once, here, and carried in the IR for the passes.
-  std::string clusterError;
-  if (!attachCluster(*module, options.layout.cluster, clusterError)) {
-    llvm::errs() << "parplan compile: error: " << clusterError << "\n";
+  if (!attachLayoutInputs(*module, options.layout, "compile"))
     return 1;
-  }
   CompilePipelineOptions pipeline;
   setPipelineOptions(pipeline, options.training, &options.layout);
   // The stages of the parplan-compile pipeline, run one by one to print an
@@ -267,7 +241,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   double comm = 0;
   SmallVector<plan::ProgramOp> programs(module->getOps<plan::ProgramOp>());
   for (plan::ProgramOp program : programs) {
-    DeviceFigures figures = deviceFigures(program, *module);
+    DeviceFigures figures = deviceFigures(program);
     peak = std::max(peak, figures.peakMemoryBytes);
     comm = std::max(comm, figures.commBytes);
     perDevice.push_back(

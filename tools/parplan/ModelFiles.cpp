@@ -1,10 +1,12 @@
 //===- ModelFiles.cpp - reading models and writing IR ---------------------===//
 
 #include "ModelFiles.h"
+
 #include "Diagnostics.h"
 
 #include "parplan/Import/OnnxImporter.h"
 #include "parplan/Transforms/Passes.h"
+#include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -86,6 +88,18 @@ bool parplan::cli::writeIR(ModuleOp module, const std::string &path) {
     return false;
   }
   return true;
+}
+
+bool parplan::cli::attachLayoutInputs(mlir::ModuleOp module,
+                                      const LayoutOptions &layout,
+                                      const char *command) {
+  std::string error;
+  if (attachCluster(module, layout.cluster, error) &&
+      (layout.annotations.empty() ||
+       attachAnnotations(module, layout.annotations, error)))
+    return true;
+  llvm::errs() << "parplan " << command << ": error: " << error << "\n";
+  return false;
 }
 
 void parplan::cli::setPipelineOptions(CompilePipelineOptions &pipeline,

@@ -12,6 +12,7 @@
 
 #include "parplan/Transforms/Passes.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -40,6 +41,12 @@ loadModel(const std::string &path, const std::vector<std::string> &dims,
 /// Writes `module` to `path`, or to stdout when `path` is empty; false (the
 /// reason printed) when it cannot.
 bool writeIR(mlir::ModuleOp module, const std::string &path);
+
+/// Reads the cluster and the annotations file of `layout` once and carries
+/// them on `module` (sbp.cluster, sbp.annotations) for the passes; prints
+/// "parplan COMMAND: error: ..." and returns false when one cannot be read.
+bool attachLayoutInputs(mlir::ModuleOp module, const LayoutOptions &layout,
+                        const char *command);
 
 /// Fills the training options of the compile pipeline from `training`'s
 /// flags, and its layout options from `layout`'s when given.

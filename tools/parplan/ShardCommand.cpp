@@ -32,12 +32,8 @@ int parplan::cli::runShard(const ShardOptions &options) {
     return 1;
 
   OneLineDiagnostics diagnostics(context);
-  // The cluster is read once, here, and carried in the IR for the passes.
-  std::string clusterError;
-  if (!attachCluster(*module, options.layout.cluster, clusterError)) {
-    llvm::errs() << "parplan shard: error: " << clusterError << "\n";
+  if (!attachLayoutInputs(*module, options.layout, "shard"))
     return 1;
-  }
   PassManager pm(&context);
   // Fused projections (GPT-2's query-key-value) become one per part, each
   // free to take its own layout.

@@ -95,6 +95,13 @@ private:
 bool attachCluster(mlir::ModuleOp module, const std::string &clusterNameOrPath,
                    std::string &error);
 
+/// Reads the annotations file at `path` (pinned layouts,
+/// docs/sbp-annotations.md) and stores it on `module` as `sbp.annotations`
+/// (its name and text), where sbp-assign finds it instead of reading the
+/// file. Returns false with `error` set when the file cannot be read.
+bool attachAnnotations(mlir::ModuleOp module, const std::string &path,
+                       std::string &error);
+
 /// The layout gradients take: Split stays Split, Broadcast becomes Partial
 /// (each user adds its contribution), Partial becomes Broadcast. The backward
 /// of a boxing from -> to is a boxing dual(to) -> dual(from).

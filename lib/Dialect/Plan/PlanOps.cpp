@@ -238,3 +238,54 @@ LogicalResult verifyPeer(Operation *op, int64_t peer) {
 LogicalResult SendOp::verify() { return verifyPeer(*this, getPeer()); }
 
 LogicalResult RecvOp::verify() { return verifyPeer(*this, getPeer()); }
+
+//===----------------------------------------------------------------------===//
+// bytes sent
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+double bufferBytes(Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  return static_cast<double>(type.getNumElements()) *
+         static_cast<double>(std::max<int64_t>(
+             1, static_cast<int64_t>(type.getElementTypeBitWidth()) / 8));
+}
+
+} // namespace
+
+double parplan::plan::bytesSent(Operation *op) {
+  if (auto send = dyn_cast<SendOp>(op))
+    return bufferBytes(send.getBuffer());
+  auto groupRef = op->getAttrOfType<FlatSymbolRefAttr>("group");
+  auto program = op->getParentOfType<ProgramOp>();
+  if (!groupRef || !program)
+    return 0;
+  auto group = SymbolTable::lookupNearestSymbolFrom<GroupOp>(program, groupRef);
+  if (!group)
+    return 0;
+  double n = static_cast<double>(group.getSize());
+  if (auto gather = dyn_cast<AllGatherOp>(op))
+    return bufferBytes(gather.getOutput()) - bufferBytes(gather.getInput());
+  if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+    return bufferBytes(scatter.getInput()) - bufferBytes(scatter.getOutput());
+  if (auto reduce = dyn_cast<AllReduceOp>(op))
+    return 2 * (n - 1) / n * bufferBytes(reduce.getBuffer());
+  if (auto broadcast = dyn_cast<BroadcastOp>(op))
+    return bufferBytes(broadcast.getBuffer());
+  if (auto exchange = dyn_cast<AllToAllOp>(op)) {
+    // The member keeps its balanced part of the split axis; a block may be
+    // empty when a dimension has fewer elements than devices.
+    MemRefType in = exchange.getInput().getType();
+    int64_t extent = in.getDimSize(exchange.getSplitAxis());
+    if (extent == 0)
+      return 0;
+    int64_t me = llvm::find(group.getDevices(), program.getDevice()) -
+                 group.getDevices().begin();
+    double kept =
+        bufferBytes(exchange.getInput()) / static_cast<double>(extent) *
+        static_cast<double>(balancedShard(extent, group.getSize(), me).size);
+    return bufferBytes(exchange.getInput()) - kept;
+  }
+  return 0;
+}

@@ -32,6 +32,14 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
              << attribute.getName() << " must be a dictionary";
     return success();
   }
+  if (attribute.getName() == "sbp.annotations") {
+    auto carried = dyn_cast<DictionaryAttr>(attribute.getValue());
+    if (!isa<ModuleOp>(op) || !carried || !carried.getAs<StringAttr>("file") ||
+        !carried.getAs<StringAttr>("text"))
+      return op->emitOpError() << "sbp.annotations must be a dictionary of "
+                                  "strings `file` and `text` on a module";
+    return success();
+  }
   if (attribute.getName() == "sbp.cluster") {
     if (!isa<ModuleOp>(op) || !isa<StringAttr>(attribute.getValue()))
       return op->emitOpError()

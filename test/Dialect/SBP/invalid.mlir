@@ -234,3 +234,15 @@ func.func @step_no_mesh(%x: tensor<4xf32>) {
   %0 = sbp.reduce_scatter %x on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.s<0>] : tensor<4xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'builtin.module' op sbp.cluster must be a string (a cluster file) on a module}}
+module attributes {sbp.cluster = 3 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.module' op sbp.annotations must be a dictionary of strings `file` and `text` on a module}}
+module attributes {sbp.annotations = {file = "pins.yaml"}} {
+}

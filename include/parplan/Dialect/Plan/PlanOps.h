@@ -16,4 +16,16 @@
 #define GET_OP_CLASSES
 #include "parplan/Dialect/Plan/PlanOps.h.inc"
 
+namespace parplan::plan {
+
+/// The bytes the device running `op` sends in it, under the ring
+/// algorithms the cost model assumes (docs/cost-model.md): an all-gather
+/// its output less its own part, a reduce-scatter its input less its own
+/// part, an all-reduce 2(n-1)/n of the buffer, an all-to-all its input less
+/// the part it keeps, a broadcast or send the buffer. 0 for anything else,
+/// and for a collective whose group cannot be found.
+double bytesSent(mlir::Operation *op);
+
+} // namespace parplan::plan
+
 #endif // PARPLAN_DIALECT_PLAN_PLANOPS_H
