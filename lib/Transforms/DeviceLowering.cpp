@@ -6,8 +6,6 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
-#include "llvm/ADT/TypeSwitch.h"
-
 using namespace mlir;
 using namespace parplan;
 
@@ -45,14 +43,10 @@ NdSbp DeviceLowering::layoutOf(Value value) const {
   if (!result || !hasMesh)
     return replicated;
   Operation *producer = result.getOwner();
-  ArrayAttr resharded =
-      llvm::TypeSwitch<Operation *, ArrayAttr>(producer)
-          .Case<sbp::BoxingOp, sbp::AllGatherOp, sbp::ReduceScatterOp,
-                sbp::AllReduceOp, sbp::AllToAllOp, sbp::SliceOp,
-                sbp::ToPartialOp>([](auto op) { return op.getDst(); })
-          .Default([](Operation *) { return ArrayAttr(); });
-  if (resharded)
-    return sbp::toNdSbp(resharded);
+  if (auto boxing = dyn_cast<sbp::BoxingOp>(producer))
+    return sbp::toNdSbp(boxing.getDst());
+  if (std::optional<ReshardStep> step = sbp::getReshardStep(producer))
+    return step->to;
   auto sharding = producer->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
   if (!sharding)
     return replicated;

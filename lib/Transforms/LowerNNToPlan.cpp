@@ -236,16 +236,9 @@ LogicalResult lowerOp(Operation *op, DeviceLowering &lowering) {
 template <typename Op>
 struct NNPlanLowering
     : PlanLoweringOpInterface::ExternalModel<NNPlanLowering<Op>, Op> {
+  // Overload resolution picks the op's own lowerOp, or the generic one.
   LogicalResult lowerToDevice(Operation *op, DeviceLowering &lowering) const {
-    if constexpr (std::is_same_v<Op, nn::ParamOp> ||
-                  std::is_same_v<Op, nn::InputOp> ||
-                  std::is_same_v<Op, nn::ConstantOp> ||
-                  std::is_same_v<Op, nn::GatherOp> ||
-                  std::is_same_v<Op, nn::GatherGradOp> ||
-                  std::is_same_v<Op, nn::ReduceMeanOp>)
-      return lowerOp(cast<Op>(op), lowering);
-    else
-      return lowerOp(op, lowering);
+    return lowerOp(cast<Op>(op), lowering);
   }
 };
 

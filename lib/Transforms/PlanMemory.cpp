@@ -51,9 +51,7 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
         MemRefType type = buffer.getType();
         Interval interval;
         interval.buffer = buffer;
-        interval.bytes =
-            alignUp(type.getNumElements() *
-                    std::max<int64_t>(1, type.getElementTypeBitWidth() / 8));
+        interval.bytes = alignUp(plan::bufferBytes(type));
         if (buffer.getBufferKind() == plan::BufferKind::temporary) {
           interval.begin = interval.end = position[buffer];
           for (Operation *user : buffer.getResult().getUsers())

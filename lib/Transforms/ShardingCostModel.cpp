@@ -167,14 +167,6 @@ int64_t ShardingCostModel::elementBytes(Type elementType) const {
   return bits < 8 ? 1 : bits / 8;
 }
 
-double ShardingCostModel::tensorBytes(Type type) const {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return 0;
-  return static_cast<double>(tensor.getNumElements()) *
-         static_cast<double>(elementBytes(tensor.getElementType()));
-}
-
 double ShardingCostModel::computeTime(double flops, double bytes,
                                       Type elementType) const {
   const cost::DeviceType &device = getSlowestDeviceType();

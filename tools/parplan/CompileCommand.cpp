@@ -43,12 +43,6 @@ namespace sbp = parplan::sbp;
 
 namespace {
 
-int64_t bufferBytes(Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  return type.getNumElements() *
-         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-}
-
 struct DeviceFigures {
   /// The arena plan-memory laid out, and the peak of live bytes it cannot
   /// go below.
@@ -69,7 +63,7 @@ DeviceFigures deviceFigures(plan::ProgramOp program) {
   std::vector<int64_t> delta(index + 1, 0);
   int64_t always = 0;
   for (auto buffer : body.getOps<plan::BufferOp>()) {
-    int64_t bytes = bufferBytes(buffer.getResult());
+    int64_t bytes = plan::bufferBytes(buffer.getType());
     if (buffer.getBufferKind() != plan::BufferKind::temporary) {
       always += bytes;
       continue;

@@ -80,9 +80,9 @@ int parplan::cli::runShard(const ShardOptions &options) {
   // The collectives the boxings became, by kind.
   std::map<std::string, int> collectives;
   module->walk([&](Operation *op) {
-    if (isa<sbp::AllGatherOp, sbp::ReduceScatterOp, sbp::AllReduceOp,
-            sbp::AllToAllOp>(op))
-      ++collectives[op->getName().stripDialect().str()];
+    if (std::optional<ReshardStep> step = sbp::getReshardStep(op);
+        step && isCollective(step->kind))
+      ++collectives[toString(step->kind)];
   });
   std::string counts;
   for (const auto &[name, count] : collectives)

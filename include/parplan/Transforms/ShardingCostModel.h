@@ -60,8 +60,6 @@ public:
   /// Bytes per element as stored and moved: 2 for floating-point values
   /// under mixed precision, the type's width otherwise (1 for i1).
   int64_t elementBytes(mlir::Type elementType) const;
-  /// Bytes of the whole (logical) tensor.
-  double tensorBytes(mlir::Type type) const;
 
   /// Roofline time of `flops` and `bytes` on the slowest device.
   double computeTime(double flops, double bytes, mlir::Type elementType) const;

@@ -243,20 +243,23 @@ LogicalResult RecvOp::verify() { return verifyPeer(*this, getPeer()); }
 // bytes sent
 //===----------------------------------------------------------------------===//
 
+int64_t parplan::plan::bufferBytes(MemRefType type) {
+  return type.getNumElements() *
+         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
 namespace {
 
-double bufferBytes(Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  return static_cast<double>(type.getNumElements()) *
-         static_cast<double>(std::max<int64_t>(
-             1, static_cast<int64_t>(type.getElementTypeBitWidth()) / 8));
+double bytesOf(Value buffer) {
+  return static_cast<double>(
+      parplan::plan::bufferBytes(cast<MemRefType>(buffer.getType())));
 }
 
 } // namespace
 
 double parplan::plan::bytesSent(Operation *op) {
   if (auto send = dyn_cast<SendOp>(op))
-    return bufferBytes(send.getBuffer());
+    return bytesOf(send.getBuffer());
   auto groupRef = op->getAttrOfType<FlatSymbolRefAttr>("group");
   auto program = op->getParentOfType<ProgramOp>();
   if (!groupRef || !program)
@@ -266,13 +269,13 @@ double parplan::plan::bytesSent(Operation *op) {
     return 0;
   double n = static_cast<double>(group.getSize());
   if (auto gather = dyn_cast<AllGatherOp>(op))
-    return bufferBytes(gather.getOutput()) - bufferBytes(gather.getInput());
+    return bytesOf(gather.getOutput()) - bytesOf(gather.getInput());
   if (auto scatter = dyn_cast<ReduceScatterOp>(op))
-    return bufferBytes(scatter.getInput()) - bufferBytes(scatter.getOutput());
+    return bytesOf(scatter.getInput()) - bytesOf(scatter.getOutput());
   if (auto reduce = dyn_cast<AllReduceOp>(op))
-    return 2 * (n - 1) / n * bufferBytes(reduce.getBuffer());
+    return 2 * (n - 1) / n * bytesOf(reduce.getBuffer());
   if (auto broadcast = dyn_cast<BroadcastOp>(op))
-    return bufferBytes(broadcast.getBuffer());
+    return bytesOf(broadcast.getBuffer());
   if (auto exchange = dyn_cast<AllToAllOp>(op)) {
     // The member keeps its balanced part of the split axis; a block may be
     // empty when a dimension has fewer elements than devices.
@@ -283,9 +286,9 @@ double parplan::plan::bytesSent(Operation *op) {
     int64_t me = llvm::find(group.getDevices(), program.getDevice()) -
                  group.getDevices().begin();
     double kept =
-        bufferBytes(exchange.getInput()) / static_cast<double>(extent) *
+        bytesOf(exchange.getInput()) / static_cast<double>(extent) *
         static_cast<double>(balancedShard(extent, group.getSize(), me).size);
-    return bufferBytes(exchange.getInput()) - kept;
+    return bytesOf(exchange.getInput()) - kept;
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace parplan::sbp;
@@ -135,6 +136,14 @@ CrossMeshOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 // resharding steps
 //===----------------------------------------------------------------------===//
+
+std::optional<parplan::ReshardStep>
+parplan::sbp::getReshardStep(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<parplan::ReshardStep>>(op)
+      .Case<AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp, SliceOp,
+            ToPartialOp>([](auto step) { return step.getStep(); })
+      .Default([](Operation *) { return std::nullopt; });
+}
 
 namespace {
 

@@ -18,6 +18,9 @@
 
 namespace parplan::plan {
 
+/// The bytes of a buffer of `type` (an i1 takes a byte).
+int64_t bufferBytes(mlir::MemRefType type);
+
 /// The bytes the device running `op` sends in it, under the ring
 /// algorithms the cost model assumes (docs/cost-model.md): an all-gather
 /// its output less its own part, a reduce-scatter its input less its own

@@ -17,6 +17,12 @@
 #define GET_OP_CLASSES
 #include "parplan/Dialect/SBP/SBPOps.h.inc"
 
+namespace parplan::sbp {
+/// The step `op` performs when it is a resharding step op (sbp.all_gather,
+/// ..., sbp.to_partial); std::nullopt for any other op.
+std::optional<ReshardStep> getReshardStep(mlir::Operation *op);
+} // namespace parplan::sbp
+
 namespace parplan::sbp::detail {
 /// Checks that `sbp` lays out a value of `type` over `mesh` (one entry per
 /// mesh axis, split axes within the tensor's rank); `role` names the layout
