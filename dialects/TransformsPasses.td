@@ -185,7 +185,9 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
     with depth.
 
     Options:
-    - `cluster`: a preset name or a cluster file (default `dgx-h100`).
+    - `cluster`: a preset name (default `dgx-h100`), used when the module
+      carries no `sbp.cluster`. A pass reads no file: the tools read a
+      cluster file once and attach it as `sbp.cluster`.
     - `mesh`: the mesh shape, e.g. `1x8` (default: the cluster's default
       shape, `[nodes, devices per node]`).
     - `strategy`: `auto` (graph reduction + coordinate descent, default),
@@ -200,14 +202,17 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
       weights (default true).
     - `share-layers`: identical repeated layers share one decision (default
       true).
-    - `annotations`: a YAML or JSON file of layouts pinned on named nodes
-      (docs/sbp-annotations.md); pins that cannot hold are errors.
     - `explain`: attach `sbp.explain` (cost, runner-up, its cost) to every op.
-    - `explain-file`: write the JSON summary of the plan to this file.
+
+    Layouts pinned on named nodes (docs/sbp-annotations.md) come from the
+    module's `sbp.annotations` (`{file, text}`, attached by the tools'
+    `--annotations FILE`); pins that cannot hold are errors. The plan's
+    figures go into the module's `sbp.plan`, from which the tools print
+    summaries and write `--explain-json`.
   }];
   let options = [
     Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
-           "Cluster preset name or cluster file">,
+           "Cluster preset, used when the module carries no sbp.cluster">,
     Option<"mesh", "mesh", "std::string", "\"\"",
            "Mesh shape, e.g. 1x8 (default: the cluster's)">,
     Option<"strategy", "strategy", "std::string", "\"auto\"",
@@ -220,12 +225,8 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
            "bf16/fp16 compute with fp32 master weights">,
     Option<"shareLayers", "share-layers", "bool", "true",
            "Identical repeated layers share one decision">,
-    Option<"annotations", "annotations", "std::string", "\"\"",
-           "File of pinned layouts">,
     Option<"explain", "explain", "bool", "false",
-           "Attach sbp.explain to every op">,
-    Option<"explainFile", "explain-file", "std::string", "\"\"",
-           "Write the JSON summary of the plan to this file">
+           "Attach sbp.explain to every op">
   ];
   let dependentDialects = ["::parplan::sbp::SBPDialect"];
 }
@@ -236,22 +237,21 @@ def InsertBoxing : Pass<"insert-boxing", "::mlir::ModuleOp"> {
     After `sbp-assign`: wherever the layout an op produces (its
     `sbp.sharding` result entry) differs from the layout a user reads it in
     (the user's operand entry), inserts
-    `sbp.boxing %v on @mesh src -> dst {steps, time}` carrying the
-    collective on each mesh axis (`"all_reduce on axis 1"`) and its
-    predicted time on the cluster, and
-    makes the user read the boxed value. Users that need the same layout
+    `sbp.boxing %v on @mesh src -> dst {time}` carrying its predicted time
+    on the cluster (the price of the steps `planResharding` chooses, which
+    `expand-boxing` writes out), and makes the user read the boxed value. Users that need the same layout
     share one boxing. A value `@main` returns is boxed to the layout its
     `func.return` operand entry names.
 
     Options:
-    - `cluster`: a preset name or a cluster file, the one `sbp-assign` used
-      (default `dgx-h100`).
+    - `cluster`: a preset name, the one `sbp-assign`
+      used (default `dgx-h100`), when the module carries no `sbp.cluster`.
     - `mixed-precision`: price transfers of floating-point values at 2 bytes
       per element (default true), as `sbp-assign` does.
   }];
   let options = [
     Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
-           "Cluster preset name or cluster file">,
+           "Cluster preset, used when the module carries no sbp.cluster">,
     Option<"mixedPrecision", "mixed-precision", "bool", "true",
            "Floating-point values move at 2 bytes per element">
   ];
@@ -270,14 +270,14 @@ def ExpandBoxing : Pass<"expand-boxing", "::mlir::ModuleOp"> {
     splits. A boxing no sequence can perform is an error naming its layouts.
 
     Options:
-    - `cluster`: a preset name or a cluster file, the one `insert-boxing`
-      used (default `dgx-h100`).
+    - `cluster`: a preset name, the one `insert-boxing`
+      used (default `dgx-h100`), when the module carries no `sbp.cluster`.
     - `mixed-precision`: price transfers of floating-point values at 2 bytes
       per element (default true), as `insert-boxing` does.
   }];
   let options = [
     Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
-           "Cluster preset name or cluster file">,
+           "Cluster preset, used when the module carries no sbp.cluster">,
     Option<"mixedPrecision", "mixed-precision", "bool", "true",
            "Floating-point values move at 2 bytes per element">
   ];

@@ -18,6 +18,7 @@
 
 #include "parplan/Cost/ClusterFile.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
@@ -490,10 +491,74 @@ const std::vector<std::string> &parplan::cost::presetNames() {
   return names;
 }
 
+namespace {
+
+/// `copies` copies of `base`, side by side: device ids, node ids and
+/// overrides of copy k are those of the base shifted by k times its size;
+/// copies are joined by the base's inter-node link (the inter-region link
+/// between nodes of different regions, as within the base).
+Cluster scaleCluster(const Cluster &base, int64_t copies,
+                     const std::string &name) {
+  Cluster cluster = base;
+  cluster.name = name;
+  cluster.description =
+      std::to_string(copies) + " x (" + base.description + ")";
+  cluster.nodes.clear();
+  cluster.overrides.clear();
+  cluster.nodeOverrides.clear();
+  int64_t baseNodes = static_cast<int64_t>(base.nodes.size());
+  int64_t baseDevices = base.numDevices();
+  // Nodes numbered by their index (dgx0, dgx1, ...) go on counting, so that
+  // listings group them; other names get the copy as a suffix.
+  bool numbered = llvm::all_of(llvm::enumerate(base.nodes), [](auto entry) {
+    llvm::StringRef name(entry.value().name);
+    std::string number = std::to_string(entry.index());
+    return name.size() > number.size() && name.ends_with(number) &&
+           !llvm::isDigit(name.drop_back(number.size()).back());
+  });
+  for (int64_t copy = 0; copy < copies; ++copy) {
+    for (auto [index, baseNode] : llvm::enumerate(base.nodes)) {
+      Node node = baseNode;
+      if (numbered) {
+        std::string number = std::to_string(index);
+        node.name = node.name.substr(0, node.name.size() - number.size()) +
+                    std::to_string(copy * baseNodes + index);
+      } else if (copy > 0) {
+        node.name += "-" + std::to_string(copy);
+      }
+      cluster.nodes.push_back(std::move(node));
+    }
+    for (LinkOverride link : base.overrides) {
+      link.deviceA += copy * baseDevices;
+      link.deviceB += copy * baseDevices;
+      cluster.overrides.push_back(link);
+    }
+    for (NodeLinkOverride link : base.nodeOverrides) {
+      link.nodeA += copy * baseNodes;
+      link.nodeB += copy * baseNodes;
+      cluster.nodeOverrides.push_back(link);
+    }
+  }
+  return cluster;
+}
+
+} // namespace
+
 std::optional<Cluster> parplan::cost::preset(const std::string &name) {
   for (const PresetEntry &entry : presets)
     if (name == entry.name)
       return entry.build();
+  // NAMExN: N copies of the preset NAME.
+  llvm::StringRef text(name);
+  size_t cross = text.rfind('x');
+  int64_t copies = 0;
+  if (cross == llvm::StringRef::npos ||
+      text.drop_front(cross + 1).getAsInteger(10, copies) || copies < 1 ||
+      copies > maxPresetCopies)
+    return std::nullopt;
+  for (const PresetEntry &entry : presets)
+    if (text.take_front(cross) == entry.name)
+      return scaleCluster(entry.build(), copies, name);
   return std::nullopt;
 }
 
@@ -513,6 +578,8 @@ parplan::cost::resolveCluster(const std::string &nameOrPath,
   for (const std::string &name : presetNames())
     names += (names.empty() ? "" : ", ") + name;
   error = "unknown cluster '" + nameOrPath +
-          "': neither a preset nor a file; presets: " + names;
+          "': neither a preset nor a file; presets: " + names +
+          " (NAMExN for N copies of one, N up to " +
+          std::to_string(maxPresetCopies) + ")";
   return std::nullopt;
 }

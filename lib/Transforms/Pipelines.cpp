@@ -36,27 +36,44 @@ void parplan::addTrainingStepPasses(mlir::OpPassManager &pm,
   addAutodiffPass(pm, options);
 }
 
+namespace {
+
+/// sbp-assign's options of the layout options both pipelines share.
+template <typename Derived>
+parplan::SbpAssignOptions
+assignOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
+  parplan::SbpAssignOptions assign;
+  assign.cluster = layout.cluster;
+  assign.mesh = layout.mesh;
+  assign.strategy = layout.strategy;
+  return assign;
+}
+
+/// sbp-assign with `assign`, then insert-boxing and expand-boxing pricing
+/// alike, so that the boxings written are the ones the search paid for.
+void addSearchAndBoxingPasses(mlir::OpPassManager &pm,
+                              const parplan::SbpAssignOptions &assign) {
+  pm.addPass(parplan::createSbpAssign(assign));
+  parplan::InsertBoxingOptions boxing;
+  boxing.cluster = assign.cluster;
+  boxing.mixedPrecision = assign.mixedPrecision;
+  pm.addPass(parplan::createInsertBoxing(boxing));
+  parplan::ExpandBoxingOptions steps;
+  steps.cluster = assign.cluster;
+  steps.mixedPrecision = assign.mixedPrecision;
+  pm.addPass(parplan::createExpandBoxing(steps));
+}
+
+} // namespace
+
 void parplan::addLayoutPasses(mlir::OpPassManager &pm,
                               const CompilePipelineOptions &options) {
   // The training step states its element types: every pass prices values
-  // at their own width (mixed-precision=false), so the boxings written are
-  // the ones the search paid for.
-  SbpAssignOptions assign;
-  assign.cluster = options.cluster;
-  assign.mesh = options.mesh;
-  assign.strategy = options.strategy;
-  assign.annotations = options.annotations;
+  // at their own width (mixed-precision=false).
+  SbpAssignOptions assign = assignOptions(options);
   assign.explain = options.explain;
   assign.mixedPrecision = false;
-  pm.addPass(createSbpAssign(assign));
-  InsertBoxingOptions boxing;
-  boxing.cluster = options.cluster;
-  boxing.mixedPrecision = false;
-  pm.addPass(createInsertBoxing(boxing));
-  ExpandBoxingOptions steps;
-  steps.cluster = options.cluster;
-  steps.mixedPrecision = false;
-  pm.addPass(createExpandBoxing(steps));
+  addSearchAndBoxingPasses(pm, assign);
 }
 
 void parplan::addLoweringPasses(mlir::OpPassManager &pm) {
@@ -71,6 +88,17 @@ void parplan::buildCompilePipeline(mlir::OpPassManager &pm,
   addLoweringPasses(pm);
 }
 
+void parplan::buildShardPipeline(mlir::OpPassManager &pm,
+                                 const ShardPipelineOptions &options) {
+  pm.addNestedPass<mlir::func::FuncOp>(createNNSplitFusedProjections());
+  SbpAssignOptions assign = assignOptions(options);
+  assign.training = options.training;
+  assign.optimizer = options.optimizer;
+  assign.mixedPrecision = options.mixedPrecision;
+  assign.explain = options.explain;
+  addSearchAndBoxingPasses(pm, assign);
+}
+
 void parplan::registerAllPasses() {
   registerTransformsPasses();
   mlir::PassPipelineRegistration<>(
@@ -83,4 +111,9 @@ void parplan::registerAllPasses() {
       "the layout on the cluster's mesh, the lowering (what parplan compile "
       "runs)",
       buildCompilePipeline);
+  mlir::PassPipelineRegistration<ShardPipelineOptions>(
+      "parplan-shard",
+      "A layout for the model as imported, every boxing written as typed "
+      "steps (what parplan shard runs)",
+      buildShardPipeline);
 }

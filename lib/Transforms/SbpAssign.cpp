@@ -27,9 +27,6 @@
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -219,7 +216,6 @@ private:
                                               bool memoryOnly = false);
   double planMemory(const std::vector<int64_t> &classChoice) const;
   void annotate();
-  LogicalResult writeSummary();
 
   /// Seconds of node `node` under candidate `choice` plus those of the uses
   /// it takes part in, with every other node at its chosen candidate.
@@ -543,15 +539,13 @@ LogicalResult ShardingSearch::addPin(Operation *op, Pin pin) {
 }
 
 LogicalResult ShardingSearch::collectPins() {
-  // The annotations the tool read into the module, else the option's file.
-  auto carried = module->getAttrOfType<DictionaryAttr>("sbp.annotations");
-  if (carried || !options.annotations.empty()) {
+  // The annotations the tool read into the module (their form is the SBP
+  // dialect's to verify).
+  if (auto carried = module->getAttrOfType<DictionaryAttr>("sbp.annotations")) {
     std::string error;
     std::optional<Annotations> annotations =
-        carried ? parseAnnotations(carried.getAs<StringAttr>("text").getValue(),
-                                   carried.getAs<StringAttr>("file").getValue(),
-                                   error)
-                : loadAnnotations(options.annotations, error);
+        parseAnnotations(carried.getAs<StringAttr>("text").getValue(),
+                         carried.getAs<StringAttr>("file").getValue(), error);
     if (!annotations)
       return module.emitError() << error;
     std::vector<bool> used(annotations->pins.size(), false);
@@ -1053,8 +1047,14 @@ void ShardingSearch::annotate() {
   module->setAttr(
       "sbp.plan",
       builder.getDictionaryAttr({
+          builder.getNamedAttr("cluster",
+                               builder.getStringAttr(model.getCluster().name)),
           builder.getNamedAttr("strategy",
                                builder.getStringAttr(options.strategy)),
+          builder.getNamedAttr(
+              "training",
+              builder.getBoolAttr(static_cast<bool>(options.training) ||
+                                  explicitStep)),
           builder.getNamedAttr("step_time", builder.getF64FloatAttr(stepTime)),
           builder.getNamedAttr("compute_time",
                                builder.getF64FloatAttr(computeTime)),
@@ -1072,66 +1072,6 @@ void ShardingSearch::annotate() {
       }));
 }
 
-LogicalResult ShardingSearch::writeSummary() {
-  if (options.explainFile.empty())
-    return success();
-  llvm::json::Array ops;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    Node &node = nodes[i];
-    if (node.isSink())
-      continue;
-    const Candidate &chosen = node.candidates[choice[i]];
-    auto layouts = [](const std::vector<NdSbp> &list) {
-      llvm::json::Array array;
-      for (const NdSbp &layout : list)
-        array.push_back(parplan::toString(layout));
-      return array;
-    };
-    llvm::json::Object entry{
-        {"op", node.op->getName().getStringRef()},
-        {"node", nodeName(node.op)},
-        {"operands", layouts(chosen.operands)},
-        {"results", layouts(chosen.results)},
-        {"cost_s", explanations[i].cost},
-    };
-    if (int64_t runnerUp = explanations[i].runnerUp; runnerUp >= 0) {
-      double cost = explanations[i].runnerUpCost;
-      entry["runner_up"] = llvm::json::Object{
-          {"operands", layouts(node.candidates[runnerUp].operands)},
-          {"results", layouts(node.candidates[runnerUp].results)},
-          {"cost_s", std::isinf(cost) ? llvm::json::Value(nullptr) : cost}};
-    }
-    ops.push_back(std::move(entry));
-  }
-  llvm::json::Array shape;
-  for (int64_t size : meshShape)
-    shape.push_back(size);
-  llvm::json::Object summary{
-      {"cluster", options.cluster},
-      {"mesh", std::move(shape)},
-      {"strategy", options.strategy},
-      {"training", static_cast<bool>(options.training) || explicitStep},
-      {"step_time_s", stepTime},
-      {"compute_time_s", computeTime},
-      {"communication_time_s", communicationTime},
-      {"memory_bytes_per_device", memory},
-      {"device_memory_bytes", model.getDeviceMemoryBytes()},
-      {"search_nodes", static_cast<int64_t>(classRepresentative.size())},
-      {"ops", std::move(ops)},
-  };
-  std::error_code error;
-  llvm::raw_fd_ostream out(options.explainFile, error, llvm::sys::fs::OF_Text);
-  if (error)
-    return module.emitError() << "cannot write '" << options.explainFile
-                              << "': " << error.message();
-  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(summary))) << "\n";
-  out.close();
-  if (out.has_error())
-    return module.emitError() << "cannot write '" << options.explainFile
-                              << "': " << out.error().message();
-  return success();
-}
-
 LogicalResult ShardingSearch::run() {
   if (failed(buildNodes()))
     return failure();
@@ -1144,10 +1084,10 @@ LogicalResult ShardingSearch::run() {
   assignLayerClasses();
   if (failed(solve()))
     return failure();
-  if (options.explain || !options.explainFile.empty())
+  if (options.explain)
     explainChoices();
   annotate();
-  return writeSummary();
+  return success();
 }
 
 struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
@@ -1155,9 +1095,8 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SbpAssignOptions options{
-        cluster,        mesh,        strategy,    training, optimizer,
-        mixedPrecision, shareLayers, annotations, explain,  explainFile};
+    SbpAssignOptions options{cluster,   mesh,           strategy,    training,
+                             optimizer, mixedPrecision, shareLayers, explain};
     // A training step (nn-autodiff's output) states its backward pass, its
     // optimizer and its element types: nothing is added on top.
     if (module->hasAttr("nn.training")) {

@@ -41,9 +41,10 @@ double peakOf(const cost::DeviceType &type, cost::DType dtype) {
 
 namespace {
 
-/// The cluster `scope`'s module carries, or `clusterNameOrPath` resolved.
+/// The cluster `scope`'s module carries, else the preset `presetName`.
+/// Passes read no file: a cluster file reaches them as `sbp.cluster`.
 std::optional<cost::Cluster> clusterFor(Operation *scope,
-                                        const std::string &clusterNameOrPath,
+                                        const std::string &presetName,
                                         std::string &error) {
   auto module = scope ? dyn_cast<ModuleOp>(scope) : ModuleOp();
   if (scope && !module)
@@ -51,7 +52,12 @@ std::optional<cost::Cluster> clusterFor(Operation *scope,
   if (module)
     if (auto text = module->getAttrOfType<StringAttr>("sbp.cluster"))
       return cost::parseCluster(text.getValue(), "sbp.cluster.json", error);
-  return cost::resolveCluster(clusterNameOrPath, error);
+  if (std::optional<cost::Cluster> cluster = cost::preset(presetName))
+    return cluster;
+  error = "unknown cluster preset '" + presetName +
+          "' (parplan clusters lists them); a cluster file is read by the "
+          "tools (parplan compile --cluster FILE) and carried as sbp.cluster";
+  return std::nullopt;
 }
 
 } // namespace
@@ -88,19 +94,17 @@ bool parplan::attachAnnotations(ModuleOp module, const std::string &path,
 }
 
 std::optional<ShardingCostModel>
-ShardingCostModel::load(const std::string &clusterNameOrPath,
+ShardingCostModel::load(const std::string &presetName,
                         std::optional<std::vector<int64_t>> meshShape,
                         bool mixedPrecision, std::string &error) {
-  return load(nullptr, clusterNameOrPath, std::move(meshShape), mixedPrecision,
-              error);
+  return load(nullptr, presetName, std::move(meshShape), mixedPrecision, error);
 }
 
 std::optional<ShardingCostModel>
-ShardingCostModel::load(Operation *scope, const std::string &clusterNameOrPath,
+ShardingCostModel::load(Operation *scope, const std::string &presetName,
                         std::optional<std::vector<int64_t>> meshShape,
                         bool mixedPrecision, std::string &error) {
-  std::optional<cost::Cluster> cluster =
-      clusterFor(scope, clusterNameOrPath, error);
+  std::optional<cost::Cluster> cluster = clusterFor(scope, presetName, error);
   if (!cluster)
     return std::nullopt;
   std::vector<int64_t> shape =

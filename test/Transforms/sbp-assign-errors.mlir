@@ -1,5 +1,13 @@
 // RUN: parplan-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect -sbp-assign="mesh=1x4"
 
+// A pass reads no file: a cluster file reaches it through the module's
+// sbp.cluster, which the tools attach; the option names presets only.
+// RUN: not parplan-opt %s -split-input-file -allow-unregistered-dialect -sbp-assign="cluster=%S/Inputs/small-memory.yaml" 2>&1 | FileCheck %s --check-prefix=FILE
+// FILE: error: unknown cluster preset '{{.*}}small-memory.yaml' (parplan clusters lists them); a cluster file is read by the tools (parplan compile --cluster FILE) and carried as sbp.cluster
+// Scaled presets need no file either.
+// RUN: not parplan-opt %s -split-input-file -allow-unregistered-dialect -sbp-assign="cluster=dgx-h100x2 mesh=2x8" 2>&1 | FileCheck %s --check-prefix=SCALED
+// SCALED: error: 'test.op' is not an nn op
+
 func.func @main() -> tensor<4xf32> {
   // expected-error@+1 {{'test.op' is not an nn op: sbp-assign has no sharding rule for it}}
   %x = "test.op"() : () -> tensor<4xf32>
@@ -12,3 +20,4 @@ func.func @main() -> tensor<4xf32> {
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+

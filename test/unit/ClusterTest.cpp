@@ -246,6 +246,47 @@ TEST_CASE("preset sizes and figures", "[cluster][preset]") {
   CHECK(whale.level(15, 16) == LinkLevel::InterNode);
 }
 
+TEST_CASE("scaled presets: NAMExN is N copies of NAME", "[cluster][preset]") {
+  std::optional<Cluster> scaled = preset("dgx-h100x128");
+  REQUIRE(scaled);
+  CHECK_FALSE(checkCluster(*scaled));
+  CHECK(scaled->name == "dgx-h100x128");
+  CHECK(scaled->numDevices() == 1024);
+  CHECK(scaled->nodes.size() == 128);
+  CHECK(scaled->nodes[127].name == "dgx127");
+  CHECK(scaled->nodeOf(1023) == 127);
+  CHECK(scaled->level(0, 7) == LinkLevel::IntraNode);
+  CHECK(scaled->level(7, 8) == LinkLevel::InterNode);
+  CHECK(scaled->link(7, 8).bandwidth ==
+        preset("dgx-h100")->interNode.bandwidth);
+  CHECK(defaultMeshShape(*scaled) == std::vector<int64_t>{128, 8});
+
+  // Node overrides follow their copy: whale's PCIe nodes stay PCIe.
+  Cluster whale = *preset("whale-v100-p100");
+  std::optional<Cluster> twice = preset("whale-v100-p100x2");
+  REQUIRE(twice);
+  CHECK_FALSE(checkCluster(*twice));
+  REQUIRE(twice->nodeOverrides.size() == 2 * whale.nodeOverrides.size());
+  int64_t devices = whale.numDevices();
+  for (int64_t a : {0, 17, 30})
+    for (int64_t b : {1, 18, 31}) {
+      CHECK(twice->link(a + devices, b + devices).bandwidth ==
+            whale.link(a, b).bandwidth);
+      CHECK(twice->deviceTypeOf(a + devices).name ==
+            whale.deviceTypeOf(a).name);
+    }
+  std::set<std::string> names;
+  for (const Node &node : twice->nodes)
+    CHECK(names.insert(node.name).second);
+
+  // One copy is the preset under the scaled name.
+  CHECK(preset("a100-4nodex1")->numDevices() == 32);
+
+  for (const char *bad : {"dgx-h100x0", "dgx-h100x", "dgx-h100x4097",
+                          "dgx-h100x-2", "x4", "no-suchx4", "dgx-h100x4x2"})
+    CHECK_FALSE(preset(bad));
+}
+
 TEST_CASE("hulk-geo: machines, device mapping and measured latencies",
           "[cluster][preset]") {
   Cluster hulk = mustPreset("hulk-geo");

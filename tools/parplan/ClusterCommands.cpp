@@ -105,6 +105,10 @@ int parplan::cli::runClusters() {
     fmt::print("{:<{}}  {:>7}  {:>5}  {:<{}}  {}\n", cluster.name, nameWidth,
                cluster.numDevices(), cluster.nodes.size(),
                deviceTypeList(cluster), typesWidth, cluster.description);
+  fmt::print("\nNAMExN is N copies of preset NAME (N up to {}), joined by its "
+             "inter-node link:\ndgx-h100x128 is 128 DGX H100 nodes, 1024 "
+             "GPUs, mesh 128x8 by default.\n",
+             maxPresetCopies);
   return 0;
 }
 

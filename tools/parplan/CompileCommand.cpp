@@ -264,14 +264,11 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"compile_time_s", compileSeconds},
       {"per_device", std::move(perDevice)},
       {"ops", std::move(ops)}};
-  std::error_code error;
-  llvm::raw_fd_ostream out(summaryPath, error, llvm::sys::fs::OF_Text);
-  if (error) {
-    llvm::errs() << "parplan compile: error: cannot write '" << summaryPath
-                 << "': " << error.message() << "\n";
+  if (!writeFile(summaryPath.str().str(), [&](llvm::raw_ostream &out) {
+        out << llvm::formatv("{0:2}", llvm::json::Value(std::move(summary)))
+            << "\n";
+      }))
     return 1;
-  }
-  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(summary))) << "\n";
 
   std::string meshText;
   for (auto [i, extent] : llvm::enumerate(meshShape))

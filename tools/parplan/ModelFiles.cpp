@@ -65,12 +65,9 @@ parplan::cli::loadModel(const std::string &path,
   return module;
 }
 
-bool parplan::cli::writeIR(ModuleOp module, const std::string &path) {
-  if (path.empty()) {
-    module.print(llvm::outs());
-    llvm::outs() << "\n";
-    return true;
-  }
+bool parplan::cli::writeFile(
+    const std::string &path,
+    llvm::function_ref<void(llvm::raw_ostream &)> write) {
   std::error_code fileError;
   llvm::raw_fd_ostream out(path, fileError, llvm::sys::fs::OF_Text);
   if (fileError) {
@@ -78,8 +75,7 @@ bool parplan::cli::writeIR(ModuleOp module, const std::string &path) {
                fileError.message());
     return false;
   }
-  module.print(out);
-  out << "\n";
+  write(out);
   out.close();
   if (out.has_error()) {
     fmt::print(stderr, "parplan: error: cannot write '{}': {}\n", path,
@@ -87,6 +83,17 @@ bool parplan::cli::writeIR(ModuleOp module, const std::string &path) {
     out.clear_error();
     return false;
   }
+  return true;
+}
+
+bool parplan::cli::writeIR(ModuleOp module, const std::string &path) {
+  auto print = [&](llvm::raw_ostream &out) {
+    module.print(out);
+    out << "\n";
+  };
+  if (!path.empty())
+    return writeFile(path, print);
+  print(llvm::outs());
   return true;
 }
 
@@ -119,5 +126,4 @@ void parplan::cli::setPipelineOptions(CompilePipelineOptions &pipeline,
   pipeline.cluster = layout->cluster;
   pipeline.mesh = layout->mesh;
   pipeline.strategy = layout->strategy;
-  pipeline.annotations = layout->annotations;
 }

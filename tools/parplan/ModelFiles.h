@@ -16,6 +16,9 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <string>
 #include <vector>
 
@@ -41,6 +44,11 @@ loadModel(const std::string &path, const std::vector<std::string> &dims,
 /// Writes `module` to `path`, or to stdout when `path` is empty; false (the
 /// reason printed) when it cannot.
 bool writeIR(mlir::ModuleOp module, const std::string &path);
+
+/// Writes `path` with `write`; prints "parplan: error: cannot write ..."
+/// and returns false when the file cannot be written.
+bool writeFile(const std::string &path,
+               llvm::function_ref<void(llvm::raw_ostream &)> write);
 
 /// Reads the cluster and the annotations file of `layout` once and carries
 /// them on `module` (sbp.cluster, sbp.annotations) for the passes; prints

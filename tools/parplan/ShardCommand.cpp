@@ -10,10 +10,17 @@
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 
+#include "parplan/Dialect/NN/NNUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -22,7 +29,88 @@
 
 using namespace mlir;
 
-int parplan::cli::runShard(const ShardOptions &options) {
+using namespace parplan;
+
+namespace {
+
+/// The plan sbp-assign left in `module` (sbp.plan, sbp.sharding and
+/// sbp.explain of every op) as the JSON of docs/cli.md's --explain-json.
+bool writeExplanation(ModuleOp module, const std::string &path) {
+  auto plan = module->getAttrOfType<DictionaryAttr>("sbp.plan");
+  auto mesh = module.lookupSymbol<sbp::MeshOp>("mesh");
+  auto function = module.lookupSymbol<func::FuncOp>("main");
+  auto layouts = [](sbp::ShardingAttr sharding, unsigned operands,
+                    unsigned results) {
+    llvm::json::Array operandList, resultList;
+    for (unsigned i = 0; i < operands; ++i)
+      operandList.push_back(parplan::toString(sharding.getOperandSbp(i)));
+    for (unsigned i = 0; i < results; ++i)
+      resultList.push_back(parplan::toString(sharding.getResultSbp(i)));
+    return std::make_pair(std::move(operandList), std::move(resultList));
+  };
+  auto seconds = [](double value) {
+    return std::isfinite(value) ? llvm::json::Value(value)
+                                : llvm::json::Value(nullptr);
+  };
+  llvm::json::Array ops;
+  function.walk([&](Operation *op) {
+    auto sharding = op->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
+    auto explain = op->getAttrOfType<DictionaryAttr>("sbp.explain");
+    if (!sharding || !explain)
+      return;
+    auto [operands, results] =
+        layouts(sharding, op->getNumOperands(), op->getNumResults());
+    llvm::json::Object entry{
+        {"op", op->getName().getStringRef()},
+        {"node", nn::nodeName(op)},
+        {"operands", std::move(operands)},
+        {"results", std::move(results)},
+        {"cost_s",
+         seconds(explain.getAs<FloatAttr>("cost").getValueAsDouble())},
+    };
+    if (auto other = explain.getAs<sbp::ShardingAttr>("runner_up")) {
+      auto [otherOperands, otherResults] =
+          layouts(other, op->getNumOperands(), op->getNumResults());
+      entry["runner_up"] = llvm::json::Object{
+          {"operands", std::move(otherOperands)},
+          {"results", std::move(otherResults)},
+          {"cost_s",
+           seconds(
+               explain.getAs<FloatAttr>("runner_up_cost").getValueAsDouble())}};
+    }
+    ops.push_back(std::move(entry));
+  });
+  auto number = [&](StringRef key) {
+    return cast<FloatAttr>(plan.get(key)).getValueAsDouble();
+  };
+  auto integer = [&](StringRef key) {
+    return cast<IntegerAttr>(plan.get(key)).getInt();
+  };
+  llvm::json::Array shape;
+  for (int64_t size : mesh.getShape())
+    shape.push_back(size);
+  llvm::json::Object summary{
+      {"cluster", plan.getAs<StringAttr>("cluster").getValue()},
+      {"mesh", std::move(shape)},
+      {"strategy", plan.getAs<StringAttr>("strategy").getValue()},
+      {"training", plan.getAs<BoolAttr>("training").getValue()},
+      {"step_time_s", number("step_time")},
+      {"compute_time_s", number("compute_time")},
+      {"communication_time_s", number("communication_time")},
+      {"memory_bytes_per_device", integer("memory_bytes")},
+      {"device_memory_bytes", integer("device_memory_bytes")},
+      {"search_nodes", integer("search_nodes")},
+      {"ops", std::move(ops)},
+  };
+  return cli::writeFile(path, [&](llvm::raw_ostream &out) {
+    out << llvm::formatv("{0:2}", llvm::json::Value(std::move(summary)))
+        << "\n";
+  });
+}
+
+} // namespace
+
+int cli::runShard(const ShardOptions &options) {
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
@@ -35,35 +123,24 @@ int parplan::cli::runShard(const ShardOptions &options) {
   if (!attachLayoutInputs(*module, options.layout, "shard"))
     return 1;
   PassManager pm(&context);
-  // Fused projections (GPT-2's query-key-value) become one per part, each
-  // free to take its own layout.
-  pm.addNestedPass<func::FuncOp>(createNNSplitFusedProjections());
-  SbpAssignOptions assign;
-  assign.cluster = options.layout.cluster;
-  assign.mesh = options.layout.mesh;
-  assign.strategy = options.layout.strategy;
-  assign.training = !options.inference;
-  assign.optimizer = options.optimizer;
-  assign.mixedPrecision = !options.fullPrecision;
-  assign.annotations = options.layout.annotations;
-  assign.explain = options.explain;
-  assign.explainFile = options.explainFile;
-  pm.addPass(createSbpAssign(assign));
-  InsertBoxingOptions boxing;
-  boxing.cluster = options.layout.cluster;
-  boxing.mixedPrecision = !options.fullPrecision;
-  pm.addPass(createInsertBoxing(boxing));
+  ShardPipelineOptions pipeline;
+  pipeline.cluster = options.layout.cluster;
+  pipeline.mesh = options.layout.mesh;
+  pipeline.strategy = options.layout.strategy;
+  pipeline.training = !options.inference;
+  pipeline.optimizer = options.optimizer;
+  pipeline.mixedPrecision = !options.fullPrecision;
+  pipeline.explain = options.explain || !options.explainFile.empty();
+  buildShardPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;
-  int boxings = 0;
-  module->walk([&](sbp::BoxingOp) { ++boxings; });
-  PassManager expand(&context);
-  ExpandBoxingOptions steps;
-  steps.cluster = boxing.cluster;
-  steps.mixedPrecision = boxing.mixedPrecision;
-  expand.addPass(createExpandBoxing(steps));
-  if (failed(expand.run(*module)))
-    return 1;
+  if (!options.explainFile.empty()) {
+    if (!writeExplanation(*module, options.explainFile))
+      return 1;
+    // --explain-json alone leaves the IR as it would be without it.
+    if (!options.explain)
+      module->walk([](Operation *op) { op->removeAttr("sbp.explain"); });
+  }
 
   if (!writeIR(*module, options.output))
     return 1;
@@ -77,11 +154,18 @@ int parplan::cli::runShard(const ShardOptions &options) {
   auto integer = [&](StringRef key) {
     return cast<IntegerAttr>(plan.get(key)).getInt();
   };
-  // The collectives the boxings became, by kind.
+  // The collectives the boxings became, by kind; a boxing is a chain of
+  // steps, counted at its first.
   std::map<std::string, int> collectives;
+  int boxings = 0;
   module->walk([&](Operation *op) {
-    if (std::optional<ReshardStep> step = sbp::getReshardStep(op);
-        step && isCollective(step->kind))
+    std::optional<ReshardStep> step = sbp::getReshardStep(op);
+    if (!step)
+      return;
+    Operation *producer = op->getOperand(0).getDefiningOp();
+    if (!producer || !sbp::getReshardStep(producer))
+      ++boxings;
+    if (isCollective(step->kind))
       ++collectives[toString(step->kind)];
   });
   std::string counts;

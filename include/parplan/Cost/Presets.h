@@ -21,7 +21,12 @@ namespace parplan::cost {
 /// The preset names, in the order `parplan clusters` lists them.
 const std::vector<std::string> &presetNames();
 
-/// The preset named `name`, or std::nullopt.
+/// The most copies `NAMExN` scales a preset to.
+constexpr int64_t maxPresetCopies = 4096;
+
+/// The preset named `name`, or std::nullopt. `NAMExN` (N from 1 to
+/// maxPresetCopies) is N copies of preset NAME joined by its inter-node link:
+/// `dgx-h100x128` is 128 DGX H100 nodes, 1,024 GPUs.
 std::optional<Cluster> preset(const std::string &name);
 
 /// A preset name, else a cluster file (YAML or JSON). An argument that is

@@ -24,14 +24,16 @@ namespace parplan {
 /// the pipeline `nn-canonical-forms`.
 void addCanonicalFormPasses(mlir::OpPassManager &pm);
 
-/// The options of `parplan compile`'s pipeline, `parplan-compile`: the
-/// training step (nn-autodiff's options) and the layout (sbp-assign's).
-struct CompilePipelineOptions
-    : public mlir::PassPipelineOptions<CompilePipelineOptions> {
+/// The layout options both tool pipelines share: where sbp-assign lays the
+/// program out.
+template <typename Derived>
+struct LayoutPipelineOptions : public mlir::PassPipelineOptions<Derived> {
+  template <typename T> using Option = mlir::detail::PassOptions::Option<T>;
+
   Option<std::string> cluster{
       *this, "cluster",
-      llvm::cl::desc("Cluster preset name or cluster file, used when the "
-                     "module carries no sbp.cluster"),
+      llvm::cl::desc("Cluster preset, used when the module carries no "
+                     "sbp.cluster"),
       llvm::cl::init("dgx-h100")};
   Option<std::string> mesh{*this, "mesh",
                            llvm::cl::desc("Mesh shape, e.g. 2x4 (default: "
@@ -41,9 +43,12 @@ struct CompilePipelineOptions
       *this, "strategy",
       llvm::cl::desc("auto, exact, data-parallel or megatron"),
       llvm::cl::init("auto")};
-  Option<std::string> annotations{*this, "annotations",
-                                  llvm::cl::desc("File of pinned layouts"),
-                                  llvm::cl::init("")};
+};
+
+/// The options of `parplan compile`'s pipeline, `parplan-compile`: the
+/// training step (nn-autodiff's options) and the layout (sbp-assign's).
+struct CompilePipelineOptions
+    : public LayoutPipelineOptions<CompilePipelineOptions> {
   Option<bool> explain{*this, "explain",
                        llvm::cl::desc("Attach sbp.explain to every op"),
                        llvm::cl::init(true)};
@@ -95,8 +100,35 @@ void addLoweringPasses(mlir::OpPassManager &pm);
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const CompilePipelineOptions &options);
 
+/// The options of `parplan shard`'s pipeline, `parplan-shard`: a layout
+/// for the model as imported, a training step priced by sbp-assign's
+/// implied backward pass and optimizer.
+struct ShardPipelineOptions
+    : public LayoutPipelineOptions<ShardPipelineOptions> {
+  Option<bool> explain{*this, "explain",
+                       llvm::cl::desc("Attach sbp.explain to every op"),
+                       llvm::cl::init(false)};
+  Option<bool> training{*this, "training",
+                        llvm::cl::desc("Price a training step rather than "
+                                       "inference"),
+                        llvm::cl::init(true)};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("sgd, momentum, adam or adamw"),
+                                llvm::cl::init("adam")};
+  Option<bool> mixedPrecision{
+      *this, "mixed-precision",
+      llvm::cl::desc("bf16/fp16 compute with fp32 master weights"),
+      llvm::cl::init(true)};
+};
+
+/// nn-split-fused-projections, sbp-assign, insert-boxing and expand-boxing
+/// with `options`: what `parplan shard` runs. Registered as the pipeline
+/// `parplan-shard`.
+void buildShardPipeline(mlir::OpPassManager &pm,
+                        const ShardPipelineOptions &options);
+
 /// Registers every pass above (registerTransformsPasses, generated) and the
-/// `nn-canonical-forms` and `parplan-compile` pipelines.
+/// `nn-canonical-forms`, `parplan-compile` and `parplan-shard` pipelines.
 void registerAllPasses();
 
 } // namespace parplan

@@ -27,18 +27,19 @@ namespace parplan {
 
 class ShardingCostModel {
 public:
-  /// Loads `clusterNameOrPath` (a preset or a file) and lays a mesh of
-  /// `meshShape` over its first devices; an empty shape takes the cluster's
-  /// default. std::nullopt with `error` set when either is wrong.
+  /// Builds the preset `presetName` (cost::preset: no file is read) and
+  /// lays a mesh of `meshShape` over its first devices; an empty shape takes
+  /// the cluster's default. std::nullopt with `error` set when either is
+  /// wrong.
   static std::optional<ShardingCostModel>
-  load(const std::string &clusterNameOrPath,
+  load(const std::string &presetName,
        std::optional<std::vector<int64_t>> meshShape, bool mixedPrecision,
        std::string &error);
   /// The same for the program `scope` belongs to: the cluster its module
   /// carries (`sbp.cluster`, see attachCluster) when it carries one, else
-  /// `clusterNameOrPath`.
+  /// the preset `presetName`.
   static std::optional<ShardingCostModel>
-  load(mlir::Operation *scope, const std::string &clusterNameOrPath,
+  load(mlir::Operation *scope, const std::string &presetName,
        std::optional<std::vector<int64_t>> meshShape, bool mixedPrecision,
        std::string &error);
 
