@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sbp-assign speed and memory on the GPT-3 175B architecture over 1024 GPUs
-# (128 DGX H100 nodes as a 128x8 mesh), at several depths, the median of
-# several runs per row.
+# (128 DGX H100 nodes, the preset dgx-h100x128, as a 128x8 mesh), at several
+# depths, the median of several runs per row.
 #
 #   bench/sbp-assign.sh            print the table
 #   bench/sbp-assign.sh --record   also append it to bench/results/sbp-assign.md
@@ -25,7 +25,7 @@ runs=${RUNS:-5}
 graph=${GRAPH:-training}
 batch=${BATCH:-128}
 work=${TMPDIR:-/tmp}/parplan-bench-sbp-assign
-cluster=bench/clusters/h100-128-nodes.yaml
+cluster=dgx-h100x128
 mkdir -p "$work"
 
 for tool in parplan-zoo parplan parplan-opt; do

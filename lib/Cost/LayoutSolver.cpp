@@ -422,18 +422,25 @@ pickMerges(const Graph &graph, const std::vector<char> &alive) {
     }
     candidates.emplace_back(-removed, product, u, v);
   };
-  std::set<std::pair<int64_t, int64_t>> seen;
+  // seenFrom[v] == u: the pair (u, v) was considered.
+  std::vector<int64_t> seenFrom(graph.numNodes(), -1);
+  auto firstTime = [&](int64_t u, int64_t v) {
+    if (seenFrom[v] == u)
+      return false;
+    seenFrom[v] = u;
+    return true;
+  };
   for (int64_t node = 0; node < graph.numNodes(); ++node) {
     if (!alive[node])
       continue;
     // Neighbours, and nodes two steps away.
     for (auto [other, id] : graph.adjacent[node]) {
       (void)id;
-      if (node < other && seen.emplace(node, other).second)
+      if (node < other && firstTime(node, other))
         consider(node, other);
       for (auto [far, farId] : graph.adjacent[other]) {
         (void)farId;
-        if (node < far && seen.emplace(node, far).second)
+        if (node < far && firstTime(node, far))
           consider(node, far);
       }
     }
@@ -462,6 +469,7 @@ public:
         if (node < other)
           edgeIds.push_back(id);
     std::sort(edgeIds.begin(), edgeIds.end());
+    transposedCosts.resize(graph.edges.size());
   }
 
   int64_t numEdges() const { return static_cast<int64_t>(edgeIds.size()); }
@@ -470,7 +478,8 @@ public:
   void startGreedy(std::vector<int64_t> &choice) const {
     std::vector<char> chosen(graph.numNodes(), 0);
     for (int64_t node : nodes) {
-      std::vector<double> local = graph.nodeCosts[node];
+      std::vector<double> &local = scratch;
+      local.assign(graph.nodeCosts[node].begin(), graph.nodeCosts[node].end());
       for (auto [other, id] : graph.adjacent[node])
         if (chosen[other])
           addEdgeCosts(local, node, id, choice[other]);
@@ -489,6 +498,12 @@ public:
   /// a pair sweep changes nothing too or kMaxSweeps is reached. Returns the
   /// number of sweeps.
   int64_t descend(std::vector<int64_t> &choice) const {
+    stale.assign(graph.numNodes(), 0);
+    for (int64_t node : nodes)
+      stale[node] = 1;
+    changedAt.assign(graph.numNodes(), 0);
+    checkedAt.assign(graph.edges.size(), -1);
+    clock = 0;
     int64_t sweeps = 0;
     while (sweeps < kMaxSweeps) {
       bool changed = true;
@@ -518,46 +533,101 @@ public:
   }
 
 private:
-  /// local[a] += cost of edge `id` when `node` picks a and the other end b.
+  /// local[a] += cost of edge `id` when `node` picks a and the other end b:
+  /// a row of the edge's costs, of their transpose when `node` is the low
+  /// end, so that the sweeps read memory in order.
   void addEdgeCosts(std::vector<double> &local, int64_t node, int64_t id,
                     int64_t b) const {
-    for (int64_t a = 0, e = static_cast<int64_t>(local.size()); a < e; ++a)
-      local[a] += graph.cost(id, node, a, b);
+    const Graph::Edge &edge = graph.edges[id];
+    int64_t k = static_cast<int64_t>(local.size());
+    const double *row;
+    if (edge.hi == node) {
+      row = edge.costs().data() + b * k;
+    } else {
+      std::vector<double> &transposed = transposedCosts[id];
+      if (transposed.empty()) {
+        const std::vector<double> &costs = edge.costs();
+        int64_t kHi = graph.k(edge.hi);
+        transposed.resize(costs.size());
+        for (int64_t a = 0; a < k; ++a)
+          for (int64_t c = 0; c < kHi; ++c)
+            transposed[c * k + a] = costs[a * kHi + c];
+      }
+      row = transposed.data() + b * k;
+    }
+    for (int64_t a = 0; a < k; ++a)
+      local[a] += row[a];
   }
 
-  /// The cost of each candidate of `node` given every neighbour's choice
-  /// except `skip`'s.
-  std::vector<double> localCosts(int64_t node,
-                                 const std::vector<int64_t> &choice,
-                                 int64_t skip = -1) const {
-    std::vector<double> local = graph.nodeCosts[node];
+  /// Sets `local` to the cost of each candidate of `node` given every
+  /// neighbour's choice except `skip`'s.
+  void localCosts(std::vector<double> &local, int64_t node,
+                  const std::vector<int64_t> &choice,
+                  int64_t skip = -1) const {
+    local.assign(graph.nodeCosts[node].begin(), graph.nodeCosts[node].end());
     for (auto [other, id] : graph.adjacent[node])
       if (other != skip)
         addEdgeCosts(local, node, id, choice[other]);
-    return local;
   }
 
+  /// `node` and its neighbours may no longer hold their best candidate.
+  void markAround(int64_t node) const {
+    stale[node] = 1;
+    for (auto [other, id] : graph.adjacent[node])
+      stale[other] = 1;
+  }
+
+  /// A node none of whose neighbours changed since it last took its best
+  /// candidate still holds it: only stale nodes are looked at, which
+  /// changes nothing but the time a sweep takes.
   bool singleSweep(std::vector<int64_t> &choice) const {
     bool changed = false;
     for (int64_t node : nodes) {
-      std::vector<double> local = localCosts(node, choice);
-      int64_t best = argmin(local);
-      if (local[best] < local[choice[node]]) {
+      if (!stale[node])
+        continue;
+      stale[node] = 0;
+      localCosts(scratch, node, choice);
+      int64_t best = argmin(scratch);
+      if (scratch[best] < scratch[choice[node]]) {
         choice[node] = best;
+        changedAt[node] = ++clock;
         changed = true;
+        for (auto [other, id] : graph.adjacent[node])
+          stale[other] = 1;
       }
     }
     return changed;
   }
 
-  /// For each edge, the joint best of its two ends given the rest.
+  /// Whether a node of edge `id`, or a neighbour of one, changed since the
+  /// edge was last looked at.
+  bool changedAround(int64_t id) const {
+    const Graph::Edge &edge = graph.edges[id];
+    for (int64_t end : {edge.lo, edge.hi}) {
+      if (changedAt[end] > checkedAt[id])
+        return true;
+      for (auto [other, otherId] : graph.adjacent[end])
+        if (changedAt[other] > checkedAt[id])
+          return true;
+    }
+    return false;
+  }
+
+  /// For each edge, the joint best of its two ends given the rest. An edge
+  /// around which nothing changed since it was last looked at still has its
+  /// ends at their joint best: it is skipped, which changes nothing but the
+  /// time a sweep takes.
   bool pairSweep(std::vector<int64_t> &choice) const {
     bool changed = false;
+    std::vector<double> &alone = scratch, &other = pairScratch;
     for (int64_t id : edgeIds) {
+      if (checkedAt[id] >= 0 && !changedAround(id))
+        continue;
+      checkedAt[id] = clock;
       const Graph::Edge &edge = graph.edges[id];
       int64_t lo = edge.lo, hi = edge.hi, kHi = graph.k(hi);
-      std::vector<double> alone = localCosts(lo, choice, hi);
-      std::vector<double> other = localCosts(hi, choice, lo);
+      localCosts(alone, lo, choice, hi);
+      localCosts(other, hi, choice, lo);
       auto joint = [&](int64_t a, int64_t b) {
         return alone[a] + other[b] + edge.costs()[a * kHi + b];
       };
@@ -576,8 +646,14 @@ private:
         }
       }
       if (best < current) {
+        if (choice[lo] != bestLo)
+          changedAt[lo] = ++clock;
+        if (choice[hi] != bestHi)
+          changedAt[hi] = ++clock;
         choice[lo] = bestLo;
         choice[hi] = bestHi;
+        markAround(lo);
+        markAround(hi);
         changed = true;
       }
     }
@@ -589,6 +665,16 @@ private:
   std::vector<int64_t> nodes;
   /// Residual edges, ascending.
   std::vector<int64_t> edgeIds;
+  /// Per node: a neighbour changed since it last took its best candidate.
+  mutable std::vector<char> stale;
+  /// When each node's choice last changed and each edge was last looked at
+  /// by a pair sweep (-1: never), on a clock that ticks at every change.
+  mutable std::vector<int64_t> changedAt, checkedAt;
+  mutable int64_t clock = 0;
+  /// Per edge id: its costs transposed, [k_hi][k_lo], made on first use.
+  mutable std::vector<std::vector<double>> transposedCosts;
+  /// Local costs, kept to save an allocation per node and sweep.
+  mutable std::vector<double> scratch, pairScratch;
 };
 
 /// A sum of costs that may hold +infinity terms and from which terms can be
