@@ -562,8 +562,7 @@ private:
   /// Sets `local` to the cost of each candidate of `node` given every
   /// neighbour's choice except `skip`'s.
   void localCosts(std::vector<double> &local, int64_t node,
-                  const std::vector<int64_t> &choice,
-                  int64_t skip = -1) const {
+                  const std::vector<int64_t> &choice, int64_t skip = -1) const {
     local.assign(graph.nodeCosts[node].begin(), graph.nodeCosts[node].end());
     for (auto [other, id] : graph.adjacent[node])
       if (other != skip)
