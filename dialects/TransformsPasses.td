@@ -190,11 +190,13 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
       cluster file once and attach it as `sbp.cluster`.
     - `mesh`: the mesh shape, e.g. `1x8` (default: the cluster's default
       shape, `[nodes, devices per node]`).
-    - `strategy`: `auto` (graph reduction + coordinate descent, default),
-      `exact` (branch and bound; fails on graphs too large for it),
+    - `strategy`: `auto` (graph reduction + coordinate descent, default;
+      every baseline below is planned too, and the least predicted step
+      wins), `exact` (branch and bound; fails on graphs too large for it),
       `data-parallel` (inputs split along the batch on every axis,
-      parameters replicated) or `megatron` (column-then-row split of
-      attention and MLP on the last mesh axis, data parallel on the others).
+      parameters replicated), `megatron` (column-then-row split of
+      attention and MLP on the last mesh axis, data parallel on the others)
+      or `replicated` (inputs and parameters whole on every device).
     - `training`: cost a training step (forward, backward, gradient
       synchronization, optimizer) rather than inference (default true).
     - `optimizer`: `sgd`, `momentum`, `adam` or `adamw` (default `adam`).
@@ -216,7 +218,7 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
     Option<"mesh", "mesh", "std::string", "\"\"",
            "Mesh shape, e.g. 1x8 (default: the cluster's)">,
     Option<"strategy", "strategy", "std::string", "\"auto\"",
-           "auto, exact, data-parallel or megatron">,
+           "auto, exact, data-parallel, megatron or replicated">,
     Option<"training", "training", "bool", "true",
            "Cost a training step rather than inference">,
     Option<"optimizer", "optimizer", "std::string", "\"adam\"",

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The main job on a bundled example: a small GPT from the model zoo is
-# compiled for a 2x2 mesh, data parallel by tensor parallel in Megatron-LM's
-# way (parplan compile: the training step, the sharding
-# search, per-device programs) and its plan trained for 10 steps on 4 CPU
-# ranks (mpirun ... parplan-run), printing the loss per step.
+# compiled for a 2x2 mesh with the default strategy, auto (parplan compile:
+# the training step, the sharding search beside each baseline, per-device
+# programs) and its plan trained for 10 steps on 4 CPU ranks (mpirun ...
+# parplan-run), printing the loss per step.
 #   scripts/run-example.sh [OUTPUT-DIR]   (default: build/example)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ mkdir -p "$out"
 
 "$bin/parplan-zoo" gpt --layers 2 --hidden 64 --heads 4 --seq 32 --vocab 128 \
   --batch 8 -o "$out/gpt.onnx"
-"$bin/parplan" compile "$out/gpt.onnx" --train --mesh 2x2 --strategy megatron \
+"$bin/parplan" compile "$out/gpt.onnx" --train --mesh 2x2 \
   --frozen transformer.causal_mask --optimizer adam --lr 0.01 -o "$out"
 
 # Open MPI refuses root unless told (containers often run as root).

@@ -981,6 +981,18 @@ parplan::cost::checkLayoutProblem(const LayoutProblem &problem) {
       if (std::optional<std::string> bad = badCost(edge.costs[i]))
         return name + ", entry " + std::to_string(i) + ": cost " + *bad;
   }
+  if (!problem.hint.empty()) {
+    if (static_cast<int64_t>(problem.hint.size()) != problem.numNodes())
+      return "the hint has " + std::to_string(problem.hint.size()) +
+             " choices for " + std::to_string(problem.numNodes()) + " nodes";
+    for (int64_t node = 0; node < problem.numNodes(); ++node)
+      if (problem.hint[node] < 0 ||
+          problem.hint[node] >= problem.numCandidates(node))
+        return "the hint picks candidate " +
+               std::to_string(problem.hint[node]) + " of node " +
+               std::to_string(node) + ", which has " +
+               std::to_string(problem.numCandidates(node));
+  }
   return std::nullopt;
 }
 
@@ -1048,6 +1060,17 @@ parplan::cost::solveByCoordinateDescent(const LayoutProblem &problem,
     sweeps += descent.descend(alone);
     if (descent.total(alone) < descent.total(choice))
       choice = std::move(alone);
+    if (!problem.hint.empty()) {
+      // The hint on the nodes merging made: the pair of its ends' choices.
+      std::vector<int64_t> hinted(graph.numNodes(), 0);
+      std::copy(problem.hint.begin(), problem.hint.end(), hinted.begin());
+      for (const Merge &merge : merges)
+        hinted[merge.node] =
+            hinted[merge.u] * graph.k(merge.w) + hinted[merge.w];
+      sweeps += descent.descend(hinted);
+      if (descent.total(hinted) < descent.total(choice))
+        choice = std::move(hinted);
+    }
   }
 
   // Branch and bound on each residual component from the descent's

@@ -170,6 +170,19 @@ std::string toString(const PinnedLayout &layout) {
   return text + "]";
 }
 
+/// "operand 0 [S(0), any] result 0 [B, B]": what a pin holds.
+std::string describe(const Pin &pin) {
+  std::string text;
+  for (size_t i = 0; i < pin.operands.size(); ++i)
+    if (pin.operands[i])
+      text +=
+          " operand " + std::to_string(i) + " " + toString(*pin.operands[i]);
+  for (size_t i = 0; i < pin.results.size(); ++i)
+    if (pin.results[i])
+      text += " result " + std::to_string(i) + " " + toString(*pin.results[i]);
+  return text;
+}
+
 PinnedLayout pinned(const NdSbp &layout) {
   return PinnedLayout(layout.begin(), layout.end());
 }
@@ -189,6 +202,10 @@ bool splitsDivide(Type type, const NdSbp &layout,
   return true;
 }
 
+/// The strategies auto also tries, as starts of their own.
+constexpr const char *kBaselines[] = {"data-parallel", "megatron",
+                                      "replicated"};
+
 class ShardingSearch {
 public:
   ShardingSearch(ModuleOp module, func::FuncOp function,
@@ -198,7 +215,17 @@ public:
         meshShape(model.getMeshShape()),
         explicitStep(module->hasAttr("nn.training")) {}
 
+  /// Lays the program out: pins, prices, the search; the IR is untouched.
   LogicalResult run();
+  /// Writes the layout into the IR: sbp.sharding on every op, sbp.explain
+  /// when asked, and sbp.plan with the strategy asked for, this search's
+  /// own as `start`, and `baselines`, the predicted steps of the other
+  /// starts tried (strategy name to seconds).
+  void annotate(StringRef requested,
+                ArrayRef<std::pair<std::string, double>> baselines);
+
+  double getStepTime() const { return stepTime; }
+  StringRef getStrategy() const { return options.strategy; }
 
 private:
   LogicalResult buildNodes();
@@ -215,7 +242,6 @@ private:
   std::optional<cost::LayoutSolution> solveAt(double bytePrice,
                                               bool memoryOnly = false);
   double planMemory(const std::vector<int64_t> &classChoice) const;
-  void annotate();
 
   /// Seconds of node `node` under candidate `choice` plus those of the uses
   /// it takes part in, with every other node at its chosen candidate.
@@ -234,7 +260,7 @@ private:
   ModuleOp module;
   func::FuncOp function;
   const ShardingCostModel &model;
-  const SbpAssignOptions &options;
+  SbpAssignOptions options;
   std::vector<int64_t> meshShape;
 
   std::vector<Node> nodes;
@@ -610,13 +636,15 @@ LogicalResult ShardingSearch::collectPins() {
 LogicalResult ShardingSearch::addStrategyPins() {
   bool dataParallel = options.strategy == "data-parallel";
   bool megatron = options.strategy == "megatron";
-  if (!dataParallel && !megatron)
+  bool replicated = options.strategy == "replicated";
+  if (!dataParallel && !megatron && !replicated)
     return success();
   size_t rank = meshShape.size();
   // Megatron: the last mesh axis is tensor-parallel, the others
-  // data-parallel; data parallelism: every axis.
+  // data-parallel; data parallelism: every axis; replicated: none, every
+  // device holds the whole batch and the whole model.
   auto isDataAxis = [&](size_t axis) {
-    return dataParallel || axis + 1 < rank;
+    return dataParallel || (megatron && axis + 1 < rank);
   };
   bool conflict = false;
   auto fullPin = [&](Operation *op, unsigned result, PinnedLayout layout) {
@@ -644,7 +672,7 @@ LogicalResult ShardingSearch::addStrategyPins() {
       fullPin(op, 0, layout);
     } else if (isa<nn::ParamOp>(op)) {
       for (size_t axis = 0; axis < rank; ++axis)
-        if (isDataAxis(axis))
+        if (isDataAxis(axis) || replicated)
           layout[axis] = Sbp::broadcast();
       fullPin(op, 0, layout);
     }
@@ -702,18 +730,9 @@ LogicalResult ShardingSearch::applyPins() {
       node.candidates = std::move(kept);
       continue;
     }
-    std::string wanted;
-    for (size_t i = 0; i < pin.operands.size(); ++i)
-      if (pin.operands[i])
-        wanted +=
-            " operand " + std::to_string(i) + " " + toString(*pin.operands[i]);
-    for (size_t i = 0; i < pin.results.size(); ++i)
-      if (pin.results[i])
-        wanted +=
-            " result " + std::to_string(i) + " " + toString(*pin.results[i]);
     return node.op->emitError() << "pin by " << llvm::join(pin.origins, ", ")
                                 << " cannot hold: " << describe(node.op)
-                                << " has no signature with" << wanted;
+                                << " has no signature with" << describe(pin);
   }
   return success();
 }
@@ -734,8 +753,7 @@ void ShardingSearch::assignLayerClasses() {
           node.isSink() &&
           function.getResultAttr(static_cast<unsigned>(node.sinkOperand),
                                  "nn.updates");
-      if (!options.shareLayers || (node.isSink() && !updateSink) ||
-          pins.count(i)) {
+      if (!options.shareLayers || (node.isSink() && !updateSink)) {
         // Kept apart: its own class.
         key = {reinterpret_cast<const void *>(i + 1), nullptr};
       } else if (updateSink) {
@@ -748,9 +766,12 @@ void ShardingSearch::assignLayerClasses() {
       } else {
         Operation *op = node.op;
         key.push_back(op->getName().getAsOpaquePointer());
+        // Names differ from layer to layer (a parameter's, the stored
+        // tensor a part is of): what is alike is the rest.
         SmallVector<NamedAttribute> attrs;
         for (NamedAttribute attr : op->getAttrs())
-          if (attr.getName() != "name" && attr.getName() != "source" &&
+          if (!llvm::is_contained({"name", "source", "part_of"},
+                                  attr.getName().strref()) &&
               !attr.getName().strref().starts_with("sbp."))
             attrs.push_back(attr);
         key.push_back(
@@ -760,6 +781,11 @@ void ShardingSearch::assignLayerClasses() {
         key.push_back(nullptr);
         for (Type type : op->getResultTypes())
           key.push_back(type.getAsOpaquePointer());
+        // Alike ops pinned alike (a strategy's rules, a pattern of the
+        // user's) stay alike.
+        if (auto pin = pins.find(static_cast<int64_t>(i)); pin != pins.end())
+          key.push_back(StringAttr::get(op->getContext(), describe(pin->second))
+                            .getAsOpaquePointer());
       }
       label[i] = initial.try_emplace(key, initial.size()).first->second;
     }
@@ -866,6 +892,23 @@ std::vector<double> ShardingSearch::useCosts(const Use &use) const {
 std::optional<cost::LayoutSolution> ShardingSearch::solveAt(double bytePrice,
                                                             bool memoryOnly) {
   cost::LayoutProblem problem;
+  // The descent also starts from every op replicated where it can be: a
+  // small model's best plan may be no parallelism at all, a valley the
+  // starts of least local cost do not reach.
+  problem.hint.assign(classRepresentative.size(), 0);
+  for (size_t c = 0; c < classRepresentative.size(); ++c) {
+    const Node &node = nodes[classRepresentative[c]];
+    auto whole = llvm::find_if(node.candidates, [](const Candidate &candidate) {
+      auto replicated = [](const NdSbp &layout) {
+        return llvm::all_of(layout,
+                            [](const Sbp &sbp) { return sbp.isBroadcast(); });
+      };
+      return llvm::all_of(candidate.operands, replicated) &&
+             llvm::all_of(candidate.results, replicated);
+    });
+    if (whole != node.candidates.end())
+      problem.hint[c] = whole - node.candidates.begin();
+  }
   for (size_t c = 0; c < classRepresentative.size(); ++c) {
     const Node &node = nodes[classRepresentative[c]];
     std::vector<double> costs(node.candidates.size());
@@ -910,6 +953,20 @@ LogicalResult ShardingSearch::solve() {
            << cost::formatMeshShape(meshShape)
            << " without an impossible boxing";
   if (planMemory(best->choice) > capacity) {
+    // The plan of least memory first: when even it does not fit, nothing
+    // does, and the answer comes at once.
+    std::optional<cost::LayoutSolution> smallest = solveAt(0, true);
+    double needed = smallest ? planMemory(smallest->choice) : kInfinity;
+    if (needed > capacity) {
+      int64_t device = model.getSmallestMemoryDevice();
+      return function.emitError()
+             << "no plan fits in memory: the smallest needs "
+             << groupThousands(static_cast<int64_t>(needed))
+             << " bytes per device; device " << device << " ("
+             << model.getCluster().deviceTypeOf(device).name << ") has "
+             << groupThousands(static_cast<int64_t>(capacity)) << ", lacking "
+             << groupThousands(static_cast<int64_t>(needed - capacity));
+    }
     // The smallest price per byte at which the plan fits: double it until
     // it fits, then bisect.
     double low = 0, high = 1e-15;
@@ -923,20 +980,7 @@ LogicalResult ShardingSearch::solve() {
         low = high;
     }
     if (!fitting) {
-      std::optional<cost::LayoutSolution> smallest = solveAt(0, true);
-      double needed = smallest ? planMemory(smallest->choice) : kInfinity;
-      if (needed <= capacity) {
-        fitting = smallest;
-      } else {
-        int64_t device = model.getSmallestMemoryDevice();
-        return function.emitError()
-               << "no plan fits in memory: the smallest needs "
-               << groupThousands(static_cast<int64_t>(needed))
-               << " bytes per device; device " << device << " ("
-               << model.getCluster().deviceTypeOf(device).name << ") has "
-               << groupThousands(static_cast<int64_t>(capacity)) << ", lacking "
-               << groupThousands(static_cast<int64_t>(needed - capacity));
-      }
+      fitting = smallest;
     } else {
       high /= 4;
       for (int step = 0; step < 20; ++step) {
@@ -1008,7 +1052,8 @@ void ShardingSearch::explainChoices() {
   }
 }
 
-void ShardingSearch::annotate() {
+void ShardingSearch::annotate(
+    StringRef requested, ArrayRef<std::pair<std::string, double>> baselines) {
   MLIRContext *context = module.getContext();
   OpBuilder builder(context);
   // Sinks of one func.return share its attribute.
@@ -1044,12 +1089,18 @@ void ShardingSearch::annotate() {
   for (auto &[op, layouts] : returned)
     op->setAttr("sbp.sharding",
                 sbp::ShardingAttr::get(context, "mesh", layouts, {}));
+  SmallVector<NamedAttribute> baselineEntries;
+  for (const auto &[strategy, seconds] : baselines)
+    baselineEntries.push_back(
+        builder.getNamedAttr(strategy, builder.getF64FloatAttr(seconds)));
+  DictionaryAttr baselineTimes = builder.getDictionaryAttr(baselineEntries);
   module->setAttr(
       "sbp.plan",
       builder.getDictionaryAttr({
           builder.getNamedAttr("cluster",
                                builder.getStringAttr(model.getCluster().name)),
-          builder.getNamedAttr("strategy",
+          builder.getNamedAttr("strategy", builder.getStringAttr(requested)),
+          builder.getNamedAttr("start",
                                builder.getStringAttr(options.strategy)),
           builder.getNamedAttr(
               "training",
@@ -1063,6 +1114,7 @@ void ShardingSearch::annotate() {
           builder.getNamedAttr(
               "memory_bytes",
               builder.getI64IntegerAttr(static_cast<int64_t>(memory))),
+          builder.getNamedAttr("baselines", baselineTimes),
           builder.getNamedAttr("device_memory_bytes",
                                builder.getI64IntegerAttr(static_cast<int64_t>(
                                    model.getDeviceMemoryBytes()))),
@@ -1086,7 +1138,6 @@ LogicalResult ShardingSearch::run() {
     return failure();
   if (options.explain)
     explainChoices();
-  annotate();
   return success();
 }
 
@@ -1104,11 +1155,11 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       options.mixedPrecision = false;
     }
     static const char *const strategies[] = {"auto", "exact", "data-parallel",
-                                             "megatron"};
+                                             "megatron", "replicated"};
     if (!llvm::is_contained(strategies, StringRef(options.strategy))) {
       module.emitError() << "unknown strategy '" << options.strategy
-                         << "' (expected auto, exact, data-parallel or "
-                            "megatron)";
+                         << "' (expected auto, exact, data-parallel, "
+                            "megatron or replicated)";
       return signalPassFailure();
     }
     if (!cost::parseOptimizer(options.optimizer)) {
@@ -1141,9 +1192,37 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
                             "sbp-assign runs once";
       return signalPassFailure();
     }
-    ShardingSearch search(module, function, *model, options);
-    if (failed(search.run()))
+    // auto is the search and, under the same cost model, every shipped
+    // baseline: the least predicted step wins, so that auto is never worse
+    // than a baseline. A baseline that cannot lay the program out (a pin
+    // of the user's it contradicts, no fit in memory) is left out quietly.
+    std::vector<std::unique_ptr<ShardingSearch>> searches;
+    searches.push_back(
+        std::make_unique<ShardingSearch>(module, function, *model, options));
+    if (failed(searches.front()->run()))
       return signalPassFailure();
+    if (options.strategy == "auto") {
+      ScopedDiagnosticHandler quiet(&getContext(),
+                                    [](Diagnostic &) { return success(); });
+      for (const char *baseline : kBaselines) {
+        SbpAssignOptions start = options;
+        start.strategy = baseline;
+        auto search =
+            std::make_unique<ShardingSearch>(module, function, *model, start);
+        if (succeeded(search->run()))
+          searches.push_back(std::move(search));
+      }
+    }
+    ShardingSearch *best = searches.front().get();
+    for (const auto &search : searches)
+      if (search->getStepTime() < best->getStepTime())
+        best = search.get();
+    std::vector<std::pair<std::string, double>> baselines;
+    for (const auto &search : searches)
+      if (search.get() != best)
+        baselines.emplace_back(search->getStrategy().str(),
+                               search->getStepTime());
+    best->annotate(options.strategy, baselines);
     OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
     sbp::MeshOp::create(builder, module.getLoc(), "mesh",
                         builder.getDenseI64ArrayAttr(model->getMeshShape()),

@@ -198,13 +198,11 @@ ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to, Type type) const {
   // Types are uniqued: the same shape and element type is the same key.
   auto key =
       std::make_tuple(encode(from), encode(to), type.getAsOpaquePointer());
-  auto found = boxingCache.find(key);
-  if (found != boxingCache.end())
-    return found->second;
-  return boxingCache
-      .emplace(key,
-               cost::boxingCost(from, to, extent(type), mesh.shape, axisLinks))
-      .first->second;
+  auto [found, inserted] = boxingIndex.try_emplace(key, boxingCosts.size());
+  if (inserted)
+    boxingCosts.push_back(
+        cost::boxingCost(from, to, extent(type), mesh.shape, axisLinks));
+  return boxingCosts[found->second];
 }
 
 NdSbp parplan::gradientLayout(const NdSbp &layout) {

@@ -43,6 +43,22 @@ struct SearchFixture {
     context.loadAllAvailableDialects();
   }
 
+  /// Imports the ONNX model `bytes` into `module` and builds its training
+  /// step, `frozen` parameters kept.
+  void loadTrainingStep(StringRef name, const std::string &bytes,
+                        const char *frozen) {
+    std::string error;
+    module = importOnnx(bytes, (name + ".onnx").str(), context,
+                        OnnxImportOptions{}, error);
+    REQUIRE(module);
+    PassManager pm(&context);
+    addCanonicalFormPasses(pm);
+    CompilePipelineOptions training;
+    training.frozen = frozen;
+    addTrainingStepPasses(pm, training);
+    REQUIRE(succeeded(pm.run(*module)));
+  }
+
   /// Runs sbp-assign and insert-boxing on `module`.
   void plan(const SbpAssignOptions &options) {
     REQUIRE(module);
@@ -223,6 +239,42 @@ std::vector<int64_t> blockOfEachBoxing(ModuleOp module) {
   return blocks;
 }
 
+/// A zoo model small enough to plan in a test, with the parameters its
+/// training step keeps frozen.
+struct ZooCase {
+  const char *name;
+  zoo::ModelSpec spec;
+  const char *frozen;
+};
+
+/// An MLP, a 2-layer GPT and a 2-layer BERT, in that order.
+std::vector<ZooCase> smallZooModels() {
+  std::vector<ZooCase> cases(3);
+  cases[0].name = "mlp";
+  cases[0].spec.mlp.sizes = {64, 128, 10};
+  cases[0].spec.common.batch = 16;
+  cases[0].frozen = "";
+  cases[1].name = "gpt";
+  cases[1].spec.kind = zoo::ModelKind::Gpt;
+  cases[1].spec.gpt.layers = 2;
+  cases[1].spec.gpt.hidden = 64;
+  cases[1].spec.gpt.heads = 4;
+  cases[1].spec.gpt.seq = 16;
+  cases[1].spec.gpt.vocab = 96;
+  cases[1].spec.common.batch = 8;
+  cases[1].frozen = "transformer.causal_mask";
+  cases[2].name = "bert";
+  cases[2].spec.kind = zoo::ModelKind::Bert;
+  cases[2].spec.bert.layers = 2;
+  cases[2].spec.bert.hidden = 64;
+  cases[2].spec.bert.heads = 4;
+  cases[2].spec.bert.seq = 16;
+  cases[2].spec.bert.vocab = 96;
+  cases[2].spec.common.batch = 8;
+  cases[2].frozen = "";
+  return cases;
+}
+
 } // namespace
 
 TEST_CASE_METHOD(SearchFixture,
@@ -374,40 +426,13 @@ TEST_CASE_METHOD(SearchFixture,
   // Training steps of zoo models, laid out on one node as 8 and 2x4: the
   // step time the search reports (its objective at the chosen layouts)
   // must be what the program it leaves costs, every boxing priced once.
-  struct Case {
-    const char *name;
-    zoo::ModelSpec spec;
-    const char *frozen;
-  };
-  std::vector<Case> cases(2);
-  cases[0].name = "mlp";
-  cases[0].spec.mlp.sizes = {64, 128, 10};
-  cases[0].spec.common.batch = 16;
-  cases[0].frozen = "";
-  cases[1].name = "gpt";
-  cases[1].spec.kind = zoo::ModelKind::Gpt;
-  cases[1].spec.gpt = {};
-  cases[1].spec.gpt.layers = 2;
-  cases[1].spec.gpt.hidden = 64;
-  cases[1].spec.gpt.heads = 4;
-  cases[1].spec.gpt.seq = 16;
-  cases[1].spec.gpt.vocab = 96;
-  cases[1].spec.common.batch = 8;
-  cases[1].frozen = "transformer.causal_mask";
-  for (const Case &c : cases)
+  std::vector<ZooCase> cases = smallZooModels();
+  cases.pop_back(); // mlp and gpt
+  for (const ZooCase &c : cases)
     for (const char *meshShape : {"8", "2x4"}) {
       INFO(c.name << " on " << meshShape);
-      std::string bytes = zoo::build(c.spec).model.SerializeAsString();
-      std::string error;
-      module = importOnnx(bytes, std::string(c.name) + ".onnx", context,
-                          OnnxImportOptions{}, error);
-      REQUIRE(module);
-      PassManager pm(&context);
-      addCanonicalFormPasses(pm);
-      CompilePipelineOptions training;
-      training.frozen = c.frozen;
-      addTrainingStepPasses(pm, training);
-      REQUIRE(succeeded(pm.run(*module)));
+      loadTrainingStep(c.name, zoo::build(c.spec).model.SerializeAsString(),
+                       c.frozen);
       SbpAssignOptions options;
       options.mesh = meshShape;
       options.mixedPrecision = false;
@@ -423,5 +448,48 @@ TEST_CASE_METHOD(SearchFixture,
       CHECK(seconds("communication_time") == Approx(boxings).epsilon(1e-9));
       CHECK(seconds("step_time") ==
             Approx(seconds("compute_time") + boxings).epsilon(1e-9));
+    }
+}
+
+TEST_CASE_METHOD(SearchFixture, "auto is never worse than a baseline",
+                 "[sharding-search]") {
+  // Training steps of zoo models on one node as 8, 1x8 and 2x4: auto's
+  // predicted step is at most each shipped baseline's, planned on its own
+  // under the same cost model, and sbp.plan says which start won and what
+  // the others predicted.
+  for (const ZooCase &c : smallZooModels())
+    for (const char *meshShape : {"8", "1x8", "2x4"}) {
+      INFO(c.name << " on " << meshShape);
+      std::string bytes = zoo::build(c.spec).model.SerializeAsString();
+      auto plannedStep = [&](const char *strategy) -> DictionaryAttr {
+        loadTrainingStep(c.name, bytes, c.frozen);
+        SbpAssignOptions options;
+        options.mesh = meshShape;
+        options.strategy = strategy;
+        options.mixedPrecision = false;
+        plan(options);
+        return (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
+      };
+      auto seconds = [](DictionaryAttr dictionary, StringRef key) {
+        return cast<FloatAttr>(dictionary.get(key)).getValueAsDouble();
+      };
+      DictionaryAttr chosen = plannedStep("auto");
+      double autoStep = seconds(chosen, "step_time");
+      StringRef start = chosen.getAs<StringAttr>("start").getValue();
+      DictionaryAttr others = chosen.getAs<DictionaryAttr>("baselines");
+      // Every start but the winner is listed, the winner's figure is the
+      // least of them.
+      CHECK(others.size() == 3);
+      CHECK_FALSE(others.contains(start));
+      for (NamedAttribute other : others)
+        CHECK(autoStep <= cast<FloatAttr>(other.getValue()).getValueAsDouble());
+      for (const char *baseline : {"data-parallel", "megatron", "replicated"}) {
+        INFO(baseline);
+        DictionaryAttr alone = plannedStep(baseline);
+        double step = seconds(alone, "step_time");
+        CHECK(autoStep <= step);
+        if (start != baseline)
+          CHECK(seconds(others, baseline) == step);
+      }
     }
 }

@@ -171,6 +171,18 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   };
   int64_t estimatedMemory =
       cast<IntegerAttr>(planAttr.get("memory_bytes")).getInt();
+  // The start that won and the predicted step of each other start tried,
+  // least first.
+  std::string start = planAttr.getAs<StringAttr>("start").str();
+  std::vector<std::pair<double, std::string>> starts = {
+      {seconds("step_time"), start}};
+  llvm::json::Object baselinesJson;
+  for (NamedAttribute baseline : planAttr.getAs<DictionaryAttr>("baselines")) {
+    double step = cast<FloatAttr>(baseline.getValue()).getValueAsDouble();
+    starts.emplace_back(step, baseline.getName().str());
+    baselinesJson[baseline.getName().str()] = step;
+  }
+  std::stable_sort(starts.begin(), starts.end());
   llvm::json::Array ops;
   double flops = 0;
   std::vector<std::pair<std::string, std::string>> parameterLayouts;
@@ -255,6 +267,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"model", options.input},
       {"cluster", options.layout.cluster},
       {"strategy", options.layout.strategy},
+      {"start", start},
+      {"baselines", std::move(baselinesJson)},
       {"devices", static_cast<int64_t>(programs.size())},
       {"mesh", std::move(meshJson)},
       {"predicted_step_time_s", seconds("step_time")},
@@ -281,6 +295,15 @@ int parplan::cli::runCompile(const CompileOptions &options) {
              formatSeconds(seconds("step_time")),
              formatSeconds(seconds("compute_time")),
              formatSeconds(seconds("communication_time")));
+  if (starts.size() > 1) {
+    // What the search bought: each start planned alone, the chosen first.
+    std::string line;
+    for (const auto &[step, name] : starts)
+      line += fmt::format("{}{} {}{}", line.empty() ? "" : ", ",
+                          name == "auto" ? "search" : name, formatSeconds(step),
+                          name == start ? " (chosen)" : "");
+    fmt::print("  starts           {}\n", line);
+  }
   fmt::print("  per device       peak memory {} planned ({} estimated), "
              "communication {} per step, {}\n",
              formatBytes(peak), formatBytes(estimatedMemory),

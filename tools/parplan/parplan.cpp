@@ -176,9 +176,11 @@ void addLayoutOptions(CLI::App *command, parplan::cli::LayoutOptions &layout) {
                       "nodes x devices per node when uniform, else all "
                       "devices)");
   command
-      ->add_option("--strategy", layout.strategy,
-                   "auto (default), exact, data-parallel or megatron")
-      ->check(CLI::IsMember({"auto", "exact", "data-parallel", "megatron"}));
+      ->add_option(
+          "--strategy", layout.strategy,
+          "auto (default), exact, data-parallel, megatron or replicated")
+      ->check(CLI::IsMember(
+          {"auto", "exact", "data-parallel", "megatron", "replicated"}));
   command->add_option("--annotations", layout.annotations,
                       "YAML or JSON file of pinned layouts "
                       "(docs/sbp-annotations.md)");

@@ -36,6 +36,11 @@ struct LayoutProblem {
   };
   std::vector<Edge> edges;
 
+  /// A choice per node to start the descent from as well (empty: none),
+  /// such as a layout known to be good; the solution is never worse than
+  /// what the descent makes of it.
+  std::vector<int64_t> hint;
+
   /// Appends a node and returns its id (ids count from 0).
   int64_t addNode(std::vector<double> costs);
   void addEdge(int64_t from, int64_t to, std::vector<double> costs);

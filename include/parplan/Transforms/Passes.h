@@ -41,7 +41,7 @@ struct LayoutPipelineOptions : public mlir::PassPipelineOptions<Derived> {
                            llvm::cl::init("")};
   Option<std::string> strategy{
       *this, "strategy",
-      llvm::cl::desc("auto, exact, data-parallel or megatron"),
+      llvm::cl::desc("auto, exact, data-parallel, megatron or replicated"),
       llvm::cl::init("auto")};
 };
 

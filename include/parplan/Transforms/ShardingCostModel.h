@@ -18,7 +18,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Types.h"
 
-#include <map>
+#include "llvm/ADT/DenseMap.h"
+
+#include <deque>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -82,9 +84,11 @@ private:
   int64_t smallestMemoryDevice = 0;
   int64_t slowestDevice = 0;
   bool mixedPrecision = true;
-  mutable std::map<std::tuple<uint64_t, uint64_t, const void *>,
-                   std::optional<cost::BoxingCost>>
-      boxingCache;
+  /// The memo of boxing(): a hash of (from, to, type) to a position in
+  /// `boxingCosts`, whose entries stay in place as it grows.
+  mutable llvm::DenseMap<std::tuple<uint64_t, uint64_t, const void *>, size_t>
+      boxingIndex;
+  mutable std::deque<std::optional<cost::BoxingCost>> boxingCosts;
 };
 
 /// Resolves `clusterNameOrPath` (a preset or a file, read once here) and
