@@ -620,7 +620,7 @@ private:
     bool changed = false;
     std::vector<double> &alone = scratch, &other = pairScratch;
     for (int64_t id : edgeIds) {
-      if (checkedAt[id] >= 0 && !changedAround(id))
+      if (!changedAround(id))
         continue;
       checkedAt[id] = clock;
       const Graph::Edge &edge = graph.edges[id];
@@ -666,8 +666,9 @@ private:
   std::vector<int64_t> edgeIds;
   /// Per node: a neighbour changed since it last took its best candidate.
   mutable std::vector<char> stale;
-  /// When each node's choice last changed and each edge was last looked at
-  /// by a pair sweep (-1: never), on a clock that ticks at every change.
+  /// When each node's choice last changed (0: not since the start) and each
+  /// edge was last looked at by a pair sweep (-1: never, so that it is), on
+  /// a clock that ticks at every change.
   mutable std::vector<int64_t> changedAt, checkedAt;
   mutable int64_t clock = 0;
   /// Per edge id: its costs transposed, [k_hi][k_lo], made on first use.

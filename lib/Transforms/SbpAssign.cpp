@@ -270,6 +270,9 @@ private:
   std::map<int64_t, Pin> pins;              // by node
   std::vector<int64_t> classSize;
   std::vector<int64_t> classRepresentative;
+  /// Per class, its fully replicated candidate (0 where it has none): a
+  /// start of every solve.
+  std::vector<int64_t> replicatedHint;
 
   /// Per distinct class-level use: the cost matrix of one use, how many
   /// uses it stands for, and its classes.
@@ -892,23 +895,7 @@ std::vector<double> ShardingSearch::useCosts(const Use &use) const {
 std::optional<cost::LayoutSolution> ShardingSearch::solveAt(double bytePrice,
                                                             bool memoryOnly) {
   cost::LayoutProblem problem;
-  // The descent also starts from every op replicated where it can be: a
-  // small model's best plan may be no parallelism at all, a valley the
-  // starts of least local cost do not reach.
-  problem.hint.assign(classRepresentative.size(), 0);
-  for (size_t c = 0; c < classRepresentative.size(); ++c) {
-    const Node &node = nodes[classRepresentative[c]];
-    auto whole = llvm::find_if(node.candidates, [](const Candidate &candidate) {
-      auto replicated = [](const NdSbp &layout) {
-        return llvm::all_of(layout,
-                            [](const Sbp &sbp) { return sbp.isBroadcast(); });
-      };
-      return llvm::all_of(candidate.operands, replicated) &&
-             llvm::all_of(candidate.results, replicated);
-    });
-    if (whole != node.candidates.end())
-      problem.hint[c] = whole - node.candidates.begin();
-  }
+  problem.hint = replicatedHint;
   for (size_t c = 0; c < classRepresentative.size(); ++c) {
     const Node &node = nodes[classRepresentative[c]];
     std::vector<double> costs(node.candidates.size());
@@ -941,6 +928,23 @@ ShardingSearch::planMemory(const std::vector<int64_t> &classChoice) const {
 }
 
 LogicalResult ShardingSearch::solve() {
+  // The descent also starts from every op replicated where it can be: a
+  // small model's best plan may be no parallelism at all, a valley the
+  // starts of least local cost do not reach.
+  replicatedHint.assign(classRepresentative.size(), 0);
+  for (size_t c = 0; c < classRepresentative.size(); ++c) {
+    const Node &node = nodes[classRepresentative[c]];
+    auto whole = llvm::find_if(node.candidates, [](const Candidate &candidate) {
+      auto replicated = [](const NdSbp &layout) {
+        return llvm::all_of(layout,
+                            [](const Sbp &sbp) { return sbp.isBroadcast(); });
+      };
+      return llvm::all_of(candidate.operands, replicated) &&
+             llvm::all_of(candidate.results, replicated);
+    });
+    if (whole != node.candidates.end())
+      replicatedHint[c] = whole - node.candidates.begin();
+  }
   double capacity = model.getDeviceMemoryBytes();
   std::optional<cost::LayoutSolution> best = solveAt(0);
   if (!best)
@@ -1056,6 +1060,8 @@ void ShardingSearch::annotate(
     StringRef requested, ArrayRef<std::pair<std::string, double>> baselines) {
   MLIRContext *context = module.getContext();
   OpBuilder builder(context);
+  if (options.explain)
+    explainChoices();
   // Sinks of one func.return share its attribute.
   DenseMap<Operation *, std::vector<NdSbp>> returned;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -1136,8 +1142,6 @@ LogicalResult ShardingSearch::run() {
   assignLayerClasses();
   if (failed(solve()))
     return failure();
-  if (options.explain)
-    explainChoices();
   return success();
 }
 
@@ -1196,11 +1200,12 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
     // baseline: the least predicted step wins, so that auto is never worse
     // than a baseline. A baseline that cannot lay the program out (a pin
     // of the user's it contradicts, no fit in memory) is left out quietly.
-    std::vector<std::unique_ptr<ShardingSearch>> searches;
-    searches.push_back(
-        std::make_unique<ShardingSearch>(module, function, *model, options));
-    if (failed(searches.front()->run()))
+    auto best =
+        std::make_unique<ShardingSearch>(module, function, *model, options);
+    if (failed(best->run()))
       return signalPassFailure();
+    // The predicted step of every start but the one kept.
+    std::vector<std::pair<std::string, double>> others;
     if (options.strategy == "auto") {
       ScopedDiagnosticHandler quiet(&getContext(),
                                     [](Diagnostic &) { return success(); });
@@ -1209,20 +1214,14 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
         start.strategy = baseline;
         auto search =
             std::make_unique<ShardingSearch>(module, function, *model, start);
-        if (succeeded(search->run()))
-          searches.push_back(std::move(search));
+        if (failed(search->run()))
+          continue;
+        if (search->getStepTime() < best->getStepTime())
+          std::swap(search, best);
+        others.emplace_back(search->getStrategy().str(), search->getStepTime());
       }
     }
-    ShardingSearch *best = searches.front().get();
-    for (const auto &search : searches)
-      if (search->getStepTime() < best->getStepTime())
-        best = search.get();
-    std::vector<std::pair<std::string, double>> baselines;
-    for (const auto &search : searches)
-      if (search.get() != best)
-        baselines.emplace_back(search->getStrategy().str(),
-                               search->getStepTime());
-    best->annotate(options.strategy, baselines);
+    best->annotate(options.strategy, others);
     OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
     sbp::MeshOp::create(builder, module.getLoc(), "mesh",
                         builder.getDenseI64ArrayAttr(model->getMeshShape()),

@@ -31,6 +31,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <mpi.h>
@@ -435,11 +436,22 @@ int main(int argc, char **argv) {
   int64_t maxRank = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
+    std::string error;
     if (flag == "--mesh") {
-      std::string error;
-      meshes = {*cost::parseMeshShape(value, error)};
-    } else if (flag == "--rank") {
-      maxRank = std::stoll(value);
+      std::optional<std::vector<int64_t>> mesh =
+          cost::parseMeshShape(value, error);
+      if (mesh)
+        meshes = {*mesh};
+    } else if (flag == "--rank" &&
+               llvm::StringRef(value).getAsInteger(10, maxRank)) {
+      error = "not a number";
+    }
+    if (!error.empty()) {
+      if (rank == 0)
+        std::fprintf(stderr, "parplan-reshard-sweep: error: %s '%s': %s\n",
+                     flag.c_str(), value.c_str(), error.c_str());
+      MPI_Finalize();
+      return 1;
     }
   }
   for (const std::vector<int64_t> &mesh : meshes)

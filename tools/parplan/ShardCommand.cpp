@@ -86,6 +86,10 @@ bool writeExplanation(ModuleOp module, const std::string &path) {
   auto integer = [&](StringRef key) {
     return cast<IntegerAttr>(plan.get(key)).getInt();
   };
+  llvm::json::Object baselines;
+  for (NamedAttribute baseline : plan.getAs<DictionaryAttr>("baselines"))
+    baselines[baseline.getName().str()] =
+        cast<FloatAttr>(baseline.getValue()).getValueAsDouble();
   llvm::json::Array shape;
   for (int64_t size : mesh.getShape())
     shape.push_back(size);
@@ -93,6 +97,8 @@ bool writeExplanation(ModuleOp module, const std::string &path) {
       {"cluster", plan.getAs<StringAttr>("cluster").getValue()},
       {"mesh", std::move(shape)},
       {"strategy", plan.getAs<StringAttr>("strategy").getValue()},
+      {"start", plan.getAs<StringAttr>("start").getValue()},
+      {"baselines", std::move(baselines)},
       {"training", plan.getAs<BoolAttr>("training").getValue()},
       {"step_time_s", number("step_time")},
       {"compute_time_s", number("compute_time")},
