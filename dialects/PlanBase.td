@@ -12,13 +12,17 @@ def Plan_Dialect : Dialect {
   let summary = "Per-device programs on local shapes";
   let description = [{
     The output of the compiler before serialization to plan.proto: one
-    `plan.program` per device, each a straight-line list of kernels,
-    collectives over named device groups, point-to-point transfers and the
-    buffers they read and write. All shapes are local (per-device) shapes;
-    nothing here refers to logical tensors or SBP any more, so the executor
-    can run a program without MLIR.
+    `plan.program` per distinct program, run by the devices it lists, each a
+    straight-line list of kernels, collectives over named device groups,
+    point-to-point transfers and the buffers they read and write. All shapes
+    are local (per-device) shapes. What differs between the devices of a
+    program is said in terms of their mesh coordinates, as SPMD programs
+    do: a buffer's `splits`, a group's `mesh_axes`, a `#plan.block_offset`
+    kernel attribute. The executor works those out for its device without
+    MLIR.
   }];
   let usePropertiesForAttributes = 1;
+  let useDefaultAttributePrinterParser = 1;
 }
 
 def Plan_ReduceKind : I32EnumAttr<"ReduceKind", "how a collective combines values", [
@@ -42,6 +46,31 @@ def Plan_BufferKind : I32EnumAttr<"BufferKind", "what a buffer holds", [
 
 class Plan_Op<string mnemonic, list<Trait> traits = []>
     : Op<Plan_Dialect, mnemonic, traits>;
+
+def Plan_BlockOffsetAttr : AttrDef<Plan_Dialect, "BlockOffset"> {
+  let mnemonic = "block_offset";
+  let summary = "Where the device's block of a tensor starts";
+  let description = [{
+    A kernel attribute whose value depends on the device running the
+    program: where its block of a tensor of `shape`, split by `splits` (one
+    entry per mesh axis: the dimension that axis splits, or -1), starts
+    along dimension `dim`, or along every dimension (a list) when `dim` is
+    -1. Blocks are balanced parts (docs/slicing.md).
+
+    On a mesh of 4 devices, `splits = [0]` cuts the 8 rows of a 8x2 tensor
+    into blocks of 2 rows:
+
+    ```
+    #plan.block_offset<shape = [8, 2], splits = [0], dim = 0>
+      device 0 -> 0, device 1 -> 2, device 2 -> 4, device 3 -> 6
+    ```
+  }];
+  let parameters = (ins "::mlir::DenseI64ArrayAttr":$shape,
+                        "::mlir::DenseI64ArrayAttr":$splits,
+                        "int64_t":$dim);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
 
 // Device buffers: statically shaped memrefs with the identity layout.
 def Plan_Buffer : MemRefOf<[F16, BF16, F32, F64, I1, I8, I32, I64]>;

@@ -14,41 +14,68 @@ include "mlir/IR/SymbolInterfaces.td"
 def Plan_GroupOp : Plan_Op<"group", [Symbol]> {
   let summary = "A named group of devices that a collective runs over";
   let description = [{
-    Lists the physical device ids taking part in a collective, in rank order
-    within the group. Groups come from mesh axes: on a 2x4 mesh, the devices
-    along mesh axis 1 form the groups `[0, 1, 2, 3]` and `[4, 5, 6, 7]`.
+    The devices taking part in a collective, in rank order within the group:
+    either a fixed list of device ids, or `mesh_axes`, a group per device
+    (the devices whose coordinates equal the member's on every other mesh
+    axis, in row-major order over these axes), which is how every device of
+    a shared program names its own group. On a 2x4 mesh:
 
     ```mlir
+    plan.group @axis1 mesh_axes = [1]      // {0, 1, 2, 3} for devices 0-3,
+                                            // {4, 5, 6, 7} for devices 4-7
     plan.group @row0 devices = [0, 1, 2, 3]
     ```
+
+    ```
+              mesh axis 1 ->
+    axis 0  +---+---+---+---+
+      |     | 0 | 1 | 2 | 3 |   @axis1 of device 2: [0, 1, 2, 3]
+      v     +---+---+---+---+
+            | 4 | 5 | 6 | 7 |   @axis1 of device 6: [4, 5, 6, 7]
+            +---+---+---+---+
+    ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$devices);
-  let assemblyFormat = "$sym_name `devices` `=` $devices attr-dict";
-  let extraClassDeclaration = [{
-    int64_t getSize() { return getDevices().size(); }
-    bool contains(int64_t device) { return llvm::is_contained(getDevices(), device); }
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       OptionalAttr<DenseI64ArrayAttr>:$devices,
+                       OptionalAttr<DenseI64ArrayAttr>:$mesh_axes);
+  let assemblyFormat = [{
+    $sym_name (`devices` `=` $devices^)? (`mesh_axes` `=` $mesh_axes^)?
+    attr-dict
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of members, on a mesh of `meshShape`.
+    int64_t getSize(llvm::ArrayRef<int64_t> meshShape);
+    /// The rank of `device` in its group; -1 when it is no member.
+    int64_t rankOf(int64_t device, llvm::ArrayRef<int64_t> meshShape);
+  }];
 }
 
 def Plan_ProgramOp : Plan_Op<"program", [
     Symbol, NoTerminator, SingleBlock, IsolatedFromAbove]> {
-  let summary = "The program of one device";
+  let summary = "The program a set of devices runs";
   let description = [{
-    The ops that device `device` executes, in order. Every op inside works on
-    that device's local buffers.
+    The ops that each device of `devices` executes, in order, on its own
+    local buffers. The devices differ only in their mesh coordinates (the
+    module's `plan.mesh_shape`), which decide their blocks (`splits`),
+    their groups (`mesh_axes`) and `#plan.block_offset` attributes.
 
     ```mlir
-    plan.program @dev0 device = 0 {
+    plan.program @program0 devices = [0, 1, 2, 3] {
       %x = plan.buffer : memref<4x8xf32>
       ...
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$device);
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$devices);
   let regions = (region MaxSizedRegion<1>:$body);
-  let assemblyFormat = "$sym_name `device` `=` $device attr-dict-with-keyword $body";
+  let assemblyFormat = "$sym_name `devices` `=` $devices attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The module's `plan.mesh_shape`, or, when it has none, one axis up to
+    /// the highest device any program lists.
+    llvm::SmallVector<int64_t> getMeshShape();
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -67,25 +94,28 @@ def Plan_BufferOp : Plan_Op<"buffer", [HasParent<"ProgramOp">]> {
     | kind | contents | attributes |
     |---|---|---|
     | `temporary` (default) | written by an op of the step | |
-    | `parameter` | a block of a model parameter: loaded once, updated by the step | `name`, `logical_shape`, `block_offsets`, `source`, `part_of`/`part` |
-    | `input` | a block of a batch tensor, fed at every step | `name`, `logical_shape`, `block_offsets`, `value_bound` for integers |
-    | `state` | optimizer state: zeros, then updated | `name`, `logical_shape`, `block_offsets` |
-    | `constant` | fixed elements | `value` |
+    | `parameter` | a block of a model parameter: loaded once, updated by the step | `name`, `logical_shape`, `splits`, `source`, `part_of`/`part` |
+    | `input` | a block of a batch tensor, fed at every step | `name`, `logical_shape`, `splits`, `value_bound` for integers |
+    | `state` | optimizer state: zeros, then updated | `name`, `logical_shape`, `splits` |
+    | `constant` | fixed elements | `value`; with `logical_shape` and `splits`, `value` is the logical tensor and each device keeps its block |
 
-    The block of a logical tensor starts at `block_offsets` (one per
-    dimension) and has the buffer's shape.
+    `splits` has one entry per mesh axis: the dimension of the logical
+    tensor that axis splits, or -1. Each device's block is the balanced part
+    of its coordinate (docs/slicing.md); the buffer's shape is its extent,
+    the same on every device of the program.
 
     ```mlir
     %w = plan.buffer {name = "fc1.weight", offset = 0} : memref<784x256xf32>
+    // On a mesh of 2: device 0 holds rows 0-3, device 1 rows 4-7.
     %x = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 8, 784>,
-                      block_offsets = array<i64: 4, 0>} : memref<4x784xf32>
+                      splits = array<i64: 0>} : memref<4x784xf32>
     ```
   }];
   let arguments = (ins OptionalAttr<StrAttr>:$name,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$offset,
                        OptionalAttr<StrAttr>:$kind,
                        OptionalAttr<DenseI64ArrayAttr>:$logical_shape,
-                       OptionalAttr<DenseI64ArrayAttr>:$block_offsets,
+                       OptionalAttr<DenseI64ArrayAttr>:$splits,
                        OptionalAttr<StrAttr>:$source,
                        OptionalAttr<StrAttr>:$part_of,
                        OptionalAttr<DenseI64ArrayAttr>:$part,
@@ -238,7 +268,7 @@ def Plan_AllToAllOp : Plan_CollectiveOp<"all_to_all"> {
 def Plan_BroadcastOp : Plan_CollectiveOp<"broadcast"> {
   let summary = "Broadcast in place from one device of a group";
   let description = [{
-    Device `root` (a physical device id, member of `group`) sends its buffer
+    The member of rank `root` in `group` sends its buffer
     to every other member, which overwrite theirs.
 
     ```mlir

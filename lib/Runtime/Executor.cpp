@@ -35,6 +35,7 @@ AttrValue toAttrValue(const plan::Attr &attr) {
     return AttrValue(attr.string_value());
   case plan::Attr::kIntsValue:
     return AttrValue(toVector(attr.ints_value().values()));
+  case plan::Attr::kBlockOffset: // instantiateProgram resolved it.
   case plan::Attr::VALUE_NOT_SET:
     break;
   }
@@ -45,22 +46,24 @@ AttrValue toAttrValue(const plan::Attr &attr) {
 
 Status Executor::load(const plan::Plan &planMessage, int rank,
                       Communicator &communicator) {
-  if (rank < 0 || rank >= planMessage.programs_size())
+  int64_t devices = planDevices(planMessage);
+  if (rank < 0 || rank >= devices)
     return Status::failure("device " + std::to_string(rank) +
-                           " has no program: the plan has " +
-                           std::to_string(planMessage.programs_size()));
-  if (communicator.rank() != rank ||
-      communicator.size() != planMessage.programs_size())
+                           " is outside the plan's mesh of " +
+                           std::to_string(devices) + " device(s)");
+  if (communicator.rank() != rank || communicator.size() != devices)
     return Status::failure(
-        "the plan has " + std::to_string(planMessage.programs_size()) +
-        " programs but runs on " + std::to_string(communicator.size()) +
-        " process(es); run it with mpirun -np " +
-        std::to_string(planMessage.programs_size()));
-  program_ = planMessage.programs(rank);
+        "the plan is for " + std::to_string(devices) +
+        " device(s) but runs on " + std::to_string(communicator.size()) +
+        " process(es); run it with mpirun -np " + std::to_string(devices));
+  DeviceProgram instance;
+  if (Status status = instantiateProgram(planMessage, rank, instance);
+      !status.ok())
+    return status;
+  device_ = rank;
+  program_ = std::move(instance.program);
+  groups_ = std::move(instance.groups);
   seed_ = planMessage.seed();
-  groups_.clear();
-  for (const plan::Group &group : planMessage.groups())
-    groups_[group.name()] = toVector(group.devices());
   attrs_.assign(program_.instructions_size(), AttrMap());
   for (int i = 0; i < program_.instructions_size(); ++i)
     if (program_.instructions(i).has_kernel())
@@ -170,7 +173,7 @@ Status Executor::step(int64_t stepIndex, double *loss) {
       return status;
   }
   if (Status status = backend_->run(); !status.ok())
-    return Status::failure("device " + std::to_string(program_.device()) + " " +
+    return Status::failure("device " + std::to_string(device_) + " " +
                            status.error);
   if (loss) {
     *loss = std::numeric_limits<double>::quiet_NaN();

@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -179,9 +180,51 @@ namespace {
 /// The largest buffer a plan may declare: far beyond any device's memory,
 /// and small enough that element counts times byte widths cannot overflow.
 constexpr int64_t kMaxBufferElements = int64_t{1} << 48;
+/// The largest mesh a plan may declare (the checker keeps a word per
+/// device).
+constexpr int64_t kMaxDevices = int64_t{1} << 24;
 
 template <typename List> std::vector<int64_t> toVector(const List &list) {
   return std::vector<int64_t>(list.begin(), list.end());
+}
+
+/// The rank of `device` in `group` (row-major over a mesh-axes group's
+/// axes); -1 when it is no member.
+int64_t rankInGroup(const plan::Group &group, const Shape &meshShape,
+                    int64_t device) {
+  for (int r = 0; r < group.devices_size(); ++r)
+    if (group.devices(r) == device)
+      return r;
+  if (group.mesh_axes_size() == 0)
+    return -1;
+  std::vector<int64_t> coordinate = meshCoordinate(meshShape, device);
+  int64_t rank = 0;
+  for (int64_t axis : group.mesh_axes())
+    rank = rank * meshShape[axis] + coordinate[axis];
+  return rank;
+}
+
+/// The devices of `group` as `device` sees it, in rank order.
+std::vector<int64_t> groupDevices(const plan::Group &group,
+                                  const Shape &meshShape, int64_t device) {
+  if (group.devices_size() != 0)
+    return toVector(group.devices());
+  std::vector<int64_t> coordinate = meshCoordinate(meshShape, device);
+  std::vector<int64_t> axes = toVector(group.mesh_axes());
+  std::vector<int64_t> members;
+  // Row-major over the group's axes: the last one varies fastest.
+  std::function<void(size_t)> visit = [&](size_t i) {
+    if (i == axes.size()) {
+      members.push_back(meshLinearIndex(meshShape, coordinate));
+      return;
+    }
+    for (int64_t c = 0; c < meshShape[axes[i]]; ++c) {
+      coordinate[axes[i]] = c;
+      visit(i + 1);
+    }
+  };
+  visit(0);
+  return members;
 }
 
 class PlanChecker {
@@ -200,30 +243,56 @@ public:
   }
 
 private:
+  /// The mesh, and every device in exactly one program.
   Status checkMesh() {
     if (plan_.programs_size() == 0)
       return Status::failure("plan has no programs");
+    if (plan_.mesh_shape_size() == 0)
+      return Status::failure("plan has no mesh_shape");
     int64_t devices = 1;
     for (int i = 0; i < plan_.mesh_shape_size(); ++i) {
       int64_t axis = plan_.mesh_shape(i);
-      if (axis <= 0 || axis > plan_.programs_size())
-        return Status::failure("plan mesh_shape[" + std::to_string(i) +
-                               "] is " + std::to_string(axis) +
-                               "; mesh axes must be positive and at most "
-                               "the number of programs");
+      if (axis <= 0 || axis > kMaxDevices / devices)
+        return Status::failure("plan mesh_shape " +
+                               toString(toVector(plan_.mesh_shape())) +
+                               ": axes must be positive, with at most " +
+                               std::to_string(kMaxDevices) + " devices");
       devices *= axis;
-      if (devices > plan_.programs_size())
-        break;
     }
-    if (devices != plan_.programs_size())
-      return Status::failure(
-          "plan mesh_shape " + toString(toVector(plan_.mesh_shape())) +
-          " does not have one device per program (" +
-          std::to_string(plan_.programs_size()) + " programs)");
+    meshShape_ = toVector(plan_.mesh_shape());
+    owner_.assign(static_cast<size_t>(devices), -1);
+    for (int p = 0; p < plan_.programs_size(); ++p) {
+      const plan::Program &program = plan_.programs(p);
+      std::string where = "program " + std::to_string(p);
+      if (program.devices_size() == 0)
+        return Status::failure(where + " lists no devices");
+      for (int i = 0; i < program.devices_size(); ++i) {
+        int64_t device = program.devices(i);
+        if (device < 0 || device >= devices)
+          return Status::failure(where + " lists device " +
+                                 std::to_string(device) + ", not one of the " +
+                                 std::to_string(devices) + " devices of mesh " +
+                                 toString(meshShape_));
+        if (i > 0 && device <= program.devices(i - 1))
+          return Status::failure(where +
+                                 " lists its devices out of ascending order");
+        if (owner_[device] >= 0)
+          return Status::failure(where + " lists device " +
+                                 std::to_string(device) + ", which program " +
+                                 std::to_string(owner_[device]) + " runs too");
+        owner_[device] = p;
+      }
+    }
+    for (int64_t device = 0; device < devices; ++device)
+      if (owner_[device] < 0)
+        return Status::failure("no program runs device " +
+                               std::to_string(device) + " of mesh " +
+                               toString(meshShape_));
     return Status::success();
   }
 
   Status checkGroups() {
+    int64_t devices = static_cast<int64_t>(owner_.size());
     for (int g = 0; g < plan_.groups_size(); ++g) {
       const plan::Group &group = plan_.groups(g);
       std::string where =
@@ -232,24 +301,97 @@ private:
         return Status::failure(where + " has no name");
       if (!groups_.emplace(group.name(), &group).second)
         return Status::failure(where + " has the name of an earlier group");
-      if (group.devices_size() == 0)
-        return Status::failure(where + " has no devices");
+      if ((group.devices_size() == 0) == (group.mesh_axes_size() == 0))
+        return Status::failure(where +
+                               " needs either devices or mesh_axes, not " +
+                               (group.devices_size() ? "both" : "neither"));
       std::set<int64_t> seen;
       for (int64_t device : group.devices()) {
-        if (device < 0 || device >= plan_.programs_size())
+        if (device < 0 || device >= devices)
           return Status::failure(where + " names device " +
                                  std::to_string(device) + ", not one of the " +
-                                 std::to_string(plan_.programs_size()) +
-                                 " devices");
+                                 std::to_string(devices) + " devices");
         if (!seen.insert(device).second)
           return Status::failure(where + " names device " +
                                  std::to_string(device) + " twice");
+      }
+      for (int i = 0; i < group.mesh_axes_size(); ++i) {
+        int64_t axis = group.mesh_axes(i);
+        if (axis < 0 || axis >= static_cast<int64_t>(meshShape_.size()) ||
+            (i > 0 && axis <= group.mesh_axes(i - 1)))
+          return Status::failure(
+              where + " mesh_axes " + toString(toVector(group.mesh_axes())) +
+              " are not ascending axes of mesh " + toString(meshShape_));
       }
     }
     return Status::success();
   }
 
-  Status checkBuffer(const plan::Buffer &buffer, const std::string &where) {
+  /// `splits` (one entry per mesh axis, -1 or a dimension of a tensor of
+  /// `shape`) at `where`.
+  Status checkSplits(const std::vector<int64_t> &splits, const Shape &shape,
+                     const std::string &where) {
+    if (splits.size() != meshShape_.size())
+      return Status::failure(where + " splits " + toString(splits) +
+                             " need one entry per axis of mesh " +
+                             toString(meshShape_));
+    for (int64_t dim : splits)
+      if (dim < -1 || dim >= static_cast<int64_t>(shape.size()))
+        return Status::failure(where + " splits " + toString(splits) +
+                               " name no dimension of " + toString(shape));
+    return Status::success();
+  }
+
+  /// The devices of `program` whose blocks of a tensor of `shape` split by
+  /// `splits` need checking: all of them, or the first when the split is
+  /// even (every device's block then has the same extent).
+  std::vector<int64_t> devicesToCheck(const plan::Program &program,
+                                      const Shape &shape,
+                                      const std::vector<int64_t> &splits) {
+    if (hasEvenBlocks(shape, meshShape_, fromSplits(splits)))
+      return {program.devices(0)};
+    return toVector(program.devices());
+  }
+
+  /// A buffer holding a block of a logical tensor: its logical_shape and
+  /// splits, and that every device of `program` has a block of the
+  /// buffer's extent.
+  Status checkBlock(const plan::Program &program, const plan::Buffer &buffer,
+                    const std::string &where) {
+    Shape shape = toVector(buffer.shape());
+    Shape logical = toVector(buffer.logical_shape());
+    if (logical.size() != shape.size())
+      return Status::failure(where + " has shape " + toString(shape) +
+                             " but logical_shape " + toString(logical) +
+                             " of another rank");
+    int64_t logicalElements = 1;
+    for (int64_t size : logical) {
+      if (size < 0 ||
+          (size != 0 && logicalElements > kMaxBufferElements / size))
+        return Status::failure(where +
+                               " has a logical_shape that is negative or "
+                               "too large " +
+                               toString(logical));
+      logicalElements *= size;
+    }
+    std::vector<int64_t> splits = toVector(buffer.splits());
+    if (Status status = checkSplits(splits, logical, where); !status.ok())
+      return status;
+    NdSbp layout = fromSplits(splits);
+    for (int64_t device : devicesToCheck(program, logical, splits)) {
+      Shape block = localShape(logical, meshShape_, layout,
+                               meshCoordinate(meshShape_, device));
+      if (block != shape)
+        return Status::failure(
+            where + ": device " + std::to_string(device) + "'s block of " +
+            toString(logical) + " split by " + toString(splits) + " is " +
+            toString(block) + ", not the buffer's shape " + toString(shape));
+    }
+    return Status::success();
+  }
+
+  Status checkBuffer(const plan::Program &program, const plan::Buffer &buffer,
+                     const std::string &where) {
     if (!toRuntimeDType(buffer.dtype()))
       return Status::failure(where + " has no valid dtype (" +
                              std::to_string(buffer.dtype()) + ")");
@@ -267,10 +409,20 @@ private:
                                toString(toVector(buffer.shape())));
       elements *= size;
     }
+    if (buffer.offsets_size() != 0)
+      return Status::failure(where + " has offsets; a plan file gives "
+                                     "splits, and the executor works the "
+                                     "offsets out");
     if (buffer.kind() == plan::Buffer::TEMPORARY)
       return Status::success();
+    if (buffer.kind() != plan::Buffer::CONSTANT || buffer.splits_size() != 0)
+      if (Status status = checkBlock(program, buffer, where); !status.ok())
+        return status;
     if (buffer.kind() == plan::Buffer::CONSTANT) {
-      size_t expected = static_cast<size_t>(elements) *
+      int64_t stored = buffer.splits_size() != 0
+                           ? numElements(toVector(buffer.logical_shape()))
+                           : elements;
+      size_t expected = static_cast<size_t>(stored) *
                         byteWidth(*toRuntimeDType(buffer.dtype()));
       if (buffer.data().size() != expected)
         return Status::failure(
@@ -280,31 +432,6 @@ private:
     }
     if (buffer.name().empty())
       return Status::failure(where + " names no logical tensor");
-    if (buffer.logical_shape_size() != buffer.shape_size() ||
-        buffer.offsets_size() != buffer.shape_size())
-      return Status::failure(
-          where + " has shape " + toString(toVector(buffer.shape())) +
-          " but logical_shape " + toString(toVector(buffer.logical_shape())) +
-          " and offsets " + toString(toVector(buffer.offsets())) +
-          " of another rank");
-    for (int d = 0; d < buffer.shape_size(); ++d) {
-      int64_t offset = buffer.offsets(d);
-      int64_t logical = buffer.logical_shape(d);
-      if (offset < 0 || logical < 0 || offset > logical ||
-          buffer.shape(d) > logical - offset)
-        return Status::failure(
-            where + ": block " + toString(toVector(buffer.shape())) +
-            " at offsets " + toString(toVector(buffer.offsets())) +
-            " does not fit in logical_shape " +
-            toString(toVector(buffer.logical_shape())));
-    }
-    int64_t logicalElements = 1;
-    for (int64_t size : buffer.logical_shape()) {
-      if (size != 0 && logicalElements > kMaxBufferElements / size)
-        return Status::failure(where + " has a logical_shape too large " +
-                               toString(toVector(buffer.logical_shape())));
-      logicalElements *= size;
-    }
     if (!buffer.part_of().empty() && buffer.part_size() != 3)
       return Status::failure(where + " is part of '" + buffer.part_of() +
                              "' but part has " +
@@ -375,6 +502,23 @@ private:
       if (attr.value_case() == plan::Attr::VALUE_NOT_SET)
         return Status::failure(where + ": attribute '" + attr.name() +
                                "' has no value");
+      if (attr.has_block_offset()) {
+        const plan::BlockOffset &offset = attr.block_offset();
+        Shape shape = toVector(offset.shape());
+        std::string at = where + ": attribute '" + attr.name() + "'";
+        for (int64_t size : shape)
+          if (size < 0)
+            return Status::failure(at + " has a negative shape " +
+                                   toString(shape));
+        if (Status status = checkSplits(toVector(offset.splits()), shape, at);
+            !status.ok())
+          return status;
+        if (offset.dim() < -1 ||
+            offset.dim() >= static_cast<int64_t>(shape.size()))
+          return Status::failure(at + " dim " + std::to_string(offset.dim()) +
+                                 " is not -1 or a dimension of " +
+                                 toString(shape));
+      }
     }
     return Status::success();
   }
@@ -394,16 +538,11 @@ private:
       return Status::failure(where + ": " + name + " over group '" +
                              collective.group() + "', which the plan lacks");
     const plan::Group &group = *found->second;
-    int64_t n = group.devices_size();
-    int64_t me = -1;
-    for (int64_t r = 0; r < n; ++r)
-      if (group.devices(r) == program.device())
-        me = r;
-    if (me < 0)
+    int64_t n = groupSize(group);
+    std::vector<int64_t> ranks;
+    if (Status status = memberRanks(program, group, ranks); !status.ok())
       return Status::failure(where + ": " + name + " over group '" +
-                             group.name() +
-                             "', which does not contain device " +
-                             std::to_string(program.device()));
+                             group.name() + "', " + status.error);
     if (Status status =
             checkIndex(program, collective.input(), where + " input");
         !status.ok())
@@ -430,87 +569,118 @@ private:
       return Status::success();
     };
     // Parts are balanced (Sbp.h balancedShard), as the slicing math cuts
-    // them; member `me` holds or receives part `me`.
+    // them; member `me` holds or receives part `me`. Every rank the
+    // program's devices hold in the group is checked.
+    int64_t me = 0;
     auto part = [&](int64_t size) { return balancedShard(size, n, me).size; };
     auto mismatch = [&]() {
       return Status::failure(where + ": " + name +
                              " shapes do not agree with its group" + shapes);
     };
-    switch (collective.kind()) {
-    case plan::Collective::ALL_REDUCE:
-    case plan::Collective::BROADCAST:
-      if (collective.output() != collective.input())
-        return Status::failure(
-            where + ": " + name + " works in place, but output " +
-            std::to_string(collective.output()) + " is not input " +
-            std::to_string(collective.input()));
-      if (collective.kind() == plan::Collective::BROADCAST &&
-          (collective.root() < 0 || collective.root() >= n))
-        return Status::failure(where + ": broadcast root " +
-                               std::to_string(collective.root()) +
-                               " is not a rank of group '" + group.name() +
-                               "' (" + std::to_string(n) + " devices)");
-      return Status::success();
-    case plan::Collective::ALL_GATHER:
-    case plan::Collective::REDUCE_SCATTER: {
-      if (Status status = checkAxis(collective.axis(), "axis"); !status.ok())
-        return status;
-      int64_t axis = collective.axis();
-      bool gather = collective.kind() == plan::Collective::ALL_GATHER;
-      const Shape &whole = gather ? outShape : inShape;
-      const Shape &piece = gather ? inShape : outShape;
-      for (size_t d = 0; d < whole.size(); ++d)
-        if (static_cast<int64_t>(d) == axis ? piece[d] != part(whole[d])
-                                            : piece[d] != whole[d])
-          return mismatch();
-      return Status::success();
-    }
-    case plan::Collective::ALL_TO_ALL: {
-      if (Status status = checkAxis(collective.axis(), "axis"); !status.ok())
-        return status;
-      if (Status status = checkAxis(collective.concat_axis(), "concat_axis");
-          !status.ok())
-        return status;
-      int64_t split = collective.axis(), concat = collective.concat_axis();
-      if (split == concat)
-        return Status::failure(where +
-                               ": all_to_all cuts and concatenates "
-                               "the same dimension " +
-                               std::to_string(split));
-      for (int64_t d = 0; d < static_cast<int64_t>(inShape.size()); ++d) {
-        bool ok = d == split    ? outShape[d] == part(inShape[d])
-                  : d == concat ? inShape[d] == part(outShape[d])
-                                : inShape[d] == outShape[d];
-        if (!ok)
-          return mismatch();
+    auto checkRank = [&]() -> Status {
+      switch (collective.kind()) {
+      case plan::Collective::ALL_REDUCE:
+      case plan::Collective::BROADCAST:
+        if (collective.output() != collective.input())
+          return Status::failure(
+              where + ": " + name + " works in place, but output " +
+              std::to_string(collective.output()) + " is not input " +
+              std::to_string(collective.input()));
+        if (collective.kind() == plan::Collective::BROADCAST &&
+            (collective.root() < 0 || collective.root() >= n))
+          return Status::failure(where + ": broadcast root " +
+                                 std::to_string(collective.root()) +
+                                 " is not a rank of group '" + group.name() +
+                                 "' (" + std::to_string(n) + " devices)");
+        return Status::success();
+      case plan::Collective::ALL_GATHER:
+      case plan::Collective::REDUCE_SCATTER: {
+        if (Status status = checkAxis(collective.axis(), "axis"); !status.ok())
+          return status;
+        int64_t axis = collective.axis();
+        bool gather = collective.kind() == plan::Collective::ALL_GATHER;
+        const Shape &whole = gather ? outShape : inShape;
+        const Shape &piece = gather ? inShape : outShape;
+        for (size_t d = 0; d < whole.size(); ++d)
+          if (static_cast<int64_t>(d) == axis ? piece[d] != part(whole[d])
+                                              : piece[d] != whole[d])
+            return mismatch();
+        return Status::success();
       }
+      case plan::Collective::ALL_TO_ALL: {
+        if (Status status = checkAxis(collective.axis(), "axis"); !status.ok())
+          return status;
+        if (Status status = checkAxis(collective.concat_axis(), "concat_axis");
+            !status.ok())
+          return status;
+        int64_t split = collective.axis(), concat = collective.concat_axis();
+        if (split == concat)
+          return Status::failure(where +
+                                 ": all_to_all cuts and concatenates "
+                                 "the same dimension " +
+                                 std::to_string(split));
+        for (int64_t d = 0; d < static_cast<int64_t>(inShape.size()); ++d) {
+          bool ok = d == split    ? outShape[d] == part(inShape[d])
+                    : d == concat ? inShape[d] == part(outShape[d])
+                                  : inShape[d] == outShape[d];
+          if (!ok)
+            return mismatch();
+        }
+        return Status::success();
+      }
+      default:
+        return Status::success();
+      }
+    };
+    for (int64_t rank : ranks) {
+      me = rank;
+      if (Status status = checkRank(); !status.ok())
+        return status;
+    }
+    return Status::success();
+  }
+
+  /// Members of `group`: its size.
+  int64_t groupSize(const plan::Group &group) const {
+    if (group.devices_size() != 0)
+      return group.devices_size();
+    int64_t n = 1;
+    for (int64_t axis : group.mesh_axes())
+      n *= meshShape_[axis];
+    return n;
+  }
+
+  /// The distinct ranks in `group` of the devices running `program`
+  /// (memoized per program and group); fails if a device is no member.
+  Status memberRanks(const plan::Program &program, const plan::Group &group,
+                     std::vector<int64_t> &ranks) {
+    auto key = std::make_pair(&program, &group);
+    auto found = ranks_.find(key);
+    if (found != ranks_.end()) {
+      ranks = found->second;
       return Status::success();
     }
-    default:
-      return Status::success();
+    std::set<int64_t> distinct;
+    for (int64_t device : program.devices()) {
+      int64_t rank = rankInGroup(group, meshShape_, device);
+      if (rank < 0)
+        return Status::failure("which does not contain device " +
+                               std::to_string(device));
+      distinct.insert(rank);
     }
+    ranks.assign(distinct.begin(), distinct.end());
+    ranks_.emplace(key, ranks);
+    return Status::success();
   }
 
   Status checkProgram(int index) {
     const plan::Program &program = plan_.programs(index);
     std::string where = "program " + std::to_string(index);
-    if (program.device() != index)
-      return Status::failure(where + " is for device " +
-                             std::to_string(program.device()) +
-                             "; programs[i].device must be i");
-    if (program.coordinate_size() != 0 &&
-        toVector(program.coordinate()) !=
-            meshCoordinate(toVector(plan_.mesh_shape()), index))
-      return Status::failure(
-          where + " has coordinate " +
-          toString(toVector(program.coordinate())) + ", not " +
-          toString(meshCoordinate(toVector(plan_.mesh_shape()), index)) +
-          " (row-major on mesh " + toString(toVector(plan_.mesh_shape())) +
-          ")");
     for (int b = 0; b < program.buffers_size(); ++b)
-      if (Status status = checkBuffer(
-              program.buffers(b), where + " buffer " + std::to_string(b) +
-                                      " '" + program.buffers(b).name() + "'");
+      if (Status status =
+              checkBuffer(program, program.buffers(b),
+                          where + " buffer " + std::to_string(b) + " '" +
+                              program.buffers(b).name() + "'");
           !status.ok())
         return status;
     for (int i = 0; i < program.instructions_size(); ++i) {
@@ -537,7 +707,8 @@ private:
         status = checkIndex(program, buffer, at + " " + what + " buffer");
         if (!status.ok())
           break;
-        if (peer < 0 || peer >= plan_.programs_size() || peer == index) {
+        if (peer < 0 || peer >= static_cast<int64_t>(owner_.size()) ||
+            owner_[peer] == index) {
           status =
               Status::failure(at + ": " + what + " peer " +
                               std::to_string(peer) + " is not another device");
@@ -550,10 +721,12 @@ private:
         }
         const plan::Buffer &data = program.buffers(buffer);
         Message message{data.dtype(), toVector(data.shape())};
-        if (send)
-          sends_[{index, peer, tag}].push_back(message);
-        else
-          recvs_[{peer, index, tag}].push_back(message);
+        for (int64_t device : program.devices()) {
+          if (send)
+            sends_[{device, peer, tag}].push_back(message);
+          else
+            recvs_[{peer, device, tag}].push_back(message);
+        }
         break;
       }
       case plan::Instruction::OP_NOT_SET:
@@ -642,10 +815,36 @@ private:
     auto temporary = [&](int64_t b) {
       return program.buffers(b).kind() == plan::Buffer::TEMPORARY;
     };
-    for (auto [a, b] : arenaOverlaps(program)) {
-      if (temporary(a) && temporary(b) &&
-          (last[a] < first[b] || last[b] < first[a]))
+    // A sweep over time: the buffers live at a moment must have pairwise
+    // disjoint bytes, so each newly live buffer is checked against its
+    // neighbours by offset among the live ones (O(n log n), where listing
+    // every pair that shares bytes is quadratic). A buffer that lives
+    // across steps is live throughout; a temporary no instruction touches,
+    // never.
+    struct Event {
+      int64_t time, buffer;
+      bool operator<(const Event &other) const {
+        return time != other.time ? time < other.time : buffer < other.buffer;
+      }
+    };
+    std::vector<Event> starts, ends;
+    for (int64_t b = 0; b < count; ++b) {
+      if (bufferBytes(program.buffers(b)) == 0)
         continue;
+      if (!temporary(b)) {
+        first[b] = -1;
+        last[b] = steps + 1;
+      } else if (last[b] < 0) {
+        continue;
+      }
+      starts.push_back({first[b], b});
+      ends.push_back({last[b], b});
+    }
+    std::sort(starts.begin(), starts.end());
+    std::sort(ends.begin(), ends.end());
+    auto conflict = [&](int64_t a, int64_t b) {
+      if (a > b)
+        std::swap(a, b);
       const plan::Buffer &x = program.buffers(a), &y = program.buffers(b);
       int64_t begin = std::max(x.arena_offset(), y.arena_offset());
       int64_t end = std::min(x.arena_offset() + bufferBytes(x),
@@ -664,6 +863,30 @@ private:
           " while both are live (instructions " + std::to_string(first[a]) +
           " to " + std::to_string(last[a]) + " and " +
           std::to_string(first[b]) + " to " + std::to_string(last[b]) + ")");
+    };
+    // Live buffers by arena offset.
+    std::map<int64_t, int64_t> live;
+    size_t ended = 0;
+    for (const Event &start : starts) {
+      for (; ended < ends.size() && ends[ended].time < start.time; ++ended) {
+        auto found =
+            live.find(program.buffers(ends[ended].buffer).arena_offset());
+        if (found != live.end() && found->second == ends[ended].buffer)
+          live.erase(found);
+      }
+      int64_t b = start.buffer;
+      int64_t offset = program.buffers(b).arena_offset();
+      int64_t end = offset + bufferBytes(program.buffers(b));
+      auto next = live.lower_bound(offset);
+      if (next != live.end() && next->first < end)
+        return conflict(b, next->second);
+      if (next != live.begin()) {
+        auto previous = std::prev(next);
+        if (previous->first + bufferBytes(program.buffers(previous->second)) >
+            offset)
+          return conflict(b, previous->second);
+      }
+      live.emplace(offset, b);
     }
     return Status::success();
   }
@@ -675,7 +898,7 @@ private:
       auto found = recvs_.find(key);
       if (found == recvs_.end() || found->second != messages)
         return Status::failure(
-            "program " + std::to_string(std::get<0>(key)) + " sends " +
+            "device " + std::to_string(std::get<0>(key)) + " sends " +
             std::to_string(messages.size()) + " message(s) with tag " +
             std::to_string(std::get<2>(key)) + " to device " +
             std::to_string(std::get<1>(key)) +
@@ -684,7 +907,7 @@ private:
     for (const auto &[key, messages] : recvs_)
       if (!sends_.count(key))
         return Status::failure(
-            "program " + std::to_string(std::get<1>(key)) +
+            "device " + std::to_string(std::get<1>(key)) +
             " receives a message with tag " + std::to_string(std::get<2>(key)) +
             " from device " + std::to_string(std::get<0>(key)) +
             " that it never sends");
@@ -703,6 +926,12 @@ private:
 
   const plan::Plan &plan_;
   std::map<std::string, const plan::Group *> groups_;
+  Shape meshShape_;
+  /// The program each device runs.
+  std::vector<int> owner_;
+  std::map<std::pair<const plan::Program *, const plan::Group *>,
+           std::vector<int64_t>>
+      ranks_;
   std::map<MessageKey, std::vector<Message>> sends_, recvs_;
 };
 
@@ -710,6 +939,93 @@ private:
 
 Status checkPlan(const plan::Plan &planMessage) {
   return PlanChecker(planMessage).check();
+}
+
+int64_t planDevices(const plan::Plan &planMessage) {
+  return meshSize(toVector(planMessage.mesh_shape()));
+}
+
+int programIndexOf(const plan::Plan &planMessage, int64_t device) {
+  for (int p = 0; p < planMessage.programs_size(); ++p)
+    for (int64_t member : planMessage.programs(p).devices())
+      if (member == device)
+        return p;
+  return -1;
+}
+
+Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
+                          DeviceProgram &out) {
+  int index = programIndexOf(planMessage, device);
+  if (index < 0)
+    return Status::failure("device " + std::to_string(device) +
+                           " runs none of the plan's programs");
+  Shape meshShape = toVector(planMessage.mesh_shape());
+  out.device = device;
+  out.coordinate = meshCoordinate(meshShape, device);
+  out.program = planMessage.programs(index);
+  out.program.clear_devices();
+  out.program.add_devices(device);
+  for (plan::Buffer &buffer : *out.program.mutable_buffers()) {
+    if (buffer.splits_size() == 0)
+      continue;
+    Shape logical = toVector(buffer.logical_shape());
+    Slice block =
+        deviceSlice(logical, meshShape, fromSplits(toVector(buffer.splits())),
+                    out.coordinate);
+    if (buffer.kind() != plan::Buffer::CONSTANT) {
+      buffer.mutable_offsets()->Assign(block.offsets.begin(),
+                                       block.offsets.end());
+      continue;
+    }
+    // A split constant keeps its block of the logical elements.
+    size_t width = byteWidth(*toRuntimeDType(buffer.dtype()));
+    const char *whole = buffer.data().data();
+    std::string bytes(static_cast<size_t>(numElements(block.sizes)) * width,
+                      '\0');
+    Shape strides(logical.size(), 1);
+    for (size_t d = logical.size(); d-- > 1;)
+      strides[d - 1] = strides[d] * logical[d];
+    Shape at(block.sizes.size(), 0);
+    for (int64_t i = 0, n = numElements(block.sizes); i < n; ++i) {
+      int64_t flat = 0;
+      for (size_t d = 0; d < at.size(); ++d)
+        flat += (block.offsets[d] + at[d]) * strides[d];
+      std::memcpy(&bytes[static_cast<size_t>(i) * width],
+                  whole + static_cast<size_t>(flat) * width, width);
+      for (size_t d = at.size(); d-- > 0;) {
+        if (++at[d] < block.sizes[d])
+          break;
+        at[d] = 0;
+      }
+    }
+    buffer.set_data(std::move(bytes));
+    buffer.clear_splits();
+    buffer.clear_logical_shape();
+  }
+  for (plan::Instruction &instruction : *out.program.mutable_instructions()) {
+    if (!instruction.has_kernel())
+      continue;
+    for (plan::Attr &attr : *instruction.mutable_kernel()->mutable_attrs()) {
+      if (!attr.has_block_offset())
+        continue;
+      const plan::BlockOffset &offset = attr.block_offset();
+      Slice block =
+          deviceSlice(toVector(offset.shape()), meshShape,
+                      fromSplits(toVector(offset.splits())), out.coordinate);
+      int64_t dim = offset.dim();
+      if (dim >= 0) {
+        attr.set_int_value(block.offsets[static_cast<size_t>(dim)]);
+        continue;
+      }
+      plan::IntList list;
+      list.mutable_values()->Assign(block.offsets.begin(), block.offsets.end());
+      *attr.mutable_ints_value() = std::move(list);
+    }
+  }
+  out.groups.clear();
+  for (const plan::Group &group : planMessage.groups())
+    out.groups[group.name()] = groupDevices(group, meshShape, device);
+  return Status::success();
 }
 
 const char *collectiveName(int kind) {
@@ -772,14 +1088,15 @@ Status checkMessageOrder(const plan::Plan &plan) {
   // By (sender, receiver): the tags in program order.
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> sent, received;
   for (const plan::Program &program : plan.programs())
-    for (const plan::Instruction &instruction : program.instructions()) {
-      if (instruction.has_send())
-        sent[{program.device(), instruction.send().peer()}].push_back(
-            instruction.send().tag());
-      else if (instruction.has_recv())
-        received[{instruction.recv().peer(), program.device()}].push_back(
-            instruction.recv().tag());
-    }
+    for (const plan::Instruction &instruction : program.instructions())
+      for (int64_t device : program.devices()) {
+        if (instruction.has_send())
+          sent[{device, instruction.send().peer()}].push_back(
+              instruction.send().tag());
+        else if (instruction.has_recv())
+          received[{instruction.recv().peer(), device}].push_back(
+              instruction.recv().tag());
+      }
   auto tags = [](const std::vector<int64_t> &list) {
     std::string text;
     for (int64_t tag : list)

@@ -4,6 +4,7 @@
 
 #include <cassert>
 #include <limits>
+#include <set>
 
 namespace parplan {
 
@@ -349,6 +350,47 @@ Slice deviceSlice(const std::vector<int64_t> &shape,
     slice.sizes[dim] = part.size;
   }
   return slice;
+}
+
+std::optional<std::string> checkDeviceIds(const std::vector<int64_t> &ids) {
+  std::set<int64_t> seen;
+  for (int64_t id : ids) {
+    if (id < 0)
+      return "device id " + std::to_string(id) + " is negative";
+    if (!seen.insert(id).second)
+      return "device id " + std::to_string(id) + " is listed twice";
+  }
+  return std::nullopt;
+}
+
+bool hasEvenBlocks(const std::vector<int64_t> &shape,
+                   const std::vector<int64_t> &meshShape, const NdSbp &sbp) {
+  std::vector<int64_t> sizes = shape;
+  for (size_t axis = 0; axis < sbp.size(); ++axis) {
+    if (!sbp[axis].isSplit())
+      continue;
+    int64_t &size = sizes[static_cast<size_t>(sbp[axis].axis)];
+    if (size % meshShape[axis] != 0)
+      return false;
+    size /= meshShape[axis];
+  }
+  return true;
+}
+
+std::vector<int64_t> toSplits(const NdSbp &sbp) {
+  std::vector<int64_t> splits;
+  splits.reserve(sbp.size());
+  for (const Sbp &entry : sbp)
+    splits.push_back(entry.isSplit() ? entry.axis : -1);
+  return splits;
+}
+
+NdSbp fromSplits(const std::vector<int64_t> &splits) {
+  NdSbp sbp;
+  sbp.reserve(splits.size());
+  for (int64_t dim : splits)
+    sbp.push_back(dim < 0 ? Sbp::broadcast() : Sbp::split(dim));
+  return sbp;
 }
 
 std::vector<int64_t> localShape(const std::vector<int64_t> &shape,

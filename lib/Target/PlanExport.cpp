@@ -1,9 +1,9 @@
 //===- PlanExport.cpp - plan dialect programs to plan.proto ---------------===//
 //
 // A direct walk: every plan op has exactly one proto form, so nothing is
-// decided here. What is checked is what the proto cannot say: programs
-// numbered by device, kernels known to the runtime, attributes with a
-// runtime form.
+// decided here. What is checked is what the proto cannot say: kernels known
+// to the runtime, attributes with a runtime form. checkPlan checks the rest
+// (every device in one program) on the result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,7 @@
 
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Runtime/KernelCall.h"
+#include "parplan/Runtime/PlanFile.h"
 #include "parplan/Target/NNInterpreter.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -112,8 +113,8 @@ LogicalResult ProgramExporter::buffer(pp::BufferOp op) {
     buffer.set_name(op.getName()->str());
   if (op.getLogicalShape())
     copyInts(*op.getLogicalShape(), buffer.mutable_logical_shape());
-  if (op.getBlockOffsets())
-    copyInts(*op.getBlockOffsets(), buffer.mutable_offsets());
+  if (op.getSplits())
+    copyInts(*op.getSplits(), buffer.mutable_splits());
   if (op.getSource())
     buffer.set_source(op.getSource()->str());
   if (op.getPartOf())
@@ -144,6 +145,15 @@ LogicalResult ProgramExporter::kernel(pp::KernelOp op) {
   if (std::optional<DictionaryAttr> attrs = op.getAttrs()) {
     // A DictionaryAttr is sorted by name: the bytes are deterministic.
     for (NamedAttribute attr : *attrs) {
+      if (auto offset = dyn_cast<pp::BlockOffsetAttr>(attr.getValue())) {
+        pp::Attr &out = *kernel.add_attrs();
+        out.set_name(attr.getName().str());
+        pp::BlockOffset &block = *out.mutable_block_offset();
+        copyInts(offset.getShape().asArrayRef(), block.mutable_shape());
+        copyInts(offset.getSplits().asArrayRef(), block.mutable_splits());
+        block.set_dim(offset.getDim());
+        continue;
+      }
       std::optional<rt::AttrValue> value =
           parplan::toKernelAttr(attr.getValue());
       if (!value)
@@ -176,7 +186,7 @@ LogicalResult ProgramExporter::kernel(pp::KernelOp op) {
 }
 
 LogicalResult ProgramExporter::run(pp::ProgramOp op) {
-  program.set_device(static_cast<int64_t>(op.getDevice()));
+  copyInts(op.getDevices(), program.mutable_devices());
   program.set_loss(-1);
   if (auto arena = op->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
     program.set_arena_bytes(arena.getInt());
@@ -259,27 +269,25 @@ FailureOr<pp::Plan> parplan::exportPlan(ModuleOp module) {
   for (pp::GroupOp group : module.getOps<pp::GroupOp>()) {
     pp::Group &out = *plan.add_groups();
     out.set_name(group.getSymName().str());
-    copyInts(group.getDevices(), out.mutable_devices());
+    if (std::optional<ArrayRef<int64_t>> devices = group.getDevices())
+      copyInts(*devices, out.mutable_devices());
+    if (std::optional<ArrayRef<int64_t>> axes = group.getMeshAxes())
+      copyInts(*axes, out.mutable_mesh_axes());
   }
   SmallVector<pp::ProgramOp> programs(module.getOps<pp::ProgramOp>());
   if (programs.empty())
     return module.emitError() << "the module has no plan.program";
+  // By first device: the file does not depend on the order of the ops.
   llvm::sort(programs, [](pp::ProgramOp a, pp::ProgramOp b) {
-    return a.getDevice() < b.getDevice();
+    return a.getDevices().front() < b.getDevices().front();
   });
-  for (auto [expected, program] : llvm::enumerate(programs))
-    if (program.getDevice() != expected)
-      return program.emitOpError()
-             << "is for device " << program.getDevice() << ", but programs "
-             << "must be numbered 0.." << programs.size() - 1;
-  if (auto mesh = module->getAttrOfType<DenseI64ArrayAttr>("plan.mesh_shape"))
-    copyInts(mesh.asArrayRef(), plan.mutable_mesh_shape());
-  else
-    plan.add_mesh_shape(static_cast<int64_t>(programs.size()));
+  copyInts(programs.front().getMeshShape(), plan.mutable_mesh_shape());
   for (pp::ProgramOp program : programs) {
     ProgramExporter exporter(*plan.add_programs());
     if (failed(exporter.run(program)))
       return failure();
   }
+  if (rt::Status status = rt::checkPlan(plan); !status.ok())
+    return module.emitError() << "the plan is invalid: " << status.error;
   return plan;
 }

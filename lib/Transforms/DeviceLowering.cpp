@@ -11,29 +11,16 @@ using namespace parplan;
 
 #include "parplan/Transforms/PlanLoweringInterface.cpp.inc"
 
-FlatSymbolRefAttr DeviceGroups::along(int64_t meshAxis,
-                                      const std::vector<int64_t> &coordinate) {
-  std::vector<int64_t> key = coordinate;
-  key[meshAxis] = -1;
-  key.push_back(meshAxis);
-  auto found = groups.find(key);
+FlatSymbolRefAttr DeviceGroups::along(int64_t meshAxis) {
+  auto found = groups.find(meshAxis);
   if (found != groups.end())
     return found->second;
-  SmallVector<int64_t> devices;
-  std::vector<int64_t> member = coordinate;
-  for (int64_t i = 0; i < meshShape[meshAxis]; ++i) {
-    member[meshAxis] = i;
-    devices.push_back(meshLinearIndex(meshShape, member));
-  }
   std::string name = "axis" + std::to_string(meshAxis);
-  for (size_t d = 0; d < coordinate.size(); ++d)
-    if (static_cast<int64_t>(d) != meshAxis)
-      name += "_" + std::to_string(coordinate[d]);
   plan::GroupOp::create(builder, builder.getUnknownLoc(),
-                        builder.getStringAttr(name),
-                        builder.getDenseI64ArrayAttr(devices));
+                        builder.getStringAttr(name), DenseI64ArrayAttr(),
+                        builder.getDenseI64ArrayAttr({meshAxis}));
   auto ref = FlatSymbolRefAttr::get(builder.getContext(), name);
-  groups[key] = ref;
+  groups[meshAxis] = ref;
   return ref;
 }
 
@@ -66,13 +53,28 @@ std::vector<int64_t> DeviceLowering::shapeOf(Type type) {
                               tensor.getShape().end());
 }
 
-Slice DeviceLowering::blockOf(Type type, const NdSbp &layout) const {
-  return deviceSlice(shapeOf(type), meshShape, layout, coordinate);
+std::vector<int64_t>
+DeviceLowering::blockShape(const std::vector<int64_t> &shape,
+                           const NdSbp &layout) {
+  if (!hasEvenBlocks(shape, meshShape, layout))
+    uneven.emplace(shape, toSplits(layout));
+  return localShape(shape, meshShape, layout, coordinate);
 }
 
-MemRefType DeviceLowering::localType(Type type, const NdSbp &layout) const {
-  return MemRefType::get(blockOf(type, layout).sizes,
+MemRefType DeviceLowering::localType(Type type, const NdSbp &layout) {
+  return MemRefType::get(blockShape(type, layout),
                          cast<RankedTensorType>(type).getElementType());
+}
+
+DenseI64ArrayAttr DeviceLowering::splitsOf(const NdSbp &layout) {
+  return builder.getDenseI64ArrayAttr(toSplits(layout));
+}
+
+Attribute DeviceLowering::blockOffset(const std::vector<int64_t> &shape,
+                                      const NdSbp &layout, int64_t dim) {
+  return plan::BlockOffsetAttr::get(builder.getContext(),
+                                    builder.getDenseI64ArrayAttr(shape),
+                                    splitsOf(layout), dim);
 }
 
 plan::BufferOp DeviceLowering::makeBuffer(Location loc, MemRefType type,
@@ -87,10 +89,9 @@ plan::BufferOp DeviceLowering::makeBuffer(Location loc, MemRefType type,
 
 void DeviceLowering::describeBlock(plan::BufferOp buffer, StringRef name,
                                    Type type, const NdSbp &layout) {
-  Slice slice = blockOf(type, layout);
   buffer.setNameAttr(builder.getStringAttr(name));
   buffer.setLogicalShapeAttr(builder.getDenseI64ArrayAttr(shapeOf(type)));
-  buffer.setBlockOffsetsAttr(builder.getDenseI64ArrayAttr(slice.offsets));
+  buffer.setSplitsAttr(splitsOf(layout));
   named[name] = buffer.getResult();
 }
 
@@ -114,4 +115,27 @@ Value DeviceLowering::scalarConstant(Location loc, Type elementType,
                                 elementType, static_cast<int64_t>(value)));
   buffer.setValueAttr(DenseElementsAttr::get(type, element));
   return buffer.getResult();
+}
+
+Value DeviceLowering::firstAlongAxis(Location loc, Type elementType,
+                                     int64_t meshAxis, bool scalar) {
+  int64_t n = meshShape[meshAxis];
+  NdSbp layout(meshShape.size(), Sbp::broadcast());
+  layout[meshAxis] = Sbp::split(0);
+  auto logical = RankedTensorType::get({n}, elementType);
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(
+        isa<FloatType>(elementType)
+            ? Attribute(builder.getFloatAttr(elementType, i == 0 ? 1.0 : 0.0))
+            : Attribute(builder.getIntegerAttr(elementType, i == 0 ? 1 : 0)));
+  auto buffer = makeBuffer(loc, MemRefType::get({1}, elementType),
+                           plan::BufferKind::constant);
+  buffer.setLogicalShapeAttr(builder.getDenseI64ArrayAttr({n}));
+  buffer.setSplitsAttr(splitsOf(layout));
+  buffer.setValueAttr(DenseElementsAttr::get(logical, values));
+  if (!scalar)
+    return buffer.getResult();
+  return kernel(loc, "reshape", buffer.getResult(),
+                MemRefType::get({}, elementType));
 }

@@ -57,37 +57,6 @@ std::optional<int64_t> integerBound(Value input) {
   return bound;
 }
 
-/// The elements of `value` inside `slice`, as a constant of the slice's
-/// shape.
-DenseElementsAttr sliceConstant(DenseElementsAttr value, const Slice &slice) {
-  auto type = cast<ShapedType>(value.getType());
-  if (slice.sizes ==
-      std::vector<int64_t>(type.getShape().begin(), type.getShape().end()))
-    return value;
-  auto blockType = RankedTensorType::get(slice.sizes, type.getElementType());
-  if (value.isSplat())
-    return value.resizeSplat(blockType);
-  SmallVector<Attribute> all(value.getValues<Attribute>());
-  SmallVector<Attribute> block;
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * type.getDimSize(d + 1);
-  SmallVector<int64_t> index(rank, 0);
-  for (int64_t n = 0; n < slice.numElements(); ++n) {
-    int64_t flat = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      flat += (slice.offsets[d] + index[d]) * strides[d];
-    block.push_back(all[flat]);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++index[d] < slice.sizes[d])
-        break;
-      index[d] = 0;
-    }
-  }
-  return DenseElementsAttr::get(blockType, block);
-}
-
 /// The kernel of the op's name on the device's blocks, with the op's own
 /// attributes (not the discardable sbp.* and nn.* marks) and `extraAttrs`.
 /// Returns the result buffers.
@@ -156,11 +125,17 @@ LogicalResult lowerOp(nn::ConstantOp constant, DeviceLowering &lowering) {
     return constant.emitError()
            << "lower-to-plan: a constant that is not dense";
   NdSbp layout = lowering.layoutOf(constant.getResult());
-  auto buffer = lowering.makeBuffer(
-      constant.getLoc(), lowering.localType(constant.getType(), layout),
-      plan::BufferKind::constant);
-  buffer.setValueAttr(
-      sliceConstant(dense, lowering.blockOf(constant.getType(), layout)));
+  MemRefType local = lowering.localType(constant.getType(), layout);
+  auto buffer =
+      lowering.makeBuffer(constant.getLoc(), local, plan::BufferKind::constant);
+  // A split constant carries the logical elements; each device keeps its
+  // block (docs/plan-format.md).
+  buffer.setValueAttr(dense);
+  if (local.getShape() != constant.getType().getShape()) {
+    buffer.setLogicalShapeAttr(lowering.getBuilder().getDenseI64ArrayAttr(
+        DeviceLowering::shapeOf(constant.getType())));
+    buffer.setSplitsAttr(lowering.splitsOf(layout));
+  }
   lowering.map(constant.getResult(), buffer.getResult());
   return success();
 }
@@ -181,9 +156,10 @@ LogicalResult lowerGather(GatherLike op, DeviceLowering &lowering, Value table,
     lowerAsKernel(op, lowering, op->getName().stripDialect());
     return success();
   }
-  Slice slice = lowering.blockOf(table.getType(), tableLayout);
   NamedAttribute attrs[] = {
-      b.getNamedAttr("offset", b.getI64IntegerAttr(slice.offsets[axis])),
+      b.getNamedAttr("offset", lowering.blockOffset(
+                                   DeviceLowering::shapeOf(table.getType()),
+                                   tableLayout, axis)),
       b.getNamedAttr("extent", b.getI64IntegerAttr(DeviceLowering::shapeOf(
                                    table.getType())[axis]))};
   lowerAsKernel(op, lowering, shardKernel, attrs);
@@ -207,7 +183,7 @@ LogicalResult lowerOp(nn::ReduceMeanOp mean, DeviceLowering &lowering) {
   auto inputType = mean.getInput().getType();
   std::vector<int64_t> logical = DeviceLowering::shapeOf(inputType);
   std::vector<int64_t> local =
-      lowering.blockOf(inputType, lowering.operandLayout(mean, 0)).sizes;
+      lowering.blockShape(inputType, lowering.operandLayout(mean, 0));
   SmallVector<bool> reduced(inputType.getRank(), mean.getAxes().empty());
   for (int64_t axis : mean.getAxes())
     reduced[*nn::normalizeAxis(axis, inputType.getRank())] = true;

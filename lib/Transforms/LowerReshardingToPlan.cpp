@@ -27,13 +27,20 @@ plan::ReduceKindAttr reduceAttr(MLIRContext *context, ReduceKind reduce) {
       context, static_cast<plan::ReduceKind>(static_cast<int>(reduce)));
 }
 
-/// `starts` of a slice (or slice_grad) that differ from zero at `axis` only,
-/// and unit `steps`.
-SmallVector<NamedAttribute> sliceAttrs(OpBuilder &b, int64_t rank, int64_t axis,
-                                       int64_t start) {
-  SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
-  starts[axis] = start;
-  return {b.getNamedAttr("starts", b.getDenseI64ArrayAttr(starts)),
+/// `starts` of a slice (or slice_grad) of the device's balanced part along
+/// `dim` of a block of `shape`, cut over mesh axis `meshAxis`, and unit
+/// `steps`.
+SmallVector<NamedAttribute> partAttrs(DeviceLowering &lowering,
+                                      ArrayRef<int64_t> shape, int64_t meshAxis,
+                                      int64_t dim) {
+  OpBuilder &b = lowering.getBuilder();
+  NdSbp layout(lowering.getMeshShape().size(), Sbp::broadcast());
+  layout[meshAxis] = Sbp::split(dim);
+  SmallVector<int64_t> steps(shape.size(), 1);
+  return {b.getNamedAttr("starts",
+                         lowering.blockOffset(
+                             std::vector<int64_t>(shape.begin(), shape.end()),
+                             layout, -1)),
           b.getNamedAttr("steps", b.getDenseI64ArrayAttr(steps))};
 }
 
@@ -44,7 +51,6 @@ Value lowerStep(Location loc, const ReshardStep &step, Type logical,
   MLIRContext *context = b.getContext();
   int64_t axis = step.meshAxis;
   int64_t n = lowering.getMeshShape()[axis];
-  int64_t index = lowering.getCoordinate()[axis];
   auto blockType = cast<MemRefType>(block.getType());
   MemRefType nextType = lowering.localType(logical, step.to);
   if (n == 1)
@@ -83,10 +89,8 @@ Value lowerStep(Location loc, const ReshardStep &step, Type logical,
     return out;
   }
   case ReshardKind::Slice: {
-    int64_t dim = step.tensorAxis();
     SmallVector<NamedAttribute> attrs =
-        sliceAttrs(b, blockType.getRank(), dim,
-                   balancedShard(blockType.getDimSize(dim), n, index).offset);
+        partAttrs(lowering, blockType.getShape(), axis, step.tensorAxis());
     attrs.push_back(
         b.getNamedAttr("sizes", b.getDenseI64ArrayAttr(nextType.getShape())));
     return lowering.kernel(loc, "slice", block, nextType,
@@ -94,19 +98,16 @@ Value lowerStep(Location loc, const ReshardStep &step, Type logical,
   }
   case ReshardKind::ToPartial: {
     const Sbp &before = step.from[axis];
-    if (before.isSplit()) { // The own part in place, zeros elsewhere.
-      int64_t dim = before.axis;
+    if (before.isSplit()) // The own part in place, zeros elsewhere.
       return lowering.kernel(
           loc, "slice_grad", block, nextType,
-          b.getDictionaryAttr(sliceAttrs(
-              b, nextType.getRank(), dim,
-              balancedShard(nextType.getDimSize(dim), n, index).offset)));
-    }
+          b.getDictionaryAttr(
+              partAttrs(lowering, nextType.getShape(), axis, before.axis)));
     if (step.reduce() != ReduceKind::Sum) // max(x, x) = x: all keep it.
       return block;
     // Device 0 of the axis keeps the value, the others hold zeros.
-    Value keep = lowering.scalarConstant(loc, blockType.getElementType(),
-                                         index == 0 ? 1 : 0);
+    Value keep = lowering.firstAlongAxis(loc, blockType.getElementType(), axis,
+                                         blockType.getRank() == 0);
     return lowering.kernel(loc, "mul", ValueRange{block, keep}, nextType);
   }
   }

@@ -1,12 +1,14 @@
 //===- LowerToPlan.cpp - @main to per-device plan programs ----------------===//
 //
-// The last step before the executor: for every device of the mesh, each op
-// of @main emits its part of the work through PlanLoweringOpInterface (the
-// nn ops in LowerNNToPlan.cpp, the resharding steps in
+// The last step before the executor: for every distinct program, each op of
+// @main emits its part of the work through PlanLoweringOpInterface (the nn
+// ops in LowerNNToPlan.cpp, the resharding steps in
 // LowerReshardingToPlan.cpp), and what a step leaves behind (the loss, the
-// updated parameters) is named here. Every logical fact the executor still
-// needs (which block of which tensor a buffer holds) is written on the
-// buffer.
+// updated parameters) is named here. Devices share a program when their
+// blocks have the same extents (with even splits, all of them): lowering
+// time and plan size grow with distinct programs, not devices. Every
+// logical fact the executor still needs (which block of which tensor a
+// buffer holds) is written on the buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+
+#include <numeric>
 
 namespace parplan {
 #define GEN_PASS_DEF_LOWERTOPLAN
@@ -112,18 +116,25 @@ void LowerToPlanPass::runOnOperation() {
   // Groups go before the programs, in the order they are first used.
   OpBuilder groupBuilder(context);
   groupBuilder.setInsertionPoint(function);
-  DeviceGroups groups(groupBuilder, meshShape);
-  for (int64_t device = 0; device < devices; ++device) {
+  DeviceGroups groups(groupBuilder);
+  // One program per class of devices that see every block with the same
+  // extents: the first device not yet placed is lowered, and every other
+  // device that agrees with it on the extents its lowering asked for shares
+  // its program (DeviceLowering says the rest by coordinates).
+  std::vector<int64_t> unplaced(static_cast<size_t>(devices));
+  std::iota(unplaced.begin(), unplaced.end(), 0);
+  for (int64_t index = 0; !unplaced.empty(); ++index) {
+    int64_t first = unplaced.front();
     OpBuilder b(context);
     b.setInsertionPointToEnd(module.getBody());
     auto program = plan::ProgramOp::create(
         b, function.getLoc(),
-        b.getStringAttr("device" + std::to_string(device)),
-        b.getI64IntegerAttr(device));
+        b.getStringAttr("program" + std::to_string(index)),
+        b.getDenseI64ArrayAttr({first}));
     program.getBody().push_back(new Block());
     b.setInsertionPointToEnd(&program.getBody().front());
     DeviceLowering lowering(b, groups, meshShape,
-                            meshCoordinate(meshShape, device),
+                            meshCoordinate(meshShape, first),
                             static_cast<bool>(mesh));
     for (Operation &op : function.front()) {
       LogicalResult lowered =
@@ -133,6 +144,22 @@ void LowerToPlanPass::runOnOperation() {
       if (failed(lowered))
         return signalPassFailure();
     }
+    auto extents = [&](int64_t device) {
+      std::vector<int64_t> coordinate = meshCoordinate(meshShape, device);
+      std::vector<std::vector<int64_t>> blocks;
+      for (const auto &[shape, splits] : lowering.unevenBlocks())
+        blocks.push_back(
+            localShape(shape, meshShape, fromSplits(splits), coordinate));
+      return blocks;
+    };
+    std::vector<std::vector<int64_t>> own = extents(first);
+    SmallVector<int64_t> members;
+    std::vector<int64_t> rest;
+    for (int64_t device : unplaced)
+      (extents(device) == own ? members.push_back(device)
+                              : rest.push_back(device));
+    program.setDevicesAttr(b.getDenseI64ArrayAttr(members));
+    unplaced = std::move(rest);
   }
 
   module->setAttr("plan.mesh_shape",

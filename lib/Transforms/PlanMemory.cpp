@@ -73,17 +73,33 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
           return wholeA;
         return intervals[a].bytes > intervals[c].bytes;
       });
-      std::vector<size_t> placed;
+      // Rectangles already placed, found by time: those living across the
+      // step collide with every other, so their byte ranges are kept
+      // apart; temporaries are listed in each time bucket they touch, so a
+      // placement looks only at the few that live when it does (with one
+      // list of every placed rectangle, packing is quadratic).
+      constexpr int64_t kBucket = 64;
+      std::vector<std::pair<int64_t, int64_t>> wholeTaken;
+      std::vector<std::vector<size_t>> buckets(
+          static_cast<size_t>(count / kBucket + 1));
+      std::vector<size_t> lastSeen(intervals.size(), SIZE_MAX);
       int64_t arena = 0;
+      std::vector<std::pair<int64_t, int64_t>> taken;
       for (size_t i : order) {
         Interval &interval = intervals[i];
-        // The placed rectangles alive at the same time, by offset.
-        std::vector<std::pair<int64_t, int64_t>> taken;
-        for (size_t j : placed) {
-          const Interval &other = intervals[j];
-          if (other.begin <= interval.end && interval.begin <= other.end)
-            taken.emplace_back(other.offset, other.offset + other.bytes);
-        }
+        bool whole = interval.end == count;
+        taken = wholeTaken;
+        if (!whole)
+          for (int64_t k = interval.begin / kBucket;
+               k <= interval.end / kBucket; ++k)
+            for (size_t j : buckets[static_cast<size_t>(k)]) {
+              const Interval &other = intervals[j];
+              if (lastSeen[j] == i || other.end < interval.begin ||
+                  interval.end < other.begin)
+                continue;
+              lastSeen[j] = i;
+              taken.emplace_back(other.offset, other.offset + other.bytes);
+            }
         std::sort(taken.begin(), taken.end());
         int64_t offset = 0;
         for (auto [start, stop] : taken) {
@@ -93,7 +109,24 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
         }
         interval.offset = offset;
         arena = std::max(arena, offset + interval.bytes);
-        placed.push_back(i);
+        if (whole) {
+          // Kept merged: packed from 0, they are usually one range.
+          wholeTaken.emplace_back(offset, offset + interval.bytes);
+          std::sort(wholeTaken.begin(), wholeTaken.end());
+          std::vector<std::pair<int64_t, int64_t>> merged;
+          for (auto range : wholeTaken) {
+            if (!merged.empty() && range.first <= merged.back().second)
+              merged.back().second =
+                  std::max(merged.back().second, range.second);
+            else
+              merged.push_back(range);
+          }
+          wholeTaken = std::move(merged);
+        } else {
+          for (int64_t k = interval.begin / kBucket;
+               k <= interval.end / kBucket; ++k)
+            buckets[static_cast<size_t>(k)].push_back(i);
+        }
         interval.buffer.setOffsetAttr(b.getI64IntegerAttr(offset));
       }
       program->setAttr("plan.arena_bytes", b.getI64IntegerAttr(arena));

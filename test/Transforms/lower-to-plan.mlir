@@ -1,16 +1,17 @@
 // RUN: parplan-opt %s -split-input-file -lower-to-plan -verify-diagnostics | FileCheck %s
 
 // A training step on one device: every value that enters becomes a buffer
-// saying which tensor it holds (here, all of it), every op a kernel of its
-// name with its attributes, and the loss and the updates are named.
+// saying which tensor it holds (here, all of it: nothing splits it), every
+// op a kernel of its name with its attributes, and the loss and the updates
+// are named.
 // CHECK-LABEL: module attributes {{{.*}}plan.mesh_shape = array<i64: 1>
-// CHECK: plan.program @device0 device = 0 {
-// CHECK: %[[STEP:.*]] = plan.buffer {block_offsets = array<i64>, kind = "state", logical_shape = array<i64>, name = "optimizer.step"} : memref<f32>
-// CHECK: %[[W:.*]] = plan.buffer {block_offsets = array<i64: 0, 0>, kind = "parameter", logical_shape = array<i64: 16, 4>, name = "w[:, 0:4]", part = array<i64: 1, 0, 8>, part_of = "w", source = "initializer"} : memref<16x4xf32>
-// CHECK: %[[X:.*]] = plan.buffer {block_offsets = array<i64: 0, 0>, kind = "input", logical_shape = array<i64: 2, 16>, name = "x"} : memref<2x16xf32>
+// CHECK: plan.program @program0 devices = [0] {
+// CHECK: %[[STEP:.*]] = plan.buffer {kind = "state", logical_shape = array<i64>, name = "optimizer.step", splits = array<i64: -1>} : memref<f32>
+// CHECK: %[[W:.*]] = plan.buffer {kind = "parameter", logical_shape = array<i64: 16, 4>, name = "w[:, 0:4]", part = array<i64: 1, 0, 8>, part_of = "w", source = "initializer", splits = array<i64: -1>} : memref<16x4xf32>
+// CHECK: %[[X:.*]] = plan.buffer {kind = "input", logical_shape = array<i64: 2, 16>, name = "x", splits = array<i64: -1>} : memref<2x16xf32>
 // CHECK: %[[Y:.*]] = plan.buffer : memref<2x4xf32>
 // CHECK: plan.kernel "matmul" ins(%[[X]], %[[W]] : memref<2x16xf32>, memref<16x4xf32>) outs(%[[Y]] : memref<2x4xf32>)
-// CHECK: plan.buffer {block_offsets = array<i64: 0>, kind = "input", logical_shape = array<i64: 2>, name = "labels", value_bound = 4 : i64} : memref<2xi64>
+// CHECK: plan.buffer {kind = "input", logical_shape = array<i64: 2>, name = "labels", splits = array<i64: -1>, value_bound = 4 : i64} : memref<2xi64>
 // CHECK: plan.kernel "reduce_mean" ins({{.*}}) outs(%[[LOSS:.*]] : memref<f32>) {attrs = {axes = array<i64>, keepdims = false}}
 // CHECK: %[[ONE:.*]] = plan.buffer {kind = "constant", value = dense<1.000000e+00> : tensor<f32>} : memref<f32>
 // CHECK: plan.kernel "adam_update" {{.*}} {attrs = {beta1 = 9.000000e-01 : f64, beta2 = {{.*}} : f64, epsilon = 1.000000e-08 : f64, grad_scale = 1.000000e+00 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}}
@@ -70,19 +71,18 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 
 // Data parallel on two devices: each holds half the batch and the whole
 // weight; the partial product of the contraction is all-reduced over the
-// group of the mesh axis.
-// CHECK: plan.group @axis0 devices = [0, 1]
-// CHECK: plan.program @device0 device = 0 {
-// CHECK: %[[X0:.*]] = plan.buffer {block_offsets = array<i64: 0, 0>, kind = "input", logical_shape = array<i64: 4, 6>, name = "x"} : memref<2x6xf32>
-// CHECK: %[[W0:.*]] = plan.buffer {block_offsets = array<i64: 0>, kind = "parameter", logical_shape = array<i64: 6>, name = "w"} : memref<6xf32>
+// group of the mesh axis. The halves are even, so both devices share one
+// program, the block of x each holds said by its splits.
+// CHECK: plan.group @axis0 mesh_axes = [0]
+// CHECK: plan.program @program0 devices = [0, 1] {
+// CHECK: %[[X0:.*]] = plan.buffer {kind = "input", logical_shape = array<i64: 4, 6>, name = "x", splits = array<i64: 0>} : memref<2x6xf32>
+// CHECK: %[[W0:.*]] = plan.buffer {kind = "parameter", logical_shape = array<i64: 6>, name = "w", splits = array<i64: -1>} : memref<6xf32>
 // CHECK: plan.kernel "matmul" ins(%[[X0]], %[[W0]] : memref<2x6xf32>, memref<6xf32>) outs(%[[Y0:.*]] : memref<2xf32>)
 // CHECK: plan.kernel "reduce_sum" ins(%[[Y0]] : memref<2xf32>) outs(%[[S0:.*]] : memref<f32>)
 // CHECK: plan.kernel "reshape" ins(%[[S0]] : memref<f32>) outs(%[[L0:.*]] : memref<f32>)
 // CHECK: plan.all_reduce %[[L0]] on @axis0 : memref<f32>
 // CHECK: plan.loss %[[L0]] : memref<f32>
-// CHECK: plan.program @device1 device = 1 {
-// CHECK: plan.buffer {block_offsets = array<i64: 2, 0>, kind = "input", logical_shape = array<i64: 4, 6>, name = "x"} : memref<2x6xf32>
-// CHECK: plan.all_reduce %{{.*}} on @axis0 : memref<f32>
+// CHECK-NOT: plan.program
 sbp.mesh @mesh(shape = 2)
 func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
   %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x6xf32>
@@ -115,12 +115,13 @@ func.func @main() -> (tensor<4xf32> {nn.updates = "w"}) {
 
 // -----
 
-// An all-gather of uneven parts: 3 and 2 of 5 elements.
+// An all-gather of uneven parts: 3 and 2 of 5 elements. The blocks differ
+// in extent, so each device has a program of its own.
 // CHECK: // {{-----}}
-// CHECK: plan.group @axis0 devices = [0, 1]
-// CHECK: plan.program @device0
+// CHECK: plan.group @axis0 mesh_axes = [0]
+// CHECK: plan.program @program0 devices = [0]
 // CHECK: plan.all_gather %{{.*}} into %{{.*}} on @axis0 axis = 0 : memref<3xf32> -> memref<5xf32>
-// CHECK: plan.program @device1
+// CHECK: plan.program @program1 devices = [1]
 // CHECK: plan.all_gather %{{.*}} into %{{.*}} on @axis0 axis = 0 : memref<2xf32> -> memref<5xf32>
 sbp.mesh @mesh(shape = 2)
 func.func @main() -> (tensor<5xf32> {nn.updates = "w"}) {
@@ -133,14 +134,13 @@ func.func @main() -> (tensor<5xf32> {nn.updates = "w"}) {
 // -----
 
 // Partial maxima become a reduce-scatter by max over the inner axis; the
-// groups are the rows of the 2x2 mesh.
+// group is each device's row of the 2x2 mesh.
 // CHECK: // {{-----}}
-// CHECK: plan.group @axis1_0 devices = [0, 1]
-// CHECK: plan.group @axis1_1 devices = [2, 3]
-// CHECK: plan.program @device0
-// CHECK: plan.reduce_scatter %{{.*}} into %{{.*}} on @axis1_0 axis = 1 reduce = max : memref<2x6xf32> -> memref<2x3xf32>
-// CHECK: plan.program @device3
-// CHECK: plan.reduce_scatter %{{.*}} into %{{.*}} on @axis1_1 axis = 1 reduce = max : memref<2x6xf32> -> memref<2x3xf32>
+// CHECK: plan.group @axis1 mesh_axes = [1]
+// CHECK: plan.program @program0 devices = [0, 1, 2, 3]
+// CHECK: plan.buffer {kind = "parameter", logical_shape = array<i64: 4, 6>, name = "w", splits = array<i64: 0, 1>} : memref<2x3xf32>
+// CHECK: plan.reduce_scatter %{{.*}} into %{{.*}} on @axis1 axis = 1 reduce = max : memref<2x6xf32> -> memref<2x3xf32>
+// CHECK-NOT: plan.program
 sbp.mesh @mesh(shape = 2x2)
 func.func @main() -> (tensor<4x6xf32> {nn.updates = "w"}) {
   %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>, #sbp.s<1>]]>} : tensor<4x6xf32>
@@ -153,11 +153,11 @@ func.func @main() -> (tensor<4x6xf32> {nn.updates = "w"}) {
 
 // An all-to-all of uneven parts, and an all-reduce by min on a copy.
 // CHECK: // {{-----}}
-// CHECK: plan.program @device0
+// CHECK: plan.program @program0 devices = [0]
 // CHECK: plan.all_to_all %{{.*}} into %{{.*}} on @axis0 split_axis = 1 concat_axis = 0 : memref<2x5xf32> -> memref<3x3xf32>
 // CHECK: plan.kernel "reshape" ins(%[[P:.*]] : memref<3x3xf32>) outs(%[[C:.*]] : memref<3x3xf32>)
 // CHECK: plan.all_reduce %[[C]] on @axis0 reduce = min : memref<3x3xf32>
-// CHECK: plan.program @device1
+// CHECK: plan.program @program1 devices = [1]
 // CHECK: plan.all_to_all %{{.*}} into %{{.*}} on @axis0 split_axis = 1 concat_axis = 0 : memref<1x5xf32> -> memref<3x2xf32>
 sbp.mesh @mesh(shape = 2)
 func.func @main() -> (tensor<3x5xf32> {nn.updates = "w"}, tensor<3x3xf32> {nn.updates = "v"}) {
@@ -173,12 +173,15 @@ func.func @main() -> (tensor<3x5xf32> {nn.updates = "w"}, tensor<3x3xf32> {nn.up
 // -----
 
 // A slice on the inner axis cuts the block the outer axis left: columns
-// 0..2 of 6 on mesh row 0, of which device 1 keeps the last.
+// 0..2 of 6 on mesh row 0, of which device 1 keeps the last. Where the
+// part starts in the block is the device's block offset in a 4x3 tensor
+// split over the inner axis: 0 on column 0 of the mesh, 2 on column 1. The
+// mesh rows share programs: their blocks have the same extents.
 // CHECK: // {{-----}}
-// CHECK: plan.program @device0
-// CHECK: plan.kernel "slice" ins(%{{.*}} : memref<4x3xf32>) outs(%{{.*}} : memref<4x2xf32>) {attrs = {sizes = array<i64: 4, 2>, starts = array<i64: 0, 0>, steps = array<i64: 1, 1>}}
-// CHECK: plan.program @device1
-// CHECK: plan.kernel "slice" ins(%{{.*}} : memref<4x3xf32>) outs(%{{.*}} : memref<4x1xf32>) {attrs = {sizes = array<i64: 4, 1>, starts = array<i64: 0, 2>, steps = array<i64: 1, 1>}}
+// CHECK: plan.program @program0 devices = [0, 2]
+// CHECK: plan.kernel "slice" ins(%{{.*}} : memref<4x3xf32>) outs(%{{.*}} : memref<4x2xf32>) {attrs = {sizes = array<i64: 4, 2>, starts = #plan.block_offset<shape = [4, 3], splits = [-1, 1], dim = -1>, steps = array<i64: 1, 1>}}
+// CHECK: plan.program @program1 devices = [1, 3]
+// CHECK: plan.kernel "slice" ins(%{{.*}} : memref<4x3xf32>) outs(%{{.*}} : memref<4x1xf32>) {attrs = {sizes = array<i64: 4, 1>, starts = #plan.block_offset<shape = [4, 3], splits = [-1, 1], dim = -1>, steps = array<i64: 1, 1>}}
 sbp.mesh @mesh(shape = 2x2)
 func.func @main() -> (tensor<4x6xf32> {nn.updates = "w"}) {
   %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<1>, #sbp.s<1>]]>} : tensor<4x6xf32>
@@ -189,20 +192,21 @@ func.func @main() -> (tensor<4x6xf32> {nn.updates = "w"}) {
 
 // -----
 
-// Into partial sums: a part is placed in zeros (slice_grad), a copy kept by
-// device 0 only (times 1 or 0, in the element type); into partial maxima
+// Into partial sums: a part is placed in zeros (slice_grad) where the
+// device's block starts; a copy is kept by device 0 only: times its element
+// of [1, 0] split over the axis, in the element type. Into partial maxima
 // every device keeps its copy and nothing runs.
 // CHECK: // {{-----}}
-// CHECK: plan.program @device0
-// CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<3xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = array<i64: 0>, steps = array<i64: 1>}}
-// CHECK: %[[ONE:.*]] = plan.buffer {kind = "constant", value = dense<1> : tensor<i32>} : memref<i32>
-// CHECK: plan.kernel "mul" ins(%{{.*}}, %[[ONE]] : memref<5xi32>, memref<i32>)
+// CHECK: plan.program @program0 devices = [0]
+// CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<3xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = #plan.block_offset<shape = [5], splits = [0], dim = -1>, steps = array<i64: 1>}}
+// CHECK: %[[KEEP:.*]] = plan.buffer {kind = "constant", logical_shape = array<i64: 2>, splits = array<i64: 0>, value = dense<[1, 0]> : tensor<2xi32>} : memref<1xi32>
+// CHECK: plan.kernel "mul" ins(%{{.*}}, %[[KEEP]] : memref<5xi32>, memref<1xi32>)
 // CHECK-NOT: plan.kernel
 // CHECK: plan.update
-// CHECK: plan.program @device1
-// CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<2xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = array<i64: 3>, steps = array<i64: 1>}}
-// CHECK: %[[ZERO:.*]] = plan.buffer {kind = "constant", value = dense<0> : tensor<i32>} : memref<i32>
-// CHECK: plan.kernel "mul" ins(%{{.*}}, %[[ZERO]] : memref<5xi32>, memref<i32>)
+// CHECK: plan.program @program1 devices = [1]
+// CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<2xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = #plan.block_offset<shape = [5], splits = [0], dim = -1>, steps = array<i64: 1>}}
+// CHECK: %[[KEEP1:.*]] = plan.buffer {kind = "constant", logical_shape = array<i64: 2>, splits = array<i64: 0>, value = dense<[1, 0]> : tensor<2xi32>} : memref<1xi32>
+// CHECK: plan.kernel "mul" ins(%{{.*}}, %[[KEEP1]] : memref<5xi32>, memref<1xi32>)
 sbp.mesh @mesh(shape = 2)
 func.func @main() -> (tensor<5xf32> {nn.updates = "a"}, tensor<5xi32> {nn.updates = "b"}, tensor<5xf32> {nn.updates = "c"}) {
   %a = nn.param "a" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.p<sum>]]>} : tensor<5xf32>
@@ -215,4 +219,44 @@ func.func @main() -> (tensor<5xf32> {nn.updates = "a"}, tensor<5xi32> {nn.update
   %r = nn.param "r" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<5xf32>
   %pc = sbp.to_partial %r on @mesh axis 0 [#sbp.b] -> [#sbp.p<max>] : tensor<5xf32>
   return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.p<sum>], [#sbp.p<sum>], [#sbp.p<max>]] -> []>} %pa, %pb, %pc : tensor<5xf32>, tensor<5xi32>, tensor<5xf32>
+}
+
+// -----
+
+// A scalar copy kept by device 0 only: the [1]-shaped element of [1, 0] is
+// reshaped to a scalar first. Evenly split, the 2x4 mesh is one program.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0 devices = [0, 1, 2, 3, 4, 5, 6, 7]
+// CHECK: %[[KEEP:.*]] = plan.buffer {kind = "constant", logical_shape = array<i64: 4>, splits = array<i64: -1, 0>, value = dense<[1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<4xf32>} : memref<1xf32>
+// CHECK: plan.kernel "reshape" ins(%[[KEEP]] : memref<1xf32>) outs(%[[SCALAR:.*]] : memref<f32>)
+// CHECK: plan.kernel "mul" ins(%{{.*}}, %[[SCALAR]] : memref<f32>, memref<f32>)
+// CHECK-NOT: plan.program
+sbp.mesh @mesh(shape = 2x4)
+func.func @main() -> (tensor<f32> {nn.updates = "a"}) {
+  %a = nn.param "a" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b, #sbp.p<sum>]]>} : tensor<f32>
+  %i = nn.param "i" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b, #sbp.b]]>} : tensor<f32>
+  %p = sbp.to_partial %i on @mesh axis 1 [#sbp.b, #sbp.b] -> [#sbp.b, #sbp.p<sum>] : tensor<f32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.p<sum>]] -> []>} %p : tensor<f32>
+}
+
+// -----
+
+// A gather from a table split by rows reads only its block's rows: the
+// offset of the block is the device's, the extent the table's. A constant
+// split by rows carries its logical elements, of which each device keeps
+// its block.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0 devices = [0, 1]
+// CHECK: %[[TABLE:.*]] = plan.buffer {kind = "parameter", logical_shape = array<i64: 6, 2>, name = "table", splits = array<i64: 0>} : memref<3x2xf32>
+// CHECK: plan.kernel "gather_shard" ins(%[[TABLE]], %{{.*}} : memref<3x2xf32>, memref<4xi64>) outs(%{{.*}} : memref<4x2xf32>) {attrs = {axis = 0 : i64, extent = 6 : i64, offset = #plan.block_offset<shape = [6, 2], splits = [0], dim = 0>}}
+// CHECK: plan.buffer {kind = "constant", logical_shape = array<i64: 4, 2>, splits = array<i64: 0>, value = dense<{{\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00], [7.000000e+00, 8.000000e+00]]> : tensor<4x2xf32>} : memref<2x2xf32>
+// CHECK-NOT: plan.program
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<6x2xf32> {nn.updates = "table"}, tensor<4x2xf32> {nn.updates = "out"}) {
+  %table = nn.param "table" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<6x2xf32>
+  %ids = nn.input "ids" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<4xi64>
+  %rows = nn.gather %table, %ids axis = 0 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.b]] -> [[#sbp.p<sum>]]>} : tensor<6x2xf32>, tensor<4xi64> -> tensor<4x2xf32>
+  %c = nn.constant {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]> : tensor<4x2xf32>
+  %out = nn.param "out" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x2xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.s<0>]] -> []>} %table, %c : tensor<6x2xf32>, tensor<4x2xf32>
 }

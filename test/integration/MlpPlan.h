@@ -35,12 +35,13 @@ addBuffer(plan::Program &program, const std::string &name,
   buffer->set_arena_offset(-1);
   for (int64_t size : shape)
     buffer->add_shape(size);
-  // Blocks of named tensors say where they sit (here: the whole tensor).
-  if (kind != plan::Buffer::TEMPORARY && kind != plan::Buffer::CONSTANT)
-    for (int64_t size : shape) {
+  // Blocks of named tensors say how they are cut from the logical tensor
+  // (here: not at all, on a mesh of one axis).
+  if (kind != plan::Buffer::TEMPORARY && kind != plan::Buffer::CONSTANT) {
+    for (int64_t size : shape)
       buffer->add_logical_shape(size);
-      buffer->add_offsets(0);
-    }
+    buffer->add_splits(-1);
+  }
   return buffer;
 }
 
@@ -102,18 +103,18 @@ inline plan::Plan buildMlpPlan(int64_t devices, int64_t batch, double lr,
   for (int64_t d = 0; d < devices; ++d)
     all->add_devices(d);
   for (int64_t d = 0; d < devices; ++d) {
+    // A program per device: with a batch the devices do not divide, their
+    // blocks differ in extent.
     plan::Program &p = *result.add_programs();
-    p.set_device(d);
-    p.add_coordinate(d);
-    Range rows = balancedShard(batch, devices, d);
-    int64_t b = rows.size;
+    p.add_devices(d);
+    int64_t b = balancedShard(batch, devices, d).size;
     plan::Buffer *x = addBuffer(p, "x", {b, kMlpIn}, plan::Buffer::INPUT);
     x->set_logical_shape(0, batch);
-    x->set_offsets(0, rows.offset);
+    x->set_splits(0, 0);
     plan::Buffer *labels =
         addBuffer(p, "labels", {b}, plan::Buffer::INPUT, plan::I64);
     labels->set_logical_shape(0, batch);
-    labels->set_offsets(0, rows.offset);
+    labels->set_splits(0, 0);
     labels->set_value_bound(kMlpClasses);
     addBuffer(p, "w1", {kMlpIn, kMlpHidden}, plan::Buffer::PARAMETER);
     addBuffer(p, "w2", {kMlpHidden, kMlpClasses}, plan::Buffer::PARAMETER);

@@ -272,7 +272,9 @@ void checkBytes(ModuleOp module, const std::vector<int64_t> &mesh,
       return;
     auto program = op->getParentOfType<plan::ProgramOp>();
     size_t pair = std::stoul(location.getName().str().substr(4));
-    sent[pair][program.getDevice()] += plan::bytesSent(op);
+    // The devices sharing a program have the same blocks, so send alike.
+    for (int64_t device : program.getDevices())
+      sent[pair][device] += plan::bytesSent(op);
   });
   std::string error;
   std::optional<ShardingCostModel> model =

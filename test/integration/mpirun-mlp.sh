@@ -51,7 +51,7 @@ if mpi 3 "$dir/mlp-2.pb" >"$dir/wrong" 2>&1; then
   echo "FAIL: a 2-device plan ran on 3 ranks"
   status=1
 fi
-if [ "$(grep -c 'has 2 programs but runs on 3 rank(s); run it with mpirun -np 2' "$dir/wrong")" != 1 ]; then
+if [ "$(grep -c 'is for 2 devices but runs on 3 rank(s); run it with mpirun -np 2' "$dir/wrong")" != 1 ]; then
   echo "FAIL: expected one error line for the wrong world size, got:"
   cat "$dir/wrong"
   status=1

@@ -237,7 +237,7 @@ TEST_CASE_METHOD(PlanFixture,
       rt::LocalCommunicator communicator;
       rt::Executor executor;
       plan::Plan single = *plan;
-      if (single.programs_size() == 1) {
+      if (rt::planDevices(single) == 1) {
         REQUIRE(executor.load(single, 0, communicator).ok());
         executor.setSeed(9);
         executor.setWeightLoader(
@@ -256,7 +256,9 @@ TEST_CASE_METHOD(PlanFixture,
           CHECK(loss == Approx(interpreted[s]).epsilon(1e-6));
         }
       }
-      for (const plan::Buffer &buffer : plan->programs(0).buffers()) {
+      rt::DeviceProgram device0;
+      REQUIRE(rt::instantiateProgram(*plan, 0, device0).ok());
+      for (const plan::Buffer &buffer : device0.program.buffers()) {
         if (buffer.kind() != plan::Buffer::PARAMETER)
           continue;
         std::vector<int64_t> shape(buffer.shape().begin(),
@@ -281,7 +283,9 @@ TEST_CASE_METHOD(PlanFixture,
   runPipeline(*lowered, "lower-to-plan");
   FailureOr<plan::Plan> plan = exportPlan(*lowered);
   REQUIRE(succeeded(plan));
-  for (const plan::Buffer &buffer : plan->programs(0).buffers())
+  rt::DeviceProgram device0;
+  REQUIRE(rt::instantiateProgram(*plan, 0, device0).ok());
+  for (const plan::Buffer &buffer : device0.program.buffers())
     if (buffer.kind() == plan::Buffer::PARAMETER && !first)
       first = &buffer;
   REQUIRE(first);

@@ -140,10 +140,10 @@ TEST_CASE("executor errors", "[executor]") {
   SECTION("a plan for more devices than processes") {
     Executor executor;
     CHECK(executor.load(buildMlpPlan(2, 8, 0.1), 0, communicator).error ==
-          "the plan has 2 programs but runs on 1 process(es); run it with "
+          "the plan is for 2 device(s) but runs on 1 process(es); run it with "
           "mpirun -np 2");
     CHECK(executor.load(buildMlpPlan(1, 8, 0.1), 3, communicator).error ==
-          "device 3 has no program: the plan has 1");
+          "device 3 is outside the plan's mesh of 1 device(s)");
   }
   SECTION("steps before initialize") {
     Executor executor;

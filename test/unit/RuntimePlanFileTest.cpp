@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -29,7 +30,8 @@ using testing::addBuffer;
 using testing::addKernel;
 
 /// Two devices, data parallel: y = x w, loss = mean(y), with w's gradient
-/// summed over both devices.
+/// summed over both devices. One program, which both devices share: each
+/// holds its block of x's rows.
 plan::Plan smallPlan() {
   plan::Plan result;
   result.set_model("tiny");
@@ -39,34 +41,44 @@ plan::Plan smallPlan() {
   all->set_name("all");
   all->add_devices(0);
   all->add_devices(1);
-  for (int device = 0; device < 2; ++device) {
-    plan::Program &program = *result.add_programs();
-    program.set_device(device);
-    program.add_coordinate(device);
-    plan::Buffer *x = addBuffer(program, "x", {2, 3}, plan::Buffer::INPUT);
-    x->set_logical_shape(0, 4);
-    x->set_offsets(0, 2 * device);
-    addBuffer(program, "w", {3, 5}, plan::Buffer::PARAMETER); // 1
-    addBuffer(program, "", {2, 5});                           // 2: y
-    addBuffer(program, "", {});                               // 3: loss
-    addBuffer(program, "", {3, 5});                           // 4: dw
-    addBuffer(program, "", {3, 5});                           // 5: w'
-    addKernel(program, "matmul", {0, 1}, {2});
-    plan::Kernel *mean = addKernel(program, "reduce_mean", {2}, {3});
-    plan::Attr *keepdims = mean->add_attrs();
-    keepdims->set_name("keepdims");
-    keepdims->set_bool_value(false);
-    plan::Collective *reduce = program.add_instructions()->mutable_collective();
-    reduce->set_kind(plan::Collective::ALL_REDUCE);
-    reduce->set_group("all");
-    reduce->set_input(4);
-    reduce->set_output(4);
-    addKernel(program, "sgd_update", {1, 4}, {5});
-    program.set_loss(3);
-    plan::Update *update = program.add_updates();
-    update->set_target(1);
-    update->set_source(5);
-  }
+  plan::Program &program = *result.add_programs();
+  program.add_devices(0);
+  program.add_devices(1);
+  plan::Buffer *x = addBuffer(program, "x", {2, 3}, plan::Buffer::INPUT);
+  x->set_logical_shape(0, 4);
+  x->set_splits(0, 0);
+  addBuffer(program, "w", {3, 5}, plan::Buffer::PARAMETER); // 1
+  addBuffer(program, "", {2, 5});                           // 2: y
+  addBuffer(program, "", {});                               // 3: loss
+  addBuffer(program, "", {3, 5});                           // 4: dw
+  addBuffer(program, "", {3, 5});                           // 5: w'
+  addKernel(program, "matmul", {0, 1}, {2});
+  plan::Kernel *mean = addKernel(program, "reduce_mean", {2}, {3});
+  plan::Attr *keepdims = mean->add_attrs();
+  keepdims->set_name("keepdims");
+  keepdims->set_bool_value(false);
+  plan::Collective *reduce = program.add_instructions()->mutable_collective();
+  reduce->set_kind(plan::Collective::ALL_REDUCE);
+  reduce->set_group("all");
+  reduce->set_input(4);
+  reduce->set_output(4);
+  addKernel(program, "sgd_update", {1, 4}, {5});
+  program.set_loss(3);
+  plan::Update *update = program.add_updates();
+  update->set_target(1);
+  update->set_source(5);
+  return result;
+}
+
+/// smallPlan with a program of its own for each device.
+plan::Plan perDevicePlan() {
+  plan::Plan result = smallPlan();
+  plan::Program second = result.programs(0);
+  result.mutable_programs(0)->clear_devices();
+  result.mutable_programs(0)->add_devices(0);
+  second.clear_devices();
+  second.add_devices(1);
+  *result.add_programs() = std::move(second);
   return result;
 }
 
@@ -140,7 +152,7 @@ TEST_CASE("plan file errors name the file", "[plan]") {
 
   std::string payload = smallPlan().SerializeAsString();
   CHECK(errorOf(envelope(7, payload, planChecksum(payload)))
-            .find("has schema version 7; this parplan-run reads version 1") !=
+            .find("has schema version 7; this parplan-run reads version 2") !=
         std::string::npos);
 
   // The payload's last byte comes just before the checksum's tag and 8
@@ -152,7 +164,7 @@ TEST_CASE("plan file errors name the file", "[plan]") {
   CHECK(error.find('\n') == std::string::npos);
 
   std::string junk = "\xff\xff\xff";
-  CHECK(errorOf(envelope(1, junk, planChecksum(junk)))
+  CHECK(errorOf(envelope(kPlanSchemaVersion, junk, planChecksum(junk)))
             .find("is corrupted: its plan does not parse") !=
         std::string::npos);
 }
@@ -181,16 +193,25 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
   CHECK(has(errorAfter([](plan::Plan &p) { p.clear_programs(); }),
             "plan has no programs"));
   CHECK(has(errorAfter([](plan::Plan &p) { p.set_mesh_shape(0, 1); }),
-            "mesh_shape [1] does not have one device per program"));
+            "program 0 lists device 1, not one of the 1 devices of mesh [1]"));
   CHECK(has(errorAfter([](plan::Plan &p) { p.set_mesh_shape(0, -1); }),
-            "mesh_shape[0] is -1"));
-  CHECK(has(
-      errorAfter([](plan::Plan &p) { p.mutable_programs(1)->set_device(0); }),
-      "program 1 is for device 0"));
+            "plan mesh_shape [-1]: axes must be positive"));
+  CHECK(has(errorAfter([](plan::Plan &p) { p.add_mesh_shape(2); }),
+            "no program runs device 2 of mesh [2, 2]"));
   CHECK(has(errorAfter([](plan::Plan &p) {
-              p.mutable_programs(1)->set_coordinate(0, 0);
+              p.mutable_programs(0)->set_devices(1, 0);
             }),
-            "program 1 has coordinate [0], not [1]"));
+            "program 0 lists its devices out of ascending order"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              plan::Program copy = p.programs(0);
+              copy.clear_devices();
+              copy.add_devices(1);
+              *p.add_programs() = copy;
+            }),
+            "program 1 lists device 1, which program 0 runs too"));
+  CHECK(has(
+      errorAfter([](plan::Plan &p) { p.mutable_programs(0)->clear_devices(); }),
+      "program 0 lists no devices"));
   CHECK(has(errorAfter([](plan::Plan &p) {
               p.mutable_programs(0)->mutable_buffers(2)->set_dtype(
                   plan::DTYPE_UNSPECIFIED);
@@ -212,14 +233,55 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
             }),
             "is too large"));
   CHECK(has(errorAfter([](plan::Plan &p) {
-              p.mutable_programs(1)->mutable_buffers(0)->set_offsets(0, 3);
+              p.mutable_programs(0)->mutable_buffers(0)->add_offsets(0);
             }),
-            "program 1 buffer 0 'x': block [2, 3] at offsets [3, 0] does not "
-            "fit in logical_shape [4, 3]"));
+            "program 0 buffer 0 'x' has offsets; a plan file gives splits"));
   CHECK(has(errorAfter([](plan::Plan &p) {
-              p.mutable_programs(1)->mutable_buffers(1)->clear_offsets();
+              p.mutable_programs(0)->mutable_buffers(0)->set_shape(0, 3);
+            }),
+            "program 0 buffer 0 'x': device 0's block of [4, 3] split by [0] "
+            "is [2, 3], not the buffer's shape [3, 3]"));
+  // 3 rows over 2 devices: device 0 holds 2, device 1 only 1.
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(0)->set_logical_shape(0,
+                                                                           3);
+            }),
+            "device 1's block of [3, 3] split by [0] is [1, 3], not the "
+            "buffer's shape [2, 3]"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(1)->clear_splits();
+            }),
+            "program 0 buffer 1 'w' splits [] need one entry per axis of mesh "
+            "[2]"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(1)->set_splits(0, 2);
+            }),
+            "splits [2] name no dimension of [3, 5]"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(1)->clear_logical_shape();
             }),
             "of another rank"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              auto *c = addBuffer(*p.mutable_programs(0), "", {1, 2},
+                                  plan::Buffer::CONSTANT);
+              c->add_logical_shape(2);
+              c->add_logical_shape(2);
+              c->add_splits(0);
+              c->set_data(std::string(8, '\0'));
+            }),
+            "program 0 buffer 6 '' is a constant of 16 bytes but data has 8"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              plan::Attr *attr = p.mutable_programs(0)
+                                     ->mutable_instructions(0)
+                                     ->mutable_kernel()
+                                     ->add_attrs();
+              attr->set_name("offset");
+              attr->mutable_block_offset()->add_shape(4);
+              attr->mutable_block_offset()->add_splits(0);
+              attr->mutable_block_offset()->set_dim(1);
+            }),
+            "program 0 instruction 0: attribute 'offset' dim 1 is not -1 or "
+            "a dimension of [4]"));
   CHECK(has(errorAfter([](plan::Plan &p) {
               auto *c = addBuffer(*p.mutable_programs(0), "", {2, 2},
                                   plan::Buffer::CONSTANT);
@@ -294,8 +356,18 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
               p.mutable_groups(0)->clear_devices();
               p.mutable_groups(0)->add_devices(0);
             }),
-            "program 1 instruction 2: all_reduce over group 'all', which "
+            "program 0 instruction 2: all_reduce over group 'all', which "
             "does not contain device 1"));
+  CHECK(has(
+      errorAfter([](plan::Plan &p) { p.mutable_groups(0)->add_mesh_axes(0); }),
+      "plan groups[0] 'all' needs either devices or mesh_axes, not "
+      "both"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_groups(0)->clear_devices();
+              p.mutable_groups(0)->add_mesh_axes(1);
+            }),
+            "plan groups[0] 'all' mesh_axes [1] are not ascending axes of "
+            "mesh [2]"));
   CHECK(has(
       errorAfter([](plan::Plan &p) { p.mutable_groups(0)->add_devices(5); }),
       "plan groups[0] 'all' names device 5"));
@@ -327,21 +399,105 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
             "program 0 updates[0]: target buffer 1 [3, 5] and source buffer "
             "2 [2, 5] differ in shape or dtype"));
   CHECK(has(errorAfter([](plan::Plan &p) {
-              plan::Send *send =
-                  p.mutable_programs(0)->add_instructions()->mutable_send();
-              send->set_buffer(3);
-              send->set_peer(1);
-              send->set_tag(4);
-            }),
-            "program 0 sends 1 message(s) with tag 4 to device 1 that it "
-            "does not receive alike"));
-  CHECK(has(errorAfter([](plan::Plan &p) {
               plan::Recv *recv =
                   p.mutable_programs(0)->add_instructions()->mutable_recv();
               recv->set_buffer(3);
-              recv->set_peer(0);
+              recv->set_peer(1);
             }),
-            "recv peer 0 is not another device"));
+            "recv peer 1 is not another device"));
+  // Messages are matched per device.
+  plan::Plan sending = perDevicePlan();
+  plan::Send *send =
+      sending.mutable_programs(0)->add_instructions()->mutable_send();
+  send->set_buffer(3);
+  send->set_peer(1);
+  send->set_tag(4);
+  CHECK(checkPlan(perDevicePlan()).error == "");
+  CHECK(has(checkPlan(sending).error,
+            "device 0 sends 1 message(s) with tag 4 to device 1 that it "
+            "does not receive alike"));
+}
+
+TEST_CASE("instantiateProgram works out each device's program", "[plan]") {
+  // A 2x2 mesh, one program: w's rows are split over axis 0 and its
+  // columns over axis 1; a constant is split over axis 1; a slice starts at
+  // the device's block of a 4x6 tensor; the group runs along axis 1.
+  plan::Plan shared;
+  shared.add_mesh_shape(2);
+  shared.add_mesh_shape(2);
+  plan::Group *row = shared.add_groups();
+  row->set_name("axis1");
+  row->add_mesh_axes(1);
+  plan::Program &program = *shared.add_programs();
+  for (int64_t device : {0, 1, 2, 3})
+    program.add_devices(device);
+  program.set_loss(-1);
+  plan::Buffer *w = addBuffer(program, "w", {2, 3}, plan::Buffer::PARAMETER);
+  w->clear_splits();
+  w->add_splits(0);
+  w->add_splits(1);
+  w->set_logical_shape(0, 4);
+  w->set_logical_shape(1, 6);
+  plan::Buffer *c = addBuffer(program, "", {2}, plan::Buffer::CONSTANT);
+  c->add_logical_shape(4);
+  c->add_splits(-1);
+  c->add_splits(0);
+  std::string bytes;
+  for (float value : {1.0f, 2.0f, 3.0f, 4.0f})
+    bytes.append(reinterpret_cast<const char *>(&value), sizeof(value));
+  c->set_data(bytes);
+  addBuffer(program, "", {2, 3});
+  plan::Kernel *slice = addKernel(program, "reshape", {0}, {2});
+  plan::Attr *starts = slice->add_attrs();
+  starts->set_name("starts");
+  for (int64_t extent : {4, 6})
+    starts->mutable_block_offset()->add_shape(extent);
+  starts->mutable_block_offset()->add_splits(0);
+  starts->mutable_block_offset()->add_splits(1);
+  starts->mutable_block_offset()->set_dim(-1);
+  plan::Attr *offset = slice->add_attrs();
+  offset->set_name("offset");
+  *offset->mutable_block_offset() = starts->block_offset();
+  offset->mutable_block_offset()->set_dim(1);
+  plan::Collective *gather = program.add_instructions()->mutable_collective();
+  gather->set_kind(plan::Collective::ALL_REDUCE);
+  gather->set_group("axis1");
+  gather->set_input(2);
+  gather->set_output(2);
+  REQUIRE(checkPlan(shared).error == "");
+
+  DeviceProgram device3;
+  REQUIRE(instantiateProgram(shared, 3, device3).ok());
+  CHECK(device3.coordinate == std::vector<int64_t>{1, 1});
+  CHECK(std::vector<int64_t>(device3.program.devices().begin(),
+                             device3.program.devices().end()) ==
+        std::vector<int64_t>{3});
+  const plan::Buffer &block = device3.program.buffers(0);
+  CHECK(std::vector<int64_t>(block.offsets().begin(), block.offsets().end()) ==
+        std::vector<int64_t>{2, 3});
+  const plan::Buffer &constant = device3.program.buffers(1);
+  CHECK(constant.splits_size() == 0);
+  REQUIRE(constant.data().size() == 2 * sizeof(float));
+  float kept[2];
+  std::memcpy(kept, constant.data().data(), sizeof(kept));
+  CHECK(kept[0] == 3.0f);
+  CHECK(kept[1] == 4.0f);
+  const plan::Kernel &kernel = device3.program.instructions(0).kernel();
+  REQUIRE(kernel.attrs(0).has_ints_value());
+  CHECK(std::vector<int64_t>(kernel.attrs(0).ints_value().values().begin(),
+                             kernel.attrs(0).ints_value().values().end()) ==
+        std::vector<int64_t>{2, 3});
+  CHECK(kernel.attrs(1).int_value() == 3);
+  CHECK(device3.groups.at("axis1") == std::vector<int64_t>{2, 3});
+
+  DeviceProgram device1;
+  REQUIRE(instantiateProgram(shared, 1, device1).ok());
+  CHECK(device1.groups.at("axis1") == std::vector<int64_t>{0, 1});
+  CHECK(device1.program.instructions(0).kernel().attrs(1).int_value() == 3);
+  CHECK(device1.program.buffers(0).offsets(0) == 0);
+  DeviceProgram none;
+  CHECK(instantiateProgram(shared, 4, none).error ==
+        "device 4 runs none of the plan's programs");
 }
 
 TEST_CASE("batch files: each rank reads its block of step s's batch",
@@ -365,6 +521,7 @@ TEST_CASE("batch files: each rank reads its block of step s's batch",
   buffer.set_kind(plan::Buffer::INPUT);
   for (int64_t extent : {4, 3})
     buffer.add_logical_shape(extent);
+  // The block the executor worked out for its device.
   for (int64_t offset : {2, 1})
     buffer.add_offsets(offset);
   Tensor block(DType::F32, {2, 2});
@@ -463,7 +620,7 @@ TEST_CASE("checkMessageOrder: NCCL matches messages by order, not tag",
   // receives them in the same order, or swapped (tags still matching, as
   // MPI allows).
   auto exchange = [](bool swapped) {
-    plan::Plan plan = smallPlan();
+    plan::Plan plan = perDevicePlan();
     for (auto [tag, buffer] : {std::pair{7, 2}, std::pair{8, 4}}) {
       plan::Send *send =
           plan.mutable_programs(0)->add_instructions()->mutable_send();

@@ -1,7 +1,8 @@
 //===- parplan-run.cpp - run a plan file under mpirun ---------------------===//
 //
 // mpirun -np N parplan-run plan.pb [--steps 5] [--seed S] [--one-batch]: rank i
-// runs device i's program (docs/cli.md). Every rank reads and checks the whole
+// runs the program device i shares, instantiated for its mesh coordinate
+// (docs/cli.md). Every rank reads and checks the whole
 // plan, so a bad plan fails the same way everywhere: rank 0 prints the
 // error and every rank exits 1. A rank that fails while running prints its
 // error and calls MPI_Abort, so that the others stop instead of waiting
@@ -170,12 +171,11 @@ int run(int argc, char **argv, int rank, int worldSize) {
     error = status.error;
   else if (Status status = checkPlan(planMessage); !status.ok())
     error = "plan file " + planPath + " is invalid: " + status.error;
-  else if (planMessage.programs_size() != worldSize)
-    error = "plan file " + planPath + " has " +
-            std::to_string(planMessage.programs_size()) +
-            " programs but runs on " + std::to_string(worldSize) +
-            " rank(s); run it with mpirun -np " +
-            std::to_string(planMessage.programs_size());
+  else if (planDevices(planMessage) != worldSize)
+    error = "plan file " + planPath + " is for " +
+            std::to_string(planDevices(planMessage)) + " devices but runs on " +
+            std::to_string(worldSize) + " rank(s); run it with mpirun -np " +
+            std::to_string(planDevices(planMessage));
   // A file that only some ranks can read (a machine without it) must stop
   // them all, not leave the others waiting.
   if (!agreeOnFailure(rank, error))

@@ -29,7 +29,7 @@ int parplan::cli::runCheck(const CheckOptions &options) {
   // Ops per dialect, in order of first appearance.
   llvm::MapVector<StringRef, int> opsPerDialect;
   std::vector<std::string> meshes;
-  std::vector<int64_t> programDevices;
+  std::vector<std::string> programDevices;
   int groups = 0, annotations = 0, boxings = 0, crossMesh = 0;
   module->walk([&](Operation *op) {
     if (op == module->getOperation())
@@ -46,7 +46,8 @@ int parplan::cli::runCheck(const CheckOptions &options) {
     else if (isa<sbp::CrossMeshOp>(op))
       ++crossMesh;
     else if (auto program = dyn_cast<plan::ProgramOp>(op))
-      programDevices.push_back(program.getDevice());
+      programDevices.push_back(
+          fmt::format("{}", fmt::join(program.getDevices(), ", ")));
     else if (isa<plan::GroupOp>(op))
       ++groups;
   });
@@ -65,7 +66,7 @@ int parplan::cli::runCheck(const CheckOptions &options) {
                annotations, boxings, crossMesh);
   if (!programDevices.empty())
     fmt::print("  programs: {} (devices {}), {} device groups\n",
-               programDevices.size(), fmt::join(programDevices, ", "), groups);
+               programDevices.size(), fmt::join(programDevices, "; "), groups);
   if (options.printIR) {
     std::fflush(stdout);
     module->print(llvm::outs());

@@ -242,16 +242,21 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return 1;
   }
 
-  llvm::json::Array perDevice;
+  llvm::json::Array perProgram;
   int64_t peak = 0;
   double comm = 0;
   SmallVector<plan::ProgramOp> programs(module->getOps<plan::ProgramOp>());
+  int64_t devices = 0;
   for (plan::ProgramOp program : programs) {
     DeviceFigures figures = deviceFigures(program);
     peak = std::max(peak, figures.peakMemoryBytes);
     comm = std::max(comm, figures.commBytes);
-    perDevice.push_back(
-        llvm::json::Object{{"rank", static_cast<int64_t>(program.getDevice())},
+    devices += static_cast<int64_t>(program.getDevices().size());
+    llvm::json::Array members;
+    for (int64_t device : program.getDevices())
+      members.push_back(device);
+    perProgram.push_back(
+        llvm::json::Object{{"devices", std::move(members)},
                            {"peak_memory_bytes", figures.peakMemoryBytes},
                            {"live_memory_bytes", figures.liveMemoryBytes},
                            {"comm_bytes", figures.commBytes},
@@ -269,14 +274,14 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"strategy", options.layout.strategy},
       {"start", start},
       {"baselines", std::move(baselinesJson)},
-      {"devices", static_cast<int64_t>(programs.size())},
+      {"devices", devices},
       {"mesh", std::move(meshJson)},
       {"predicted_step_time_s", seconds("step_time")},
       {"predicted_compute_time_s", seconds("compute_time")},
       {"predicted_communication_time_s", seconds("communication_time")},
       {"estimated_memory_bytes_per_device", estimatedMemory},
       {"compile_time_s", compileSeconds},
-      {"per_device", std::move(perDevice)},
+      {"programs", std::move(perProgram)},
       {"ops", std::move(ops)}};
   if (!writeFile(summaryPath.str().str(), [&](llvm::raw_ostream &out) {
         out << llvm::formatv("{0:2}", llvm::json::Value(std::move(summary)))
@@ -287,10 +292,12 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   std::string meshText;
   for (auto [i, extent] : llvm::enumerate(meshShape))
     meshText += (i ? "x" : "") + std::to_string(extent);
-  fmt::print("compiled {} for {} devices (mesh {}, {}, {}) in {}: {}\n",
-             options.input, programs.size(), meshText, options.layout.cluster,
+  fmt::print("compiled {} for {} devices (mesh {}, {}, {}) in {}: {} ({} "
+             "program{})\n",
+             options.input, devices, meshText, options.layout.cluster,
              options.layout.strategy, formatSeconds(compileSeconds),
-             planPath.str().str());
+             planPath.str().str(), programs.size(),
+             programs.size() == 1 ? "" : "s");
   fmt::print("  predicted step   {} (compute {}, communication {})\n",
              formatSeconds(seconds("step_time")),
              formatSeconds(seconds("compute_time")),

@@ -33,10 +33,11 @@ public:
   using WeightLoader = std::function<Status(const plan::Buffer &buffer,
                                             Tensor &block, bool &loaded)>;
 
-  /// Takes device `rank`'s program of `plan` (which must have passed
-  /// checkPlan) and allocates its buffers on the backend. The communicator
-  /// must be rank `rank` of a world of one process per program, and outlive
-  /// the executor; the CPU backend runs the collectives on it.
+  /// Instantiates the program device `rank` runs in `plan` (which must have
+  /// passed checkPlan; instantiateProgram) and allocates its buffers on the
+  /// backend. The communicator must be rank `rank` of a world of one
+  /// process per device of the mesh, and outlive the executor; the CPU
+  /// backend runs the collectives on it.
   Status load(const plan::Plan &plan, int rank, Communicator &communicator);
   /// The backend the next load uses (default: the CPU backend).
   void setBackend(std::unique_ptr<Backend> backend) {
@@ -82,7 +83,9 @@ private:
   /// A host tensor of buffer `index`'s type and shape, zero-filled.
   Tensor hostBuffer(int64_t index) const;
 
+  /// The device's instance of its program (instantiateProgram).
   plan::Program program_;
+  int64_t device_ = 0;
   std::map<std::string, Group> groups_;
   std::unique_ptr<Backend> backend_;
   uint64_t seed_ = 0;

@@ -15,8 +15,10 @@
 
 #include "parplan/Runtime/Tensor.h"
 #include "parplan/Runtime/plan.pb.h"
+#include "parplan/Support/Sbp.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,7 +29,10 @@ namespace parplan::runtime {
 
 /// The PlanFile.schema_version this release writes and reads. Bump it on
 /// any change to plan.proto that an older reader would misread.
-constexpr uint32_t kPlanSchemaVersion = 1;
+/// Version 2: programs shared by the devices whose programs differ only in
+/// their mesh coordinates (Program.devices, Group.mesh_axes, Buffer.splits,
+/// Attr.block_offset).
+constexpr uint32_t kPlanSchemaVersion = 2;
 
 /// FNV-1a 64 of `bytes`: PlanFile.checksum of a payload.
 uint64_t planChecksum(std::string_view bytes);
@@ -48,11 +53,40 @@ Status parsePlanFile(std::string_view bytes, const std::string &name,
                      plan::Plan &out);
 
 /// Structural validation: everything the executor relies on without
-/// checking again (indices in range, shapes that fit, groups that exist and
-/// contain the device, kernels that exist with their operand counts,
-/// collectives whose shapes agree with their groups). Does not check that
-/// the programs' collectives and messages match one another in order.
+/// checking again (every device runs one program, indices in range, shapes
+/// that fit, groups that exist and contain the devices, kernels that exist
+/// with their operand counts, collectives whose shapes agree with their
+/// groups). Facts that depend on the device (a block's extent, a
+/// collective's part) are checked for every device of a program. Does not
+/// check that the programs' collectives and messages match one another in
+/// order.
 Status checkPlan(const plan::Plan &plan);
+
+/// The number of devices of the plan's mesh (the product of mesh_shape).
+int64_t planDevices(const plan::Plan &plan);
+
+/// The index of the program that device `device` runs; -1 if none does.
+int programIndexOf(const plan::Plan &plan, int64_t device);
+
+/// One device's program, with everything that depends on the device
+/// worked out: its coordinate, each named buffer's block offsets, each
+/// split constant's block, each block-offset attribute's value, and the
+/// devices of each group it runs collectives over.
+struct DeviceProgram {
+  int64_t device = 0;
+  std::vector<int64_t> coordinate;
+  /// The shared program with Buffer.offsets filled, CONSTANT data cut to
+  /// the device's block (splits cleared), and Attr.block_offset replaced by
+  /// int_value or ints_value.
+  plan::Program program;
+  /// Group name to its devices as seen from this device (rank order).
+  std::map<std::string, std::vector<int64_t>> groups;
+};
+
+/// Instantiates the program device `device` runs. The plan must have
+/// passed checkPlan.
+Status instantiateProgram(const plan::Plan &plan, int64_t device,
+                          DeviceProgram &out);
 
 /// Bytes of a buffer's elements (0 for an invalid dtype).
 int64_t bufferBytes(const plan::Buffer &buffer);

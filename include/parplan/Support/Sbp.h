@@ -96,6 +96,10 @@ struct Range {
 /// 0 <= index < numShards.
 Range balancedShard(int64_t dimSize, int64_t numShards, int64_t index);
 
+/// Why a list of device ids is not one (a negative id, an id listed
+/// twice); nullopt when it is.
+std::optional<std::string> checkDeviceIds(const std::vector<int64_t> &ids);
+
 /// Number of devices in a mesh (the product of its axis sizes).
 int64_t meshSize(const std::vector<int64_t> &meshShape);
 
@@ -122,6 +126,17 @@ std::optional<std::string> checkLayout(const std::vector<int64_t> &shape,
 Slice deviceSlice(const std::vector<int64_t> &shape,
                   const std::vector<int64_t> &meshShape, const NdSbp &sbp,
                   const std::vector<int64_t> &coordinate);
+
+/// A layout as a plan file gives a block (Buffer.splits): per mesh axis the
+/// tensor dimension it splits, or -1 where it does not (B and P both hold
+/// the whole extent). fromSplits gives S(d) or B.
+std::vector<int64_t> toSplits(const NdSbp &sbp);
+NdSbp fromSplits(const std::vector<int64_t> &splits);
+
+/// Whether every device's block has the same extent: each split cuts an
+/// extent its mesh axis divides.
+bool hasEvenBlocks(const std::vector<int64_t> &shape,
+                   const std::vector<int64_t> &meshShape, const NdSbp &sbp);
 
 /// The local (per-device) shape: deviceSlice(...).sizes.
 std::vector<int64_t> localShape(const std::vector<int64_t> &shape,

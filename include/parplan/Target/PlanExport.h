@@ -16,9 +16,10 @@
 
 namespace parplan {
 
-/// The plan of `module`'s plan.group and plan.program ops. Programs must be
-/// numbered 0..N-1 by device; an op the plan cannot express is an error at
-/// that op.
+/// The plan of `module`'s plan.group and plan.program ops, ordered by
+/// their first device. An op the plan cannot express is an error at that
+/// op; a plan that fails runtime::checkPlan (a device in no program or in
+/// two, a block of the wrong extent) an error at the module.
 mlir::FailureOr<plan::Plan> exportPlan(mlir::ModuleOp module);
 
 } // namespace parplan

@@ -21,29 +21,32 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
+#include <set>
 #include <vector>
 
 namespace parplan {
 
-/// The plan.group of every device group along a mesh axis, created before
-/// the programs the first time a collective needs it, so that every device
-/// names the same group.
+/// The plan.group along each mesh axis (`mesh_axes = [axis]`), created
+/// before the programs the first time a collective needs it, so that every
+/// program names the same group.
 class DeviceGroups {
 public:
   /// `builder` inserts the groups (before the programs).
-  DeviceGroups(mlir::OpBuilder &builder, std::vector<int64_t> meshShape)
-      : builder(builder), meshShape(std::move(meshShape)) {}
+  explicit DeviceGroups(mlir::OpBuilder &builder) : builder(builder) {}
 
-  /// The group of the devices along `meshAxis` through `coordinate`.
-  mlir::FlatSymbolRefAttr along(int64_t meshAxis,
-                                const std::vector<int64_t> &coordinate);
+  /// The group of the devices along `meshAxis` (each device's own).
+  mlir::FlatSymbolRefAttr along(int64_t meshAxis);
 
 private:
   mlir::OpBuilder &builder;
-  std::vector<int64_t> meshShape;
-  std::map<std::vector<int64_t>, mlir::FlatSymbolRefAttr> groups;
+  std::map<int64_t, mlir::FlatSymbolRefAttr> groups;
 };
 
+/// Lowers @main for one device of a program that every device with the
+/// same block extents shares: the device's coordinate decides only the
+/// extents of its blocks (blockShape), which it records; everything else
+/// that differs between devices is said by coordinates (splits, mesh-axis
+/// groups, #plan.block_offset), never by this device's values.
 class DeviceLowering {
 public:
   DeviceLowering(mlir::OpBuilder &builder, DeviceGroups &groups,
@@ -52,10 +55,9 @@ public:
       : builder(builder), groups(groups), meshShape(std::move(meshShape)),
         coordinate(std::move(coordinate)), hasMesh(hasMesh) {}
 
-  /// Inserts into the device's program.
+  /// Inserts into the program.
   mlir::OpBuilder &getBuilder() { return builder; }
   const std::vector<int64_t> &getMeshShape() const { return meshShape; }
-  const std::vector<int64_t> &getCoordinate() const { return coordinate; }
 
   /// The layout `value` is produced in: its producer's sbp.sharding result
   /// entry, the destination of a resharding step, or B on every axis for a
@@ -74,11 +76,25 @@ public:
     return named.lookup(name);
   }
 
-  /// The logical shape of a ranked tensor type, and the device's block of
-  /// it under `layout`.
+  /// The logical shape of a ranked tensor type.
   static std::vector<int64_t> shapeOf(mlir::Type type);
-  Slice blockOf(mlir::Type type, const NdSbp &layout) const;
-  mlir::MemRefType localType(mlir::Type type, const NdSbp &layout) const;
+  /// The extent of the device's block of a tensor of `shape` (or `type`)
+  /// under `layout`. A split that some devices see with other extents is
+  /// recorded (unevenBlocks): the devices sharing this program must agree
+  /// on it.
+  std::vector<int64_t> blockShape(const std::vector<int64_t> &shape,
+                                  const NdSbp &layout);
+  std::vector<int64_t> blockShape(mlir::Type type, const NdSbp &layout) {
+    return blockShape(shapeOf(type), layout);
+  }
+  mlir::MemRefType localType(mlir::Type type, const NdSbp &layout);
+  /// The splits attribute of `layout` (plan.buffer, #plan.block_offset):
+  /// per mesh axis the dimension it splits, or -1.
+  mlir::DenseI64ArrayAttr splitsOf(const NdSbp &layout);
+  /// Where the device's block of a tensor of `shape` under `layout` starts
+  /// along `dim` (-1: along every dimension), as each device works it out.
+  mlir::Attribute blockOffset(const std::vector<int64_t> &shape,
+                              const NdSbp &layout, int64_t dim);
 
   plan::BufferOp makeBuffer(mlir::Location loc, mlir::MemRefType type,
                             plan::BufferKind kind);
@@ -93,9 +109,21 @@ public:
   /// A constant scalar buffer.
   mlir::Value scalarConstant(mlir::Location loc, mlir::Type elementType,
                              double value);
-  /// The group of the devices along `meshAxis` through this device.
+  /// A buffer holding 1 on the devices at coordinate 0 of `meshAxis` and 0
+  /// on the others: of shape [1] (which broadcasts against any block of
+  /// rank 1 or more), or a scalar.
+  mlir::Value firstAlongAxis(mlir::Location loc, mlir::Type elementType,
+                             int64_t meshAxis, bool scalar);
+  /// The group of the devices along `meshAxis` through each device.
   mlir::FlatSymbolRefAttr groupAlong(int64_t meshAxis) {
-    return groups.along(meshAxis, coordinate);
+    return groups.along(meshAxis);
+  }
+
+  /// The (shape, splits) of every block blockShape was asked for whose
+  /// extent differs between devices.
+  const std::set<std::pair<std::vector<int64_t>, std::vector<int64_t>>> &
+  unevenBlocks() const {
+    return uneven;
   }
 
 private:
@@ -106,6 +134,7 @@ private:
   bool hasMesh;
   llvm::DenseMap<mlir::Value, mlir::Value> buffers;
   llvm::StringMap<mlir::Value> named;
+  std::set<std::pair<std::vector<int64_t>, std::vector<int64_t>>> uneven;
 };
 
 /// Attaches PlanLoweringOpInterface to every nn op (lib/Transforms/

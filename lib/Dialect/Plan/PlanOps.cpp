@@ -4,6 +4,7 @@
 #include "parplan/Support/Sbp.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -19,16 +20,97 @@ using namespace parplan::plan;
 // group, buffer, kernel
 //===----------------------------------------------------------------------===//
 
+LogicalResult
+BlockOffsetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        DenseI64ArrayAttr shape, DenseI64ArrayAttr splits,
+                        int64_t dim) {
+  auto rank = static_cast<int64_t>(shape.size());
+  for (int64_t size : shape.asArrayRef())
+    if (size < 0)
+      return emitError() << "block_offset shape has a negative extent";
+  for (int64_t split : splits.asArrayRef())
+    if (split < -1 || split >= rank)
+      return emitError() << "block_offset splits entry " << split
+                         << " is neither -1 nor a dimension of the rank-"
+                         << rank << " shape";
+  if (dim < -1 || dim >= rank)
+    return emitError() << "block_offset dim " << dim
+                       << " is neither -1 nor a dimension of the rank-" << rank
+                       << " shape";
+  return success();
+}
+
 LogicalResult GroupOp::verify() {
-  if (getDevices().empty())
-    return emitOpError() << "needs at least one device";
-  llvm::DenseSet<int64_t> seen;
-  for (int64_t id : getDevices()) {
-    if (id < 0)
-      return emitOpError() << "device id " << id << " is negative";
-    if (!seen.insert(id).second)
-      return emitOpError() << "device id " << id << " is listed twice";
+  std::optional<ArrayRef<int64_t>> devices = getDevices();
+  std::optional<ArrayRef<int64_t>> axes = getMeshAxes();
+  if (devices.has_value() == axes.has_value())
+    return emitOpError() << "needs either devices or mesh_axes, not "
+                         << (devices ? "both" : "neither");
+  if (devices) {
+    if (devices->empty())
+      return emitOpError() << "needs at least one device";
+    if (std::optional<std::string> error = parplan::checkDeviceIds(
+            std::vector<int64_t>(devices->begin(), devices->end())))
+      return emitOpError() << *error;
+    return success();
   }
+  if (axes->empty())
+    return emitOpError() << "needs at least one mesh axis";
+  for (size_t i = 0; i < axes->size(); ++i)
+    if ((*axes)[i] < 0 || (i > 0 && (*axes)[i] <= (*axes)[i - 1]))
+      return emitOpError() << "mesh_axes must be ascending and non-negative";
+  return success();
+}
+
+int64_t GroupOp::getSize(ArrayRef<int64_t> meshShape) {
+  if (std::optional<ArrayRef<int64_t>> devices = getDevices())
+    return static_cast<int64_t>(devices->size());
+  int64_t size = 1;
+  ArrayRef<int64_t> axes = *getMeshAxes();
+  for (int64_t axis : axes)
+    size *= axis < static_cast<int64_t>(meshShape.size()) ? meshShape[axis] : 1;
+  return size;
+}
+
+int64_t GroupOp::rankOf(int64_t device, ArrayRef<int64_t> meshShape) {
+  if (std::optional<ArrayRef<int64_t>> devices = getDevices()) {
+    const auto *found = llvm::find(*devices, device);
+    return found == devices->end() ? -1 : found - devices->begin();
+  }
+  std::vector<int64_t> shape(meshShape.begin(), meshShape.end());
+  if (device < 0 || device >= parplan::meshSize(shape))
+    return -1;
+  std::vector<int64_t> coordinate = parplan::meshCoordinate(shape, device);
+  int64_t rank = 0;
+  ArrayRef<int64_t> axes = *getMeshAxes();
+  for (int64_t axis : axes) {
+    if (axis >= static_cast<int64_t>(shape.size()))
+      return -1;
+    rank = rank * shape[axis] + coordinate[axis];
+  }
+  return rank;
+}
+
+SmallVector<int64_t> ProgramOp::getMeshShape() {
+  auto module = (*this)->getParentOfType<ModuleOp>();
+  if (module)
+    if (auto mesh = module->getAttrOfType<DenseI64ArrayAttr>("plan.mesh_shape"))
+      return SmallVector<int64_t>(mesh.asArrayRef());
+  int64_t devices = 1;
+  if (module)
+    for (auto program : module.getOps<ProgramOp>())
+      for (int64_t device : program.getDevices())
+        devices = std::max(devices, device + 1);
+  return {devices};
+}
+
+LogicalResult ProgramOp::verify() {
+  ArrayRef<int64_t> devices = getDevices();
+  if (devices.empty())
+    return emitOpError() << "needs at least one device";
+  for (size_t i = 0; i < devices.size(); ++i)
+    if (devices[i] < 0 || (i > 0 && devices[i] <= devices[i - 1]))
+      return emitOpError() << "devices must be ascending and non-negative";
   return success();
 }
 
@@ -44,7 +126,7 @@ LogicalResult BufferOp::verify() {
                          << "' is none of temporary, parameter, input, state, "
                             "constant";
   BufferKind kind = *known;
-  if (kind == BufferKind::constant) {
+  if (kind == BufferKind::constant && !getSplits()) {
     auto value = getValueAttr();
     if (!value || value.getShapedType().getShape() != type.getShape() ||
         value.getElementType() != type.getElementType())
@@ -54,22 +136,56 @@ LogicalResult BufferOp::verify() {
   }
   if (kind == BufferKind::temporary)
     return success();
-  if (!getName() || getName()->empty() || !getLogicalShape() ||
-      !getBlockOffsets())
+  if ((kind != BufferKind::constant && (!getName() || getName()->empty())) ||
+      !getLogicalShape() || !getSplits())
     return emitOpError() << "a " << stringifyBufferKind(kind)
                          << " buffer needs a name, a logical_shape and "
-                            "block_offsets";
-  ArrayRef<int64_t> logical = *getLogicalShape(), offsets = *getBlockOffsets();
-  if (static_cast<int64_t>(logical.size()) != type.getRank() ||
-      offsets.size() != logical.size())
-    return emitOpError() << "logical_shape and block_offsets need one entry "
-                            "per dimension of the rank-"
+                            "splits";
+  ArrayRef<int64_t> logical = *getLogicalShape(), splits = *getSplits();
+  if (static_cast<int64_t>(logical.size()) != type.getRank())
+    return emitOpError() << "logical_shape needs one entry per dimension of "
+                            "the rank-"
                          << type.getRank() << " buffer";
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    if (offsets[d] < 0 || offsets[d] + type.getDimSize(d) > logical[d])
-      return emitOpError() << "dimension " << d << ": a block of "
-                           << type.getDimSize(d) << " from " << offsets[d]
-                           << " does not fit the logical extent " << logical[d];
+  if (kind == BufferKind::constant) {
+    auto value = getValueAttr();
+    if (!value || value.getShapedType().getShape() != logical ||
+        value.getElementType() != type.getElementType())
+      return emitOpError() << "a split constant buffer needs a value of its "
+                              "logical_shape and element type";
+  }
+  auto program = (*this)->getParentOfType<ProgramOp>();
+  SmallVector<int64_t> meshShape = program.getMeshShape();
+  if (llvm::any_of(meshShape, [](int64_t size) { return size <= 0; }))
+    return emitOpError() << "sits on a mesh with an empty axis";
+  if (splits.size() != meshShape.size())
+    return emitOpError() << "splits need one entry per axis of the mesh "
+                         << "(" << meshShape.size() << ")";
+  for (int64_t dim : splits)
+    if (dim < -1 || dim >= type.getRank())
+      return emitOpError() << "splits entry " << dim
+                           << " is neither -1 nor a dimension";
+  // Every device's block has the buffer's extent; an even split (each axis
+  // dividing the extent it cuts) gives every device the same one.
+  std::vector<int64_t> shape(logical.begin(), logical.end());
+  std::vector<int64_t> mesh(meshShape.begin(), meshShape.end());
+  parplan::NdSbp layout =
+      parplan::fromSplits(std::vector<int64_t>(splits.begin(), splits.end()));
+  bool even = parplan::hasEvenBlocks(shape, mesh, layout);
+  int64_t meshDevices = parplan::meshSize(mesh);
+  for (int64_t device : program.getDevices()) {
+    if (device >= meshDevices)
+      return emitOpError() << "runs on device " << device
+                           << ", outside the mesh of " << meshDevices;
+    std::vector<int64_t> block = parplan::localShape(
+        shape, mesh, layout, parplan::meshCoordinate(mesh, device));
+    if (ArrayRef<int64_t>(block) != type.getShape())
+      return emitOpError() << "device " << device << "'s block of the logical "
+                           << "shape has extent ["
+                           << llvm::make_range(block.begin(), block.end())
+                           << "], not the buffer's";
+    if (even)
+      break;
+  }
   return success();
 }
 
@@ -93,6 +209,16 @@ LogicalResult KernelOp::verify() {
     return emitOpError() << "needs a kernel name";
   if (getOuts().empty())
     return emitOpError() << "kernel '" << getKernel() << "' writes no buffer";
+  if (!getAttrs())
+    return success();
+  size_t meshRank = (*this)->getParentOfType<ProgramOp>().getMeshShape().size();
+  DictionaryAttr attrs = *getAttrs();
+  for (NamedAttribute attr : attrs)
+    if (auto offset = dyn_cast<BlockOffsetAttr>(attr.getValue()))
+      if (static_cast<size_t>(offset.getSplits().size()) != meshRank)
+        return emitOpError()
+               << "attribute '" << attr.getName().getValue()
+               << "' needs one splits entry per mesh axis (" << meshRank << ")";
   return success();
 }
 
@@ -102,23 +228,45 @@ LogicalResult KernelOp::verify() {
 
 namespace {
 
-int64_t programDevice(Operation *op) {
-  return op->getParentOfType<ProgramOp>().getDevice();
-}
-
-/// The group a collective names, if it names one that holds this device.
+/// The group a collective names, if it names one that holds every device
+/// of the program.
 FailureOr<GroupOp> lookupGroup(Operation *op,
                                SymbolTableCollection &symbolTable,
                                FlatSymbolRefAttr groupRef) {
-  auto group = symbolTable.lookupNearestSymbolFrom<GroupOp>(
-      op->getParentOfType<ProgramOp>(), groupRef);
+  auto program = op->getParentOfType<ProgramOp>();
+  auto group = symbolTable.lookupNearestSymbolFrom<GroupOp>(program, groupRef);
   if (!group)
     return op->emitOpError() << groupRef << " does not name a plan.group";
-  int64_t device = programDevice(op);
-  if (!group.contains(device))
-    return op->emitOpError() << "runs on device " << device
-                             << ", which is not a member of " << groupRef;
+  SmallVector<int64_t> meshShape = program.getMeshShape();
+  if (std::optional<ArrayRef<int64_t>> axes = group.getMeshAxes())
+    for (int64_t axis : *axes)
+      if (axis >= static_cast<int64_t>(meshShape.size()))
+        return op->emitOpError()
+               << groupRef << " spans mesh axis " << axis
+               << ", which the mesh of rank " << meshShape.size() << " lacks";
+  for (int64_t device : program.getDevices())
+    if (group.rankOf(device, meshShape) < 0)
+      return op->emitOpError() << "runs on device " << device
+                               << ", which is not a member of " << groupRef;
   return group;
+}
+
+/// The distinct ranks in `group` of the devices running `op`'s program.
+SmallVector<int64_t> memberRanks(Operation *op, GroupOp group) {
+  auto program = op->getParentOfType<ProgramOp>();
+  SmallVector<int64_t> meshShape = program.getMeshShape();
+  llvm::SmallDenseSet<int64_t> seen;
+  SmallVector<int64_t> ranks;
+  for (int64_t device : program.getDevices()) {
+    int64_t rank = group.rankOf(device, meshShape);
+    if (seen.insert(rank).second)
+      ranks.push_back(rank);
+  }
+  return ranks;
+}
+
+int64_t groupSize(Operation *op, GroupOp group) {
+  return group.getSize(op->getParentOfType<ProgramOp>().getMeshShape());
 }
 
 /// `part` is one device's slice along `axis` of `whole` split over `n`
@@ -163,7 +311,8 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(group))
     return failure();
   return verifySlicePair(*this, getInput().getType(), getOutput().getType(),
-                         getAxis(), group->getSize(), "input", "output");
+                         getAxis(), groupSize(*this, *group), "input",
+                         "output");
 }
 
 LogicalResult
@@ -172,7 +321,8 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(group))
     return failure();
   return verifySlicePair(*this, getOutput().getType(), getInput().getType(),
-                         getAxis(), group->getSize(), "output", "input");
+                         getAxis(), groupSize(*this, *group), "output",
+                         "input");
 }
 
 LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
@@ -180,7 +330,7 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(group))
     return failure();
   MemRefType in = getInput().getType(), out = getOutput().getType();
-  int64_t n = group->getSize(), split = getSplitAxis(),
+  int64_t n = groupSize(*this, *group), split = getSplitAxis(),
           concat = getConcatAxis();
   if (in.getElementType() != out.getElementType() ||
       in.getRank() != out.getRank())
@@ -192,22 +342,22 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError() << "cuts and concatenates the same axis " << split;
   // Member `me` keeps balanced part `me` of the split axis and receives
   // part `me` of the concatenated one from every member (docs/slicing.md).
-  int64_t me = llvm::find(group->getDevices(), programDevice(*this)) -
-               group->getDevices().begin();
-  bool matches = true;
-  for (int64_t d = 0; d < in.getRank(); ++d)
-    matches &= d == split
-                   ? out.getDimSize(d) ==
-                         parplan::balancedShard(in.getDimSize(d), n, me).size
-               : d == concat
-                   ? in.getDimSize(d) ==
-                         parplan::balancedShard(out.getDimSize(d), n, me).size
-                   : in.getDimSize(d) == out.getDimSize(d);
-  if (!matches)
-    return emitOpError() << "output shape does not match the input with axis "
-                         << split << " cut into part " << me << " of " << n
-                         << " and axis " << concat << " gathered from " << n
-                         << " parts";
+  for (int64_t me : memberRanks(*this, *group)) {
+    bool matches = true;
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      matches &= d == split
+                     ? out.getDimSize(d) ==
+                           parplan::balancedShard(in.getDimSize(d), n, me).size
+                 : d == concat
+                     ? in.getDimSize(d) ==
+                           parplan::balancedShard(out.getDimSize(d), n, me).size
+                     : in.getDimSize(d) == out.getDimSize(d);
+    if (!matches)
+      return emitOpError() << "output shape does not match the input with axis "
+                           << split << " cut into part " << me << " of " << n
+                           << " and axis " << concat << " gathered from " << n
+                           << " parts";
+  }
   return success();
 }
 
@@ -216,9 +366,9 @@ BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<GroupOp> group = lookupGroup(*this, symbolTable, getGroupAttr());
   if (failed(group))
     return failure();
-  if (!group->contains(getRoot()))
-    return emitOpError() << "root device " << getRoot()
-                         << " is not a member of " << getGroupAttr();
+  if (static_cast<int64_t>(getRoot()) >= groupSize(*this, *group))
+    return emitOpError() << "root rank " << getRoot() << " is not a rank of "
+                         << getGroupAttr();
   return success();
 }
 
@@ -228,9 +378,10 @@ BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 namespace {
 LogicalResult verifyPeer(Operation *op, int64_t peer) {
-  if (peer == programDevice(op))
+  if (llvm::is_contained(op->getParentOfType<ProgramOp>().getDevices(), peer))
     return op->emitOpError()
-           << "names its own device " << peer << " as the peer";
+           << "names device " << peer << ", which runs this program, as the "
+           << "peer";
   return success();
 }
 } // namespace
@@ -267,7 +418,9 @@ double parplan::plan::bytesSent(Operation *op) {
   auto group = SymbolTable::lookupNearestSymbolFrom<GroupOp>(program, groupRef);
   if (!group)
     return 0;
-  double n = static_cast<double>(group.getSize());
+  SmallVector<int64_t> meshShape = program.getMeshShape();
+  int64_t size = group.getSize(meshShape);
+  double n = static_cast<double>(size);
   if (auto gather = dyn_cast<AllGatherOp>(op))
     return bytesOf(gather.getOutput()) - bytesOf(gather.getInput());
   if (auto scatter = dyn_cast<ReduceScatterOp>(op))
@@ -283,11 +436,10 @@ double parplan::plan::bytesSent(Operation *op) {
     int64_t extent = in.getDimSize(exchange.getSplitAxis());
     if (extent == 0)
       return 0;
-    int64_t me = llvm::find(group.getDevices(), program.getDevice()) -
-                 group.getDevices().begin();
-    double kept =
-        bytesOf(exchange.getInput()) / static_cast<double>(extent) *
-        static_cast<double>(balancedShard(extent, group.getSize(), me).size);
+    // The program's first device stands for the others.
+    int64_t me = group.rankOf(program.getDevices().front(), meshShape);
+    double kept = bytesOf(exchange.getInput()) / static_cast<double>(extent) *
+                  static_cast<double>(balancedShard(extent, size, me).size);
     return bytesOf(exchange.getInput()) - kept;
   }
   return 0;

@@ -48,13 +48,9 @@ LogicalResult MeshOp::verify() {
   if (static_cast<int64_t>(devices->size()) != getNumDevices())
     return emitOpError() << "has " << getNumDevices() << " positions but "
                          << devices->size() << " device ids";
-  llvm::DenseSet<int64_t> seen;
-  for (int64_t id : *devices) {
-    if (id < 0)
-      return emitOpError() << "device id " << id << " is negative";
-    if (!seen.insert(id).second)
-      return emitOpError() << "device id " << id << " is listed twice";
-  }
+  if (std::optional<std::string> error = parplan::checkDeviceIds(
+          std::vector<int64_t>(devices->begin(), devices->end())))
+    return emitOpError() << *error;
   return success();
 }
 

@@ -15,8 +15,46 @@ plan.group @twice devices = [1, 0, 1]
 
 // -----
 
-// expected-error @+1 {{'plan.program' op attribute 'device' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
-plan.program @negative device = -1 {
+// expected-error @+1 {{'plan.program' op devices must be ascending and non-negative}}
+plan.program @negative devices = [-1] {
+}
+
+// -----
+
+// expected-error @+1 {{'plan.program' op devices must be ascending and non-negative}}
+plan.program @unsorted devices = [1, 0] {
+}
+
+// -----
+
+// expected-error @+1 {{'plan.program' op needs at least one device}}
+plan.program @nobody devices = [] {
+}
+
+// -----
+
+// expected-error @+1 {{'plan.group' op needs either devices or mesh_axes, not both}}
+plan.group @both devices = [0] mesh_axes = [0]
+
+// -----
+
+// expected-error @+1 {{'plan.group' op needs either devices or mesh_axes, not neither}}
+plan.group @neither
+
+// -----
+
+// expected-error @+1 {{'plan.group' op mesh_axes must be ascending and non-negative}}
+plan.group @backwards mesh_axes = [1, 0]
+
+// -----
+
+module attributes {plan.mesh_shape = array<i64: 4>} {
+  plan.group @rows mesh_axes = [1]
+  plan.program @all devices = [0, 1, 2, 3] {
+    %0 = plan.buffer : memref<4xf32>
+    // expected-error @+1 {{'plan.all_reduce' op @rows spans mesh axis 1, which the mesh of rank 1 lacks}}
+    plan.all_reduce %0 on @rows : memref<4xf32>
+  }
 }
 
 // -----
@@ -29,28 +67,28 @@ func.func @buffer_outside_program() {
 
 // -----
 
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   // expected-error @+1 {{'plan.buffer' op needs a static shape, got 'memref<?x4xf32>'}}
   %0 = plan.buffer : memref<?x4xf32>
 }
 
 // -----
 
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   // expected-error @+1 {{'plan.buffer' op needs the identity layout, got 'memref<4x4xf32, strided<[1, 4]>>'}}
   %0 = plan.buffer : memref<4x4xf32, strided<[1, 4]>>
 }
 
 // -----
 
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   // expected-error @+1 {{'plan.buffer' op result #0 must be memref of}}
   %0 = plan.buffer : memref<4xcomplex<f32>>
 }
 
 // -----
 
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4xf32>
   // expected-error @+1 {{'plan.kernel' op needs a kernel name}}
   plan.kernel "" outs(%0 : memref<4xf32>)
@@ -58,7 +96,7 @@ plan.program @dev0 device = 0 {
 
 // -----
 
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4xf32>
   // expected-error @+1 {{'plan.kernel' op kernel 'print' writes no buffer}}
   "plan.kernel"(%0) <{kernel = "print", operandSegmentSizes = array<i32: 1, 0>}> : (memref<4xf32>) -> ()
@@ -66,7 +104,7 @@ plan.program @dev0 device = 0 {
 
 // -----
 
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4xf32>
   // expected-error @+1 {{'plan.all_reduce' op @missing does not name a plan.group}}
   plan.all_reduce %0 on @missing : memref<4xf32>
@@ -75,7 +113,7 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @others devices = [1, 2]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4xf32>
   // expected-error @+1 {{'plan.all_reduce' op runs on device 0, which is not a member of @others}}
   plan.all_reduce %0 on @others : memref<4xf32>
@@ -83,8 +121,18 @@ plan.program @dev0 device = 0 {
 
 // -----
 
+// Every device of a program must be a member.
+plan.group @others devices = [1, 2]
+plan.program @shared devices = [1, 2, 3] {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.all_reduce' op runs on device 3, which is not a member of @others}}
+  plan.all_reduce %0 on @others : memref<4xf32>
+}
+
+// -----
+
 plan.group @pair devices = [0, 1]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<2x4xf32>
   %1 = plan.buffer : memref<4x4xf16>
   // expected-error @+1 {{'plan.all_gather' op input and output element types differ}}
@@ -94,7 +142,7 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @pair devices = [0, 1]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<2x4xf32>
   %1 = plan.buffer : memref<16xf32>
   // expected-error @+1 {{'plan.all_gather' op input and output ranks differ}}
@@ -104,7 +152,7 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @pair devices = [0, 1]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<2x4xf32>
   %1 = plan.buffer : memref<4x4xf32>
   // expected-error @+1 {{'plan.all_gather' op axis 2 is out of range for rank 2}}
@@ -114,7 +162,7 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @pair devices = [0, 1]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<2x4xf32>
   %1 = plan.buffer : memref<4x8xf32>
   // expected-error @+1 {{'plan.all_gather' op input and output differ in dimension 1}}
@@ -124,7 +172,7 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @pair devices = [0, 1]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<3x4xf32>
   %1 = plan.buffer : memref<8x4xf32>
   // expected-error @+1 {{'plan.all_gather' op input has 3 elements along axis 0, which is no balanced share of output's 8 over 2 devices}}
@@ -134,7 +182,7 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @triple devices = [0, 1, 2]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<8x4xf32>
   %1 = plan.buffer : memref<1x4xf32>
   // 8 rows over 3 devices are 3, 3, 2.
@@ -145,7 +193,7 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @triple devices = [0, 1, 2]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4x4xf32>
   %1 = plan.buffer : memref<12x1xf32>
   // Device 0 keeps part 0 of the 4 columns over 3 devices (2, 1, 1): 2.
@@ -156,7 +204,7 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @pair devices = [0, 1]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4x4xf32>
   %1 = plan.buffer : memref<4x2xf32>
   // expected-error @+1 {{'plan.all_to_all' op output shape does not match the input with axis 1 cut into part 0 of 2 and axis 0 gathered from 2 parts}}
@@ -166,7 +214,7 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @pair devices = [0, 1]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4x4xf32>
   %1 = plan.buffer : memref<4x4xf32>
   // expected-error @+1 {{'plan.all_to_all' op cuts and concatenates the same axis 1}}
@@ -176,7 +224,7 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @pair devices = [0, 1]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4x4xf32>
   %1 = plan.buffer : memref<8x2xf32>
   // expected-error @+1 {{'plan.all_to_all' op axes 2 and 0 must be below the rank 2}}
@@ -186,7 +234,7 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @pair devices = [0, 1]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4x4xf32>
   %1 = plan.buffer : memref<8x2xi32>
   // expected-error @+1 {{'plan.all_to_all' op input and output differ in element type or rank}}
@@ -196,31 +244,31 @@ plan.program @dev0 device = 0 {
 // -----
 
 plan.group @pair devices = [0, 1]
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4xf32>
-  // expected-error @+1 {{'plan.broadcast' op root device 3 is not a member of @pair}}
+  // expected-error @+1 {{'plan.broadcast' op root rank 3 is not a rank of @pair}}
   plan.broadcast %0 on @pair root = 3 : memref<4xf32>
 }
 
 // -----
 
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4xf32>
-  // expected-error @+1 {{'plan.send' op names its own device 0 as the peer}}
+  // expected-error @+1 {{'plan.send' op names device 0, which runs this program, as the peer}}
   plan.send %0 to 0 tag = 0 : memref<4xf32>
 }
 
 // -----
 
-plan.program @dev2 device = 2 {
+plan.program @dev2 devices = [2] {
   %0 = plan.buffer : memref<4xf32>
-  // expected-error @+1 {{'plan.recv' op names its own device 2 as the peer}}
+  // expected-error @+1 {{'plan.recv' op names device 2, which runs this program, as the peer}}
   plan.recv %0 from 2 tag = 0 : memref<4xf32>
 }
 
 // -----
 
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4xf32>
   // expected-error @+1 {{'plan.send' op attribute 'tag' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
   plan.send %0 to 1 tag = -1 : memref<4xf32>
@@ -228,35 +276,95 @@ plan.program @dev0 device = 0 {
 
 // -----
 
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   // expected-error @+1 {{'plan.buffer' op kind 'weights' is none of temporary, parameter, input, state, constant}}
   %0 = plan.buffer {kind = "weights"} : memref<4xf32>
 }
 
 // -----
 
-plan.program @dev0 device = 0 {
-  // expected-error @+1 {{'plan.buffer' op a parameter buffer needs a name, a logical_shape and block_offsets}}
+plan.program @dev0 devices = [0] {
+  // expected-error @+1 {{'plan.buffer' op a parameter buffer needs a name, a logical_shape and splits}}
   %0 = plan.buffer {kind = "parameter", name = "w"} : memref<4xf32>
 }
 
 // -----
 
-plan.program @dev0 device = 0 {
-  // expected-error @+1 {{'plan.buffer' op dimension 0: a block of 4 from 6 does not fit the logical extent 8}}
-  %0 = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 8>, block_offsets = array<i64: 6>} : memref<4xf32>
+module attributes {plan.mesh_shape = array<i64: 2>} {
+  plan.program @both devices = [0, 1] {
+    // expected-error @+1 {{'plan.buffer' op device 0's block of the logical shape has extent [4], not the buffer's}}
+    %0 = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 8>, splits = array<i64: 0>} : memref<3xf32>
+  }
 }
 
 // -----
 
-plan.program @dev0 device = 0 {
+// 7 rows over 2 devices: 4 and 3. Device 0 alone may hold 4; device 1 may
+// not share its program.
+module attributes {plan.mesh_shape = array<i64: 2>} {
+  plan.program @both devices = [0, 1] {
+    // expected-error @+1 {{'plan.buffer' op device 1's block of the logical shape has extent [3], not the buffer's}}
+    %0 = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 7>, splits = array<i64: 0>} : memref<4xf32>
+  }
+}
+
+// -----
+
+module attributes {plan.mesh_shape = array<i64: 2, 2>} {
+  plan.program @all devices = [0, 1, 2, 3] {
+    // expected-error @+1 {{'plan.buffer' op splits need one entry per axis of the mesh (2)}}
+    %0 = plan.buffer {kind = "state", name = "m", logical_shape = array<i64: 8>, splits = array<i64: 0>} : memref<4xf32>
+  }
+}
+
+// -----
+
+module attributes {plan.mesh_shape = array<i64: 2>} {
+  plan.program @all devices = [0, 1] {
+    // expected-error @+1 {{'plan.buffer' op splits entry 1 is neither -1 nor a dimension}}
+    %0 = plan.buffer {kind = "state", name = "m", logical_shape = array<i64: 8>, splits = array<i64: 1>} : memref<4xf32>
+  }
+}
+
+// -----
+
+module attributes {plan.mesh_shape = array<i64: 2>} {
+  plan.program @all devices = [0, 1] {
+    // expected-error @+1 {{'plan.buffer' op a split constant buffer needs a value of its logical_shape and element type}}
+    %0 = plan.buffer {kind = "constant", logical_shape = array<i64: 4>, splits = array<i64: 0>, value = dense<1.0> : tensor<2xf32>} : memref<2xf32>
+  }
+}
+
+// -----
+
+module attributes {plan.mesh_shape = array<i64: 2, 2>} {
+  plan.program @all devices = [0, 1, 2, 3] {
+    %0 = plan.buffer : memref<4xf32>
+    %1 = plan.buffer : memref<2xf32>
+    // expected-error @+1 {{'plan.kernel' op attribute 'starts' needs one splits entry per mesh axis (2)}}
+    plan.kernel "slice" ins(%0 : memref<4xf32>) outs(%1 : memref<2xf32>) {attrs = {starts = #plan.block_offset<shape = [4], splits = [0], dim = -1>}}
+  }
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  %0 = plan.buffer : memref<4xf32>
+  %1 = plan.buffer : memref<2xf32>
+  // expected-error @+1 {{block_offset dim 1 is neither -1 nor a dimension of the rank-1 shape}}
+  plan.kernel "slice" ins(%0 : memref<4xf32>) outs(%1 : memref<2xf32>) {attrs = {starts = #plan.block_offset<shape = [4], splits = [0], dim = 1>}}
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
   // expected-error @+1 {{'plan.buffer' op a constant buffer needs a value of its shape and element type}}
   %0 = plan.buffer {kind = "constant", value = dense<1.0> : tensor<2xf32>} : memref<4xf32>
 }
 
 // -----
 
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4xf32>
   // expected-error @+1 {{'plan.loss' op needs a scalar buffer, got 'memref<4xf32>'}}
   plan.loss %0 : memref<4xf32>
@@ -264,7 +372,7 @@ plan.program @dev0 device = 0 {
 
 // -----
 
-plan.program @dev0 device = 0 {
+plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4xf32>
   %1 = plan.buffer : memref<4xf32>
   // expected-error @+1 {{'plan.update' op needs a parameter or state buffer as its target}}

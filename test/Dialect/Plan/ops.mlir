@@ -1,12 +1,13 @@
-// RUN: parplan-opt %s | parplan-opt | FileCheck %s
+// RUN: parplan-opt %s -split-input-file | parplan-opt -split-input-file | FileCheck %s
 
+// Without plan.mesh_shape the mesh is one axis of the devices listed.
 // CHECK: plan.group @pair devices = [0, 1]
 // CHECK: plan.group @triple devices = [2, 0, 1]
 plan.group @pair devices = [0, 1]
 plan.group @triple devices = [2, 0, 1]
 
-// CHECK-LABEL: plan.program @dev0 device = 0 {
-plan.program @dev0 device = 0 {
+// CHECK-LABEL: plan.program @dev0 devices = [0] {
+plan.program @dev0 devices = [0] {
   // CHECK: %[[X:.*]] = plan.buffer {name = "x", offset = 0 : i64} : memref<4x8xf32>
   %x = plan.buffer {name = "x", offset = 0} : memref<4x8xf32>
   // CHECK: %[[W:.*]] = plan.buffer : memref<8x4xf32>
@@ -40,6 +41,7 @@ plan.program @dev0 device = 0 {
   %b = plan.buffer : memref<8x2xf32>
   // CHECK: plan.all_to_all %{{.*}} into %{{.*}} on @triple split_axis = 1 concat_axis = 0 : memref<3x5xf32> -> memref<8x2xf32>
   plan.all_to_all %a into %b on @triple split_axis = 1 concat_axis = 0 : memref<3x5xf32> -> memref<8x2xf32>
+  // The root is a rank in the group.
   // CHECK: plan.broadcast %[[Y]] on @pair root = 1 : memref<4x4xf32>
   plan.broadcast %y on @pair root = 1 : memref<4x4xf32>
   // CHECK: plan.send %[[Y]] to 1 tag = 0 : memref<4x4xf32>
@@ -48,29 +50,46 @@ plan.program @dev0 device = 0 {
   plan.recv %y from 1 tag = 1 : memref<4x4xf32>
 }
 
-// CHECK-LABEL: plan.program @dev1 device = 1 {
+// CHECK-LABEL: plan.program @dev1 devices = [1, 2] {
 // CHECK-NEXT: }
-plan.program @dev1 device = 1 {
+plan.program @dev1 devices = [1, 2] {
 }
 
+// -----
 
+// One program for the four devices of a 2x2 mesh: what differs between
+// them is said by coordinates.
+module attributes {plan.mesh_shape = array<i64: 2, 2>} {
+  // CHECK: plan.group @axis1 mesh_axes = [1]
+  plan.group @axis1 mesh_axes = [1]
+  // CHECK: plan.group @whole mesh_axes = [0, 1]
+  plan.group @whole mesh_axes = [0, 1]
 
-// What a training step reads and leaves behind: blocks of named tensors,
-// constants, the loss and the updates.
-// CHECK-LABEL: plan.program @step
-// CHECK: %[[W:.*]] = plan.buffer {block_offsets = array<i64: 0, 4>, kind = "parameter", logical_shape = array<i64: 8, 8>, name = "w", source = "initializer"} : memref<8x4xf32>
-// CHECK: plan.buffer {block_offsets = array<i64: 2>, kind = "input", logical_shape = array<i64: 4>, name = "ids", value_bound = 100 : i64} : memref<2xi64>
-// CHECK: plan.buffer {kind = "constant", value = dense<5.000000e-01> : tensor<f32>} : memref<f32>
-// CHECK: plan.loss %{{.*}} : memref<f32>
-// CHECK: plan.update %[[W]] from %{{.*}} : memref<8x4xf32>
-plan.program @step device = 0 {
-  %w = plan.buffer {kind = "parameter", name = "w", logical_shape = array<i64: 8, 8>, block_offsets = array<i64: 0, 4>, source = "initializer"} : memref<8x4xf32>
-  %ids = plan.buffer {kind = "input", name = "ids", logical_shape = array<i64: 4>, block_offsets = array<i64: 2>, value_bound = 100} : memref<2xi64>
-  %half = plan.buffer {kind = "constant", value = dense<0.5> : tensor<f32>} : memref<f32>
-  %loss = plan.buffer : memref<f32>
-  %w1 = plan.buffer : memref<8x4xf32>
-  plan.kernel "mul" ins(%w, %half : memref<8x4xf32>, memref<f32>) outs(%w1 : memref<8x4xf32>)
-  plan.kernel "reduce_sum" ins(%w1 : memref<8x4xf32>) outs(%loss : memref<f32>) {attrs = {axes = array<i64>, keepdims = false}}
-  plan.loss %loss : memref<f32>
-  plan.update %w from %w1 : memref<8x4xf32>
+  // CHECK-LABEL: plan.program @step devices = [0, 1, 2, 3] {
+  // CHECK: %[[W:.*]] = plan.buffer {kind = "parameter", logical_shape = array<i64: 8, 8>, name = "w", source = "initializer", splits = array<i64: -1, 1>} : memref<8x4xf32>
+  // CHECK: plan.buffer {kind = "input", logical_shape = array<i64: 4>, name = "ids", splits = array<i64: 0, -1>, value_bound = 100 : i64} : memref<2xi64>
+  // CHECK: plan.buffer {kind = "constant", value = dense<5.000000e-01> : tensor<f32>} : memref<f32>
+  // CHECK: plan.buffer {kind = "constant", logical_shape = array<i64: 2>, splits = array<i64: 0, -1>, value = dense<[1.000000e+00, 0.000000e+00]> : tensor<2xf32>} : memref<1xf32>
+  // CHECK: plan.all_gather %{{.*}} into %{{.*}} on @axis1 axis = 1 : memref<8x4xf32> -> memref<8x8xf32>
+  // CHECK: plan.kernel "slice" {{.*}}starts = #plan.block_offset<shape = [8, 8], splits = [-1, 1], dim = -1>
+  // CHECK: plan.all_reduce %{{.*}} on @whole : memref<f32>
+  // CHECK: plan.loss %{{.*}} : memref<f32>
+  // CHECK: plan.update %[[W]] from %{{.*}} : memref<8x4xf32>
+  plan.program @step devices = [0, 1, 2, 3] {
+    %w = plan.buffer {kind = "parameter", name = "w", logical_shape = array<i64: 8, 8>, splits = array<i64: -1, 1>, source = "initializer"} : memref<8x4xf32>
+    %ids = plan.buffer {kind = "input", name = "ids", logical_shape = array<i64: 4>, splits = array<i64: 0, -1>, value_bound = 100} : memref<2xi64>
+    %half = plan.buffer {kind = "constant", value = dense<0.5> : tensor<f32>} : memref<f32>
+    %first = plan.buffer {kind = "constant", logical_shape = array<i64: 2>, splits = array<i64: 0, -1>, value = dense<[1.0, 0.0]> : tensor<2xf32>} : memref<1xf32>
+    %full = plan.buffer : memref<8x8xf32>
+    %again = plan.buffer : memref<8x4xf32>
+    %loss = plan.buffer : memref<f32>
+    %w1 = plan.buffer : memref<8x4xf32>
+    plan.all_gather %w into %full on @axis1 axis = 1 : memref<8x4xf32> -> memref<8x8xf32>
+    plan.kernel "slice" ins(%full : memref<8x8xf32>) outs(%again : memref<8x4xf32>) {attrs = {starts = #plan.block_offset<shape = [8, 8], splits = [-1, 1], dim = -1>, steps = array<i64: 1, 1>}}
+    plan.kernel "mul" ins(%again, %half : memref<8x4xf32>, memref<f32>) outs(%w1 : memref<8x4xf32>)
+    plan.kernel "reduce_sum" ins(%w1 : memref<8x4xf32>) outs(%loss : memref<f32>) {attrs = {axes = array<i64>, keepdims = false}}
+    plan.all_reduce %loss on @whole : memref<f32>
+    plan.loss %loss : memref<f32>
+    plan.update %w from %w1 : memref<8x4xf32>
+  }
 }

@@ -13,6 +13,9 @@
 
 #include "parplan/Dialect/Plan/PlanEnums.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "parplan/Dialect/Plan/PlanAttrs.h.inc"
+
 #define GET_OP_CLASSES
 #include "parplan/Dialect/Plan/PlanOps.h.inc"
 
