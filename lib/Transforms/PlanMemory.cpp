@@ -14,6 +14,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
+#include <tuple>
+
 namespace parplan {
 #define GEN_PASS_DEF_PLANMEMORY
 #include "parplan/Transforms/Passes.h.inc"
@@ -73,39 +76,95 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
           return wholeA;
         return intervals[a].bytes > intervals[c].bytes;
       });
-      // Rectangles already placed, found by time: those living across the
-      // step collide with every other, so their byte ranges are kept
-      // apart; temporaries are listed in each time bucket they touch, so a
-      // placement looks only at the few that live when it does (with one
-      // list of every placed rectangle, packing is quadratic).
-      constexpr int64_t kBucket = 64;
+      // Rectangles already placed, kept in offset order so that a placement
+      // reads the ones it collides with lowest first and stops at the first
+      // gap that fits (sorting them for every placement is what made
+      // packing slow): those living across the step, merged into ranges
+      // (placed first, they collide with everything); temporaries living
+      // longer than a bucket of positions in one list; the others in the
+      // one or two buckets their life touches, so that a short life reads
+      // few lists and a long one many short ones.
+      constexpr int64_t kBucket = 256;
       std::vector<std::pair<int64_t, int64_t>> wholeTaken;
+      std::vector<size_t> longLived;
       std::vector<std::vector<size_t>> buckets(
           static_cast<size_t>(count / kBucket + 1));
-      std::vector<size_t> lastSeen(intervals.size(), SIZE_MAX);
+      auto insertByOffset = [&](std::vector<size_t> &list, size_t i) {
+        list.insert(std::upper_bound(list.begin(), list.end(),
+                                     intervals[i].offset,
+                                     [&](int64_t value, size_t j) {
+                                       return value < intervals[j].offset;
+                                     }),
+                    i);
+      };
+      struct Cursor {
+        const std::vector<size_t> *list;
+        size_t at;
+      };
+      std::vector<Cursor> cursors;
+      std::vector<std::pair<int64_t, size_t>> heap;
       int64_t arena = 0;
-      std::vector<std::pair<int64_t, int64_t>> taken;
       for (size_t i : order) {
         Interval &interval = intervals[i];
         bool whole = interval.end == count;
-        taken = wholeTaken;
-        if (!whole)
-          for (int64_t k = interval.begin / kBucket;
-               k <= interval.end / kBucket; ++k)
-            for (size_t j : buckets[static_cast<size_t>(k)]) {
-              const Interval &other = intervals[j];
-              if (lastSeen[j] == i || other.end < interval.begin ||
-                  interval.end < other.begin)
-                continue;
-              lastSeen[j] = i;
-              taken.emplace_back(other.offset, other.offset + other.bytes);
-            }
-        std::sort(taken.begin(), taken.end());
+        int64_t firstBucket = interval.begin / kBucket;
+        int64_t lastBucket = interval.end / kBucket;
+        bool longLife = lastBucket - firstBucket >= 2;
+        auto overlaps = [&](size_t j) {
+          const Interval &other = intervals[j];
+          return !(other.end < interval.begin || interval.end < other.begin);
+        };
+        // The lists that may hold rectangles living when this one does
+        // (none but the merged ranges for one living throughout: those are
+        // placed first), read together in offset order through a heap of
+        // their next colliding entries.
+        cursors.clear();
+        if (!whole) {
+          cursors.push_back({&longLived, 0});
+          for (int64_t k = firstBucket; k <= lastBucket; ++k)
+            cursors.push_back({&buckets[static_cast<size_t>(k)], 0});
+        }
+        heap.clear();
+        auto advance = [&](size_t c) {
+          Cursor &cursor = cursors[c];
+          while (cursor.at < cursor.list->size() &&
+                 !overlaps((*cursor.list)[cursor.at]))
+            ++cursor.at;
+          if (cursor.at < cursor.list->size()) {
+            heap.emplace_back(intervals[(*cursor.list)[cursor.at]].offset, c);
+            std::push_heap(heap.begin(), heap.end(), std::greater<>());
+          }
+        };
+        for (size_t c = 0; c < cursors.size(); ++c)
+          advance(c);
+        size_t wholeAt = 0;
         int64_t offset = 0;
-        for (auto [start, stop] : taken) {
-          if (offset + interval.bytes <= start)
+        while (true) {
+          int64_t start = INT64_MAX, stop = 0;
+          bool fromWhole = false;
+          if (wholeAt < wholeTaken.size()) {
+            std::tie(start, stop) = wholeTaken[wholeAt];
+            fromWhole = true;
+          }
+          if (!heap.empty() && heap.front().first < start) {
+            Cursor &cursor = cursors[heap.front().second];
+            const Interval &other = intervals[(*cursor.list)[cursor.at]];
+            start = other.offset;
+            stop = other.offset + other.bytes;
+            fromWhole = false;
+          }
+          if (start == INT64_MAX || offset + interval.bytes <= start)
             break;
           offset = std::max(offset, stop);
+          if (fromWhole) {
+            ++wholeAt;
+            continue;
+          }
+          size_t c = heap.front().second;
+          std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+          heap.pop_back();
+          ++cursors[c].at;
+          advance(c);
         }
         interval.offset = offset;
         arena = std::max(arena, offset + interval.bytes);
@@ -122,10 +181,11 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
               merged.push_back(range);
           }
           wholeTaken = std::move(merged);
+        } else if (longLife) {
+          insertByOffset(longLived, i);
         } else {
-          for (int64_t k = interval.begin / kBucket;
-               k <= interval.end / kBucket; ++k)
-            buckets[static_cast<size_t>(k)].push_back(i);
+          for (int64_t k = firstBucket; k <= lastBucket; ++k)
+            insertByOffset(buckets[static_cast<size_t>(k)], i);
         }
         interval.buffer.setOffsetAttr(b.getI64IntegerAttr(offset));
       }
