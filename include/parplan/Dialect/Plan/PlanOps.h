@@ -24,7 +24,8 @@ namespace parplan::plan {
 /// The bytes of a buffer of `type` (an i1 takes a byte).
 int64_t bufferBytes(mlir::MemRefType type);
 
-/// The bytes the device running `op` sends in it, under the ring
+/// The bytes each device running `op` sends in it (the devices of a
+/// program have blocks of the same extents, so send alike), under the ring
 /// algorithms the cost model assumes (docs/cost-model.md): an all-gather
 /// its output less its own part, a reduce-scatter its input less its own
 /// part, an all-reduce 2(n-1)/n of the buffer, an all-to-all its input less
