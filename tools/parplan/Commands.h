@@ -86,6 +86,9 @@ struct CompileOptions {
   std::string output;
   /// Report the time of every pass (MLIR's -mlir-timing) on stderr.
   bool mlirTiming = false;
+  /// Whether --recompute was given: without it, a step that fits nowhere
+  /// is tried again with selective, then full recomputation.
+  bool recomputeGiven = false;
 };
 
 /// `parplan clusters`: list the built-in cluster presets.

@@ -148,16 +148,54 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return succeeded(stages.back()->run(*module));
   };
 
-  // nn: the training step.
-  if (!runStage(
-          [&](OpPassManager &pm) { addTrainingStepPasses(pm, pipeline); }))
-    return 1;
-  if (emitAfter("nn"))
-    return 0;
-
-  // sbp: layouts and boxings.
-  if (!runStage([&](OpPassManager &pm) { addLayoutPasses(pm, pipeline); }))
-    return 1;
+  // Without --recompute, a step that fits on no plan is built again with
+  // selective, then full recomputation of activations before the compile
+  // gives up; the stages run on a copy of the imported model each time.
+  std::vector<std::string> recomputeLevels = {pipeline.recompute};
+  if (!options.recomputeGiven && options.emit != "nn")
+    recomputeLevels = {"none", "selective", "full"};
+  OwningOpRef<ModuleOp> imported;
+  if (recomputeLevels.size() > 1)
+    imported = module->clone();
+  std::string withoutRecompute;
+  for (size_t level = 0; level < recomputeLevels.size(); ++level) {
+    bool last = level + 1 == recomputeLevels.size();
+    pipeline.recompute = recomputeLevels[level];
+    if (level > 0)
+      module = imported->clone();
+    // A "no plan fits" error is kept, not printed: before the last level
+    // the next one is tried; after it, the error says what was tried.
+    std::optional<Diagnostic> noFit;
+    std::optional<ScopedDiagnosticHandler> keep;
+    if (recomputeLevels.size() > 1)
+      keep.emplace(&context, [&](Diagnostic &diagnostic) {
+        if (diagnostic.getSeverity() == DiagnosticSeverity::Error &&
+            StringRef(diagnostic.str()).starts_with("no plan fits in memory")) {
+          noFit.emplace(std::move(diagnostic));
+          return success();
+        }
+        return failure();
+      });
+    // nn: the training step.
+    if (!runStage(
+            [&](OpPassManager &pm) { addTrainingStepPasses(pm, pipeline); }))
+      return 1;
+    if (emitAfter("nn"))
+      return 0;
+    // sbp: layouts and boxings.
+    if (runStage([&](OpPassManager &pm) { addLayoutPasses(pm, pipeline); }))
+      break;
+    if (!noFit)
+      return 1;
+    if (level == 0)
+      withoutRecompute = noFit->str();
+    if (last) {
+      keep.reset();
+      emitError(noFit->getLocation())
+          << noFit->str() << " (even with full recomputation of activations)";
+      return 1;
+    }
+  }
   if (emitAfter("sbp"))
     return 0;
 
@@ -281,6 +319,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"predicted_communication_time_s", seconds("communication_time")},
       {"estimated_memory_bytes_per_device", estimatedMemory},
       {"compile_time_s", compileSeconds},
+      {"recompute", pipeline.recompute},
       {"programs", std::move(perProgram)},
       {"ops", std::move(ops)}};
   if (!writeFile(summaryPath.str().str(), [&](llvm::raw_ostream &out) {
@@ -311,6 +350,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                           name == start ? " (chosen)" : "");
     fmt::print("  starts           {}\n", line);
   }
+  if (!withoutRecompute.empty())
+    fmt::print("  recompute        {} (without recomputation {})\n",
+               pipeline.recompute, withoutRecompute);
   fmt::print("  per device       peak memory {} planned ({} estimated), "
              "communication {} per step, {}\n",
              formatBytes(peak), formatBytes(estimatedMemory),

@@ -148,8 +148,9 @@ void addTrainingOptions(CLI::App *command,
                       "(e.g. attention masks exported as initializers)");
   command
       ->add_option("--recompute", training.recompute,
-                   "Activation recomputation: none (default), selective or "
-                   "full")
+                   "Activation recomputation: none, selective or full "
+                   "(default none; compile tries selective, then full, when "
+                   "nothing fits without)")
       ->check(CLI::IsMember({"none", "selective", "full"}));
   command
       ->add_option("--mixed-precision", training.mixedPrecision,
@@ -334,8 +335,10 @@ int main(int argc, char **argv) {
     return parplan::cli::runShard(shard);
   if (trainStepCommand->parsed())
     return parplan::cli::runTrainStep(trainStep);
-  if (compileCommand->parsed())
+  if (compileCommand->parsed()) {
+    compile.recomputeGiven = compileCommand->count("--recompute") > 0;
     return parplan::cli::runCompile(compile);
+  }
   // An exception that escapes a cluster command (out of memory on a huge
   // cluster) is an error message, never an abort.
   try {
