@@ -120,6 +120,12 @@ Status placePart(Tensor &tensor, int64_t axis, int64_t parts, int64_t index,
   return Status::success();
 }
 
+int64_t groupColor(const Group &group, int64_t device) {
+  if (std::find(group.begin(), group.end(), device) == group.end())
+    return -1;
+  return *std::min_element(group.begin(), group.end());
+}
+
 Status Transport::memberIndex(const Group &group, int64_t &index) const {
   auto found = std::find(group.begin(), group.end(), rank());
   if (found == group.end())

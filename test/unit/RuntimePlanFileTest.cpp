@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parplan/Runtime/Communicator.h"
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Runtime/WeightFile.h"
 
@@ -493,6 +494,11 @@ TEST_CASE("instantiateProgram works out each device's program", "[plan]") {
   DeviceProgram device1;
   REQUIRE(instantiateProgram(shared, 1, device1).ok());
   CHECK(device1.groups.at("axis1") == std::vector<int64_t>{0, 1});
+  // One name, two sets of devices: a backend splitting communicators by
+  // groupColor gives each row its own.
+  CHECK(groupColor(device1.groups.at("axis1"), 1) == 0);
+  CHECK(groupColor(device3.groups.at("axis1"), 3) == 2);
+  CHECK(groupColor(device3.groups.at("axis1"), 1) == -1);
   CHECK(device1.program.instructions(0).kernel().attrs(1).int_value() == 3);
   CHECK(device1.program.buffers(0).offsets(0) == 0);
   DeviceProgram none;

@@ -34,6 +34,14 @@ namespace parplan::runtime {
 
 using Group = std::vector<int64_t>;
 
+/// What identifies `group`'s set of devices among the sets a group name
+/// stands for on different devices (a group along mesh axes is each
+/// device's own row): its lowest device, the same on every member and
+/// different for disjoint sets. -1 when `device` is no member. Backends
+/// that split one world communicator into a communicator per set (NCCL)
+/// split by it.
+int64_t groupColor(const Group &group, int64_t device);
+
 class Communicator {
 public:
   virtual ~Communicator() = default;

@@ -379,10 +379,8 @@ Status CudaBackend::allocate() {
 
 Status CudaBackend::openNccl() {
   // Every process takes part in every communicator's creation, in the same
-  // order (the plan's groups, by name), whether or not it is a member. A
-  // group along mesh axes is a different set of devices on different
-  // devices (its own row of the mesh, say): the members of one set split
-  // off together, by the set's lowest device.
+  // order (the plan's groups, by name), whether or not it is a member; the
+  // members of one set of devices split off together (groupColor).
   if (world_.size() <= 1)
     return Status::success();
   ncclUniqueId id;
@@ -406,9 +404,8 @@ Status CudaBackend::openNccl() {
     if (member != devices.end())
       group.index = member - devices.begin();
     if (group.size > 1) {
-      int color = group.index >= 0 ? static_cast<int>(*std::min_element(
-                                         devices.begin(), devices.end()))
-                                   : NCCL_SPLIT_NOCOLOR;
+      int64_t set = groupColor(devices, world_.rank());
+      int color = set >= 0 ? static_cast<int>(set) : NCCL_SPLIT_NOCOLOR;
       // Sharing the world's resources keeps a communicator per group from
       // costing buffers of its own.
       ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
