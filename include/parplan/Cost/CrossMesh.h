@@ -1,0 +1,121 @@
+//===- CrossMesh.h - planning a tensor's move between meshes ----*- C++ -*-===//
+//
+// A tensor laid out on a source mesh is needed on a destination mesh of
+// other devices (another pipeline stage). Each destination device needs the
+// tiles where its block meets the source blocks; a tile may have several
+// holders (a replicated source) and several receivers (a replicated
+// destination). The planner picks, per mode, who sends what to whom, and
+// prices it with each host's network card and each device's intra-node
+// links (the cross-mesh resharding of "On Optimizing the Communication of
+// Model Parallelism", MLSys 2023). docs/cross-mesh.md has the formulas.
+// No MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_COST_CROSSMESH_H
+#define PARPLAN_COST_CROSSMESH_H
+
+#include "parplan/Cost/Cluster.h"
+#include "parplan/Cost/Mesh.h"
+#include "parplan/Support/Sbp.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parplan::cost {
+
+/// A tensor of `shape` (elements of `elementBytes` bytes) laid out by
+/// `sourceLayout` on `source`, needed in `destinationLayout` on
+/// `destination`.
+struct CrossMeshProblem {
+  std::string tensor;
+  std::vector<int64_t> shape;
+  int64_t elementBytes = 4;
+  DeviceMesh source, destination;
+  NdSbp sourceLayout, destinationLayout;
+};
+
+/// A region of the tensor one source block and one destination block
+/// share: the source devices holding it and the destination devices
+/// needing it (cluster device ids, ascending).
+struct CrossMeshTile {
+  Slice region;
+  int64_t bytes = 0;
+  std::vector<int64_t> holders;
+  std::vector<int64_t> receivers;
+};
+
+/// How the tiles move.
+enum class CrossMeshMode {
+  /// Every receiver gets every tile it needs from one holder.
+  SendRecv,
+  /// Each tile crosses to a host once, to one receiver there, which passes
+  /// it to the host's other receivers.
+  SendRecvAllGather,
+  /// Each tile is broadcast once from one holder to every host needing it
+  /// (a chain through those hosts), and within each host to its receivers.
+  Broadcast,
+};
+
+/// Which holder sends a tile.
+enum class CrossMeshBalancing {
+  /// The first holder (and in Broadcast, a holder on the receiving host
+  /// whenever there is one).
+  None,
+  /// Tiles in decreasing size, each from the holding host whose network
+  /// card has sent least so far.
+  ByBytes,
+};
+
+const char *toString(CrossMeshMode mode);
+const char *toString(CrossMeshBalancing balancing);
+
+/// One transfer of a tile: from `sender` to `receivers` in order (one
+/// receiver for a send, a chain for a broadcast).
+struct CrossMeshTransfer {
+  int64_t tile = 0;
+  int64_t sender = 0;
+  std::vector<int64_t> receivers;
+};
+
+/// A plan for moving the tensor and what it costs: the bytes each host's
+/// network card sends and receives and each device sends and receives over
+/// intra-node links, and the time of the busiest of them (they all run at
+/// once) plus the slowest link's latency.
+struct CrossMeshSchedule {
+  CrossMeshMode mode = CrossMeshMode::SendRecv;
+  CrossMeshBalancing balancing = CrossMeshBalancing::None;
+  std::vector<CrossMeshTransfer> transfers;
+  /// Indexed by node (host), then by device, over the whole cluster.
+  std::vector<double> hostSent, hostReceived;
+  std::vector<double> deviceSent, deviceReceived;
+  double seconds = 0;
+};
+
+/// Why `problem` cannot be planned on `cluster`, naming the tensor and the
+/// meshes: a mesh checkMesh rejects, meshes that share a device, a layout
+/// invalid for the shape or a partial one (reduce it first). nullopt when
+/// it can.
+std::optional<std::string> checkCrossMesh(const CrossMeshProblem &problem,
+                                          const Cluster &cluster);
+
+/// The tiles of a valid problem, in row-major order of their regions.
+std::vector<CrossMeshTile> crossMeshTiles(const CrossMeshProblem &problem);
+
+/// A schedule for a valid problem.
+CrossMeshSchedule planCrossMesh(const CrossMeshProblem &problem,
+                                const Cluster &cluster, CrossMeshMode mode,
+                                CrossMeshBalancing balancing);
+
+/// No schedule is faster: for every host, the bytes it must receive (tiles
+/// its devices need that none of them holds) and the bytes it must send
+/// (tiles only it holds that another host needs), over its network card;
+/// the largest.
+double crossMeshLowerBound(const CrossMeshProblem &problem,
+                           const Cluster &cluster);
+
+} // namespace parplan::cost
+
+#endif // PARPLAN_COST_CROSSMESH_H

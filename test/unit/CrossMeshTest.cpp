@@ -1,0 +1,206 @@
+//===- CrossMeshTest.cpp - planning a tensor's move between meshes --------===//
+//
+// crossMeshTiles, planCrossMesh and crossMeshLowerBound (CrossMesh.h) on
+// meshes of whole hosts of a uniform cluster, where the bytes each host
+// must move are easy to count by hand, and checkCrossMesh's one-line
+// errors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Cost/CrossMesh.h"
+
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+using namespace parplan;
+using namespace parplan::cost;
+
+namespace {
+
+/// Hosts of 4 devices, 10 GB/s between hosts, 100 GB/s within, no latency.
+Cluster hosts(int64_t count) {
+  Cluster cluster;
+  cluster.name = "test";
+  DeviceType type;
+  type.name = "gpu";
+  type.memoryBytes = 16e9;
+  type.memoryBandwidth = 900e9;
+  type.peakFlops[DType::F32] = 15e12;
+  cluster.deviceTypes = {type};
+  for (int64_t h = 0; h < count; ++h)
+    cluster.nodes.push_back({"host" + std::to_string(h), "gpu", 4, ""});
+  cluster.intraNode = {100e9, 0};
+  cluster.interNode = {10e9, 0};
+  cluster.interRegion = {1e9, 0};
+  return cluster;
+}
+
+/// A mesh of `shape` on consecutive devices from `first`.
+DeviceMesh meshFrom(std::vector<int64_t> shape, int64_t first) {
+  DeviceMesh mesh{shape, std::vector<int64_t>(meshSize(shape))};
+  std::iota(mesh.devices.begin(), mesh.devices.end(), first);
+  return mesh;
+}
+
+NdSbp layout(std::initializer_list<Sbp> entries) { return NdSbp(entries); }
+
+/// An 8x8 float tensor replicated on host 0's 4 devices, needed with its
+/// rows split over hosts 1 and 2 (a 2x4 mesh, a row of it per host).
+CrossMeshProblem oneHostToTwo() {
+  return {"x",
+          {8, 8},
+          4,
+          meshFrom({1, 4}, 0),
+          meshFrom({2, 4}, 4),
+          layout({Sbp::broadcast(), Sbp::broadcast()}),
+          layout({Sbp::split(0), Sbp::broadcast()})};
+}
+
+} // namespace
+
+TEST_CASE("cross-mesh tiles: where destination blocks meet source blocks",
+          "[cross-mesh]") {
+  // The same layout on two 2x4 meshes: each destination device needs the
+  // block of the source device at its position, held by that one alone.
+  CrossMeshProblem same{"x",
+                        {8, 8},
+                        4,
+                        meshFrom({2, 4}, 0),
+                        meshFrom({2, 4}, 8),
+                        layout({Sbp::split(0), Sbp::split(1)}),
+                        layout({Sbp::split(0), Sbp::split(1)})};
+  std::vector<CrossMeshTile> tiles = crossMeshTiles(same);
+  REQUIRE(tiles.size() == 8);
+  int64_t bytes = 0;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    bytes += tiles[i].bytes;
+    CHECK(tiles[i].holders == std::vector<int64_t>{static_cast<int64_t>(i)});
+    CHECK(tiles[i].receivers ==
+          std::vector<int64_t>{static_cast<int64_t>(i) + 8});
+  }
+  CHECK(bytes == 8 * 8 * 4);
+
+  // Replicated on one host, rows split over the other two: two tiles of
+  // half the tensor, each held by all 4 source devices and needed by the 4
+  // devices of one host.
+  CrossMeshProblem spread = oneHostToTwo();
+  tiles = crossMeshTiles(spread);
+  REQUIRE(tiles.size() == 2);
+  CHECK(tiles[0].region.offsets == std::vector<int64_t>{0, 0});
+  CHECK(tiles[0].region.sizes == std::vector<int64_t>{4, 8});
+  CHECK(tiles[0].holders == std::vector<int64_t>{0, 1, 2, 3});
+  CHECK(tiles[0].receivers == std::vector<int64_t>{4, 5, 6, 7});
+  CHECK(tiles[1].receivers == std::vector<int64_t>{8, 9, 10, 11});
+}
+
+TEST_CASE("cross-mesh schedules against the lower bound", "[cross-mesh]") {
+  Cluster cluster = hosts(5);
+  double total = 8 * 8 * 4;
+
+  // One host to two: host 0 must send the whole tensor (it alone holds
+  // it), each receiving host must receive half.
+  CrossMeshProblem spread = oneHostToTwo();
+  REQUIRE_FALSE(checkCrossMesh(spread, cluster));
+  double bound = crossMeshLowerBound(spread, cluster);
+  CHECK(bound == Approx(total / 10e9));
+  CrossMeshSchedule broadcast = planCrossMesh(
+      spread, cluster, CrossMeshMode::Broadcast, CrossMeshBalancing::ByBytes);
+  CHECK(broadcast.seconds == Approx(bound));
+  CHECK(broadcast.hostSent[0] == total);
+  CHECK(broadcast.hostReceived[1] == total / 2);
+  CHECK(broadcast.hostReceived[2] == total / 2);
+  // Every receiver apart: 8 halves leave host 0.
+  CrossMeshSchedule sendRecv = planCrossMesh(
+      spread, cluster, CrossMeshMode::SendRecv, CrossMeshBalancing::ByBytes);
+  CHECK(sendRecv.hostSent[0] == 4 * total);
+  CHECK(sendRecv.seconds == Approx(4 * bound));
+  // Once per host, then within it.
+  CrossMeshSchedule gathered =
+      planCrossMesh(spread, cluster, CrossMeshMode::SendRecvAllGather,
+                    CrossMeshBalancing::None);
+  CHECK(gathered.hostSent[0] == total);
+  CHECK(gathered.seconds == Approx(bound));
+  CHECK(gathered.deviceReceived[5] == total / 2);
+
+  // Two hosts hold everything: balanced, each sends one half; the bound is
+  // what the receiving hosts must take in.
+  CrossMeshProblem twoHolders{"x",
+                              {8, 8},
+                              4,
+                              meshFrom({2, 4}, 0),
+                              meshFrom({2, 4}, 8),
+                              layout({Sbp::broadcast(), Sbp::broadcast()}),
+                              layout({Sbp::split(0), Sbp::broadcast()})};
+  bound = crossMeshLowerBound(twoHolders, cluster);
+  CHECK(bound == Approx(total / 2 / 10e9));
+  CrossMeshSchedule unbalanced = planCrossMesh(
+      twoHolders, cluster, CrossMeshMode::Broadcast, CrossMeshBalancing::None);
+  CrossMeshSchedule balanced =
+      planCrossMesh(twoHolders, cluster, CrossMeshMode::Broadcast,
+                    CrossMeshBalancing::ByBytes);
+  CHECK(unbalanced.hostSent[0] == total);
+  CHECK(unbalanced.seconds == Approx(2 * bound));
+  CHECK(balanced.hostSent[0] == total / 2);
+  CHECK(balanced.hostSent[1] == total / 2);
+  CHECK(balanced.seconds == Approx(bound));
+
+  // A replicated destination over two hosts: the tile goes to each host
+  // once; a chain through them makes the first forward it.
+  CrossMeshProblem replicate{"x",
+                             {8, 8},
+                             4,
+                             meshFrom({4}, 0),
+                             meshFrom({2, 4}, 4),
+                             layout({Sbp::split(0)}),
+                             layout({Sbp::broadcast(), Sbp::broadcast()})};
+  bound = crossMeshLowerBound(replicate, cluster);
+  CrossMeshSchedule chained =
+      planCrossMesh(replicate, cluster, CrossMeshMode::Broadcast,
+                    CrossMeshBalancing::ByBytes);
+  CHECK(chained.hostReceived[1] == total);
+  CHECK(chained.hostReceived[2] == total);
+  CHECK(chained.seconds >= bound);
+  CHECK(chained.seconds <= planCrossMesh(replicate, cluster,
+                                         CrossMeshMode::SendRecv,
+                                         CrossMeshBalancing::ByBytes)
+                               .seconds);
+}
+
+TEST_CASE("cross-mesh problems that cannot be planned", "[cross-mesh]") {
+  Cluster cluster = hosts(2);
+  CrossMeshProblem problem{"h.0.out",
+                           {8, 8},
+                           4,
+                           meshFrom({4}, 0),
+                           meshFrom({4}, 4),
+                           layout({Sbp::split(0)}),
+                           layout({Sbp::split(1)})};
+  CHECK_FALSE(checkCrossMesh(problem, cluster));
+  auto error = [&](auto &&edit) {
+    CrossMeshProblem broken = problem;
+    edit(broken);
+    std::optional<std::string> message = checkCrossMesh(broken, cluster);
+    REQUIRE(message);
+    CHECK(message->find('\n') == std::string::npos);
+    return *message;
+  };
+  CHECK(error([](CrossMeshProblem &p) { p.destination = meshFrom({4}, 2); }) ==
+        "moving 'h.0.out' from mesh 4 on devices 0..3 to mesh 4 on devices "
+        "2..5: the meshes overlap at device 2");
+  CHECK(error([](CrossMeshProblem &p) { p.destination = meshFrom({4}, 6); })
+            .find("the destination device 8 is out of range: the cluster has "
+                  "8 devices") != std::string::npos);
+  CHECK(error([](CrossMeshProblem &p) {
+          p.sourceLayout = layout({Sbp::split(2)});
+        }).find("the source layout [S(2)]: split axis 2 is out of range") !=
+        std::string::npos);
+  CHECK(error([](CrossMeshProblem &p) {
+          p.sourceLayout = layout({Sbp::partial()});
+        }).find("holds partial values; reduce them before the move") !=
+        std::string::npos);
+  CHECK(error([](CrossMeshProblem &p) {
+          p.source.devices.pop_back();
+        }).find("the source mesh 4 has 4 positions but lists 3 devices") !=
+        std::string::npos);
+}
