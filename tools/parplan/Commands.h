@@ -91,6 +91,19 @@ struct CompileOptions {
   bool recomputeGiven = false;
 };
 
+/// `parplan reshard`: one tensor's move between two meshes of a cluster,
+/// planned in every mode (docs/cross-mesh.md).
+struct ReshardOptions {
+  std::string cluster = "dgx-h100";
+  std::string tensor = "x";
+  std::string shape;
+  std::string dtype = "f32";
+  /// "2x4@8": a 2x4 mesh on the devices from 8.
+  std::string from, to;
+  std::string fromLayout, toLayout;
+};
+int runReshard(const ReshardOptions &options);
+
 /// `parplan clusters`: list the built-in cluster presets.
 int runClusters();
 

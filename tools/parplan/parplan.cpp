@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <tuple>
 #include <unistd.h>
 
 namespace {
@@ -274,6 +275,28 @@ int main(int argc, char **argv) {
   trainStepCommand->add_option("-o,--output", trainStep.output,
                                "Write the IR here and print a summary");
 
+  parplan::cli::ReshardOptions reshard;
+  CLI::App *reshardCommand = app.add_subcommand(
+      "reshard", "Plan a tensor's move between two meshes of a cluster in "
+                 "every mode, beside the lower bound (docs/cross-mesh.md)");
+  reshardCommand->add_option("--cluster", reshard.cluster,
+                             "Preset name or cluster file (default dgx-h100)");
+  reshardCommand->add_option("--dtype", reshard.dtype,
+                             "Element type (default f32)");
+  reshardCommand->add_option("--tensor", reshard.tensor,
+                             "Name in messages (default x)");
+  for (auto [flag, target, help] :
+       {std::tuple{"--shape", &reshard.shape, "Tensor shape, e.g. 1024x1024"},
+        std::tuple{"--from", &reshard.from,
+                   "Source mesh: SHAPE@FIRST, e.g. 2x4@0 (devices 0-7)"},
+        std::tuple{"--to", &reshard.to,
+                   "Destination mesh: SHAPE@FIRST, e.g. 2x4@8"},
+        std::tuple{"--from-layout", &reshard.fromLayout,
+                   "Source layout, e.g. \"[S(0), B]\""},
+        std::tuple{"--to-layout", &reshard.toLayout,
+                   "Destination layout, e.g. \"[B, S(1)]\""}})
+    reshardCommand->add_option(flag, *target, help)->required();
+
   CLI::App *clustersCommand =
       app.add_subcommand("clusters", "List the built-in cluster presets");
 
@@ -335,6 +358,8 @@ int main(int argc, char **argv) {
     return parplan::cli::runShard(shard);
   if (trainStepCommand->parsed())
     return parplan::cli::runTrainStep(trainStep);
+  if (reshardCommand->parsed())
+    return parplan::cli::runReshard(reshard);
   if (compileCommand->parsed()) {
     compile.recomputeGiven = compileCommand->count("--recompute") > 0;
     return parplan::cli::runCompile(compile);

@@ -1,0 +1,137 @@
+//===- ReshardCommand.cpp - parplan reshard -------------------------------===//
+//
+// Plans one tensor's move between two meshes of a cluster in every mode
+// and balancing the planner has, beside the lower bound: a microbenchmark
+// of the cost model (docs/cross-mesh.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "parplan/Cost/CrossMesh.h"
+#include "parplan/Cost/Presets.h"
+#include "parplan/Runtime/Tensor.h"
+#include "parplan/Support/Text.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <numeric>
+
+using namespace parplan;
+using namespace parplan::cost;
+
+namespace {
+
+/// "2x4@8": a 2x4 mesh on devices 8..15; "2x4": on devices 0..7.
+std::optional<DeviceMesh> parsePlacedMesh(const std::string &text,
+                                          const Cluster &cluster,
+                                          std::string &error) {
+  auto [shapeText, firstText] = llvm::StringRef(text).split('@');
+  std::optional<std::vector<int64_t>> shape =
+      parseMeshShape(shapeText.str(), error);
+  if (!shape)
+    return std::nullopt;
+  int64_t first = 0;
+  if (!firstText.empty() && (firstText.getAsInteger(10, first) || first < 0)) {
+    error = "'" + text + "': the first device after '@' is not a number";
+    return std::nullopt;
+  }
+  DeviceMesh mesh{*shape, std::vector<int64_t>(meshSize(*shape))};
+  std::iota(mesh.devices.begin(), mesh.devices.end(), first);
+  if (std::optional<std::string> problem = checkMesh(cluster, mesh)) {
+    error = "'" + text + "': " + *problem;
+    return std::nullopt;
+  }
+  return mesh;
+}
+
+int fail(const std::string &error) {
+  fmt::print(stderr, "parplan reshard: error: {}\n", error);
+  return 1;
+}
+
+} // namespace
+
+int parplan::cli::runReshard(const ReshardOptions &options) {
+  std::string error;
+  std::optional<Cluster> cluster = resolveCluster(options.cluster, error);
+  if (!cluster)
+    return fail(error);
+  CrossMeshProblem problem;
+  problem.tensor = options.tensor;
+  std::optional<std::vector<int64_t>> shape =
+      parseMeshShape(options.shape, error);
+  if (!shape)
+    return fail("--shape " + options.shape + ": " + error);
+  problem.shape = *shape;
+  std::optional<runtime::DType> dtype = runtime::parseDType(options.dtype);
+  if (!dtype)
+    return fail("--dtype " + options.dtype +
+                ": not one of f16, bf16, f32, f64, i1, i8, i32, i64");
+  problem.elementBytes = static_cast<int64_t>(runtime::byteWidth(*dtype));
+  for (auto [text, mesh, flag] :
+       {std::tuple{&options.from, &problem.source, "--from"},
+        std::tuple{&options.to, &problem.destination, "--to"}}) {
+    std::optional<DeviceMesh> parsed = parsePlacedMesh(*text, *cluster, error);
+    if (!parsed)
+      return fail(std::string(flag) + " " + error);
+    *mesh = *parsed;
+  }
+  for (auto [text, layout, flag] :
+       {std::tuple{&options.fromLayout, &problem.sourceLayout, "--from-layout"},
+        std::tuple{&options.toLayout, &problem.destinationLayout,
+                   "--to-layout"}}) {
+    std::optional<NdSbp> parsed = parseNdSbp(*text, error);
+    if (!parsed)
+      return fail(std::string(flag) + " '" + *text + "': " + error);
+    *layout = *parsed;
+  }
+  if (std::optional<std::string> problemError =
+          checkCrossMesh(problem, *cluster))
+    return fail(*problemError);
+
+  std::vector<CrossMeshTile> tiles = crossMeshTiles(problem);
+  int64_t bytes = meshSize(problem.shape) * problem.elementBytes;
+  size_t mostHolders = 0, mostReceivers = 0;
+  for (const CrossMeshTile &tile : tiles) {
+    mostHolders = std::max(mostHolders, tile.holders.size());
+    mostReceivers = std::max(mostReceivers, tile.receivers.size());
+  }
+  double bound = crossMeshLowerBound(problem, *cluster);
+  fmt::print(
+      "moving {} ({} {}, {}) from mesh {} {} on devices {}..{} to "
+      "mesh {} {} on devices {}..{}, {}\n",
+      problem.tensor, formatMeshShape(problem.shape), runtime::toString(*dtype),
+      formatBytes(bytes), formatMeshShape(problem.source.shape),
+      toString(problem.sourceLayout), problem.source.devices.front(),
+      problem.source.devices.back(), formatMeshShape(problem.destination.shape),
+      toString(problem.destinationLayout), problem.destination.devices.front(),
+      problem.destination.devices.back(), cluster->name);
+  fmt::print("  tiles         {} (up to {} holders and {} receivers each)\n",
+             tiles.size(), mostHolders, mostReceivers);
+  fmt::print("  lower bound   {}\n", formatSeconds(bound));
+  fmt::print("  {:<22} {:<9} {:>10} {:>8} {:>12} {:>12}\n", "mode", "balancing",
+             "time", "x bound", "card sends", "card takes");
+  for (CrossMeshMode mode :
+       {CrossMeshMode::SendRecv, CrossMeshMode::SendRecvAllGather,
+        CrossMeshMode::Broadcast})
+    for (CrossMeshBalancing balancing :
+         {CrossMeshBalancing::None, CrossMeshBalancing::ByBytes}) {
+      CrossMeshSchedule schedule =
+          planCrossMesh(problem, *cluster, mode, balancing);
+      double sent =
+          *std::max_element(schedule.hostSent.begin(), schedule.hostSent.end());
+      double received = *std::max_element(schedule.hostReceived.begin(),
+                                          schedule.hostReceived.end());
+      fmt::print("  {:<22} {:<9} {:>10} {:>8} {:>12} {:>12}\n", toString(mode),
+                 toString(balancing), formatSeconds(schedule.seconds),
+                 bound > 0 ? fmt::format("{:.2f}", schedule.seconds / bound)
+                           : std::string("-"),
+                 formatBytes(static_cast<int64_t>(sent)),
+                 formatBytes(static_cast<int64_t>(received)));
+    }
+  return 0;
+}
