@@ -242,6 +242,25 @@ Cluster oneGpuPerNode() {
   return cluster;
 }
 
+// Five AWS p3.8xlarge: 4 V100 16 GB each joined by NVLink, 10 Gbps between
+// hosts (AWS EC2 P3 instance page: p3.8xlarge, 4 V100, NVLink peer to peer,
+// 10 Gbps). The testbed of the cross-mesh resharding microbenchmarks (Zhuang
+// et al., "On Optimizing the Communication of Model Parallelism", MLSys
+// 2023). Within a p3.8xlarge each V100 has NVLinks to the other three.
+Cluster awsP3FiveNodes() {
+  Cluster cluster;
+  cluster.name = "aws-p3-5node";
+  cluster.description = "5 p3.8xlarge: 4 V100 16GB per node, NVLink, 10 Gbps";
+  cluster.source = "AWS EC2 P3 instances (p3.8xlarge: 4 V100, NVLink, 10 "
+                   "Gbps); cross-mesh resharding microbenchmarks (MLSys "
+                   "2023); NVIDIA Tesla V100 datasheet";
+  cluster.deviceTypes = {v100Sxm2(false)};
+  cluster.nodes = uniformNodes("p3-", 5, "V100-SXM2-16GB", 4);
+  cluster.intraNode = nvlink2;
+  cluster.interNode = ethernet(10);
+  return cluster;
+}
+
 // A mixed V100/P100 cluster in the manner of Whale (Jia et al., "Whale:
 // Efficient Giant Model Training over Heterogeneous GPUs", USENIX ATC 2022),
 // which balances work across V100 and P100 servers of a shared production
@@ -474,9 +493,13 @@ struct PresetEntry {
 };
 
 const PresetEntry presets[] = {
-    {"dgx-h100", dgxH100},      {"a100-4node", a100FourNodes},
-    {"alpa-p3-8node", alpaP3},  {"one-gpu-per-node", oneGpuPerNode},
-    {"whale-v100-p100", whale}, {"hulk-geo", hulk},
+    {"dgx-h100", dgxH100},
+    {"a100-4node", a100FourNodes},
+    {"alpa-p3-8node", alpaP3},
+    {"one-gpu-per-node", oneGpuPerNode},
+    {"aws-p3-5node", awsP3FiveNodes},
+    {"whale-v100-p100", whale},
+    {"hulk-geo", hulk},
 };
 
 } // namespace

@@ -186,8 +186,8 @@ TEST_CASE("cluster device numbering and link lookup", "[cluster]") {
 TEST_CASE("every preset loads and passes the checks", "[cluster][preset]") {
   REQUIRE(presetNames() ==
           std::vector<std::string>{"dgx-h100", "a100-4node", "alpa-p3-8node",
-                                   "one-gpu-per-node", "whale-v100-p100",
-                                   "hulk-geo"});
+                                   "one-gpu-per-node", "aws-p3-5node",
+                                   "whale-v100-p100", "hulk-geo"});
   for (const std::string &name : presetNames()) {
     INFO(name);
     Cluster cluster = mustPreset(name);

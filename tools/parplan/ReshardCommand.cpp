@@ -13,6 +13,7 @@
 #include "parplan/Runtime/Tensor.h"
 #include "parplan/Support/Text.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <fmt/core.h>
@@ -25,27 +26,52 @@ using namespace parplan::cost;
 
 namespace {
 
-/// "2x4@8": a 2x4 mesh on devices 8..15; "2x4": on devices 0..7.
+/// "2x4@8": a 2x4 mesh on devices 8..15; "2x4": on devices 0..7;
+/// "2x2@4,5,8,9": on those devices, row-major.
 std::optional<DeviceMesh> parsePlacedMesh(const std::string &text,
                                           const Cluster &cluster,
                                           std::string &error) {
-  auto [shapeText, firstText] = llvm::StringRef(text).split('@');
+  auto [shapeText, devicesText] = llvm::StringRef(text).split('@');
   std::optional<std::vector<int64_t>> shape =
       parseMeshShape(shapeText.str(), error);
   if (!shape)
     return std::nullopt;
-  int64_t first = 0;
-  if (!firstText.empty() && (firstText.getAsInteger(10, first) || first < 0)) {
-    error = "'" + text + "': the first device after '@' is not a number";
-    return std::nullopt;
+  DeviceMesh mesh{*shape, {}};
+  llvm::SmallVector<llvm::StringRef> ids;
+  devicesText.split(ids, ',');
+  for (llvm::StringRef id : ids) {
+    int64_t device = 0;
+    if (!devicesText.empty() && (id.getAsInteger(10, device) || device < 0)) {
+      error =
+          "'" + text + "': '" + id.str() + "' after '@' is not a device number";
+      return std::nullopt;
+    }
+    mesh.devices.push_back(device);
   }
-  DeviceMesh mesh{*shape, std::vector<int64_t>(meshSize(*shape))};
-  std::iota(mesh.devices.begin(), mesh.devices.end(), first);
+  // One number is the first of consecutive devices.
+  if (mesh.devices.size() == 1) {
+    int64_t first = mesh.devices.front();
+    mesh.devices.resize(static_cast<size_t>(meshSize(*shape)));
+    std::iota(mesh.devices.begin(), mesh.devices.end(), first);
+  }
   if (std::optional<std::string> problem = checkMesh(cluster, mesh)) {
     error = "'" + text + "': " + *problem;
     return std::nullopt;
   }
   return mesh;
+}
+
+/// "8..15" for consecutive devices, else "4, 5, 8, 9".
+std::string deviceList(const DeviceMesh &mesh) {
+  bool consecutive = true;
+  for (size_t i = 1; i < mesh.devices.size(); ++i)
+    consecutive &= mesh.devices[i] == mesh.devices[i - 1] + 1;
+  if (consecutive)
+    return fmt::format("{}..{}", mesh.devices.front(), mesh.devices.back());
+  std::string text;
+  for (int64_t device : mesh.devices)
+    text += (text.empty() ? "" : ", ") + std::to_string(device);
+  return text;
 }
 
 int fail(const std::string &error) {
@@ -101,15 +127,15 @@ int parplan::cli::runReshard(const ReshardOptions &options) {
     mostReceivers = std::max(mostReceivers, tile.receivers.size());
   }
   double bound = crossMeshLowerBound(problem, *cluster);
-  fmt::print(
-      "moving {} ({} {}, {}) from mesh {} {} on devices {}..{} to "
-      "mesh {} {} on devices {}..{}, {}\n",
-      problem.tensor, formatMeshShape(problem.shape), runtime::toString(*dtype),
-      formatBytes(bytes), formatMeshShape(problem.source.shape),
-      toString(problem.sourceLayout), problem.source.devices.front(),
-      problem.source.devices.back(), formatMeshShape(problem.destination.shape),
-      toString(problem.destinationLayout), problem.destination.devices.front(),
-      problem.destination.devices.back(), cluster->name);
+  fmt::print("moving {} ({} {}, {}) from mesh {} {} on devices {} to mesh {} "
+             "{} on devices {}, {}\n",
+             problem.tensor, formatMeshShape(problem.shape),
+             runtime::toString(*dtype), formatBytes(bytes),
+             formatMeshShape(problem.source.shape),
+             toString(problem.sourceLayout), deviceList(problem.source),
+             formatMeshShape(problem.destination.shape),
+             toString(problem.destinationLayout),
+             deviceList(problem.destination), cluster->name);
   fmt::print("  tiles         {} (up to {} holders and {} receivers each)\n",
              tiles.size(), mostHolders, mostReceivers);
   fmt::print("  lower bound   {}\n", formatSeconds(bound));
