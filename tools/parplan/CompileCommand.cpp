@@ -209,6 +209,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   };
   int64_t estimatedMemory =
       cast<IntegerAttr>(planAttr.get("memory_bytes")).getInt();
+  int64_t deviceMemory =
+      cast<IntegerAttr>(planAttr.get("device_memory_bytes")).getInt();
   // The start that won and the predicted step of each other start tried,
   // least first.
   std::string start = planAttr.getAs<StringAttr>("start").str();
@@ -357,6 +359,15 @@ int parplan::cli::runCompile(const CompileOptions &options) {
              "communication {} per step, {}\n",
              formatBytes(peak), formatBytes(estimatedMemory),
              formatBytes(static_cast<int64_t>(comm)), formatFlops(flops));
+  // The cost model chose a plan that fits; the arena plan-memory laid out
+  // may still not (a difference between the two is a bug to report).
+  if (peak > deviceMemory)
+    fmt::print(stderr,
+               "parplan compile: warning: the planned peak memory {} per "
+               "device exceeds the device's {} (the cost model estimated "
+               "{}); the plan may not run\n",
+               formatBytes(peak), formatBytes(deviceMemory),
+               formatBytes(estimatedMemory));
   size_t shown = 0;
   for (const auto &[name, layout] : parameterLayouts) {
     if (shown++ == 12) {
