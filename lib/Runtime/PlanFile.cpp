@@ -413,8 +413,13 @@ private:
       return Status::failure(where + " has offsets; a plan file gives "
                                      "splits, and the executor works the "
                                      "offsets out");
-    if (buffer.kind() == plan::Buffer::TEMPORARY)
+    if (buffer.kind() == plan::Buffer::TEMPORARY) {
+      if (buffer.splits_size() != 0 || buffer.logical_shape_size() != 0)
+        return Status::failure(where + " is a temporary with splits or a "
+                                       "logical_shape; only blocks of named "
+                                       "tensors and constants have them");
       return Status::success();
+    }
     if (buffer.kind() != plan::Buffer::CONSTANT || buffer.splits_size() != 0)
       if (Status status = checkBlock(program, buffer, where); !status.ok())
         return status;
@@ -759,6 +764,11 @@ private:
         return status;
       const plan::Buffer &target = program.buffers(update.target());
       const plan::Buffer &source = program.buffers(update.source());
+      if (target.kind() != plan::Buffer::PARAMETER &&
+          target.kind() != plan::Buffer::STATE)
+        return Status::failure(at + ": target buffer " +
+                               std::to_string(update.target()) +
+                               " is neither a parameter nor state");
       if (target.dtype() != source.dtype() ||
           toVector(target.shape()) != toVector(source.shape()))
         return Status::failure(
@@ -796,10 +806,15 @@ private:
           last[b] = std::max(last[b], i);
         }
     }
+    // What the step leaves behind is read after its last instruction.
+    auto readAtEnd = [&](int64_t b) {
+      first[b] = std::min(first[b], steps);
+      last[b] = steps;
+    };
     for (const plan::Update &update : program.updates())
-      last[update.source()] = steps;
+      readAtEnd(update.source());
     if (program.loss() >= 0)
-      last[program.loss()] = steps;
+      readAtEnd(program.loss());
     for (int64_t b = 0; b < count; ++b) {
       const plan::Buffer &buffer = program.buffers(b);
       int64_t bytes = bufferBytes(buffer);
@@ -966,7 +981,7 @@ Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
   out.program.clear_devices();
   out.program.add_devices(device);
   for (plan::Buffer &buffer : *out.program.mutable_buffers()) {
-    if (buffer.splits_size() == 0)
+    if (buffer.splits_size() == 0 || buffer.kind() == plan::Buffer::TEMPORARY)
       continue;
     Shape logical = toVector(buffer.logical_shape());
     Slice block =

@@ -262,6 +262,18 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
               p.mutable_programs(0)->mutable_buffers(1)->clear_logical_shape();
             }),
             "of another rank"));
+  // A temporary with splits would have the executor cut a block of it.
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(2)->add_splits(3);
+            }),
+            "program 0 buffer 2 '' is a temporary with splits or a "
+            "logical_shape"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_updates(0)->set_target(2);
+              p.mutable_programs(0)->mutable_updates(0)->set_source(2);
+            }),
+            "program 0 updates[0]: target buffer 2 is neither a parameter "
+            "nor state"));
   CHECK(has(errorAfter([](plan::Plan &p) {
               auto *c = addBuffer(*p.mutable_programs(0), "", {1, 2},
                                   plan::Buffer::CONSTANT);
@@ -609,6 +621,23 @@ TEST_CASE("checkPlan checks arena offsets", "[plan]") {
           std::to_string(offsetOf(persistent, kW1)) + ", " +
           std::to_string(offsetOf(persistent, kW1) + kMlpIn * kMlpHidden * 4) +
           "), but buffer " + std::to_string(kW1) + " lives across steps");
+
+  // A temporary only an update reads (no instruction touches it) is live
+  // at the end of the step, with the parameters.
+  plan::Plan endOnly = placed();
+  {
+    plan::Program &program = *endOnly.mutable_programs(0);
+    plan::Buffer *spare = addBuffer(program, "", {kMlpIn, kMlpHidden});
+    spare->set_arena_offset(offsetOf(endOnly, kW1));
+    program.mutable_updates(0)->set_source(program.buffers_size() - 1);
+  }
+  CHECK(checkPlan(endOnly).error ==
+        "program 0: buffers " + std::to_string(kW1) + " and " +
+            std::to_string(endOnly.programs(0).buffers_size() - 1) +
+            " share arena bytes [" + std::to_string(offsetOf(endOnly, kW1)) +
+            ", " +
+            std::to_string(offsetOf(endOnly, kW1) + kMlpIn * kMlpHidden * 4) +
+            "), but buffer " + std::to_string(kW1) + " lives across steps");
 
   plan::Plan small = placed();
   small.mutable_programs(0)->set_arena_bytes(64);

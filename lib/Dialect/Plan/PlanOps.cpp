@@ -134,8 +134,12 @@ LogicalResult BufferOp::verify() {
                               "and element type";
     return success();
   }
-  if (kind == BufferKind::temporary)
+  if (kind == BufferKind::temporary) {
+    if (getSplits() || getLogicalShape())
+      return emitOpError() << "a temporary buffer has no splits or "
+                              "logical_shape";
     return success();
+  }
   if ((kind != BufferKind::constant && (!getName() || getName()->empty())) ||
       !getLogicalShape() || !getSplits())
     return emitOpError() << "a " << stringifyBufferKind(kind)
@@ -271,9 +275,10 @@ int64_t groupSize(Operation *op, GroupOp group) {
 
 /// `part` is one device's slice along `axis` of `whole` split over `n`
 /// devices (balanced: docs/slicing.md), all other dimensions equal.
-LogicalResult verifySlicePair(Operation *op, MemRefType part, MemRefType whole,
-                              int64_t axis, int64_t n, StringRef partName,
-                              StringRef wholeName) {
+LogicalResult verifySlicePair(Operation *op, GroupOp group, MemRefType part,
+                              MemRefType whole, int64_t axis,
+                              StringRef partName, StringRef wholeName) {
+  int64_t n = groupSize(op, group);
   if (part.getElementType() != whole.getElementType())
     return op->emitOpError()
            << partName << " and " << wholeName << " element types differ";
@@ -288,12 +293,19 @@ LogicalResult verifySlicePair(Operation *op, MemRefType part, MemRefType whole,
     if (d != axis && partSize != wholeSize)
       return op->emitOpError() << partName << " and " << wholeName
                                << " differ in dimension " << d;
-    if (d == axis && partSize != wholeSize / n &&
-        partSize != (wholeSize + n - 1) / n)
-      return op->emitOpError()
-             << partName << " has " << partSize << " elements along axis "
-             << axis << ", which is no balanced share of " << wholeName << "'s "
-             << wholeSize << " over " << n << " devices";
+    if (d != axis)
+      continue;
+    // Member `me` holds balanced part `me`: each rank the program's devices
+    // hold must have its own extent.
+    for (int64_t me : memberRanks(op, group)) {
+      int64_t expected = parplan::balancedShard(wholeSize, n, me).size;
+      if (partSize != expected)
+        return op->emitOpError()
+               << partName << " has " << partSize << " elements along axis "
+               << axis << ", not member " << me << "'s balanced share ("
+               << expected << ") of " << wholeName << "'s " << wholeSize
+               << " over " << n << " devices";
+    }
   }
   return success();
 }
@@ -310,9 +322,8 @@ AllGatherOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<GroupOp> group = lookupGroup(*this, symbolTable, getGroupAttr());
   if (failed(group))
     return failure();
-  return verifySlicePair(*this, getInput().getType(), getOutput().getType(),
-                         getAxis(), groupSize(*this, *group), "input",
-                         "output");
+  return verifySlicePair(*this, *group, getInput().getType(),
+                         getOutput().getType(), getAxis(), "input", "output");
 }
 
 LogicalResult
@@ -320,9 +331,8 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<GroupOp> group = lookupGroup(*this, symbolTable, getGroupAttr());
   if (failed(group))
     return failure();
-  return verifySlicePair(*this, getOutput().getType(), getInput().getType(),
-                         getAxis(), groupSize(*this, *group), "output",
-                         "input");
+  return verifySlicePair(*this, *group, getOutput().getType(),
+                         getInput().getType(), getAxis(), "output", "input");
 }
 
 LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

@@ -175,7 +175,7 @@ plan.group @pair devices = [0, 1]
 plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<3x4xf32>
   %1 = plan.buffer : memref<8x4xf32>
-  // expected-error @+1 {{'plan.all_gather' op input has 3 elements along axis 0, which is no balanced share of output's 8 over 2 devices}}
+  // expected-error @+1 {{'plan.all_gather' op input has 3 elements along axis 0, not member 0's balanced share (4) of output's 8 over 2 devices}}
   plan.all_gather %0 into %1 on @pair axis = 0 : memref<3x4xf32> -> memref<8x4xf32>
 }
 
@@ -186,7 +186,7 @@ plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<8x4xf32>
   %1 = plan.buffer : memref<1x4xf32>
   // 8 rows over 3 devices are 3, 3, 2.
-  // expected-error @+1 {{'plan.reduce_scatter' op output has 1 elements along axis 0, which is no balanced share of input's 8 over 3 devices}}
+  // expected-error @+1 {{'plan.reduce_scatter' op output has 1 elements along axis 0, not member 0's balanced share (3) of input's 8 over 3 devices}}
   plan.reduce_scatter %0 into %1 on @triple axis = 0 : memref<8x4xf32> -> memref<1x4xf32>
 }
 
@@ -377,4 +377,25 @@ plan.program @dev0 devices = [0] {
   %1 = plan.buffer : memref<4xf32>
   // expected-error @+1 {{'plan.update' op needs a parameter or state buffer as its target}}
   plan.update %0 from %1 : memref<4xf32>
+}
+
+// -----
+
+// Shared by both devices of a mesh axis of 2, a gather of 3 elements needs
+// parts of 2 and 1: no one extent serves both.
+module attributes {plan.mesh_shape = array<i64: 2>} {
+  plan.group @axis0 mesh_axes = [0]
+  plan.program @both devices = [0, 1] {
+    %0 = plan.buffer : memref<2xf32>
+    %1 = plan.buffer : memref<3xf32>
+    // expected-error @+1 {{'plan.all_gather' op input has 2 elements along axis 0, not member 1's balanced share (1) of output's 3 over 2 devices}}
+    plan.all_gather %0 into %1 on @axis0 axis = 0 : memref<2xf32> -> memref<3xf32>
+  }
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  // expected-error @+1 {{'plan.buffer' op a temporary buffer has no splits or logical_shape}}
+  %0 = plan.buffer {splits = array<i64: 3>} : memref<4xf32>
 }
