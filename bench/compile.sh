@@ -9,8 +9,9 @@
 #
 # Target (issue: the search on the user's path): GPT-3 175B at batch 128,
 # bf16, recompute full, for 1024 H100s (dgx-h100x128 as 128x8) in under
-# 10 s on one core with peak RSS under 2 GB; megatron-7.5b on 1x8 and 16x8
-# shows how lowering grows with devices. "wall s" and "peak RSS" are the
+# 10 s on one core with peak RSS under 2 GB, time at most linear in layers
+# (rows at 24, 48 and 96 layers); megatron-7.5b on 1x8 and 16x8 shows how
+# the time grows with devices. "wall s" and "peak RSS" are the
 # whole process, pinned to one core; the second table splits the last
 # run's time by pass (--mlir-timing; "rest" is parsing, verification and
 # writing the files). Environment: RUNS (default 5), PARPLAN_BUILD_DIR
@@ -30,11 +31,13 @@ for tool in parplan-zoo parplan; do
 done
 [[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
-# preset|batch|cluster|mesh|strategy
+# preset|batch|cluster|mesh|strategy|layers (empty: the preset's)
 rows=(
-  "gpt3-175b|128|dgx-h100x128|128x8|auto"
-  "megatron-7.5b|16|dgx-h100|1x8|megatron"
-  "megatron-7.5b|16|dgx-h100x16|16x8|megatron"
+  "gpt3-175b|128|dgx-h100x128|128x8|auto|24"
+  "gpt3-175b|128|dgx-h100x128|128x8|auto|48"
+  "gpt3-175b|128|dgx-h100x128|128x8|auto|"
+  "megatron-7.5b|16|dgx-h100|1x8|megatron|"
+  "megatron-7.5b|16|dgx-h100x16|16x8|megatron|"
 )
 
 table="| model | batch | cluster | mesh | strategy | programs | plan.pb MB | median wall s | min s | max s | peak RSS MB |
@@ -42,10 +45,11 @@ table="| model | batch | cluster | mesh | strategy | programs | plan.pb MB | med
 passes="| model | mesh | sbp-assign s | lower-to-plan s | plan-memory s | rest s | total s |
 |---|---|---|---|---|---|---|"
 for entry in "${rows[@]}"; do
-  IFS='|' read -r preset batch cluster mesh strategy <<<"$entry"
-  model=$work/$preset-b$batch.onnx
+  IFS='|' read -r preset batch cluster mesh strategy layers <<<"$entry"
+  model=$work/$preset${layers:+-$layers}-b$batch.onnx
   [[ -f $model ]] || "$bin/parplan-zoo" gpt --preset "$preset" --batch "$batch" \
-    --shape-only -o "$model" >/dev/null
+    ${layers:+--layers "$layers"} --shape-only -o "$model" >/dev/null
+  name=$preset${layers:+ ($layers layers)}
   times=()
   peaks=()
   for ((i = 0; i < runs; i++)); do
@@ -60,12 +64,12 @@ for entry in "${rows[@]}"; do
   programs=$(awk '/^compiled/ { gsub(/[()]/, ""); print $(NF-1) }' "$work/summary.txt")
   bytes=$(stat -c %s "$work/out/plan.pb")
   summarize "${times[@]}" "${peaks[@]}"
-  table+=$'\n'"$(awk -v m="$preset" -v b="$batch" -v c="$cluster" -v me="$mesh" \
+  table+=$'\n'"$(awk -v m="$name" -v b="$batch" -v c="$cluster" -v me="$mesh" \
     -v s="$strategy" -v p="$programs" -v by="$bytes" -v md="$median" -v lo="$low" \
     -v hi="$high" -v pk="$peak" \
     'BEGIN { printf "| %s | %s | %s | %s | %s | %s | %.1f | %.2f | %.2f | %.2f | %.0f |", m, b, c, me, s, p, by / 1e6, md, lo, hi, pk / 1024 }')"
   pass() { echo "$out" | awk -v name="$1" '$0 ~ "  " name "$" { print $1; exit }'; }
-  passes+=$'\n'"| $preset | $mesh | $(pass SbpAssign) | $(pass LowerToPlan) | $(pass PlanMemory) | $(pass Rest) | $(pass Total) |"
+  passes+=$'\n'"| $name | $mesh | $(pass SbpAssign) | $(pass LowerToPlan) | $(pass PlanMemory) | $(pass Rest) | $(pass Total) |"
 done
 
 echo "$table"
