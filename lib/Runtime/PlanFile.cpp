@@ -24,7 +24,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -197,11 +196,7 @@ int64_t rankInGroup(const plan::Group &group, const Shape &meshShape,
       return r;
   if (group.mesh_axes_size() == 0)
     return -1;
-  std::vector<int64_t> coordinate = meshCoordinate(meshShape, device);
-  int64_t rank = 0;
-  for (int64_t axis : group.mesh_axes())
-    rank = rank * meshShape[axis] + coordinate[axis];
-  return rank;
+  return axesRank(meshShape, toVector(group.mesh_axes()), device);
 }
 
 /// The devices of `group` as `device` sees it, in rank order.
@@ -209,22 +204,7 @@ std::vector<int64_t> groupDevices(const plan::Group &group,
                                   const Shape &meshShape, int64_t device) {
   if (group.devices_size() != 0)
     return toVector(group.devices());
-  std::vector<int64_t> coordinate = meshCoordinate(meshShape, device);
-  std::vector<int64_t> axes = toVector(group.mesh_axes());
-  std::vector<int64_t> members;
-  // Row-major over the group's axes: the last one varies fastest.
-  std::function<void(size_t)> visit = [&](size_t i) {
-    if (i == axes.size()) {
-      members.push_back(meshLinearIndex(meshShape, coordinate));
-      return;
-    }
-    for (int64_t c = 0; c < meshShape[axes[i]]; ++c) {
-      coordinate[axes[i]] = c;
-      visit(i + 1);
-    }
-  };
-  visit(0);
-  return members;
+  return axesGroup(meshShape, toVector(group.mesh_axes()), device);
 }
 
 class PlanChecker {

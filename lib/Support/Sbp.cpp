@@ -352,6 +352,33 @@ Slice deviceSlice(const std::vector<int64_t> &shape,
   return slice;
 }
 
+int64_t axesRank(const std::vector<int64_t> &meshShape,
+                 const std::vector<int64_t> &axes, int64_t device) {
+  std::vector<int64_t> coordinate = meshCoordinate(meshShape, device);
+  int64_t rank = 0;
+  for (int64_t axis : axes)
+    rank = rank * meshShape[axis] + coordinate[axis];
+  return rank;
+}
+
+std::vector<int64_t> axesGroup(const std::vector<int64_t> &meshShape,
+                               const std::vector<int64_t> &axes,
+                               int64_t device) {
+  std::vector<int64_t> coordinate = meshCoordinate(meshShape, device);
+  for (int64_t axis : axes)
+    coordinate[axis] = 0;
+  std::vector<int64_t> members;
+  // Row-major over the group's axes: the last one varies fastest.
+  while (true) {
+    members.push_back(meshLinearIndex(meshShape, coordinate));
+    size_t i = axes.size();
+    while (i > 0 && ++coordinate[axes[i - 1]] == meshShape[axes[i - 1]])
+      coordinate[axes[--i]] = 0;
+    if (i == 0)
+      return members;
+  }
+}
+
 std::optional<std::string> checkDeviceIds(const std::vector<int64_t> &ids) {
   std::set<int64_t> seen;
   for (int64_t id : ids) {

@@ -381,3 +381,15 @@ TEST_CASE("random SBP text never crashes", "[sbp-text]") {
     }
   }
 }
+
+TEST_CASE("groups along mesh axes", "[sbp]") {
+  // Device 5 of a 2x2x2 mesh is at (1, 0, 1).
+  std::vector<int64_t> mesh = {2, 2, 2};
+  CHECK(axesGroup(mesh, {1}, 5) == std::vector<int64_t>{5, 7});
+  CHECK(axesRank(mesh, {1}, 5) == 0);
+  // Row-major over axes 0 and 2: the last varies fastest.
+  CHECK(axesGroup(mesh, {0, 2}, 5) == std::vector<int64_t>{0, 1, 4, 5});
+  CHECK(axesRank(mesh, {0, 2}, 5) == 3);
+  CHECK(axesGroup(mesh, {}, 5) == std::vector<int64_t>{5});
+  CHECK(axesGroup(mesh, {0, 1, 2}, 5).size() == 8);
+}

@@ -110,6 +110,15 @@ std::vector<int64_t> meshCoordinate(const std::vector<int64_t> &meshShape,
 int64_t meshLinearIndex(const std::vector<int64_t> &meshShape,
                         const std::vector<int64_t> &coordinate);
 
+/// The group of `device` along mesh axes `axes` (ascending, in range): the
+/// devices sharing its coordinate on every other axis, in row-major order
+/// over `axes` (plan.group's mesh_axes). axesRank is `device`'s rank in it.
+int64_t axesRank(const std::vector<int64_t> &meshShape,
+                 const std::vector<int64_t> &axes, int64_t device);
+std::vector<int64_t> axesGroup(const std::vector<int64_t> &meshShape,
+                               const std::vector<int64_t> &axes,
+                               int64_t device);
+
 /// Checks that `sbp` can lay out a tensor of `shape` over `meshShape`: the
 /// nd-SBP has one entry per mesh axis, every mesh axis is positive, every
 /// tensor dimension is non-negative and every split axis names a tensor

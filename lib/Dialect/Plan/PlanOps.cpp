@@ -80,15 +80,13 @@ int64_t GroupOp::rankOf(int64_t device, ArrayRef<int64_t> meshShape) {
   std::vector<int64_t> shape(meshShape.begin(), meshShape.end());
   if (device < 0 || device >= parplan::meshSize(shape))
     return -1;
-  std::vector<int64_t> coordinate = parplan::meshCoordinate(shape, device);
-  int64_t rank = 0;
   ArrayRef<int64_t> axes = *getMeshAxes();
-  for (int64_t axis : axes) {
-    if (axis >= static_cast<int64_t>(shape.size()))
-      return -1;
-    rank = rank * shape[axis] + coordinate[axis];
-  }
-  return rank;
+  if (llvm::any_of(axes, [&](int64_t axis) {
+        return axis >= static_cast<int64_t>(shape.size());
+      }))
+    return -1;
+  return parplan::axesRank(
+      shape, std::vector<int64_t>(axes.begin(), axes.end()), device);
 }
 
 SmallVector<int64_t> ProgramOp::getMeshShape() {
