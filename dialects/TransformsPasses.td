@@ -333,8 +333,20 @@ def PlanMemory : Pass<"plan-memory", "::mlir::ModuleOp"> {
     placed buffer alive at the same time (64-byte aligned), so the arena is
     at least the peak of live bytes and usually close to it.
 
-    Options: none.
+    Placed buffers are indexed by time in buckets of positions, with a tree
+    over the buckets, so that the activations and gradients live at once
+    are read as merged byte ranges rather than one by one: packing time
+    grows linearly with depth. The index changes no offset.
+
+    Options:
+    - `bucket-positions`: program positions per time bucket (default 256);
+      any value gives the same offsets, tests use small ones to exercise
+      the index on small programs.
   }];
+  let options = [
+    Option<"bucketPositions", "bucket-positions", "int64_t", "256",
+           "Program positions per time bucket of the placement index">,
+  ];
   let dependentDialects = ["::parplan::plan::PlanDialect"];
 }
 

@@ -14,6 +14,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <functional>
 #include <tuple>
 
@@ -40,7 +42,76 @@ struct Interval {
   int64_t offset = -1;
 };
 
+using Range = std::pair<int64_t, int64_t>; // [start, stop) in bytes
+
+// Adds `range` to sorted, disjoint `ranges`, merging what it touches.
+void addRange(std::vector<Range> &ranges, Range range) {
+  auto at = std::lower_bound(ranges.begin(), ranges.end(), range);
+  if (at != ranges.begin() && std::prev(at)->second >= range.first)
+    --at;
+  else
+    at = ranges.insert(at, range);
+  at->second = std::max(at->second, range.second);
+  auto next = std::next(at);
+  while (next != ranges.end() && next->first <= at->second) {
+    at->second = std::max(at->second, next->second);
+    ++next;
+  }
+  ranges.erase(std::next(at), next);
+}
+
+// A segment tree over time buckets whose nodes hold the merged offset
+// ranges of every rectangle living in any of the node's buckets.
+class BucketTree {
+public:
+  explicit BucketTree(size_t buckets)
+      : leaves(llvm::PowerOf2Ceil(buckets)), nodes(2 * leaves) {}
+
+  // A rectangle living in buckets [first, last].
+  void add(size_t first, size_t last, Range range) {
+    add(1, 0, leaves, first, last, range);
+  }
+
+  // The nodes whose buckets together are exactly [first, last].
+  void cover(size_t first, size_t last,
+             std::vector<const std::vector<Range> *> &out) const {
+    cover(1, 0, leaves, first, last, out);
+  }
+
+private:
+  // Node n covers buckets [lo, hi); its children are 2n and 2n + 1.
+  void add(size_t node, size_t lo, size_t hi, size_t first, size_t last,
+           Range range) {
+    if (last < lo || hi <= first)
+      return;
+    addRange(nodes[node], range);
+    if (hi - lo == 1)
+      return;
+    size_t mid = (lo + hi) / 2;
+    add(2 * node, lo, mid, first, last, range);
+    add(2 * node + 1, mid, hi, first, last, range);
+  }
+
+  void cover(size_t node, size_t lo, size_t hi, size_t first, size_t last,
+             std::vector<const std::vector<Range> *> &out) const {
+    if (last < lo || hi <= first)
+      return;
+    if (first <= lo && hi - 1 <= last) {
+      out.push_back(&nodes[node]);
+      return;
+    }
+    size_t mid = (lo + hi) / 2;
+    cover(2 * node, lo, mid, first, last, out);
+    cover(2 * node + 1, mid, hi, first, last, out);
+  }
+
+  size_t leaves;
+  std::vector<std::vector<Range>> nodes;
+};
+
 struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     Builder b(&getContext());
     for (auto program : getOperation().getOps<plan::ProgramOp>()) {
@@ -76,19 +147,30 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
           return wholeA;
         return intervals[a].bytes > intervals[c].bytes;
       });
-      // Rectangles already placed, kept in offset order so that a placement
+      // Rectangles already placed, indexed by time so that a placement
       // reads the ones it collides with lowest first and stops at the first
-      // gap that fits (sorting them for every placement is what made
-      // packing slow): those living across the step, merged into ranges
-      // (placed first, they collide with everything); temporaries living
-      // longer than a bucket of positions in one list; the others in the
-      // one or two buckets their life touches, so that a short life reads
-      // few lists and a long one many short ones.
-      constexpr int64_t kBucket = 256;
-      std::vector<std::pair<int64_t, int64_t>> wholeTaken;
-      std::vector<size_t> longLived;
-      std::vector<std::vector<size_t>> buckets(
-          static_cast<size_t>(count / kBucket + 1));
+      // gap that fits, without reading them one by one: the activations
+      // kept for the backward pass and the gradients kept for the update
+      // live at once, so reading each of them for every placement is
+      // quadratic in depth. Positions fall into buckets. In each bucket,
+      // rectangles living across all of it are merged offset ranges (they
+      // collide with anything living in the bucket); those living in part
+      // of it are kept one by one, in offset order, and checked. A tree
+      // over the buckets keeps, in each node, the merged ranges of every
+      // rectangle living at some position of the node's buckets: a
+      // placement living across those buckets collides with all of them.
+      // A placement thus reads its first and last bucket exactly and the
+      // few tree nodes covering the buckets between. Rectangles living
+      // across the step, placed first, are ranges of their own.
+      int64_t positionsPerBucket = std::max<int64_t>(1, bucketPositions);
+      struct Bucket {
+        std::vector<Range> spanned;
+        std::vector<size_t> partial;
+      };
+      size_t bucketCount = static_cast<size_t>(count / positionsPerBucket + 1);
+      std::vector<Bucket> buckets(bucketCount);
+      BucketTree tree(bucketCount);
+      std::vector<Range> wholeTaken;
       auto insertByOffset = [&](std::vector<size_t> &list, size_t i) {
         list.insert(std::upper_bound(list.begin(), list.end(),
                                      intervals[i].offset,
@@ -97,70 +179,72 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
                                      }),
                     i);
       };
+      // A cursor reads a positionsPerBucket's partial list (skipping rectangles
+      // living at other times) or a list of ranges.
       struct Cursor {
-        const std::vector<size_t> *list;
+        const std::vector<size_t> *partial;
+        const std::vector<Range> *ranges;
         size_t at;
       };
       std::vector<Cursor> cursors;
-      std::vector<std::pair<int64_t, size_t>> heap;
+      std::vector<const std::vector<Range> *> covering;
+      // (start, stop, cursor) of each cursor's next collision.
+      std::vector<std::tuple<int64_t, int64_t, size_t>> heap;
       int64_t arena = 0;
       for (size_t i : order) {
         Interval &interval = intervals[i];
         bool whole = interval.end == count;
-        int64_t firstBucket = interval.begin / kBucket;
-        int64_t lastBucket = interval.end / kBucket;
-        bool longLife = lastBucket - firstBucket >= 2;
+        size_t firstBucket =
+            static_cast<size_t>(interval.begin / positionsPerBucket);
+        size_t lastBucket =
+            static_cast<size_t>(interval.end / positionsPerBucket);
         auto overlaps = [&](size_t j) {
           const Interval &other = intervals[j];
           return !(other.end < interval.begin || interval.end < other.begin);
         };
-        // The lists that may hold rectangles living when this one does
-        // (none but the merged ranges for one living throughout: those are
-        // placed first), read together in offset order through a heap of
-        // their next colliding entries.
         cursors.clear();
+        cursors.push_back({nullptr, &wholeTaken, 0});
         if (!whole) {
-          cursors.push_back({&longLived, 0});
-          for (int64_t k = firstBucket; k <= lastBucket; ++k)
-            cursors.push_back({&buckets[static_cast<size_t>(k)], 0});
+          for (size_t k = firstBucket;; k = lastBucket) {
+            cursors.push_back({&buckets[k].partial, nullptr, 0});
+            cursors.push_back({nullptr, &buckets[k].spanned, 0});
+            if (k == lastBucket)
+              break;
+          }
+          covering.clear();
+          if (lastBucket > firstBucket + 1)
+            tree.cover(firstBucket + 1, lastBucket - 1, covering);
+          for (const std::vector<Range> *ranges : covering)
+            cursors.push_back({nullptr, ranges, 0});
         }
         heap.clear();
         auto advance = [&](size_t c) {
           Cursor &cursor = cursors[c];
-          while (cursor.at < cursor.list->size() &&
-                 !overlaps((*cursor.list)[cursor.at]))
+          if (cursor.ranges) {
+            if (cursor.at < cursor.ranges->size()) {
+              auto [start, stop] = (*cursor.ranges)[cursor.at];
+              heap.emplace_back(start, stop, c);
+              std::push_heap(heap.begin(), heap.end(), std::greater<>());
+            }
+            return;
+          }
+          while (cursor.at < cursor.partial->size() &&
+                 !overlaps((*cursor.partial)[cursor.at]))
             ++cursor.at;
-          if (cursor.at < cursor.list->size()) {
-            heap.emplace_back(intervals[(*cursor.list)[cursor.at]].offset, c);
+          if (cursor.at < cursor.partial->size()) {
+            const Interval &other = intervals[(*cursor.partial)[cursor.at]];
+            heap.emplace_back(other.offset, other.offset + other.bytes, c);
             std::push_heap(heap.begin(), heap.end(), std::greater<>());
           }
         };
         for (size_t c = 0; c < cursors.size(); ++c)
           advance(c);
-        size_t wholeAt = 0;
         int64_t offset = 0;
-        while (true) {
-          int64_t start = INT64_MAX, stop = 0;
-          bool fromWhole = false;
-          if (wholeAt < wholeTaken.size()) {
-            std::tie(start, stop) = wholeTaken[wholeAt];
-            fromWhole = true;
-          }
-          if (!heap.empty() && heap.front().first < start) {
-            Cursor &cursor = cursors[heap.front().second];
-            const Interval &other = intervals[(*cursor.list)[cursor.at]];
-            start = other.offset;
-            stop = other.offset + other.bytes;
-            fromWhole = false;
-          }
-          if (start == INT64_MAX || offset + interval.bytes <= start)
+        while (!heap.empty()) {
+          auto [start, stop, c] = heap.front();
+          if (offset + interval.bytes <= start)
             break;
           offset = std::max(offset, stop);
-          if (fromWhole) {
-            ++wholeAt;
-            continue;
-          }
-          size_t c = heap.front().second;
           std::pop_heap(heap.begin(), heap.end(), std::greater<>());
           heap.pop_back();
           ++cursors[c].at;
@@ -168,24 +252,19 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
         }
         interval.offset = offset;
         arena = std::max(arena, offset + interval.bytes);
+        Range range{offset, offset + interval.bytes};
         if (whole) {
-          // Kept merged: packed from 0, they are usually one range.
-          wholeTaken.emplace_back(offset, offset + interval.bytes);
-          std::sort(wholeTaken.begin(), wholeTaken.end());
-          std::vector<std::pair<int64_t, int64_t>> merged;
-          for (auto range : wholeTaken) {
-            if (!merged.empty() && range.first <= merged.back().second)
-              merged.back().second =
-                  std::max(merged.back().second, range.second);
-            else
-              merged.push_back(range);
-          }
-          wholeTaken = std::move(merged);
-        } else if (longLife) {
-          insertByOffset(longLived, i);
+          addRange(wholeTaken, range);
         } else {
-          for (int64_t k = firstBucket; k <= lastBucket; ++k)
-            insertByOffset(buckets[static_cast<size_t>(k)], i);
+          for (size_t k = firstBucket; k <= lastBucket; ++k) {
+            int64_t bucketBegin = static_cast<int64_t>(k) * positionsPerBucket;
+            if (interval.begin <= bucketBegin &&
+                interval.end >= bucketBegin + positionsPerBucket - 1)
+              addRange(buckets[k].spanned, range);
+            else
+              insertByOffset(buckets[k].partial, i);
+          }
+          tree.add(firstBucket, lastBucket, range);
         }
         interval.buffer.setOffsetAttr(b.getI64IntegerAttr(offset));
       }

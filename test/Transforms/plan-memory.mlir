@@ -1,4 +1,9 @@
 // RUN: parplan-opt %s -split-input-file -plan-memory | FileCheck %s
+// The time index changes no offset: the same checks hold with buckets of
+// one, two and three positions, where placements read the tree over them.
+// RUN: parplan-opt %s -split-input-file -plan-memory=bucket-positions=1 | FileCheck %s
+// RUN: parplan-opt %s -split-input-file -plan-memory=bucket-positions=2 | FileCheck %s
+// RUN: parplan-opt %s -split-input-file -plan-memory=bucket-positions=3 | FileCheck %s
 
 // Named buffers live for the whole step, at the bottom of the arena;
 // temporaries whose lives do not overlap share bytes (64-byte aligned).
@@ -18,4 +23,82 @@ plan.program @dev0 devices = [0] {
   %l = plan.buffer : memref<f32>
   plan.kernel "reduce_sum" ins(%c : memref<8xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64>, keepdims = false}}
   plan.loss %l : memref<f32>
+}
+
+// -----
+
+// A forward and backward pass: the activations kept for the backward pass
+// (%a1, %a2) live across the larger temporaries between them (%t1, %t2,
+// placed first, sharing bytes); the gradients reuse those bytes once the
+// temporaries are dead, %g0 those of %g2 once %g2 is read.
+// CHECK-LABEL: plan.program @kept
+// CHECK-SAME: plan.arena_bytes = 384
+// CHECK: plan.buffer {{{.*}}name = "x", offset = 0 : i64
+// CHECK-NEXT: %[[A1:.*]] = plan.buffer {offset = 192 : i64} : memref<16xf32>
+// CHECK: %[[T1:.*]] = plan.buffer {offset = 64 : i64} : memref<32xf32>
+// CHECK: %[[A2:.*]] = plan.buffer {offset = 256 : i64} : memref<16xf32>
+// CHECK: %[[T2:.*]] = plan.buffer {offset = 64 : i64} : memref<32xf32>
+// CHECK: %[[L:.*]] = plan.buffer {offset = 320 : i64} : memref<f32>
+// CHECK: %[[G2:.*]] = plan.buffer {offset = 64 : i64} : memref<16xf32>
+// CHECK: %[[G1:.*]] = plan.buffer {offset = 128 : i64} : memref<16xf32>
+// CHECK: %[[G0:.*]] = plan.buffer {offset = 64 : i64} : memref<16xf32>
+plan.program @kept devices = [0] {
+  %x = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 16>, splits = array<i64: -1>} : memref<16xf32>
+  %a1 = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%x : memref<16xf32>) outs(%a1 : memref<16xf32>)
+  %t1 = plan.buffer : memref<32xf32>
+  plan.kernel "concat" ins(%a1, %a1 : memref<16xf32>, memref<16xf32>) outs(%t1 : memref<32xf32>) {attrs = {axis = 0 : i64}}
+  %a2 = plan.buffer : memref<16xf32>
+  plan.kernel "reduce_sum" ins(%t1 : memref<32xf32>) outs(%a2 : memref<16xf32>) {attrs = {axes = array<i64>, keepdims = false}}
+  %t2 = plan.buffer : memref<32xf32>
+  plan.kernel "concat" ins(%a2, %a2 : memref<16xf32>, memref<16xf32>) outs(%t2 : memref<32xf32>) {attrs = {axis = 0 : i64}}
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%t2 : memref<32xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  plan.loss %l : memref<f32>
+  %g2 = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%a2 : memref<16xf32>) outs(%g2 : memref<16xf32>)
+  %g1 = plan.buffer : memref<16xf32>
+  plan.kernel "add" ins(%g2, %a1 : memref<16xf32>, memref<16xf32>) outs(%g1 : memref<16xf32>)
+  %g0 = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%g1 : memref<16xf32>) outs(%g0 : memref<16xf32>)
+}
+
+// -----
+
+// Largest first: %big, created last, is placed first at the bottom;
+// %small, living at the same time, goes above it; %early, dead before %big
+// is created, shares its bytes.
+// CHECK-LABEL: plan.program @largest
+// CHECK-SAME: plan.arena_bytes = 384
+// CHECK: plan.buffer {offset = 0 : i64} : memref<16xf32>
+// CHECK: plan.buffer {offset = 256 : i64} : memref<4xf32>
+// CHECK: plan.buffer {offset = 0 : i64} : memref<64xf32>
+plan.program @largest devices = [0] {
+  %early = plan.buffer : memref<16xf32>
+  plan.kernel "fill" outs(%early : memref<16xf32>) {attrs = {value = 1.0 : f64}}
+  %small = plan.buffer : memref<4xf32>
+  plan.kernel "reduce_sum" ins(%early : memref<16xf32>) outs(%small : memref<4xf32>) {attrs = {axes = array<i64>, keepdims = false}}
+  %big = plan.buffer : memref<64xf32>
+  plan.kernel "concat" ins(%small, %small : memref<4xf32>, memref<4xf32>) outs(%big : memref<64xf32>) {attrs = {axis = 0 : i64}}
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%big, %small : memref<64xf32>, memref<4xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  plan.loss %l : memref<f32>
+}
+
+// -----
+
+// Every program has an arena of its own.
+// CHECK-LABEL: plan.program @first
+// CHECK-SAME: plan.arena_bytes = 64
+// CHECK-LABEL: plan.program @second
+// CHECK-SAME: plan.arena_bytes = 128
+plan.program @first devices = [0] {
+  %a = plan.buffer : memref<4xf32>
+  plan.kernel "fill" outs(%a : memref<4xf32>) {attrs = {value = 1.0 : f64}}
+}
+plan.program @second devices = [1] {
+  %a = plan.buffer : memref<4xf32>
+  plan.kernel "fill" outs(%a : memref<4xf32>) {attrs = {value = 1.0 : f64}}
+  %b = plan.buffer : memref<4xf32>
+  plan.kernel "relu" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
 }
