@@ -643,7 +643,7 @@ const std::map<std::string, Entry> &kernelTable() {
         }}},
       // Optimizer updates.
       {"sgd_update",
-       {{2, 0, 1},
+       {{2, 0, 1, {0}},
         [](Call &c) {
           double lr = c.f64("lr");
           double weightDecay = c.f64("weight_decay", 0.0);
@@ -654,7 +654,7 @@ const std::map<std::string, Entry> &kernelTable() {
           });
         }}},
       {"momentum_update",
-       {{3, 0, 2},
+       {{3, 0, 2, {0, 2}},
         [](Call &c) {
           double lr = c.f64("lr"), momentum = c.f64("momentum");
           double weightDecay = c.f64("weight_decay", 0.0);
@@ -667,7 +667,7 @@ const std::map<std::string, Entry> &kernelTable() {
           });
         }}},
       {"adam_update",
-       {{5, 0, 3},
+       {{5, 0, 3, {0, 2, 3}},
         [](Call &c) {
           AdamOptions options;
           options.lr = c.f64("lr");

@@ -15,6 +15,7 @@
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Runtime/KernelCall.h"
 #include "parplan/Transforms/DeviceLowering.h"
 #include "parplan/Transforms/Passes.h"
 
@@ -63,6 +64,65 @@ LogicalResult lowerReturn(func::ReturnOp ret, func::FuncOp function,
     plan::UpdateOp::create(b, loc, target, buffer);
   }
   return success();
+}
+
+/// An update whose source only its writer fills becomes the writer
+/// writing the target itself, when the writer's kernel may write that
+/// result over the operand the target is, and nothing after the writer
+/// reads the target: an optimizer steps its parameter and state in place,
+/// rather than every new value living beside the old one until the end of
+/// the step (for a large model, two more copies of the parameters and
+/// state, which the cost model's memory estimate does not count).
+void writeUpdatesInPlace(plan::ProgramOp program) {
+  Block &body = program.getBody().front();
+  DenseMap<Operation *, int64_t> position;
+  int64_t count = 0;
+  for (Operation &op : body)
+    position[&op] = count++;
+  for (auto update :
+       llvm::make_early_inc_range(body.getOps<plan::UpdateOp>())) {
+    Value target = update.getTarget(), source = update.getSource();
+    auto sourceBuffer = source.getDefiningOp<plan::BufferOp>();
+    if (!sourceBuffer ||
+        sourceBuffer.getBufferKind() != plan::BufferKind::temporary)
+      continue;
+    plan::KernelOp writer;
+    bool onlyWritten = true;
+    for (Operation *user : source.getUsers()) {
+      auto kernel = dyn_cast<plan::KernelOp>(user);
+      if (user == update.getOperation())
+        continue;
+      if (!kernel || writer || llvm::is_contained(kernel.getIns(), source))
+        onlyWritten = false;
+      writer = kernel;
+    }
+    if (!onlyWritten || !writer)
+      continue;
+    const runtime::KernelSignature *signature =
+        runtime::lookupKernel(writer.getKernel().str());
+    auto outs = writer.getOuts();
+    size_t result = static_cast<size_t>(
+        std::find(outs.begin(), outs.end(), source) - outs.begin());
+    if (!signature || result >= signature->inPlaceOperand.size() ||
+        llvm::count(outs, source) != 1 || llvm::is_contained(outs, target))
+      continue;
+    // The target may be read by the writer only as the operand the result
+    // may overwrite, and by nothing after it.
+    int operand = signature->inPlaceOperand[result];
+    bool safe = true;
+    for (auto [index, in] : llvm::enumerate(writer.getIns()))
+      if (in == target && static_cast<int>(index) != operand)
+        safe = false;
+    for (Operation *user : target.getUsers())
+      if (user != update.getOperation() &&
+          position[user] > position[writer.getOperation()])
+        safe = false;
+    if (!safe)
+      continue;
+    writer.getOutsMutable()[static_cast<unsigned>(result)].set(target);
+    update.erase();
+    sourceBuffer.erase();
+  }
 }
 
 /// Lowering needs every op laid out (or none, on one device), and every
@@ -158,6 +218,7 @@ void LowerToPlanPass::runOnOperation() {
     for (int64_t device : unplaced)
       (extents(device) == own ? members.push_back(device)
                               : rest.push_back(device));
+    writeUpdatesInPlace(program);
     program.setDevicesAttr(b.getDenseI64ArrayAttr(members));
     unplaced = std::move(rest);
   }

@@ -3,21 +3,28 @@
 // A training step on one device: every value that enters becomes a buffer
 // saying which tensor it holds (here, all of it: nothing splits it), every
 // op a kernel of its name with its attributes, and the loss and the updates
-// are named.
+// are named. The optimizer writes its new parameter and state over the old
+// ones (no other op reads them after it); the step count, written by an
+// add that may not write in place and read after it, is carried by an
+// update.
 // CHECK-LABEL: module attributes {{{.*}}plan.mesh_shape = array<i64: 1>
 // CHECK: plan.program @program0 devices = [0] {
 // CHECK: %[[STEP:.*]] = plan.buffer {kind = "state", logical_shape = array<i64>, name = "optimizer.step", splits = array<i64: -1>} : memref<f32>
 // CHECK: %[[W:.*]] = plan.buffer {kind = "parameter", logical_shape = array<i64: 16, 4>, name = "w[:, 0:4]", part = array<i64: 1, 0, 8>, part_of = "w", source = "initializer", splits = array<i64: -1>} : memref<16x4xf32>
+// CHECK: %[[M:.*]] = plan.buffer {kind = "state", {{.*}}name = "w[:, 0:4].adam.m"
+// CHECK: %[[V:.*]] = plan.buffer {kind = "state", {{.*}}name = "w[:, 0:4].adam.v"
 // CHECK: %[[X:.*]] = plan.buffer {kind = "input", logical_shape = array<i64: 2, 16>, name = "x", splits = array<i64: -1>} : memref<2x16xf32>
 // CHECK: %[[Y:.*]] = plan.buffer : memref<2x4xf32>
 // CHECK: plan.kernel "matmul" ins(%[[X]], %[[W]] : memref<2x16xf32>, memref<16x4xf32>) outs(%[[Y]] : memref<2x4xf32>)
 // CHECK: plan.buffer {kind = "input", logical_shape = array<i64: 2>, name = "labels", splits = array<i64: -1>, value_bound = 4 : i64} : memref<2xi64>
 // CHECK: plan.kernel "reduce_mean" ins({{.*}}) outs(%[[LOSS:.*]] : memref<f32>) {attrs = {axes = array<i64>, keepdims = false}}
 // CHECK: %[[ONE:.*]] = plan.buffer {kind = "constant", value = dense<1.000000e+00> : tensor<f32>} : memref<f32>
-// CHECK: plan.kernel "adam_update" {{.*}} {attrs = {beta1 = 9.000000e-01 : f64, beta2 = {{.*}} : f64, epsilon = 1.000000e-08 : f64, grad_scale = 1.000000e+00 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}}
+// CHECK: %[[T:.*]] = plan.buffer : memref<f32>
+// CHECK: plan.kernel "add" ins(%[[STEP]], %[[ONE]] : memref<f32>, memref<f32>) outs(%[[T]] : memref<f32>)
+// CHECK: plan.kernel "adam_update" ins(%[[W]], %{{.*}}, %[[M]], %[[V]], %[[T]] : {{.*}}) outs(%[[W]], %[[M]], %[[V]] : {{.*}}) {attrs = {beta1 = 9.000000e-01 : f64, beta2 = {{.*}} : f64, epsilon = 1.000000e-08 : f64, grad_scale = 1.000000e+00 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}}
 // CHECK: plan.loss %[[LOSS]] : memref<f32>
-// CHECK: plan.update %[[STEP]] from %{{.*}} : memref<f32>
-// CHECK: plan.update %[[W]] from %{{.*}} : memref<16x4xf32>
+// CHECK-NEXT: plan.update %[[STEP]] from %[[T]] : memref<f32>
+// CHECK-NEXT: }
 // CHECK-NOT: func.func
 module attributes {nn.training = {}} {
   func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<f32> {nn.updates = "optimizer.step"}, tensor<16x4xf32> {nn.updates = "w[:, 0:4]"}, tensor<16x4xf32> {nn.updates = "w[:, 0:4].adam.m"}, tensor<16x4xf32> {nn.updates = "w[:, 0:4].adam.v"}) {
@@ -38,6 +45,35 @@ module attributes {nn.training = {}} {
     %t = nn.add %step, %one : tensor<f32>, tensor<f32> -> tensor<f32>
     %w1, %m1, %v1 = nn.adam_update %w, %dw, %m, %v, %t lr = 1.0e-3 : tensor<16x4xf32>, tensor<f32>
     return %loss, %t, %w1, %m1, %v1 : tensor<f32>, tensor<f32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>
+  }
+}
+
+// -----
+
+// An update stays an update when the old parameter is read after the
+// optimizer (%r), or when the new one is read by another op (%u): writing
+// in place would change what those ops read.
+// CHECK: // {{-----}}
+// CHECK: %[[W:.*]] = plan.buffer {kind = "parameter", {{.*}}name = "w"
+// CHECK: %[[U:.*]] = plan.buffer {kind = "parameter", {{.*}}name = "u"
+// CHECK: plan.kernel "sgd_update" ins(%[[W]], %{{.*}} : {{.*}}) outs(%[[NEWW:.*]] : memref<4xf32>)
+// CHECK: plan.kernel "relu" ins(%[[W]] : memref<4xf32>)
+// CHECK: plan.kernel "sgd_update" ins(%[[U]], %{{.*}} : {{.*}}) outs(%[[NEWU:.*]] : memref<4xf32>)
+// CHECK: plan.kernel "relu" ins(%[[NEWU]] : memref<4xf32>)
+// CHECK: plan.update %[[W]] from %[[NEWW]] : memref<4xf32>
+// CHECK: plan.update %[[U]] from %[[NEWU]] : memref<4xf32>
+module attributes {nn.training = {}} {
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}, tensor<4xf32> {nn.updates = "u"}) {
+    %w = nn.param "w" : tensor<4xf32>
+    %u = nn.param "u" : tensor<4xf32>
+    %g = nn.relu %w : tensor<4xf32>
+    %w1 = nn.sgd_update %w, %g lr = 1.0e-1 : tensor<4xf32>
+    %r = nn.relu %w : tensor<4xf32>
+    %u1 = nn.sgd_update %u, %g lr = 1.0e-1 : tensor<4xf32>
+    %s = nn.relu %u1 : tensor<4xf32>
+    %sum = nn.add %r, %s : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %l = nn.reduce_sum %sum keepdims = false : tensor<4xf32> -> tensor<f32>
+    return %l, %w1, %u1 : tensor<f32>, tensor<4xf32>, tensor<4xf32>
   }
 }
 

@@ -102,6 +102,11 @@ struct KernelSignature {
   int numOptionalOperands = 0;
   /// -1: a variadic list of one or more (split).
   int numResults = 1;
+  /// For each result, the operand it may share storage with (-1: none):
+  /// the kernel reads every input of an element before writing the
+  /// outputs of that element, on every backend. Lowering writes an
+  /// optimizer's new parameter and state over the old ones through it.
+  std::vector<int> inPlaceOperand = {};
 };
 
 /// The signature of nn.<opName>'s kernel, or nullptr when it has none
