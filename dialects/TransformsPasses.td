@@ -131,7 +131,12 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
       from the score matmul to the softmax, is recomputed in backward) or
       `full` (every layer is recomputed from its input; a layer is the ops
       whose parameters share a name prefix ending in a number, such as
-      `transformer.h.3.`).
+      `transformer.h.3.`). The recomputed layers, by name, are listed in
+      `nn.training`'s `recomputed_layers`.
+    - `recompute-layers`: with `full`, how many layers of each class (the
+      layers whose names differ only in their number, such as
+      `transformer.h.N`) are recomputed, the first ones (default -1: all);
+      the others keep their activations.
     - `mixed-precision`: `none` (default), `bf16` or `fp16`: the forward and
       backward compute in that type from fp32 master parameters, the loss
       and the optimizer in fp32.
@@ -158,6 +163,8 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
            "Comma-separated globs of parameters not to train">,
     Option<"recompute", "recompute", "std::string", "\"none\"",
            "none, selective or full">,
+    Option<"recomputeLayers", "recompute-layers", "int64_t", "-1",
+           "With full: the first N layers of each class (-1: all)">,
     Option<"mixedPrecision", "mixed-precision", "std::string", "\"none\"",
            "none, bf16 or fp16">,
     Option<"lossScale", "loss-scale", "double", "1024",

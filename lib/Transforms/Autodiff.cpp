@@ -53,22 +53,6 @@ bool isFloatTensor(Value value) {
   return type && isa<FloatType>(type.getElementType());
 }
 
-/// "transformer.h.3.attn.c_attn.weight" -> "transformer.h.3": the name up to
-/// its first all-digit component; empty when there is none.
-std::string layerKey(StringRef name) {
-  SmallVector<StringRef> parts;
-  name.split(parts, '.');
-  std::string key;
-  for (StringRef part : parts) {
-    if (!key.empty())
-      key += '.';
-    key += part.str();
-    if (!part.empty() && llvm::all_of(part, llvm::isDigit))
-      return key;
-  }
-  return "";
-}
-
 enum class Recompute { None, Selective, Full };
 
 /// Builds the backward program of one function, op by op in reverse.
@@ -629,10 +613,83 @@ struct NNAutodiffPass : parplan::impl::NNAutodiffBase<NNAutodiffPass> {
 private:
   LogicalResult lowerPrecision(func::FuncOp function, Type low);
   FailureOr<Value> buildLoss(func::FuncOp function, Value output);
-  std::vector<SmallVector<Operation *>>
+  /// The groups of forward ops to recompute, each with the layer it is
+  /// in (empty outside every layer).
+  std::vector<std::pair<std::string, SmallVector<Operation *>>>
   recomputeGroups(ArrayRef<Operation *> forward, const DenseSet<Value> &active,
                   Recompute policy);
 };
+
+/// The layers of @main: a layer is the ops reading parameters of one
+/// numbered prefix (directly or through ops on parameters alone, such as a
+/// transposed weight), and the activations computed from them up to the
+/// next layer; in forward order, with the ops of each.
+std::vector<std::pair<std::string, SmallVector<Operation *>>>
+assignLayers(ArrayRef<Operation *> forward, const DenseSet<Value> &active) {
+  std::vector<std::pair<std::string, SmallVector<Operation *>>> layers;
+  auto isSource = [](Operation *op) {
+    return isa<ParamOp, InputOp, ConstantOp>(op);
+  };
+  const std::string kOutside = "\n outside";
+  // The layer key of the parameters a parameter-only value comes from.
+  DenseMap<Value, std::string> weightLayer;
+  DenseMap<Operation *, std::string> layerOf;
+  llvm::StringMap<size_t> layerIndex;
+  for (Operation *op : forward) {
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      if (active.contains(param.getResult())) {
+        std::string key = layerKey(param.getName());
+        weightLayer[param.getResult()] = key.empty() ? kOutside : key;
+      }
+      continue;
+    }
+    if (isSource(op))
+      continue;
+    std::string weights, inherited;
+    bool onWeightsOnly = true, inheritsOutside = false;
+    for (Value operand : op->getOperands()) {
+      auto weight = weightLayer.find(operand);
+      if (weight != weightLayer.end()) {
+        if (weights.empty() || weights == kOutside)
+          weights = weight->second;
+        continue;
+      }
+      Operation *def = operand.getDefiningOp();
+      // Data (token ids, features) makes a value an activation.
+      if (!def || isa<InputOp>(def))
+        onWeightsOnly = false;
+      if (!def || isSource(def) || !active.contains(operand))
+        continue;
+      onWeightsOnly = false;
+      auto it = layerOf.find(def);
+      if (it == layerOf.end())
+        continue;
+      if (it->second == kOutside)
+        inheritsOutside = true;
+      else if (!it->second.empty())
+        inherited = it->second;
+    }
+    if (onWeightsOnly && !weights.empty()) {
+      for (Value result : op->getResults())
+        weightLayer[result] = weights;
+      continue;
+    }
+    // Weights decide; an op without weights follows its activations, and
+    // joins a layer when any of them is in one (a residual sum).
+    std::string layer = !weights.empty()     ? weights
+                        : !inherited.empty() ? inherited
+                        : inheritsOutside    ? kOutside
+                                             : std::string();
+    layerOf[op] = layer;
+    if (layer.empty() || layer == kOutside)
+      continue;
+    auto [it, inserted] = layerIndex.try_emplace(layer, layers.size());
+    if (inserted)
+      layers.emplace_back(layer, SmallVector<Operation *>());
+    layers[it->second].second.push_back(op);
+  }
+  return layers;
+}
 
 LogicalResult NNAutodiffPass::lowerPrecision(func::FuncOp function, Type low) {
   // Values that enter in fp32 are cast once where they enter; every op
@@ -711,17 +768,23 @@ FailureOr<Value> NNAutodiffPass::buildLoss(func::FuncOp function,
       .getResult();
 }
 
-std::vector<SmallVector<Operation *>>
+std::vector<std::pair<std::string, SmallVector<Operation *>>>
 NNAutodiffPass::recomputeGroups(ArrayRef<Operation *> forward,
                                 const DenseSet<Value> &active,
                                 Recompute policy) {
-  std::vector<SmallVector<Operation *>> groups;
+  std::vector<std::pair<std::string, SmallVector<Operation *>>> groups;
   if (policy == Recompute::None)
     return groups;
+  std::vector<std::pair<std::string, SmallVector<Operation *>>> layers =
+      assignLayers(forward, active);
   auto isSource = [](Operation *op) {
     return isa<ParamOp, InputOp, ConstantOp>(op);
   };
   if (policy == Recompute::Selective) {
+    DenseMap<Operation *, StringRef> layerOf;
+    for (const auto &[layer, ops] : layers)
+      for (Operation *op : ops)
+        layerOf[op] = layer;
     // The attention core: from the matmul of two activations (the scores)
     // through the ops between it and the softmax, whose outputs are the
     // sequence-squared tensors.
@@ -761,74 +824,21 @@ NNAutodiffPass::recomputeGroups(ArrayRef<Operation *> forward,
         value = next;
       }
       if (found)
-        groups.emplace_back(chain.rbegin(), chain.rend());
+        groups.emplace_back(
+            layerOf.lookup(softmax).str(),
+            SmallVector<Operation *>(chain.rbegin(), chain.rend()));
     }
     return groups;
   }
-  // Full: a layer is the ops reading parameters of one numbered prefix
-  // (directly or through ops on parameters alone, such as a transposed
-  // weight), and the activations computed from them up to the next layer.
-  // Ops reading parameters outside every layer (embeddings, final norm,
-  // a tied head) are not recomputed. Only layer inputs stay saved, as in
+  // Full: every layer, or the first `recompute-layers` of each class. Ops
+  // outside every layer (embeddings, final norm, a tied head) are not
+  // recomputed. Only the inputs of recomputed layers stay saved, as in
   // Megatron-LM's full recomputation.
-  const std::string kOutside = "\n outside";
-  // The layer key of the parameters a parameter-only value comes from.
-  DenseMap<Value, std::string> weightLayer;
-  DenseMap<Operation *, std::string> layerOf;
-  llvm::StringMap<size_t> layerIndex;
-  for (Operation *op : forward) {
-    if (auto param = dyn_cast<ParamOp>(op)) {
-      if (active.contains(param.getResult())) {
-        std::string key = layerKey(param.getName());
-        weightLayer[param.getResult()] = key.empty() ? kOutside : key;
-      }
-      continue;
-    }
-    if (isSource(op))
-      continue;
-    std::string weights, inherited;
-    bool onWeightsOnly = true, inheritsOutside = false;
-    for (Value operand : op->getOperands()) {
-      auto weight = weightLayer.find(operand);
-      if (weight != weightLayer.end()) {
-        if (weights.empty() || weights == kOutside)
-          weights = weight->second;
-        continue;
-      }
-      Operation *def = operand.getDefiningOp();
-      // Data (token ids, features) makes a value an activation.
-      if (!def || isa<InputOp>(def))
-        onWeightsOnly = false;
-      if (!def || isSource(def) || !active.contains(operand))
-        continue;
-      onWeightsOnly = false;
-      auto it = layerOf.find(def);
-      if (it == layerOf.end())
-        continue;
-      if (it->second == kOutside)
-        inheritsOutside = true;
-      else if (!it->second.empty())
-        inherited = it->second;
-    }
-    if (onWeightsOnly && !weights.empty()) {
-      for (Value result : op->getResults())
-        weightLayer[result] = weights;
-      continue;
-    }
-    // Weights decide; an op without weights follows its activations, and
-    // joins a layer when any of them is in one (a residual sum).
-    std::string layer = !weights.empty()     ? weights
-                        : !inherited.empty() ? inherited
-                        : inheritsOutside    ? kOutside
-                                             : std::string();
-    layerOf[op] = layer;
-    if (layer.empty() || layer == kOutside)
-      continue;
-    auto [it, inserted] = layerIndex.try_emplace(layer, groups.size());
-    if (inserted)
-      groups.emplace_back();
-    groups[it->second].push_back(op);
-  }
+  llvm::StringMap<int64_t> perClass;
+  for (auto &layer : layers)
+    if (recomputeLayers < 0 ||
+        perClass[layerClass(layer.first)]++ < recomputeLayers)
+      groups.push_back(std::move(layer));
   return groups;
 }
 
@@ -863,6 +873,14 @@ void NNAutodiffPass::runOnOperation() {
   else
     return fail("nn-autodiff: unknown recompute '" + recompute +
                 "' (expected none, selective or full)");
+  if (recomputeLayers < -1)
+    return fail("nn-autodiff: recompute-layers must be -1 (all) or a count, "
+                "got " +
+                Twine(recomputeLayers));
+  if (recomputeLayers != -1 && policy != Recompute::Full)
+    return fail("nn-autodiff: recompute-layers needs recompute=full (got "
+                "recompute=" +
+                recompute + ")");
   if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adam" &&
       optimizer != "adamw" && optimizer != "none")
     return fail("nn-autodiff: unknown optimizer '" + optimizer +
@@ -957,7 +975,18 @@ void NNAutodiffPass::runOnOperation() {
     return fail("nn-autodiff: the loss depends on no trainable parameter");
 
   Differentiator differentiator(function, active);
-  differentiator.setRecomputeGroups(recomputeGroups(forward, active, policy));
+  // Which layers recompute, by name, for the compile summary
+  // (nn.training's recomputed_layers): once each, in forward order (""
+  // for attention outside every layer).
+  std::vector<SmallVector<Operation *>> groups;
+  SmallVector<Attribute> recomputedLayers;
+  llvm::StringSet<> seenLayers;
+  for (auto &[layer, ops] : recomputeGroups(forward, active, policy)) {
+    if (seenLayers.insert(layer).second)
+      recomputedLayers.push_back(StringAttr::get(context, layer));
+    groups.push_back(std::move(ops));
+  }
+  differentiator.setRecomputeGroups(std::move(groups));
   ImplicitLocOpBuilder &b = differentiator.b;
   b.setInsertionPoint(returnOp);
   auto f32 = RankedTensorType::get({}, b.getF32Type());
@@ -1008,6 +1037,14 @@ void NNAutodiffPass::runOnOperation() {
     Value grad = differentiator.gradientOf(param.getResult());
     if (!grad)
       continue;
+    // A gradient brought back to fp32 from the low precision is cast just
+    // before its update rather than where the backward pass reaches the
+    // parameter's cast (the top of the forward pass, so the end of the
+    // backward pass): otherwise every fp32 gradient lives at once, beside
+    // the low-precision ones, until the updates.
+    if (auto cast = grad.getDefiningOp<CastOp>();
+        cast && cast->use_empty() && optimizer != "none")
+      cast->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
     b.setLoc(param.getLoc());
     auto type = tensorType(param.getResult());
     std::string name = param.getName().str();
@@ -1078,6 +1115,9 @@ void NNAutodiffPass::runOnOperation() {
       b.getNamedAttr("labels", b.getStringAttr(labels))};
   if (lossScaling != 1.0)
     training.push_back(b.getNamedAttr("loss_scale", scaleAttr));
+  if (policy != Recompute::None)
+    training.push_back(
+        b.getNamedAttr("recomputed_layers", b.getArrayAttr(recomputedLayers)));
   module->setAttr("nn.training", b.getDictionaryAttr(training));
 }
 

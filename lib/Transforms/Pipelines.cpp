@@ -24,6 +24,7 @@ void parplan::addAutodiffPass(mlir::OpPassManager &pm,
   autodiff.weightDecay = options.weightDecay;
   autodiff.frozen = options.frozen;
   autodiff.recompute = options.recompute;
+  autodiff.recomputeLayers = options.recomputeLayers;
   autodiff.mixedPrecision = options.mixedPrecision;
   pm.addPass(createNNAutodiff(autodiff));
 }

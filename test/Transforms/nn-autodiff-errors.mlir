@@ -5,7 +5,11 @@
 // RUN: not parplan-opt %s -split-input-file -nn-autodiff="frozen=[w" 2>&1 | FileCheck %s --check-prefix=FROZEN
 // RUN: not parplan-opt %s -split-input-file -nn-autodiff="recompute=some" 2>&1 | FileCheck %s --check-prefix=RECOMPUTE
 // RUN: not parplan-opt %s -split-input-file -nn-autodiff="mixed-precision=fp8" 2>&1 | FileCheck %s --check-prefix=PRECISION
+// RUN: not parplan-opt %s -split-input-file -nn-autodiff="recompute=full recompute-layers=-2" 2>&1 | FileCheck %s --check-prefix=LAYERS
+// RUN: not parplan-opt %s -split-input-file -nn-autodiff="recompute=selective recompute-layers=1" 2>&1 | FileCheck %s --check-prefix=LAYERS-POLICY
 
+// LAYERS: error: 'func.func' op nn-autodiff: recompute-layers must be -1 (all) or a count, got -2
+// LAYERS-POLICY: error: 'func.func' op nn-autodiff: recompute-layers needs recompute=full (got recompute=selective)
 // OPTIMIZER: error: 'func.func' op nn-autodiff: unknown optimizer 'adagrad' (expected sgd, momentum, adam, adamw or none)
 // LOSS: error: nn-autodiff: unknown loss 'hinge' (expected cross-entropy or mse)
 // OUTPUT: error: 'func.func' op nn-autodiff: output 3 is out of range: @main returns 1 values

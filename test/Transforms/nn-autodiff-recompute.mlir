@@ -1,5 +1,7 @@
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="recompute=full frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=FULL
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="recompute=selective frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=SELECTIVE
+// RUN: parplan-opt %s -split-input-file -nn-autodiff="recompute=full recompute-layers=1 frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=FIRST
+// RUN: parplan-opt %s -split-input-file -nn-autodiff="recompute=full recompute-layers=0 frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=NO-LAYER
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="mixed-precision=bf16 frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=BF16
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="mixed-precision=fp16 loss-scale=512 frozen=mask" | FileCheck %s --check-prefix=FP16
 
@@ -37,8 +39,14 @@
 // BF16: nn.softmax %{{.*}} : tensor<2x4x4xbf16>
 // BF16: %[[LOGITS:.*]] = nn.cast %{{.*}} : tensor<2x4x16xbf16> -> tensor<2x4x16xf32>
 // BF16: nn.softmax_cross_entropy %[[LOGITS]]
+// Each fp32 gradient is cast just before its update, so that one at a time
+// lives beside the bf16 gradients.
 // BF16: %[[GW:.*]] = nn.cast %{{.*}} : tensor<16x8xbf16> -> tensor<16x8xf32>
-// BF16: nn.sgd_update %[[W]], %[[GW]] lr = 1.000000e-03 : tensor<16x8xf32>
+// BF16-NEXT: nn.sgd_update %[[W]], %[[GW]] lr = 1.000000e-03 : tensor<16x8xf32>
+// BF16-NEXT: %[[GQ:.*]] = nn.cast %{{.*}} : tensor<8x8xbf16> -> tensor<8x8xf32>
+// BF16-NEXT: nn.sgd_update %{{.*}}, %[[GQ]] lr = 1.000000e-03 : tensor<8x8xf32>
+// BF16-NEXT: %[[GV:.*]] = nn.cast %{{.*}} : tensor<8x8xbf16> -> tensor<8x8xf32>
+// BF16-NEXT: nn.sgd_update %{{.*}}, %[[GV]] lr = 1.000000e-03 : tensor<8x8xf32>
 // BF16-NOT: {nn.updates = "mask"}
 //
 // fp16: the loss is scaled before backward and unscaled by the optimizer.
@@ -63,4 +71,33 @@ func.func @main() -> tensor<2x4x16xf32> {
   %head = nn.transpose %wte perm = [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
   %y = nn.matmul %r, %head : tensor<2x4x8xf32>, tensor<8x16xf32> -> tensor<2x4x16xf32>
   return %y : tensor<2x4x16xf32>
+}
+
+// -----
+
+// Two layers of one class: full recomputation recomputes both, the step
+// names them; with recompute-layers=1 only the first is recomputed (its
+// relu cloned into the backward program), the second keeps its
+// activations; with 0, none.
+// FULL-LABEL: nn.training = {{{.*}}recompute = "full", recomputed_layers = ["h.0", "h.1"]
+// FULL: nn.matmul %{{.*}}, %{{.*}} {nn.recomputed}
+// FULL-NEXT: nn.relu %{{.*}} {nn.recomputed}
+// FULL: nn.matmul %{{.*}}, %{{.*}} {nn.recomputed}
+// FULL-NEXT: nn.relu %{{.*}} {nn.recomputed}
+// FIRST-LABEL: nn.training = {{{.*}}recompute = "full", recomputed_layers = ["h.0"]
+// FIRST: %[[W0:.*]] = nn.param "h.0.w"
+// FIRST: nn.matmul %{{.*}}, %[[W0]] {nn.recomputed}
+// FIRST-NEXT: nn.relu %{{.*}} {nn.recomputed}
+// FIRST-NOT: {nn.recomputed}
+// NO-LAYER-LABEL: nn.training = {{{.*}}recompute = "full", recomputed_layers = []
+// NO-LAYER-NOT: {nn.recomputed}
+func.func @main() -> tensor<2x4xf32> {
+  %x = nn.input "x" : tensor<2x4xf32>
+  %w0 = nn.param "h.0.w" : tensor<4x4xf32>
+  %w1 = nn.param "h.1.w" : tensor<4x4xf32>
+  %a0 = nn.matmul %x, %w0 : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  %r0 = nn.relu %a0 : tensor<2x4xf32>
+  %a1 = nn.matmul %r0, %w1 : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  %r1 = nn.relu %a1 : tensor<2x4xf32>
+  return %r1 : tensor<2x4xf32>
 }

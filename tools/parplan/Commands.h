@@ -65,6 +65,8 @@ struct TrainingOptions {
   double weightDecay = -1;
   std::string frozen;
   std::string recompute = "none";
+  /// With full: the first N layers of each class; -1: all.
+  int64_t recomputeLayers = -1;
   std::string mixedPrecision = "none";
 };
 

@@ -26,6 +26,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -34,7 +35,9 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <cmath>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 namespace nn = parplan::nn;
@@ -94,6 +97,76 @@ std::string shardingText(Attribute attr) {
   return text;
 }
 
+/// The bytes sbp-assign's "no plan fits in memory: the smallest needs N
+/// bytes per device ..." says the plan of least memory needs.
+std::optional<double> smallestPlanBytes(StringRef message) {
+  constexpr StringLiteral kNeeds = "the smallest needs ";
+  size_t at = message.find(kNeeds);
+  if (at == StringRef::npos)
+    return std::nullopt;
+  std::string digits;
+  for (char c : message.drop_front(at + kNeeds.size())) {
+    if (c == ',')
+      continue;
+    if (!llvm::isDigit(c))
+      break;
+    digits += c;
+  }
+  if (digits.empty())
+    return std::nullopt;
+  return std::stod(digits);
+}
+
+/// The layers nn-autodiff recomputes (nn.training's recomputed_layers), in
+/// forward order.
+std::vector<std::string> recomputedLayersOf(ModuleOp module) {
+  std::vector<std::string> layers;
+  if (auto training = module->getAttrOfType<DictionaryAttr>("nn.training"))
+    if (auto list = training.getAs<ArrayAttr>("recomputed_layers"))
+      for (auto name : list.getAsRange<StringAttr>())
+        layers.push_back(name.str());
+  return layers;
+}
+
+/// The most layers one class has among `layers`.
+int64_t largestLayerClass(const std::vector<std::string> &layers) {
+  std::map<std::string, int64_t> counts;
+  int64_t largest = 0;
+  for (const std::string &layer : layers)
+    if (!layer.empty())
+      largest = std::max(largest, ++counts[nn::layerClass(layer).str()]);
+  return largest;
+}
+
+/// "transformer.h.0 to transformer.h.13 (14 of 24 layers)": each class of
+/// recomputed layers by its first and last, then the count, out of
+/// `outOf` when fewer were chosen than the plan with every layer had.
+std::string describeLayers(const std::vector<std::string> &layers,
+                           size_t outOf) {
+  std::vector<std::vector<std::string>> runs;
+  for (const std::string &layer : layers) {
+    if (runs.empty() ||
+        nn::layerClass(runs.back().front()) != nn::layerClass(layer))
+      runs.emplace_back();
+    runs.back().push_back(layer);
+  }
+  std::string text;
+  for (const std::vector<std::string> &run : runs) {
+    text += text.empty() ? "" : ", ";
+    if (run.front().empty()) {
+      text += "outside every layer";
+      continue;
+    }
+    text += run.front();
+    if (run.size() > 1)
+      text += " to " + run.back();
+  }
+  text += " (" + std::to_string(layers.size());
+  if (outOf > layers.size())
+    text += " of " + std::to_string(outOf);
+  return text + (layers.size() == 1 && outOf <= 1 ? " layer)" : " layers)");
+}
+
 } // namespace
 
 int parplan::cli::runCompile(const CompileOptions &options) {
@@ -151,23 +224,22 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   // Without --recompute, a step that fits on no plan is built again with
   // selective, then full recomputation of activations before the compile
   // gives up; the stages run on a copy of the imported model each time.
+  // When full recomputation fits, recomputing only as many layers as the
+  // memory lacking without recomputation calls for is tried as well, and
+  // the faster plan kept.
+  bool fallback = !options.recomputeGiven && options.emit != "nn";
   std::vector<std::string> recomputeLevels = {pipeline.recompute};
-  if (!options.recomputeGiven && options.emit != "nn")
+  if (fallback)
     recomputeLevels = {"none", "selective", "full"};
   OwningOpRef<ModuleOp> imported;
-  if (recomputeLevels.size() > 1)
+  if (fallback)
     imported = module->clone();
-  std::string withoutRecompute;
-  for (size_t level = 0; level < recomputeLevels.size(); ++level) {
-    bool last = level + 1 == recomputeLevels.size();
-    pipeline.recompute = recomputeLevels[level];
-    if (level > 0)
-      module = imported->clone();
-    // A "no plan fits" error is kept, not printed: before the last level
-    // the next one is tried; after it, the error says what was tried.
-    std::optional<Diagnostic> noFit;
+  // The training step and the layouts on `module`. A "no plan fits" error
+  // is kept in `noFit`, not printed, when the fallback may go on.
+  enum class Outcome { Fits, NoFit, Failed, Emitted };
+  auto buildAndLayOut = [&](std::optional<Diagnostic> &noFit) {
     std::optional<ScopedDiagnosticHandler> keep;
-    if (recomputeLevels.size() > 1)
+    if (fallback)
       keep.emplace(&context, [&](Diagnostic &diagnostic) {
         if (diagnostic.getSeverity() == DiagnosticSeverity::Error &&
             StringRef(diagnostic.str()).starts_with("no plan fits in memory")) {
@@ -176,24 +248,79 @@ int parplan::cli::runCompile(const CompileOptions &options) {
         }
         return failure();
       });
-    // nn: the training step.
     if (!runStage(
             [&](OpPassManager &pm) { addTrainingStepPasses(pm, pipeline); }))
-      return 1;
+      return Outcome::Failed;
     if (emitAfter("nn"))
-      return 0;
-    // sbp: layouts and boxings.
+      return Outcome::Emitted;
     if (runStage([&](OpPassManager &pm) { addLayoutPasses(pm, pipeline); }))
-      break;
-    if (!noFit)
+      return Outcome::Fits;
+    return noFit ? Outcome::NoFit : Outcome::Failed;
+  };
+  std::string withoutRecompute;
+  std::optional<double> neededWithout;
+  for (size_t level = 0; level < recomputeLevels.size(); ++level) {
+    pipeline.recompute = recomputeLevels[level];
+    if (level > 0)
+      module = imported->clone();
+    std::optional<Diagnostic> noFit;
+    Outcome outcome = buildAndLayOut(noFit);
+    if (outcome == Outcome::Emitted)
+      return 0;
+    if (outcome == Outcome::Failed)
       return 1;
-    if (level == 0)
+    if (outcome == Outcome::Fits)
+      break;
+    if (level == 0) {
       withoutRecompute = noFit->str();
-    if (last) {
-      keep.reset();
+      neededWithout = smallestPlanBytes(withoutRecompute);
+    }
+    if (level + 1 == recomputeLevels.size()) {
       emitError(noFit->getLocation())
           << noFit->str() << " (even with full recomputation of activations)";
       return 1;
+    }
+  }
+  std::vector<std::string> recomputedLayers = recomputedLayersOf(*module);
+  size_t layersInAll = recomputedLayers.size();
+  if (fallback && pipeline.recompute == "full" && neededWithout) {
+    auto figure = [](ModuleOp m, StringRef key) {
+      return cast<FloatAttr>(
+                 m->getAttrOfType<DictionaryAttr>("sbp.plan").get(key))
+          .getValueAsDouble();
+    };
+    auto integer = [](ModuleOp m, StringRef key) {
+      return static_cast<double>(
+          cast<IntegerAttr>(
+              m->getAttrOfType<DictionaryAttr>("sbp.plan").get(key))
+              .getInt());
+    };
+    // Memory falls about linearly with the layers recomputed: from what
+    // the smallest plan needed without recomputation to what the plan with
+    // every layer recomputed takes.
+    double capacity = integer(*module, "device_memory_bytes");
+    double withAll = integer(*module, "memory_bytes");
+    int64_t perClass = largestLayerClass(recomputedLayers);
+    if (*neededWithout > withAll && perClass > 1) {
+      double share = (*neededWithout - capacity) / (*neededWithout - withAll);
+      // A hair below a whole count is that count, not one more.
+      auto count = static_cast<int64_t>(
+          std::ceil(share * static_cast<double>(perClass) - 1e-9));
+      if (count >= 1 && count < perClass) {
+        OwningOpRef<ModuleOp> allLayers = std::move(module);
+        module = imported->clone();
+        pipeline.recomputeLayers = count;
+        std::optional<Diagnostic> noFit;
+        Outcome outcome = buildAndLayOut(noFit);
+        if (outcome == Outcome::Failed)
+          return 1;
+        if (outcome != Outcome::Fits ||
+            figure(*module, "step_time") >= figure(*allLayers, "step_time")) {
+          module = std::move(allLayers);
+          pipeline.recomputeLayers = -1;
+        }
+        recomputedLayers = recomputedLayersOf(*module);
+      }
     }
   }
   if (emitAfter("sbp"))
@@ -322,6 +449,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"estimated_memory_bytes_per_device", estimatedMemory},
       {"compile_time_s", compileSeconds},
       {"recompute", pipeline.recompute},
+      {"recomputed_layers", llvm::json::Array(recomputedLayers)},
       {"programs", std::move(perProgram)},
       {"ops", std::move(ops)}};
   if (!writeFile(summaryPath.str().str(), [&](llvm::raw_ostream &out) {
@@ -352,9 +480,14 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                           name == start ? " (chosen)" : "");
     fmt::print("  starts           {}\n", line);
   }
-  if (!withoutRecompute.empty())
-    fmt::print("  recompute        {} (without recomputation {})\n",
-               pipeline.recompute, withoutRecompute);
+  if (pipeline.recompute != "none") {
+    std::string line = pipeline.recompute;
+    if (!recomputedLayers.empty())
+      line += ", " + describeLayers(recomputedLayers, layersInAll);
+    if (!withoutRecompute.empty())
+      line += " (without recomputation " + withoutRecompute + ")";
+    fmt::print("  recompute        {}\n", line);
+  }
   fmt::print("  per device       peak memory {} planned ({} estimated), "
              "communication {} per step, {}\n",
              formatBytes(peak), formatBytes(estimatedMemory),

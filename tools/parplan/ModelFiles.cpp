@@ -120,6 +120,7 @@ void parplan::cli::setPipelineOptions(CompilePipelineOptions &pipeline,
   pipeline.weightDecay = training.weightDecay;
   pipeline.frozen = training.frozen;
   pipeline.recompute = training.recompute;
+  pipeline.recomputeLayers = training.recomputeLayers;
   pipeline.mixedPrecision = training.mixedPrecision;
   if (!layout)
     return;

@@ -147,12 +147,21 @@ void addTrainingOptions(CLI::App *command,
   command->add_option("--frozen", training.frozen,
                       "Comma-separated globs of parameters not to train "
                       "(e.g. attention masks exported as initializers)");
+  CLI::Option *recompute =
+      command
+          ->add_option(
+              "--recompute", training.recompute,
+              "Activation recomputation: none, selective or full "
+              "(default none; compile tries selective, then full, on as "
+              "few layers as fit, when nothing fits without)")
+          ->check(CLI::IsMember({"none", "selective", "full"}));
   command
-      ->add_option("--recompute", training.recompute,
-                   "Activation recomputation: none, selective or full "
-                   "(default none; compile tries selective, then full, when "
-                   "nothing fits without)")
-      ->check(CLI::IsMember({"none", "selective", "full"}));
+      ->add_option("--recompute-layers", training.recomputeLayers,
+                   "With --recompute full: recompute the first N layers of "
+                   "each class (layers named alike but for their number), "
+                   "the others keep their activations (default: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(recompute);
   command
       ->add_option("--mixed-precision", training.mixedPrecision,
                    "none (default), bf16 or fp16 (fp32 master weights)")

@@ -76,6 +76,10 @@ struct CompilePipelineOptions
   Option<std::string> recompute{*this, "recompute",
                                 llvm::cl::desc("none, selective or full"),
                                 llvm::cl::init("none")};
+  Option<int64_t> recomputeLayers{
+      *this, "recompute-layers",
+      llvm::cl::desc("With full: the first N layers of each class (-1: all)"),
+      llvm::cl::init(-1)};
   Option<std::string> mixedPrecision{*this, "mixed-precision",
                                      llvm::cl::desc("none, bf16 or fp16"),
                                      llvm::cl::init("none")};

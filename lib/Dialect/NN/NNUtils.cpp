@@ -4,6 +4,7 @@
 #include "parplan/Dialect/NN/NNOps.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 std::optional<int64_t> parplan::nn::normalizeAxis(int64_t axis, int64_t rank) {
@@ -43,4 +44,22 @@ std::string parplan::nn::nodeName(mlir::Operation *op) {
   if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc))
     return name.getName().str();
   return "";
+}
+
+std::string parplan::nn::layerKey(llvm::StringRef parameterName) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  parameterName.split(parts, '.');
+  std::string key;
+  for (llvm::StringRef part : parts) {
+    if (!key.empty())
+      key += '.';
+    key += part.str();
+    if (!part.empty() && llvm::all_of(part, llvm::isDigit))
+      return key;
+  }
+  return "";
+}
+
+llvm::StringRef parplan::nn::layerClass(llvm::StringRef layer) {
+  return layer.rsplit('.').first;
 }

@@ -9,6 +9,7 @@
 #define PARPLAN_DIALECT_NN_NNUTILS_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 
 namespace mlir {
 class Operation;
@@ -32,6 +33,16 @@ std::string listString(llvm::ArrayRef<int64_t> values);
 /// The name a user knows an op by: the ONNX node (its NameLoc), or the
 /// initializer or input name of parameters and inputs; empty when none.
 std::string nodeName(mlir::Operation *op);
+
+/// The layer a parameter belongs to, by its name up to its first
+/// all-digit component ("transformer.h.3.attn.c_attn.weight" ->
+/// "transformer.h.3"); empty when there is none. Recomputation works by
+/// layer.
+std::string layerKey(llvm::StringRef parameterName);
+
+/// "transformer.h.3" -> "transformer.h": layers named alike but for their
+/// number are one class.
+llvm::StringRef layerClass(llvm::StringRef layer);
 
 } // namespace parplan::nn
 
