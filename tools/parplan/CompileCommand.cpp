@@ -285,24 +285,37 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   size_t layersInAll = recomputedLayers.size();
   if (fallback && pipeline.recompute == "full" && neededWithout) {
     auto figure = [](ModuleOp m, StringRef key) {
-      return cast<FloatAttr>(
-                 m->getAttrOfType<DictionaryAttr>("sbp.plan").get(key))
-          .getValueAsDouble();
+      Attribute value = m->getAttrOfType<DictionaryAttr>("sbp.plan").get(key);
+      if (auto integer = dyn_cast<IntegerAttr>(value))
+        return static_cast<double>(integer.getInt());
+      return cast<FloatAttr>(value).getValueAsDouble();
     };
-    auto integer = [](ModuleOp m, StringRef key) {
-      return static_cast<double>(
-          cast<IntegerAttr>(
-              m->getAttrOfType<DictionaryAttr>("sbp.plan").get(key))
-              .getInt());
+    // The peak of the arena plan-memory lays out for a laid-out step: the
+    // cost model's memory leaves out what lives only for a moment in the
+    // backward pass (an activation, its gradient and its input's at once).
+    auto plannedPeak = [&](ModuleOp source) -> std::optional<double> {
+      OwningOpRef<ModuleOp> lowered = source.clone();
+      PassManager lowering(&context);
+      addLoweringPasses(lowering);
+      if (failed(lowering.run(*lowered)))
+        return std::nullopt;
+      int64_t peak = 0;
+      for (plan::ProgramOp program : lowered->getOps<plan::ProgramOp>())
+        peak = std::max(peak, deviceFigures(program).peakMemoryBytes);
+      return static_cast<double>(peak);
     };
     // Memory falls about linearly with the layers recomputed: from what
     // the smallest plan needed without recomputation to what the plan with
-    // every layer recomputed takes.
-    double capacity = integer(*module, "device_memory_bytes");
-    double withAll = integer(*module, "memory_bytes");
+    // every layer recomputed takes. The device is taken as smaller by what
+    // that plan's arena exceeds its estimate.
+    double capacity = figure(*module, "device_memory_bytes");
+    double withAll = figure(*module, "memory_bytes");
+    std::optional<double> plannedAll = plannedPeak(*module);
+    double target =
+        capacity - std::max(0.0, plannedAll.value_or(withAll) - withAll);
     int64_t perClass = largestLayerClass(recomputedLayers);
     if (*neededWithout > withAll && perClass > 1) {
-      double share = (*neededWithout - capacity) / (*neededWithout - withAll);
+      double share = (*neededWithout - target) / (*neededWithout - withAll);
       // A hair below a whole count is that count, not one more.
       auto count = static_cast<int64_t>(
           std::ceil(share * static_cast<double>(perClass) - 1e-9));
@@ -314,8 +327,16 @@ int parplan::cli::runCompile(const CompileOptions &options) {
         Outcome outcome = buildAndLayOut(noFit);
         if (outcome == Outcome::Failed)
           return 1;
-        if (outcome != Outcome::Fits ||
-            figure(*module, "step_time") >= figure(*allLayers, "step_time")) {
+        // Kept when faster and its arena fits too, as every kept plan is
+        // checked.
+        bool kept =
+            outcome == Outcome::Fits &&
+            figure(*module, "step_time") < figure(*allLayers, "step_time");
+        if (kept) {
+          std::optional<double> peak = plannedPeak(*module);
+          kept = peak && *peak <= capacity;
+        }
+        if (!kept) {
           module = std::move(allLayers);
           pipeline.recomputeLayers = -1;
         }
