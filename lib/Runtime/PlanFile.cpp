@@ -479,6 +479,18 @@ private:
                          where + " results[" + std::to_string(i) + "]");
           !status.ok())
         return status;
+    // A result written over an operand only where the kernel reads each
+    // element before writing it (an optimizer stepping in place).
+    for (int i = 0; i < results; ++i)
+      for (int j = 0; j < operands; ++j)
+        if (kernel.results(i) == kernel.operands(j) &&
+            !(static_cast<size_t>(i) < signature->inPlaceOperand.size() &&
+              signature->inPlaceOperand[static_cast<size_t>(i)] == j))
+          return Status::failure(
+              where + " results[" + std::to_string(i) + "] is operands[" +
+              std::to_string(j) + "] (buffer " +
+              std::to_string(kernel.results(i)) + "), which nn." + kernel.op() +
+              " may not write in place");
     std::set<std::string> names;
     for (const plan::Attr &attr : kernel.attrs()) {
       if (!names.insert(attr.name()).second)

@@ -176,6 +176,16 @@ TEST_CASE("writePlanFile reports a path it cannot write", "[plan]") {
         0);
 }
 
+TEST_CASE("checkPlan accepts an optimizer stepping in place", "[plan]") {
+  plan::Plan inPlace = smallPlan();
+  plan::Program &program = *inPlace.mutable_programs(0);
+  program.mutable_instructions(3)->mutable_kernel()->set_results(0, 1);
+  program.clear_updates();
+  Status status = checkPlan(inPlace);
+  INFO(status.error);
+  CHECK(status.ok());
+}
+
 TEST_CASE("checkPlan accepts a valid plan", "[plan]") {
   CHECK(checkPlan(smallPlan()).error == "");
 }
@@ -193,6 +203,24 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
   };
   CHECK(has(errorAfter([](plan::Plan &p) { p.clear_programs(); }),
             "plan has no programs"));
+  // Only a kernel that reads each element before writing it may write a
+  // result over an operand, and only over the one its signature names.
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)
+                  ->mutable_instructions(0)
+                  ->mutable_kernel()
+                  ->set_results(0, 0);
+            }),
+            "results[0] is operands[0] (buffer 0), which nn.matmul may not "
+            "write in place"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)
+                  ->mutable_instructions(3)
+                  ->mutable_kernel()
+                  ->set_results(0, 4);
+            }),
+            "results[0] is operands[1] (buffer 4), which nn.sgd_update may "
+            "not write in place"));
   CHECK(has(errorAfter([](plan::Plan &p) { p.set_mesh_shape(0, 1); }),
             "program 0 lists device 1, not one of the 1 devices of mesh [1]"));
   CHECK(has(errorAfter([](plan::Plan &p) { p.set_mesh_shape(0, -1); }),

@@ -237,10 +237,15 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   // The training step and the layouts on `module`. A "no plan fits" error
   // is kept in `noFit`, not printed, when the fallback may go on.
   enum class Outcome { Fits, NoFit, Failed, Emitted };
-  auto buildAndLayOut = [&](std::optional<Diagnostic> &noFit) {
+  // With `quiet`, nothing is printed: an attempt that may fail without
+  // failing the compile.
+  auto buildAndLayOut = [&](std::optional<Diagnostic> &noFit,
+                            bool quiet = false) {
     std::optional<ScopedDiagnosticHandler> keep;
     if (fallback)
-      keep.emplace(&context, [&](Diagnostic &diagnostic) {
+      keep.emplace(&context, [&, quiet](Diagnostic &diagnostic) {
+        if (quiet)
+          return success();
         if (diagnostic.getSeverity() == DiagnosticSeverity::Error &&
             StringRef(diagnostic.str()).starts_with("no plan fits in memory")) {
           noFit.emplace(std::move(diagnostic));
@@ -294,6 +299,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     // cost model's memory leaves out what lives only for a moment in the
     // backward pass (an activation, its gradient and its input's at once).
     auto plannedPeak = [&](ModuleOp source) -> std::optional<double> {
+      ScopedDiagnosticHandler quiet(&context,
+                                    [](Diagnostic &) { return success(); });
       OwningOpRef<ModuleOp> lowered = source.clone();
       PassManager lowering(&context);
       addLoweringPasses(lowering);
@@ -310,23 +317,26 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     // that plan's arena exceeds its estimate.
     double capacity = figure(*module, "device_memory_bytes");
     double withAll = figure(*module, "memory_bytes");
-    std::optional<double> plannedAll = plannedPeak(*module);
-    double target =
-        capacity - std::max(0.0, plannedAll.value_or(withAll) - withAll);
     int64_t perClass = largestLayerClass(recomputedLayers);
-    if (*neededWithout > withAll && perClass > 1) {
+    auto layersFor = [&](double target) {
       double share = (*neededWithout - target) / (*neededWithout - withAll);
       // A hair below a whole count is that count, not one more.
-      auto count = static_cast<int64_t>(
+      return static_cast<int64_t>(
           std::ceil(share * static_cast<double>(perClass) - 1e-9));
+    };
+    // The device taken as smaller only raises the count: no lowering when
+    // even the whole device calls for every layer.
+    if (*neededWithout > withAll && perClass > 1 &&
+        layersFor(capacity) < perClass) {
+      std::optional<double> plannedAll = plannedPeak(*module);
+      int64_t count = layersFor(
+          capacity - std::max(0.0, plannedAll.value_or(withAll) - withAll));
       if (count >= 1 && count < perClass) {
         OwningOpRef<ModuleOp> allLayers = std::move(module);
         module = imported->clone();
         pipeline.recomputeLayers = count;
         std::optional<Diagnostic> noFit;
-        Outcome outcome = buildAndLayOut(noFit);
-        if (outcome == Outcome::Failed)
-          return 1;
+        Outcome outcome = buildAndLayOut(noFit, /*quiet=*/true);
         // Kept when faster and its arena fits too, as every kept plan is
         // checked.
         bool kept =
