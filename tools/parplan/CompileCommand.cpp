@@ -214,11 +214,12 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   // The stages' pass managers live to the end: the timing report knows a
   // pass by its address, which a freed pass would hand to the next one.
   std::vector<std::unique_ptr<PassManager>> stages;
-  auto runStage = [&](function_ref<void(OpPassManager &)> addPasses) {
+  auto runStage = [&](function_ref<void(OpPassManager &)> addPasses,
+                      ModuleOp target = {}) {
     stages.push_back(std::make_unique<PassManager>(&context));
     stages.back()->enableTiming(timingRoot);
     addPasses(*stages.back());
-    return succeeded(stages.back()->run(*module));
+    return succeeded(stages.back()->run(target ? target : *module));
   };
 
   // Without --recompute, a step that fits on no plan is built again with
@@ -262,9 +263,44 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       return Outcome::Fits;
     return noFit ? Outcome::NoFit : Outcome::Failed;
   };
+  auto figure = [](ModuleOp m, StringRef key) {
+    Attribute value = m->getAttrOfType<DictionaryAttr>("sbp.plan").get(key);
+    if (auto integer = dyn_cast<IntegerAttr>(value))
+      return static_cast<double>(integer.getInt());
+    return cast<FloatAttr>(value).getValueAsDouble();
+  };
+  // A laid-out step lowered on a copy, with the peak of the arena
+  // plan-memory lays out and what the lowering said (said again if the
+  // copy is kept, so that the plan kept is not lowered twice). The cost
+  // model's memory leaves out what lives only for a moment in the backward
+  // pass (an activation, its gradient and its input's at once), so the
+  // fallback judges every plan by its arena as well.
+  struct Lowered {
+    OwningOpRef<ModuleOp> module;
+    double peak = 0;
+    std::vector<Diagnostic> said;
+  };
+  auto lowerCopy = [&](ModuleOp source) -> std::optional<Lowered> {
+    Lowered lowered;
+    lowered.module = source.clone();
+    ScopedDiagnosticHandler keep(&context, [&](Diagnostic &diagnostic) {
+      lowered.said.push_back(std::move(diagnostic));
+      return success();
+    });
+    if (!runStage([&](OpPassManager &pm) { addLoweringPasses(pm); },
+                  *lowered.module))
+      return std::nullopt;
+    for (plan::ProgramOp program : lowered.module->getOps<plan::ProgramOp>())
+      lowered.peak =
+          std::max(lowered.peak,
+                   static_cast<double>(deviceFigures(program).peakMemoryBytes));
+    return lowered;
+  };
+  std::optional<Lowered> lowered;
   std::string withoutRecompute;
   std::optional<double> neededWithout;
   for (size_t level = 0; level < recomputeLevels.size(); ++level) {
+    bool last = level + 1 == recomputeLevels.size();
     pipeline.recompute = recomputeLevels[level];
     if (level > 0)
       module = imported->clone();
@@ -274,13 +310,29 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       return 0;
     if (outcome == Outcome::Failed)
       return 1;
-    if (outcome == Outcome::Fits)
-      break;
+    if (outcome == Outcome::Fits) {
+      if (!fallback || last)
+        break;
+      lowered = lowerCopy(*module);
+      double capacity = figure(*module, "device_memory_bytes");
+      if (!lowered || lowered->peak <= capacity)
+        break;
+      // The estimate fits; the arena does not: the next level is tried.
+      if (level == 0)
+        withoutRecompute = fmt::format(
+            "the planned peak memory {} per device exceeds the device's {} "
+            "(the cost model estimated {})",
+            formatBytes(static_cast<int64_t>(lowered->peak)),
+            formatBytes(static_cast<int64_t>(capacity)),
+            formatBytes(static_cast<int64_t>(figure(*module, "memory_bytes"))));
+      lowered.reset();
+      continue;
+    }
     if (level == 0) {
       withoutRecompute = noFit->str();
       neededWithout = smallestPlanBytes(withoutRecompute);
     }
-    if (level + 1 == recomputeLevels.size()) {
+    if (last) {
       emitError(noFit->getLocation())
           << noFit->str() << " (even with full recomputation of activations)";
       return 1;
@@ -289,28 +341,6 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   std::vector<std::string> recomputedLayers = recomputedLayersOf(*module);
   size_t layersInAll = recomputedLayers.size();
   if (fallback && pipeline.recompute == "full" && neededWithout) {
-    auto figure = [](ModuleOp m, StringRef key) {
-      Attribute value = m->getAttrOfType<DictionaryAttr>("sbp.plan").get(key);
-      if (auto integer = dyn_cast<IntegerAttr>(value))
-        return static_cast<double>(integer.getInt());
-      return cast<FloatAttr>(value).getValueAsDouble();
-    };
-    // The peak of the arena plan-memory lays out for a laid-out step: the
-    // cost model's memory leaves out what lives only for a moment in the
-    // backward pass (an activation, its gradient and its input's at once).
-    auto plannedPeak = [&](ModuleOp source) -> std::optional<double> {
-      ScopedDiagnosticHandler quiet(&context,
-                                    [](Diagnostic &) { return success(); });
-      OwningOpRef<ModuleOp> lowered = source.clone();
-      PassManager lowering(&context);
-      addLoweringPasses(lowering);
-      if (failed(lowering.run(*lowered)))
-        return std::nullopt;
-      int64_t peak = 0;
-      for (plan::ProgramOp program : lowered->getOps<plan::ProgramOp>())
-        peak = std::max(peak, deviceFigures(program).peakMemoryBytes);
-      return static_cast<double>(peak);
-    };
     // Memory falls about linearly with the layers recomputed: from what
     // the smallest plan needed without recomputation to what the plan with
     // every layer recomputed takes. The device is taken as smaller by what
@@ -328,25 +358,23 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     // even the whole device calls for every layer.
     if (*neededWithout > withAll && perClass > 1 &&
         layersFor(capacity) < perClass) {
-      std::optional<double> plannedAll = plannedPeak(*module);
-      int64_t count = layersFor(
-          capacity - std::max(0.0, plannedAll.value_or(withAll) - withAll));
+      lowered = lowerCopy(*module);
+      double plannedAll = lowered ? lowered->peak : withAll;
+      int64_t count = layersFor(capacity - std::max(0.0, plannedAll - withAll));
       if (count >= 1 && count < perClass) {
         OwningOpRef<ModuleOp> allLayers = std::move(module);
         module = imported->clone();
         pipeline.recomputeLayers = count;
         std::optional<Diagnostic> noFit;
         Outcome outcome = buildAndLayOut(noFit, /*quiet=*/true);
-        // Kept when faster and its arena fits too, as every kept plan is
-        // checked.
-        bool kept =
-            outcome == Outcome::Fits &&
-            figure(*module, "step_time") < figure(*allLayers, "step_time");
-        if (kept) {
-          std::optional<double> peak = plannedPeak(*module);
-          kept = peak && *peak <= capacity;
-        }
-        if (!kept) {
+        // Kept when faster and its arena fits too.
+        std::optional<Lowered> fewer;
+        if (outcome == Outcome::Fits &&
+            figure(*module, "step_time") < figure(*allLayers, "step_time"))
+          fewer = lowerCopy(*module);
+        if (fewer && fewer->peak <= capacity) {
+          lowered = std::move(fewer);
+        } else {
           module = std::move(allLayers);
           pipeline.recomputeLayers = -1;
         }
@@ -411,9 +439,15 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                                      {"cost_s", cost}});
   });
 
-  // plan: per-device programs.
-  if (!runStage([&](OpPassManager &pm) { addLoweringPasses(pm); }))
+  // plan: per-device programs (already lowered when the fallback judged
+  // the plan by its arena).
+  if (lowered) {
+    for (Diagnostic &diagnostic : lowered->said)
+      context.getDiagEngine().emit(std::move(diagnostic));
+    module = std::move(lowered->module);
+  } else if (!runStage([&](OpPassManager &pm) { addLoweringPasses(pm); })) {
     return 1;
+  }
   if (emitAfter("plan"))
     return 0;
   if (options.output.empty()) {
