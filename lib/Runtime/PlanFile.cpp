@@ -187,24 +187,64 @@ template <typename List> std::vector<int64_t> toVector(const List &list) {
   return std::vector<int64_t>(list.begin(), list.end());
 }
 
+/// A mesh that programs and groups are read in: the plan's mesh_shape
+/// over devices 0 .. N-1, or one of its named meshes.
+struct MeshView {
+  Shape shape;
+  /// Device ids in row-major order; empty for mesh_shape (a device id is
+  /// then its position).
+  std::vector<int64_t> devices;
+
+  /// The row-major position of `device`, -1 when the mesh does not hold it.
+  int64_t indexOf(int64_t device) const {
+    if (devices.empty())
+      return device >= 0 && device < meshSize(shape) ? device : -1;
+    auto found = std::find(devices.begin(), devices.end(), device);
+    return found == devices.end() ? -1 : found - devices.begin();
+  }
+  int64_t deviceAt(int64_t index) const {
+    return devices.empty() ? index : devices[static_cast<size_t>(index)];
+  }
+  Shape coordinate(int64_t device) const {
+    return meshCoordinate(shape, indexOf(device));
+  }
+};
+
+/// The mesh named `name` in `planMessage` (mesh_shape for ""), which must
+/// exist.
+MeshView meshView(const plan::Plan &planMessage, const std::string &name) {
+  if (name.empty())
+    return {toVector(planMessage.mesh_shape()), {}};
+  for (const plan::Mesh &mesh : planMessage.meshes())
+    if (mesh.name() == name)
+      return {toVector(mesh.shape()), toVector(mesh.devices())};
+  return {};
+}
+
 /// The rank of `device` in `group` (row-major over a mesh-axes group's
-/// axes); -1 when it is no member.
-int64_t rankInGroup(const plan::Group &group, const Shape &meshShape,
+/// axes of `mesh`, the group's); -1 when it is no member.
+int64_t rankInGroup(const plan::Group &group, const MeshView &mesh,
                     int64_t device) {
   for (int r = 0; r < group.devices_size(); ++r)
     if (group.devices(r) == device)
       return r;
-  if (group.mesh_axes_size() == 0)
+  int64_t index = mesh.indexOf(device);
+  if (group.mesh_axes_size() == 0 || index < 0)
     return -1;
-  return axesRank(meshShape, toVector(group.mesh_axes()), device);
+  return axesRank(mesh.shape, toVector(group.mesh_axes()), index);
 }
 
-/// The devices of `group` as `device` sees it, in rank order.
+/// The devices of `group` as `device` sees it, in rank order; `mesh` is
+/// the group's and holds `device`.
 std::vector<int64_t> groupDevices(const plan::Group &group,
-                                  const Shape &meshShape, int64_t device) {
+                                  const MeshView &mesh, int64_t device) {
   if (group.devices_size() != 0)
     return toVector(group.devices());
-  return axesGroup(meshShape, toVector(group.mesh_axes()), device);
+  std::vector<int64_t> members =
+      axesGroup(mesh.shape, toVector(group.mesh_axes()), mesh.indexOf(device));
+  for (int64_t &member : members)
+    member = mesh.deviceAt(member);
+  return members;
 }
 
 class PlanChecker {
@@ -268,7 +308,73 @@ private:
         return Status::failure("no program runs device " +
                                std::to_string(device) + " of mesh " +
                                toString(meshShape_));
+    return checkNamedMeshes();
+  }
+
+  /// Named meshes: shapes that hold their device lists, over disjoint
+  /// devices of the plan; a program naming one runs on devices it holds.
+  Status checkNamedMeshes() {
+    int64_t devices = static_cast<int64_t>(owner_.size());
+    meshes_[""] = MeshView{meshShape_, {}};
+    std::vector<int> holder(static_cast<size_t>(devices), -1);
+    for (int m = 0; m < plan_.meshes_size(); ++m) {
+      const plan::Mesh &mesh = plan_.meshes(m);
+      std::string where =
+          "plan meshes[" + std::to_string(m) + "] '" + mesh.name() + "'";
+      if (mesh.name().empty())
+        return Status::failure(where + " has no name");
+      if (meshes_.count(mesh.name()))
+        return Status::failure(where + " has the name of an earlier mesh");
+      Shape shape = toVector(mesh.shape());
+      int64_t size = 1;
+      for (int64_t axis : shape) {
+        if (axis <= 0 || axis > kMaxDevices / size)
+          return Status::failure(where + " shape " + toString(shape) +
+                                 ": axes must be positive");
+        size *= axis;
+      }
+      if (shape.empty() || size != mesh.devices_size())
+        return Status::failure(where + " lists " +
+                               std::to_string(mesh.devices_size()) +
+                               " devices for its shape " + toString(shape));
+      for (int64_t device : mesh.devices()) {
+        if (device < 0 || device >= devices)
+          return Status::failure(where + " lists device " +
+                                 std::to_string(device) + ", not one of the " +
+                                 std::to_string(devices) +
+                                 " devices of the plan");
+        int &meshHolding = holder[static_cast<size_t>(device)];
+        if (meshHolding >= 0)
+          return Status::failure(
+              where + " lists device " + std::to_string(device) +
+              (meshHolding == m
+                   ? " twice"
+                   : ", which mesh '" + plan_.meshes(meshHolding).name() +
+                         "' holds too"));
+        meshHolding = m;
+      }
+      meshes_[mesh.name()] = meshView(plan_, mesh.name());
+    }
+    for (int p = 0; p < plan_.programs_size(); ++p) {
+      const plan::Program &program = plan_.programs(p);
+      if (program.mesh().empty())
+        continue;
+      std::string where = "program " + std::to_string(p);
+      auto mesh = meshes_.find(program.mesh());
+      if (mesh == meshes_.end())
+        return Status::failure(where + " names mesh '" + program.mesh() +
+                               "', which the plan does not declare");
+      for (int64_t device : program.devices())
+        if (mesh->second.indexOf(device) < 0)
+          return Status::failure(where + " lists device " +
+                                 std::to_string(device) + ", which its mesh '" +
+                                 program.mesh() + "' does not hold");
+    }
     return Status::success();
+  }
+
+  const MeshView &meshOf(const plan::Program &program) const {
+    return meshes_.at(program.mesh());
   }
 
   Status checkGroups() {
@@ -295,13 +401,21 @@ private:
           return Status::failure(where + " names device " +
                                  std::to_string(device) + " twice");
       }
+      if (!group.mesh().empty() && group.mesh_axes_size() == 0)
+        return Status::failure(where + " names mesh '" + group.mesh() +
+                               "' but no mesh_axes");
+      auto mesh = meshes_.find(group.mesh());
+      if (mesh == meshes_.end())
+        return Status::failure(where + " names mesh '" + group.mesh() +
+                               "', which the plan does not declare");
+      const Shape &meshShape = mesh->second.shape;
       for (int i = 0; i < group.mesh_axes_size(); ++i) {
         int64_t axis = group.mesh_axes(i);
-        if (axis < 0 || axis >= static_cast<int64_t>(meshShape_.size()) ||
+        if (axis < 0 || axis >= static_cast<int64_t>(meshShape.size()) ||
             (i > 0 && axis <= group.mesh_axes(i - 1)))
           return Status::failure(
               where + " mesh_axes " + toString(toVector(group.mesh_axes())) +
-              " are not ascending axes of mesh " + toString(meshShape_));
+              " are not ascending axes of mesh " + toString(meshShape));
       }
     }
     return Status::success();
@@ -310,11 +424,11 @@ private:
   /// `splits` (one entry per mesh axis, -1 or a dimension of a tensor of
   /// `shape`) at `where`.
   Status checkSplits(const std::vector<int64_t> &splits, const Shape &shape,
-                     const std::string &where) {
-    if (splits.size() != meshShape_.size())
+                     const MeshView &mesh, const std::string &where) {
+    if (splits.size() != mesh.shape.size())
       return Status::failure(where + " splits " + toString(splits) +
                              " need one entry per axis of mesh " +
-                             toString(meshShape_));
+                             toString(mesh.shape));
     for (int64_t dim : splits)
       if (dim < -1 || dim >= static_cast<int64_t>(shape.size()))
         return Status::failure(where + " splits " + toString(splits) +
@@ -328,7 +442,7 @@ private:
   std::vector<int64_t> devicesToCheck(const plan::Program &program,
                                       const Shape &shape,
                                       const std::vector<int64_t> &splits) {
-    if (hasEvenBlocks(shape, meshShape_, fromSplits(splits)))
+    if (hasEvenBlocks(shape, meshOf(program).shape, fromSplits(splits)))
       return {program.devices(0)};
     return toVector(program.devices());
   }
@@ -355,12 +469,13 @@ private:
       logicalElements *= size;
     }
     std::vector<int64_t> splits = toVector(buffer.splits());
-    if (Status status = checkSplits(splits, logical, where); !status.ok())
+    const MeshView &mesh = meshOf(program);
+    if (Status status = checkSplits(splits, logical, mesh, where); !status.ok())
       return status;
     NdSbp layout = fromSplits(splits);
     for (int64_t device : devicesToCheck(program, logical, splits)) {
-      Shape block = localShape(logical, meshShape_, layout,
-                               meshCoordinate(meshShape_, device));
+      Shape block =
+          localShape(logical, mesh.shape, layout, mesh.coordinate(device));
       if (block != shape)
         return Status::failure(
             where + ": device " + std::to_string(device) + "'s block of " +
@@ -507,7 +622,8 @@ private:
           if (size < 0)
             return Status::failure(at + " has a negative shape " +
                                    toString(shape));
-        if (Status status = checkSplits(toVector(offset.splits()), shape, at);
+        if (Status status = checkSplits(toVector(offset.splits()), shape,
+                                        meshOf(program), at);
             !status.ok())
           return status;
         if (offset.dim() < -1 ||
@@ -641,9 +757,10 @@ private:
   int64_t groupSize(const plan::Group &group) const {
     if (group.devices_size() != 0)
       return group.devices_size();
+    const Shape &meshShape = meshes_.at(group.mesh()).shape;
     int64_t n = 1;
     for (int64_t axis : group.mesh_axes())
-      n *= meshShape_[axis];
+      n *= meshShape[static_cast<size_t>(axis)];
     return n;
   }
 
@@ -659,7 +776,7 @@ private:
     }
     std::set<int64_t> distinct;
     for (int64_t device : program.devices()) {
-      int64_t rank = rankInGroup(group, meshShape_, device);
+      int64_t rank = rankInGroup(group, meshes_.at(group.mesh()), device);
       if (rank < 0)
         return Status::failure("which does not contain device " +
                                std::to_string(device));
@@ -934,6 +1051,8 @@ private:
   const plan::Plan &plan_;
   std::map<std::string, const plan::Group *> groups_;
   Shape meshShape_;
+  /// The named meshes and, as "", mesh_shape.
+  std::map<std::string, MeshView> meshes_;
   /// The program each device runs.
   std::vector<int> owner_;
   std::map<std::pair<const plan::Program *, const plan::Group *>,
@@ -966,9 +1085,11 @@ Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
   if (index < 0)
     return Status::failure("device " + std::to_string(device) +
                            " runs none of the plan's programs");
-  Shape meshShape = toVector(planMessage.mesh_shape());
+  const plan::Program &shared = planMessage.programs(index);
+  MeshView mesh = meshView(planMessage, shared.mesh());
+  const Shape &meshShape = mesh.shape;
   out.device = device;
-  out.coordinate = meshCoordinate(meshShape, device);
+  out.coordinate = mesh.coordinate(device);
   out.program = planMessage.programs(index);
   out.program.clear_devices();
   out.program.add_devices(device);
@@ -1029,9 +1150,12 @@ Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
       *attr.mutable_ints_value() = std::move(list);
     }
   }
+  // Fixed groups, and the mesh-axes groups of the program's mesh (those of
+  // other meshes hold none of its devices).
   out.groups.clear();
   for (const plan::Group &group : planMessage.groups())
-    out.groups[group.name()] = groupDevices(group, meshShape, device);
+    if (group.devices_size() != 0 || group.mesh() == shared.mesh())
+      out.groups[group.name()] = groupDevices(group, mesh, device);
   return Status::success();
 }
 

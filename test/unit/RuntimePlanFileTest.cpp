@@ -15,6 +15,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -153,7 +154,7 @@ TEST_CASE("plan file errors name the file", "[plan]") {
 
   std::string payload = smallPlan().SerializeAsString();
   CHECK(errorOf(envelope(7, payload, planChecksum(payload)))
-            .find("has schema version 7; this parplan-run reads version 2") !=
+            .find("has schema version 7; this parplan-run reads version 3") !=
         std::string::npos);
 
   // The payload's last byte comes just before the checksum's tag and 8
@@ -711,4 +712,134 @@ TEST_CASE("checkMessageOrder: NCCL matches messages by order, not tag",
         "device 0 sends to device 1 with tags 7, 8 in that order, but device "
         "1 receives them as 8, 7; NCCL matches messages by order, not by tag");
   CHECK(checkMessageOrder(smallPlan()).error == "");
+}
+
+namespace {
+
+/// Two meshes over four devices: "first" (2 devices, 0 and 1) and "second"
+/// (2 devices, listed 3 then 2), each with a program holding its block of
+/// a 4x3 tensor split by rows, and a group along its axis.
+plan::Plan twoMeshPlan() {
+  plan::Plan result;
+  result.add_mesh_shape(4);
+  for (const auto &[name, devices] :
+       {std::pair<std::string, std::vector<int64_t>>{"first", {0, 1}},
+        {"second", {3, 2}}}) {
+    plan::Mesh *mesh = result.add_meshes();
+    mesh->set_name(name);
+    mesh->add_shape(2);
+    for (int64_t device : devices)
+      mesh->add_devices(device);
+    plan::Group *group = result.add_groups();
+    group->set_name(name + ".axis0");
+    group->add_mesh_axes(0);
+    group->set_mesh(name);
+    plan::Program &program = *result.add_programs();
+    program.set_mesh(name);
+    std::vector<int64_t> sorted = devices;
+    std::sort(sorted.begin(), sorted.end());
+    for (int64_t device : sorted)
+      program.add_devices(device);
+    program.set_loss(-1);
+    plan::Buffer *block =
+        addBuffer(program, "x", {2, 3}, plan::Buffer::PARAMETER);
+    block->clear_splits();
+    block->add_splits(0);
+    block->set_logical_shape(0, 4);
+    addBuffer(program, "", {4, 3});
+    plan::Collective *gather = program.add_instructions()->mutable_collective();
+    gather->set_kind(plan::Collective::ALL_GATHER);
+    gather->set_group(name + ".axis0");
+    gather->set_input(0);
+    gather->set_output(1);
+    gather->set_axis(0);
+  }
+  return result;
+}
+
+} // namespace
+
+TEST_CASE("programs on named meshes read their layouts in their mesh",
+          "[plan]") {
+  plan::Plan plan = twoMeshPlan();
+  REQUIRE(checkPlan(plan).error == "");
+  auto offsetsOf = [&](int64_t device) {
+    DeviceProgram program;
+    REQUIRE(instantiateProgram(plan, device, program).ok());
+    const plan::Buffer &block = program.program.buffers(0);
+    return std::vector<int64_t>(block.offsets().begin(), block.offsets().end());
+  };
+  CHECK(offsetsOf(0) == std::vector<int64_t>{0, 0});
+  CHECK(offsetsOf(1) == std::vector<int64_t>{2, 0});
+  // Device 3 is the second mesh's first device, device 2 its second.
+  CHECK(offsetsOf(3) == std::vector<int64_t>{0, 0});
+  CHECK(offsetsOf(2) == std::vector<int64_t>{2, 0});
+  DeviceProgram device2;
+  REQUIRE(instantiateProgram(plan, 2, device2).ok());
+  CHECK(device2.coordinate == std::vector<int64_t>{1});
+  CHECK(device2.groups.at("second.axis0") == std::vector<int64_t>{3, 2});
+  // A group of the other mesh holds none of its devices.
+  CHECK(device2.groups.count("first.axis0") == 0);
+}
+
+TEST_CASE("checkPlan names what is wrong with named meshes", "[plan]") {
+  auto errorAfter = [](auto &&edit) {
+    plan::Plan broken = twoMeshPlan();
+    edit(broken);
+    return checkPlan(broken).error;
+  };
+  auto has = [](const std::string &error, const std::string &text) {
+    INFO(error);
+    return error.find(text) != std::string::npos &&
+           error.find('\n') == std::string::npos;
+  };
+  CHECK(has(
+      errorAfter([](plan::Plan &p) { p.mutable_meshes(1)->set_devices(0, 1); }),
+      "plan meshes[1] 'second' lists device 1, which mesh 'first' "
+      "holds too"));
+  CHECK(has(
+      errorAfter([](plan::Plan &p) { p.mutable_meshes(0)->set_devices(1, 0); }),
+      "plan meshes[0] 'first' lists device 0 twice"));
+  CHECK(has(
+      errorAfter([](plan::Plan &p) { p.mutable_meshes(0)->set_devices(1, 9); }),
+      "plan meshes[0] 'first' lists device 9, not one of the 4 devices "
+      "of the plan"));
+  CHECK(has(
+      errorAfter([](plan::Plan &p) { p.mutable_meshes(0)->set_shape(0, 3); }),
+      "plan meshes[0] 'first' lists 2 devices for its shape [3]"));
+  CHECK(has(
+      errorAfter([](plan::Plan &p) { p.mutable_meshes(1)->set_name("first"); }),
+      "plan meshes[1] 'first' has the name of an earlier mesh"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->set_mesh("third");
+            }),
+            "program 0 names mesh 'third', which the plan does not declare"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->set_mesh("second");
+            }),
+            "program 0 lists device 0, which its mesh 'second' does not "
+            "hold"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_groups(0)->clear_mesh_axes();
+              p.mutable_groups(0)->add_devices(0);
+            }),
+            "plan groups[0] 'first.axis0' names mesh 'first' but no "
+            "mesh_axes"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_groups(0)->set_mesh_axes(0, 1);
+            }),
+            "mesh_axes [1] are not ascending axes of mesh [2]"));
+  // Splits are read in the program's mesh, of one axis here.
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(0)->add_splits(-1);
+            }),
+            "splits [0, -1] need one entry per axis of mesh [2]"));
+  // A program gathering over the other mesh's group.
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)
+                  ->mutable_instructions(0)
+                  ->mutable_collective()
+                  ->set_group("second.axis0");
+            }),
+            "which does not contain device 0"));
 }

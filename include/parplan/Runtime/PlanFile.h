@@ -31,8 +31,9 @@ namespace parplan::runtime {
 /// any change to plan.proto that an older reader would misread.
 /// Version 2: programs shared by the devices whose programs differ only in
 /// their mesh coordinates (Program.devices, Group.mesh_axes, Buffer.splits,
-/// Attr.block_offset).
-constexpr uint32_t kPlanSchemaVersion = 2;
+/// Attr.block_offset). Version 3: named sub-meshes (Plan.meshes,
+/// Program.mesh, Group.mesh) for programs on parts of the devices.
+constexpr uint32_t kPlanSchemaVersion = 3;
 
 /// FNV-1a 64 of `bytes`: PlanFile.checksum of a payload.
 uint64_t planChecksum(std::string_view bytes);
