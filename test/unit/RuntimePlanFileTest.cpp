@@ -113,6 +113,20 @@ std::string envelope(uint32_t version, const std::string &payload,
   return file.SerializeAsString();
 }
 
+/// checkPlan's error on `plan` after `edit`.
+template <typename Edit>
+std::string checkErrorAfter(plan::Plan plan, Edit &&edit) {
+  edit(plan);
+  return checkPlan(plan).error;
+}
+
+/// Whether `error` is one line that says `text`.
+bool has(const std::string &error, const std::string &text) {
+  INFO(error);
+  return error.find(text) != std::string::npos &&
+         error.find('\n') == std::string::npos;
+}
+
 } // namespace
 
 TEST_CASE("plan checksum is FNV-1a 64", "[plan]") {
@@ -193,14 +207,7 @@ TEST_CASE("checkPlan accepts a valid plan", "[plan]") {
 
 TEST_CASE("checkPlan names what is wrong", "[plan]") {
   auto errorAfter = [](auto &&edit) {
-    plan::Plan broken = smallPlan();
-    edit(broken);
-    return checkPlan(broken).error;
-  };
-  auto has = [](const std::string &error, const std::string &text) {
-    INFO(error);
-    return error.find(text) != std::string::npos &&
-           error.find('\n') == std::string::npos;
+    return checkErrorAfter(smallPlan(), edit);
   };
   CHECK(has(errorAfter([](plan::Plan &p) { p.clear_programs(); }),
             "plan has no programs"));
@@ -784,14 +791,7 @@ TEST_CASE("programs on named meshes read their layouts in their mesh",
 
 TEST_CASE("checkPlan names what is wrong with named meshes", "[plan]") {
   auto errorAfter = [](auto &&edit) {
-    plan::Plan broken = twoMeshPlan();
-    edit(broken);
-    return checkPlan(broken).error;
-  };
-  auto has = [](const std::string &error, const std::string &text) {
-    INFO(error);
-    return error.find(text) != std::string::npos &&
-           error.find('\n') == std::string::npos;
+    return checkErrorAfter(twoMeshPlan(), edit);
   };
   CHECK(has(
       errorAfter([](plan::Plan &p) { p.mutable_meshes(1)->set_devices(0, 1); }),
