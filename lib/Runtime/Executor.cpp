@@ -148,6 +148,44 @@ Status Executor::initialize() {
   return Status::success();
 }
 
+Status Executor::checkOutputs(std::vector<OutputCheck> &checks) const {
+  checks.clear();
+  for (int b = 0; b < program_.buffers_size(); ++b) {
+    const plan::Buffer &buffer = program_.buffers(b);
+    if (buffer.kind() != plan::Buffer::OUTPUT)
+      continue;
+    Tensor value = hostBuffer(b);
+    if (Status status = read(b, value); !status.ok())
+      return status;
+    // The values the tensor's source was given (as PARAMETER is filled).
+    std::vector<int64_t> logical = toVector(buffer.logical_shape());
+    Tensor expected = hostBuffer(b);
+    if (Status status =
+            fillBlock(expected, logical, toVector(buffer.offsets()), seed_,
+                      buffer.name(), parameterScale(logical),
+                      buffer.value_bound() > 0 ? buffer.value_bound() : 2);
+        !status.ok())
+      return status;
+    OutputCheck check;
+    check.buffer = b;
+    check.name = buffer.name();
+    check.offsets = toVector(buffer.offsets());
+    check.shape = toVector(buffer.shape());
+    check.logicalShape = logical;
+    check.elements = value.numElements();
+    // Moved, not computed: the bytes must be equal.
+    size_t width = value.byteSize() /
+                   static_cast<size_t>(std::max<int64_t>(check.elements, 1));
+    for (int64_t i = 0; i < check.elements; ++i)
+      if (std::memcmp(value.bytes() + static_cast<size_t>(i) * width,
+                      expected.bytes() + static_cast<size_t>(i) * width,
+                      width) != 0)
+        ++check.mismatches;
+    checks.push_back(std::move(check));
+  }
+  return Status::success();
+}
+
 Status Executor::step(int64_t stepIndex, double *loss) {
   if (!initialized_)
     return Status::failure("the executor is not initialized (call "

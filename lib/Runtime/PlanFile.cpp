@@ -1063,6 +1063,18 @@ private:
 
 } // namespace
 
+plan::Kernel *appendKernel(plan::Program &program, const std::string &op,
+                           const std::vector<int64_t> &operands,
+                           const std::vector<int64_t> &results) {
+  plan::Kernel *kernel = program.add_instructions()->mutable_kernel();
+  kernel->set_op(op);
+  for (int64_t operand : operands)
+    kernel->add_operands(operand);
+  for (int64_t result : results)
+    kernel->add_results(result);
+  return kernel;
+}
+
 Status checkPlan(const plan::Plan &planMessage) {
   return PlanChecker(planMessage).check();
 }

@@ -48,13 +48,7 @@ addBuffer(plan::Program &program, const std::string &name,
 inline plan::Kernel *addKernel(plan::Program &program, const std::string &op,
                                std::vector<int64_t> operands,
                                std::vector<int64_t> results) {
-  plan::Kernel *kernel = program.add_instructions()->mutable_kernel();
-  kernel->set_op(op);
-  for (int64_t operand : operands)
-    kernel->add_operands(operand);
-  for (int64_t result : results)
-    kernel->add_results(result);
-  return kernel;
+  return runtime::appendKernel(program, op, operands, results);
 }
 
 inline void addAllReduce(plan::Program &program, int64_t buffer) {

@@ -212,3 +212,45 @@ TEST_CASE("parts along an inner axis round trip", "[executor]") {
     CHECK(rebuilt.get(i) == tensor.get(i));
   CHECK(!placePart(rebuilt, 1, 3, 0, parts[2]).ok());
 }
+
+TEST_CASE("checkOutputs compares OUTPUT blocks with their tensor's values",
+          "[executor]") {
+  // x and y (4x3) are parameters; the OUTPUT named x gets a copy of x
+  // (right) or of y (wrong).
+  auto mismatchesAfterCopying = [](int64_t from) {
+    plan::Plan plan;
+    plan.add_mesh_shape(1);
+    plan::Program &program = *plan.add_programs();
+    program.add_devices(0);
+    program.set_loss(-1);
+    addBuffer(program, "x", {4, 3}, plan::Buffer::PARAMETER);
+    addBuffer(program, "y", {4, 3}, plan::Buffer::PARAMETER);
+    addBuffer(program, "x", {4, 3}, plan::Buffer::OUTPUT);
+    plan::Kernel *copy = addKernel(program, "slice", {from}, {2});
+    for (auto [name, value] : {std::pair{"starts", 0}, std::pair{"steps", 1}}) {
+      plan::Attr *attr = copy->add_attrs();
+      attr->set_name(name);
+      attr->mutable_ints_value()->add_values(value);
+      attr->mutable_ints_value()->add_values(value);
+    }
+    REQUIRE(checkPlan(plan).error == "");
+    LocalCommunicator communicator;
+    Executor executor;
+    REQUIRE(executor.load(plan, 0, communicator).ok());
+    REQUIRE(executor.initialize().ok());
+    std::vector<Executor::OutputCheck> checks;
+    // Before the step the OUTPUT holds zeros: every element differs.
+    REQUIRE(executor.checkOutputs(checks).ok());
+    REQUIRE(checks.size() == 1);
+    CHECK(checks[0].mismatches == 12);
+    REQUIRE(executor.step(0, nullptr).ok());
+    REQUIRE(executor.checkOutputs(checks).ok());
+    REQUIRE(checks.size() == 1);
+    CHECK(checks[0].name == "x");
+    CHECK(checks[0].elements == 12);
+    CHECK(checks[0].offsets == std::vector<int64_t>{0, 0});
+    return checks[0].mismatches;
+  };
+  CHECK(mismatchesAfterCopying(0) == 0);
+  CHECK(mismatchesAfterCopying(1) == 12);
+}

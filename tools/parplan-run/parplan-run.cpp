@@ -68,6 +68,57 @@ bool agreeOnFailure(int rank, const std::string &error) {
   return false;
 }
 
+/// Every rank's `text`, in rank order, on rank 0 (empty elsewhere).
+std::string gatherToRankZero(const std::string &text) {
+  int size = 0, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(size), displacements(size);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0,
+             MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    displacements[r] = total;
+    total += lengths[r];
+  }
+  std::string all(rank == 0 ? static_cast<size_t>(total) : 0, '\0');
+  MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(),
+              displacements.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return all;
+}
+
+/// `--check`: every OUTPUT buffer against the synthetic values of its
+/// tensor, a line per block on rank 0 in rank order, then the totals;
+/// false (on every rank) when any element differs.
+bool checkOutputs(const Executor &executor, int rank) {
+  std::vector<Executor::OutputCheck> checks;
+  if (Status status = executor.checkOutputs(checks); !status.ok())
+    abortAll(rank, status.error);
+  std::string lines;
+  long long mismatches = 0, elements = 0;
+  for (const Executor::OutputCheck &check : checks) {
+    lines += "check: device " + std::to_string(rank) + " " + check.name +
+             " block " + toString(check.shape) + " at " +
+             toString(check.offsets) + " of " + toString(check.logicalShape) +
+             ": " + std::to_string(check.mismatches) + " of " +
+             std::to_string(check.elements) + " elements differ\n";
+    mismatches += check.mismatches;
+    elements += check.elements;
+  }
+  std::string all = gatherToRankZero(lines);
+  long long totals[2] = {mismatches, elements};
+  MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_LONG_LONG, MPI_SUM,
+                MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("%s", all.c_str());
+    std::printf("check: %lld of %lld elements differ%s\n", totals[0], totals[1],
+                totals[1] == 0 ? " (the plan has no OUTPUT buffer)" : "");
+    std::fflush(stdout);
+  }
+  return totals[0] == 0 && totals[1] > 0;
+}
+
 /// Picks this rank's GPU (the local rank's, modulo the GPUs it sees) into
 /// `options`; returns why it has none of its own, or an empty string. Ranks
 /// of one machine that would share a GPU (NCCL refuses) are found by the
@@ -153,6 +204,11 @@ int run(int argc, char **argv, int rank, int worldSize) {
                "from the second step on, and print rank 0's time per kind of "
                "instruction per step, and matmul throughput");
   bool oneBatch = false;
+  bool check = false, checkFailed = false;
+  app.add_flag("--check", check,
+               "after the steps, compare every OUTPUT buffer (a "
+               "resharding's destination, parplan reshard -o) with the "
+               "synthetic values of its tensor; exit 1 if any differs");
   app.add_flag("--one-batch", oneBatch,
                "train on the first synthetic batch at every step (the loss "
                "then falls as the model learns it)");
@@ -285,13 +341,15 @@ int run(int argc, char **argv, int rank, int worldSize) {
     }
     if (printWeights)
       printWeightSummary(executor, rank);
+    if (check && !checkOutputs(executor, rank))
+      checkFailed = true;
     if (profile && rank == 0)
       printProfile(executor.backend()->profile(),
                    static_cast<int64_t>(profiledMs.size()), profiledMs);
   }
   // Sub-communicators are freed before MPI_Finalize.
   communicator.reset();
-  return 0;
+  return checkFailed ? 1 : 0;
 }
 
 /// One line per kind of instruction, slowest first, then the sum against
@@ -352,20 +410,7 @@ void printWeightSummary(const Executor &executor, int rank) {
       lines += "@" + std::to_string(offset);
     lines += text;
   }
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int length = static_cast<int>(lines.size());
-  std::vector<int> lengths(size), displacements(size);
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0,
-             MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < size; ++r) {
-    displacements[r] = total;
-    total += lengths[r];
-  }
-  std::string all(rank == 0 ? static_cast<size_t>(total) : 0, '\0');
-  MPI_Gatherv(lines.data(), length, MPI_CHAR, all.data(), lengths.data(),
-              displacements.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::string all = gatherToRankZero(lines);
   if (rank != 0)
     return;
   struct Totals {

@@ -103,6 +103,9 @@ struct ReshardOptions {
   /// "2x4@8": a 2x4 mesh on the devices from 8.
   std::string from, to;
   std::string fromLayout, toLayout;
+  /// With an output directory: the plan of `mode` and `balancing`.
+  std::string output;
+  std::string mode = "broadcast", balancing = "by-bytes";
 };
 int runReshard(const ReshardOptions &options);
 

@@ -7,14 +7,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "ReshardPlan.h"
 
 #include "parplan/Cost/CrossMesh.h"
 #include "parplan/Cost/Presets.h"
+#include "parplan/Runtime/PlanFile.h"
 #include "parplan/Runtime/Tensor.h"
 #include "parplan/Support/Text.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <fmt/core.h>
 
@@ -159,5 +163,32 @@ int parplan::cli::runReshard(const ReshardOptions &options) {
                  formatBytes(static_cast<int64_t>(sent)),
                  formatBytes(static_cast<int64_t>(received)));
     }
+  if (options.output.empty())
+    return 0;
+
+  CrossMeshMode mode = options.mode == "send-recv" ? CrossMeshMode::SendRecv
+                       : options.mode == "send-recv+all-gather"
+                           ? CrossMeshMode::SendRecvAllGather
+                           : CrossMeshMode::Broadcast;
+  CrossMeshBalancing balancing = options.balancing == "none"
+                                     ? CrossMeshBalancing::None
+                                     : CrossMeshBalancing::ByBytes;
+  CrossMeshSchedule schedule =
+      planCrossMesh(problem, *cluster, mode, balancing);
+  plan::Plan plan = cli::buildReshardPlan(problem, tiles, schedule, *dtype);
+  if (runtime::Status status = runtime::checkPlan(plan); !status.ok())
+    return fail("the plan of the move is invalid: " + status.error);
+  if (std::error_code code = llvm::sys::fs::create_directories(options.output))
+    return fail("cannot create '" + options.output + "': " + code.message());
+  llvm::SmallString<256> path(options.output);
+  llvm::sys::path::append(path, "plan.pb");
+  if (runtime::Status status = runtime::writePlanFile(plan, path.str().str());
+      !status.ok())
+    return fail(status.error);
+  int64_t devices = runtime::planDevices(plan);
+  fmt::print("wrote {}: {} ({}), {} transfers on {} devices; run it with "
+             "mpirun -np {} parplan-run {} --check\n",
+             path.str().str(), toString(mode), toString(balancing),
+             schedule.transfers.size(), devices, devices, path.str().str());
   return 0;
 }

@@ -305,6 +305,20 @@ int main(int argc, char **argv) {
         std::tuple{"--to-layout", &reshard.toLayout,
                    "Destination layout, e.g. \"[B, S(1)]\""}})
     reshardCommand->add_option(flag, *target, help)->required();
+  reshardCommand->add_option(
+      "-o,--output", reshard.output,
+      "Write DIR/plan.pb: the move in --mode and --balancing, which "
+      "mpirun -np N parplan-run DIR/plan.pb --check executes and verifies");
+  reshardCommand
+      ->add_option("--mode", reshard.mode,
+                   "With -o: send-recv, send-recv+all-gather or broadcast "
+                   "(default)")
+      ->check(
+          CLI::IsMember({"send-recv", "send-recv+all-gather", "broadcast"}));
+  reshardCommand
+      ->add_option("--balancing", reshard.balancing,
+                   "With -o: none or by-bytes (default)")
+      ->check(CLI::IsMember({"none", "by-bytes"}));
 
   CLI::App *clustersCommand =
       app.add_subcommand("clusters", "List the built-in cluster presets");

@@ -71,6 +71,17 @@ public:
   /// has none.
   Status step(int64_t stepIndex, double *loss);
 
+  /// What an OUTPUT buffer holds against the synthetic values of its
+  /// tensor (Initializers.h): `mismatches` of its `elements` differ.
+  struct OutputCheck {
+    int64_t buffer = 0;
+    std::string name;
+    std::vector<int64_t> offsets, shape, logicalShape;
+    int64_t elements = 0, mismatches = 0;
+  };
+  /// Checks every OUTPUT buffer of the device's program.
+  Status checkOutputs(std::vector<OutputCheck> &checks) const;
+
   int64_t numBuffers() const { return program_.buffers_size(); }
   /// A copy of buffer `index`'s current value, from wherever the backend
   /// keeps it.

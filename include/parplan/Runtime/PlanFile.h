@@ -84,6 +84,12 @@ struct DeviceProgram {
   std::map<std::string, std::vector<int64_t>> groups;
 };
 
+/// Appends to `program` an instruction running kernel `op` on buffers
+/// `operands` into `results` (for plans built by hand: tests, tools).
+plan::Kernel *appendKernel(plan::Program &program, const std::string &op,
+                           const std::vector<int64_t> &operands,
+                           const std::vector<int64_t> &results);
+
 /// Instantiates the program device `device` runs. The plan must have
 /// passed checkPlan.
 Status instantiateProgram(const plan::Plan &plan, int64_t device,
