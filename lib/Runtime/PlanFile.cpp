@@ -187,32 +187,9 @@ template <typename List> std::vector<int64_t> toVector(const List &list) {
   return std::vector<int64_t>(list.begin(), list.end());
 }
 
-/// A mesh that programs and groups are read in: the plan's mesh_shape
-/// over devices 0 .. N-1, or one of its named meshes.
-struct MeshView {
-  Shape shape;
-  /// Device ids in row-major order; empty for mesh_shape (a device id is
-  /// then its position).
-  std::vector<int64_t> devices;
-
-  /// The row-major position of `device`, -1 when the mesh does not hold it.
-  int64_t indexOf(int64_t device) const {
-    if (devices.empty())
-      return device >= 0 && device < meshSize(shape) ? device : -1;
-    auto found = std::find(devices.begin(), devices.end(), device);
-    return found == devices.end() ? -1 : found - devices.begin();
-  }
-  int64_t deviceAt(int64_t index) const {
-    return devices.empty() ? index : devices[static_cast<size_t>(index)];
-  }
-  Shape coordinate(int64_t device) const {
-    return meshCoordinate(shape, indexOf(device));
-  }
-};
-
 /// The mesh named `name` in `planMessage` (mesh_shape for ""), which must
 /// exist.
-MeshView meshView(const plan::Plan &planMessage, const std::string &name) {
+PlacedMesh meshView(const plan::Plan &planMessage, const std::string &name) {
   if (name.empty())
     return {toVector(planMessage.mesh_shape()), {}};
   for (const plan::Mesh &mesh : planMessage.meshes())
@@ -223,28 +200,23 @@ MeshView meshView(const plan::Plan &planMessage, const std::string &name) {
 
 /// The rank of `device` in `group` (row-major over a mesh-axes group's
 /// axes of `mesh`, the group's); -1 when it is no member.
-int64_t rankInGroup(const plan::Group &group, const MeshView &mesh,
+int64_t rankInGroup(const plan::Group &group, const PlacedMesh &mesh,
                     int64_t device) {
   for (int r = 0; r < group.devices_size(); ++r)
     if (group.devices(r) == device)
       return r;
-  int64_t index = mesh.indexOf(device);
-  if (group.mesh_axes_size() == 0 || index < 0)
+  if (group.mesh_axes_size() == 0)
     return -1;
-  return axesRank(mesh.shape, toVector(group.mesh_axes()), index);
+  return mesh.rank(toVector(group.mesh_axes()), device);
 }
 
 /// The devices of `group` as `device` sees it, in rank order; `mesh` is
 /// the group's and holds `device`.
 std::vector<int64_t> groupDevices(const plan::Group &group,
-                                  const MeshView &mesh, int64_t device) {
+                                  const PlacedMesh &mesh, int64_t device) {
   if (group.devices_size() != 0)
     return toVector(group.devices());
-  std::vector<int64_t> members =
-      axesGroup(mesh.shape, toVector(group.mesh_axes()), mesh.indexOf(device));
-  for (int64_t &member : members)
-    member = mesh.deviceAt(member);
-  return members;
+  return mesh.group(toVector(group.mesh_axes()), device);
 }
 
 class PlanChecker {
@@ -315,7 +287,7 @@ private:
   /// devices of the plan; a program naming one runs on devices it holds.
   Status checkNamedMeshes() {
     int64_t devices = static_cast<int64_t>(owner_.size());
-    meshes_[""] = MeshView{meshShape_, {}};
+    meshes_[""] = PlacedMesh{meshShape_, {}};
     std::vector<int> holder(static_cast<size_t>(devices), -1);
     for (int m = 0; m < plan_.meshes_size(); ++m) {
       const plan::Mesh &mesh = plan_.meshes(m);
@@ -373,7 +345,7 @@ private:
     return Status::success();
   }
 
-  const MeshView &meshOf(const plan::Program &program) const {
+  const PlacedMesh &meshOf(const plan::Program &program) const {
     return meshes_.at(program.mesh());
   }
 
@@ -424,7 +396,7 @@ private:
   /// `splits` (one entry per mesh axis, -1 or a dimension of a tensor of
   /// `shape`) at `where`.
   Status checkSplits(const std::vector<int64_t> &splits, const Shape &shape,
-                     const MeshView &mesh, const std::string &where) {
+                     const PlacedMesh &mesh, const std::string &where) {
     if (splits.size() != mesh.shape.size())
       return Status::failure(where + " splits " + toString(splits) +
                              " need one entry per axis of mesh " +
@@ -469,7 +441,7 @@ private:
       logicalElements *= size;
     }
     std::vector<int64_t> splits = toVector(buffer.splits());
-    const MeshView &mesh = meshOf(program);
+    const PlacedMesh &mesh = meshOf(program);
     if (Status status = checkSplits(splits, logical, mesh, where); !status.ok())
       return status;
     NdSbp layout = fromSplits(splits);
@@ -1052,7 +1024,7 @@ private:
   std::map<std::string, const plan::Group *> groups_;
   Shape meshShape_;
   /// The named meshes and, as "", mesh_shape.
-  std::map<std::string, MeshView> meshes_;
+  std::map<std::string, PlacedMesh> meshes_;
   /// The program each device runs.
   std::vector<int> owner_;
   std::map<std::pair<const plan::Program *, const plan::Group *>,
@@ -1098,7 +1070,7 @@ Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
     return Status::failure("device " + std::to_string(device) +
                            " runs none of the plan's programs");
   const plan::Program &shared = planMessage.programs(index);
-  MeshView mesh = meshView(planMessage, shared.mesh());
+  PlacedMesh mesh = meshView(planMessage, shared.mesh());
   const Shape &meshShape = mesh.shape;
   out.device = device;
   out.coordinate = mesh.coordinate(device);

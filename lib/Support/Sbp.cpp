@@ -2,6 +2,7 @@
 
 #include "parplan/Support/Sbp.h"
 
+#include <algorithm>
 #include <cassert>
 #include <limits>
 #include <set>
@@ -437,3 +438,38 @@ bool isCanonicalHolder(const NdSbp &sbp,
 }
 
 } // namespace parplan
+
+int64_t parplan::PlacedMesh::indexOf(int64_t device) const {
+  if (devices.empty())
+    return device >= 0 && device < meshSize(shape) ? device : -1;
+  auto found = std::find(devices.begin(), devices.end(), device);
+  return found == devices.end() ? -1 : found - devices.begin();
+}
+
+int64_t parplan::PlacedMesh::deviceAt(int64_t index) const {
+  return devices.empty() ? index : devices[static_cast<size_t>(index)];
+}
+
+std::vector<int64_t> parplan::PlacedMesh::coordinate(int64_t device) const {
+  return meshCoordinate(shape, indexOf(device));
+}
+
+std::vector<int64_t>
+parplan::PlacedMesh::group(const std::vector<int64_t> &axes,
+                           int64_t device) const {
+  std::vector<int64_t> members = axesGroup(shape, axes, indexOf(device));
+  for (int64_t &member : members)
+    member = deviceAt(member);
+  return members;
+}
+
+int64_t parplan::PlacedMesh::rank(const std::vector<int64_t> &axes,
+                                  int64_t device) const {
+  int64_t index = indexOf(device);
+  if (index < 0)
+    return -1;
+  for (int64_t axis : axes)
+    if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+      return -1;
+  return axesRank(shape, axes, index);
+}

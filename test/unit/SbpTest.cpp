@@ -393,3 +393,23 @@ TEST_CASE("groups along mesh axes", "[sbp]") {
   CHECK(axesGroup(mesh, {}, 5) == std::vector<int64_t>{5});
   CHECK(axesGroup(mesh, {0, 1, 2}, 5).size() == 8);
 }
+
+TEST_CASE("a placed mesh maps devices to positions", "[sbp]") {
+  // 2x2 on devices 7, 3 (row 0) and 5, 1 (row 1).
+  PlacedMesh mesh{{2, 2}, {7, 3, 5, 1}};
+  CHECK(mesh.indexOf(5) == 2);
+  CHECK(mesh.indexOf(4) == -1);
+  CHECK(mesh.deviceAt(1) == 3);
+  CHECK(mesh.coordinate(1) == std::vector<int64_t>{1, 1});
+  CHECK(mesh.group({1}, 5) == std::vector<int64_t>{5, 1});
+  CHECK(mesh.group({0}, 3) == std::vector<int64_t>{3, 1});
+  CHECK(mesh.rank({1}, 1) == 1);
+  CHECK(mesh.rank({0, 1}, 5) == 2);
+  CHECK(mesh.rank({1}, 4) == -1);
+  CHECK(mesh.rank({2}, 7) == -1);
+  // Without devices, a device is its position.
+  PlacedMesh whole{{2, 4}, {}};
+  CHECK(whole.indexOf(6) == 6);
+  CHECK(whole.indexOf(8) == -1);
+  CHECK(whole.group({0}, 6) == std::vector<int64_t>{2, 6});
+}

@@ -110,6 +110,25 @@ std::vector<int64_t> meshCoordinate(const std::vector<int64_t> &meshShape,
 int64_t meshLinearIndex(const std::vector<int64_t> &meshShape,
                         const std::vector<int64_t> &coordinate);
 
+/// A mesh placed on devices: its shape and the device at each row-major
+/// position (empty: the device id is the position, the plan's whole
+/// mesh). A plan's named meshes (plan.mesh, Plan.meshes) are these.
+struct PlacedMesh {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> devices;
+
+  /// The row-major position of `device`; -1 when the mesh lacks it.
+  int64_t indexOf(int64_t device) const;
+  int64_t deviceAt(int64_t index) const;
+  /// `device`'s mesh coordinate (the mesh must hold it).
+  std::vector<int64_t> coordinate(int64_t device) const;
+  /// The members of `device`'s group along `axes`, as devices, in rank
+  /// order, and `device`'s rank among them (-1 when the mesh lacks it).
+  std::vector<int64_t> group(const std::vector<int64_t> &axes,
+                             int64_t device) const;
+  int64_t rank(const std::vector<int64_t> &axes, int64_t device) const;
+};
+
 /// The group of `device` along mesh axes `axes` (ascending, in range): the
 /// devices sharing its coordinate on every other axis, in row-major order
 /// over `axes` (plan.group's mesh_axes). axesRank is `device`'s rank in it.
