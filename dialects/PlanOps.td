@@ -11,6 +11,39 @@ include "mlir/IR/SymbolInterfaces.td"
 // Structure
 //===----------------------------------------------------------------------===//
 
+def Plan_MeshOp : Plan_Op<"mesh", [Symbol]> {
+  let summary = "A named mesh over some of the plan's devices";
+  let description = [{
+    A mesh of `shape` placed on `devices` (row-major), for programs that run
+    on part of the plan's devices: the two sides of a cross-mesh move, the
+    stages of a pipeline. A program or group naming it reads its splits,
+    block offsets and mesh axes in it; a device's coordinate is its
+    position in `devices`. Named meshes hold disjoint devices.
+
+    ```mlir
+    plan.mesh @stage1 shape = [2, 2] devices = [7, 3, 5, 1]
+    ```
+
+    ```
+              mesh axis 1 ->
+    axis 0  +---+---+
+      |     | 7 | 3 |   device 5: coordinate [1, 0]
+      v     +---+---+
+            | 5 | 1 |
+            +---+---+
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$shape,
+                       DenseI64ArrayAttr:$devices);
+  let assemblyFormat = [{
+    $sym_name `shape` `=` $shape `devices` `=` $devices attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::parplan::PlacedMesh getPlacedMesh();
+  }];
+}
+
 def Plan_GroupOp : Plan_Op<"group", [Symbol]> {
   let summary = "A named group of devices that a collective runs over";
   let description = [{
@@ -37,17 +70,20 @@ def Plan_GroupOp : Plan_Op<"group", [Symbol]> {
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        OptionalAttr<DenseI64ArrayAttr>:$devices,
-                       OptionalAttr<DenseI64ArrayAttr>:$mesh_axes);
+                       OptionalAttr<DenseI64ArrayAttr>:$mesh_axes,
+                       OptionalAttr<FlatSymbolRefAttr>:$mesh);
   let assemblyFormat = [{
     $sym_name (`devices` `=` $devices^)? (`mesh_axes` `=` $mesh_axes^)?
-    attr-dict
+    (`mesh` `=` $mesh^)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The number of members, on a mesh of `meshShape`.
-    int64_t getSize(llvm::ArrayRef<int64_t> meshShape);
+    /// The mesh its mesh_axes are of: the named one, or the plan's.
+    ::parplan::PlacedMesh getPlacedMesh();
+    /// The number of members.
+    int64_t getSize();
     /// The rank of `device` in its group; -1 when it is no member.
-    int64_t rankOf(int64_t device, llvm::ArrayRef<int64_t> meshShape);
+    int64_t rankOf(int64_t device);
   }];
 }
 
@@ -67,13 +103,19 @@ def Plan_ProgramOp : Plan_Op<"program", [
     }
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$devices);
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$devices,
+                       OptionalAttr<FlatSymbolRefAttr>:$mesh);
   let regions = (region MaxSizedRegion<1>:$body);
-  let assemblyFormat = "$sym_name `devices` `=` $devices attr-dict-with-keyword $body";
+  let assemblyFormat = [{
+    $sym_name `devices` `=` $devices (`mesh` `=` $mesh^)?
+    attr-dict-with-keyword $body
+  }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The module's `plan.mesh_shape`, or, when it has none, one axis up to
-    /// the highest device any program lists.
+    /// The mesh its devices' coordinates are in: the named `mesh`, or the
+    /// plan's (planMeshShape).
+    ::parplan::PlacedMesh getPlacedMesh();
+    /// That mesh's shape.
     llvm::SmallVector<int64_t> getMeshShape();
   }];
 }

@@ -187,6 +187,8 @@ LogicalResult ProgramExporter::kernel(pp::KernelOp op) {
 
 LogicalResult ProgramExporter::run(pp::ProgramOp op) {
   copyInts(op.getDevices(), program.mutable_devices());
+  if (FlatSymbolRefAttr mesh = op.getMeshAttr())
+    program.set_mesh(mesh.getValue().str());
   program.set_loss(-1);
   if (auto arena = op->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
     program.set_arena_bytes(arena.getInt());
@@ -273,6 +275,14 @@ FailureOr<pp::Plan> parplan::exportPlan(ModuleOp module) {
       copyInts(*devices, out.mutable_devices());
     if (std::optional<ArrayRef<int64_t>> axes = group.getMeshAxes())
       copyInts(*axes, out.mutable_mesh_axes());
+    if (FlatSymbolRefAttr mesh = group.getMeshAttr())
+      out.set_mesh(mesh.getValue().str());
+  }
+  for (pp::MeshOp mesh : module.getOps<pp::MeshOp>()) {
+    pp::Mesh &out = *plan.add_meshes();
+    out.set_name(mesh.getSymName().str());
+    copyInts(mesh.getShape(), out.mutable_shape());
+    copyInts(mesh.getDevices(), out.mutable_devices());
   }
   SmallVector<pp::ProgramOp> programs(module.getOps<pp::ProgramOp>());
   if (programs.empty())
@@ -281,7 +291,8 @@ FailureOr<pp::Plan> parplan::exportPlan(ModuleOp module) {
   llvm::sort(programs, [](pp::ProgramOp a, pp::ProgramOp b) {
     return a.getDevices().front() < b.getDevices().front();
   });
-  copyInts(programs.front().getMeshShape(), plan.mutable_mesh_shape());
+  // The plan's whole mesh, whatever named mesh a program is on.
+  copyInts(pp::planMeshShape(programs.front()), plan.mutable_mesh_shape());
   for (pp::ProgramOp program : programs) {
     ProgramExporter exporter(*plan.add_programs());
     if (failed(exporter.run(program)))

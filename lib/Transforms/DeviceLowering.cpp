@@ -18,7 +18,8 @@ FlatSymbolRefAttr DeviceGroups::along(int64_t meshAxis) {
   std::string name = "axis" + std::to_string(meshAxis);
   plan::GroupOp::create(builder, builder.getUnknownLoc(),
                         builder.getStringAttr(name), DenseI64ArrayAttr(),
-                        builder.getDenseI64ArrayAttr({meshAxis}));
+                        builder.getDenseI64ArrayAttr({meshAxis}),
+                        FlatSymbolRefAttr());
   auto ref = FlatSymbolRefAttr::get(builder.getContext(), name);
   groups[meshAxis] = ref;
   return ref;

@@ -190,7 +190,7 @@ void LowerToPlanPass::runOnOperation() {
     auto program = plan::ProgramOp::create(
         b, function.getLoc(),
         b.getStringAttr("program" + std::to_string(index)),
-        b.getDenseI64ArrayAttr({first}));
+        b.getDenseI64ArrayAttr({first}), FlatSymbolRefAttr());
     program.getBody().push_back(new Block());
     b.setInsertionPointToEnd(&program.getBody().front());
     DeviceLowering lowering(b, groups, meshShape,

@@ -40,12 +40,68 @@ BlockOffsetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+SmallVector<int64_t> parplan::plan::planMeshShape(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (module)
+    if (auto mesh = module->getAttrOfType<DenseI64ArrayAttr>("plan.mesh_shape"))
+      return SmallVector<int64_t>(mesh.asArrayRef());
+  int64_t devices = 1;
+  if (module)
+    for (auto program : module.getOps<ProgramOp>())
+      for (int64_t device : program.getDevices())
+        devices = std::max(devices, device + 1);
+  return {devices};
+}
+
+/// The named mesh `ref` (or, when null, the plan's) that `op` reads its
+/// coordinates in; the plan's when `ref` names no plan.mesh (the
+/// verifiers say so).
+static parplan::PlacedMesh placedMesh(Operation *op, FlatSymbolRefAttr ref) {
+  if (ref)
+    if (auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, ref))
+      return mesh.getPlacedMesh();
+  SmallVector<int64_t> shape = planMeshShape(op);
+  return {std::vector<int64_t>(shape.begin(), shape.end()), {}};
+}
+
+/// A `mesh` attribute naming a plan.mesh.
+static LogicalResult verifyMeshRef(Operation *op, FlatSymbolRefAttr ref) {
+  if (ref && !SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, ref))
+    return op->emitOpError() << "names " << ref << ", which is no plan.mesh";
+  return success();
+}
+
+LogicalResult MeshOp::verify() {
+  ArrayRef<int64_t> shape = getShape(), devices = getDevices();
+  if (shape.empty() ||
+      llvm::any_of(shape, [](int64_t size) { return size <= 0; }))
+    return emitOpError() << "needs a shape of positive axes";
+  std::vector<int64_t> extents(shape.begin(), shape.end());
+  if (static_cast<int64_t>(devices.size()) != parplan::meshSize(extents))
+    return emitOpError() << "lists " << devices.size()
+                         << " devices for a shape of "
+                         << parplan::meshSize(extents);
+  if (std::optional<std::string> error = parplan::checkDeviceIds(
+          std::vector<int64_t>(devices.begin(), devices.end())))
+    return emitOpError() << *error;
+  return success();
+}
+
+parplan::PlacedMesh MeshOp::getPlacedMesh() {
+  return {std::vector<int64_t>(getShape().begin(), getShape().end()),
+          std::vector<int64_t>(getDevices().begin(), getDevices().end())};
+}
+
 LogicalResult GroupOp::verify() {
   std::optional<ArrayRef<int64_t>> devices = getDevices();
   std::optional<ArrayRef<int64_t>> axes = getMeshAxes();
   if (devices.has_value() == axes.has_value())
     return emitOpError() << "needs either devices or mesh_axes, not "
                          << (devices ? "both" : "neither");
+  if (getMeshAttr() && !axes)
+    return emitOpError() << "names a mesh but no mesh_axes";
+  if (failed(verifyMeshRef(*this, getMeshAttr())))
+    return failure();
   if (devices) {
     if (devices->empty())
       return emitOpError() << "needs at least one device";
@@ -62,44 +118,38 @@ LogicalResult GroupOp::verify() {
   return success();
 }
 
-int64_t GroupOp::getSize(ArrayRef<int64_t> meshShape) {
+parplan::PlacedMesh GroupOp::getPlacedMesh() {
+  return placedMesh(*this, getMeshAttr());
+}
+
+int64_t GroupOp::getSize() {
   if (std::optional<ArrayRef<int64_t>> devices = getDevices())
     return static_cast<int64_t>(devices->size());
-  int64_t size = 1;
+  std::vector<int64_t> shape = getPlacedMesh().shape;
   ArrayRef<int64_t> axes = *getMeshAxes();
+  int64_t size = 1;
   for (int64_t axis : axes)
-    size *= axis < static_cast<int64_t>(meshShape.size()) ? meshShape[axis] : 1;
+    size *= axis < static_cast<int64_t>(shape.size()) ? shape[axis] : 1;
   return size;
 }
 
-int64_t GroupOp::rankOf(int64_t device, ArrayRef<int64_t> meshShape) {
+int64_t GroupOp::rankOf(int64_t device) {
   if (std::optional<ArrayRef<int64_t>> devices = getDevices()) {
     const auto *found = llvm::find(*devices, device);
     return found == devices->end() ? -1 : found - devices->begin();
   }
-  std::vector<int64_t> shape(meshShape.begin(), meshShape.end());
-  if (device < 0 || device >= parplan::meshSize(shape))
-    return -1;
   ArrayRef<int64_t> axes = *getMeshAxes();
-  if (llvm::any_of(axes, [&](int64_t axis) {
-        return axis >= static_cast<int64_t>(shape.size());
-      }))
-    return -1;
-  return parplan::axesRank(
-      shape, std::vector<int64_t>(axes.begin(), axes.end()), device);
+  return getPlacedMesh().rank(std::vector<int64_t>(axes.begin(), axes.end()),
+                              device);
+}
+
+parplan::PlacedMesh ProgramOp::getPlacedMesh() {
+  return placedMesh(*this, getMeshAttr());
 }
 
 SmallVector<int64_t> ProgramOp::getMeshShape() {
-  auto module = (*this)->getParentOfType<ModuleOp>();
-  if (module)
-    if (auto mesh = module->getAttrOfType<DenseI64ArrayAttr>("plan.mesh_shape"))
-      return SmallVector<int64_t>(mesh.asArrayRef());
-  int64_t devices = 1;
-  if (module)
-    for (auto program : module.getOps<ProgramOp>())
-      for (int64_t device : program.getDevices())
-        devices = std::max(devices, device + 1);
-  return {devices};
+  std::vector<int64_t> shape = getPlacedMesh().shape;
+  return SmallVector<int64_t>(shape.begin(), shape.end());
 }
 
 LogicalResult ProgramOp::verify() {
@@ -109,6 +159,15 @@ LogicalResult ProgramOp::verify() {
   for (size_t i = 0; i < devices.size(); ++i)
     if (devices[i] < 0 || (i > 0 && devices[i] <= devices[i - 1]))
       return emitOpError() << "devices must be ascending and non-negative";
+  if (failed(verifyMeshRef(*this, getMeshAttr())))
+    return failure();
+  if (getMeshAttr()) {
+    parplan::PlacedMesh mesh = getPlacedMesh();
+    for (int64_t device : devices)
+      if (mesh.indexOf(device) < 0)
+        return emitOpError() << "runs on device " << device << ", which "
+                             << getMeshAttr() << " does not hold";
+  }
   return success();
 }
 
@@ -173,13 +232,14 @@ LogicalResult BufferOp::verify() {
   parplan::NdSbp layout =
       parplan::fromSplits(std::vector<int64_t>(splits.begin(), splits.end()));
   bool even = parplan::hasEvenBlocks(shape, mesh, layout);
-  int64_t meshDevices = parplan::meshSize(mesh);
+  parplan::PlacedMesh placed = program.getPlacedMesh();
   for (int64_t device : program.getDevices()) {
-    if (device >= meshDevices)
+    if (placed.indexOf(device) < 0)
       return emitOpError() << "runs on device " << device
-                           << ", outside the mesh of " << meshDevices;
-    std::vector<int64_t> block = parplan::localShape(
-        shape, mesh, layout, parplan::meshCoordinate(mesh, device));
+                           << ", outside the mesh of "
+                           << parplan::meshSize(mesh);
+    std::vector<int64_t> block =
+        parplan::localShape(shape, mesh, layout, placed.coordinate(device));
     if (ArrayRef<int64_t>(block) != type.getShape())
       return emitOpError() << "device " << device << "'s block of the logical "
                            << "shape has extent ["
@@ -239,7 +299,7 @@ FailureOr<GroupOp> lookupGroup(Operation *op,
   auto group = symbolTable.lookupNearestSymbolFrom<GroupOp>(program, groupRef);
   if (!group)
     return op->emitOpError() << groupRef << " does not name a plan.group";
-  SmallVector<int64_t> meshShape = program.getMeshShape();
+  std::vector<int64_t> meshShape = group.getPlacedMesh().shape;
   if (std::optional<ArrayRef<int64_t>> axes = group.getMeshAxes())
     for (int64_t axis : *axes)
       if (axis >= static_cast<int64_t>(meshShape.size()))
@@ -247,7 +307,7 @@ FailureOr<GroupOp> lookupGroup(Operation *op,
                << groupRef << " spans mesh axis " << axis
                << ", which the mesh of rank " << meshShape.size() << " lacks";
   for (int64_t device : program.getDevices())
-    if (group.rankOf(device, meshShape) < 0)
+    if (group.rankOf(device) < 0)
       return op->emitOpError() << "runs on device " << device
                                << ", which is not a member of " << groupRef;
   return group;
@@ -256,27 +316,24 @@ FailureOr<GroupOp> lookupGroup(Operation *op,
 /// The distinct ranks in `group` of the devices running `op`'s program.
 SmallVector<int64_t> memberRanks(Operation *op, GroupOp group) {
   auto program = op->getParentOfType<ProgramOp>();
-  SmallVector<int64_t> meshShape = program.getMeshShape();
   llvm::SmallDenseSet<int64_t> seen;
   SmallVector<int64_t> ranks;
   for (int64_t device : program.getDevices()) {
-    int64_t rank = group.rankOf(device, meshShape);
+    int64_t rank = group.rankOf(device);
     if (seen.insert(rank).second)
       ranks.push_back(rank);
   }
   return ranks;
 }
 
-int64_t groupSize(Operation *op, GroupOp group) {
-  return group.getSize(op->getParentOfType<ProgramOp>().getMeshShape());
-}
+int64_t groupSize(GroupOp group) { return group.getSize(); }
 
 /// `part` is one device's slice along `axis` of `whole` split over `n`
 /// devices (balanced: docs/slicing.md), all other dimensions equal.
 LogicalResult verifySlicePair(Operation *op, GroupOp group, MemRefType part,
                               MemRefType whole, int64_t axis,
                               StringRef partName, StringRef wholeName) {
-  int64_t n = groupSize(op, group);
+  int64_t n = groupSize(group);
   if (part.getElementType() != whole.getElementType())
     return op->emitOpError()
            << partName << " and " << wholeName << " element types differ";
@@ -338,7 +395,7 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(group))
     return failure();
   MemRefType in = getInput().getType(), out = getOutput().getType();
-  int64_t n = groupSize(*this, *group), split = getSplitAxis(),
+  int64_t n = groupSize(*group), split = getSplitAxis(),
           concat = getConcatAxis();
   if (in.getElementType() != out.getElementType() ||
       in.getRank() != out.getRank())
@@ -374,7 +431,7 @@ BroadcastOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<GroupOp> group = lookupGroup(*this, symbolTable, getGroupAttr());
   if (failed(group))
     return failure();
-  if (static_cast<int64_t>(getRoot()) >= groupSize(*this, *group))
+  if (static_cast<int64_t>(getRoot()) >= groupSize(*group))
     return emitOpError() << "root rank " << getRoot() << " is not a rank of "
                          << getGroupAttr();
   return success();
@@ -426,8 +483,7 @@ double parplan::plan::bytesSent(Operation *op) {
   auto group = SymbolTable::lookupNearestSymbolFrom<GroupOp>(program, groupRef);
   if (!group)
     return 0;
-  SmallVector<int64_t> meshShape = program.getMeshShape();
-  int64_t size = group.getSize(meshShape);
+  int64_t size = group.getSize();
   double n = static_cast<double>(size);
   if (auto gather = dyn_cast<AllGatherOp>(op))
     return bytesOf(gather.getOutput()) - bytesOf(gather.getInput());
@@ -445,7 +501,7 @@ double parplan::plan::bytesSent(Operation *op) {
     if (extent == 0)
       return 0;
     // The program's first device stands for the others.
-    int64_t me = group.rankOf(program.getDevices().front(), meshShape);
+    int64_t me = group.rankOf(program.getDevices().front());
     double kept = bytesOf(exchange.getInput()) / static_cast<double>(extent) *
                   static_cast<double>(balancedShard(extent, size, me).size);
     return bytesOf(exchange.getInput()) - kept;

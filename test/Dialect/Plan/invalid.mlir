@@ -399,3 +399,66 @@ plan.program @dev0 devices = [0] {
   // expected-error @+1 {{'plan.buffer' op a temporary buffer has no splits or logical_shape}}
   %0 = plan.buffer {splits = array<i64: 3>} : memref<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'plan.mesh' op lists 3 devices for a shape of 4}}
+plan.mesh @short shape = [2, 2] devices = [0, 1, 2]
+
+// -----
+
+// expected-error @+1 {{'plan.mesh' op needs a shape of positive axes}}
+plan.mesh @flat shape = [0] devices = []
+
+// -----
+
+// expected-error @+1 {{'plan.mesh' op device id 1 is listed twice}}
+plan.mesh @twice shape = [2] devices = [1, 1]
+
+// -----
+
+// expected-error @+1 {{'plan.program' op names @nowhere, which is no plan.mesh}}
+plan.program @lost devices = [0] mesh = @nowhere {
+}
+
+// -----
+
+plan.mesh @stage shape = [2] devices = [2, 3]
+// expected-error @+1 {{'plan.program' op runs on device 1, which @stage does not hold}}
+plan.program @outside devices = [1, 2] mesh = @stage {
+}
+
+// -----
+
+plan.mesh @stage shape = [2] devices = [2, 3]
+// expected-error @+1 {{'plan.group' op names a mesh but no mesh_axes}}
+plan.group @fixed devices = [2, 3] mesh = @stage
+
+// -----
+
+// Device 3 is the first of @stage: rows 0..2 of 5, not the 2 rows the
+// buffer has (device 2 would hold those).
+module attributes {plan.mesh_shape = array<i64: 4>} {
+  plan.mesh @stage shape = [2] devices = [3, 2]
+  plan.program @p devices = [3] mesh = @stage {
+    // expected-error @+1 {{'plan.buffer' op device 3's block of the logical shape has extent [3, 4], not the buffer's}}
+    %x = plan.buffer {kind = "parameter", name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
+  }
+  plan.program @rest devices = [0, 1, 2] {
+  }
+}
+
+// -----
+
+module attributes {plan.mesh_shape = array<i64: 4>} {
+  plan.mesh @a shape = [2] devices = [0, 1]
+  plan.mesh @b shape = [2] devices = [2, 3]
+  plan.group @b.axis0 mesh_axes = [0] mesh = @b
+  plan.program @p devices = [0, 1] mesh = @a {
+    %x = plan.buffer : memref<4xf32>
+    // expected-error @+1 {{'plan.all_reduce' op runs on device 0, which is not a member of @b.axis0}}
+    plan.all_reduce %x on @b.axis0 : memref<4xf32>
+  }
+  plan.program @q devices = [2, 3] mesh = @b {
+  }
+}

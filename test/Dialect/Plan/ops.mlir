@@ -93,3 +93,30 @@ module attributes {plan.mesh_shape = array<i64: 2, 2>} {
     plan.update %w from %w1 : memref<8x4xf32>
   }
 }
+
+// -----
+
+// Programs and groups on named meshes: a device's coordinate is its
+// position in its mesh's devices. On @stage1, device 5 is at [1, 0], so
+// its block of rows split over axis 0 is rows 2..3 (checked by the buffer's
+// verifier), and @stage1.rows of device 5 is [5, 1].
+// CHECK: plan.mesh @stage0 shape = [2] devices = [0, 2]
+// CHECK: plan.mesh @stage1 shape = [2, 2] devices = [7, 3, 5, 1]
+// CHECK: plan.group @stage1.cols mesh_axes = [1] mesh = @stage1
+// CHECK: plan.program @first devices = [0, 2] mesh = @stage0 {
+// CHECK: plan.program @second devices = [1, 3, 5, 7] mesh = @stage1 {
+module attributes {plan.mesh_shape = array<i64: 8>} {
+  plan.mesh @stage0 shape = [2] devices = [0, 2]
+  plan.mesh @stage1 shape = [2, 2] devices = [7, 3, 5, 1]
+  plan.group @stage1.cols mesh_axes = [1] mesh = @stage1
+  plan.program @first devices = [0, 2] mesh = @stage0 {
+    %x = plan.buffer {kind = "parameter", name = "x", logical_shape = array<i64: 4, 6>, splits = array<i64: 0>} : memref<2x6xf32>
+  }
+  plan.program @second devices = [1, 3, 5, 7] mesh = @stage1 {
+    %x = plan.buffer {kind = "parameter", name = "y", logical_shape = array<i64: 4, 6>, splits = array<i64: 0, 1>} : memref<2x3xf32>
+    %all = plan.buffer : memref<2x6xf32>
+    plan.all_gather %x into %all on @stage1.cols axis = 1 : memref<2x3xf32> -> memref<2x6xf32>
+  }
+  plan.program @idle devices = [4, 6] {
+  }
+}

@@ -4,6 +4,7 @@
 #define PARPLAN_DIALECT_PLAN_PLANOPS_H
 
 #include "parplan/Dialect/Plan/PlanDialect.h"
+#include "parplan/Support/Sbp.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -20,6 +21,11 @@
 #include "parplan/Dialect/Plan/PlanOps.h.inc"
 
 namespace parplan::plan {
+
+/// The plan's whole mesh, around `op`: the module's `plan.mesh_shape`, or,
+/// when it has none, one axis up to the highest device any program lists.
+/// Programs and groups naming a plan.mesh read coordinates in that one.
+llvm::SmallVector<int64_t> planMeshShape(mlir::Operation *op);
 
 /// The bytes of a buffer of `type` (an i1 takes a byte).
 int64_t bufferBytes(mlir::MemRefType type);

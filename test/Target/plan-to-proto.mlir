@@ -1,0 +1,29 @@
+// RUN: parplan-translate %s -split-input-file --plan-to-proto -o %t.pb
+// RUN: not parplan-translate %S/Inputs/overlapping-meshes.mlir --plan-to-proto -o %t.bad 2>&1 | FileCheck %s --check-prefix=OVERLAP
+
+// Named meshes reach the plan file: the runtime's checkPlan, which the
+// export runs, reads each program's blocks in its mesh (this plan passes)
+// and rejects meshes sharing a device, which the dialect does not check
+// (Inputs/overlapping-meshes.mlir).
+// OVERLAP: the plan is invalid: plan meshes[1] 'b' lists device 1, which mesh 'a' holds too
+module attributes {plan.mesh_shape = array<i64: 4>} {
+  plan.mesh @a shape = [2] devices = [0, 1]
+  plan.mesh @b shape = [2] devices = [3, 2]
+  plan.group @b.axis0 mesh_axes = [0] mesh = @b
+  plan.program @first devices = [0] mesh = @a {
+    %x = plan.buffer {kind = "parameter", name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<3x4xf32>
+  }
+  plan.program @fourth devices = [1] mesh = @a {
+    %x = plan.buffer {kind = "parameter", name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
+  }
+  plan.program @second devices = [3] mesh = @b {
+    %y = plan.buffer {kind = "parameter", name = "y", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<3x4xf32>
+    %all = plan.buffer : memref<5x4xf32>
+    plan.all_gather %y into %all on @b.axis0 axis = 0 : memref<3x4xf32> -> memref<5x4xf32>
+  }
+  plan.program @third devices = [2] mesh = @b {
+    %y = plan.buffer {kind = "parameter", name = "y", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
+    %all = plan.buffer : memref<5x4xf32>
+    plan.all_gather %y into %all on @b.axis0 axis = 0 : memref<2x4xf32> -> memref<5x4xf32>
+  }
+}
