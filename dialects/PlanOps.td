@@ -140,6 +140,7 @@ def Plan_BufferOp : Plan_Op<"buffer", [HasParent<"ProgramOp">]> {
     | `input` | a block of a batch tensor, fed at every step | `name`, `logical_shape`, `splits`, `value_bound` for integers |
     | `state` | optimizer state: zeros, then updated | `name`, `logical_shape`, `splits` |
     | `constant` | fixed elements | `value`; with `logical_shape` and `splits`, `value` is the logical tensor and each device keeps its block |
+    | `output` | a block of a tensor the step leaves behind (a resharding's destination), which `parplan-run --check` compares with the tensor's values | `name`, `logical_shape`, `splits` |
 
     `splits` has one entry per mesh axis: the dimension of the logical
     tensor that axis splits, or -1. Each device's block is the balanced part

@@ -57,6 +57,8 @@ pp::Buffer::Kind protoKind(pp::BufferKind kind) {
     return pp::Buffer::STATE;
   case pp::BufferKind::constant:
     return pp::Buffer::CONSTANT;
+  case pp::BufferKind::output:
+    return pp::Buffer::OUTPUT;
   }
   return pp::Buffer::TEMPORARY;
 }

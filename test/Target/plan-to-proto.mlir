@@ -15,6 +15,7 @@ module attributes {plan.mesh_shape = array<i64: 4>} {
   }
   plan.program @fourth devices = [1] mesh = @a {
     %x = plan.buffer {kind = "parameter", name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
+    %out = plan.buffer {kind = "output", name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
   }
   plan.program @second devices = [3] mesh = @b {
     %y = plan.buffer {kind = "parameter", name = "y", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<3x4xf32>

@@ -179,9 +179,10 @@ LogicalResult BufferOp::verify() {
     return emitOpError() << "needs the identity layout, got " << type;
   std::optional<BufferKind> known = getBufferKind();
   if (!known)
-    return emitOpError() << "kind '" << *getKind()
-                         << "' is none of temporary, parameter, input, state, "
-                            "constant";
+    return emitOpError()
+           << "kind '" << *getKind()
+           << "' is none of temporary, parameter, input, state, output, "
+              "constant";
   BufferKind kind = *known;
   if (kind == BufferKind::constant && !getSplits()) {
     auto value = getValueAttr();
@@ -199,7 +200,11 @@ LogicalResult BufferOp::verify() {
   }
   if ((kind != BufferKind::constant && (!getName() || getName()->empty())) ||
       !getLogicalShape() || !getSplits())
-    return emitOpError() << "a " << stringifyBufferKind(kind)
+    return emitOpError() << (kind == BufferKind::input ||
+                                     kind == BufferKind::output
+                                 ? "an "
+                                 : "a ")
+                         << stringifyBufferKind(kind)
                          << " buffer needs a name, a logical_shape and "
                             "splits";
   ArrayRef<int64_t> logical = *getLogicalShape(), splits = *getSplits();

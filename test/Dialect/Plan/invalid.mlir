@@ -277,7 +277,7 @@ plan.program @dev0 devices = [0] {
 // -----
 
 plan.program @dev0 devices = [0] {
-  // expected-error @+1 {{'plan.buffer' op kind 'weights' is none of temporary, parameter, input, state, constant}}
+  // expected-error @+1 {{'plan.buffer' op kind 'weights' is none of temporary, parameter, input, state, output, constant}}
   %0 = plan.buffer {kind = "weights"} : memref<4xf32>
 }
 
@@ -461,4 +461,11 @@ module attributes {plan.mesh_shape = array<i64: 4>} {
   }
   plan.program @q devices = [2, 3] mesh = @b {
   }
+}
+
+// -----
+
+plan.program @p devices = [0] {
+  // expected-error @+1 {{'plan.buffer' op an output buffer needs a name, a logical_shape and splits}}
+  %o = plan.buffer {kind = "output"} : memref<4xf32>
 }

@@ -117,6 +117,8 @@ module attributes {plan.mesh_shape = array<i64: 8>} {
     %all = plan.buffer : memref<2x6xf32>
     plan.all_gather %x into %all on @stage1.cols axis = 1 : memref<2x3xf32> -> memref<2x6xf32>
   }
+  // CHECK: plan.buffer {kind = "output", {{.*}}name = "z"
   plan.program @idle devices = [4, 6] {
+    %z = plan.buffer {kind = "output", name = "z", logical_shape = array<i64: 3>, splits = array<i64: -1>} : memref<3xf32>
   }
 }
