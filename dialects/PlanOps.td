@@ -82,8 +82,10 @@ def Plan_GroupOp : Plan_Op<"group", [Symbol]> {
     ::parplan::PlacedMesh getPlacedMesh();
     /// The number of members.
     int64_t getSize();
-    /// The rank of `device` in its group; -1 when it is no member.
-    int64_t rankOf(int64_t device);
+    /// The rank of `device` in its group; -1 when it is no member. `mesh`
+    /// is getPlacedMesh(), worked out once by callers asking for many
+    /// devices.
+    int64_t rankOf(int64_t device, const ::parplan::PlacedMesh &mesh);
   }];
 }
 

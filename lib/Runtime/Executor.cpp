@@ -100,6 +100,17 @@ Tensor Executor::buffer(int64_t index) const {
   return value;
 }
 
+/// A synthetic PARAMETER block, or the values an OUTPUT block of the same
+/// tensor must hold: integer tensors (rare: a lookup table of ids) get
+/// values in [0, value_bound) or [0, 2).
+static Status fillSyntheticBlock(const plan::Buffer &buffer, uint64_t seed,
+                                 Tensor &block) {
+  std::vector<int64_t> logical = toVector(buffer.logical_shape());
+  return fillBlock(block, logical, toVector(buffer.offsets()), seed,
+                   buffer.name(), parameterScale(logical),
+                   buffer.value_bound() > 0 ? buffer.value_bound() : 2);
+}
+
 Status Executor::initialize() {
   if (!loaded_)
     return Status::failure("the executor has no program (load it first)");
@@ -118,13 +129,7 @@ Status Executor::initialize() {
           return status;
       if (loaded)
         break;
-      // Synthetic weights: integer parameters (rare: a lookup table of
-      // ids) get values in [0, value_bound) or [0, 2).
-      std::vector<int64_t> logical = toVector(buffer.logical_shape());
-      if (Status status =
-              fillBlock(tensor, logical, toVector(buffer.offsets()), seed_,
-                        buffer.name(), parameterScale(logical),
-                        buffer.value_bound() > 0 ? buffer.value_bound() : 2);
+      if (Status status = fillSyntheticBlock(buffer, seed_, tensor);
           !status.ok())
         return status;
       break;
@@ -157,13 +162,9 @@ Status Executor::checkOutputs(std::vector<OutputCheck> &checks) const {
     Tensor value = hostBuffer(b);
     if (Status status = read(b, value); !status.ok())
       return status;
-    // The values the tensor's source was given (as PARAMETER is filled).
-    std::vector<int64_t> logical = toVector(buffer.logical_shape());
+    // The values the tensor's source was given.
     Tensor expected = hostBuffer(b);
-    if (Status status =
-            fillBlock(expected, logical, toVector(buffer.offsets()), seed_,
-                      buffer.name(), parameterScale(logical),
-                      buffer.value_bound() > 0 ? buffer.value_bound() : 2);
+    if (Status status = fillSyntheticBlock(buffer, seed_, expected);
         !status.ok())
       return status;
     OutputCheck check;
@@ -171,11 +172,10 @@ Status Executor::checkOutputs(std::vector<OutputCheck> &checks) const {
     check.name = buffer.name();
     check.offsets = toVector(buffer.offsets());
     check.shape = toVector(buffer.shape());
-    check.logicalShape = logical;
+    check.logicalShape = toVector(buffer.logical_shape());
     check.elements = value.numElements();
     // Moved, not computed: the bytes must be equal.
-    size_t width = value.byteSize() /
-                   static_cast<size_t>(std::max<int64_t>(check.elements, 1));
+    size_t width = byteWidth(value.dtype());
     for (int64_t i = 0; i < check.elements; ++i)
       if (std::memcmp(value.bytes() + static_cast<size_t>(i) * width,
                       expected.bytes() + static_cast<size_t>(i) * width,

@@ -325,7 +325,7 @@ private:
                          "' holds too"));
         meshHolding = m;
       }
-      meshes_[mesh.name()] = meshView(plan_, mesh.name());
+      meshes_[mesh.name()] = PlacedMesh{shape, toVector(mesh.devices())};
     }
     for (int p = 0; p < plan_.programs_size(); ++p) {
       const plan::Program &program = plan_.programs(p);

@@ -133,14 +133,13 @@ int64_t GroupOp::getSize() {
   return size;
 }
 
-int64_t GroupOp::rankOf(int64_t device) {
+int64_t GroupOp::rankOf(int64_t device, const parplan::PlacedMesh &mesh) {
   if (std::optional<ArrayRef<int64_t>> devices = getDevices()) {
     const auto *found = llvm::find(*devices, device);
     return found == devices->end() ? -1 : found - devices->begin();
   }
   ArrayRef<int64_t> axes = *getMeshAxes();
-  return getPlacedMesh().rank(std::vector<int64_t>(axes.begin(), axes.end()),
-                              device);
+  return mesh.rank(std::vector<int64_t>(axes.begin(), axes.end()), device);
 }
 
 parplan::PlacedMesh ProgramOp::getPlacedMesh() {
@@ -304,7 +303,8 @@ FailureOr<GroupOp> lookupGroup(Operation *op,
   auto group = symbolTable.lookupNearestSymbolFrom<GroupOp>(program, groupRef);
   if (!group)
     return op->emitOpError() << groupRef << " does not name a plan.group";
-  std::vector<int64_t> meshShape = group.getPlacedMesh().shape;
+  parplan::PlacedMesh mesh = group.getPlacedMesh();
+  const std::vector<int64_t> &meshShape = mesh.shape;
   if (std::optional<ArrayRef<int64_t>> axes = group.getMeshAxes())
     for (int64_t axis : *axes)
       if (axis >= static_cast<int64_t>(meshShape.size()))
@@ -312,7 +312,7 @@ FailureOr<GroupOp> lookupGroup(Operation *op,
                << groupRef << " spans mesh axis " << axis
                << ", which the mesh of rank " << meshShape.size() << " lacks";
   for (int64_t device : program.getDevices())
-    if (group.rankOf(device) < 0)
+    if (group.rankOf(device, mesh) < 0)
       return op->emitOpError() << "runs on device " << device
                                << ", which is not a member of " << groupRef;
   return group;
@@ -321,10 +321,11 @@ FailureOr<GroupOp> lookupGroup(Operation *op,
 /// The distinct ranks in `group` of the devices running `op`'s program.
 SmallVector<int64_t> memberRanks(Operation *op, GroupOp group) {
   auto program = op->getParentOfType<ProgramOp>();
+  parplan::PlacedMesh mesh = group.getPlacedMesh();
   llvm::SmallDenseSet<int64_t> seen;
   SmallVector<int64_t> ranks;
   for (int64_t device : program.getDevices()) {
-    int64_t rank = group.rankOf(device);
+    int64_t rank = group.rankOf(device, mesh);
     if (seen.insert(rank).second)
       ranks.push_back(rank);
   }
@@ -506,7 +507,8 @@ double parplan::plan::bytesSent(Operation *op) {
     if (extent == 0)
       return 0;
     // The program's first device stands for the others.
-    int64_t me = group.rankOf(program.getDevices().front());
+    int64_t me =
+        group.rankOf(program.getDevices().front(), group.getPlacedMesh());
     double kept = bytesOf(exchange.getInput()) / static_cast<double>(extent) *
                   static_cast<double>(balancedShard(extent, size, me).size);
     return bytesOf(exchange.getInput()) - kept;
