@@ -303,11 +303,18 @@ def SBP_CrossMeshOp : SBP_LayoutOp<"cross_mesh"> {
     destination needs the parts of its slice from the source devices that hold
     them: a many-to-many multicast, lowered later to load-balanced broadcasts.
 
+    `insert-cross-mesh` records how the cross-mesh planner
+    (docs/cross-mesh.md) moves it, which the lowering plans again and emits:
+    `mode` (`send-recv`, `send-recv+all-gather` or `broadcast`),
+    `balancing` (`none` or `by-bytes`) and `time`, the predicted seconds.
+    Neither layout may hold Partial entries: the planner moves whole
+    values. Without a mode the lowering takes `broadcast` with `by-bytes`.
+
     ```mlir
     sbp.mesh @stage0(shape = 2, devices = [0, 1])
     sbp.mesh @stage1(shape = 2, devices = [2, 3])
     %1 = sbp.cross_mesh %0 from @stage0 [#sbp.s<0>] to @stage1 [#sbp.b]
-           : tensor<4x4xf32>
+           {mode = "broadcast", balancing = "by-bytes"} : tensor<4x4xf32>
     ```
 
     ```
@@ -322,7 +329,10 @@ def SBP_CrossMeshOp : SBP_LayoutOp<"cross_mesh"> {
   }];
   let arguments = (ins AnyRankedTensor:$input,
                        FlatSymbolRefAttr:$src_mesh, SBP_NdSbpAttr:$src,
-                       FlatSymbolRefAttr:$dst_mesh, SBP_NdSbpAttr:$dst);
+                       FlatSymbolRefAttr:$dst_mesh, SBP_NdSbpAttr:$dst,
+                       OptionalAttr<StrAttr>:$mode,
+                       OptionalAttr<StrAttr>:$balancing,
+                       OptionalAttr<F64Attr>:$time);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `from` $src_mesh $src `to` $dst_mesh $dst attr-dict `:` type($result)

@@ -173,6 +173,32 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::parplan::nn::NNDialect"];
 }
 
+def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
+  let summary = "Put every op on the mesh of the stage the annotations name";
+  let description = [{
+    Reads the `stages` of the module's `sbp.annotations`
+    (docs/sbp-annotations.md): each names a mesh (shape, cluster devices)
+    and globs over node names. Declares `sbp.mesh @NAME(shape = ...,
+    devices = [...])` per stage and marks every op of `@main` with
+    `sbp.stage = @NAME`:
+
+    - a node whose name a stage's glob matches is on that stage (a name two
+      stages match is an error naming both); backward ops carry their
+      forward node's name and an optimizer update its parameter's, so they
+      follow;
+    - any other op reading staged values is on the latest of their stages;
+    - what is left (an input, a constant) is on the earliest stage of its
+      users, or the first stage.
+
+    A stage whose globs match nothing is an error. Without stages the pass
+    does nothing. `sbp-assign` then lays out each op on its stage's mesh and
+    `insert-cross-mesh` moves values between stages.
+
+    Options: none.
+  }];
+  let dependentDialects = ["::parplan::sbp::SBPDialect"];
+}
+
 def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
   let summary = "Choose an nd-SBP sharding for every op by the cost model";
   let description = [{
@@ -236,6 +262,44 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
            "Identical repeated layers share one decision">,
     Option<"explain", "explain", "bool", "false",
            "Attach sbp.explain to every op">
+  ];
+  let dependentDialects = ["::parplan::sbp::SBPDialect"];
+}
+
+def InsertCrossMesh : Pass<"insert-cross-mesh", "::mlir::ModuleOp"> {
+  let summary = "Make every move of a value between stages an explicit op";
+  let description = [{
+    After `sbp-assign` on a program placed on stages (`place-stages`):
+    wherever an op reads a value produced on another mesh, inserts the move
+    the search priced (docs/cross-mesh.md):
+
+    - `sbp.boxing` on the source mesh when the source layout holds Partial
+      entries (reduced to Broadcast: the move carries whole values);
+    - `sbp.cross_mesh %v from @src [...] to @dst [...]` with the planner's
+      `mode`, `balancing` and predicted `time`;
+    - `sbp.boxing` on the destination mesh into the reader's layout when
+      that holds Partial entries.
+
+    Readers on one mesh wanting one layout share one move. Values `@main`
+    returns stay on their producer's mesh. Run before `insert-boxing`, which
+    rejects a use across meshes.
+
+    Options:
+    - `mode`: `cheapest` (default: the least predicted of the three modes,
+      each with either balancing), or `send-recv`, `send-recv+all-gather`
+      or `broadcast` to force one (its cheaper balancing).
+    - `cluster`: a preset name, the one `sbp-assign` used (default
+      `dgx-h100`), when the module carries no `sbp.cluster`.
+    - `mixed-precision`: price floating-point values at 2 bytes per element
+      (default true), as `sbp-assign` does.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"cheapest\"",
+           "cheapest, send-recv, send-recv+all-gather or broadcast">,
+    Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
+           "Cluster preset, used when the module carries no sbp.cluster">,
+    Option<"mixedPrecision", "mixed-precision", "bool", "true",
+           "Floating-point values move at 2 bytes per element">
   ];
   let dependentDialects = ["::parplan::sbp::SBPDialect"];
 }
@@ -323,8 +387,24 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
     is an error naming the op, never a wrong plan. A result of `@main` that
     is neither the loss nor an update (an inference output) is refused.
 
-    Options: none.
+    A program placed on stages (`place-stages`, `insert-cross-mesh`) has its
+    ops on named meshes over disjoint devices that together are the plan's
+    devices `0 .. N-1` (the plan's mesh is `[N]`): each becomes a
+    `plan.mesh`, each device runs the ops of its mesh in a program naming
+    it, and every `sbp.cross_mesh` becomes the planner's schedule in its
+    recorded mode (lower-cross-mesh): slices of the source blocks,
+    `plan.send`/`plan.recv` to one receiver or `plan.broadcast` over a group
+    of the listed devices, and the destination block summed from its tiles.
+    A device taking part in a move has a program of its own.
+
+    Options:
+    - `cluster`: a preset name, the one `insert-cross-mesh` planned moves
+      on (default `dgx-h100`), when the module carries no `sbp.cluster`.
   }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
+           "Cluster preset, used when the module carries no sbp.cluster">
+  ];
   let dependentDialects = ["::parplan::plan::PlanDialect"];
 }
 

@@ -7,11 +7,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Cost/Annotations.h"
+#include "parplan/Cost/Mesh.h"
 #include "parplan/Cost/YamlTree.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/MemoryBuffer.h"
+
+#include <map>
 
 using namespace parplan;
 using llvm::StringRef;
@@ -94,6 +97,10 @@ public:
 
 private:
   bool readPin(const YamlTree &entry, size_t index, LayoutPin &pin);
+  bool readStage(const YamlTree &entry, size_t index, StagePin &stage);
+  bool readIntegers(const YamlTree *list, const char *listAt,
+                    const std::string &what, int64_t minimum,
+                    std::vector<int64_t> &out);
   bool readLayouts(const YamlTree &list, const char *listAt,
                    const std::string &what, const char *item,
                    LayoutPin::Layouts &out);
@@ -108,27 +115,136 @@ std::optional<Annotations> Reader::read(const YamlTree &root) {
     diags.failAt(1, 1, "empty annotations file");
     return std::nullopt;
   }
-  if (!cost::checkFields(root, "the annotations file", {"pins"}, diags))
+  if (!cost::checkFields(root, "the annotations file", {"pins", "stages"},
+                         diags))
     return std::nullopt;
   const YamlTree *pins = root.get("pins");
-  if (!pins) {
-    diags.fail(root.loc, "the annotations file: missing required field 'pins'");
-    return std::nullopt;
-  }
-  if (pins->kind != YamlTree::Sequence) {
-    diags.fail(valueAt(root, "pins"),
-               std::string("pins must be a list, not ") + pins->kindName());
+  const YamlTree *stages = root.get("stages");
+  if (!pins && !stages) {
+    diags.fail(root.loc, "the annotations file: missing 'pins' or 'stages'");
     return std::nullopt;
   }
   Annotations annotations;
-  annotations.pins.reserve(pins->children.size());
-  for (size_t i = 0; i < pins->children.size(); ++i) {
-    LayoutPin pin;
-    if (!readPin(pins->children[i], i, pin))
+  for (auto [key, list] : {std::pair{"pins", pins}, {"stages", stages}}) {
+    if (list && list->kind != YamlTree::Sequence) {
+      diags.fail(valueAt(root, key),
+                 std::string(key) + " must be a list, not " + list->kindName());
       return std::nullopt;
-    annotations.pins.push_back(std::move(pin));
+    }
+  }
+  if (pins) {
+    annotations.pins.reserve(pins->children.size());
+    for (size_t i = 0; i < pins->children.size(); ++i) {
+      LayoutPin pin;
+      if (!readPin(pins->children[i], i, pin))
+        return std::nullopt;
+      annotations.pins.push_back(std::move(pin));
+    }
+  }
+  if (stages) {
+    std::map<int64_t, std::string> deviceStage;
+    for (size_t i = 0; i < stages->children.size(); ++i) {
+      StagePin stage;
+      if (!readStage(stages->children[i], i, stage))
+        return std::nullopt;
+      for (const StagePin &earlier : annotations.stages)
+        if (earlier.mesh == stage.mesh) {
+          diags.fail(valueAt(stages->children[i], "mesh"),
+                     "stage '" + stage.mesh +
+                         "': mesh has the name of an earlier stage's");
+          return std::nullopt;
+        }
+      for (int64_t device : stage.devices) {
+        auto [it, inserted] = deviceStage.emplace(device, stage.mesh);
+        if (!inserted) {
+          diags.fail(valueAt(stages->children[i], "devices"),
+                     "stage '" + stage.mesh + "': device " +
+                         std::to_string(device) +
+                         (it->second == stage.mesh
+                              ? " is listed twice"
+                              : " is on stage '" + it->second + "' too"));
+          return std::nullopt;
+        }
+      }
+      annotations.stages.push_back(std::move(stage));
+    }
   }
   return annotations;
+}
+
+/// A list of integers of at least `minimum` each, not empty.
+bool Reader::readIntegers(const YamlTree *list, const char *listAt,
+                          const std::string &what, int64_t minimum,
+                          std::vector<int64_t> &out) {
+  if (!list || list->kind != YamlTree::Sequence || list->children.empty())
+    return diags.fail(listAt, what + " must be a non-empty list of integers");
+  for (const YamlTree &item : list->children) {
+    int64_t value = 0;
+    if (item.kind != YamlTree::Scalar ||
+        StringRef(item.value).getAsInteger(10, value) || value < minimum ||
+        value > (int64_t{1} << 40))
+      return diags.fail(item.loc, what + ": expected an integer of at least " +
+                                      std::to_string(minimum) + ", not " +
+                                      (item.kind == YamlTree::Scalar
+                                           ? quoted(item.value)
+                                           : std::string(item.kindName())));
+    out.push_back(value);
+  }
+  return true;
+}
+
+bool Reader::readStage(const YamlTree &entry, size_t index, StagePin &stage) {
+  std::string what = "stage " + std::to_string(index);
+  if (entry.kind == YamlTree::Mapping)
+    if (const YamlTree *mesh = entry.get("mesh"))
+      if (mesh->kind == YamlTree::Scalar && !mesh->value.empty())
+        what = "stage " + quoted(mesh->value);
+  if (!cost::checkFields(entry, what, {"mesh", "devices", "shape", "nodes"},
+                         diags))
+    return false;
+  stage.location = diags.location(entry.loc);
+  const YamlTree *mesh = entry.get("mesh");
+  if (!mesh || mesh->kind != YamlTree::Scalar || mesh->value.empty())
+    return diags.fail(mesh ? valueAt(entry, "mesh") : entry.loc,
+                      what + ": mesh must name the stage's mesh");
+  stage.mesh = mesh->value;
+  if (!readIntegers(entry.get("devices"), valueAt(entry, "devices"),
+                    what + ": devices", 0, stage.devices))
+    return false;
+  if (const YamlTree *shape = entry.get("shape")) {
+    if (!readIntegers(shape, valueAt(entry, "shape"), what + ": shape", 1,
+                      stage.shape))
+      return false;
+    int64_t size = 1;
+    for (int64_t extent : stage.shape)
+      size = size > (int64_t{1} << 40) / extent ? -1 : size * extent;
+    if (size != static_cast<int64_t>(stage.devices.size()))
+      return diags.fail(valueAt(entry, "shape"),
+                        what + ": shape " + cost::formatMeshShape(stage.shape) +
+                            " does not hold its " +
+                            std::to_string(stage.devices.size()) + " devices");
+  } else {
+    stage.shape = {static_cast<int64_t>(stage.devices.size())};
+  }
+  const YamlTree *nodes = entry.get("nodes");
+  if (!nodes || nodes->kind != YamlTree::Sequence || nodes->children.empty())
+    return diags.fail(nodes ? valueAt(entry, "nodes") : entry.loc,
+                      what + ": nodes must be a non-empty list of globs");
+  for (const YamlTree &item : nodes->children) {
+    if (item.kind != YamlTree::Scalar || item.value.empty())
+      return diags.fail(item.loc, what + ": nodes: expected a glob, not " +
+                                      (item.kind == YamlTree::Scalar
+                                           ? std::string("an empty string")
+                                           : std::string(item.kindName())));
+    std::string reason;
+    std::shared_ptr<const LayoutPin::CompiledGlob> glob =
+        compileGlob(item.value, &reason);
+    if (!glob)
+      return diags.fail(item.valueLoc, what + ": nodes: " + reason);
+    stage.nodes.push_back(item.value);
+    stage.globs.push_back(std::move(glob));
+  }
+  return true;
 }
 
 bool Reader::readPin(const YamlTree &entry, size_t index, LayoutPin &pin) {
@@ -242,11 +358,28 @@ bool Reader::readLayout(const YamlTree &item, const std::string &what,
 
 } // namespace
 
-bool LayoutPin::matches(StringRef name) const {
-  if (glob && glob->pattern == node)
+/// Whether `pattern` matches the whole of `name`, through `glob` when it
+/// was compiled from `pattern`.
+static bool
+globMatches(const std::string &pattern,
+            const std::shared_ptr<const LayoutPin::CompiledGlob> &glob,
+            StringRef name) {
+  if (glob && glob->pattern == pattern)
     return glob->glob.match(name);
-  std::shared_ptr<const CompiledGlob> compiled = compileGlob(node, nullptr);
+  std::shared_ptr<const LayoutPin::CompiledGlob> compiled =
+      compileGlob(pattern, nullptr);
   return compiled && compiled->glob.match(name);
+}
+
+bool LayoutPin::matches(StringRef name) const {
+  return globMatches(node, glob, name);
+}
+
+bool StagePin::matches(StringRef name) const {
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (globMatches(nodes[i], i < globs.size() ? globs[i] : nullptr, name))
+      return true;
+  return false;
 }
 
 std::vector<const LayoutPin *> Annotations::pinsFor(StringRef name) const {

@@ -40,6 +40,24 @@ const char *toString(CrossMeshBalancing balancing) {
   return "?";
 }
 
+std::optional<CrossMeshMode> parseCrossMeshMode(const std::string &text) {
+  for (CrossMeshMode mode :
+       {CrossMeshMode::SendRecv, CrossMeshMode::SendRecvAllGather,
+        CrossMeshMode::Broadcast})
+    if (text == toString(mode))
+      return mode;
+  return std::nullopt;
+}
+
+std::optional<CrossMeshBalancing>
+parseCrossMeshBalancing(const std::string &text) {
+  for (CrossMeshBalancing balancing :
+       {CrossMeshBalancing::None, CrossMeshBalancing::ByBytes})
+    if (text == toString(balancing))
+      return balancing;
+  return std::nullopt;
+}
+
 namespace {
 
 std::string describeMesh(const DeviceMesh &mesh) {

@@ -11,17 +11,34 @@ using namespace parplan;
 
 #include "parplan/Transforms/PlanLoweringInterface.cpp.inc"
 
-FlatSymbolRefAttr DeviceGroups::along(int64_t meshAxis) {
-  auto found = groups.find(meshAxis);
-  if (found != groups.end())
+FlatSymbolRefAttr DeviceGroups::along(FlatSymbolRefAttr mesh,
+                                      int64_t meshAxis) {
+  std::string meshName = mesh ? mesh.getValue().str() : "";
+  auto found = axisGroups.find({meshName, meshAxis});
+  if (found != axisGroups.end())
     return found->second;
-  std::string name = "axis" + std::to_string(meshAxis);
+  std::string name = (mesh ? meshName + "_" : std::string()) + "axis" +
+                     std::to_string(meshAxis);
   plan::GroupOp::create(builder, builder.getUnknownLoc(),
                         builder.getStringAttr(name), DenseI64ArrayAttr(),
-                        builder.getDenseI64ArrayAttr({meshAxis}),
-                        FlatSymbolRefAttr());
+                        builder.getDenseI64ArrayAttr({meshAxis}), mesh);
   auto ref = FlatSymbolRefAttr::get(builder.getContext(), name);
-  groups[meshAxis] = ref;
+  axisGroups[{meshName, meshAxis}] = ref;
+  return ref;
+}
+
+FlatSymbolRefAttr DeviceGroups::ofDevices(ArrayRef<int64_t> devices) {
+  std::vector<int64_t> key(devices.begin(), devices.end());
+  auto found = listedGroups.find(key);
+  if (found != listedGroups.end())
+    return found->second;
+  std::string name = "devices" + std::to_string(listedGroups.size());
+  plan::GroupOp::create(builder, builder.getUnknownLoc(),
+                        builder.getStringAttr(name),
+                        builder.getDenseI64ArrayAttr(devices),
+                        DenseI64ArrayAttr(), FlatSymbolRefAttr());
+  auto ref = FlatSymbolRefAttr::get(builder.getContext(), name);
+  listedGroups[key] = ref;
   return ref;
 }
 
@@ -33,6 +50,8 @@ NdSbp DeviceLowering::layoutOf(Value value) const {
   Operation *producer = result.getOwner();
   if (auto boxing = dyn_cast<sbp::BoxingOp>(producer))
     return sbp::toNdSbp(boxing.getDst());
+  if (auto move = dyn_cast<sbp::CrossMeshOp>(producer))
+    return sbp::toNdSbp(move.getDst());
   if (std::optional<ReshardStep> step = sbp::getReshardStep(producer))
     return step->to;
   auto sharding = producer->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");

@@ -17,6 +17,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <map>
+
 namespace parplan {
 #define GEN_PASS_DEF_INSERTBOXING
 #include "parplan/Transforms/Passes.h.inc"
@@ -33,85 +35,97 @@ struct InsertBoxingPass : parplan::impl::InsertBoxingBase<InsertBoxingPass> {
   void runOnOperation() override;
 };
 
+/// The layout `value` is produced in, and the mesh: its producer's
+/// sbp.sharding result entry, or the destination of an sbp.boxing or
+/// sbp.cross_mesh (insert-cross-mesh's); null when it has none.
+std::pair<ArrayAttr, FlatSymbolRefAttr> producedLayout(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  if (!result)
+    return {};
+  Operation *producer = result.getOwner();
+  if (auto boxing = dyn_cast<sbp::BoxingOp>(producer))
+    return {boxing.getDst(), boxing.getMeshAttr()};
+  if (auto move = dyn_cast<sbp::CrossMeshOp>(producer))
+    return {move.getDst(), move.getDstMeshAttr()};
+  auto sharding = producer->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
+  if (!sharding)
+    return {};
+  return {cast<ArrayAttr>(sharding.getResults()[result.getResultNumber()]),
+          sharding.getMesh()};
+}
+
 void InsertBoxingPass::runOnOperation() {
   ModuleOp module = getOperation();
-  // The mesh every sharding names must be one: boxing moves data within it.
-  sbp::MeshOp mesh;
-  WalkResult walk = module.walk([&](Operation *op) {
-    auto sharding = op->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
-    if (!sharding)
-      return WalkResult::advance();
-    auto named = SymbolTable::lookupNearestSymbolFrom<sbp::MeshOp>(
-        op, sharding.getMesh());
-    if (mesh && named != mesh) {
-      op->emitError() << "insert-boxing handles one mesh; this op is on "
-                      << sharding.getMesh() << ", others on @"
-                      << mesh.getSymName();
-      return WalkResult::interrupt();
+  // One cost model per mesh the boxings are on. A stage's mesh is priced
+  // over the cluster's first devices, as sbp-assign priced it.
+  std::map<std::string, std::optional<ShardingCostModel>> models;
+  auto modelOf = [&](Operation *user,
+                     FlatSymbolRefAttr meshRef) -> const ShardingCostModel * {
+    std::optional<ShardingCostModel> &model = models[meshRef.getValue().str()];
+    if (model)
+      return &*model;
+    auto mesh =
+        SymbolTable::lookupNearestSymbolFrom<sbp::MeshOp>(user, meshRef);
+    if (!mesh) {
+      user->emitError() << meshRef << " does not name an sbp.mesh";
+      return nullptr;
     }
-    mesh = named;
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
-    return signalPassFailure();
-  if (!mesh)
-    return; // Nothing was laid out.
-  if (mesh.getDevices()) {
-    mesh.emitError() << "insert-boxing prices meshes over the cluster's first "
-                        "devices; @"
-                     << mesh.getSymName() << " lists its own";
-    return signalPassFailure();
-  }
-  std::string error;
-  std::optional<ShardingCostModel> model = ShardingCostModel::load(
-      module, cluster,
-      std::vector<int64_t>(mesh.getShape().begin(), mesh.getShape().end()),
-      mixedPrecision, error);
-  if (!model) {
-    module.emitError() << error;
-    return signalPassFailure();
-  }
-  FlatSymbolRefAttr meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+    std::string error;
+    model = ShardingCostModel::load(
+        module, cluster,
+        std::vector<int64_t>(mesh.getShape().begin(), mesh.getShape().end()),
+        mixedPrecision, error);
+    if (!model) {
+      module.emitError() << error;
+      return nullptr;
+    }
+    return &*model;
+  };
 
   // One boxing per value and target layout, placed right after the
   // producer so every user that needs it can read it.
   DenseMap<std::pair<Value, Attribute>, Value> boxed;
   OpBuilder builder(module.getContext());
-  walk = module.walk([&](Operation *user) {
+  WalkResult walk = module.walk([&](Operation *user) {
     auto sharding = user->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
     if (!sharding)
       return WalkResult::advance();
     for (OpOperand &operand : user->getOpOperands()) {
       Value value = operand.get();
-      auto result = dyn_cast<OpResult>(value);
-      auto produced = result
-                          ? result.getOwner()->getAttrOfType<sbp::ShardingAttr>(
-                                "sbp.sharding")
-                          : sbp::ShardingAttr();
-      if (!produced) {
+      auto [src, meshRef] = producedLayout(value);
+      if (!src) {
         user->emitError() << "operand " << operand.getOperandNumber()
                           << " has no layout: its producer carries no "
                              "sbp.sharding (run sbp-assign first)";
         return WalkResult::interrupt();
       }
-      Attribute src = produced.getResults()[result.getResultNumber()];
+      // A returned value stays on its producer's mesh.
+      if (!isa<func::ReturnOp>(user) && meshRef != sharding.getMesh()) {
+        user->emitError() << "operand " << operand.getOperandNumber()
+                          << " is on " << meshRef << ", this op on "
+                          << sharding.getMesh()
+                          << " (run insert-cross-mesh first)";
+        return WalkResult::interrupt();
+      }
       Attribute dst = sharding.getOperands()[operand.getOperandNumber()];
       if (src == dst)
         continue;
       auto [it, inserted] = boxed.try_emplace({value, dst}, Value());
       if (inserted) {
+        const ShardingCostModel *model = modelOf(user, meshRef);
+        if (!model)
+          return WalkResult::interrupt();
         const std::optional<cost::BoxingCost> &boxing =
-            model->boxing(sbp::toNdSbp(cast<ArrayAttr>(src)),
-                          sbp::toNdSbp(cast<ArrayAttr>(dst)), value.getType());
+            model->boxing(sbp::toNdSbp(src), sbp::toNdSbp(cast<ArrayAttr>(dst)),
+                          value.getType());
         if (!boxing) {
           user->emitError() << "no boxing turns " << src << " into " << dst;
           return WalkResult::interrupt();
         }
-        builder.setInsertionPointAfter(result.getOwner());
+        builder.setInsertionPointAfter(value.getDefiningOp());
         auto op = sbp::BoxingOp::create(
-            builder, user->getLoc(), value.getType(), value, meshRef,
-            cast<ArrayAttr>(src), cast<ArrayAttr>(dst),
-            builder.getF64FloatAttr(boxing->time));
+            builder, user->getLoc(), value.getType(), value, meshRef, src,
+            cast<ArrayAttr>(dst), builder.getF64FloatAttr(boxing->time));
         it->second = op.getResult();
       }
       operand.set(it->second);

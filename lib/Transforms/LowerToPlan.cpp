@@ -18,10 +18,12 @@
 #include "parplan/Runtime/KernelCall.h"
 #include "parplan/Transforms/DeviceLowering.h"
 #include "parplan/Transforms/Passes.h"
+#include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <map>
 #include <numeric>
 
 namespace parplan {
@@ -43,6 +45,9 @@ LogicalResult lowerReturn(func::ReturnOp ret, func::FuncOp function,
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
     unsigned i = static_cast<unsigned>(index);
     Value buffer = lowering.lookup(value);
+    // On a named mesh, the results of the others' ops are theirs.
+    if (!buffer && lowering.getMesh())
+      continue;
     if (function.getResultAttr(i, "nn.name")) {
       plan::LossOp::create(b, loc, buffer);
       continue;
@@ -146,11 +151,34 @@ LogicalResult checkLoweringInput(func::FuncOp function, int64_t devices) {
   return success();
 }
 
+/// Whether `op` of @main runs on the devices of `mesh`: it is laid out on
+/// it, or moves a value from or to it. func.return is everyone's.
+bool runsOn(Operation *op, FlatSymbolRefAttr mesh) {
+  if (isa<func::ReturnOp>(op))
+    return true;
+  if (auto move = dyn_cast<sbp::CrossMeshOp>(op))
+    return move.getSrcMeshAttr() == mesh || move.getDstMeshAttr() == mesh;
+  if (auto sharding = op->getAttrOfType<sbp::ShardingAttr>("sbp.sharding"))
+    return sharding.getMesh() == mesh;
+  return op->getAttrOfType<FlatSymbolRefAttr>("mesh") == mesh;
+}
+
+/// The meshes the programs run on: the plan's own (`sbp.mesh @mesh`, or
+/// one device), or the named meshes of stages, over the plan's devices.
+struct ProgramMesh {
+  FlatSymbolRefAttr name; // null: the plan's own
+  std::vector<int64_t> shape;
+  std::vector<int64_t> devices; // physical, row-major; empty: 0 .. N-1
+};
+
 struct LowerToPlanPass : parplan::impl::LowerToPlanBase<LowerToPlanPass> {
+  using LowerToPlanBase::LowerToPlanBase;
+
   void getDependentDialects(DialectRegistry &registry) const override {
     LowerToPlanBase::getDependentDialects(registry);
     registerNNPlanLowering(registry);
     registerReshardingPlanLowering(registry);
+    registerCrossMeshPlanLowering(registry);
   }
 
   void runOnOperation() override;
@@ -164,74 +192,146 @@ void LowerToPlanPass::runOnOperation() {
                           "of one block";
     return signalPassFailure();
   }
-  std::vector<int64_t> meshShape = {1};
+  SmallVector<sbp::MeshOp> declared(module.getOps<sbp::MeshOp>());
+  bool staged =
+      declared.size() > 1 || llvm::any_of(declared, [](sbp::MeshOp mesh) {
+        return static_cast<bool>(mesh.getDevices());
+      });
+  std::vector<ProgramMesh> meshes;
+  std::vector<int64_t> planShape = {1};
   auto mesh = module.lookupSymbol<sbp::MeshOp>("mesh");
-  if (mesh)
-    meshShape.assign(mesh.getShape().begin(), mesh.getShape().end());
-  int64_t devices = meshSize(meshShape);
-  if (failed(checkLoweringInput(function, devices)))
+  if (!staged) {
+    if (mesh)
+      planShape.assign(mesh.getShape().begin(), mesh.getShape().end());
+    meshes.push_back({FlatSymbolRefAttr(), planShape, {}});
+  } else {
+    // Stages: disjoint meshes that together hold devices 0 .. N-1.
+    std::map<int64_t, StringRef> holder;
+    for (sbp::MeshOp stage : declared) {
+      ProgramMesh programMesh{
+          FlatSymbolRefAttr::get(stage.getSymNameAttr()),
+          {stage.getShape().begin(), stage.getShape().end()},
+          {}};
+      for (int64_t i = 0; i < stage.getNumDevices(); ++i) {
+        int64_t device = stage.getDeviceId(i);
+        auto [it, inserted] = holder.emplace(device, stage.getSymName());
+        if (!inserted) {
+          stage.emitError() << "lower-to-plan: device " << device << " is on @"
+                            << it->second << " and on @" << stage.getSymName();
+          return signalPassFailure();
+        }
+        programMesh.devices.push_back(device);
+      }
+      meshes.push_back(std::move(programMesh));
+    }
+    int64_t count = static_cast<int64_t>(holder.size());
+    for (int64_t device = 0; device < count; ++device)
+      if (!holder.count(device)) {
+        module.emitError() << "lower-to-plan: device " << device
+                           << " is on no mesh, but device "
+                           << holder.rbegin()->first
+                           << " is: the stages' meshes must hold devices 0 "
+                              "to N-1";
+        return signalPassFailure();
+      }
+    planShape = {count};
+  }
+  if (failed(checkLoweringInput(function, meshSize(planShape))))
     return signalPassFailure();
 
   MLIRContext *context = &getContext();
-  // Groups go before the programs, in the order they are first used.
+  // Meshes and groups go before the programs, groups in the order they are
+  // first used.
   OpBuilder groupBuilder(context);
   groupBuilder.setInsertionPoint(function);
-  DeviceGroups groups(groupBuilder);
-  // One program per class of devices that see every block with the same
-  // extents: the first device not yet placed is lowered, and every other
-  // device that agrees with it on the extents its lowering asked for shares
-  // its program (DeviceLowering says the rest by coordinates).
-  std::vector<int64_t> unplaced(static_cast<size_t>(devices));
-  std::iota(unplaced.begin(), unplaced.end(), 0);
-  for (int64_t index = 0; !unplaced.empty(); ++index) {
-    int64_t first = unplaced.front();
-    OpBuilder b(context);
-    b.setInsertionPointToEnd(module.getBody());
-    auto program = plan::ProgramOp::create(
-        b, function.getLoc(),
-        b.getStringAttr("program" + std::to_string(index)),
-        b.getDenseI64ArrayAttr({first}), FlatSymbolRefAttr());
-    program.getBody().push_back(new Block());
-    b.setInsertionPointToEnd(&program.getBody().front());
-    DeviceLowering lowering(b, groups, meshShape,
-                            meshCoordinate(meshShape, first),
-                            static_cast<bool>(mesh));
-    for (Operation &op : function.front()) {
-      LogicalResult lowered =
-          isa<func::ReturnOp>(op)
-              ? lowerReturn(cast<func::ReturnOp>(op), function, lowering)
-              : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
-      if (failed(lowered))
-        return signalPassFailure();
+  std::optional<cost::Cluster> cluster;
+  if (staged) {
+    for (const ProgramMesh &programMesh : meshes)
+      plan::MeshOp::create(
+          groupBuilder, function.getLoc(), programMesh.name.getAttr(),
+          groupBuilder.getDenseI64ArrayAttr(programMesh.shape),
+          groupBuilder.getDenseI64ArrayAttr(programMesh.devices));
+    std::string error;
+    std::optional<ShardingCostModel> model = ShardingCostModel::load(
+        module, this->cluster, meshes.front().shape, false, error);
+    if (!model) {
+      module.emitError() << "lower-to-plan: " << error;
+      return signalPassFailure();
     }
-    auto extents = [&](int64_t device) {
-      std::vector<int64_t> coordinate = meshCoordinate(meshShape, device);
-      std::vector<std::vector<int64_t>> blocks;
-      for (const auto &[shape, splits] : lowering.unevenBlocks())
-        blocks.push_back(
-            localShape(shape, meshShape, fromSplits(splits), coordinate));
-      return blocks;
+    cluster = model->getCluster();
+  }
+  DeviceGroups groups(groupBuilder);
+  // One program per class of devices of a mesh that see every block with
+  // the same extents: the first device not yet placed is lowered, and every
+  // other device that agrees with it on the extents its lowering asked for
+  // shares its program (DeviceLowering says the rest by coordinates), unless
+  // the lowering named its peers.
+  int64_t index = 0;
+  for (const ProgramMesh &programMesh : meshes) {
+    const std::vector<int64_t> &meshShape = programMesh.shape;
+    auto deviceAt = [&](int64_t position) {
+      return programMesh.devices.empty()
+                 ? position
+                 : programMesh.devices[static_cast<size_t>(position)];
     };
-    std::vector<std::vector<int64_t>> own = extents(first);
-    SmallVector<int64_t> members;
-    std::vector<int64_t> rest;
-    for (int64_t device : unplaced)
-      (extents(device) == own ? members.push_back(device)
-                              : rest.push_back(device));
-    writeUpdatesInPlace(program);
-    program.setDevicesAttr(b.getDenseI64ArrayAttr(members));
-    unplaced = std::move(rest);
+    std::vector<int64_t> unplaced(static_cast<size_t>(meshSize(meshShape)));
+    std::iota(unplaced.begin(), unplaced.end(), 0);
+    for (; !unplaced.empty(); ++index) {
+      int64_t first = unplaced.front();
+      OpBuilder b(context);
+      b.setInsertionPointToEnd(module.getBody());
+      auto program = plan::ProgramOp::create(
+          b, function.getLoc(),
+          b.getStringAttr("program" + std::to_string(index)),
+          b.getDenseI64ArrayAttr({deviceAt(first)}), programMesh.name);
+      program.getBody().push_back(new Block());
+      b.setInsertionPointToEnd(&program.getBody().front());
+      DeviceLowering lowering(
+          b, groups, meshShape, meshCoordinate(meshShape, first),
+          static_cast<bool>(mesh) || staged, programMesh.name, deviceAt(first));
+      if (cluster)
+        lowering.setCluster(&*cluster);
+      for (Operation &op : function.front()) {
+        if (staged && !runsOn(&op, programMesh.name))
+          continue;
+        LogicalResult lowered =
+            isa<func::ReturnOp>(op)
+                ? lowerReturn(cast<func::ReturnOp>(op), function, lowering)
+                : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
+        if (failed(lowered))
+          return signalPassFailure();
+      }
+      auto extents = [&](int64_t position) {
+        std::vector<int64_t> coordinate = meshCoordinate(meshShape, position);
+        std::vector<std::vector<int64_t>> blocks;
+        for (const auto &[shape, splits] : lowering.unevenBlocks())
+          blocks.push_back(
+              localShape(shape, meshShape, fromSplits(splits), coordinate));
+        return blocks;
+      };
+      std::vector<std::vector<int64_t>> own = extents(first);
+      SmallVector<int64_t> members = {deviceAt(first)};
+      std::vector<int64_t> rest;
+      for (int64_t position : ArrayRef<int64_t>(unplaced).drop_front())
+        (!lowering.needsOwnProgram() && extents(position) == own
+             ? members.push_back(deviceAt(position))
+             : rest.push_back(position));
+      llvm::sort(members);
+      writeUpdatesInPlace(program);
+      program.setDevicesAttr(b.getDenseI64ArrayAttr(members));
+      unplaced = std::move(rest);
+    }
   }
 
   module->setAttr("plan.mesh_shape",
-                  OpBuilder(context).getDenseI64ArrayAttr(meshShape));
+                  OpBuilder(context).getDenseI64ArrayAttr(planShape));
   // The cluster the layouts were priced on and the pins they obeyed have no
   // use in the programs.
   module->removeAttr("sbp.cluster");
   module->removeAttr("sbp.annotations");
   function.erase();
-  if (mesh)
-    mesh.erase();
+  for (sbp::MeshOp meshOp : declared)
+    meshOp.erase();
 }
 
 } // namespace

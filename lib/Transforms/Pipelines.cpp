@@ -54,7 +54,14 @@ assignOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
 /// alike, so that the boxings written are the ones the search paid for.
 void addSearchAndBoxingPasses(mlir::OpPassManager &pm,
                               const parplan::SbpAssignOptions &assign) {
+  // Stages the annotations name put ops on their meshes first; the moves
+  // between them are priced by the search and written before the boxings.
+  pm.addPass(parplan::createPlaceStages());
   pm.addPass(parplan::createSbpAssign(assign));
+  parplan::InsertCrossMeshOptions moves;
+  moves.cluster = assign.cluster;
+  moves.mixedPrecision = assign.mixedPrecision;
+  pm.addPass(parplan::createInsertCrossMesh(moves));
   parplan::InsertBoxingOptions boxing;
   boxing.cluster = assign.cluster;
   boxing.mixedPrecision = assign.mixedPrecision;
@@ -77,8 +84,11 @@ void parplan::addLayoutPasses(mlir::OpPassManager &pm,
   addSearchAndBoxingPasses(pm, assign);
 }
 
-void parplan::addLoweringPasses(mlir::OpPassManager &pm) {
-  pm.addPass(createLowerToPlan());
+void parplan::addLoweringPasses(mlir::OpPassManager &pm,
+                                const std::string &cluster) {
+  LowerToPlanOptions lowering;
+  lowering.cluster = cluster;
+  pm.addPass(createLowerToPlan(lowering));
   pm.addPass(createPlanMemory());
 }
 
@@ -86,7 +96,7 @@ void parplan::buildCompilePipeline(mlir::OpPassManager &pm,
                                    const CompilePipelineOptions &options) {
   addTrainingStepPasses(pm, options);
   addLayoutPasses(pm, options);
-  addLoweringPasses(pm);
+  addLoweringPasses(pm, options.cluster);
 }
 
 void parplan::buildShardPipeline(mlir::OpPassManager &pm,

@@ -202,6 +202,52 @@ bool splitsDivide(Type type, const NdSbp &layout,
   return true;
 }
 
+/// The meshes of the user's stages (place-stages' sbp.stage on every op),
+/// in the order of their sbp.mesh ops; empty without stages.
+struct StageMeshes {
+  std::vector<FlatSymbolRefAttr> names;
+  std::vector<cost::DeviceMesh> meshes;
+  /// Per op of @main, its index in `names`.
+  DenseMap<Operation *, int64_t> stageOf;
+};
+
+/// Reads the stages of `function`: every op marked, or none.
+FailureOr<StageMeshes> collectStages(ModuleOp module, func::FuncOp function) {
+  StageMeshes stages;
+  Operation *unmarked = nullptr;
+  for (Operation &op : function.getBody().front().without_terminator()) {
+    auto stage = op.getAttrOfType<FlatSymbolRefAttr>("sbp.stage");
+    if (!stage) {
+      unmarked = unmarked ? unmarked : &op;
+      continue;
+    }
+    auto known = llvm::find(stages.names, stage);
+    if (known == stages.names.end()) {
+      auto mesh = module.lookupSymbol<sbp::MeshOp>(stage.getAttr());
+      if (!mesh)
+        return op.emitError()
+               << "sbp.stage " << stage << " does not name an sbp.mesh";
+      stages.names.push_back(stage);
+      stages.meshes.push_back(deviceMeshOf(mesh));
+      known = stages.names.end() - 1;
+    }
+    stages.stageOf[&op] = known - stages.names.begin();
+  }
+  if (!stages.names.empty() && unmarked)
+    return unmarked->emitError()
+           << "sbp-assign: this op has no sbp.stage while others have one "
+              "(place-stages marks every op)";
+  for (const cost::DeviceMesh &mesh : stages.meshes)
+    if (mesh.shape != stages.meshes.front().shape)
+      return function.emitError()
+             << "sbp-assign lays out stages on meshes of one shape; "
+             << stages.names.front() << " is "
+             << cost::formatMeshShape(stages.meshes.front().shape) << ", "
+             << stages.names[&mesh - stages.meshes.data()] << " "
+             << cost::formatMeshShape(mesh.shape);
+  return stages;
+}
+
 /// The strategies auto also tries, as starts of their own.
 constexpr const char *kBaselines[] = {"data-parallel", "megatron",
                                       "replicated"};
@@ -210,9 +256,9 @@ class ShardingSearch {
 public:
   ShardingSearch(ModuleOp module, func::FuncOp function,
                  const ShardingCostModel &model,
-                 const SbpAssignOptions &options)
+                 const SbpAssignOptions &options, const StageMeshes &stages)
       : module(module), function(function), model(model), options(options),
-        meshShape(model.getMeshShape()),
+        stages(stages), meshShape(model.getMeshShape()),
         explicitStep(module->hasAttr("nn.training")) {}
 
   /// Lays the program out: pins, prices, the search; the IR is untouched.
@@ -261,6 +307,7 @@ private:
   func::FuncOp function;
   const ShardingCostModel &model;
   SbpAssignOptions options;
+  const StageMeshes &stages;
   std::vector<int64_t> meshShape;
 
   std::vector<Node> nodes;
@@ -784,6 +831,8 @@ void ShardingSearch::assignLayerClasses() {
         key.push_back(nullptr);
         for (Type type : op->getResultTypes())
           key.push_back(type.getAsOpaquePointer());
+        // Ops on different stages price their uses on different meshes.
+        key.push_back(op->getAttr("sbp.stage").getAsOpaquePointer());
         // Alike ops pinned alike (a strategy's rules, a pattern of the
         // user's) stay alike.
         if (auto pin = pins.find(static_cast<int64_t>(i)); pin != pins.end())
@@ -857,6 +906,34 @@ std::vector<double> ShardingSearch::useCosts(const Use &use) const {
   size_t rows = producer.candidates.size(),
          columns = consumer.candidates.size();
   std::vector<double> costs(rows * columns, 0);
+  if (!use.tie && !consumer.isSink() && !stages.names.empty()) {
+    int64_t from = stages.stageOf.lookup(producer.op);
+    int64_t to = stages.stageOf.lookup(consumer.op);
+    if (from != to) {
+      // Between stages: the move insert-cross-mesh writes, and in an
+      // implicit training step its gradient's way back.
+      auto price = [&](int64_t source, const NdSbp &a, int64_t destination,
+                       const NdSbp &b) {
+        std::string error;
+        std::optional<CrossMeshCost> move = model.crossMesh(
+            stages.meshes[source], a, stages.meshes[destination], b, type,
+            std::nullopt, error);
+        return move ? move->time : kInfinity;
+      };
+      for (size_t a = 0; a < rows; ++a) {
+        const NdSbp &layout = producer.candidates[a].results[use.result];
+        for (size_t b = 0; b < columns; ++b) {
+          const NdSbp &wanted = consumer.candidates[b].operands[use.operand];
+          double total = price(from, layout, to, wanted);
+          if (gradient && total < kInfinity)
+            total += price(to, gradientLayout(wanted), from,
+                           parameter ? layout : gradientLayout(layout));
+          costs[a * columns + b] = total;
+        }
+      }
+      return costs;
+    }
+  }
   if (use.tie) {
     for (size_t a = 0; a < rows; ++a)
       for (size_t b = 0; b < columns; ++b)
@@ -1073,9 +1150,14 @@ void ShardingSearch::annotate(
       layouts[node.sinkOperand] = chosen.operands[0];
       continue;
     }
-    node.op->setAttr("sbp.sharding",
-                     sbp::ShardingAttr::get(context, "mesh", chosen.operands,
-                                            chosen.results));
+    StringRef mesh =
+        stages.names.empty()
+            ? StringRef("mesh")
+            : stages.names[stages.stageOf.lookup(node.op)].getValue();
+    node.op->setAttr(
+        "sbp.sharding",
+        sbp::ShardingAttr::get(context, mesh, chosen.operands, chosen.results));
+    node.op->removeAttr("sbp.stage");
     if (!options.explain)
       continue;
     const Explanation &explanation = explanations[i];
@@ -1085,16 +1167,22 @@ void ShardingSearch::annotate(
     if (explanation.runnerUp >= 0) {
       const Candidate &other = node.candidates[explanation.runnerUp];
       entries.push_back(builder.getNamedAttr(
-          "runner_up", sbp::ShardingAttr::get(context, "mesh", other.operands,
+          "runner_up", sbp::ShardingAttr::get(context, mesh, other.operands,
                                               other.results)));
       entries.push_back(builder.getNamedAttr(
           "runner_up_cost", builder.getF64FloatAttr(explanation.runnerUpCost)));
     }
     node.op->setAttr("sbp.explain", builder.getDictionaryAttr(entries));
   }
+  // A returned value stays on its producer's stage: the return's mesh is
+  // only a name there.
   for (auto &[op, layouts] : returned)
     op->setAttr("sbp.sharding",
-                sbp::ShardingAttr::get(context, "mesh", layouts, {}));
+                sbp::ShardingAttr::get(context,
+                                       stages.names.empty()
+                                           ? StringRef("mesh")
+                                           : stages.names.front().getValue(),
+                                       layouts, {}));
   SmallVector<NamedAttribute> baselineEntries;
   for (const auto &[strategy, seconds] : baselines)
     baselineEntries.push_back(
@@ -1180,18 +1268,38 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
         return signalPassFailure();
       }
     }
+    auto function = module.lookupSymbol<func::FuncOp>("main");
+    if (!function || function.isExternal()) {
+      module.emitError() << "sbp-assign plans @main; the module has none";
+      return signalPassFailure();
+    }
+    FailureOr<StageMeshes> stages = collectStages(module, function);
+    if (failed(stages))
+      return signalPassFailure();
+    if (!stages->names.empty()) {
+      const std::vector<int64_t> &stageShape = stages->meshes.front().shape;
+      if (shape && *shape != stageShape) {
+        module.emitError() << "mesh '" << options.mesh
+                           << "': the stages' meshes are "
+                           << cost::formatMeshShape(stageShape);
+        return signalPassFailure();
+      }
+      shape = stageShape;
+    }
     std::optional<ShardingCostModel> model = ShardingCostModel::load(
         module, options.cluster, shape, options.mixedPrecision, error);
     if (!model) {
       module.emitError() << error;
       return signalPassFailure();
     }
-    auto function = module.lookupSymbol<func::FuncOp>("main");
-    if (!function) {
-      module.emitError() << "sbp-assign plans @main; the module has none";
-      return signalPassFailure();
-    }
-    if (module.lookupSymbol("mesh")) {
+    for (auto [name, mesh] : llvm::zip(stages->names, stages->meshes))
+      if (std::optional<std::string> why =
+              cost::checkMesh(model->getCluster(), mesh)) {
+        module.emitError() << "stage mesh " << name << " on cluster '"
+                           << model->getCluster().name << "': " << *why;
+        return signalPassFailure();
+      }
+    if (stages->names.empty() && module.lookupSymbol("mesh")) {
       module.emitError() << "the module already has a symbol @mesh; "
                             "sbp-assign runs once";
       return signalPassFailure();
@@ -1200,8 +1308,8 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
     // baseline: the least predicted step wins, so that auto is never worse
     // than a baseline. A baseline that cannot lay the program out (a pin
     // of the user's it contradicts, no fit in memory) is left out quietly.
-    auto best =
-        std::make_unique<ShardingSearch>(module, function, *model, options);
+    auto best = std::make_unique<ShardingSearch>(module, function, *model,
+                                                 options, *stages);
     if (failed(best->run()))
       return signalPassFailure();
     // The predicted step of every start but the one kept.
@@ -1212,8 +1320,8 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       for (const char *baseline : kBaselines) {
         SbpAssignOptions start = options;
         start.strategy = baseline;
-        auto search =
-            std::make_unique<ShardingSearch>(module, function, *model, start);
+        auto search = std::make_unique<ShardingSearch>(module, function, *model,
+                                                       start, *stages);
         if (failed(search->run()))
           continue;
         if (search->getStepTime() < best->getStepTime())
@@ -1222,6 +1330,8 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       }
     }
     best->annotate(options.strategy, others);
+    if (!stages->names.empty())
+      return;
     OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
     sbp::MeshOp::create(builder, module.getLoc(), "mesh",
                         builder.getDenseI64ArrayAttr(model->getMeshShape()),

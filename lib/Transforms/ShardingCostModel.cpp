@@ -205,6 +205,93 @@ ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to, Type type) const {
   return boxingCosts[found->second];
 }
 
+cost::DeviceMesh parplan::deviceMeshOf(sbp::MeshOp mesh) {
+  cost::DeviceMesh placed;
+  placed.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
+  for (int64_t i = 0; i < mesh.getNumDevices(); ++i)
+    placed.devices.push_back(mesh.getDeviceId(i));
+  return placed;
+}
+
+/// `layout` with its Partial entries as Broadcast.
+static NdSbp reducedLayout(NdSbp layout) {
+  for (Sbp &entry : layout)
+    if (entry.isPartial())
+      entry = Sbp::broadcast();
+  return layout;
+}
+
+std::optional<CrossMeshCost> ShardingCostModel::crossMesh(
+    const cost::DeviceMesh &source, const NdSbp &from,
+    const cost::DeviceMesh &destination, const NdSbp &to, Type type,
+    std::optional<cost::CrossMeshMode> mode, std::string &error) const {
+  std::string key;
+  for (const cost::DeviceMesh *side : {&source, &destination}) {
+    key += cost::formatMeshShape(side->shape) + ":";
+    for (int64_t device : side->devices)
+      key += std::to_string(device) + ",";
+    key += ";";
+  }
+  key +=
+      toString(from) + toString(to) +
+      std::to_string(reinterpret_cast<uintptr_t>(type.getAsOpaquePointer())) +
+      (mode ? cost::toString(*mode) : "any");
+  auto [found, inserted] = crossMeshCosts.try_emplace(key);
+  std::optional<CrossMeshCost> &result = found->second;
+  if (!inserted) {
+    if (!result)
+      error = "no move of " + toString(from) + " to " + toString(to) +
+              " between these meshes";
+    return result;
+  }
+  CrossMeshCost best;
+  best.sent = reducedLayout(from);
+  best.received = reducedLayout(to);
+  const std::optional<cost::BoxingCost> &before = boxing(from, best.sent, type);
+  const std::optional<cost::BoxingCost> &after =
+      boxing(best.received, to, type);
+  if (!before || !after) {
+    error = "no boxing turns " + toString(!before ? from : best.received) +
+            " into " + toString(!before ? best.sent : to);
+    return std::nullopt;
+  }
+  cost::CrossMeshProblem problem;
+  llvm::raw_string_ostream(problem.tensor) << type;
+  problem.shape = extent(type).shape;
+  problem.elementBytes =
+      elementBytes(cast<RankedTensorType>(type).getElementType());
+  problem.source = source;
+  problem.destination = destination;
+  problem.sourceLayout = best.sent;
+  problem.destinationLayout = best.received;
+  if (std::optional<std::string> why = cost::checkCrossMesh(problem, cluster)) {
+    error = *why;
+    return std::nullopt;
+  }
+  bool planned = false;
+  for (cost::CrossMeshMode candidate :
+       {cost::CrossMeshMode::SendRecv, cost::CrossMeshMode::SendRecvAllGather,
+        cost::CrossMeshMode::Broadcast}) {
+    if (mode && candidate != *mode)
+      continue;
+    for (cost::CrossMeshBalancing balancing :
+         {cost::CrossMeshBalancing::None, cost::CrossMeshBalancing::ByBytes}) {
+      cost::CrossMeshSchedule schedule =
+          cost::planCrossMesh(problem, cluster, candidate, balancing);
+      // Ties go to the simpler mode and balancing, listed first.
+      if (planned && schedule.seconds >= best.moveTime)
+        continue;
+      planned = true;
+      best.mode = candidate;
+      best.balancing = balancing;
+      best.moveTime = schedule.seconds;
+    }
+  }
+  best.time = before->time + best.moveTime + after->time;
+  result = best;
+  return result;
+}
+
 NdSbp parplan::gradientLayout(const NdSbp &layout) {
   NdSbp gradient = layout;
   for (Sbp &entry : gradient) {

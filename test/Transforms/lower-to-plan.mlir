@@ -296,3 +296,100 @@ func.func @main() -> (tensor<6x2xf32> {nn.updates = "table"}, tensor<4x2xf32> {n
   %out = nn.param "out" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x2xf32>
   return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.s<0>]] -> []>} %table, %c : tensor<6x2xf32>, tensor<4x2xf32>
 }
+
+// -----
+
+// Two stages: each device runs the ops of its mesh in a program of its own
+// naming the mesh. Rows split over @a move whole to both devices of @b by
+// send-recv (the planner's schedule, in its order on every device, tagged
+// by transfer); each receiver pads its tiles to its block and sums them.
+// The plan's devices are the meshes' together; a named mesh may list its
+// devices in any order.
+// CHECK-LABEL: module attributes {plan.mesh_shape = array<i64: 4>}
+// CHECK: plan.mesh @a shape = [2] devices = [0, 1]
+// CHECK-NEXT: plan.mesh @b shape = [2] devices = [3, 2]
+// CHECK: plan.program @program0 devices = [0] mesh = @a {
+// CHECK-NEXT: %[[X:.*]] = plan.buffer {kind = "input", logical_shape = array<i64: 4, 2>, name = "x", splits = array<i64: 0>} : memref<2x2xf32>
+// CHECK-NEXT: plan.send %[[X]] to 2 tag = 0 : memref<2x2xf32>
+// CHECK-NEXT: plan.send %[[X]] to 3 tag = 1 : memref<2x2xf32>
+// CHECK-NEXT: }
+// CHECK: plan.program @program1 devices = [1] mesh = @a {
+// CHECK: plan.send {{.*}} to 2 tag = 2
+// CHECK-NEXT: plan.send {{.*}} to 3 tag = 3
+// CHECK: plan.program @program2 devices = [3] mesh = @b {
+// CHECK-NEXT: %[[T0:.*]] = plan.buffer : memref<2x2xf32>
+// CHECK-NEXT: plan.recv %[[T0]] from 0 tag = 1 : memref<2x2xf32>
+// CHECK-NEXT: %[[T1:.*]] = plan.buffer : memref<2x2xf32>
+// CHECK-NEXT: plan.recv %[[T1]] from 1 tag = 3 : memref<2x2xf32>
+// CHECK-NEXT: %[[P0:.*]] = plan.buffer : memref<4x2xf32>
+// CHECK-NEXT: plan.kernel "slice_grad" ins(%[[T0]] : memref<2x2xf32>) outs(%[[P0]] : memref<4x2xf32>) {attrs = {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>}}
+// CHECK-NEXT: %[[P1:.*]] = plan.buffer : memref<4x2xf32>
+// CHECK-NEXT: plan.kernel "slice_grad" ins(%[[T1]] : memref<2x2xf32>) outs(%[[P1]] : memref<4x2xf32>) {attrs = {starts = array<i64: 2, 0>, steps = array<i64: 1, 1>}}
+// CHECK-NEXT: %[[SUM:.*]] = plan.buffer : memref<4x2xf32>
+// CHECK-NEXT: plan.kernel "add" ins(%[[P0]], %[[P1]] : memref<4x2xf32>, memref<4x2xf32>) outs(%[[SUM]] : memref<4x2xf32>)
+// CHECK-NEXT: %[[MEAN:.*]] = plan.buffer : memref<f32>
+// CHECK-NEXT: plan.kernel "reduce_mean" ins(%[[SUM]] : memref<4x2xf32>)
+// CHECK-NEXT: plan.loss %[[MEAN]] : memref<f32>
+// CHECK: plan.program @program3 devices = [2] mesh = @b {
+// CHECK-NEXT: plan.buffer
+// CHECK-NEXT: plan.recv {{.*}} from 0 tag = 0
+sbp.mesh @a(shape = 2, devices = [0, 1])
+sbp.mesh @b(shape = 2, devices = [3, 2])
+func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.s<0>]]>} : tensor<4x2xf32>
+  %m = sbp.cross_mesh %x from @a [#sbp.s<0>] to @b [#sbp.b] {mode = "send-recv", balancing = "none"} : tensor<4x2xf32>
+  %s = nn.reduce_mean %m axes = [0, 1] keepdims = false {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4x2xf32> -> tensor<f32>
+  return {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> []>} %s : tensor<f32>
+}
+
+// -----
+
+// A tile for several receivers in broadcast mode: one plan.broadcast from
+// its holder (rank 0) over a group listing the sender and the receivers,
+// which every program names.
+// CHECK-LABEL: module attributes {plan.mesh_shape = array<i64: 3>}
+// CHECK: plan.group @devices0 devices = [0, 1, 2]
+// CHECK: plan.program @program0 devices = [0] mesh = @a {
+// CHECK-NEXT: %[[X:.*]] = plan.buffer {kind = "input"
+// CHECK-NEXT: plan.broadcast %[[X]] on @devices0 root = 0 : memref<4x2xf32>
+// CHECK: plan.program @program1 devices = [1] mesh = @b {
+// CHECK-NEXT: %[[B:.*]] = plan.buffer : memref<4x2xf32>
+// CHECK-NEXT: plan.broadcast %[[B]] on @devices0 root = 0 : memref<4x2xf32>
+// CHECK-NEXT: plan.buffer : memref<f32>
+// CHECK-NEXT: plan.kernel "reduce_mean" ins(%[[B]]
+// CHECK: plan.program @program2 devices = [2] mesh = @b {
+// CHECK-NEXT: %[[C:.*]] = plan.buffer : memref<4x2xf32>
+// CHECK-NEXT: plan.broadcast %[[C]] on @devices0 root = 0
+sbp.mesh @a(shape = 1, devices = [0])
+sbp.mesh @b(shape = 2, devices = [1, 2])
+func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4x2xf32>
+  %m = sbp.cross_mesh %x from @a [#sbp.b] to @b [#sbp.b] {mode = "broadcast", balancing = "by-bytes"} : tensor<4x2xf32>
+  %s = nn.reduce_mean %m axes = [0, 1] keepdims = false {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4x2xf32> -> tensor<f32>
+  return {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> []>} %s : tensor<f32>
+}
+
+// -----
+
+// The stages' meshes must hold the plan's devices 0 .. N-1.
+// expected-error @+1 {{lower-to-plan: device 1 is on no mesh, but device 3 is: the stages' meshes must hold devices 0 to N-1}}
+module {
+  sbp.mesh @a(shape = 1, devices = [0])
+  sbp.mesh @b(shape = 2, devices = [2, 3])
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<f32>
+    return {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> []>} %x : tensor<f32>
+  }
+}
+
+// -----
+
+sbp.mesh @a(shape = 1, devices = [0])
+sbp.mesh @b(shape = 1, devices = [1])
+func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  // expected-error @+1 {{lower-to-plan: unknown mode 'multicast' (expected send-recv, send-recv+all-gather or broadcast)}}
+  %m = sbp.cross_mesh %x from @a [#sbp.b] to @b [#sbp.b] {mode = "multicast"} : tensor<4xf32>
+  %s = nn.reduce_mean %m axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32> -> tensor<f32>
+  return {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> []>} %s : tensor<f32>
+}

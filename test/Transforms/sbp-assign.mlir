@@ -92,3 +92,26 @@ func.func @main() -> tensor<64x1024xf32> {
   %a5 = nn.add %a4, %r5 : tensor<64x1024xf32>, tensor<64x1024xf32> -> tensor<64x1024xf32>
   return %a5 : tensor<64x1024xf32>
 }
+
+// -----
+
+// Ops placed on stages (place-stages) are laid out on their stage's mesh:
+// each sharding names it, and no @mesh is added. The use across stages is
+// priced as a cross-mesh move, not a boxing.
+// CHECK-LABEL: module attributes {sbp.plan = {
+// CHECK-NOT: sbp.mesh @mesh
+// CHECK: nn.input "x" {sbp.sharding = #sbp.sharding<@a,
+// CHECK: nn.param "w" {sbp.sharding = #sbp.sharding<@a,
+// CHECK: nn.matmul {{.*}}sbp.sharding = #sbp.sharding<@a,
+// CHECK: nn.tanh {{.*}}sbp.sharding = #sbp.sharding<@b,
+// CHECK: return {sbp.sharding = #sbp.sharding<@a,
+// CHECK-NOT: sbp.stage
+sbp.mesh @a(shape = 1x4, devices = [0, 1, 2, 3])
+sbp.mesh @b(shape = 1x4, devices = [4, 5, 6, 7])
+func.func @main() -> tensor<64x256xf32> {
+  %x = nn.input "x" {sbp.stage = @a} : tensor<64x128xf32>
+  %w = nn.param "w" {sbp.stage = @a} : tensor<128x256xf32>
+  %y = nn.matmul %x, %w {sbp.stage = @a} : tensor<64x128xf32>, tensor<128x256xf32> -> tensor<64x256xf32>
+  %t = nn.tanh %y {sbp.stage = @b} : tensor<64x256xf32>
+  return %t : tensor<64x256xf32>
+}

@@ -7,7 +7,9 @@
 # and the same final weights: per parameter the sum of squares to 1e-5
 # relative and the sum to 1e-5 of its scale (sqrt(n * sum of squares)).
 # Two meshes also run with the CUDA backend's kernels compiled for the CPU
-# (parplan-run --host-kernels device), to 1e-4.
+# (parplan-run --host-kernels device), to 1e-4. The MLP also runs on two
+# pipeline stages (the annotations file's `stages`), one after the other,
+# on meshes of 2 and 2x2 devices: the same losses and weights, to 1e-5.
 # Usage: plan-equivalence.sh BIN-DIR SOURCE-DIR
 set -u
 bin=$1
@@ -29,6 +31,28 @@ run() {
   echo "$out.${4:-reference}.log"
 }
 
+# Compiles the MLP with `parplan compile` on the stages of annotations file
+# $1 (its first layer, with its backward and updates, on one mesh, the
+# second on another: activations and gradients move between them) and
+# runs it on $2 ranks; prints the log's path.
+run_stages() {
+  out=$dir/mlp-$(basename "$1" .yaml)
+  "$bin/parplan" compile "$dir/mlp.onnx" --train --optimizer adam --lr 0.01 \
+    --annotations "$1" -o "$out" >"$out.compile.log" 2>&1 &&
+    timeout 120 mpirun --oversubscribe -np "$2" "$bin/parplan-run" \
+      "$out/plan.pb" --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 ||
+    { echo "FAIL: mlp on the stages of $1:"; cat "$out.compile.log" "$out.log" 2>/dev/null; return 1; }
+  echo "$out.log"
+}
+# stage_file NAME SHAPE FIRST-DEVICES SECOND-DEVICES: writes the file.
+stage_file() {
+  printf '%s\n' "stages:" "  - mesh: first" "    shape: $2" "    devices: $3" \
+    '    nodes: ["fc1.*", "/fc1/*", "/Relu"]' "  - mesh: second" \
+    "    shape: $2" "    devices: $4" '    nodes: ["fc2.*", "/fc2/*"]' \
+    >"$dir/$1.yaml"
+  echo "$dir/$1.yaml"
+}
+
 status=0
 for model in mlp gpt cnn; do
   want=$(run "$dir/$model.mlir" 1 auto) || { status=1; continue; }
@@ -46,6 +70,25 @@ for model in mlp gpt cnn; do
       status=1
     fi
   done
+  # Two stages on meshes of 2 and of 2x2 devices, each holding one layer's
+  # forward, backward and update, run one after the other.
+  if [ "$model" = mlp ]; then
+    for config in "2 [2] [0,1] [2,3] 4" "2x2 [2,2] [0,1,2,3] [4,5,6,7] 8" \
+                  "reversed [2] [3,2] [1,0] 4"; do
+      set -- $config
+      got=$(run_stages "$(stage_file "stages-$1" "$2" "$3" "$4")" "$5") ||
+        { status=1; continue; }
+      if grep -q '^  stages  *first on devices' "${got%.log}.compile.log" &&
+         awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
+        echo "ok: mlp on two stages of $2 ($3 and $4): $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
+      else
+        echo "FAIL: mlp on two stages of $2 ($3 and $4) differs from 1 device:"
+        cat "${got%.log}.compile.log"
+        paste "$want" "$got"
+        status=1
+      fi
+    done
+  fi
   # The CUDA backend's kernels, compiled for the CPU, and its memory (the
   # buffers at their arena offsets, sharing bytes as planned) on the sharded
   # programs (local shapes, sharded gathers): float32 arithmetic against the

@@ -225,9 +225,9 @@ TEST_CASE("annotations errors name the file, line and column",
         "a.yaml:1:1: unknown field 'pin' (did you mean 'pins'?)");
   CHECK(parseError("pins: []\nlayouts: []\n") ==
         "a.yaml:2:1: unknown field 'layouts' in the annotations file; "
-        "expected pins");
+        "expected pins, stages");
   CHECK(parseError("{}\n") ==
-        "a.yaml:1:1: the annotations file: missing required field 'pins'");
+        "a.yaml:1:1: the annotations file: missing 'pins' or 'stages'");
   CHECK(parseError("pins: 3\n") ==
         "a.yaml:1:7: pins must be a list, not a scalar");
   CHECK(parseError("pins:\n") == "a.yaml:1:1: pins must be a list, not "
@@ -300,6 +300,84 @@ TEST_CASE("annotations errors name the file, line and column",
         "a.yaml:1:8: pin '" + std::string(64, 'n') +
             "...': missing 'operands' or 'results' (a pin needs at least "
             "one)");
+}
+
+TEST_CASE("stages pin nodes to meshes", "[annotations]") {
+  Annotations annotations = mustParse("stages:\n"
+                                      "  - mesh: first\n"
+                                      "    devices: [0, 1, 2, 3]\n"
+                                      "    shape: [2, 2]\n"
+                                      "    nodes: [\"/fc1/*\", \"fc1.*\"]\n"
+                                      "  - mesh: second\n"
+                                      "    devices: [5, 4]\n"
+                                      "    nodes: [\"*\"]\n");
+  CHECK(annotations.pins.empty());
+  REQUIRE(annotations.stages.size() == 2);
+  const StagePin &first = annotations.stages[0];
+  CHECK(first.mesh == "first");
+  CHECK(first.shape == std::vector<int64_t>{2, 2});
+  CHECK(first.devices == std::vector<int64_t>{0, 1, 2, 3});
+  CHECK(first.location == "a.yaml:2:5");
+  CHECK(first.matches("/fc1/MatMul"));
+  CHECK(first.matches("fc1.weight"));
+  CHECK_FALSE(first.matches("/fc2/MatMul"));
+  CHECK_FALSE(first.matches("fc1"));
+  // Without a shape, the devices in a row; their order is kept.
+  CHECK(annotations.stages[1].shape == std::vector<int64_t>{2});
+  CHECK(annotations.stages[1].devices == std::vector<int64_t>{5, 4});
+  // A stage built by hand matches too.
+  StagePin byHand;
+  byHand.nodes = {"a?"};
+  CHECK(byHand.matches("ab"));
+  CHECK_FALSE(byHand.matches("abc"));
+}
+
+TEST_CASE("stage errors name the file, line and column", "[annotations]") {
+  const std::string good = "stages:\n"
+                           "  - mesh: a\n"
+                           "    devices: [0, 1]\n"
+                           "    nodes: [x]\n"
+                           "  - mesh: b\n"
+                           "    devices: [2, 3]\n"
+                           "    nodes: [y]\n";
+  mustParse(good);
+  auto edit = [&](const std::string &from, const std::string &to) {
+    std::string text = good;
+    size_t at = text.rfind(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+  };
+  CHECK(parseError("stages: 3\n") ==
+        "a.yaml:1:9: stages must be a list, not a scalar");
+  CHECK(parseError(edit("nodes: [y]", "node: [y]")) ==
+        "a.yaml:7:5: unknown field 'node' (did you mean 'nodes'?)");
+  CHECK(parseError(edit("    nodes: [y]\n", "")) ==
+        "a.yaml:5:5: stage 'b': nodes must be a non-empty list of globs");
+  CHECK(parseError(edit("nodes: [y]", "nodes: ['h.[0']")) ==
+        "a.yaml:7:14: stage 'b': nodes: invalid glob pattern, unmatched '['");
+  CHECK(parseError(edit("nodes: [y]", "nodes: [[y]]")) ==
+        "a.yaml:7:13: stage 'b': nodes: expected a glob, not a list");
+  CHECK(parseError(edit("mesh: b", "mesh: ''")) ==
+        "a.yaml:5:11: stage 1: mesh must name the stage's mesh");
+  CHECK(parseError(edit("mesh: b", "mesh: a")) ==
+        "a.yaml:5:11: stage 'a': mesh has the name of an earlier stage's");
+  CHECK(parseError(edit("devices: [2, 3]", "devices: []")) ==
+        "a.yaml:6:14: stage 'b': devices must be a non-empty list of "
+        "integers");
+  CHECK(parseError(edit("devices: [2, 3]", "devices: [2, -3]")) ==
+        "a.yaml:6:18: stage 'b': devices: expected an integer of at least 0, "
+        "not '-3'");
+  CHECK(parseError(edit("devices: [2, 3]", "devices: [2, 1]")) ==
+        "a.yaml:6:14: stage 'b': device 1 is on stage 'a' too");
+  CHECK(parseError(edit("devices: [2, 3]", "devices: [2, 2]")) ==
+        "a.yaml:6:14: stage 'b': device 2 is listed twice");
+  CHECK(
+      parseError(edit("devices: [2, 3]", "devices: [2, 3]\n    shape: [3]")) ==
+      "a.yaml:7:12: stage 'b': shape 3 does not hold its 2 devices");
+  CHECK(parseError(
+            edit("devices: [2, 3]", "devices: [2, 3]\n    shape: [0, 2]")) ==
+        "a.yaml:7:13: stage 'b': shape: expected an integer of at least 1, "
+        "not '0'");
 }
 
 TEST_CASE("deep nesting and huge annotations files do not crash",

@@ -314,6 +314,18 @@ int run(int argc, char **argv, int rank, int worldSize) {
       }
       std::fflush(stdout);
     }
+    // Where stages split the step, rank 0's program may not compute the
+    // loss: the lowest rank whose program does sends it to rank 0.
+    int lossRank = -1;
+    for (const plan::Program &program : planMessage.programs())
+      if (program.loss() >= 0)
+        for (int64_t device : program.devices())
+          if (lossRank < 0 || device < lossRank)
+            lossRank = static_cast<int>(device);
+    // Apart from the plan's messages, which tag by their own numbering.
+    MPI_Comm lossComm = MPI_COMM_NULL;
+    if (lossRank > 0)
+      MPI_Comm_dup(MPI_COMM_WORLD, &lossComm);
     std::vector<double> profiledMs;
     for (int64_t step = 0; step < steps; ++step) {
       // The first step warms up (cuBLAS heuristics, NCCL connections).
@@ -329,9 +341,14 @@ int run(int argc, char **argv, int rank, int worldSize) {
                       .count();
       if (profile && step >= std::min<int64_t>(1, steps - 1))
         profiledMs.push_back(ms);
+      if (lossRank > 0 && rank == lossRank)
+        MPI_Send(&loss, 1, MPI_DOUBLE, 0, 0, lossComm);
       if (rank != 0)
         continue;
-      if (std::isnan(loss) && executor.program().loss() < 0)
+      if (lossRank > 0)
+        MPI_Recv(&loss, 1, MPI_DOUBLE, lossRank, 0, lossComm,
+                 MPI_STATUS_IGNORE);
+      if (lossRank < 0)
         std::printf("step %lld: %.1f ms\n", static_cast<long long>(step + 1),
                     ms);
       else
@@ -339,6 +356,8 @@ int run(int argc, char **argv, int rank, int worldSize) {
                     static_cast<long long>(step + 1), loss, ms);
       std::fflush(stdout);
     }
+    if (lossComm != MPI_COMM_NULL)
+      MPI_Comm_free(&lossComm);
     if (printWeights)
       printWeightSummary(executor, rank);
     if (check && !checkOutputs(executor, rank))

@@ -386,9 +386,35 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return 0;
 
   // What the search chose, before lowering consumes it.
+  // The mesh the layouts are on: @mesh, or the stages' meshes (of one
+  // shape), each on its devices.
+  SmallVector<sbp::MeshOp> meshes(module->getOps<sbp::MeshOp>());
   auto mesh = module->lookupSymbol<sbp::MeshOp>("mesh");
+  if (!mesh || mesh.getDevices())
+    mesh = meshes.front();
   std::vector<int64_t> meshShape(mesh.getShape().begin(),
                                  mesh.getShape().end());
+  llvm::json::Array stagesJson;
+  std::string stagesText;
+  for (sbp::MeshOp stage : meshes) {
+    std::optional<ArrayRef<int64_t>> stageDevices = stage.getDevices();
+    if (!stageDevices)
+      continue;
+    llvm::json::Array shape, devices;
+    std::string deviceText;
+    for (int64_t extent : stage.getShape())
+      shape.push_back(extent);
+    for (int64_t device : *stageDevices) {
+      devices.push_back(device);
+      deviceText += (deviceText.empty() ? "" : ",") + std::to_string(device);
+    }
+    stagesJson.push_back(llvm::json::Object{{"mesh", stage.getSymName()},
+                                            {"shape", std::move(shape)},
+                                            {"devices", std::move(devices)}});
+    stagesText +=
+        fmt::format("{}{} on devices {}", stagesText.empty() ? "" : "; ",
+                    stage.getSymName().str(), deviceText);
+  }
   auto planAttr = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
   auto seconds = [&](StringRef key) {
     return cast<FloatAttr>(planAttr.get(key)).getValueAsDouble();
@@ -515,6 +541,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"compile_time_s", compileSeconds},
       {"recompute", pipeline.recompute},
       {"recomputed_layers", llvm::json::Array(recomputedLayers)},
+      {"stages", std::move(stagesJson)},
       {"programs", std::move(perProgram)},
       {"ops", std::move(ops)}};
   if (!writeFile(summaryPath.str().str(), [&](llvm::raw_ostream &out) {
@@ -545,6 +572,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                           name == start ? " (chosen)" : "");
     fmt::print("  starts           {}\n", line);
   }
+  if (!stagesText.empty())
+    fmt::print("  stages           {}\n", stagesText);
   if (pipeline.recompute != "none") {
     std::string line = pipeline.recompute;
     if (!recomputedLayers.empty())

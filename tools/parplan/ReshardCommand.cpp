@@ -166,13 +166,9 @@ int parplan::cli::runReshard(const ReshardOptions &options) {
   if (options.output.empty())
     return 0;
 
-  CrossMeshMode mode = options.mode == "send-recv" ? CrossMeshMode::SendRecv
-                       : options.mode == "send-recv+all-gather"
-                           ? CrossMeshMode::SendRecvAllGather
-                           : CrossMeshMode::Broadcast;
-  CrossMeshBalancing balancing = options.balancing == "none"
-                                     ? CrossMeshBalancing::None
-                                     : CrossMeshBalancing::ByBytes;
+  // CLI11 admits only the names these parse.
+  CrossMeshMode mode = *parseCrossMeshMode(options.mode);
+  CrossMeshBalancing balancing = *parseCrossMeshBalancing(options.balancing);
   CrossMeshSchedule schedule =
       planCrossMesh(problem, *cluster, mode, balancing);
   plan::Plan plan = cli::buildReshardPlan(problem, tiles, schedule, *dtype);

@@ -59,10 +59,31 @@ struct LayoutPin {
   std::shared_ptr<const CompiledGlob> glob;
 };
 
+/// A stage pinned by the user (Whale's `stage`): every node whose name
+/// matches one of `nodes` runs on the mesh `mesh`, of shape `shape` over the
+/// cluster devices `devices` (row-major).
+struct StagePin {
+  std::string mesh;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> devices;
+  /// Globs, as LayoutPin::node.
+  std::vector<std::string> nodes;
+  /// "FILE:LINE:COL" of the entry.
+  std::string location;
+
+  /// Whether one of the globs matches the whole of `name`.
+  bool matches(llvm::StringRef name) const;
+
+  /// The compiled globs, one per entry of `nodes`; set by the reader.
+  std::vector<std::shared_ptr<const LayoutPin::CompiledGlob>> globs;
+};
+
 /// The contents of an annotations file.
 struct Annotations {
   /// In file order.
   std::vector<LayoutPin> pins;
+  /// In file order: the stages' meshes are disjoint.
+  std::vector<StagePin> stages;
 
   /// The pins whose glob matches `name`, in file order.
   std::vector<const LayoutPin *> pinsFor(llvm::StringRef name) const;

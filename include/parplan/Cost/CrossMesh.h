@@ -71,6 +71,10 @@ enum class CrossMeshBalancing {
 
 const char *toString(CrossMeshMode mode);
 const char *toString(CrossMeshBalancing balancing);
+/// The inverses of toString; std::nullopt for any other text.
+std::optional<CrossMeshMode> parseCrossMeshMode(const std::string &text);
+std::optional<CrossMeshBalancing>
+parseCrossMeshBalancing(const std::string &text);
 
 /// One transfer of a tile: from `sender` to `receivers` in order (one
 /// receiver for a send, a chain for a broadcast).

@@ -10,6 +10,7 @@
 #ifndef PARPLAN_TRANSFORMS_DEVICELOWERING_H
 #define PARPLAN_TRANSFORMS_DEVICELOWERING_H
 
+#include "parplan/Cost/Cluster.h"
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Support/Sbp.h"
 
@@ -26,20 +27,25 @@
 
 namespace parplan {
 
-/// The plan.group along each mesh axis (`mesh_axes = [axis]`), created
-/// before the programs the first time a collective needs it, so that every
-/// program names the same group.
+/// The plan.groups the programs name, created before the programs the
+/// first time one is needed, so that every program names the same group:
+/// the group along each axis of a mesh (`mesh_axes = [axis]`), and groups
+/// of listed devices (a cross-mesh broadcast's).
 class DeviceGroups {
 public:
   /// `builder` inserts the groups (before the programs).
   explicit DeviceGroups(mlir::OpBuilder &builder) : builder(builder) {}
 
-  /// The group of the devices along `meshAxis` (each device's own).
-  mlir::FlatSymbolRefAttr along(int64_t meshAxis);
+  /// The group of the devices along `meshAxis` of `mesh` (each device's
+  /// own); a null `mesh` is the plan's.
+  mlir::FlatSymbolRefAttr along(mlir::FlatSymbolRefAttr mesh, int64_t meshAxis);
+  /// The group of `devices`, ranked in that order.
+  mlir::FlatSymbolRefAttr ofDevices(llvm::ArrayRef<int64_t> devices);
 
 private:
   mlir::OpBuilder &builder;
-  std::map<int64_t, mlir::FlatSymbolRefAttr> groups;
+  std::map<std::pair<std::string, int64_t>, mlir::FlatSymbolRefAttr> axisGroups;
+  std::map<std::vector<int64_t>, mlir::FlatSymbolRefAttr> listedGroups;
 };
 
 /// Lowers @main for one device of a program that every device with the
@@ -49,15 +55,32 @@ private:
 /// groups, #plan.block_offset), never by this device's values.
 class DeviceLowering {
 public:
+  /// Lowers for `device` at `coordinate` of the mesh of `meshShape`:
+  /// `mesh`, a named mesh of the plan, or null for the plan's own.
   DeviceLowering(mlir::OpBuilder &builder, DeviceGroups &groups,
                  std::vector<int64_t> meshShape,
-                 std::vector<int64_t> coordinate, bool hasMesh)
+                 std::vector<int64_t> coordinate, bool hasMesh,
+                 mlir::FlatSymbolRefAttr mesh = {}, int64_t device = 0)
       : builder(builder), groups(groups), meshShape(std::move(meshShape)),
-        coordinate(std::move(coordinate)), hasMesh(hasMesh) {}
+        coordinate(std::move(coordinate)), hasMesh(hasMesh), mesh(mesh),
+        device(device) {}
 
   /// Inserts into the program.
   mlir::OpBuilder &getBuilder() { return builder; }
   const std::vector<int64_t> &getMeshShape() const { return meshShape; }
+  const std::vector<int64_t> &getCoordinate() const { return coordinate; }
+  /// The named mesh lowered for (null: the plan's), and the device.
+  mlir::FlatSymbolRefAttr getMesh() const { return mesh; }
+  int64_t getDevice() const { return device; }
+  DeviceGroups &getGroups() { return groups; }
+  /// The cluster cross-mesh moves are planned on; null when the plan has
+  /// no named meshes.
+  const cost::Cluster *getCluster() const { return cluster; }
+  void setCluster(const cost::Cluster *planned) { cluster = planned; }
+  /// Says that what was lowered names this device's peers (a send's), so
+  /// no other device may share its program.
+  void requireOwnProgram() { ownProgram = true; }
+  bool needsOwnProgram() const { return ownProgram; }
 
   /// The layout `value` is produced in: its producer's sbp.sharding result
   /// entry, the destination of a resharding step, or B on every axis for a
@@ -116,7 +139,7 @@ public:
                              int64_t meshAxis, bool scalar);
   /// The group of the devices along `meshAxis` through each device.
   mlir::FlatSymbolRefAttr groupAlong(int64_t meshAxis) {
-    return groups.along(meshAxis);
+    return groups.along(mesh, meshAxis);
   }
 
   /// The (shape, splits) of every block blockShape was asked for whose
@@ -132,6 +155,10 @@ private:
   std::vector<int64_t> meshShape;
   std::vector<int64_t> coordinate;
   bool hasMesh;
+  mlir::FlatSymbolRefAttr mesh;
+  int64_t device = 0;
+  bool ownProgram = false;
+  const cost::Cluster *cluster = nullptr;
   llvm::DenseMap<mlir::Value, mlir::Value> buffers;
   llvm::StringMap<mlir::Value> named;
   std::set<std::pair<std::vector<int64_t>, std::vector<int64_t>>> uneven;
@@ -142,6 +169,8 @@ private:
 /// (LowerReshardingToPlan.cpp).
 void registerNNPlanLowering(mlir::DialectRegistry &registry);
 void registerReshardingPlanLowering(mlir::DialectRegistry &registry);
+/// Attaches it to sbp.cross_mesh (LowerCrossMeshToPlan.cpp).
+void registerCrossMeshPlanLowering(mlir::DialectRegistry &registry);
 
 } // namespace parplan
 

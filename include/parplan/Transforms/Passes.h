@@ -90,14 +90,17 @@ void addAutodiffPass(mlir::OpPassManager &pm,
                      const CompilePipelineOptions &options);
 
 /// The stages of the compile pipeline, in order: the training step
-/// (nn-split-fused-projections, nn-autodiff), the layout
-/// (sbp-assign, insert-boxing, expand-boxing, priced alike) and the
-/// per-device programs (lower-to-plan, plan-memory).
+/// (nn-split-fused-projections, nn-autodiff), the layout (place-stages,
+/// sbp-assign, insert-cross-mesh, insert-boxing, expand-boxing, priced
+/// alike) and the per-device programs (lower-to-plan, plan-memory).
 void addTrainingStepPasses(mlir::OpPassManager &pm,
                            const CompilePipelineOptions &options);
 void addLayoutPasses(mlir::OpPassManager &pm,
                      const CompilePipelineOptions &options);
-void addLoweringPasses(mlir::OpPassManager &pm);
+/// `cluster` is the preset cross-mesh moves are planned on when the module
+/// carries no sbp.cluster (the one the layout passes used).
+void addLoweringPasses(mlir::OpPassManager &pm,
+                       const std::string &cluster = "dgx-h100");
 
 /// The three stages: an imported model to per-device plan programs, what
 /// `parplan compile` runs. Registered as the pipeline `parplan-compile`.

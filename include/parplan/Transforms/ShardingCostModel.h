@@ -13,7 +13,9 @@
 
 #include "parplan/Cost/Boxing.h"
 #include "parplan/Cost/Cluster.h"
+#include "parplan/Cost/CrossMesh.h"
 #include "parplan/Cost/Mesh.h"
+#include "parplan/Dialect/SBP/SBPOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Types.h"
@@ -21,11 +23,28 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <tuple>
 
 namespace parplan {
+
+/// A move between the meshes of two stages, as insert-cross-mesh writes it
+/// and the lowering runs it: the source is boxed on its mesh to `sent` (its
+/// Partial entries reduced to Broadcast: the planner moves whole values),
+/// the planner's schedule in `mode` and `balancing` delivers `received`
+/// (the destination layout with Partial entries as Broadcast), which is
+/// boxed on the destination mesh to the destination layout.
+struct CrossMeshCost {
+  /// The three parts' seconds together.
+  double time = 0;
+  NdSbp sent, received;
+  cost::CrossMeshMode mode = cost::CrossMeshMode::SendRecv;
+  cost::CrossMeshBalancing balancing = cost::CrossMeshBalancing::None;
+  /// The planner's seconds for the move alone.
+  double moveTime = 0;
+};
 
 class ShardingCostModel {
 public:
@@ -75,6 +94,17 @@ public:
   const std::optional<cost::BoxingCost> &
   boxing(const NdSbp &from, const NdSbp &to, mlir::Type type) const;
 
+  /// The cheapest move of a tensor of `type` laid out by `from` on
+  /// `source` to `to` on `destination` (in `mode` when given, else the
+  /// cheapest mode; either balancing), memoized; std::nullopt with `error`
+  /// set when the planner cannot plan it (a mesh off the cluster, meshes
+  /// sharing a device) or a boxing is impossible.
+  std::optional<CrossMeshCost>
+  crossMesh(const cost::DeviceMesh &source, const NdSbp &from,
+            const cost::DeviceMesh &destination, const NdSbp &to,
+            mlir::Type type, std::optional<cost::CrossMeshMode> mode,
+            std::string &error) const;
+
 private:
   ShardingCostModel() = default;
 
@@ -89,6 +119,8 @@ private:
   mutable llvm::DenseMap<std::tuple<uint64_t, uint64_t, const void *>, size_t>
       boxingIndex;
   mutable std::deque<std::optional<cost::BoxingCost>> boxingCosts;
+  /// The memo of crossMesh(), by its arguments as text.
+  mutable std::map<std::string, std::optional<CrossMeshCost>> crossMeshCosts;
 };
 
 /// Resolves `clusterNameOrPath` (a preset or a file, read once here) and
@@ -104,6 +136,9 @@ bool attachCluster(mlir::ModuleOp module, const std::string &clusterNameOrPath,
 /// file. Returns false with `error` set when the file cannot be read.
 bool attachAnnotations(mlir::ModuleOp module, const std::string &path,
                        std::string &error);
+
+/// The shape and devices of `mesh` (0 .. N-1 when it lists none).
+cost::DeviceMesh deviceMeshOf(sbp::MeshOp mesh);
 
 /// The layout gradients take: Split stays Split, Broadcast becomes Partial
 /// (each user adds its contribution), Partial becomes Broadcast. The backward

@@ -46,6 +46,15 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
              << "sbp.cluster must be a string (a cluster file) on a module";
     return success();
   }
+  if (attribute.getName() == "sbp.stage") {
+    auto stage = dyn_cast<FlatSymbolRefAttr>(attribute.getValue());
+    if (!stage)
+      return op->emitOpError() << "sbp.stage must name an sbp.mesh";
+    if (!SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, stage))
+      return op->emitOpError()
+             << "sbp.stage: " << stage << " does not name an sbp.mesh";
+    return success();
+  }
   if (attribute.getName() != "sbp.sharding")
     return op->emitOpError()
            << "unknown sbp attribute '" << attribute.getName() << "'";

@@ -117,6 +117,15 @@ LogicalResult CrossMeshOp::verify() {
   if (getSrcMeshAttr() == getDstMeshAttr())
     return emitOpError() << "moves a value from " << getSrcMeshAttr()
                          << " to itself; use sbp.boxing within one mesh";
+  for (auto [layout, side] :
+       {std::pair{getSrc(), "source"}, {getDst(), "destination"}})
+    for (const parplan::Sbp &entry : toNdSbp(layout))
+      if (entry.isPartial())
+        return emitOpError()
+               << "has a partial " << side << " layout "
+               << parplan::toString(toNdSbp(layout))
+               << "; reduce it on its mesh first (the move carries whole "
+                  "values)";
   return success();
 }
 

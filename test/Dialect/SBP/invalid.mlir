@@ -246,3 +246,40 @@ module attributes {sbp.cluster = 3 : i64} {
 // expected-error @+1 {{'builtin.module' op sbp.annotations must be a dictionary of strings `file` and `text` on a module}}
 module attributes {sbp.annotations = {file = "pins.yaml"}} {
 }
+
+// -----
+
+sbp.mesh @a(shape = 2, devices = [0, 1])
+sbp.mesh @b(shape = 2, devices = [2, 3])
+func.func @cross_mesh_partial(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.cross_mesh' op has a partial source layout [P(sum)]; reduce it on its mesh first (the move carries whole values)}}
+  %0 = sbp.cross_mesh %x from @a [#sbp.p<sum>] to @b [#sbp.b] : tensor<4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @a(shape = 2, devices = [0, 1])
+sbp.mesh @b(shape = 2, devices = [2, 3])
+func.func @cross_mesh_partial_destination(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'sbp.cross_mesh' op has a partial destination layout [P(max)]}}
+  %0 = sbp.cross_mesh %x from @a [#sbp.b] to @b [#sbp.p<max>] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @stage_not_a_symbol(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.relu' op sbp.stage must name an sbp.mesh}}
+  %0 = nn.relu %x {sbp.stage = "first"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+sbp.mesh @first(shape = 2, devices = [0, 1])
+func.func @stage_no_mesh(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.relu' op sbp.stage: @second does not name an sbp.mesh}}
+  %0 = nn.relu %x {sbp.stage = @second} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
