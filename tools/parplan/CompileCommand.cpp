@@ -389,9 +389,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   // The mesh the layouts are on: @mesh, or the stages' meshes (of one
   // shape), each on its devices.
   SmallVector<sbp::MeshOp> meshes(module->getOps<sbp::MeshOp>());
-  auto mesh = module->lookupSymbol<sbp::MeshOp>("mesh");
-  if (!mesh || mesh.getDevices())
-    mesh = meshes.front();
+  sbp::MeshOp mesh = layoutMesh(*module);
   std::vector<int64_t> meshShape(mesh.getShape().begin(),
                                  mesh.getShape().end());
   llvm::json::Array stagesJson;

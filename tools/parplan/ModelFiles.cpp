@@ -97,6 +97,14 @@ bool parplan::cli::writeIR(ModuleOp module, const std::string &path) {
   return true;
 }
 
+parplan::sbp::MeshOp parplan::cli::layoutMesh(mlir::ModuleOp module) {
+  if (auto mesh = module.lookupSymbol<sbp::MeshOp>("mesh"))
+    if (!mesh.getDevices())
+      return mesh;
+  auto meshes = module.getOps<sbp::MeshOp>();
+  return meshes.empty() ? sbp::MeshOp() : *meshes.begin();
+}
+
 bool parplan::cli::attachLayoutInputs(mlir::ModuleOp module,
                                       const LayoutOptions &layout,
                                       const char *command) {

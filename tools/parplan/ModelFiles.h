@@ -10,6 +10,7 @@
 
 #include "Commands.h"
 
+#include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -44,6 +45,10 @@ loadModel(const std::string &path, const std::vector<std::string> &dims,
 /// Writes `module` to `path`, or to stdout when `path` is empty; false (the
 /// reason printed) when it cannot.
 bool writeIR(mlir::ModuleOp module, const std::string &path);
+
+/// The mesh sbp-assign laid `module` out on: @mesh, or with stages the
+/// first stage's mesh (they all have its shape).
+parplan::sbp::MeshOp layoutMesh(mlir::ModuleOp module);
 
 /// Writes `path` with `write`; prints "parplan: error: cannot write ..."
 /// and returns false when the file cannot be written.
