@@ -370,8 +370,11 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
       names the logical tensor and the block of it the device holds;
     - every other nn op becomes a `plan.kernel` of its name, reading and
       writing buffers of its local result types, its attributes in `attrs`;
-    - the returned loss becomes `plan.loss`, and every value marked
-      `nn.updates = "NAME"` a `plan.update` of the buffer of `NAME`.
+    - the returned loss becomes `plan.loss`, every value marked
+      `nn.updates = "NAME"` a `plan.update` of the buffer of `NAME`, and
+      every value marked `nn.output = "NAME"` an `output` buffer holding
+      the device's block of the tensor `NAME` (which `parplan-run --check`
+      verifies: what `parplan reshard -o` writes).
 
     On a mesh of several devices every op must carry its `sbp.sharding`:
     each device gets the block of every value its layout gives it (the

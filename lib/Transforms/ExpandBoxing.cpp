@@ -65,7 +65,7 @@ struct ExpandBoxingPass : parplan::impl::ExpandBoxingBase<ExpandBoxingPass> {
     if (boxings.empty())
       return;
     // One cost model per mesh the boxings name.
-    std::map<std::string, std::optional<ShardingCostModel>> models;
+    MeshCostModels models(module, cluster, mixedPrecision);
     for (sbp::BoxingOp boxing : boxings) {
       auto mesh = SymbolTable::lookupNearestSymbolFrom<sbp::MeshOp>(
           boxing, boxing.getMeshAttr());
@@ -74,18 +74,11 @@ struct ExpandBoxingPass : parplan::impl::ExpandBoxingBase<ExpandBoxingPass> {
                            << " does not name an sbp.mesh";
         return signalPassFailure();
       }
-      std::optional<ShardingCostModel> &model = models[mesh.getSymName().str()];
+      std::string error;
+      const ShardingCostModel *model = models.get(mesh, error);
       if (!model) {
-        std::string error;
-        model = ShardingCostModel::load(
-            module, cluster,
-            std::vector<int64_t>(mesh.getShape().begin(),
-                                 mesh.getShape().end()),
-            mixedPrecision, error);
-        if (!model) {
-          mesh.emitError() << "expand-boxing: " << error;
-          return signalPassFailure();
-        }
+        mesh.emitError() << "expand-boxing: " << error;
+        return signalPassFailure();
       }
       NdSbp from = sbp::toNdSbp(boxing.getSrc()),
             to = sbp::toNdSbp(boxing.getDst());

@@ -17,8 +17,6 @@
 
 #include "llvm/ADT/DenseMap.h"
 
-#include <map>
-
 namespace parplan {
 #define GEN_PASS_DEF_INSERTBOXING
 #include "parplan/Transforms/Passes.h.inc"
@@ -56,14 +54,10 @@ std::pair<ArrayAttr, FlatSymbolRefAttr> producedLayout(Value value) {
 
 void InsertBoxingPass::runOnOperation() {
   ModuleOp module = getOperation();
-  // One cost model per mesh the boxings are on. A stage's mesh is priced
-  // over the cluster's first devices, as sbp-assign priced it.
-  std::map<std::string, std::optional<ShardingCostModel>> models;
+  // One cost model per mesh the boxings are on.
+  MeshCostModels models(module, cluster, mixedPrecision);
   auto modelOf = [&](Operation *user,
                      FlatSymbolRefAttr meshRef) -> const ShardingCostModel * {
-    std::optional<ShardingCostModel> &model = models[meshRef.getValue().str()];
-    if (model)
-      return &*model;
     auto mesh =
         SymbolTable::lookupNearestSymbolFrom<sbp::MeshOp>(user, meshRef);
     if (!mesh) {
@@ -71,15 +65,10 @@ void InsertBoxingPass::runOnOperation() {
       return nullptr;
     }
     std::string error;
-    model = ShardingCostModel::load(
-        module, cluster,
-        std::vector<int64_t>(mesh.getShape().begin(), mesh.getShape().end()),
-        mixedPrecision, error);
-    if (!model) {
+    const ShardingCostModel *model = models.get(mesh, error);
+    if (!model)
       module.emitError() << error;
-      return nullptr;
-    }
-    return &*model;
+    return model;
   };
 
   // One boxing per value and target layout, placed right after the

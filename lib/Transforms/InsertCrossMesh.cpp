@@ -48,7 +48,7 @@ void InsertCrossMeshPass::runOnOperation() {
       return signalPassFailure();
     }
   }
-  std::optional<ShardingCostModel> model;
+  MeshCostModels models(module, cluster, mixedPrecision);
   DenseMap<std::tuple<Value, Attribute, Attribute>, Value> moved;
   OpBuilder builder(module.getContext());
   WalkResult walk = module.walk([&](Operation *user) {
@@ -83,17 +83,12 @@ void InsertCrossMeshPass::runOnOperation() {
           return WalkResult::interrupt();
         }
         std::string error;
+        // The moves' boxings are on the source and destination meshes,
+        // which have one shape (sbp-assign's): one model prices both.
+        const ShardingCostModel *model = models.get(source, error);
         if (!model) {
-          // Every stage has the shape sbp-assign laid them out on.
-          model = ShardingCostModel::load(
-              module, cluster,
-              std::vector<int64_t>(source.getShape().begin(),
-                                   source.getShape().end()),
-              mixedPrecision, error);
-          if (!model) {
-            module.emitError() << "insert-cross-mesh: " << error;
-            return WalkResult::interrupt();
-          }
+          module.emitError() << "insert-cross-mesh: " << error;
+          return WalkResult::interrupt();
         }
         std::optional<CrossMeshCost> move = model->crossMesh(
             deviceMeshOf(source), sbp::toNdSbp(src), deviceMeshOf(destination),

@@ -3,7 +3,8 @@
 // PlanLoweringOpInterface for sbp.cross_mesh (the lower-cross-mesh step of
 // lower-to-plan). The move is planned again with the mode and balancing
 // insert-cross-mesh recorded, by the planner that priced it
-// (cost::planCrossMesh, deterministic), and each device emits its part of
+// (cost::planCrossMesh, deterministic), once for all the devices taking
+// part (CrossMeshMoves), and each device emits its part of
 // the schedule in the schedule's order: a holder slices the tile out of
 // its block; a transfer to one receiver is a send and a recv, to several a
 // broadcast from the sender over a group of the sender and its receivers;
@@ -38,47 +39,69 @@ SmallVector<int64_t> minus(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   return result;
 }
 
+} // namespace
+
+const CrossMeshMoves::Move *CrossMeshMoves::plan(Operation *op) {
+  std::unique_ptr<Move> &planned = moves[op];
+  if (planned)
+    return planned.get();
+  auto move = cast<sbp::CrossMeshOp>(op);
+  std::optional<cost::CrossMeshMode> mode = cost::parseCrossMeshMode(
+      move.getMode() ? move.getMode()->str() : "broadcast");
+  std::optional<cost::CrossMeshBalancing> balancing =
+      cost::parseCrossMeshBalancing(
+          move.getBalancing() ? move.getBalancing()->str() : "by-bytes");
+  if (!mode || !balancing) {
+    move.emitError() << "lower-to-plan: unknown "
+                     << (!mode ? "mode '" + move.getMode()->str() +
+                                     "' (expected send-recv, "
+                                     "send-recv+all-gather or broadcast)"
+                               : "balancing '" + move.getBalancing()->str() +
+                                     "' (expected none or by-bytes)");
+    return nullptr;
+  }
+  auto type = cast<RankedTensorType>(move.getType());
+  auto result = std::make_unique<Move>();
+  cost::CrossMeshProblem &problem = result->problem;
+  problem.shape = DeviceLowering::shapeOf(type);
+  problem.elementBytes =
+      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  problem.source =
+      deviceMeshOf(SymbolTable::lookupNearestSymbolFrom<sbp::MeshOp>(
+          move, move.getSrcMeshAttr()));
+  problem.destination =
+      deviceMeshOf(SymbolTable::lookupNearestSymbolFrom<sbp::MeshOp>(
+          move, move.getDstMeshAttr()));
+  problem.sourceLayout = sbp::toNdSbp(move.getSrc());
+  problem.destinationLayout = sbp::toNdSbp(move.getDst());
+  if (std::optional<std::string> why = cost::checkCrossMesh(problem, cluster)) {
+    move.emitError() << "lower-to-plan: " << *why;
+    return nullptr;
+  }
+  result->tiles = cost::crossMeshTiles(problem);
+  result->schedule = cost::planCrossMesh(problem, cluster, *mode, *balancing);
+  planned = std::move(result);
+  return planned.get();
+}
+
+namespace {
+
 struct CrossMeshPlanLowering
     : public PlanLoweringOpInterface::ExternalModel<CrossMeshPlanLowering,
                                                     sbp::CrossMeshOp> {
   LogicalResult lowerToDevice(Operation *op, DeviceLowering &lowering) const {
     auto move = cast<sbp::CrossMeshOp>(op);
-    std::optional<cost::CrossMeshMode> mode = cost::parseCrossMeshMode(
-        move.getMode() ? move.getMode()->str() : "broadcast");
-    std::optional<cost::CrossMeshBalancing> balancing =
-        cost::parseCrossMeshBalancing(
-            move.getBalancing() ? move.getBalancing()->str() : "by-bytes");
-    if (!mode || !balancing)
-      return move.emitError()
-             << "lower-to-plan: unknown "
-             << (!mode ? "mode '" + move.getMode()->str() +
-                             "' (expected send-recv, send-recv+all-gather or "
-                             "broadcast)"
-                       : "balancing '" + move.getBalancing()->str() +
-                             "' (expected none or by-bytes)");
-    const cost::Cluster *cluster = lowering.getCluster();
-    if (!cluster)
+    CrossMeshMoves *moves = lowering.getCrossMeshMoves();
+    if (!moves)
       return move.emitError() << "lower-to-plan: no cluster to plan the "
                                  "move on";
-    auto source = SymbolTable::lookupNearestSymbolFrom<sbp::MeshOp>(
-        move, move.getSrcMeshAttr());
-    auto destination = SymbolTable::lookupNearestSymbolFrom<sbp::MeshOp>(
-        move, move.getDstMeshAttr());
+    const CrossMeshMoves::Move *planned = moves->plan(move);
+    if (!planned)
+      return failure();
+    const cost::CrossMeshProblem &problem = planned->problem;
+    const std::vector<cost::CrossMeshTile> &tiles = planned->tiles;
+    const cost::CrossMeshSchedule &schedule = planned->schedule;
     auto type = cast<RankedTensorType>(move.getType());
-    cost::CrossMeshProblem problem;
-    problem.shape = DeviceLowering::shapeOf(type);
-    problem.elementBytes =
-        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-    problem.source = deviceMeshOf(source);
-    problem.destination = deviceMeshOf(destination);
-    problem.sourceLayout = sbp::toNdSbp(move.getSrc());
-    problem.destinationLayout = sbp::toNdSbp(move.getDst());
-    if (std::optional<std::string> why =
-            cost::checkCrossMesh(problem, *cluster))
-      return move.emitError() << "lower-to-plan: " << *why;
-    std::vector<cost::CrossMeshTile> tiles = cost::crossMeshTiles(problem);
-    cost::CrossMeshSchedule schedule =
-        cost::planCrossMesh(problem, *cluster, *mode, *balancing);
 
     bool sending = lowering.getMesh() == move.getSrcMeshAttr();
     const NdSbp &layout =

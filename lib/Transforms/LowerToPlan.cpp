@@ -37,7 +37,9 @@ using namespace parplan;
 namespace {
 
 /// The results of @main: the loss becomes plan.loss, a value marked
-/// `nn.updates = "NAME"` a plan.update of the buffer of NAME.
+/// `nn.updates = "NAME"` a plan.update of the buffer of NAME, and a value
+/// marked `nn.output = "NAME"` an output buffer, the device's block of the
+/// tensor NAME, which `parplan-run --check` compares with NAME's values.
 LogicalResult lowerReturn(func::ReturnOp ret, func::FuncOp function,
                           DeviceLowering &lowering) {
   OpBuilder &b = lowering.getBuilder();
@@ -50,6 +52,18 @@ LogicalResult lowerReturn(func::ReturnOp ret, func::FuncOp function,
       continue;
     if (function.getResultAttr(i, "nn.name")) {
       plan::LossOp::create(b, loc, buffer);
+      continue;
+    }
+    if (auto name = function.getResultAttrOfType<StringAttr>(i, "nn.output")) {
+      auto block = buffer.getDefiningOp<plan::BufferOp>();
+      if (!block || block.getBufferKind() != plan::BufferKind::temporary)
+        return ret.emitError()
+               << "lower-to-plan: result " << i << " ('" << name.getValue()
+               << "') is no value the step computes";
+      block.setKindAttr(
+          b.getStringAttr(plan::stringifyBufferKind(plan::BufferKind::output)));
+      lowering.describeBlock(block, name.getValue(), value.getType(),
+                             lowering.layoutOf(value));
       continue;
     }
     auto name = function.getResultAttrOfType<StringAttr>(i, "nn.updates");
@@ -244,7 +258,7 @@ void LowerToPlanPass::runOnOperation() {
   // first used.
   OpBuilder groupBuilder(context);
   groupBuilder.setInsertionPoint(function);
-  std::optional<cost::Cluster> cluster;
+  std::optional<CrossMeshMoves> moves;
   if (staged) {
     for (const ProgramMesh &programMesh : meshes)
       plan::MeshOp::create(
@@ -252,13 +266,13 @@ void LowerToPlanPass::runOnOperation() {
           groupBuilder.getDenseI64ArrayAttr(programMesh.shape),
           groupBuilder.getDenseI64ArrayAttr(programMesh.devices));
     std::string error;
-    std::optional<ShardingCostModel> model = ShardingCostModel::load(
-        module, this->cluster, meshes.front().shape, false, error);
-    if (!model) {
+    std::optional<cost::Cluster> cluster =
+        loadCluster(module, this->cluster, error);
+    if (!cluster) {
       module.emitError() << "lower-to-plan: " << error;
       return signalPassFailure();
     }
-    cluster = model->getCluster();
+    moves.emplace(std::move(*cluster));
   }
   DeviceGroups groups(groupBuilder);
   // One program per class of devices of a mesh that see every block with
@@ -289,8 +303,8 @@ void LowerToPlanPass::runOnOperation() {
       DeviceLowering lowering(
           b, groups, meshShape, meshCoordinate(meshShape, first),
           static_cast<bool>(mesh) || staged, programMesh.name, deviceAt(first));
-      if (cluster)
-        lowering.setCluster(&*cluster);
+      if (moves)
+        lowering.setCrossMeshMoves(&*moves);
       for (Operation &op : function.front()) {
         if (staged && !runsOn(&op, programMesh.name))
           continue;

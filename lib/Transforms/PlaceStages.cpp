@@ -18,6 +18,7 @@
 #include "parplan/Cost/Mesh.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -42,14 +43,11 @@ struct PlaceStagesPass : parplan::impl::PlaceStagesBase<PlaceStagesPass> {
 
 void PlaceStagesPass::runOnOperation() {
   ModuleOp module = getOperation();
-  auto carried = module->getAttrOfType<DictionaryAttr>("sbp.annotations");
-  if (!carried)
-    return;
   std::string error;
-  std::optional<Annotations> annotations =
-      parseAnnotations(carried.getAs<StringAttr>("text").getValue(),
-                       carried.getAs<StringAttr>("file").getValue(), error);
+  std::optional<Annotations> annotations = carriedAnnotations(module, error);
   if (!annotations) {
+    if (error.empty())
+      return;
     module.emitError() << error;
     return signalPassFailure();
   }

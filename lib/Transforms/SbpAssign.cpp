@@ -617,13 +617,11 @@ LogicalResult ShardingSearch::addPin(Operation *op, Pin pin) {
 LogicalResult ShardingSearch::collectPins() {
   // The annotations the tool read into the module (their form is the SBP
   // dialect's to verify).
-  if (auto carried = module->getAttrOfType<DictionaryAttr>("sbp.annotations")) {
-    std::string error;
-    std::optional<Annotations> annotations =
-        parseAnnotations(carried.getAs<StringAttr>("text").getValue(),
-                         carried.getAs<StringAttr>("file").getValue(), error);
-    if (!annotations)
-      return module.emitError() << error;
+  std::string error;
+  std::optional<Annotations> annotations = carriedAnnotations(module, error);
+  if (!annotations && !error.empty())
+    return module.emitError() << error;
+  if (annotations) {
     std::vector<bool> used(annotations->pins.size(), false);
     for (Node &node : nodes) {
       if (node.isSink())

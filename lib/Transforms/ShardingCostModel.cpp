@@ -39,13 +39,9 @@ double peakOf(const cost::DeviceType &type, cost::DType dtype) {
 
 } // namespace
 
-namespace {
-
-/// The cluster `scope`'s module carries, else the preset `presetName`.
-/// Passes read no file: a cluster file reaches them as `sbp.cluster`.
-std::optional<cost::Cluster> clusterFor(Operation *scope,
-                                        const std::string &presetName,
-                                        std::string &error) {
+std::optional<cost::Cluster> parplan::loadCluster(Operation *scope,
+                                                  const std::string &presetName,
+                                                  std::string &error) {
   auto module = scope ? dyn_cast<ModuleOp>(scope) : ModuleOp();
   if (scope && !module)
     module = scope->getParentOfType<ModuleOp>();
@@ -59,8 +55,6 @@ std::optional<cost::Cluster> clusterFor(Operation *scope,
           "tools (parplan compile --cluster FILE) and carried as sbp.cluster";
   return std::nullopt;
 }
-
-} // namespace
 
 bool parplan::attachCluster(ModuleOp module,
                             const std::string &clusterNameOrPath,
@@ -104,7 +98,7 @@ std::optional<ShardingCostModel>
 ShardingCostModel::load(Operation *scope, const std::string &presetName,
                         std::optional<std::vector<int64_t>> meshShape,
                         bool mixedPrecision, std::string &error) {
-  std::optional<cost::Cluster> cluster = clusterFor(scope, presetName, error);
+  std::optional<cost::Cluster> cluster = loadCluster(scope, presetName, error);
   if (!cluster)
     return std::nullopt;
   std::vector<int64_t> shape =
@@ -203,6 +197,27 @@ ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to, Type type) const {
     boxingCosts.push_back(
         cost::boxingCost(from, to, extent(type), mesh.shape, axisLinks));
   return boxingCosts[found->second];
+}
+
+std::optional<Annotations> parplan::carriedAnnotations(ModuleOp module,
+                                                       std::string &error) {
+  error.clear();
+  auto carried = module->getAttrOfType<DictionaryAttr>("sbp.annotations");
+  if (!carried)
+    return std::nullopt;
+  return parseAnnotations(carried.getAs<StringAttr>("text").getValue(),
+                          carried.getAs<StringAttr>("file").getValue(), error);
+}
+
+const ShardingCostModel *MeshCostModels::get(sbp::MeshOp mesh,
+                                             std::string &error) {
+  std::optional<ShardingCostModel> &model = models[mesh.getSymName().str()];
+  if (!model)
+    model = ShardingCostModel::load(
+        module, cluster,
+        std::vector<int64_t>(mesh.getShape().begin(), mesh.getShape().end()),
+        mixedPrecision, error);
+  return model ? &*model : nullptr;
 }
 
 cost::DeviceMesh parplan::deviceMeshOf(sbp::MeshOp mesh) {

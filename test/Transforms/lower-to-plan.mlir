@@ -393,3 +393,31 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
   %s = nn.reduce_mean %m axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32> -> tensor<f32>
   return {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> []>} %s : tensor<f32>
 }
+
+// -----
+
+// A result marked nn.output is the device's block of that tensor, an
+// output buffer the run checks (what `parplan reshard -o` lowers).
+// CHECK-LABEL: module attributes {plan.mesh_shape = array<i64: 2>}
+// CHECK: plan.program @program1 devices = [1] mesh = @b {
+// CHECK-NEXT: %[[T:.*]] = plan.buffer {kind = "output", logical_shape = array<i64: 4>, name = "t", splits = array<i64: -1>} : memref<4xf32>
+// CHECK-NEXT: plan.recv %[[T]] from 0 tag = 0 : memref<4xf32>
+// CHECK-NEXT: }
+sbp.mesh @a(shape = 1, devices = [0])
+sbp.mesh @b(shape = 1, devices = [1])
+func.func @main() -> (tensor<4xf32> {nn.output = "t"}) {
+  %x = nn.param "t" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %m = sbp.cross_mesh %x from @a [#sbp.b] to @b [#sbp.b] {mode = "send-recv", balancing = "none"} : tensor<4xf32>
+  return %m : tensor<4xf32>
+}
+
+// -----
+
+// An output must be computed by the step: a parameter is not.
+sbp.mesh @a(shape = 1, devices = [0])
+sbp.mesh @b(shape = 1, devices = [1])
+func.func @main() -> (tensor<4xf32> {nn.output = "t"}) {
+  %x = nn.param "t" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  // expected-error @+1 {{lower-to-plan: result 0 ('t') is no value the step computes}}
+  return %x : tensor<4xf32>
+}

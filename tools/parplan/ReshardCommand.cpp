@@ -171,7 +171,11 @@ int parplan::cli::runReshard(const ReshardOptions &options) {
   CrossMeshBalancing balancing = *parseCrossMeshBalancing(options.balancing);
   CrossMeshSchedule schedule =
       planCrossMesh(problem, *cluster, mode, balancing);
-  plan::Plan plan = cli::buildReshardPlan(problem, tiles, schedule, *dtype);
+  std::optional<plan::Plan> lowered = cli::lowerReshardPlan(
+      problem, *dtype, mode, balancing, options.cluster, error);
+  if (!lowered)
+    return fail("the move does not lower to a plan: " + error);
+  plan::Plan &plan = *lowered;
   if (runtime::Status status = runtime::checkPlan(plan); !status.ok())
     return fail("the plan of the move is invalid: " + status.error);
   if (std::error_code code = llvm::sys::fs::create_directories(options.output))

@@ -1,8 +1,4 @@
 //===- ReshardPlan.h - a cross-mesh move as an executable plan --*- C++ -*-===//
-//
-// The plan `parplan reshard -o` writes: docs/cross-mesh.md.
-//
-//===----------------------------------------------------------------------===//
 
 #ifndef PARPLAN_TOOLS_PARPLAN_RESHARDPLAN_H
 #define PARPLAN_TOOLS_PARPLAN_RESHARDPLAN_H
@@ -11,18 +7,21 @@
 #include "parplan/Runtime/Tensor.h"
 #include "parplan/Runtime/plan.pb.h"
 
-#include <vector>
+#include <optional>
+#include <string>
 
 namespace parplan::cli {
 
-/// A plan over devices 0 .. the largest of either mesh, with meshes
-/// "source" and "destination": the tensor's source blocks are PARAMETER
-/// buffers, its destination blocks OUTPUT buffers, and `schedule`'s
-/// transfers of `tiles` move it between them (checkPlan accepts it).
-plan::Plan buildReshardPlan(const cost::CrossMeshProblem &problem,
-                            const std::vector<cost::CrossMeshTile> &tiles,
-                            const cost::CrossMeshSchedule &schedule,
-                            runtime::DType dtype);
+/// The move of `problem` in `mode` and `balancing` on the cluster
+/// `clusterNameOrPath`, as the plan the compiler lowers it to: the source
+/// blocks are parameters (synthetic values, a function of each element's
+/// logical index), the destination blocks outputs of the same tensor,
+/// which `parplan-run --check` compares with those values. std::nullopt
+/// with `error` set (one line) when it cannot be lowered.
+std::optional<plan::Plan>
+lowerReshardPlan(const cost::CrossMeshProblem &problem, runtime::DType dtype,
+                 cost::CrossMeshMode mode, cost::CrossMeshBalancing balancing,
+                 const std::string &clusterNameOrPath, std::string &error);
 
 } // namespace parplan::cli
 

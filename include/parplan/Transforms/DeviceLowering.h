@@ -10,7 +10,7 @@
 #ifndef PARPLAN_TRANSFORMS_DEVICELOWERING_H
 #define PARPLAN_TRANSFORMS_DEVICELOWERING_H
 
-#include "parplan/Cost/Cluster.h"
+#include "parplan/Cost/CrossMesh.h"
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Support/Sbp.h"
 
@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -46,6 +47,28 @@ private:
   mlir::OpBuilder &builder;
   std::map<std::pair<std::string, int64_t>, mlir::FlatSymbolRefAttr> axisGroups;
   std::map<std::vector<int64_t>, mlir::FlatSymbolRefAttr> listedGroups;
+};
+
+/// The schedule of every sbp.cross_mesh, planned once on the cluster the
+/// move was priced on (cost::planCrossMesh, from the op's mode and
+/// balancing) and read by every program taking part in it.
+class CrossMeshMoves {
+public:
+  explicit CrossMeshMoves(cost::Cluster cluster)
+      : cluster(std::move(cluster)) {}
+
+  struct Move {
+    cost::CrossMeshProblem problem;
+    std::vector<cost::CrossMeshTile> tiles;
+    cost::CrossMeshSchedule schedule;
+  };
+  /// The move of `op`; null after an error on `op` (its mode, balancing or
+  /// meshes).
+  const Move *plan(mlir::Operation *op);
+
+private:
+  cost::Cluster cluster;
+  llvm::DenseMap<mlir::Operation *, std::unique_ptr<Move>> moves;
 };
 
 /// Lowers @main for one device of a program that every device with the
@@ -73,10 +96,10 @@ public:
   mlir::FlatSymbolRefAttr getMesh() const { return mesh; }
   int64_t getDevice() const { return device; }
   DeviceGroups &getGroups() { return groups; }
-  /// The cluster cross-mesh moves are planned on; null when the plan has
+  /// The cross-mesh moves, shared by the programs; null when the plan has
   /// no named meshes.
-  const cost::Cluster *getCluster() const { return cluster; }
-  void setCluster(const cost::Cluster *planned) { cluster = planned; }
+  CrossMeshMoves *getCrossMeshMoves() const { return crossMeshMoves; }
+  void setCrossMeshMoves(CrossMeshMoves *moves) { crossMeshMoves = moves; }
   /// Says that what was lowered names this device's peers (a send's), so
   /// no other device may share its program.
   void requireOwnProgram() { ownProgram = true; }
@@ -158,7 +181,7 @@ private:
   mlir::FlatSymbolRefAttr mesh;
   int64_t device = 0;
   bool ownProgram = false;
-  const cost::Cluster *cluster = nullptr;
+  CrossMeshMoves *crossMeshMoves = nullptr;
   llvm::DenseMap<mlir::Value, mlir::Value> buffers;
   llvm::StringMap<mlir::Value> named;
   std::set<std::pair<std::vector<int64_t>, std::vector<int64_t>>> uneven;

@@ -11,6 +11,7 @@
 #ifndef PARPLAN_TRANSFORMS_SHARDINGCOSTMODEL_H
 #define PARPLAN_TRANSFORMS_SHARDINGCOSTMODEL_H
 
+#include "parplan/Cost/Annotations.h"
 #include "parplan/Cost/Boxing.h"
 #include "parplan/Cost/Cluster.h"
 #include "parplan/Cost/CrossMesh.h"
@@ -123,6 +124,13 @@ private:
   mutable std::map<std::string, std::optional<CrossMeshCost>> crossMeshCosts;
 };
 
+/// The cluster `scope`'s module carries (`sbp.cluster`), else the preset
+/// `presetName`: passes read no file. std::nullopt with `error` set when
+/// neither is one.
+std::optional<cost::Cluster> loadCluster(mlir::Operation *scope,
+                                         const std::string &presetName,
+                                         std::string &error);
+
 /// Resolves `clusterNameOrPath` (a preset or a file, read once here) and
 /// stores it on `module` as `sbp.cluster`, where the passes that price
 /// layouts find it; they then read no file. Returns false with `error` set
@@ -136,6 +144,33 @@ bool attachCluster(mlir::ModuleOp module, const std::string &clusterNameOrPath,
 /// file. Returns false with `error` set when the file cannot be read.
 bool attachAnnotations(mlir::ModuleOp module, const std::string &path,
                        std::string &error);
+/// The annotations `module` carries, parsed: std::nullopt with `error`
+/// empty when it carries none, or set ("FILE:LINE:COL: ...") when they do
+/// not parse.
+std::optional<Annotations> carriedAnnotations(mlir::ModuleOp module,
+                                              std::string &error);
+
+/// The cost model of each mesh a pass meets, loaded once: the cluster of
+/// the module (or the preset `cluster`), the mesh's shape over the
+/// cluster's first devices (a stage's mesh is priced where sbp-assign
+/// priced it).
+class MeshCostModels {
+public:
+  MeshCostModels(mlir::ModuleOp module, std::string cluster,
+                 bool mixedPrecision)
+      : module(module), cluster(std::move(cluster)),
+        mixedPrecision(mixedPrecision) {}
+
+  /// The model of `mesh`; null with `error` set when the cluster or the
+  /// mesh's shape on it is wrong.
+  const ShardingCostModel *get(sbp::MeshOp mesh, std::string &error);
+
+private:
+  mlir::ModuleOp module;
+  std::string cluster;
+  bool mixedPrecision;
+  std::map<std::string, std::optional<ShardingCostModel>> models;
+};
 
 /// The shape and devices of `mesh` (0 .. N-1 when it lists none).
 cost::DeviceMesh deviceMeshOf(sbp::MeshOp mesh);
