@@ -11,7 +11,7 @@
 # Goals (cross-mesh issue): balanced broadcast within 1.1x of the lower
 # bound on every case, never slower than send/recv; planning a move
 # between two 64-device meshes in under 50 ms (the last table: the whole
-# `parplan reshard`, six plans, median of RUNS). The times are the cost
+# `parplan reshard`, nine plans, median of RUNS). The times are the cost
 # model's predictions; the last column executes every case, scaled down,
 # on CPU ranks over MPI in each mode (`parplan reshard -o`, then
 # `parplan-run --check`: every destination element as the source's).
@@ -89,14 +89,14 @@ column() {
     '$1 == mode && $2 == balancing { printf "%s %s (%sx)", $3, $4, $5 }'
 }
 
-table="| case | from | to | shape | lower bound | send-recv | send-recv + all-gather | broadcast | broadcast balanced | executed |
-|---|---|---|---|---|---|---|---|---|---|"
+table="| case | from | to | shape | lower bound | send-recv | send-recv + all-gather | broadcast | broadcast by bytes | broadcast by order | executed |
+|---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${cases[@]}"; do
   IFS='|' read -r name from to shape fromLayout toLayout <<<"$entry"
   out=$("$bin/parplan" reshard --cluster aws-p3-5node --dtype i32 --shape "$shape" \
     --from "$from" --to "$to" --from-layout "$fromLayout" --to-layout "$toLayout")
   bound=$(echo "$out" | awk '/lower bound/ { print $3, $4 }')
-  table+=$'\n'"| $name | ${from%%@*} $fromLayout | ${to%%@*} $toLayout | $shape | $bound | $(column "$out" send-recv none) | $(column "$out" send-recv+all-gather none) | $(column "$out" broadcast none) | $(column "$out" broadcast by-bytes) | $(executed "$name" "$from" "$to" "$shape" "$fromLayout" "$toLayout") |"
+  table+=$'\n'"| $name | ${from%%@*} $fromLayout | ${to%%@*} $toLayout | $shape | $bound | $(column "$out" send-recv none) | $(column "$out" send-recv+all-gather none) | $(column "$out" broadcast none) | $(column "$out" broadcast by-bytes) | $(column "$out" broadcast by-order) | $(executed "$name" "$from" "$to" "$shape" "$fromLayout" "$toLayout") |"
 done
 
 # Planning time: two 64-device meshes of dgx-h100x16 (8 nodes each).
@@ -110,7 +110,7 @@ for ((i = 0; i < runs; i++)); do
   peaks+=("$(echo "$out" | awk '/^TIME/ { print $4 }')")
 done
 summarize "${times[@]}" "${peaks[@]}"
-planning="| from | to | command (six plans) median s | min s | max s | peak RSS MB |
+planning="| from | to | command (nine plans) median s | min s | max s | peak RSS MB |
 |---|---|---|---|---|---|
 $(awk -v m="$median" -v lo="$low" -v hi="$high" -v p="$peak" \
   'BEGIN { printf "| 8x8 [S(0), S(1)] on nodes 0-7 | 8x8 [S(1), B] on nodes 8-15 | %.3f | %.3f | %.3f | %.0f |", m, lo, hi, p / 1024 }')"

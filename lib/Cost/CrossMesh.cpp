@@ -2,16 +2,20 @@
 //
 // Every transfer is charged where it spends bandwidth: a hop between hosts
 // on the sending host's network card (out) and the receiving host's (in),
-// a hop within a host on the two devices' intra-node links. All transfers
-// run at once, so the busiest card or link sets the time; this is the
-// model the lower bound uses too, so a schedule that loads every card with
-// only the bytes it must move meets the bound.
+// a hop within a host on the two devices' intra-node links. Each card and
+// link carries one transfer at a time, in the schedule's order, so the
+// time is at least the busiest one's and more where cards wait for each
+// other; the order of the transfers is what ByOrder balances. A schedule
+// that loads every card with only the bytes it must move, without waits,
+// meets the lower bound.
 //
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Cost/CrossMesh.h"
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -36,14 +40,28 @@ const char *toString(CrossMeshBalancing balancing) {
     return "none";
   case CrossMeshBalancing::ByBytes:
     return "by-bytes";
+  case CrossMeshBalancing::ByOrder:
+    return "by-order";
   }
   return "?";
 }
 
+std::vector<std::string> crossMeshModeNames() {
+  std::vector<std::string> names;
+  for (CrossMeshMode mode : kCrossMeshModes)
+    names.emplace_back(toString(mode));
+  return names;
+}
+
+std::vector<std::string> crossMeshBalancingNames() {
+  std::vector<std::string> names;
+  for (CrossMeshBalancing balancing : kCrossMeshBalancings)
+    names.emplace_back(toString(balancing));
+  return names;
+}
+
 std::optional<CrossMeshMode> parseCrossMeshMode(const std::string &text) {
-  for (CrossMeshMode mode :
-       {CrossMeshMode::SendRecv, CrossMeshMode::SendRecvAllGather,
-        CrossMeshMode::Broadcast})
+  for (CrossMeshMode mode : kCrossMeshModes)
     if (text == toString(mode))
       return mode;
   return std::nullopt;
@@ -51,8 +69,7 @@ std::optional<CrossMeshMode> parseCrossMeshMode(const std::string &text) {
 
 std::optional<CrossMeshBalancing>
 parseCrossMeshBalancing(const std::string &text) {
-  for (CrossMeshBalancing balancing :
-       {CrossMeshBalancing::None, CrossMeshBalancing::ByBytes})
+  for (CrossMeshBalancing balancing : kCrossMeshBalancings)
     if (text == toString(balancing))
       return balancing;
   return std::nullopt;
@@ -90,75 +107,344 @@ blocksOf(const std::vector<int64_t> &shape, const DeviceMesh &mesh,
   return blocks;
 }
 
-/// Where bytes are charged, and the time each resource is busy.
+/// When a tile reached a device: a transfer streams it, so a forward may
+/// start with the transfer bringing it and ends no sooner.
+struct Window {
+  double start = 0, end = 0;
+};
+
+/// Cards and links each one transfer at a time, in the schedule's order.
+/// The ledger charges each hop's bytes where they spend bandwidth and keeps
+/// when every card and link is free and when each device got each tile. A
+/// transfer pipelines its chain (every hop forwards chunks as they
+/// arrive), so it holds the cards and links of all its hops from its start
+/// for its bytes over the slowest hop's bandwidth.
 class Ledger {
 public:
-  Ledger(const Cluster &cluster, CrossMeshSchedule &schedule)
-      : cluster(cluster), schedule(schedule) {
-    size_t hosts = cluster.nodes.size();
-    auto devices = static_cast<size_t>(cluster.numDevices());
+  /// Cards and links a trial placement touched, and the tiles it delivered;
+  /// placing into a scratch leaves the ledger as it was.
+  struct Scratch {
+    std::vector<std::pair<size_t, double>> free;
+    std::vector<std::pair<std::pair<int64_t, int64_t>, Window>> arrivals;
+  };
+
+  Ledger(const Cluster &cluster, const std::vector<CrossMeshTile> &tiles,
+         CrossMeshSchedule &schedule)
+      : cluster(cluster), tiles(tiles), schedule(schedule),
+        hosts(cluster.nodes.size()),
+        devices(static_cast<size_t>(cluster.numDevices())) {
     schedule.hostSent.assign(hosts, 0);
     schedule.hostReceived.assign(hosts, 0);
     schedule.deviceSent.assign(devices, 0);
     schedule.deviceReceived.assign(devices, 0);
-    hostSentTime.assign(hosts, 0);
-    hostReceivedTime.assign(hosts, 0);
-    deviceSentTime.assign(devices, 0);
-    deviceReceivedTime.assign(devices, 0);
+    busy.assign(2 * (hosts + devices), 0);
+    freeAt.assign(2 * (hosts + devices), 0);
   }
 
-  /// One hop of `bytes` from device `from` to device `to`.
-  void hop(int64_t from, int64_t to, double bytes) {
-    if (from == to || bytes == 0)
-      return;
-    Link link = cluster.link(from, to);
-    latency = std::max(latency, link.latency);
-    double seconds = bytes / link.bandwidth;
-    int64_t a = cluster.nodeOf(from), b = cluster.nodeOf(to);
-    if (a == b) {
-      schedule.deviceSent[from] += bytes;
-      schedule.deviceReceived[to] += bytes;
-      deviceSentTime[from] += seconds;
-      deviceReceivedTime[to] += seconds;
+  /// Runs `transfer` at the earliest time it can: on the ledger, or with
+  /// `scratch` only in it. Returns when it starts and ends.
+  Window place(const CrossMeshTransfer &transfer, Scratch *scratch = nullptr) {
+    const CrossMeshTile &tile = tiles[transfer.tile];
+    Window source = arrival(transfer.tile, transfer.sender, scratch);
+    double start = source.start, bandwidth = 0;
+    std::vector<size_t> held;
+    int64_t previous = transfer.sender;
+    for (int64_t next : transfer.receivers) {
+      Link link = cluster.link(previous, next);
+      bandwidth =
+          held.empty() ? link.bandwidth : std::min(bandwidth, link.bandwidth);
+      for (size_t resource : resources(previous, next)) {
+        held.push_back(resource);
+        start = std::max(start, freeTime(resource, scratch));
+      }
+      previous = next;
+    }
+    if (held.empty())
+      return source;
+    Window window{start,
+                  std::max(start + static_cast<double>(tile.bytes) / bandwidth,
+                           source.end)};
+    for (size_t resource : held)
+      setFree(resource, window.end, scratch);
+    for (int64_t receiver : transfer.receivers)
+      setArrival(transfer.tile, receiver, window, scratch);
+    if (!scratch)
+      charge(transfer);
+    return window;
+  }
+
+  /// Seconds a host's card has spent sending, and a device's links.
+  double hostSendSeconds(int64_t host) const { return busy[host]; }
+  double deviceSendSeconds(int64_t device) const {
+    return busy[2 * hosts + static_cast<size_t>(device)];
+  }
+  /// When a host's card is next free to send.
+  double hostSendFree(int64_t host) const { return freeAt[host]; }
+
+  void finish() const {
+    schedule.busiestSeconds = *std::max_element(busy.begin(), busy.end());
+    schedule.seconds = *std::max_element(freeAt.begin(), freeAt.end());
+    if (schedule.seconds > 0)
+      schedule.seconds += latency;
+  }
+
+private:
+  /// Index of a host's card out and in, then each device's links out and
+  /// in.
+  std::vector<size_t> resources(int64_t from, int64_t to) const {
+    auto a = static_cast<size_t>(cluster.nodeOf(from)),
+         b = static_cast<size_t>(cluster.nodeOf(to));
+    if (a != b)
+      return {a, hosts + b};
+    return {2 * hosts + static_cast<size_t>(from),
+            2 * hosts + devices + static_cast<size_t>(to)};
+  }
+
+  double freeTime(size_t resource, const Scratch *scratch) const {
+    if (scratch)
+      for (const auto &[index, time] : scratch->free)
+        if (index == resource)
+          return time;
+    return freeAt[resource];
+  }
+  void setFree(size_t resource, double time, Scratch *scratch) {
+    if (!scratch) {
+      freeAt[resource] = time;
       return;
     }
-    schedule.hostSent[a] += bytes;
-    schedule.hostReceived[b] += bytes;
-    hostSentTime[a] += seconds;
-    hostReceivedTime[b] += seconds;
+    for (auto &[index, value] : scratch->free)
+      if (index == resource) {
+        value = time;
+        return;
+      }
+    scratch->free.emplace_back(resource, time);
+  }
+  Window arrival(int64_t tile, int64_t device, const Scratch *scratch) const {
+    std::pair<int64_t, int64_t> key{tile, device};
+    if (scratch)
+      for (const auto &[at, window] : scratch->arrivals)
+        if (at == key)
+          return window;
+    auto found = arrivals.find(key);
+    return found == arrivals.end() ? Window{} : found->second;
+  }
+  void setArrival(int64_t tile, int64_t device, Window window,
+                  Scratch *scratch) {
+    if (scratch)
+      scratch->arrivals.push_back({{tile, device}, window});
+    else
+      arrivals[{tile, device}] = window;
   }
 
-  /// A chain of hops: from `from` through `to` in order.
-  void chain(int64_t from, const std::vector<int64_t> &to, double bytes) {
-    int64_t previous = from;
-    for (int64_t next : to) {
-      hop(previous, next, bytes);
+  void charge(const CrossMeshTransfer &transfer) {
+    auto bytes = static_cast<double>(tiles[transfer.tile].bytes);
+    int64_t previous = transfer.sender;
+    for (int64_t next : transfer.receivers) {
+      Link link = cluster.link(previous, next);
+      latency = std::max(latency, link.latency);
+      std::vector<size_t> used = resources(previous, next);
+      for (size_t resource : used)
+        busy[resource] += bytes / link.bandwidth;
+      int64_t a = cluster.nodeOf(previous), b = cluster.nodeOf(next);
+      if (a == b) {
+        schedule.deviceSent[previous] += bytes;
+        schedule.deviceReceived[next] += bytes;
+      } else {
+        schedule.hostSent[a] += bytes;
+        schedule.hostReceived[b] += bytes;
+      }
       previous = next;
     }
   }
 
-  double hostSendSeconds(int64_t host) const { return hostSentTime[host]; }
-  double deviceSendSeconds(int64_t device) const {
-    return deviceSentTime[device];
-  }
-
-  double seconds() const {
-    double busiest = 0;
-    for (const std::vector<double> *times :
-         {&hostSentTime, &hostReceivedTime, &deviceSentTime,
-          &deviceReceivedTime})
-      for (double time : *times)
-        busiest = std::max(busiest, time);
-    return busiest + latency;
-  }
-
-private:
   const Cluster &cluster;
+  const std::vector<CrossMeshTile> &tiles;
   CrossMeshSchedule &schedule;
-  std::vector<double> hostSentTime, hostReceivedTime;
-  std::vector<double> deviceSentTime, deviceReceivedTime;
+  size_t hosts, devices;
+  /// Per card and link (see resources): seconds of transfer charged to it,
+  /// and when it is next free.
+  std::vector<double> busy, freeAt;
+  std::map<std::pair<int64_t, int64_t>, Window> arrivals;
   double latency = 0;
 };
+
+/// How one tile's transfers choose their senders.
+struct Senders {
+  /// The holder sending to another host.
+  std::function<int64_t()> remote;
+  /// A holder on the host, if any.
+  std::function<std::optional<int64_t>(int64_t)> local;
+  /// Orders a broadcast's chain of hosts.
+  std::function<void(std::vector<int64_t> &)> orderChain;
+};
+
+/// The transfers moving one tile in `mode`, handed to `emit` in the order
+/// they run (a device forwards a tile only after a transfer brought it).
+void tileTransfers(const Cluster &cluster, const CrossMeshTile &tile,
+                   int64_t index, CrossMeshMode mode, const Senders &senders,
+                   const std::function<void(CrossMeshTransfer)> &emit) {
+  auto send = [&](int64_t sender, std::vector<int64_t> receivers) {
+    if (!receivers.empty())
+      emit({index, sender, std::move(receivers)});
+  };
+  // The tile's receivers by host.
+  std::map<int64_t, std::vector<int64_t>> byHost;
+  for (int64_t receiver : tile.receivers)
+    byHost[cluster.nodeOf(receiver)].push_back(receiver);
+  if (mode == CrossMeshMode::SendRecv) {
+    for (int64_t receiver : tile.receivers) {
+      std::optional<int64_t> local = senders.local(cluster.nodeOf(receiver));
+      int64_t sender = local ? *local : senders.remote();
+      if (sender != receiver)
+        send(sender, {receiver});
+    }
+    return;
+  }
+  // Hosts holding the tile pass it on within; the others get it over
+  // their card, once.
+  std::vector<int64_t> remoteHosts;
+  for (auto &[host, receivers] : byHost) {
+    std::optional<int64_t> local = senders.local(host);
+    if (!local) {
+      remoteHosts.push_back(host);
+      continue;
+    }
+    std::vector<int64_t> others;
+    for (int64_t receiver : receivers)
+      if (receiver != *local)
+        others.push_back(receiver);
+    send(*local, others);
+  }
+  if (remoteHosts.empty())
+    return;
+  if (mode == CrossMeshMode::SendRecvAllGather) {
+    for (int64_t host : remoteHosts) {
+      const std::vector<int64_t> &receivers = byHost[host];
+      send(senders.remote(), {receivers.front()});
+      send(receivers.front(),
+           std::vector<int64_t>(receivers.begin() + 1, receivers.end()));
+    }
+    return;
+  }
+  // Broadcast: a chain through the hosts.
+  int64_t sender = senders.remote();
+  senders.orderChain(remoteHosts);
+  std::vector<int64_t> heads;
+  for (int64_t host : remoteHosts)
+    heads.push_back(byHost[host].front());
+  send(sender, heads);
+  for (int64_t host : remoteHosts) {
+    const std::vector<int64_t> &receivers = byHost[host];
+    send(receivers.front(),
+         std::vector<int64_t>(receivers.begin() + 1, receivers.end()));
+  }
+}
+
+/// A holder of `tile` on `host`, if any: the first, or with `balanced` the
+/// one whose links have sent least.
+std::optional<int64_t> holderOn(const Cluster &cluster, const Ledger &ledger,
+                                const CrossMeshTile &tile, int64_t host,
+                                bool balanced) {
+  std::optional<int64_t> best;
+  for (int64_t holder : tile.holders)
+    if (cluster.nodeOf(holder) == host &&
+        (!best || (balanced && ledger.deviceSendSeconds(holder) <
+                                   ledger.deviceSendSeconds(*best))))
+      best = holder;
+  return best;
+}
+
+/// Tiles of the window ByOrder chooses among at each step: the next this
+/// many largest. Bounds the planning work to tiles x window x holding
+/// hosts.
+constexpr size_t kOrderWindow = 256;
+
+/// ByOrder's list scheduling. Of the window's tiles, each tried from every
+/// holding host, the one whose transfers start first moves next; among
+/// those starting together, the larger (`largerFirst`) or the smaller, then
+/// the one done first. Tiles of one size take turns between pairs of hosts
+/// (the first holder's, the first receiver's), so that the window holds
+/// work for every card.
+CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
+                                  const Cluster &cluster, CrossMeshMode mode,
+                                  bool largerFirst) {
+  CrossMeshSchedule schedule;
+  schedule.mode = mode;
+  schedule.balancing = CrossMeshBalancing::ByOrder;
+  std::vector<CrossMeshTile> tiles = crossMeshTiles(problem);
+  Ledger ledger(cluster, tiles, schedule);
+  std::map<std::pair<int64_t, int64_t>, int64_t> turns;
+  std::vector<int64_t> turn(tiles.size());
+  std::vector<size_t> order(tiles.size());
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    order[t] = t;
+    turn[t] = turns[{cluster.nodeOf(tiles[t].holders.front()),
+                     cluster.nodeOf(tiles[t].receivers.front())}]++;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(tiles[b].bytes, turn[a]) <
+           std::tie(tiles[a].bytes, turn[b]);
+  });
+  auto tryTile = [&](size_t t, int64_t host,
+                     std::vector<CrossMeshTransfer> &transfers) {
+    const CrossMeshTile &tile = tiles[t];
+    Senders senders;
+    senders.remote = [&] {
+      return *holderOn(cluster, ledger, tile, host, true);
+    };
+    senders.local = [&](int64_t at) {
+      return holderOn(cluster, ledger, tile, at, true);
+    };
+    // The host whose card frees first forwards first.
+    senders.orderChain = [&](std::vector<int64_t> &hosts) {
+      std::stable_sort(hosts.begin(), hosts.end(), [&](int64_t a, int64_t b) {
+        return ledger.hostSendFree(a) < ledger.hostSendFree(b);
+      });
+    };
+    Ledger::Scratch scratch;
+    Window span{std::numeric_limits<double>::infinity(), 0};
+    transfers.clear();
+    tileTransfers(cluster, tile, static_cast<int64_t>(t), mode, senders,
+                  [&](CrossMeshTransfer transfer) {
+                    Window window = ledger.place(transfer, &scratch);
+                    span.start = std::min(span.start, window.start);
+                    span.end = std::max(span.end, window.end);
+                    transfers.push_back(std::move(transfer));
+                  });
+    return span;
+  };
+  std::vector<CrossMeshTransfer> trial, chosen;
+  while (!order.empty()) {
+    std::optional<std::tuple<double, int64_t, double>> bestKey;
+    size_t bestPosition = 0;
+    for (size_t position = 0; position < std::min(order.size(), kOrderWindow);
+         ++position) {
+      size_t t = order[position];
+      std::set<int64_t> holdingHosts;
+      for (int64_t holder : tiles[t].holders)
+        holdingHosts.insert(cluster.nodeOf(holder));
+      for (int64_t host : holdingHosts) {
+        Window span = tryTile(t, host, trial);
+        std::tuple<double, int64_t, double> key{
+            span.start, largerFirst ? -tiles[t].bytes : tiles[t].bytes,
+            span.end};
+        if (bestKey && !(key < *bestKey))
+          continue;
+        bestKey = key;
+        bestPosition = position;
+        std::swap(chosen, trial);
+      }
+    }
+    for (CrossMeshTransfer &transfer : chosen) {
+      ledger.place(transfer);
+      schedule.transfers.push_back(std::move(transfer));
+    }
+    chosen.clear();
+    order.erase(order.begin() + static_cast<std::ptrdiff_t>(bestPosition));
+  }
+  ledger.finish();
+  return schedule;
+}
 
 } // namespace
 
@@ -233,113 +519,56 @@ std::vector<CrossMeshTile> crossMeshTiles(const CrossMeshProblem &problem) {
 CrossMeshSchedule planCrossMesh(const CrossMeshProblem &problem,
                                 const Cluster &cluster, CrossMeshMode mode,
                                 CrossMeshBalancing balancing) {
+  if (balancing == CrossMeshBalancing::ByOrder) {
+    // The better of preferring the larger tile and the smaller, where
+    // tiles can start together.
+    CrossMeshSchedule larger = orderOnTimeline(problem, cluster, mode, true);
+    CrossMeshSchedule smaller = orderOnTimeline(problem, cluster, mode, false);
+    return smaller.seconds < larger.seconds ? smaller : larger;
+  }
   CrossMeshSchedule schedule;
   schedule.mode = mode;
   schedule.balancing = balancing;
-  Ledger ledger(cluster, schedule);
   std::vector<CrossMeshTile> tiles = crossMeshTiles(problem);
+  Ledger ledger(cluster, tiles, schedule);
   std::vector<size_t> order(tiles.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
-  if (balancing == CrossMeshBalancing::ByBytes)
+  bool byBytes = balancing == CrossMeshBalancing::ByBytes;
+  if (byBytes)
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return tiles[a].bytes > tiles[b].bytes;
     });
-
-  // The holder sending a tile to another host: the first, or the one on
-  // the host whose card has been busy least.
-  auto remoteHolder = [&](const CrossMeshTile &tile) {
-    if (balancing == CrossMeshBalancing::None)
-      return tile.holders.front();
-    int64_t best = tile.holders.front();
-    for (int64_t holder : tile.holders)
-      if (ledger.hostSendSeconds(cluster.nodeOf(holder)) <
-          ledger.hostSendSeconds(cluster.nodeOf(best)))
-        best = holder;
-    return best;
-  };
-  // A holder on `host`, if any: the first, or the least busy one.
-  auto localHolder = [&](const CrossMeshTile &tile,
-                         int64_t host) -> std::optional<int64_t> {
-    std::optional<int64_t> best;
-    for (int64_t holder : tile.holders)
-      if (cluster.nodeOf(holder) == host &&
-          (!best || (balancing == CrossMeshBalancing::ByBytes &&
-                     ledger.deviceSendSeconds(holder) <
-                         ledger.deviceSendSeconds(*best))))
-        best = holder;
-    return best;
-  };
-  auto record = [&](size_t tile, int64_t sender,
-                    std::vector<int64_t> receivers) {
-    if (receivers.empty())
-      return;
-    ledger.chain(sender, receivers, static_cast<double>(tiles[tile].bytes));
-    schedule.transfers.push_back(
-        {static_cast<int64_t>(tile), sender, std::move(receivers)});
-  };
-
   for (size_t t : order) {
     const CrossMeshTile &tile = tiles[t];
-    // The tile's receivers by host.
-    std::map<int64_t, std::vector<int64_t>> byHost;
-    for (int64_t receiver : tile.receivers)
-      byHost[cluster.nodeOf(receiver)].push_back(receiver);
-    if (mode == CrossMeshMode::SendRecv) {
-      for (int64_t receiver : tile.receivers) {
-        std::optional<int64_t> local =
-            localHolder(tile, cluster.nodeOf(receiver));
-        int64_t sender = local ? *local : remoteHolder(tile);
-        if (sender != receiver)
-          record(t, sender, {receiver});
-      }
-      continue;
-    }
-    // Hosts holding the tile pass it on within; the others get it over
-    // their card, once.
-    std::vector<int64_t> remoteHosts;
-    for (auto &[host, receivers] : byHost) {
-      std::optional<int64_t> local = localHolder(tile, host);
-      if (!local) {
-        remoteHosts.push_back(host);
-        continue;
-      }
-      std::vector<int64_t> others;
-      for (int64_t receiver : receivers)
-        if (receiver != *local)
-          others.push_back(receiver);
-      record(t, *local, others);
-    }
-    if (remoteHosts.empty())
-      continue;
-    if (mode == CrossMeshMode::SendRecvAllGather) {
-      for (int64_t host : remoteHosts) {
-        const std::vector<int64_t> &receivers = byHost[host];
-        record(t, remoteHolder(tile), {receivers.front()});
-        record(t, receivers.front(),
-               std::vector<int64_t>(receivers.begin() + 1, receivers.end()));
-      }
-      continue;
-    }
-    // Broadcast: a chain through the hosts, the busiest sender last (the
-    // last host forwards nothing).
-    int64_t sender = remoteHolder(tile);
-    if (balancing == CrossMeshBalancing::ByBytes)
-      std::stable_sort(
-          remoteHosts.begin(), remoteHosts.end(), [&](int64_t a, int64_t b) {
-            return ledger.hostSendSeconds(a) < ledger.hostSendSeconds(b);
-          });
-    std::vector<int64_t> heads;
-    for (int64_t host : remoteHosts)
-      heads.push_back(byHost[host].front());
-    record(t, sender, heads);
-    for (int64_t host : remoteHosts) {
-      const std::vector<int64_t> &receivers = byHost[host];
-      record(t, receivers.front(),
-             std::vector<int64_t>(receivers.begin() + 1, receivers.end()));
-    }
+    Senders senders;
+    // The first holder, or the one on the host whose card has sent least.
+    senders.remote = [&] {
+      int64_t best = tile.holders.front();
+      if (byBytes)
+        for (int64_t holder : tile.holders)
+          if (ledger.hostSendSeconds(cluster.nodeOf(holder)) <
+              ledger.hostSendSeconds(cluster.nodeOf(best)))
+            best = holder;
+      return best;
+    };
+    senders.local = [&](int64_t host) {
+      return holderOn(cluster, ledger, tile, host, byBytes);
+    };
+    // The busiest sender last: the last host forwards nothing.
+    senders.orderChain = [&](std::vector<int64_t> &hosts) {
+      if (byBytes)
+        std::stable_sort(hosts.begin(), hosts.end(), [&](int64_t a, int64_t b) {
+          return ledger.hostSendSeconds(a) < ledger.hostSendSeconds(b);
+        });
+    };
+    tileTransfers(cluster, tile, static_cast<int64_t>(t), mode, senders,
+                  [&](CrossMeshTransfer transfer) {
+                    ledger.place(transfer);
+                    schedule.transfers.push_back(std::move(transfer));
+                  });
   }
-  schedule.seconds = ledger.seconds();
+  ledger.finish();
   return schedule;
 }
 

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace parplan {
 #define GEN_PASS_DEF_INSERTCROSSMESH
@@ -43,8 +44,8 @@ void InsertCrossMeshPass::runOnOperation() {
     forced = cost::parseCrossMeshMode(mode);
     if (!forced) {
       module.emitError() << "insert-cross-mesh: unknown mode '" << mode
-                         << "' (expected cheapest, send-recv, "
-                            "send-recv+all-gather or broadcast)";
+                         << "' (expected cheapest, "
+                         << llvm::join(cost::crossMeshModeNames(), ", ") << ")";
       return signalPassFailure();
     }
   }

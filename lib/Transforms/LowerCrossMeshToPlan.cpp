@@ -23,6 +23,7 @@
 #include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <map>
 
@@ -52,12 +53,13 @@ const CrossMeshMoves::Move *CrossMeshMoves::plan(Operation *op) {
       cost::parseCrossMeshBalancing(
           move.getBalancing() ? move.getBalancing()->str() : "by-bytes");
   if (!mode || !balancing) {
-    move.emitError() << "lower-to-plan: unknown "
-                     << (!mode ? "mode '" + move.getMode()->str() +
-                                     "' (expected send-recv, "
-                                     "send-recv+all-gather or broadcast)"
-                               : "balancing '" + move.getBalancing()->str() +
-                                     "' (expected none or by-bytes)");
+    move.emitError()
+        << "lower-to-plan: unknown "
+        << (!mode
+                ? "mode '" + move.getMode()->str() + "' (expected " +
+                      llvm::join(cost::crossMeshModeNames(), ", ") + ")"
+                : "balancing '" + move.getBalancing()->str() + "' (expected " +
+                      llvm::join(cost::crossMeshBalancingNames(), ", ") + ")");
     return nullptr;
   }
   auto type = cast<RankedTensorType>(move.getType());

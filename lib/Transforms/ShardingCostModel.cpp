@@ -284,13 +284,10 @@ std::optional<CrossMeshCost> ShardingCostModel::crossMesh(
     return std::nullopt;
   }
   bool planned = false;
-  for (cost::CrossMeshMode candidate :
-       {cost::CrossMeshMode::SendRecv, cost::CrossMeshMode::SendRecvAllGather,
-        cost::CrossMeshMode::Broadcast}) {
+  for (cost::CrossMeshMode candidate : cost::kCrossMeshModes) {
     if (mode && candidate != *mode)
       continue;
-    for (cost::CrossMeshBalancing balancing :
-         {cost::CrossMeshBalancing::None, cost::CrossMeshBalancing::ByBytes}) {
+    for (cost::CrossMeshBalancing balancing : cost::kCrossMeshBalancings) {
       cost::CrossMeshSchedule schedule =
           cost::planCrossMesh(problem, cluster, candidate, balancing);
       // Ties go to the simpler mode and balancing, listed first.

@@ -2,7 +2,7 @@
 // RUN: parplan-opt %s -split-input-file -insert-cross-mesh="mode=broadcast" -verify-diagnostics | FileCheck %s --check-prefix=FORCED
 // RUN: not parplan-opt %s -split-input-file -insert-cross-mesh="mode=multicast" 2>&1 | FileCheck %s --check-prefix=MODE
 
-// MODE: error: insert-cross-mesh: unknown mode 'multicast' (expected cheapest, send-recv, send-recv+all-gather or broadcast)
+// MODE: error: insert-cross-mesh: unknown mode 'multicast' (expected cheapest, send-recv, send-recv+all-gather, broadcast)
 
 // A value read on another stage's mesh moves once per layout wanted there,
 // right after its producer, with the planner's mode, balancing and time;
@@ -10,7 +10,7 @@
 // CHECK-LABEL: func.func @main
 // CHECK: %[[X:.*]] = nn.input "x"
 // CHECK-NEXT: %[[ROWS:.*]] = sbp.cross_mesh %[[X]] from @a [#sbp.s<0>] to @b [#sbp.s<1>]
-// CHECK-NEXT: %[[WHOLE:.*]] = sbp.cross_mesh %[[X]] from @a [#sbp.s<0>] to @b [#sbp.b] {balancing = "{{none|by-bytes}}", mode = "{{send-recv|send-recv\+all-gather|broadcast}}", time = {{[0-9.eE+-]+}} : f64} : tensor<8x4xf32>
+// CHECK-NEXT: %[[WHOLE:.*]] = sbp.cross_mesh %[[X]] from @a [#sbp.s<0>] to @b [#sbp.b] {balancing = "{{none|by-bytes|by-order}}", mode = "{{send-recv|send-recv\+all-gather|broadcast}}", time = {{[0-9.eE+-]+}} : f64} : tensor<8x4xf32>
 // CHECK-NEXT: nn.relu %[[X]] {sbp.sharding = #sbp.sharding<@a
 // CHECK-NEXT: nn.tanh %[[WHOLE]]
 // CHECK-NEXT: nn.exp %[[WHOLE]]

@@ -388,7 +388,7 @@ sbp.mesh @a(shape = 1, devices = [0])
 sbp.mesh @b(shape = 1, devices = [1])
 func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
   %x = nn.input "x" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
-  // expected-error @+1 {{lower-to-plan: unknown mode 'multicast' (expected send-recv, send-recv+all-gather or broadcast)}}
+  // expected-error @+1 {{lower-to-plan: unknown mode 'multicast' (expected send-recv, send-recv+all-gather, broadcast)}}
   %m = sbp.cross_mesh %x from @a [#sbp.b] to @b [#sbp.b] {mode = "multicast"} : tensor<4xf32>
   %s = nn.reduce_mean %m axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32> -> tensor<f32>
   return {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> []>} %s : tensor<f32>

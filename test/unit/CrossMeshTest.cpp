@@ -11,7 +11,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <numeric>
+#include <set>
 
 using namespace parplan;
 using namespace parplan::cost;
@@ -55,6 +57,36 @@ CrossMeshProblem oneHostToTwo() {
           meshFrom({2, 4}, 4),
           layout({Sbp::broadcast(), Sbp::broadcast()}),
           layout({Sbp::split(0), Sbp::broadcast()})};
+}
+
+/// Why `schedule` does not move `problem`, or "" when it does: every
+/// transfer sends from a holder of its tile or a device an earlier transfer
+/// gave it to, and every receiver gets each tile it needs exactly once.
+std::string scheduleFault(const CrossMeshProblem &problem,
+                          const CrossMeshSchedule &schedule) {
+  std::vector<CrossMeshTile> tiles = crossMeshTiles(problem);
+  std::map<int64_t, std::set<int64_t>> has;
+  std::map<std::pair<int64_t, int64_t>, int> got;
+  for (size_t t = 0; t < tiles.size(); ++t)
+    has[static_cast<int64_t>(t)].insert(tiles[t].holders.begin(),
+                                        tiles[t].holders.end());
+  for (const CrossMeshTransfer &transfer : schedule.transfers) {
+    if (!has[transfer.tile].count(transfer.sender))
+      return "device " + std::to_string(transfer.sender) + " sends tile " +
+             std::to_string(transfer.tile) + " before it has it";
+    for (int64_t receiver : transfer.receivers) {
+      has[transfer.tile].insert(receiver);
+      ++got[{transfer.tile, receiver}];
+    }
+  }
+  for (size_t t = 0; t < tiles.size(); ++t)
+    for (int64_t receiver : tiles[t].receivers)
+      if (got[{static_cast<int64_t>(t), receiver}] != 1)
+        return "device " + std::to_string(receiver) + " gets tile " +
+               std::to_string(t) + " " +
+               std::to_string(got[{static_cast<int64_t>(t), receiver}]) +
+               " times";
+  return "";
 }
 
 } // namespace
@@ -203,4 +235,77 @@ TEST_CASE("cross-mesh problems that cannot be planned", "[cross-mesh]") {
           p.source.devices.pop_back();
         }).find("the source mesh 4 has 4 positions but lists 3 devices") !=
         std::string::npos);
+}
+
+TEST_CASE("cross-mesh balancing by the order of transfers", "[cross-mesh]") {
+  Cluster cluster = hosts(4);
+  // Columns on hosts 0 and 1, rows wanted on hosts 2 and 3: four quarters,
+  // each card sending or taking two of them. In row-major order host 0's
+  // second quarter waits for host 2's card to take host 1's first, while
+  // host 3's idles: three quarter-times. On the timeline the pairs of
+  // cards swap partners after one quarter: two, the bound.
+  CrossMeshProblem quarters{"x",
+                            {8, 8},
+                            4,
+                            meshFrom({2, 4}, 0),
+                            meshFrom({2, 4}, 8),
+                            layout({Sbp::split(1), Sbp::broadcast()}),
+                            layout({Sbp::split(0), Sbp::broadcast()})};
+  double quarter = 4 * 4 * 4 / 10e9;
+  double bound = crossMeshLowerBound(quarters, cluster);
+  CHECK(bound == Approx(2 * quarter));
+  for (CrossMeshMode mode :
+       {CrossMeshMode::SendRecvAllGather, CrossMeshMode::Broadcast}) {
+    CAPTURE(toString(mode));
+    CrossMeshSchedule inRows =
+        planCrossMesh(quarters, cluster, mode, CrossMeshBalancing::None);
+    CrossMeshSchedule ordered =
+        planCrossMesh(quarters, cluster, mode, CrossMeshBalancing::ByOrder);
+    // The same bytes on every card; only the waiting differs.
+    CHECK(inRows.hostSent == ordered.hostSent);
+    CHECK(inRows.busiestSeconds == Approx(bound));
+    CHECK(inRows.seconds == Approx(3 * quarter));
+    CHECK(ordered.seconds == Approx(bound));
+    CHECK(scheduleFault(quarters, ordered).empty());
+  }
+
+  // Every mode and balancing moves every tile, on meshes of one host, two
+  // and three, never faster than the busiest card and never faster than
+  // the bound.
+  Cluster five = hosts(5);
+  std::vector<std::pair<DeviceMesh, DeviceMesh>> meshes{
+      {meshFrom({1, 4}, 0), meshFrom({2, 4}, 4)},
+      {meshFrom({2, 4}, 0), meshFrom({2, 4}, 8)},
+      {meshFrom({2, 2}, 2), meshFrom({3, 2}, 10)}};
+  std::vector<std::pair<NdSbp, NdSbp>> layouts{
+      {layout({Sbp::split(0), Sbp::broadcast()}),
+       layout({Sbp::broadcast(), Sbp::split(0)})},
+      {layout({Sbp::split(0), Sbp::split(1)}),
+       layout({Sbp::split(1), Sbp::split(0)})},
+      {layout({Sbp::broadcast(), Sbp::broadcast()}),
+       layout({Sbp::split(0), Sbp::split(1)})},
+      {layout({Sbp::split(1), Sbp::broadcast()}),
+       layout({Sbp::broadcast(), Sbp::broadcast()})}};
+  for (const auto &[source, destination] : meshes)
+    for (const auto &[from, to] : layouts) {
+      CrossMeshProblem problem{"x",         {12, 8, 6}, 4, source,
+                               destination, from,       to};
+      REQUIRE_FALSE(checkCrossMesh(problem, five));
+      double lower = crossMeshLowerBound(problem, five);
+      for (CrossMeshMode mode : kCrossMeshModes)
+        for (CrossMeshBalancing balancing : kCrossMeshBalancings) {
+          CAPTURE(formatMeshShape(source.shape), toString(from), toString(to),
+                  toString(mode), toString(balancing));
+          CrossMeshSchedule schedule =
+              planCrossMesh(problem, five, mode, balancing);
+          CHECK(scheduleFault(problem, schedule).empty());
+          CHECK(schedule.seconds >= schedule.busiestSeconds);
+          CHECK(schedule.busiestSeconds >= lower * (1 - 1e-12));
+          // Deterministic: planned again, the same transfers.
+          CrossMeshSchedule again =
+              planCrossMesh(problem, five, mode, balancing);
+          CHECK(again.transfers.size() == schedule.transfers.size());
+          CHECK(again.seconds == schedule.seconds);
+        }
+    }
 }

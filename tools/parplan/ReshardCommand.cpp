@@ -145,11 +145,8 @@ int parplan::cli::runReshard(const ReshardOptions &options) {
   fmt::print("  lower bound   {}\n", formatSeconds(bound));
   fmt::print("  {:<22} {:<9} {:>10} {:>8} {:>12} {:>12}\n", "mode", "balancing",
              "time", "x bound", "card sends", "card takes");
-  for (CrossMeshMode mode :
-       {CrossMeshMode::SendRecv, CrossMeshMode::SendRecvAllGather,
-        CrossMeshMode::Broadcast})
-    for (CrossMeshBalancing balancing :
-         {CrossMeshBalancing::None, CrossMeshBalancing::ByBytes}) {
+  for (CrossMeshMode mode : kCrossMeshModes)
+    for (CrossMeshBalancing balancing : kCrossMeshBalancings) {
       CrossMeshSchedule schedule =
           planCrossMesh(problem, *cluster, mode, balancing);
       double sent =

@@ -4,6 +4,7 @@
 
 #include "parplan/Cost/Calibration.h"
 #include "parplan/Cost/ClusterFile.h"
+#include "parplan/Cost/CrossMesh.h"
 
 #include <CLI/CLI.hpp>
 
@@ -313,12 +314,11 @@ int main(int argc, char **argv) {
       ->add_option("--mode", reshard.mode,
                    "With -o: send-recv, send-recv+all-gather or broadcast "
                    "(default)")
-      ->check(
-          CLI::IsMember({"send-recv", "send-recv+all-gather", "broadcast"}));
+      ->check(CLI::IsMember(parplan::cost::crossMeshModeNames()));
   reshardCommand
       ->add_option("--balancing", reshard.balancing,
-                   "With -o: none or by-bytes (default)")
-      ->check(CLI::IsMember({"none", "by-bytes"}));
+                   "With -o: none, by-bytes (default) or by-order")
+      ->check(CLI::IsMember(parplan::cost::crossMeshBalancingNames()));
 
   CLI::App *clustersCommand =
       app.add_subcommand("clusters", "List the built-in cluster presets");

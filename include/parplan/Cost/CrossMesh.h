@@ -59,18 +59,33 @@ enum class CrossMeshMode {
   Broadcast,
 };
 
-/// Which holder sends a tile.
+/// Which holder sends a tile, and in what order the tiles move.
 enum class CrossMeshBalancing {
   /// The first holder (and in Broadcast, a holder on the receiving host
-  /// whenever there is one).
+  /// whenever there is one), tiles in row-major order.
   None,
   /// Tiles in decreasing size, each from the holding host whose network
   /// card has sent least so far.
   ByBytes,
+  /// Tiles and their holders chosen one at a time on the timeline: of the
+  /// next few largest tiles, the tile and holding host whose transfers can
+  /// start first (the paper's load balancing by the order of broadcasts).
+  ByOrder,
 };
+
+/// Every mode and every balancing, simplest first.
+inline constexpr CrossMeshMode kCrossMeshModes[] = {
+    CrossMeshMode::SendRecv, CrossMeshMode::SendRecvAllGather,
+    CrossMeshMode::Broadcast};
+inline constexpr CrossMeshBalancing kCrossMeshBalancings[] = {
+    CrossMeshBalancing::None, CrossMeshBalancing::ByBytes,
+    CrossMeshBalancing::ByOrder};
 
 const char *toString(CrossMeshMode mode);
 const char *toString(CrossMeshBalancing balancing);
+/// Every mode's and every balancing's name, as toString spells them.
+std::vector<std::string> crossMeshModeNames();
+std::vector<std::string> crossMeshBalancingNames();
 /// The inverses of toString; std::nullopt for any other text.
 std::optional<CrossMeshMode> parseCrossMeshMode(const std::string &text);
 std::optional<CrossMeshBalancing>
@@ -86,8 +101,9 @@ struct CrossMeshTransfer {
 
 /// A plan for moving the tensor and what it costs: the bytes each host's
 /// network card sends and receives and each device sends and receives over
-/// intra-node links, and the time of the busiest of them (they all run at
-/// once) plus the slowest link's latency.
+/// intra-node links, and the time the transfers take run in their order,
+/// each as soon as its cards and links are free and its sender has the
+/// tile, plus the slowest link's latency.
 struct CrossMeshSchedule {
   CrossMeshMode mode = CrossMeshMode::SendRecv;
   CrossMeshBalancing balancing = CrossMeshBalancing::None;
@@ -96,6 +112,9 @@ struct CrossMeshSchedule {
   std::vector<double> hostSent, hostReceived;
   std::vector<double> deviceSent, deviceReceived;
   double seconds = 0;
+  /// The busiest card or link's seconds of transfer: `seconds` less the
+  /// latency and the time cards wait for each other.
+  double busiestSeconds = 0;
 };
 
 /// Why `problem` cannot be planned on `cluster`, naming the tensor and the

@@ -97,7 +97,7 @@ public:
 
   /// The cheapest move of a tensor of `type` laid out by `from` on
   /// `source` to `to` on `destination` (in `mode` when given, else the
-  /// cheapest mode; either balancing), memoized; std::nullopt with `error`
+  /// cheapest mode, in any balancing), memoized; std::nullopt with `error`
   /// set when the planner cannot plan it (a mesh off the cluster, meshes
   /// sharing a device) or a boxing is impossible.
   std::optional<CrossMeshCost>
