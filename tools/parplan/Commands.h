@@ -109,6 +109,20 @@ struct ReshardOptions {
 };
 int runReshard(const ReshardOptions &options);
 
+/// `parplan pipeline`: one pipeline schedule's timeline on stages of given
+/// times, with its bubble and the activations each stage holds
+/// (docs/pipeline.md).
+struct PipelineOptions {
+  int64_t stages = 0, microBatches = 0, chunks = 0;
+  std::string schedule = "1f1b";
+  /// One micro-batch through one stage, and a send between stages, in any
+  /// unit.
+  double forward = 1, backward = 2, send = 0;
+  /// Characters per unit of time in the picture.
+  int64_t columns = 2;
+};
+int runPipeline(const PipelineOptions &options);
+
 /// `parplan clusters`: list the built-in cluster presets.
 int runClusters();
 

@@ -5,6 +5,7 @@
 #include "parplan/Cost/Calibration.h"
 #include "parplan/Cost/ClusterFile.h"
 #include "parplan/Cost/CrossMesh.h"
+#include "parplan/Cost/Pipeline.h"
 
 #include <CLI/CLI.hpp>
 
@@ -320,6 +321,35 @@ int main(int argc, char **argv) {
                    "With -o: none, by-bytes (default) or by-order")
       ->check(CLI::IsMember(parplan::cost::crossMeshBalancingNames()));
 
+  parplan::cli::PipelineOptions pipeline;
+  CLI::App *pipelineCommand = app.add_subcommand(
+      "pipeline", "Draw a pipeline schedule's timeline, its bubble and the "
+                  "activations each stage holds (docs/pipeline.md)");
+  pipelineCommand->add_option("--stages", pipeline.stages, "Stages (P)")
+      ->required();
+  pipelineCommand
+      ->add_option("--micro-batches", pipeline.microBatches,
+                   "Micro-batches per step (M)")
+      ->required();
+  pipelineCommand
+      ->add_option("--schedule", pipeline.schedule,
+                   "gpipe, 1f1b (default), eager-1f1b or interleaved")
+      ->check(CLI::IsMember(parplan::cost::pipelineScheduleNames()));
+  pipelineCommand->add_option(
+      "--chunks", pipeline.chunks,
+      "Model chunks per stage (interleaved; default 2 there, else 1)");
+  pipelineCommand->add_option(
+      "--forward", pipeline.forward,
+      "One micro-batch's forward through a stage, in any unit (default 1)");
+  pipelineCommand->add_option("--backward", pipeline.backward,
+                              "Its backward (default 2)");
+  pipelineCommand->add_option(
+      "--send", pipeline.send,
+      "An activation or gradient between stages (default 0)");
+  pipelineCommand->add_option(
+      "--columns", pipeline.columns,
+      "Characters per unit of time in the picture (default 2)");
+
   CLI::App *clustersCommand =
       app.add_subcommand("clusters", "List the built-in cluster presets");
 
@@ -383,6 +413,8 @@ int main(int argc, char **argv) {
     return parplan::cli::runTrainStep(trainStep);
   if (reshardCommand->parsed())
     return parplan::cli::runReshard(reshard);
+  if (pipelineCommand->parsed())
+    return parplan::cli::runPipeline(pipeline);
   if (compileCommand->parsed()) {
     compile.recomputeGiven = compileCommand->count("--recompute") > 0;
     return parplan::cli::runCompile(compile);

@@ -1,0 +1,128 @@
+//===- Pipeline.h - pipeline schedules and their timeline --------*- C++
+//-*-===//
+//
+// A pipeline runs a training step's M micro-batches through P stages, each
+// on its own devices: a stage runs every micro-batch's forward through its
+// layers, sends the activation on, and later runs that micro-batch's
+// backward when the gradient comes back. A schedule is the order each stage
+// runs its forwards and backwards in; it sets how long stages idle (the
+// bubble) and how many micro-batches' activations a stage holds at once.
+// docs/pipeline.md has the schedules, their pictures and the formulas. No
+// MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_COST_PIPELINE_H
+#define PARPLAN_COST_PIPELINE_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parplan::cost {
+
+enum class PipelineSchedule {
+  /// Every forward, then every backward (last micro-batch first).
+  GPipe,
+  /// Stage s runs P - s - 1 forwards, then alternates one forward and one
+  /// backward, then the remaining backwards (PipeDream-Flush, Megatron-LM).
+  OneFOneB,
+  /// 1F1B with 2(P - s - 1) warm-up forwards, so that each activation is
+  /// sent while the stage computes and a slow link between stages hides
+  /// behind compute ("On Optimizing the Communication of Model
+  /// Parallelism", MLSys 2023).
+  EagerOneFOneB,
+  /// 1F1B over V model chunks per stage, virtual stage c * P + s on stage
+  /// s (Megatron-LM 2021): the bubble shrinks V times.
+  Interleaved,
+};
+
+/// Every schedule, in the order above.
+inline constexpr PipelineSchedule kPipelineSchedules[] = {
+    PipelineSchedule::GPipe, PipelineSchedule::OneFOneB,
+    PipelineSchedule::EagerOneFOneB, PipelineSchedule::Interleaved};
+
+/// "gpipe", "1f1b", "eager-1f1b", "interleaved".
+const char *toString(PipelineSchedule schedule);
+std::vector<std::string> pipelineScheduleNames();
+/// The inverse of toString; std::nullopt for any other text.
+std::optional<PipelineSchedule> parsePipelineSchedule(const std::string &text);
+
+/// P stages, M micro-batches, V model chunks per stage (1 but for
+/// Interleaved).
+struct PipelineShape {
+  int64_t stages = 1;
+  int64_t microBatches = 1;
+  int64_t chunks = 1;
+};
+
+/// One step a stage runs: the forward or backward of a micro-batch through
+/// one of its chunks (virtual stage chunk * P + stage).
+struct PipelineTask {
+  bool backward = false;
+  int64_t microBatch = 0;
+  int64_t chunk = 0;
+
+  bool operator==(const PipelineTask &other) const {
+    return backward == other.backward && microBatch == other.microBatch &&
+           chunk == other.chunk;
+  }
+};
+
+/// Why `schedule` cannot run `shape`, in one line: counts below 1, chunks
+/// other than 1 outside Interleaved, Interleaved with one chunk or with
+/// micro-batches that are not a multiple of the stages. nullopt when it
+/// can.
+std::optional<std::string> checkPipeline(PipelineSchedule schedule,
+                                         const PipelineShape &shape);
+
+/// For a valid shape: per stage, its tasks in the order it runs them.
+/// Every stage runs each micro-batch's forward and backward through each
+/// of its chunks once, a backward after its forward.
+std::vector<std::vector<PipelineTask>>
+pipelineOrder(PipelineSchedule schedule, const PipelineShape &shape);
+
+/// Per stage, the most (micro-batch, chunk) forwards it has run whose
+/// backward has not: the activations it holds at once.
+std::vector<int64_t>
+pipelineInFlight(const std::vector<std::vector<PipelineTask>> &order);
+
+/// Seconds for one micro-batch: `forward` and `backward` per virtual stage
+/// (P * V of them), and `sendForward` / `sendBackward` per boundary
+/// between virtual stages v and v + 1 (P * V - 1), the activation going
+/// on and its gradient coming back.
+struct PipelineCosts {
+  std::vector<double> forward, backward, sendForward, sendBackward;
+
+  /// Every virtual stage alike, every boundary alike.
+  static PipelineCosts uniform(const PipelineShape &shape, double forward,
+                               double backward, double send = 0);
+};
+
+/// When each task ran: a stage runs its tasks one at a time in its order,
+/// each as soon as the stage is free and its inputs have arrived. A send
+/// starts when its task ends and its link (one per boundary and direction)
+/// is free, and does not hold the stage: sends overlap compute.
+struct PipelineTimeline {
+  double seconds = 0;
+  /// Per stage: seconds computing; the rest of `seconds` is its bubble.
+  std::vector<double> busy;
+  /// Per stage, per task of its order: start and end.
+  std::vector<std::vector<std::pair<double, double>>> spans;
+};
+
+PipelineTimeline
+simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
+                 const PipelineShape &shape, const PipelineCosts &costs);
+
+/// The timeline as text, a row per stage and `columns` characters per
+/// second: "F3" a forward of micro-batch 3, "B3" a backward, a letter after
+/// the number the chunk (a, b, ...) with Interleaved, "." idle.
+std::string drawPipeline(const std::vector<std::vector<PipelineTask>> &order,
+                         const PipelineShape &shape,
+                         const PipelineTimeline &timeline, int64_t columns);
+
+} // namespace parplan::cost
+
+#endif // PARPLAN_COST_PIPELINE_H

@@ -1,0 +1,270 @@
+//===- Pipeline.cpp - pipeline schedules and their timeline ---------------===//
+//
+// The orders follow one pattern: a stage runs some warm-up forwards, then
+// alternates one forward and one backward, then runs the backwards left.
+// The schedules differ in the warm-up (none left over in GPipe, where all
+// forwards come first) and, in Interleaved, in which chunk each forward
+// and backward goes through. The timeline is list scheduling of those
+// orders: no stage reorders its tasks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Cost/Pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace parplan::cost {
+
+const char *toString(PipelineSchedule schedule) {
+  switch (schedule) {
+  case PipelineSchedule::GPipe:
+    return "gpipe";
+  case PipelineSchedule::OneFOneB:
+    return "1f1b";
+  case PipelineSchedule::EagerOneFOneB:
+    return "eager-1f1b";
+  case PipelineSchedule::Interleaved:
+    return "interleaved";
+  }
+  return "?";
+}
+
+std::vector<std::string> pipelineScheduleNames() {
+  std::vector<std::string> names;
+  for (PipelineSchedule schedule : kPipelineSchedules)
+    names.emplace_back(toString(schedule));
+  return names;
+}
+
+std::optional<PipelineSchedule> parsePipelineSchedule(const std::string &text) {
+  for (PipelineSchedule schedule : kPipelineSchedules)
+    if (text == toString(schedule))
+      return schedule;
+  return std::nullopt;
+}
+
+std::optional<std::string> checkPipeline(PipelineSchedule schedule,
+                                         const PipelineShape &shape) {
+  std::string what = std::string(toString(schedule)) + " schedule: ";
+  if (shape.stages < 1)
+    return what + "needs at least 1 stage, not " + std::to_string(shape.stages);
+  if (shape.microBatches < 1)
+    return what + "needs at least 1 micro-batch, not " +
+           std::to_string(shape.microBatches);
+  if (schedule != PipelineSchedule::Interleaved) {
+    if (shape.chunks != 1)
+      return what + "runs 1 model chunk per stage, not " +
+             std::to_string(shape.chunks) + " (chunks are for interleaved)";
+    return std::nullopt;
+  }
+  if (shape.chunks < 2)
+    return what + "needs at least 2 model chunks per stage, not " +
+           std::to_string(shape.chunks);
+  if (shape.microBatches % shape.stages != 0)
+    return what + std::to_string(shape.microBatches) +
+           " micro-batches are not a multiple of the " +
+           std::to_string(shape.stages) + " stages";
+  return std::nullopt;
+}
+
+std::vector<std::vector<PipelineTask>>
+pipelineOrder(PipelineSchedule schedule, const PipelineShape &shape) {
+  int64_t p = shape.stages, m = shape.microBatches, v = shape.chunks;
+  // Forwards and backwards each stage runs, in their own order.
+  int64_t steps = m * v;
+  auto forward = [&](int64_t k) {
+    if (schedule != PipelineSchedule::Interleaved)
+      return PipelineTask{false, k, 0};
+    // Megatron-LM's order: P micro-batches through chunk 0, the same P
+    // through chunk 1, ..., then the next P.
+    return PipelineTask{false, k / (p * v) * p + k % p, k % (p * v) / p};
+  };
+  auto backward = [&](int64_t k) {
+    if (schedule == PipelineSchedule::GPipe)
+      return PipelineTask{true, m - 1 - k, 0};
+    PipelineTask task = forward(k);
+    task.backward = true;
+    task.chunk = v - 1 - task.chunk;
+    return task;
+  };
+  std::vector<std::vector<PipelineTask>> order(static_cast<size_t>(p));
+  for (int64_t s = 0; s < p; ++s) {
+    int64_t warmUp = 0;
+    switch (schedule) {
+    case PipelineSchedule::GPipe:
+      warmUp = steps;
+      break;
+    case PipelineSchedule::OneFOneB:
+      warmUp = p - s - 1;
+      break;
+    case PipelineSchedule::EagerOneFOneB:
+      warmUp = 2 * (p - s - 1);
+      break;
+    case PipelineSchedule::Interleaved:
+      warmUp = (p - s - 1) * 2 + (v - 1) * p;
+      break;
+    }
+    warmUp = std::min(warmUp, steps);
+    std::vector<PipelineTask> &tasks = order[static_cast<size_t>(s)];
+    for (int64_t k = 0; k < warmUp; ++k)
+      tasks.push_back(forward(k));
+    for (int64_t k = 0; k < steps - warmUp; ++k) {
+      tasks.push_back(forward(warmUp + k));
+      tasks.push_back(backward(k));
+    }
+    for (int64_t k = steps - warmUp; k < steps; ++k)
+      tasks.push_back(backward(k));
+  }
+  return order;
+}
+
+std::vector<int64_t>
+pipelineInFlight(const std::vector<std::vector<PipelineTask>> &order) {
+  std::vector<int64_t> peaks;
+  for (const std::vector<PipelineTask> &tasks : order) {
+    int64_t held = 0, peak = 0;
+    for (const PipelineTask &task : tasks) {
+      held += task.backward ? -1 : 1;
+      peak = std::max(peak, held);
+    }
+    peaks.push_back(peak);
+  }
+  return peaks;
+}
+
+PipelineCosts PipelineCosts::uniform(const PipelineShape &shape, double forward,
+                                     double backward, double send) {
+  auto virtualStages = static_cast<size_t>(shape.stages * shape.chunks);
+  PipelineCosts costs;
+  costs.forward.assign(virtualStages, forward);
+  costs.backward.assign(virtualStages, backward);
+  costs.sendForward.assign(virtualStages - 1, send);
+  costs.sendBackward.assign(virtualStages - 1, send);
+  return costs;
+}
+
+PipelineTimeline
+simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
+                 const PipelineShape &shape, const PipelineCosts &costs) {
+  int64_t p = shape.stages, m = shape.microBatches;
+  int64_t virtualStages = p * shape.chunks;
+  constexpr double kNotYet = std::numeric_limits<double>::infinity();
+  // When micro-batch `mb`'s activation (gradient) is at virtual stage v:
+  // ready to run its forward (backward) there.
+  auto index = [&](int64_t v, int64_t mb) {
+    return static_cast<size_t>(v * m + mb);
+  };
+  std::vector<double> forwardReady(static_cast<size_t>(virtualStages * m),
+                                   kNotYet);
+  std::vector<double> backwardReady = forwardReady, forwardDone = forwardReady;
+  for (int64_t mb = 0; mb < m; ++mb)
+    forwardReady[index(0, mb)] = 0;
+  // When each boundary's link is next free, each direction.
+  std::vector<double> linkOn(static_cast<size_t>(virtualStages), 0),
+      linkBack = linkOn;
+  auto sameStage = [&](int64_t a, int64_t b) { return a % p == b % p; };
+
+  PipelineTimeline timeline;
+  timeline.busy.assign(static_cast<size_t>(p), 0);
+  timeline.spans.resize(static_cast<size_t>(p));
+  std::vector<size_t> next(static_cast<size_t>(p), 0);
+  std::vector<double> free(static_cast<size_t>(p), 0);
+  size_t remaining = 0;
+  for (const std::vector<PipelineTask> &tasks : order)
+    remaining += tasks.size();
+  while (remaining > 0) {
+    bool progressed = false;
+    for (int64_t s = 0; s < p; ++s) {
+      const std::vector<PipelineTask> &tasks = order[static_cast<size_t>(s)];
+      size_t &position = next[static_cast<size_t>(s)];
+      while (position < tasks.size()) {
+        const PipelineTask &task = tasks[position];
+        int64_t v = task.chunk * p + s;
+        size_t at = index(v, task.microBatch);
+        double ready = task.backward
+                           ? std::max(backwardReady[at], forwardDone[at])
+                           : forwardReady[at];
+        if (ready == kNotYet)
+          break;
+        double start = std::max(ready, free[static_cast<size_t>(s)]);
+        double seconds =
+            (task.backward ? costs.backward
+                           : costs.forward)[static_cast<size_t>(v)];
+        double end = start + seconds;
+        free[static_cast<size_t>(s)] = end;
+        timeline.busy[static_cast<size_t>(s)] += seconds;
+        timeline.spans[static_cast<size_t>(s)].emplace_back(start, end);
+        timeline.seconds = std::max(timeline.seconds, end);
+        // Hand the result on: the next virtual stage's forward, the
+        // previous one's backward, or this one's backward after the last
+        // forward.
+        if (!task.backward) {
+          forwardDone[at] = end;
+          if (v + 1 == virtualStages) {
+            backwardReady[at] = end;
+          } else {
+            double arrives = end;
+            if (!sameStage(v, v + 1)) {
+              double &link = linkOn[static_cast<size_t>(v)];
+              link = std::max(link, end) +
+                     costs.sendForward[static_cast<size_t>(v)];
+              arrives = link;
+            }
+            forwardReady[index(v + 1, task.microBatch)] = arrives;
+          }
+        } else if (v > 0) {
+          double arrives = end;
+          if (!sameStage(v, v - 1)) {
+            double &link = linkBack[static_cast<size_t>(v - 1)];
+            link = std::max(link, end) +
+                   costs.sendBackward[static_cast<size_t>(v - 1)];
+            arrives = link;
+          }
+          backwardReady[index(v - 1, task.microBatch)] = arrives;
+        }
+        ++position;
+        --remaining;
+        progressed = true;
+      }
+    }
+    // A valid order never waits on itself; stop rather than spin on one
+    // that does.
+    if (!progressed)
+      break;
+  }
+  if (remaining > 0)
+    timeline.seconds = kNotYet;
+  return timeline;
+}
+
+std::string drawPipeline(const std::vector<std::vector<PipelineTask>> &order,
+                         const PipelineShape &shape,
+                         const PipelineTimeline &timeline, int64_t columns) {
+  auto at = [&](double seconds) {
+    return static_cast<size_t>(
+        std::llround(seconds * static_cast<double>(columns)));
+  };
+  size_t width = at(timeline.seconds);
+  std::string text;
+  for (size_t s = 0; s < order.size(); ++s) {
+    std::string row(width, '.');
+    for (size_t i = 0; i < order[s].size() && i < timeline.spans[s].size();
+         ++i) {
+      const PipelineTask &task = order[s][i];
+      size_t begin = at(timeline.spans[s][i].first),
+             end = at(timeline.spans[s][i].second);
+      std::string label =
+          (task.backward ? "B" : "F") + std::to_string(task.microBatch);
+      if (shape.chunks > 1)
+        label += static_cast<char>('a' + task.chunk);
+      for (size_t c = begin; c < end && c < width; ++c)
+        row[c] = c - begin < label.size() ? label[c - begin] : ' ';
+    }
+    text += "stage " + std::to_string(s) + " |" + row + "|\n";
+  }
+  return text;
+}
+
+} // namespace parplan::cost

@@ -1,0 +1,216 @@
+//===- PipelineTest.cpp - pipeline schedules and their timeline -----------===//
+//
+// pipelineOrder, pipelineInFlight, simulatePipeline and drawPipeline
+// (Pipeline.h) against the published figures: the bubble of GPipe and
+// 1F1B is (P - 1) stage-times, Interleaved divides it by V, the
+// activations each stage holds, and eager-1F1B hiding slow links that
+// 1F1B waits on.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Cost/Pipeline.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+using namespace parplan::cost;
+
+namespace {
+
+/// Why `order` is not a schedule of `shape`, or "": every stage runs every
+/// micro-batch's forward and backward through each of its chunks once,
+/// the backward after the forward.
+std::string orderFault(const std::vector<std::vector<PipelineTask>> &order,
+                       const PipelineShape &shape) {
+  if (static_cast<int64_t>(order.size()) != shape.stages)
+    return "not one order per stage";
+  for (size_t s = 0; s < order.size(); ++s) {
+    std::set<std::pair<int64_t, int64_t>> forwards, backwards;
+    for (const PipelineTask &task : order[s]) {
+      std::pair<int64_t, int64_t> key{task.microBatch, task.chunk};
+      if (task.microBatch < 0 || task.microBatch >= shape.microBatches ||
+          task.chunk < 0 || task.chunk >= shape.chunks)
+        return "stage " + std::to_string(s) + ": a task out of range";
+      if (task.backward) {
+        if (!forwards.count(key))
+          return "stage " + std::to_string(s) + ": backward of " +
+                 std::to_string(task.microBatch) + " before its forward";
+        if (!backwards.insert(key).second)
+          return "stage " + std::to_string(s) + ": a backward twice";
+      } else if (!forwards.insert(key).second) {
+        return "stage " + std::to_string(s) + ": a forward twice";
+      }
+    }
+    if (static_cast<int64_t>(backwards.size()) !=
+        shape.microBatches * shape.chunks)
+      return "stage " + std::to_string(s) + ": backwards missing";
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("pipeline schedule names and invalid shapes", "[pipeline]") {
+  for (PipelineSchedule schedule : kPipelineSchedules)
+    CHECK(parsePipelineSchedule(toString(schedule)) == schedule);
+  CHECK_FALSE(parsePipelineSchedule("zero-bubble"));
+  CHECK(pipelineScheduleNames() ==
+        std::vector<std::string>{"gpipe", "1f1b", "eager-1f1b", "interleaved"});
+
+  CHECK_FALSE(checkPipeline(PipelineSchedule::OneFOneB, {4, 8, 1}));
+  CHECK(*checkPipeline(PipelineSchedule::OneFOneB, {0, 8, 1}) ==
+        "1f1b schedule: needs at least 1 stage, not 0");
+  CHECK(*checkPipeline(PipelineSchedule::GPipe, {4, 0, 1}) ==
+        "gpipe schedule: needs at least 1 micro-batch, not 0");
+  CHECK(*checkPipeline(PipelineSchedule::EagerOneFOneB, {4, 8, 2}) ==
+        "eager-1f1b schedule: runs 1 model chunk per stage, not 2 (chunks "
+        "are for interleaved)");
+  CHECK(*checkPipeline(PipelineSchedule::Interleaved, {4, 8, 1}) ==
+        "interleaved schedule: needs at least 2 model chunks per stage, "
+        "not 1");
+  CHECK(*checkPipeline(PipelineSchedule::Interleaved, {4, 6, 2}) ==
+        "interleaved schedule: 6 micro-batches are not a multiple of the 4 "
+        "stages");
+  CHECK_FALSE(checkPipeline(PipelineSchedule::Interleaved, {4, 8, 2}));
+}
+
+TEST_CASE("pipeline orders and the activations they hold", "[pipeline]") {
+  // Every schedule on shapes with fewer, as many and more micro-batches
+  // than stages runs each task once, a backward after its forward.
+  for (PipelineSchedule schedule : kPipelineSchedules)
+    for (int64_t stages : {1, 2, 4})
+      for (int64_t microBatches : {1, 2, 4, 8}) {
+        PipelineShape shape{stages, microBatches,
+                            schedule == PipelineSchedule::Interleaved ? 2 : 1};
+        if (checkPipeline(schedule, shape))
+          continue;
+        CAPTURE(toString(schedule), stages, microBatches);
+        CHECK(orderFault(pipelineOrder(schedule, shape), shape).empty());
+      }
+
+  // 1F1B on 4 stages: the first holds 4 micro-batches, the last 1; GPipe
+  // holds all 8 everywhere; eager-1F1B 2(P - s) - 1.
+  PipelineShape shape{4, 8, 1};
+  CHECK(pipelineInFlight(pipelineOrder(PipelineSchedule::OneFOneB, shape)) ==
+        std::vector<int64_t>{4, 3, 2, 1});
+  CHECK(pipelineInFlight(pipelineOrder(PipelineSchedule::GPipe, shape)) ==
+        std::vector<int64_t>{8, 8, 8, 8});
+  CHECK(
+      pipelineInFlight(pipelineOrder(PipelineSchedule::EagerOneFOneB, shape)) ==
+      std::vector<int64_t>{7, 5, 3, 1});
+  // Fewer micro-batches than the warm-up: all of them.
+  CHECK(pipelineInFlight(
+            pipelineOrder(PipelineSchedule::EagerOneFOneB, {4, 2, 1})) ==
+        std::vector<int64_t>{2, 2, 2, 1});
+
+  // The last stage of 1F1B alternates from the start; the first warms up
+  // with P - 1 forwards.
+  std::vector<std::vector<PipelineTask>> order =
+      pipelineOrder(PipelineSchedule::OneFOneB, {3, 4, 1});
+  CHECK(order[2] == std::vector<PipelineTask>{{false, 0, 0},
+                                              {true, 0, 0},
+                                              {false, 1, 0},
+                                              {true, 1, 0},
+                                              {false, 2, 0},
+                                              {true, 2, 0},
+                                              {false, 3, 0},
+                                              {true, 3, 0}});
+  CHECK(order[0] == std::vector<PipelineTask>{{false, 0, 0},
+                                              {false, 1, 0},
+                                              {false, 2, 0},
+                                              {true, 0, 0},
+                                              {false, 3, 0},
+                                              {true, 1, 0},
+                                              {true, 2, 0},
+                                              {true, 3, 0}});
+  // Interleaved: micro-batches 0 and 1 through chunk 0, then through
+  // chunk 1, on 2 stages.
+  order = pipelineOrder(PipelineSchedule::Interleaved, {2, 2, 2});
+  CHECK(order[1].front() == PipelineTask{false, 0, 0});
+  CHECK(order[1][1] == PipelineTask{false, 1, 0});
+  CHECK(order[1][2] == PipelineTask{false, 0, 1});
+}
+
+TEST_CASE("pipeline timelines: the bubble", "[pipeline]") {
+  // Forward 1, backward 2 per stage, free links: GPipe and 1F1B take
+  // (M + P - 1) stage-times, a bubble of (P - 1) on every stage, so the
+  // bubble over the work is (P - 1) / M.
+  for (PipelineSchedule schedule :
+       {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB,
+        PipelineSchedule::EagerOneFOneB})
+    for (int64_t microBatches : {4, 8, 16}) {
+      PipelineShape shape{4, microBatches, 1};
+      CAPTURE(toString(schedule), microBatches);
+      PipelineTimeline timeline =
+          simulatePipeline(pipelineOrder(schedule, shape), shape,
+                           PipelineCosts::uniform(shape, 1, 2));
+      CHECK(timeline.seconds == Approx(3.0 * (microBatches + 3)));
+      for (double busy : timeline.busy) {
+        CHECK(busy == Approx(3.0 * microBatches));
+        CHECK((timeline.seconds - busy) / busy ==
+              Approx(3.0 / static_cast<double>(microBatches)));
+      }
+    }
+
+  // Interleaved with V chunks of 1/V of a stage's layers each: the bubble
+  // is (P - 1) / V stage-times.
+  for (int64_t chunks : {2, 4}) {
+    PipelineShape shape{4, 8, chunks};
+    CAPTURE(chunks);
+    auto v = static_cast<double>(chunks);
+    PipelineTimeline timeline =
+        simulatePipeline(pipelineOrder(PipelineSchedule::Interleaved, shape),
+                         shape, PipelineCosts::uniform(shape, 1 / v, 2 / v));
+    CHECK(timeline.seconds == Approx(3.0 * 8 + 3.0 * 3 / v));
+  }
+
+  // A stage twice as slow sets the pace: the slowest stage's work and
+  // more, at most the sum of the stages + (M - 1) x the slowest (the
+  // formula of docs/pipeline.md, exact for equal stages).
+  PipelineShape shape{3, 6, 1};
+  PipelineCosts costs = PipelineCosts::uniform(shape, 1, 2);
+  costs.forward[1] = 2;
+  costs.backward[1] = 4;
+  PipelineTimeline timeline = simulatePipeline(
+      pipelineOrder(PipelineSchedule::OneFOneB, shape), shape, costs);
+  CHECK(timeline.seconds > 6 * 6);
+  CHECK(timeline.seconds <= (3 + 6 + 3) + 5 * 6);
+  CHECK(timeline.busy[1] == Approx(6 * 6));
+}
+
+TEST_CASE("pipeline timelines: slow links between stages", "[pipeline]") {
+  // Sends of one stage-time each way: 1F1B waits for every activation and
+  // gradient in its steady state; eager-1F1B's extra warm-up forwards send
+  // ahead, so it is faster, and never slower on free links.
+  for (int64_t stages : {2, 4}) {
+    PipelineShape shape{stages, 16, 1};
+    CAPTURE(stages);
+    PipelineCosts slow = PipelineCosts::uniform(shape, 1, 2, 1);
+    PipelineCosts fast = PipelineCosts::uniform(shape, 1, 2, 0);
+    auto time = [&](PipelineSchedule schedule, const PipelineCosts &costs) {
+      return simulatePipeline(pipelineOrder(schedule, shape), shape, costs)
+          .seconds;
+    };
+    CHECK(time(PipelineSchedule::EagerOneFOneB, slow) <
+          time(PipelineSchedule::OneFOneB, slow));
+    CHECK(time(PipelineSchedule::EagerOneFOneB, fast) ==
+          Approx(time(PipelineSchedule::OneFOneB, fast)));
+    // It keeps the stages busy: the work plus the fill and drain, which
+    // now include the sends.
+    CHECK(time(PipelineSchedule::EagerOneFOneB, slow) <=
+          3.0 * 16 + 3.0 * (stages - 1) + 2.0 * (stages - 1) + 1e-9);
+  }
+}
+
+TEST_CASE("pipeline pictures", "[pipeline]") {
+  PipelineShape shape{2, 3, 1};
+  std::vector<std::vector<PipelineTask>> order =
+      pipelineOrder(PipelineSchedule::OneFOneB, shape);
+  PipelineTimeline timeline =
+      simulatePipeline(order, shape, PipelineCosts::uniform(shape, 1, 2));
+  CHECK(drawPipeline(order, shape, timeline, 2) ==
+        "stage 0 |F0F1....B0  F2B1  ..B2  |\n"
+        "stage 1 |..F0B0  F1B1  F2B2  ....|\n");
+}

@@ -1,0 +1,80 @@
+//===- PipelineCommand.cpp - parplan pipeline -----------------------------===//
+//
+// Draws one pipeline schedule on stages of given times: the timeline the
+// cost model's pipeline simulation gives, each stage's bubble and the
+// activations it holds at once (docs/pipeline.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "parplan/Cost/Pipeline.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <tuple>
+
+using namespace parplan::cost;
+
+namespace {
+
+int fail(const std::string &error) {
+  fmt::print(stderr, "parplan pipeline: error: {}\n", error);
+  return 1;
+}
+
+/// A picture wider than this is left out.
+constexpr size_t kWidestPicture = 240;
+
+} // namespace
+
+int parplan::cli::runPipeline(const PipelineOptions &options) {
+  // CLI11 admits only the names this parses.
+  PipelineSchedule schedule = *parsePipelineSchedule(options.schedule);
+  PipelineShape shape{options.stages, options.microBatches, options.chunks};
+  if (shape.chunks == 0)
+    shape.chunks = schedule == PipelineSchedule::Interleaved ? 2 : 1;
+  if (std::optional<std::string> error = checkPipeline(schedule, shape))
+    return fail(*error);
+  for (auto [flag, value, zero] :
+       {std::tuple{"--forward", options.forward, false},
+        std::tuple{"--backward", options.backward, false},
+        std::tuple{"--send", options.send, true}})
+    if (!std::isfinite(value) || value < 0 || (!zero && value == 0))
+      return fail(fmt::format("{} {}: expected a {} number", flag, value,
+                              zero ? "non-negative" : "positive"));
+  if (options.columns < 1)
+    return fail(
+        fmt::format("--columns {}: expected at least 1", options.columns));
+
+  // A stage's layers are split evenly over its chunks.
+  auto chunks = static_cast<double>(shape.chunks);
+  PipelineCosts costs = PipelineCosts::uniform(
+      shape, options.forward / chunks, options.backward / chunks, options.send);
+  std::vector<std::vector<PipelineTask>> order = pipelineOrder(schedule, shape);
+  PipelineTimeline timeline = simulatePipeline(order, shape, costs);
+  std::vector<int64_t> held = pipelineInFlight(order);
+
+  fmt::print("{}: {} stages, {} micro-batches{}, forward {:g}, backward "
+             "{:g}, send {:g}\n",
+             toString(schedule), shape.stages, shape.microBatches,
+             shape.chunks > 1 ? fmt::format(", {} chunks", shape.chunks) : "",
+             options.forward, options.backward, options.send);
+  std::string picture = drawPipeline(order, shape, timeline, options.columns);
+  if (picture.find('\n') > kWidestPicture)
+    fmt::print("  (picture left out: wider than {} characters; try "
+               "--columns 1 or fewer micro-batches)\n",
+               kWidestPicture);
+  else
+    fmt::print("{}", picture);
+  double work = static_cast<double>(shape.microBatches) *
+                (options.forward + options.backward);
+  fmt::print("time {:g} (work {:g}, bubble {:.3f} of it)\n", timeline.seconds,
+             work, (timeline.seconds - work) / work);
+  fmt::print("stage  busy  idle  activations held\n");
+  for (size_t s = 0; s < timeline.busy.size(); ++s)
+    fmt::print("{:>5} {:>5g} {:>5g} {:>17}\n", s, timeline.busy[s],
+               timeline.seconds - timeline.busy[s], held[s]);
+  return 0;
+}
