@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Pipeline schedules in the cost model (docs/pipeline.md), measured with
+# `parplan pipeline` on equal stages (forward 1, backward 2, in stage-time
+# units):
+#
+#   1. the bubble over the work of 1F1B against (P - 1) / M, and of
+#      interleaved (2 chunks) against (P - 1) / 2M, as M grows;
+#   2. 1F1B against eager-1F1B when a send between stages takes a
+#      fraction of a forward (a boundary across hosts or regions): the time
+#      and the first stage's activations held;
+#   3. the command's own time on the largest shape the pipeline issue
+#      names (128 stages, 1536 micro-batches), median of RUNS.
+#
+#   bench/pipeline.sh            print the tables
+#   bench/pipeline.sh --record   also append them to bench/results/pipeline.md
+#
+# Goals (pipeline issue): the bubble shrinks as (P - 1) / M; eager-1F1B
+# beats 1F1B when sends are slow. The automatic partition's goals (GPT-3
+# 175B on 1,024 GPUs) join this script when it lands.
+# Environment: RUNS (default 5), PARPLAN_BUILD_DIR (default build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/common.sh
+bin=${PARPLAN_BUILD_DIR:-build}/bin
+runs=${RUNS:-5}
+mode=${1:-}
+[[ -x $bin/parplan ]] || { echo "bench: $bin/parplan is missing; run scripts/setup.sh" >&2; exit 1; }
+[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+
+# The bubble over the work ("bubble X of it") of one run.
+bubble() {
+  "$bin/parplan" pipeline "$@" | sed -n 's/.*bubble \([0-9.]*\) of it.*/\1/p'
+}
+# The time, and the first stage's activations held.
+timeAndHeld() {
+  local out
+  out=$("$bin/parplan" pipeline "$@")
+  echo "$(echo "$out" | sed -n 's/^time \([0-9.]*\) .*/\1/p') $(echo "$out" | awk '$1 == "0" { print $4 }')"
+}
+
+bubbles="| stages | micro-batches | 1f1b bubble | (P - 1) / M | interleaved (2 chunks) bubble | (P - 1) / 2M |
+|---|---|---|---|---|---|"
+for p in 4 8; do
+  for m in 8 16 32 64; do
+    bubbles+=$'\n'"| $p | $m | $(bubble --stages $p --micro-batches $m) | $(awk -v p=$p -v m=$m 'BEGIN { printf "%.3f", (p - 1) / m }') | $(bubble --stages $p --micro-batches $m --schedule interleaved) | $(awk -v p=$p -v m=$m 'BEGIN { printf "%.3f", (p - 1) / (2 * m) }') |"
+  done
+done
+
+sends="| stages | micro-batches | send / forward | 1f1b time | eager-1f1b time | eager / 1f1b | activations held on stage 0 (1f1b, eager) |
+|---|---|---|---|---|---|---|"
+for p in 4 8; do
+  for send in 0 0.25 0.5 1 2; do
+    read -r one oneHeld <<<"$(timeAndHeld --stages $p --micro-batches 32 --send $send)"
+    read -r eager eagerHeld <<<"$(timeAndHeld --stages $p --micro-batches 32 --send $send --schedule eager-1f1b)"
+    sends+=$'\n'"| $p | 32 | $send | $one | $eager | $(awk -v a=$eager -v b=$one 'BEGIN { printf "%.3f", a / b }') | $oneHeld, $eagerHeld |"
+  done
+done
+
+times=()
+peaks=()
+for ((i = 0; i < runs; i++)); do
+  out=$( { /usr/bin/time -f "TIME %e RSS %M" "$bin/parplan" pipeline --stages 128 \
+    --micro-batches 1536 --schedule interleaved --chunks 4 --send 0.5 >/dev/null; } 2>&1)
+  times+=("$(echo "$out" | awk '/^TIME/ { print $2 }')")
+  peaks+=("$(echo "$out" | awk '/^TIME/ { print $4 }')")
+done
+summarize "${times[@]}" "${peaks[@]}"
+command="| command | median s | min s | max s | peak RSS MB |
+|---|---|---|---|---|
+$(awk -v m="$median" -v lo="$low" -v hi="$high" -v p="$peak" \
+  'BEGIN { printf "| parplan pipeline --stages 128 --micro-batches 1536 --schedule interleaved --chunks 4 --send 0.5 | %.3f | %.3f | %.3f | %.0f |", m, lo, hi, p / 1024 }')"
+
+echo "$bubbles"
+echo
+echo "$sends"
+echo
+echo "$command"
+if [[ $mode == --record ]]; then
+  record bench/results/pipeline.md "equal stages, forward 1 and backward 2 units, predicted by the pipeline timeline (not executed); command median of $runs runs" "$bubbles"$'\n\n'"$sends"$'\n\n'"$command"
+fi
