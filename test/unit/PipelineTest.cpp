@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -87,7 +88,18 @@ TEST_CASE("pipeline orders and the activations they hold", "[pipeline]") {
         if (checkPipeline(schedule, shape))
           continue;
         CAPTURE(toString(schedule), stages, microBatches);
-        CHECK(orderFault(pipelineOrder(schedule, shape), shape).empty());
+        std::vector<std::vector<PipelineTask>> order =
+            pipelineOrder(schedule, shape);
+        CHECK(orderFault(order, shape).empty());
+        // The stages never wait on each other for good, and each runs all
+        // its work.
+        auto chunks = static_cast<double>(shape.chunks);
+        PipelineTimeline timeline = simulatePipeline(
+            order, shape,
+            PipelineCosts::uniform(shape, 1 / chunks, 2 / chunks, 0.5));
+        CHECK(std::isfinite(timeline.seconds));
+        for (double busy : timeline.busy)
+          CHECK(busy == Approx(3.0 * microBatches));
       }
 
   // 1F1B on 4 stages: the first holds 4 micro-batches, the last 1; GPipe

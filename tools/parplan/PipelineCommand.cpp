@@ -26,6 +26,9 @@ int fail(const std::string &error) {
 
 /// A picture wider than this is left out.
 constexpr size_t kWidestPicture = 240;
+/// The most forwards (stages x micro-batches x chunks) simulated: the
+/// orders and the timeline keep every task, 40 bytes each.
+constexpr int64_t kMostForwards = 10'000'000;
 
 } // namespace
 
@@ -37,6 +40,13 @@ int parplan::cli::runPipeline(const PipelineOptions &options) {
     shape.chunks = schedule == PipelineSchedule::Interleaved ? 2 : 1;
   if (std::optional<std::string> error = checkPipeline(schedule, shape))
     return fail(*error);
+  // Each count is at least 1 here; divide rather than multiply, which could
+  // overflow.
+  if (shape.microBatches > kMostForwards / shape.stages / shape.chunks)
+    return fail(fmt::format("{} stages x {} micro-batches x {} chunks are "
+                            "more forwards than the {} simulated at most",
+                            shape.stages, shape.microBatches, shape.chunks,
+                            kMostForwards));
   for (auto [flag, value, zero] :
        {std::tuple{"--forward", options.forward, false},
         std::tuple{"--backward", options.backward, false},
