@@ -180,6 +180,11 @@ public:
   }
   /// When a host's card is next free to send.
   double hostSendFree(int64_t host) const { return freeAt[host]; }
+  /// When a device's intra-node link is next free to send, counting what
+  /// `scratch` placed.
+  double deviceSendFree(int64_t device, const Scratch *scratch) const {
+    return freeTime(2 * hosts + static_cast<size_t>(device), scratch);
+  }
 
   void finish() const {
     schedule.busiestSeconds = *std::max_element(busy.begin(), busy.end());
@@ -358,6 +363,8 @@ std::optional<int64_t> holderOn(const Cluster &cluster, const Ledger &ledger,
 /// many largest. Bounds the planning work to tiles x window x holding
 /// hosts.
 constexpr size_t kOrderWindow = 256;
+/// The most tiles ByOrder list-schedules (tiles x window trials each).
+constexpr size_t kOrderTiles = 4096;
 
 /// ByOrder's list scheduling. Of the window's tiles, each tried from every
 /// holding host, the one whose transfers start first moves next; among
@@ -392,8 +399,17 @@ CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
     senders.remote = [&] {
       return *holderOn(cluster, ledger, tile, host, true);
     };
+    Ledger::Scratch scratch;
+    // A holder on the host whose link frees first, this tile's transfers
+    // so far counted: a host's receivers are served by all its holders.
     senders.local = [&](int64_t at) {
-      return holderOn(cluster, ledger, tile, at, true);
+      std::optional<int64_t> best;
+      for (int64_t holder : tile.holders)
+        if (cluster.nodeOf(holder) == at &&
+            (!best || ledger.deviceSendFree(holder, &scratch) <
+                          ledger.deviceSendFree(*best, &scratch)))
+          best = holder;
+      return best;
     };
     // The host whose card frees first forwards first.
     senders.orderChain = [&](std::vector<int64_t> &hosts) {
@@ -401,7 +417,6 @@ CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
         return ledger.hostSendFree(a) < ledger.hostSendFree(b);
       });
     };
-    Ledger::Scratch scratch;
     Window span{std::numeric_limits<double>::infinity(), 0};
     transfers.clear();
     tileTransfers(cluster, tile, static_cast<int64_t>(t), mode, senders,
@@ -520,11 +535,24 @@ CrossMeshSchedule planCrossMesh(const CrossMeshProblem &problem,
                                 const Cluster &cluster, CrossMeshMode mode,
                                 CrossMeshBalancing balancing) {
   if (balancing == CrossMeshBalancing::ByOrder) {
-    // The better of preferring the larger tile and the smaller, where
-    // tiles can start together.
-    CrossMeshSchedule larger = orderOnTimeline(problem, cluster, mode, true);
-    CrossMeshSchedule smaller = orderOnTimeline(problem, cluster, mode, false);
-    return smaller.seconds < larger.seconds ? smaller : larger;
+    // The fastest of list scheduling preferring the larger tile and the
+    // smaller where tiles can start together, and of the other balancings'
+    // orders (also orders on the timeline), so that it is never slower.
+    // Past kOrderTiles tiles, the other balancings' alone.
+    std::vector<CrossMeshSchedule> candidates;
+    if (crossMeshTiles(problem).size() <= kOrderTiles) {
+      candidates.push_back(orderOnTimeline(problem, cluster, mode, true));
+      candidates.push_back(orderOnTimeline(problem, cluster, mode, false));
+    }
+    for (CrossMeshBalancing other :
+         {CrossMeshBalancing::ByBytes, CrossMeshBalancing::None})
+      candidates.push_back(planCrossMesh(problem, cluster, mode, other));
+    CrossMeshSchedule best = candidates.front();
+    for (const CrossMeshSchedule &candidate : candidates)
+      if (candidate.seconds < best.seconds)
+        best = candidate;
+    best.balancing = CrossMeshBalancing::ByOrder;
+    return best;
   }
   CrossMeshSchedule schedule;
   schedule.mode = mode;

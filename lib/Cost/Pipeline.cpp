@@ -136,8 +136,10 @@ pipelineInFlight(const std::vector<std::vector<PipelineTask>> &order) {
 
 PipelineCosts PipelineCosts::uniform(const PipelineShape &shape, double forward,
                                      double backward, double send) {
-  auto virtualStages = static_cast<size_t>(shape.stages * shape.chunks);
   PipelineCosts costs;
+  if (shape.stages < 1 || shape.chunks < 1)
+    return costs;
+  auto virtualStages = static_cast<size_t>(shape.stages * shape.chunks);
   costs.forward.assign(virtualStages, forward);
   costs.backward.assign(virtualStages, backward);
   costs.sendForward.assign(virtualStages - 1, send);
@@ -148,9 +150,21 @@ PipelineCosts PipelineCosts::uniform(const PipelineShape &shape, double forward,
 PipelineTimeline
 simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
                  const PipelineShape &shape, const PipelineCosts &costs) {
+  constexpr double kNotYet = std::numeric_limits<double>::infinity();
   int64_t p = shape.stages, m = shape.microBatches;
   int64_t virtualStages = p * shape.chunks;
-  constexpr double kNotYet = std::numeric_limits<double>::infinity();
+  PipelineTimeline timeline;
+  auto boundaries =
+      static_cast<size_t>(std::max<int64_t>(virtualStages - 1, 0));
+  if (p < 1 || m < 1 || shape.chunks < 1 ||
+      static_cast<int64_t>(order.size()) != p ||
+      costs.forward.size() != static_cast<size_t>(virtualStages) ||
+      costs.backward.size() != static_cast<size_t>(virtualStages) ||
+      costs.sendForward.size() != boundaries ||
+      costs.sendBackward.size() != boundaries) {
+    timeline.seconds = kNotYet;
+    return timeline;
+  }
   // When micro-batch `mb`'s activation (gradient) is at virtual stage v:
   // ready to run its forward (backward) there.
   auto index = [&](int64_t v, int64_t mb) {
@@ -161,81 +175,89 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
   std::vector<double> backwardReady = forwardReady, forwardDone = forwardReady;
   for (int64_t mb = 0; mb < m; ++mb)
     forwardReady[index(0, mb)] = 0;
-  // When each boundary's link is next free, each direction.
-  std::vector<double> linkOn(static_cast<size_t>(virtualStages), 0),
-      linkBack = linkOn;
-  auto sameStage = [&](int64_t a, int64_t b) { return a % p == b % p; };
+  // When the link out of each stage is next free, each direction: the
+  // chunks of a stage share its wires.
+  std::vector<double> linkOn(static_cast<size_t>(p), 0), linkBack = linkOn;
 
-  PipelineTimeline timeline;
   timeline.busy.assign(static_cast<size_t>(p), 0);
   timeline.spans.resize(static_cast<size_t>(p));
   std::vector<size_t> next(static_cast<size_t>(p), 0);
   std::vector<double> free(static_cast<size_t>(p), 0);
-  size_t remaining = 0;
-  for (const std::vector<PipelineTask> &tasks : order)
-    remaining += tasks.size();
-  while (remaining > 0) {
-    bool progressed = false;
-    for (int64_t s = 0; s < p; ++s) {
-      const std::vector<PipelineTask> &tasks = order[static_cast<size_t>(s)];
-      size_t &position = next[static_cast<size_t>(s)];
-      while (position < tasks.size()) {
-        const PipelineTask &task = tasks[position];
-        int64_t v = task.chunk * p + s;
-        size_t at = index(v, task.microBatch);
-        double ready = task.backward
-                           ? std::max(backwardReady[at], forwardDone[at])
-                           : forwardReady[at];
-        if (ready == kNotYet)
-          break;
-        double start = std::max(ready, free[static_cast<size_t>(s)]);
-        double seconds =
-            (task.backward ? costs.backward
-                           : costs.forward)[static_cast<size_t>(v)];
-        double end = start + seconds;
-        free[static_cast<size_t>(s)] = end;
-        timeline.busy[static_cast<size_t>(s)] += seconds;
-        timeline.spans[static_cast<size_t>(s)].emplace_back(start, end);
-        timeline.seconds = std::max(timeline.seconds, end);
-        // Hand the result on: the next virtual stage's forward, the
-        // previous one's backward, or this one's backward after the last
-        // forward.
-        if (!task.backward) {
-          forwardDone[at] = end;
-          if (v + 1 == virtualStages) {
-            backwardReady[at] = end;
-          } else {
-            double arrives = end;
-            if (!sameStage(v, v + 1)) {
-              double &link = linkOn[static_cast<size_t>(v)];
-              link = std::max(link, end) +
-                     costs.sendForward[static_cast<size_t>(v)];
-              arrives = link;
-            }
-            forwardReady[index(v + 1, task.microBatch)] = arrives;
-          }
-        } else if (v > 0) {
-          double arrives = end;
-          if (!sameStage(v, v - 1)) {
-            double &link = linkBack[static_cast<size_t>(v - 1)];
-            link = std::max(link, end) +
-                   costs.sendBackward[static_cast<size_t>(v - 1)];
-            arrives = link;
-          }
-          backwardReady[index(v - 1, task.microBatch)] = arrives;
+  // Stages that may run their next task: every stage at first, then the
+  // stages a finished task handed something to, so that the work is in
+  // proportion to the tasks, not to rounds over all stages.
+  std::vector<int64_t> work;
+  std::vector<char> queued(static_cast<size_t>(p), 1);
+  for (int64_t s = p - 1; s >= 0; --s)
+    work.push_back(s);
+  auto wake = [&](int64_t stage) {
+    if (!queued[static_cast<size_t>(stage)]) {
+      queued[static_cast<size_t>(stage)] = 1;
+      work.push_back(stage);
+    }
+  };
+  while (!work.empty()) {
+    int64_t s = work.back();
+    work.pop_back();
+    queued[static_cast<size_t>(s)] = 0;
+    const std::vector<PipelineTask> &tasks = order[static_cast<size_t>(s)];
+    size_t &position = next[static_cast<size_t>(s)];
+    for (; position < tasks.size(); ++position) {
+      const PipelineTask &task = tasks[position];
+      if (task.microBatch < 0 || task.microBatch >= m || task.chunk < 0 ||
+          task.chunk >= shape.chunks)
+        break;
+      int64_t v = task.chunk * p + s;
+      size_t at = index(v, task.microBatch);
+      double ready = task.backward
+                         ? std::max(backwardReady[at], forwardDone[at])
+                         : forwardReady[at];
+      if (ready == kNotYet)
+        break;
+      double start = std::max(ready, free[static_cast<size_t>(s)]);
+      double seconds = (task.backward ? costs.backward
+                                      : costs.forward)[static_cast<size_t>(v)];
+      double end = start + seconds;
+      free[static_cast<size_t>(s)] = end;
+      timeline.busy[static_cast<size_t>(s)] += seconds;
+      timeline.spans[static_cast<size_t>(s)].emplace_back(start, end);
+      timeline.seconds = std::max(timeline.seconds, end);
+      // Hand the result on: the next virtual stage's forward, the previous
+      // one's backward, or this one's backward after the last forward. A
+      // virtual stage on the same stage (one stage, several chunks) needs
+      // no send.
+      if (!task.backward) {
+        forwardDone[at] = end;
+        if (v + 1 == virtualStages) {
+          backwardReady[at] = end;
+          continue;
         }
-        ++position;
-        --remaining;
-        progressed = true;
+        double arrives = end;
+        if (p > 1) {
+          double &link = linkOn[static_cast<size_t>(s)];
+          link =
+              std::max(link, end) + costs.sendForward[static_cast<size_t>(v)];
+          arrives = link;
+        }
+        forwardReady[index(v + 1, task.microBatch)] = arrives;
+        wake((v + 1) % p);
+      } else if (v > 0) {
+        double arrives = end;
+        if (p > 1) {
+          double &link = linkBack[static_cast<size_t>(s)];
+          link = std::max(link, end) +
+                 costs.sendBackward[static_cast<size_t>(v - 1)];
+          arrives = link;
+        }
+        backwardReady[index(v - 1, task.microBatch)] = arrives;
+        wake((v - 1) % p);
       }
     }
-    // A valid order never waits on itself; stop rather than spin on one
-    // that does.
-    if (!progressed)
-      break;
   }
-  if (remaining > 0)
-    timeline.seconds = kNotYet;
+  // An order that waits on itself leaves tasks unrun.
+  for (int64_t s = 0; s < p; ++s)
+    if (next[static_cast<size_t>(s)] < order[static_cast<size_t>(s)].size())
+      timeline.seconds = kNotYet;
   return timeline;
 }
 

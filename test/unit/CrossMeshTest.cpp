@@ -274,6 +274,7 @@ TEST_CASE("cross-mesh balancing by the order of transfers", "[cross-mesh]") {
   // the bound.
   Cluster five = hosts(5);
   std::vector<std::pair<DeviceMesh, DeviceMesh>> meshes{
+      {meshFrom({1, 2}, 0), meshFrom({1, 2}, 2)},
       {meshFrom({1, 4}, 0), meshFrom({2, 4}, 4)},
       {meshFrom({2, 4}, 0), meshFrom({2, 4}, 8)},
       {meshFrom({2, 2}, 2), meshFrom({3, 2}, 10)}};
@@ -292,7 +293,15 @@ TEST_CASE("cross-mesh balancing by the order of transfers", "[cross-mesh]") {
                                destination, from,       to};
       REQUIRE_FALSE(checkCrossMesh(problem, five));
       double lower = crossMeshLowerBound(problem, five);
-      for (CrossMeshMode mode : kCrossMeshModes)
+      for (CrossMeshMode mode : kCrossMeshModes) {
+        // By order is never slower than the others (it tries their
+        // orders too), and faster somewhere below.
+        double ordered =
+            planCrossMesh(problem, five, mode, CrossMeshBalancing::ByOrder)
+                .seconds;
+        for (CrossMeshBalancing other :
+             {CrossMeshBalancing::None, CrossMeshBalancing::ByBytes})
+          CHECK(ordered <= planCrossMesh(problem, five, mode, other).seconds);
         for (CrossMeshBalancing balancing : kCrossMeshBalancings) {
           CAPTURE(formatMeshShape(source.shape), toString(from), toString(to),
                   toString(mode), toString(balancing));
@@ -304,8 +313,30 @@ TEST_CASE("cross-mesh balancing by the order of transfers", "[cross-mesh]") {
           // Deterministic: planned again, the same transfers.
           CrossMeshSchedule again =
               planCrossMesh(problem, five, mode, balancing);
-          CHECK(again.transfers.size() == schedule.transfers.size());
+          REQUIRE(again.transfers.size() == schedule.transfers.size());
+          for (size_t i = 0; i < again.transfers.size(); ++i) {
+            CHECK(again.transfers[i].tile == schedule.transfers[i].tile);
+            CHECK(again.transfers[i].sender == schedule.transfers[i].sender);
+            CHECK(again.transfers[i].receivers ==
+                  schedule.transfers[i].receivers);
+          }
           CHECK(again.seconds == schedule.seconds);
         }
+      }
     }
+
+  // Source and destination on one host, the source replicated: each of
+  // the host's holders serves one receiver, at once.
+  CrossMeshProblem local{"x",
+                         {8, 8},
+                         4,
+                         meshFrom({2}, 0),
+                         meshFrom({2}, 2),
+                         layout({Sbp::broadcast()}),
+                         layout({Sbp::broadcast()})};
+  CrossMeshSchedule served = planCrossMesh(local, five, CrossMeshMode::SendRecv,
+                                           CrossMeshBalancing::ByOrder);
+  REQUIRE(served.transfers.size() == 2);
+  CHECK(served.transfers[0].sender != served.transfers[1].sender);
+  CHECK(served.seconds == Approx(8 * 8 * 4 / 100e9));
 }

@@ -117,6 +117,12 @@ TEST_CASE("pipeline orders and the activations they hold", "[pipeline]") {
             pipelineOrder(PipelineSchedule::EagerOneFOneB, {4, 2, 1})) ==
         std::vector<int64_t>{2, 2, 2, 1});
 
+  // Interleaved, V = 2 on 4 stages: 2(P - s - 1) + (V - 1)P + 1 chunk
+  // activations.
+  CHECK(pipelineInFlight(
+            pipelineOrder(PipelineSchedule::Interleaved, {4, 8, 2})) ==
+        std::vector<int64_t>{11, 9, 7, 5});
+
   // The last stage of 1F1B alternates from the start; the first warms up
   // with P - 1 forwards.
   std::vector<std::vector<PipelineTask>> order =
@@ -214,6 +220,34 @@ TEST_CASE("pipeline timelines: slow links between stages", "[pipeline]") {
     CHECK(time(PipelineSchedule::EagerOneFOneB, slow) <=
           3.0 * 16 + 3.0 * (stages - 1) + 2.0 * (stages - 1) + 1e-9);
   }
+}
+
+TEST_CASE("pipeline timelines: links shared by chunks", "[pipeline]") {
+  // Interleaved sends of a stage's two chunks share its wire: with sends
+  // as long as a chunk's forward, they queue, and the step is slower than
+  // with free sends; one stage sends nothing.
+  PipelineShape shape{2, 4, 2};
+  std::vector<std::vector<PipelineTask>> order =
+      pipelineOrder(PipelineSchedule::Interleaved, shape);
+  double free =
+      simulatePipeline(order, shape, PipelineCosts::uniform(shape, 1, 2, 0))
+          .seconds;
+  double slow =
+      simulatePipeline(order, shape, PipelineCosts::uniform(shape, 1, 2, 1))
+          .seconds;
+  CHECK(slow > free);
+  PipelineShape alone{1, 4, 2};
+  order = pipelineOrder(PipelineSchedule::Interleaved, alone);
+  CHECK(simulatePipeline(order, alone, PipelineCosts::uniform(alone, 1, 2, 5))
+            .seconds == Approx(4 * 2 * 3));
+
+  // Costs that do not fit the shape: no time rather than a read past them.
+  PipelineCosts wrong = PipelineCosts::uniform({3, 4, 1}, 1, 2);
+  CHECK(std::isinf(
+      simulatePipeline(pipelineOrder(PipelineSchedule::OneFOneB, {2, 4, 1}),
+                       {2, 4, 1}, wrong)
+          .seconds));
+  CHECK(PipelineCosts::uniform({0, 4, 1}, 1, 2).forward.empty());
 }
 
 TEST_CASE("pipeline pictures", "[pipeline]") {

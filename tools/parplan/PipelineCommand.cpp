@@ -29,6 +29,9 @@ constexpr size_t kWidestPicture = 240;
 /// The most forwards (stages x micro-batches x chunks) simulated: the
 /// orders and the timeline keep every task, 40 bytes each.
 constexpr int64_t kMostForwards = 10'000'000;
+/// Bounds that keep every figure finite and the picture's width countable.
+constexpr double kLongestTime = 1e9;
+constexpr int64_t kMostColumns = 1000;
 
 } // namespace
 
@@ -51,12 +54,14 @@ int parplan::cli::runPipeline(const PipelineOptions &options) {
        {std::tuple{"--forward", options.forward, false},
         std::tuple{"--backward", options.backward, false},
         std::tuple{"--send", options.send, true}})
-    if (!std::isfinite(value) || value < 0 || (!zero && value == 0))
-      return fail(fmt::format("{} {}: expected a {} number", flag, value,
-                              zero ? "non-negative" : "positive"));
-  if (options.columns < 1)
-    return fail(
-        fmt::format("--columns {}: expected at least 1", options.columns));
+    if (!std::isfinite(value) || value < 0 || (!zero && value == 0) ||
+        value > kLongestTime)
+      return fail(fmt::format("{} {}: expected a {} number up to {:g}", flag,
+                              value, zero ? "non-negative" : "positive",
+                              kLongestTime));
+  if (options.columns < 1 || options.columns > kMostColumns)
+    return fail(fmt::format("--columns {}: expected 1 to {}", options.columns,
+                            kMostColumns));
 
   // A stage's layers are split evenly over its chunks.
   auto chunks = static_cast<double>(shape.chunks);
@@ -71,13 +76,14 @@ int parplan::cli::runPipeline(const PipelineOptions &options) {
              toString(schedule), shape.stages, shape.microBatches,
              shape.chunks > 1 ? fmt::format(", {} chunks", shape.chunks) : "",
              options.forward, options.backward, options.send);
-  std::string picture = drawPipeline(order, shape, timeline, options.columns);
-  if (picture.find('\n') > kWidestPicture)
+  // Measured before drawing: a wide picture is never built.
+  if (timeline.seconds * static_cast<double>(options.columns) >
+      static_cast<double>(kWidestPicture))
     fmt::print("  (picture left out: wider than {} characters; try "
                "--columns 1 or fewer micro-batches)\n",
                kWidestPicture);
   else
-    fmt::print("{}", picture);
+    fmt::print("{}", drawPipeline(order, shape, timeline, options.columns));
   double work = static_cast<double>(shape.microBatches) *
                 (options.forward + options.backward);
   fmt::print("time {:g} (work {:g}, bubble {:.3f} of it)\n", timeline.seconds,

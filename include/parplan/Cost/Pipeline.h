@@ -95,15 +95,18 @@ pipelineInFlight(const std::vector<std::vector<PipelineTask>> &order);
 struct PipelineCosts {
   std::vector<double> forward, backward, sendForward, sendBackward;
 
-  /// Every virtual stage alike, every boundary alike.
+  /// Every virtual stage alike, every boundary alike; empty for a shape
+  /// without stages or chunks.
   static PipelineCosts uniform(const PipelineShape &shape, double forward,
                                double backward, double send = 0);
 };
 
 /// When each task ran: a stage runs its tasks one at a time in its order,
 /// each as soon as the stage is free and its inputs have arrived. A send
-/// starts when its task ends and its link (one per boundary and direction)
-/// is free, and does not hold the stage: sends overlap compute.
+/// starts when its task ends and its stage's link that way (one out to the
+/// next stage, one back to the previous, shared by its chunks) is free, and
+/// does not hold the stage: sends overlap compute. `seconds` is infinite
+/// when the order waits on itself or does not fit `shape` and `costs`.
 struct PipelineTimeline {
   double seconds = 0;
   /// Per stage: seconds computing; the rest of `seconds` is its bubble.
