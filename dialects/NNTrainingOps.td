@@ -364,6 +364,40 @@ def NN_SoftmaxCrossEntropyGradOp : NN_ComputeOp<"softmax_cross_entropy_grad", [
 }
 
 //===----------------------------------------------------------------------===//
+// Micro-batches
+//===----------------------------------------------------------------------===//
+
+def NN_AccumulateOp : NN_ComputeOp<"accumulate", [SameOperandsAndResultType]> {
+  let summary = "The sum of a value over the micro-batches of a step";
+  let description = [{
+    A step of M micro-batches (the module's `nn.training` says
+    `micro_batches = M`) runs the ops that read no `nn.accumulate` result
+    once per micro-batch, each on its slice of the batch, and the rest once,
+    after the last. `result` is the sum of `input` over the M runs: the
+    gradients a step accumulates before its optimizer update, and its loss
+    (over the micro-batches, of the loss divided by M).
+
+    ```
+    micro-batch   0      1      2      3
+    %g          [g0]   [g1]   [g2]   [g3]
+                  \      \      \      \
+    %acc         g0 -> +g1 -> +g2 -> +g3 = %acc, read by the update
+    ```
+
+    Being a sum, it takes any layout, Partial included: data-parallel
+    gradients accumulate their partial sums on each device and are reduced
+    once per step.
+
+    ```mlir
+    %acc = nn.accumulate %dw : tensor<768x3072xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 

@@ -40,7 +40,8 @@ def Plan_BufferKind : I32EnumAttr<"BufferKind", "what a buffer holds", [
       I32EnumAttrCase<"input", 2>,
       I32EnumAttrCase<"state", 3>,
       I32EnumAttrCase<"constant", 4>,
-      I32EnumAttrCase<"output", 5>
+      I32EnumAttrCase<"output", 5>,
+      I32EnumAttrCase<"accumulator", 6>
     ]> {
   let cppNamespace = "::parplan::plan";
 }

@@ -143,6 +143,7 @@ def Plan_BufferOp : Plan_Op<"buffer", [HasParent<"ProgramOp">]> {
     | `state` | optimizer state: zeros, then updated | `name`, `logical_shape`, `splits` |
     | `constant` | fixed elements | `value`; with `logical_shape` and `splits`, `value` is the logical tensor and each device keeps its block |
     | `output` | a block of a tensor the step leaves behind (a resharding's destination), which `parplan-run --check` compares with the tensor's values | `name`, `logical_shape`, `splits` |
+    | `accumulator` | a sum over the step's micro-batches (`nn.accumulate`): zeros at the start of every step, added to by its `accumulate` kernel | |
 
     `splits` has one entry per mesh axis: the dimension of the logical
     tensor that axis splits, or -1. Each device's block is the balanced part
@@ -342,6 +343,31 @@ def Plan_LossOp : Plan_Op<"loss", [HasParent<"ProgramOp">]> {
   }];
   let arguments = (ins Plan_Buffer:$buffer);
   let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Plan_AfterMicroBatchesOp : Plan_Op<"after_micro_batches", [
+    HasParent<"ProgramOp">]> {
+  let summary = "Where the once-per-step part of a program begins";
+  let description = [{
+    In a plan of M micro-batches (the module's `plan.micro_batches`), each
+    device runs the ops before this one M times, each time on the next
+    slice of the batch, and the ops after it once: the updates, which read
+    the `accumulator` buffers the micro-batches added to. A program without
+    it runs every op once per micro-batch.
+
+    ```
+    micro-batch 0 | micro-batch 1 | ... | micro-batch M-1 | after
+    [fwd bwd acc] | [fwd bwd acc] | ... | [fwd bwd acc]   | [all_reduce update]
+    ```
+
+    ```mlir
+    plan.kernel "accumulate"(%dw_sum, %dw) -> (%dw_sum) : ...
+    plan.after_micro_batches
+    plan.all_reduce %dw_sum over @axis0_0 : memref<16x32xf32>
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
   let hasVerifier = 1;
 }
 

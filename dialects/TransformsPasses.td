@@ -142,6 +142,15 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
       and the optimizer in fp32.
     - `loss-scale`: the static loss scale of `fp16` (default 1024); the
       optimizer divides it out.
+    - `micro-batches`: M (default 1). With M > 1, `@main` is the program
+      of one micro-batch (its inputs are a slice of the batch, 1/M of it)
+      and the step runs it M times before one update: every gradient is
+      summed over the micro-batches by an `nn.accumulate` (in fp32 under
+      mixed precision), the backward pass is seeded with 1/M so that the
+      sum is the gradient of the mean loss over the whole batch, and the
+      returned loss is that mean. The ops reading an accumulated sum (the
+      updates and what they need) run once, after the last micro-batch.
+      `nn.training` keeps `micro_batches = M`.
   }];
   let options = [
     Option<"loss", "loss", "std::string", "\"cross-entropy\"",
@@ -168,7 +177,9 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
     Option<"mixedPrecision", "mixed-precision", "std::string", "\"none\"",
            "none, bf16 or fp16">,
     Option<"lossScale", "loss-scale", "double", "1024",
-           "Static loss scale of fp16">
+           "Static loss scale of fp16">,
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "Micro-batches the step accumulates gradients over">
   ];
   let dependentDialects = ["::parplan::nn::NNDialect"];
 }

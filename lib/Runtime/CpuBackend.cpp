@@ -164,8 +164,8 @@ public:
     return Status::success();
   }
 
-  Status run() override {
-    for (int i = 0; i < program_->instructions_size(); ++i) {
+  Status run(int64_t begin, int64_t end) override {
+    for (int64_t i = begin; i < end; ++i) {
       const plan::Instruction &instruction = program_->instructions(i);
       auto start = std::chrono::steady_clock::now();
       std::vector<int64_t> reads, writes;

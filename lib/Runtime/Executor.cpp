@@ -11,6 +11,7 @@
 
 #include "parplan/Runtime/Initializers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -64,6 +65,7 @@ Status Executor::load(const plan::Plan &planMessage, int rank,
   program_ = std::move(instance.program);
   groups_ = std::move(instance.groups);
   seed_ = planMessage.seed();
+  microBatches_ = std::max<int64_t>(1, planMessage.micro_batches());
   attrs_.assign(program_.instructions_size(), AttrMap());
   for (int i = 0; i < program_.instructions_size(); ++i)
     if (program_.instructions(i).has_kernel())
@@ -186,14 +188,18 @@ Status Executor::checkOutputs(std::vector<OutputCheck> &checks) const {
   return Status::success();
 }
 
-Status Executor::step(int64_t stepIndex, double *loss) {
-  if (!initialized_)
-    return Status::failure("the executor is not initialized (call "
-                           "initialize before the first step)");
+Status Executor::fillBatch(int64_t stepIndex, int64_t microBatch) {
   for (int b = 0; b < program_.buffers_size(); ++b) {
-    const plan::Buffer &buffer = program_.buffers(b);
-    if (buffer.kind() != plan::Buffer::INPUT)
+    if (program_.buffers(b).kind() != plan::Buffer::INPUT)
       continue;
+    // Micro-batch k of a block of a b-row tensor is the block of rows
+    // k * b .. (k + 1) * b - 1 of the step's batch of M * b rows.
+    plan::Buffer buffer = program_.buffers(b);
+    if (microBatches_ > 1) {
+      int64_t rows = buffer.logical_shape(0);
+      buffer.set_logical_shape(0, rows * microBatches_);
+      buffer.set_offsets(0, buffer.offsets(0) + microBatch * rows);
+    }
     Tensor batch = hostBuffer(b);
     bool loaded = false;
     if (batchLoader_)
@@ -210,9 +216,32 @@ Status Executor::step(int64_t stepIndex, double *loss) {
     if (Status status = backend_->write(b, batch); !status.ok())
       return status;
   }
-  if (Status status = backend_->run(); !status.ok())
-    return Status::failure("device " + std::to_string(device_) + " " +
-                           status.error);
+  return Status::success();
+}
+
+Status Executor::step(int64_t stepIndex, double *loss) {
+  if (!initialized_)
+    return Status::failure("the executor is not initialized (call "
+                           "initialize before the first step)");
+  // Sums over micro-batches start from zero every step.
+  for (int b = 0; b < program_.buffers_size(); ++b)
+    if (program_.buffers(b).kind() == plan::Buffer::ACCUMULATOR)
+      if (Status status = backend_->write(b, hostBuffer(b)); !status.ok())
+        return status;
+  int64_t count = program_.instructions_size();
+  for (int64_t microBatch = 0; microBatch < microBatches_; ++microBatch) {
+    if (Status status = fillBatch(stepIndex, microBatch); !status.ok())
+      return status;
+    int64_t end = microBatches_ > 1 ? program_.update_begin() : count;
+    if (Status status = backend_->run(0, end); !status.ok())
+      return Status::failure("device " + std::to_string(device_) + " " +
+                             status.error);
+  }
+  if (microBatches_ > 1)
+    if (Status status = backend_->run(program_.update_begin(), count);
+        !status.ok())
+      return Status::failure("device " + std::to_string(device_) + " " +
+                             status.error);
   if (loss) {
     *loss = std::numeric_limits<double>::quiet_NaN();
     if (program_.loss() >= 0) {

@@ -320,6 +320,8 @@ const std::map<std::string, Entry> &kernelTable() {
         }}},
       // Elementwise.
       {"add", {{2, 0, 1}, binaryOp(BinaryKind::Add)}},
+      // nn.accumulate's sum, added to in place: sum + value -> sum.
+      {"accumulate", {{2, 0, 1, {0}}, binaryOp(BinaryKind::Add)}},
       {"sub", {{2, 0, 1}, binaryOp(BinaryKind::Sub)}},
       {"mul", {{2, 0, 1}, binaryOp(BinaryKind::Mul)}},
       {"div", {{2, 0, 1}, binaryOp(BinaryKind::Div)}},

@@ -182,6 +182,8 @@ constexpr int64_t kMaxBufferElements = int64_t{1} << 48;
 /// The largest mesh a plan may declare (the checker keeps a word per
 /// device).
 constexpr int64_t kMaxDevices = int64_t{1} << 24;
+/// More micro-batches than any step takes: a corrupt field, not a plan.
+constexpr int64_t kMaxMicroBatches = int64_t{1} << 24;
 
 template <typename List> std::vector<int64_t> toVector(const List &list) {
   return std::vector<int64_t>(list.begin(), list.end());
@@ -224,6 +226,10 @@ public:
   explicit PlanChecker(const plan::Plan &planMessage) : plan_(planMessage) {}
 
   Status check() {
+    if (plan_.micro_batches() < 0 || plan_.micro_batches() > kMaxMicroBatches)
+      return Status::failure(
+          "plan micro_batches " + std::to_string(plan_.micro_batches()) +
+          " is outside 0 to " + std::to_string(kMaxMicroBatches));
     if (Status status = checkMesh(); !status.ok())
       return status;
     if (Status status = checkGroups(); !status.ok())
@@ -480,11 +486,15 @@ private:
       return Status::failure(where + " has offsets; a plan file gives "
                                      "splits, and the executor works the "
                                      "offsets out");
-    if (buffer.kind() == plan::Buffer::TEMPORARY) {
+    if (buffer.kind() == plan::Buffer::TEMPORARY ||
+        buffer.kind() == plan::Buffer::ACCUMULATOR) {
       if (buffer.splits_size() != 0 || buffer.logical_shape_size() != 0)
-        return Status::failure(where + " is a temporary with splits or a "
-                                       "logical_shape; only blocks of named "
-                                       "tensors and constants have them");
+        return Status::failure(
+            where + " is " +
+            (buffer.kind() == plan::Buffer::TEMPORARY ? "a temporary"
+                                                      : "an accumulator") +
+            " with splits or a logical_shape; only blocks of named tensors "
+            "and constants have them");
       return Status::success();
     }
     if (buffer.kind() != plan::Buffer::CONSTANT || buffer.splits_size() != 0)
@@ -513,6 +523,15 @@ private:
         !isFloat(*toRuntimeDType(buffer.dtype())) && buffer.value_bound() <= 0)
       return Status::failure(where + " is an integer input without a "
                                      "positive value_bound");
+    // Micro-batches slice the batch along dimension 0.
+    if (buffer.kind() == plan::Buffer::INPUT && plan_.micro_batches() > 1 &&
+        (buffer.logical_shape_size() == 0 ||
+         buffer.logical_shape(0) > kMaxBufferElements / plan_.micro_batches()))
+      return Status::failure(where + " is an input of logical shape " +
+                             toString(toVector(buffer.logical_shape())) +
+                             ", which " +
+                             std::to_string(plan_.micro_batches()) +
+                             " micro-batches cannot slice along dimension 0");
     return Status::success();
   }
 
@@ -822,6 +841,32 @@ private:
       }
       if (!status.ok())
         return status;
+    }
+    if (plan_.micro_batches() > 1) {
+      if (program.update_begin() < 0 ||
+          program.update_begin() > program.instructions_size())
+        return Status::failure(
+            where + " update_begin " + std::to_string(program.update_begin()) +
+            " is not an instruction index (0 to " +
+            std::to_string(program.instructions_size()) + ")");
+      // A parameter written in place before update_begin would be updated
+      // once per micro-batch.
+      for (int i = 0; i < program.update_begin(); ++i) {
+        const plan::Instruction &instruction = program.instructions(i);
+        if (!instruction.has_kernel())
+          continue;
+        for (int64_t result : instruction.kernel().results()) {
+          plan::Buffer::Kind kind = program.buffers(result).kind();
+          if (kind == plan::Buffer::PARAMETER || kind == plan::Buffer::STATE)
+            return Status::failure(
+                where + " instruction " + std::to_string(i) + " writes " +
+                (kind == plan::Buffer::PARAMETER ? "parameter" : "state") +
+                " buffer " + std::to_string(result) + " '" +
+                program.buffers(result).name() +
+                "' once per micro-batch (before update_begin " +
+                std::to_string(program.update_begin()) + ")");
+        }
+      }
     }
     if (program.loss() != -1) {
       if (Status status = checkIndex(program, program.loss(), where + " loss");

@@ -237,6 +237,10 @@ LogicalResult Interpreter::run(Operation *op) {
   }
   if (!isa<NNDialect>(op->getDialect()))
     return op->emitOpError() << "is not known to the interpreter";
+  if (isa<AccumulateOp>(op))
+    return op->emitOpError()
+           << "sums over a step's micro-batches; the interpreter runs a "
+              "step of one (parplan-run runs micro-batched plans)";
   return runKernel(op);
 }
 

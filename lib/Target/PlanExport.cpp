@@ -59,6 +59,8 @@ pp::Buffer::Kind protoKind(pp::BufferKind kind) {
     return pp::Buffer::CONSTANT;
   case pp::BufferKind::output:
     return pp::Buffer::OUTPUT;
+  case pp::BufferKind::accumulator:
+    return pp::Buffer::ACCUMULATOR;
   }
   return pp::Buffer::TEMPORARY;
 }
@@ -250,6 +252,9 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
           recv.set_tag(static_cast<int64_t>(o.getTag()));
         })
         .Case([&](pp::LossOp o) { program.set_loss(indexOf(o.getBuffer())); })
+        .Case([&](pp::AfterMicroBatchesOp) {
+          program.set_update_begin(program.instructions_size());
+        })
         .Case([&](pp::UpdateOp o) {
           pp::Update &update = *program.add_updates();
           update.set_target(indexOf(o.getTarget()));
@@ -295,10 +300,19 @@ FailureOr<pp::Plan> parplan::exportPlan(ModuleOp module) {
   });
   // The plan's whole mesh, whatever named mesh a program is on.
   copyInts(pp::planMeshShape(programs.front()), plan.mutable_mesh_shape());
+  auto microBatches = module->getAttrOfType<IntegerAttr>("plan.micro_batches");
+  if (microBatches && microBatches.getInt() > 1)
+    plan.set_micro_batches(microBatches.getInt());
   for (pp::ProgramOp program : programs) {
-    ProgramExporter exporter(*plan.add_programs());
+    pp::Program &out = *plan.add_programs();
+    ProgramExporter exporter(out);
     if (failed(exporter.run(program)))
       return failure();
+    // Without a plan.after_micro_batches, every instruction runs per
+    // micro-batch.
+    if (plan.micro_batches() > 1 &&
+        program.getBody().front().getOps<pp::AfterMicroBatchesOp>().empty())
+      out.set_update_begin(out.instructions_size());
   }
   if (rt::Status status = rt::checkPlan(plan); !status.ok())
     return module.emitError() << "the plan is invalid: " << status.error;

@@ -901,6 +901,9 @@ void NNAutodiffPass::runOnOperation() {
   double lossScaling = mixedPrecision == "fp16" ? lossScale.getValue() : 1.0;
   if (!(lossScaling > 0) || !std::isfinite(lossScaling))
     return fail("nn-autodiff: loss-scale must be a positive number");
+  if (microBatches < 1)
+    return fail("nn-autodiff: micro-batches must be at least 1, got " +
+                Twine(microBatches));
 
   std::vector<llvm::GlobPattern> frozenGlobs;
   SmallVector<StringRef> patterns;
@@ -991,16 +994,37 @@ void NNAutodiffPass::runOnOperation() {
   b.setInsertionPoint(returnOp);
   auto f32 = RankedTensorType::get({}, b.getF32Type());
   auto lossType = tensorType(*lossValue);
+  // Each micro-batch's loss is a mean over its slice: 1/M of its gradient
+  // is its share of the gradient of the mean over the batch.
   Value seed = ConstantOp::create(
-      b, DenseElementsAttr::get(
-             lossType, b.getFloatAttr(lossType.getElementType(), lossScaling)));
+      b, DenseElementsAttr::get(lossType,
+                                b.getFloatAttr(lossType.getElementType(),
+                                               lossScaling / microBatches)));
   differentiator.seed(*lossValue, seed);
   for (Operation *op : llvm::reverse(forward))
     if (failed(differentiator.differentiate(op)))
       return signalPassFailure();
 
+  // With micro-batches, what the update reads is summed over them: each
+  // gradient where the backward pass completes it (so that the low-precision
+  // one dies there), and the loss divided by M.
+  auto accumulated = [&](Value value) -> Value {
+    if (microBatches == 1)
+      return value;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(value);
+    return AccumulateOp::create(b, value);
+  };
+  Value reportedLoss = *lossValue;
+  if (microBatches > 1)
+    reportedLoss = accumulated(MulOp::create(
+        b, *lossValue,
+        ConstantOp::create(
+            b, DenseElementsAttr::get(lossType,
+                                      b.getFloatAttr(lossType.getElementType(),
+                                                     1.0 / microBatches)))));
   // The optimizer: one update per parameter that got a gradient.
-  SmallVector<Value> results = {*lossValue};
+  SmallVector<Value> results = {reportedLoss};
   SmallVector<std::string> updates = {""};
   // State sits beside its parameter; the step count first.
   auto zerosParam = [&](Operation *after, RankedTensorType type,
@@ -1043,8 +1067,9 @@ void NNAutodiffPass::runOnOperation() {
     // backward pass): otherwise every fp32 gradient lives at once, beside
     // the low-precision ones, until the updates.
     if (auto cast = grad.getDefiningOp<CastOp>();
-        cast && cast->use_empty() && optimizer != "none")
+        cast && cast->use_empty() && optimizer != "none" && microBatches == 1)
       cast->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+    grad = accumulated(grad);
     b.setLoc(param.getLoc());
     auto type = tensorType(param.getResult());
     std::string name = param.getName().str();
@@ -1115,6 +1140,9 @@ void NNAutodiffPass::runOnOperation() {
       b.getNamedAttr("labels", b.getStringAttr(labels))};
   if (lossScaling != 1.0)
     training.push_back(b.getNamedAttr("loss_scale", scaleAttr));
+  if (microBatches > 1)
+    training.push_back(
+        b.getNamedAttr("micro_batches", b.getI64IntegerAttr(microBatches)));
   if (policy != Recompute::None)
     training.push_back(
         b.getNamedAttr("recomputed_layers", b.getArrayAttr(recomputedLayers)));

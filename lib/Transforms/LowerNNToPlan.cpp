@@ -9,7 +9,8 @@
 // - a mean over a split dimension divides by the local count, so the
 //   partial means are rescaled to the logical one;
 // - a gather on a block of a table split by rows (vocabulary parallelism)
-//   runs gather_shard, which reads only the rows the block holds.
+//   runs gather_shard, which reads only the rows the block holds;
+// - a sum over micro-batches is an accumulator buffer added to in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -200,6 +201,25 @@ LogicalResult lowerOp(nn::ReduceMeanOp mean, DeviceLowering &lowering) {
   lowering.map(mean.getResult(),
                lowering.kernel(mean.getLoc(), "mul", ValueRange{out, scale},
                                cast<MemRefType>(out.getType())));
+  return success();
+}
+
+/// A sum over micro-batches lives in an accumulator buffer (zeros at the
+/// start of each step) that its kernel adds the micro-batch's value to.
+LogicalResult lowerOp(nn::AccumulateOp accumulate, DeviceLowering &lowering) {
+  OpBuilder &b = lowering.getBuilder();
+  Value sum = lowering
+                  .makeBuffer(accumulate.getLoc(),
+                              lowering.localType(
+                                  accumulate.getType(),
+                                  lowering.layoutOf(accumulate.getResult())),
+                              plan::BufferKind::accumulator)
+                  .getResult();
+  plan::KernelOp::create(
+      b, accumulate.getLoc(), b.getStringAttr("accumulate"),
+      ValueRange{sum, lowering.lookup(accumulate.getInput())}, ValueRange{sum},
+      DictionaryAttr());
+  lowering.map(accumulate.getResult(), sum);
   return success();
 }
 

@@ -19,6 +19,7 @@
 #include "parplan/Transforms/DeviceLowering.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -252,6 +253,14 @@ void LowerToPlanPass::runOnOperation() {
   }
   if (failed(checkLoweringInput(function, meshSize(planShape))))
     return signalPassFailure();
+  int64_t microBatches = microBatchCount(module);
+  DenseSet<Operation *> afterMicroBatches;
+  if (microBatches > 1) {
+    FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
+    if (failed(after))
+      return signalPassFailure();
+    afterMicroBatches = std::move(*after);
+  }
 
   MLIRContext *context = &getContext();
   // Meshes and groups go before the programs, groups in the order they are
@@ -305,15 +314,23 @@ void LowerToPlanPass::runOnOperation() {
           static_cast<bool>(mesh) || staged, programMesh.name, deviceAt(first));
       if (moves)
         lowering.setCrossMeshMoves(&*moves);
-      for (Operation &op : function.front()) {
-        if (staged && !runsOn(&op, programMesh.name))
-          continue;
-        LogicalResult lowered =
-            isa<func::ReturnOp>(op)
-                ? lowerReturn(cast<func::ReturnOp>(op), function, lowering)
-                : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
-        if (failed(lowered))
-          return signalPassFailure();
+      // The micro-batch's ops, then (after plan.after_micro_batches) the
+      // step's: the updates and what they read of the accumulated sums.
+      for (bool oncePerStep : {false, true}) {
+        if (oncePerStep && microBatches > 1)
+          plan::AfterMicroBatchesOp::create(b, function.getLoc());
+        for (Operation &op : function.front()) {
+          bool isReturn = isa<func::ReturnOp>(op);
+          if ((isReturn || afterMicroBatches.contains(&op)) != oncePerStep ||
+              (staged && !runsOn(&op, programMesh.name)))
+            continue;
+          LogicalResult lowered =
+              isReturn
+                  ? lowerReturn(cast<func::ReturnOp>(op), function, lowering)
+                  : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
+          if (failed(lowered))
+            return signalPassFailure();
+        }
       }
       auto extents = [&](int64_t position) {
         std::vector<int64_t> coordinate = meshCoordinate(meshShape, position);
@@ -339,6 +356,9 @@ void LowerToPlanPass::runOnOperation() {
 
   module->setAttr("plan.mesh_shape",
                   OpBuilder(context).getDenseI64ArrayAttr(planShape));
+  if (microBatches > 1)
+    module->setAttr("plan.micro_batches",
+                    OpBuilder(context).getI64IntegerAttr(microBatches));
   // The cluster the layouts were priced on and the pins they obeyed have no
   // use in the programs.
   module->removeAttr("sbp.cluster");

@@ -26,6 +26,7 @@ void parplan::addAutodiffPass(mlir::OpPassManager &pm,
   autodiff.recompute = options.recompute;
   autodiff.recomputeLayers = options.recomputeLayers;
   autodiff.mixedPrecision = options.mixedPrecision;
+  autodiff.microBatches = options.microBatches;
   pm.addPass(createNNAutodiff(autodiff));
 }
 

@@ -283,7 +283,10 @@ private:
   LogicalResult addStrategyPins();
   LogicalResult applyPins();
   void assignLayerClasses();
+  /// Seconds of each (producer candidate, consumer candidate) pair of a
+  /// use over a step: the boxing runs where its consumer does.
   std::vector<double> useCosts(const Use &use) const;
+  std::vector<double> useCostsOnce(const Use &use) const;
   LogicalResult solve();
   std::optional<cost::LayoutSolution> solveAt(double bytePrice,
                                               bool memoryOnly = false);
@@ -340,6 +343,16 @@ private:
   /// In a training step: forward values that backward ops read, kept from
   /// the forward pass to the backward pass.
   DenseSet<Value> savedActivations;
+  /// In a step of several micro-batches: how many, and the ops that run
+  /// once after them; the others' times count once per micro-batch.
+  int64_t microBatches = 1;
+  DenseSet<Operation *> afterMicroBatches;
+  double runsPerStep(const Node &node) const {
+    return node.isSink() || isa<nn::ParamOp>(node.op) ||
+                   afterMicroBatches.contains(node.op)
+               ? 1.0
+               : static_cast<double>(microBatches);
+  }
   double stepTime = 0, computeTime = 0, communicationTime = 0, memory = 0;
 };
 
@@ -489,8 +502,14 @@ void ShardingSearch::priceCandidates(Node &node) {
                                                          opCost->bytesWritten) *
                                          byteScale * work,
                                      elementType);
+    node.time[k] *= runsPerStep(node);
     // Training keeps every activation for the backward pass; a training
-    // step keeps the ones its backward ops read.
+    // step keeps the ones its backward ops read, and the sums it
+    // accumulates over micro-batches for the whole step.
+    if (isa<nn::AccumulateOp>(op))
+      node.memory[k] += localElements(op->getResult(0).getType(), meshShape,
+                                      candidate.results[0]) *
+                        static_cast<double>(model.elementBytes(elementType));
     if (options.training || explicitStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
         if (options.training || savedActivations.contains(op->getResult(i)))
@@ -831,6 +850,9 @@ void ShardingSearch::assignLayerClasses() {
           key.push_back(type.getAsOpaquePointer());
         // Ops on different stages price their uses on different meshes.
         key.push_back(op->getAttr("sbp.stage").getAsOpaquePointer());
+        // Ops run once per micro-batch or once per step cost apart.
+        key.push_back(afterMicroBatches.contains(op) ? op->getContext()
+                                                     : nullptr);
         // Alike ops pinned alike (a strategy's rules, a pattern of the
         // user's) stay alike.
         if (auto pin = pins.find(static_cast<int64_t>(i)); pin != pins.end())
@@ -893,6 +915,15 @@ void ShardingSearch::assignLayerClasses() {
 }
 
 std::vector<double> ShardingSearch::useCosts(const Use &use) const {
+  std::vector<double> costs = useCostsOnce(use);
+  double runs = runsPerStep(nodes[use.consumer]);
+  if (runs != 1)
+    for (double &cost : costs)
+      cost *= runs;
+  return costs;
+}
+
+std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
   const Node &producer = nodes[use.producer];
   const Node &consumer = nodes[use.consumer];
   Value value = consumer.isSink()
@@ -1221,8 +1252,16 @@ LogicalResult ShardingSearch::run() {
     return failure();
   if (failed(collectPins()))
     return failure();
-  if (explicitStep)
+  if (explicitStep) {
     savedActivations = parplan::savedActivations(function);
+    microBatches = microBatchCount(module);
+    if (microBatches > 1) {
+      FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
+      if (failed(after))
+        return failure();
+      afterMicroBatches = std::move(*after);
+    }
+  }
   for (Node &node : nodes)
     priceCandidates(node);
   assignLayerClasses();

@@ -60,8 +60,56 @@ llvm::DenseSet<Value> parplan::savedActivations(func::FuncOp function) {
   return saved;
 }
 
+int64_t parplan::microBatchCount(ModuleOp module) {
+  auto training = module->getAttrOfType<DictionaryAttr>("nn.training");
+  auto count =
+      training ? training.getAs<IntegerAttr>("micro_batches") : IntegerAttr();
+  return count ? std::max<int64_t>(1, count.getInt()) : 1;
+}
+
+FailureOr<DenseSet<Operation *>>
+parplan::opsAfterMicroBatches(func::FuncOp function) {
+  // Forward in program order: an op is once-run when an operand is an
+  // accumulated sum or another once-run op's result, and of the batch when
+  // an operand is (nn.input's results are).
+  DenseSet<Operation *> after;
+  DenseSet<Operation *> ofBatch;
+  for (Operation &op : function.front()) {
+    if (isa<InputOp>(op)) {
+      ofBatch.insert(&op);
+      continue;
+    }
+    Operation *perBatchOperand = nullptr;
+    bool once = false;
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def)
+        continue;
+      if (isa<AccumulateOp>(def) || after.contains(def))
+        once = true;
+      else if (ofBatch.contains(def))
+        perBatchOperand = def;
+    }
+    if (once && perBatchOperand && !isa<func::ReturnOp>(op))
+      return op.emitError()
+             << "'" << op.getName()
+             << "' runs once after the micro-batches but reads a value of "
+                "the batch ('"
+             << perBatchOperand->getName()
+             << "') that is not accumulated: it would see the last "
+                "micro-batch alone";
+    if (once)
+      after.insert(&op);
+    else if (perBatchOperand)
+      ofBatch.insert(&op);
+  }
+  return after;
+}
+
 parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
   TrainingStepStats stats;
+  if (auto module = function->getParentOfType<ModuleOp>())
+    stats.microBatches = microBatchCount(module);
   DenseSet<Operation *> forward = forwardOps(function);
   DenseSet<StringRef> updated;
   for (unsigned i = 0; i < function.getNumResults(); ++i)

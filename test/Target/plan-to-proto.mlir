@@ -1,11 +1,14 @@
 // RUN: parplan-translate %s -split-input-file --plan-to-proto -o %t.pb
 // RUN: not parplan-translate %S/Inputs/overlapping-meshes.mlir --plan-to-proto -o %t.bad 2>&1 | FileCheck %s --check-prefix=OVERLAP
+// RUN: not parplan-translate %S/Inputs/update-per-micro-batch.mlir --plan-to-proto -o %t.bad 2>&1 | FileCheck %s --check-prefix=MICRO-BATCH
 
 // Named meshes reach the plan file: the runtime's checkPlan, which the
 // export runs, reads each program's blocks in its mesh (this plan passes)
 // and rejects meshes sharing a device, which the dialect does not check
 // (Inputs/overlapping-meshes.mlir).
 // OVERLAP: the plan is invalid: plan meshes[1] 'b' lists device 1, which mesh 'a' holds too
+// A plan of micro-batches updates its parameters once, after them.
+// MICRO-BATCH: the plan is invalid: program 0 instruction 0 writes parameter buffer 0 'w' once per micro-batch (before update_begin 1)
 module attributes {plan.mesh_shape = array<i64: 4>} {
   plan.mesh @a shape = [2] devices = [0, 1]
   plan.mesh @b shape = [2] devices = [3, 2]

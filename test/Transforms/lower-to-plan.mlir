@@ -421,3 +421,54 @@ func.func @main() -> (tensor<4xf32> {nn.output = "t"}) {
   // expected-error @+1 {{lower-to-plan: result 0 ('t') is no value the step computes}}
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// A step of 2 micro-batches: the ops before plan.after_micro_batches run
+// once per micro-batch, those reading an accumulated sum once after the
+// last, whatever their order in @main (the loss's sum here comes after the
+// update). Each sum is an accumulator buffer its kernel adds to in place;
+// the update reads the sum.
+// CHECK-LABEL: module attributes {{{.*}}plan.micro_batches = 2 : i64
+// CHECK: %[[W:.*]] = plan.buffer {kind = "parameter", {{.*}}name = "w"
+// CHECK: %[[X:.*]] = plan.buffer {kind = "input", logical_shape = array<i64: 3, 4>, name = "x"
+// CHECK: plan.kernel "reduce_sum" ins(%[[X]] : memref<3x4xf32>) outs(%[[G:.*]] : memref<4xf32>)
+// CHECK: %[[GS:.*]] = plan.buffer {kind = "accumulator"} : memref<4xf32>
+// CHECK-NEXT: plan.kernel "accumulate" ins(%[[GS]], %[[G]] : memref<4xf32>, memref<4xf32>) outs(%[[GS]] : memref<4xf32>)
+// CHECK: %[[LS:.*]] = plan.buffer {kind = "accumulator"} : memref<f32>
+// CHECK-NEXT: plan.kernel "accumulate" ins(%[[LS]], %{{.*}} : memref<f32>, memref<f32>) outs(%[[LS]] : memref<f32>)
+// CHECK-NEXT: plan.after_micro_batches
+// CHECK-NEXT: plan.kernel "sgd_update" ins(%[[W]], %[[GS]] : memref<4xf32>, memref<4xf32>) outs(%[[W]] : memref<4xf32>)
+// CHECK-NEXT: plan.loss %[[LS]] : memref<f32>
+// CHECK-NEXT: }
+module attributes {nn.training = {micro_batches = 2 : i64}} {
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" : tensor<4xf32>
+    %x = nn.input "x" : tensor<3x4xf32>
+    %loss = nn.reduce_mean %x keepdims = false : tensor<3x4xf32> -> tensor<f32>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false : tensor<3x4xf32> -> tensor<4xf32>
+    %sum = nn.accumulate %g : tensor<4xf32>
+    %w1 = nn.sgd_update %w, %sum lr = 0.1 : tensor<4xf32>
+    %losses = nn.accumulate %loss : tensor<f32>
+    return %losses, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+// Once run after the micro-batches, an op would see only the last one's
+// batch.
+module attributes {nn.training = {micro_batches = 2 : i64}} {
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" : tensor<4xf32>
+    %x = nn.input "x" : tensor<3x4xf32>
+    %loss = nn.reduce_mean %x keepdims = false : tensor<3x4xf32> -> tensor<f32>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false : tensor<3x4xf32> -> tensor<4xf32>
+    %sum = nn.accumulate %g : tensor<4xf32>
+    // expected-error @+1 {{'nn.add' runs once after the micro-batches but reads a value of the batch ('nn.reduce_sum') that is not accumulated: it would see the last micro-batch alone}}
+    %both = nn.add %sum, %g : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %w1 = nn.sgd_update %w, %both lr = 0.1 : tensor<4xf32>
+    %losses = nn.accumulate %loss : tensor<f32>
+    return %losses, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}

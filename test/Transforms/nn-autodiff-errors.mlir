@@ -7,6 +7,7 @@
 // RUN: not parplan-opt %s -split-input-file -nn-autodiff="mixed-precision=fp8" 2>&1 | FileCheck %s --check-prefix=PRECISION
 // RUN: not parplan-opt %s -split-input-file -nn-autodiff="recompute=full recompute-layers=-2" 2>&1 | FileCheck %s --check-prefix=LAYERS
 // RUN: not parplan-opt %s -split-input-file -nn-autodiff="recompute=selective recompute-layers=1" 2>&1 | FileCheck %s --check-prefix=LAYERS-POLICY
+// RUN: not parplan-opt %s -split-input-file -nn-autodiff="micro-batches=0" 2>&1 | FileCheck %s --check-prefix=MICRO-BATCHES
 
 // LAYERS: error: 'func.func' op nn-autodiff: recompute-layers must be -1 (all) or a count, got -2
 // LAYERS-POLICY: error: 'func.func' op nn-autodiff: recompute-layers needs recompute=full (got recompute=selective)
@@ -16,6 +17,7 @@
 // FROZEN: error: 'func.func' op nn-autodiff: frozen pattern '[w': invalid glob pattern
 // RECOMPUTE: error: 'func.func' op nn-autodiff: unknown recompute 'some' (expected none, selective or full)
 // PRECISION: error: 'func.func' op nn-autodiff: unknown mixed-precision 'fp8' (expected none, bf16 or fp16)
+// MICRO-BATCHES: error: 'func.func' op nn-autodiff: micro-batches must be at least 1, got 0
 
 func.func @main() -> tensor<4x3xf32> {
   %x = nn.input "x" : tensor<4x5xf32>

@@ -1,5 +1,6 @@
 // RUN: parplan-opt %s -nn-autodiff -sbp-assign="mesh=8 strategy=data-parallel" -insert-boxing | FileCheck %s --check-prefix=DP
 // RUN: parplan-opt %s -nn-autodiff -sbp-assign="mesh=2x4" -insert-boxing | FileCheck %s --check-prefix=MIXED
+// RUN: parplan-opt %s -nn-autodiff="micro-batches=4" -sbp-assign="mesh=8 strategy=data-parallel" -insert-boxing | FileCheck %s --check-prefix=MICRO
 
 // A training step (nn-autodiff's output) is laid out like any program: the
 // gradient synchronization is the boxing that the layouts of a parameter
@@ -24,6 +25,13 @@
 // MIXED: %[[W2:.*]], %{{.*}}, %{{.*}} = nn.adam_update {{.*}}-> {{\[}}[#sbp.s<1>, #sbp.s<0>], [#sbp.s<1>, #sbp.s<0>], [#sbp.s<1>, #sbp.s<0>]]>
 // MIXED: sbp.boxing %[[W2]] on @mesh [#sbp.s<1>, #sbp.s<0>] -> [#sbp.b, #sbp.s<0>] {time
 // MIXED-NOT: [#sbp.p<sum>, {{.*}}] -> [#sbp.b,
+//
+// With 4 micro-batches, each device sums its partial gradients over them
+// and the all-reduce runs once, after the last, on the sums.
+// MICRO: %[[S2:.*]] = nn.accumulate %{{.*}} {sbp.sharding = #sbp.sharding<@mesh, {{\[}}[#sbp.p<sum>]] -> {{\[}}[#sbp.p<sum>]]>} : tensor<1024x16xf32>
+// MICRO-NEXT: sbp.boxing %[[S2]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
+// MICRO: %[[S1:.*]] = nn.accumulate %{{.*}} {sbp.sharding = #sbp.sharding<@mesh, {{\[}}[#sbp.p<sum>]] -> {{\[}}[#sbp.p<sum>]]>} : tensor<1024x1024xf32>
+// MICRO-NEXT: sbp.boxing %[[S1]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
 func.func @main() -> tensor<4096x16xf32> {
   %x = nn.input "x" : tensor<4096x1024xf32>
   %w1 = nn.param "fc1.weight" : tensor<1024x1024xf32>

@@ -37,7 +37,8 @@ addBuffer(plan::Program &program, const std::string &name,
     buffer->add_shape(size);
   // Blocks of named tensors say how they are cut from the logical tensor
   // (here: not at all, on a mesh of one axis).
-  if (kind != plan::Buffer::TEMPORARY && kind != plan::Buffer::CONSTANT) {
+  if (kind != plan::Buffer::TEMPORARY && kind != plan::Buffer::CONSTANT &&
+      kind != plan::Buffer::ACCUMULATOR) {
     for (int64_t size : shape)
       buffer->add_logical_shape(size);
     buffer->add_splits(-1);

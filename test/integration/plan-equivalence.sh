@@ -106,4 +106,53 @@ for model in mlp gpt cnn; do
     fi
   done
 done
+
+# Micro-batches: the MLP and the GPT with a symbolic batch, compiled by
+# `parplan compile --batch B --micro-batches M` (each micro-batch B/M rows,
+# its gradients summed before one update), give the losses and weights of
+# the whole batch in one: on 1 device, on meshes with data and tensor
+# parallelism, on two pipeline stages, and with the CUDA kernels and memory
+# plan on the host.
+"$bin/parplan-zoo" mlp --sizes 32,64,10 --dynamic-batch -o "$dir/mlp-batch.onnx" >/dev/null &&
+  "$bin/parplan-zoo" gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 16 \
+    --dynamic-batch -o "$dir/gpt-batch.onnx" >/dev/null || { echo "FAIL: zoo"; exit 1; }
+# run_micro MODEL BATCH MESH STRATEGY M [HOST-KERNELS [ANNOTATIONS RANKS]]:
+# prints the log's path.
+run_micro() {
+  out=$dir/$1-micro-$3-$4-$5-${6:-reference}${7:+-stages}
+  frozen=
+  [ "$1" = gpt ] && frozen="--frozen transformer.causal_mask"
+  if [ -n "${7:-}" ]; then layout="--annotations $7"; ranks=$8
+  else layout="--mesh $3 --strategy $4"; ranks=$(devices "$3"); fi
+  "$bin/parplan" compile "$dir/$1-batch.onnx" --train --optimizer adam --lr 0.01 \
+    $frozen --batch "$2" --micro-batches "$5" $layout -o "$out" \
+    >"$out.compile.log" 2>&1 &&
+    timeout 120 mpirun --oversubscribe -np "$ranks" "$bin/parplan-run" \
+      "$out/plan.pb" --backend cpu --steps 5 --print-weights \
+      --host-kernels "${6:-reference}" >"$out.log" 2>&1 ||
+    { echo "FAIL: $1 on $3 ($4), $5 micro-batches:"; cat "$out.compile.log" "$out.log" 2>/dev/null; return 1; }
+  echo "$out.log"
+}
+for model in mlp gpt; do
+  batch=16
+  [ "$model" = gpt ] && batch=8
+  want=$(run_micro $model $batch 1 auto 1) || { status=1; continue; }
+  for config in "1 auto 4" "2x2 auto 2" "2x2 megatron 4" "2 data-parallel 2" \
+                "2x2 auto 4 device" "stages auto 2 reference $(stage_file stages-micro [2] [0,1] [2,3]) 4"; do
+    set -- $config
+    [ "$1" = stages ] && [ "$model" != mlp ] && continue
+    got=$(run_micro $model $batch "$@") || { status=1; continue; }
+    tol=1e-5
+    [ "${4:-}" = device ] && tol=1e-4
+    if grep -q "micro-batches" "${got%.log}.compile.log" &&
+       awk -v tol=$tol -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
+      echo "ok: $model, batch $batch in $3 micro-batches on $1 ($2${4:+, $4}): $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
+    else
+      echo "FAIL: $model, batch $batch in $3 micro-batches on $1 ($2${4:+, $4}) differs from the whole batch on 1 device:"
+      cat "${got%.log}.compile.log"
+      paste "$want" "$got"
+      status=1
+    fi
+  done
+done
 exit $status

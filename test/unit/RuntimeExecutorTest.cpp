@@ -254,3 +254,89 @@ TEST_CASE("checkOutputs compares OUTPUT blocks with their tensor's values",
   CHECK(mismatchesAfterCopying(0) == 0);
   CHECK(mismatchesAfterCopying(1) == 12);
 }
+
+namespace {
+
+/// A plan of `microBatches` micro-batches of 2 rows of x (2x3): each adds
+/// its block to an accumulator; once, after them, the loss is the sum of
+/// the accumulator.
+plan::Plan accumulatingPlan(int64_t microBatches) {
+  plan::Plan plan;
+  plan.add_mesh_shape(1);
+  plan.set_micro_batches(microBatches);
+  plan::Program &program = *plan.add_programs();
+  program.add_devices(0);
+  addBuffer(program, "x", {2, 3}, plan::Buffer::INPUT);
+  addBuffer(program, "sum", {2, 3}, plan::Buffer::ACCUMULATOR);
+  addBuffer(program, "total", {});
+  addKernel(program, "accumulate", {1, 0}, {1});
+  plan::Kernel *total = addKernel(program, "reduce_sum", {1}, {2});
+  plan::Attr *keepdims = total->add_attrs();
+  keepdims->set_name("keepdims");
+  keepdims->set_bool_value(false);
+  program.set_update_begin(1);
+  program.set_loss(2);
+  return plan;
+}
+
+} // namespace
+
+TEST_CASE("micro-batches slice the batch and accumulate", "[executor]") {
+  const int64_t microBatches = 3;
+  plan::Plan plan = accumulatingPlan(microBatches);
+  REQUIRE(checkPlan(plan).error == "");
+  LocalCommunicator communicator;
+  Executor executor;
+  REQUIRE(executor.load(plan, 0, communicator).ok());
+  REQUIRE(executor.initialize().ok());
+  for (int64_t step = 0; step < 2; ++step) {
+    // The step's whole batch: 3 micro-batches of 2 rows.
+    Tensor batch(DType::F32, {6, 3});
+    REQUIRE(fillBlock(batch, batch.shape(), {0, 0}, executor.seed(),
+                      batchName("x", step), 1, 0)
+                .ok());
+    double loss = 0;
+    REQUIRE(executor.step(step, &loss).ok());
+    // Row i of the sum adds rows i, 2 + i and 4 + i, once each: every
+    // micro-batch read its own slice, and the sum started from zero.
+    Tensor sum = executor.buffer(1);
+    double total = 0;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        double expected = 0;
+        for (int64_t k = 0; k < microBatches; ++k)
+          expected += batch.get((k * 2 + i) * 3 + j);
+        CHECK(sum.get(i * 3 + j) == Approx(expected).epsilon(1e-6));
+        total += expected;
+      }
+    CHECK(loss == Approx(total).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("checkPlan rejects malformed micro-batches", "[executor]") {
+  plan::Plan plan = accumulatingPlan(2);
+  SECTION("a negative count") {
+    plan.set_micro_batches(-1);
+    CHECK(checkPlan(plan).error ==
+          "plan micro_batches -1 is outside 0 to 16777216");
+  }
+  SECTION("update_begin past the instructions") {
+    plan.mutable_programs(0)->set_update_begin(3);
+    CHECK(checkPlan(plan).error ==
+          "program 0 update_begin 3 is not an instruction index (0 to 2)");
+  }
+  SECTION("an input with no dimension to slice") {
+    plan::Program &program = *plan.mutable_programs(0);
+    addBuffer(program, "scale", {}, plan::Buffer::INPUT);
+    CHECK(checkPlan(plan).error ==
+          "program 0 buffer 3 'scale' is an input of logical shape [], which "
+          "2 micro-batches cannot slice along dimension 0");
+  }
+  SECTION("an accumulator that claims a block") {
+    plan.mutable_programs(0)->mutable_buffers(1)->add_splits(-1);
+    CHECK(checkPlan(plan).error ==
+          "program 0 buffer 1 'sum' is an accumulator with splits or a "
+          "logical_shape; only blocks of named tensors and constants have "
+          "them");
+  }
+}

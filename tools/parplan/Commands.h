@@ -68,6 +68,8 @@ struct TrainingOptions {
   /// With full: the first N layers of each class; -1: all.
   int64_t recomputeLayers = -1;
   std::string mixedPrecision = "none";
+  /// Micro-batches the step accumulates gradients over.
+  int64_t microBatches = 1;
 };
 
 struct TrainStepOptions {

@@ -21,6 +21,7 @@
 #include "parplan/Target/PlanExport.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/TrainingStep.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -55,8 +56,10 @@ struct DeviceFigures {
 
 /// One device's arena (plan-memory) and peak of live bytes (every named
 /// buffer for the whole step, temporaries from their creation to their last
-/// use), and the bytes its collectives send (plan::bytesSent).
-DeviceFigures deviceFigures(plan::ProgramOp program) {
+/// use), and the bytes its collectives send (plan::bytesSent) in a step of
+/// `microBatches`: those before plan.after_micro_batches once per
+/// micro-batch.
+DeviceFigures deviceFigures(plan::ProgramOp program, int64_t microBatches) {
   DeviceFigures figures;
   Block &body = program.getBody().front();
   DenseMap<Operation *, int64_t> position;
@@ -85,8 +88,12 @@ DeviceFigures deviceFigures(plan::ProgramOp program) {
   figures.peakMemoryBytes = figures.liveMemoryBytes;
   if (auto arena = program->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
     figures.peakMemoryBytes = arena.getInt();
-  for (Operation &op : body)
-    figures.commBytes += plan::bytesSent(&op);
+  double runs = static_cast<double>(microBatches);
+  for (Operation &op : body) {
+    if (isa<plan::AfterMicroBatchesOp>(op))
+      runs = 1;
+    figures.commBytes += runs * plan::bytesSent(&op);
+  }
   return figures;
 }
 
@@ -182,8 +189,24 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return 1;
   }
   std::vector<std::string> dims = options.dims;
+  // The model is imported at the micro-batch: the program of one.
+  int64_t microBatches = options.training.microBatches;
+  if (microBatches > 1 && options.batch <= 0) {
+    llvm::errs() << "parplan compile: error: '" << options.input
+                 << "': --micro-batches " << microBatches
+                 << " needs --batch, the global batch that each micro-batch "
+                    "takes 1/"
+                 << microBatches << " of\n";
+    return 1;
+  }
+  if (options.batch % microBatches != 0) {
+    llvm::errs() << "parplan compile: error: '" << options.input
+                 << "': --micro-batches " << microBatches
+                 << " does not divide --batch " << options.batch << "\n";
+    return 1;
+  }
   if (options.batch > 0)
-    dims.push_back("batch=" + std::to_string(options.batch));
+    dims.push_back("batch=" + std::to_string(options.batch / microBatches));
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
@@ -291,9 +314,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                   *lowered.module))
       return std::nullopt;
     for (plan::ProgramOp program : lowered.module->getOps<plan::ProgramOp>())
-      lowered.peak =
-          std::max(lowered.peak,
-                   static_cast<double>(deviceFigures(program).peakMemoryBytes));
+      lowered.peak = std::max(
+          lowered.peak,
+          static_cast<double>(deviceFigures(program, 1).peakMemoryBytes));
     return lowered;
   };
   std::optional<Lowered> lowered;
@@ -437,6 +460,12 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   double flops = 0;
   std::vector<std::pair<std::string, std::string>> parameterLayouts;
   auto function = module->lookupSymbol<func::FuncOp>("main");
+  // Per step: the micro-batch's ops M times.
+  DenseSet<Operation *> oncePerStep;
+  if (microBatches > 1)
+    if (FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
+        succeeded(after))
+      oncePerStep = std::move(*after);
   function.walk([&](Operation *op) {
     auto sharding = op->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
     if (!sharding || !isa<nn::NNDialect>(op->getDialect()))
@@ -452,7 +481,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       results.push_back(sharding.getResultSbp(i));
     if (auto shardable = dyn_cast<nn::ShardableOpInterface>(op))
       if (FailureOr<OpCost> cost = shardable.getCost(); succeeded(cost))
-        flops += cost->flops * localWorkFraction(operands, results, meshShape);
+        flops +=
+            cost->flops * localWorkFraction(operands, results, meshShape) *
+            static_cast<double>(oncePerStep.contains(op) ? 1 : microBatches);
     double cost = 0;
     if (auto explain = op->getAttrOfType<DictionaryAttr>("sbp.explain"))
       if (auto value = explain.getAs<FloatAttr>("cost"))
@@ -504,7 +535,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   SmallVector<plan::ProgramOp> programs(module->getOps<plan::ProgramOp>());
   int64_t devices = 0;
   for (plan::ProgramOp program : programs) {
-    DeviceFigures figures = deviceFigures(program);
+    DeviceFigures figures = deviceFigures(program, microBatches);
     peak = std::max(peak, figures.peakMemoryBytes);
     comm = std::max(comm, figures.commBytes);
     devices += static_cast<int64_t>(program.getDevices().size());
@@ -537,6 +568,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"predicted_communication_time_s", seconds("communication_time")},
       {"estimated_memory_bytes_per_device", estimatedMemory},
       {"compile_time_s", compileSeconds},
+      {"micro_batches", microBatches},
       {"recompute", pipeline.recompute},
       {"recomputed_layers", llvm::json::Array(recomputedLayers)},
       {"stages", std::move(stagesJson)},
@@ -572,6 +604,10 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   }
   if (!stagesText.empty())
     fmt::print("  stages           {}\n", stagesText);
+  if (microBatches > 1)
+    fmt::print("  micro-batches    {} of {} (batch {}), gradients summed "
+               "before one update\n",
+               microBatches, options.batch / microBatches, options.batch);
   if (pipeline.recompute != "none") {
     std::string line = pipeline.recompute;
     if (!recomputedLayers.empty())

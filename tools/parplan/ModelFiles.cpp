@@ -130,6 +130,7 @@ void parplan::cli::setPipelineOptions(CompilePipelineOptions &pipeline,
   pipeline.recompute = training.recompute;
   pipeline.recomputeLayers = training.recomputeLayers;
   pipeline.mixedPrecision = training.mixedPrecision;
+  pipeline.microBatches = training.microBatches;
   if (!layout)
     return;
   pipeline.cluster = layout->cluster;

@@ -55,5 +55,9 @@ int parplan::cli::runTrainStep(const TrainStepOptions &options) {
              formatFlops(stats.optimizerFlops), formatFlops(stats.matmulFlops));
   fmt::print("  activations  {} kept from forward to backward\n",
              formatBytes(stats.savedActivationBytes));
+  if (stats.microBatches > 1)
+    fmt::print("  micro-batch  the program above, run {} times a step; the "
+               "updates once, on the gradients summed\n",
+               stats.microBatches);
   return 0;
 }

@@ -168,6 +168,11 @@ void addTrainingOptions(CLI::App *command,
       ->add_option("--mixed-precision", training.mixedPrecision,
                    "none (default), bf16 or fp16 (fp32 master weights)")
       ->check(CLI::IsMember({"none", "bf16", "fp16"}));
+  command
+      ->add_option("--micro-batches", training.microBatches,
+                   "Accumulate gradients over M micro-batches before one "
+                   "update (default 1; compile splits --batch into M)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
 }
 
 /// `--dim NAME=VALUE`, repeatable. One value per flag: CLI11 lets a vector

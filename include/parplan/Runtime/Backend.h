@@ -65,10 +65,12 @@ public:
   /// Copies the buffer out, after everything that writes it has run.
   virtual Status read(int64_t buffer, Tensor &value) = 0;
 
-  /// Runs the program's instructions once, in order as far as their
-  /// results can tell; returns when every one has finished. A failure
-  /// names the instruction ("instruction 7 (nn.gather): ...").
-  virtual Status run() = 0;
+  /// Runs the program's instructions `begin` to `end` - 1 once, in order
+  /// as far as their results can tell; returns when every one has
+  /// finished. A step of micro-batches runs the instructions before
+  /// update_begin once per micro-batch, and the rest once. A failure names
+  /// the instruction ("instruction 7 (nn.gather): ...").
+  virtual Status run(int64_t begin, int64_t end) = 0;
   /// Copies every update's source into its target, all sources read
   /// before any target is written.
   virtual Status applyUpdates() = 0;
@@ -78,7 +80,7 @@ public:
   /// for the CPU backend.
   virtual std::vector<std::string> hostKernels() const { return {}; }
 
-  /// With profiling on, run() times every instruction on its own (the CUDA
+  /// With profiling on, run times every instruction on its own (the CUDA
   /// backend then gives up overlap, and measures with CUDA events);
   /// profile() sums the times by kind since profiling was turned on.
   virtual void setProfiling(bool on) = 0;

@@ -66,7 +66,10 @@ public:
   Status initialize();
 
   /// Runs one step: fills the INPUT buffers with step `stepIndex`'s batch,
-  /// runs the instructions, then applies the updates. `loss` (if not null)
+  /// runs the instructions, then applies the updates. With micro-batches,
+  /// the accumulators are zeroed, and each micro-batch fills the inputs
+  /// with its slice and runs the instructions before update_begin; the
+  /// rest run once, after the last. `loss` (if not null)
   /// receives the loss buffer's value as a double, NaN when the program
   /// has none.
   Status step(int64_t stepIndex, double *loss);
@@ -93,6 +96,9 @@ public:
 private:
   /// A host tensor of buffer `index`'s type and shape, zero-filled.
   Tensor hostBuffer(int64_t index) const;
+  /// Writes micro-batch `microBatch`'s slice of step `stepIndex`'s batch
+  /// into the INPUT buffers.
+  Status fillBatch(int64_t stepIndex, int64_t microBatch);
 
   /// The device's instance of its program (instantiateProgram).
   plan::Program program_;
@@ -100,6 +106,7 @@ private:
   std::map<std::string, Group> groups_;
   std::unique_ptr<Backend> backend_;
   uint64_t seed_ = 0;
+  int64_t microBatches_ = 1;
   WeightLoader weightLoader_;
   BatchLoader batchLoader_;
   /// Kernel attributes converted once, by instruction index.

@@ -83,6 +83,10 @@ struct CompilePipelineOptions
   Option<std::string> mixedPrecision{*this, "mixed-precision",
                                      llvm::cl::desc("none, bf16 or fp16"),
                                      llvm::cl::init("none")};
+  Option<int64_t> microBatches{
+      *this, "micro-batches",
+      llvm::cl::desc("Micro-batches the step accumulates gradients over"),
+      llvm::cl::init(1)};
 };
 
 /// nn-autodiff with the training options of `options`.

@@ -12,6 +12,7 @@
 #define PARPLAN_TRANSFORMS_TRAININGSTEP_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/DenseSet.h"
 
@@ -24,6 +25,20 @@ namespace parplan {
 /// its forward to its backward pass. Empty unless `function` has a result
 /// marked `nn.name = "loss"`.
 llvm::DenseSet<mlir::Value> savedActivations(mlir::func::FuncOp function);
+
+/// The micro-batches a training step accumulates over (nn-autodiff's
+/// `micro-batches`, kept as nn.training's `micro_batches`): 1 when the
+/// module says none.
+int64_t microBatchCount(mlir::ModuleOp module);
+
+/// The ops a step of several micro-batches runs once, after the last
+/// micro-batch: those reading an nn.accumulate result, directly or through
+/// others (the updates, and the boxing and casts before them). The others
+/// run once per micro-batch. Fails, naming the op, when one of the once-run
+/// ops reads a value of the batch other than through an nn.accumulate: it
+/// would see the last micro-batch alone.
+mlir::FailureOr<llvm::DenseSet<mlir::Operation *>>
+opsAfterMicroBatches(mlir::func::FuncOp function);
 
 struct TrainingStepStats {
   /// FLOPs (ShardableOpInterface::getCost) of each part of the step.
@@ -38,6 +53,9 @@ struct TrainingStepStats {
   int64_t parameterBytes = 0;   // every nn.param but optimizer state
   int64_t stateBytes = 0;       // nn.params with source = "zeros"
   int64_t savedActivationBytes = 0;
+  /// The FLOPs above are of one micro-batch's program: the parts before
+  /// the updates run this many times a step.
+  int64_t microBatches = 1;
 };
 
 /// The figures of a training step (nn-autodiff's output).

@@ -216,6 +216,8 @@ FailureOr<OpCost> SoftmaxCrossEntropyGradOp::getCost() {
 
 // Per element: unscale, decay, step (SGD); plus the velocity (momentum);
 // the two moments, bias corrections, sqrt and divide (Adam).
+// One add per element and micro-batch, the sum updated in place.
+FailureOr<OpCost> AccumulateOp::getCost() { return elementwise(*this, 1); }
 FailureOr<OpCost> SgdUpdateOp::getCost() { return elementwise(*this, 4); }
 FailureOr<OpCost> MomentumUpdateOp::getCost() { return elementwise(*this, 6); }
 FailureOr<OpCost> AdamUpdateOp::getCost() { return elementwise(*this, 14); }

@@ -664,6 +664,13 @@ LogicalResult SoftmaxCrossEntropyGradOp::getSbpSignatures(Signatures &out) {
   return success();
 }
 
+// A sum over micro-batches is linear: partial sums stay partial.
+LogicalResult AccumulateOp::getSbpSignatures(Signatures &out) {
+  (void)elementwise(*this, out);
+  addAllPartial(*this, out);
+  return success();
+}
+
 // Updates are elementwise over the parameter and its state, which share
 // one layout: a split parameter is updated where it lives (ZeRO), a
 // replicated one everywhere. The step count is a whole scalar.

@@ -181,7 +181,7 @@ LogicalResult BufferOp::verify() {
     return emitOpError()
            << "kind '" << *getKind()
            << "' is none of temporary, parameter, input, state, output, "
-              "constant";
+              "constant, accumulator";
   BufferKind kind = *known;
   if (kind == BufferKind::constant && !getSplits()) {
     auto value = getValueAttr();
@@ -191,10 +191,11 @@ LogicalResult BufferOp::verify() {
                               "and element type";
     return success();
   }
-  if (kind == BufferKind::temporary) {
+  if (kind == BufferKind::temporary || kind == BufferKind::accumulator) {
     if (getSplits() || getLogicalShape())
-      return emitOpError() << "a temporary buffer has no splits or "
-                              "logical_shape";
+      return emitOpError() << (kind == BufferKind::temporary ? "a temporary"
+                                                             : "an accumulator")
+                           << " buffer has no splits or logical_shape";
     return success();
   }
   if ((kind != BufferKind::constant && (!getName() || getName()->empty())) ||
@@ -259,6 +260,16 @@ LogicalResult LossOp::verify() {
   if (getBuffer().getType().getRank() != 0)
     return emitOpError() << "needs a scalar buffer, got "
                          << getBuffer().getType();
+  return success();
+}
+
+LogicalResult AfterMicroBatchesOp::verify() {
+  // The second one is the error.
+  for (Operation *op = (*this)->getPrevNode(); op; op = op->getPrevNode())
+    if (isa<AfterMicroBatchesOp>(op))
+      return emitOpError()
+             << "appears more than once in @"
+             << (*this)->getParentOfType<ProgramOp>().getSymName();
   return success();
 }
 

@@ -147,7 +147,7 @@ public:
               const std::map<std::string, Group> &groups) override;
   Status write(int64_t buffer, const Tensor &value) override;
   Status read(int64_t buffer, Tensor &value) override;
-  Status run() override;
+  Status run(int64_t begin, int64_t end) override;
   Status applyUpdates() override;
   std::vector<std::string> hostKernels() const override;
   void setProfiling(bool on) override {
@@ -669,7 +669,7 @@ Status CudaBackend::runMessages(int64_t first, int64_t last) {
   return grouped.end();
 }
 
-Status CudaBackend::run() {
+Status CudaBackend::run(int64_t begin, int64_t end) {
   if (failed_)
     return Status::failure("an earlier step failed; the GPU state is lost");
   failed_ = true; // until the step completes
@@ -690,11 +690,11 @@ Status CudaBackend::run() {
   // By instruction, with profiling: the host's time for kernels that run
   // on the host (GPU events would time only their copies).
   std::vector<double> hostSeconds(profiling_ ? count : 0, -1.0);
-  for (int64_t first = 0; first < count; ++first) {
+  for (int64_t first = begin; first < end; ++first) {
     // Sends and receives in a row go as one group; everything else alone.
     int64_t last = first;
     if (isMessage(first))
-      while (last + 1 < count && isMessage(last + 1))
+      while (last + 1 < end && isMessage(last + 1))
         ++last;
     cudaStream_t stream = schedule_.stream[first] == Stream::Compute
                               ? computeStream_
@@ -747,7 +747,7 @@ Status CudaBackend::run() {
   if (Status status = synchronize(); !status.ok())
     return status;
   if (profiling_)
-    for (int64_t i = 0; i < count; ++i) {
+    for (int64_t i = begin; i < end; ++i) {
       float milliseconds = 0;
       PARPLAN_CHECK(cudaEventElapsedTime(&milliseconds, starts_[i], ends_[i]));
       const plan::Instruction &instruction = program_->instructions(i);

@@ -633,7 +633,7 @@ bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
   auto in = [&](size_t i) -> const DeviceTensor & { return *operands[i]; };
 
   // Binary ops and where.
-  if (op == "add")
+  if (op == "add" || op == "accumulate")
     launched = elementwise::binary<L, AddOp, IntAddOp>(launcher, op, in(0),
                                                        in(1), result, outcome);
   else if (op == "sub")

@@ -277,7 +277,7 @@ plan.program @dev0 devices = [0] {
 // -----
 
 plan.program @dev0 devices = [0] {
-  // expected-error @+1 {{'plan.buffer' op kind 'weights' is none of temporary, parameter, input, state, output, constant}}
+  // expected-error @+1 {{'plan.buffer' op kind 'weights' is none of temporary, parameter, input, state, output, constant, accumulator}}
   %0 = plan.buffer {kind = "weights"} : memref<4xf32>
 }
 
@@ -468,4 +468,19 @@ module attributes {plan.mesh_shape = array<i64: 4>} {
 plan.program @p devices = [0] {
   // expected-error @+1 {{'plan.buffer' op an output buffer needs a name, a logical_shape and splits}}
   %o = plan.buffer {kind = "output"} : memref<4xf32>
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  // expected-error @+1 {{'plan.buffer' op an accumulator buffer has no splits or logical_shape}}
+  %0 = plan.buffer {kind = "accumulator", logical_shape = array<i64: 4>, splits = array<i64: -1>} : memref<4xf32>
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  plan.after_micro_batches
+  // expected-error @+1 {{'plan.after_micro_batches' op appears more than once in @dev0}}
+  plan.after_micro_batches
 }
