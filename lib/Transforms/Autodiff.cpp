@@ -1008,21 +1008,32 @@ void NNAutodiffPass::runOnOperation() {
   // With micro-batches, what the update reads is summed over them: each
   // gradient where the backward pass completes it (so that the low-precision
   // one dies there), and the loss divided by M.
-  auto accumulated = [&](Value value) -> Value {
+  // The sums carry the location (the node name) of what they sum, which
+  // stage and layout pins match.
+  auto accumulated = [&](Value value, Location loc) -> Value {
     if (microBatches == 1)
       return value;
     OpBuilder::InsertionGuard guard(b);
+    Location outer = b.getLoc();
+    b.setLoc(loc);
     b.setInsertionPointAfterValue(value);
-    return AccumulateOp::create(b, value);
+    Value sum = AccumulateOp::create(b, value);
+    b.setLoc(outer);
+    return sum;
   };
   Value reportedLoss = *lossValue;
-  if (microBatches > 1)
-    reportedLoss = accumulated(MulOp::create(
+  if (microBatches > 1) {
+    Location outer = b.getLoc(), lossLoc = lossValue->getLoc();
+    b.setLoc(lossLoc);
+    Value share = MulOp::create(
         b, *lossValue,
         ConstantOp::create(
             b, DenseElementsAttr::get(lossType,
                                       b.getFloatAttr(lossType.getElementType(),
-                                                     1.0 / microBatches)))));
+                                                     1.0 / microBatches))));
+    b.setLoc(outer);
+    reportedLoss = accumulated(share, lossLoc);
+  }
   // The optimizer: one update per parameter that got a gradient.
   SmallVector<Value> results = {reportedLoss};
   SmallVector<std::string> updates = {""};
@@ -1069,7 +1080,7 @@ void NNAutodiffPass::runOnOperation() {
     if (auto cast = grad.getDefiningOp<CastOp>();
         cast && cast->use_empty() && optimizer != "none" && microBatches == 1)
       cast->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
-    grad = accumulated(grad);
+    grad = accumulated(grad, param.getLoc());
     b.setLoc(param.getLoc());
     auto type = tensorType(param.getResult());
     std::string name = param.getName().str();

@@ -215,6 +215,28 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   if (!module)
     return 1;
   OneLineDiagnostics diagnostics(context);
+  // The executor slices every input along dimension 0: each must be the
+  // batch, bound to the micro-batch (a static or otherwise named batch
+  // dimension ignores --batch).
+  if (microBatches > 1) {
+    int64_t rows = options.batch / microBatches;
+    WalkResult walk = module->walk([&](nn::InputOp input) {
+      ArrayRef<int64_t> shape = input.getType().getShape();
+      if (!shape.empty() && shape.front() == rows)
+        return WalkResult::advance();
+      llvm::errs() << "parplan compile: error: '" << options.input
+                   << "': input '" << input.getName() << "' has "
+                   << (shape.empty() ? std::string("no dimension 0")
+                                     : std::to_string(shape.front()) +
+                                           " rows at dimension 0")
+                   << ", not the micro-batch's " << rows
+                   << ": --micro-batches slices every input along dimension "
+                      "0, which must be the symbolic dimension 'batch'\n";
+      return WalkResult::interrupt();
+    });
+    if (walk.wasInterrupted())
+      return 1;
+  }
 
   auto emitAfter = [&](StringRef stage) -> bool {
     if (options.emit != stage)
