@@ -1,5 +1,10 @@
 # Shared by the benchmark scripts: sourced, not run.
 
+# The binaries (PARPLAN_BUILD_DIR, default build) and the runs each figure
+# is the median of (RUNS, default 5).
+bin=${PARPLAN_BUILD_DIR:-build}/bin
+runs=${RUNS:-5}
+
 # summarize TIMES... PEAKS...: sets `median`, `low`, `high` of the first
 # `runs` values and `peak`, the largest of the rest.
 summarize() {

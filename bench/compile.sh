@@ -20,8 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
-bin=${PARPLAN_BUILD_DIR:-build}/bin
-runs=${RUNS:-5}
+[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 core=${CORE:-$(($(nproc) - 1))}
 work=${TMPDIR:-/tmp}/parplan-bench-compile
 mkdir -p "$work"
@@ -29,7 +28,6 @@ mkdir -p "$work"
 for tool in parplan-zoo parplan; do
   [[ -x $bin/$tool ]] || { echo "bench: $bin/$tool is missing; run scripts/setup.sh" >&2; exit 1; }
 done
-[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
 # preset|batch|cluster|mesh|strategy|layers (empty: the preset's)
 rows=(

@@ -19,7 +19,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
-bin=${PARPLAN_BUILD_DIR:-build}/bin
 runs=${RUNS:-10}
 work=${TMPDIR:-/tmp}/parplan-bench-cuda
 mkdir -p "$work"

@@ -20,8 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
-bin=${PARPLAN_BUILD_DIR:-build}/bin
-runs=${RUNS:-5}
+[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 graph=${GRAPH:-training}
 batch=${BATCH:-128}
 work=${TMPDIR:-/tmp}/parplan-bench-sbp-assign
@@ -31,7 +30,6 @@ mkdir -p "$work"
 for tool in parplan-zoo parplan parplan-opt; do
   [[ -x $bin/$tool ]] || { echo "bench: $bin/$tool is missing; run scripts/setup.sh" >&2; exit 1; }
 done
-[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
 rows=(
   "24|true" "48|true" "96|true" "96|false"
