@@ -371,6 +371,32 @@ def Plan_AfterMicroBatchesOp : Plan_Op<"after_micro_batches", [
   let hasVerifier = 1;
 }
 
+def Plan_BackwardBeginOp : Plan_Op<"backward_begin", [
+    HasParent<"ProgramOp">]> {
+  let summary = "Where a micro-batch's backward begins";
+  let description = [{
+    In a plan of M micro-batches on pipeline stages, the ops before this
+    one are a micro-batch's forward and those after it, up to
+    `plan.after_micro_batches`, its backward. A schedule (the plan file's
+    `schedule`) runs a stage's forwards and backwards of different
+    micro-batches in its own order: stage 0 of two under 1F1B runs the
+    forwards of micro-batches 0 and 1 before the backward of 0.
+
+    ```
+    stage 0 | F0 F1 B0 F2 B1 F3 B2 B3 | after
+    stage 1 |    F0 B0 F1 B1 F2 B2 F3 B3 | after
+    ```
+
+    ```mlir
+    plan.send %h to 2 tag 3 : memref<4x8xf32>
+    plan.backward_begin
+    plan.recv %dh from 2 tag 4 : memref<4x8xf32>
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 def Plan_UpdateOp : Plan_Op<"update", [HasParent<"ProgramOp">,
     AllTypesMatch<["target", "source"]>]> {
   let summary = "Carries an updated value into the next step";

@@ -411,13 +411,26 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
     of the listed devices, and the destination block summed from its tiles.
     A device taking part in a move has a program of its own.
 
+    A step of M micro-batches (nn.training's `micro_batches`) lowers the
+    ops that run once per micro-batch first: the forward (what the loss
+    depends on), then `plan.backward_begin` and the backward, then
+    `plan.after_micro_batches` and the ops run once per step (the updates).
+    On stages, the module's `plan.schedule` names the order each stage runs
+    its micro-batches' forwards and backwards in.
+
     Options:
     - `cluster`: a preset name, the one `insert-cross-mesh` planned moves
       on (default `dgx-h100`), when the module carries no `sbp.cluster`.
+    - `schedule`: on stages with micro-batches, `gpipe`, `1f1b` (default),
+      `eager-1f1b` or `sequential` (a micro-batch's forward and backward
+      before the next one's); `interleaved` is refused (its stages would
+      hold several model chunks).
   }];
   let options = [
     Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
-           "Cluster preset, used when the module carries no sbp.cluster">
+           "Cluster preset, used when the module carries no sbp.cluster">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "Pipeline schedule of stages with micro-batches">
   ];
   let dependentDialects = ["::parplan::plan::PlanDialect"];
 }

@@ -9,7 +9,9 @@
 
 #include "parplan/Runtime/Executor.h"
 
+#include "parplan/Cost/Pipeline.h"
 #include "parplan/Runtime/Initializers.h"
+#include "parplan/Runtime/StreamSchedule.h"
 
 #include <algorithm>
 #include <cmath>
@@ -73,11 +75,78 @@ Status Executor::load(const plan::Plan &planMessage, int rank,
         attrs_[i][attr.name()] = toAttrValue(attr);
   if (!backend_)
     backend_ = createCpuBackend(communicator);
+  communicator_ = &communicator;
+  stage_ = programStage(
+      planMessage, planMessage.programs(programIndexOf(planMessage, rank)));
+  stages_ = std::max(1, planMessage.meshes_size());
+  if (Status status = planTasks(planMessage); !status.ok())
+    return status;
   loaded_ = initialized_ = false;
   if (Status status = backend_->load(program_, attrs_, groups_); !status.ok())
     return Status::failure("device " + std::to_string(rank) + " (" +
                            backend_->describe() + "): " + status.error);
   loaded_ = true;
+  return Status::success();
+}
+
+Status Executor::planTasks(const plan::Plan &planMessage) {
+  schedule_ =
+      planMessage.schedule().empty() ? "sequential" : planMessage.schedule();
+  scheduleNote_.clear();
+  if (schedule_ != "sequential" && !backend_->runsSchedules()) {
+    scheduleNote_ = "the " + backend_->describe() +
+                    " backend runs the micro-batches one after another, not "
+                    "by the plan's schedule '" +
+                    schedule_ + "'";
+    schedule_ = "sequential";
+  }
+  int64_t updateBegin = microBatches_ > 1 ? program_.update_begin()
+                                          : program_.instructions_size();
+  tasks_.clear();
+  kept_.clear();
+  if (schedule_ == "sequential" || microBatches_ == 1) {
+    backwardBegin_ = updateBegin;
+    for (int64_t k = 0; k < microBatches_; ++k)
+      tasks_.insert(tasks_.end(), {{false, k}, {true, k}});
+    return Status::success();
+  }
+  std::optional<cost::PipelineSchedule> schedule =
+      cost::parsePipelineSchedule(schedule_);
+  cost::PipelineShape shape{stages_, microBatches_, 1};
+  if (!schedule)
+    return Status::failure("schedule '" + schedule_ +
+                           "' is unknown to the executor");
+  if (std::optional<std::string> why = cost::checkPipeline(*schedule, shape))
+    return Status::failure("schedule '" + schedule_ + "': " + *why);
+  std::vector<std::vector<cost::PipelineTask>> order =
+      cost::pipelineOrder(*schedule, shape);
+  for (const cost::PipelineTask &task : order[static_cast<size_t>(stage_)])
+    tasks_.push_back({task.backward, task.microBatch});
+  backwardBegin_ = program_.backward_begin();
+  // What the backward reads of the forward: results of its instructions
+  // and the batch's slices.
+  std::vector<bool> ofForward(program_.buffers_size(), false);
+  for (int b = 0; b < program_.buffers_size(); ++b)
+    ofForward[b] = program_.buffers(b).kind() == plan::Buffer::INPUT;
+  std::vector<int64_t> reads, writes;
+  for (int64_t i = 0; i < backwardBegin_; ++i) {
+    instructionBuffers(program_.instructions(static_cast<int>(i)), reads,
+                       writes);
+    for (int64_t b : writes)
+      ofForward[b] = true;
+  }
+  std::vector<bool> kept(program_.buffers_size(), false);
+  for (int64_t i = backwardBegin_; i < updateBegin; ++i) {
+    instructionBuffers(program_.instructions(static_cast<int>(i)), reads,
+                       writes);
+    for (int64_t b : reads)
+      if (ofForward[b] &&
+          program_.buffers(b).kind() != plan::Buffer::ACCUMULATOR)
+        kept[b] = true;
+  }
+  for (int b = 0; b < program_.buffers_size(); ++b)
+    if (kept[b])
+      kept_.push_back(b);
   return Status::success();
 }
 
@@ -228,20 +297,50 @@ Status Executor::step(int64_t stepIndex, double *loss) {
     if (program_.buffers(b).kind() == plan::Buffer::ACCUMULATOR)
       if (Status status = backend_->write(b, hostBuffer(b)); !status.ok())
         return status;
+  auto run = [&](int64_t begin, int64_t end) {
+    Status status = backend_->run(begin, end);
+    return status.ok() ? status
+                       : Status::failure("device " + std::to_string(device_) +
+                                         " " + status.error);
+  };
   int64_t count = program_.instructions_size();
-  for (int64_t microBatch = 0; microBatch < microBatches_; ++microBatch) {
-    if (Status status = fillBatch(stepIndex, microBatch); !status.ok())
+  int64_t updateBegin = microBatches_ > 1 ? program_.update_begin() : count;
+  // A micro-batch's kept buffers, while other micro-batches' forwards run
+  // between its forward and its backward.
+  std::map<int64_t, std::vector<Tensor>> saved;
+  for (size_t t = 0; t < tasks_.size(); ++t) {
+    const Task &task = tasks_[t];
+    if (!task.backward) {
+      if (Status status = fillBatch(stepIndex, task.microBatch); !status.ok())
+        return status;
+      if (Status status = run(0, backwardBegin_); !status.ok())
+        return status;
+      bool backwardNext = t + 1 < tasks_.size() && tasks_[t + 1].backward &&
+                          tasks_[t + 1].microBatch == task.microBatch;
+      if (backwardNext || kept_.empty())
+        continue;
+      std::vector<Tensor> &values = saved[task.microBatch];
+      values.resize(kept_.size());
+      for (size_t i = 0; i < kept_.size(); ++i)
+        if (Status status = backend_->read(kept_[i], values[i]); !status.ok())
+          return status;
+      continue;
+    }
+    if (auto found = saved.find(task.microBatch); found != saved.end()) {
+      for (size_t i = 0; i < kept_.size(); ++i)
+        if (Status status = backend_->write(kept_[i], found->second[i]);
+            !status.ok())
+          return status;
+      saved.erase(found);
+    }
+    if (Status status = run(backwardBegin_, updateBegin); !status.ok())
       return status;
-    int64_t end = microBatches_ > 1 ? program_.update_begin() : count;
-    if (Status status = backend_->run(0, end); !status.ok())
-      return Status::failure("device " + std::to_string(device_) + " " +
-                             status.error);
   }
-  if (microBatches_ > 1)
-    if (Status status = backend_->run(program_.update_begin(), count);
-        !status.ok())
-      return Status::failure("device " + std::to_string(device_) + " " +
-                             status.error);
+  if (Status status = run(updateBegin, count); !status.ok())
+    return status;
+  if (Status status = communicator_->flushSends(); !status.ok())
+    return Status::failure("device " + std::to_string(device_) + ": " +
+                           status.error);
   if (loss) {
     *loss = std::numeric_limits<double>::quiet_NaN();
     if (program_.loss() >= 0) {

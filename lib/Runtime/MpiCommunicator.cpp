@@ -2,9 +2,14 @@
 //
 // One primitive, MPI_Alltoallv of bytes on a communicator per group (made
 // once, with MPI_Comm_create_group, which only the group's members call),
-// carries every collective (Communicator.h); reductions happen after it, in
-// member order, so results are bitwise reproducible. MPI counts are ints:
-// an exchange of 2 GiB or more is an error rather than a silent overflow.
+// carries every collective (Communicator.h) but broadcast; reductions
+// happen after it, in member order, so results are bitwise reproducible.
+// Sends are non-blocking (MPI_Isend of a copy), and a broadcast is the
+// root's sends to the others on the group's communicator: a root never
+// waits for its receivers, so pipeline stages that run their micro-batches
+// in different orders (a schedule) only ever wait for data they need. MPI
+// counts are ints: an exchange of 2 GiB or more is an error rather than a
+// silent overflow.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +17,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 #include <map>
 
@@ -33,6 +39,7 @@ public:
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
   ~MpiCommunicator() override {
+    (void)flushSends();
     for (auto &[group, comm] : comms_)
       MPI_Comm_free(&comm);
   }
@@ -90,33 +97,106 @@ public:
   Status send(const Tensor &data, int64_t peer, int64_t tag) override {
     if (Status status = checkMessage(data, peer, tag); !status.ok())
       return status;
-    if (int code = MPI_Send(data.bytes(), static_cast<int>(data.byteSize()),
-                            MPI_BYTE, static_cast<int>(peer),
-                            static_cast<int>(tag), MPI_COMM_WORLD);
-        code != MPI_SUCCESS)
-      return Status::failure(mpiError("MPI_Send", code));
+    return post(data.bytes(), data.byteSize(), static_cast<int>(peer),
+                static_cast<int>(tag), MPI_COMM_WORLD);
+  }
+
+  Status broadcast(Tensor &data, int64_t root, const Group &group) override {
+    MPI_Comm comm;
+    if (Status status = communicatorOf(group, comm); !status.ok())
+      return status;
+    int64_t me = 0;
+    if (Status status = memberIndex(group, me); !status.ok())
+      return status;
+    if (root < 0 || root >= static_cast<int64_t>(group.size()))
+      return Status::failure("broadcast root " + std::to_string(root) +
+                             " is outside its group of " +
+                             std::to_string(group.size()));
+    if (data.byteSize() > static_cast<size_t>(INT_MAX))
+      return Status::failure("a message of 2 GiB or more is not supported yet");
+    if (me == root) {
+      for (int r = 0; r < static_cast<int>(group.size()); ++r)
+        if (r != root)
+          if (Status status =
+                  post(data.bytes(), data.byteSize(), r, kBroadcastTag, comm);
+              !status.ok())
+            return status;
+      return Status::success();
+    }
+    return receive(data, static_cast<int>(root), kBroadcastTag, comm,
+                   "device " + std::to_string(group[root]));
+  }
+
+  Status flushSends() override {
+    if (pending_.empty())
+      return Status::success();
+    std::vector<MPI_Request> requests;
+    requests.reserve(pending_.size());
+    for (PendingSend &send : pending_)
+      requests.push_back(send.request);
+    int code = MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
+                           MPI_STATUSES_IGNORE);
+    pending_.clear();
+    if (code != MPI_SUCCESS)
+      return Status::failure(mpiError("MPI_Waitall", code));
     return Status::success();
   }
 
   Status recv(Tensor &data, int64_t peer, int64_t tag) override {
     if (Status status = checkMessage(data, peer, tag); !status.ok())
       return status;
+    return receive(data, static_cast<int>(peer), static_cast<int>(tag),
+                   MPI_COMM_WORLD, "device " + std::to_string(peer));
+  }
+
+private:
+  /// Apart from the collectives on a group's communicator, which MPI keeps
+  /// apart from its messages anyway.
+  static constexpr int kBroadcastTag = 1;
+
+  struct PendingSend {
+    std::vector<std::byte> bytes;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+
+  /// MPI_Isend of a copy of the bytes; first frees the sends delivered.
+  Status post(const std::byte *bytes, size_t size, int peer, int tag,
+              MPI_Comm comm) {
+    pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                  [](PendingSend &send) {
+                                    int done = 0;
+                                    MPI_Test(&send.request, &done,
+                                             MPI_STATUS_IGNORE);
+                                    return done != 0;
+                                  }),
+                   pending_.end());
+    PendingSend &send = pending_.emplace_back();
+    send.bytes.assign(bytes, bytes + size);
+    if (int code = MPI_Isend(send.bytes.data(), static_cast<int>(size),
+                             MPI_BYTE, peer, tag, comm, &send.request);
+        code != MPI_SUCCESS) {
+      pending_.pop_back();
+      return Status::failure(mpiError("MPI_Isend", code));
+    }
+    return Status::success();
+  }
+
+  Status receive(Tensor &data, int peer, int tag, MPI_Comm comm,
+                 const std::string &from) {
     MPI_Status status;
     if (int code = MPI_Recv(data.bytes(), static_cast<int>(data.byteSize()),
-                            MPI_BYTE, static_cast<int>(peer),
-                            static_cast<int>(tag), MPI_COMM_WORLD, &status);
+                            MPI_BYTE, peer, tag, comm, &status);
         code != MPI_SUCCESS)
       return Status::failure(mpiError("MPI_Recv", code));
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
     if (static_cast<size_t>(count) != data.byteSize())
       return Status::failure("received " + std::to_string(count) +
-                             " bytes from device " + std::to_string(peer) +
-                             ", expected " + std::to_string(data.byteSize()));
+                             " bytes from " + from + ", expected " +
+                             std::to_string(data.byteSize()));
     return Status::success();
   }
 
-private:
   Status checkMessage(const Tensor &data, int64_t peer, int64_t tag) const {
     void *value = nullptr;
     int found = 0;
@@ -168,6 +248,9 @@ private:
 
   int rank_ = 0, size_ = 1;
   std::map<Group, MPI_Comm> comms_;
+  /// Moving a PendingSend moves its vector's heap block, not the bytes
+  /// MPI reads.
+  std::vector<PendingSend> pending_;
 };
 
 } // namespace

@@ -13,6 +13,7 @@
 
 #include "parplan/Runtime/StreamSchedule.h"
 
+#include "parplan/Cost/Pipeline.h"
 #include "parplan/Runtime/KernelCall.h"
 #include "parplan/Support/Sbp.h"
 
@@ -237,7 +238,9 @@ public:
     for (int i = 0; i < plan_.programs_size(); ++i)
       if (Status status = checkProgram(i); !status.ok())
         return status;
-    return checkMessages();
+    if (Status status = checkMessages(); !status.ok())
+      return status;
+    return checkSchedule();
   }
 
 private:
@@ -1055,6 +1058,98 @@ private:
     return Status::success();
   }
 
+  /// A schedule runs a stage's forwards and backwards of different
+  /// micro-batches in its own order, so messages between stages can only
+  /// match if each pair of stages talks one way per pass: forwards to the
+  /// same or later stages, backwards to the same or earlier ones (a
+  /// broadcast from its root). Collectives spanning stages other than
+  /// broadcasts would need every stage at them at once.
+  Status checkSchedule() {
+    if (plan_.schedule().empty() || plan_.schedule() == "sequential")
+      return Status::success();
+    std::optional<cost::PipelineSchedule> schedule =
+        cost::parsePipelineSchedule(plan_.schedule());
+    if (!schedule || *schedule == cost::PipelineSchedule::Interleaved)
+      return Status::failure(
+          "plan schedule '" + plan_.schedule() + "' is " +
+          (schedule ? "not run by the executor yet (its stages would need "
+                      "model chunks)"
+                    : "unknown to the executor") +
+          "; it runs " + executorScheduleList());
+    // One micro-batch runs its forward and backward in turn whatever the
+    // schedule.
+    if (plan_.micro_batches() <= 1)
+      return Status::success();
+    std::map<std::string, int64_t> stageOfMesh;
+    for (int m = 0; m < plan_.meshes_size(); ++m)
+      stageOfMesh[plan_.meshes(m).name()] = m;
+    std::vector<int64_t> stage(owner_.size(), 0);
+    for (size_t device = 0; device < owner_.size(); ++device)
+      stage[device] = stageOfMesh[plan_.programs(owner_[device]).mesh()];
+    for (int p = 0; p < plan_.programs_size(); ++p) {
+      const plan::Program &program = plan_.programs(p);
+      std::string where = "program " + std::to_string(p);
+      int64_t perMicroBatch = program.update_begin();
+      if (program.backward_begin() < 0 ||
+          program.backward_begin() > perMicroBatch)
+        return Status::failure(
+            where + " backward_begin " +
+            std::to_string(program.backward_begin()) +
+            " is not an instruction index of the micro-batch (0 to " +
+            std::to_string(perMicroBatch) + ")");
+      int64_t own = stage[static_cast<size_t>(program.devices(0))];
+      for (int i = 0; i < perMicroBatch; ++i) {
+        const plan::Instruction &instruction = program.instructions(i);
+        bool forward = i < program.backward_begin();
+        // The stages a message of this instruction comes from and goes to.
+        int64_t from = own, to = own;
+        std::string what;
+        if (instruction.has_send()) {
+          to = stage[static_cast<size_t>(instruction.send().peer())];
+          what = "sends to device " + std::to_string(instruction.send().peer());
+        } else if (instruction.has_recv()) {
+          from = stage[static_cast<size_t>(instruction.recv().peer())];
+          what = "receives from device " +
+                 std::to_string(instruction.recv().peer());
+        } else if (instruction.has_collective()) {
+          const plan::Collective &collective = instruction.collective();
+          const plan::Group &group = *groups_.at(collective.group());
+          if (group.devices_size() == 0)
+            continue; // Over axes of one mesh: one stage.
+          std::set<int64_t> stages;
+          for (int64_t device : group.devices())
+            stages.insert(stage[static_cast<size_t>(device)]);
+          if (stages.size() == 1)
+            continue;
+          if (collective.kind() != plan::Collective::BROADCAST)
+            return Status::failure(
+                where + " instruction " + std::to_string(i) + " runs " +
+                collectiveName(collective.kind()) + " over '" +
+                collective.group() +
+                "', whose devices are on several stages: with a schedule, "
+                "only a broadcast may cross stages");
+          int64_t root = group.devices(static_cast<int>(collective.root()));
+          from = stage[static_cast<size_t>(root)];
+          to = from == own ? (forward ? *stages.rbegin() : *stages.begin())
+                           : own;
+          what = "is at a broadcast from device " + std::to_string(root) +
+                 " over '" + collective.group() + "'";
+        } else {
+          continue;
+        }
+        if (forward ? from > to : from < to)
+          return Status::failure(
+              where + " instruction " + std::to_string(i) + " (stage " +
+              std::to_string(own) + ") " + what + " from stage " +
+              std::to_string(from) + " to stage " + std::to_string(to) +
+              " in a micro-batch's " + (forward ? "forward" : "backward") +
+              ": with a schedule, forwards go to later stages and backwards "
+              "to earlier ones (stages placed against the layer order?)");
+      }
+    }
+    return Status::success();
+  }
+
   struct Message {
     int dtype;
     Shape shape;
@@ -1094,6 +1189,29 @@ plan::Kernel *appendKernel(plan::Program &program, const std::string &op,
 
 Status checkPlan(const plan::Plan &planMessage) {
   return PlanChecker(planMessage).check();
+}
+
+std::vector<std::string> executorSchedules() {
+  std::vector<std::string> names = {"sequential"};
+  for (cost::PipelineSchedule schedule : cost::kPipelineSchedules)
+    if (schedule != cost::PipelineSchedule::Interleaved)
+      names.push_back(cost::toString(schedule));
+  return names;
+}
+
+std::string executorScheduleList() {
+  std::string list;
+  for (const std::string &name : executorSchedules())
+    list += (list.empty() ? "" : ", ") + name;
+  return list;
+}
+
+int64_t programStage(const plan::Plan &planMessage,
+                     const plan::Program &program) {
+  for (int m = 0; m < planMessage.meshes_size(); ++m)
+    if (planMessage.meshes(m).name() == program.mesh())
+      return m;
+  return 0;
 }
 
 int64_t planDevices(const plan::Plan &planMessage) {

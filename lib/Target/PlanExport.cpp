@@ -255,6 +255,9 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
         .Case([&](pp::AfterMicroBatchesOp) {
           program.set_update_begin(program.instructions_size());
         })
+        .Case([&](pp::BackwardBeginOp) {
+          program.set_backward_begin(program.instructions_size());
+        })
         .Case([&](pp::UpdateOp o) {
           pp::Update &update = *program.add_updates();
           update.set_target(indexOf(o.getTarget()));
@@ -303,6 +306,8 @@ FailureOr<pp::Plan> parplan::exportPlan(ModuleOp module) {
   auto microBatches = module->getAttrOfType<IntegerAttr>("plan.micro_batches");
   if (microBatches && microBatches.getInt() > 1)
     plan.set_micro_batches(microBatches.getInt());
+  if (auto schedule = module->getAttrOfType<StringAttr>("plan.schedule"))
+    plan.set_schedule(schedule.str());
   for (pp::ProgramOp program : programs) {
     pp::Program &out = *plan.add_programs();
     ProgramExporter exporter(out);
@@ -313,6 +318,10 @@ FailureOr<pp::Plan> parplan::exportPlan(ModuleOp module) {
     if (plan.micro_batches() > 1 &&
         program.getBody().front().getOps<pp::AfterMicroBatchesOp>().empty())
       out.set_update_begin(out.instructions_size());
+    // Without a plan.backward_begin, a micro-batch is all forward.
+    if (plan.micro_batches() > 1 &&
+        program.getBody().front().getOps<pp::BackwardBeginOp>().empty())
+      out.set_backward_begin(out.update_begin());
   }
   if (rt::Status status = rt::checkPlan(plan); !status.ok())
     return module.emitError() << "the plan is invalid: " << status.error;

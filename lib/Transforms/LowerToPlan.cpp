@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parplan/Cost/Pipeline.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
@@ -254,12 +255,46 @@ void LowerToPlanPass::runOnOperation() {
   if (failed(checkLoweringInput(function, meshSize(planShape))))
     return signalPassFailure();
   int64_t microBatches = microBatchCount(module);
-  DenseSet<Operation *> afterMicroBatches;
+  // Each op's part of the step: a micro-batch's forward, its backward, or
+  // once per step. Without micro-batches, all are run once, in order.
+  enum class Part { Forward, Backward, OncePerStep };
+  DenseMap<Operation *, Part> partOf;
   if (microBatches > 1) {
     FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
     if (failed(after))
       return signalPassFailure();
-    afterMicroBatches = std::move(*after);
+    // A move to a later stage is forward too, with what it reads, though
+    // only a backward reads it (the activation a weight's gradient needs):
+    // in the backward, it would wait for the later stage's backward, which
+    // waits for it.
+    DenseMap<StringRef, size_t> stageIndex;
+    for (auto [i, stage] : llvm::enumerate(declared))
+      stageIndex[stage.getSymName()] = i;
+    SmallVector<Operation *> forwardMoves;
+    for (auto move : function.front().getOps<sbp::CrossMeshOp>())
+      if (!after->contains(move) && stageIndex.lookup(move.getSrcMesh()) <
+                                        stageIndex.lookup(move.getDstMesh()))
+        forwardMoves.push_back(move);
+    DenseSet<Operation *> forward = forwardPassOps(function, forwardMoves);
+    for (Operation &op : function.front())
+      partOf[&op] = isa<func::ReturnOp>(op) || after->contains(&op)
+                        ? Part::OncePerStep
+                    : forward.contains(&op) ? Part::Forward
+                                            : Part::Backward;
+  }
+  std::optional<cost::PipelineSchedule> pipelineSchedule;
+  if (schedule != "sequential") {
+    pipelineSchedule = cost::parsePipelineSchedule(schedule);
+    if (!pipelineSchedule ||
+        *pipelineSchedule == cost::PipelineSchedule::Interleaved) {
+      module.emitError() << "lower-to-plan: schedule '" << schedule << "' "
+                         << (pipelineSchedule
+                                 ? "needs stages of several model chunks, "
+                                   "which parplan does not place yet"
+                                 : "is unknown")
+                         << "; use gpipe, 1f1b, eager-1f1b or sequential";
+      return signalPassFailure();
+    }
   }
 
   MLIRContext *context = &getContext();
@@ -314,15 +349,21 @@ void LowerToPlanPass::runOnOperation() {
           static_cast<bool>(mesh) || staged, programMesh.name, deviceAt(first));
       if (moves)
         lowering.setCrossMeshMoves(&*moves);
-      // The micro-batch's ops, then (after plan.after_micro_batches) the
-      // step's: the updates and what they read of the accumulated sums.
-      for (bool oncePerStep : {false, true}) {
-        if (oncePerStep && microBatches > 1)
+      // A micro-batch's forward, then its backward (which a schedule may
+      // run after other micro-batches' forwards), then (after
+      // plan.after_micro_batches) the step's: the updates and what they
+      // read of the accumulated sums.
+      for (Part part : {Part::Forward, Part::Backward, Part::OncePerStep}) {
+        if (microBatches > 1 && part == Part::Backward)
+          plan::BackwardBeginOp::create(b, function.getLoc());
+        if (microBatches > 1 && part == Part::OncePerStep)
           plan::AfterMicroBatchesOp::create(b, function.getLoc());
         for (Operation &op : function.front()) {
           bool isReturn = isa<func::ReturnOp>(op);
-          if ((isReturn || afterMicroBatches.contains(&op)) != oncePerStep ||
-              (staged && !runsOn(&op, programMesh.name)))
+          Part opPart = microBatches > 1 ? partOf.lookup(&op)
+                        : isReturn       ? Part::OncePerStep
+                                         : Part::Forward;
+          if (opPart != part || (staged && !runsOn(&op, programMesh.name)))
             continue;
           LogicalResult lowered =
               isReturn
@@ -359,6 +400,8 @@ void LowerToPlanPass::runOnOperation() {
   if (microBatches > 1)
     module->setAttr("plan.micro_batches",
                     OpBuilder(context).getI64IntegerAttr(microBatches));
+  if (microBatches > 1 && staged && pipelineSchedule)
+    module->setAttr("plan.schedule", StringAttr::get(context, schedule));
   // The cluster the layouts were priced on and the pins they obeyed have no
   // use in the programs.
   module->removeAttr("sbp.cluster");

@@ -86,9 +86,11 @@ void parplan::addLayoutPasses(mlir::OpPassManager &pm,
 }
 
 void parplan::addLoweringPasses(mlir::OpPassManager &pm,
-                                const std::string &cluster) {
+                                const std::string &cluster,
+                                const std::string &schedule) {
   LowerToPlanOptions lowering;
   lowering.cluster = cluster;
+  lowering.schedule = schedule;
   pm.addPass(createLowerToPlan(lowering));
   pm.addPass(createPlanMemory());
 }
@@ -97,7 +99,7 @@ void parplan::buildCompilePipeline(mlir::OpPassManager &pm,
                                    const CompilePipelineOptions &options) {
   addTrainingStepPasses(pm, options);
   addLayoutPasses(pm, options);
-  addLoweringPasses(pm, options.cluster);
+  addLoweringPasses(pm, options.cluster, options.schedule);
 }
 
 void parplan::buildShardPipeline(mlir::OpPassManager &pm,

@@ -14,12 +14,11 @@
 using namespace mlir;
 using namespace parplan::nn;
 
-namespace {
-
-DenseSet<Operation *> forwardOps(func::FuncOp function) {
+DenseSet<Operation *> parplan::forwardPassOps(func::FuncOp function,
+                                              ArrayRef<Operation *> alsoOf) {
   DenseSet<Operation *> forward;
   auto returnOp = cast<func::ReturnOp>(function.front().getTerminator());
-  SmallVector<Operation *> work;
+  SmallVector<Operation *> work(alsoOf.begin(), alsoOf.end());
   for (unsigned i = 0; i < returnOp.getNumOperands(); ++i)
     if (function.getResultAttr(i, "nn.name"))
       if (Operation *def = returnOp.getOperand(i).getDefiningOp())
@@ -35,6 +34,8 @@ DenseSet<Operation *> forwardOps(func::FuncOp function) {
   return forward;
 }
 
+namespace {
+
 bool isSource(Operation *op) { return isa<ParamOp, InputOp, ConstantOp>(op); }
 
 int64_t bytesOf(Type type) {
@@ -47,7 +48,7 @@ int64_t bytesOf(Type type) {
 
 llvm::DenseSet<Value> parplan::savedActivations(func::FuncOp function) {
   DenseSet<Value> saved;
-  DenseSet<Operation *> forward = forwardOps(function);
+  DenseSet<Operation *> forward = forwardPassOps(function);
   for (Operation *op : forward) {
     if (isSource(op))
       continue;
@@ -110,7 +111,7 @@ parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
   TrainingStepStats stats;
   if (auto module = function->getParentOfType<ModuleOp>())
     stats.microBatches = microBatchCount(module);
-  DenseSet<Operation *> forward = forwardOps(function);
+  DenseSet<Operation *> forward = forwardPassOps(function);
   DenseSet<StringRef> updated;
   for (unsigned i = 0; i < function.getNumResults(); ++i)
     for (StringRef key : {"nn.updates", "nn.gradient"})

@@ -1,6 +1,7 @@
 // RUN: parplan-translate %s -split-input-file --plan-to-proto -o %t.pb
 // RUN: not parplan-translate %S/Inputs/overlapping-meshes.mlir --plan-to-proto -o %t.bad 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // RUN: not parplan-translate %S/Inputs/update-per-micro-batch.mlir --plan-to-proto -o %t.bad 2>&1 | FileCheck %s --check-prefix=MICRO-BATCH
+// RUN: not parplan-translate %S/Inputs/send-against-stages.mlir --plan-to-proto -o %t.bad 2>&1 | FileCheck %s --check-prefix=AGAINST-STAGES
 
 // Named meshes reach the plan file: the runtime's checkPlan, which the
 // export runs, reads each program's blocks in its mesh (this plan passes)
@@ -9,6 +10,9 @@
 // OVERLAP: the plan is invalid: plan meshes[1] 'b' lists device 1, which mesh 'a' holds too
 // A plan of micro-batches updates its parameters once, after them.
 // MICRO-BATCH: the plan is invalid: program 0 instruction 0 writes parameter buffer 0 'w' once per micro-batch (before update_begin 1)
+// A schedule runs stages' micro-batches in their own orders: backwards send
+// to earlier stages only.
+// AGAINST-STAGES: the plan is invalid: program 0 instruction 0 (stage 0) sends to device 1 from stage 0 to stage 1 in a micro-batch's backward: with a schedule, forwards go to later stages and backwards to earlier ones (stages placed against the layer order?)
 module attributes {plan.mesh_shape = array<i64: 4>} {
   plan.mesh @a shape = [2] devices = [0, 1]
   plan.mesh @b shape = [2] devices = [3, 2]

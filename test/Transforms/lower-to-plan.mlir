@@ -1,4 +1,6 @@
 // RUN: parplan-opt %s -split-input-file -lower-to-plan -verify-diagnostics | FileCheck %s
+// RUN: parplan-opt %s -split-input-file -lower-to-plan=schedule=gpipe -verify-diagnostics | FileCheck %s --check-prefix=GPIPE
+// RUN: not parplan-opt %s -split-input-file -lower-to-plan=schedule=interleaved 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
 
 // A training step on one device: every value that enters becomes a buffer
 // saying which tensor it holds (here, all of it: nothing splits it), every
@@ -427,16 +429,20 @@ func.func @main() -> (tensor<4xf32> {nn.output = "t"}) {
 // A step of 2 micro-batches: the ops before plan.after_micro_batches run
 // once per micro-batch, those reading an accumulated sum once after the
 // last, whatever their order in @main (the loss's sum here comes after the
-// update). Each sum is an accumulator buffer its kernel adds to in place;
-// the update reads the sum.
+// update). A micro-batch's forward (what the loss depends on) comes first,
+// then plan.backward_begin and the rest. Each sum is an accumulator buffer
+// its kernel adds to in place; the update reads the sum.
 // CHECK-LABEL: module attributes {{{.*}}plan.micro_batches = 2 : i64
-// CHECK: %[[W:.*]] = plan.buffer {kind = "parameter", {{.*}}name = "w"
 // CHECK: %[[X:.*]] = plan.buffer {kind = "input", logical_shape = array<i64: 3, 4>, name = "x"
+// CHECK-NEXT: %[[L:.*]] = plan.buffer : memref<f32>
+// CHECK-NEXT: plan.kernel "reduce_mean" ins(%[[X]] : memref<3x4xf32>) outs(%[[L]] : memref<f32>)
+// CHECK-NEXT: %[[LS:.*]] = plan.buffer {kind = "accumulator"} : memref<f32>
+// CHECK-NEXT: plan.kernel "accumulate" ins(%[[LS]], %[[L]] : memref<f32>, memref<f32>) outs(%[[LS]] : memref<f32>)
+// CHECK-NEXT: plan.backward_begin
+// CHECK-NEXT: %[[W:.*]] = plan.buffer {kind = "parameter", {{.*}}name = "w"
 // CHECK: plan.kernel "reduce_sum" ins(%[[X]] : memref<3x4xf32>) outs(%[[G:.*]] : memref<4xf32>)
 // CHECK: %[[GS:.*]] = plan.buffer {kind = "accumulator"} : memref<4xf32>
 // CHECK-NEXT: plan.kernel "accumulate" ins(%[[GS]], %[[G]] : memref<4xf32>, memref<4xf32>) outs(%[[GS]] : memref<4xf32>)
-// CHECK: %[[LS:.*]] = plan.buffer {kind = "accumulator"} : memref<f32>
-// CHECK-NEXT: plan.kernel "accumulate" ins(%[[LS]], %{{.*}} : memref<f32>, memref<f32>) outs(%[[LS]] : memref<f32>)
 // CHECK-NEXT: plan.after_micro_batches
 // CHECK-NEXT: plan.kernel "sgd_update" ins(%[[W]], %[[GS]] : memref<4xf32>, memref<4xf32>) outs(%[[W]] : memref<4xf32>)
 // CHECK-NEXT: plan.loss %[[LS]] : memref<f32>
@@ -471,4 +477,45 @@ module attributes {nn.training = {micro_batches = 2 : i64}} {
     %losses = nn.accumulate %loss : tensor<f32>
     return %losses, %w1 : tensor<f32>, tensor<4xf32>
   }
+}
+
+// -----
+
+// On stages, a move to a later stage is part of the forward though only the
+// backward reads it (%xm): in the backward it would wait for the later
+// stage's backward, which waits for it. The module names the schedule.
+// CHECK-LABEL: module attributes {{{.*}}plan.micro_batches = 2 : i64, plan.schedule = "1f1b"}
+// CHECK: plan.program @program0 devices = [0] mesh = @a {
+// CHECK: plan.kernel "mul"
+// CHECK-NEXT: plan.send %{{.*}} to 1 tag = 0
+// CHECK-NEXT: plan.send %{{.*}} to 1 tag = 0
+// CHECK-NEXT: plan.backward_begin
+// CHECK: plan.recv %{{.*}} from 1 tag = 0
+// CHECK: plan.after_micro_batches
+// CHECK: plan.program @program1 devices = [1] mesh = @b {
+// CHECK: plan.kernel "accumulate"
+// CHECK: plan.recv %[[XM:.*]] from 0 tag = 0
+// CHECK-NEXT: plan.backward_begin
+// CHECK: plan.kernel "mul" ins(%[[XM]], %[[XM]]
+// CHECK-NEXT: plan.send %{{.*}} to 0 tag = 0
+// CHECK-NEXT: plan.after_micro_batches
+// GPIPE: plan.schedule = "gpipe"
+// INTERLEAVED: lower-to-plan: schedule 'interleaved' needs stages of several model chunks, which parplan does not place yet; use gpipe, 1f1b, eager-1f1b or sequential
+module attributes {nn.training = {micro_batches = 2 : i64}} {
+sbp.mesh @a(shape = 1, devices = [0])
+sbp.mesh @b(shape = 1, devices = [1])
+func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %h = nn.mul %x, %w {sbp.sharding = #sbp.sharding<@a, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %hm = sbp.cross_mesh %h from @a [#sbp.b] to @b [#sbp.b] {mode = "send-recv", balancing = "none"} : tensor<4xf32>
+  %l = nn.reduce_mean %hm axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32> -> tensor<f32>
+  %ls = nn.accumulate %l {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<f32>
+  %xm = sbp.cross_mesh %x from @a [#sbp.b] to @b [#sbp.b] {mode = "send-recv", balancing = "none"} : tensor<4xf32>
+  %gb = nn.mul %xm, %xm {sbp.sharding = #sbp.sharding<@b, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %g = sbp.cross_mesh %gb from @b [#sbp.b] to @a [#sbp.b] {mode = "send-recv", balancing = "none"} : tensor<4xf32>
+  %gs = nn.accumulate %g {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+  %w1 = nn.sgd_update %w, %gs lr = 0.1 {sbp.sharding = #sbp.sharding<@a, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+  return {sbp.sharding = #sbp.sharding<@b, [[#sbp.b], [#sbp.b]] -> []>} %ls, %w1 : tensor<f32>, tensor<4xf32>
+}
 }

@@ -155,4 +155,51 @@ for model in mlp gpt; do
     fi
   done
 done
+
+# Schedules: the stages run their micro-batches' forwards and backwards in
+# the order of each schedule (parplan-run --schedule; the plan's own is
+# 1f1b), with messages between stages that do not wait for their
+# receivers: a 4-layer MLP on 4 stages of 2 devices and the MLP on 2
+# stages of 2x2 devices (tensor and data parallelism inside stages), 8
+# ranks each, 1, 2 and 4 micro-batches, give the whole batch's losses and
+# weights on 1 device.
+"$bin/parplan-zoo" mlp --sizes 32,64,64,64,10 --dynamic-batch -o "$dir/mlp4-batch.onnx" >/dev/null ||
+  { echo "FAIL: zoo"; exit 1; }
+four_stages=$dir/stages-four.yaml
+{
+  echo "stages:"
+  for s in 1 2 3 4; do
+    relu="\"/Relu_$((s - 1))\""
+    [ $s = 1 ] && relu='"/Relu"'
+    [ $s = 4 ] && relu=
+    printf '%s\n' "  - mesh: stage$s" "    shape: [2]" \
+      "    devices: [$((2 * s - 2)),$((2 * s - 1))]" \
+      "    nodes: [\"fc$s.*\", \"/fc$s/*\"${relu:+, $relu}]"
+  done
+} >"$four_stages"
+two_stages=$(stage_file stages-schedules [2,2] [0,1,2,3] [4,5,6,7])
+for config in "mlp4 $four_stages" "mlp $two_stages"; do
+  set -- $config
+  model=$1 stages=$2
+  want=$(run_micro $model 16 1 auto 1) || { status=1; continue; }
+  for m in 1 2 4; do
+    compiled=$(run_micro $model 16 "$(basename "$stages" .yaml)" auto $m reference "$stages" 8) ||
+      { status=1; continue; }
+    for schedule in gpipe 1f1b eager-1f1b; do
+      got=${compiled%.log}-$schedule.log
+      timeout 120 mpirun --oversubscribe -np 8 "$bin/parplan-run" \
+        "${compiled%.log}/plan.pb" --backend cpu --steps 5 --print-weights \
+        --schedule $schedule >"$got" 2>&1
+      if { [ $m = 1 ] || grep -q "^schedule: $schedule, [24] stages, $m micro-batches" "$got"; } &&
+         awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
+        echo "ok: $model on $(basename "$stages" .yaml), $m micro-batches, $schedule: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
+      else
+        echo "FAIL: $model on $(basename "$stages" .yaml), $m micro-batches, $schedule differs from the whole batch on 1 device:"
+        cat "${compiled%.log}.compile.log"
+        paste "$want" "$got"
+        status=1
+      fi
+    done
+  done
+done
 exit $status

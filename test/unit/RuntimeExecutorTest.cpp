@@ -313,6 +313,92 @@ TEST_CASE("micro-batches slice the batch and accumulate", "[executor]") {
   }
 }
 
+namespace {
+
+/// Micro-batches whose backward reads what their forward computed (h = x *
+/// x) and the batch (x): y = h * x, summed; the loss is the sum of the
+/// cubes of the whole batch's elements.
+plan::Plan scheduledPlan(int64_t microBatches, const std::string &schedule) {
+  plan::Plan plan;
+  plan.add_mesh_shape(1);
+  plan.set_micro_batches(microBatches);
+  plan.set_schedule(schedule);
+  plan::Program &program = *plan.add_programs();
+  program.add_devices(0);
+  addBuffer(program, "x", {2, 3}, plan::Buffer::INPUT);
+  addBuffer(program, "h", {2, 3});
+  addBuffer(program, "y", {2, 3});
+  addBuffer(program, "sum", {2, 3}, plan::Buffer::ACCUMULATOR);
+  addBuffer(program, "total", {});
+  addKernel(program, "mul", {0, 0}, {1});
+  program.set_backward_begin(1);
+  addKernel(program, "mul", {1, 0}, {2});
+  addKernel(program, "accumulate", {3, 2}, {3});
+  program.set_update_begin(3);
+  plan::Kernel *total = addKernel(program, "reduce_sum", {3}, {4});
+  plan::Attr *keepdims = total->add_attrs();
+  keepdims->set_name("keepdims");
+  keepdims->set_bool_value(false);
+  program.set_loss(4);
+  return plan;
+}
+
+} // namespace
+
+TEST_CASE("a schedule runs forwards ahead and keeps what backwards read",
+          "[executor]") {
+  // On one stage, gpipe runs every forward before the backwards (last
+  // micro-batch first): each backward must see its own micro-batch's h and
+  // x, not the last forward's.
+  const int64_t microBatches = 3;
+  Tensor batch(DType::F32, {6, 3});
+  REQUIRE(
+      fillBlock(batch, batch.shape(), {0, 0}, 0, batchName("x", 0), 1, 0).ok());
+  double cubes = 0;
+  for (int64_t i = 0; i < batch.numElements(); ++i)
+    cubes += batch.get(i) * batch.get(i) * batch.get(i);
+  for (const std::string &schedule :
+       {std::string(), std::string("gpipe"), std::string("1f1b"),
+        std::string("eager-1f1b")}) {
+    CAPTURE(schedule);
+    plan::Plan plan = scheduledPlan(microBatches, schedule);
+    REQUIRE(checkPlan(plan).error == "");
+    LocalCommunicator communicator;
+    Executor executor;
+    REQUIRE(executor.load(plan, 0, communicator).ok());
+    CHECK(executor.schedule() == (schedule.empty() ? "sequential" : schedule));
+    executor.setSeed(0);
+    REQUIRE(executor.initialize().ok());
+    double loss = 0;
+    REQUIRE(executor.step(0, &loss).ok());
+    CHECK(loss == Approx(cubes).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("checkPlan rejects schedules the executor cannot run", "[executor]") {
+  plan::Plan plan = scheduledPlan(2, "1f1b");
+  REQUIRE(checkPlan(plan).error == "");
+  SECTION("an unknown schedule") {
+    plan.set_schedule("zigzag");
+    CHECK(checkPlan(plan).error ==
+          "plan schedule 'zigzag' is unknown to the executor; it runs "
+          "sequential, gpipe, 1f1b, eager-1f1b");
+  }
+  SECTION("interleaved") {
+    plan.set_schedule("interleaved");
+    CHECK(checkPlan(plan).error ==
+          "plan schedule 'interleaved' is not run by the executor yet (its "
+          "stages would need model chunks); it runs sequential, gpipe, "
+          "1f1b, eager-1f1b");
+  }
+  SECTION("a backward beginning after the micro-batch") {
+    plan.mutable_programs(0)->set_backward_begin(4);
+    CHECK(checkPlan(plan).error ==
+          "program 0 backward_begin 4 is not an instruction index of the "
+          "micro-batch (0 to 3)");
+  }
+}
+
 TEST_CASE("checkPlan rejects malformed micro-batches", "[executor]") {
   plan::Plan plan = accumulatingPlan(2);
   SECTION("a negative count") {

@@ -37,6 +37,8 @@ using namespace parplan::runtime;
 namespace {
 
 void printWeightSummary(const Executor &executor, int rank);
+void printStageProfile(const Executor &executor, const plan::Plan &planMessage,
+                       int rank, int worldSize, std::vector<double> stepMs);
 void printProfile(const Profile &profile, int64_t steps,
                   std::vector<double> stepMs);
 
@@ -203,6 +205,11 @@ int run(int argc, char **argv, int rank, int worldSize) {
                "time every instruction (one at a time, so without overlap) "
                "from the second step on, and print rank 0's time per kind of "
                "instruction per step, and matmul throughput");
+  std::string schedule;
+  app.add_option("--schedule", schedule,
+                 "the order each stage runs its micro-batches' forwards and "
+                 "backwards in, instead of the plan's: " +
+                     executorScheduleList());
   bool oneBatch = false;
   bool check = false, checkFailed = false;
   app.add_flag("--check", check,
@@ -223,15 +230,25 @@ int run(int argc, char **argv, int rank, int worldSize) {
 
   plan::Plan planMessage;
   std::string error;
-  if (Status status = readPlanFile(planPath, planMessage); !status.ok())
+  std::vector<std::string> schedules = executorSchedules();
+  if (Status status = readPlanFile(planPath, planMessage); !status.ok()) {
     error = status.error;
-  else if (Status status = checkPlan(planMessage); !status.ok())
-    error = "plan file " + planPath + " is invalid: " + status.error;
-  else if (planDevices(planMessage) != worldSize)
-    error = "plan file " + planPath + " is for " +
-            std::to_string(planDevices(planMessage)) + " devices but runs on " +
-            std::to_string(worldSize) + " rank(s); run it with mpirun -np " +
-            std::to_string(planDevices(planMessage));
+  } else if (!schedule.empty() && std::find(schedules.begin(), schedules.end(),
+                                            schedule) == schedules.end()) {
+    error = "--schedule " + schedule + " is unknown to the executor; it runs " +
+            executorScheduleList();
+  } else {
+    if (!schedule.empty())
+      planMessage.set_schedule(schedule == "sequential" ? "" : schedule);
+    if (Status status = checkPlan(planMessage); !status.ok())
+      error = "plan file " + planPath + " is invalid: " + status.error;
+    else if (planDevices(planMessage) != worldSize)
+      error = "plan file " + planPath + " is for " +
+              std::to_string(planDevices(planMessage)) +
+              " devices but runs on " + std::to_string(worldSize) +
+              " rank(s); run it with mpirun -np " +
+              std::to_string(planDevices(planMessage));
+  }
   // A file that only some ranks can read (a machine without it) must stop
   // them all, not leave the others waiting.
   if (!agreeOnFailure(rank, error))
@@ -312,6 +329,13 @@ int run(int argc, char **argv, int rank, int worldSize) {
         std::printf("backend: on the host (no CUDA kernel): %s\n",
                     list.c_str());
       }
+      if (executor.stages() > 1 && planMessage.micro_batches() > 1)
+        std::printf("schedule: %s, %lld stages, %lld micro-batches\n",
+                    executor.schedule().c_str(),
+                    static_cast<long long>(executor.stages()),
+                    static_cast<long long>(planMessage.micro_batches()));
+      if (!executor.scheduleNote().empty())
+        std::printf("schedule: %s\n", executor.scheduleNote().c_str());
       std::fflush(stdout);
     }
     // Where stages split the step, rank 0's program may not compute the
@@ -365,6 +389,8 @@ int run(int argc, char **argv, int rank, int worldSize) {
     if (profile && rank == 0)
       printProfile(executor.backend()->profile(),
                    static_cast<int64_t>(profiledMs.size()), profiledMs);
+    if (profile && executor.stages() > 1)
+      printStageProfile(executor, planMessage, rank, worldSize, profiledMs);
   }
   // Sub-communicators are freed before MPI_Finalize.
   communicator.reset();
@@ -400,6 +426,48 @@ void printProfile(const Profile &profile, int64_t steps,
   std::printf("profile total: %.3f ms per step in instructions; median "
               "profiled step %.3f ms\n",
               total * perStep, stepMs[stepMs.size() / 2]);
+  std::fflush(stdout);
+}
+
+/// Per stage, its devices' mean time per step computing and idle (the
+/// bubble): busy is the time in instructions but those that wait for other
+/// devices' data (receives and broadcasts), idle the rest of the median
+/// step. Every rank calls it; rank 0 prints.
+void printStageProfile(const Executor &executor, const plan::Plan &planMessage,
+                       int rank, int worldSize, std::vector<double> stepMs) {
+  if (stepMs.empty())
+    return;
+  double busy = 0;
+  for (const auto &[name, entry] : executor.backend()->profile())
+    if (name != "recv" && name != "broadcast")
+      busy += entry.seconds;
+  double mine[2] = {busy * 1e3 / static_cast<double>(stepMs.size()),
+                    static_cast<double>(executor.stage())};
+  std::vector<double> all(2 * static_cast<size_t>(worldSize));
+  MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (rank != 0)
+    return;
+  std::sort(stepMs.begin(), stepMs.end());
+  double step = stepMs[stepMs.size() / 2];
+  for (int64_t stage = 0; stage < executor.stages(); ++stage) {
+    double sum = 0;
+    int count = 0;
+    for (int r = 0; r < worldSize; ++r)
+      if (static_cast<int64_t>(all[2 * r + 1]) == stage) {
+        sum += all[2 * r];
+        ++count;
+      }
+    if (count == 0)
+      continue;
+    double stageBusy = sum / count;
+    std::printf("profile stage %lld (%s, %d device%s): busy %.3f ms, idle "
+                "%.3f ms per step (%.1f%% idle)\n",
+                static_cast<long long>(stage),
+                planMessage.meshes(static_cast<int>(stage)).name().c_str(),
+                count, count == 1 ? "" : "s", stageBusy,
+                std::max(0.0, step - stageBusy),
+                step > 0 ? 100 * std::max(0.0, step - stageBusy) / step : 0.0);
+  }
   std::fflush(stdout);
 }
 

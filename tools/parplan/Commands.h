@@ -93,6 +93,9 @@ struct CompileOptions {
   /// Whether --recompute was given: without it, a step that fits nowhere
   /// is tried again with selective, then full recomputation.
   bool recomputeGiven = false;
+  /// The order stages run their micro-batches in (lower-to-plan's
+  /// `schedule`).
+  std::string schedule = "1f1b";
 };
 
 /// `parplan reshard`: one tensor's move between two meshes of a cluster,

@@ -199,6 +199,17 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                  << microBatches << " of\n";
     return 1;
   }
+  // The schedules lower-to-plan writes and parplan-run runs.
+  if (!llvm::is_contained(runtime::executorSchedules(), options.schedule)) {
+    llvm::errs() << "parplan compile: error: '" << options.input
+                 << "': --schedule " << options.schedule << " is "
+                 << (options.schedule == "interleaved"
+                         ? "not run yet (its stages would hold several model "
+                           "chunks)"
+                         : "unknown")
+                 << "; use " << runtime::executorScheduleList() << "\n";
+    return 1;
+  }
   if (options.batch % microBatches != 0) {
     llvm::errs() << "parplan compile: error: '" << options.input
                  << "': --micro-batches " << microBatches
@@ -332,8 +343,11 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       lowered.said.push_back(std::move(diagnostic));
       return success();
     });
-    if (!runStage([&](OpPassManager &pm) { addLoweringPasses(pm); },
-                  *lowered.module))
+    if (!runStage(
+            [&](OpPassManager &pm) {
+              addLoweringPasses(pm, "dgx-h100", options.schedule);
+            },
+            *lowered.module))
       return std::nullopt;
     for (plan::ProgramOp program : lowered.module->getOps<plan::ProgramOp>())
       lowered.peak = std::max(
@@ -522,7 +536,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     for (Diagnostic &diagnostic : lowered->said)
       context.getDiagEngine().emit(std::move(diagnostic));
     module = std::move(lowered->module);
-  } else if (!runStage([&](OpPassManager &pm) { addLoweringPasses(pm); })) {
+  } else if (!runStage([&](OpPassManager &pm) {
+               addLoweringPasses(pm, "dgx-h100", options.schedule);
+             })) {
     return 1;
   }
   if (emitAfter("plan"))
@@ -577,6 +593,10 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   llvm::json::Array meshJson;
   for (int64_t extent : meshShape)
     meshJson.push_back(extent);
+  // The order the stages run their micro-batches in; none without both.
+  std::string scheduleName;
+  if (auto schedule = (*module)->getAttrOfType<StringAttr>("plan.schedule"))
+    scheduleName = schedule.str();
   llvm::json::Object summary{
       {"model", options.input},
       {"cluster", options.layout.cluster},
@@ -591,6 +611,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"estimated_memory_bytes_per_device", estimatedMemory},
       {"compile_time_s", compileSeconds},
       {"micro_batches", microBatches},
+      {"schedule", scheduleName.empty() ? llvm::json::Value(nullptr)
+                                        : llvm::json::Value(scheduleName)},
       {"recompute", pipeline.recompute},
       {"recomputed_layers", llvm::json::Array(recomputedLayers)},
       {"stages", std::move(stagesJson)},
@@ -628,8 +650,10 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     fmt::print("  stages           {}\n", stagesText);
   if (microBatches > 1)
     fmt::print("  micro-batches    {} of {} (batch {}), gradients summed "
-               "before one update\n",
-               microBatches, options.batch / microBatches, options.batch);
+               "before one update{}\n",
+               microBatches, options.batch / microBatches, options.batch,
+               scheduleName.empty() ? ""
+                                    : ", stages run them by " + scheduleName);
   if (pipeline.recompute != "none") {
     std::string line = pipeline.recompute;
     if (!recomputedLayers.empty())

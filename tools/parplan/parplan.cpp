@@ -270,6 +270,11 @@ int main(int argc, char **argv) {
   compileCommand->add_flag("--train", compile.train,
                            "Compile a training step (required for now)");
   addTrainingOptions(compileCommand, compile.training);
+  compileCommand->add_option(
+      "--schedule", compile.schedule,
+      "On stages with micro-batches, the order each stage runs their "
+      "forwards and backwards in: gpipe, 1f1b (default), eager-1f1b or "
+      "sequential (docs/pipeline.md)");
   compileCommand
       ->add_option("--emit", compile.emit,
                    "Print the IR after a stage: nn, sbp or plan")

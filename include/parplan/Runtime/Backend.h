@@ -75,6 +75,13 @@ public:
   /// before any target is written.
   virtual Status applyUpdates() = 0;
 
+  /// Whether a pipeline schedule may run on it: a stage's forwards and
+  /// backwards of different micro-batches interleaved, with messages to
+  /// other stages that must not wait for their receivers (the CPU
+  /// backend's communicator does not). The CUDA backend's NCCL messages
+  /// do, so it runs one micro-batch after another.
+  virtual bool runsSchedules() const { return true; }
+
   /// The kernels this backend runs on the host because it has no kernel of
   /// its own for them ("conv_grad_weight x2"), for the user to see; empty
   /// for the CPU backend.

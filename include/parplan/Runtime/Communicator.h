@@ -66,9 +66,14 @@ public:
   /// In place: every member ends with the data of member `root` (a rank
   /// within the group).
   virtual Status broadcast(Tensor &data, int64_t root, const Group &group) = 0;
-  /// Point to point, to and from a device (a world rank).
+  /// Point to point, to and from a device (a world rank). `send` returns
+  /// once `data` may be reused, which may be before the peer has it: a
+  /// pipeline stage sends an activation and goes on computing, and two
+  /// stages sending to each other do not wait on each other.
   virtual Status send(const Tensor &data, int64_t peer, int64_t tag) = 0;
   virtual Status recv(Tensor &data, int64_t peer, int64_t tag) = 0;
+  /// Returns once every message sent so far has been delivered.
+  virtual Status flushSends() { return Status::success(); }
 };
 
 /// The tensor collectives on a byte-level exchange.

@@ -68,10 +68,11 @@ public:
   /// Runs one step: fills the INPUT buffers with step `stepIndex`'s batch,
   /// runs the instructions, then applies the updates. With micro-batches,
   /// the accumulators are zeroed, and each micro-batch fills the inputs
-  /// with its slice and runs the instructions before update_begin; the
-  /// rest run once, after the last. `loss` (if not null)
-  /// receives the loss buffer's value as a double, NaN when the program
-  /// has none.
+  /// with its slice and runs the instructions before update_begin (its
+  /// forward, then its backward from backward_begin, in the order the
+  /// plan's schedule gives the device's stage); the rest run once, after
+  /// the last. `loss` (if not null) receives the loss buffer's value as a
+  /// double, NaN when the program has none.
   Status step(int64_t stepIndex, double *loss);
 
   /// What an OUTPUT buffer holds against the synthetic values of its
@@ -93,7 +94,26 @@ public:
   Tensor buffer(int64_t index) const;
   const plan::Program &program() const { return program_; }
 
+  /// The order the micro-batches run in ("sequential" or a schedule of
+  /// executorSchedules()), the device's stage and the stages.
+  const std::string &schedule() const { return schedule_; }
+  int64_t stage() const { return stage_; }
+  int64_t stages() const { return stages_; }
+  /// Why the plan's schedule gave way to "sequential" (a backend that does
+  /// not run schedules); empty when it did not.
+  const std::string &scheduleNote() const { return scheduleNote_; }
+
 private:
+  /// One micro-batch's forward or backward.
+  struct Task {
+    bool backward = false;
+    int64_t microBatch = 0;
+  };
+  /// The device's tasks of a step, and the buffers a micro-batch's
+  /// backward reads of its forward (saved while another micro-batch's
+  /// forward runs in between).
+  Status planTasks(const plan::Plan &plan);
+
   /// A host tensor of buffer `index`'s type and shape, zero-filled.
   Tensor hostBuffer(int64_t index) const;
   /// Writes micro-batch `microBatch`'s slice of step `stepIndex`'s batch
@@ -107,6 +127,13 @@ private:
   std::unique_ptr<Backend> backend_;
   uint64_t seed_ = 0;
   int64_t microBatches_ = 1;
+  Communicator *communicator_ = nullptr;
+  std::string schedule_ = "sequential", scheduleNote_;
+  int64_t stage_ = 0, stages_ = 1;
+  std::vector<Task> tasks_;
+  /// Where a micro-batch's backward begins (update_begin when sequential).
+  int64_t backwardBegin_ = 0;
+  std::vector<int64_t> kept_;
   WeightLoader weightLoader_;
   BatchLoader batchLoader_;
   /// Kernel attributes converted once, by instruction index.

@@ -66,6 +66,20 @@ Status checkPlan(const plan::Plan &plan);
 /// The number of devices of the plan's mesh (the product of mesh_shape).
 int64_t planDevices(const plan::Plan &plan);
 
+/// The orders the executor runs a plan's micro-batches in: "sequential"
+/// (each micro-batch's forward and backward before the next one's; a
+/// plan's empty `schedule`), then the pipeline schedules of Pipeline.h it
+/// runs ("gpipe", "1f1b", "eager-1f1b"; not yet "interleaved", whose stages
+/// hold several model chunks).
+std::vector<std::string> executorSchedules();
+/// The same, as "sequential, gpipe, 1f1b, eager-1f1b" for messages.
+std::string executorScheduleList();
+
+/// The pipeline stage `program` is: the position of its mesh among the
+/// plan's meshes (the stages, the first holding the first layers); 0 in a
+/// plan without named meshes.
+int64_t programStage(const plan::Plan &plan, const plan::Program &program);
+
 /// The index of the program that device `device` runs; -1 if none does.
 int programIndexOf(const plan::Plan &plan, int64_t device);
 

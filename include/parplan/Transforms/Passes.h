@@ -87,6 +87,11 @@ struct CompilePipelineOptions
       *this, "micro-batches",
       llvm::cl::desc("Micro-batches the step accumulates gradients over"),
       llvm::cl::init(1)};
+  Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("Pipeline schedule of stages with micro-batches: gpipe, "
+                     "1f1b, eager-1f1b or sequential"),
+      llvm::cl::init("1f1b")};
 };
 
 /// nn-autodiff with the training options of `options`.
@@ -102,9 +107,11 @@ void addTrainingStepPasses(mlir::OpPassManager &pm,
 void addLayoutPasses(mlir::OpPassManager &pm,
                      const CompilePipelineOptions &options);
 /// `cluster` is the preset cross-mesh moves are planned on when the module
-/// carries no sbp.cluster (the one the layout passes used).
+/// carries no sbp.cluster (the one the layout passes used); `schedule` the
+/// order stages run their micro-batches in (lower-to-plan's option).
 void addLoweringPasses(mlir::OpPassManager &pm,
-                       const std::string &cluster = "dgx-h100");
+                       const std::string &cluster = "dgx-h100",
+                       const std::string &schedule = "1f1b");
 
 /// The three stages: an imported model to per-device plan programs, what
 /// `parplan compile` runs. Registered as the pipeline `parplan-compile`.

@@ -20,6 +20,12 @@
 
 namespace parplan {
 
+/// The forward pass: the ops the named results (the loss) depend on, and
+/// `alsoOf` with the ops they depend on.
+llvm::DenseSet<mlir::Operation *>
+forwardPassOps(mlir::func::FuncOp function,
+               llvm::ArrayRef<mlir::Operation *> alsoOf = {});
+
 /// Forward values (results of computing ops the loss depends on) that an op
 /// outside the forward pass reads: the activations a step keeps alive from
 /// its forward to its backward pass. Empty unless `function` has a result

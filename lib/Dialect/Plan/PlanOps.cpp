@@ -273,6 +273,19 @@ LogicalResult AfterMicroBatchesOp::verify() {
   return success();
 }
 
+LogicalResult BackwardBeginOp::verify() {
+  for (Operation *op = (*this)->getPrevNode(); op; op = op->getPrevNode()) {
+    if (isa<BackwardBeginOp>(op))
+      return emitOpError()
+             << "appears more than once in @"
+             << (*this)->getParentOfType<ProgramOp>().getSymName();
+    if (isa<AfterMicroBatchesOp>(op))
+      return emitOpError() << "comes after plan.after_micro_batches: the "
+                              "backward is part of a micro-batch";
+  }
+  return success();
+}
+
 LogicalResult UpdateOp::verify() {
   auto target = getTarget().getDefiningOp<BufferOp>();
   if (!target || (target.getBufferKind() != BufferKind::parameter &&

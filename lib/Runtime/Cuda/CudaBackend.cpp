@@ -150,6 +150,7 @@ public:
   Status run(int64_t begin, int64_t end) override;
   Status applyUpdates() override;
   std::vector<std::string> hostKernels() const override;
+  bool runsSchedules() const override { return false; }
   void setProfiling(bool on) override {
     profiling_ = on;
     profile_.clear();

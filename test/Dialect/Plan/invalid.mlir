@@ -484,3 +484,19 @@ plan.program @dev0 devices = [0] {
   // expected-error @+1 {{'plan.after_micro_batches' op appears more than once in @dev0}}
   plan.after_micro_batches
 }
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  plan.backward_begin
+  // expected-error @+1 {{'plan.backward_begin' op appears more than once in @dev0}}
+  plan.backward_begin
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  plan.after_micro_batches
+  // expected-error @+1 {{'plan.backward_begin' op comes after plan.after_micro_batches: the backward is part of a micro-batch}}
+  plan.backward_begin
+}

@@ -125,15 +125,18 @@ module attributes {plan.mesh_shape = array<i64: 8>} {
 
 // -----
 
-// A step of micro-batches: a sum in an accumulator, then the update.
+// A step of micro-batches: the backward, a sum in an accumulator, then the
+// update.
 // CHECK-LABEL: plan.program @accumulating
-// CHECK: %[[SUM:.*]] = plan.buffer {kind = "accumulator"} : memref<4xf32>
+// CHECK: plan.backward_begin
+// CHECK-NEXT: %[[SUM:.*]] = plan.buffer {kind = "accumulator"} : memref<4xf32>
 // CHECK: plan.kernel "accumulate" ins(%[[SUM]], %{{.*}} : memref<4xf32>, memref<4xf32>) outs(%[[SUM]] : memref<4xf32>)
 // CHECK-NEXT: plan.after_micro_batches
 // CHECK-NEXT: plan.kernel "sgd_update"
 plan.program @accumulating devices = [0] {
   %w = plan.buffer {kind = "parameter", name = "w", logical_shape = array<i64: 4>, splits = array<i64: -1>} : memref<4xf32>
   %g = plan.buffer : memref<4xf32>
+  plan.backward_begin
   %sum = plan.buffer {kind = "accumulator"} : memref<4xf32>
   plan.kernel "accumulate" ins(%sum, %g : memref<4xf32>, memref<4xf32>) outs(%sum : memref<4xf32>)
   plan.after_micro_batches
