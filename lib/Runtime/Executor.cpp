@@ -76,12 +76,12 @@ Status Executor::load(const plan::Plan &planMessage, int rank,
   if (!backend_)
     backend_ = createCpuBackend(communicator);
   communicator_ = &communicator;
+  loaded_ = initialized_ = false;
   stage_ = programStage(
       planMessage, planMessage.programs(programIndexOf(planMessage, rank)));
   stages_ = std::max(1, planMessage.meshes_size());
   if (Status status = planTasks(planMessage); !status.ok())
     return status;
-  loaded_ = initialized_ = false;
   if (Status status = backend_->load(program_, attrs_, groups_); !status.ok())
     return Status::failure("device " + std::to_string(rank) + " (" +
                            backend_->describe() + "): " + status.error);
@@ -90,8 +90,11 @@ Status Executor::load(const plan::Plan &planMessage, int rank,
 }
 
 Status Executor::planTasks(const plan::Plan &planMessage) {
-  schedule_ =
-      planMessage.schedule().empty() ? "sequential" : planMessage.schedule();
+  // One micro-batch runs its forward and backward in turn whatever the
+  // schedule.
+  schedule_ = planMessage.schedule().empty() || microBatches_ == 1
+                  ? "sequential"
+                  : planMessage.schedule();
   scheduleNote_.clear();
   if (schedule_ != "sequential" && !backend_->runsSchedules()) {
     scheduleNote_ = "the " + backend_->describe() +
@@ -104,7 +107,7 @@ Status Executor::planTasks(const plan::Plan &planMessage) {
                                           : program_.instructions_size();
   tasks_.clear();
   kept_.clear();
-  if (schedule_ == "sequential" || microBatches_ == 1) {
+  if (schedule_ == "sequential") {
     backwardBegin_ = updateBegin;
     for (int64_t k = 0; k < microBatches_; ++k)
       tasks_.insert(tasks_.end(), {{false, k}, {true, k}});
@@ -122,7 +125,7 @@ Status Executor::planTasks(const plan::Plan &planMessage) {
       cost::pipelineOrder(*schedule, shape);
   for (const cost::PipelineTask &task : order[static_cast<size_t>(stage_)])
     tasks_.push_back({task.backward, task.microBatch});
-  backwardBegin_ = program_.backward_begin();
+  backwardBegin_ = backwardBeginOf(program_);
   // What the backward reads of the forward: results of its instructions
   // and the batch's slices.
   std::vector<bool> ofForward(program_.buffers_size(), false);

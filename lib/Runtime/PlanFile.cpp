@@ -1090,17 +1090,20 @@ private:
       const plan::Program &program = plan_.programs(p);
       std::string where = "program " + std::to_string(p);
       int64_t perMicroBatch = program.update_begin();
-      if (program.backward_begin() < 0 ||
-          program.backward_begin() > perMicroBatch)
+      int64_t backwardBegin = backwardBeginOf(program);
+      if (program.mesh().empty() && plan_.meshes_size() > 0)
         return Status::failure(
-            where + " backward_begin " +
-            std::to_string(program.backward_begin()) +
+            where + " names no mesh, but a schedule runs the plan's meshes "
+                    "as its stages");
+      if (backwardBegin < 0 || backwardBegin > perMicroBatch)
+        return Status::failure(
+            where + " backward_begin " + std::to_string(backwardBegin) +
             " is not an instruction index of the micro-batch (0 to " +
             std::to_string(perMicroBatch) + ")");
       int64_t own = stage[static_cast<size_t>(program.devices(0))];
       for (int i = 0; i < perMicroBatch; ++i) {
         const plan::Instruction &instruction = program.instructions(i);
-        bool forward = i < program.backward_begin();
+        bool forward = i < backwardBegin;
         // The stages a message of this instruction comes from and goes to.
         int64_t from = own, to = own;
         std::string what;
@@ -1115,7 +1118,7 @@ private:
           const plan::Collective &collective = instruction.collective();
           const plan::Group &group = *groups_.at(collective.group());
           if (group.devices_size() == 0)
-            continue; // Over axes of one mesh: one stage.
+            continue; // Over axes of the program's mesh: one stage.
           std::set<int64_t> stages;
           for (int64_t device : group.devices())
             stages.insert(stage[static_cast<size_t>(device)]);
@@ -1144,7 +1147,8 @@ private:
               std::to_string(from) + " to stage " + std::to_string(to) +
               " in a micro-batch's " + (forward ? "forward" : "backward") +
               ": with a schedule, forwards go to later stages and backwards "
-              "to earlier ones (stages placed against the layer order?)");
+              "to earlier ones (stages placed against the layer order? "
+              "compile with --schedule sequential)");
       }
     }
     return Status::success();
@@ -1204,6 +1208,11 @@ std::string executorScheduleList() {
   for (const std::string &name : executorSchedules())
     list += (list.empty() ? "" : ", ") + name;
   return list;
+}
+
+int64_t backwardBeginOf(const plan::Program &program) {
+  return program.has_backward_begin() ? program.backward_begin()
+                                      : program.update_begin();
 }
 
 int64_t programStage(const plan::Plan &planMessage,

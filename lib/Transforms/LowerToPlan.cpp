@@ -22,6 +22,7 @@
 #include "parplan/Transforms/ShardingCostModel.h"
 #include "parplan/Transforms/TrainingStep.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -270,11 +271,25 @@ void LowerToPlanPass::runOnOperation() {
     DenseMap<StringRef, size_t> stageIndex;
     for (auto [i, stage] : llvm::enumerate(declared))
       stageIndex[stage.getSymName()] = i;
+    auto toLaterStage = [&](sbp::CrossMeshOp move) {
+      return stageIndex.lookup(move.getSrcMesh()) <
+             stageIndex.lookup(move.getDstMesh());
+    };
     SmallVector<Operation *> forwardMoves;
-    for (auto move : function.front().getOps<sbp::CrossMeshOp>())
-      if (!after->contains(move) && stageIndex.lookup(move.getSrcMesh()) <
-                                        stageIndex.lookup(move.getDstMesh()))
+    for (auto move : function.front().getOps<sbp::CrossMeshOp>()) {
+      if (after->contains(move) || !toLaterStage(move))
+        continue;
+      // Unless it reads what came back from a later stage (a gradient): the
+      // whole backward before it would be pulled along. It then stays in
+      // the backward, which checkPlan refuses under a schedule.
+      SetVector<Operation *> reads;
+      (void)getBackwardSlice(move.getOperation(), &reads);
+      if (llvm::none_of(reads, [&](Operation *op) {
+            auto earlier = dyn_cast<sbp::CrossMeshOp>(op);
+            return earlier && !toLaterStage(earlier);
+          }))
         forwardMoves.push_back(move);
+    }
     DenseSet<Operation *> forward = forwardPassOps(function, forwardMoves);
     for (Operation &op : function.front())
       partOf[&op] = isa<func::ReturnOp>(op) || after->contains(&op)

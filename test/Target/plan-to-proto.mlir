@@ -12,7 +12,7 @@
 // MICRO-BATCH: the plan is invalid: program 0 instruction 0 writes parameter buffer 0 'w' once per micro-batch (before update_begin 1)
 // A schedule runs stages' micro-batches in their own orders: backwards send
 // to earlier stages only.
-// AGAINST-STAGES: the plan is invalid: program 0 instruction 0 (stage 0) sends to device 1 from stage 0 to stage 1 in a micro-batch's backward: with a schedule, forwards go to later stages and backwards to earlier ones (stages placed against the layer order?)
+// AGAINST-STAGES: the plan is invalid: program 0 instruction 0 (stage 0) sends to device 1 from stage 0 to stage 1 in a micro-batch's backward: with a schedule, forwards go to later stages and backwards to earlier ones (stages placed against the layer order? compile with --schedule sequential)
 module attributes {plan.mesh_shape = array<i64: 4>} {
   plan.mesh @a shape = [2] devices = [0, 1]
   plan.mesh @b shape = [2] devices = [3, 2]

@@ -130,6 +130,7 @@ public:
   rt::Status recv(rt::Tensor &data, int64_t peer, int64_t tag) override {
     return world.recv(data, peer, tag);
   }
+  rt::Status flushSends() override { return world.flushSends(); }
 
 private:
   rt::Transport &world;

@@ -235,8 +235,12 @@ int run(int argc, char **argv, int rank, int worldSize) {
     error = status.error;
   } else if (!schedule.empty() && std::find(schedules.begin(), schedules.end(),
                                             schedule) == schedules.end()) {
-    error = "--schedule " + schedule + " is unknown to the executor; it runs " +
-            executorScheduleList();
+    error = "--schedule " + schedule + " is " +
+            (schedule == "interleaved"
+                 ? "not run by the executor yet (its stages would need model "
+                   "chunks)"
+                 : "unknown to the executor") +
+            "; it runs " + executorScheduleList();
   } else {
     if (!schedule.empty())
       planMessage.set_schedule(schedule == "sequential" ? "" : schedule);
@@ -389,7 +393,7 @@ int run(int argc, char **argv, int rank, int worldSize) {
     if (profile && rank == 0)
       printProfile(executor.backend()->profile(),
                    static_cast<int64_t>(profiledMs.size()), profiledMs);
-    if (profile && executor.stages() > 1)
+    if (profile && executor.stages() > 1 && planMessage.micro_batches() > 1)
       printStageProfile(executor, planMessage, rank, worldSize, profiledMs);
   }
   // Sub-communicators are freed before MPI_Finalize.

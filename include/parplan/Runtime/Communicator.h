@@ -72,7 +72,8 @@ public:
   /// stages sending to each other do not wait on each other.
   virtual Status send(const Tensor &data, int64_t peer, int64_t tag) = 0;
   virtual Status recv(Tensor &data, int64_t peer, int64_t tag) = 0;
-  /// Returns once every message sent so far has been delivered.
+  /// Returns once every message sent so far has left this process (its
+  /// bytes are the transport's or the peer's).
   virtual Status flushSends() { return Status::success(); }
 };
 

@@ -75,6 +75,10 @@ std::vector<std::string> executorSchedules();
 /// The same, as "sequential, gpipe, 1f1b, eager-1f1b" for messages.
 std::string executorScheduleList();
 
+/// Where a micro-batch's backward begins in `program`: its backward_begin,
+/// or update_begin (all forward) without one.
+int64_t backwardBeginOf(const plan::Program &program);
+
 /// The pipeline stage `program` is: the position of its mesh among the
 /// plan's meshes (the stages, the first holding the first layers); 0 in a
 /// plan without named meshes.

@@ -395,6 +395,9 @@ Status CudaBackend::openNccl() {
     everyone[r] = r;
   if (Status status = world_.broadcast(idBytes, 0, everyone); !status.ok())
     return Status::failure("sharing NCCL's id: " + status.error);
+  // The root's broadcast returns before delivery; ncclCommInitRank blocks.
+  if (Status status = world_.flushSends(); !status.ok())
+    return Status::failure("sharing NCCL's id: " + status.error);
   std::memcpy(&id, idBytes.bytes(), sizeof(id));
   PARPLAN_CHECK(
       ncclCommInitRank(&worldComm_, world_.size(), id, world_.rank()));
