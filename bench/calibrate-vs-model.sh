@@ -18,16 +18,14 @@
 # its matmuls at the calibrated f32 peak.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=${PARPLAN_BUILD_DIR:-build}/bin
+source bench/common.sh
+require parplan-zoo parplan parplan-run
 steps=${STEPS:-20}
 gpt_args=${GPT_ARGS:---layers 4 --hidden 512 --heads 8 --seq 256 --vocab 4096 --batch 8}
 out=${TMPDIR:-/tmp}/parplan-bench-calibrate
 results=bench/results/calibration.md
 mkdir -p "$out"
 
-for tool in parplan-zoo parplan parplan-run; do
-  [[ -x $bin/$tool ]] || { echo "bench: $bin/$tool is missing; run scripts/setup.sh" >&2; exit 1; }
-done
 (( steps >= 3 )) || { echo "bench: STEPS must be at least 3" >&2; exit 1; }
 
 # "0: NVIDIA H100 80GB HBM3, 85.03 GB, compute capability 9.0", or

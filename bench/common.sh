@@ -5,6 +5,19 @@
 bin=${PARPLAN_BUILD_DIR:-build}/bin
 runs=${RUNS:-5}
 
+# require TOOL...: stops unless each of the binaries $bin/TOOL exists, and
+# /usr/bin/time (the peak-memory figures) for a TOOL named `time`.
+require() {
+  local tool
+  for tool; do
+    if [[ $tool == time ]]; then
+      [[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+    else
+      [[ -x $bin/$tool ]] || { echo "bench: $bin/$tool is missing; run scripts/setup.sh" >&2; exit 1; }
+    fi
+  done
+}
+
 # summarize TIMES... PEAKS...: sets `median`, `low`, `high` of the first
 # `runs` values and `peak`, the largest of the rest.
 summarize() {

@@ -20,14 +20,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
-[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+require time parplan-zoo parplan
 core=${CORE:-$(($(nproc) - 1))}
 work=${TMPDIR:-/tmp}/parplan-bench-compile
 mkdir -p "$work"
 
-for tool in parplan-zoo parplan; do
-  [[ -x $bin/$tool ]] || { echo "bench: $bin/$tool is missing; run scripts/setup.sh" >&2; exit 1; }
-done
 
 # preset|batch|cluster|mesh|strategy|layers (empty: the preset's)
 rows=(

@@ -19,9 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
-[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+require time parplan
 mode=${1:-}
-[[ -x $bin/parplan ]] || { echo "bench: $bin/parplan is missing; run scripts/setup.sh" >&2; exit 1; }
 
 # The devices of an N-host by G-GPU mesh on hosts FIRST.. of 4 GPUs each.
 hosts() {

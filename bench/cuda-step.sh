@@ -19,12 +19,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
+require parplan-zoo parplan parplan-run
 runs=${RUNS:-10}
 work=${TMPDIR:-/tmp}/parplan-bench-cuda
 mkdir -p "$work"
-for tool in parplan-zoo parplan parplan-run; do
-  [[ -x $bin/$tool ]] || { echo "bench: $bin/$tool is missing; run scripts/setup.sh" >&2; exit 1; }
-done
 
 if ! "$bin/parplan" calibrate --quick -o "$work/cluster.yaml" >"$work/calibrate.log" 2>&1; then
   echo "skipped: $(tail -1 "$work/calibrate.log")"

@@ -11,13 +11,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
-[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+require time parplan-zoo parplan
 work=${TMPDIR:-/tmp}/parplan-bench-import
 mkdir -p "$work"
 
-for tool in parplan-zoo parplan; do
-  [[ -x $bin/$tool ]] || { echo "bench: $bin/$tool is missing; run scripts/setup.sh" >&2; exit 1; }
-done
 
 models=(
   "gpt-2l-1024h|gpt --layers 2 --hidden 1024 --heads 16 --seq 256 --vocab 4096"

@@ -20,16 +20,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
-[[ -x /usr/bin/time ]] || { echo "bench: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+require time parplan-zoo parplan parplan-opt
 graph=${GRAPH:-training}
 batch=${BATCH:-128}
 work=${TMPDIR:-/tmp}/parplan-bench-sbp-assign
 cluster=dgx-h100x128
 mkdir -p "$work"
 
-for tool in parplan-zoo parplan parplan-opt; do
-  [[ -x $bin/$tool ]] || { echo "bench: $bin/$tool is missing; run scripts/setup.sh" >&2; exit 1; }
-done
 
 rows=(
   "24|true" "48|true" "96|true" "96|false"
