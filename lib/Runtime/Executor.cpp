@@ -80,8 +80,7 @@ Status Executor::load(const plan::Plan &planMessage, int rank,
   stage_ = programStage(
       planMessage, planMessage.programs(programIndexOf(planMessage, rank)));
   stages_ = std::max(1, planMessage.meshes_size());
-  if (Status status = planTasks(planMessage); !status.ok())
-    return status;
+  planTasks(planMessage);
   if (Status status = backend_->load(program_, attrs_, groups_); !status.ok())
     return Status::failure("device " + std::to_string(rank) + " (" +
                            backend_->describe() + "): " + status.error);
@@ -89,7 +88,7 @@ Status Executor::load(const plan::Plan &planMessage, int rank,
   return Status::success();
 }
 
-Status Executor::planTasks(const plan::Plan &planMessage) {
+void Executor::planTasks(const plan::Plan &planMessage) {
   // One micro-batch runs its forward and backward in turn whatever the
   // schedule.
   schedule_ = planMessage.schedule().empty() || microBatches_ == 1
@@ -111,18 +110,11 @@ Status Executor::planTasks(const plan::Plan &planMessage) {
     backwardBegin_ = updateBegin;
     for (int64_t k = 0; k < microBatches_; ++k)
       tasks_.insert(tasks_.end(), {{false, k}, {true, k}});
-    return Status::success();
+    return;
   }
-  std::optional<cost::PipelineSchedule> schedule =
-      cost::parsePipelineSchedule(schedule_);
-  cost::PipelineShape shape{stages_, microBatches_, 1};
-  if (!schedule)
-    return Status::failure("schedule '" + schedule_ +
-                           "' is unknown to the executor");
-  if (std::optional<std::string> why = cost::checkPipeline(*schedule, shape))
-    return Status::failure("schedule '" + schedule_ + "': " + *why);
-  std::vector<std::vector<cost::PipelineTask>> order =
-      cost::pipelineOrder(*schedule, shape);
+  // checkPlan admitted the schedule, one of a single chunk per stage.
+  std::vector<std::vector<cost::PipelineTask>> order = cost::pipelineOrder(
+      *cost::parsePipelineSchedule(schedule_), {stages_, microBatches_, 1});
   for (const cost::PipelineTask &task : order[static_cast<size_t>(stage_)])
     tasks_.push_back({task.backward, task.microBatch});
   backwardBegin_ = backwardBeginOf(program_);
@@ -150,7 +142,6 @@ Status Executor::planTasks(const plan::Plan &planMessage) {
   for (int b = 0; b < program_.buffers_size(); ++b)
     if (kept[b])
       kept_.push_back(b);
-  return Status::success();
 }
 
 Tensor Executor::hostBuffer(int64_t index) const {

@@ -1080,12 +1080,12 @@ private:
     // schedule.
     if (plan_.micro_batches() <= 1)
       return Status::success();
-    std::map<std::string, int64_t> stageOfMesh;
-    for (int m = 0; m < plan_.meshes_size(); ++m)
-      stageOfMesh[plan_.meshes(m).name()] = m;
+    std::vector<int64_t> programStages;
+    for (const plan::Program &program : plan_.programs())
+      programStages.push_back(programStage(plan_, program));
     std::vector<int64_t> stage(owner_.size(), 0);
     for (size_t device = 0; device < owner_.size(); ++device)
-      stage[device] = stageOfMesh[plan_.programs(owner_[device]).mesh()];
+      stage[device] = programStages[static_cast<size_t>(owner_[device])];
     for (int p = 0; p < plan_.programs_size(); ++p) {
       const plan::Program &program = plan_.programs(p);
       std::string where = "program " + std::to_string(p);

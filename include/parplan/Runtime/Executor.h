@@ -112,7 +112,7 @@ private:
   /// The device's tasks of a step, and the buffers a micro-batch's
   /// backward reads of its forward (saved while another micro-batch's
   /// forward runs in between).
-  Status planTasks(const plan::Plan &plan);
+  void planTasks(const plan::Plan &plan);
 
   /// A host tensor of buffer `index`'s type and shape, zero-filled.
   Tensor hostBuffer(int64_t index) const;
