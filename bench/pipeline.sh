@@ -9,19 +9,25 @@
 #      fraction of a forward (a boundary across hosts or regions): the time
 #      and the first stage's activations held;
 #   3. the command's own time on the largest shape the pipeline issue
-#      names (128 stages, 1536 micro-batches), median of RUNS.
+#      names (128 stages, 1536 micro-batches), median of RUNS;
+#   4. `parplan compile` of GPT-3 175B (shape only), global batch 1536,
+#      bf16, on 1,024 H100s (dgx-h100x128) in --stages 16 of 8x8 devices
+#      and 192 micro-batches: wall time and peak memory (median of
+#      COMPILE_RUNS, default RUNS), whether it fits in 80 GB, and the
+#      predicted step. Minutes per run for now.
 #
 #   bench/pipeline.sh            print the tables
 #   bench/pipeline.sh --record   also append them to bench/results/pipeline.md
 #
 # Goals (pipeline issue): the bubble shrinks as (P - 1) / M; eager-1F1B
-# beats 1F1B when sends are slow. The automatic partition's goals (GPT-3
-# 175B on 1,024 GPUs) join this script when it lands.
-# Environment: RUNS (default 5), PARPLAN_BUILD_DIR (default build).
+# beats 1F1B when sends are slow; GPT-3 175B on 1,024 GPUs fits in 80 GB
+# and compiles in under 10 s (not yet: minutes).
+# Environment: RUNS (default 5), COMPILE_RUNS (default RUNS),
+# PARPLAN_BUILD_DIR (default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
-require time parplan
+require time parplan parplan-zoo
 mode=${1:-}
 
 # The bubble over the work ("bubble X of it") of one run.
@@ -67,11 +73,34 @@ command="| command | median s | min s | max s | peak RSS MB |
 $(awk -v m="$median" -v lo="$low" -v hi="$high" -v p="$peak" \
   'BEGIN { printf "| parplan pipeline --stages 128 --micro-batches 1536 --schedule interleaved --chunks 4 --send 0.5 | %.3f | %.3f | %.3f | %.0f |", m, lo, hi, p / 1024 }')"
 
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$bin/parplan-zoo" gpt --preset gpt3-175b --shape-only --dynamic-batch -o "$work/gpt3-175b.onnx" >/dev/null
+compileRuns=${COMPILE_RUNS:-$runs}
+times=()
+peaks=()
+for ((i = 0; i < compileRuns; i++)); do
+  out=$( { /usr/bin/time -f "TIME %e RSS %M" "$bin/parplan" compile "$work/gpt3-175b.onnx" \
+    --train --batch 1536 --mixed-precision bf16 --cluster dgx-h100x128 --stages 16 \
+    --micro-batches 192 -o "$work/out"; } 2>&1)
+  times+=("$(echo "$out" | awk '/^TIME/ { print $2 }')")
+  peaks+=("$(echo "$out" | awk '/^TIME/ { print $4 }')")
+done
+runs=$compileRuns summarize "${times[@]}" "${peaks[@]}"
+step=$(echo "$out" | sed -n 's/^  predicted step *\([0-9.]* [a-z]*\).*/\1/p')
+estimated=$(sed -n 's/.*"estimated_memory_bytes_per_device": \([0-9]*\),*$/\1/p' "$work/out/summary.json" | sort -g | tail -1)
+gpt3="| model | cluster | stages | micro-batches | median s | min s | max s | peak RSS MB | estimated GB per device (fullest stage) | fits 80 GB | predicted step |
+|---|---|---|---|---|---|---|---|---|---|---|
+$(awk -v m="$median" -v lo="$low" -v hi="$high" -v p="$peak" -v e="$estimated" -v s="$step" \
+  'BEGIN { printf "| gpt3-175b, batch 1536, bf16 | dgx-h100x128 (1,024 H100) | 16 of 8x8 | 192 | %.1f | %.1f | %.1f | %.0f | %.2f | %s | %s |", m, lo, hi, p / 1024, e / 1e9, e <= 80e9 ? "yes" : "no", s }')"
+
 echo "$bubbles"
 echo
 echo "$sends"
 echo
 echo "$command"
+echo
+echo "$gpt3"
 if [[ $mode == --record ]]; then
-  record bench/results/pipeline.md "equal stages, forward 1 and backward 2 units, predicted by the pipeline timeline (not executed); command median of $runs runs" "$bubbles"$'\n\n'"$sends"$'\n\n'"$command"
+  record bench/results/pipeline.md "equal stages, forward 1 and backward 2 units, predicted by the pipeline timeline (not executed); command median of $runs runs; GPT-3 compile median of $compileRuns runs" "$bubbles"$'\n\n'"$sends"$'\n\n'"$command"$'\n\n'"$gpt3"
 fi

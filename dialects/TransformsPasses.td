@@ -197,16 +197,44 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
       stages match is an error naming both); backward ops carry their
       forward node's name and an optimizer update its parameter's, so they
       follow;
-    - any other op reading staged values is on the latest of their stages;
+    - any other op reading staged values is on the latest of their stages,
+      or, outside a training step's forward pass, on the earliest (gradients
+      flow back);
     - what is left (an input, a constant) is on the earliest stage of its
       users, or the first stage.
 
-    A stage whose globs match nothing is an error. Without stages the pass
-    does nothing. `sbp-assign` then lays out each op on its stage's mesh and
-    `insert-cross-mesh` moves values between stages.
+    A stage whose globs match nothing is an error.
 
-    Options: none.
+    With `stages=N` (N > 1) and no stages in the annotations, the pass
+    places N stages itself: meshes `@stage0` .. `@stageN-1` cut the first
+    axis of the mesh (`mesh`, else the cluster's default) into N equal
+    blocks of consecutive devices, and the forward pass is cut between its
+    layers into N contiguous runs of balanced work (the op cost's flops):
+    a layer is the ops reading the parameters of one numbered prefix
+    ("transformer.h.3"), or of one module ("fc1") where the names have no
+    number, and the ops that follow from them. Each forward op's backward
+    ops and updates follow it as above. Errors: fewer layers or blocks
+    than stages, and stages in both the option and the annotations.
+
+    Without stages the pass does nothing. `sbp-assign` then lays out each
+    op on its stage's mesh and `insert-cross-mesh` moves values between
+    stages.
+
+    Options:
+    - `stages`: the number of stages to place (0 or 1: only the
+      annotations' stages).
+    - `cluster`: the cluster preset, used when the module carries no
+      sbp.cluster, for the default mesh.
+    - `mesh`: the mesh the stages cut, e.g. 16x8 (default: the cluster's).
   }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "0",
+           "Stages to place, cutting the mesh and the layers evenly">,
+    Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
+           "Cluster preset, used when the module carries no sbp.cluster">,
+    Option<"mesh", "mesh", "std::string", "\"\"",
+           "The mesh the stages cut, e.g. 16x8 (default: the cluster's)">,
+  ];
   let dependentDialects = ["::parplan::sbp::SBPDialect"];
 }
 
@@ -249,6 +277,11 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
     - `share-layers`: identical repeated layers share one decision (default
       true).
     - `explain`: attach `sbp.explain` (cost, runner-up, its cost) to every op.
+    - `schedule`: on stages with micro-batches, the order the stages run
+      them in (`gpipe`, `1f1b`, default, `eager-1f1b` or `sequential`):
+      each stage keeps the activations of as many micro-batches as the
+      schedule has in flight on it, and the predicted step is the
+      schedule's timeline (docs/pipeline.md).
 
     Layouts pinned on named nodes (docs/sbp-annotations.md) come from the
     module's `sbp.annotations` (`{file, text}`, attached by the tools'
@@ -272,7 +305,10 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
     Option<"shareLayers", "share-layers", "bool", "true",
            "Identical repeated layers share one decision">,
     Option<"explain", "explain", "bool", "false",
-           "Attach sbp.explain to every op">
+           "Attach sbp.explain to every op">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "The order stages run micro-batches in: gpipe, 1f1b, eager-1f1b "
+           "or sequential">
   ];
   let dependentDialects = ["::parplan::sbp::SBPDialect"];
 }

@@ -325,6 +325,31 @@ DeviceMesh parplan::cost::subMesh(const DeviceMesh &mesh, int64_t axis,
   return sub;
 }
 
+std::optional<std::vector<DeviceMesh>>
+parplan::cost::splitMesh(const DeviceMesh &mesh, int64_t parts,
+                         std::string &error) {
+  if (mesh.shape.empty()) {
+    error = "a mesh without axes has no first axis to split";
+    return std::nullopt;
+  }
+  if (parts < 1 || mesh.shape.front() % parts != 0) {
+    error = std::to_string(parts) + " parts do not divide the first axis of " +
+            "mesh " + formatMeshShape(mesh.shape) + " (" +
+            std::to_string(mesh.shape.front()) + ") into equal blocks";
+    return std::nullopt;
+  }
+  // Row-major: the devices at first coordinate c are one contiguous run.
+  int64_t block = mesh.size() / parts;
+  std::vector<DeviceMesh> blocks(static_cast<size_t>(parts));
+  for (int64_t p = 0; p < parts; ++p) {
+    blocks[p].shape = mesh.shape;
+    blocks[p].shape.front() /= parts;
+    blocks[p].devices.assign(mesh.devices.begin() + p * block,
+                             mesh.devices.begin() + (p + 1) * block);
+  }
+  return blocks;
+}
+
 std::optional<std::vector<int64_t>>
 parplan::cost::parseMeshShape(const std::string &text, std::string &error) {
   std::vector<int64_t> shape;

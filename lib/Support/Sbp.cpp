@@ -405,6 +405,21 @@ bool hasEvenBlocks(const std::vector<int64_t> &shape,
   return true;
 }
 
+bool hasNonEmptyBlocks(const std::vector<int64_t> &shape,
+                       const std::vector<int64_t> &meshShape,
+                       const NdSbp &sbp) {
+  // Balanced splits in turn: the smallest block of a dimension is its
+  // extent over the product of its splits, rounded down.
+  std::vector<int64_t> shards(shape.size(), 1);
+  for (size_t axis = 0; axis < sbp.size(); ++axis)
+    if (sbp[axis].isSplit())
+      shards[static_cast<size_t>(sbp[axis].axis)] *= meshShape[axis];
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] < shards[d])
+      return false;
+  return true;
+}
+
 std::vector<int64_t> toSplits(const NdSbp &sbp) {
   std::vector<int64_t> splits;
   splits.reserve(sbp.size());

@@ -47,3 +47,16 @@ std::string parplan::formatFlops(double flops) {
   }
   return printed("%.2f %s", flops, units[unit]);
 }
+
+std::string parplan::formatDevices(const std::vector<int64_t> &devices) {
+  bool consecutive = devices.size() > 1;
+  for (size_t i = 1; i < devices.size(); ++i)
+    consecutive &= devices[i] == devices[i - 1] + 1;
+  if (consecutive)
+    return std::to_string(devices.front()) + ".." +
+           std::to_string(devices.back());
+  std::string text;
+  for (int64_t device : devices)
+    text += (text.empty() ? "" : ", ") + std::to_string(device);
+  return text;
+}

@@ -51,13 +51,28 @@ assignOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
   return assign;
 }
 
+/// place-stages' options of the layout options: the stages cut the mesh
+/// sbp-assign would have searched, and sbp-assign then searches theirs.
+template <typename Derived>
+parplan::PlaceStagesOptions
+placeOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
+  parplan::PlaceStagesOptions place;
+  place.stages = layout.stages;
+  place.cluster = layout.cluster;
+  place.mesh = layout.mesh;
+  return place;
+}
+
 /// sbp-assign with `assign`, then insert-boxing and expand-boxing pricing
 /// alike, so that the boxings written are the ones the search paid for.
 void addSearchAndBoxingPasses(mlir::OpPassManager &pm,
-                              const parplan::SbpAssignOptions &assign) {
-  // Stages the annotations name put ops on their meshes first; the moves
-  // between them are priced by the search and written before the boxings.
-  pm.addPass(parplan::createPlaceStages());
+                              const parplan::PlaceStagesOptions &place,
+                              parplan::SbpAssignOptions assign) {
+  // Stages put ops on their meshes first; the moves between them are
+  // priced by the search and written before the boxings.
+  pm.addPass(parplan::createPlaceStages(place));
+  if (place.stages > 1)
+    assign.mesh.clear();
   pm.addPass(parplan::createSbpAssign(assign));
   parplan::InsertCrossMeshOptions moves;
   moves.cluster = assign.cluster;
@@ -82,7 +97,8 @@ void parplan::addLayoutPasses(mlir::OpPassManager &pm,
   SbpAssignOptions assign = assignOptions(options);
   assign.explain = options.explain;
   assign.mixedPrecision = false;
-  addSearchAndBoxingPasses(pm, assign);
+  assign.schedule = options.schedule;
+  addSearchAndBoxingPasses(pm, placeOptions(options), assign);
 }
 
 void parplan::addLoweringPasses(mlir::OpPassManager &pm,
@@ -110,7 +126,7 @@ void parplan::buildShardPipeline(mlir::OpPassManager &pm,
   assign.optimizer = options.optimizer;
   assign.mixedPrecision = options.mixedPrecision;
   assign.explain = options.explain;
-  addSearchAndBoxingPasses(pm, assign);
+  addSearchAndBoxingPasses(pm, placeOptions(options), assign);
 }
 
 void parplan::registerAllPasses() {

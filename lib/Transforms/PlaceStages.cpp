@@ -1,14 +1,16 @@
-//===- PlaceStages.cpp - ops on the meshes of the user's stages -----------===//
+//===- PlaceStages.cpp - ops on the meshes of pipeline stages -------------===//
 //
-// The annotations file's `stages` (Whale's `stage`) name meshes over
-// disjoint devices and the nodes that run on each. This pass declares each
-// stage's sbp.mesh and puts every op of @main on one of them
-// (`sbp.stage = @mesh`): a node a stage's glob matches is on that stage; a
-// backward op has its forward node's name and an optimizer update its
-// parameter's, so a stage takes its nodes' whole training step. Ops no glob
-// matches (constants, the loss's seed, inputs) follow their data: an op
-// reading staged values goes on the latest of their stages, and what is
-// left on the earliest stage of its users.
+// The stages come from the annotations file's `stages` (Whale's `stage`:
+// meshes over disjoint devices and the nodes that run on each), or, with
+// the `stages` option, from an even cut of the mesh and of the forward
+// pass's layers. This pass declares each stage's sbp.mesh and puts every
+// op of @main on one of them (`sbp.stage = @mesh`): a node the stage names
+// is on it; a backward op has its forward node's name and an optimizer
+// update its parameter's, so a stage takes its nodes' whole training step.
+// Ops no stage names (constants, the loss's seed, inputs) follow their
+// data: a forward op reading staged values goes on the latest of their
+// stages, a backward op on the earliest, and what is left on the earliest
+// stage of its users.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,9 +18,13 @@
 
 #include "parplan/Cost/Annotations.h"
 #include "parplan/Cost/Mesh.h"
+#include "parplan/Cost/Pipeline.h"
+#include "parplan/Dialect/NN/NNInterfaces.h"
+#include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -35,24 +41,233 @@ using namespace parplan;
 
 namespace {
 
+/// The stages of a module: each one's mesh, and which named nodes it runs.
+struct Placement {
+  struct Stage {
+    std::string mesh;
+    cost::DeviceMesh devices;
+    /// Where a stage's errors point: the annotations entry, or the option.
+    std::string location;
+  };
+  std::vector<Stage> stages;
+  /// The annotations' stages, whose globs name nodes; empty when placed
+  /// by the option.
+  const std::vector<StagePin> *pins = nullptr;
+  /// Placed by the option: the stage of each forward node, by name.
+  llvm::StringMap<size_t> stageOfName;
+
+  /// The stages naming `name`; two only from conflicting globs.
+  SmallVector<size_t, 1> stagesNaming(StringRef name) const {
+    SmallVector<size_t, 1> named;
+    if (name.empty())
+      return named;
+    if (pins) {
+      for (size_t s = 0; s < pins->size(); ++s)
+        if ((*pins)[s].matches(name))
+          named.push_back(s);
+    } else if (auto found = stageOfName.find(name);
+               found != stageOfName.end()) {
+      named.push_back(found->second);
+    }
+    return named;
+  }
+};
+
+bool isSource(Operation *op) {
+  return isa<nn::ParamOp, nn::InputOp, nn::ConstantOp>(op);
+}
+
+/// The forward pass of `function` in program order, cut into its layers'
+/// runs. A layer is the parameters of one numbered prefix
+/// ("transformer.h.3"), or, in a model without numbers, of one module
+/// ("fc1" of "fc1.weight"); a parameter outside every layer (an embedding
+/// or a mask that several layers read) is in none. A computing op that
+/// reads a layer's parameter (or a value computed from parameters alone,
+/// a transposed or cast weight) for the first time starts that layer's
+/// run; any other computing op is in the latest run of its operands, or
+/// its layer's. Ops in no run (those before the first layer, reading
+/// sources only) are left to the data-flow rules.
+struct LayerRuns {
+  std::vector<SmallVector<Operation *>> runs;
+  std::vector<double> flops;
+  /// Per parameter the forward reads, the first run reading it (0 for one
+  /// read before the first layer): its stage, and its update's.
+  DenseMap<Operation *, size_t> firstRunOfParameter;
+};
+
+LayerRuns cutIntoLayerRuns(func::FuncOp function, bool trainingStep) {
+  DenseSet<Operation *> forward;
+  if (trainingStep)
+    forward = forwardPassOps(function);
+  auto inForward = [&](Operation &op) {
+    return !trainingStep || forward.contains(&op);
+  };
+  Block &body = function.getBody().front();
+  bool numbered = false;
+  for (Operation &op : body.without_terminator())
+    if (auto param = dyn_cast<nn::ParamOp>(op); param && inForward(op))
+      numbered |= !nn::layerKey(param.getName()).empty();
+  auto layerOf = [&](StringRef name) {
+    return numbered ? nn::layerKey(name) : name.rsplit('.').first.str();
+  };
+  LayerRuns cut;
+  // Values computed from parameters alone, with their layer ("" for none)
+  // and the parameter they come from.
+  DenseMap<Value, std::string> weightLayer;
+  DenseMap<Value, Operation *> weightParameter;
+  llvm::StringMap<size_t> runOfLayer;
+  DenseMap<Operation *, size_t> runOf;
+  for (Operation &op : body.without_terminator()) {
+    if (!inForward(op))
+      continue;
+    if (auto param = dyn_cast<nn::ParamOp>(op)) {
+      weightLayer[param.getResult()] = layerOf(param.getName());
+      weightParameter[param.getResult()] = param;
+      continue;
+    }
+    if (isSource(&op))
+      continue;
+    Operation *parameter = nullptr;
+    std::string layer;
+    bool weightsOnly = true, readsWeight = false;
+    std::optional<size_t> latest;
+    for (Value operand : op.getOperands()) {
+      if (auto weight = weightLayer.find(operand);
+          weight != weightLayer.end()) {
+        readsWeight = true;
+        if (layer.empty())
+          layer = weight->second;
+        if (!parameter)
+          parameter = weightParameter.lookup(operand);
+        continue;
+      }
+      Operation *def = operand.getDefiningOp();
+      if (!def || !isa<nn::ConstantOp>(def))
+        weightsOnly = false;
+      if (auto run = runOf.find(def); def && run != runOf.end())
+        latest = std::max(latest.value_or(0), run->second);
+    }
+    if (weightsOnly && readsWeight) {
+      for (Value result : op.getResults()) {
+        weightLayer[result] = layer;
+        weightParameter[result] = parameter;
+      }
+      continue;
+    }
+    std::optional<size_t> run;
+    auto known = layer.empty() ? runOfLayer.end() : runOfLayer.find(layer);
+    if (!layer.empty() && known == runOfLayer.end()) {
+      run = cut.runs.size();
+      runOfLayer[layer] = *run;
+      cut.runs.emplace_back();
+      cut.flops.push_back(0);
+    } else if (latest) {
+      run = latest;
+    } else if (known != runOfLayer.end()) {
+      run = known->second;
+    }
+    for (Value operand : op.getOperands())
+      if (Operation *read = weightParameter.lookup(operand)) {
+        auto [first, inserted] =
+            cut.firstRunOfParameter.try_emplace(read, run.value_or(0));
+        if (!inserted)
+          first->second = std::min(first->second, run.value_or(0));
+      }
+    if (!run)
+      continue;
+    runOf[&op] = *run;
+    cut.runs[*run].push_back(&op);
+    if (auto shardable = dyn_cast<nn::ShardableOpInterface>(op))
+      if (FailureOr<OpCost> opCost = shardable.getCost(); succeeded(opCost))
+        cut.flops[*run] += opCost->flops;
+  }
+  return cut;
+}
+
 struct PlaceStagesPass : parplan::impl::PlaceStagesBase<PlaceStagesPass> {
   using PlaceStagesBase::PlaceStagesBase;
 
   void runOnOperation() override;
+
+private:
+  /// The option's stages: the mesh cut into blocks, the layers into runs.
+  LogicalResult placeEvenly(ModuleOp module, func::FuncOp function,
+                            Placement &placement);
 };
+
+LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
+                                           func::FuncOp function,
+                                           Placement &placement) {
+  int64_t count = stages;
+  std::string error;
+  std::optional<cost::Cluster> machines = loadCluster(module, cluster, error);
+  std::optional<std::vector<int64_t>> shape;
+  if (machines)
+    shape = mesh.empty() ? cost::defaultMeshShape(*machines)
+                         : cost::parseMeshShape(mesh, error);
+  std::optional<cost::DeviceMesh> whole;
+  if (shape)
+    whole = cost::makeMesh(*machines, *shape, error);
+  std::optional<std::vector<cost::DeviceMesh>> blocks;
+  if (whole)
+    blocks = cost::splitMesh(*whole, count, error);
+  if (!blocks)
+    return function.emitError() << "stages=" << count << ": " << error;
+  LayerRuns cut = cutIntoLayerRuns(function, module->hasAttr("nn.training"));
+  if (cut.runs.size() < static_cast<size_t>(count))
+    return function.emitError()
+           << "stages=" << count << ": @main has " << cut.runs.size()
+           << " layer" << (cut.runs.size() == 1 ? "" : "s")
+           << " to place, fewer than the stages";
+  // A model without flops (data movement only) is cut by op count.
+  double total = 0;
+  for (double flops : cut.flops)
+    total += flops;
+  if (total <= 0)
+    for (size_t r = 0; r < cut.runs.size(); ++r)
+      cut.flops[r] = static_cast<double>(cut.runs[r].size());
+  std::vector<size_t> firsts =
+      cost::partitionRuns(cut.flops, static_cast<size_t>(count));
+  for (int64_t s = 0; s < count; ++s)
+    placement.stages.push_back({"stage" + std::to_string(s), (*blocks)[s],
+                                "stages=" + std::to_string(count)});
+  auto stageOfRun = [&](size_t run) {
+    return static_cast<size_t>(
+        std::upper_bound(firsts.begin(), firsts.end(), run) - firsts.begin() -
+        1);
+  };
+  for (size_t r = 0; r < cut.runs.size(); ++r)
+    for (Operation *op : cut.runs[r])
+      if (std::string name = nn::nodeName(op); !name.empty())
+        placement.stageOfName.try_emplace(name, stageOfRun(r));
+  // A parameter, and so its update (which carries the location of the
+  // parameter's node), on the stage that first reads it.
+  for (Operation &op : function.getBody().front())
+    if (auto found = cut.firstRunOfParameter.find(&op);
+        found != cut.firstRunOfParameter.end())
+      for (const std::string &name : {nn::nodeName(&op), nn::locationName(&op)})
+        if (!name.empty())
+          placement.stageOfName.try_emplace(name, stageOfRun(found->second));
+  return success();
+}
 
 void PlaceStagesPass::runOnOperation() {
   ModuleOp module = getOperation();
   std::string error;
   std::optional<Annotations> annotations = carriedAnnotations(module, error);
-  if (!annotations) {
-    if (error.empty())
-      return;
+  if (!annotations && !error.empty()) {
     module.emitError() << error;
     return signalPassFailure();
   }
-  const std::vector<StagePin> &stages = annotations->stages;
-  if (stages.empty())
+  bool pinned = annotations && !annotations->stages.empty();
+  if (pinned && stages > 1) {
+    module.emitError() << "stages=" << static_cast<int64_t>(stages)
+                       << ": the annotations place stages too ("
+                       << annotations->stages.front().location
+                       << "); give one of the two";
+    return signalPassFailure();
+  }
+  if (!pinned && stages <= 1)
     return;
   auto function = module.lookupSymbol<func::FuncOp>("main");
   if (!function || function.isExternal()) {
@@ -60,9 +275,19 @@ void PlaceStagesPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  Placement placement;
+  if (pinned) {
+    placement.pins = &annotations->stages;
+    for (const StagePin &pin : annotations->stages)
+      placement.stages.push_back(
+          {pin.mesh, cost::DeviceMesh{pin.shape, pin.devices}, pin.location});
+  } else if (failed(placeEvenly(module, function, placement))) {
+    return signalPassFailure();
+  }
+
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
   SmallVector<FlatSymbolRefAttr> meshes;
-  for (const StagePin &stage : stages) {
+  for (const Placement::Stage &stage : placement.stages) {
     if (module.lookupSymbol(stage.mesh)) {
       module.emitError() << stage.location << ": stage '" << stage.mesh
                          << "': the module already has a symbol @" << stage.mesh
@@ -70,42 +295,53 @@ void PlaceStagesPass::runOnOperation() {
       return signalPassFailure();
     }
     sbp::MeshOp::create(builder, module.getLoc(), stage.mesh,
-                        builder.getDenseI64ArrayAttr(stage.shape),
-                        builder.getDenseI64ArrayAttr(stage.devices));
+                        builder.getDenseI64ArrayAttr(stage.devices.shape),
+                        builder.getDenseI64ArrayAttr(stage.devices.devices));
     meshes.push_back(FlatSymbolRefAttr::get(module.getContext(), stage.mesh));
   }
 
   Block &body = function.getBody().front();
+  bool trainingStep = module->hasAttr("nn.training");
+  DenseSet<Operation *> forward;
+  if (trainingStep)
+    forward = forwardPassOps(function);
   DenseMap<Operation *, size_t> stageOf;
-  std::vector<bool> used(stages.size(), false);
-  // The stages the user named, then the data flow forward.
+  size_t stageCount = placement.stages.size();
+  std::vector<bool> used(stageCount, false);
+  // The stages that name a node, then the data flow forward.
   for (Operation &op : body.without_terminator()) {
     std::string name = nn::nodeName(&op);
-    std::optional<size_t> matched;
-    for (size_t s = 0; s < stages.size() && !name.empty(); ++s) {
-      if (!stages[s].matches(name))
-        continue;
-      if (matched) {
-        op.emitError() << stages[s].location << ": node '" << name
-                       << "' is on stage '" << stages[*matched].mesh
-                       << "' and on stage '" << stages[s].mesh << "' ("
-                       << stages[*matched].location << ")";
-        return signalPassFailure();
-      }
-      matched = s;
-      used[s] = true;
+    SmallVector<size_t, 1> named = placement.stagesNaming(name);
+    if (named.size() > 1) {
+      const Placement::Stage &first = placement.stages[named[0]];
+      const Placement::Stage &second = placement.stages[named[1]];
+      op.emitError() << second.location << ": node '" << name
+                     << "' is on stage '" << first.mesh << "' and on stage '"
+                     << second.mesh << "' (" << first.location << ")";
+      return signalPassFailure();
     }
+    std::optional<size_t> matched;
+    if (!named.empty()) {
+      matched = named.front();
+      used[*matched] = true;
+    }
+    // Data goes forward through the stages and gradients back: a forward
+    // op follows its latest operand, a backward op its earliest.
+    bool backward = trainingStep && !forward.contains(&op);
     if (!matched)
       for (Value operand : op.getOperands())
         if (Operation *producer = operand.getDefiningOp())
           if (auto found = stageOf.find(producer); found != stageOf.end())
-            matched = std::max(matched.value_or(0), found->second);
+            matched = !matched   ? found->second
+                      : backward ? std::min(*matched, found->second)
+                                 : std::max(*matched, found->second);
     if (matched)
       stageOf[&op] = *matched;
   }
-  for (size_t s = 0; s < stages.size(); ++s)
+  for (size_t s = 0; s < stageCount; ++s)
     if (!used[s]) {
-      module.emitError() << stages[s].location << ": stage '" << stages[s].mesh
+      module.emitError() << placement.stages[s].location << ": stage '"
+                         << placement.stages[s].mesh
                          << "' matches no node of @main";
       return signalPassFailure();
     }
@@ -116,7 +352,7 @@ void PlaceStagesPass::runOnOperation() {
     std::optional<size_t> earliest;
     for (Operation *user : op.getUsers())
       if (auto found = stageOf.find(user); found != stageOf.end())
-        earliest = std::min(earliest.value_or(stages.size()), found->second);
+        earliest = std::min(earliest.value_or(stageCount), found->second);
     stageOf[&op] = earliest.value_or(0);
   }
   for (Operation &op : body.without_terminator())

@@ -15,6 +15,7 @@
 #include "parplan/Cost/Annotations.h"
 #include "parplan/Cost/LayoutSolver.h"
 #include "parplan/Cost/Memory.h"
+#include "parplan/Cost/Pipeline.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
@@ -287,6 +288,11 @@ private:
   /// use over a step: the boxing runs where its consumer does.
   std::vector<double> useCosts(const Use &use) const;
   std::vector<double> useCostsOnce(const Use &use) const;
+  /// Seconds of one run of a use between stages with its producer at
+  /// candidate `a` and its consumer at `b`: the move insert-cross-mesh
+  /// writes, and in an implicit training step its gradient's way back;
+  /// the middle of each move planned (`planned`) or bounded (the search).
+  double moveCost(const Use &use, int64_t a, int64_t b, bool planned) const;
   LogicalResult solve();
   std::optional<cost::LayoutSolution> solveAt(double bytePrice,
                                               bool memoryOnly = false);
@@ -331,6 +337,8 @@ private:
     int64_t consumerClass = 0;
     int64_t count = 0;
     std::vector<double> costs;
+    /// The first use it stands for, an index into `uses`.
+    int64_t use = 0;
   };
   std::vector<ClassUse> classUses;
   /// Per use, filled as localCost() needs it.
@@ -354,6 +362,56 @@ private:
                : static_cast<double>(microBatches);
   }
   double stepTime = 0, computeTime = 0, communicationTime = 0, memory = 0;
+
+  /// The stage of a node (0 without stages; a sink's is its producer's).
+  int64_t stageOf(const Node &node) const {
+    if (stages.names.empty())
+      return 0;
+    if (node.isSink())
+      if (Operation *def =
+              node.op->getOperand(node.sinkOperand).getDefiningOp())
+        return stages.stageOf.lookup(def);
+    return stages.stageOf.lookup(node.op);
+  }
+  int64_t stageCount() const {
+    return std::max<int64_t>(1, static_cast<int64_t>(stages.names.size()));
+  }
+  /// Whether the stages run their micro-batches by a pipeline schedule
+  /// rather than one after another.
+  bool pipelined() const {
+    return stageCount() > 1 && microBatches > 1 &&
+           options.schedule != "sequential";
+  }
+  /// Per stage: the micro-batches whose activations it holds at once (1
+  /// unless pipelined).
+  std::vector<int64_t> inFlight;
+  /// Per class, its stage.
+  std::vector<int64_t> classStage;
+  /// Per stage, the bytes per device of a choice per class.
+  std::vector<double>
+  stageMemory(const std::vector<int64_t> &classChoice) const;
+  /// In an explicit training step: the forward pass's ops.
+  DenseSet<Operation *> forwardOps;
+
+public:
+  /// The predicted figures of one stage under the chosen layouts.
+  struct StageFigures {
+    /// Seconds per micro-batch of its forward and backward, and per step
+    /// of what runs once (the optimizer, gradient synchronization).
+    double forward = 0, backward = 0, update = 0;
+    double memory = 0;
+    /// Seconds computing in the pipeline's timeline, and idle in it.
+    double busy = 0, bubble = 0;
+  };
+  const std::vector<StageFigures> &getStageFigures() const {
+    return stageFigures;
+  }
+
+private:
+  std::vector<StageFigures> stageFigures;
+  /// Fills stageFigures and sets stepTime to the pipeline's timeline when
+  /// pipelined: the moves between stages priced by the planner.
+  void predictPipeline(const std::vector<int64_t> &classChoice);
 };
 
 LogicalResult
@@ -510,10 +568,13 @@ void ShardingSearch::priceCandidates(Node &node) {
       node.memory[k] += localElements(op->getResult(0).getType(), meshShape,
                                       candidate.results[0]) *
                         static_cast<double>(model.elementBytes(elementType));
+    // A stage keeps them for every micro-batch its schedule has in flight.
+    auto held = static_cast<double>(inFlight[stageOf(node)]);
     if (options.training || explicitStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
         if (options.training || savedActivations.contains(op->getResult(i)))
-          node.memory[k] += localElements(op->getResult(i).getType(), meshShape,
+          node.memory[k] += held *
+                            localElements(op->getResult(i).getType(), meshShape,
                                           candidate.results[i]) *
                             static_cast<double>(model.elementBytes(
                                 elementTypeOf(op->getResult(i).getType())));
@@ -908,6 +969,7 @@ void ShardingSearch::assignLayerClasses() {
       classUse.producerClass = nodes[use.producer].layerClass;
       classUse.consumerClass = nodes[use.consumer].layerClass;
       classUse.costs = useCosts(use);
+      classUse.use = &use - uses.data();
       classUses.push_back(std::move(classUse));
     }
     ++classUses[it->second].count;
@@ -921,6 +983,36 @@ std::vector<double> ShardingSearch::useCosts(const Use &use) const {
     for (double &cost : costs)
       cost *= runs;
   return costs;
+}
+
+double ShardingSearch::moveCost(const Use &use, int64_t a, int64_t b,
+                                bool planned) const {
+  const Node &producer = nodes[use.producer];
+  const Node &consumer = nodes[use.consumer];
+  Type type = consumer.op->getOperand(use.operand).getType();
+  bool gradient = options.training && isFloatTensor(type);
+  bool parameter = isa<nn::ParamOp>(producer.op);
+  int64_t from = stages.stageOf.lookup(producer.op);
+  int64_t to = stages.stageOf.lookup(consumer.op);
+  auto price = [&](int64_t source, const NdSbp &sent, int64_t destination,
+                   const NdSbp &received) {
+    std::string error;
+    std::optional<CrossMeshCost> move =
+        planned ? model.crossMesh(stages.meshes[source], sent,
+                                  stages.meshes[destination], received, type,
+                                  std::nullopt, error)
+                : model.crossMeshEstimate(stages.meshes[source], sent,
+                                          stages.meshes[destination], received,
+                                          type, error);
+    return move ? move->time : kInfinity;
+  };
+  const NdSbp &layout = producer.candidates[a].results[use.result];
+  const NdSbp &wanted = consumer.candidates[b].operands[use.operand];
+  double total = price(from, layout, to, wanted);
+  if (gradient && total < kInfinity)
+    total += price(to, gradientLayout(wanted), from,
+                   parameter ? layout : gradientLayout(layout));
+  return total;
 }
 
 std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
@@ -939,27 +1031,9 @@ std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
     int64_t from = stages.stageOf.lookup(producer.op);
     int64_t to = stages.stageOf.lookup(consumer.op);
     if (from != to) {
-      // Between stages: the move insert-cross-mesh writes, and in an
-      // implicit training step its gradient's way back.
-      auto price = [&](int64_t source, const NdSbp &a, int64_t destination,
-                       const NdSbp &b) {
-        std::string error;
-        std::optional<CrossMeshCost> move = model.crossMesh(
-            stages.meshes[source], a, stages.meshes[destination], b, type,
-            std::nullopt, error);
-        return move ? move->time : kInfinity;
-      };
-      for (size_t a = 0; a < rows; ++a) {
-        const NdSbp &layout = producer.candidates[a].results[use.result];
-        for (size_t b = 0; b < columns; ++b) {
-          const NdSbp &wanted = consumer.candidates[b].operands[use.operand];
-          double total = price(from, layout, to, wanted);
-          if (gradient && total < kInfinity)
-            total += price(to, gradientLayout(wanted), from,
-                           parameter ? layout : gradientLayout(layout));
-          costs[a * columns + b] = total;
-        }
-      }
+      for (size_t a = 0; a < rows; ++a)
+        for (size_t b = 0; b < columns; ++b)
+          costs[a * columns + b] = moveCost(use, a, b, false);
       return costs;
     }
   }
@@ -1024,13 +1098,22 @@ std::optional<cost::LayoutSolution> ShardingSearch::solveAt(double bytePrice,
   return cost::solveByCoordinateDescent(problem);
 }
 
+std::vector<double>
+ShardingSearch::stageMemory(const std::vector<int64_t> &classChoice) const {
+  std::vector<double> bytes(stageCount(), 0);
+  for (size_t c = 0; c < classRepresentative.size(); ++c)
+    bytes[classStage[c]] +=
+        static_cast<double>(classSize[c]) *
+        nodes[classRepresentative[c]].memory[classChoice[c]];
+  return bytes;
+}
+
 double
 ShardingSearch::planMemory(const std::vector<int64_t> &classChoice) const {
-  double bytes = 0;
-  for (size_t c = 0; c < classRepresentative.size(); ++c)
-    bytes += static_cast<double>(classSize[c]) *
-             nodes[classRepresentative[c]].memory[classChoice[c]];
-  return bytes;
+  // Each stage's devices hold their stage alone: the plan fits when the
+  // fullest stage does.
+  std::vector<double> bytes = stageMemory(classChoice);
+  return *std::max_element(bytes.begin(), bytes.end());
 }
 
 LogicalResult ShardingSearch::solve() {
@@ -1038,6 +1121,9 @@ LogicalResult ShardingSearch::solve() {
   // small model's best plan may be no parallelism at all, a valley the
   // starts of least local cost do not reach.
   replicatedHint.assign(classRepresentative.size(), 0);
+  classStage.assign(classRepresentative.size(), 0);
+  for (size_t c = 0; c < classRepresentative.size(); ++c)
+    classStage[c] = stageOf(nodes[classRepresentative[c]]);
   for (size_t c = 0; c < classRepresentative.size(); ++c) {
     const Node &node = nodes[classRepresentative[c]];
     auto whole = llvm::find_if(node.candidates, [](const Candidate &candidate) {
@@ -1123,7 +1209,102 @@ LogicalResult ShardingSearch::solve() {
   }
   stepTime = computeTime + communicationTime;
   memory = planMemory(best->choice);
+  predictPipeline(best->choice);
   return success();
+}
+
+void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
+  int64_t count = stageCount();
+  stageFigures.assign(count, {});
+  std::vector<double> bytes = stageMemory(classChoice);
+  for (int64_t s = 0; s < count; ++s)
+    stageFigures[s].memory = bytes[s];
+  if (count == 1)
+    return;
+  auto runs = static_cast<double>(microBatches);
+  // Where a node's seconds go: the once-per-step part, or a micro-batch's
+  // forward or backward (an implicit training step's backward is twice its
+  // forward, as priceCandidates counts it).
+  auto addTime = [&](const Node &node, double seconds) {
+    StageFigures &figures = stageFigures[stageOf(node)];
+    if (runsPerStep(node) == 1) {
+      figures.update += seconds;
+    } else if (!explicitStep) {
+      figures.forward += seconds / 3 / runs;
+      figures.backward += 2 * seconds / 3 / runs;
+    } else if (forwardOps.contains(node.op)) {
+      figures.forward += seconds / runs;
+    } else {
+      figures.backward += seconds / runs;
+    }
+  };
+  for (size_t i = 0; i < nodes.size(); ++i)
+    addTime(nodes[i], nodes[i].time[choice[i]]);
+  std::vector<double> sendForward(count - 1, 0), sendBackward(count - 1, 0);
+  for (const ClassUse &classUse : classUses) {
+    const Use &use = uses[classUse.use];
+    const Node &producer = nodes[use.producer];
+    const Node &consumer = nodes[use.consumer];
+    size_t columns = consumer.candidates.size();
+    int64_t a = choice[use.producer], b = choice[use.consumer];
+    auto useCount = static_cast<double>(classUse.count);
+    int64_t from = stageOf(producer), to = stageOf(consumer);
+    if (from == to || use.tie || consumer.isSink()) {
+      addTime(consumer, useCount * classUse.costs[a * columns + b]);
+      continue;
+    }
+    // The search ranked moves by their bound; the figures plan them.
+    double seconds =
+        useCount * runsPerStep(consumer) * moveCost(use, a, b, true);
+    communicationTime += seconds - useCount * classUse.costs[a * columns + b];
+    if (runsPerStep(consumer) == 1) {
+      stageFigures[to].update += seconds;
+    } else if (!explicitStep) {
+      sendForward[std::min(from, to)] += seconds / 2 / runs;
+      sendBackward[std::min(from, to)] += seconds / 2 / runs;
+    } else if (from < to) {
+      sendForward[to - 1] += seconds / runs;
+    } else {
+      sendBackward[to] += seconds / runs;
+    }
+  }
+  double sequential = 0, update = 0;
+  for (const StageFigures &figures : stageFigures) {
+    sequential += runs * (figures.forward + figures.backward) + figures.update;
+    update = std::max(update, figures.update);
+  }
+  for (double seconds : sendForward)
+    sequential += runs * seconds;
+  for (double seconds : sendBackward)
+    sequential += runs * seconds;
+  if (!pipelined()) {
+    // One stage after another, sends between them.
+    stepTime = sequential;
+    for (StageFigures &figures : stageFigures) {
+      figures.busy =
+          runs * (figures.forward + figures.backward) + figures.update;
+      figures.bubble = stepTime - figures.busy;
+    }
+    return;
+  }
+  cost::PipelineShape shape{count, microBatches, 1};
+  cost::PipelineSchedule schedule =
+      *cost::parsePipelineSchedule(options.schedule);
+  cost::PipelineCosts costs;
+  for (const StageFigures &figures : stageFigures) {
+    costs.forward.push_back(figures.forward);
+    costs.backward.push_back(figures.backward);
+  }
+  costs.sendForward = sendForward;
+  costs.sendBackward = sendBackward;
+  cost::PipelineTimeline timeline = cost::simulatePipeline(
+      cost::pipelineOrder(schedule, shape), shape, costs);
+  // The updates wait for the last backward of every stage.
+  stepTime = timeline.seconds + update;
+  for (int64_t s = 0; s < count; ++s) {
+    stageFigures[s].busy = timeline.busy[s] + stageFigures[s].update;
+    stageFigures[s].bubble = stepTime - stageFigures[s].busy;
+  }
 }
 
 double ShardingSearch::localCost(int64_t node, int64_t candidate) const {
@@ -1217,6 +1398,27 @@ void ShardingSearch::annotate(
     baselineEntries.push_back(
         builder.getNamedAttr(strategy, builder.getF64FloatAttr(seconds)));
   DictionaryAttr baselineTimes = builder.getDictionaryAttr(baselineEntries);
+  // Per stage, in the order of their meshes: its predicted seconds and
+  // bytes.
+  SmallVector<Attribute> stageEntries;
+  if (!stages.names.empty())
+    for (auto [index, figures] : llvm::enumerate(stageFigures))
+      stageEntries.push_back(builder.getDictionaryAttr({
+          builder.getNamedAttr("mesh", stages.names[index]),
+          builder.getNamedAttr("forward_time",
+                               builder.getF64FloatAttr(figures.forward)),
+          builder.getNamedAttr("backward_time",
+                               builder.getF64FloatAttr(figures.backward)),
+          builder.getNamedAttr("update_time",
+                               builder.getF64FloatAttr(figures.update)),
+          builder.getNamedAttr("busy_time",
+                               builder.getF64FloatAttr(figures.busy)),
+          builder.getNamedAttr("bubble_time",
+                               builder.getF64FloatAttr(figures.bubble)),
+          builder.getNamedAttr(
+              "memory_bytes",
+              builder.getI64IntegerAttr(static_cast<int64_t>(figures.memory))),
+      }));
   module->setAttr(
       "sbp.plan",
       builder.getDictionaryAttr({
@@ -1238,6 +1440,10 @@ void ShardingSearch::annotate(
               "memory_bytes",
               builder.getI64IntegerAttr(static_cast<int64_t>(memory))),
           builder.getNamedAttr("baselines", baselineTimes),
+          builder.getNamedAttr("stages", builder.getArrayAttr(stageEntries)),
+          builder.getNamedAttr(
+              "schedule", builder.getStringAttr(pipelined() ? options.schedule
+                                                            : "sequential")),
           builder.getNamedAttr("device_memory_bytes",
                                builder.getI64IntegerAttr(static_cast<int64_t>(
                                    model.getDeviceMemoryBytes()))),
@@ -1261,6 +1467,13 @@ LogicalResult ShardingSearch::run() {
         return failure();
       afterMicroBatches = std::move(*after);
     }
+    forwardOps = forwardPassOps(function);
+  }
+  inFlight.assign(stageCount(), 1);
+  if (pipelined()) {
+    cost::PipelineShape shape{stageCount(), microBatches, 1};
+    inFlight = cost::pipelineInFlight(cost::pipelineOrder(
+        *cost::parsePipelineSchedule(options.schedule), shape));
   }
   for (Node &node : nodes)
     priceCandidates(node);
@@ -1275,8 +1488,9 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SbpAssignOptions options{cluster,   mesh,           strategy,    training,
-                             optimizer, mixedPrecision, shareLayers, explain};
+    SbpAssignOptions options{cluster,     mesh,      strategy,
+                             training,    optimizer, mixedPrecision,
+                             shareLayers, explain,   schedule};
     // A training step (nn-autodiff's output) states its backward pass, its
     // optimizer and its element types: nothing is added on top.
     if (module->hasAttr("nn.training")) {
@@ -1290,6 +1504,18 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
                          << "' (expected auto, exact, data-parallel, "
                             "megatron or replicated)";
       return signalPassFailure();
+    }
+    if (options.schedule != "sequential") {
+      std::optional<cost::PipelineSchedule> parsed =
+          cost::parsePipelineSchedule(options.schedule);
+      if (!parsed || *parsed == cost::PipelineSchedule::Interleaved) {
+        module.emitError() << "sbp-assign: schedule '" << options.schedule
+                           << "' "
+                           << (parsed ? "needs stages of several model chunks"
+                                      : "is unknown")
+                           << "; use gpipe, 1f1b, eager-1f1b or sequential";
+        return signalPassFailure();
+      }
     }
     if (!cost::parseOptimizer(options.optimizer)) {
       module.emitError() << "unknown optimizer '" << options.optimizer

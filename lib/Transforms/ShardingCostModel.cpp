@@ -240,6 +240,23 @@ std::optional<CrossMeshCost> ShardingCostModel::crossMesh(
     const cost::DeviceMesh &source, const NdSbp &from,
     const cost::DeviceMesh &destination, const NdSbp &to, Type type,
     std::optional<cost::CrossMeshMode> mode, std::string &error) const {
+  return priceCrossMesh(source, from, destination, to, type, mode, false,
+                        error);
+}
+
+std::optional<CrossMeshCost> ShardingCostModel::crossMeshEstimate(
+    const cost::DeviceMesh &source, const NdSbp &from,
+    const cost::DeviceMesh &destination, const NdSbp &to, Type type,
+    std::string &error) const {
+  return priceCrossMesh(source, from, destination, to, type, std::nullopt, true,
+                        error);
+}
+
+std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
+    const cost::DeviceMesh &source, const NdSbp &from,
+    const cost::DeviceMesh &destination, const NdSbp &to, Type type,
+    std::optional<cost::CrossMeshMode> mode, bool estimate,
+    std::string &error) const {
   std::string key;
   for (const cost::DeviceMesh *side : {&source, &destination}) {
     key += cost::formatMeshShape(side->shape) + ":";
@@ -250,7 +267,9 @@ std::optional<CrossMeshCost> ShardingCostModel::crossMesh(
   key +=
       toString(from) + toString(to) +
       std::to_string(reinterpret_cast<uintptr_t>(type.getAsOpaquePointer())) +
-      (mode ? cost::toString(*mode) : "any");
+      (estimate ? "bound"
+       : mode   ? cost::toString(*mode)
+                : "any");
   auto [found, inserted] = crossMeshCosts.try_emplace(key);
   std::optional<CrossMeshCost> &result = found->second;
   if (!inserted) {
@@ -283,11 +302,37 @@ std::optional<CrossMeshCost> ShardingCostModel::crossMesh(
     error = *why;
     return std::nullopt;
   }
-  bool planned = false;
+  // Every receiving device needs a part to receive (lower-to-plan moves no
+  // empty tensor).
+  if (!hasNonEmptyBlocks(problem.shape, destination.shape, best.received)) {
+    error = "layout " + toString(best.received) + " leaves a device of mesh " +
+            cost::formatMeshShape(destination.shape) + " no part of " +
+            problem.tensor;
+    return std::nullopt;
+  }
+  double bound = cost::crossMeshLowerBound(problem, cluster);
+  if (estimate) {
+    best.moveTime =
+        bound +
+        cluster.link(source.devices.front(), destination.devices.front())
+            .latency;
+    best.time = before->time + best.moveTime + after->time;
+    result = best;
+    return result;
+  }
+  // No schedule beats the bound plus the least latency between the meshes:
+  // once one meets it, the later ones (which lose ties) are not planned.
+  double leastLatency = std::numeric_limits<double>::infinity();
+  for (int64_t from : source.devices)
+    for (int64_t to : destination.devices)
+      leastLatency = std::min(leastLatency, cluster.link(from, to).latency);
+  bool planned = false, unbeatable = false;
   for (cost::CrossMeshMode candidate : cost::kCrossMeshModes) {
     if (mode && candidate != *mode)
       continue;
     for (cost::CrossMeshBalancing balancing : cost::kCrossMeshBalancings) {
+      if (unbeatable)
+        break;
       cost::CrossMeshSchedule schedule =
           cost::planCrossMesh(problem, cluster, candidate, balancing);
       // Ties go to the simpler mode and balancing, listed first.
@@ -297,6 +342,7 @@ std::optional<CrossMeshCost> ShardingCostModel::crossMesh(
       best.mode = candidate;
       best.balancing = balancing;
       best.moveTime = schedule.seconds;
+      unbeatable = schedule.seconds <= bound + leastLatency;
     }
   }
   best.time = before->time + best.moveTime + after->time;

@@ -78,7 +78,7 @@ for model in mlp gpt cnn; do
       set -- $config
       got=$(run_stages "$(stage_file "stages-$1" "$2" "$3" "$4")" "$5") ||
         { status=1; continue; }
-      if grep -q '^  stages  *first on devices' "${got%.log}.compile.log" &&
+      if grep -q '^  stages  *first [0-9x]* on devices' "${got%.log}.compile.log" &&
          awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
         echo "ok: mlp on two stages of $2 ($3 and $4): $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
       else
@@ -122,7 +122,8 @@ run_micro() {
   out=$dir/$1-micro-$3-$4-$5-${6:-reference}${7:+-stages}
   frozen=
   [ "$1" = gpt ] && frozen="--frozen transformer.causal_mask"
-  if [ -n "${7:-}" ]; then layout="--annotations $7"; ranks=$8
+  if [ "${7:-}" = even ]; then layout="--mesh $3 --strategy $4 --stages $8"; ranks=$(devices "$3")
+  elif [ -n "${7:-}" ]; then layout="--annotations $7"; ranks=$8
   else layout="--mesh $3 --strategy $4"; ranks=$(devices "$3"); fi
   "$bin/parplan" compile "$dir/$1-batch.onnx" --train --optimizer adam --lr 0.01 \
     $frozen --batch "$2" --micro-batches "$5" $layout -o "$out" \
@@ -205,5 +206,25 @@ for config in "mlp4 $four_stages" "mlp $two_stages"; do
       fi
     done
   done
+done
+
+# Stages placed by --stages: the mesh's first axis and the layers cut
+# evenly, each stage's backward and updates with its forward. The 4-layer
+# MLP on 4 stages of 1x2 devices and the GPT (embedding, 2 layers, tied
+# head) on 2 stages of 1x2, 8 and 4 ranks, give 1 device's numbers.
+for config in "mlp4 16 4x2 4 4" "gpt 8 2x2 2 2"; do
+  set -- $config
+  model=$1 batch=$2 mesh=$3 count=$4 m=$5
+  want=$(run_micro $model $batch 1 auto 1) || { status=1; continue; }
+  got=$(run_micro $model $batch $mesh auto $m reference even $count) || { status=1; continue; }
+  if grep -q "^schedule: 1f1b, $count stages, $m micro-batches" "$got" &&
+     awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
+    echo "ok: $model on --stages $count of mesh $mesh, $m micro-batches, 1f1b: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
+  else
+    echo "FAIL: $model on --stages $count of mesh $mesh, $m micro-batches differs from the whole batch on 1 device:"
+    cat "${got%.log}.compile.log"
+    paste "$want" "$got"
+    status=1
+  fi
 done
 exit $status

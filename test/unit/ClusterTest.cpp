@@ -422,6 +422,35 @@ TEST_CASE("axisLink takes the slowest pair, overrides included",
   CHECK(axisLink(hulk, far, 0).latency == 89 * ms);
 }
 
+TEST_CASE("splitMesh cuts the first axis into blocks of consecutive devices",
+          "[cluster][mesh]") {
+  DeviceMesh mesh{{4, 2}, {}};
+  for (int64_t i = 0; i < 8; ++i)
+    mesh.devices.push_back(10 + i);
+  std::string error;
+  std::optional<std::vector<DeviceMesh>> halves = splitMesh(mesh, 2, error);
+  REQUIRE(halves);
+  REQUIRE(halves->size() == 2);
+  CHECK((*halves)[0].shape == std::vector<int64_t>{2, 2});
+  CHECK((*halves)[0].devices == std::vector<int64_t>{10, 11, 12, 13});
+  CHECK((*halves)[1].devices == std::vector<int64_t>{14, 15, 16, 17});
+  std::optional<std::vector<DeviceMesh>> rows = splitMesh(mesh, 4, error);
+  REQUIRE(rows);
+  CHECK(rows->back().shape == std::vector<int64_t>{1, 2});
+  CHECK(rows->back().devices == std::vector<int64_t>{16, 17});
+  std::optional<std::vector<DeviceMesh>> whole = splitMesh(mesh, 1, error);
+  REQUIRE(whole);
+  CHECK(whole->front().devices == mesh.devices);
+
+  CHECK_FALSE(splitMesh(mesh, 3, error));
+  CHECK(error == "3 parts do not divide the first axis of mesh 4x2 (4) into "
+                 "equal blocks");
+  CHECK_FALSE(splitMesh(mesh, 0, error));
+  CHECK_FALSE(splitMesh(mesh, 8, error));
+  CHECK_FALSE(splitMesh(DeviceMesh{{}, {0}}, 1, error));
+  CHECK(error == "a mesh without axes has no first axis to split");
+}
+
 TEST_CASE("sub-meshes", "[cluster][mesh]") {
   DeviceMesh mesh{{2, 3, 4}, {}};
   for (int64_t i = 0; i < 24; ++i)

@@ -12,7 +12,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -259,4 +262,45 @@ TEST_CASE("pipeline pictures", "[pipeline]") {
   CHECK(drawPipeline(order, shape, timeline, 2) ==
         "stage 0 |F0F1....B0  F2B1  ..B2  |\n"
         "stage 1 |..F0B0  F1B1  F2B2  ....|\n");
+}
+
+TEST_CASE("partitionRuns balances the heaviest run", "[pipeline]") {
+  // Equal layers: equal runs.
+  CHECK(partitionRuns(std::vector<double>(8, 1), 4) ==
+        std::vector<size_t>{0, 2, 4, 6});
+  CHECK(partitionRuns({5, 1, 1, 1, 1, 1}, 2) == std::vector<size_t>{0, 1});
+  CHECK(partitionRuns({1, 2, 3}, 3) == std::vector<size_t>{0, 1, 2});
+  CHECK(partitionRuns({4, 4}, 1) == std::vector<size_t>{0});
+  // Against every cut of small inputs: no cut has a lighter heaviest run.
+  std::vector<double> weights = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+  for (size_t parts = 1; parts <= weights.size(); ++parts) {
+    std::vector<size_t> cuts = partitionRuns(weights, parts);
+    REQUIRE(cuts.size() == parts);
+    CHECK(cuts.front() == 0);
+    auto heaviest = [&](const std::vector<size_t> &firsts) {
+      double most = 0;
+      for (size_t k = 0; k < firsts.size(); ++k) {
+        size_t end = k + 1 < firsts.size() ? firsts[k + 1] : weights.size();
+        REQUIRE(firsts[k] < end);
+        double sum = 0;
+        for (size_t i = firsts[k]; i < end; ++i)
+          sum += weights[i];
+        most = std::max(most, sum);
+      }
+      return most;
+    };
+    double best = std::numeric_limits<double>::infinity();
+    // Every choice of parts - 1 cut points among the n - 1 gaps.
+    size_t gaps = weights.size() - 1;
+    for (uint32_t mask = 0; mask < (1u << gaps); ++mask) {
+      if (static_cast<size_t>(__builtin_popcount(mask)) != parts - 1)
+        continue;
+      std::vector<size_t> firsts = {0};
+      for (size_t g = 0; g < gaps; ++g)
+        if (mask & (1u << g))
+          firsts.push_back(g + 1);
+      best = std::min(best, heaviest(firsts));
+    }
+    CHECK(heaviest(cuts) == best);
+  }
 }

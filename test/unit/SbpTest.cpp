@@ -90,6 +90,26 @@ TEST_CASE("balanced split gives the first dim % n shards one more element") {
   CHECK(balancedShard(2, 4, 3).offset == 2);
 }
 
+TEST_CASE("hasNonEmptyBlocks: every device holds an element") {
+  Sbp s0 = Sbp::split(0), s1 = Sbp::split(1), b = Sbp::broadcast();
+  CHECK(hasNonEmptyBlocks({8, 3}, {8}, {s0}));
+  CHECK(hasNonEmptyBlocks({5, 3}, {4}, {s0})); // 2, 1, 1 and 1 rows
+  CHECK_FALSE(hasNonEmptyBlocks({3, 3}, {4}, {s0}));
+  // Two axes on one dimension need their product.
+  CHECK(hasNonEmptyBlocks({32, 1}, {4, 8}, {s0, s0}));
+  CHECK_FALSE(hasNonEmptyBlocks({32, 1}, {8, 8}, {s0, s0}));
+  CHECK(hasNonEmptyBlocks({32, 8}, {8, 8}, {s0, s1}));
+  CHECK(hasNonEmptyBlocks({1, 1}, {8, 8}, {b, Sbp::partial()}));
+  // Each block of every device, by deviceSlice, agrees.
+  for (int64_t rows = 1; rows <= 9; ++rows) {
+    bool empty = false;
+    for (int64_t i = 0; i < 8; ++i)
+      empty |= deviceSlice({rows}, {2, 4}, {s0, s0}, meshCoordinate({2, 4}, i))
+                   .sizes[0] == 0;
+    CHECK(hasNonEmptyBlocks({rows}, {2, 4}, {s0, s0}) == !empty);
+  }
+}
+
 TEST_CASE("mesh coordinates are row-major") {
   Shape mesh = {2, 3, 4};
   CHECK(meshSize(mesh) == 24);

@@ -41,6 +41,8 @@ struct LayoutOptions {
   std::string mesh;
   std::string strategy = "auto";
   std::string annotations;
+  /// Pipeline stages placed evenly (0: the annotations' only).
+  int64_t stages = 0;
 };
 
 struct ShardOptions {

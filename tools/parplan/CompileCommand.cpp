@@ -451,28 +451,53 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   sbp::MeshOp mesh = layoutMesh(*module);
   std::vector<int64_t> meshShape(mesh.getShape().begin(),
                                  mesh.getShape().end());
+  auto planAttr = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
+  // Per stage mesh, the search's predicted figures (sbp.plan's stages).
+  llvm::StringMap<DictionaryAttr> stageFigures;
+  if (auto predicted = planAttr.getAs<ArrayAttr>("stages"))
+    for (auto figures : predicted.getAsRange<DictionaryAttr>())
+      stageFigures[figures.getAs<FlatSymbolRefAttr>("mesh").getValue()] =
+          figures;
   llvm::json::Array stagesJson;
-  std::string stagesText;
+  std::vector<std::string> stageLines;
   for (sbp::MeshOp stage : meshes) {
     std::optional<ArrayRef<int64_t>> stageDevices = stage.getDevices();
     if (!stageDevices)
       continue;
     llvm::json::Array shape, devices;
-    std::string deviceText;
     for (int64_t extent : stage.getShape())
       shape.push_back(extent);
-    for (int64_t device : *stageDevices) {
+    for (int64_t device : *stageDevices)
       devices.push_back(device);
-      deviceText += (deviceText.empty() ? "" : ",") + std::to_string(device);
+    llvm::json::Object entry{{"mesh", stage.getSymName()},
+                             {"shape", std::move(shape)},
+                             {"devices", std::move(devices)}};
+    std::string line = fmt::format(
+        "{} {} on devices {}", stage.getSymName().str(),
+        cost::formatMeshShape(
+            {stage.getShape().begin(), stage.getShape().end()}),
+        formatDevices({stageDevices->begin(), stageDevices->end()}));
+    if (DictionaryAttr figures = stageFigures.lookup(stage.getSymName())) {
+      auto number = [&](StringRef key) {
+        return cast<FloatAttr>(figures.get(key)).getValueAsDouble();
+      };
+      int64_t bytes = cast<IntegerAttr>(figures.get("memory_bytes")).getInt();
+      entry["predicted_forward_time_s"] = number("forward_time");
+      entry["predicted_backward_time_s"] = number("backward_time");
+      entry["predicted_update_time_s"] = number("update_time");
+      entry["predicted_busy_time_s"] = number("busy_time");
+      entry["predicted_bubble_time_s"] = number("bubble_time");
+      entry["estimated_memory_bytes_per_device"] = bytes;
+      line +=
+          fmt::format(": forward {}, backward {} per micro-batch, "
+                      "bubble {}, memory {}",
+                      formatSeconds(number("forward_time")),
+                      formatSeconds(number("backward_time")),
+                      formatSeconds(number("bubble_time")), formatBytes(bytes));
     }
-    stagesJson.push_back(llvm::json::Object{{"mesh", stage.getSymName()},
-                                            {"shape", std::move(shape)},
-                                            {"devices", std::move(devices)}});
-    stagesText +=
-        fmt::format("{}{} on devices {}", stagesText.empty() ? "" : "; ",
-                    stage.getSymName().str(), deviceText);
+    stagesJson.push_back(std::move(entry));
+    stageLines.push_back(std::move(line));
   }
-  auto planAttr = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
   auto seconds = [&](StringRef key) {
     return cast<FloatAttr>(planAttr.get(key)).getValueAsDouble();
   };
@@ -624,17 +649,20 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       }))
     return 1;
 
-  std::string meshText;
-  for (auto [i, extent] : llvm::enumerate(meshShape))
-    meshText += (i ? "x" : "") + std::to_string(extent);
-  fmt::print("compiled {} for {} devices (mesh {}, {}, {}) in {}: {} ({} "
+  std::string meshText = "mesh " + cost::formatMeshShape(meshShape);
+  if (stageLines.size() > 1)
+    meshText = fmt::format("{} stages of {}", stageLines.size(), meshText);
+  fmt::print("compiled {} for {} devices ({}, {}, {}) in {}: {} ({} "
              "program{})\n",
              options.input, devices, meshText, options.layout.cluster,
              options.layout.strategy, formatSeconds(compileSeconds),
              planPath.str().str(), programs.size(),
              programs.size() == 1 ? "" : "s");
-  fmt::print("  predicted step   {} (compute {}, communication {})\n",
+  // On stages, compute and communication add up every stage's; the step
+  // is the schedule's timeline, where stages overlap.
+  fmt::print("  predicted step   {} ({}compute {}, communication {})\n",
              formatSeconds(seconds("step_time")),
+             stageLines.empty() ? "" : "summed over stages: ",
              formatSeconds(seconds("compute_time")),
              formatSeconds(seconds("communication_time")));
   if (starts.size() > 1) {
@@ -646,8 +674,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                           name == start ? " (chosen)" : "");
     fmt::print("  starts           {}\n", line);
   }
-  if (!stagesText.empty())
-    fmt::print("  stages           {}\n", stagesText);
+  for (size_t s = 0; s < stageLines.size(); ++s)
+    fmt::print("  {}{}\n", s == 0 ? "stages           " : "                 ",
+               stageLines[s]);
   if (microBatches > 1)
     fmt::print("  micro-batches    {} of {} (batch {}), gradients summed "
                "before one update{}\n",

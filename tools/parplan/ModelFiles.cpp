@@ -136,4 +136,5 @@ void parplan::cli::setPipelineOptions(CompilePipelineOptions &pipeline,
   pipeline.cluster = layout->cluster;
   pipeline.mesh = layout->mesh;
   pipeline.strategy = layout->strategy;
+  pipeline.stages = layout->stages;
 }

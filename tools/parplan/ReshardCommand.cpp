@@ -65,19 +65,6 @@ std::optional<DeviceMesh> parsePlacedMesh(const std::string &text,
   return mesh;
 }
 
-/// "8..15" for consecutive devices, else "4, 5, 8, 9".
-std::string deviceList(const DeviceMesh &mesh) {
-  bool consecutive = true;
-  for (size_t i = 1; i < mesh.devices.size(); ++i)
-    consecutive &= mesh.devices[i] == mesh.devices[i - 1] + 1;
-  if (consecutive)
-    return fmt::format("{}..{}", mesh.devices.front(), mesh.devices.back());
-  std::string text;
-  for (int64_t device : mesh.devices)
-    text += (text.empty() ? "" : ", ") + std::to_string(device);
-  return text;
-}
-
 int fail(const std::string &error) {
   fmt::print(stderr, "parplan reshard: error: {}\n", error);
   return 1;
@@ -131,15 +118,15 @@ int parplan::cli::runReshard(const ReshardOptions &options) {
     mostReceivers = std::max(mostReceivers, tile.receivers.size());
   }
   double bound = crossMeshLowerBound(problem, *cluster);
-  fmt::print("moving {} ({} {}, {}) from mesh {} {} on devices {} to mesh {} "
-             "{} on devices {}, {}\n",
-             problem.tensor, formatMeshShape(problem.shape),
-             runtime::toString(*dtype), formatBytes(bytes),
-             formatMeshShape(problem.source.shape),
-             toString(problem.sourceLayout), deviceList(problem.source),
-             formatMeshShape(problem.destination.shape),
-             toString(problem.destinationLayout),
-             deviceList(problem.destination), cluster->name);
+  fmt::print(
+      "moving {} ({} {}, {}) from mesh {} {} on devices {} to mesh {} "
+      "{} on devices {}, {}\n",
+      problem.tensor, formatMeshShape(problem.shape), runtime::toString(*dtype),
+      formatBytes(bytes), formatMeshShape(problem.source.shape),
+      toString(problem.sourceLayout), formatDevices(problem.source.devices),
+      formatMeshShape(problem.destination.shape),
+      toString(problem.destinationLayout),
+      formatDevices(problem.destination.devices), cluster->name);
   fmt::print("  tiles         {} (up to {} holders and {} receivers each)\n",
              tiles.size(), mostHolders, mostReceivers);
   fmt::print("  lower bound   {}\n", formatSeconds(bound));

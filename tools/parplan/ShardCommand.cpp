@@ -133,6 +133,7 @@ int cli::runShard(const ShardOptions &options) {
   pipeline.cluster = options.layout.cluster;
   pipeline.mesh = options.layout.mesh;
   pipeline.strategy = options.layout.strategy;
+  pipeline.stages = options.layout.stages;
   pipeline.training = !options.inference;
   pipeline.optimizer = options.optimizer;
   pipeline.mixedPrecision = !options.fullPrecision;

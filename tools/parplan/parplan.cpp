@@ -202,6 +202,11 @@ void addLayoutOptions(CLI::App *command, parplan::cli::LayoutOptions &layout) {
   command->add_option("--annotations", layout.annotations,
                       "YAML or JSON file of pinned layouts "
                       "(docs/sbp-annotations.md)");
+  command
+      ->add_option("--stages", layout.stages,
+                   "Pipeline stages: cut the mesh's first axis and the "
+                   "model's layers into N even parts (docs/pipeline.md)")
+      ->check(CLI::PositiveNumber);
 }
 
 } // namespace

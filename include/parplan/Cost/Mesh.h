@@ -68,6 +68,13 @@ LinkLevel axisLevel(const Cluster &cluster, const DeviceMesh &mesh,
 /// pipeline stages). Requires 0 <= axis < rank and 0 <= index < shape[axis].
 DeviceMesh subMesh(const DeviceMesh &mesh, int64_t axis, int64_t index);
 
+/// `parts` meshes of `mesh`'s rank that cut its first axis into equal
+/// blocks of consecutive coordinates, block p first (pipeline stages on
+/// consecutive hosts). std::nullopt with `error` set when `parts` is below
+/// 1 or does not divide the first axis, or the mesh has no axis.
+std::optional<std::vector<DeviceMesh>>
+splitMesh(const DeviceMesh &mesh, int64_t parts, std::string &error);
+
 /// Parses "2x4" (positive sizes separated by 'x'; "8" is a 1-d mesh).
 std::optional<std::vector<int64_t>> parseMeshShape(const std::string &text,
                                                    std::string &error);

@@ -126,6 +126,13 @@ std::string drawPipeline(const std::vector<std::vector<PipelineTask>> &order,
                          const PipelineShape &shape,
                          const PipelineTimeline &timeline, int64_t columns);
 
+/// Cuts `weights`, in order, into `parts` contiguous non-empty runs so
+/// that the heaviest run is as light as it can be (the balanced partition
+/// of layers over stages): the index of each run's first weight, `parts`
+/// of them, the first 0. Requires 1 <= parts <= weights.size().
+std::vector<size_t> partitionRuns(const std::vector<double> &weights,
+                                  size_t parts);
+
 } // namespace parplan::cost
 
 #endif // PARPLAN_COST_PIPELINE_H

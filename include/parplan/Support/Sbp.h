@@ -166,6 +166,11 @@ NdSbp fromSplits(const std::vector<int64_t> &splits);
 bool hasEvenBlocks(const std::vector<int64_t> &shape,
                    const std::vector<int64_t> &meshShape, const NdSbp &sbp);
 
+/// Whether every device's block holds at least one element: each split
+/// dimension has at least as many elements as the devices splitting it.
+bool hasNonEmptyBlocks(const std::vector<int64_t> &shape,
+                       const std::vector<int64_t> &meshShape, const NdSbp &sbp);
+
 /// The local (per-device) shape: deviceSlice(...).sizes.
 std::vector<int64_t> localShape(const std::vector<int64_t> &shape,
                                 const std::vector<int64_t> &meshShape,

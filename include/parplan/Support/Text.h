@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace parplan {
 
@@ -19,6 +20,9 @@ std::string formatSeconds(double seconds);
 
 /// "1.23 TFLOP", "456.00 MFLOP", "12.00 FLOP".
 std::string formatFlops(double flops);
+
+/// Device ids: "8..15" when consecutive (more than one), else "4, 5, 8, 9".
+std::string formatDevices(const std::vector<int64_t> &devices);
 
 } // namespace parplan
 

@@ -43,6 +43,11 @@ struct LayoutPipelineOptions : public mlir::PassPipelineOptions<Derived> {
       *this, "strategy",
       llvm::cl::desc("auto, exact, data-parallel, megatron or replicated"),
       llvm::cl::init("auto")};
+  Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("Pipeline stages cutting the mesh's first axis and the "
+                     "layers evenly (place-stages; 0: the annotations')"),
+      llvm::cl::init(0)};
 };
 
 /// The options of `parplan compile`'s pipeline, `parplan-compile`: the

@@ -106,7 +106,24 @@ public:
             mlir::Type type, std::optional<cost::CrossMeshMode> mode,
             std::string &error) const;
 
+  /// The same move as crossMesh(), its middle part priced by the planner's
+  /// lower bound (cost::crossMeshLowerBound) plus the latency between the
+  /// meshes rather than planned in every mode: what the search ranks a
+  /// pair of layouts by, since planning each of the hundreds of pairs of a
+  /// use between large meshes takes seconds. `mode` and `balancing` are
+  /// left at their defaults.
+  std::optional<CrossMeshCost>
+  crossMeshEstimate(const cost::DeviceMesh &source, const NdSbp &from,
+                    const cost::DeviceMesh &destination, const NdSbp &to,
+                    mlir::Type type, std::string &error) const;
+
 private:
+  std::optional<CrossMeshCost>
+  priceCrossMesh(const cost::DeviceMesh &source, const NdSbp &from,
+                 const cost::DeviceMesh &destination, const NdSbp &to,
+                 mlir::Type type, std::optional<cost::CrossMeshMode> mode,
+                 bool estimate, std::string &error) const;
+
   ShardingCostModel() = default;
 
   cost::Cluster cluster;

@@ -34,6 +34,10 @@ std::string parplan::nn::nodeName(mlir::Operation *op) {
     return param.getName().str();
   if (auto input = llvm::dyn_cast<InputOp>(op))
     return input.getName().str();
+  return locationName(op);
+}
+
+std::string parplan::nn::locationName(mlir::Operation *op) {
   mlir::Location loc = op->getLoc();
   if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc))
     for (mlir::Location inner : fused.getLocations())

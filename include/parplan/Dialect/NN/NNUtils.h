@@ -34,6 +34,11 @@ std::string listString(llvm::ArrayRef<int64_t> values);
 /// initializer or input name of parameters and inputs; empty when none.
 std::string nodeName(mlir::Operation *op);
 
+/// The name `op`'s location gives (a NameLoc, or the first inside a
+/// FusedLoc); empty when none. For a parameter, that of the node it came
+/// from, which its optimizer update carries too.
+std::string locationName(mlir::Operation *op);
+
 /// The layer a parameter belongs to, by its name up to its first
 /// all-digit component ("transformer.h.3.attn.c_attn.weight" ->
 /// "transformer.h.3"); empty when there is none. Recomputation works by
