@@ -213,8 +213,9 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
     a layer is the ops reading the parameters of one numbered prefix
     ("transformer.h.3"), or of one module ("fc1") where the names have no
     number, and the ops that follow from them. Each forward op's backward
-    ops and updates follow it as above. Errors: fewer layers or blocks
-    than stages, and stages in both the option and the annotations.
+    ops and updates follow it as above. Errors: N not dividing the mesh's
+    first axis, fewer layers than stages, a negative N, and stages in both
+    the option and the annotations.
 
     Without stages the pass does nothing. `sbp-assign` then lays out each
     op on its stage's mesh and `insert-cross-mesh` moves values between

@@ -259,6 +259,11 @@ void PlaceStagesPass::runOnOperation() {
     module.emitError() << error;
     return signalPassFailure();
   }
+  if (stages < 0) {
+    module.emitError() << "stages=" << static_cast<int64_t>(stages)
+                       << ": the number of stages cannot be negative";
+    return signalPassFailure();
+  }
   bool pinned = annotations && !annotations->stages.empty();
   if (pinned && stages > 1) {
     module.emitError() << "stages=" << static_cast<int64_t>(stages)

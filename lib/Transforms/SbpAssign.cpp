@@ -33,6 +33,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 
 namespace parplan {
 #define GEN_PASS_DEF_SBPASSIGN
@@ -238,6 +239,34 @@ FailureOr<StageMeshes> collectStages(ModuleOp module, func::FuncOp function) {
     return unmarked->emitError()
            << "sbp-assign: this op has no sbp.stage while others have one "
               "(place-stages marks every op)";
+  // Stage indices in the order the meshes are declared, the pipeline's
+  // order (as lower-to-plan numbers them), not the order ops first use
+  // them: the schedule's in-flight counts and the boundaries depend on it.
+  std::vector<int64_t> declared;
+  for (FlatSymbolRefAttr name : stages.names) {
+    int64_t position = 0;
+    for (Operation &op : module.getBody()->getOperations()) {
+      if (auto mesh = dyn_cast<sbp::MeshOp>(op);
+          mesh && mesh.getSymName() == name.getValue())
+        break;
+      ++position;
+    }
+    declared.push_back(position);
+  }
+  std::vector<int64_t> order(stages.names.size());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::sort(order,
+             [&](int64_t a, int64_t b) { return declared[a] < declared[b]; });
+  std::vector<int64_t> rank(order.size());
+  StageMeshes sorted;
+  for (auto [index, old] : llvm::enumerate(order)) {
+    rank[old] = static_cast<int64_t>(index);
+    sorted.names.push_back(stages.names[old]);
+    sorted.meshes.push_back(stages.meshes[old]);
+  }
+  for (auto &[op, stage] : stages.stageOf)
+    sorted.stageOf[op] = rank[stage];
+  stages = std::move(sorted);
   for (const cost::DeviceMesh &mesh : stages.meshes)
     if (mesh.shape != stages.meshes.front().shape)
       return function.emitError()
@@ -355,11 +384,14 @@ private:
   /// once after them; the others' times count once per micro-batch.
   int64_t microBatches = 1;
   DenseSet<Operation *> afterMicroBatches;
-  double runsPerStep(const Node &node) const {
+  /// Whether a node runs once per step (the sinks, the parameters and
+  /// what follows the micro-batches), not once per micro-batch.
+  bool runsOncePerStep(const Node &node) const {
     return node.isSink() || isa<nn::ParamOp>(node.op) ||
-                   afterMicroBatches.contains(node.op)
-               ? 1.0
-               : static_cast<double>(microBatches);
+           afterMicroBatches.contains(node.op);
+  }
+  double runsPerStep(const Node &node) const {
+    return runsOncePerStep(node) ? 1.0 : static_cast<double>(microBatches);
   }
   double stepTime = 0, computeTime = 0, communicationTime = 0, memory = 0;
 
@@ -1155,10 +1187,21 @@ LogicalResult ShardingSearch::solve() {
     double needed = smallest ? planMemory(smallest->choice) : kInfinity;
     if (needed > capacity) {
       int64_t device = model.getSmallestMemoryDevice();
+      // On stages, the fullest stage is the one that does not fit.
+      std::string where;
+      if (smallest && !stages.names.empty()) {
+        std::vector<double> bytes = stageMemory(smallest->choice);
+        where = " of stage " +
+                stages
+                    .names[std::max_element(bytes.begin(), bytes.end()) -
+                           bytes.begin()]
+                    .getValue()
+                    .str();
+      }
       return function.emitError()
              << "no plan fits in memory: the smallest needs "
              << groupThousands(static_cast<int64_t>(needed))
-             << " bytes per device; device " << device << " ("
+             << " bytes per device" << where << "; device " << device << " ("
              << model.getCluster().deviceTypeOf(device).name << ") has "
              << groupThousands(static_cast<int64_t>(capacity)) << ", lacking "
              << groupThousands(static_cast<int64_t>(needed - capacity));
@@ -1227,7 +1270,7 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   // forward, as priceCandidates counts it).
   auto addTime = [&](const Node &node, double seconds) {
     StageFigures &figures = stageFigures[stageOf(node)];
-    if (runsPerStep(node) == 1) {
+    if (runsOncePerStep(node)) {
       figures.update += seconds;
     } else if (!explicitStep) {
       figures.forward += seconds / 3 / runs;
@@ -1257,7 +1300,7 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     double seconds =
         useCount * runsPerStep(consumer) * moveCost(use, a, b, true);
     communicationTime += seconds - useCount * classUse.costs[a * columns + b];
-    if (runsPerStep(consumer) == 1) {
+    if (runsOncePerStep(consumer)) {
       stageFigures[to].update += seconds;
     } else if (!explicitStep) {
       sendForward[std::min(from, to)] += seconds / 2 / runs;

@@ -1,5 +1,6 @@
 // RUN: parplan-opt %s -split-input-file -place-stages="stages=3 mesh=4x2" -verify-diagnostics
 // RUN: not parplan-opt %s -place-stages="stages=2 mesh=4x4" 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: not parplan-opt %s -place-stages="stages=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
 // Three stages do not cut a first axis of 4 evenly.
 module {
@@ -12,3 +13,6 @@ module {
 
 // A mesh larger than the cluster (dgx-h100: 8 devices).
 // OFF: error: stages=2: mesh 4x4 needs 16 devices but the cluster has 8
+
+// A negative count.
+// NEGATIVE: error: stages=-1: the number of stages cannot be negative

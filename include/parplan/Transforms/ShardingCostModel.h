@@ -110,7 +110,7 @@ public:
   /// lower bound (cost::crossMeshLowerBound) plus the latency between the
   /// meshes rather than planned in every mode: what the search ranks a
   /// pair of layouts by, since planning each of the hundreds of pairs of a
-  /// use between large meshes takes seconds. `mode` and `balancing` are
+  /// use between large meshes takes minutes. `mode` and `balancing` are
   /// left at their defaults.
   std::optional<CrossMeshCost>
   crossMeshEstimate(const cost::DeviceMesh &source, const NdSbp &from,
