@@ -211,17 +211,19 @@ done
 # Stages placed by --stages: the mesh's first axis and the layers cut
 # evenly, each stage's backward and updates with its forward. The 4-layer
 # MLP on 4 stages of 1x2 devices and the GPT (embedding, 2 layers, tied
-# head) on 2 stages of 1x2, 8 and 4 ranks, give 1 device's numbers.
-for config in "mlp4 16 4x2 4 4" "gpt 8 2x2 2 2"; do
+# head) on 2 stages of 1x2, 8 and 4 ranks, give 1 device's numbers; so
+# does Megatron's grid of the MLP (--tensor 2 --pipeline 4: the same mesh
+# and stages, the megatron layouts inside them).
+for config in "mlp4 16 4x2 4 4 auto" "gpt 8 2x2 2 2 auto" "mlp4 16 4x2 4 4 megatron"; do
   set -- $config
-  model=$1 batch=$2 mesh=$3 count=$4 m=$5
+  model=$1 batch=$2 mesh=$3 count=$4 m=$5 strategy=$6
   want=$(run_micro $model $batch 1 auto 1) || { status=1; continue; }
-  got=$(run_micro $model $batch $mesh auto $m reference even $count) || { status=1; continue; }
+  got=$(run_micro $model $batch $mesh $strategy $m reference even $count) || { status=1; continue; }
   if grep -q "^schedule: 1f1b, $count stages, $m micro-batches" "$got" &&
      awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
-    echo "ok: $model on --stages $count of mesh $mesh, $m micro-batches, 1f1b: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
+    echo "ok: $model on --stages $count of mesh $mesh ($strategy), $m micro-batches, 1f1b: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
   else
-    echo "FAIL: $model on --stages $count of mesh $mesh, $m micro-batches differs from the whole batch on 1 device:"
+    echo "FAIL: $model on --stages $count of mesh $mesh ($strategy), $m micro-batches differs from the whole batch on 1 device:"
     cat "${got%.log}.compile.log"
     paste "$want" "$got"
     status=1

@@ -43,6 +43,10 @@ struct LayoutOptions {
   std::string annotations;
   /// Pipeline stages placed evenly (0: the annotations' only).
   int64_t stages = 0;
+  /// Megatron's grid (0: not given): the tensor-parallel degree, the mesh's
+  /// last axis, and the pipeline stages; data parallel over the rest.
+  int64_t tensor = 0;
+  int64_t pipeline = 0;
 };
 
 struct ShardOptions {

@@ -257,10 +257,12 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return options.output.empty();
   };
 
-  if (!attachLayoutInputs(*module, options.layout, "compile"))
+  LayoutOptions layout = options.layout;
+  if (!attachLayoutInputs(*module, layout, "compile") ||
+      !resolveMegatronGrid(*module, layout, "compile"))
     return 1;
   CompilePipelineOptions pipeline;
-  setPipelineOptions(pipeline, options.training, &options.layout);
+  setPipelineOptions(pipeline, options.training, &layout);
   // The stages of the parplan-compile pipeline, run one by one to print an
   // intermediate stage and to read the search's figures before lowering
   // consumes them; --mlir-timing reports them together.

@@ -4,6 +4,7 @@
 
 #include "Diagnostics.h"
 
+#include "parplan/Cost/Mesh.h"
 #include "parplan/Import/OnnxImporter.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"
@@ -115,6 +116,47 @@ bool parplan::cli::attachLayoutInputs(mlir::ModuleOp module,
     return true;
   llvm::errs() << "parplan " << command << ": error: " << error << "\n";
   return false;
+}
+
+bool parplan::cli::resolveMegatronGrid(mlir::ModuleOp module,
+                                       LayoutOptions &layout,
+                                       const char *command) {
+  if (layout.tensor == 0 && layout.pipeline == 0)
+    return true;
+  auto fail = [&](const std::string &why) {
+    llvm::errs() << "parplan " << command << ": error: " << why << "\n";
+    return false;
+  };
+  if (layout.strategy != "megatron")
+    return fail("--tensor and --pipeline are the grid of --strategy "
+                "megatron, not of --strategy " +
+                layout.strategy);
+  if (!layout.mesh.empty() || layout.stages > 0)
+    return fail("--tensor and --pipeline set the mesh and the stages; "
+                "leave out --mesh and --stages");
+  std::string error;
+  std::optional<cost::Cluster> cluster =
+      loadCluster(module, layout.cluster, error);
+  if (!cluster)
+    return fail(error);
+  int64_t devices = cluster->numDevices();
+  // Tensor parallelism inside a node by default, as Megatron-LM runs it.
+  int64_t tensor =
+      layout.tensor ? layout.tensor : cost::defaultMeshShape(*cluster).back();
+  int64_t pipeline = layout.pipeline ? layout.pipeline : 1;
+  if (devices % tensor != 0)
+    return fail(fmt::format("--tensor {} does not divide the {} devices of "
+                            "cluster '{}'",
+                            tensor, devices, cluster->name));
+  int64_t rows = devices / tensor;
+  if (rows % pipeline != 0)
+    return fail(fmt::format("--pipeline {} does not divide the {} group{} of "
+                            "--tensor {} devices of cluster '{}'",
+                            pipeline, rows, rows == 1 ? "" : "s", tensor,
+                            cluster->name));
+  layout.mesh = fmt::format("{}x{}", rows, tensor);
+  layout.stages = pipeline > 1 ? pipeline : 0;
+  return true;
 }
 
 void parplan::cli::setPipelineOptions(CompilePipelineOptions &pipeline,

@@ -61,6 +61,14 @@ bool writeFile(const std::string &path,
 bool attachLayoutInputs(mlir::ModuleOp module, const LayoutOptions &layout,
                         const char *command);
 
+/// Turns `--tensor T --pipeline P` (with `--strategy megatron`) into the
+/// mesh (cluster devices / T) x T and P stages of it; prints "parplan
+/// COMMAND: error: ..." and returns false when the grid does not fit the
+/// cluster or clashes with --mesh or --stages. Without either, does
+/// nothing.
+bool resolveMegatronGrid(mlir::ModuleOp module, LayoutOptions &layout,
+                         const char *command);
+
 /// Fills the training options of the compile pipeline from `training`'s
 /// flags, and its layout options from `layout`'s when given.
 void setPipelineOptions(CompilePipelineOptions &pipeline,

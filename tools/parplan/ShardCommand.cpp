@@ -126,14 +126,16 @@ int cli::runShard(const ShardOptions &options) {
     return 1;
 
   OneLineDiagnostics diagnostics(context);
-  if (!attachLayoutInputs(*module, options.layout, "shard"))
+  LayoutOptions layout = options.layout;
+  if (!attachLayoutInputs(*module, layout, "shard") ||
+      !resolveMegatronGrid(*module, layout, "shard"))
     return 1;
   PassManager pm(&context);
   ShardPipelineOptions pipeline;
-  pipeline.cluster = options.layout.cluster;
-  pipeline.mesh = options.layout.mesh;
-  pipeline.strategy = options.layout.strategy;
-  pipeline.stages = options.layout.stages;
+  pipeline.cluster = layout.cluster;
+  pipeline.mesh = layout.mesh;
+  pipeline.strategy = layout.strategy;
+  pipeline.stages = layout.stages;
   pipeline.training = !options.inference;
   pipeline.optimizer = options.optimizer;
   pipeline.mixedPrecision = !options.fullPrecision;

@@ -207,6 +207,16 @@ void addLayoutOptions(CLI::App *command, parplan::cli::LayoutOptions &layout) {
                    "Pipeline stages: cut the mesh's first axis and the "
                    "model's layers into N even parts (docs/pipeline.md)")
       ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--tensor", layout.tensor,
+                   "With --strategy megatron: the tensor-parallel degree, "
+                   "the mesh's last axis (default: devices per node)")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--pipeline", layout.pipeline,
+                   "With --strategy megatron: the pipeline stages (default "
+                   "1); data parallel over the rest")
+      ->check(CLI::PositiveNumber);
 }
 
 } // namespace
