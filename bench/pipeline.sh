@@ -88,7 +88,8 @@ for ((i = 0; i < compileRuns; i++)); do
 done
 runs=$compileRuns summarize "${times[@]}" "${peaks[@]}"
 step=$(echo "$out" | sed -n 's/^  predicted step *\([0-9.]* [a-z]*\).*/\1/p')
-estimated=$(sed -n 's/.*"estimated_memory_bytes_per_device": \([0-9]*\),*$/\1/p' "$work/out/summary.json" | sort -g | tail -1)
+# The plan's figure is its fullest stage's.
+estimated=$(sed -n 's/^  "estimated_memory_bytes_per_device": \([0-9]*\),*$/\1/p' "$work/out/summary.json")
 gpt3="| model | cluster | stages | micro-batches | median s | min s | max s | peak RSS MB | estimated GB per device (fullest stage) | fits 80 GB | predicted step |
 |---|---|---|---|---|---|---|---|---|---|---|
 $(awk -v m="$median" -v lo="$low" -v hi="$high" -v p="$peak" -v e="$estimated" -v s="$step" \

@@ -493,6 +493,12 @@ std::optional<std::string> checkCrossMesh(const CrossMeshProblem &problem,
         return what + "the " + name + " layout " + toString(*layout) +
                " holds partial values; reduce them before the move";
   }
+  // Every receiving device gets a part: no empty tensor is sent.
+  if (!hasNonEmptyBlocks(problem.shape, problem.destination.shape,
+                         problem.destinationLayout))
+    return what + "the destination layout " +
+           toString(problem.destinationLayout) +
+           " leaves a device no part of the tensor";
   return std::nullopt;
 }
 

@@ -73,10 +73,6 @@ struct Placement {
   }
 };
 
-bool isSource(Operation *op) {
-  return isa<nn::ParamOp, nn::InputOp, nn::ConstantOp>(op);
-}
-
 /// The forward pass of `function` in program order, cut into its layers'
 /// runs. A layer is the parameters of one numbered prefix
 /// ("transformer.h.3"), or, in a model without numbers, of one module
@@ -125,7 +121,7 @@ LayerRuns cutIntoLayerRuns(func::FuncOp function, bool trainingStep) {
       weightParameter[param.getResult()] = param;
       continue;
     }
-    if (isSource(&op))
+    if (isSourceOp(&op))
       continue;
     Operation *parameter = nullptr;
     std::string layer;

@@ -33,7 +33,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numeric>
 
 namespace parplan {
 #define GEN_PASS_DEF_SBPASSIGN
@@ -217,56 +216,37 @@ struct StageMeshes {
 FailureOr<StageMeshes> collectStages(ModuleOp module, func::FuncOp function) {
   StageMeshes stages;
   Operation *unmarked = nullptr;
+  DenseSet<Attribute> used;
   for (Operation &op : function.getBody().front().without_terminator()) {
     auto stage = op.getAttrOfType<FlatSymbolRefAttr>("sbp.stage");
     if (!stage) {
       unmarked = unmarked ? unmarked : &op;
       continue;
     }
-    auto known = llvm::find(stages.names, stage);
-    if (known == stages.names.end()) {
-      auto mesh = module.lookupSymbol<sbp::MeshOp>(stage.getAttr());
-      if (!mesh)
-        return op.emitError()
-               << "sbp.stage " << stage << " does not name an sbp.mesh";
-      stages.names.push_back(stage);
-      stages.meshes.push_back(deviceMeshOf(mesh));
-      known = stages.names.end() - 1;
-    }
-    stages.stageOf[&op] = known - stages.names.begin();
+    if (!module.lookupSymbol<sbp::MeshOp>(stage.getAttr()))
+      return op.emitError()
+             << "sbp.stage " << stage << " does not name an sbp.mesh";
+    used.insert(stage);
   }
+  // Stages in the order their meshes are declared, the pipeline's order
+  // (as lower-to-plan numbers them): the schedule's in-flight counts and
+  // the boundaries depend on it.
+  DenseMap<Attribute, int64_t> indexOf;
+  for (sbp::MeshOp mesh : module.getOps<sbp::MeshOp>()) {
+    auto name = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+    if (!used.contains(name))
+      continue;
+    indexOf[name] = static_cast<int64_t>(stages.names.size());
+    stages.names.push_back(name);
+    stages.meshes.push_back(deviceMeshOf(mesh));
+  }
+  for (Operation &op : function.getBody().front().without_terminator())
+    if (Attribute stage = op.getAttr("sbp.stage"))
+      stages.stageOf[&op] = indexOf.lookup(stage);
   if (!stages.names.empty() && unmarked)
     return unmarked->emitError()
            << "sbp-assign: this op has no sbp.stage while others have one "
               "(place-stages marks every op)";
-  // Stage indices in the order the meshes are declared, the pipeline's
-  // order (as lower-to-plan numbers them), not the order ops first use
-  // them: the schedule's in-flight counts and the boundaries depend on it.
-  std::vector<int64_t> declared;
-  for (FlatSymbolRefAttr name : stages.names) {
-    int64_t position = 0;
-    for (Operation &op : module.getBody()->getOperations()) {
-      if (auto mesh = dyn_cast<sbp::MeshOp>(op);
-          mesh && mesh.getSymName() == name.getValue())
-        break;
-      ++position;
-    }
-    declared.push_back(position);
-  }
-  std::vector<int64_t> order(stages.names.size());
-  std::iota(order.begin(), order.end(), 0);
-  llvm::sort(order,
-             [&](int64_t a, int64_t b) { return declared[a] < declared[b]; });
-  std::vector<int64_t> rank(order.size());
-  StageMeshes sorted;
-  for (auto [index, old] : llvm::enumerate(order)) {
-    rank[old] = static_cast<int64_t>(index);
-    sorted.names.push_back(stages.names[old]);
-    sorted.meshes.push_back(stages.meshes[old]);
-  }
-  for (auto &[op, stage] : stages.stageOf)
-    sorted.stageOf[op] = rank[stage];
-  stages = std::move(sorted);
   for (const cost::DeviceMesh &mesh : stages.meshes)
     if (mesh.shape != stages.meshes.front().shape)
       return function.emitError()
@@ -425,7 +405,6 @@ private:
   /// In an explicit training step: the forward pass's ops.
   DenseSet<Operation *> forwardOps;
 
-public:
   /// The predicted figures of one stage under the chosen layouts.
   struct StageFigures {
     /// Seconds per micro-batch of its forward and backward, and per step
@@ -435,11 +414,6 @@ public:
     /// Seconds computing in the pipeline's timeline, and idle in it.
     double busy = 0, bubble = 0;
   };
-  const std::vector<StageFigures> &getStageFigures() const {
-    return stageFigures;
-  }
-
-private:
   std::vector<StageFigures> stageFigures;
   /// Fills stageFigures and sets stepTime to the pipeline's timeline when
   /// pipelined: the moves between stages priced by the planner.
@@ -1311,18 +1285,9 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       sendBackward[to] += seconds / runs;
     }
   }
-  double sequential = 0, update = 0;
-  for (const StageFigures &figures : stageFigures) {
-    sequential += runs * (figures.forward + figures.backward) + figures.update;
-    update = std::max(update, figures.update);
-  }
-  for (double seconds : sendForward)
-    sequential += runs * seconds;
-  for (double seconds : sendBackward)
-    sequential += runs * seconds;
   if (!pipelined()) {
-    // One stage after another, sends between them.
-    stepTime = sequential;
+    // One stage after another, sends between them: every second adds up.
+    stepTime = computeTime + communicationTime;
     for (StageFigures &figures : stageFigures) {
       figures.busy =
           runs * (figures.forward + figures.backward) + figures.update;
@@ -1343,6 +1308,9 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   cost::PipelineTimeline timeline = cost::simulatePipeline(
       cost::pipelineOrder(schedule, shape), shape, costs);
   // The updates wait for the last backward of every stage.
+  double update = 0;
+  for (const StageFigures &figures : stageFigures)
+    update = std::max(update, figures.update);
   stepTime = timeline.seconds + update;
   for (int64_t s = 0; s < count; ++s) {
     stageFigures[s].busy = timeline.busy[s] + stageFigures[s].update;

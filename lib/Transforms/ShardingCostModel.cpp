@@ -302,14 +302,6 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
     error = *why;
     return std::nullopt;
   }
-  // Every receiving device needs a part to receive (lower-to-plan moves no
-  // empty tensor).
-  if (!hasNonEmptyBlocks(problem.shape, destination.shape, best.received)) {
-    error = "layout " + toString(best.received) + " leaves a device of mesh " +
-            cost::formatMeshShape(destination.shape) + " no part of " +
-            problem.tensor;
-    return std::nullopt;
-  }
   double bound = cost::crossMeshLowerBound(problem, cluster);
   if (estimate) {
     best.moveTime =

@@ -14,6 +14,10 @@
 using namespace mlir;
 using namespace parplan::nn;
 
+bool parplan::isSourceOp(Operation *op) {
+  return isa<ParamOp, InputOp, ConstantOp>(op);
+}
+
 DenseSet<Operation *> parplan::forwardPassOps(func::FuncOp function,
                                               ArrayRef<Operation *> alsoOf) {
   DenseSet<Operation *> forward;
@@ -36,8 +40,6 @@ DenseSet<Operation *> parplan::forwardPassOps(func::FuncOp function,
 
 namespace {
 
-bool isSource(Operation *op) { return isa<ParamOp, InputOp, ConstantOp>(op); }
-
 int64_t bytesOf(Type type) {
   auto shaped = cast<ShapedType>(type);
   return shaped.getNumElements() *
@@ -50,7 +52,7 @@ llvm::DenseSet<Value> parplan::savedActivations(func::FuncOp function) {
   DenseSet<Value> saved;
   DenseSet<Operation *> forward = forwardPassOps(function);
   for (Operation *op : forward) {
-    if (isSource(op))
+    if (isSourceOp(op))
       continue;
     for (Value result : op->getResults())
       if (llvm::any_of(result.getUsers(), [&](Operation *user) {
@@ -134,7 +136,7 @@ parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
       return;
     }
     auto shardable = dyn_cast<ShardableOpInterface>(op);
-    if (!shardable || isSource(op))
+    if (!shardable || isSourceOp(op))
       return;
     FailureOr<OpCost> cost = shardable.getCost();
     double flops = succeeded(cost) ? cost->flops : 0;

@@ -263,6 +263,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return 1;
   CompilePipelineOptions pipeline;
   setPipelineOptions(pipeline, options.training, &layout);
+  // The search prices the schedule lowering writes.
+  pipeline.schedule = options.schedule;
   // The stages of the parplan-compile pipeline, run one by one to print an
   // intermediate stage and to read the search's figures before lowering
   // consumes them; --mlir-timing reports them together.
@@ -347,7 +349,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     });
     if (!runStage(
             [&](OpPassManager &pm) {
-              addLoweringPasses(pm, "dgx-h100", options.schedule);
+              addLoweringPasses(pm, pipeline.cluster, pipeline.schedule);
             },
             *lowered.module))
       return std::nullopt;
@@ -564,7 +566,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       context.getDiagEngine().emit(std::move(diagnostic));
     module = std::move(lowered->module);
   } else if (!runStage([&](OpPassManager &pm) {
-               addLoweringPasses(pm, "dgx-h100", options.schedule);
+               addLoweringPasses(pm, pipeline.cluster, pipeline.schedule);
              })) {
     return 1;
   }

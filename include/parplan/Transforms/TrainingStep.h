@@ -20,6 +20,10 @@
 
 namespace parplan {
 
+/// Whether `op` is a source of the step (a parameter, an input or a
+/// constant): what it reads rather than computes.
+bool isSourceOp(mlir::Operation *op);
+
 /// The forward pass: the ops the named results (the loss) depend on, and
 /// `alsoOf` with the ops they depend on.
 llvm::DenseSet<mlir::Operation *>
