@@ -2,6 +2,7 @@
 
 #include "parplan/Cost/Cluster.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <cstdlib>
@@ -143,6 +144,57 @@ Link Cluster::link(int64_t a, int64_t b) const {
     return interRegion;
   }
   return interRegion;
+}
+
+ClusterIndex::ClusterIndex(const Cluster &cluster) : indexed(&cluster) {
+  std::map<std::string, int64_t> regionIds;
+  for (size_t n = 0; n < cluster.nodes.size(); ++n) {
+    const Node &node = cluster.nodes[n];
+    nodes.insert(nodes.end(),
+                 static_cast<size_t>(std::max<int64_t>(node.devices, 0)),
+                 static_cast<int64_t>(n));
+    regions.push_back(
+        regionIds.emplace(node.region, static_cast<int64_t>(regionIds.size()))
+            .first->second);
+  }
+  for (const LinkOverride &override : cluster.overrides)
+    deviceLinks.emplace(std::minmax(override.deviceA, override.deviceB),
+                        override.link);
+  for (const NodeLinkOverride &override : cluster.nodeOverrides)
+    nodeLinks.emplace(std::minmax(override.nodeA, override.nodeB),
+                      override.link);
+}
+
+LinkLevel ClusterIndex::level(int64_t a, int64_t b) const {
+  if (a == b)
+    return LinkLevel::Local;
+  int64_t nodeA = nodeOf(a), nodeB = nodeOf(b);
+  if (nodeA == nodeB)
+    return LinkLevel::IntraNode;
+  if (nodeA < 0 || nodeB < 0 || regionOf(nodeA) != regionOf(nodeB))
+    return LinkLevel::InterRegion;
+  return LinkLevel::InterNode;
+}
+
+Link ClusterIndex::link(int64_t a, int64_t b) const {
+  if (a == b)
+    return Link{std::numeric_limits<double>::infinity(), 0.0};
+  if (!deviceLinks.empty()) {
+    auto found = deviceLinks.find(std::minmax(a, b));
+    if (found != deviceLinks.end())
+      return found->second;
+  }
+  int64_t nodeA = nodeOf(a), nodeB = nodeOf(b);
+  if (!nodeLinks.empty()) {
+    auto found = nodeLinks.find(std::minmax(nodeA, nodeB));
+    if (found != nodeLinks.end())
+      return found->second;
+  }
+  if (nodeA == nodeB)
+    return indexed->intraNode;
+  if (nodeA < 0 || nodeB < 0 || regionOf(nodeA) != regionOf(nodeB))
+    return indexed->interRegion;
+  return indexed->interNode;
 }
 
 namespace {

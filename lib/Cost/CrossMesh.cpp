@@ -128,10 +128,10 @@ public:
     std::vector<std::pair<std::pair<int64_t, int64_t>, Window>> arrivals;
   };
 
-  Ledger(const Cluster &cluster, const std::vector<CrossMeshTile> &tiles,
+  Ledger(const ClusterIndex &cluster, const std::vector<CrossMeshTile> &tiles,
          CrossMeshSchedule &schedule)
       : cluster(cluster), tiles(tiles), schedule(schedule),
-        hosts(cluster.nodes.size()),
+        hosts(cluster.cluster().nodes.size()),
         devices(static_cast<size_t>(cluster.numDevices())) {
     schedule.hostSent.assign(hosts, 0);
     schedule.hostReceived.assign(hosts, 0);
@@ -262,7 +262,7 @@ private:
     }
   }
 
-  const Cluster &cluster;
+  const ClusterIndex &cluster;
   const std::vector<CrossMeshTile> &tiles;
   CrossMeshSchedule &schedule;
   size_t hosts, devices;
@@ -285,7 +285,7 @@ struct Senders {
 
 /// The transfers moving one tile in `mode`, handed to `emit` in the order
 /// they run (a device forwards a tile only after a transfer brought it).
-void tileTransfers(const Cluster &cluster, const CrossMeshTile &tile,
+void tileTransfers(const ClusterIndex &cluster, const CrossMeshTile &tile,
                    int64_t index, CrossMeshMode mode, const Senders &senders,
                    const std::function<void(CrossMeshTransfer)> &emit) {
   auto send = [&](int64_t sender, std::vector<int64_t> receivers) {
@@ -347,9 +347,9 @@ void tileTransfers(const Cluster &cluster, const CrossMeshTile &tile,
 
 /// A holder of `tile` on `host`, if any: the first, or with `balanced` the
 /// one whose links have sent least.
-std::optional<int64_t> holderOn(const Cluster &cluster, const Ledger &ledger,
-                                const CrossMeshTile &tile, int64_t host,
-                                bool balanced) {
+std::optional<int64_t> holderOn(const ClusterIndex &cluster,
+                                const Ledger &ledger, const CrossMeshTile &tile,
+                                int64_t host, bool balanced) {
   std::optional<int64_t> best;
   for (int64_t holder : tile.holders)
     if (cluster.nodeOf(holder) == host &&
@@ -373,8 +373,8 @@ constexpr size_t kOrderTiles = 4096;
 /// (the first holder's, the first receiver's), so that the window holds
 /// work for every card.
 CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
-                                  const Cluster &cluster, CrossMeshMode mode,
-                                  bool largerFirst) {
+                                  const ClusterIndex &cluster,
+                                  CrossMeshMode mode, bool largerFirst) {
   CrossMeshSchedule schedule;
   schedule.mode = mode;
   schedule.balancing = CrossMeshBalancing::ByOrder;
@@ -537,9 +537,11 @@ std::vector<CrossMeshTile> crossMeshTiles(const CrossMeshProblem &problem) {
   return tiles;
 }
 
-CrossMeshSchedule planCrossMesh(const CrossMeshProblem &problem,
-                                const Cluster &cluster, CrossMeshMode mode,
-                                CrossMeshBalancing balancing) {
+namespace {
+
+CrossMeshSchedule planOn(const CrossMeshProblem &problem,
+                         const ClusterIndex &cluster, CrossMeshMode mode,
+                         CrossMeshBalancing balancing) {
   if (balancing == CrossMeshBalancing::ByOrder) {
     // The fastest of list scheduling preferring the larger tile and the
     // smaller where tiles can start together, and of the other balancings'
@@ -552,7 +554,7 @@ CrossMeshSchedule planCrossMesh(const CrossMeshProblem &problem,
     }
     for (CrossMeshBalancing other :
          {CrossMeshBalancing::ByBytes, CrossMeshBalancing::None})
-      candidates.push_back(planCrossMesh(problem, cluster, mode, other));
+      candidates.push_back(planOn(problem, cluster, mode, other));
     CrossMeshSchedule best = candidates.front();
     for (const CrossMeshSchedule &candidate : candidates)
       if (candidate.seconds < best.seconds)
@@ -606,10 +608,55 @@ CrossMeshSchedule planCrossMesh(const CrossMeshProblem &problem,
   return schedule;
 }
 
+} // namespace
+
+CrossMeshSchedule planCrossMesh(const CrossMeshProblem &problem,
+                                const Cluster &cluster, CrossMeshMode mode,
+                                CrossMeshBalancing balancing) {
+  return planOn(problem, ClusterIndex(cluster), mode, balancing);
+}
+
+MeshPlacement placeCrossMesh(const CrossMeshProblem &problem,
+                             const Cluster &cluster) {
+  MeshPlacement placement =
+      placeMeshes(cluster, {&problem.source, &problem.destination});
+  placement.key += ";tensor " + formatMeshShape(problem.shape) + " of " +
+                   std::to_string(problem.elementBytes) + " bytes from " +
+                   toString(problem.sourceLayout) + " to " +
+                   toString(problem.destinationLayout);
+  return placement;
+}
+
+CrossMeshSchedule shiftSchedule(const CrossMeshSchedule &schedule,
+                                int64_t deviceShift, int64_t nodeShift) {
+  CrossMeshSchedule shifted = schedule;
+  for (CrossMeshTransfer &transfer : shifted.transfers) {
+    transfer.sender += deviceShift;
+    for (int64_t &receiver : transfer.receivers)
+      receiver += deviceShift;
+  }
+  // Per-node and per-device figures over the whole cluster: what is not 0
+  // lies on the problem's own nodes and devices, which stay in range.
+  auto shiftFigures = [](const std::vector<double> &figures, int64_t shift) {
+    std::vector<double> moved(figures.size(), 0);
+    for (size_t i = 0; i < figures.size(); ++i)
+      if (figures[i] != 0)
+        moved.at(static_cast<size_t>(static_cast<int64_t>(i) + shift)) =
+            figures[i];
+    return moved;
+  };
+  shifted.hostSent = shiftFigures(schedule.hostSent, nodeShift);
+  shifted.hostReceived = shiftFigures(schedule.hostReceived, nodeShift);
+  shifted.deviceSent = shiftFigures(schedule.deviceSent, deviceShift);
+  shifted.deviceReceived = shiftFigures(schedule.deviceReceived, deviceShift);
+  return shifted;
+}
+
 double crossMeshLowerBound(const CrossMeshProblem &problem,
-                           const Cluster &cluster) {
+                           const Cluster &described) {
+  ClusterIndex cluster(described);
   std::vector<CrossMeshTile> tiles = crossMeshTiles(problem);
-  size_t hosts = cluster.nodes.size();
+  size_t hosts = described.nodes.size();
   std::vector<double> mustReceive(hosts, 0), mustSend(hosts, 0);
   std::set<int64_t> involved;
   for (const CrossMeshTile &tile : tiles) {
@@ -631,6 +678,9 @@ double crossMeshLowerBound(const CrossMeshProblem &problem,
       mustSend[*holding.begin()] += bytes;
   }
   // Each host's card at the fastest rate it has to any other host here.
+  std::map<int64_t, int64_t> firstDevice;
+  for (int64_t host : involved)
+    firstDevice[host] = described.firstDevice(host);
   double bound = 0;
   for (int64_t host : involved) {
     double bandwidth = 0;
@@ -638,8 +688,7 @@ double crossMeshLowerBound(const CrossMeshProblem &problem,
       if (other != host)
         bandwidth = std::max(
             bandwidth,
-            cluster.link(cluster.firstDevice(host), cluster.firstDevice(other))
-                .bandwidth);
+            cluster.link(firstDevice[host], firstDevice[other]).bandwidth);
     if (bandwidth > 0)
       bound = std::max(bound,
                        std::max(mustReceive[host], mustSend[host]) / bandwidth);

@@ -22,6 +22,52 @@ std::string parplan::cost::formatMeshShape(const std::vector<int64_t> &shape) {
   return text;
 }
 
+MeshPlacement
+parplan::cost::placeMeshes(const Cluster &cluster,
+                           const std::vector<const DeviceMesh *> &meshes) {
+  int64_t perNode = cluster.nodes.empty() ? 0 : cluster.nodes.front().devices;
+  bool alikeNodes =
+      perNode > 0 && cluster.overrides.empty() && cluster.nodeOverrides.empty();
+  for (const Node &node : cluster.nodes)
+    alikeNodes &= node.devices == perNode;
+  int64_t numDevices = perNode * static_cast<int64_t>(cluster.nodes.size());
+  MeshPlacement placement;
+  std::vector<int64_t> nodes;
+  if (alikeNodes) {
+    for (const DeviceMesh *mesh : meshes)
+      for (int64_t device : mesh->devices)
+        nodes.push_back(device >= 0 && device < numDevices ? device / perNode
+                                                           : -1);
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    if (!nodes.empty() && nodes.front() >= 0) {
+      placement.nodeShift = nodes.front();
+      placement.deviceShift = placement.nodeShift * perNode;
+    } else {
+      nodes.clear();
+    }
+  }
+  std::string &key = placement.key;
+  for (const DeviceMesh *mesh : meshes) {
+    key += formatMeshShape(mesh->shape) + ":";
+    for (int64_t device : mesh->devices)
+      key += std::to_string(device - placement.deviceShift) + ",";
+    key += ";";
+  }
+  // Which of their nodes share a region: regions numbered by first
+  // appearance.
+  std::map<std::string, int64_t> regionNumbers;
+  key += "regions:";
+  for (int64_t node : nodes)
+    key +=
+        std::to_string(regionNumbers
+                           .emplace(cluster.nodes[node].region,
+                                    static_cast<int64_t>(regionNumbers.size()))
+                           .first->second) +
+        ",";
+  return placement;
+}
+
 std::optional<std::string> parplan::cost::checkMesh(const Cluster &cluster,
                                                     const DeviceMesh &mesh) {
   if (mesh.shape.empty())

@@ -81,7 +81,15 @@ const CrossMeshMoves::Move *CrossMeshMoves::plan(Operation *op) {
     return nullptr;
   }
   result->tiles = cost::crossMeshTiles(problem);
-  result->schedule = cost::planCrossMesh(problem, cluster, *mode, *balancing);
+  cost::MeshPlacement placement = cost::placeCrossMesh(problem, cluster);
+  auto [found, inserted] = schedules.try_emplace(
+      placement.key + cost::toString(*mode) + cost::toString(*balancing));
+  if (inserted)
+    found->second = cost::shiftSchedule(
+        cost::planCrossMesh(problem, cluster, *mode, *balancing),
+        -placement.deviceShift, -placement.nodeShift);
+  result->schedule = cost::shiftSchedule(found->second, placement.deviceShift,
+                                         placement.nodeShift);
   planned = std::move(result);
   return planned.get();
 }

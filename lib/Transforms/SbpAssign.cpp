@@ -79,7 +79,6 @@ struct Node {
   /// Per candidate, for this one op: seconds and bytes per device.
   std::vector<double> time;
   std::vector<double> memory;
-  int64_t layerClass = 0;
   bool isSink() const { return sinkOperand >= 0; }
 };
 
@@ -284,6 +283,32 @@ public:
   StringRef getStrategy() const { return options.strategy; }
 
 private:
+  /// Per distinct class-level use: the cost matrix of one use, how many
+  /// uses it stands for, and its classes.
+  struct ClassUse {
+    int64_t producerClass = 0;
+    int64_t consumerClass = 0;
+    int64_t count = 0;
+    std::vector<double> costs;
+    /// The first use it stands for, an index into `uses`.
+    int64_t use = 0;
+  };
+  /// Ops grouped into classes of alike ops, each given one layout by the
+  /// search, and their uses into class-level uses.
+  struct Classes {
+    /// Per node, its class; per class, its first node and its size.
+    std::vector<int64_t> ofNode, representative, size;
+    /// Per class, the bytes per device of each candidate, summed over its
+    /// members on each stage (they hold their activations for different
+    /// numbers of micro-batches).
+    std::vector<std::map<int64_t, std::vector<double>>> memory;
+    std::vector<ClassUse> uses;
+    /// Per use, its index in `uses`.
+    std::vector<int64_t> ofUse;
+    /// Per class, its fully replicated candidate (0 where it has none): a
+    /// start of the solves.
+    std::vector<int64_t> replicatedHint;
+  };
   LogicalResult buildNodes();
   LogicalResult composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis);
   void sinkCandidates(Node &node, Value value);
@@ -292,7 +317,9 @@ private:
   LogicalResult addPin(Operation *op, Pin pin);
   LogicalResult addStrategyPins();
   LogicalResult applyPins();
-  void assignLayerClasses();
+  /// Groups the nodes into classes, on stages of alike meshes together
+  /// when `shareStages`.
+  Classes groupClasses(bool shareStages) const;
   /// Seconds of each (producer candidate, consumer candidate) pair of a
   /// use over a step: the boxing runs where its consumer does.
   std::vector<double> useCosts(const Use &use) const;
@@ -303,9 +330,14 @@ private:
   /// the middle of each move planned (`planned`) or bounded (the search).
   double moveCost(const Use &use, int64_t a, int64_t b, bool planned) const;
   LogicalResult solve();
-  std::optional<cost::LayoutSolution> solveAt(double bytePrice,
-                                              bool memoryOnly = false);
-  double planMemory(const std::vector<int64_t> &classChoice) const;
+  /// The search over `grouped` with each byte per device priced
+  /// `bytePrice` seconds (or the plan of least memory), started also from
+  /// `hint` (a choice per class).
+  std::optional<cost::LayoutSolution>
+  solveAt(const Classes &grouped, double bytePrice, bool memoryOnly,
+          const std::vector<int64_t> &hint) const;
+  double planMemory(const Classes &grouped,
+                    const std::vector<int64_t> &classChoice) const;
 
   /// Seconds of node `node` under candidate `choice` plus those of the uses
   /// it takes part in, with every other node at its chosen candidate.
@@ -333,23 +365,13 @@ private:
   DenseMap<Operation *, int64_t> nodeOf;
   std::vector<std::vector<int64_t>> usesOf; // per node, indices into `uses`
   std::map<int64_t, Pin> pins;              // by node
-  std::vector<int64_t> classSize;
-  std::vector<int64_t> classRepresentative;
-  /// Per class, its fully replicated candidate (0 where it has none): a
-  /// start of every solve.
-  std::vector<int64_t> replicatedHint;
 
-  /// Per distinct class-level use: the cost matrix of one use, how many
-  /// uses it stands for, and its classes.
-  struct ClassUse {
-    int64_t producerClass = 0;
-    int64_t consumerClass = 0;
-    int64_t count = 0;
-    std::vector<double> costs;
-    /// The first use it stands for, an index into `uses`.
-    int64_t use = 0;
-  };
-  std::vector<ClassUse> classUses;
+  /// Classes within each stage: the plan's. With stages of alike meshes,
+  /// also classes across them (`acrossStages`, a coarsening of
+  /// `classes`): fewer, so that the search for the price of memory is
+  /// fast; its answer is then refined on `classes`.
+  Classes classes, acrossStages;
+  bool searchAcrossStages = false;
   /// Per use, filled as localCost() needs it.
   mutable std::vector<std::vector<double>> useCostCache;
 
@@ -397,11 +419,13 @@ private:
   /// Per stage: the micro-batches whose activations it holds at once (1
   /// unless pipelined).
   std::vector<int64_t> inFlight;
-  /// Per class, its stage.
-  std::vector<int64_t> classStage;
+  /// Per stage, the first stage of its kind: alike meshes (shifts of
+  /// each other, cost::placeMeshes), whose ops share classes.
+  std::vector<int64_t> stageKind;
   /// Per stage, the bytes per device of a choice per class.
   std::vector<double>
-  stageMemory(const std::vector<int64_t> &classChoice) const;
+  stageMemory(const Classes &grouped,
+              const std::vector<int64_t> &classChoice) const;
   /// In an explicit training step: the forward pass's ops.
   DenseSet<Operation *> forwardOps;
 
@@ -871,22 +895,22 @@ LogicalResult ShardingSearch::applyPins() {
   return success();
 }
 
-void ShardingSearch::assignLayerClasses() {
+ShardingSearch::Classes ShardingSearch::groupClasses(bool shareStages) const {
   // Ops are alike when they are the same op with the same attributes
   // (names aside), types and pins, and their neighbourhoods are alike to a
   // few hops: the ops of identical repeated layers, away from the first and
-  // last layer's edges.
+  // last layer's edges, on one stage or on stages of alike meshes.
   size_t count = nodes.size();
   std::vector<int64_t> label(count);
   {
     std::map<std::vector<const void *>, int64_t> initial;
     for (size_t i = 0; i < count; ++i) {
-      Node &node = nodes[i];
+      const Node &node = nodes[i];
       std::vector<const void *> key;
       bool updateSink =
           node.isSink() &&
-          function.getResultAttr(static_cast<unsigned>(node.sinkOperand),
-                                 "nn.updates");
+          func::FuncOp(function).getResultAttr(
+              static_cast<unsigned>(node.sinkOperand), "nn.updates");
       if (!options.shareLayers || (node.isSink() && !updateSink)) {
         // Kept apart: its own class.
         key = {reinterpret_cast<const void *>(i + 1), nullptr};
@@ -915,8 +939,11 @@ void ShardingSearch::assignLayerClasses() {
         key.push_back(nullptr);
         for (Type type : op->getResultTypes())
           key.push_back(type.getAsOpaquePointer());
-        // Ops on different stages price their uses on different meshes.
-        key.push_back(op->getAttr("sbp.stage").getAsOpaquePointer());
+        // Ops on stages whose meshes are not shifts of each other
+        // (cost::placeMeshes) price their uses apart.
+        int64_t stage = stageOf(node);
+        key.push_back(reinterpret_cast<const void *>(
+            (shareStages ? stageKind[static_cast<size_t>(stage)] : stage) + 1));
         // Ops run once per micro-batch or once per step cost apart.
         key.push_back(afterMicroBatches.contains(op) ? op->getContext()
                                                      : nullptr);
@@ -952,34 +979,82 @@ void ShardingSearch::assignLayerClasses() {
     }
     label = std::move(next);
   }
-  // Number the classes in program order.
+  // Number the classes in program order. A class's members on different
+  // stages hold their activations for different numbers of micro-batches:
+  // its memory is kept per stage.
+  Classes grouped;
   std::map<int64_t, int64_t> number;
   for (size_t i = 0; i < count; ++i) {
     auto [it, inserted] = number.try_emplace(label[i], number.size());
-    nodes[i].layerClass = it->second;
+    const Node &node = nodes[i];
+    grouped.ofNode.push_back(it->second);
     if (inserted) {
-      classRepresentative.push_back(static_cast<int64_t>(i));
-      classSize.push_back(0);
+      grouped.representative.push_back(static_cast<int64_t>(i));
+      grouped.size.push_back(0);
+      grouped.memory.emplace_back();
     }
-    ++classSize[it->second];
+    ++grouped.size[it->second];
+    std::map<int64_t, std::vector<double>> &memory = grouped.memory[it->second];
+    std::vector<double> &bytes = memory[stageOf(node)];
+    bytes.resize(node.memory.size(), 0);
+    for (size_t k = 0; k < bytes.size(); ++k)
+      bytes[k] += node.memory[k];
   }
-  // Class-level uses: uses between the same classes, slots and types cost
+  // Class-level uses: uses between the same classes, slots and types, and
+  // for moves between stages the same pair of meshes up to a shift, cost
   // the same; one matrix stands for all of them.
-  std::map<std::tuple<int64_t, unsigned, int64_t, unsigned>, int64_t> byKey;
+  std::map<std::string, int64_t> stagePairs;
+  auto stagePairOf = [&](const Use &use) -> int64_t {
+    if (use.tie || nodes[use.consumer].isSink() || stages.names.empty())
+      return -1;
+    int64_t from = stages.stageOf.lookup(nodes[use.producer].op);
+    int64_t to = stages.stageOf.lookup(nodes[use.consumer].op);
+    if (from == to)
+      return -1;
+    return stagePairs
+        .try_emplace(
+            cost::placeMeshes(model.getCluster(),
+                              {&stages.meshes[from], &stages.meshes[to]})
+                .key,
+            static_cast<int64_t>(stagePairs.size()))
+        .first->second;
+  };
+  std::map<std::tuple<int64_t, unsigned, int64_t, unsigned, int64_t>, int64_t>
+      byKey;
   for (const Use &use : uses) {
-    auto key = std::make_tuple(nodes[use.producer].layerClass, use.result,
-                               nodes[use.consumer].layerClass, use.operand);
-    auto [it, inserted] = byKey.try_emplace(key, classUses.size());
+    auto key = std::make_tuple(grouped.ofNode[use.producer], use.result,
+                               grouped.ofNode[use.consumer], use.operand,
+                               stagePairOf(use));
+    auto [it, inserted] = byKey.try_emplace(key, grouped.uses.size());
     if (inserted) {
       ClassUse classUse;
-      classUse.producerClass = nodes[use.producer].layerClass;
-      classUse.consumerClass = nodes[use.consumer].layerClass;
+      classUse.producerClass = grouped.ofNode[use.producer];
+      classUse.consumerClass = grouped.ofNode[use.consumer];
       classUse.costs = useCosts(use);
       classUse.use = &use - uses.data();
-      classUses.push_back(std::move(classUse));
+      grouped.uses.push_back(std::move(classUse));
     }
-    ++classUses[it->second].count;
+    ++grouped.uses[it->second].count;
+    grouped.ofUse.push_back(it->second);
   }
+  // The descent also starts from every op replicated where it can be: a
+  // small model's best plan may be no parallelism at all, a valley the
+  // starts of least local cost do not reach.
+  grouped.replicatedHint.assign(grouped.representative.size(), 0);
+  for (size_t c = 0; c < grouped.representative.size(); ++c) {
+    const Node &node = nodes[grouped.representative[c]];
+    auto whole = llvm::find_if(node.candidates, [](const Candidate &candidate) {
+      auto replicated = [](const NdSbp &layout) {
+        return llvm::all_of(layout,
+                            [](const Sbp &sbp) { return sbp.isBroadcast(); });
+      };
+      return llvm::all_of(candidate.operands, replicated) &&
+             llvm::all_of(candidate.results, replicated);
+    });
+    if (whole != node.candidates.end())
+      grouped.replicatedHint[c] = whole - node.candidates.begin();
+  }
+  return grouped;
 }
 
 std::vector<double> ShardingSearch::useCosts(const Use &use) const {
@@ -1078,20 +1153,24 @@ std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
   return costs;
 }
 
-std::optional<cost::LayoutSolution> ShardingSearch::solveAt(double bytePrice,
-                                                            bool memoryOnly) {
+std::optional<cost::LayoutSolution>
+ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
+                        bool memoryOnly,
+                        const std::vector<int64_t> &hint) const {
   cost::LayoutProblem problem;
-  problem.hint = replicatedHint;
-  for (size_t c = 0; c < classRepresentative.size(); ++c) {
-    const Node &node = nodes[classRepresentative[c]];
-    std::vector<double> costs(node.candidates.size());
-    for (size_t k = 0; k < costs.size(); ++k)
-      costs[k] = static_cast<double>(classSize[c]) *
-                 (memoryOnly ? node.memory[k]
-                             : node.time[k] + bytePrice * node.memory[k]);
+  problem.hint = hint;
+  for (size_t c = 0; c < grouped.representative.size(); ++c) {
+    const Node &node = nodes[grouped.representative[c]];
+    std::vector<double> costs(node.candidates.size(), 0);
+    for (const auto &[stage, bytes] : grouped.memory[c])
+      for (size_t k = 0; k < costs.size(); ++k)
+        costs[k] += memoryOnly ? bytes[k] : bytePrice * bytes[k];
+    if (!memoryOnly)
+      for (size_t k = 0; k < costs.size(); ++k)
+        costs[k] += static_cast<double>(grouped.size[c]) * node.time[k];
     problem.addNode(std::move(costs));
   }
-  for (const ClassUse &use : classUses) {
+  for (const ClassUse &use : grouped.uses) {
     std::vector<double> costs = use.costs;
     for (double &cost : costs)
       // Memory alone still refuses impossible boxings.
@@ -1105,66 +1184,56 @@ std::optional<cost::LayoutSolution> ShardingSearch::solveAt(double bytePrice,
 }
 
 std::vector<double>
-ShardingSearch::stageMemory(const std::vector<int64_t> &classChoice) const {
+ShardingSearch::stageMemory(const Classes &grouped,
+                            const std::vector<int64_t> &classChoice) const {
   std::vector<double> bytes(stageCount(), 0);
-  for (size_t c = 0; c < classRepresentative.size(); ++c)
-    bytes[classStage[c]] +=
-        static_cast<double>(classSize[c]) *
-        nodes[classRepresentative[c]].memory[classChoice[c]];
+  for (size_t c = 0; c < grouped.representative.size(); ++c)
+    for (const auto &[stage, memory] : grouped.memory[c])
+      bytes[stage] += memory[classChoice[c]];
   return bytes;
 }
 
 double
-ShardingSearch::planMemory(const std::vector<int64_t> &classChoice) const {
+ShardingSearch::planMemory(const Classes &grouped,
+                           const std::vector<int64_t> &classChoice) const {
   // Each stage's devices hold their stage alone: the plan fits when the
   // fullest stage does.
-  std::vector<double> bytes = stageMemory(classChoice);
+  std::vector<double> bytes = stageMemory(grouped, classChoice);
   return *std::max_element(bytes.begin(), bytes.end());
 }
 
 LogicalResult ShardingSearch::solve() {
-  // The descent also starts from every op replicated where it can be: a
-  // small model's best plan may be no parallelism at all, a valley the
-  // starts of least local cost do not reach.
-  replicatedHint.assign(classRepresentative.size(), 0);
-  classStage.assign(classRepresentative.size(), 0);
-  for (size_t c = 0; c < classRepresentative.size(); ++c)
-    classStage[c] = stageOf(nodes[classRepresentative[c]]);
-  for (size_t c = 0; c < classRepresentative.size(); ++c) {
-    const Node &node = nodes[classRepresentative[c]];
-    auto whole = llvm::find_if(node.candidates, [](const Candidate &candidate) {
-      auto replicated = [](const NdSbp &layout) {
-        return llvm::all_of(layout,
-                            [](const Sbp &sbp) { return sbp.isBroadcast(); });
-      };
-      return llvm::all_of(candidate.operands, replicated) &&
-             llvm::all_of(candidate.results, replicated);
-    });
-    if (whole != node.candidates.end())
-      replicatedHint[c] = whole - node.candidates.begin();
-  }
+  // The price of memory is searched on the coarser classes when there are
+  // some; the plan is the finer classes' descent from that answer.
+  const Classes &searched = searchAcrossStages ? acrossStages : classes;
+  auto solveSearched = [&](double bytePrice, bool memoryOnly = false) {
+    return solveAt(searched, bytePrice, memoryOnly, searched.replicatedHint);
+  };
   double capacity = model.getDeviceMemoryBytes();
-  std::optional<cost::LayoutSolution> best = solveAt(0);
+  std::optional<cost::LayoutSolution> best = solveSearched(0);
   if (!best)
     return function.emitError()
-           << "the exact search gave up on " << classRepresentative.size()
+           << "the exact search gave up on " << searched.representative.size()
            << " nodes; use strategy=auto";
   if (std::isinf(best->cost))
     return function.emitError()
            << "no plan lays out @" << function.getName() << " on mesh "
            << cost::formatMeshShape(meshShape)
            << " without an impossible boxing";
-  if (planMemory(best->choice) > capacity) {
+  // The price per byte of the plan kept; none for the plan of least memory.
+  std::optional<double> bytePrice = 0;
+  if (planMemory(searched, best->choice) > capacity) {
     // The plan of least memory first: when even it does not fit, nothing
     // does, and the answer comes at once.
-    std::optional<cost::LayoutSolution> smallest = solveAt(0, true);
-    double needed = smallest ? planMemory(smallest->choice) : kInfinity;
+    std::optional<cost::LayoutSolution> smallest = solveSearched(0, true);
+    double needed =
+        smallest ? planMemory(searched, smallest->choice) : kInfinity;
     if (needed > capacity) {
       int64_t device = model.getSmallestMemoryDevice();
       // On stages, the fullest stage is the one that does not fit.
       std::string where;
       if (smallest && !stages.names.empty()) {
-        std::vector<double> bytes = stageMemory(smallest->choice);
+        std::vector<double> bytes = stageMemory(searched, smallest->choice);
         where = " of stage " +
                 stages
                     .names[std::max_element(bytes.begin(), bytes.end()) -
@@ -1185,55 +1254,75 @@ LogicalResult ShardingSearch::solve() {
     double low = 0, high = 1e-15;
     std::optional<cost::LayoutSolution> fitting;
     for (int step = 0; step < 80 && !fitting; ++step, high *= 4) {
-      std::optional<cost::LayoutSolution> candidate = solveAt(high);
+      std::optional<cost::LayoutSolution> candidate = solveSearched(high);
       if (candidate && !std::isinf(candidate->cost) &&
-          planMemory(candidate->choice) <= capacity)
+          planMemory(searched, candidate->choice) <= capacity)
         fitting = candidate;
       else
         low = high;
     }
     if (!fitting) {
       fitting = smallest;
+      bytePrice.reset();
     } else {
       high /= 4;
       for (int step = 0; step < 20; ++step) {
         double middle = (low + high) / 2;
-        std::optional<cost::LayoutSolution> candidate = solveAt(middle);
+        std::optional<cost::LayoutSolution> candidate = solveSearched(middle);
         if (candidate && !std::isinf(candidate->cost) &&
-            planMemory(candidate->choice) <= capacity) {
+            planMemory(searched, candidate->choice) <= capacity) {
           fitting = candidate;
           high = middle;
         } else {
           low = middle;
         }
       }
+      bytePrice = high;
     }
     best = fitting;
   }
+  std::vector<int64_t> classChoice = std::move(best->choice);
+  if (searchAcrossStages) {
+    // Each finer class takes its coarse class's choice, then descends on
+    // its own at the same price: a stage may differ from its alike
+    // neighbours where that is cheaper. The descent only lowers the cost;
+    // its plan is kept where it still fits.
+    std::vector<int64_t> refined(classes.representative.size());
+    for (size_t c = 0; c < refined.size(); ++c)
+      refined[c] = classChoice[acrossStages.ofNode[classes.representative[c]]];
+    classChoice = refined;
+    if (bytePrice) {
+      std::optional<cost::LayoutSolution> descended =
+          solveAt(classes, *bytePrice, false, refined);
+      if (descended && !std::isinf(descended->cost) &&
+          planMemory(classes, descended->choice) <= capacity)
+        classChoice = std::move(descended->choice);
+    }
+  }
   choice.assign(nodes.size(), 0);
   for (size_t i = 0; i < nodes.size(); ++i)
-    choice[i] = best->choice[nodes[i].layerClass];
+    choice[i] = classChoice[classes.ofNode[i]];
   // The figures of the plan, per op and per use.
   useCostCache.assign(uses.size(), {});
   for (size_t i = 0; i < nodes.size(); ++i)
     computeTime += nodes[i].time[choice[i]];
-  for (const ClassUse &use : classUses) {
+  for (const ClassUse &use : classes.uses) {
     size_t columns =
-        nodes[classRepresentative[use.consumerClass]].candidates.size();
+        nodes[classes.representative[use.consumerClass]].candidates.size();
     communicationTime += static_cast<double>(use.count) *
-                         use.costs[best->choice[use.producerClass] * columns +
-                                   best->choice[use.consumerClass]];
+                         use.costs[classChoice[use.producerClass] * columns +
+                                   classChoice[use.consumerClass]];
   }
   stepTime = computeTime + communicationTime;
-  memory = planMemory(best->choice);
-  predictPipeline(best->choice);
+  memory = planMemory(classes, classChoice);
+  predictPipeline(classChoice);
   return success();
 }
 
 void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   int64_t count = stageCount();
   stageFigures.assign(count, {});
-  std::vector<double> bytes = stageMemory(classChoice);
+  std::vector<double> bytes = stageMemory(classes, classChoice);
   for (int64_t s = 0; s < count; ++s)
     stageFigures[s].memory = bytes[s];
   if (count == 1)
@@ -1258,22 +1347,23 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   for (size_t i = 0; i < nodes.size(); ++i)
     addTime(nodes[i], nodes[i].time[choice[i]]);
   std::vector<double> sendForward(count - 1, 0), sendBackward(count - 1, 0);
-  for (const ClassUse &classUse : classUses) {
-    const Use &use = uses[classUse.use];
+  // Use by use: a class's uses may lie on several stages.
+  for (size_t u = 0; u < uses.size(); ++u) {
+    const Use &use = uses[u];
+    const ClassUse &classUse = classes.uses[classes.ofUse[u]];
     const Node &producer = nodes[use.producer];
     const Node &consumer = nodes[use.consumer];
     size_t columns = consumer.candidates.size();
     int64_t a = choice[use.producer], b = choice[use.consumer];
-    auto useCount = static_cast<double>(classUse.count);
+    double searched = classUse.costs[a * columns + b];
     int64_t from = stageOf(producer), to = stageOf(consumer);
     if (from == to || use.tie || consumer.isSink()) {
-      addTime(consumer, useCount * classUse.costs[a * columns + b]);
+      addTime(consumer, searched);
       continue;
     }
     // The search ranked moves by their bound; the figures plan them.
-    double seconds =
-        useCount * runsPerStep(consumer) * moveCost(use, a, b, true);
-    communicationTime += seconds - useCount * classUse.costs[a * columns + b];
+    double seconds = runsPerStep(consumer) * moveCost(use, a, b, true);
+    communicationTime += seconds - searched;
     if (runsOncePerStep(consumer)) {
       stageFigures[to].update += seconds;
     } else if (!explicitStep) {
@@ -1460,7 +1550,7 @@ void ShardingSearch::annotate(
                                    model.getDeviceMemoryBytes()))),
           builder.getNamedAttr("search_nodes",
                                builder.getI64IntegerAttr(static_cast<int64_t>(
-                                   classRepresentative.size()))),
+                                   classes.representative.size()))),
       }));
 }
 
@@ -1488,7 +1578,21 @@ LogicalResult ShardingSearch::run() {
   }
   for (Node &node : nodes)
     priceCandidates(node);
-  assignLayerClasses();
+  stageKind.assign(stageCount(), 0);
+  std::map<std::string, int64_t> kinds;
+  for (size_t s = 0; s < stages.meshes.size(); ++s)
+    stageKind[s] =
+        kinds
+            .try_emplace(
+                cost::placeMeshes(model.getCluster(), {&stages.meshes[s]}).key,
+                static_cast<int64_t>(s))
+            .first->second;
+  classes = groupClasses(false);
+  if (options.shareLayers && kinds.size() < stages.meshes.size()) {
+    acrossStages = groupClasses(true);
+    searchAcrossStages =
+        acrossStages.representative.size() < classes.representative.size();
+  }
   if (failed(solve()))
     return failure();
   return success();

@@ -211,12 +211,14 @@ std::optional<Annotations> parplan::carriedAnnotations(ModuleOp module,
 
 const ShardingCostModel *MeshCostModels::get(sbp::MeshOp mesh,
                                              std::string &error) {
-  std::optional<ShardingCostModel> &model = models[mesh.getSymName().str()];
+  // Meshes of one shape share a model, and with it the memos of boxings
+  // and moves: a pipeline's stages are priced once.
+  std::vector<int64_t> shape(mesh.getShape().begin(), mesh.getShape().end());
+  std::optional<ShardingCostModel> &model =
+      models[cost::formatMeshShape(shape)];
   if (!model)
-    model = ShardingCostModel::load(
-        module, cluster,
-        std::vector<int64_t>(mesh.getShape().begin(), mesh.getShape().end()),
-        mixedPrecision, error);
+    model =
+        ShardingCostModel::load(module, cluster, shape, mixedPrecision, error);
   return model ? &*model : nullptr;
 }
 
@@ -257,15 +259,22 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
     const cost::DeviceMesh &destination, const NdSbp &to, Type type,
     std::optional<cost::CrossMeshMode> mode, bool estimate,
     std::string &error) const {
-  std::string key;
-  for (const cost::DeviceMesh *side : {&source, &destination}) {
-    key += cost::formatMeshShape(side->shape) + ":";
-    for (int64_t device : side->devices)
-      key += std::to_string(device) + ",";
-    key += ";";
-  }
-  key +=
-      toString(from) + toString(to) +
+  CrossMeshCost best;
+  best.sent = reducedLayout(from);
+  best.received = reducedLayout(to);
+  cost::CrossMeshProblem problem;
+  problem.shape = extent(type).shape;
+  problem.elementBytes =
+      elementBytes(cast<RankedTensorType>(type).getElementType());
+  problem.source = source;
+  problem.destination = destination;
+  problem.sourceLayout = best.sent;
+  problem.destinationLayout = best.received;
+  // Moves between other meshes of alike nodes cost the same (placeCrossMesh):
+  // a pipeline's boundaries are planned once.
+  std::string key =
+      cost::placeCrossMesh(problem, cluster).key + toString(from) +
+      toString(to) +
       std::to_string(reinterpret_cast<uintptr_t>(type.getAsOpaquePointer())) +
       (estimate ? "bound"
        : mode   ? cost::toString(*mode)
@@ -278,9 +287,6 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
               " between these meshes";
     return result;
   }
-  CrossMeshCost best;
-  best.sent = reducedLayout(from);
-  best.received = reducedLayout(to);
   const std::optional<cost::BoxingCost> &before = boxing(from, best.sent, type);
   const std::optional<cost::BoxingCost> &after =
       boxing(best.received, to, type);
@@ -289,15 +295,7 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
             " into " + toString(!before ? best.sent : to);
     return std::nullopt;
   }
-  cost::CrossMeshProblem problem;
   llvm::raw_string_ostream(problem.tensor) << type;
-  problem.shape = extent(type).shape;
-  problem.elementBytes =
-      elementBytes(cast<RankedTensorType>(type).getElementType());
-  problem.source = source;
-  problem.destination = destination;
-  problem.sourceLayout = best.sent;
-  problem.destinationLayout = best.received;
   if (std::optional<std::string> why = cost::checkCrossMesh(problem, cluster)) {
     error = *why;
     return std::nullopt;
@@ -314,10 +312,11 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
   }
   // No schedule beats the bound plus the least latency between the meshes:
   // once one meets it, the later ones (which lose ties) are not planned.
+  cost::ClusterIndex links(cluster);
   double leastLatency = std::numeric_limits<double>::infinity();
   for (int64_t from : source.devices)
     for (int64_t to : destination.devices)
-      leastLatency = std::min(leastLatency, cluster.link(from, to).latency);
+      leastLatency = std::min(leastLatency, links.link(from, to).latency);
   bool planned = false, unbeatable = false;
   for (cost::CrossMeshMode candidate : cost::kCrossMeshModes) {
     if (mode && candidate != *mode)

@@ -1011,3 +1011,40 @@ TEST_CASE("axisLink and axisLevel agree with the pair walk",
     CHECK(axisLevel(dgx, *mesh, axis) == level);
   }
 }
+
+TEST_CASE("ClusterIndex answers as Cluster does", "[cluster]") {
+  // Regions, nodes of 1 to 3 devices, duplicate and self overrides: the
+  // first naming a pair wins, in either order.
+  Cluster cluster;
+  cluster.deviceTypes = {{"gpu", {{DType::F32, 1e12}}, 1e9, 1e11}};
+  cluster.nodes = {{"a", "gpu", 2, "east"}, {"b", "gpu", 3, "east"},
+                   {"c", "gpu", 1, "west"}, {"d", "gpu", 2, "west"},
+                   {"e", "gpu", 1, "east"}, {"f", "gpu", 3, "north"}};
+  cluster.intraNode = {100, 1};
+  cluster.interNode = {10, 2};
+  cluster.interRegion = {1, 3};
+  cluster.nodeOverrides = {
+      {0, 1, {50, 4}}, {1, 1, {200, 5}}, {3, 2, {0.5, 7}}, {1, 0, {0.1, 99}}};
+  cluster.overrides = {{4, 1, {7, 6}},
+                       {0, 1, {300, 0.5}},
+                       {1, 0, {0.2, 80}},
+                       {10, 2, {0.3, 11}}};
+  REQUIRE_FALSE(checkCluster(cluster));
+  for (const Cluster &tested : {cluster, mustPreset("dgx-h100x4")}) {
+    ClusterIndex index(tested);
+    INFO(tested.name);
+    CHECK(index.numDevices() == tested.numDevices());
+    CHECK(index.hasOverrides() ==
+          (!tested.overrides.empty() || !tested.nodeOverrides.empty()));
+    for (int64_t a = -1; a <= tested.numDevices(); ++a) {
+      CHECK(index.nodeOf(a) == tested.nodeOf(a));
+      for (int64_t b = -1; b <= tested.numDevices(); ++b) {
+        INFO("devices " << a << ", " << b);
+        CHECK(index.level(a, b) == tested.level(a, b));
+        Link fast = index.link(a, b), reference = tested.link(a, b);
+        CHECK(fast.bandwidth == reference.bandwidth);
+        CHECK(fast.latency == reference.latency);
+      }
+    }
+  }
+}

@@ -340,3 +340,67 @@ TEST_CASE("cross-mesh balancing by the order of transfers", "[cross-mesh]") {
   CHECK(served.transfers[0].sender != served.transfers[1].sender);
   CHECK(served.seconds == Approx(8 * 8 * 4 / 100e9));
 }
+
+TEST_CASE("a move shifted by whole nodes is planned as its shift",
+          "[cross-mesh]") {
+  // 2x4 on hosts 0-1 to 2x4 on hosts 2-3, and the same 3 hosts on: the
+  // keys agree and the second plan is the first one's shift, in every mode
+  // and balancing, ties included.
+  Cluster cluster = hosts(8);
+  CrossMeshProblem first{"x",
+                         {16, 24},
+                         4,
+                         meshFrom({2, 4}, 0),
+                         meshFrom({2, 4}, 8),
+                         layout({Sbp::split(0), Sbp::split(1)}),
+                         layout({Sbp::split(1), Sbp::broadcast()})};
+  CrossMeshProblem moved = first;
+  moved.source = meshFrom({2, 4}, 12);
+  moved.destination = meshFrom({2, 4}, 20);
+  MeshPlacement at = placeCrossMesh(first, cluster),
+                there = placeCrossMesh(moved, cluster);
+  CHECK(at.key == there.key);
+  CHECK(at.deviceShift == 0);
+  CHECK(there.deviceShift == 12);
+  CHECK(there.nodeShift == 3);
+  for (CrossMeshMode mode : kCrossMeshModes)
+    for (CrossMeshBalancing balancing : kCrossMeshBalancings) {
+      INFO(toString(mode) << " " << toString(balancing));
+      CrossMeshSchedule shifted =
+          shiftSchedule(planCrossMesh(first, cluster, mode, balancing), 12, 3);
+      CrossMeshSchedule planned =
+          planCrossMesh(moved, cluster, mode, balancing);
+      CHECK(scheduleFault(moved, shifted).empty());
+      CHECK(shifted.seconds == planned.seconds);
+      CHECK(shifted.busiestSeconds == planned.busiestSeconds);
+      CHECK(shifted.hostSent == planned.hostSent);
+      CHECK(shifted.hostReceived == planned.hostReceived);
+      CHECK(shifted.deviceSent == planned.deviceSent);
+      CHECK(shifted.deviceReceived == planned.deviceReceived);
+      REQUIRE(shifted.transfers.size() == planned.transfers.size());
+      for (size_t i = 0; i < planned.transfers.size(); ++i) {
+        CHECK(shifted.transfers[i].tile == planned.transfers[i].tile);
+        CHECK(shifted.transfers[i].sender == planned.transfers[i].sender);
+        CHECK(shifted.transfers[i].receivers == planned.transfers[i].receivers);
+      }
+    }
+
+  // Not shifts of each other: devices within the meshes in another order,
+  // a host pair now split across regions, or a link override anywhere
+  // (the key then names the devices themselves).
+  CrossMeshProblem reordered = moved;
+  std::swap(reordered.destination.devices[0], reordered.destination.devices[1]);
+  CHECK(placeCrossMesh(reordered, cluster).key != at.key);
+  Cluster regions = cluster;
+  regions.nodes[5].region = "west";
+  CHECK(placeCrossMesh(moved, regions).key != at.key);
+  CHECK(placeCrossMesh(first, regions).key == at.key);
+  Cluster overridden = cluster;
+  overridden.overrides.push_back({30, 31, {1e9, 0}});
+  MeshPlacement absolute = placeCrossMesh(moved, overridden);
+  CHECK(absolute.deviceShift == 0);
+  CHECK(absolute.key != placeCrossMesh(first, overridden).key);
+  Cluster uneven = cluster;
+  uneven.nodes[7].devices = 2;
+  CHECK(placeCrossMesh(moved, uneven).deviceShift == 0);
+}

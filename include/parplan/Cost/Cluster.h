@@ -114,6 +114,42 @@ struct Cluster {
   int64_t firstDevice(int64_t node) const;
 };
 
+/// Cluster's node, region and link lookups in constant time, for the inner
+/// loops that ask them per device pair (Cluster's own accessors walk the
+/// node and override lists). Answers as Cluster does; refers to the
+/// cluster, which must outlive the index and not change while it is used.
+class ClusterIndex {
+public:
+  explicit ClusterIndex(const Cluster &cluster);
+
+  const Cluster &cluster() const { return *indexed; }
+  int64_t numDevices() const { return static_cast<int64_t>(nodes.size()); }
+  /// As Cluster::nodeOf: -1 for a device the cluster does not have.
+  int64_t nodeOf(int64_t device) const {
+    return device < 0 || device >= numDevices()
+               ? -1
+               : nodes[static_cast<size_t>(device)];
+  }
+  /// A number per region, equal for the nodes of one region.
+  int64_t regionOf(int64_t node) const {
+    return regions[static_cast<size_t>(node)];
+  }
+  LinkLevel level(int64_t a, int64_t b) const;
+  Link link(int64_t a, int64_t b) const;
+  /// Whether some link is not its level's default (a device-pair or
+  /// node-pair override).
+  bool hasOverrides() const {
+    return !deviceLinks.empty() || !nodeLinks.empty();
+  }
+
+private:
+  const Cluster *indexed;
+  /// Per device, its node; per node, its region's number.
+  std::vector<int64_t> nodes, regions;
+  /// The overrides Cluster::link finds: the first naming each pair.
+  std::map<std::pair<int64_t, int64_t>, Link> deviceLinks, nodeLinks;
+};
+
 /// Checks what the accessors above rely on: at least one node, every node
 /// has a positive device count and a defined device type, names of nodes and
 /// device types are unique, figures are positive (the links of levels that

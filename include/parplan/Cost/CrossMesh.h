@@ -132,6 +132,18 @@ CrossMeshSchedule planCrossMesh(const CrossMeshProblem &problem,
                                 const Cluster &cluster, CrossMeshMode mode,
                                 CrossMeshBalancing balancing);
 
+/// The placement (placeMeshes) of a valid problem's two meshes, its key
+/// extended by the tensor and the layouts: problems with equal keys have
+/// plans that are shifts of each other (shiftSchedule).
+MeshPlacement placeCrossMesh(const CrossMeshProblem &problem,
+                             const Cluster &cluster);
+
+/// `schedule` moved by `deviceShift` devices and `nodeShift` nodes (the
+/// difference of two placements' shifts): what planCrossMesh gives for the
+/// moved problem.
+CrossMeshSchedule shiftSchedule(const CrossMeshSchedule &schedule,
+                                int64_t deviceShift, int64_t nodeShift);
+
 /// No schedule is faster: for every host, the bytes it must receive (tiles
 /// its devices need that none of them holds) and the bytes it must send
 /// (tiles only it holds that another host needs), over its network card;

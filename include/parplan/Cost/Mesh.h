@@ -75,6 +75,29 @@ DeviceMesh subMesh(const DeviceMesh &mesh, int64_t axis, int64_t index);
 std::optional<std::vector<DeviceMesh>>
 splitMesh(const DeviceMesh &mesh, int64_t parts, std::string &error);
 
+/// Where meshes sit on the cluster, for reusing what was priced for meshes
+/// elsewhere. On a cluster whose nodes all hold as many devices and whose
+/// links are their levels' defaults, moving meshes by whole nodes (into
+/// nodes whose regions match alike) keeps which of their devices share a
+/// node or a region, the order of their device ids and so every link
+/// between them: what is priced on them (a move between stages, a stage's
+/// layouts) is priced alike. Meshes with equal `key`s are such moves of
+/// each other, or equal.
+struct MeshPlacement {
+  /// The meshes' shapes and devices counted from `deviceShift` (the first
+  /// device of their first node), and the regions of their nodes.
+  std::string key;
+  /// Where the meshes are: `key` describes them moved back by these.
+  int64_t deviceShift = 0;
+  int64_t nodeShift = 0;
+};
+
+/// The placement of `meshes` together. On a cluster with link overrides or
+/// nodes of several sizes, or for devices the cluster lacks, the key names
+/// the devices themselves and the shifts are 0.
+MeshPlacement placeMeshes(const Cluster &cluster,
+                          const std::vector<const DeviceMesh *> &meshes);
+
 /// Parses "2x4" (positive sizes separated by 'x'; "8" is a 1-d mesh).
 std::optional<std::vector<int64_t>> parseMeshShape(const std::string &text,
                                                    std::string &error);

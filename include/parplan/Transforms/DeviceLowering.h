@@ -69,6 +69,10 @@ public:
 private:
   cost::Cluster cluster;
   llvm::DenseMap<mlir::Operation *, std::unique_ptr<Move>> moves;
+  /// Schedules by placement key, mode and balancing, moved to the key's
+  /// devices: alike moves elsewhere (a pipeline's boundaries) are shifted,
+  /// not planned again.
+  std::map<std::string, cost::CrossMeshSchedule> schedules;
 };
 
 /// Lowers @main for one device of a program that every device with the

@@ -167,8 +167,8 @@ bool attachAnnotations(mlir::ModuleOp module, const std::string &path,
 std::optional<Annotations> carriedAnnotations(mlir::ModuleOp module,
                                               std::string &error);
 
-/// The cost model of each mesh a pass meets, loaded once: the cluster of
-/// the module (or the preset `cluster`), the mesh's shape over the
+/// The cost model of each mesh shape a pass meets, loaded once: the
+/// cluster of the module (or the preset `cluster`), the shape over the
 /// cluster's first devices (a stage's mesh is priced where sbp-assign
 /// priced it).
 class MeshCostModels {
@@ -178,8 +178,8 @@ public:
       : module(module), cluster(std::move(cluster)),
         mixedPrecision(mixedPrecision) {}
 
-  /// The model of `mesh`; null with `error` set when the cluster or the
-  /// mesh's shape on it is wrong.
+  /// The model of `mesh`'s shape; null with `error` set when the cluster
+  /// or the shape on it is wrong.
   const ShardingCostModel *get(sbp::MeshOp mesh, std::string &error);
 
 private:
