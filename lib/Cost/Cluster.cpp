@@ -111,15 +111,44 @@ const DeviceType &Cluster::deviceTypeOf(int64_t device) const {
   return *type;
 }
 
-LinkLevel Cluster::level(int64_t a, int64_t b) const {
+namespace {
+
+/// The level joining devices `a` and `b` of nodes `nodeA` and `nodeB` (-1
+/// for a device off the cluster); `sameRegion` tells whether two nodes of
+/// the cluster share a region.
+template <typename SameRegion>
+LinkLevel levelBetween(int64_t a, int64_t b, int64_t nodeA, int64_t nodeB,
+                       SameRegion sameRegion) {
   if (a == b)
     return LinkLevel::Local;
-  int64_t nodeA = nodeOf(a), nodeB = nodeOf(b);
   if (nodeA == nodeB)
     return LinkLevel::IntraNode;
-  if (nodeA < 0 || nodeB < 0 || nodes[nodeA].region != nodes[nodeB].region)
+  if (nodeA < 0 || nodeB < 0 || !sameRegion(nodeA, nodeB))
     return LinkLevel::InterRegion;
   return LinkLevel::InterNode;
+}
+
+/// The link of a level when no override names the pair.
+const Link &levelLink(const Cluster &cluster, LinkLevel level) {
+  switch (level) {
+  case LinkLevel::Local:
+  case LinkLevel::IntraNode:
+    return cluster.intraNode;
+  case LinkLevel::InterNode:
+    return cluster.interNode;
+  case LinkLevel::InterRegion:
+    return cluster.interRegion;
+  }
+  return cluster.interRegion;
+}
+
+} // namespace
+
+LinkLevel Cluster::level(int64_t a, int64_t b) const {
+  return levelBetween(a, b, nodeOf(a), nodeOf(b),
+                      [&](int64_t nodeA, int64_t nodeB) {
+                        return nodes[nodeA].region == nodes[nodeB].region;
+                      });
 }
 
 Link Cluster::link(int64_t a, int64_t b) const {
@@ -134,16 +163,7 @@ Link Cluster::link(int64_t a, int64_t b) const {
     if ((override.nodeA == nodeA && override.nodeB == nodeB) ||
         (override.nodeA == nodeB && override.nodeB == nodeA))
       return override.link;
-  switch (level(a, b)) {
-  case LinkLevel::Local:
-  case LinkLevel::IntraNode:
-    return intraNode;
-  case LinkLevel::InterNode:
-    return interNode;
-  case LinkLevel::InterRegion:
-    return interRegion;
-  }
-  return interRegion;
+  return levelLink(*this, level(a, b));
 }
 
 ClusterIndex::ClusterIndex(const Cluster &cluster) : indexed(&cluster) {
@@ -166,14 +186,10 @@ ClusterIndex::ClusterIndex(const Cluster &cluster) : indexed(&cluster) {
 }
 
 LinkLevel ClusterIndex::level(int64_t a, int64_t b) const {
-  if (a == b)
-    return LinkLevel::Local;
-  int64_t nodeA = nodeOf(a), nodeB = nodeOf(b);
-  if (nodeA == nodeB)
-    return LinkLevel::IntraNode;
-  if (nodeA < 0 || nodeB < 0 || regionOf(nodeA) != regionOf(nodeB))
-    return LinkLevel::InterRegion;
-  return LinkLevel::InterNode;
+  return levelBetween(a, b, nodeOf(a), nodeOf(b),
+                      [&](int64_t nodeA, int64_t nodeB) {
+                        return regionOf(nodeA) == regionOf(nodeB);
+                      });
 }
 
 Link ClusterIndex::link(int64_t a, int64_t b) const {
@@ -184,17 +200,12 @@ Link ClusterIndex::link(int64_t a, int64_t b) const {
     if (found != deviceLinks.end())
       return found->second;
   }
-  int64_t nodeA = nodeOf(a), nodeB = nodeOf(b);
   if (!nodeLinks.empty()) {
-    auto found = nodeLinks.find(std::minmax(nodeA, nodeB));
+    auto found = nodeLinks.find(std::minmax(nodeOf(a), nodeOf(b)));
     if (found != nodeLinks.end())
       return found->second;
   }
-  if (nodeA == nodeB)
-    return indexed->intraNode;
-  if (nodeA < 0 || nodeB < 0 || regionOf(nodeA) != regionOf(nodeB))
-    return indexed->interRegion;
-  return indexed->interNode;
+  return levelLink(*indexed, level(a, b));
 }
 
 namespace {

@@ -950,10 +950,9 @@ TEST_CASE("axisLink walks node pairs, not device pairs", "[cluster][mesh]") {
   CHECK(axisLink(cluster, *mesh, 0).bandwidth == 1 * GBps);
 }
 
-TEST_CASE("axisLink and axisLevel agree with the pair walk",
-          "[cluster][mesh]") {
-  // Two regions, nodes of 1 to 3 devices, node and device overrides (one
-  // overriding every device pair of a node pair, one a duplicate).
+/// Two regions, nodes of 1 to 3 devices, node and device overrides (one
+/// overriding every device pair of a node pair, one a duplicate).
+static Cluster regionsAndOverrides() {
   Cluster cluster;
   cluster.deviceTypes = {{"gpu", {{DType::F32, 1e12}}, 1e9, 1e11}};
   cluster.nodes = {{"a", "gpu", 2, "east"}, {"b", "gpu", 3, "east"},
@@ -968,6 +967,12 @@ TEST_CASE("axisLink and axisLevel agree with the pair walk",
   cluster.overrides = {{4, 1, {7, 6}},     {0, 1, {300, 0.5}},
                        {1, 0, {0.2, 80}},  {5, 6, {20, 0.25}},
                        {5, 7, {30, 0.75}}, {10, 2, {0.3, 11}}};
+  return cluster;
+}
+
+TEST_CASE("axisLink and axisLevel agree with the pair walk",
+          "[cluster][mesh]") {
+  Cluster cluster = regionsAndOverrides();
   REQUIRE_FALSE(checkCluster(cluster));
   int64_t numDevices = cluster.numDevices();
   std::vector<std::vector<int64_t>> shapes = {
@@ -1013,22 +1018,8 @@ TEST_CASE("axisLink and axisLevel agree with the pair walk",
 }
 
 TEST_CASE("ClusterIndex answers as Cluster does", "[cluster]") {
-  // Regions, nodes of 1 to 3 devices, duplicate and self overrides: the
-  // first naming a pair wins, in either order.
-  Cluster cluster;
-  cluster.deviceTypes = {{"gpu", {{DType::F32, 1e12}}, 1e9, 1e11}};
-  cluster.nodes = {{"a", "gpu", 2, "east"}, {"b", "gpu", 3, "east"},
-                   {"c", "gpu", 1, "west"}, {"d", "gpu", 2, "west"},
-                   {"e", "gpu", 1, "east"}, {"f", "gpu", 3, "north"}};
-  cluster.intraNode = {100, 1};
-  cluster.interNode = {10, 2};
-  cluster.interRegion = {1, 3};
-  cluster.nodeOverrides = {
-      {0, 1, {50, 4}}, {1, 1, {200, 5}}, {3, 2, {0.5, 7}}, {1, 0, {0.1, 99}}};
-  cluster.overrides = {{4, 1, {7, 6}},
-                       {0, 1, {300, 0.5}},
-                       {1, 0, {0.2, 80}},
-                       {10, 2, {0.3, 11}}};
+  // The first override naming a pair wins, in either order.
+  Cluster cluster = regionsAndOverrides();
   REQUIRE_FALSE(checkCluster(cluster));
   for (const Cluster &tested : {cluster, mustPreset("dgx-h100x4")}) {
     ClusterIndex index(tested);
