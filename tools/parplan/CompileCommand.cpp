@@ -106,6 +106,79 @@ std::string shardingText(Attribute attr) {
 
 /// The bytes sbp-assign's "no plan fits in memory: the smallest needs N
 /// bytes per device ..." says the plan of least memory needs.
+/// A stage count tried by --stages auto: the search's predicted step when
+/// a plan fits, else the first error of the try.
+struct StageTrial {
+  int64_t stages = 0;
+  std::optional<double> step;
+  std::string why;
+};
+
+/// --stages auto: the training step laid out on copies of `module` with
+/// each divisor of the mesh's first axis as the stage count (1: one mesh),
+/// quietly, in increasing count (`pipeline`'s stages are set to each in
+/// turn). Empty with `error` set when the cluster or the mesh is wrong.
+std::vector<StageTrial>
+tryStageCounts(ModuleOp module, parplan::CompilePipelineOptions &pipeline,
+               std::string &error) {
+  std::optional<parplan::cost::Cluster> cluster =
+      parplan::loadCluster(module, pipeline.cluster, error);
+  if (!cluster)
+    return {};
+  std::vector<int64_t> meshShape;
+  if (pipeline.mesh.empty()) {
+    meshShape = parplan::cost::defaultMeshShape(*cluster);
+  } else if (auto parsed =
+                 parplan::cost::parseMeshShape(pipeline.mesh, error)) {
+    meshShape = *parsed;
+  } else {
+    return {};
+  }
+  std::vector<StageTrial> trials;
+  for (int64_t count = 1; count <= meshShape.front(); ++count) {
+    if (meshShape.front() % count != 0)
+      continue;
+    StageTrial trial;
+    trial.stages = count;
+    pipeline.stages = count > 1 ? count : 0;
+    OwningOpRef<ModuleOp> copy = module.clone();
+    ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &said) {
+      if (said.getSeverity() == DiagnosticSeverity::Error && trial.why.empty())
+        trial.why = said.str();
+      return success();
+    });
+    PassManager pm(module.getContext());
+    parplan::addTrainingStepPasses(pm, pipeline);
+    parplan::addLayoutPasses(pm, pipeline);
+    if (succeeded(pm.run(*copy)))
+      trial.step =
+          cast<FloatAttr>((*copy)
+                              ->getAttrOfType<DictionaryAttr>("sbp.plan")
+                              .get("step_time"))
+              .getValueAsDouble();
+    trials.push_back(std::move(trial));
+  }
+  return trials;
+}
+
+/// The count --stages auto keeps: the least predicted step (the fewer
+/// stages on a tie); when none fits, the most stages that failed only for
+/// memory, for recomputation to try; else 1, whose error the compile then
+/// says.
+int64_t chooseStageCount(const std::vector<StageTrial> &trials) {
+  const StageTrial *best = nullptr;
+  for (const StageTrial &trial : trials)
+    if (trial.step && (!best || *trial.step < *best->step))
+      best = &trial;
+  if (best)
+    return best->stages;
+  int64_t count = 1;
+  for (const StageTrial &trial : trials)
+    if (StringRef(trial.why).starts_with("no plan fits in memory"))
+      count = trial.stages;
+  return count;
+}
+
 std::optional<double> smallestPlanBytes(StringRef message) {
   constexpr StringLiteral kNeeds = "the smallest needs ";
   size_t at = message.find(kNeeds);
@@ -265,6 +338,19 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   setPipelineOptions(pipeline, options.training, &layout);
   // The search prices the schedule lowering writes.
   pipeline.schedule = options.schedule;
+  std::vector<StageTrial> stageTrials;
+  int64_t chosenStages = 0;
+  if (layout.autoStages) {
+    std::string error;
+    stageTrials = tryStageCounts(*module, pipeline, error);
+    if (stageTrials.empty()) {
+      llvm::errs() << "parplan compile: error: '" << options.input
+                   << "': --stages auto: " << error << "\n";
+      return 1;
+    }
+    chosenStages = chooseStageCount(stageTrials);
+    pipeline.stages = chosenStages > 1 ? chosenStages : 0;
+  }
   // The stages of the parplan-compile pipeline, run one by one to print an
   // intermediate stage and to read the search's figures before lowering
   // consumes them; --mlir-timing reports them together.
@@ -626,6 +712,25 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   std::string scheduleName;
   if (auto schedule = (*module)->getAttrOfType<StringAttr>("plan.schedule"))
     scheduleName = schedule.str();
+  // --stages auto's trials: each count's predicted step, or why it failed.
+  llvm::json::Array stageCountsJson;
+  std::string stageCountsLine;
+  for (const StageTrial &trial : stageTrials) {
+    llvm::json::Object entry{{"stages", trial.stages},
+                             {"chosen", trial.stages == chosenStages}};
+    if (trial.step)
+      entry["predicted_step_time_s"] = *trial.step;
+    else
+      entry["error"] = trial.why;
+    stageCountsJson.push_back(std::move(entry));
+    stageCountsLine += fmt::format(
+        "{}{} {}{}", stageCountsLine.empty() ? "" : ", ", trial.stages,
+        trial.step ? formatSeconds(*trial.step)
+        : StringRef(trial.why).starts_with("no plan fits in memory")
+            ? std::string("no fit")
+            : std::string("cannot"),
+        trial.stages == chosenStages ? " (chosen)" : "");
+  }
   llvm::json::Object summary{
       {"model", options.input},
       {"cluster", options.layout.cluster},
@@ -645,6 +750,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"recompute", pipeline.recompute},
       {"recomputed_layers", llvm::json::Array(recomputedLayers)},
       {"stages", std::move(stagesJson)},
+      {"stage_counts", std::move(stageCountsJson)},
       {"programs", std::move(perProgram)},
       {"ops", std::move(ops)}};
   if (!writeFile(summaryPath.str().str(), [&](llvm::raw_ostream &out) {
@@ -678,6 +784,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                           name == start ? " (chosen)" : "");
     fmt::print("  starts           {}\n", line);
   }
+  if (!stageCountsLine.empty())
+    fmt::print("  stage counts     {}\n", stageCountsLine);
   for (size_t s = 0; s < stageLines.size(); ++s)
     fmt::print("  {}{}\n", s == 0 ? "stages           " : "                 ",
                stageLines[s]);

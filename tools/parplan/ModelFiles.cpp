@@ -131,7 +131,7 @@ bool parplan::cli::resolveMegatronGrid(mlir::ModuleOp module,
     return fail("--tensor and --pipeline are the grid of --strategy "
                 "megatron, not of --strategy " +
                 layout.strategy);
-  if (!layout.mesh.empty() || layout.stages > 0)
+  if (!layout.mesh.empty() || layout.stages > 0 || layout.autoStages)
     return fail("--tensor and --pipeline set the mesh and the stages; "
                 "leave out --mesh and --stages");
   std::string error;

@@ -127,6 +127,12 @@ int cli::runShard(const ShardOptions &options) {
 
   OneLineDiagnostics diagnostics(context);
   LayoutOptions layout = options.layout;
+  if (layout.autoStages) {
+    llvm::errs() << "parplan shard: error: --stages auto is chosen by "
+                    "parplan compile, which prices the schedule; give shard "
+                    "a count\n";
+    return 1;
+  }
   if (!attachLayoutInputs(*module, layout, "shard") ||
       !resolveMegatronGrid(*module, layout, "shard"))
     return 1;

@@ -203,10 +203,28 @@ void addLayoutOptions(CLI::App *command, parplan::cli::LayoutOptions &layout) {
                       "YAML or JSON file of pinned layouts "
                       "(docs/sbp-annotations.md)");
   command
-      ->add_option("--stages", layout.stages,
-                   "Pipeline stages: cut the mesh's first axis and the "
-                   "model's layers into N even parts (docs/pipeline.md)")
-      ->check(CLI::PositiveNumber);
+      ->add_option_function<std::string>(
+          "--stages",
+          [&layout](const std::string &text) {
+            layout.autoStages = text == "auto";
+            layout.stages = layout.autoStages ? 0 : std::stoll(text);
+          },
+          "Pipeline stages: cut the mesh's first axis and the model's "
+          "layers into N even parts, or with 'auto' (compile) the count of "
+          "least predicted step (docs/pipeline.md)")
+      ->check(CLI::Validator(
+          [](std::string &text) -> std::string {
+            if (text == "auto")
+              return "";
+            bool digits =
+                !text.empty() && text.size() < 10 &&
+                text.find_first_not_of("0123456789") == std::string::npos;
+            return digits && std::stoll(text) > 0
+                       ? ""
+                       : "expected a positive count or 'auto', not '" + text +
+                             "'";
+          },
+          "N|auto"));
   command
       ->add_option("--tensor", layout.tensor,
                    "With --strategy megatron: the tensor-parallel degree, "
