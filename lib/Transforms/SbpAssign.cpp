@@ -290,8 +290,6 @@ private:
     int64_t consumerClass = 0;
     int64_t count = 0;
     std::vector<double> costs;
-    /// The first use it stands for, an index into `uses`.
-    int64_t use = 0;
   };
   /// Ops grouped into classes of alike ops, each given one layout by the
   /// search, and their uses into class-level uses.
@@ -338,6 +336,10 @@ private:
           const std::vector<int64_t> &hint) const;
   double planMemory(const Classes &grouped,
                     const std::vector<int64_t> &classChoice) const;
+  /// The seconds the search minimizes (compute and uses, as priced by
+  /// the search) of a choice per class.
+  double searchedTime(const Classes &grouped,
+                      const std::vector<int64_t> &classChoice) const;
 
   /// Seconds of node `node` under candidate `choice` plus those of the uses
   /// it takes part in, with every other node at its chosen candidate.
@@ -406,6 +408,13 @@ private:
               node.op->getOperand(node.sinkOperand).getDefiningOp())
         return stages.stageOf.lookup(def);
     return stages.stageOf.lookup(node.op);
+  }
+  /// Whether `use` moves its value between stages, as insert-cross-mesh
+  /// writes: a data flow (not a tie, not into a return) whose producer and
+  /// reader are on different stages.
+  bool crossesStages(const Use &use) const {
+    return !use.tie && !nodes[use.consumer].isSink() &&
+           stageOf(nodes[use.producer]) != stageOf(nodes[use.consumer]);
   }
   int64_t stageCount() const {
     return std::max<int64_t>(1, static_cast<int64_t>(stages.names.size()));
@@ -1004,20 +1013,22 @@ ShardingSearch::Classes ShardingSearch::groupClasses(bool shareStages) const {
   // for moves between stages the same pair of meshes up to a shift, cost
   // the same; one matrix stands for all of them.
   std::map<std::string, int64_t> stagePairs;
+  std::map<std::pair<int64_t, int64_t>, int64_t> pairOfStages;
   auto stagePairOf = [&](const Use &use) -> int64_t {
-    if (use.tie || nodes[use.consumer].isSink() || stages.names.empty())
+    if (!crossesStages(use))
       return -1;
-    int64_t from = stages.stageOf.lookup(nodes[use.producer].op);
-    int64_t to = stages.stageOf.lookup(nodes[use.consumer].op);
-    if (from == to)
-      return -1;
-    return stagePairs
-        .try_emplace(
-            cost::placeMeshes(model.getCluster(),
-                              {&stages.meshes[from], &stages.meshes[to]})
-                .key,
-            static_cast<int64_t>(stagePairs.size()))
-        .first->second;
+    int64_t from = stageOf(nodes[use.producer]);
+    int64_t to = stageOf(nodes[use.consumer]);
+    auto [known, inserted] = pairOfStages.try_emplace({from, to}, 0);
+    if (inserted)
+      known->second = stagePairs
+                          .try_emplace(cost::placeMeshes(model.getCluster(),
+                                                         {&stages.meshes[from],
+                                                          &stages.meshes[to]})
+                                           .key,
+                                       static_cast<int64_t>(stagePairs.size()))
+                          .first->second;
+    return known->second;
   };
   std::map<std::tuple<int64_t, unsigned, int64_t, unsigned, int64_t>, int64_t>
       byKey;
@@ -1031,7 +1042,6 @@ ShardingSearch::Classes ShardingSearch::groupClasses(bool shareStages) const {
       classUse.producerClass = grouped.ofNode[use.producer];
       classUse.consumerClass = grouped.ofNode[use.consumer];
       classUse.costs = useCosts(use);
-      classUse.use = &use - uses.data();
       grouped.uses.push_back(std::move(classUse));
     }
     ++grouped.uses[it->second].count;
@@ -1108,15 +1118,11 @@ std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
   size_t rows = producer.candidates.size(),
          columns = consumer.candidates.size();
   std::vector<double> costs(rows * columns, 0);
-  if (!use.tie && !consumer.isSink() && !stages.names.empty()) {
-    int64_t from = stages.stageOf.lookup(producer.op);
-    int64_t to = stages.stageOf.lookup(consumer.op);
-    if (from != to) {
-      for (size_t a = 0; a < rows; ++a)
-        for (size_t b = 0; b < columns; ++b)
-          costs[a * columns + b] = moveCost(use, a, b, false);
-      return costs;
-    }
+  if (crossesStages(use)) {
+    for (size_t a = 0; a < rows; ++a)
+      for (size_t b = 0; b < columns; ++b)
+        costs[a * columns + b] = moveCost(use, a, b, false);
+    return costs;
   }
   if (use.tie) {
     for (size_t a = 0; a < rows; ++a)
@@ -1191,6 +1197,23 @@ ShardingSearch::stageMemory(const Classes &grouped,
     for (const auto &[stage, memory] : grouped.memory[c])
       bytes[stage] += memory[classChoice[c]];
   return bytes;
+}
+
+double
+ShardingSearch::searchedTime(const Classes &grouped,
+                             const std::vector<int64_t> &classChoice) const {
+  double seconds = 0;
+  for (size_t c = 0; c < grouped.representative.size(); ++c)
+    seconds += static_cast<double>(grouped.size[c]) *
+               nodes[grouped.representative[c]].time[classChoice[c]];
+  for (const ClassUse &use : grouped.uses) {
+    size_t columns =
+        nodes[grouped.representative[use.consumerClass]].candidates.size();
+    seconds += static_cast<double>(use.count) *
+               use.costs[classChoice[use.producerClass] * columns +
+                         classChoice[use.consumerClass]];
+  }
+  return seconds;
 }
 
 double
@@ -1285,17 +1308,20 @@ LogicalResult ShardingSearch::solve() {
   if (searchAcrossStages) {
     // Each finer class takes its coarse class's choice, then descends on
     // its own at the same price: a stage may differ from its alike
-    // neighbours where that is cheaper. The descent only lowers the cost;
-    // its plan is kept where it still fits.
+    // neighbours where that is cheaper.
     std::vector<int64_t> refined(classes.representative.size());
     for (size_t c = 0; c < refined.size(); ++c)
       refined[c] = classChoice[acrossStages.ofNode[classes.representative[c]]];
     classChoice = refined;
+    // Kept where it fits and is no slower: the descent may trade time for
+    // memory on stages other than the fullest, which buys nothing.
     if (bytePrice) {
       std::optional<cost::LayoutSolution> descended =
           solveAt(classes, *bytePrice, false, refined);
       if (descended && !std::isinf(descended->cost) &&
-          planMemory(classes, descended->choice) <= capacity)
+          planMemory(classes, descended->choice) <= capacity &&
+          searchedTime(classes, descended->choice) <=
+              searchedTime(classes, refined))
         classChoice = std::move(descended->choice);
     }
   }
@@ -1357,7 +1383,7 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     int64_t a = choice[use.producer], b = choice[use.consumer];
     double searched = classUse.costs[a * columns + b];
     int64_t from = stageOf(producer), to = stageOf(consumer);
-    if (from == to || use.tie || consumer.isSink()) {
+    if (!crossesStages(use)) {
       addTime(consumer, searched);
       continue;
     }
@@ -1588,7 +1614,9 @@ LogicalResult ShardingSearch::run() {
                 static_cast<int64_t>(s))
             .first->second;
   classes = groupClasses(false);
-  if (options.shareLayers && kinds.size() < stages.meshes.size()) {
+  // The exact search stays exact: on every class.
+  if (options.shareLayers && options.strategy != "exact" &&
+      kinds.size() < stages.meshes.size()) {
     acrossStages = groupClasses(true);
     searchAcrossStages =
         acrossStages.representative.size() < classes.representative.size();

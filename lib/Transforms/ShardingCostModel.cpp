@@ -280,24 +280,25 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
        : mode   ? cost::toString(*mode)
                 : "any");
   auto [found, inserted] = crossMeshCosts.try_emplace(key);
-  std::optional<CrossMeshCost> &result = found->second;
+  PricedMove &priced = found->second;
+  std::optional<CrossMeshCost> &result = priced.cost;
   if (!inserted) {
     if (!result)
-      error = "no move of " + toString(from) + " to " + toString(to) +
-              " between these meshes";
+      error = priced.error;
     return result;
   }
   const std::optional<cost::BoxingCost> &before = boxing(from, best.sent, type);
   const std::optional<cost::BoxingCost> &after =
       boxing(best.received, to, type);
   if (!before || !after) {
-    error = "no boxing turns " + toString(!before ? from : best.received) +
-            " into " + toString(!before ? best.sent : to);
+    error = priced.error = "no boxing turns " +
+                           toString(!before ? from : best.received) + " into " +
+                           toString(!before ? best.sent : to);
     return std::nullopt;
   }
   llvm::raw_string_ostream(problem.tensor) << type;
   if (std::optional<std::string> why = cost::checkCrossMesh(problem, cluster)) {
-    error = *why;
+    error = priced.error = *why;
     return std::nullopt;
   }
   double bound = cost::crossMeshLowerBound(problem, cluster);

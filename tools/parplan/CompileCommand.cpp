@@ -104,8 +104,6 @@ std::string shardingText(Attribute attr) {
   return text;
 }
 
-/// The bytes sbp-assign's "no plan fits in memory: the smallest needs N
-/// bytes per device ..." says the plan of least memory needs.
 /// A stage count tried by --stages auto: the search's predicted step when
 /// a plan fits, else the first error of the try.
 struct StageTrial {
@@ -117,7 +115,8 @@ struct StageTrial {
 /// --stages auto: the training step laid out on copies of `module` with
 /// each divisor of the mesh's first axis as the stage count (1: one mesh),
 /// quietly, in increasing count (`pipeline`'s stages are set to each in
-/// turn). Empty with `error` set when the cluster or the mesh is wrong.
+/// turn). Empty with `error` set when the cluster or the mesh is wrong or
+/// the training step cannot be built.
 std::vector<StageTrial>
 tryStageCounts(ModuleOp module, parplan::CompilePipelineOptions &pipeline,
                std::string &error) {
@@ -134,6 +133,19 @@ tryStageCounts(ModuleOp module, parplan::CompilePipelineOptions &pipeline,
   } else {
     return {};
   }
+  // The training step does not depend on the count: it is built once.
+  OwningOpRef<ModuleOp> step = module.clone();
+  {
+    ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &said) {
+      if (said.getSeverity() == DiagnosticSeverity::Error && error.empty())
+        error = said.str();
+      return success();
+    });
+    PassManager pm(module.getContext());
+    parplan::addTrainingStepPasses(pm, pipeline);
+    if (failed(pm.run(*step)))
+      return {};
+  }
   std::vector<StageTrial> trials;
   for (int64_t count = 1; count <= meshShape.front(); ++count) {
     if (meshShape.front() % count != 0)
@@ -141,14 +153,13 @@ tryStageCounts(ModuleOp module, parplan::CompilePipelineOptions &pipeline,
     StageTrial trial;
     trial.stages = count;
     pipeline.stages = count > 1 ? count : 0;
-    OwningOpRef<ModuleOp> copy = module.clone();
+    OwningOpRef<ModuleOp> copy = step->clone();
     ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &said) {
       if (said.getSeverity() == DiagnosticSeverity::Error && trial.why.empty())
         trial.why = said.str();
       return success();
     });
     PassManager pm(module.getContext());
-    parplan::addTrainingStepPasses(pm, pipeline);
     parplan::addLayoutPasses(pm, pipeline);
     if (succeeded(pm.run(*copy)))
       trial.step =
@@ -179,6 +190,8 @@ int64_t chooseStageCount(const std::vector<StageTrial> &trials) {
   return count;
 }
 
+/// The bytes sbp-assign's "no plan fits in memory: the smallest needs N
+/// bytes per device ..." says the plan of least memory needs.
 std::optional<double> smallestPlanBytes(StringRef message) {
   constexpr StringLiteral kNeeds = "the smallest needs ";
   size_t at = message.find(kNeeds);
@@ -342,6 +355,14 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   int64_t chosenStages = 0;
   if (layout.autoStages) {
     std::string error;
+    std::optional<Annotations> annotations = carriedAnnotations(*module, error);
+    if (annotations && !annotations->stages.empty()) {
+      llvm::errs() << "parplan compile: error: '" << options.input
+                   << "': --stages auto: the annotations place stages too ("
+                   << annotations->stages.front().location
+                   << "); give one of the two\n";
+      return 1;
+    }
     stageTrials = tryStageCounts(*module, pipeline, error);
     if (stageTrials.empty()) {
       llvm::errs() << "parplan compile: error: '" << options.input

@@ -217,8 +217,10 @@ void addLayoutOptions(CLI::App *command, parplan::cli::LayoutOptions &layout) {
             if (text == "auto")
               return "";
             bool digits =
-                !text.empty() && text.size() < 10 &&
+                !text.empty() &&
                 text.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && text.size() > 9)
+              return "'" + text + "' stages are more than a cluster holds";
             return digits && std::stoll(text) > 0
                        ? ""
                        : "expected a positive count or 'auto', not '" + text +

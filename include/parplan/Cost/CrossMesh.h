@@ -132,15 +132,17 @@ CrossMeshSchedule planCrossMesh(const CrossMeshProblem &problem,
                                 const Cluster &cluster, CrossMeshMode mode,
                                 CrossMeshBalancing balancing);
 
-/// The placement (placeMeshes) of a valid problem's two meshes, its key
+/// The placement (placeMeshes) of a problem's two meshes, its key
 /// extended by the tensor and the layouts: problems with equal keys have
 /// plans that are shifts of each other (shiftSchedule).
 MeshPlacement placeCrossMesh(const CrossMeshProblem &problem,
                              const Cluster &cluster);
 
-/// `schedule` moved by `deviceShift` devices and `nodeShift` nodes (the
-/// difference of two placements' shifts): what planCrossMesh gives for the
-/// moved problem.
+/// `schedule` moved by `deviceShift` devices and `nodeShift` nodes: what
+/// planCrossMesh gives for the moved problem. The shifts must be the
+/// difference of the shifts of two problems with equal placeCrossMesh
+/// keys (or move a schedule to such a key's own devices and back), so
+/// that every device and node it names stays on the cluster.
 CrossMeshSchedule shiftSchedule(const CrossMeshSchedule &schedule,
                                 int64_t deviceShift, int64_t nodeShift);
 

@@ -137,8 +137,13 @@ private:
   mutable llvm::DenseMap<std::tuple<uint64_t, uint64_t, const void *>, size_t>
       boxingIndex;
   mutable std::deque<std::optional<cost::BoxingCost>> boxingCosts;
-  /// The memo of crossMesh(), by its arguments as text.
-  mutable std::map<std::string, std::optional<CrossMeshCost>> crossMeshCosts;
+  /// The memo of crossMesh(), by the move's placement and layouts: the
+  /// cost, or why there is none.
+  struct PricedMove {
+    std::optional<CrossMeshCost> cost;
+    std::string error;
+  };
+  mutable std::map<std::string, PricedMove> crossMeshCosts;
 };
 
 /// The cluster `scope`'s module carries (`sbp.cluster`), else the preset
