@@ -340,6 +340,9 @@ private:
   /// the search) of a choice per class.
   double searchedTime(const Classes &grouped,
                       const std::vector<int64_t> &classChoice) const;
+  /// The uses' part of it: the boxings and moves.
+  double usesTime(const Classes &grouped,
+                  const std::vector<int64_t> &classChoice) const;
 
   /// Seconds of node `node` under candidate `choice` plus those of the uses
   /// it takes part in, with every other node at its chosen candidate.
@@ -1202,10 +1205,16 @@ ShardingSearch::stageMemory(const Classes &grouped,
 double
 ShardingSearch::searchedTime(const Classes &grouped,
                              const std::vector<int64_t> &classChoice) const {
-  double seconds = 0;
+  double seconds = usesTime(grouped, classChoice);
   for (size_t c = 0; c < grouped.representative.size(); ++c)
     seconds += static_cast<double>(grouped.size[c]) *
                nodes[grouped.representative[c]].time[classChoice[c]];
+  return seconds;
+}
+
+double ShardingSearch::usesTime(const Classes &grouped,
+                                const std::vector<int64_t> &classChoice) const {
+  double seconds = 0;
   for (const ClassUse &use : grouped.uses) {
     size_t columns =
         nodes[grouped.representative[use.consumerClass]].candidates.size();
@@ -1332,13 +1341,7 @@ LogicalResult ShardingSearch::solve() {
   useCostCache.assign(uses.size(), {});
   for (size_t i = 0; i < nodes.size(); ++i)
     computeTime += nodes[i].time[choice[i]];
-  for (const ClassUse &use : classes.uses) {
-    size_t columns =
-        nodes[classes.representative[use.consumerClass]].candidates.size();
-    communicationTime += static_cast<double>(use.count) *
-                         use.costs[classChoice[use.producerClass] * columns +
-                                   classChoice[use.consumerClass]];
-  }
+  communicationTime = usesTime(classes, classChoice);
   stepTime = computeTime + communicationTime;
   memory = planMemory(classes, classChoice);
   predictPipeline(classChoice);
