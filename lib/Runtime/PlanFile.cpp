@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -40,12 +41,24 @@ uint64_t planChecksum(std::string_view bytes) { return fnv1a64(bytes); }
 /// give equal files.
 static std::string
 serializeDeterministic(const google::protobuf::MessageLite &message) {
+  // Into a buffer of the message's size: a growing string would be zeroed
+  // and copied at each doubling (a 1,024-device plan is 100+ MB).
+  size_t size = message.ByteSizeLong();
   std::string bytes;
-  {
+  if (size > static_cast<size_t>(std::numeric_limits<int>::max())) {
     google::protobuf::io::StringOutputStream stream(&bytes);
     google::protobuf::io::CodedOutputStream coded(&stream);
     coded.SetSerializationDeterministic(true);
     message.SerializeToCodedStream(&coded);
+    return bytes;
+  }
+  bytes.resize(size);
+  {
+    google::protobuf::io::ArrayOutputStream stream(bytes.data(),
+                                                   static_cast<int>(size));
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeWithCachedSizes(&coded);
   }
   return bytes;
 }
