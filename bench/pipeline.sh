@@ -14,7 +14,12 @@
 #      bf16, on 1,024 H100s (dgx-h100x128) in --stages 16 of 8x8 devices
 #      and 192 micro-batches: wall time and peak memory (median of
 #      COMPILE_RUNS, default RUNS), whether it fits in 80 GB, and the
-#      predicted step. About 40 s per run for now.
+#      predicted step. About 40 s per run for now;
+#   5. auto against Megatron's grid under the same cost model, on 8 of
+#      GPT-3 175B's layers (batch 1536, bf16, 192 micro-batches) on 128
+#      H100s (dgx-h100x16): every --strategy megatron --tensor T
+#      --pipeline P with T and P in 1, 2, 4, 8, and --stages auto, each
+#      the search's predicted step (no fit: none). About 2 minutes.
 #
 #   bench/pipeline.sh            print the tables
 #   bench/pipeline.sh --record   also append them to bench/results/pipeline.md
@@ -95,6 +100,43 @@ gpt3="| model | cluster | stages | micro-batches | median s | min s | max s | pe
 $(awk -v m="$median" -v lo="$low" -v hi="$high" -v p="$peak" -v e="$estimated" -v s="$step" \
   'BEGIN { printf "| gpt3-175b, batch 1536, bf16 | dgx-h100x128 (1,024 H100) | 16 of 8x8 | 192 | %.1f | %.1f | %.1f | %.0f | %.2f | %s | %s |", m, lo, hi, p / 1024, e / 1e9, e <= 80e9 ? "yes" : "no", s }')"
 
+# Auto against the grid: the predicted step of each plan (sbp.plan's
+# step_time), or "no fit".
+"$bin/parplan-zoo" gpt --preset gpt3-175b --layers 8 --shape-only --dynamic-batch -o "$work/gpt3-8.onnx" >/dev/null
+predicted() {
+  "$bin/parplan" compile "$work/gpt3-8.onnx" --train --batch 1536 --mixed-precision bf16 \
+    --cluster dgx-h100x16 --micro-batches 192 --emit sbp "$@" 2>/dev/null |
+    sed -n 's/.*step_time = \([0-9.eE+-]*\).*/\1/p' | head -1 || true
+}
+grid="| tensor \\ pipeline | 1 | 2 | 4 | 8 |
+|---|---|---|---|---|"
+best=""
+for tensor in 1 2 4 8; do
+  row="| $tensor |"
+  for stages in 1 2 4 8; do
+    step=$(predicted --strategy megatron --tensor "$tensor" --pipeline "$stages")
+    if [[ -z $step ]]; then
+      row+=" no fit |"
+      continue
+    fi
+    row+=$(awk -v s="$step" 'BEGIN { printf " %.2f s |", s }')
+    if [[ -z $best ]] || awk -v s="$step" -v b="$best" 'BEGIN { exit !(s < b) }'; then
+      best=$step
+      bestPoint="tensor $tensor, pipeline $stages"
+    fi
+  done
+  grid+=$'\n'"$row"
+done
+autoStep=$(predicted --stages auto)
+autoStages=$("$bin/parplan" compile "$work/gpt3-8.onnx" --train --batch 1536 --mixed-precision bf16 \
+  --cluster dgx-h100x16 --micro-batches 192 --stages auto -o "$work/auto" |
+  sed -n 's/^  stage counts *//p')
+versus="| plan | predicted step |
+|---|---|
+$(awk -v s="$best" -v p="$bestPoint" 'BEGIN { printf "| best Megatron grid point (%s) | %.2f s |", p, s }')
+$(awk -v s="$autoStep" 'BEGIN { printf "| auto (--stages auto) | %.2f s |", s }')
+| auto's stage counts | $autoStages |"
+
 echo "$bubbles"
 echo
 echo "$sends"
@@ -102,6 +144,10 @@ echo
 echo "$command"
 echo
 echo "$gpt3"
+echo
+echo "$grid"
+echo
+echo "$versus"
 if [[ $mode == --record ]]; then
-  record bench/results/pipeline.md "equal stages, forward 1 and backward 2 units, predicted by the pipeline timeline (not executed); command median of $runs runs; GPT-3 compile median of $compileRuns runs" "$bubbles"$'\n\n'"$sends"$'\n\n'"$command"$'\n\n'"$gpt3"
+  record bench/results/pipeline.md "equal stages, forward 1 and backward 2 units, predicted by the pipeline timeline (not executed); command median of $runs runs; GPT-3 compile median of $compileRuns runs; grid: 8 GPT-3 175B layers, batch 1536, bf16, 192 micro-batches on dgx-h100x16, predicted steps" "$bubbles"$'\n\n'"$sends"$'\n\n'"$command"$'\n\n'"$gpt3"$'\n\n'"$grid"$'\n\n'"$versus"
 fi
