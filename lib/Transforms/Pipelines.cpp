@@ -51,27 +51,20 @@ assignOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
   return assign;
 }
 
-/// place-stages' options of the layout options: the stages cut the mesh
-/// sbp-assign would have searched, and sbp-assign then searches theirs.
-template <typename Derived>
-parplan::PlaceStagesOptions
-placeOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
-  parplan::PlaceStagesOptions place;
-  place.stages = layout.stages;
-  place.cluster = layout.cluster;
-  place.mesh = layout.mesh;
-  return place;
-}
-
-/// sbp-assign with `assign`, then insert-boxing and expand-boxing pricing
-/// alike, so that the boxings written are the ones the search paid for.
-void addSearchAndBoxingPasses(mlir::OpPassManager &pm,
-                              const parplan::PlaceStagesOptions &place,
+/// place-stages cutting `stages` stages from the mesh sbp-assign would
+/// search, sbp-assign with `assign` (on the stages' meshes when there are
+/// some), then insert-boxing and expand-boxing pricing alike, so that the
+/// boxings written are the ones the search paid for.
+void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
                               parplan::SbpAssignOptions assign) {
   // Stages put ops on their meshes first; the moves between them are
   // priced by the search and written before the boxings.
+  parplan::PlaceStagesOptions place;
+  place.stages = stages;
+  place.cluster = assign.cluster;
+  place.mesh = assign.mesh;
   pm.addPass(parplan::createPlaceStages(place));
-  if (place.stages > 1)
+  if (stages > 1)
     assign.mesh.clear();
   pm.addPass(parplan::createSbpAssign(assign));
   parplan::InsertCrossMeshOptions moves;
@@ -98,7 +91,7 @@ void parplan::addLayoutPasses(mlir::OpPassManager &pm,
   assign.explain = options.explain;
   assign.mixedPrecision = false;
   assign.schedule = options.schedule;
-  addSearchAndBoxingPasses(pm, placeOptions(options), assign);
+  addSearchAndBoxingPasses(pm, options.stages, assign);
 }
 
 void parplan::addLoweringPasses(mlir::OpPassManager &pm,
@@ -126,7 +119,7 @@ void parplan::buildShardPipeline(mlir::OpPassManager &pm,
   assign.optimizer = options.optimizer;
   assign.mixedPrecision = options.mixedPrecision;
   assign.explain = options.explain;
-  addSearchAndBoxingPasses(pm, placeOptions(options), assign);
+  addSearchAndBoxingPasses(pm, options.stages, assign);
 }
 
 void parplan::registerAllPasses() {

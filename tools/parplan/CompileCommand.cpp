@@ -104,6 +104,12 @@ std::string shardingText(Attribute attr) {
   return text;
 }
 
+/// Whether sbp-assign's `error` says that no plan fits in memory (which
+/// recomputation, or more stages, may cure).
+bool isNoFit(StringRef error) {
+  return error.starts_with("no plan fits in memory");
+}
+
 /// A stage count tried by --stages auto: the search's predicted step when
 /// a plan fits, else the first error of the try.
 struct StageTrial {
@@ -185,7 +191,7 @@ int64_t chooseStageCount(const std::vector<StageTrial> &trials) {
     return best->stages;
   int64_t count = 1;
   for (const StageTrial &trial : trials)
-    if (StringRef(trial.why).starts_with("no plan fits in memory"))
+    if (isNoFit(trial.why))
       count = trial.stages;
   return count;
 }
@@ -415,7 +421,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
         if (quiet)
           return success();
         if (diagnostic.getSeverity() == DiagnosticSeverity::Error &&
-            StringRef(diagnostic.str()).starts_with("no plan fits in memory")) {
+            isNoFit(diagnostic.str())) {
           noFit.emplace(std::move(diagnostic));
           return success();
         }
@@ -746,10 +752,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     stageCountsJson.push_back(std::move(entry));
     stageCountsLine += fmt::format(
         "{}{} {}{}", stageCountsLine.empty() ? "" : ", ", trial.stages,
-        trial.step ? formatSeconds(*trial.step)
-        : StringRef(trial.why).starts_with("no plan fits in memory")
-            ? std::string("no fit")
-            : std::string("cannot"),
+        trial.step           ? formatSeconds(*trial.step)
+        : isNoFit(trial.why) ? std::string("no fit")
+                             : std::string("cannot"),
         trial.stages == chosenStages ? " (chosen)" : "");
   }
   llvm::json::Object summary{
