@@ -13,8 +13,9 @@
 # (rows at 24, 48 and 96 layers); megatron-7.5b on 1x8 and 16x8 shows how
 # the time grows with devices. "wall s" and "peak RSS" are the
 # whole process, pinned to one core; the second table splits the last
-# run's time by pass (--mlir-timing; "rest" is parsing, verification and
-# writing the files). Environment: RUNS (default 5), PARPLAN_BUILD_DIR
+# run's time by pass and step (--mlir-timing; "export" is the programs to
+# plan.proto with its check, "write" the files, "rest" what no pass or
+# step names, such as freeing the IR). Environment: RUNS (default 5), PARPLAN_BUILD_DIR
 # (default build), CORE (default the last one: core 0 takes the machine's
 # interrupts, which on the 2-core development VM costs a third more time).
 set -euo pipefail
@@ -37,8 +38,8 @@ rows=(
 
 table="| model | batch | cluster | mesh | strategy | programs | plan.pb MB | median wall s | min s | max s | peak RSS MB |
 |---|---|---|---|---|---|---|---|---|---|---|"
-passes="| model | mesh | sbp-assign s | lower-to-plan s | plan-memory s | rest s | total s |
-|---|---|---|---|---|---|---|"
+passes="| model | mesh | sbp-assign s | lower-to-plan s | plan-memory s | verify s | export s | write s | rest s | total s |
+|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${rows[@]}"; do
   IFS='|' read -r preset batch cluster mesh strategy layers <<<"$entry"
   model=$work/$preset${layers:+-$layers}-b$batch.onnx
@@ -64,7 +65,7 @@ for entry in "${rows[@]}"; do
     -v hi="$high" -v pk="$peak" \
     'BEGIN { printf "| %s | %s | %s | %s | %s | %s | %.1f | %.2f | %.2f | %.2f | %.0f |", m, b, c, me, s, p, by / 1e6, md, lo, hi, pk / 1024 }')"
   pass() { echo "$out" | awk -v name="$1" '$0 ~ "  " name "$" { print $1; exit }'; }
-  passes+=$'\n'"| $name | $mesh | $(pass SbpAssign) | $(pass LowerToPlan) | $(pass PlanMemory) | $(pass Rest) | $(pass Total) |"
+  passes+=$'\n'"| $name | $mesh | $(pass SbpAssign) | $(pass LowerToPlan) | $(pass PlanMemory) | $(pass Verify) | $(pass Export) | $(pass Write) | $(pass Rest) | $(pass Total) |"
 done
 
 echo "$table"

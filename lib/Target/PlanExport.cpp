@@ -276,6 +276,12 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
 
 FailureOr<pp::Plan> parplan::exportPlan(ModuleOp module) {
   pp::Plan plan;
+  if (failed(exportPlan(module, plan)))
+    return failure();
+  return plan;
+}
+
+LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
   if (auto source = module->getAttrOfType<StringAttr>("nn.source"))
     plan.set_model(source.str());
   for (pp::GroupOp group : module.getOps<pp::GroupOp>()) {
@@ -325,5 +331,5 @@ FailureOr<pp::Plan> parplan::exportPlan(ModuleOp module) {
   }
   if (rt::Status status = rt::checkPlan(plan); !status.ok())
     return module.emitError() << "the plan is invalid: " << status.error;
-  return plan;
+  return success();
 }

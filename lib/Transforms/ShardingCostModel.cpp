@@ -254,6 +254,27 @@ std::optional<CrossMeshCost> ShardingCostModel::crossMeshEstimate(
                         error);
 }
 
+size_t
+ShardingCostModel::placementOf(const cost::DeviceMesh &source,
+                               const cost::DeviceMesh &destination) const {
+  std::vector<int64_t> meshes;
+  for (const cost::DeviceMesh *mesh : {&source, &destination}) {
+    meshes.push_back(static_cast<int64_t>(mesh->shape.size()));
+    meshes.insert(meshes.end(), mesh->shape.begin(), mesh->shape.end());
+    meshes.push_back(static_cast<int64_t>(mesh->devices.size()));
+    meshes.insert(meshes.end(), mesh->devices.begin(), mesh->devices.end());
+  }
+  auto [found, inserted] = placementOfMeshes.try_emplace(std::move(meshes));
+  if (inserted)
+    found->second =
+        placementKeys
+            .try_emplace(
+                cost::placeMeshes(cluster, {&source, &destination}).key,
+                placementKeys.size())
+            .first->second;
+  return found->second;
+}
+
 std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
     const cost::DeviceMesh &source, const NdSbp &from,
     const cost::DeviceMesh &destination, const NdSbp &to, Type type,
@@ -262,24 +283,14 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
   CrossMeshCost best;
   best.sent = reducedLayout(from);
   best.received = reducedLayout(to);
-  cost::CrossMeshProblem problem;
-  problem.shape = extent(type).shape;
-  problem.elementBytes =
-      elementBytes(cast<RankedTensorType>(type).getElementType());
-  problem.source = source;
-  problem.destination = destination;
-  problem.sourceLayout = best.sent;
-  problem.destinationLayout = best.received;
-  // Moves between other meshes of alike nodes cost the same (placeCrossMesh):
-  // a pipeline's boundaries are planned once.
-  std::string key =
-      cost::placeCrossMesh(problem, cluster).key + toString(from) +
-      toString(to) +
-      std::to_string(reinterpret_cast<uintptr_t>(type.getAsOpaquePointer())) +
-      (estimate ? "bound"
-       : mode   ? cost::toString(*mode)
-                : "any");
-  auto [found, inserted] = crossMeshCosts.try_emplace(key);
+  // Moves between other meshes of alike nodes cost the same (placeMeshes):
+  // a pipeline's boundaries are planned once. Types are uniqued: the same
+  // shape and element type is the same key.
+  size_t placement = placementOf(source, destination);
+  int modeCode = estimate ? -2 : mode ? static_cast<int>(*mode) : -1;
+  auto [found, inserted] =
+      crossMeshCosts.try_emplace(MoveKey(placement, encode(from), encode(to),
+                                         type.getAsOpaquePointer(), modeCode));
   PricedMove &priced = found->second;
   std::optional<CrossMeshCost> &result = priced.cost;
   if (!inserted) {
@@ -296,8 +307,30 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
                            toString(!before ? best.sent : to);
     return std::nullopt;
   }
+  auto [plannedAt, unplanned] = plannedMoves.try_emplace(
+      MoveKey(placement, encode(best.sent), encode(best.received),
+              type.getAsOpaquePointer(), modeCode));
+  PlannedMove &move = plannedAt->second;
+  if (!unplanned) {
+    best.mode = move.mode;
+    best.balancing = move.balancing;
+    best.moveTime = move.moveTime;
+    best.time = before->time + best.moveTime + after->time;
+    result = best;
+    return result;
+  }
+  cost::CrossMeshProblem problem;
+  problem.shape = extent(type).shape;
+  problem.elementBytes =
+      elementBytes(cast<RankedTensorType>(type).getElementType());
+  problem.source = source;
+  problem.destination = destination;
+  problem.sourceLayout = best.sent;
+  problem.destinationLayout = best.received;
   llvm::raw_string_ostream(problem.tensor) << type;
   if (std::optional<std::string> why = cost::checkCrossMesh(problem, cluster)) {
+    // Not planned: the next move of this key says the same.
+    plannedMoves.erase(plannedAt);
     error = priced.error = *why;
     return std::nullopt;
   }
@@ -307,6 +340,7 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
         bound +
         cluster.link(source.devices.front(), destination.devices.front())
             .latency;
+    move = {best.mode, best.balancing, best.moveTime};
     best.time = before->time + best.moveTime + after->time;
     result = best;
     return result;
@@ -337,6 +371,7 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
       unbeatable = schedule.seconds <= bound + leastLatency;
     }
   }
+  move = {best.mode, best.balancing, best.moveTime};
   best.time = before->time + best.moveTime + after->time;
   result = best;
   return result;

@@ -493,3 +493,86 @@ TEST_CASE_METHOD(SearchFixture, "auto is never worse than a baseline",
       }
     }
 }
+
+TEST_CASE("a move between meshes is priced the same whatever was priced "
+          "before it, on shifted meshes, and with a Partial source",
+          "[cross-mesh]") {
+  MLIRContext context;
+  Type type = RankedTensorType::get({64, 4096}, Float32Type::get(&context));
+  auto load = [] {
+    std::string error;
+    std::optional<ShardingCostModel> model = ShardingCostModel::load(
+        "dgx-h100x4", std::vector<int64_t>{2, 4}, false, error);
+    INFO(error);
+    REQUIRE(model);
+    return std::move(*model);
+  };
+  // dgx-h100x4: nodes of 8 devices. Meshes of 2x4 on whole nodes.
+  auto meshOn = [](int64_t node) {
+    cost::DeviceMesh mesh;
+    mesh.shape = {2, 4};
+    for (int64_t i = 0; i < 8; ++i)
+      mesh.devices.push_back(node * 8 + i);
+    return mesh;
+  };
+  cost::DeviceMesh a = meshOn(0), b = meshOn(1), c = meshOn(2), d = meshOn(3);
+  NdSbp partial = {Sbp::partial(), Sbp::split(1)};
+  NdSbp broadcast = {Sbp::broadcast(), Sbp::split(1)};
+  NdSbp to = {Sbp::split(0), Sbp::broadcast()};
+  std::string error;
+
+  ShardingCostModel model = load();
+  std::optional<CrossMeshCost> viaBroadcast =
+      model.crossMesh(a, broadcast, b, to, type, std::nullopt, error);
+  std::optional<CrossMeshCost> viaPartial =
+      model.crossMesh(a, partial, b, to, type, std::nullopt, error);
+  REQUIRE(viaBroadcast);
+  REQUIRE(viaPartial);
+  // The Partial source is summed first, then moved as the Broadcast one.
+  CHECK(viaPartial->sent == broadcast);
+  CHECK(viaPartial->moveTime == viaBroadcast->moveTime);
+  CHECK(viaPartial->mode == viaBroadcast->mode);
+  CHECK(viaPartial->balancing == viaBroadcast->balancing);
+  const std::optional<cost::BoxingCost> &sum =
+      model.boxing(partial, broadcast, type);
+  REQUIRE(sum);
+  CHECK(sum->time > 0);
+  CHECK(viaPartial->time == Approx(viaBroadcast->time + sum->time));
+
+  // A model that prices the Partial move first gives the same figures.
+  ShardingCostModel fresh = load();
+  std::optional<CrossMeshCost> first =
+      fresh.crossMesh(a, partial, b, to, type, std::nullopt, error);
+  REQUIRE(first);
+  CHECK(first->time == viaPartial->time);
+  CHECK(first->mode == viaPartial->mode);
+  CHECK(first->balancing == viaPartial->balancing);
+
+  // Meshes two nodes further on: the same move.
+  std::optional<CrossMeshCost> shifted =
+      model.crossMesh(c, partial, d, to, type, std::nullopt, error);
+  REQUIRE(shifted);
+  CHECK(shifted->time == viaPartial->time);
+  CHECK(shifted->mode == viaPartial->mode);
+
+  // A forced mode and the estimate are kept apart from the cheapest move.
+  std::optional<CrossMeshCost> forced = model.crossMesh(
+      a, broadcast, b, to, type, cost::CrossMeshMode::SendRecv, error);
+  REQUIRE(forced);
+  CHECK(forced->mode == cost::CrossMeshMode::SendRecv);
+  CHECK(forced->moveTime >= viaBroadcast->moveTime);
+  std::optional<CrossMeshCost> estimate =
+      model.crossMeshEstimate(a, broadcast, b, to, type, error);
+  REQUIRE(estimate);
+  CHECK(estimate->moveTime <= viaBroadcast->moveTime);
+  CHECK(model.crossMesh(a, broadcast, b, to, type, std::nullopt, error)
+            ->moveTime == viaBroadcast->moveTime);
+
+  // Meshes sharing devices: the error, each time it is asked.
+  for (int i = 0; i < 2; ++i) {
+    error.clear();
+    CHECK_FALSE(
+        model.crossMesh(a, broadcast, a, to, type, std::nullopt, error));
+    CHECK_FALSE(error.empty());
+  }
+}

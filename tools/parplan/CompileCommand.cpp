@@ -24,6 +24,7 @@
 #include "parplan/Transforms/TrainingStep.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 
@@ -59,7 +60,16 @@ struct DeviceFigures {
 /// use), and the bytes its collectives send (plan::bytesSent) in a step of
 /// `microBatches`: those before plan.after_micro_batches once per
 /// micro-batch.
-DeviceFigures deviceFigures(plan::ProgramOp program, int64_t microBatches) {
+/// The arena's bytes plan-memory laid out for `program`, else the most
+/// its buffers hold at once.
+int64_t peakMemoryBytes(plan::ProgramOp program, int64_t liveMemoryBytes) {
+  if (auto arena = program->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
+    return arena.getInt();
+  return liveMemoryBytes;
+}
+
+DeviceFigures deviceFigures(plan::ProgramOp program, int64_t microBatches,
+                            SymbolTableCollection &symbols) {
   DeviceFigures figures;
   Block &body = program.getBody().front();
   DenseMap<Operation *, int64_t> position;
@@ -85,14 +95,12 @@ DeviceFigures deviceFigures(plan::ProgramOp program, int64_t microBatches) {
     live += delta[i];
     figures.liveMemoryBytes = std::max(figures.liveMemoryBytes, always + live);
   }
-  figures.peakMemoryBytes = figures.liveMemoryBytes;
-  if (auto arena = program->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
-    figures.peakMemoryBytes = arena.getInt();
+  figures.peakMemoryBytes = peakMemoryBytes(program, figures.liveMemoryBytes);
   double runs = static_cast<double>(microBatches);
   for (Operation &op : body) {
     if (isa<plan::AfterMicroBatchesOp>(op))
       runs = 1;
-    figures.commBytes += runs * plan::bytesSent(&op);
+    figures.commBytes += runs * plan::bytesSent(&op, &symbols);
   }
   return figures;
 }
@@ -313,10 +321,17 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
+  // The passes of each stage and the work between them (import, figures,
+  // export); --mlir-timing reports them together.
+  DefaultTimingManager timing;
+  timing.setEnabled(options.mlirTiming);
+  TimingScope timingRoot = timing.getRootScope();
+  TimingScope importTiming = timingRoot.nest("Import");
   OwningOpRef<ModuleOp> module =
       loadModel(options.input, dims, /*raw=*/false, context);
   if (!module)
     return 1;
+  importTiming.stop();
   OneLineDiagnostics diagnostics(context);
   // The executor slices every input along dimension 0: each must be the
   // batch, bound to the micro-batch (a static or otherwise named batch
@@ -380,19 +395,24 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   }
   // The stages of the parplan-compile pipeline, run one by one to print an
   // intermediate stage and to read the search's figures before lowering
-  // consumes them; --mlir-timing reports them together.
-  DefaultTimingManager timing;
-  timing.setEnabled(options.mlirTiming);
-  TimingScope timingRoot = timing.getRootScope();
+  // consumes them.
   // The stages' pass managers live to the end: the timing report knows a
   // pass by its address, which a freed pass would hand to the next one.
+  // The IR is verified once a stage has run, not after each pass: verifying
+  // a plan of 1,024 programs takes seconds (parplan-opt, which the pass tests
+  // run, still verifies after every pass).
   std::vector<std::unique_ptr<PassManager>> stages;
   auto runStage = [&](function_ref<void(OpPassManager &)> addPasses,
                       ModuleOp target = {}) {
     stages.push_back(std::make_unique<PassManager>(&context));
     stages.back()->enableTiming(timingRoot);
+    stages.back()->enableVerifier(false);
     addPasses(*stages.back());
-    return succeeded(stages.back()->run(target ? target : *module));
+    ModuleOp ran = target ? target : *module;
+    if (failed(stages.back()->run(ran)))
+      return false;
+    TimingScope verifyTiming = timingRoot.nest("Verify");
+    return succeeded(verify(ran));
   };
 
   // Without --recompute, a step that fits on no plan is built again with
@@ -466,10 +486,14 @@ int parplan::cli::runCompile(const CompileOptions &options) {
             },
             *lowered.module))
       return std::nullopt;
+    SymbolTableCollection symbols;
     for (plan::ProgramOp program : lowered.module->getOps<plan::ProgramOp>())
       lowered.peak = std::max(
           lowered.peak,
-          static_cast<double>(deviceFigures(program, 1).peakMemoryBytes));
+          static_cast<double>(
+              program->hasAttr("plan.arena_bytes")
+                  ? peakMemoryBytes(program, 0)
+                  : deviceFigures(program, 1, symbols).peakMemoryBytes));
     return lowered;
   };
   std::optional<Lowered> lowered;
@@ -562,6 +586,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return 0;
 
   // What the search chose, before lowering consumes it.
+  TimingScope summaryTiming = timingRoot.nest("Summary");
   // The mesh the layouts are on: @mesh, or the stages' meshes (of one
   // shape), each on its devices.
   SmallVector<sbp::MeshOp> meshes(module->getOps<sbp::MeshOp>());
@@ -672,6 +697,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                                      {"cost_s", cost}});
   });
 
+  summaryTiming.stop();
+
   // plan: per-device programs (already lowered when the fallback judged
   // the plan by its arena).
   if (lowered) {
@@ -690,9 +717,13 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                     "or --emit\n";
     return 1;
   }
-  FailureOr<plan::Plan> exported = exportPlan(*module);
-  if (failed(exported))
+  TimingScope exportTiming = timingRoot.nest("Export");
+  google::protobuf::Arena arena;
+  auto *exported = google::protobuf::Arena::CreateMessage<plan::Plan>(&arena);
+  if (failed(exportPlan(*module, *exported)))
     return 1;
+  exportTiming.stop();
+  TimingScope writeTiming = timingRoot.nest("Write");
   if (std::error_code error =
           llvm::sys::fs::create_directories(options.output)) {
     llvm::errs() << "parplan compile: error: cannot create '" << options.output
@@ -709,13 +740,17 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return 1;
   }
 
+  writeTiming.stop();
+
+  TimingScope summaryWriteTiming = timingRoot.nest("Summary");
   llvm::json::Array perProgram;
   int64_t peak = 0;
   double comm = 0;
   SmallVector<plan::ProgramOp> programs(module->getOps<plan::ProgramOp>());
   int64_t devices = 0;
+  SymbolTableCollection symbols;
   for (plan::ProgramOp program : programs) {
-    DeviceFigures figures = deviceFigures(program, microBatches);
+    DeviceFigures figures = deviceFigures(program, microBatches, symbols);
     peak = std::max(peak, figures.peakMemoryBytes);
     comm = std::max(comm, figures.commBytes);
     devices += static_cast<int64_t>(program.getDevices().size());
@@ -784,6 +819,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
             << "\n";
       }))
     return 1;
+  summaryWriteTiming.stop();
 
   std::string meshText = "mesh " + cost::formatMeshShape(meshShape);
   if (stageLines.size() > 1)

@@ -22,6 +22,11 @@ namespace parplan {
 /// two, a block of the wrong extent) an error at the module.
 mlir::FailureOr<plan::Plan> exportPlan(mlir::ModuleOp module);
 
+/// exportPlan into `plan`, which may live on an arena: a plan of 1,024
+/// programs is millions of messages, which an arena allocates and frees
+/// at once.
+mlir::LogicalResult exportPlan(mlir::ModuleOp module, plan::Plan &plan);
+
 } // namespace parplan
 
 #endif // PARPLAN_TARGET_PLANEXPORT_H

@@ -137,13 +137,31 @@ private:
   mutable llvm::DenseMap<std::tuple<uint64_t, uint64_t, const void *>, size_t>
       boxingIndex;
   mutable std::deque<std::optional<cost::BoxingCost>> boxingCosts;
-  /// The memo of crossMesh(), by the move's placement and layouts: the
-  /// cost, or why there is none.
+  /// The memo of crossMesh(), by the meshes' placement (an index into
+  /// `placementKeys`), the layouts, the type and the mode asked for (-1:
+  /// any, -2: the estimate): the cost, or why there is none.
   struct PricedMove {
     std::optional<CrossMeshCost> cost;
     std::string error;
   };
-  mutable std::map<std::string, PricedMove> crossMeshCosts;
+  using MoveKey = std::tuple<size_t, uint64_t, uint64_t, const void *, int>;
+  mutable std::map<MoveKey, PricedMove> crossMeshCosts;
+  /// The planned moves, by the same key with the layouts the move itself
+  /// carries (Partial sent as Broadcast): moves whose layouts differ only
+  /// by a boxing on either side are planned once.
+  struct PlannedMove {
+    cost::CrossMeshMode mode;
+    cost::CrossMeshBalancing balancing;
+    double moveTime;
+  };
+  mutable std::map<MoveKey, PlannedMove> plannedMoves;
+  /// Placements (cost::placeMeshes) by the meshes' shapes and devices, as
+  /// an index into `placementKeys`: the search asks for the same pair of
+  /// meshes hundreds of thousands of times.
+  mutable std::map<std::vector<int64_t>, size_t> placementOfMeshes;
+  mutable std::map<std::string, size_t> placementKeys;
+  size_t placementOf(const cost::DeviceMesh &source,
+                     const cost::DeviceMesh &destination) const;
 };
 
 /// The cluster `scope`'s module carries (`sbp.cluster`), else the preset

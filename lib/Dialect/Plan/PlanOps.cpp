@@ -503,14 +503,17 @@ double bytesOf(Value buffer) {
 
 } // namespace
 
-double parplan::plan::bytesSent(Operation *op) {
+double parplan::plan::bytesSent(Operation *op, SymbolTableCollection *symbols) {
   if (auto send = dyn_cast<SendOp>(op))
     return bytesOf(send.getBuffer());
   auto groupRef = op->getAttrOfType<FlatSymbolRefAttr>("group");
   auto program = op->getParentOfType<ProgramOp>();
   if (!groupRef || !program)
     return 0;
-  auto group = SymbolTable::lookupNearestSymbolFrom<GroupOp>(program, groupRef);
+  auto group =
+      symbols
+          ? symbols->lookupNearestSymbolFrom<GroupOp>(program, groupRef)
+          : SymbolTable::lookupNearestSymbolFrom<GroupOp>(program, groupRef);
   if (!group)
     return 0;
   int64_t size = group.getSize();

@@ -36,8 +36,11 @@ int64_t bufferBytes(mlir::MemRefType type);
 /// its output less its own part, a reduce-scatter its input less its own
 /// part, an all-reduce 2(n-1)/n of the buffer, an all-to-all its input less
 /// the part it keeps, a broadcast or send the buffer. 0 for anything else,
-/// and for a collective whose group cannot be found.
-double bytesSent(mlir::Operation *op);
+/// and for a collective whose group cannot be found. `symbols` caches the
+/// module's symbol table across calls (a lookup without it scans the
+/// module's groups, meshes and programs).
+double bytesSent(mlir::Operation *op,
+                 mlir::SymbolTableCollection *symbols = nullptr);
 
 } // namespace parplan::plan
 
