@@ -13,8 +13,12 @@
 
 #include "parplan/Cost/CrossMesh.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
 #include <algorithm>
-#include <functional>
+#include <array>
 #include <limits>
 #include <map>
 #include <set>
@@ -126,6 +130,10 @@ public:
   struct Scratch {
     std::vector<std::pair<size_t, double>> free;
     std::vector<std::pair<std::pair<int64_t, int64_t>, Window>> arrivals;
+    void clear() {
+      free.clear();
+      arrivals.clear();
+    }
   };
 
   Ledger(const ClusterIndex &cluster, const std::vector<CrossMeshTile> &tiles,
@@ -139,17 +147,21 @@ public:
     schedule.deviceReceived.assign(devices, 0);
     busy.assign(2 * (hosts + devices), 0);
     freeAt.assign(2 * (hosts + devices), 0);
+    arrivals.resize(tiles.size());
   }
 
-  /// Runs `transfer` at the earliest time it can: on the ledger, or with
-  /// `scratch` only in it. Returns when it starts and ends.
-  Window place(const CrossMeshTransfer &transfer, Scratch *scratch = nullptr) {
-    const CrossMeshTile &tile = tiles[transfer.tile];
-    Window source = arrival(transfer.tile, transfer.sender, scratch);
+  /// Runs the transfer of `tile` from `sender` to `receivers` at the
+  /// earliest time it can: on the ledger, or with `scratch` only in it.
+  /// Returns when it starts and ends.
+  Window place(int64_t tile, int64_t sender, llvm::ArrayRef<int64_t> receivers,
+               Scratch *scratch = nullptr) {
+    Window source = arrival(tile, sender, scratch);
+    if (receivers.empty())
+      return source;
     double start = source.start, bandwidth = 0;
-    std::vector<size_t> held;
-    int64_t previous = transfer.sender;
-    for (int64_t next : transfer.receivers) {
+    held.clear();
+    int64_t previous = sender;
+    for (int64_t next : receivers) {
       Link link = cluster.link(previous, next);
       bandwidth =
           held.empty() ? link.bandwidth : std::min(bandwidth, link.bandwidth);
@@ -159,17 +171,16 @@ public:
       }
       previous = next;
     }
-    if (held.empty())
-      return source;
-    Window window{start,
-                  std::max(start + static_cast<double>(tile.bytes) / bandwidth,
-                           source.end)};
+    Window window{
+        start,
+        std::max(start + static_cast<double>(tiles[tile].bytes) / bandwidth,
+                 source.end)};
     for (size_t resource : held)
       setFree(resource, window.end, scratch);
-    for (int64_t receiver : transfer.receivers)
-      setArrival(transfer.tile, receiver, window, scratch);
+    for (int64_t receiver : receivers)
+      setArrival(tile, receiver, window, scratch);
     if (!scratch)
-      charge(transfer);
+      charge(tile, sender, receivers);
     return window;
   }
 
@@ -196,7 +207,7 @@ public:
 private:
   /// Index of a host's card out and in, then each device's links out and
   /// in.
-  std::vector<size_t> resources(int64_t from, int64_t to) const {
+  std::array<size_t, 2> resources(int64_t from, int64_t to) const {
     auto a = static_cast<size_t>(cluster.nodeOf(from)),
          b = static_cast<size_t>(cluster.nodeOf(to));
     if (a != b)
@@ -230,25 +241,34 @@ private:
       for (const auto &[at, window] : scratch->arrivals)
         if (at == key)
           return window;
-    auto found = arrivals.find(key);
-    return found == arrivals.end() ? Window{} : found->second;
+    for (const auto &[at, window] : arrivals[static_cast<size_t>(tile)])
+      if (at == device)
+        return window;
+    return Window{};
   }
   void setArrival(int64_t tile, int64_t device, Window window,
                   Scratch *scratch) {
-    if (scratch)
+    if (scratch) {
       scratch->arrivals.push_back({{tile, device}, window});
-    else
-      arrivals[{tile, device}] = window;
+      return;
+    }
+    std::vector<std::pair<int64_t, Window>> &got =
+        arrivals[static_cast<size_t>(tile)];
+    for (auto &[at, when] : got)
+      if (at == device) {
+        when = window;
+        return;
+      }
+    got.emplace_back(device, window);
   }
 
-  void charge(const CrossMeshTransfer &transfer) {
-    auto bytes = static_cast<double>(tiles[transfer.tile].bytes);
-    int64_t previous = transfer.sender;
-    for (int64_t next : transfer.receivers) {
+  void charge(int64_t tile, int64_t sender, llvm::ArrayRef<int64_t> receivers) {
+    auto bytes = static_cast<double>(tiles[tile].bytes);
+    int64_t previous = sender;
+    for (int64_t next : receivers) {
       Link link = cluster.link(previous, next);
       latency = std::max(latency, link.latency);
-      std::vector<size_t> used = resources(previous, next);
-      for (size_t resource : used)
+      for (size_t resource : resources(previous, next))
         busy[resource] += bytes / link.bandwidth;
       int64_t a = cluster.nodeOf(previous), b = cluster.nodeOf(next);
       if (a == b) {
@@ -269,52 +289,82 @@ private:
   /// Per card and link (see resources): seconds of transfer charged to it,
   /// and when it is next free.
   std::vector<double> busy, freeAt;
-  std::map<std::pair<int64_t, int64_t>, Window> arrivals;
+  /// Per tile, when each device that received it got it (a few each).
+  std::vector<std::vector<std::pair<int64_t, Window>>> arrivals;
   double latency = 0;
+  /// place()'s cards and links of the transfer, kept for their capacity.
+  std::vector<size_t> held;
 };
 
 /// How one tile's transfers choose their senders.
 struct Senders {
   /// The holder sending to another host.
-  std::function<int64_t()> remote;
+  llvm::function_ref<int64_t()> remote;
   /// A holder on the host, if any.
-  std::function<std::optional<int64_t>(int64_t)> local;
+  llvm::function_ref<std::optional<int64_t>(int64_t)> local;
   /// Orders a broadcast's chain of hosts.
-  std::function<void(std::vector<int64_t> &)> orderChain;
+  llvm::function_ref<void(std::vector<int64_t> &)> orderChain;
 };
+
+/// A tile's receivers by host, hosts in increasing order.
+using HostReceivers = std::vector<std::pair<int64_t, std::vector<int64_t>>>;
+
+/// Every tile's receivers by host: what tileTransfers groups the tile's
+/// transfers by, the same in every trial.
+std::vector<HostReceivers>
+receiversByHost(const ClusterIndex &cluster,
+                const std::vector<CrossMeshTile> &tiles) {
+  std::vector<HostReceivers> result;
+  result.reserve(tiles.size());
+  for (const CrossMeshTile &tile : tiles) {
+    std::map<int64_t, std::vector<int64_t>> byHost;
+    for (int64_t receiver : tile.receivers)
+      byHost[cluster.nodeOf(receiver)].push_back(receiver);
+    result.emplace_back(byHost.begin(), byHost.end());
+  }
+  return result;
+}
+
+/// A transfer of a tile, from a sender to its receivers (in chain order).
+using EmitTransfer =
+    llvm::function_ref<void(int64_t sender, llvm::ArrayRef<int64_t>)>;
 
 /// The transfers moving one tile in `mode`, handed to `emit` in the order
 /// they run (a device forwards a tile only after a transfer brought it).
+/// `byHost` is the tile's receiversByHost.
 void tileTransfers(const ClusterIndex &cluster, const CrossMeshTile &tile,
-                   int64_t index, CrossMeshMode mode, const Senders &senders,
-                   const std::function<void(CrossMeshTransfer)> &emit) {
-  auto send = [&](int64_t sender, std::vector<int64_t> receivers) {
+                   const HostReceivers &byHost, CrossMeshMode mode,
+                   const Senders &senders, EmitTransfer emit) {
+  auto send = [&](int64_t sender, llvm::ArrayRef<int64_t> receivers) {
     if (!receivers.empty())
-      emit({index, sender, std::move(receivers)});
+      emit(sender, receivers);
   };
-  // The tile's receivers by host.
-  std::map<int64_t, std::vector<int64_t>> byHost;
-  for (int64_t receiver : tile.receivers)
-    byHost[cluster.nodeOf(receiver)].push_back(receiver);
   if (mode == CrossMeshMode::SendRecv) {
     for (int64_t receiver : tile.receivers) {
       std::optional<int64_t> local = senders.local(cluster.nodeOf(receiver));
       int64_t sender = local ? *local : senders.remote();
       if (sender != receiver)
-        send(sender, {receiver});
+        send(sender, receiver);
     }
     return;
   }
+  auto receiversOn = [&](int64_t host) -> llvm::ArrayRef<int64_t> {
+    auto found = std::lower_bound(
+        byHost.begin(), byHost.end(), host,
+        [](const auto &entry, int64_t key) { return entry.first < key; });
+    return found->second;
+  };
   // Hosts holding the tile pass it on within; the others get it over
   // their card, once.
   std::vector<int64_t> remoteHosts;
-  for (auto &[host, receivers] : byHost) {
+  llvm::SmallVector<int64_t, 16> others;
+  for (const auto &[host, receivers] : byHost) {
     std::optional<int64_t> local = senders.local(host);
     if (!local) {
       remoteHosts.push_back(host);
       continue;
     }
-    std::vector<int64_t> others;
+    others.clear();
     for (int64_t receiver : receivers)
       if (receiver != *local)
         others.push_back(receiver);
@@ -324,25 +374,21 @@ void tileTransfers(const ClusterIndex &cluster, const CrossMeshTile &tile,
     return;
   if (mode == CrossMeshMode::SendRecvAllGather) {
     for (int64_t host : remoteHosts) {
-      const std::vector<int64_t> &receivers = byHost[host];
-      send(senders.remote(), {receivers.front()});
-      send(receivers.front(),
-           std::vector<int64_t>(receivers.begin() + 1, receivers.end()));
+      llvm::ArrayRef<int64_t> receivers = receiversOn(host);
+      send(senders.remote(), receivers.front());
+      send(receivers.front(), receivers.drop_front());
     }
     return;
   }
   // Broadcast: a chain through the hosts.
   int64_t sender = senders.remote();
   senders.orderChain(remoteHosts);
-  std::vector<int64_t> heads;
+  llvm::SmallVector<int64_t, 16> heads;
   for (int64_t host : remoteHosts)
-    heads.push_back(byHost[host].front());
+    heads.push_back(receiversOn(host).front());
   send(sender, heads);
-  for (int64_t host : remoteHosts) {
-    const std::vector<int64_t> &receivers = byHost[host];
-    send(receivers.front(),
-         std::vector<int64_t>(receivers.begin() + 1, receivers.end()));
-  }
+  for (int64_t host : remoteHosts)
+    send(receiversOn(host).front(), receiversOn(host).drop_front());
 }
 
 /// A holder of `tile` on `host`, if any: the first, or with `balanced` the
@@ -392,54 +438,70 @@ CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
     return std::tie(tiles[b].bytes, turn[a]) <
            std::tie(tiles[a].bytes, turn[b]);
   });
-  auto tryTile = [&](size_t t, int64_t host,
-                     std::vector<CrossMeshTransfer> &transfers) {
-    const CrossMeshTile &tile = tiles[t];
-    Senders senders;
-    senders.remote = [&] {
-      return *holderOn(cluster, ledger, tile, host, true);
-    };
-    Ledger::Scratch scratch;
-    // A holder on the host whose link frees first, this tile's transfers
-    // so far counted: a host's receivers are served by all its holders.
-    senders.local = [&](int64_t at) {
-      std::optional<int64_t> best;
-      for (int64_t holder : tile.holders)
-        if (cluster.nodeOf(holder) == at &&
-            (!best || ledger.deviceSendFree(holder, &scratch) <
-                          ledger.deviceSendFree(*best, &scratch)))
-          best = holder;
-      return best;
-    };
-    // The host whose card frees first forwards first.
-    senders.orderChain = [&](std::vector<int64_t> &hosts) {
-      std::stable_sort(hosts.begin(), hosts.end(), [&](int64_t a, int64_t b) {
-        return ledger.hostSendFree(a) < ledger.hostSendFree(b);
-      });
-    };
+  std::vector<HostReceivers> byHost = receiversByHost(cluster, tiles);
+  // Each tile's holding hosts, in increasing order.
+  std::vector<std::vector<int64_t>> holdingHosts(tiles.size());
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    for (int64_t holder : tiles[t].holders)
+      holdingHosts[t].push_back(cluster.nodeOf(holder));
+    std::sort(holdingHosts[t].begin(), holdingHosts[t].end());
+    holdingHosts[t].erase(
+        std::unique(holdingHosts[t].begin(), holdingHosts[t].end()),
+        holdingHosts[t].end());
+  }
+  // The tile and host a trial sends from, and what it placed so far.
+  size_t t = 0;
+  int64_t host = 0;
+  Ledger::Scratch scratch;
+  Senders senders;
+  auto remote = [&] {
+    return *holderOn(cluster, ledger, tiles[t], host, true);
+  };
+  // A holder on the host whose link frees first, this tile's transfers
+  // so far counted: a host's receivers are served by all its holders.
+  auto local = [&](int64_t at) {
+    std::optional<int64_t> best;
+    for (int64_t holder : tiles[t].holders)
+      if (cluster.nodeOf(holder) == at &&
+          (!best || ledger.deviceSendFree(holder, &scratch) <
+                        ledger.deviceSendFree(*best, &scratch)))
+        best = holder;
+    return best;
+  };
+  // The host whose card frees first forwards first.
+  auto orderChain = [&](std::vector<int64_t> &hosts) {
+    std::stable_sort(hosts.begin(), hosts.end(), [&](int64_t a, int64_t b) {
+      return ledger.hostSendFree(a) < ledger.hostSendFree(b);
+    });
+  };
+  senders.remote = remote;
+  senders.local = local;
+  senders.orderChain = orderChain;
+  // When the tile's transfers from the host would start and end; a trial
+  // places them in the scratch only.
+  auto tryTile = [&]() {
     Window span{std::numeric_limits<double>::infinity(), 0};
-    transfers.clear();
-    tileTransfers(cluster, tile, static_cast<int64_t>(t), mode, senders,
-                  [&](CrossMeshTransfer transfer) {
-                    Window window = ledger.place(transfer, &scratch);
+    scratch.clear();
+    tileTransfers(cluster, tiles[t], byHost[t], mode, senders,
+                  [&](int64_t sender, llvm::ArrayRef<int64_t> receivers) {
+                    Window window = ledger.place(static_cast<int64_t>(t),
+                                                 sender, receivers, &scratch);
                     span.start = std::min(span.start, window.start);
                     span.end = std::max(span.end, window.end);
-                    transfers.push_back(std::move(transfer));
                   });
     return span;
   };
-  std::vector<CrossMeshTransfer> trial, chosen;
+  std::vector<CrossMeshTransfer> chosen;
   while (!order.empty()) {
     std::optional<std::tuple<double, int64_t, double>> bestKey;
     size_t bestPosition = 0;
+    int64_t bestHost = 0;
     for (size_t position = 0; position < std::min(order.size(), kOrderWindow);
          ++position) {
-      size_t t = order[position];
-      std::set<int64_t> holdingHosts;
-      for (int64_t holder : tiles[t].holders)
-        holdingHosts.insert(cluster.nodeOf(holder));
-      for (int64_t host : holdingHosts) {
-        Window span = tryTile(t, host, trial);
+      t = order[position];
+      for (int64_t holding : holdingHosts[t]) {
+        host = holding;
+        Window span = tryTile();
         std::tuple<double, int64_t, double> key{
             span.start, largerFirst ? -tiles[t].bytes : tiles[t].bytes,
             span.end};
@@ -447,14 +509,24 @@ CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
           continue;
         bestKey = key;
         bestPosition = position;
-        std::swap(chosen, trial);
+        bestHost = holding;
       }
     }
+    // The best trial again, its transfers kept: the ledger has not changed.
+    t = order[bestPosition];
+    host = bestHost;
+    scratch.clear();
+    chosen.clear();
+    tileTransfers(
+        cluster, tiles[t], byHost[t], mode, senders,
+        [&](int64_t sender, llvm::ArrayRef<int64_t> receivers) {
+          ledger.place(static_cast<int64_t>(t), sender, receivers, &scratch);
+          chosen.push_back({static_cast<int64_t>(t), sender, receivers.vec()});
+        });
     for (CrossMeshTransfer &transfer : chosen) {
-      ledger.place(transfer);
+      ledger.place(transfer.tile, transfer.sender, transfer.receivers);
       schedule.transfers.push_back(std::move(transfer));
     }
-    chosen.clear();
     order.erase(order.begin() + static_cast<std::ptrdiff_t>(bestPosition));
   }
   ledger.finish();
@@ -575,11 +647,11 @@ CrossMeshSchedule planOn(const CrossMeshProblem &problem,
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return tiles[a].bytes > tiles[b].bytes;
     });
+  std::vector<HostReceivers> byHost = receiversByHost(cluster, tiles);
   for (size_t t : order) {
     const CrossMeshTile &tile = tiles[t];
-    Senders senders;
     // The first holder, or the one on the host whose card has sent least.
-    senders.remote = [&] {
+    auto remote = [&] {
       int64_t best = tile.holders.front();
       if (byBytes)
         for (int64_t holder : tile.holders)
@@ -588,20 +660,22 @@ CrossMeshSchedule planOn(const CrossMeshProblem &problem,
             best = holder;
       return best;
     };
-    senders.local = [&](int64_t host) {
+    auto local = [&](int64_t host) {
       return holderOn(cluster, ledger, tile, host, byBytes);
     };
     // The busiest sender last: the last host forwards nothing.
-    senders.orderChain = [&](std::vector<int64_t> &hosts) {
+    auto orderChain = [&](std::vector<int64_t> &hosts) {
       if (byBytes)
         std::stable_sort(hosts.begin(), hosts.end(), [&](int64_t a, int64_t b) {
           return ledger.hostSendSeconds(a) < ledger.hostSendSeconds(b);
         });
     };
-    tileTransfers(cluster, tile, static_cast<int64_t>(t), mode, senders,
-                  [&](CrossMeshTransfer transfer) {
-                    ledger.place(transfer);
-                    schedule.transfers.push_back(std::move(transfer));
+    Senders senders{remote, local, orderChain};
+    tileTransfers(cluster, tile, byHost[t], mode, senders,
+                  [&](int64_t sender, llvm::ArrayRef<int64_t> receivers) {
+                    ledger.place(static_cast<int64_t>(t), sender, receivers);
+                    schedule.transfers.push_back(
+                        {static_cast<int64_t>(t), sender, receivers.vec()});
                   });
   }
   ledger.finish();
