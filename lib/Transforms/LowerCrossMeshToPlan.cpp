@@ -90,6 +90,12 @@ const CrossMeshMoves::Move *CrossMeshMoves::plan(Operation *op) {
         -placement.deviceShift, -placement.nodeShift);
   result->schedule = cost::shiftSchedule(found->second, placement.deviceShift,
                                          placement.nodeShift);
+  for (auto [index, transfer] : llvm::enumerate(result->schedule.transfers)) {
+    result->transfersOf[transfer.sender].push_back(index);
+    for (int64_t receiver : transfer.receivers)
+      if (receiver != transfer.sender)
+        result->transfersOf[receiver].push_back(index);
+  }
   planned = std::move(result);
   return planned.get();
 }
@@ -130,7 +136,11 @@ struct CrossMeshPlanLowering
     // The buffer of every tile the device has, and the tiles it received.
     std::map<int64_t, Value> held;
     std::vector<int64_t> received;
-    for (auto [index, transfer] : llvm::enumerate(schedule.transfers)) {
+    auto mine = planned->transfersOf.find(me);
+    for (size_t index : mine == planned->transfersOf.end()
+                            ? ArrayRef<size_t>()
+                            : ArrayRef<size_t>(mine->second)) {
+      const cost::CrossMeshTransfer &transfer = schedule.transfers[index];
       const cost::CrossMeshTile &tile =
           tiles[static_cast<size_t>(transfer.tile)];
       auto tag = static_cast<int64_t>(index);

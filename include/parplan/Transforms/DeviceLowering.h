@@ -61,6 +61,10 @@ public:
     cost::CrossMeshProblem problem;
     std::vector<cost::CrossMeshTile> tiles;
     cost::CrossMeshSchedule schedule;
+    /// Per device, the positions in the schedule of the transfers it sends
+    /// or receives, in order: a device's part without a scan of every
+    /// transfer (thousands, for each of hundreds of devices).
+    std::map<int64_t, std::vector<size_t>> transfersOf;
   };
   /// The move of `op`; null after an error on `op` (its mode, balancing or
   /// meshes).
