@@ -356,6 +356,30 @@ void PlaceStagesPass::runOnOperation() {
         earliest = std::min(earliest.value_or(stageCount), found->second);
     stageOf[&op] = earliest.value_or(0);
   }
+  // Stages run in their listed order: a forward op on one stage reading
+  // what a later stage computes would wait for the micro-batch it feeds.
+  auto describe = [](Operation *op) {
+    std::string name = nn::nodeName(op);
+    return name.empty() ? op->getName().getStringRef().str() : name;
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (trainingStep && !forward.contains(&op))
+      continue;
+    size_t stage = stageOf[&op];
+    for (Value operand : op.getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || stageOf[producer] <= stage)
+        continue;
+      const Placement::Stage &early = placement.stages[stage];
+      const Placement::Stage &late = placement.stages[stageOf[producer]];
+      op.emitError() << early.location << ": stage '" << early.mesh
+                     << "' runs '" << describe(&op) << "', which reads '"
+                     << describe(producer) << "' of the later stage '"
+                     << late.mesh << "' (" << late.location
+                     << "): list the stages in the order of the layers";
+      return signalPassFailure();
+    }
+  }
   for (Operation &op : body.without_terminator())
     op.setAttr("sbp.stage", meshes[stageOf[&op]]);
 }

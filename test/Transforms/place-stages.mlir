@@ -55,6 +55,21 @@ module attributes {sbp.annotations = {file = "s.yaml", text = "stages:\n  - mesh
 
 // -----
 
+// Stages run in the order they are listed: a node of the first stage that
+// reads what the second computes contradicts the layer order.
+module attributes {sbp.annotations = {file = "s.yaml", text = "stages:\n  - mesh: a\n    devices: [0]\n    nodes: [\"/fc2/*\"]\n  - mesh: b\n    devices: [1]\n    nodes: [\"/fc1/*\"]\n"}} {
+  func.func @main() -> tensor<4xf32> {
+    %x = nn.input "x" : tensor<4xf32>
+    %h = nn.relu %x : tensor<4xf32> loc("/fc1/Relu")
+    // The op's location is its ONNX node name alone, which has no line.
+    // expected-error @unknown {{s.yaml:2:5: stage 'a' runs '/fc2/Tanh', which reads '/fc1/Relu' of the later stage 'b' (s.yaml:5:5): list the stages in the order of the layers}}
+    %y = nn.tanh %h : tensor<4xf32> loc("/fc2/Tanh")
+    return %y : tensor<4xf32>
+  }
+}
+
+// -----
+
 // A stage that matches nothing is an error.
 // expected-error @+1 {{s.yaml:5:5: stage 'b' matches no node of @main}}
 module attributes {sbp.annotations = {file = "s.yaml", text = "stages:\n  - mesh: a\n    devices: [0]\n    nodes: [\"x\"]\n  - mesh: b\n    devices: [1]\n    nodes: [\"y\"]\n"}} {
