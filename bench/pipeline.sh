@@ -14,7 +14,7 @@
 #      bf16, on 1,024 H100s (dgx-h100x128) in --stages 16 of 8x8 devices
 #      and 192 micro-batches: wall time and peak memory (median of
 #      COMPILE_RUNS, default RUNS), whether it fits in 80 GB, and the
-#      predicted step. About 40 s per run for now;
+#      predicted step. About 30 s per run for now;
 #   5. auto against Megatron's grid under the same cost model, on 8 of
 #      GPT-3 175B's layers (batch 1536, bf16, 192 micro-batches) on 128
 #      H100s (dgx-h100x16): every --strategy megatron --tensor T
@@ -26,7 +26,7 @@
 #
 # Goals (pipeline issue): the bubble shrinks as (P - 1) / M; eager-1F1B
 # beats 1F1B when sends are slow; GPT-3 175B on 1,024 GPUs fits in 80 GB
-# and compiles in under 10 s (not yet: about 40 s).
+# and compiles in under 10 s (not yet: about 30 s).
 # Environment: RUNS (default 5), COMPILE_RUNS (default RUNS),
 # PARPLAN_BUILD_DIR (default build).
 set -euo pipefail
