@@ -130,10 +130,13 @@ struct StageTrial {
 /// each divisor of the mesh's first axis as the stage count (1: one mesh),
 /// quietly, in increasing count (`pipeline`'s stages are set to each in
 /// turn). Empty with `error` set when the cluster or the mesh is wrong or
-/// the training step cannot be built.
+/// the training step cannot be built. Each count's passes are timed under
+/// `timing`; their pass managers are kept in `passManagers` (the timing
+/// report knows a pass by its address).
 std::vector<StageTrial>
 tryStageCounts(ModuleOp module, parplan::CompilePipelineOptions &pipeline,
-               std::string &error) {
+               std::string &error, TimingScope &timing,
+               std::vector<std::unique_ptr<PassManager>> &passManagers) {
   std::optional<parplan::cost::Cluster> cluster =
       parplan::loadCluster(module, pipeline.cluster, error);
   if (!cluster)
@@ -173,7 +176,12 @@ tryStageCounts(ModuleOp module, parplan::CompilePipelineOptions &pipeline,
         trial.why = said.str();
       return success();
     });
-    PassManager pm(module.getContext());
+    TimingScope countTiming = timing.nest(std::to_string(count) +
+                                          (count == 1 ? " stage" : " stages"));
+    passManagers.push_back(std::make_unique<PassManager>(module.getContext()));
+    PassManager &pm = *passManagers.back();
+    pm.enableTiming(countTiming);
+    pm.enableVerifier(false);
     parplan::addLayoutPasses(pm, pipeline);
     if (succeeded(pm.run(*copy)))
       trial.step =
@@ -372,6 +380,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   setPipelineOptions(pipeline, options.training, &layout);
   // The search prices the schedule lowering writes.
   pipeline.schedule = options.schedule;
+  // The pass managers live to the end: the timing report knows a pass by
+  // its address, which a freed pass would hand to the next one.
+  std::vector<std::unique_ptr<PassManager>> passManagers;
   std::vector<StageTrial> stageTrials;
   int64_t chosenStages = 0;
   if (layout.autoStages) {
@@ -384,7 +395,10 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                    << "); give one of the two\n";
       return 1;
     }
-    stageTrials = tryStageCounts(*module, pipeline, error);
+    TimingScope trialsTiming = timingRoot.nest("StageCounts");
+    stageTrials =
+        tryStageCounts(*module, pipeline, error, trialsTiming, passManagers);
+    trialsTiming.stop();
     if (stageTrials.empty()) {
       llvm::errs() << "parplan compile: error: '" << options.input
                    << "': --stages auto: " << error << "\n";
@@ -396,20 +410,18 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   // The stages of the parplan-compile pipeline, run one by one to print an
   // intermediate stage and to read the search's figures before lowering
   // consumes them.
-  // The stages' pass managers live to the end: the timing report knows a
-  // pass by its address, which a freed pass would hand to the next one.
   // The IR is verified once a stage has run, not after each pass: verifying
   // a plan of 1,024 programs takes seconds (parplan-opt, which the pass tests
   // run, still verifies after every pass).
-  std::vector<std::unique_ptr<PassManager>> stages;
   auto runStage = [&](function_ref<void(OpPassManager &)> addPasses,
                       ModuleOp target = {}) {
-    stages.push_back(std::make_unique<PassManager>(&context));
-    stages.back()->enableTiming(timingRoot);
-    stages.back()->enableVerifier(false);
-    addPasses(*stages.back());
+    passManagers.push_back(std::make_unique<PassManager>(&context));
+    PassManager &stage = *passManagers.back();
+    stage.enableTiming(timingRoot);
+    stage.enableVerifier(false);
+    addPasses(stage);
     ModuleOp ran = target ? target : *module;
-    if (failed(stages.back()->run(ran)))
+    if (failed(stage.run(ran)))
       return false;
     TimingScope verifyTiming = timingRoot.nest("Verify");
     return succeeded(verify(ran));
