@@ -127,14 +127,28 @@ class Ledger {
 public:
   /// Cards and links a trial placement touched, and the tiles it delivered;
   /// placing into a scratch leaves the ledger as it was.
+  /// An entry counts only while it carries the current `stamp`: clearing
+  /// is one increment, and a trial looks up its cards and links and its
+  /// tile's receivers in constant time.
   struct Scratch {
-    std::vector<std::pair<size_t, double>> free;
-    std::vector<std::pair<std::pair<int64_t, int64_t>, Window>> arrivals;
-    void clear() {
-      free.clear();
-      arrivals.clear();
-    }
+    std::vector<double> free;
+    std::vector<uint64_t> freeStamp;
+    std::vector<Window> arrival;
+    std::vector<int64_t> arrivalTile;
+    std::vector<uint64_t> arrivalStamp;
+    uint64_t stamp = 1;
+    void clear() { ++stamp; }
   };
+  /// A scratch sized for this ledger's cards, links and devices.
+  Scratch makeScratch() const {
+    Scratch scratch;
+    scratch.free.assign(freeAt.size(), 0);
+    scratch.freeStamp.assign(freeAt.size(), 0);
+    scratch.arrival.assign(devices, Window{});
+    scratch.arrivalTile.assign(devices, -1);
+    scratch.arrivalStamp.assign(devices, 0);
+    return scratch;
+  }
 
   Ledger(const ClusterIndex &cluster, const std::vector<CrossMeshTile> &tiles,
          CrossMeshSchedule &schedule)
@@ -217,10 +231,8 @@ private:
   }
 
   double freeTime(size_t resource, const Scratch *scratch) const {
-    if (scratch)
-      for (const auto &[index, time] : scratch->free)
-        if (index == resource)
-          return time;
+    if (scratch && scratch->freeStamp[resource] == scratch->stamp)
+      return scratch->free[resource];
     return freeAt[resource];
   }
   void setFree(size_t resource, double time, Scratch *scratch) {
@@ -228,19 +240,18 @@ private:
       freeAt[resource] = time;
       return;
     }
-    for (auto &[index, value] : scratch->free)
-      if (index == resource) {
-        value = time;
-        return;
-      }
-    scratch->free.emplace_back(resource, time);
+    scratch->free[resource] = time;
+    scratch->freeStamp[resource] = scratch->stamp;
+  }
+  /// Whether `scratch` holds when `device` got `tile`.
+  static bool arrivedIn(const Scratch &scratch, int64_t tile, int64_t device) {
+    auto at = static_cast<size_t>(device);
+    return scratch.arrivalStamp[at] == scratch.stamp &&
+           scratch.arrivalTile[at] == tile;
   }
   Window arrival(int64_t tile, int64_t device, const Scratch *scratch) const {
-    std::pair<int64_t, int64_t> key{tile, device};
-    if (scratch)
-      for (const auto &[at, window] : scratch->arrivals)
-        if (at == key)
-          return window;
+    if (scratch && arrivedIn(*scratch, tile, device))
+      return scratch->arrival[static_cast<size_t>(device)];
     for (const auto &[at, window] : arrivals[static_cast<size_t>(tile)])
       if (at == device)
         return window;
@@ -249,7 +260,13 @@ private:
   void setArrival(int64_t tile, int64_t device, Window window,
                   Scratch *scratch) {
     if (scratch) {
-      scratch->arrivals.push_back({{tile, device}, window});
+      // The first arrival counts, as on the ledger's timeline.
+      if (arrivedIn(*scratch, tile, device))
+        return;
+      auto at = static_cast<size_t>(device);
+      scratch->arrival[at] = window;
+      scratch->arrivalTile[at] = tile;
+      scratch->arrivalStamp[at] = scratch->stamp;
       return;
     }
     std::vector<std::pair<int64_t, Window>> &got =
@@ -411,6 +428,11 @@ std::optional<int64_t> holderOn(const ClusterIndex &cluster,
 constexpr size_t kOrderWindow = 256;
 /// The most tiles ByOrder list-schedules (tiles x window trials each).
 constexpr size_t kOrderTiles = 4096;
+/// The most receivers ByOrder's trials place in all (tiles x window x
+/// holding hosts x receivers): the window narrows for tiles with many
+/// receivers (a replicated tensor to all of two 512-device meshes), and
+/// stays kOrderWindow for a tile per receiver up to kOrderTiles.
+constexpr double kOrderWork = 4194304;
 
 /// ByOrder's list scheduling. Of the window's tiles, each tried from every
 /// holding host, the one whose transfers start first moves next; among
@@ -452,7 +474,7 @@ CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
   // The tile and host a trial sends from, and what it placed so far.
   size_t t = 0;
   int64_t host = 0;
-  Ledger::Scratch scratch;
+  Ledger::Scratch scratch = ledger.makeScratch();
   Senders senders;
   auto remote = [&] {
     return *holderOn(cluster, ledger, tiles[t], host, true);
@@ -491,12 +513,19 @@ CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
                   });
     return span;
   };
+  double work = 0;
+  for (size_t tile = 0; tile < tiles.size(); ++tile)
+    work += static_cast<double>(holdingHosts[tile].size() *
+                                tiles[tile].receivers.size());
+  size_t window = kOrderWindow;
+  if (work * static_cast<double>(kOrderWindow) > kOrderWork)
+    window = std::max<size_t>(1, static_cast<size_t>(kOrderWork / work));
   std::vector<CrossMeshTransfer> chosen;
   while (!order.empty()) {
     std::optional<std::tuple<double, int64_t, double>> bestKey;
     size_t bestPosition = 0;
     int64_t bestHost = 0;
-    for (size_t position = 0; position < std::min(order.size(), kOrderWindow);
+    for (size_t position = 0; position < std::min(order.size(), window);
          ++position) {
       t = order[position];
       for (int64_t holding : holdingHosts[t]) {

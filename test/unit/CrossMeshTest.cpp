@@ -341,6 +341,37 @@ TEST_CASE("cross-mesh balancing by the order of transfers", "[cross-mesh]") {
   CHECK(served.seconds == Approx(8 * 8 * 4 / 100e9));
 }
 
+TEST_CASE("balancing by order narrows its window on tiles of many receivers",
+          "[cross-mesh]") {
+  // 256 tiles, each wanted by all 256 devices of 64 hosts: 256 x 256 x 256
+  // receivers placed with the full window, past the planner's bound of
+  // 2^22, so the window narrows. The schedule still moves every tile,
+  // never slower than the orders it tries besides its own.
+  Cluster cluster = hosts(128);
+  CrossMeshProblem replicate{"x",
+                             {256, 16},
+                             4,
+                             meshFrom({64, 4}, 0),
+                             meshFrom({64, 4}, 256),
+                             layout({Sbp::split(0), Sbp::split(1)}),
+                             layout({Sbp::broadcast(), Sbp::broadcast()})};
+  REQUIRE_FALSE(checkCrossMesh(replicate, cluster));
+  REQUIRE(crossMeshTiles(replicate).size() == 256);
+  double lower = crossMeshLowerBound(replicate, cluster);
+  for (CrossMeshMode mode :
+       {CrossMeshMode::SendRecvAllGather, CrossMeshMode::Broadcast}) {
+    CAPTURE(toString(mode));
+    CrossMeshSchedule ordered =
+        planCrossMesh(replicate, cluster, mode, CrossMeshBalancing::ByOrder);
+    CHECK(scheduleFault(replicate, ordered).empty());
+    CHECK(ordered.busiestSeconds >= lower * (1 - 1e-12));
+    for (CrossMeshBalancing other :
+         {CrossMeshBalancing::None, CrossMeshBalancing::ByBytes})
+      CHECK(ordered.seconds <=
+            planCrossMesh(replicate, cluster, mode, other).seconds);
+  }
+}
+
 TEST_CASE("a move shifted by whole nodes is planned as its shift",
           "[cross-mesh]") {
   // 2x4 on hosts 0-1 to 2x4 on hosts 2-3, and the same 3 hosts on: the
