@@ -52,11 +52,10 @@ assignOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
 }
 
 /// place-stages cutting `stages` stages from the mesh sbp-assign would
-/// search, sbp-assign with `assign` (on the stages' meshes when there are
-/// some), then insert-boxing and expand-boxing pricing alike, so that the
-/// boxings written are the ones the search paid for.
-void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
-                              parplan::SbpAssignOptions assign) {
+/// search, then sbp-assign with `assign` (on the stages' meshes when there
+/// are some).
+void addSearchPasses(mlir::OpPassManager &pm, int64_t stages,
+                     parplan::SbpAssignOptions assign) {
   // Stages put ops on their meshes first; the moves between them are
   // priced by the search and written before the boxings.
   parplan::PlaceStagesOptions place;
@@ -67,6 +66,14 @@ void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
   if (stages > 1)
     assign.mesh.clear();
   pm.addPass(parplan::createSbpAssign(assign));
+}
+
+/// addSearchPasses, then insert-cross-mesh, insert-boxing and
+/// expand-boxing pricing alike, so that the moves and boxings written are
+/// the ones the search paid for.
+void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
+                              const parplan::SbpAssignOptions &assign) {
+  addSearchPasses(pm, stages, assign);
   parplan::InsertCrossMeshOptions moves;
   moves.cluster = assign.cluster;
   moves.mixedPrecision = assign.mixedPrecision;
@@ -81,17 +88,28 @@ void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
   pm.addPass(parplan::createExpandBoxing(steps));
 }
 
+/// sbp-assign's options in the compile pipeline. The training step states
+/// its element types: every pass prices values at their own width
+/// (mixed-precision=false).
+parplan::SbpAssignOptions
+compileAssignOptions(const parplan::CompilePipelineOptions &options) {
+  parplan::SbpAssignOptions assign = assignOptions(options);
+  assign.explain = options.explain;
+  assign.mixedPrecision = false;
+  assign.schedule = options.schedule;
+  return assign;
+}
+
 } // namespace
 
 void parplan::addLayoutPasses(mlir::OpPassManager &pm,
                               const CompilePipelineOptions &options) {
-  // The training step states its element types: every pass prices values
-  // at their own width (mixed-precision=false).
-  SbpAssignOptions assign = assignOptions(options);
-  assign.explain = options.explain;
-  assign.mixedPrecision = false;
-  assign.schedule = options.schedule;
-  addSearchAndBoxingPasses(pm, options.stages, assign);
+  addSearchAndBoxingPasses(pm, options.stages, compileAssignOptions(options));
+}
+
+void parplan::addLayoutSearchPasses(mlir::OpPassManager &pm,
+                                    const CompilePipelineOptions &options) {
+  addSearchPasses(pm, options.stages, compileAssignOptions(options));
 }
 
 void parplan::addLoweringPasses(mlir::OpPassManager &pm,

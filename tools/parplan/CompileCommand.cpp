@@ -126,8 +126,9 @@ struct StageTrial {
   std::string why;
 };
 
-/// --stages auto: the training step laid out on copies of `module` with
-/// each divisor of the mesh's first axis as the stage count (1: one mesh),
+/// --stages auto: the training step searched (addLayoutSearchPasses: the
+/// predicted step is all a trial needs) on copies of `module` with each
+/// divisor of the mesh's first axis as the stage count (1: one mesh),
 /// quietly, in increasing count (`pipeline`'s stages are set to each in
 /// turn). Empty with `error` set when the cluster or the mesh is wrong or
 /// the training step cannot be built. Each count's passes are timed under
@@ -182,7 +183,7 @@ tryStageCounts(ModuleOp module, parplan::CompilePipelineOptions &pipeline,
     PassManager &pm = *passManagers.back();
     pm.enableTiming(countTiming);
     pm.enableVerifier(false);
-    parplan::addLayoutPasses(pm, pipeline);
+    parplan::addLayoutSearchPasses(pm, pipeline);
     if (succeeded(pm.run(*copy)))
       trial.step =
           cast<FloatAttr>((*copy)

@@ -111,6 +111,10 @@ void addTrainingStepPasses(mlir::OpPassManager &pm,
                            const CompilePipelineOptions &options);
 void addLayoutPasses(mlir::OpPassManager &pm,
                      const CompilePipelineOptions &options);
+/// The layout stage's search alone (place-stages, sbp-assign): what a
+/// trial needs of it to read the predicted step (sbp.plan).
+void addLayoutSearchPasses(mlir::OpPassManager &pm,
+                           const CompilePipelineOptions &options);
 /// `cluster` is the preset cross-mesh moves are planned on when the module
 /// carries no sbp.cluster (the one the layout passes used); `schedule` the
 /// order stages run their micro-batches in (lower-to-plan's option).
