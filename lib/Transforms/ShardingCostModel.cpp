@@ -275,75 +275,31 @@ ShardingCostModel::placementOf(const cost::DeviceMesh &source,
   return found->second;
 }
 
-std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
-    const cost::DeviceMesh &source, const NdSbp &from,
-    const cost::DeviceMesh &destination, const NdSbp &to, Type type,
-    std::optional<cost::CrossMeshMode> mode, bool estimate,
-    std::string &error) const {
-  CrossMeshCost best;
-  best.sent = reducedLayout(from);
-  best.received = reducedLayout(to);
-  // Moves between other meshes of alike nodes cost the same (placeMeshes):
-  // a pipeline's boundaries are planned once. Types are uniqued: the same
-  // shape and element type is the same key.
-  size_t placement = placementOf(source, destination);
-  int modeCode = estimate ? -2 : mode ? static_cast<int>(*mode) : -1;
-  auto [found, inserted] =
-      crossMeshCosts.try_emplace(MoveKey(placement, encode(from), encode(to),
-                                         type.getAsOpaquePointer(), modeCode));
-  PricedMove &priced = found->second;
-  std::optional<CrossMeshCost> &result = priced.cost;
-  if (!inserted) {
-    if (!result)
-      error = priced.error;
-    return result;
-  }
-  const std::optional<cost::BoxingCost> &before = boxing(from, best.sent, type);
-  const std::optional<cost::BoxingCost> &after =
-      boxing(best.received, to, type);
-  if (!before || !after) {
-    error = priced.error = "no boxing turns " +
-                           toString(!before ? from : best.received) + " into " +
-                           toString(!before ? best.sent : to);
-    return std::nullopt;
-  }
-  auto [plannedAt, unplanned] = plannedMoves.try_emplace(
-      MoveKey(placement, encode(best.sent), encode(best.received),
-              type.getAsOpaquePointer(), modeCode));
-  PlannedMove &move = plannedAt->second;
-  if (!unplanned) {
-    best.mode = move.mode;
-    best.balancing = move.balancing;
-    best.moveTime = move.moveTime;
-    best.time = before->time + best.moveTime + after->time;
-    result = best;
-    return result;
-  }
+ShardingCostModel::PlannedMove ShardingCostModel::planMove(
+    const cost::DeviceMesh &source, const NdSbp &sent,
+    const cost::DeviceMesh &destination, const NdSbp &received, Type type,
+    std::optional<cost::CrossMeshMode> mode, bool estimate) const {
+  PlannedMove move;
   cost::CrossMeshProblem problem;
   problem.shape = extent(type).shape;
   problem.elementBytes =
       elementBytes(cast<RankedTensorType>(type).getElementType());
   problem.source = source;
   problem.destination = destination;
-  problem.sourceLayout = best.sent;
-  problem.destinationLayout = best.received;
+  problem.sourceLayout = sent;
+  problem.destinationLayout = received;
   llvm::raw_string_ostream(problem.tensor) << type;
   if (std::optional<std::string> why = cost::checkCrossMesh(problem, cluster)) {
-    // Not planned: the next move of this key says the same.
-    plannedMoves.erase(plannedAt);
-    error = priced.error = *why;
-    return std::nullopt;
+    move.error = *why;
+    return move;
   }
   double bound = cost::crossMeshLowerBound(problem, cluster);
   if (estimate) {
-    best.moveTime =
+    move.moveTime =
         bound +
         cluster.link(source.devices.front(), destination.devices.front())
             .latency;
-    move = {best.mode, best.balancing, best.moveTime};
-    best.time = before->time + best.moveTime + after->time;
-    result = best;
-    return result;
+    return move;
   }
   // No schedule beats the bound plus the least latency between the meshes:
   // once one meets it, the later ones (which lose ties) are not planned.
@@ -362,16 +318,64 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
       cost::CrossMeshSchedule schedule =
           cost::planCrossMesh(problem, cluster, candidate, balancing);
       // Ties go to the simpler mode and balancing, listed first.
-      if (planned && schedule.seconds >= best.moveTime)
+      if (planned && schedule.seconds >= move.moveTime)
         continue;
       planned = true;
-      best.mode = candidate;
-      best.balancing = balancing;
-      best.moveTime = schedule.seconds;
+      move.mode = candidate;
+      move.balancing = balancing;
+      move.moveTime = schedule.seconds;
       unbeatable = schedule.seconds <= bound + leastLatency;
     }
   }
-  move = {best.mode, best.balancing, best.moveTime};
+  return move;
+}
+
+std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
+    const cost::DeviceMesh &source, const NdSbp &from,
+    const cost::DeviceMesh &destination, const NdSbp &to, Type type,
+    std::optional<cost::CrossMeshMode> mode, bool estimate,
+    std::string &error) const {
+  // Moves between other meshes of alike nodes cost the same (placeMeshes):
+  // a pipeline's boundaries are planned once. Types are uniqued: the same
+  // shape and element type is the same key.
+  size_t placement = placementOf(source, destination);
+  int modeCode = estimate ? -2 : mode ? static_cast<int>(*mode) : -1;
+  auto [found, inserted] =
+      crossMeshCosts.try_emplace(MoveKey(placement, encode(from), encode(to),
+                                         type.getAsOpaquePointer(), modeCode));
+  PricedMove &priced = found->second;
+  std::optional<CrossMeshCost> &result = priced.cost;
+  if (!inserted) {
+    if (!result)
+      error = priced.error;
+    return result;
+  }
+  CrossMeshCost best;
+  best.sent = reducedLayout(from);
+  best.received = reducedLayout(to);
+  const std::optional<cost::BoxingCost> &before = boxing(from, best.sent, type);
+  const std::optional<cost::BoxingCost> &after =
+      boxing(best.received, to, type);
+  if (!before || !after) {
+    error = priced.error = "no boxing turns " +
+                           toString(!before ? from : best.received) + " into " +
+                           toString(!before ? best.sent : to);
+    return std::nullopt;
+  }
+  auto [plannedAt, unplanned] = plannedMoves.try_emplace(
+      MoveKey(placement, encode(best.sent), encode(best.received),
+              type.getAsOpaquePointer(), modeCode));
+  if (unplanned)
+    plannedAt->second = planMove(source, best.sent, destination, best.received,
+                                 type, mode, estimate);
+  const PlannedMove &move = plannedAt->second;
+  if (!move.error.empty()) {
+    error = priced.error = move.error;
+    return std::nullopt;
+  }
+  best.mode = move.mode;
+  best.balancing = move.balancing;
+  best.moveTime = move.moveTime;
   best.time = before->time + best.moveTime + after->time;
   result = best;
   return result;

@@ -146,14 +146,25 @@ private:
   };
   using MoveKey = std::tuple<size_t, uint64_t, uint64_t, const void *, int>;
   mutable std::map<MoveKey, PricedMove> crossMeshCosts;
-  /// The planned moves, by the same key with the layouts the move itself
-  /// carries (Partial sent as Broadcast): moves whose layouts differ only
-  /// by a boxing on either side are planned once.
+  /// A move alone, between the layouts it carries: its mode, balancing
+  /// and seconds, or why the planner cannot plan it.
   struct PlannedMove {
-    cost::CrossMeshMode mode;
-    cost::CrossMeshBalancing balancing;
-    double moveTime;
+    cost::CrossMeshMode mode = cost::CrossMeshMode::SendRecv;
+    cost::CrossMeshBalancing balancing = cost::CrossMeshBalancing::None;
+    double moveTime = 0;
+    std::string error;
   };
+  /// The cheapest schedule of the move of `sent` on `source` to `received`
+  /// on `destination` (in `mode` when given), or with `estimate` the lower
+  /// bound plus the latency between the meshes.
+  PlannedMove planMove(const cost::DeviceMesh &source, const NdSbp &sent,
+                       const cost::DeviceMesh &destination,
+                       const NdSbp &received, mlir::Type type,
+                       std::optional<cost::CrossMeshMode> mode,
+                       bool estimate) const;
+  /// planMove's answers, by the key of crossMeshCosts with the layouts the
+  /// move carries (Partial sent as Broadcast): moves whose layouts differ
+  /// only by a boxing on either side are planned once.
   mutable std::map<MoveKey, PlannedMove> plannedMoves;
   /// Placements (cost::placeMeshes) by the meshes' shapes and devices, as
   /// an index into `placementKeys`: the search asks for the same pair of
