@@ -475,7 +475,6 @@ CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
   size_t t = 0;
   int64_t host = 0;
   Ledger::Scratch scratch = ledger.makeScratch();
-  Senders senders;
   auto remote = [&] {
     return *holderOn(cluster, ledger, tiles[t], host, true);
   };
@@ -496,12 +495,10 @@ CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
       return ledger.hostSendFree(a) < ledger.hostSendFree(b);
     });
   };
-  senders.remote = remote;
-  senders.local = local;
-  senders.orderChain = orderChain;
+  Senders senders{remote, local, orderChain};
   // When the tile's transfers from the host would start and end; a trial
-  // places them in the scratch only.
-  auto tryTile = [&]() {
+  // places them in the scratch only, and adds them to `kept` when given.
+  auto tryTile = [&](std::vector<CrossMeshTransfer> *kept) {
     Window span{std::numeric_limits<double>::infinity(), 0};
     scratch.clear();
     tileTransfers(cluster, tiles[t], byHost[t], mode, senders,
@@ -510,6 +507,9 @@ CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
                                                  sender, receivers, &scratch);
                     span.start = std::min(span.start, window.start);
                     span.end = std::max(span.end, window.end);
+                    if (kept)
+                      kept->push_back(
+                          {static_cast<int64_t>(t), sender, receivers.vec()});
                   });
     return span;
   };
@@ -530,7 +530,7 @@ CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
       t = order[position];
       for (int64_t holding : holdingHosts[t]) {
         host = holding;
-        Window span = tryTile();
+        Window span = tryTile(nullptr);
         std::tuple<double, int64_t, double> key{
             span.start, largerFirst ? -tiles[t].bytes : tiles[t].bytes,
             span.end};
@@ -544,14 +544,8 @@ CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
     // The best trial again, its transfers kept: the ledger has not changed.
     t = order[bestPosition];
     host = bestHost;
-    scratch.clear();
     chosen.clear();
-    tileTransfers(
-        cluster, tiles[t], byHost[t], mode, senders,
-        [&](int64_t sender, llvm::ArrayRef<int64_t> receivers) {
-          ledger.place(static_cast<int64_t>(t), sender, receivers, &scratch);
-          chosen.push_back({static_cast<int64_t>(t), sender, receivers.vec()});
-        });
+    tryTile(&chosen);
     for (CrossMeshTransfer &transfer : chosen) {
       ledger.place(transfer.tile, transfer.sender, transfer.receivers);
       schedule.transfers.push_back(std::move(transfer));
