@@ -55,19 +55,18 @@ struct DeviceFigures {
   double commBytes = 0;
 };
 
+/// The bytes of the arena plan-memory laid out for `program`, if it has.
+std::optional<int64_t> arenaBytes(plan::ProgramOp program) {
+  if (auto arena = program->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
+    return arena.getInt();
+  return std::nullopt;
+}
+
 /// One device's arena (plan-memory) and peak of live bytes (every named
 /// buffer for the whole step, temporaries from their creation to their last
 /// use), and the bytes its collectives send (plan::bytesSent) in a step of
 /// `microBatches`: those before plan.after_micro_batches once per
 /// micro-batch.
-/// The arena's bytes plan-memory laid out for `program`, else the most
-/// its buffers hold at once.
-int64_t peakMemoryBytes(plan::ProgramOp program, int64_t liveMemoryBytes) {
-  if (auto arena = program->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
-    return arena.getInt();
-  return liveMemoryBytes;
-}
-
 DeviceFigures deviceFigures(plan::ProgramOp program, int64_t microBatches,
                             SymbolTableCollection &symbols) {
   DeviceFigures figures;
@@ -95,7 +94,8 @@ DeviceFigures deviceFigures(plan::ProgramOp program, int64_t microBatches,
     live += delta[i];
     figures.liveMemoryBytes = std::max(figures.liveMemoryBytes, always + live);
   }
-  figures.peakMemoryBytes = peakMemoryBytes(program, figures.liveMemoryBytes);
+  figures.peakMemoryBytes =
+      arenaBytes(program).value_or(figures.liveMemoryBytes);
   double runs = static_cast<double>(microBatches);
   for (Operation &op : body) {
     if (isa<plan::AfterMicroBatchesOp>(op))
@@ -500,13 +500,12 @@ int parplan::cli::runCompile(const CompileOptions &options) {
             *lowered.module))
       return std::nullopt;
     SymbolTableCollection symbols;
-    for (plan::ProgramOp program : lowered.module->getOps<plan::ProgramOp>())
-      lowered.peak = std::max(
-          lowered.peak,
-          static_cast<double>(
-              program->hasAttr("plan.arena_bytes")
-                  ? peakMemoryBytes(program, 0)
-                  : deviceFigures(program, 1, symbols).peakMemoryBytes));
+    for (plan::ProgramOp program : lowered.module->getOps<plan::ProgramOp>()) {
+      std::optional<int64_t> peak = arenaBytes(program);
+      if (!peak)
+        peak = deviceFigures(program, 1, symbols).peakMemoryBytes;
+      lowered.peak = std::max(lowered.peak, static_cast<double>(*peak));
+    }
     return lowered;
   };
   std::optional<Lowered> lowered;
