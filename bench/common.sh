@@ -29,6 +29,12 @@ summarize() {
   peak=$(printf '%s\n' "${@:runs+1}" | sort -g | tail -1)
 }
 
+# improves STEP BEST: whether STEP (seconds) is below BEST, or BEST is
+# empty (nothing yet).
+improves() {
+  [[ -z $2 ]] || awk -v s="$1" -v b="$2" 'BEGIN { exit !(s < b) }'
+}
+
 # record FILE DETAILS TABLE: appends the table under a dated heading with the
 # commit, the machine and DETAILS.
 record() {

@@ -83,7 +83,7 @@ for preset in ${MODELS:-gpt3-175b megatron-39b}; do
         continue
       fi
       row+=$(awk -v s="$step" -v m="$micro" 'BEGIN { printf " %.2f s (M %d) |", s, m }')
-      if [[ -z $best ]] || awk -v s="$step" -v b="$best" 'BEGIN { exit !(s < b) }'; then
+      if improves "$step" "$best"; then
         best=$step
         bestPoint="tensor $tensor, pipeline $p, data $data, M $micro"
       fi
@@ -95,7 +95,7 @@ for preset in ${MODELS:-gpt3-175b megatron-39b}; do
   for micro in ${AUTO_MICRO_BATCHES:-192}; do
     predicted --stages auto --micro-batches "$micro"
     autoRows+=$'\n'"| auto (--stages auto, M $micro: $stages stages) | $(seconds "$step") |"
-    if [[ -n $step ]] && { [[ -z $autoBest ]] || awk -v s="$step" -v b="$autoBest" 'BEGIN { exit !(s < b) }'; }; then
+    if [[ -n $step ]] && improves "$step" "$autoBest"; then
       autoBest=$step
     fi
   done

@@ -120,7 +120,7 @@ for tensor in 1 2 4 8; do
       continue
     fi
     row+=$(awk -v s="$step" 'BEGIN { printf " %.2f s |", s }')
-    if [[ -z $best ]] || awk -v s="$step" -v b="$best" 'BEGIN { exit !(s < b) }'; then
+    if improves "$step" "$best"; then
       best=$step
       bestPoint="tensor $tensor, pipeline $stages"
     fi
