@@ -68,12 +68,10 @@ void addSearchPasses(mlir::OpPassManager &pm, int64_t stages,
   pm.addPass(parplan::createSbpAssign(assign));
 }
 
-/// addSearchPasses, then insert-cross-mesh, insert-boxing and
-/// expand-boxing pricing alike, so that the moves and boxings written are
-/// the ones the search paid for.
-void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
-                              const parplan::SbpAssignOptions &assign) {
-  addSearchPasses(pm, stages, assign);
+/// insert-cross-mesh, insert-boxing and expand-boxing pricing alike, so
+/// that the moves and boxings written are the ones the search paid for.
+void addBoxingPasses(mlir::OpPassManager &pm,
+                     const parplan::SbpAssignOptions &assign) {
   parplan::InsertCrossMeshOptions moves;
   moves.cluster = assign.cluster;
   moves.mixedPrecision = assign.mixedPrecision;
@@ -86,6 +84,13 @@ void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
   steps.cluster = assign.cluster;
   steps.mixedPrecision = assign.mixedPrecision;
   pm.addPass(parplan::createExpandBoxing(steps));
+}
+
+/// addSearchPasses, then addBoxingPasses.
+void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
+                              const parplan::SbpAssignOptions &assign) {
+  addSearchPasses(pm, stages, assign);
+  addBoxingPasses(pm, assign);
 }
 
 /// sbp-assign's options in the compile pipeline. The training step states
@@ -110,6 +115,11 @@ void parplan::addLayoutPasses(mlir::OpPassManager &pm,
 void parplan::addLayoutSearchPasses(mlir::OpPassManager &pm,
                                     const CompilePipelineOptions &options) {
   addSearchPasses(pm, options.stages, compileAssignOptions(options));
+}
+
+void parplan::addLayoutBoxingPasses(mlir::OpPassManager &pm,
+                                    const CompilePipelineOptions &options) {
+  addBoxingPasses(pm, compileAssignOptions(options));
 }
 
 void parplan::addLoweringPasses(mlir::OpPassManager &pm,

@@ -213,17 +213,22 @@ done
 # MLP on 4 stages of 1x2 devices and the GPT (embedding, 2 layers, tied
 # head) on 2 stages of 1x2, 8 and 4 ranks, give 1 device's numbers; so
 # does Megatron's grid of the MLP (--tensor 2 --pipeline 4: the same mesh
-# and stages, the megatron layouts inside them).
-for config in "mlp4 16 4x2 4 4 auto" "gpt 8 2x2 2 2 auto" "mlp4 16 4x2 4 4 megatron"; do
+# and stages, the megatron layouts inside them). With --micro-batches auto,
+# the count and the schedule the search chose run (the compile says which).
+for config in "mlp4 16 4x2 4 4 auto" "gpt 8 2x2 2 2 auto" "mlp4 16 4x2 4 4 megatron" \
+              "mlp4 16 4x2 4 auto auto"; do
   set -- $config
   model=$1 batch=$2 mesh=$3 count=$4 m=$5 strategy=$6
   want=$(run_micro $model $batch 1 auto 1) || { status=1; continue; }
   got=$(run_micro $model $batch $mesh $strategy $m reference even $count) || { status=1; continue; }
-  if grep -q "^schedule: 1f1b, $count stages, $m micro-batches" "$got" &&
+  chosen=$(grep -o 'micro-batches  *[0-9]* of [0-9]* (batch [0-9]*), gradients summed before one update, stages run them by [a-z0-9-]*' \
+    "${got%.log}.compile.log")
+  m=$(echo "$chosen" | awk '{print $2}') schedule=$(echo "$chosen" | awk '{print $NF}')
+  if [ -n "$chosen" ] && grep -q "^schedule: $schedule, $count stages, $m micro-batches" "$got" &&
      awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
-    echo "ok: $model on --stages $count of mesh $mesh ($strategy), $m micro-batches, 1f1b: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
+    echo "ok: $model on --stages $count of mesh $mesh ($strategy), $m micro-batches, $schedule: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
   else
-    echo "FAIL: $model on --stages $count of mesh $mesh ($strategy), $m micro-batches differs from the whole batch on 1 device:"
+    echo "FAIL: $model on --stages $count of mesh $mesh ($strategy), $5 micro-batches differs from the whole batch on 1 device:"
     cat "${got%.log}.compile.log"
     paste "$want" "$got"
     status=1

@@ -103,8 +103,13 @@ struct CompileOptions {
   /// is tried again with selective, then full recomputation.
   bool recomputeGiven = false;
   /// The order stages run their micro-batches in (lower-to-plan's
-  /// `schedule`).
+  /// `schedule`), or "auto".
   std::string schedule = "1f1b";
+  /// `--micro-batches auto`; whether --micro-batches and --schedule were
+  /// given (with --stages auto, the ones not given are searched too).
+  bool autoMicroBatches = false;
+  bool microBatchesGiven = false;
+  bool scheduleGiven = false;
 };
 
 /// `parplan reshard`: one tensor's move between two meshes of a cluster,

@@ -9,6 +9,7 @@
 #include "Commands.h"
 #include "Diagnostics.h"
 #include "ModelFiles.h"
+#include "PipelineSearch.h"
 
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
@@ -112,107 +113,6 @@ std::string shardingText(Attribute attr) {
   return text;
 }
 
-/// Whether sbp-assign's `error` says that no plan fits in memory (which
-/// recomputation, or more stages, may cure).
-bool isNoFit(StringRef error) {
-  return error.starts_with("no plan fits in memory");
-}
-
-/// A stage count tried by --stages auto: the search's predicted step when
-/// a plan fits, else the first error of the try.
-struct StageTrial {
-  int64_t stages = 0;
-  std::optional<double> step;
-  std::string why;
-};
-
-/// --stages auto: the training step searched (addLayoutSearchPasses: the
-/// predicted step is all a trial needs) on copies of `module` with each
-/// divisor of the mesh's first axis as the stage count (1: one mesh),
-/// quietly, in increasing count (`pipeline`'s stages are set to each in
-/// turn). Empty with `error` set when the cluster or the mesh is wrong or
-/// the training step cannot be built. Each count's passes are timed under
-/// `timing`; their pass managers are kept in `passManagers` (the timing
-/// report knows a pass by its address).
-std::vector<StageTrial>
-tryStageCounts(ModuleOp module, parplan::CompilePipelineOptions &pipeline,
-               std::string &error, TimingScope &timing,
-               std::vector<std::unique_ptr<PassManager>> &passManagers) {
-  std::optional<parplan::cost::Cluster> cluster =
-      parplan::loadCluster(module, pipeline.cluster, error);
-  if (!cluster)
-    return {};
-  std::vector<int64_t> meshShape;
-  if (pipeline.mesh.empty()) {
-    meshShape = parplan::cost::defaultMeshShape(*cluster);
-  } else if (auto parsed =
-                 parplan::cost::parseMeshShape(pipeline.mesh, error)) {
-    meshShape = *parsed;
-  } else {
-    return {};
-  }
-  // The training step does not depend on the count: it is built once.
-  OwningOpRef<ModuleOp> step = module.clone();
-  {
-    ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &said) {
-      if (said.getSeverity() == DiagnosticSeverity::Error && error.empty())
-        error = said.str();
-      return success();
-    });
-    PassManager pm(module.getContext());
-    parplan::addTrainingStepPasses(pm, pipeline);
-    if (failed(pm.run(*step)))
-      return {};
-  }
-  std::vector<StageTrial> trials;
-  for (int64_t count = 1; count <= meshShape.front(); ++count) {
-    if (meshShape.front() % count != 0)
-      continue;
-    StageTrial trial;
-    trial.stages = count;
-    pipeline.stages = count > 1 ? count : 0;
-    OwningOpRef<ModuleOp> copy = step->clone();
-    ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &said) {
-      if (said.getSeverity() == DiagnosticSeverity::Error && trial.why.empty())
-        trial.why = said.str();
-      return success();
-    });
-    TimingScope countTiming = timing.nest(std::to_string(count) +
-                                          (count == 1 ? " stage" : " stages"));
-    passManagers.push_back(std::make_unique<PassManager>(module.getContext()));
-    PassManager &pm = *passManagers.back();
-    pm.enableTiming(countTiming);
-    pm.enableVerifier(false);
-    parplan::addLayoutSearchPasses(pm, pipeline);
-    if (succeeded(pm.run(*copy)))
-      trial.step =
-          cast<FloatAttr>((*copy)
-                              ->getAttrOfType<DictionaryAttr>("sbp.plan")
-                              .get("step_time"))
-              .getValueAsDouble();
-    trials.push_back(std::move(trial));
-  }
-  return trials;
-}
-
-/// The count --stages auto keeps: the least predicted step (the fewer
-/// stages on a tie); when none fits, the most stages that failed only for
-/// memory, for recomputation to try; else 1, whose error the compile then
-/// says.
-int64_t chooseStageCount(const std::vector<StageTrial> &trials) {
-  const StageTrial *best = nullptr;
-  for (const StageTrial &trial : trials)
-    if (trial.step && (!best || *trial.step < *best->step))
-      best = &trial;
-  if (best)
-    return best->stages;
-  int64_t count = 1;
-  for (const StageTrial &trial : trials)
-    if (isNoFit(trial.why))
-      count = trial.stages;
-  return count;
-}
-
 /// The bytes sbp-assign's "no plan fits in memory: the smallest needs N
 /// bytes per device ..." says the plan of least memory needs.
 std::optional<double> smallestPlanBytes(StringRef message) {
@@ -297,26 +197,30 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                     "gradients; a plan needs an optimizer to update with\n";
     return 1;
   }
-  std::vector<std::string> dims = options.dims;
-  // The model is imported at the micro-batch: the program of one.
   int64_t microBatches = options.training.microBatches;
-  if (microBatches > 1 && options.batch <= 0) {
+  if ((microBatches > 1 || options.autoMicroBatches) && options.batch <= 0) {
     llvm::errs() << "parplan compile: error: '" << options.input
-                 << "': --micro-batches " << microBatches
+                 << "': --micro-batches "
+                 << (options.autoMicroBatches ? std::string("auto")
+                                              : std::to_string(microBatches))
                  << " needs --batch, the global batch that each micro-batch "
-                    "takes 1/"
-                 << microBatches << " of\n";
+                    "takes "
+                 << (options.autoMicroBatches
+                         ? std::string("a part")
+                         : "1/" + std::to_string(microBatches))
+                 << " of\n";
     return 1;
   }
   // The schedules lower-to-plan writes and parplan-run runs.
-  if (!llvm::is_contained(runtime::executorSchedules(), options.schedule)) {
+  if (options.schedule != "auto" &&
+      !llvm::is_contained(runtime::executorSchedules(), options.schedule)) {
     llvm::errs() << "parplan compile: error: '" << options.input
                  << "': --schedule " << options.schedule << " is "
                  << (options.schedule == "interleaved"
                          ? "not run yet (its stages would hold several model "
                            "chunks)"
                          : "unknown")
-                 << "; use " << runtime::executorScheduleList() << "\n";
+                 << "; use " << runtime::executorScheduleList() << " or auto\n";
     return 1;
   }
   if (options.batch % microBatches != 0) {
@@ -325,8 +229,6 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                  << " does not divide --batch " << options.batch << "\n";
     return 1;
   }
-  if (options.batch > 0)
-    dims.push_back("batch=" + std::to_string(options.batch / microBatches));
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
@@ -335,36 +237,49 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   DefaultTimingManager timing;
   timing.setEnabled(options.mlirTiming);
   TimingScope timingRoot = timing.getRootScope();
-  TimingScope importTiming = timingRoot.nest("Import");
-  OwningOpRef<ModuleOp> module =
-      loadModel(options.input, dims, /*raw=*/false, context);
+  LayoutOptions layout = options.layout;
+  // The model at `count` micro-batches of the batch, the program of one,
+  // with the layout's inputs on it; null once it has said why not.
+  auto importAt = [&](int64_t count) -> OwningOpRef<ModuleOp> {
+    TimingScope importTiming = timingRoot.nest("Import");
+    std::vector<std::string> dims = options.dims;
+    if (options.batch > 0)
+      dims.push_back("batch=" + std::to_string(options.batch / count));
+    OwningOpRef<ModuleOp> imported =
+        loadModel(options.input, dims, /*raw=*/false, context);
+    if (!imported)
+      return nullptr;
+    // The executor slices every input along dimension 0: each must be the
+    // batch, bound to the micro-batch (a static or otherwise named batch
+    // dimension ignores --batch).
+    if (count > 1) {
+      int64_t rows = options.batch / count;
+      WalkResult walk = imported->walk([&](nn::InputOp input) {
+        ArrayRef<int64_t> shape = input.getType().getShape();
+        if (!shape.empty() && shape.front() == rows)
+          return WalkResult::advance();
+        llvm::errs() << "parplan compile: error: '" << options.input
+                     << "': input '" << input.getName() << "' has "
+                     << (shape.empty() ? std::string("no dimension 0")
+                                       : std::to_string(shape.front()) +
+                                             " rows at dimension 0")
+                     << ", not the micro-batch's " << rows
+                     << ": --micro-batches slices every input along "
+                        "dimension 0, which must be the symbolic dimension "
+                        "'batch'\n";
+        return WalkResult::interrupt();
+      });
+      if (walk.wasInterrupted())
+        return nullptr;
+    }
+    if (!attachLayoutInputs(*imported, layout, "compile"))
+      return nullptr;
+    return imported;
+  };
+  OwningOpRef<ModuleOp> module = importAt(microBatches);
   if (!module)
     return 1;
-  importTiming.stop();
   OneLineDiagnostics diagnostics(context);
-  // The executor slices every input along dimension 0: each must be the
-  // batch, bound to the micro-batch (a static or otherwise named batch
-  // dimension ignores --batch).
-  if (microBatches > 1) {
-    int64_t rows = options.batch / microBatches;
-    WalkResult walk = module->walk([&](nn::InputOp input) {
-      ArrayRef<int64_t> shape = input.getType().getShape();
-      if (!shape.empty() && shape.front() == rows)
-        return WalkResult::advance();
-      llvm::errs() << "parplan compile: error: '" << options.input
-                   << "': input '" << input.getName() << "' has "
-                   << (shape.empty() ? std::string("no dimension 0")
-                                     : std::to_string(shape.front()) +
-                                           " rows at dimension 0")
-                   << ", not the micro-batch's " << rows
-                   << ": --micro-batches slices every input along dimension "
-                      "0, which must be the symbolic dimension 'batch'\n";
-      return WalkResult::interrupt();
-    });
-    if (walk.wasInterrupted())
-      return 1;
-  }
-
   auto emitAfter = [&](StringRef stage) -> bool {
     if (options.emit != stage)
       return false;
@@ -373,40 +288,72 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return options.output.empty();
   };
 
-  LayoutOptions layout = options.layout;
-  if (!attachLayoutInputs(*module, layout, "compile") ||
-      !resolveMegatronGrid(*module, layout, "compile"))
+  if (!resolveMegatronGrid(*module, layout, "compile"))
     return 1;
   CompilePipelineOptions pipeline;
   setPipelineOptions(pipeline, options.training, &layout);
-  // The search prices the schedule lowering writes.
-  pipeline.schedule = options.schedule;
   // The pass managers live to the end: the timing report knows a pass by
   // its address, which a freed pass would hand to the next one.
   std::vector<std::unique_ptr<PassManager>> passManagers;
-  std::vector<StageTrial> stageTrials;
-  int64_t chosenStages = 0;
-  if (layout.autoStages) {
-    std::string error;
-    std::optional<Annotations> annotations = carriedAnnotations(*module, error);
-    if (annotations && !annotations->stages.empty()) {
-      llvm::errs() << "parplan compile: error: '" << options.input
-                   << "': --stages auto: the annotations place stages too ("
-                   << annotations->stages.front().location
-                   << "); give one of the two\n";
+  std::string error;
+  std::optional<Annotations> annotations = carriedAnnotations(*module, error);
+  int64_t annotatedStages = annotations ? annotations->stages.size() : 0;
+  if (layout.autoStages && annotatedStages > 0) {
+    llvm::errs() << "parplan compile: error: '" << options.input
+                 << "': --stages auto: the annotations place stages too ("
+                 << annotations->stages.front().location
+                 << "); give one of the two\n";
+    return 1;
+  }
+  // On stages (searched or given), the micro-batch count and the schedule
+  // not given are searched: one micro-batch would run the stages one after
+  // another.
+  int64_t givenStages =
+      std::max<int64_t>(layout.stages > 0 ? layout.stages : annotatedStages, 1);
+  bool staged = layout.autoStages || givenStages > 1;
+  bool autoMicroBatches =
+      options.autoMicroBatches ||
+      (staged && !options.microBatchesGiven && options.batch > 0);
+  bool autoSchedule =
+      options.schedule == "auto" || (staged && !options.scheduleGiven);
+  // The search prices the schedule lowering writes.
+  pipeline.schedule = autoSchedule ? "1f1b" : options.schedule;
+  // The pipeline's shape the search chose, and the step it laid out for
+  // it (the compile goes on from there).
+  std::optional<PipelineSearchResult> searched;
+  if (layout.autoStages ||
+      (givenStages > 1 &&
+       (autoMicroBatches || (autoSchedule && microBatches > 1)))) {
+    PipelineChoice choice;
+    choice.autoStages = layout.autoStages;
+    choice.autoMicroBatches = autoMicroBatches;
+    choice.autoSchedule = autoSchedule;
+    choice.stages = layout.stages;
+    choice.annotatedStages = annotatedStages;
+    choice.microBatches = microBatches;
+    choice.schedule = pipeline.schedule;
+    choice.batch = options.batch;
+    TimingScope searchTiming = timingRoot.nest("PipelineSearch");
+    searched = searchPipeline(importAt, pipeline, choice, error, searchTiming,
+                              passManagers);
+    searchTiming.stop();
+    if (!searched) {
+      if (!error.empty())
+        llvm::errs() << "parplan compile: error: '" << options.input
+                     << "': " << error << "\n";
       return 1;
     }
-    TimingScope trialsTiming = timingRoot.nest("StageCounts");
-    stageTrials =
-        tryStageCounts(*module, pipeline, error, trialsTiming, passManagers);
-    trialsTiming.stop();
-    if (stageTrials.empty()) {
-      llvm::errs() << "parplan compile: error: '" << options.input
-                   << "': --stages auto: " << error << "\n";
-      return 1;
+    const PipelineTrial &chosen = searched->chosen;
+    if (layout.autoStages)
+      pipeline.stages = chosen.stages > 1 ? chosen.stages : 0;
+    pipeline.schedule = chosen.schedule;
+    if (chosen.microBatches != microBatches) {
+      microBatches = chosen.microBatches;
+      module = importAt(microBatches);
+      if (!module)
+        return 1;
     }
-    chosenStages = chooseStageCount(stageTrials);
-    pipeline.stages = chosenStages > 1 ? chosenStages : 0;
+    pipeline.microBatches = microBatches;
   }
   // The stages of the parplan-compile pipeline, run one by one to print an
   // intermediate stage and to read the search's figures before lowering
@@ -446,6 +393,12 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   enum class Outcome { Fits, NoFit, Failed, Emitted };
   // With `quiet`, nothing is printed: an attempt that may fail without
   // failing the compile.
+  // The step the search laid out for the chosen shape goes on to its
+  // moves and boxings without being searched again (at the first level:
+  // the trials build the step with the recomputation given).
+  OwningOpRef<ModuleOp> laidOut;
+  if (searched && options.emit != "nn")
+    laidOut = std::move(searched->laidOut);
   auto buildAndLayOut = [&](std::optional<Diagnostic> &noFit,
                             bool quiet = false) {
     std::optional<ScopedDiagnosticHandler> keep;
@@ -460,6 +413,13 @@ int parplan::cli::runCompile(const CompileOptions &options) {
         }
         return failure();
       });
+    if (laidOut) {
+      module = std::move(laidOut);
+      if (runStage(
+              [&](OpPassManager &pm) { addLayoutBoxingPasses(pm, pipeline); }))
+        return Outcome::Fits;
+      return noFit ? Outcome::NoFit : Outcome::Failed;
+    }
     if (!runStage(
             [&](OpPassManager &pm) { addTrainingStepPasses(pm, pipeline); }))
       return Outcome::Failed;
@@ -790,24 +750,50 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   std::string scheduleName;
   if (auto schedule = (*module)->getAttrOfType<StringAttr>("plan.schedule"))
     scheduleName = schedule.str();
-  // --stages auto's trials: each count's predicted step, or why it failed.
-  llvm::json::Array stageCountsJson;
-  std::string stageCountsLine;
-  for (const StageTrial &trial : stageTrials) {
-    llvm::json::Object entry{{"stages", trial.stages},
-                             {"chosen", trial.stages == chosenStages}};
-    if (trial.step)
-      entry["predicted_step_time_s"] = *trial.step;
-    else
-      entry["error"] = trial.why;
-    stageCountsJson.push_back(std::move(entry));
-    stageCountsLine += fmt::format(
-        "{}{} {}{}", stageCountsLine.empty() ? "" : ", ", trial.stages,
-        trial.step           ? formatSeconds(*trial.step)
-        : isNoFit(trial.why) ? std::string("no fit")
-                             : std::string("cannot"),
-        trial.stages == chosenStages ? " (chosen)" : "");
-  }
+  // The search's trials: each shape's predicted step, or why it failed.
+  auto isChosen = [&](const PipelineTrial &trial) {
+    const PipelineTrial &chosen = searched->chosen;
+    return trial.stages == chosen.stages &&
+           trial.microBatches == chosen.microBatches &&
+           trial.schedule == chosen.schedule;
+  };
+  auto trialsJson = [&](const std::vector<PipelineTrial> &trials) {
+    llvm::json::Array entries;
+    for (const PipelineTrial &trial : trials) {
+      llvm::json::Object entry{{"stages", trial.stages},
+                               {"micro_batches", trial.microBatches},
+                               {"schedule", trial.schedule},
+                               {"chosen", isChosen(trial)}};
+      if (trial.step)
+        entry["predicted_step_time_s"] = *trial.step;
+      else
+        entry["error"] = trial.why;
+      entries.push_back(std::move(entry));
+    }
+    return entries;
+  };
+  // "1 24.68 s, 2 13.99 s (chosen), 4 no fit": each trial by `label`.
+  auto trialsLine =
+      [&](const std::vector<PipelineTrial> &trials,
+          function_ref<std::string(const PipelineTrial &)> label) {
+        std::string line;
+        for (const PipelineTrial &trial : trials)
+          line +=
+              fmt::format("{}{} {}{}", line.empty() ? "" : ", ", label(trial),
+                          trial.step           ? formatSeconds(*trial.step)
+                          : isNoFit(trial.why) ? std::string("no fit")
+                                               : std::string("cannot"),
+                          isChosen(trial) ? " (chosen)" : "");
+        return line;
+      };
+  std::vector<PipelineTrial> none;
+  const PipelineSearchResult *search = searched ? &*searched : nullptr;
+  const std::vector<PipelineTrial> &stageCounts =
+      search ? search->stageCounts : none;
+  const std::vector<PipelineTrial> &microBatchCounts =
+      search ? search->microBatchCounts : none;
+  const std::vector<PipelineTrial> &scheduleTrials =
+      search ? search->schedules : none;
   llvm::json::Object summary{
       {"model", options.input},
       {"cluster", options.layout.cluster},
@@ -827,7 +813,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"recompute", pipeline.recompute},
       {"recomputed_layers", llvm::json::Array(recomputedLayers)},
       {"stages", std::move(stagesJson)},
-      {"stage_counts", std::move(stageCountsJson)},
+      {"stage_counts", trialsJson(stageCounts)},
+      {"micro_batch_counts", trialsJson(microBatchCounts)},
+      {"schedules", trialsJson(scheduleTrials)},
       {"programs", std::move(perProgram)},
       {"ops", std::move(ops)}};
   if (!writeFile(summaryPath.str().str(), [&](llvm::raw_ostream &out) {
@@ -862,8 +850,11 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                           name == start ? " (chosen)" : "");
     fmt::print("  starts           {}\n", line);
   }
-  if (!stageCountsLine.empty())
-    fmt::print("  stage counts     {}\n", stageCountsLine);
+  if (!stageCounts.empty())
+    fmt::print("  stage counts     {}\n",
+               trialsLine(stageCounts, [](const PipelineTrial &trial) {
+                 return std::to_string(trial.stages);
+               }));
   for (size_t s = 0; s < stageLines.size(); ++s)
     fmt::print("  {}{}\n", s == 0 ? "stages           " : "                 ",
                stageLines[s]);
@@ -873,6 +864,16 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                microBatches, options.batch / microBatches, options.batch,
                scheduleName.empty() ? ""
                                     : ", stages run them by " + scheduleName);
+  if (!microBatchCounts.empty())
+    fmt::print("                   tried {}\n",
+               trialsLine(microBatchCounts, [](const PipelineTrial &trial) {
+                 return std::to_string(trial.microBatches);
+               }));
+  if (!scheduleTrials.empty())
+    fmt::print("  schedules        {}\n",
+               trialsLine(scheduleTrials, [](const PipelineTrial &trial) {
+                 return trial.schedule;
+               }));
   if (pipeline.recompute != "none") {
     std::string line = pipeline.recompute;
     if (!recomputedLayers.empty())

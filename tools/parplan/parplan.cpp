@@ -125,9 +125,11 @@ int runCalibrate(const CalibrateOptions &options) {
 }
 
 /// The flags of nn-autodiff's options, for every command that builds a
-/// training step.
+/// training step. With `autoMicroBatches` (compile), `--micro-batches auto`
+/// leaves the count to the search and sets it.
 void addTrainingOptions(CLI::App *command,
-                        parplan::cli::TrainingOptions &training) {
+                        parplan::cli::TrainingOptions &training,
+                        bool *autoMicroBatches = nullptr) {
   command
       ->add_option("--loss", training.loss,
                    "cross-entropy (default, against integer labels) or mse")
@@ -168,11 +170,40 @@ void addTrainingOptions(CLI::App *command,
       ->add_option("--mixed-precision", training.mixedPrecision,
                    "none (default), bf16 or fp16 (fp32 master weights)")
       ->check(CLI::IsMember({"none", "bf16", "fp16"}));
+  if (!autoMicroBatches) {
+    command
+        ->add_option("--micro-batches", training.microBatches,
+                     "Accumulate gradients over M micro-batches before one "
+                     "update (default 1)")
+        ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+    return;
+  }
   command
-      ->add_option("--micro-batches", training.microBatches,
-                   "Accumulate gradients over M micro-batches before one "
-                   "update (default 1; compile splits --batch into M)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+      ->add_option_function<std::string>(
+          "--micro-batches",
+          [&training, autoMicroBatches](const std::string &text) {
+            *autoMicroBatches = text == "auto";
+            training.microBatches = *autoMicroBatches ? 1 : std::stoll(text);
+          },
+          "Accumulate gradients over M micro-batches of --batch before one "
+          "update, or with 'auto' the count of least predicted step on "
+          "stages (default: auto with --stages auto, else 1; "
+          "docs/pipeline.md)")
+      ->check(CLI::Validator(
+          [](std::string &text) -> std::string {
+            if (text == "auto")
+              return "";
+            bool digits =
+                !text.empty() && text.size() <= 8 &&
+                text.find_first_not_of("0123456789") == std::string::npos;
+            return digits && std::stoll(text) >= 1 &&
+                           std::stoll(text) <= (int64_t{1} << 24)
+                       ? ""
+                       : "expected a count from 1 to 16777216 or 'auto', "
+                         "not '" +
+                             text + "'";
+          },
+          "M|auto"));
 }
 
 /// `--dim NAME=VALUE`, repeatable. One value per flag: CLI11 lets a vector
@@ -304,12 +335,14 @@ int main(int argc, char **argv) {
   addLayoutOptions(compileCommand, compile.layout);
   compileCommand->add_flag("--train", compile.train,
                            "Compile a training step (required for now)");
-  addTrainingOptions(compileCommand, compile.training);
+  addTrainingOptions(compileCommand, compile.training,
+                     &compile.autoMicroBatches);
   compileCommand->add_option(
       "--schedule", compile.schedule,
       "On stages with micro-batches, the order each stage runs their "
-      "forwards and backwards in: gpipe, 1f1b (default), eager-1f1b or "
-      "sequential (docs/pipeline.md)");
+      "forwards and backwards in: gpipe, 1f1b, eager-1f1b, sequential, or "
+      "auto for the one of least predicted step (default: auto with "
+      "--stages auto, else 1f1b; docs/pipeline.md)");
   compileCommand
       ->add_option("--emit", compile.emit,
                    "Print the IR after a stage: nn, sbp or plan")
@@ -462,6 +495,8 @@ int main(int argc, char **argv) {
     return parplan::cli::runPipeline(pipeline);
   if (compileCommand->parsed()) {
     compile.recomputeGiven = compileCommand->count("--recompute") > 0;
+    compile.microBatchesGiven = compileCommand->count("--micro-batches") > 0;
+    compile.scheduleGiven = compileCommand->count("--schedule") > 0;
     return parplan::cli::runCompile(compile);
   }
   // An exception that escapes a cluster command (out of memory on a huge

@@ -115,6 +115,11 @@ void addLayoutPasses(mlir::OpPassManager &pm,
 /// trial needs of it to read the predicted step (sbp.plan).
 void addLayoutSearchPasses(mlir::OpPassManager &pm,
                            const CompilePipelineOptions &options);
+/// The layout stage after its search (insert-cross-mesh, insert-boxing,
+/// expand-boxing): addLayoutPasses is addLayoutSearchPasses then these, so
+/// a step a trial laid out goes on without being searched again.
+void addLayoutBoxingPasses(mlir::OpPassManager &pm,
+                           const CompilePipelineOptions &options);
 /// `cluster` is the preset cross-mesh moves are planned on when the module
 /// carries no sbp.cluster (the one the layout passes used); `schedule` the
 /// order stages run their micro-batches in (lower-to-plan's option).

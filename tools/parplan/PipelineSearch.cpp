@@ -1,0 +1,358 @@
+//===- PipelineSearch.cpp - --stages/--micro-batches/--schedule auto ------===//
+//
+// The search runs the layout search (place-stages, sbp-assign) on copies of
+// the training step and reads its predicted step: a pipeline shape is kept
+// by the same figure the plan reports, so what is chosen is what the cost
+// model prices, and it lowers and runs as any shape given by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PipelineSearch.h"
+
+#include "parplan/Cost/Cluster.h"
+#include "parplan/Cost/Mesh.h"
+#include "parplan/Runtime/PlanFile.h"
+#include "parplan/Transforms/ShardingCostModel.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+using namespace mlir;
+
+bool parplan::cli::isNoFit(StringRef error) {
+  return error.starts_with("no plan fits in memory");
+}
+
+namespace {
+
+using parplan::cli::PipelineTrial;
+
+/// Whether `a` is a better trial than `b`: it fits and predicts a shorter
+/// step (or `b` does not fit).
+bool isBetter(const PipelineTrial &a, const PipelineTrial &b) {
+  return a.step && (!b.step || *a.step < *b.step);
+}
+
+/// The trials of one search: the training step built once per micro-batch
+/// count, each shape laid out once.
+class Trials {
+public:
+  Trials(parplan::cli::ModelImporter importAt,
+         parplan::CompilePipelineOptions &pipeline, TimingScope &timing,
+         std::vector<std::unique_ptr<PassManager>> &passManagers)
+      : importAt(importAt), pipeline(pipeline), timing(timing),
+        passManagers(passManagers) {}
+
+  /// The training step at `microBatches`; null with `error` set (empty
+  /// when the importer said why).
+  ModuleOp stepAt(int64_t microBatches, std::string &error) {
+    OwningOpRef<ModuleOp> &step = steps[microBatches];
+    if (step)
+      return *step;
+    step = importAt(microBatches);
+    if (!step)
+      return {};
+    ScopedDiagnosticHandler quiet(step->getContext(), [&](Diagnostic &said) {
+      if (said.getSeverity() == DiagnosticSeverity::Error && error.empty())
+        error = said.str();
+      return success();
+    });
+    TimingScope stepTiming = timing.nest(
+        "Training step, " + std::to_string(microBatches) + " micro-batches");
+    PassManager pm(step->getContext());
+    pm.enableTiming(stepTiming);
+    pipeline.microBatches = microBatches;
+    parplan::addTrainingStepPasses(pm, pipeline);
+    if (failed(pm.run(*step))) {
+      step = nullptr;
+      if (error.empty())
+        error = "cannot build the training step";
+      return {};
+    }
+    return *step;
+  }
+
+  /// The layout search with `stages` (place-stages' option: 0 for one mesh
+  /// or the annotations' stages, counted as `count`), `microBatches` and
+  /// `schedule`. Null with `error` set when the training step cannot be
+  /// built.
+  const PipelineTrial *run(int64_t stages, int64_t count, int64_t microBatches,
+                           StringRef schedule, std::string &error) {
+    auto key = std::make_tuple(stages, microBatches, schedule.str());
+    if (auto known = tried.find(key); known != tried.end())
+      return &known->second;
+    ModuleOp step = stepAt(microBatches, error);
+    if (!step)
+      return nullptr;
+    PipelineTrial trial;
+    trial.stages = std::max<int64_t>(count, 1);
+    trial.microBatches = microBatches;
+    trial.schedule = schedule.str();
+    OwningOpRef<ModuleOp> copy = step.clone();
+    ScopedDiagnosticHandler quiet(step.getContext(), [&](Diagnostic &said) {
+      if (said.getSeverity() == DiagnosticSeverity::Error && trial.why.empty())
+        trial.why = said.str();
+      return success();
+    });
+    TimingScope trialTiming = timing.nest(
+        std::to_string(trial.stages) +
+        (trial.stages == 1 ? " stage, " : " stages, ") +
+        std::to_string(microBatches) + " micro-batches, " + trial.schedule);
+    passManagers.push_back(std::make_unique<PassManager>(step.getContext()));
+    PassManager &pm = *passManagers.back();
+    pm.enableTiming(trialTiming);
+    pm.enableVerifier(false);
+    pipeline.stages = stages;
+    pipeline.microBatches = microBatches;
+    pipeline.schedule = schedule.str();
+    parplan::addLayoutSearchPasses(pm, pipeline);
+    if (succeeded(pm.run(*copy)))
+      trial.step =
+          cast<FloatAttr>((*copy)
+                              ->getAttrOfType<DictionaryAttr>("sbp.plan")
+                              .get("step_time"))
+              .getValueAsDouble();
+    // Every shape the search keeps is faster than all tried before it: the
+    // fastest so far is the one the compile may go on from.
+    if (trial.step && (!fastestStep || *trial.step < *fastestStep)) {
+      fastestStep = trial.step;
+      fastest = std::move(copy);
+      fastestKey = key;
+    }
+    return &tried.emplace(key, std::move(trial)).first->second;
+  }
+
+  /// The laid-out step of `trial`, when it is the fastest tried.
+  OwningOpRef<ModuleOp> takeLaidOut(const PipelineTrial &trial,
+                                    int64_t stages) {
+    if (!fastest || fastestKey != std::make_tuple(stages, trial.microBatches,
+                                                  trial.schedule))
+      return nullptr;
+    return std::move(fastest);
+  }
+
+private:
+  parplan::cli::ModelImporter importAt;
+  parplan::CompilePipelineOptions &pipeline;
+  TimingScope &timing;
+  std::vector<std::unique_ptr<PassManager>> &passManagers;
+  std::map<int64_t, OwningOpRef<ModuleOp>> steps;
+  std::map<std::tuple<int64_t, int64_t, std::string>, PipelineTrial> tried;
+  std::optional<double> fastestStep;
+  OwningOpRef<ModuleOp> fastest;
+  std::tuple<int64_t, int64_t, std::string> fastestKey;
+};
+
+/// The divisors of `n`, increasing.
+std::vector<int64_t> divisorsOf(int64_t n) {
+  std::vector<int64_t> small, large;
+  for (int64_t d = 1; d * d <= n; ++d)
+    if (n % d == 0) {
+      small.push_back(d);
+      if (d != n / d)
+        large.push_back(n / d);
+    }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+/// The micro-batch count a stage count is first tried at: a few per stage,
+/// so that the bubble ((P - 1) / M of the work under 1F1B) is small, and
+/// one on one stage, where micro-batches only add messages.
+int64_t firstMicroBatches(int64_t stages, int64_t batch) {
+  if (stages <= 1 || batch <= 0)
+    return 1;
+  for (int64_t count : divisorsOf(batch))
+    if (count >= 4 * stages)
+      return count;
+  return batch;
+}
+
+/// The ladder the micro-batch counts climb: divisors of `batch` from the
+/// least at or above `stages`, each at least twice the one before, and
+/// `start` among them.
+std::vector<int64_t> microBatchLadder(int64_t batch, int64_t stages,
+                                      int64_t start) {
+  std::vector<int64_t> ladder;
+  for (int64_t count : divisorsOf(batch))
+    if ((count >= stages || count == batch) &&
+        (ladder.empty() || count >= 2 * ladder.back() || count == start))
+      ladder.push_back(count);
+  if (!llvm::is_contained(ladder, start)) {
+    ladder.push_back(start);
+    llvm::sort(ladder);
+  }
+  return ladder;
+}
+
+/// The divisor of `batch` strictly between `low` and `high` nearest their
+/// geometric mean; none when there is no divisor between them.
+std::optional<int64_t> divisorBetween(int64_t batch, int64_t low,
+                                      int64_t high) {
+  double middle = std::sqrt(static_cast<double>(low) * high);
+  std::optional<int64_t> nearest;
+  for (int64_t count : divisorsOf(batch))
+    if (count > low && count < high &&
+        (!nearest || std::abs(std::log(count / middle)) <
+                         std::abs(std::log(*nearest / middle))))
+      nearest = count;
+  return nearest;
+}
+
+} // namespace
+
+std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
+    ModelImporter importAt, CompilePipelineOptions &pipeline,
+    const PipelineChoice &choice, std::string &error, TimingScope &timing,
+    std::vector<std::unique_ptr<PassManager>> &passManagers) {
+  Trials trials(importAt, pipeline, timing, passManagers);
+  PipelineSearchResult result;
+  int64_t firstCount =
+      choice.autoMicroBatches
+          ? firstMicroBatches(std::max<int64_t>(choice.stages, 1), choice.batch)
+          : choice.microBatches;
+  std::string schedule = choice.autoSchedule ? "1f1b" : choice.schedule;
+
+  // 1. Stage counts. The cluster and the mesh are read off the model the
+  // first trial imports.
+  PipelineTrial best;
+  if (choice.autoStages) {
+    ModuleOp step = trials.stepAt(firstCount, error);
+    if (!step)
+      return std::nullopt;
+    std::optional<cost::Cluster> cluster =
+        loadCluster(step, pipeline.cluster, error);
+    if (!cluster)
+      return std::nullopt;
+    std::vector<int64_t> meshShape;
+    if (pipeline.mesh.empty()) {
+      meshShape = cost::defaultMeshShape(*cluster);
+    } else if (auto parsed = cost::parseMeshShape(pipeline.mesh, error)) {
+      meshShape = *parsed;
+    } else {
+      return std::nullopt;
+    }
+    for (int64_t count : divisorsOf(meshShape.front())) {
+      int64_t microBatches = choice.autoMicroBatches
+                                 ? firstMicroBatches(count, choice.batch)
+                                 : choice.microBatches;
+      const PipelineTrial *trial = trials.run(count > 1 ? count : 0, count,
+                                              microBatches, schedule, error);
+      if (!trial)
+        return std::nullopt;
+      result.stageCounts.push_back(*trial);
+    }
+    // The least predicted step (the fewer stages on a tie); when none
+    // fits, the most stages that failed only for memory, for more
+    // micro-batches or recomputation to try; else one stage, whose error
+    // the compile then says.
+    best = result.stageCounts.front();
+    for (const PipelineTrial &trial : result.stageCounts)
+      if (isBetter(trial, best))
+        best = trial;
+    if (!best.step)
+      for (const PipelineTrial &trial : result.stageCounts)
+        if (isNoFit(trial.why))
+          best = trial;
+  } else {
+    best.stages = std::max<int64_t>(
+        choice.stages > 0 ? choice.stages : choice.annotatedStages, 1);
+    best.microBatches = firstCount;
+    best.schedule = schedule;
+  }
+  int64_t stagesOption =
+      choice.autoStages ? (best.stages > 1 ? best.stages : 0) : choice.stages;
+  auto tryShape = [&](int64_t microBatches, StringRef name,
+                      std::vector<PipelineTrial> &phase) -> bool {
+    const PipelineTrial *trial =
+        trials.run(stagesOption, best.stages, microBatches, name, error);
+    if (!trial)
+      return false;
+    phase.push_back(*trial);
+    return true;
+  };
+
+  // 2. Micro-batch counts, on stages: up the ladder while the step falls
+  // (or, while nothing fits, while the trials fail for memory, which
+  // falls with the micro-batch), down it when the first step up does not
+  // help; then the count between the best and each neighbour.
+  if (choice.autoMicroBatches && best.stages > 1 && choice.batch > 0) {
+    std::vector<int64_t> ladder =
+        microBatchLadder(choice.batch, best.stages, best.microBatches);
+    // The first rung: the first phase's trial, or laid out now.
+    if (!tryShape(best.microBatches, best.schedule, result.microBatchCounts))
+      return std::nullopt;
+    best = result.microBatchCounts.back();
+    auto climb = [&](int direction) {
+      size_t at = llvm::find(ladder, best.microBatches) - ladder.begin();
+      bool moved = false;
+      for (int64_t next = static_cast<int64_t>(at) + direction;
+           next >= 0 && next < static_cast<int64_t>(ladder.size());
+           next += direction) {
+        if (!tryShape(ladder[next], best.schedule, result.microBatchCounts))
+          return std::optional<bool>();
+        const PipelineTrial &trial = result.microBatchCounts.back();
+        bool stillNoFit = !best.step && direction > 0 && isNoFit(trial.why);
+        if (isBetter(trial, best)) {
+          best = trial;
+          moved = true;
+        } else if (!stillNoFit) {
+          break;
+        }
+      }
+      return std::optional<bool>(moved);
+    };
+    std::optional<bool> up = climb(+1);
+    if (!up)
+      return std::nullopt;
+    if (!*up && best.step && !climb(-1))
+      return std::nullopt;
+    if (best.step) {
+      size_t at = llvm::find(ladder, best.microBatches) - ladder.begin();
+      int64_t chosen = best.microBatches;
+      for (int64_t neighbour :
+           {at > 0 ? ladder[at - 1] : int64_t{0},
+            at + 1 < ladder.size() ? ladder[at + 1] : int64_t{0}}) {
+        if (neighbour == 0)
+          continue;
+        std::optional<int64_t> between =
+            divisorBetween(choice.batch, std::min(neighbour, chosen),
+                           std::max(neighbour, chosen));
+        if (!between)
+          continue;
+        if (!tryShape(*between, best.schedule, result.microBatchCounts))
+          return std::nullopt;
+        if (isBetter(result.microBatchCounts.back(), best))
+          best = result.microBatchCounts.back();
+      }
+    }
+  }
+
+  // 3. Schedules, where there is a pipeline to order: each one parplan-run
+  // runs, the first tried kept on a tie (1F1B holds the fewest
+  // activations).
+  if (choice.autoSchedule && best.stages > 1 && best.microBatches > 1) {
+    if (!tryShape(best.microBatches, best.schedule, result.schedules))
+      return std::nullopt;
+    best = result.schedules.back();
+    std::vector<std::string> names = {"1f1b", "eager-1f1b", "gpipe"};
+    for (const std::string &name : runtime::executorSchedules())
+      if (name != "sequential" && !llvm::is_contained(names, name))
+        names.push_back(name);
+    for (const std::string &name : names) {
+      if (name == best.schedule)
+        continue;
+      if (!tryShape(best.microBatches, name, result.schedules))
+        return std::nullopt;
+      if (isBetter(result.schedules.back(), best))
+        best = result.schedules.back();
+    }
+  }
+  result.chosen = best;
+  result.laidOut = trials.takeLaidOut(best, stagesOption);
+  return result;
+}

@@ -1,0 +1,95 @@
+//===- PipelineSearch.h - --stages/--micro-batches/--schedule auto -*- C++
+//-*-===//
+//
+// The pipeline's shape that `parplan compile` leaves to the cost model: the
+// stage count, the micro-batch count and the schedule, each tried by the
+// layout search (place-stages, sbp-assign) and kept by its predicted step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_TOOLS_PARPLAN_PIPELINESEARCH_H
+#define PARPLAN_TOOLS_PARPLAN_PIPELINESEARCH_H
+
+#include "parplan/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parplan::cli {
+
+/// Whether sbp-assign's `error` says that no plan fits in memory (which
+/// recomputation, more stages or more micro-batches may cure).
+bool isNoFit(llvm::StringRef error);
+
+/// One pipeline shape the search tried: its predicted step when a plan
+/// fits, else the first error of the try.
+struct PipelineTrial {
+  int64_t stages = 1;
+  int64_t microBatches = 1;
+  std::string schedule;
+  std::optional<double> step;
+  std::string why;
+};
+
+/// What is searched and what is given. A count or schedule that is not
+/// searched is the user's (`stages` 0: one mesh, or the annotations'
+/// stages, `annotatedStages` of them).
+struct PipelineChoice {
+  bool autoStages = false, autoMicroBatches = false, autoSchedule = false;
+  int64_t stages = 0, annotatedStages = 0;
+  int64_t microBatches = 1;
+  std::string schedule = "1f1b";
+  /// The global batch the micro-batch counts divide.
+  int64_t batch = 0;
+};
+
+/// The search's trials, phase by phase, and the shape it keeps.
+struct PipelineSearchResult {
+  std::vector<PipelineTrial> stageCounts, microBatchCounts, schedules;
+  PipelineTrial chosen;
+  /// The chosen shape's training step laid out by the search passes
+  /// (addLayoutSearchPasses), for the compile to go on from; null when the
+  /// shape does not fit.
+  mlir::OwningOpRef<mlir::ModuleOp> laidOut;
+};
+
+/// The model imported at a micro-batch count (each input's rows the global
+/// batch over it), with the layout inputs on it; null once it has printed
+/// why not.
+using ModelImporter =
+    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(int64_t)>;
+
+/// Searches what `choice` leaves open, in three phases, each from the best
+/// of the one before (docs/pipeline.md#the-automatic-pipeline):
+///   1. each divisor of the mesh's first axis as the stage count, at
+///      micro-batches a few times the stages (1 on one stage);
+///   2. on more than one stage, the micro-batch counts dividing the batch,
+///      climbing a ladder of doublings from the first phase's and then
+///      trying the count between the best and each neighbour;
+///   3. on more than one stage and micro-batch, each schedule parplan-run
+///      runs (not `sequential`).
+/// The training step is built once per micro-batch count; `pipeline`'s
+/// stages, micro-batches and schedule are set to each trial's in turn. Each
+/// trial's passes are timed under `timing` and their pass managers kept in
+/// `passManagers` (the timing report knows a pass by its address). None,
+/// with `error` set, when the cluster or the mesh is wrong, the training
+/// step cannot be built, or the model cannot be imported (said already).
+std::optional<PipelineSearchResult>
+searchPipeline(ModelImporter importAt, CompilePipelineOptions &pipeline,
+               const PipelineChoice &choice, std::string &error,
+               mlir::TimingScope &timing,
+               std::vector<std::unique_ptr<mlir::PassManager>> &passManagers);
+
+} // namespace parplan::cli
+
+#endif // PARPLAN_TOOLS_PARPLAN_PIPELINESEARCH_H
