@@ -451,4 +451,121 @@ def Plan_RecvOp : Plan_Op<"recv", [HasParent<"ProgramOp">]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Cross-mesh moves
+//===----------------------------------------------------------------------===//
+
+def Plan_CrossMeshOp : Plan_Op<"cross_mesh", [Symbol,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "A tensor's move between two named meshes, for all devices";
+  let description = [{
+    One table for every device taking part in the move of a tensor of
+    `type` from mesh `from`, laid out by `from_splits`, to mesh `to`, laid
+    out by `to_splits` (per mesh axis the dimension it splits, or -1). The
+    tiles are the regions a source block and a destination block share
+    (tile k: `tile_offsets` and `tile_sizes` [k * rank, (k + 1) * rank); a
+    scalar is one tile of no entries).
+    Transfer t sends tile `transfer_tiles[t]` from device
+    `transfer_senders[t]` to the next `receiver_counts[t]` devices of
+    `receivers`: to one, a send and a receive (tag t); to several, a
+    broadcast over the sender then the receivers. Every device runs the
+    transfers it takes part in, in order (`plan.cross_mesh_send` on `from`,
+    `plan.cross_mesh_recv` on `to`), so that the devices of a mesh share
+    their programs whoever their peers are.
+
+    A 4x2 tensor split by rows over two devices, broadcast to two others
+    (transfer 0 sends tile 0 from device 0 to devices 2 and 3):
+
+    ```mlir
+    plan.cross_mesh @move0 : tensor<4x2xf32> from @a [0] to @b [-1]
+        tile_offsets = [0, 0, 2, 0] tile_sizes = [2, 2, 2, 2]
+        transfer_tiles = [0, 1] transfer_senders = [0, 1]
+        receiver_counts = [2, 2] receivers = [2, 3, 2, 3]
+    ```
+
+    ```
+      @a [S(0)]           @b [B]
+    +----------+        +----------+----------+
+    | dev 0    | ---+-> | dev 2    | dev 3    |
+    | rows 0-1 |    |   | rows 0-3 | rows 0-3 |
+    +----------+    |   +----------+----------+
+    | dev 1    | ---+   tile 0 (rows 0-1) from 0, tile 1 (rows 2-3)
+    | rows 2-3 |        from 1, each broadcast to 2 and 3
+    +----------+
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<AnyRankedTensor>:$type,
+                       FlatSymbolRefAttr:$from, DenseI64ArrayAttr:$from_splits,
+                       FlatSymbolRefAttr:$to, DenseI64ArrayAttr:$to_splits,
+                       DenseI64ArrayAttr:$tile_offsets,
+                       DenseI64ArrayAttr:$tile_sizes,
+                       DenseI64ArrayAttr:$transfer_tiles,
+                       DenseI64ArrayAttr:$transfer_senders,
+                       DenseI64ArrayAttr:$receiver_counts,
+                       DenseI64ArrayAttr:$receivers);
+  let assemblyFormat = [{
+    $sym_name `:` $type `from` $from $from_splits `to` $to $to_splits
+    `tile_offsets` `=` $tile_offsets `tile_sizes` `=` $tile_sizes
+    `transfer_tiles` `=` $transfer_tiles
+    `transfer_senders` `=` $transfer_senders
+    `receiver_counts` `=` $receiver_counts `receivers` `=` $receivers
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// A scalar is one tile (of no entries).
+    int64_t getNumTiles() {
+      auto rank = ::mlir::cast<::mlir::RankedTensorType>(getType()).getRank();
+      return rank == 0 ? 1
+                       : static_cast<int64_t>(getTileOffsets().size()) / rank;
+    }
+    /// Tile `index` as a region of the tensor.
+    ::parplan::Slice getTile(int64_t index);
+    /// The tiles and transfers as the executor reads them.
+    std::vector<::parplan::Slice> getTiles();
+    std::vector<::parplan::CrossMeshTransfer> getTransfers();
+  }];
+}
+
+class Plan_CrossMeshPartOp<string mnemonic> : Plan_Op<mnemonic, [
+    HasParent<"ProgramOp">, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let arguments = (ins FlatSymbolRefAttr:$move, Plan_Buffer:$block,
+                       Optional<MemRefRankOf<[I8], [1]>>:$scratch);
+  let assemblyFormat = [{
+    $move $block (`scratch` $scratch^)? attr-dict `:` type($block)
+    (`,` type($scratch)^)?
+  }];
+}
+
+def Plan_CrossMeshSendOp : Plan_CrossMeshPartOp<"cross_mesh_send"> {
+  let summary = "A source device's part of a cross-mesh move";
+  let description = [{
+    Each device of the program, on `plan.cross_mesh @move`'s source mesh,
+    runs the transfers of the move it sends: it slices a tile it holds out
+    of `block` (its block of the tensor) into `scratch` and sends or
+    broadcasts it. `scratch` holds the slots of the part of every device of
+    the program (none where every tile sent is a whole block).
+
+    ```mlir
+    plan.cross_mesh_send @move0 %x scratch %s : memref<2x2xf32>, memref<128xi8>
+    ```
+  }];
+}
+
+def Plan_CrossMeshRecvOp : Plan_CrossMeshPartOp<"cross_mesh_recv"> {
+  let summary = "A destination device's part of a cross-mesh move";
+  let description = [{
+    Each device of the program, on `plan.cross_mesh @move`'s destination
+    mesh, runs the transfers of the move it receives or passes on, and
+    writes `block`, its block of the tensor, from its tiles: a tile that is
+    the whole block is received into it; several are received into
+    `scratch`, each padded to the block, and summed.
+
+    ```mlir
+    plan.cross_mesh_recv @move0 %y : memref<4x2xf32>
+    ```
+  }];
+}
+
 #endif // PARPLAN_PLAN_OPS

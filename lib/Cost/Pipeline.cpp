@@ -261,6 +261,21 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
   return timeline;
 }
 
+PipelineTimeline simulateStep(PipelineSchedule schedule,
+                              const PipelineShape &shape,
+                              const PipelineCosts &costs,
+                              const std::vector<double> &update) {
+  PipelineTimeline timeline =
+      simulatePipeline(pipelineOrder(schedule, shape), shape, costs);
+  double slowest = 0;
+  for (double seconds : update)
+    slowest = std::max(slowest, seconds);
+  timeline.seconds += slowest;
+  for (size_t s = 0; s < timeline.busy.size() && s < update.size(); ++s)
+    timeline.busy[s] += update[s];
+  return timeline;
+}
+
 std::string drawPipeline(const std::vector<std::vector<PipelineTask>> &order,
                          const PipelineShape &shape,
                          const PipelineTimeline &timeline, int64_t columns) {

@@ -42,6 +42,9 @@ std::string describeInstruction(const plan::Instruction &instruction) {
     return "send";
   case plan::Instruction::kRecv:
     return "recv";
+  case plan::Instruction::kCrossMeshSend:
+  case plan::Instruction::kCrossMeshRecv:
+    return "cross-mesh part";
   case plan::Instruction::OP_NOT_SET:
     break;
   }
@@ -260,6 +263,9 @@ private:
       return communicator_.recv(buffers_[instruction.recv().buffer()],
                                 instruction.recv().peer(),
                                 instruction.recv().tag());
+    // instantiateProgram has replaced the parts with their steps.
+    case plan::Instruction::kCrossMeshSend:
+    case plan::Instruction::kCrossMeshRecv:
     case plan::Instruction::OP_NOT_SET:
       break;
     }

@@ -11,6 +11,7 @@
 
 #include "parplan/Runtime/PlanFile.h"
 
+#include "parplan/Runtime/CrossMeshSteps.h"
 #include "parplan/Runtime/StreamSchedule.h"
 
 #include "parplan/Cost/Pipeline.h"
@@ -248,6 +249,8 @@ public:
       return status;
     if (Status status = checkGroups(); !status.ok())
       return status;
+    if (Status status = checkCrossMeshMoves(); !status.ok())
+      return status;
     for (int i = 0; i < plan_.programs_size(); ++i)
       if (Status status = checkProgram(i); !status.ok())
         return status;
@@ -411,6 +414,246 @@ private:
               where + " mesh_axes " + toString(toVector(group.mesh_axes())) +
               " are not ascending axes of mesh " + toString(meshShape));
       }
+    }
+    return Status::success();
+  }
+
+  /// The cross-mesh moves' tables: two named meshes, layouts valid for the
+  /// tensor on each, tiles inside it, and transfers that can be run in
+  /// order: each from a device holding the tile (a source device whose
+  /// block holds it, or a destination device that received it before) to
+  /// destination devices whose blocks hold it, every destination block
+  /// made exactly of the tiles it receives.
+  Status checkCrossMeshMoves() {
+    int64_t devices = static_cast<int64_t>(owner_.size());
+    for (int m = 0; m < plan_.cross_mesh_moves_size(); ++m) {
+      const plan::CrossMeshMove &move = plan_.cross_mesh_moves(m);
+      std::string where = "plan cross_mesh_moves[" + std::to_string(m) + "] '" +
+                          move.name() + "'";
+      if (!toRuntimeDType(move.dtype()))
+        return Status::failure(where + " has no valid dtype (" +
+                               std::to_string(move.dtype()) + ")");
+      Shape logical = toVector(move.logical_shape());
+      int64_t elements = 1;
+      for (int64_t size : logical) {
+        if (size <= 0 || elements > kMaxBufferElements / size)
+          return Status::failure(where +
+                                 " has a logical_shape that is not "
+                                 "positive or too large " +
+                                 toString(logical));
+        elements *= size;
+      }
+      const PlacedMesh *sides[2] = {nullptr, nullptr};
+      for (int side = 0; side < 2; ++side) {
+        const std::string &name =
+            side == 0 ? move.source_mesh() : move.destination_mesh();
+        auto mesh = meshes_.find(name);
+        if (name.empty() || mesh == meshes_.end())
+          return Status::failure(where + " moves " +
+                                 (side == 0 ? "from" : "to") + " mesh '" +
+                                 name + "', which the plan does not declare");
+        sides[side] = &mesh->second;
+        std::vector<int64_t> splits = side == 0
+                                          ? toVector(move.source_splits())
+                                          : toVector(move.destination_splits());
+        if (Status status =
+                checkSplits(splits, logical, mesh->second,
+                            where + (side == 0 ? " source" : " destination"));
+            !status.ok())
+          return status;
+      }
+      if (move.source_mesh() == move.destination_mesh())
+        return Status::failure(where + " moves from mesh '" +
+                               move.source_mesh() + "' to itself");
+      MoveTable checked;
+      checked.table = readCrossMeshMove(move);
+      checked.transfersOf.resize(static_cast<size_t>(devices));
+      checked.runs.assign(static_cast<size_t>(devices), 0);
+      int64_t rank = static_cast<int64_t>(logical.size());
+      for (size_t t = 0; t < checked.table.tiles.size(); ++t) {
+        const Slice &tile = checked.table.tiles[t];
+        bool inside = static_cast<int64_t>(tile.offsets.size()) == rank &&
+                      static_cast<int64_t>(tile.sizes.size()) == rank;
+        for (int64_t d = 0; inside && d < rank; ++d)
+          inside = tile.offsets[d] >= 0 && tile.sizes[d] > 0 &&
+                   tile.sizes[d] <= logical[d] - tile.offsets[d];
+        if (!inside)
+          return Status::failure(where + " tile " + std::to_string(t) + " at " +
+                                 toString(tile.offsets) + " of " +
+                                 toString(tile.sizes) + " is not a region of " +
+                                 toString(logical));
+      }
+      // Each device's block on its side, and the tiles each holds.
+      auto blockOf = [&](int side, int64_t device) {
+        const PlacedMesh &mesh = *sides[side];
+        return deviceSlice(
+            logical, mesh.shape,
+            fromSplits(side == 0 ? toVector(move.source_splits())
+                                 : toVector(move.destination_splits())),
+            mesh.coordinate(device));
+      };
+      auto contains = [](const Slice &outer, const Slice &inner) {
+        for (size_t d = 0; d < outer.sizes.size(); ++d)
+          if (inner.offsets[d] < outer.offsets[d] ||
+              inner.offsets[d] + inner.sizes[d] >
+                  outer.offsets[d] + outer.sizes[d])
+            return false;
+        return true;
+      };
+      std::map<int64_t, Slice> blocks[2];
+      auto block = [&](int side, int64_t device) -> const Slice & {
+        auto found = blocks[side].find(device);
+        if (found == blocks[side].end())
+          found = blocks[side].emplace(device, blockOf(side, device)).first;
+        return found->second;
+      };
+      std::set<std::pair<int64_t, int64_t>> has;
+      std::map<int64_t, std::vector<int64_t>> received;
+      for (size_t i = 0; i < checked.table.transfers.size(); ++i) {
+        const CrossMeshTransfer &transfer = checked.table.transfers[i];
+        std::string at = where + " transfer " + std::to_string(i);
+        if (transfer.tile < 0 ||
+            transfer.tile >= static_cast<int64_t>(checked.table.tiles.size()))
+          return Status::failure(
+              at + " moves tile " + std::to_string(transfer.tile) +
+              ", not one of the " + std::to_string(checked.table.tiles.size()) +
+              " tiles");
+        const Slice &tile =
+            checked.table.tiles[static_cast<size_t>(transfer.tile)];
+        int64_t sender = transfer.sender;
+        bool fromSource = sides[0]->indexOf(sender) >= 0;
+        if (!fromSource && sides[1]->indexOf(sender) < 0)
+          return Status::failure(at + ": sender " + std::to_string(sender) +
+                                 " is on neither mesh");
+        if (fromSource ? !contains(block(0, sender), tile)
+                       : !has.count({sender, transfer.tile}))
+          return Status::failure(
+              at + ": sender " + std::to_string(sender) +
+              " does not hold tile " + std::to_string(transfer.tile) +
+              (fromSource ? " in its block" : " (it has not received it)"));
+        if (transfer.receivers.empty())
+          return Status::failure(at + " has no receivers");
+        checked.transfersOf[static_cast<size_t>(sender)].push_back(i);
+        for (int64_t receiver : transfer.receivers) {
+          if (sides[1]->indexOf(receiver) < 0)
+            return Status::failure(at + ": receiver " +
+                                   std::to_string(receiver) +
+                                   " is not on the destination mesh '" +
+                                   move.destination_mesh() + "'");
+          if (!contains(block(1, receiver), tile))
+            return Status::failure(
+                at + ": receiver " + std::to_string(receiver) +
+                "'s block does not hold tile " + std::to_string(transfer.tile));
+          if (!has.insert({receiver, transfer.tile}).second)
+            return Status::failure(
+                at + ": receiver " + std::to_string(receiver) + " has tile " +
+                std::to_string(transfer.tile) + " already (or sends it)");
+          checked.transfersOf[static_cast<size_t>(receiver)].push_back(i);
+          received[receiver].push_back(transfer.tile);
+        }
+      }
+      // Destination blocks: exactly their tiles, which do not overlap.
+      for (int64_t device : sides[1]->devices) {
+        const Slice &own = block(1, device);
+        int64_t covered = 0;
+        const std::vector<int64_t> &tiles = received[device];
+        for (size_t a = 0; a < tiles.size(); ++a) {
+          const Slice &tile =
+              checked.table.tiles[static_cast<size_t>(tiles[a])];
+          covered += tile.numElements();
+          for (size_t b = 0; b < a; ++b) {
+            const Slice &other =
+                checked.table.tiles[static_cast<size_t>(tiles[b])];
+            bool overlap = true;
+            for (size_t d = 0; d < tile.sizes.size(); ++d)
+              overlap = overlap &&
+                        tile.offsets[d] < other.offsets[d] + other.sizes[d] &&
+                        other.offsets[d] < tile.offsets[d] + tile.sizes[d];
+            if (overlap)
+              return Status::failure(
+                  where + ": device " + std::to_string(device) +
+                  " receives tiles " + std::to_string(tiles[b]) + " and " +
+                  std::to_string(tiles[a]) + ", which overlap");
+          }
+        }
+        if (covered != own.numElements())
+          return Status::failure(where + ": device " + std::to_string(device) +
+                                 " receives " + std::to_string(covered) +
+                                 " of the " +
+                                 std::to_string(own.numElements()) +
+                                 " elements of its destination block");
+      }
+      moves_.push_back(std::move(checked));
+    }
+    return Status::success();
+  }
+
+  /// A cross_mesh_send or cross_mesh_recv of `program`: a move whose side
+  /// is the program's mesh, a block buffer of the move's dtype and of the
+  /// device's block extent, and a scratch holding every device's slots.
+  Status checkCrossMeshPart(const plan::Program &program,
+                            const plan::CrossMeshPart &part, bool receiving,
+                            const std::string &at) {
+    const char *what = receiving ? "cross_mesh_recv" : "cross_mesh_send";
+    if (part.move() < 0 || part.move() >= plan_.cross_mesh_moves_size())
+      return Status::failure(at + ": " + what + " of move " +
+                             std::to_string(part.move()) + ", not one of the " +
+                             std::to_string(plan_.cross_mesh_moves_size()) +
+                             " cross_mesh_moves");
+    const plan::CrossMeshMove &move =
+        plan_.cross_mesh_moves(static_cast<int>(part.move()));
+    MoveTable &checked = moves_[static_cast<size_t>(part.move())];
+    const std::string &side =
+        receiving ? move.destination_mesh() : move.source_mesh();
+    if (program.mesh() != side)
+      return Status::failure(
+          at + ": " + what + " of move '" + move.name() + "' runs on mesh '" +
+          program.mesh() + "', not its " +
+          (receiving ? "destination" : "source") + " '" + side + "'");
+    if (Status status =
+            checkIndex(program, part.block(), at + " " + what + " block");
+        !status.ok())
+      return status;
+    const plan::Buffer &block = program.buffers(static_cast<int>(part.block()));
+    if (block.dtype() != move.dtype())
+      return Status::failure(at + ": " + what + " block buffer " +
+                             std::to_string(part.block()) +
+                             " is not of the move's dtype");
+    const plan::Buffer *scratch = nullptr;
+    if (part.scratch() != -1) {
+      if (Status status =
+              checkIndex(program, part.scratch(), at + " " + what + " scratch");
+          !status.ok())
+        return status;
+      scratch = &program.buffers(static_cast<int>(part.scratch()));
+      if (scratch->kind() != plan::Buffer::TEMPORARY ||
+          scratch->dtype() != plan::I8 || scratch->shape_size() != 1)
+        return Status::failure(at + ": " + what + " scratch buffer " +
+                               std::to_string(part.scratch()) +
+                               " is not a temporary of i8 of rank 1");
+    }
+    const PlacedMesh &mesh = meshOf(program);
+    Shape logical = toVector(move.logical_shape());
+    NdSbp layout = fromSplits(receiving ? toVector(move.destination_splits())
+                                        : toVector(move.source_splits()));
+    for (int64_t device : program.devices()) {
+      std::vector<int64_t> coordinate = mesh.coordinate(device);
+      Shape extent = localShape(logical, mesh.shape, layout, coordinate);
+      if (extent != toVector(block.shape()))
+        return Status::failure(at + ": device " + std::to_string(device) +
+                               "'s block of move '" + move.name() + "' is " +
+                               toString(extent) + ", not the buffer's shape " +
+                               toString(toVector(block.shape())));
+      CrossMeshPart own = crossMeshPartOf(
+          move, checked.table, device, mesh.shape, coordinate, receiving,
+          &checked.transfersOf[static_cast<size_t>(device)]);
+      int64_t room = scratch ? bufferBytes(*scratch) : 0;
+      if (own.scratchBytes > room)
+        return Status::failure(
+            at + ": device " + std::to_string(device) + "'s part of move '" +
+            move.name() + "' needs " + std::to_string(own.scratchBytes) +
+            " bytes of scratch, but has " + std::to_string(room));
+      ++checked.runs[static_cast<size_t>(device)];
     }
     return Status::success();
   }
@@ -850,9 +1093,17 @@ private:
         }
         break;
       }
+      case plan::Instruction::kCrossMeshSend:
+        status = checkCrossMeshPart(program, instruction.cross_mesh_send(),
+                                    false, at);
+        break;
+      case plan::Instruction::kCrossMeshRecv:
+        status = checkCrossMeshPart(program, instruction.cross_mesh_recv(),
+                                    true, at);
+        break;
       case plan::Instruction::OP_NOT_SET:
         status = Status::failure(at + " is empty (no kernel, collective, "
-                                      "send or recv)");
+                                      "send, recv or cross-mesh part)");
         break;
       }
       if (!status.ok())
@@ -1068,6 +1319,32 @@ private:
             " receives a message with tag " + std::to_string(std::get<2>(key)) +
             " from device " + std::to_string(std::get<0>(key)) +
             " that it never sends");
+    // Every device a move's transfers name runs its part as often as the
+    // others.
+    for (size_t m = 0; m < moves_.size(); ++m) {
+      const MoveTable &checked = moves_[m];
+      const plan::CrossMeshMove &move =
+          plan_.cross_mesh_moves(static_cast<int>(m));
+      std::optional<std::pair<int64_t, int64_t>> first;
+      for (size_t device = 0; device < checked.transfersOf.size(); ++device) {
+        if (checked.transfersOf[device].empty())
+          continue;
+        int64_t runs = checked.runs[device];
+        if (runs == 0)
+          return Status::failure("device " + std::to_string(device) +
+                                 " takes part in move '" + move.name() +
+                                 "' (cross_mesh_moves[" + std::to_string(m) +
+                                 "]), but its program runs no part of it");
+        if (!first)
+          first.emplace(static_cast<int64_t>(device), runs);
+        else if (first->second != runs)
+          return Status::failure(
+              "device " + std::to_string(device) + " runs its part of move '" +
+              move.name() + "' " + std::to_string(runs) +
+              " time(s), but device " + std::to_string(first->first) + " " +
+              std::to_string(first->second));
+      }
+    }
     return Status::success();
   }
 
@@ -1127,6 +1404,13 @@ private:
           from = stage[static_cast<size_t>(instruction.recv().peer())];
           what = "receives from device " +
                  std::to_string(instruction.recv().peer());
+        } else if (const plan::CrossMeshPart *part =
+                       CrossMeshParts::partOf(instruction)) {
+          const plan::CrossMeshMove &move =
+              plan_.cross_mesh_moves(static_cast<int>(part->move()));
+          from = meshStage(move.source_mesh());
+          to = meshStage(move.destination_mesh());
+          what = "takes part in move '" + move.name() + "'";
         } else if (instruction.has_collective()) {
           const plan::Collective &collective = instruction.collective();
           const plan::Group &group = *groups_.at(collective.group());
@@ -1166,6 +1450,24 @@ private:
     }
     return Status::success();
   }
+
+  /// The stage a named mesh is: its position among the plan's meshes.
+  int64_t meshStage(const std::string &name) const {
+    for (int m = 0; m < plan_.meshes_size(); ++m)
+      if (plan_.meshes(m).name() == name)
+        return m;
+    return 0;
+  }
+
+  /// A move's table as read, the transfers each device takes part in
+  /// (indexed by device), and how many parts of it each device's program
+  /// runs.
+  struct MoveTable {
+    CrossMeshTable table;
+    std::vector<std::vector<size_t>> transfersOf;
+    std::vector<int64_t> runs;
+  };
+  std::vector<MoveTable> moves_;
 
   struct Message {
     int dtype;
@@ -1248,6 +1550,51 @@ int programIndexOf(const plan::Plan &planMessage, int64_t device) {
   return -1;
 }
 
+namespace {
+
+/// Replaces each cross_mesh_send and cross_mesh_recv of `out`'s program by
+/// the device's own instructions (appendCrossMeshPart), moving
+/// update_begin and backward_begin along.
+void expandCrossMeshParts(const plan::Plan &planMessage, const PlacedMesh &mesh,
+                          DeviceProgram &out) {
+  plan::Program &program = out.program;
+  if (std::none_of(program.instructions().begin(), program.instructions().end(),
+                   [](const plan::Instruction &instruction) {
+                     return CrossMeshParts::partOf(instruction) != nullptr;
+                   }))
+    return;
+  CrossMeshParts parts(planMessage);
+  google::protobuf::RepeatedPtrField<plan::Instruction> shared;
+  shared.Swap(program.mutable_instructions());
+  std::vector<int64_t> newIndex;
+  for (plan::Instruction &instruction : shared) {
+    newIndex.push_back(program.instructions_size());
+    const plan::CrossMeshPart *part = CrossMeshParts::partOf(instruction);
+    if (!part) {
+      *program.add_instructions() = std::move(instruction);
+      continue;
+    }
+    CrossMeshPart own =
+        parts.of(instruction, out.device, mesh.shape, out.coordinate);
+    std::optional<plan::Buffer> scratch;
+    if (part->scratch() >= 0)
+      scratch = program.buffers(static_cast<int>(part->scratch()));
+    appendCrossMeshPart(own, parts.moveOf(*part), part->block(),
+                        scratch ? &*scratch : nullptr, program);
+  }
+  newIndex.push_back(program.instructions_size());
+  auto moved = [&](int64_t index) {
+    return index >= 0 && index < static_cast<int64_t>(newIndex.size())
+               ? newIndex[static_cast<size_t>(index)]
+               : index;
+  };
+  program.set_update_begin(moved(program.update_begin()));
+  if (program.has_backward_begin())
+    program.set_backward_begin(moved(program.backward_begin()));
+}
+
+} // namespace
+
 Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
                           DeviceProgram &out) {
   int index = programIndexOf(planMessage, device);
@@ -1319,9 +1666,10 @@ Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
       *attr.mutable_ints_value() = std::move(list);
     }
   }
-  // Fixed groups, and the mesh-axes groups of the program's mesh (those of
-  // other meshes hold none of its devices).
-  out.groups.clear();
+  expandCrossMeshParts(planMessage, mesh, out);
+  // Fixed groups, the mesh-axes groups of the program's mesh (those of
+  // other meshes hold none of its devices), and the moves' broadcasts.
+  out.groups = crossMeshGroups(planMessage);
   for (const plan::Group &group : planMessage.groups())
     if (group.devices_size() != 0 || group.mesh() == shared.mesh())
       out.groups[group.name()] = groupDevices(group, mesh, device);
@@ -1387,16 +1735,30 @@ arenaOverlaps(const plan::Program &program) {
 Status checkMessageOrder(const plan::Plan &plan) {
   // By (sender, receiver): the tags in program order.
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> sent, received;
-  for (const plan::Program &program : plan.programs())
+  CrossMeshParts parts(plan);
+  for (const plan::Program &program : plan.programs()) {
+    PlacedMesh mesh = meshView(plan, program.mesh());
     for (const plan::Instruction &instruction : program.instructions())
       for (int64_t device : program.devices()) {
-        if (instruction.has_send())
+        if (instruction.has_send()) {
           sent[{device, instruction.send().peer()}].push_back(
               instruction.send().tag());
-        else if (instruction.has_recv())
+        } else if (instruction.has_recv()) {
           received[{instruction.recv().peer(), device}].push_back(
               instruction.recv().tag());
+        } else if (CrossMeshParts::partOf(instruction)) {
+          // The device's own messages of the move, in its order.
+          CrossMeshPart own = parts.of(instruction, device, mesh.shape,
+                                       mesh.coordinate(device));
+          for (const CrossMeshPart::Step &step : own.steps) {
+            if (step.kind == CrossMeshPart::StepKind::Send)
+              sent[{device, step.peer}].push_back(step.tag);
+            else if (step.kind == CrossMeshPart::StepKind::Recv)
+              received[{step.peer, device}].push_back(step.tag);
+          }
+        }
       }
+  }
   auto tags = [](const std::vector<int64_t> &list) {
     std::string text;
     for (int64_t tag : list)

@@ -29,6 +29,16 @@ void instructionBuffers(const plan::Instruction &instruction,
   case plan::Instruction::kRecv:
     writes.push_back(instruction.recv().buffer());
     break;
+  case plan::Instruction::kCrossMeshSend:
+  case plan::Instruction::kCrossMeshRecv: {
+    bool receiving = instruction.has_cross_mesh_recv();
+    const plan::CrossMeshPart &part = receiving ? instruction.cross_mesh_recv()
+                                                : instruction.cross_mesh_send();
+    (receiving ? writes : reads).push_back(part.block());
+    if (part.scratch() >= 0)
+      writes.push_back(part.scratch());
+    break;
+  }
   case plan::Instruction::OP_NOT_SET:
     break;
   }

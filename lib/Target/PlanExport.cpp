@@ -87,15 +87,25 @@ void copyInts(ArrayRef<int64_t> values, Field *field) {
 /// One program's buffers and instructions.
 class ProgramExporter {
 public:
-  explicit ProgramExporter(pp::Program &program) : program(program) {}
+  /// `moves`: the index of each plan.cross_mesh in the plan's
+  /// cross_mesh_moves, by name.
+  ProgramExporter(pp::Program &program, const llvm::StringMap<int64_t> &moves)
+      : program(program), moves(moves) {}
 
   LogicalResult run(pp::ProgramOp op);
 
 private:
   pp::Program &program;
+  const llvm::StringMap<int64_t> &moves;
   llvm::DenseMap<Value, int64_t> index;
 
   int64_t indexOf(Value buffer) { return index.lookup(buffer); }
+  void crossMeshPart(pp::CrossMeshPart &part, StringRef move, Value block,
+                     Value scratch) {
+    part.set_move(moves.lookup(move));
+    part.set_block(indexOf(block));
+    part.set_scratch(scratch ? indexOf(scratch) : -1);
+  }
   LogicalResult buffer(pp::BufferOp op);
   LogicalResult kernel(pp::KernelOp op);
 };
@@ -251,6 +261,14 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
           recv.set_peer(static_cast<int64_t>(o.getPeer()));
           recv.set_tag(static_cast<int64_t>(o.getTag()));
         })
+        .Case([&](pp::CrossMeshSendOp o) {
+          crossMeshPart(*program.add_instructions()->mutable_cross_mesh_send(),
+                        o.getMove(), o.getBlock(), o.getScratch());
+        })
+        .Case([&](pp::CrossMeshRecvOp o) {
+          crossMeshPart(*program.add_instructions()->mutable_cross_mesh_recv(),
+                        o.getMove(), o.getBlock(), o.getScratch());
+        })
         .Case([&](pp::LossOp o) { program.set_loss(indexOf(o.getBuffer())); })
         .Case([&](pp::AfterMicroBatchesOp) {
           program.set_update_begin(program.instructions_size());
@@ -300,6 +318,33 @@ LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
     copyInts(mesh.getShape(), out.mutable_shape());
     copyInts(mesh.getDevices(), out.mutable_devices());
   }
+  llvm::StringMap<int64_t> moves;
+  for (pp::CrossMeshOp move : module.getOps<pp::CrossMeshOp>()) {
+    moves[move.getSymName()] = plan.cross_mesh_moves_size();
+    pp::CrossMeshMove &out = *plan.add_cross_mesh_moves();
+    auto type = cast<RankedTensorType>(move.getType());
+    std::optional<rt::DType> dtype = parplan::toDType(type.getElementType());
+    if (!dtype)
+      return move.emitOpError() << "has no plan file form";
+    out.set_name(move.getSymName().str());
+    out.set_dtype(protoType(*dtype));
+    copyInts(type.getShape(), out.mutable_logical_shape());
+    out.set_source_mesh(move.getFrom().str());
+    copyInts(move.getFromSplits(), out.mutable_source_splits());
+    out.set_destination_mesh(move.getTo().str());
+    copyInts(move.getToSplits(), out.mutable_destination_splits());
+    for (const parplan::Slice &tile : move.getTiles()) {
+      pp::CrossMeshTile &region = *out.add_tiles();
+      copyInts(tile.offsets, region.mutable_offsets());
+      copyInts(tile.sizes, region.mutable_sizes());
+    }
+    for (const parplan::CrossMeshTransfer &transfer : move.getTransfers()) {
+      pp::CrossMeshTransfer &step = *out.add_transfers();
+      step.set_tile(transfer.tile);
+      step.set_sender(transfer.sender);
+      copyInts(transfer.receivers, step.mutable_receivers());
+    }
+  }
   SmallVector<pp::ProgramOp> programs(module.getOps<pp::ProgramOp>());
   if (programs.empty())
     return module.emitError() << "the module has no plan.program";
@@ -316,7 +361,7 @@ LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
     plan.set_schedule(schedule.str());
   for (pp::ProgramOp program : programs) {
     pp::Program &out = *plan.add_programs();
-    ProgramExporter exporter(out);
+    ProgramExporter exporter(out, moves);
     if (failed(exporter.run(program)))
       return failure();
     // Without a plan.after_micro_batches, every instruction runs per

@@ -4,15 +4,14 @@
 // lower-to-plan). The move is planned again with the mode and balancing
 // insert-cross-mesh recorded, by the planner that priced it
 // (cost::planCrossMesh, deterministic), once for all the devices taking
-// part (CrossMeshMoves), and each device emits its part of
-// the schedule in the schedule's order: a holder slices the tile out of
-// its block; a transfer to one receiver is a send and a recv, to several a
-// broadcast from the sender over a group of the sender and its receivers;
-// a receiver that forwards a tile sends what it received. Every device of
-// both meshes follows the one order, so the lowest transfer not yet done
-// can always proceed. A destination block is the sum of its tiles, each
-// padded with zeros to the block (tiles do not overlap). The peers differ
-// from device to device: each device gets its own program.
+// part (CrossMeshMoves), and written once as a plan.cross_mesh: its tiles
+// and its transfers in order. Each device's program then holds one
+// plan.cross_mesh_send (on the source mesh) or plan.cross_mesh_recv (on the
+// destination mesh) of its block, which the executor turns into the
+// device's own slices, sends, receives and broadcasts
+// (Support/CrossMeshPart.h). Nothing in a program names a peer, so the
+// devices of a mesh share their programs as they do without moves; a
+// program reserves the scratch the busiest of its mesh's devices needs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,27 +19,14 @@
 
 #include "parplan/Cost/CrossMesh.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Support/CrossMeshPart.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 
-#include <map>
-
 using namespace mlir;
 using namespace parplan;
-
-namespace {
-
-/// `a - b`, elementwise.
-SmallVector<int64_t> minus(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
-  SmallVector<int64_t> result;
-  for (auto [x, y] : llvm::zip(a, b))
-    result.push_back(x - y);
-  return result;
-}
-
-} // namespace
 
 const CrossMeshMoves::Move *CrossMeshMoves::plan(Operation *op) {
   std::unique_ptr<Move> &planned = moves[op];
@@ -80,7 +66,7 @@ const CrossMeshMoves::Move *CrossMeshMoves::plan(Operation *op) {
     move.emitError() << "lower-to-plan: " << *why;
     return nullptr;
   }
-  result->tiles = cost::crossMeshTiles(problem);
+  std::vector<cost::CrossMeshTile> tiles = cost::crossMeshTiles(problem);
   cost::MeshPlacement placement = cost::placeCrossMesh(problem, cluster);
   auto [found, inserted] = schedules.try_emplace(
       placement.key + cost::toString(*mode) + cost::toString(*balancing));
@@ -88,14 +74,73 @@ const CrossMeshMoves::Move *CrossMeshMoves::plan(Operation *op) {
     found->second = cost::shiftSchedule(
         cost::planCrossMesh(problem, cluster, *mode, *balancing),
         -placement.deviceShift, -placement.nodeShift);
-  result->schedule = cost::shiftSchedule(found->second, placement.deviceShift,
-                                         placement.nodeShift);
-  for (auto [index, transfer] : llvm::enumerate(result->schedule.transfers)) {
-    result->transfersOf[transfer.sender].push_back(index);
+  cost::CrossMeshSchedule schedule = cost::shiftSchedule(
+      found->second, placement.deviceShift, placement.nodeShift);
+
+  // The part of every device of each side, for the scratch its programs
+  // reserve: per device the transfers it takes part in, in order.
+  std::vector<Slice> regions;
+  for (const cost::CrossMeshTile &tile : tiles)
+    regions.push_back(tile.region);
+  std::map<int64_t, std::vector<size_t>> transfersOf;
+  for (auto [index, transfer] : llvm::enumerate(schedule.transfers)) {
+    transfersOf[transfer.sender].push_back(index);
     for (int64_t receiver : transfer.receivers)
       if (receiver != transfer.sender)
-        result->transfersOf[receiver].push_back(index);
+        transfersOf[receiver].push_back(index);
   }
+  std::vector<size_t> none;
+  for (int side = 0; side < 2; ++side) {
+    const cost::DeviceMesh &mesh =
+        side == 0 ? problem.source : problem.destination;
+    const NdSbp &layout =
+        side == 0 ? problem.sourceLayout : problem.destinationLayout;
+    for (int64_t position = 0; position < mesh.size(); ++position) {
+      int64_t device = mesh.devices[static_cast<size_t>(position)];
+      Slice block = deviceSlice(problem.shape, mesh.shape, layout,
+                                meshCoordinate(mesh.shape, position));
+      auto mine = transfersOf.find(device);
+      CrossMeshPart part =
+          crossMeshPart(regions, schedule.transfers, device, block, side == 1,
+                        problem.elementBytes,
+                        mine == transfersOf.end() ? &none : &mine->second);
+      if (side == 1 && part.tilesReceived == 0) {
+        move.emitError() << "lower-to-plan: device " << device
+                         << " receives no part of " << type
+                         << " (an empty tensor cannot be moved)";
+        return nullptr;
+      }
+      result->scratchBytes[side] =
+          std::max(result->scratchBytes[side], part.scratchBytes);
+    }
+  }
+
+  // The table, as the programs and the executor read it.
+  SmallVector<int64_t> offsets, sizes, transferTiles, senders, counts,
+      receivers;
+  for (const Slice &region : regions) {
+    offsets.append(region.offsets.begin(), region.offsets.end());
+    sizes.append(region.sizes.begin(), region.sizes.end());
+  }
+  for (const cost::CrossMeshTransfer &transfer : schedule.transfers) {
+    transferTiles.push_back(transfer.tile);
+    senders.push_back(transfer.sender);
+    counts.push_back(static_cast<int64_t>(transfer.receivers.size()));
+    receivers.append(transfer.receivers.begin(), transfer.receivers.end());
+  }
+  auto name = builder.getStringAttr("move" + std::to_string(tableCount++));
+  plan::CrossMeshOp::create(
+      builder, move.getLoc(), name, TypeAttr::get(type), move.getSrcMeshAttr(),
+      builder.getDenseI64ArrayAttr(toSplits(problem.sourceLayout)),
+      move.getDstMeshAttr(),
+      builder.getDenseI64ArrayAttr(toSplits(problem.destinationLayout)),
+      builder.getDenseI64ArrayAttr(offsets),
+      builder.getDenseI64ArrayAttr(sizes),
+      builder.getDenseI64ArrayAttr(transferTiles),
+      builder.getDenseI64ArrayAttr(senders),
+      builder.getDenseI64ArrayAttr(counts),
+      builder.getDenseI64ArrayAttr(receivers));
+  result->table = FlatSymbolRefAttr::get(name);
   planned = std::move(result);
   return planned.get();
 }
@@ -115,105 +160,30 @@ struct CrossMeshPlanLowering
     if (!planned)
       return failure();
     const cost::CrossMeshProblem &problem = planned->problem;
-    const std::vector<cost::CrossMeshTile> &tiles = planned->tiles;
-    const cost::CrossMeshSchedule &schedule = planned->schedule;
-    auto type = cast<RankedTensorType>(move.getType());
-
-    bool sending = lowering.getMesh() == move.getSrcMeshAttr();
+    bool receiving = lowering.getMesh() != move.getSrcMeshAttr();
     const NdSbp &layout =
-        sending ? problem.sourceLayout : problem.destinationLayout;
-    Slice block = deviceSlice(problem.shape, lowering.getMeshShape(), layout,
-                              lowering.getCoordinate());
-    lowering.requireOwnProgram();
+        receiving ? problem.destinationLayout : problem.sourceLayout;
+    auto blockType = MemRefType::get(
+        lowering.blockShape(problem.shape, layout),
+        cast<RankedTensorType>(move.getType()).getElementType());
     OpBuilder &b = lowering.getBuilder();
     Location loc = move.getLoc();
-    Type element = type.getElementType();
-    int64_t me = lowering.getDevice();
-    auto steps = [&](size_t rank) {
-      return b.getNamedAttr(
-          "steps", b.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 1)));
-    };
-    // The buffer of every tile the device has, and the tiles it received.
-    std::map<int64_t, Value> held;
-    std::vector<int64_t> received;
-    auto mine = planned->transfersOf.find(me);
-    for (size_t index : mine == planned->transfersOf.end()
-                            ? ArrayRef<size_t>()
-                            : ArrayRef<size_t>(mine->second)) {
-      const cost::CrossMeshTransfer &transfer = schedule.transfers[index];
-      const cost::CrossMeshTile &tile =
-          tiles[static_cast<size_t>(transfer.tile)];
-      auto tag = static_cast<int64_t>(index);
-      bool sender = transfer.sender == me;
-      auto position = llvm::find(transfer.receivers, me);
-      bool receiver = position != transfer.receivers.end();
-      if (!sender && !receiver)
-        continue;
-      auto tileType = MemRefType::get(tile.region.sizes, element);
-      Value buffer;
-      if (sender) {
-        auto found = held.find(transfer.tile);
-        if (found == held.end()) {
-          // A holder: the tile out of its block, or the block itself.
-          Value whole = lowering.lookup(move.getInput());
-          buffer = tile.region == block
-                       ? whole
-                       : lowering.kernel(
-                             loc, "slice", whole, tileType,
-                             b.getDictionaryAttr(
-                                 {b.getNamedAttr(
-                                      "starts",
-                                      b.getDenseI64ArrayAttr(minus(
-                                          tile.region.offsets, block.offsets))),
-                                  steps(tile.region.sizes.size())}));
-          found = held.emplace(transfer.tile, buffer).first;
-        }
-        buffer = found->second;
-      } else {
-        buffer = lowering.makeBuffer(loc, tileType, plan::BufferKind::temporary)
-                     .getResult();
-        held[transfer.tile] = buffer;
-        received.push_back(transfer.tile);
-      }
-      if (transfer.receivers.size() == 1) {
-        if (sender)
-          plan::SendOp::create(b, loc, buffer, transfer.receivers.front(), tag);
-        else
-          plan::RecvOp::create(b, loc, buffer, transfer.sender, tag);
-        continue;
-      }
-      SmallVector<int64_t> members = {transfer.sender};
-      members.append(transfer.receivers.begin(), transfer.receivers.end());
-      plan::BroadcastOp::create(b, loc, buffer,
-                                lowering.getGroups().ofDevices(members),
-                                b.getI64IntegerAttr(0));
-    }
-    if (sending)
+    Value scratch;
+    if (int64_t bytes = planned->scratchBytes[receiving ? 1 : 0])
+      scratch = lowering
+                    .makeBuffer(loc, MemRefType::get({bytes}, b.getI8Type()),
+                                plan::BufferKind::temporary)
+                    .getResult();
+    if (!receiving) {
+      plan::CrossMeshSendOp::create(b, loc, planned->table,
+                                    lowering.lookup(move.getInput()), scratch);
       return success();
-
-    // The destination block: its tiles, each padded to the block, summed.
-    if (received.empty())
-      return move.emitError()
-             << "lower-to-plan: device " << me << " receives no part of "
-             << type << " (an empty tensor cannot be moved)";
-    auto blockType = MemRefType::get(block.sizes, element);
-    Value sum;
-    for (int64_t index : received) {
-      const cost::CrossMeshTile &tile = tiles[static_cast<size_t>(index)];
-      Value padded = held.at(index);
-      if (!(tile.region == block))
-        padded = lowering.kernel(
-            loc, "slice_grad", padded, blockType,
-            b.getDictionaryAttr(
-                {b.getNamedAttr("starts",
-                                b.getDenseI64ArrayAttr(
-                                    minus(tile.region.offsets, block.offsets))),
-                 steps(tile.region.sizes.size())}));
-      sum =
-          sum ? lowering.kernel(loc, "add", ValueRange{sum, padded}, blockType)
-              : padded;
     }
-    lowering.map(move.getResult(), sum);
+    Value block =
+        lowering.makeBuffer(loc, blockType, plan::BufferKind::temporary)
+            .getResult();
+    plan::CrossMeshRecvOp::create(b, loc, planned->table, block, scratch);
+    lowering.map(move.getResult(), block);
     return success();
   }
 };

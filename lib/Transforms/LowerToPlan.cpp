@@ -331,14 +331,14 @@ void LowerToPlanPass::runOnOperation() {
       module.emitError() << "lower-to-plan: " << error;
       return signalPassFailure();
     }
-    moves.emplace(std::move(*cluster));
+    moves.emplace(std::move(*cluster), groupBuilder);
   }
   DeviceGroups groups(groupBuilder);
   // One program per class of devices of a mesh that see every block with
   // the same extents: the first device not yet placed is lowered, and every
   // other device that agrees with it on the extents its lowering asked for
-  // shares its program (DeviceLowering says the rest by coordinates), unless
-  // the lowering named its peers.
+  // shares its program (DeviceLowering says the rest by coordinates, and a
+  // cross-mesh move by its table).
   int64_t index = 0;
   for (const ProgramMesh &programMesh : meshes) {
     const std::vector<int64_t> &meshShape = programMesh.shape;
@@ -400,9 +400,8 @@ void LowerToPlanPass::runOnOperation() {
       SmallVector<int64_t> members = {deviceAt(first)};
       std::vector<int64_t> rest;
       for (int64_t position : ArrayRef<int64_t>(unplaced).drop_front())
-        (!lowering.needsOwnProgram() && extents(position) == own
-             ? members.push_back(deviceAt(position))
-             : rest.push_back(position));
+        (extents(position) == own ? members.push_back(deviceAt(position))
+                                  : rest.push_back(position));
       llvm::sort(members);
       writeUpdatesInPlace(program);
       program.setDevicesAttr(b.getDenseI64ArrayAttr(members));

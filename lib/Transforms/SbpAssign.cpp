@@ -446,6 +446,9 @@ private:
     /// Seconds per micro-batch of its forward and backward, and per step
     /// of what runs once (the optimizer, gradient synchronization).
     double forward = 0, backward = 0, update = 0;
+    /// Seconds per micro-batch of the activation's move to the next stage
+    /// and of its gradient's back (0 on the last stage).
+    double sendForward = 0, sendBackward = 0;
     double memory = 0;
     /// Seconds computing in the pipeline's timeline, and idle in it.
     double busy = 0, bubble = 0;
@@ -1414,25 +1417,25 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     }
     return;
   }
+  for (int64_t s = 0; s + 1 < count; ++s) {
+    stageFigures[s].sendForward = sendForward[s];
+    stageFigures[s].sendBackward = sendBackward[s];
+  }
   cost::PipelineShape shape{count, microBatches, 1};
-  cost::PipelineSchedule schedule =
-      *cost::parsePipelineSchedule(options.schedule);
   cost::PipelineCosts costs;
+  std::vector<double> update;
   for (const StageFigures &figures : stageFigures) {
     costs.forward.push_back(figures.forward);
     costs.backward.push_back(figures.backward);
+    update.push_back(figures.update);
   }
   costs.sendForward = sendForward;
   costs.sendBackward = sendBackward;
-  cost::PipelineTimeline timeline = cost::simulatePipeline(
-      cost::pipelineOrder(schedule, shape), shape, costs);
-  // The updates wait for the last backward of every stage.
-  double update = 0;
-  for (const StageFigures &figures : stageFigures)
-    update = std::max(update, figures.update);
-  stepTime = timeline.seconds + update;
+  cost::PipelineTimeline timeline = cost::simulateStep(
+      *cost::parsePipelineSchedule(options.schedule), shape, costs, update);
+  stepTime = timeline.seconds;
   for (int64_t s = 0; s < count; ++s) {
-    stageFigures[s].busy = timeline.busy[s] + stageFigures[s].update;
+    stageFigures[s].busy = timeline.busy[s];
     stageFigures[s].bubble = stepTime - stageFigures[s].busy;
   }
 }
@@ -1541,6 +1544,10 @@ void ShardingSearch::annotate(
                                builder.getF64FloatAttr(figures.backward)),
           builder.getNamedAttr("update_time",
                                builder.getF64FloatAttr(figures.update)),
+          builder.getNamedAttr("send_forward_time",
+                               builder.getF64FloatAttr(figures.sendForward)),
+          builder.getNamedAttr("send_backward_time",
+                               builder.getF64FloatAttr(figures.sendBackward)),
           builder.getNamedAttr("busy_time",
                                builder.getF64FloatAttr(figures.busy)),
           builder.getNamedAttr("bubble_time",

@@ -301,40 +301,31 @@ func.func @main() -> (tensor<6x2xf32> {nn.updates = "table"}, tensor<4x2xf32> {n
 
 // -----
 
-// Two stages: each device runs the ops of its mesh in a program of its own
-// naming the mesh. Rows split over @a move whole to both devices of @b by
-// send-recv (the planner's schedule, in its order on every device, tagged
-// by transfer); each receiver pads its tiles to its block and sums them.
-// The plan's devices are the meshes' together; a named mesh may list its
-// devices in any order.
+// Two stages: the devices of each mesh share a program naming the mesh. The
+// move is one plan.cross_mesh before the programs: rows split over @a go
+// whole to both devices of @b by send-recv, four transfers in the
+// planner's order, each of one tile (rows 0-1 from device 0, rows 2-3 from
+// device 1) to one receiver. Each program holds its part, which names no
+// peer: a sender's is its block, a receiver's its block and the scratch
+// its tiles and their sum take (two 2x2 tiles and two 4x2 blocks of f32,
+// each rounded up to 64 bytes). The plan's devices are the meshes'
+// together; a named mesh may list its devices in any order.
 // CHECK-LABEL: module attributes {plan.mesh_shape = array<i64: 4>}
 // CHECK: plan.mesh @a shape = [2] devices = [0, 1]
 // CHECK-NEXT: plan.mesh @b shape = [2] devices = [3, 2]
-// CHECK: plan.program @program0 devices = [0] mesh = @a {
+// CHECK-NEXT: plan.cross_mesh @move0 : tensor<4x2xf32> from @a [0] to @b [-1] tile_offsets = [0, 0, 2, 0] tile_sizes = [2, 2, 2, 2] transfer_tiles = [0, 0, 1, 1] transfer_senders = [0, 0, 1, 1] receiver_counts = [1, 1, 1, 1] receivers = [2, 3, 2, 3]
+// CHECK: plan.program @program0 devices = [0, 1] mesh = @a {
 // CHECK-NEXT: %[[X:.*]] = plan.buffer {kind = "input", logical_shape = array<i64: 4, 2>, name = "x", splits = array<i64: 0>} : memref<2x2xf32>
-// CHECK-NEXT: plan.send %[[X]] to 2 tag = 0 : memref<2x2xf32>
-// CHECK-NEXT: plan.send %[[X]] to 3 tag = 1 : memref<2x2xf32>
+// CHECK-NEXT: plan.cross_mesh_send @move0 %[[X]] : memref<2x2xf32>
 // CHECK-NEXT: }
-// CHECK: plan.program @program1 devices = [1] mesh = @a {
-// CHECK: plan.send {{.*}} to 2 tag = 2
-// CHECK-NEXT: plan.send {{.*}} to 3 tag = 3
-// CHECK: plan.program @program2 devices = [3] mesh = @b {
-// CHECK-NEXT: %[[T0:.*]] = plan.buffer : memref<2x2xf32>
-// CHECK-NEXT: plan.recv %[[T0]] from 0 tag = 1 : memref<2x2xf32>
-// CHECK-NEXT: %[[T1:.*]] = plan.buffer : memref<2x2xf32>
-// CHECK-NEXT: plan.recv %[[T1]] from 1 tag = 3 : memref<2x2xf32>
-// CHECK-NEXT: %[[P0:.*]] = plan.buffer : memref<4x2xf32>
-// CHECK-NEXT: plan.kernel "slice_grad" ins(%[[T0]] : memref<2x2xf32>) outs(%[[P0]] : memref<4x2xf32>) {attrs = {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>}}
-// CHECK-NEXT: %[[P1:.*]] = plan.buffer : memref<4x2xf32>
-// CHECK-NEXT: plan.kernel "slice_grad" ins(%[[T1]] : memref<2x2xf32>) outs(%[[P1]] : memref<4x2xf32>) {attrs = {starts = array<i64: 2, 0>, steps = array<i64: 1, 1>}}
-// CHECK-NEXT: %[[SUM:.*]] = plan.buffer : memref<4x2xf32>
-// CHECK-NEXT: plan.kernel "add" ins(%[[P0]], %[[P1]] : memref<4x2xf32>, memref<4x2xf32>) outs(%[[SUM]] : memref<4x2xf32>)
+// CHECK: plan.program @program1 devices = [2, 3] mesh = @b {
+// CHECK-NEXT: %[[S:.*]] = plan.buffer : memref<256xi8>
+// CHECK-NEXT: %[[M:.*]] = plan.buffer : memref<4x2xf32>
+// CHECK-NEXT: plan.cross_mesh_recv @move0 %[[M]] scratch %[[S]] : memref<4x2xf32>, memref<256xi8>
 // CHECK-NEXT: %[[MEAN:.*]] = plan.buffer : memref<f32>
-// CHECK-NEXT: plan.kernel "reduce_mean" ins(%[[SUM]] : memref<4x2xf32>)
+// CHECK-NEXT: plan.kernel "reduce_mean" ins(%[[M]] : memref<4x2xf32>)
 // CHECK-NEXT: plan.loss %[[MEAN]] : memref<f32>
-// CHECK: plan.program @program3 devices = [2] mesh = @b {
-// CHECK-NEXT: plan.buffer
-// CHECK-NEXT: plan.recv {{.*}} from 0 tag = 0
+// CHECK-NOT: plan.program
 sbp.mesh @a(shape = 2, devices = [0, 1])
 sbp.mesh @b(shape = 2, devices = [3, 2])
 func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
@@ -346,22 +337,40 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 
 // -----
 
-// A tile for several receivers in broadcast mode: one plan.broadcast from
-// its holder (rank 0) over a group listing the sender and the receivers,
-// which every program names.
+// Uneven blocks: three rows over two devices are two rows and one, so the
+// sources are two programs; the table is the same for both.
 // CHECK-LABEL: module attributes {plan.mesh_shape = array<i64: 3>}
-// CHECK: plan.group @devices0 devices = [0, 1, 2]
+// CHECK: plan.cross_mesh @move0 : tensor<3x2xf32> from @a [0] to @b [-1] tile_offsets = [0, 0, 2, 0] tile_sizes = [2, 2, 1, 2]
+// CHECK: plan.program @program0 devices = [0] mesh = @a {
+// CHECK: plan.cross_mesh_send @move0 %{{.*}} : memref<2x2xf32>
+// CHECK: plan.program @program1 devices = [1] mesh = @a {
+// CHECK: plan.cross_mesh_send @move0 %{{.*}} : memref<1x2xf32>
+// CHECK: plan.program @program2 devices = [2] mesh = @b {
+// CHECK: plan.cross_mesh_recv @move0 %{{.*}} scratch %{{.*}} : memref<3x2xf32>, memref<256xi8>
+sbp.mesh @a(shape = 2, devices = [0, 1])
+sbp.mesh @b(shape = 1, devices = [2])
+func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.s<0>]]>} : tensor<3x2xf32>
+  %m = sbp.cross_mesh %x from @a [#sbp.s<0>] to @b [#sbp.b] {mode = "send-recv", balancing = "none"} : tensor<3x2xf32>
+  %s = nn.reduce_mean %m axes = [0, 1] keepdims = false {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<3x2xf32> -> tensor<f32>
+  return {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> []>} %s : tensor<f32>
+}
+
+// -----
+
+// A tile for several receivers in broadcast mode: one transfer to two
+// receivers, which the executor runs as a broadcast from the holder. The
+// receivers' tile is their whole block: they need no scratch.
+// CHECK-LABEL: module attributes {plan.mesh_shape = array<i64: 3>}
+// CHECK: plan.cross_mesh @move0 : tensor<4x2xf32> from @a [-1] to @b [-1] tile_offsets = [0, 0] tile_sizes = [4, 2] transfer_tiles = [0] transfer_senders = [0] receiver_counts = [2] receivers = [1, 2]
 // CHECK: plan.program @program0 devices = [0] mesh = @a {
 // CHECK-NEXT: %[[X:.*]] = plan.buffer {kind = "input"
-// CHECK-NEXT: plan.broadcast %[[X]] on @devices0 root = 0 : memref<4x2xf32>
-// CHECK: plan.program @program1 devices = [1] mesh = @b {
+// CHECK-NEXT: plan.cross_mesh_send @move0 %[[X]] : memref<4x2xf32>
+// CHECK: plan.program @program1 devices = [1, 2] mesh = @b {
 // CHECK-NEXT: %[[B:.*]] = plan.buffer : memref<4x2xf32>
-// CHECK-NEXT: plan.broadcast %[[B]] on @devices0 root = 0 : memref<4x2xf32>
+// CHECK-NEXT: plan.cross_mesh_recv @move0 %[[B]] : memref<4x2xf32>
 // CHECK-NEXT: plan.buffer : memref<f32>
 // CHECK-NEXT: plan.kernel "reduce_mean" ins(%[[B]]
-// CHECK: plan.program @program2 devices = [2] mesh = @b {
-// CHECK-NEXT: %[[C:.*]] = plan.buffer : memref<4x2xf32>
-// CHECK-NEXT: plan.broadcast %[[C]] on @devices0 root = 0
 sbp.mesh @a(shape = 1, devices = [0])
 sbp.mesh @b(shape = 2, devices = [1, 2])
 func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
@@ -403,7 +412,7 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 // CHECK-LABEL: module attributes {plan.mesh_shape = array<i64: 2>}
 // CHECK: plan.program @program1 devices = [1] mesh = @b {
 // CHECK-NEXT: %[[T:.*]] = plan.buffer {kind = "output", logical_shape = array<i64: 4>, name = "t", splits = array<i64: -1>} : memref<4xf32>
-// CHECK-NEXT: plan.recv %[[T]] from 0 tag = 0 : memref<4xf32>
+// CHECK-NEXT: plan.cross_mesh_recv @move0 %[[T]] : memref<4xf32>
 // CHECK-NEXT: }
 sbp.mesh @a(shape = 1, devices = [0])
 sbp.mesh @b(shape = 1, devices = [1])
@@ -485,19 +494,23 @@ module attributes {nn.training = {micro_batches = 2 : i64}} {
 // backward reads it (%xm): in the backward it would wait for the later
 // stage's backward, which waits for it. The module names the schedule.
 // CHECK-LABEL: module attributes {{{.*}}plan.micro_batches = 2 : i64, plan.schedule = "1f1b"}
+// CHECK: plan.cross_mesh @move0 : tensor<4xf32> from @a
+// CHECK-NEXT: plan.cross_mesh @move1 : tensor<4xf32> from @a
+// CHECK-NEXT: plan.cross_mesh @move2 : tensor<4xf32> from @b [-1] to @a [-1]
 // CHECK: plan.program @program0 devices = [0] mesh = @a {
 // CHECK: plan.kernel "mul"
-// CHECK-NEXT: plan.send %{{.*}} to 1 tag = 0
-// CHECK-NEXT: plan.send %{{.*}} to 1 tag = 0
+// CHECK-NEXT: plan.cross_mesh_send @move0
+// CHECK-NEXT: plan.cross_mesh_send @move1
 // CHECK-NEXT: plan.backward_begin
-// CHECK: plan.recv %{{.*}} from 1 tag = 0
+// CHECK: plan.cross_mesh_recv @move2
 // CHECK: plan.after_micro_batches
 // CHECK: plan.program @program1 devices = [1] mesh = @b {
+// CHECK: plan.cross_mesh_recv @move0
 // CHECK: plan.kernel "accumulate"
-// CHECK: plan.recv %[[XM:.*]] from 0 tag = 0
+// CHECK: plan.cross_mesh_recv @move1 %[[XM:.*]] :
 // CHECK-NEXT: plan.backward_begin
 // CHECK: plan.kernel "mul" ins(%[[XM]], %[[XM]]
-// CHECK-NEXT: plan.send %{{.*}} to 0 tag = 0
+// CHECK-NEXT: plan.cross_mesh_send @move2
 // CHECK-NEXT: plan.after_micro_batches
 // GPIPE: plan.schedule = "gpipe"
 // INTERLEAVED: lower-to-plan: schedule 'interleaved' needs stages of several model chunks, which parplan does not place yet; use gpipe, 1f1b, eager-1f1b or sequential

@@ -46,6 +46,17 @@ addBuffer(plan::Program &program, const std::string &name,
   return buffer;
 }
 
+/// Appends a named mesh of one axis over `devices`, in mesh order.
+inline plan::Mesh *addMesh(plan::Plan &plan, const std::string &name,
+                           const std::vector<int64_t> &devices) {
+  plan::Mesh *mesh = plan.add_meshes();
+  mesh->set_name(name);
+  mesh->add_shape(static_cast<int64_t>(devices.size()));
+  for (int64_t device : devices)
+    mesh->add_devices(device);
+  return mesh;
+}
+
 inline plan::Kernel *addKernel(plan::Program &program, const std::string &op,
                                std::vector<int64_t> operands,
                                std::vector<int64_t> results) {

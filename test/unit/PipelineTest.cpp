@@ -225,6 +225,27 @@ TEST_CASE("pipeline timelines: slow links between stages", "[pipeline]") {
   }
 }
 
+TEST_CASE("pipeline steps: the updates after the last backward", "[pipeline]") {
+  // The step waits for every stage's last backward, then its slowest
+  // update; each stage is busy for its micro-batches and its update.
+  PipelineShape shape{3, 4, 1};
+  PipelineCosts costs = PipelineCosts::uniform(shape, 1, 2, 0);
+  std::vector<double> update = {5, 1, 2};
+  PipelineTimeline pipeline = simulatePipeline(
+      pipelineOrder(PipelineSchedule::OneFOneB, shape), shape, costs);
+  PipelineTimeline step =
+      simulateStep(PipelineSchedule::OneFOneB, shape, costs, update);
+  CHECK(step.seconds == Approx(pipeline.seconds + 5));
+  CHECK(step.seconds == Approx((4 + 3 - 1) * 3 + 5));
+  for (size_t s = 0; s < 3; ++s)
+    CHECK(step.busy[s] == Approx(4 * 3 + update[s]));
+  // Without updates, the step is the timeline.
+  CHECK(simulateStep(PipelineSchedule::GPipe, shape, costs, {}).seconds ==
+        Approx(simulatePipeline(pipelineOrder(PipelineSchedule::GPipe, shape),
+                                shape, costs)
+                   .seconds));
+}
+
 TEST_CASE("pipeline timelines: links shared by chunks", "[pipeline]") {
   // Interleaved sends of a stage's two chunks share its wire: with sends
   // as long as a chunk's forward, they queue, and the step is slower than

@@ -12,6 +12,7 @@
 #include "parplan/Runtime/WeightFile.h"
 
 #include "MlpPlan.h"
+#include "PlanChecks.h"
 
 #include <catch2/catch.hpp>
 
@@ -30,6 +31,8 @@ namespace {
 
 using testing::addBuffer;
 using testing::addKernel;
+using testing::checkErrorAfter;
+using testing::has;
 
 /// Two devices, data parallel: y = x w, loss = mean(y), with w's gradient
 /// summed over both devices. One program, which both devices share: each
@@ -113,20 +116,6 @@ std::string envelope(uint32_t version, const std::string &payload,
   return file.SerializeAsString();
 }
 
-/// checkPlan's error on `plan` after `edit`.
-template <typename Edit>
-std::string checkErrorAfter(plan::Plan plan, Edit &&edit) {
-  edit(plan);
-  return checkPlan(plan).error;
-}
-
-/// Whether `error` is one line that says `text`.
-bool has(const std::string &error, const std::string &text) {
-  INFO(error);
-  return error.find(text) != std::string::npos &&
-         error.find('\n') == std::string::npos;
-}
-
 } // namespace
 
 TEST_CASE("plan checksum is FNV-1a 64", "[plan]") {
@@ -168,7 +157,7 @@ TEST_CASE("plan file errors name the file", "[plan]") {
 
   std::string payload = smallPlan().SerializeAsString();
   CHECK(errorOf(envelope(7, payload, planChecksum(payload)))
-            .find("has schema version 7; this parplan-run reads version 3") !=
+            .find("has schema version 7; this parplan-run reads version 4") !=
         std::string::npos);
 
   // The payload's last byte comes just before the checksum's tag and 8
@@ -732,11 +721,7 @@ plan::Plan twoMeshPlan() {
   for (const auto &[name, devices] :
        {std::pair<std::string, std::vector<int64_t>>{"first", {0, 1}},
         {"second", {3, 2}}}) {
-    plan::Mesh *mesh = result.add_meshes();
-    mesh->set_name(name);
-    mesh->add_shape(2);
-    for (int64_t device : devices)
-      mesh->add_devices(device);
+    testing::addMesh(result, name, devices);
     plan::Group *group = result.add_groups();
     group->set_name(name + ".axis0");
     group->add_mesh_axes(0);

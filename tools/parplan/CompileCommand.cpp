@@ -763,7 +763,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       llvm::json::Object entry{{"stages", trial.stages},
                                {"micro_batches", trial.microBatches},
                                {"schedule", trial.schedule},
-                               {"chosen", isChosen(trial)}};
+                               {"chosen", isChosen(trial)},
+                               {"searched", trial.searched}};
       if (trial.step)
         entry["predicted_step_time_s"] = *trial.step;
       else
@@ -772,7 +773,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     }
     return entries;
   };
-  // "1 24.68 s, 2 13.99 s (chosen), 4 no fit": each trial by `label`.
+  // "1 24.68 s, 2 13.99 s (chosen), 4 no fit": each trial by `label`; a
+  // schedule priced on the chosen layouts' stage costs, not searched, says
+  // "(timeline only)".
   auto trialsLine =
       [&](const std::vector<PipelineTrial> &trials,
           function_ref<std::string(const PipelineTrial &)> label) {
@@ -783,7 +786,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                           trial.step           ? formatSeconds(*trial.step)
                           : isNoFit(trial.why) ? std::string("no fit")
                                                : std::string("cannot"),
-                          isChosen(trial) ? " (chosen)" : "");
+                          isChosen(trial)  ? " (chosen)"
+                          : trial.searched ? ""
+                                           : " (timeline only)");
         return line;
       };
   std::vector<PipelineTrial> none;

@@ -37,6 +37,29 @@ bool isBetter(const PipelineTrial &a, const PipelineTrial &b) {
   return a.step && (!b.step || *a.step < *b.step);
 }
 
+/// The predicted step and the per-stage costs of a laid-out step
+/// (sbp.plan).
+void readFigures(ModuleOp laidOut, PipelineTrial &trial) {
+  auto plan = laidOut->getAttrOfType<DictionaryAttr>("sbp.plan");
+  auto seconds = [](DictionaryAttr dictionary, StringRef key) {
+    return cast<FloatAttr>(dictionary.get(key)).getValueAsDouble();
+  };
+  trial.step = seconds(plan, "step_time");
+  auto stages = plan.getAs<ArrayAttr>("stages");
+  if (!stages)
+    return;
+  for (auto [index, entry] :
+       llvm::enumerate(stages.getAsRange<DictionaryAttr>())) {
+    trial.costs.forward.push_back(seconds(entry, "forward_time"));
+    trial.costs.backward.push_back(seconds(entry, "backward_time"));
+    trial.update.push_back(seconds(entry, "update_time"));
+    if (index + 1 < stages.size()) {
+      trial.costs.sendForward.push_back(seconds(entry, "send_forward_time"));
+      trial.costs.sendBackward.push_back(seconds(entry, "send_backward_time"));
+    }
+  }
+}
+
 /// The trials of one search: the training step built once per micro-batch
 /// count, each shape laid out once.
 class Trials {
@@ -111,11 +134,7 @@ public:
     pipeline.schedule = schedule.str();
     parplan::addLayoutSearchPasses(pm, pipeline);
     if (succeeded(pm.run(*copy)))
-      trial.step =
-          cast<FloatAttr>((*copy)
-                              ->getAttrOfType<DictionaryAttr>("sbp.plan")
-                              .get("step_time"))
-              .getValueAsDouble();
+      readFigures(*copy, trial);
     // Every shape the search keeps is faster than all tried before it: the
     // fastest so far is the one the compile may go on from.
     if (trial.step && (!fastestStep || *trial.step < *fastestStep)) {
@@ -334,7 +353,12 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
 
   // 3. Schedules, where there is a pipeline to order: each one parplan-run
   // runs, the first tried kept on a tie (1F1B holds the fewest
-  // activations).
+  // activations). The schedules order the same work: one is searched only
+  // where its timeline on the best trial's stage costs beats that trial
+  // (sends slow against the stages' work, which eager-1F1B hides), as
+  // another schedule mostly changes the layouts through the activations it
+  // holds, which only constrains them more. A search costs as much as the
+  // trial's; the timeline, a simulation of the micro-batches.
   if (choice.autoSchedule && best.stages > 1 && best.microBatches > 1) {
     if (!tryShape(best.microBatches, best.schedule, result.schedules))
       return std::nullopt;
@@ -343,9 +367,24 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     for (const std::string &name : runtime::executorSchedules())
       if (name != "sequential" && !llvm::is_contained(names, name))
         names.push_back(name);
+    const PipelineTrial base = best;
     for (const std::string &name : names) {
-      if (name == best.schedule)
+      if (name == base.schedule)
         continue;
+      if (base.step && !base.costs.forward.empty()) {
+        cost::PipelineShape shape{base.stages, base.microBatches, 1};
+        double priced = cost::simulateStep(*cost::parsePipelineSchedule(name),
+                                           shape, base.costs, base.update)
+                            .seconds;
+        if (!(priced < *base.step)) {
+          PipelineTrial screened = base;
+          screened.schedule = name;
+          screened.step = priced;
+          screened.searched = false;
+          result.schedules.push_back(std::move(screened));
+          continue;
+        }
+      }
       if (!tryShape(best.microBatches, name, result.schedules))
         return std::nullopt;
       if (isBetter(result.schedules.back(), best))

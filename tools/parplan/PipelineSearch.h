@@ -10,6 +10,7 @@
 #ifndef PARPLAN_TOOLS_PARPLAN_PIPELINESEARCH_H
 #define PARPLAN_TOOLS_PARPLAN_PIPELINESEARCH_H
 
+#include "parplan/Cost/Pipeline.h"
 #include "parplan/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -32,13 +33,21 @@ namespace parplan::cli {
 bool isNoFit(llvm::StringRef error);
 
 /// One pipeline shape the search tried: its predicted step when a plan
-/// fits, else the first error of the try.
+/// fits, else the first error of the try. A schedule not worth a search
+/// (`searched` false) has `step` from the timeline of the best trial's
+/// stage costs under it.
 struct PipelineTrial {
   int64_t stages = 1;
   int64_t microBatches = 1;
   std::string schedule;
   std::optional<double> step;
   std::string why;
+  bool searched = true;
+  /// On stages, the search's per-stage seconds (sbp.plan's stages): a
+  /// micro-batch's forward, backward and sends, and the once-per-step
+  /// update.
+  cost::PipelineCosts costs;
+  std::vector<double> update;
 };
 
 /// What is searched and what is given. A count or schedule that is not
@@ -77,7 +86,8 @@ using ModelImporter =
 ///      climbing a ladder of doublings from the first phase's and then
 ///      trying the count between the best and each neighbour;
 ///   3. on more than one stage and micro-batch, each schedule parplan-run
-///      runs (not `sequential`).
+///      runs (not `sequential`): searched when its timeline on the best
+///      trial's stage costs beats that trial's step, else only priced so.
 /// The training step is built once per micro-batch count; `pipeline`'s
 /// stages, micro-batches and schedule are set to each trial's in turn. Each
 /// trial's passes are timed under `timing` and their pass managers kept in

@@ -17,6 +17,7 @@
 
 #include "parplan/Cost/Cluster.h"
 #include "parplan/Cost/Mesh.h"
+#include "parplan/Support/CrossMeshPart.h"
 #include "parplan/Support/Sbp.h"
 
 #include <cstdint>
@@ -91,13 +92,9 @@ std::optional<CrossMeshMode> parseCrossMeshMode(const std::string &text);
 std::optional<CrossMeshBalancing>
 parseCrossMeshBalancing(const std::string &text);
 
-/// One transfer of a tile: from `sender` to `receivers` in order (one
-/// receiver for a send, a chain for a broadcast).
-struct CrossMeshTransfer {
-  int64_t tile = 0;
-  int64_t sender = 0;
-  std::vector<int64_t> receivers;
-};
+/// One transfer of a tile (Support/CrossMeshPart.h: the plan file's
+/// transfers, which the executor reads, are these).
+using parplan::CrossMeshTransfer;
 
 /// A plan for moving the tensor and what it costs: the bytes each host's
 /// network card sends and receives and each device sends and receives over

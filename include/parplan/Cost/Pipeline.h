@@ -119,6 +119,17 @@ PipelineTimeline
 simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
                  const PipelineShape &shape, const PipelineCosts &costs);
 
+/// A training step on P stages: the schedule's timeline on `costs`, then
+/// each stage's `update` (its once-per-step work: the optimizer, gradient
+/// synchronization), which waits for every stage's last backward. The
+/// step is the timeline plus the slowest update; a stage's busy time
+/// includes its update. One formula for the search's predicted step and
+/// for trying another schedule on the same stage costs.
+PipelineTimeline simulateStep(PipelineSchedule schedule,
+                              const PipelineShape &shape,
+                              const PipelineCosts &costs,
+                              const std::vector<double> &update);
+
 /// The timeline as text, a row per stage and `columns` characters per
 /// second: "F3" a forward of micro-batch 3, "B3" a backward, a letter after
 /// the number the chunk (a, b, ...) with Interleaved, "." idle.

@@ -32,8 +32,11 @@ namespace parplan::runtime {
 /// Version 2: programs shared by the devices whose programs differ only in
 /// their mesh coordinates (Program.devices, Group.mesh_axes, Buffer.splits,
 /// Attr.block_offset). Version 3: named sub-meshes (Plan.meshes,
-/// Program.mesh, Group.mesh) for programs on parts of the devices.
-constexpr uint32_t kPlanSchemaVersion = 3;
+/// Program.mesh, Group.mesh) for programs on parts of the devices. Version
+/// 4: cross-mesh moves as one table per move (Plan.cross_mesh_moves) read
+/// by every device's cross_mesh_send or cross_mesh_recv, so the devices of
+/// a stage share their programs.
+constexpr uint32_t kPlanSchemaVersion = 4;
 
 /// FNV-1a 64 of `bytes`: PlanFile.checksum of a payload.
 uint64_t planChecksum(std::string_view bytes);

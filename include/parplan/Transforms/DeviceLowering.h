@@ -51,20 +51,21 @@ private:
 
 /// The schedule of every sbp.cross_mesh, planned once on the cluster the
 /// move was priced on (cost::planCrossMesh, from the op's mode and
-/// balancing) and read by every program taking part in it.
+/// balancing) and written once as a plan.cross_mesh that every program
+/// taking part reads.
 class CrossMeshMoves {
 public:
-  explicit CrossMeshMoves(cost::Cluster cluster)
-      : cluster(std::move(cluster)) {}
+  /// `builder` inserts the plan.cross_mesh tables (before the programs).
+  CrossMeshMoves(cost::Cluster cluster, mlir::OpBuilder &builder)
+      : cluster(std::move(cluster)), builder(builder) {}
 
   struct Move {
     cost::CrossMeshProblem problem;
-    std::vector<cost::CrossMeshTile> tiles;
-    cost::CrossMeshSchedule schedule;
-    /// Per device, the positions in the schedule of the transfers it sends
-    /// or receives, in order: a device's part without a scan of every
-    /// transfer (thousands, for each of hundreds of devices).
-    std::map<int64_t, std::vector<size_t>> transfersOf;
+    /// The plan.cross_mesh written for it.
+    mlir::FlatSymbolRefAttr table;
+    /// The scratch bytes the part of any device of the source mesh (0) and
+    /// of the destination mesh (1) needs (crossMeshPart).
+    int64_t scratchBytes[2] = {0, 0};
   };
   /// The move of `op`; null after an error on `op` (its mode, balancing or
   /// meshes).
@@ -72,6 +73,8 @@ public:
 
 private:
   cost::Cluster cluster;
+  mlir::OpBuilder &builder;
+  int64_t tableCount = 0;
   llvm::DenseMap<mlir::Operation *, std::unique_ptr<Move>> moves;
   /// Schedules by placement key, mode and balancing, moved to the key's
   /// devices: alike moves elsewhere (a pipeline's boundaries) are shifted,
@@ -108,10 +111,6 @@ public:
   /// no named meshes.
   CrossMeshMoves *getCrossMeshMoves() const { return crossMeshMoves; }
   void setCrossMeshMoves(CrossMeshMoves *moves) { crossMeshMoves = moves; }
-  /// Says that what was lowered names this device's peers (a send's), so
-  /// no other device may share its program.
-  void requireOwnProgram() { ownProgram = true; }
-  bool needsOwnProgram() const { return ownProgram; }
 
   /// The layout `value` is produced in: its producer's sbp.sharding result
   /// entry, the destination of a resharding step, or B on every axis for a
@@ -188,7 +187,6 @@ private:
   bool hasMesh;
   mlir::FlatSymbolRefAttr mesh;
   int64_t device = 0;
-  bool ownProgram = false;
   CrossMeshMoves *crossMeshMoves = nullptr;
   llvm::DenseMap<mlir::Value, mlir::Value> buffers;
   llvm::StringMap<mlir::Value> named;

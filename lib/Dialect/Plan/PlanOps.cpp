@@ -486,6 +486,129 @@ LogicalResult SendOp::verify() { return verifyPeer(*this, getPeer()); }
 LogicalResult RecvOp::verify() { return verifyPeer(*this, getPeer()); }
 
 //===----------------------------------------------------------------------===//
+// cross_mesh, cross_mesh_send, cross_mesh_recv
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossMeshOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (!type.hasStaticShape())
+    return emitOpError() << "moves " << type << "; a move needs a static shape";
+  int64_t rank = type.getRank();
+  if (getTileOffsets().size() != getTileSizes().size() ||
+      (rank == 0 ? !getTileOffsets().empty()
+                 : getTileOffsets().size() % static_cast<size_t>(rank) != 0))
+    return emitOpError() << "needs tile_offsets and tile_sizes of " << rank
+                         << " entries per tile";
+  size_t transfers = getTransferTiles().size();
+  if (getTransferSenders().size() != transfers ||
+      getReceiverCounts().size() != transfers)
+    return emitOpError() << "needs a sender and a receiver count per "
+                            "transfer tile";
+  int64_t receivers = 0;
+  for (int64_t count : getReceiverCounts()) {
+    if (count < 1)
+      return emitOpError() << "has a transfer without receivers";
+    receivers += count;
+  }
+  if (receivers != static_cast<int64_t>(getReceivers().size()))
+    return emitOpError() << "counts " << receivers << " receivers but lists "
+                         << getReceivers().size();
+  for (int64_t tile : getTransferTiles())
+    if (tile < 0 || tile >= getNumTiles())
+      return emitOpError() << "moves tile " << tile << ", not one of its "
+                           << getNumTiles();
+  if (getFromAttr() == getToAttr())
+    return emitOpError() << "moves from " << getFromAttr() << " to itself";
+  return success();
+}
+
+LogicalResult
+CrossMeshOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto rank = cast<RankedTensorType>(getType()).getRank();
+  for (auto [ref, splits] : {std::pair(getFromAttr(), getFromSplits()),
+                             std::pair(getToAttr(), getToSplits())}) {
+    auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(*this, ref);
+    if (!mesh)
+      return emitOpError() << "names " << ref << ", which is no plan.mesh";
+    if (splits.size() != mesh.getShape().size())
+      return emitOpError() << "needs one split per axis of " << ref;
+    for (int64_t dim : splits)
+      if (dim < -1 || dim >= rank)
+        return emitOpError() << "splits dimension " << dim << " of a rank-"
+                             << rank << " tensor";
+  }
+  return success();
+}
+
+parplan::Slice CrossMeshOp::getTile(int64_t index) {
+  auto rank = cast<RankedTensorType>(getType()).getRank();
+  ArrayRef<int64_t> offsets = getTileOffsets().slice(index * rank, rank);
+  ArrayRef<int64_t> sizes = getTileSizes().slice(index * rank, rank);
+  return {std::vector<int64_t>(offsets.begin(), offsets.end()),
+          std::vector<int64_t>(sizes.begin(), sizes.end())};
+}
+
+std::vector<parplan::Slice> CrossMeshOp::getTiles() {
+  std::vector<parplan::Slice> tiles;
+  for (int64_t k = 0, n = getNumTiles(); k < n; ++k)
+    tiles.push_back(getTile(k));
+  return tiles;
+}
+
+std::vector<parplan::CrossMeshTransfer> CrossMeshOp::getTransfers() {
+  std::vector<parplan::CrossMeshTransfer> transfers;
+  ArrayRef<int64_t> receivers = getReceivers();
+  size_t next = 0;
+  for (auto [tile, sender, count] : llvm::zip(
+           getTransferTiles(), getTransferSenders(), getReceiverCounts())) {
+    ArrayRef<int64_t> mine = receivers.slice(next, static_cast<size_t>(count));
+    transfers.push_back(
+        {tile, sender, std::vector<int64_t>(mine.begin(), mine.end())});
+    next += static_cast<size_t>(count);
+  }
+  return transfers;
+}
+
+namespace {
+
+/// A part of a move: the move exists, runs on the program's mesh on this
+/// side, and is of the block's element type.
+LogicalResult verifyCrossMeshPart(Operation *op,
+                                  SymbolTableCollection &symbolTable,
+                                  FlatSymbolRefAttr moveRef, Value block,
+                                  bool receiving) {
+  auto program = op->getParentOfType<ProgramOp>();
+  auto move = symbolTable.lookupNearestSymbolFrom<CrossMeshOp>(op, moveRef);
+  if (!move)
+    return op->emitOpError() << moveRef << " does not name a plan.cross_mesh";
+  FlatSymbolRefAttr side = receiving ? move.getToAttr() : move.getFromAttr();
+  if (program.getMeshAttr() != side)
+    return op->emitOpError()
+           << "runs in a program on " << program.getMeshAttr() << ", not on "
+           << moveRef << "'s " << (receiving ? "destination " : "source ")
+           << side;
+  if (cast<MemRefType>(block.getType()).getElementType() !=
+      cast<RankedTensorType>(move.getType()).getElementType())
+    return op->emitOpError()
+           << "block is not of " << moveRef << "'s element type";
+  return success();
+}
+
+} // namespace
+
+LogicalResult
+CrossMeshSendOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyCrossMeshPart(*this, symbolTable, getMoveAttr(), getBlock(),
+                             /*receiving=*/false);
+}
+
+LogicalResult
+CrossMeshRecvOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyCrossMeshPart(*this, symbolTable, getMoveAttr(), getBlock(),
+                             /*receiving=*/true);
+}
+
+//===----------------------------------------------------------------------===//
 // bytes sent
 //===----------------------------------------------------------------------===//
 
@@ -506,6 +629,31 @@ double bytesOf(Value buffer) {
 double parplan::plan::bytesSent(Operation *op, SymbolTableCollection *symbols) {
   if (auto send = dyn_cast<SendOp>(op))
     return bytesOf(send.getBuffer());
+  if (isa<CrossMeshSendOp, CrossMeshRecvOp>(op)) {
+    // The tiles the device sends: the most any device of the program does.
+    auto moveRef = op->getAttrOfType<FlatSymbolRefAttr>("move");
+    auto move =
+        symbols
+            ? symbols->lookupNearestSymbolFrom<CrossMeshOp>(op, moveRef)
+            : SymbolTable::lookupNearestSymbolFrom<CrossMeshOp>(op, moveRef);
+    auto program = op->getParentOfType<ProgramOp>();
+    if (!move || !program)
+      return 0;
+    auto type = cast<RankedTensorType>(move.getType());
+    double elementBytes = static_cast<double>(
+        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8));
+    ArrayRef<int64_t> devices = program.getDevices();
+    llvm::DenseMap<int64_t, double> sent;
+    for (auto [tile, sender] :
+         llvm::zip(move.getTransferTiles(), move.getTransferSenders()))
+      if (std::binary_search(devices.begin(), devices.end(), sender))
+        sent[sender] += static_cast<double>(move.getTile(tile).numElements()) *
+                        elementBytes;
+    double most = 0;
+    for (auto [device, bytes] : sent)
+      most = std::max(most, bytes);
+    return most;
+  }
   auto groupRef = op->getAttrOfType<FlatSymbolRefAttr>("group");
   auto program = op->getParentOfType<ProgramOp>();
   if (!groupRef || !program)

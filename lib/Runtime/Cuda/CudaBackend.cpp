@@ -732,6 +732,9 @@ Status CudaBackend::run(int64_t begin, int64_t end) {
     case plan::Instruction::kRecv:
       status = runMessages(first, last);
       break;
+    // instantiateProgram has replaced the parts with their steps.
+    case plan::Instruction::kCrossMeshSend:
+    case plan::Instruction::kCrossMeshRecv:
     case plan::Instruction::OP_NOT_SET:
       status = Status::failure("empty instruction");
       break;

@@ -500,3 +500,99 @@ plan.program @dev0 devices = [0] {
   // expected-error @+1 {{'plan.backward_begin' op comes after plan.after_micro_batches: the backward is part of a micro-batch}}
   plan.backward_begin
 }
+
+// -----
+
+plan.mesh @a shape = [1] devices = [0]
+plan.mesh @b shape = [1] devices = [1]
+// expected-error @+1 {{'plan.cross_mesh' op needs tile_offsets and tile_sizes of 2 entries per tile}}
+plan.cross_mesh @move0 : tensor<4x2xf32> from @a [-1] to @b [-1]
+    tile_offsets = [0, 0] tile_sizes = [4] transfer_tiles = [0]
+    transfer_senders = [0] receiver_counts = [1] receivers = [1]
+
+// -----
+
+plan.mesh @a shape = [1] devices = [0]
+plan.mesh @b shape = [1] devices = [1]
+// expected-error @+1 {{'plan.cross_mesh' op moves tile 1, not one of its 1}}
+plan.cross_mesh @move0 : tensor<4xf32> from @a [-1] to @b [-1]
+    tile_offsets = [0] tile_sizes = [4] transfer_tiles = [1]
+    transfer_senders = [0] receiver_counts = [1] receivers = [1]
+
+// -----
+
+plan.mesh @a shape = [1] devices = [0]
+plan.mesh @b shape = [1] devices = [1]
+// expected-error @+1 {{'plan.cross_mesh' op counts 2 receivers but lists 1}}
+plan.cross_mesh @move0 : tensor<4xf32> from @a [-1] to @b [-1]
+    tile_offsets = [0] tile_sizes = [4] transfer_tiles = [0]
+    transfer_senders = [0] receiver_counts = [2] receivers = [1]
+
+// -----
+
+plan.mesh @a shape = [1] devices = [0]
+plan.mesh @b shape = [1] devices = [1]
+// expected-error @+1 {{'plan.cross_mesh' op has a transfer without receivers}}
+plan.cross_mesh @move0 : tensor<4xf32> from @a [-1] to @b [-1]
+    tile_offsets = [0] tile_sizes = [4] transfer_tiles = [0]
+    transfer_senders = [0] receiver_counts = [0] receivers = []
+
+// -----
+
+plan.mesh @a shape = [1] devices = [0]
+// expected-error @+1 {{'plan.cross_mesh' op moves from @a to itself}}
+plan.cross_mesh @move0 : tensor<4xf32> from @a [-1] to @a [-1]
+    tile_offsets = [0] tile_sizes = [4] transfer_tiles = [0]
+    transfer_senders = [0] receiver_counts = [1] receivers = [0]
+
+// -----
+
+plan.mesh @a shape = [1] devices = [0]
+plan.mesh @b shape = [1] devices = [1]
+// expected-error @+1 {{'plan.cross_mesh' op needs one split per axis of @b}}
+plan.cross_mesh @move0 : tensor<4xf32> from @a [-1] to @b [-1, 0]
+    tile_offsets = [0] tile_sizes = [4] transfer_tiles = [0]
+    transfer_senders = [0] receiver_counts = [1] receivers = [1]
+
+// -----
+
+plan.mesh @a shape = [1] devices = [0]
+// expected-error @+1 {{'plan.cross_mesh' op names @c, which is no plan.mesh}}
+plan.cross_mesh @move0 : tensor<4xf32> from @a [-1] to @c [-1]
+    tile_offsets = [0] tile_sizes = [4] transfer_tiles = [0]
+    transfer_senders = [0] receiver_counts = [1] receivers = [1]
+
+// -----
+
+plan.mesh @a shape = [1] devices = [0]
+plan.mesh @b shape = [1] devices = [1]
+plan.cross_mesh @move0 : tensor<4xf32> from @a [-1] to @b [-1]
+    tile_offsets = [0] tile_sizes = [4] transfer_tiles = [0]
+    transfer_senders = [0] receiver_counts = [1] receivers = [1]
+plan.program @program0 devices = [0] mesh = @a {
+  %x = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.cross_mesh_recv' op runs in a program on @a, not on @move0's destination @b}}
+  plan.cross_mesh_recv @move0 %x : memref<4xf32>
+}
+
+// -----
+
+plan.mesh @a shape = [1] devices = [0]
+plan.mesh @b shape = [1] devices = [1]
+plan.cross_mesh @move0 : tensor<4xf32> from @a [-1] to @b [-1]
+    tile_offsets = [0] tile_sizes = [4] transfer_tiles = [0]
+    transfer_senders = [0] receiver_counts = [1] receivers = [1]
+plan.program @program0 devices = [0] mesh = @a {
+  %x = plan.buffer : memref<4xi32>
+  // expected-error @+1 {{'plan.cross_mesh_send' op block is not of @move0's element type}}
+  plan.cross_mesh_send @move0 %x : memref<4xi32>
+}
+
+// -----
+
+plan.mesh @a shape = [1] devices = [0]
+plan.program @program0 devices = [0] mesh = @a {
+  %x = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.cross_mesh_send' op @move9 does not name a plan.cross_mesh}}
+  plan.cross_mesh_send @move9 %x : memref<4xf32>
+}

@@ -142,3 +142,25 @@ plan.program @accumulating devices = [0] {
   plan.after_micro_batches
   plan.kernel "sgd_update" ins(%w, %sum : memref<4xf32>, memref<4xf32>) outs(%w : memref<4xf32>) {attrs = {lr = 0.1 : f64}}
 }
+
+// -----
+
+// A cross-mesh move: one table, and each side's part of it.
+// CHECK: plan.cross_mesh @move0 : tensor<4x2xf32> from @a [0] to @b [-1] tile_offsets = [0, 0, 2, 0] tile_sizes = [2, 2, 2, 2] transfer_tiles = [0, 1] transfer_senders = [0, 1] receiver_counts = [2, 2] receivers = [2, 3, 2, 3]
+// CHECK: plan.cross_mesh_send @move0 %{{.*}} : memref<2x2xf32>
+// CHECK: plan.cross_mesh_recv @move0 %[[B:.*]] scratch %[[S:.*]] : memref<4x2xf32>, memref<256xi8>
+plan.mesh @a shape = [2] devices = [0, 1]
+plan.mesh @b shape = [2] devices = [2, 3]
+plan.cross_mesh @move0 : tensor<4x2xf32> from @a [0] to @b [-1]
+    tile_offsets = [0, 0, 2, 0] tile_sizes = [2, 2, 2, 2]
+    transfer_tiles = [0, 1] transfer_senders = [0, 1]
+    receiver_counts = [2, 2] receivers = [2, 3, 2, 3]
+plan.program @program0 devices = [0, 1] mesh = @a {
+  %x = plan.buffer : memref<2x2xf32>
+  plan.cross_mesh_send @move0 %x : memref<2x2xf32>
+}
+plan.program @program1 devices = [2, 3] mesh = @b {
+  %s = plan.buffer : memref<256xi8>
+  %y = plan.buffer : memref<4x2xf32>
+  plan.cross_mesh_recv @move0 %y scratch %s : memref<4x2xf32>, memref<256xi8>
+}

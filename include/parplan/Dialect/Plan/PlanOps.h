@@ -4,6 +4,7 @@
 #define PARPLAN_DIALECT_PLAN_PLANOPS_H
 
 #include "parplan/Dialect/Plan/PlanDialect.h"
+#include "parplan/Support/CrossMeshPart.h"
 #include "parplan/Support/Sbp.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
@@ -35,7 +36,9 @@ int64_t bufferBytes(mlir::MemRefType type);
 /// algorithms the cost model assumes (docs/cost-model.md): an all-gather
 /// its output less its own part, a reduce-scatter its input less its own
 /// part, an all-reduce 2(n-1)/n of the buffer, an all-to-all its input less
-/// the part it keeps, a broadcast or send the buffer. 0 for anything else,
+/// the part it keeps, a broadcast or send the buffer; in a part of a
+/// cross-mesh move, the tiles the busiest device of the program sends (a
+/// broadcast counted once, from its sender). 0 for anything else,
 /// and for a collective whose group cannot be found. `symbols` caches the
 /// module's symbol table across calls (a lookup without it scans the
 /// module's groups, meshes and programs).
