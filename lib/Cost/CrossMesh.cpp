@@ -440,13 +440,12 @@ constexpr double kOrderWork = 4194304;
 /// the one done first. Tiles of one size take turns between pairs of hosts
 /// (the first holder's, the first receiver's), so that the window holds
 /// work for every card.
-CrossMeshSchedule orderOnTimeline(const CrossMeshProblem &problem,
+CrossMeshSchedule orderOnTimeline(const std::vector<CrossMeshTile> &tiles,
                                   const ClusterIndex &cluster,
                                   CrossMeshMode mode, bool largerFirst) {
   CrossMeshSchedule schedule;
   schedule.mode = mode;
   schedule.balancing = CrossMeshBalancing::ByOrder;
-  std::vector<CrossMeshTile> tiles = crossMeshTiles(problem);
   Ledger ledger(cluster, tiles, schedule);
   std::map<std::pair<int64_t, int64_t>, int64_t> turns;
   std::vector<int64_t> turn(tiles.size());
@@ -634,7 +633,7 @@ std::vector<CrossMeshTile> crossMeshTiles(const CrossMeshProblem &problem) {
 
 namespace {
 
-CrossMeshSchedule planOn(const CrossMeshProblem &problem,
+CrossMeshSchedule planOn(const std::vector<CrossMeshTile> &tiles,
                          const ClusterIndex &cluster, CrossMeshMode mode,
                          CrossMeshBalancing balancing) {
   if (balancing == CrossMeshBalancing::ByOrder) {
@@ -643,13 +642,13 @@ CrossMeshSchedule planOn(const CrossMeshProblem &problem,
     // orders (also orders on the timeline), so that it is never slower.
     // Past kOrderTiles tiles, the other balancings' alone.
     std::vector<CrossMeshSchedule> candidates;
-    if (crossMeshTiles(problem).size() <= kOrderTiles) {
-      candidates.push_back(orderOnTimeline(problem, cluster, mode, true));
-      candidates.push_back(orderOnTimeline(problem, cluster, mode, false));
+    if (tiles.size() <= kOrderTiles) {
+      candidates.push_back(orderOnTimeline(tiles, cluster, mode, true));
+      candidates.push_back(orderOnTimeline(tiles, cluster, mode, false));
     }
     for (CrossMeshBalancing other :
          {CrossMeshBalancing::ByBytes, CrossMeshBalancing::None})
-      candidates.push_back(planOn(problem, cluster, mode, other));
+      candidates.push_back(planOn(tiles, cluster, mode, other));
     CrossMeshSchedule best = candidates.front();
     for (const CrossMeshSchedule &candidate : candidates)
       if (candidate.seconds < best.seconds)
@@ -660,7 +659,6 @@ CrossMeshSchedule planOn(const CrossMeshProblem &problem,
   CrossMeshSchedule schedule;
   schedule.mode = mode;
   schedule.balancing = balancing;
-  std::vector<CrossMeshTile> tiles = crossMeshTiles(problem);
   Ledger ledger(cluster, tiles, schedule);
   std::vector<size_t> order(tiles.size());
   for (size_t i = 0; i < order.size(); ++i)
@@ -710,7 +708,14 @@ CrossMeshSchedule planOn(const CrossMeshProblem &problem,
 CrossMeshSchedule planCrossMesh(const CrossMeshProblem &problem,
                                 const Cluster &cluster, CrossMeshMode mode,
                                 CrossMeshBalancing balancing) {
-  return planOn(problem, ClusterIndex(cluster), mode, balancing);
+  return planOn(crossMeshTiles(problem), ClusterIndex(cluster), mode,
+                balancing);
+}
+
+CrossMeshSchedule planCrossMesh(const std::vector<CrossMeshTile> &tiles,
+                                const ClusterIndex &cluster, CrossMeshMode mode,
+                                CrossMeshBalancing balancing) {
+  return planOn(tiles, cluster, mode, balancing);
 }
 
 MeshPlacement placeCrossMesh(const CrossMeshProblem &problem,
@@ -751,28 +756,48 @@ CrossMeshSchedule shiftSchedule(const CrossMeshSchedule &schedule,
 
 double crossMeshLowerBound(const CrossMeshProblem &problem,
                            const Cluster &described) {
-  ClusterIndex cluster(described);
-  std::vector<CrossMeshTile> tiles = crossMeshTiles(problem);
+  return crossMeshLowerBound(crossMeshTiles(problem), ClusterIndex(described));
+}
+
+double crossMeshLowerBound(const std::vector<CrossMeshTile> &tiles,
+                           const ClusterIndex &cluster) {
+  const Cluster &described = cluster.cluster();
   size_t hosts = described.nodes.size();
   std::vector<double> mustReceive(hosts, 0), mustSend(hosts, 0);
   std::set<int64_t> involved;
-  for (const CrossMeshTile &tile : tiles) {
-    std::set<int64_t> holding, needing;
-    for (int64_t holder : tile.holders)
-      holding.insert(cluster.nodeOf(holder));
-    for (int64_t receiver : tile.receivers)
-      needing.insert(cluster.nodeOf(receiver));
+  // Per host, the last tile it held or needed (stamps: no set per tile).
+  std::vector<int64_t> heldAt(hosts, -1), neededAt(hosts, -1);
+  std::vector<int64_t> holding, needing;
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    const CrossMeshTile &tile = tiles[t];
+    auto stamp = static_cast<int64_t>(t);
+    holding.clear();
+    needing.clear();
+    for (int64_t holder : tile.holders) {
+      auto host = static_cast<size_t>(cluster.nodeOf(holder));
+      if (heldAt[host] != stamp) {
+        heldAt[host] = stamp;
+        holding.push_back(static_cast<int64_t>(host));
+      }
+    }
+    for (int64_t receiver : tile.receivers) {
+      auto host = static_cast<size_t>(cluster.nodeOf(receiver));
+      if (neededAt[host] != stamp) {
+        neededAt[host] = stamp;
+        needing.push_back(static_cast<int64_t>(host));
+      }
+    }
     involved.insert(holding.begin(), holding.end());
     involved.insert(needing.begin(), needing.end());
     auto bytes = static_cast<double>(tile.bytes);
     bool elsewhere = false;
     for (int64_t host : needing)
-      if (!holding.count(host)) {
-        mustReceive[host] += bytes;
+      if (heldAt[static_cast<size_t>(host)] != stamp) {
+        mustReceive[static_cast<size_t>(host)] += bytes;
         elsewhere = true;
       }
     if (holding.size() == 1 && elsewhere)
-      mustSend[*holding.begin()] += bytes;
+      mustSend[static_cast<size_t>(holding.front())] += bytes;
   }
   // Each host's card at the fastest rate it has to any other host here.
   std::map<int64_t, int64_t> firstDevice;

@@ -72,7 +72,8 @@ const CrossMeshMoves::Move *CrossMeshMoves::plan(Operation *op) {
       placement.key + cost::toString(*mode) + cost::toString(*balancing));
   if (inserted)
     found->second = cost::shiftSchedule(
-        cost::planCrossMesh(problem, cluster, *mode, *balancing),
+        cost::planCrossMesh(tiles, cost::ClusterIndex(cluster), *mode,
+                            *balancing),
         -placement.deviceShift, -placement.nodeShift);
   cost::CrossMeshSchedule schedule = cost::shiftSchedule(
       found->second, placement.deviceShift, placement.nodeShift);

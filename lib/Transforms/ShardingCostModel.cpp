@@ -293,7 +293,11 @@ ShardingCostModel::PlannedMove ShardingCostModel::planMove(
     move.error = *why;
     return move;
   }
-  double bound = cost::crossMeshLowerBound(problem, cluster);
+  // The tiles and the index of the cluster, once for the bound and every
+  // schedule.
+  std::vector<cost::CrossMeshTile> tiles = cost::crossMeshTiles(problem);
+  cost::ClusterIndex links(cluster);
+  double bound = cost::crossMeshLowerBound(tiles, links);
   if (estimate) {
     move.moveTime =
         bound +
@@ -303,7 +307,6 @@ ShardingCostModel::PlannedMove ShardingCostModel::planMove(
   }
   // No schedule beats the bound plus the least latency between the meshes:
   // once one meets it, the later ones (which lose ties) are not planned.
-  cost::ClusterIndex links(cluster);
   double leastLatency = std::numeric_limits<double>::infinity();
   for (int64_t from : source.devices)
     for (int64_t to : destination.devices)
@@ -316,7 +319,7 @@ ShardingCostModel::PlannedMove ShardingCostModel::planMove(
       if (unbeatable)
         break;
       cost::CrossMeshSchedule schedule =
-          cost::planCrossMesh(problem, cluster, candidate, balancing);
+          cost::planCrossMesh(tiles, links, candidate, balancing);
       // Ties go to the simpler mode and balancing, listed first.
       if (planned && schedule.seconds >= move.moveTime)
         continue;

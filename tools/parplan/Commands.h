@@ -44,7 +44,7 @@ struct LayoutOptions {
   /// Pipeline stages placed evenly (0: the annotations' only).
   int64_t stages = 0;
   /// `--stages auto` (compile): the stage count of least predicted step,
-  /// tried over the divisors of the mesh's first axis.
+  /// climbed over the divisors of the mesh's first axis.
   bool autoStages = false;
   /// Megatron's grid (0: not given): the tensor-parallel degree, the mesh's
   /// last axis, and the pipeline stages; data parallel over the rest.

@@ -751,19 +751,24 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   if (auto schedule = (*module)->getAttrOfType<StringAttr>("plan.schedule"))
     scheduleName = schedule.str();
   // The search's trials: each shape's predicted step, or why it failed.
-  auto isChosen = [&](const PipelineTrial &trial) {
+  // A phase's trial is chosen when it matches the chosen shape in what the
+  // phase searched and the phases before it: a stage count keeps its
+  // count whatever the micro-batches the next phase chose.
+  enum class Phase { StageCounts, MicroBatches, Schedules };
+  auto isChosen = [&](const PipelineTrial &trial, Phase phase) {
     const PipelineTrial &chosen = searched->chosen;
     return trial.stages == chosen.stages &&
-           trial.microBatches == chosen.microBatches &&
-           trial.schedule == chosen.schedule;
+           (phase == Phase::StageCounts ||
+            trial.microBatches == chosen.microBatches) &&
+           (phase != Phase::Schedules || trial.schedule == chosen.schedule);
   };
-  auto trialsJson = [&](const std::vector<PipelineTrial> &trials) {
+  auto trialsJson = [&](const std::vector<PipelineTrial> &trials, Phase phase) {
     llvm::json::Array entries;
     for (const PipelineTrial &trial : trials) {
       llvm::json::Object entry{{"stages", trial.stages},
                                {"micro_batches", trial.microBatches},
                                {"schedule", trial.schedule},
-                               {"chosen", isChosen(trial)},
+                               {"chosen", isChosen(trial, phase)},
                                {"searched", trial.searched}};
       if (trial.step)
         entry["predicted_step_time_s"] = *trial.step;
@@ -777,7 +782,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   // schedule priced on the chosen layouts' stage costs, not searched, says
   // "(timeline only)".
   auto trialsLine =
-      [&](const std::vector<PipelineTrial> &trials,
+      [&](const std::vector<PipelineTrial> &trials, Phase phase,
           function_ref<std::string(const PipelineTrial &)> label) {
         std::string line;
         for (const PipelineTrial &trial : trials)
@@ -786,9 +791,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                           trial.step           ? formatSeconds(*trial.step)
                           : isNoFit(trial.why) ? std::string("no fit")
                                                : std::string("cannot"),
-                          isChosen(trial)  ? " (chosen)"
-                          : trial.searched ? ""
-                                           : " (timeline only)");
+                          isChosen(trial, phase) ? " (chosen)"
+                          : trial.searched       ? ""
+                                                 : " (timeline only)");
         return line;
       };
   std::vector<PipelineTrial> none;
@@ -818,9 +823,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"recompute", pipeline.recompute},
       {"recomputed_layers", llvm::json::Array(recomputedLayers)},
       {"stages", std::move(stagesJson)},
-      {"stage_counts", trialsJson(stageCounts)},
-      {"micro_batch_counts", trialsJson(microBatchCounts)},
-      {"schedules", trialsJson(scheduleTrials)},
+      {"stage_counts", trialsJson(stageCounts, Phase::StageCounts)},
+      {"micro_batch_counts", trialsJson(microBatchCounts, Phase::MicroBatches)},
+      {"schedules", trialsJson(scheduleTrials, Phase::Schedules)},
       {"programs", std::move(perProgram)},
       {"ops", std::move(ops)}};
   if (!writeFile(summaryPath.str().str(), [&](llvm::raw_ostream &out) {
@@ -857,9 +862,14 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   }
   if (!stageCounts.empty())
     fmt::print("  stage counts     {}\n",
-               trialsLine(stageCounts, [](const PipelineTrial &trial) {
-                 return std::to_string(trial.stages);
-               }));
+               trialsLine(stageCounts, Phase::StageCounts,
+                          [&](const PipelineTrial &trial) {
+                            // A count's best schedule, where searched.
+                            bool other = autoSchedule && trial.stages > 1 &&
+                                         trial.schedule != "1f1b";
+                            return std::to_string(trial.stages) +
+                                   (other ? " by " + trial.schedule : "");
+                          }));
   for (size_t s = 0; s < stageLines.size(); ++s)
     fmt::print("  {}{}\n", s == 0 ? "stages           " : "                 ",
                stageLines[s]);
@@ -871,14 +881,15 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                                     : ", stages run them by " + scheduleName);
   if (!microBatchCounts.empty())
     fmt::print("                   tried {}\n",
-               trialsLine(microBatchCounts, [](const PipelineTrial &trial) {
-                 return std::to_string(trial.microBatches);
-               }));
+               trialsLine(microBatchCounts, Phase::MicroBatches,
+                          [](const PipelineTrial &trial) {
+                            return std::to_string(trial.microBatches);
+                          }));
   if (!scheduleTrials.empty())
-    fmt::print("  schedules        {}\n",
-               trialsLine(scheduleTrials, [](const PipelineTrial &trial) {
-                 return trial.schedule;
-               }));
+    fmt::print(
+        "  schedules        {}\n",
+        trialsLine(scheduleTrials, Phase::Schedules,
+                   [](const PipelineTrial &trial) { return trial.schedule; }));
   if (pipeline.recompute != "none") {
     std::string line = pipeline.recompute;
     if (!recomputedLayers.empty())

@@ -222,6 +222,29 @@ std::optional<int64_t> divisorBetween(int64_t batch, int64_t low,
   return nearest;
 }
 
+/// The schedules the search may choose: each one parplan-run runs but
+/// `sequential`, 1F1B first (it holds the fewest activations, so it is
+/// kept on a tie).
+std::vector<std::string> searchedSchedules() {
+  std::vector<std::string> names = {"1f1b", "eager-1f1b", "gpipe"};
+  for (const std::string &name : parplan::runtime::executorSchedules())
+    if (name != "sequential" && !llvm::is_contained(names, name))
+      names.push_back(name);
+  return names;
+}
+
+/// The step of `base`'s stage costs run by schedule `name`; none when
+/// `base` has no step or no stages.
+std::optional<double> timelineOf(const PipelineTrial &base, StringRef name) {
+  if (!base.step || base.costs.forward.empty())
+    return std::nullopt;
+  parplan::cost::PipelineShape shape{base.stages, base.microBatches, 1};
+  return parplan::cost::simulateStep(
+             *parplan::cost::parsePipelineSchedule(name.str()), shape,
+             base.costs, base.update)
+      .seconds;
+}
+
 } // namespace
 
 std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
@@ -255,20 +278,77 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     } else {
       return std::nullopt;
     }
-    for (int64_t count : divisorsOf(meshShape.front())) {
+    // Each count is judged by its best schedule: eager-1F1B may make a
+    // count whose sends are slow the best one.
+    std::vector<int64_t> counts = divisorsOf(meshShape.front());
+    std::map<size_t, PipelineTrial> judged;
+    auto judge = [&](size_t index) -> const PipelineTrial * {
+      auto known = judged.find(index);
+      if (known != judged.end())
+        return &known->second;
+      int64_t count = counts[index];
       int64_t microBatches = choice.autoMicroBatches
                                  ? firstMicroBatches(count, choice.batch)
                                  : choice.microBatches;
       const PipelineTrial *trial = trials.run(count > 1 ? count : 0, count,
                                               microBatches, schedule, error);
       if (!trial)
+        return nullptr;
+      PipelineTrial countBest = *trial;
+      if (choice.autoSchedule && count > 1 && microBatches > 1)
+        for (const std::string &name : searchedSchedules()) {
+          std::optional<double> priced = timelineOf(*trial, name);
+          if (name == trial->schedule || !priced || !(*priced < *trial->step))
+            continue;
+          const PipelineTrial *other =
+              trials.run(count, count, microBatches, name, error);
+          if (!other)
+            return nullptr;
+          if (isBetter(*other, countBest))
+            countBest = *other;
+        }
+      return &judged.emplace(index, std::move(countBest)).first->second;
+    };
+    // The step falls with more stages (less memory and work each) until
+    // the bubble and the sends between them outweigh that: the counts
+    // are climbed from the middle of the divisors toward the better
+    // neighbour, each trial a search, rather than all tried. While the
+    // trials do not fit, more stages (less memory each) are tried; a
+    // count the model cannot be cut into sends the climb to fewer.
+    size_t at = counts.size() / 2;
+    if (!judge(at))
+      return std::nullopt;
+    while (!judged.at(at).step && at + 1 < counts.size() &&
+           isNoFit(judged.at(at).why)) {
+      if (!judge(++at))
         return std::nullopt;
-      result.stageCounts.push_back(*trial);
     }
+    while (!judged.at(at).step && at > 0 && !isNoFit(judged.at(at).why)) {
+      if (!judge(--at))
+        return std::nullopt;
+    }
+    if (judged.at(at).step)
+      for (;;) {
+        size_t next = at;
+        for (size_t neighbour : {at - 1, at + 1}) {
+          if (neighbour >= counts.size())
+            continue;
+          const PipelineTrial *trial = judge(neighbour);
+          if (!trial)
+            return std::nullopt;
+          if (isBetter(*trial, judged.at(next)))
+            next = neighbour;
+        }
+        if (next == at)
+          break;
+        at = next;
+      }
+    for (const auto &[index, trial] : judged)
+      result.stageCounts.push_back(trial);
     // The least predicted step (the fewer stages on a tie); when none
     // fits, the most stages that failed only for memory, for more
-    // micro-batches or recomputation to try; else one stage, whose error
-    // the compile then says.
+    // micro-batches or recomputation to try; else the fewest stages
+    // tried, whose error the compile then says.
     best = result.stageCounts.front();
     for (const PipelineTrial &trial : result.stageCounts)
       if (isBetter(trial, best))
@@ -363,27 +443,18 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     if (!tryShape(best.microBatches, best.schedule, result.schedules))
       return std::nullopt;
     best = result.schedules.back();
-    std::vector<std::string> names = {"1f1b", "eager-1f1b", "gpipe"};
-    for (const std::string &name : runtime::executorSchedules())
-      if (name != "sequential" && !llvm::is_contained(names, name))
-        names.push_back(name);
     const PipelineTrial base = best;
-    for (const std::string &name : names) {
+    for (const std::string &name : searchedSchedules()) {
       if (name == base.schedule)
         continue;
-      if (base.step && !base.costs.forward.empty()) {
-        cost::PipelineShape shape{base.stages, base.microBatches, 1};
-        double priced = cost::simulateStep(*cost::parsePipelineSchedule(name),
-                                           shape, base.costs, base.update)
-                            .seconds;
-        if (!(priced < *base.step)) {
-          PipelineTrial screened = base;
-          screened.schedule = name;
-          screened.step = priced;
-          screened.searched = false;
-          result.schedules.push_back(std::move(screened));
-          continue;
-        }
+      std::optional<double> priced = timelineOf(base, name);
+      if (priced && !(*priced < *base.step)) {
+        PipelineTrial screened = base;
+        screened.schedule = name;
+        screened.step = priced;
+        screened.searched = false;
+        result.schedules.push_back(std::move(screened));
+        continue;
       }
       if (!tryShape(best.microBatches, name, result.schedules))
         return std::nullopt;

@@ -80,8 +80,10 @@ using ModelImporter =
 
 /// Searches what `choice` leaves open, in three phases, each from the best
 /// of the one before (docs/pipeline.md#the-automatic-pipeline):
-///   1. each divisor of the mesh's first axis as the stage count, at
-///      micro-batches a few times the stages (1 on one stage);
+///   1. divisors of the mesh's first axis as the stage count, climbed from
+///      the middle one toward the better neighbour, at micro-batches a few
+///      times the stages (1 on one stage), each count with each schedule
+///      whose timeline on its 1F1B trial is faster;
 ///   2. on more than one stage, the micro-batch counts dividing the batch,
 ///      climbing a ladder of doublings from the first phase's and then
 ///      trying the count between the best and each neighbour;

@@ -117,7 +117,8 @@ int parplan::cli::runReshard(const ReshardOptions &options) {
     mostHolders = std::max(mostHolders, tile.holders.size());
     mostReceivers = std::max(mostReceivers, tile.receivers.size());
   }
-  double bound = crossMeshLowerBound(problem, *cluster);
+  ClusterIndex links(*cluster);
+  double bound = crossMeshLowerBound(tiles, links);
   fmt::print(
       "moving {} ({} {}, {}) from mesh {} {} on devices {} to mesh {} "
       "{} on devices {}, {}\n",
@@ -134,8 +135,7 @@ int parplan::cli::runReshard(const ReshardOptions &options) {
              "time", "x bound", "card sends", "card takes");
   for (CrossMeshMode mode : kCrossMeshModes)
     for (CrossMeshBalancing balancing : kCrossMeshBalancings) {
-      CrossMeshSchedule schedule =
-          planCrossMesh(problem, *cluster, mode, balancing);
+      CrossMeshSchedule schedule = planCrossMesh(tiles, links, mode, balancing);
       double sent =
           *std::max_element(schedule.hostSent.begin(), schedule.hostSent.end());
       double received = *std::max_element(schedule.hostReceived.begin(),
@@ -153,8 +153,7 @@ int parplan::cli::runReshard(const ReshardOptions &options) {
   // CLI11 admits only the names these parse.
   CrossMeshMode mode = *parseCrossMeshMode(options.mode);
   CrossMeshBalancing balancing = *parseCrossMeshBalancing(options.balancing);
-  CrossMeshSchedule schedule =
-      planCrossMesh(problem, *cluster, mode, balancing);
+  CrossMeshSchedule schedule = planCrossMesh(tiles, links, mode, balancing);
   std::optional<plan::Plan> lowered = cli::lowerReshardPlan(
       problem, *dtype, mode, balancing, options.cluster, error);
   if (!lowered)

@@ -128,6 +128,12 @@ std::vector<CrossMeshTile> crossMeshTiles(const CrossMeshProblem &problem);
 CrossMeshSchedule planCrossMesh(const CrossMeshProblem &problem,
                                 const Cluster &cluster, CrossMeshMode mode,
                                 CrossMeshBalancing balancing);
+/// The same from the problem's tiles (crossMeshTiles) and an index of the
+/// cluster, for a caller planning one problem several ways: the tiles of
+/// two large meshes are most of the work.
+CrossMeshSchedule planCrossMesh(const std::vector<CrossMeshTile> &tiles,
+                                const ClusterIndex &cluster, CrossMeshMode mode,
+                                CrossMeshBalancing balancing);
 
 /// The placement (placeMeshes) of a problem's two meshes, its key
 /// extended by the tensor and the layouts: problems with equal keys have
@@ -149,6 +155,9 @@ CrossMeshSchedule shiftSchedule(const CrossMeshSchedule &schedule,
 /// the largest.
 double crossMeshLowerBound(const CrossMeshProblem &problem,
                            const Cluster &cluster);
+/// The same from the problem's tiles and an index of the cluster.
+double crossMeshLowerBound(const std::vector<CrossMeshTile> &tiles,
+                           const ClusterIndex &cluster);
 
 } // namespace parplan::cost
 
