@@ -18,6 +18,7 @@
 # step names, such as freeing the IR). Environment: RUNS (default 5), PARPLAN_BUILD_DIR
 # (default build), CORE (default the last one: core 0 takes the machine's
 # interrupts, which on the 2-core development VM costs a third more time).
+# Every row is one mesh (--stages 1): bench/pipeline.sh measures stages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -52,7 +53,7 @@ for entry in "${rows[@]}"; do
     rm -rf "$work/out"
     out=$( { /usr/bin/time -f "TIME %e RSS %M" taskset -c "$core" "$bin/parplan" compile "$model" \
       --train --frozen transformer.causal_mask --mixed-precision bf16 --recompute full \
-      --cluster "$cluster" --mesh "$mesh" --strategy "$strategy" -o "$work/out" \
+      --cluster "$cluster" --mesh "$mesh" --strategy "$strategy" --stages 1 -o "$work/out" \
       --mlir-timing >"$work/summary.txt"; } 2>&1)
     times+=("$(echo "$out" | awk '/^TIME/ { print $2 }')")
     peaks+=("$(echo "$out" | awk '/^TIME/ { print $4 }')")

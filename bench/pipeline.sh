@@ -12,11 +12,12 @@
 #      names (128 stages, 1536 micro-batches), median of RUNS;
 #   4. `parplan compile` of GPT-3 175B (shape only), global batch 1536,
 #      bf16, on 1,024 H100s (dgx-h100x128) in --stages 16 of 8x8 devices
-#      and 192 micro-batches, with the schedule searched (--schedule
-#      auto, the default) and given (1f1b): wall time and peak memory
-#      (median of COMPILE_RUNS, default RUNS), the programs and the plan
-#      file's size, whether it fits in 80 GB, and the predicted step.
-#      About 13 s and 7 s per run;
+#      and 192 micro-batches, with the schedule searched (the default) and
+#      given (1f1b), and with nothing given (--strategy auto searches the
+#      stages, micro-batches and schedule): wall time and peak memory
+#      (median of COMPILE_RUNS, default RUNS), the shape, the programs and
+#      the plan file's size, whether it fits in 80 GB, and the predicted
+#      step. About 13 s, 7 s and 33 s per run;
 #   5. auto against Megatron's grid under the same cost model, on 8 of
 #      GPT-3 175B's layers (batch 1536, bf16, 192 micro-batches) on 128
 #      H100s (dgx-h100x16): every --strategy megatron --tensor T
@@ -28,8 +29,8 @@
 #
 # Goals (pipeline issue): the bubble shrinks as (P - 1) / M; eager-1F1B
 # beats 1F1B when sends are slow; GPT-3 175B on 1,024 GPUs fits in 80 GB
-# and compiles in under 10 s (with the schedule given; about 13 s with it
-# searched).
+# and compiles in under 10 s (with the shape given; about 13 s with the
+# schedule searched, 33 s with everything searched).
 # Environment: RUNS (default 5), COMPILE_RUNS (default RUNS),
 # PARPLAN_BUILD_DIR (default build).
 set -euo pipefail
@@ -85,29 +86,33 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$bin/parplan-zoo" gpt --preset gpt3-175b --shape-only --dynamic-batch -o "$work/gpt3-175b.onnx" >/dev/null
 compileRuns=${COMPILE_RUNS:-$runs}
-gpt3="| model | cluster | stages | micro-batches | schedule | median s | min s | max s | peak RSS MB | programs | plan MB | estimated GB per device (fullest stage) | fits 80 GB | predicted step |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-# The schedule searched (the default), then given.
-for schedule in auto 1f1b; do
+gpt3="| command | stages | micro-batches | schedule | median s | min s | max s | peak RSS MB | programs | plan MB | estimated GB per device (fullest stage) | fits 80 GB | predicted step |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+# The shape given (the schedule searched, then given), then nothing given:
+# --strategy auto pipelines the mesh over 128 nodes by itself.
+for given in "--stages 16 --micro-batches 192" "--stages 16 --micro-batches 192 --schedule 1f1b" ""; do
   times=()
   peaks=()
   for ((i = 0; i < compileRuns; i++)); do
+    # shellcheck disable=SC2086 # the flags split into words
     out=$( { /usr/bin/time -f "TIME %e RSS %M" "$bin/parplan" compile "$work/gpt3-175b.onnx" \
-      --train --batch 1536 --mixed-precision bf16 --cluster dgx-h100x128 --stages 16 \
-      --micro-batches 192 --schedule "$schedule" -o "$work/out"; } 2>&1)
+      --train --batch 1536 --mixed-precision bf16 --cluster dgx-h100x128 $given \
+      -o "$work/out"; } 2>&1)
     times+=("$(echo "$out" | awk '/^TIME/ { print $2 }')")
     peaks+=("$(echo "$out" | awk '/^TIME/ { print $4 }')")
   done
   runs=$compileRuns summarize "${times[@]}" "${peaks[@]}"
   step=$(echo "$out" | sed -n 's/^  predicted step *\([0-9.]* [a-z]*\).*/\1/p')
+  stages=$(echo "$out" | sed -n 's/.*(\([0-9]* stages of mesh [0-9x]*\),.*/\1/p')
+  micro=$(echo "$out" | sed -n 's/^  micro-batches *\([0-9]*\) of.*/\1/p')
   chosen=$(echo "$out" | sed -n 's/.*stages run them by \([a-z0-9-]*\).*/\1/p')
   programs=$(echo "$out" | sed -n 's/.*plan.pb (\([0-9]*\) programs).*/\1/p')
   bytes=$(stat -c %s "$work/out/plan.pb")
   # The plan's figure is its fullest stage's.
   estimated=$(sed -n 's/^  "estimated_memory_bytes_per_device": \([0-9]*\),*$/\1/p' "$work/out/summary.json")
   gpt3+=$'\n'"$(awk -v m="$median" -v lo="$low" -v hi="$high" -v p="$peak" -v e="$estimated" -v s="$step" \
-    -v given="$schedule" -v c="$chosen" -v n="$programs" -v b="$bytes" \
-    'BEGIN { printf "| gpt3-175b, batch 1536, bf16 | dgx-h100x128 (1,024 H100) | 16 of 8x8 | 192 | %s | %.1f | %.1f | %.1f | %.0f | %d | %.1f | %.2f | %s | %s |", given == "auto" ? "auto: " c : given, m, lo, hi, p / 1024, n, b / 1e6, e / 1e9, e <= 80e9 ? "yes" : "no", s }')"
+    -v given="$given" -v st="$stages" -v mb="$micro" -v c="$chosen" -v n="$programs" -v b="$bytes" \
+    'BEGIN { printf "| `parplan compile gpt3-175b.onnx --train --batch 1536 --mixed-precision bf16 --cluster dgx-h100x128%s` | %s | %s | %s | %.1f | %.1f | %.1f | %.0f | %d | %.1f | %.2f | %s | %s |", given == "" ? "" : " " given, st, mb, c, m, lo, hi, p / 1024, n, b / 1e6, e / 1e9, e <= 80e9 ? "yes" : "no", s }')"
 done
 
 # Auto against the grid: the predicted step of each plan (sbp.plan's

@@ -110,6 +110,9 @@ struct CompileOptions {
   bool autoMicroBatches = false;
   bool microBatchesGiven = false;
   bool scheduleGiven = false;
+  /// Whether --stages was given (without it, a mesh over several nodes
+  /// gets --stages auto).
+  bool stagesGiven = false;
 };
 
 /// `parplan reshard`: one tensor's move between two meshes of a cluster,

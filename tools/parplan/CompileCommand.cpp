@@ -305,6 +305,26 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                  << "); give one of the two\n";
     return 1;
   }
+  // --strategy auto (the default) pipelines a mesh spanning several nodes:
+  // without --stages or stages in the annotations, the stage count is
+  // searched as with --stages auto. A mesh within one node, whose links
+  // are its fastest, stays one mesh, and --stages 1 keeps one mesh
+  // anywhere.
+  if (!options.stagesGiven && annotatedStages == 0 &&
+      layout.strategy == "auto" && layout.stages == 0) {
+    auto clusterAndMesh =
+        layoutMesh(*module, layout.cluster, layout.mesh, error);
+    if (!clusterAndMesh) {
+      llvm::errs() << "parplan compile: error: '" << options.input
+                   << "': " << error << "\n";
+      return 1;
+    }
+    const auto &[cluster, meshShape] = *clusterAndMesh;
+    int64_t devices = meshSize(meshShape);
+    layout.autoStages = meshShape.front() > 1 &&
+                        devices <= cluster.numDevices() &&
+                        cluster.nodeOf(0) != cluster.nodeOf(devices - 1);
+  }
   // On stages (searched or given), the micro-batch count and the schedule
   // not given are searched: one micro-batch would run the stages one after
   // another.

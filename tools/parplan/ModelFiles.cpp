@@ -159,6 +159,23 @@ bool parplan::cli::resolveMegatronGrid(mlir::ModuleOp module,
   return true;
 }
 
+std::optional<std::pair<parplan::cost::Cluster, std::vector<int64_t>>>
+parplan::cli::layoutMesh(mlir::ModuleOp module, const std::string &cluster,
+                         const std::string &mesh, std::string &error) {
+  std::optional<cost::Cluster> loaded = loadCluster(module, cluster, error);
+  if (!loaded)
+    return std::nullopt;
+  std::vector<int64_t> shape;
+  if (mesh.empty()) {
+    shape = cost::defaultMeshShape(*loaded);
+  } else if (auto parsed = cost::parseMeshShape(mesh, error)) {
+    shape = *parsed;
+  } else {
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(*loaded), std::move(shape));
+}
+
 void parplan::cli::setPipelineOptions(CompilePipelineOptions &pipeline,
                                       const TrainingOptions &training,
                                       const LayoutOptions *layout) {

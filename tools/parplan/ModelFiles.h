@@ -10,6 +10,7 @@
 
 #include "Commands.h"
 
+#include "parplan/Cost/Cluster.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Transforms/Passes.h"
 
@@ -20,7 +21,9 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mlir {
@@ -68,6 +71,14 @@ bool attachLayoutInputs(mlir::ModuleOp module, const LayoutOptions &layout,
 /// nothing.
 bool resolveMegatronGrid(mlir::ModuleOp module, LayoutOptions &layout,
                          const char *command);
+
+/// The cluster the layout passes read (`cluster`: a preset, or the file
+/// carried as the module's sbp.cluster) and the shape of the mesh they lay
+/// out on (`mesh`, else the cluster's default, nodes x devices per node);
+/// none, with `error` set, when either is wrong.
+std::optional<std::pair<cost::Cluster, std::vector<int64_t>>>
+layoutMesh(mlir::ModuleOp module, const std::string &cluster,
+           const std::string &mesh, std::string &error);
 
 /// Fills the training options of the compile pipeline from `training`'s
 /// flags, and its layout options from `layout`'s when given.

@@ -9,6 +9,8 @@
 
 #include "PipelineSearch.h"
 
+#include "ModelFiles.h"
+
 #include "parplan/Cost/Cluster.h"
 #include "parplan/Cost/Mesh.h"
 #include "parplan/Runtime/PlanFile.h"
@@ -266,18 +268,11 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     ModuleOp step = trials.stepAt(firstCount, error);
     if (!step)
       return std::nullopt;
-    std::optional<cost::Cluster> cluster =
-        loadCluster(step, pipeline.cluster, error);
-    if (!cluster)
+    auto clusterAndMesh =
+        layoutMesh(step, pipeline.cluster, pipeline.mesh, error);
+    if (!clusterAndMesh)
       return std::nullopt;
-    std::vector<int64_t> meshShape;
-    if (pipeline.mesh.empty()) {
-      meshShape = cost::defaultMeshShape(*cluster);
-    } else if (auto parsed = cost::parseMeshShape(pipeline.mesh, error)) {
-      meshShape = *parsed;
-    } else {
-      return std::nullopt;
-    }
+    const std::vector<int64_t> &meshShape = clusterAndMesh->second;
     // Each count is judged by its best schedule: eager-1F1B may make a
     // count whose sends are slow the best one.
     std::vector<int64_t> counts = divisorsOf(meshShape.front());

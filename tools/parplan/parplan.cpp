@@ -242,7 +242,8 @@ void addLayoutOptions(CLI::App *command, parplan::cli::LayoutOptions &layout) {
           },
           "Pipeline stages: cut the mesh's first axis and the model's "
           "layers into N even parts, or with 'auto' (compile) the count of "
-          "least predicted step (docs/pipeline.md)")
+          "least predicted step (compile's default on a mesh over several "
+          "nodes with --strategy auto; 1 keeps one mesh; docs/pipeline.md)")
       ->check(CLI::Validator(
           [](std::string &text) -> std::string {
             if (text == "auto")
@@ -497,6 +498,7 @@ int main(int argc, char **argv) {
     compile.recomputeGiven = compileCommand->count("--recompute") > 0;
     compile.microBatchesGiven = compileCommand->count("--micro-batches") > 0;
     compile.scheduleGiven = compileCommand->count("--schedule") > 0;
+    compile.stagesGiven = compileCommand->count("--stages") > 0;
     return parplan::cli::runCompile(compile);
   }
   // An exception that escapes a cluster command (out of memory on a huge
