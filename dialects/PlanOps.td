@@ -397,6 +397,39 @@ def Plan_BackwardBeginOp : Plan_Op<"backward_begin", [
   let hasVerifier = 1;
 }
 
+def Plan_ChunkOp : Plan_Op<"chunk", [HasParent<"ProgramOp">]> {
+  let summary = "Where a model chunk's part of a micro-batch begins";
+  let description = [{
+    On stages of several model chunks (the interleaved schedule), a
+    micro-batch's forward is each chunk's forward in turn, and so is its
+    backward: the ops after `plan.chunk c`, up to the next marker, are
+    chunk c's part of the forward (before `plan.backward_begin`) or of the
+    backward (after it). The schedule runs a chunk's forward or backward of
+    one micro-batch at a time, virtual stage c * P + s on stage s. A
+    program of chunks marks each of them, 0 to V - 1, once in the forward
+    and once in the backward.
+
+    ```
+    stage 0 of 2, 2 chunks: F0a F1a F0b F1b F2a B0b F3a B1b ... (a, b: chunk 0, 1)
+    ```
+
+    ```mlir
+    plan.chunk 0
+    plan.kernel "matmul" ...
+    plan.cross_mesh_send @move0 %h : memref<4x64xf32>
+    plan.chunk 1
+    plan.cross_mesh_recv @move2 %h3 : memref<4x64xf32>
+    ...
+    plan.backward_begin
+    plan.chunk 0
+    ...
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$chunk);
+  let assemblyFormat = "$chunk attr-dict";
+  let hasVerifier = 1;
+}
+
 def Plan_UpdateOp : Plan_Op<"update", [HasParent<"ProgramOp">,
     AllTypesMatch<["target", "source"]>]> {
   let summary = "Carries an updated value into the next step";

@@ -217,6 +217,14 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
     first axis, fewer layers than stages, a negative N, and stages in both
     the option and the annotations.
 
+    With `chunks=V` (V > 1, with `stages=N`), each stage holds V model
+    chunks for the interleaved schedule (Megatron-LM 2021): the layers are
+    cut into N x V runs, run v on virtual stage v, which is chunk v / N of
+    stage v mod N. Ops are ordered by virtual stage where the rules above
+    say latest or earliest, every op gets `sbp.chunk = c`, and the module
+    `sbp.chunks = V`. Errors: chunks below 1, chunks with annotated stages
+    or without stages, fewer layers than N x V.
+
     Without stages the pass does nothing. `sbp-assign` then lays out each
     op on its stage's mesh and `insert-cross-mesh` moves values between
     stages.
@@ -224,6 +232,7 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
     Options:
     - `stages`: the number of stages to place (0 or 1: only the
       annotations' stages).
+    - `chunks`: the model chunks of each stage (1: one run of layers each).
     - `cluster`: the cluster preset, used when the module carries no
       sbp.cluster, for the default mesh.
     - `mesh`: the mesh the stages cut, e.g. 16x8 (default: the cluster's).
@@ -231,6 +240,8 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
   let options = [
     Option<"stages", "stages", "int64_t", "0",
            "Stages to place, cutting the mesh and the layers evenly">,
+    Option<"chunks", "chunks", "int64_t", "1",
+           "Model chunks per stage (the interleaved schedule's)">,
     Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
            "Cluster preset, used when the module carries no sbp.cluster">,
     Option<"mesh", "mesh", "std::string", "\"\"",

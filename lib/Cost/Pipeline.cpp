@@ -134,6 +134,23 @@ pipelineInFlight(const std::vector<std::vector<PipelineTask>> &order) {
   return peaks;
 }
 
+std::vector<int64_t>
+pipelineInFlightByChunk(const std::vector<std::vector<PipelineTask>> &order,
+                        int64_t chunks) {
+  size_t stages = order.size();
+  std::vector<int64_t> peaks(stages * static_cast<size_t>(chunks), 0);
+  for (size_t s = 0; s < stages; ++s) {
+    std::vector<int64_t> held(static_cast<size_t>(chunks), 0);
+    for (const PipelineTask &task : order[s]) {
+      auto chunk = static_cast<size_t>(task.chunk);
+      held[chunk] += task.backward ? -1 : 1;
+      int64_t &peak = peaks[chunk * stages + s];
+      peak = std::max(peak, held[chunk]);
+    }
+  }
+  return peaks;
+}
+
 PipelineCosts PipelineCosts::uniform(const PipelineShape &shape, double forward,
                                      double backward, double send) {
   PipelineCosts costs;

@@ -106,42 +106,52 @@ void Executor::planTasks(const plan::Plan &planMessage) {
                                           : program_.instructions_size();
   tasks_.clear();
   kept_.clear();
+  ranges_ = chunkRanges(program_, updateBegin);
+  auto chunks = static_cast<int64_t>(ranges_.forward.size());
   if (schedule_ == "sequential") {
-    backwardBegin_ = updateBegin;
+    // Each micro-batch through the chunks' forwards in order and back
+    // through their backwards: the program's own order.
+    ranges_.forward = {{0, ranges_.forward.back().second}};
+    ranges_.backward = {{ranges_.forward.back().second, updateBegin}};
+    kept_.assign(1, {});
     for (int64_t k = 0; k < microBatches_; ++k)
-      tasks_.insert(tasks_.end(), {{false, k}, {true, k}});
+      tasks_.insert(tasks_.end(), {{false, k, 0}, {true, k, 0}});
     return;
   }
-  // checkPlan admitted the schedule, one of a single chunk per stage.
-  std::vector<std::vector<cost::PipelineTask>> order = cost::pipelineOrder(
-      *cost::parsePipelineSchedule(schedule_), {stages_, microBatches_, 1});
+  // checkPlan admitted the schedule and the stage's chunks.
+  std::vector<std::vector<cost::PipelineTask>> order =
+      cost::pipelineOrder(*cost::parsePipelineSchedule(schedule_),
+                          {stages_, microBatches_, chunks});
   for (const cost::PipelineTask &task : order[static_cast<size_t>(stage_)])
-    tasks_.push_back({task.backward, task.microBatch});
-  backwardBegin_ = backwardBeginOf(program_);
-  // What the backward reads of the forward: results of its instructions
-  // and the batch's slices.
+    tasks_.push_back({task.backward, task.microBatch, task.chunk});
+  // What each chunk's backward reads of the forward: results of its
+  // instructions and the batch's slices.
   std::vector<bool> ofForward(program_.buffers_size(), false);
   for (int b = 0; b < program_.buffers_size(); ++b)
     ofForward[b] = program_.buffers(b).kind() == plan::Buffer::INPUT;
   std::vector<int64_t> reads, writes;
-  for (int64_t i = 0; i < backwardBegin_; ++i) {
-    instructionBuffers(program_.instructions(static_cast<int>(i)), reads,
-                       writes);
-    for (int64_t b : writes)
-      ofForward[b] = true;
+  for (const auto &[begin, end] : ranges_.forward)
+    for (int64_t i = begin; i < end; ++i) {
+      instructionBuffers(program_.instructions(static_cast<int>(i)), reads,
+                         writes);
+      for (int64_t b : writes)
+        ofForward[b] = true;
+    }
+  for (const auto &[begin, end] : ranges_.backward) {
+    std::vector<bool> kept(program_.buffers_size(), false);
+    for (int64_t i = begin; i < end; ++i) {
+      instructionBuffers(program_.instructions(static_cast<int>(i)), reads,
+                         writes);
+      for (int64_t b : reads)
+        if (ofForward[b] &&
+            program_.buffers(b).kind() != plan::Buffer::ACCUMULATOR)
+          kept[b] = true;
+    }
+    kept_.emplace_back();
+    for (int b = 0; b < program_.buffers_size(); ++b)
+      if (kept[b])
+        kept_.back().push_back(b);
   }
-  std::vector<bool> kept(program_.buffers_size(), false);
-  for (int64_t i = backwardBegin_; i < updateBegin; ++i) {
-    instructionBuffers(program_.instructions(static_cast<int>(i)), reads,
-                       writes);
-    for (int64_t b : reads)
-      if (ofForward[b] &&
-          program_.buffers(b).kind() != plan::Buffer::ACCUMULATOR)
-        kept[b] = true;
-  }
-  for (int b = 0; b < program_.buffers_size(); ++b)
-    if (kept[b])
-      kept_.push_back(b);
 }
 
 Tensor Executor::hostBuffer(int64_t index) const {
@@ -303,35 +313,40 @@ Status Executor::step(int64_t stepIndex, double *loss) {
   };
   int64_t count = program_.instructions_size();
   int64_t updateBegin = microBatches_ > 1 ? program_.update_begin() : count;
-  // A micro-batch's kept buffers, while other micro-batches' forwards run
+  // A micro-batch's kept buffers of a chunk, while other forwards run
   // between its forward and its backward.
-  std::map<int64_t, std::vector<Tensor>> saved;
+  std::map<std::pair<int64_t, int64_t>, std::vector<Tensor>> saved;
   for (size_t t = 0; t < tasks_.size(); ++t) {
     const Task &task = tasks_[t];
+    const std::vector<int64_t> &kept = kept_[task.chunk];
+    auto key = std::make_pair(task.microBatch, task.chunk);
     if (!task.backward) {
       if (Status status = fillBatch(stepIndex, task.microBatch); !status.ok())
         return status;
-      if (Status status = run(0, backwardBegin_); !status.ok())
+      const auto &[begin, end] = ranges_.forward[task.chunk];
+      if (Status status = run(begin, end); !status.ok())
         return status;
       bool backwardNext = t + 1 < tasks_.size() && tasks_[t + 1].backward &&
-                          tasks_[t + 1].microBatch == task.microBatch;
-      if (backwardNext || kept_.empty())
+                          tasks_[t + 1].microBatch == task.microBatch &&
+                          tasks_[t + 1].chunk == task.chunk;
+      if (backwardNext || kept.empty())
         continue;
-      std::vector<Tensor> &values = saved[task.microBatch];
-      values.resize(kept_.size());
-      for (size_t i = 0; i < kept_.size(); ++i)
-        if (Status status = backend_->read(kept_[i], values[i]); !status.ok())
+      std::vector<Tensor> &values = saved[key];
+      values.resize(kept.size());
+      for (size_t i = 0; i < kept.size(); ++i)
+        if (Status status = backend_->read(kept[i], values[i]); !status.ok())
           return status;
       continue;
     }
-    if (auto found = saved.find(task.microBatch); found != saved.end()) {
-      for (size_t i = 0; i < kept_.size(); ++i)
-        if (Status status = backend_->write(kept_[i], found->second[i]);
+    if (auto found = saved.find(key); found != saved.end()) {
+      for (size_t i = 0; i < kept.size(); ++i)
+        if (Status status = backend_->write(kept[i], found->second[i]);
             !status.ok())
           return status;
       saved.erase(found);
     }
-    if (Status status = run(backwardBegin_, updateBegin); !status.ok())
+    const auto &[begin, end] = ranges_.backward[task.chunk];
+    if (Status status = run(begin, end); !status.ok())
       return status;
   }
   if (Status status = run(updateBegin, count); !status.ok())

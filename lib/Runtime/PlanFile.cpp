@@ -1355,21 +1355,37 @@ private:
   /// broadcast from its root). Collectives spanning stages other than
   /// broadcasts would need every stage at them at once.
   Status checkSchedule() {
+    if (Status status = checkChunks(); !status.ok())
+      return status;
     if (plan_.schedule().empty() || plan_.schedule() == "sequential")
       return Status::success();
     std::optional<cost::PipelineSchedule> schedule =
         cost::parsePipelineSchedule(plan_.schedule());
-    if (!schedule || *schedule == cost::PipelineSchedule::Interleaved)
-      return Status::failure(
-          "plan schedule '" + plan_.schedule() + "' is " +
-          (schedule ? "not run by the executor yet (its stages would need "
-                      "model chunks)"
-                    : "unknown to the executor") +
-          "; it runs " + executorScheduleList());
+    if (!schedule)
+      return Status::failure("plan schedule '" + plan_.schedule() +
+                             "' is unknown to the executor; it runs " +
+                             executorScheduleList());
     // One micro-batch runs its forward and backward in turn whatever the
     // schedule.
     if (plan_.micro_batches() <= 1)
       return Status::success();
+    bool interleaved = *schedule == cost::PipelineSchedule::Interleaved;
+    if (interleaved != (chunks_ > 1))
+      return Status::failure(
+          interleaved
+              ? "plan schedule 'interleaved' runs stages of several "
+                "model chunks, but the programs mark none"
+              : "plan schedule '" + plan_.schedule() +
+                    "' runs stages of one model chunk, but the "
+                    "programs hold " +
+                    std::to_string(chunks_) + " (run them by interleaved)");
+    if (std::optional<std::string> why =
+            cost::checkPipeline(*schedule, {std::max(1, plan_.meshes_size()),
+                                            plan_.micro_batches(), chunks_}))
+      return Status::failure("plan schedule '" + plan_.schedule() +
+                             "': " + *why);
+    if (chunks_ > 1)
+      return checkChunkDirections();
     std::vector<int64_t> programStages;
     for (const plan::Program &program : plan_.programs())
       programStages.push_back(programStage(plan_, program));
@@ -1451,6 +1467,157 @@ private:
     return Status::success();
   }
 
+  /// Model chunks (the programs' forward_chunks and backward_chunks): every
+  /// program of a plan of micro-batches marks the same number V, 0 or V >
+  /// 1, the forward's in order from instruction 0 up to backward_begin and
+  /// the backward's in reverse from backward_begin up to update_begin; and
+  /// no chunk reads a temporary another chunk's forward writes (a
+  /// schedule runs the chunks of a micro-batch at different times, each
+  /// keeping only what its own backward reads).
+  Status checkChunks() {
+    chunks_ = 1;
+    std::optional<int> marked;
+    for (int p = 0; p < plan_.programs_size(); ++p) {
+      const plan::Program &program = plan_.programs(p);
+      std::string where = "program " + std::to_string(p);
+      int forward = program.forward_chunks_size();
+      int backward = program.backward_chunks_size();
+      if (forward != backward || forward == 1)
+        return Status::failure(
+            where + " marks " + std::to_string(forward) + " forward and " +
+            std::to_string(backward) +
+            " backward chunks; a program of chunks marks V > 1 of each");
+      if (marked && *marked != forward)
+        return Status::failure(where + " marks " + std::to_string(forward) +
+                               " chunks, another program " +
+                               std::to_string(*marked));
+      marked = forward;
+      if (forward == 0)
+        continue;
+      if (plan_.micro_batches() <= 1 || !program.has_backward_begin())
+        return Status::failure(where +
+                               " marks chunks without micro-batches and a "
+                               "backward_begin");
+      int64_t backwardBegin = program.backward_begin();
+      int64_t updateBegin = program.update_begin();
+      bool ordered = program.forward_chunks(0) == 0 &&
+                     program.backward_chunks(forward - 1) == backwardBegin &&
+                     program.forward_chunks(forward - 1) <= backwardBegin &&
+                     program.backward_chunks(0) <= updateBegin;
+      for (int c = 1; c < forward && ordered; ++c)
+        ordered = program.forward_chunks(c - 1) <= program.forward_chunks(c) &&
+                  program.backward_chunks(c - 1) >= program.backward_chunks(c);
+      if (!ordered)
+        return Status::failure(
+            where + " forward_chunks " +
+            toString(toVector(program.forward_chunks())) +
+            " and backward_chunks " +
+            toString(toVector(program.backward_chunks())) +
+            " are not the forward's chunks in order from 0 and the "
+            "backward's in reverse from backward_begin " +
+            std::to_string(backwardBegin) + " to update_begin " +
+            std::to_string(updateBegin));
+      // Which chunk's forward writes each temporary.
+      ChunkRanges ranges = chunkRanges(program, updateBegin);
+      std::vector<int> writer(static_cast<size_t>(program.buffers_size()), -1);
+      std::vector<int64_t> reads, writes;
+      for (int c = 0; c < forward; ++c)
+        for (int64_t i = ranges.forward[c].first; i < ranges.forward[c].second;
+             ++i) {
+          instructionBuffers(program.instructions(static_cast<int>(i)), reads,
+                             writes);
+          for (int64_t b : writes)
+            if (program.buffers(static_cast<int>(b)).kind() ==
+                plan::Buffer::TEMPORARY)
+              writer[static_cast<size_t>(b)] = c;
+        }
+      for (int c = 0; c < forward; ++c)
+        for (const auto &range : {ranges.forward[c], ranges.backward[c]})
+          for (int64_t i = range.first; i < range.second; ++i) {
+            instructionBuffers(program.instructions(static_cast<int>(i)), reads,
+                               writes);
+            for (int64_t b : reads) {
+              int owner = writer[static_cast<size_t>(b)];
+              if (owner >= 0 && owner != c)
+                return Status::failure(
+                    where + " instruction " + std::to_string(i) + " of chunk " +
+                    std::to_string(c) + " reads buffer " + std::to_string(b) +
+                    ", which chunk " + std::to_string(owner) +
+                    "'s forward writes: a schedule runs a micro-batch's "
+                    "chunks at different times");
+            }
+          }
+    }
+    chunks_ = marked && *marked > 0 ? *marked : 1;
+    return Status::success();
+  }
+
+  /// On stages of chunks, a move goes the way of its pass by virtual stage
+  /// (chunk x stages + stage): a forward's to a later one, a backward's to
+  /// an earlier one; nothing else crosses stages.
+  Status checkChunkDirections() {
+    auto stages = static_cast<int64_t>(std::max(1, plan_.meshes_size()));
+    // Per move: the virtual stage and pass of its sending and receiving
+    // parts.
+    struct Side {
+      int64_t virtualStage = -1;
+      bool forward = true;
+    };
+    std::map<int64_t, std::pair<Side, Side>> sides;
+    for (int p = 0; p < plan_.programs_size(); ++p) {
+      const plan::Program &program = plan_.programs(p);
+      int64_t stage = programStage(plan_, program);
+      ChunkRanges ranges = chunkRanges(program, program.update_begin());
+      for (int c = 0; c < static_cast<int>(ranges.forward.size()); ++c)
+        for (bool forward : {true, false}) {
+          auto [begin, end] = forward ? ranges.forward[c] : ranges.backward[c];
+          for (int64_t i = begin; i < end; ++i) {
+            const plan::Instruction &instruction =
+                program.instructions(static_cast<int>(i));
+            std::string at = "program " + std::to_string(p) + " instruction " +
+                             std::to_string(i);
+            if (instruction.has_send() || instruction.has_recv() ||
+                instruction.has_collective()) {
+              const std::string *group = instruction.has_collective()
+                                             ? &instruction.collective().group()
+                                             : nullptr;
+              if (!group || groups_.at(*group)->devices_size() != 0)
+                return Status::failure(
+                    at + ": on stages of chunks, stages exchange data by "
+                         "cross-mesh moves only");
+              continue;
+            }
+            const plan::CrossMeshPart *part =
+                CrossMeshParts::partOf(instruction);
+            if (!part)
+              continue;
+            auto &pair = sides[part->move()];
+            Side &side =
+                instruction.has_cross_mesh_send() ? pair.first : pair.second;
+            side = {c * stages + stage, forward};
+          }
+        }
+    }
+    for (const auto &[move, pair] : sides) {
+      const auto &[send, recv] = pair;
+      const plan::CrossMeshMove &table =
+          plan_.cross_mesh_moves(static_cast<int>(move));
+      if (send.virtualStage < 0 || recv.virtualStage < 0)
+        continue;
+      bool onward = send.virtualStage < recv.virtualStage;
+      if (send.forward != recv.forward || send.forward != onward)
+        return Status::failure(
+            "move '" + table.name() + "' goes from virtual stage " +
+            std::to_string(send.virtualStage) + " (" +
+            (send.forward ? "forward" : "backward") + ") to virtual stage " +
+            std::to_string(recv.virtualStage) + " (" +
+            (recv.forward ? "forward" : "backward") +
+            "): on stages of chunks, forwards go to later virtual stages and "
+            "backwards to earlier ones");
+    }
+    return Status::success();
+  }
+
   /// The stage a named mesh is: its position among the plan's meshes.
   int64_t meshStage(const std::string &name) const {
     for (int m = 0; m < plan_.meshes_size(); ++m)
@@ -1468,6 +1635,8 @@ private:
     std::vector<int64_t> runs;
   };
   std::vector<MoveTable> moves_;
+  /// The model chunks of each stage (checkChunks).
+  int64_t chunks_ = 1;
 
   struct Message {
     int dtype;
@@ -1513,8 +1682,7 @@ Status checkPlan(const plan::Plan &planMessage) {
 std::vector<std::string> executorSchedules() {
   std::vector<std::string> names = {"sequential"};
   for (cost::PipelineSchedule schedule : cost::kPipelineSchedules)
-    if (schedule != cost::PipelineSchedule::Interleaved)
-      names.push_back(cost::toString(schedule));
+    names.push_back(cost::toString(schedule));
   return names;
 }
 
@@ -1528,6 +1696,27 @@ std::string executorScheduleList() {
 int64_t backwardBeginOf(const plan::Program &program) {
   return program.has_backward_begin() ? program.backward_begin()
                                       : program.update_begin();
+}
+
+ChunkRanges chunkRanges(const plan::Program &program, int64_t updateBegin) {
+  ChunkRanges ranges;
+  int64_t backwardBegin =
+      program.has_backward_begin() ? program.backward_begin() : updateBegin;
+  int chunks = program.forward_chunks_size();
+  if (chunks == 0) {
+    ranges.forward.push_back({0, backwardBegin});
+    ranges.backward.push_back({backwardBegin, updateBegin});
+    return ranges;
+  }
+  for (int c = 0; c < chunks; ++c) {
+    ranges.forward.push_back(
+        {program.forward_chunks(c),
+         c + 1 < chunks ? program.forward_chunks(c + 1) : backwardBegin});
+    ranges.backward.push_back(
+        {program.backward_chunks(c),
+         c > 0 ? program.backward_chunks(c - 1) : updateBegin});
+  }
+  return ranges;
 }
 
 int64_t programStage(const plan::Plan &planMessage,
@@ -1591,6 +1780,10 @@ void expandCrossMeshParts(const plan::Plan &planMessage, const PlacedMesh &mesh,
   program.set_update_begin(moved(program.update_begin()));
   if (program.has_backward_begin())
     program.set_backward_begin(moved(program.backward_begin()));
+  for (auto *begins :
+       {program.mutable_forward_chunks(), program.mutable_backward_chunks()})
+    for (int64_t &begin : *begins)
+      begin = moved(begin);
 }
 
 } // namespace

@@ -276,6 +276,16 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
         .Case([&](pp::BackwardBeginOp) {
           program.set_backward_begin(program.instructions_size());
         })
+        .Case([&](pp::ChunkOp o) {
+          // By chunk: the backward marks them in reverse.
+          auto *begins = program.has_backward_begin()
+                             ? program.mutable_backward_chunks()
+                             : program.mutable_forward_chunks();
+          auto chunk = static_cast<int>(o.getChunk());
+          while (begins->size() <= chunk)
+            begins->Add(-1);
+          begins->Set(chunk, program.instructions_size());
+        })
         .Case([&](pp::UpdateOp o) {
           pp::Update &update = *program.add_updates();
           update.set_target(indexOf(o.getTarget()));

@@ -92,9 +92,14 @@ struct ExpandBoxingPass : parplan::impl::ExpandBoxingBase<ExpandBoxingPass> {
       }
       OpBuilder builder(boxing);
       Value value = boxing.getInput();
-      for (const cost::BoxingStep &step : cost->steps)
+      // The steps run in the boxing's model chunk (interleaved stages).
+      Attribute chunk = boxing->getAttr("sbp.chunk");
+      for (const cost::BoxingStep &step : cost->steps) {
         value = createStep(builder, boxing.getLoc(), value,
                            boxing.getMeshAttr(), step.step);
+        if (chunk && value != boxing.getInput())
+          value.getDefiningOp()->setAttr("sbp.chunk", chunk);
+      }
       boxing.getResult().replaceAllUsesWith(value);
       boxing.erase();
     }

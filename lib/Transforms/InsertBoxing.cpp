@@ -73,7 +73,7 @@ void InsertBoxingPass::runOnOperation() {
 
   // One boxing per value and target layout, placed right after the
   // producer so every user that needs it can read it.
-  DenseMap<std::pair<Value, Attribute>, Value> boxed;
+  DenseMap<std::tuple<Value, Attribute, Attribute>, Value> boxed;
   OpBuilder builder(module.getContext());
   WalkResult walk = module.walk([&](Operation *user) {
     auto sharding = user->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
@@ -99,7 +99,10 @@ void InsertBoxingPass::runOnOperation() {
       Attribute dst = sharding.getOperands()[operand.getOperandNumber()];
       if (src == dst)
         continue;
-      auto [it, inserted] = boxed.try_emplace({value, dst}, Value());
+      // On interleaved stages, each model chunk boxes for itself: a chunk
+      // runs its micro-batches at its own times.
+      Attribute chunk = user->getAttr("sbp.chunk");
+      auto [it, inserted] = boxed.try_emplace({value, dst, chunk}, Value());
       if (inserted) {
         const ShardingCostModel *model = modelOf(user, meshRef);
         if (!model)
@@ -115,6 +118,8 @@ void InsertBoxingPass::runOnOperation() {
         auto op = sbp::BoxingOp::create(
             builder, user->getLoc(), value.getType(), value, meshRef, src,
             cast<ArrayAttr>(dst), builder.getF64FloatAttr(boxing->time));
+        if (chunk)
+          op->setAttr("sbp.chunk", chunk);
         it->second = op.getResult();
       }
       operand.set(it->second);

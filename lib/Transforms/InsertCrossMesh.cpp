@@ -50,7 +50,7 @@ void InsertCrossMeshPass::runOnOperation() {
     }
   }
   MeshCostModels models(module, cluster, mixedPrecision);
-  DenseMap<std::tuple<Value, Attribute, Attribute>, Value> moved;
+  DenseMap<std::tuple<Value, Attribute, Attribute, Attribute>, Value> moved;
   OpBuilder builder(module.getContext());
   WalkResult walk = module.walk([&](Operation *user) {
     auto sharding = user->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
@@ -69,8 +69,12 @@ void InsertCrossMeshPass::runOnOperation() {
           cast<ArrayAttr>(produced.getResults()[result.getResultNumber()]);
       auto dst =
           cast<ArrayAttr>(sharding.getOperands()[operand.getOperandNumber()]);
+      // On interleaved stages, each model chunk that reads the value gets
+      // its own move, received where the chunk runs its micro-batch.
+      Attribute chunk = user->getAttr("sbp.chunk");
+      Attribute sourceChunk = result.getOwner()->getAttr("sbp.chunk");
       auto [it, inserted] =
-          moved.try_emplace({value, sharding.getMesh(), dst}, Value());
+          moved.try_emplace({value, sharding.getMesh(), dst, chunk}, Value());
       if (inserted) {
         auto source = SymbolTable::lookupNearestSymbolFrom<sbp::MeshOp>(
             user, produced.getMesh());
@@ -110,21 +114,29 @@ void InsertCrossMeshPass::runOnOperation() {
             return;
           const std::optional<cost::BoxingCost> &boxing = model->boxing(
               sbp::toNdSbp(from), sbp::toNdSbp(to), value.getType());
-          current = sbp::BoxingOp::create(builder, loc, value.getType(),
-                                          current, mesh, from, to,
-                                          builder.getF64FloatAttr(boxing->time))
-                        .getResult();
+          auto op = sbp::BoxingOp::create(
+              builder, loc, value.getType(), current, mesh, from, to,
+              builder.getF64FloatAttr(boxing->time));
+          if (Attribute side = mesh == produced.getMesh() ? sourceChunk : chunk)
+            op->setAttr("sbp.chunk", side);
+          current = op.getResult();
         };
         ArrayAttr sent = sbp::getNdSbpAttr(context, move->sent);
         ArrayAttr received = sbp::getNdSbpAttr(context, move->received);
         boxTo(produced.getMesh(), src, sent);
-        current = sbp::CrossMeshOp::create(
-                      builder, loc, value.getType(), current,
-                      produced.getMesh(), sent, sharding.getMesh(), received,
-                      builder.getStringAttr(cost::toString(move->mode)),
-                      builder.getStringAttr(cost::toString(move->balancing)),
-                      builder.getF64FloatAttr(move->moveTime))
-                      .getResult();
+        auto crossing = sbp::CrossMeshOp::create(
+            builder, loc, value.getType(), current, produced.getMesh(), sent,
+            sharding.getMesh(), received,
+            builder.getStringAttr(cost::toString(move->mode)),
+            builder.getStringAttr(cost::toString(move->balancing)),
+            builder.getF64FloatAttr(move->moveTime));
+        // The sending side runs in the producer's chunk, the receiving
+        // side in the reader's.
+        if (sourceChunk)
+          crossing->setAttr("sbp.chunk", sourceChunk);
+        if (chunk)
+          crossing->setAttr("sbp.destination_chunk", chunk);
+        current = crossing.getResult();
         boxTo(sharding.getMesh(), received, dst);
         it->second = current;
       }

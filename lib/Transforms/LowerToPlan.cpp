@@ -271,9 +271,17 @@ void LowerToPlanPass::runOnOperation() {
     DenseMap<StringRef, size_t> stageIndex;
     for (auto [i, stage] : llvm::enumerate(declared))
       stageIndex[stage.getSymName()] = i;
+    // Later by virtual stage (chunk * stages + stage): with chunks, the
+    // forward goes from the last stage back to the first, a chunk on.
     auto toLaterStage = [&](sbp::CrossMeshOp move) {
-      return stageIndex.lookup(move.getSrcMesh()) <
-             stageIndex.lookup(move.getDstMesh());
+      auto chunk = [&](StringRef name) {
+        auto attr = move->getAttrOfType<IntegerAttr>(name);
+        return static_cast<size_t>(attr ? attr.getInt() : 0);
+      };
+      return chunk("sbp.chunk") * declared.size() +
+                 stageIndex.lookup(move.getSrcMesh()) <
+             chunk("sbp.destination_chunk") * declared.size() +
+                 stageIndex.lookup(move.getDstMesh());
     };
     SmallVector<Operation *> forwardMoves;
     for (auto move : function.front().getOps<sbp::CrossMeshOp>()) {
@@ -297,20 +305,43 @@ void LowerToPlanPass::runOnOperation() {
                     : forward.contains(&op) ? Part::Forward
                                             : Part::Backward;
   }
+  // Stages of several model chunks (place-stages' chunks) run by the
+  // interleaved schedule, which needs them.
+  int64_t chunks = 1;
+  if (auto attr = module->getAttrOfType<IntegerAttr>("sbp.chunks"))
+    chunks = attr.getInt();
   std::optional<cost::PipelineSchedule> pipelineSchedule;
   if (schedule != "sequential") {
     pipelineSchedule = cost::parsePipelineSchedule(schedule);
-    if (!pipelineSchedule ||
-        *pipelineSchedule == cost::PipelineSchedule::Interleaved) {
-      module.emitError() << "lower-to-plan: schedule '" << schedule << "' "
-                         << (pipelineSchedule
-                                 ? "needs stages of several model chunks, "
-                                   "which parplan does not place yet"
-                                 : "is unknown")
-                         << "; use gpipe, 1f1b, eager-1f1b or sequential";
+    if (!pipelineSchedule) {
+      module.emitError() << "lower-to-plan: schedule '" << schedule
+                         << "' is unknown; use gpipe, 1f1b, eager-1f1b, "
+                            "interleaved or sequential";
       return signalPassFailure();
     }
   }
+  bool interleaved = pipelineSchedule == cost::PipelineSchedule::Interleaved;
+  if (microBatches > 1 && staged && interleaved != (chunks > 1)) {
+    module.emitError() << "lower-to-plan: schedule '" << schedule << "' "
+                       << (interleaved
+                               ? "needs stages of several model chunks "
+                                 "(place-stages chunks=V)"
+                               : "runs stages of one model chunk, but they "
+                                 "hold " +
+                                     std::to_string(chunks) +
+                                     " (sbp.chunks): use interleaved");
+    return signalPassFailure();
+  }
+  // The chunk an op runs in: a move's sending side in its producer's, its
+  // receiving side in its reader's.
+  auto chunkOf = [](Operation &op, FlatSymbolRefAttr mesh) -> int64_t {
+    StringRef name = "sbp.chunk";
+    if (auto move = dyn_cast<sbp::CrossMeshOp>(op);
+        move && move.getDstMeshAttr() == mesh)
+      name = "sbp.destination_chunk";
+    auto chunk = op.getAttrOfType<IntegerAttr>(name);
+    return chunk ? chunk.getInt() : 0;
+  };
 
   MLIRContext *context = &getContext();
   // Meshes and groups go before the programs, groups in the order they are
@@ -368,24 +399,35 @@ void LowerToPlanPass::runOnOperation() {
       // run after other micro-batches' forwards), then (after
       // plan.after_micro_batches) the step's: the updates and what they
       // read of the accumulated sums.
+      // On stages of several chunks, each pass of a micro-batch is each
+      // chunk's part in turn, marked by plan.chunk.
       for (Part part : {Part::Forward, Part::Backward, Part::OncePerStep}) {
         if (microBatches > 1 && part == Part::Backward)
           plan::BackwardBeginOp::create(b, function.getLoc());
         if (microBatches > 1 && part == Part::OncePerStep)
           plan::AfterMicroBatchesOp::create(b, function.getLoc());
-        for (Operation &op : function.front()) {
-          bool isReturn = isa<func::ReturnOp>(op);
-          Part opPart = microBatches > 1 ? partOf.lookup(&op)
-                        : isReturn       ? Part::OncePerStep
-                                         : Part::Forward;
-          if (opPart != part || (staged && !runsOn(&op, programMesh.name)))
-            continue;
-          LogicalResult lowered =
-              isReturn
-                  ? lowerReturn(cast<func::ReturnOp>(op), function, lowering)
-                  : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
-          if (failed(lowered))
-            return signalPassFailure();
+        int64_t passes =
+            microBatches > 1 && part != Part::OncePerStep ? chunks : 1;
+        // The backward goes back through the chunks.
+        for (int64_t i = 0; i < passes; ++i) {
+          int64_t chunk = part == Part::Backward ? passes - 1 - i : i;
+          if (passes > 1)
+            plan::ChunkOp::create(b, function.getLoc(), chunk);
+          for (Operation &op : function.front()) {
+            bool isReturn = isa<func::ReturnOp>(op);
+            Part opPart = microBatches > 1 ? partOf.lookup(&op)
+                          : isReturn       ? Part::OncePerStep
+                                           : Part::Forward;
+            if (opPart != part || (staged && !runsOn(&op, programMesh.name)) ||
+                (passes > 1 && chunkOf(op, programMesh.name) != chunk))
+              continue;
+            LogicalResult lowered =
+                isReturn
+                    ? lowerReturn(cast<func::ReturnOp>(op), function, lowering)
+                    : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
+            if (failed(lowered))
+              return signalPassFailure();
+          }
         }
       }
       auto extents = [&](int64_t position) {
@@ -416,6 +458,7 @@ void LowerToPlanPass::runOnOperation() {
                     OpBuilder(context).getI64IntegerAttr(microBatches));
   if (microBatches > 1 && staged && pipelineSchedule)
     module->setAttr("plan.schedule", StringAttr::get(context, schedule));
+  module->removeAttr("sbp.chunks");
   // The cluster the layouts were priced on and the pins they obeyed have no
   // use in the programs.
   module->removeAttr("sbp.cluster");

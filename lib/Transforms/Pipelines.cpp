@@ -54,12 +54,13 @@ assignOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
 /// place-stages cutting `stages` stages from the mesh sbp-assign would
 /// search, then sbp-assign with `assign` (on the stages' meshes when there
 /// are some).
-void addSearchPasses(mlir::OpPassManager &pm, int64_t stages,
+void addSearchPasses(mlir::OpPassManager &pm, int64_t stages, int64_t chunks,
                      parplan::SbpAssignOptions assign) {
   // Stages put ops on their meshes first; the moves between them are
   // priced by the search and written before the boxings.
   parplan::PlaceStagesOptions place;
   place.stages = stages;
+  place.chunks = chunks;
   place.cluster = assign.cluster;
   place.mesh = assign.mesh;
   pm.addPass(parplan::createPlaceStages(place));
@@ -88,8 +89,9 @@ void addBoxingPasses(mlir::OpPassManager &pm,
 
 /// addSearchPasses, then addBoxingPasses.
 void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
+                              int64_t chunks,
                               const parplan::SbpAssignOptions &assign) {
-  addSearchPasses(pm, stages, assign);
+  addSearchPasses(pm, stages, chunks, assign);
   addBoxingPasses(pm, assign);
 }
 
@@ -109,12 +111,14 @@ compileAssignOptions(const parplan::CompilePipelineOptions &options) {
 
 void parplan::addLayoutPasses(mlir::OpPassManager &pm,
                               const CompilePipelineOptions &options) {
-  addSearchAndBoxingPasses(pm, options.stages, compileAssignOptions(options));
+  addSearchAndBoxingPasses(pm, options.stages, options.chunks,
+                           compileAssignOptions(options));
 }
 
 void parplan::addLayoutSearchPasses(mlir::OpPassManager &pm,
                                     const CompilePipelineOptions &options) {
-  addSearchPasses(pm, options.stages, compileAssignOptions(options));
+  addSearchPasses(pm, options.stages, options.chunks,
+                  compileAssignOptions(options));
 }
 
 void parplan::addLayoutBoxingPasses(mlir::OpPassManager &pm,
@@ -147,7 +151,7 @@ void parplan::buildShardPipeline(mlir::OpPassManager &pm,
   assign.optimizer = options.optimizer;
   assign.mixedPrecision = options.mixedPrecision;
   assign.explain = options.explain;
-  addSearchAndBoxingPasses(pm, options.stages, assign);
+  addSearchAndBoxingPasses(pm, options.stages, options.chunks, assign);
 }
 
 void parplan::registerAllPasses() {

@@ -53,7 +53,8 @@ struct Placement {
   /// The annotations' stages, whose globs name nodes; empty when placed
   /// by the option.
   const std::vector<StagePin> *pins = nullptr;
-  /// Placed by the option: the stage of each forward node, by name.
+  /// Placed by the option: the virtual stage of each forward node, by
+  /// name (chunk * stages + stage).
   llvm::StringMap<size_t> stageOfName;
 
   /// The stages naming `name`; two only from conflicting globs.
@@ -195,6 +196,7 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
                                            func::FuncOp function,
                                            Placement &placement) {
   int64_t count = stages;
+  int64_t virtualCount = count * chunks;
   std::string error;
   std::optional<cost::Cluster> machines = loadCluster(module, cluster, error);
   std::optional<std::vector<int64_t>> shape;
@@ -210,11 +212,13 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
   if (!blocks)
     return function.emitError() << "stages=" << count << ": " << error;
   LayerRuns cut = cutIntoLayerRuns(function, module->hasAttr("nn.training"));
-  if (cut.runs.size() < static_cast<size_t>(count))
+  if (cut.runs.size() < static_cast<size_t>(virtualCount))
     return function.emitError()
-           << "stages=" << count << ": @main has " << cut.runs.size()
-           << " layer" << (cut.runs.size() == 1 ? "" : "s")
-           << " to place, fewer than the stages";
+           << "stages=" << count
+           << (chunks > 1 ? " chunks=" + std::to_string(chunks) : "")
+           << ": @main has " << cut.runs.size() << " layer"
+           << (cut.runs.size() == 1 ? "" : "s") << " to place, fewer than the "
+           << (chunks > 1 ? "stages times the chunks" : "stages");
   // A model without flops (data movement only) is cut by op count.
   double total = 0;
   for (double flops : cut.flops)
@@ -223,7 +227,7 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
     for (size_t r = 0; r < cut.runs.size(); ++r)
       cut.flops[r] = static_cast<double>(cut.runs[r].size());
   std::vector<size_t> firsts =
-      cost::partitionRuns(cut.flops, static_cast<size_t>(count));
+      cost::partitionRuns(cut.flops, static_cast<size_t>(virtualCount));
   for (int64_t s = 0; s < count; ++s)
     placement.stages.push_back({"stage" + std::to_string(s), (*blocks)[s],
                                 "stages=" + std::to_string(count)});
@@ -261,6 +265,14 @@ void PlaceStagesPass::runOnOperation() {
     return signalPassFailure();
   }
   bool pinned = annotations && !annotations->stages.empty();
+  if (chunks < 1 || (chunks > 1 && (pinned || stages <= 1))) {
+    module.emitError() << "chunks=" << static_cast<int64_t>(chunks) << ": "
+                       << (chunks < 1 ? "a stage holds at least one chunk"
+                           : pinned ? "the annotations' stages hold one chunk "
+                                      "each; cut the layers with stages=N"
+                                    : "chunks are cut from stages=N, N > 1");
+    return signalPassFailure();
+  }
   if (pinned && stages > 1) {
     module.emitError() << "stages=" << static_cast<int64_t>(stages)
                        << ": the annotations place stages too ("
@@ -306,8 +318,12 @@ void PlaceStagesPass::runOnOperation() {
   DenseSet<Operation *> forward;
   if (trainingStep)
     forward = forwardPassOps(function);
+  // Each op's virtual stage, chunk * stages + stage (the stage itself
+  // with one chunk): data goes forward through them, in the order the
+  // interleaved schedule runs them.
   DenseMap<Operation *, size_t> stageOf;
   size_t stageCount = placement.stages.size();
+  size_t virtualCount = stageCount * static_cast<size_t>(chunks);
   std::vector<bool> used(stageCount, false);
   // The stages that name a node, then the data flow forward.
   for (Operation &op : body.without_terminator()) {
@@ -324,7 +340,7 @@ void PlaceStagesPass::runOnOperation() {
     std::optional<size_t> matched;
     if (!named.empty()) {
       matched = named.front();
-      used[*matched] = true;
+      used[*matched % stageCount] = true;
     }
     // Data goes forward through the stages and gradients back: a forward
     // op follows its latest operand, a backward op its earliest.
@@ -353,7 +369,7 @@ void PlaceStagesPass::runOnOperation() {
     std::optional<size_t> earliest;
     for (Operation *user : op.getUsers())
       if (auto found = stageOf.find(user); found != stageOf.end())
-        earliest = std::min(earliest.value_or(stageCount), found->second);
+        earliest = std::min(earliest.value_or(virtualCount), found->second);
     stageOf[&op] = earliest.value_or(0);
   }
   // Stages run in their listed order: a forward op on one stage reading
@@ -370,8 +386,9 @@ void PlaceStagesPass::runOnOperation() {
       Operation *producer = operand.getDefiningOp();
       if (!producer || stageOf[producer] <= stage)
         continue;
-      const Placement::Stage &early = placement.stages[stage];
-      const Placement::Stage &late = placement.stages[stageOf[producer]];
+      const Placement::Stage &early = placement.stages[stage % stageCount];
+      const Placement::Stage &late =
+          placement.stages[stageOf[producer] % stageCount];
       op.emitError() << early.location << ": stage '" << early.mesh
                      << "' runs '" << describe(&op) << "', which reads '"
                      << describe(producer) << "' of the later stage '"
@@ -380,8 +397,16 @@ void PlaceStagesPass::runOnOperation() {
       return signalPassFailure();
     }
   }
-  for (Operation &op : body.without_terminator())
-    op.setAttr("sbp.stage", meshes[stageOf[&op]]);
+  Builder attrs(module.getContext());
+  for (Operation &op : body.without_terminator()) {
+    size_t stage = stageOf[&op];
+    op.setAttr("sbp.stage", meshes[stage % stageCount]);
+    if (chunks > 1)
+      op.setAttr("sbp.chunk", attrs.getI64IntegerAttr(
+                                  static_cast<int64_t>(stage / stageCount)));
+  }
+  if (chunks > 1)
+    module->setAttr("sbp.chunks", attrs.getI64IntegerAttr(chunks));
 }
 
 } // namespace

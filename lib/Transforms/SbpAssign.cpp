@@ -209,6 +209,10 @@ struct StageMeshes {
   std::vector<cost::DeviceMesh> meshes;
   /// Per op of @main, its index in `names`.
   DenseMap<Operation *, int64_t> stageOf;
+  /// The model chunks of each stage (the module's sbp.chunks; 1 but for
+  /// the interleaved schedule), and each op's (its sbp.chunk; 0).
+  int64_t chunks = 1;
+  DenseMap<Operation *, int64_t> chunkOf;
 };
 
 /// Reads the stages of `function`: every op marked, or none.
@@ -239,9 +243,14 @@ FailureOr<StageMeshes> collectStages(ModuleOp module, func::FuncOp function) {
     stages.names.push_back(name);
     stages.meshes.push_back(deviceMeshOf(mesh));
   }
-  for (Operation &op : function.getBody().front().without_terminator())
+  for (Operation &op : function.getBody().front().without_terminator()) {
     if (Attribute stage = op.getAttr("sbp.stage"))
       stages.stageOf[&op] = indexOf.lookup(stage);
+    if (auto chunk = op.getAttrOfType<IntegerAttr>("sbp.chunk"))
+      stages.chunkOf[&op] = chunk.getInt();
+  }
+  if (auto chunks = module->getAttrOfType<IntegerAttr>("sbp.chunks"))
+    stages.chunks = std::max<int64_t>(1, chunks.getInt());
   if (!stages.names.empty() && unmarked)
     return unmarked->emitError()
            << "sbp-assign: this op has no sbp.stage while others have one "
@@ -412,6 +421,15 @@ private:
         return stages.stageOf.lookup(def);
     return stages.stageOf.lookup(node.op);
   }
+  /// The virtual stage of a node, chunk * stages + stage (its stage with
+  /// one chunk); a sink's is its producer's.
+  int64_t virtualStageOf(const Node &node) const {
+    Operation *op = node.op;
+    if (node.isSink())
+      if (Operation *def = op->getOperand(node.sinkOperand).getDefiningOp())
+        op = def;
+    return stages.chunkOf.lookup(op) * stageCount() + stageOf(node);
+  }
   /// Whether `use` moves its value between stages, as insert-cross-mesh
   /// writes: a data flow (not a tie, not into a return) whose producer and
   /// reader are on different stages.
@@ -428,8 +446,9 @@ private:
     return stageCount() > 1 && microBatches > 1 &&
            options.schedule != "sequential";
   }
-  /// Per stage: the micro-batches whose activations it holds at once (1
-  /// unless pipelined).
+  /// Per virtual stage (chunk * stages + stage): the micro-batches whose
+  /// activations of that chunk its stage holds at once (1 unless
+  /// pipelined).
   std::vector<int64_t> inFlight;
   /// Per stage, the first stage of its kind: alike meshes (shifts of
   /// each other, cost::placeMeshes), whose ops share classes.
@@ -614,7 +633,7 @@ void ShardingSearch::priceCandidates(Node &node) {
                                       candidate.results[0]) *
                         static_cast<double>(model.elementBytes(elementType));
     // A stage keeps them for every micro-batch its schedule has in flight.
-    auto held = static_cast<double>(inFlight[stageOf(node)]);
+    auto held = static_cast<double>(inFlight[virtualStageOf(node)]);
     if (options.training || explicitStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
         if (options.training || savedActivations.contains(op->getResult(i)))
@@ -1360,25 +1379,36 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   if (count == 1)
     return;
   auto runs = static_cast<double>(microBatches);
+  // Per virtual stage (a stage's chunk), a micro-batch's forward and
+  // backward, and per boundary between virtual stages its sends: the
+  // timeline's costs. The stages' figures add up their chunks.
+  int64_t virtualCount = count * stages.chunks;
+  std::vector<double> forward(virtualCount, 0), backward(virtualCount, 0);
   // Where a node's seconds go: the once-per-step part, or a micro-batch's
   // forward or backward (an implicit training step's backward is twice its
   // forward, as priceCandidates counts it).
   auto addTime = [&](const Node &node, double seconds) {
     StageFigures &figures = stageFigures[stageOf(node)];
+    int64_t v = virtualStageOf(node);
+    auto add = [&](double &stage, double &chunk, double part) {
+      stage += part;
+      chunk += part;
+    };
     if (runsOncePerStep(node)) {
       figures.update += seconds;
     } else if (!explicitStep) {
-      figures.forward += seconds / 3 / runs;
-      figures.backward += 2 * seconds / 3 / runs;
+      add(figures.forward, forward[v], seconds / 3 / runs);
+      add(figures.backward, backward[v], 2 * seconds / 3 / runs);
     } else if (forwardOps.contains(node.op)) {
-      figures.forward += seconds / runs;
+      add(figures.forward, forward[v], seconds / runs);
     } else {
-      figures.backward += seconds / runs;
+      add(figures.backward, backward[v], seconds / runs);
     }
   };
   for (size_t i = 0; i < nodes.size(); ++i)
     addTime(nodes[i], nodes[i].time[choice[i]]);
-  std::vector<double> sendForward(count - 1, 0), sendBackward(count - 1, 0);
+  std::vector<double> sendForward(virtualCount - 1, 0),
+      sendBackward(virtualCount - 1, 0);
   // Use by use: a class's uses may lie on several stages.
   for (size_t u = 0; u < uses.size(); ++u) {
     const Use &use = uses[u];
@@ -1388,7 +1418,7 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     size_t columns = consumer.candidates.size();
     int64_t a = choice[use.producer], b = choice[use.consumer];
     double searched = classUse.costs[a * columns + b];
-    int64_t from = stageOf(producer), to = stageOf(consumer);
+    int64_t from = virtualStageOf(producer), to = virtualStageOf(consumer);
     if (!crossesStages(use)) {
       addTime(consumer, searched);
       continue;
@@ -1397,7 +1427,7 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     double seconds = runsPerStep(consumer) * moveCost(use, a, b, true);
     communicationTime += seconds - searched;
     if (runsOncePerStep(consumer)) {
-      stageFigures[to].update += seconds;
+      stageFigures[stageOf(consumer)].update += seconds;
     } else if (!explicitStep) {
       sendForward[std::min(from, to)] += seconds / 2 / runs;
       sendBackward[std::min(from, to)] += seconds / 2 / runs;
@@ -1417,18 +1447,23 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     }
     return;
   }
+  // A stage's sends to the next: those of its chunks, on average (a
+  // micro-batch crosses the boundary once per chunk).
   for (int64_t s = 0; s + 1 < count; ++s) {
-    stageFigures[s].sendForward = sendForward[s];
-    stageFigures[s].sendBackward = sendBackward[s];
+    for (int64_t c = 0; c < stages.chunks; ++c) {
+      stageFigures[s].sendForward += sendForward[c * count + s];
+      stageFigures[s].sendBackward += sendBackward[c * count + s];
+    }
+    stageFigures[s].sendForward /= static_cast<double>(stages.chunks);
+    stageFigures[s].sendBackward /= static_cast<double>(stages.chunks);
   }
-  cost::PipelineShape shape{count, microBatches, 1};
+  cost::PipelineShape shape{count, microBatches, stages.chunks};
   cost::PipelineCosts costs;
   std::vector<double> update;
-  for (const StageFigures &figures : stageFigures) {
-    costs.forward.push_back(figures.forward);
-    costs.backward.push_back(figures.backward);
+  for (const StageFigures &figures : stageFigures)
     update.push_back(figures.update);
-  }
+  costs.forward = forward;
+  costs.backward = backward;
   costs.sendForward = sendForward;
   costs.sendBackward = sendBackward;
   cost::PipelineTimeline timeline = cost::simulateStep(
@@ -1606,11 +1641,16 @@ LogicalResult ShardingSearch::run() {
     }
     forwardOps = forwardPassOps(function);
   }
-  inFlight.assign(stageCount(), 1);
+  inFlight.assign(stageCount() * stages.chunks, 1);
   if (pipelined()) {
-    cost::PipelineShape shape{stageCount(), microBatches, 1};
-    inFlight = cost::pipelineInFlight(cost::pipelineOrder(
-        *cost::parsePipelineSchedule(options.schedule), shape));
+    cost::PipelineShape shape{stageCount(), microBatches, stages.chunks};
+    cost::PipelineSchedule schedule =
+        *cost::parsePipelineSchedule(options.schedule);
+    // Interleaved's micro-batches go round the stages in groups of them.
+    if (std::optional<std::string> why = cost::checkPipeline(schedule, shape))
+      return function.emitError() << "sbp-assign: " << *why;
+    inFlight = cost::pipelineInFlightByChunk(
+        cost::pipelineOrder(schedule, shape), stages.chunks);
   }
   for (Node &node : nodes)
     priceCandidates(node);
@@ -1658,17 +1698,36 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
                             "megatron or replicated)";
       return signalPassFailure();
     }
+    // Interleaved runs stages of several model chunks (place-stages'
+    // chunks), and only it does.
+    int64_t chunks = 1;
+    if (auto attr = module->getAttrOfType<IntegerAttr>("sbp.chunks"))
+      chunks = attr.getInt();
     if (options.schedule != "sequential") {
       std::optional<cost::PipelineSchedule> parsed =
           cost::parsePipelineSchedule(options.schedule);
-      if (!parsed || *parsed == cost::PipelineSchedule::Interleaved) {
+      if (!parsed) {
         module.emitError() << "sbp-assign: schedule '" << options.schedule
-                           << "' "
-                           << (parsed ? "needs stages of several model chunks"
-                                      : "is unknown")
-                           << "; use gpipe, 1f1b, eager-1f1b or sequential";
+                           << "' is unknown; use gpipe, 1f1b, eager-1f1b, "
+                              "interleaved or sequential";
         return signalPassFailure();
       }
+      bool interleaved = *parsed == cost::PipelineSchedule::Interleaved;
+      if (interleaved != (chunks > 1)) {
+        module.emitError()
+            << "sbp-assign: schedule '" << options.schedule << "' "
+            << (interleaved ? "needs stages of several model chunks "
+                              "(place-stages chunks=V)"
+                            : "runs stages of one model chunk, but they hold " +
+                                  std::to_string(chunks) +
+                                  " (sbp.chunks): use interleaved");
+        return signalPassFailure();
+      }
+    } else if (chunks > 1) {
+      module.emitError() << "sbp-assign: the stages hold " << chunks
+                         << " model chunks (sbp.chunks), which run by the "
+                            "interleaved schedule, not one after another";
+      return signalPassFailure();
     }
     if (!cost::parseOptimizer(options.optimizer)) {
       module.emitError() << "unknown optimizer '" << options.optimizer

@@ -1,6 +1,8 @@
 // RUN: parplan-opt %s -split-input-file -lower-to-plan -verify-diagnostics | FileCheck %s
 // RUN: parplan-opt %s -split-input-file -lower-to-plan=schedule=gpipe -verify-diagnostics | FileCheck %s --check-prefix=GPIPE
 // RUN: not parplan-opt %s -split-input-file -lower-to-plan=schedule=interleaved 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
+// RUN: parplan-opt %S/Inputs/lower-to-plan-chunks.mlir -lower-to-plan=schedule=interleaved | FileCheck %s --check-prefix=CHUNKS
+// RUN: not parplan-opt %S/Inputs/lower-to-plan-chunks.mlir -lower-to-plan=schedule=gpipe 2>&1 | FileCheck %s --check-prefix=CHUNKS-GPIPE
 
 // A training step on one device: every value that enters becomes a buffer
 // saying which tensor it holds (here, all of it: nothing splits it), every
@@ -513,7 +515,7 @@ module attributes {nn.training = {micro_batches = 2 : i64}} {
 // CHECK-NEXT: plan.cross_mesh_send @move2
 // CHECK-NEXT: plan.after_micro_batches
 // GPIPE: plan.schedule = "gpipe"
-// INTERLEAVED: lower-to-plan: schedule 'interleaved' needs stages of several model chunks, which parplan does not place yet; use gpipe, 1f1b, eager-1f1b or sequential
+// INTERLEAVED: lower-to-plan: schedule 'interleaved' needs stages of several model chunks (place-stages chunks=V)
 module attributes {nn.training = {micro_batches = 2 : i64}} {
 sbp.mesh @a(shape = 1, devices = [0])
 sbp.mesh @b(shape = 1, devices = [1])
@@ -532,3 +534,35 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates 
   return {sbp.sharding = #sbp.sharding<@b, [[#sbp.b], [#sbp.b]] -> []>} %ls, %w1 : tensor<f32>, tensor<4xf32>
 }
 }
+
+
+// Stages of two model chunks (sbp.chunks, the interleaved schedule): each
+// pass of a micro-batch is each chunk's part in turn, marked by
+// plan.chunk, the forward's in order and the backward's in reverse. A
+// move's sending part goes in its producer's chunk (sbp.chunk), its
+// receiving part in its reader's (sbp.destination_chunk): here chunk 0 of
+// @b sends back to chunk 1 of @a, the next virtual stage.
+// CHUNKS-LABEL: module attributes {{{.*}}plan.schedule = "interleaved"}
+// CHUNKS: plan.program @program0 devices = [0] mesh = @a {
+// CHUNKS-NEXT: plan.chunk 0
+// CHUNKS-NEXT: plan.buffer {kind = "input"
+// CHUNKS-NEXT: plan.buffer
+// CHUNKS-NEXT: plan.kernel "mul"
+// CHUNKS-NEXT: plan.cross_mesh_send @move0
+// CHUNKS-NEXT: plan.chunk 1
+// CHUNKS-NEXT: plan.buffer
+// CHUNKS-NEXT: plan.cross_mesh_recv @move1
+// CHUNKS: plan.cross_mesh_send @move2
+// CHUNKS-NEXT: plan.backward_begin
+// CHUNKS-NEXT: plan.chunk 1
+// CHUNKS-NEXT: plan.chunk 0
+// CHUNKS-NEXT: plan.after_micro_batches
+// CHUNKS: plan.program @program1 devices = [1] mesh = @b {
+// CHUNKS-NEXT: plan.chunk 0
+// CHUNKS: plan.cross_mesh_recv @move0
+// CHUNKS: plan.cross_mesh_send @move1
+// CHUNKS-NEXT: plan.chunk 1
+// CHUNKS: plan.cross_mesh_recv @move2
+// CHUNKS: plan.kernel "accumulate"
+// CHUNKS-NEXT: plan.backward_begin
+// CHUNKS-GPIPE: lower-to-plan: schedule 'gpipe' runs stages of one model chunk, but they hold 2 (sbp.chunks): use interleaved

@@ -1,6 +1,9 @@
 // RUN: parplan-opt %s -split-input-file -place-stages="stages=3 mesh=4x2" -verify-diagnostics
 // RUN: not parplan-opt %s -place-stages="stages=2 mesh=4x4" 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: not parplan-opt %s -place-stages="stages=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not parplan-opt %s -place-stages="chunks=2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ALONE
+// RUN: not parplan-opt %s -place-stages="stages=2 chunks=0 mesh=4x2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ZERO
+// RUN: not parplan-opt %S/Inputs/two-layers.mlir -place-stages="stages=2 chunks=4 mesh=4x2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-LAYERS
 
 // Three stages do not cut a first axis of 4 evenly.
 module {
@@ -16,3 +19,11 @@ module {
 
 // A negative count.
 // NEGATIVE: error: stages=-1: the number of stages cannot be negative
+
+// Chunks are cut from stages the option places.
+// CHUNKS-ALONE: error: chunks=2: chunks are cut from stages=N, N > 1
+// CHUNKS-ZERO: error: chunks=0: a stage holds at least one chunk
+
+
+// Two layers cannot fill two stages of four chunks.
+// CHUNKS-LAYERS: error: stages=2 chunks=4: @main has 2 layers to place, fewer than the stages times the chunks

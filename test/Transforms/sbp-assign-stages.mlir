@@ -1,4 +1,20 @@
 // RUN: parplan-opt %s -sbp-assign="cluster=aws-p3-5node training=true" | FileCheck %s
+// RUN: parplan-opt %S/Inputs/interleaved-stages.mlir -sbp-assign="cluster=aws-p3-5node schedule=interleaved" | FileCheck %s --check-prefix=INTERLEAVED
+// RUN: not parplan-opt %S/Inputs/interleaved-stages.mlir -sbp-assign="cluster=aws-p3-5node schedule=1f1b" 2>&1 | FileCheck %s --check-prefix=CHUNKS-1F1B
+// RUN: sed 's/micro_batches = 2/micro_batches = 3/' %S/Inputs/interleaved-stages.mlir | not parplan-opt -sbp-assign="cluster=aws-p3-5node schedule=interleaved" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ROUNDS
+// RUN: not parplan-opt %s -sbp-assign="cluster=aws-p3-5node training=true schedule=interleaved" 2>&1 | FileCheck %s --check-prefix=NO-CHUNKS
+
+// Stages of two model chunks run by the interleaved schedule: a
+// micro-batch goes @a, @b, @a, @b, and each boundary it crosses (the two
+// from @a to @b and the one back) carries its activation. @a's sends to
+// the next stage are its chunks' average, @b's none (it is the last).
+// INTERLEAVED: sbp.plan = {
+// INTERLEAVED-SAME: schedule = "interleaved"
+// INTERLEAVED-SAME: {backward_time = {{.*}}, mesh = @a, send_backward_time = {{.*}}, send_forward_time = {{[1-9][0-9.]*[eE]-[0-9]+}} : f64
+// INTERLEAVED-SAME: {backward_time = {{.*}}, mesh = @b, send_backward_time = 0.000000e+00 : f64, send_forward_time = 0.000000e+00 : f64
+// CHUNKS-1F1B: error: sbp-assign: schedule '1f1b' runs stages of one model chunk, but they hold 2 (sbp.chunks): use interleaved
+// CHUNKS-ROUNDS: error: sbp-assign: interleaved schedule: 3 micro-batches are not a multiple of the 2 stages
+// NO-CHUNKS: error: sbp-assign: schedule 'interleaved' needs stages of several model chunks (place-stages chunks=V)
 
 // Four stages on alike meshes (one 4-GPU host each): the search for the
 // price of memory sees their alike layers as one, and the plan is refined

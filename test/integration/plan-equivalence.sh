@@ -116,13 +116,15 @@ done
 "$bin/parplan-zoo" mlp --sizes 32,64,10 --dynamic-batch -o "$dir/mlp-batch.onnx" >/dev/null &&
   "$bin/parplan-zoo" gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 16 \
     --dynamic-batch -o "$dir/gpt-batch.onnx" >/dev/null || { echo "FAIL: zoo"; exit 1; }
-# run_micro MODEL BATCH MESH STRATEGY M [HOST-KERNELS [ANNOTATIONS RANKS]]:
+# run_micro MODEL BATCH MESH STRATEGY M [HOST-KERNELS [ANNOTATIONS RANKS]]
+# or MODEL BATCH MESH STRATEGY M HOST-KERNELS even STAGES [SCHEDULE]:
 # prints the log's path.
 run_micro() {
-  out=$dir/$1-micro-$3-$4-$5-${6:-reference}${7:+-stages}
+  out=$dir/$1-micro-$3-$4-$5-${6:-reference}${7:+-stages}${9:+-$9}
   frozen=
   [ "$1" = gpt ] && frozen="--frozen transformer.causal_mask"
-  if [ "${7:-}" = even ]; then layout="--mesh $3 --strategy $4 --stages $8"; ranks=$(devices "$3")
+  if [ "${7:-}" = even ]; then
+    layout="--mesh $3 --strategy $4 --stages $8${9:+ --schedule $9}"; ranks=$(devices "$3")
   elif [ -n "${7:-}" ]; then layout="--annotations $7"; ranks=$8
   else layout="--mesh $3 --strategy $4"; ranks=$(devices "$3"); fi
   "$bin/parplan" compile "$dir/$1-batch.onnx" --train --optimizer adam --lr 0.01 \
@@ -230,6 +232,30 @@ for config in "mlp4 16 4x2 4 4 auto" "gpt 8 2x2 2 2 auto" "mlp4 16 4x2 4 4 megat
   else
     echo "FAIL: $model on --stages $count of mesh $mesh ($strategy), $5 micro-batches differs from the whole batch on 1 device:"
     cat "${got%.log}.compile.log"
+    paste "$want" "$got"
+    status=1
+  fi
+done
+
+# Interleaved: stages of two model chunks each (--schedule interleaved),
+# each micro-batch going round the stages twice, virtual stage c x P + s
+# on stage s. The 4-layer MLP on 2 stages of 2x2 devices (tensor and data
+# parallelism inside stages) with 2 and 4 micro-batches, and an 8-layer
+# MLP on 4 stages of 1x2 with 4 and 8, give 1 device's numbers.
+"$bin/parplan-zoo" mlp --sizes 32,64,64,64,64,64,64,64,10 --dynamic-batch \
+  -o "$dir/mlp8-batch.onnx" >/dev/null || { echo "FAIL: zoo"; exit 1; }
+for config in "mlp4 2 2" "mlp4 2 4" "mlp8 4 4" "mlp8 4 8"; do
+  set -- $config
+  model=$1 count=$2 m=$3
+  want=$(run_micro $model 16 1 auto 1) || { status=1; continue; }
+  got=$(run_micro $model 16 4x2 auto $m reference even $count interleaved) || { status=1; continue; }
+  if grep -q "stages run them by interleaved" "${got%.log}.compile.log" &&
+     grep -q "^schedule: interleaved, $count stages, $m micro-batches" "$got" &&
+     awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
+    echo "ok: $model on --stages $count of mesh 4x2, 2 chunks each, $m micro-batches, interleaved: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
+  else
+    echo "FAIL: $model on --stages $count of mesh 4x2, 2 chunks each, $m micro-batches, interleaved differs from the whole batch on 1 device:"
+    cat "${got%.log}.compile.log" "$got"
     paste "$want" "$got"
     status=1
   fi

@@ -343,7 +343,110 @@ plan::Plan scheduledPlan(int64_t microBatches, const std::string &schedule) {
   return plan;
 }
 
+/// The sum of x^3 over step 0's synthetic batch of `microBatches` slices
+/// of x (2 x 3 each).
+double sumOfCubes(int64_t microBatches) {
+  Tensor batch(DType::F32, {2 * microBatches, 3});
+  REQUIRE(
+      fillBlock(batch, batch.shape(), {0, 0}, 0, batchName("x", 0), 1, 0).ok());
+  double cubes = 0;
+  for (int64_t i = 0; i < batch.numElements(); ++i)
+    cubes += batch.get(i) * batch.get(i) * batch.get(i);
+  return cubes;
+}
+
+/// One stage of two model chunks, by the interleaved schedule: chunk 0's
+/// forward a = x * x, chunk 1's b = x * x; the backward goes back through
+/// them, chunk 1's adding b * x to the sum and chunk 0's a * x: the loss
+/// is twice the sum of x^3 over the batch.
+plan::Plan chunkedPlan(int64_t microBatches) {
+  plan::Plan plan;
+  plan.add_mesh_shape(1);
+  plan.set_micro_batches(microBatches);
+  plan.set_schedule("interleaved");
+  plan::Program &program = *plan.add_programs();
+  program.add_devices(0);
+  addBuffer(program, "x", {2, 3}, plan::Buffer::INPUT);         // 0
+  addBuffer(program, "a", {2, 3});                              // 1
+  addBuffer(program, "b", {2, 3});                              // 2
+  addBuffer(program, "c", {2, 3});                              // 3
+  addBuffer(program, "d", {2, 3});                              // 4
+  addBuffer(program, "sum", {2, 3}, plan::Buffer::ACCUMULATOR); // 5
+  addBuffer(program, "total", {});                              // 6
+  addKernel(program, "mul", {0, 0}, {1});
+  addKernel(program, "mul", {0, 0}, {2});
+  program.set_backward_begin(2);
+  addKernel(program, "mul", {2, 0}, {3});
+  addKernel(program, "accumulate", {5, 3}, {5});
+  addKernel(program, "mul", {1, 0}, {4});
+  addKernel(program, "accumulate", {5, 4}, {5});
+  program.set_update_begin(6);
+  for (int64_t begin : {0, 1})
+    program.add_forward_chunks(begin);
+  for (int64_t begin : {4, 2})
+    program.add_backward_chunks(begin);
+  plan::Kernel *total = addKernel(program, "reduce_sum", {5}, {6});
+  plan::Attr *keepdims = total->add_attrs();
+  keepdims->set_name("keepdims");
+  keepdims->set_bool_value(false);
+  program.set_loss(6);
+  return plan;
+}
+
 } // namespace
+
+TEST_CASE("interleaved runs each chunk's forward and backward apart",
+          "[executor]") {
+  const int64_t microBatches = 4;
+  double cubes = sumOfCubes(microBatches);
+  plan::Plan plan = chunkedPlan(microBatches);
+  REQUIRE(checkPlan(plan).error == "");
+  ChunkRanges ranges = chunkRanges(plan.programs(0), 6);
+  CHECK(ranges.forward ==
+        std::vector<std::pair<int64_t, int64_t>>{{0, 1}, {1, 2}});
+  CHECK(ranges.backward ==
+        std::vector<std::pair<int64_t, int64_t>>{{4, 6}, {2, 4}});
+  LocalCommunicator communicator;
+  Executor executor;
+  REQUIRE(executor.load(plan, 0, communicator).ok());
+  CHECK(executor.schedule() == "interleaved");
+  executor.setSeed(0);
+  REQUIRE(executor.initialize().ok());
+  double loss = 0;
+  REQUIRE(executor.step(0, &loss).ok());
+  CHECK(loss == Approx(2 * cubes).epsilon(1e-5));
+
+  SECTION("checkPlan names what is wrong with chunks") {
+    auto errorAfter = [&](auto &&edit) {
+      plan::Plan broken = chunkedPlan(microBatches);
+      edit(broken);
+      return checkPlan(broken).error;
+    };
+    CHECK(errorAfter([](plan::Plan &p) {
+            p.mutable_programs(0)->mutable_backward_chunks()->RemoveLast();
+          }) == "program 0 marks 2 forward and 1 backward chunks; a program "
+                "of chunks marks V > 1 of each");
+    CHECK(errorAfter([](plan::Plan &p) {
+            p.mutable_programs(0)->set_backward_chunks(0, 2);
+            p.mutable_programs(0)->set_backward_chunks(1, 4);
+          }) == "program 0 forward_chunks [0, 1] and backward_chunks [2, 4] "
+                "are not the forward's chunks in order from 0 and the "
+                "backward's in reverse from backward_begin 2 to update_begin "
+                "6");
+    // Chunk 1's forward reading what chunk 0's writes.
+    CHECK(errorAfter([](plan::Plan &p) {
+            p.mutable_programs(0)
+                ->mutable_instructions(1)
+                ->mutable_kernel()
+                ->set_operands(0, 1);
+          }) == "program 0 instruction 1 of chunk 1 reads buffer 1, which "
+                "chunk 0's forward writes: a schedule runs a micro-batch's "
+                "chunks at different times");
+    CHECK(errorAfter([](plan::Plan &p) { p.set_schedule("1f1b"); }) ==
+          "plan schedule '1f1b' runs stages of one model chunk, but the "
+          "programs hold 2 (run them by interleaved)");
+  }
+}
 
 TEST_CASE("a schedule runs forwards ahead and keeps what backwards read",
           "[executor]") {
@@ -351,12 +454,7 @@ TEST_CASE("a schedule runs forwards ahead and keeps what backwards read",
   // micro-batch first): each backward must see its own micro-batch's h and
   // x, not the last forward's.
   const int64_t microBatches = 3;
-  Tensor batch(DType::F32, {6, 3});
-  REQUIRE(
-      fillBlock(batch, batch.shape(), {0, 0}, 0, batchName("x", 0), 1, 0).ok());
-  double cubes = 0;
-  for (int64_t i = 0; i < batch.numElements(); ++i)
-    cubes += batch.get(i) * batch.get(i) * batch.get(i);
+  double cubes = sumOfCubes(microBatches);
   for (const std::string &schedule :
        {std::string(), std::string("gpipe"), std::string("1f1b"),
         std::string("eager-1f1b")}) {
@@ -382,14 +480,13 @@ TEST_CASE("checkPlan rejects schedules the executor cannot run", "[executor]") {
     plan.set_schedule("zigzag");
     CHECK(checkPlan(plan).error ==
           "plan schedule 'zigzag' is unknown to the executor; it runs "
-          "sequential, gpipe, 1f1b, eager-1f1b");
+          "sequential, gpipe, 1f1b, eager-1f1b, interleaved");
   }
-  SECTION("interleaved") {
+  SECTION("interleaved on stages of one chunk") {
     plan.set_schedule("interleaved");
     CHECK(checkPlan(plan).error ==
-          "plan schedule 'interleaved' is not run by the executor yet (its "
-          "stages would need model chunks); it runs sequential, gpipe, "
-          "1f1b, eager-1f1b");
+          "plan schedule 'interleaved' runs stages of several model chunks, "
+          "but the programs mark none");
   }
   SECTION("a backward beginning after the micro-batch") {
     plan.mutable_programs(0)->set_backward_begin(4);

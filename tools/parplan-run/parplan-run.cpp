@@ -235,12 +235,8 @@ int run(int argc, char **argv, int rank, int worldSize) {
     error = status.error;
   } else if (!schedule.empty() && std::find(schedules.begin(), schedules.end(),
                                             schedule) == schedules.end()) {
-    error = "--schedule " + schedule + " is " +
-            (schedule == "interleaved"
-                 ? "not run by the executor yet (its stages would need model "
-                   "chunks)"
-                 : "unknown to the executor") +
-            "; it runs " + executorScheduleList();
+    error = "--schedule " + schedule + " is unknown to the executor; it runs " +
+            executorScheduleList();
   } else {
     if (!schedule.empty())
       planMessage.set_schedule(schedule == "sequential" ? "" : schedule);

@@ -105,6 +105,8 @@ struct CompileOptions {
   /// The order stages run their micro-batches in (lower-to-plan's
   /// `schedule`), or "auto".
   std::string schedule = "1f1b";
+  /// The model chunks of each stage under the interleaved schedule.
+  int64_t chunks = 2;
   /// `--micro-batches auto`; whether --micro-batches and --schedule were
   /// given (with --stages auto, the ones not given are searched too).
   bool autoMicroBatches = false;

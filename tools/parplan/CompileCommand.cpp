@@ -215,12 +215,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   if (options.schedule != "auto" &&
       !llvm::is_contained(runtime::executorSchedules(), options.schedule)) {
     llvm::errs() << "parplan compile: error: '" << options.input
-                 << "': --schedule " << options.schedule << " is "
-                 << (options.schedule == "interleaved"
-                         ? "not run yet (its stages would hold several model "
-                           "chunks)"
-                         : "unknown")
-                 << "; use " << runtime::executorScheduleList() << " or auto\n";
+                 << "': --schedule " << options.schedule << " is unknown; use "
+                 << runtime::executorScheduleList() << " or auto\n";
     return 1;
   }
   if (options.batch % microBatches != 0) {
@@ -336,8 +332,25 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       (staged && !options.microBatchesGiven && options.batch > 0);
   bool autoSchedule =
       options.schedule == "auto" || (staged && !options.scheduleGiven);
+  // Interleaved cuts each of the stages --stages places into --chunks
+  // model chunks: the annotations' stages hold one each.
+  if (options.schedule == "interleaved" &&
+      !(layout.autoStages || layout.stages > 1)) {
+    llvm::errs() << "parplan compile: error: '" << options.input
+                 << "': --schedule interleaved cuts the stages --stages "
+                    "places into model chunks; "
+                 << (annotatedStages > 0
+                         ? "the annotations' stages hold one each"
+                         : "give --stages N")
+                 << "\n";
+    return 1;
+  }
   // The search prices the schedule lowering writes.
   pipeline.schedule = autoSchedule ? "1f1b" : options.schedule;
+  auto chunksOf = [&](StringRef schedule) -> int64_t {
+    return schedule == "interleaved" ? options.chunks : 1;
+  };
+  pipeline.chunks = chunksOf(pipeline.schedule);
   // The pipeline's shape the search chose, and the step it laid out for
   // it (the compile goes on from there).
   std::optional<PipelineSearchResult> searched;
@@ -352,6 +365,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     choice.annotatedStages = annotatedStages;
     choice.microBatches = microBatches;
     choice.schedule = pipeline.schedule;
+    choice.chunks = options.chunks;
     choice.batch = options.batch;
     TimingScope searchTiming = timingRoot.nest("PipelineSearch");
     searched = searchPipeline(importAt, pipeline, choice, error, searchTiming,
@@ -367,6 +381,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     if (layout.autoStages)
       pipeline.stages = chosen.stages > 1 ? chosen.stages : 0;
     pipeline.schedule = chosen.schedule;
+    pipeline.chunks = chunksOf(chosen.schedule);
     if (chosen.microBatches != microBatches) {
       microBatches = chosen.microBatches;
       module = importAt(microBatches);
@@ -840,6 +855,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"micro_batches", microBatches},
       {"schedule", scheduleName.empty() ? llvm::json::Value(nullptr)
                                         : llvm::json::Value(scheduleName)},
+      {"chunks", scheduleName == "interleaved" ? pipeline.chunks : 1},
       {"recompute", pipeline.recompute},
       {"recomputed_layers", llvm::json::Array(recomputedLayers)},
       {"stages", std::move(stagesJson)},
@@ -898,7 +914,11 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                "before one update{}\n",
                microBatches, options.batch / microBatches, options.batch,
                scheduleName.empty() ? ""
-                                    : ", stages run them by " + scheduleName);
+               : scheduleName == "interleaved"
+                   ? fmt::format(", stages run them by interleaved ({} "
+                                 "chunks a stage)",
+                                 static_cast<int64_t>(pipeline.chunks))
+                   : ", stages run them by " + scheduleName);
   if (!microBatchCounts.empty())
     fmt::print("                   tried {}\n",
                trialsLine(microBatchCounts, Phase::MicroBatches,

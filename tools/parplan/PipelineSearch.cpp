@@ -66,10 +66,13 @@ void readFigures(ModuleOp laidOut, PipelineTrial &trial) {
 /// count, each shape laid out once.
 class Trials {
 public:
+  /// `chunks`: the model chunks of each stage under the interleaved
+  /// schedule.
   Trials(parplan::cli::ModelImporter importAt,
-         parplan::CompilePipelineOptions &pipeline, TimingScope &timing,
+         parplan::CompilePipelineOptions &pipeline, int64_t chunks,
+         TimingScope &timing,
          std::vector<std::unique_ptr<PassManager>> &passManagers)
-      : importAt(importAt), pipeline(pipeline), timing(timing),
+      : importAt(importAt), pipeline(pipeline), chunks(chunks), timing(timing),
         passManagers(passManagers) {}
 
   /// The training step at `microBatches`; null with `error` set (empty
@@ -134,6 +137,7 @@ public:
     pipeline.stages = stages;
     pipeline.microBatches = microBatches;
     pipeline.schedule = schedule.str();
+    pipeline.chunks = schedule == "interleaved" ? chunks : 1;
     parplan::addLayoutSearchPasses(pm, pipeline);
     if (succeeded(pm.run(*copy)))
       readFigures(*copy, trial);
@@ -159,6 +163,7 @@ public:
 private:
   parplan::cli::ModelImporter importAt;
   parplan::CompilePipelineOptions &pipeline;
+  int64_t chunks;
   TimingScope &timing;
   std::vector<std::unique_ptr<PassManager>> &passManagers;
   std::map<int64_t, OwningOpRef<ModuleOp>> steps;
@@ -235,16 +240,48 @@ std::vector<std::string> searchedSchedules() {
   return names;
 }
 
-/// The step of `base`'s stage costs run by schedule `name`; none when
-/// `base` has no step or no stages.
-std::optional<double> timelineOf(const PipelineTrial &base, StringRef name) {
+/// The step of `base`'s stage costs run by schedule `name` on `chunks`
+/// model chunks per stage when it is interleaved: each stage's forward and
+/// backward split evenly over its chunks, each boundary between virtual
+/// stages carrying the sends of the stage boundary it starts on (the
+/// boundaries from the last stage back to the first, the average). None
+/// when `base` has no step or no stages, or the schedule cannot run its
+/// shape (interleaved's micro-batches must be a multiple of the stages).
+std::optional<double> timelineOf(const PipelineTrial &base, StringRef name,
+                                 int64_t chunks) {
+  using namespace parplan::cost;
   if (!base.step || base.costs.forward.empty())
     return std::nullopt;
-  parplan::cost::PipelineShape shape{base.stages, base.microBatches, 1};
-  return parplan::cost::simulateStep(
-             *parplan::cost::parsePipelineSchedule(name.str()), shape,
-             base.costs, base.update)
-      .seconds;
+  PipelineSchedule schedule = *parsePipelineSchedule(name.str());
+  int64_t v = schedule == PipelineSchedule::Interleaved ? chunks : 1;
+  PipelineShape shape{base.stages, base.microBatches, v};
+  if (checkPipeline(schedule, shape))
+    return std::nullopt;
+  PipelineCosts costs;
+  if (v == 1 || base.costs.forward.size() != static_cast<size_t>(base.stages)) {
+    costs = base.costs;
+  } else {
+    auto p = static_cast<size_t>(base.stages);
+    double wrap = 0;
+    for (double send : base.costs.sendForward)
+      wrap += send / static_cast<double>(std::max<size_t>(1, p - 1));
+    double wrapBack = 0;
+    for (double send : base.costs.sendBackward)
+      wrapBack += send / static_cast<double>(std::max<size_t>(1, p - 1));
+    for (int64_t c = 0; c < v; ++c)
+      for (size_t s = 0; s < p; ++s) {
+        costs.forward.push_back(base.costs.forward[s] / static_cast<double>(v));
+        costs.backward.push_back(base.costs.backward[s] /
+                                 static_cast<double>(v));
+        if (c + 1 < v || s + 1 < p) {
+          costs.sendForward.push_back(s + 1 < p ? base.costs.sendForward[s]
+                                                : wrap);
+          costs.sendBackward.push_back(s + 1 < p ? base.costs.sendBackward[s]
+                                                 : wrapBack);
+        }
+      }
+  }
+  return simulateStep(schedule, shape, costs, base.update).seconds;
 }
 
 } // namespace
@@ -253,7 +290,7 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     ModelImporter importAt, CompilePipelineOptions &pipeline,
     const PipelineChoice &choice, std::string &error, TimingScope &timing,
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
-  Trials trials(importAt, pipeline, timing, passManagers);
+  Trials trials(importAt, pipeline, choice.chunks, timing, passManagers);
   PipelineSearchResult result;
   int64_t firstCount =
       choice.autoMicroBatches
@@ -292,7 +329,8 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
       PipelineTrial countBest = *trial;
       if (choice.autoSchedule && count > 1 && microBatches > 1)
         for (const std::string &name : searchedSchedules()) {
-          std::optional<double> priced = timelineOf(*trial, name);
+          std::optional<double> priced =
+              timelineOf(*trial, name, choice.chunks);
           if (name == trial->schedule || !priced || !(*priced < *trial->step))
             continue;
           const PipelineTrial *other =
@@ -442,7 +480,7 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     for (const std::string &name : searchedSchedules()) {
       if (name == base.schedule)
         continue;
-      std::optional<double> priced = timelineOf(base, name);
+      std::optional<double> priced = timelineOf(base, name, choice.chunks);
       if (priced && !(*priced < *base.step)) {
         PipelineTrial screened = base;
         screened.schedule = name;

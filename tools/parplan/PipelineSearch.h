@@ -58,6 +58,8 @@ struct PipelineChoice {
   int64_t stages = 0, annotatedStages = 0;
   int64_t microBatches = 1;
   std::string schedule = "1f1b";
+  /// The model chunks of each stage under the interleaved schedule.
+  int64_t chunks = 2;
   /// The global batch the micro-batch counts divide.
   int64_t batch = 0;
 };

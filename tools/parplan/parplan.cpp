@@ -341,9 +341,14 @@ int main(int argc, char **argv) {
   compileCommand->add_option(
       "--schedule", compile.schedule,
       "On stages with micro-batches, the order each stage runs their "
-      "forwards and backwards in: gpipe, 1f1b, eager-1f1b, sequential, or "
-      "auto for the one of least predicted step (default: auto with "
-      "--stages auto, else 1f1b; docs/pipeline.md)");
+      "forwards and backwards in: gpipe, 1f1b, eager-1f1b, interleaved, "
+      "sequential, or auto for the one of least predicted step (default: "
+      "auto on stages; docs/pipeline.md)");
+  compileCommand
+      ->add_option("--chunks", compile.chunks,
+                   "With --schedule interleaved: the model chunks of each "
+                   "stage --stages places (default 2)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
   compileCommand
       ->add_option("--emit", compile.emit,
                    "Print the IR after a stage: nn, sbp or plan")

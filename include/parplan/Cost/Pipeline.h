@@ -88,6 +88,14 @@ pipelineOrder(PipelineSchedule schedule, const PipelineShape &shape);
 std::vector<int64_t>
 pipelineInFlight(const std::vector<std::vector<PipelineTask>> &order);
 
+/// Per virtual stage (chunk * P + stage), the most micro-batches whose
+/// forward through that chunk its stage has run and whose backward it has
+/// not: the activations of the chunk it holds at once. With one chunk,
+/// pipelineInFlight.
+std::vector<int64_t>
+pipelineInFlightByChunk(const std::vector<std::vector<PipelineTask>> &order,
+                        int64_t chunks);
+
 /// Seconds for one micro-batch: `forward` and `backward` per virtual stage
 /// (P * V of them), and `sendForward` / `sendBackward` per boundary
 /// between virtual stages v and v + 1 (P * V - 1), the activation going

@@ -104,12 +104,15 @@ public:
   const std::string &scheduleNote() const { return scheduleNote_; }
 
 private:
-  /// One micro-batch's forward or backward.
+  /// One micro-batch's forward or backward through one model chunk of the
+  /// stage (0 with one chunk).
   struct Task {
     bool backward = false;
     int64_t microBatch = 0;
+    int64_t chunk = 0;
   };
-  /// The device's tasks of a step, and the buffers a micro-batch's
+  /// The device's tasks of a step, the instruction ranges of each chunk's
+  /// forward and backward, and per chunk the buffers a micro-batch's
   /// backward reads of its forward (saved while another micro-batch's
   /// forward runs in between).
   void planTasks(const plan::Plan &plan);
@@ -131,9 +134,10 @@ private:
   std::string schedule_ = "sequential", scheduleNote_;
   int64_t stage_ = 0, stages_ = 1;
   std::vector<Task> tasks_;
-  /// Where a micro-batch's backward begins (update_begin when sequential).
-  int64_t backwardBegin_ = 0;
-  std::vector<int64_t> kept_;
+  /// Per chunk: its forward's and its backward's instructions.
+  ChunkRanges ranges_;
+  /// Per chunk: the buffers its backward reads of the forward.
+  std::vector<std::vector<int64_t>> kept_;
   WeightLoader weightLoader_;
   BatchLoader batchLoader_;
   /// Kernel attributes converted once, by instruction index.

@@ -71,9 +71,9 @@ int64_t planDevices(const plan::Plan &plan);
 
 /// The orders the executor runs a plan's micro-batches in: "sequential"
 /// (each micro-batch's forward and backward before the next one's; a
-/// plan's empty `schedule`), then the pipeline schedules of Pipeline.h it
-/// runs ("gpipe", "1f1b", "eager-1f1b"; not yet "interleaved", whose stages
-/// hold several model chunks).
+/// plan's empty `schedule`), then the pipeline schedules of Pipeline.h
+/// ("gpipe", "1f1b", "eager-1f1b", and "interleaved" on stages of several
+/// model chunks).
 std::vector<std::string> executorSchedules();
 /// The same, as "sequential, gpipe, 1f1b, eager-1f1b" for messages.
 std::string executorScheduleList();
@@ -81,6 +81,20 @@ std::string executorScheduleList();
 /// Where a micro-batch's backward begins in `program`: its backward_begin,
 /// or update_begin (all forward) without one.
 int64_t backwardBeginOf(const plan::Program &program);
+
+/// A micro-batch's instructions on a program of stages, per model chunk:
+/// `forward[c]` and `backward[c]` are the [begin, end) of chunk c's part of
+/// the forward and of the backward. A program of one chunk (no chunk
+/// markers) has its forward before backwardBeginOf and its backward up to
+/// `updateBegin`. With V > 1 chunks, the forward marks them in order and
+/// the backward in reverse (the gradient goes back through the chunks),
+/// so a chunk's forward ends where the next begins (the last at
+/// backward_begin) and its backward where the previous one's begins (chunk
+/// 0's at `updateBegin`). The program must have passed checkPlan.
+struct ChunkRanges {
+  std::vector<std::pair<int64_t, int64_t>> forward, backward;
+};
+ChunkRanges chunkRanges(const plan::Program &program, int64_t updateBegin);
 
 /// The pipeline stage `program` is: the position of its mesh among the
 /// plan's meshes (the stages, the first holding the first layers); 0 in a

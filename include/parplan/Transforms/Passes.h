@@ -48,6 +48,11 @@ struct LayoutPipelineOptions : public mlir::PassPipelineOptions<Derived> {
       llvm::cl::desc("Pipeline stages cutting the mesh's first axis and the "
                      "layers evenly (place-stages; 0: the annotations')"),
       llvm::cl::init(0)};
+  Option<int64_t> chunks{
+      *this, "chunks",
+      llvm::cl::desc("Model chunks of each of those stages, for the "
+                     "interleaved schedule (place-stages)"),
+      llvm::cl::init(1)};
 };
 
 /// The options of `parplan compile`'s pipeline, `parplan-compile`: the
@@ -95,7 +100,8 @@ struct CompilePipelineOptions
   Option<std::string> schedule{
       *this, "schedule",
       llvm::cl::desc("Pipeline schedule of stages with micro-batches: gpipe, "
-                     "1f1b, eager-1f1b or sequential"),
+                     "1f1b, eager-1f1b, interleaved (with chunks) or "
+                     "sequential"),
       llvm::cl::init("1f1b")};
 };
 

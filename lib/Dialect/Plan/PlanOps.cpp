@@ -286,6 +286,40 @@ LogicalResult BackwardBeginOp::verify() {
   return success();
 }
 
+LogicalResult ChunkOp::verify() {
+  // The forward marks chunks 0, 1, ... in order, the backward in reverse
+  // (the gradient goes back through them), and neither after the updates
+  // begin.
+  std::optional<int64_t> previous;
+  bool backward = false;
+  for (Operation *op = (*this)->getPrevNode(); op; op = op->getPrevNode()) {
+    if (isa<AfterMicroBatchesOp>(op))
+      return emitOpError() << "comes after plan.after_micro_batches: a "
+                              "chunk is part of a micro-batch";
+    if (isa<BackwardBeginOp>(op)) {
+      backward = true;
+      break;
+    }
+    if (auto chunk = dyn_cast<ChunkOp>(op)) {
+      previous = static_cast<int64_t>(chunk.getChunk());
+      for (Operation *before = op; before; before = before->getPrevNode())
+        backward |= isa<BackwardBeginOp>(before);
+      break;
+    }
+  }
+  auto chunk = static_cast<int64_t>(getChunk());
+  bool inOrder = backward ? !previous || chunk == *previous - 1
+                          : chunk == previous.value_or(-1) + 1;
+  if (!inOrder)
+    return emitOpError() << "marks chunk " << chunk << " after "
+                         << (previous ? "chunk " + std::to_string(*previous)
+                                      : std::string("none"))
+                         << " in the " << (backward ? "backward" : "forward")
+                         << ": the forward marks chunks 0, 1, ... in order, "
+                            "the backward in reverse";
+  return success();
+}
+
 LogicalResult UpdateOp::verify() {
   auto target = getTarget().getDefiningOp<BufferOp>();
   if (!target || (target.getBufferKind() != BufferKind::parameter &&

@@ -55,6 +55,24 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
              << "sbp.stage: " << stage << " does not name an sbp.mesh";
     return success();
   }
+  // Model chunks of interleaved stages (place-stages' chunks): how many a
+  // stage holds, on the module; which one an op is in (for a move, on the
+  // sending side, and sbp.destination_chunk on the receiving one).
+  if (attribute.getName() == "sbp.chunks") {
+    auto chunks = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!isa<ModuleOp>(op) || !chunks || chunks.getInt() < 1)
+      return op->emitOpError()
+             << "sbp.chunks must be a positive integer on a module";
+    return success();
+  }
+  if (attribute.getName() == "sbp.chunk" ||
+      attribute.getName() == "sbp.destination_chunk") {
+    auto chunk = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!chunk || chunk.getInt() < 0)
+      return op->emitOpError()
+             << attribute.getName() << " must be a non-negative integer";
+    return success();
+  }
   if (attribute.getName() != "sbp.sharding")
     return op->emitOpError()
            << "unknown sbp attribute '" << attribute.getName() << "'";

@@ -596,3 +596,30 @@ plan.program @program0 devices = [0] mesh = @a {
   // expected-error @+1 {{'plan.cross_mesh_send' op @move9 does not name a plan.cross_mesh}}
   plan.cross_mesh_send @move9 %x : memref<4xf32>
 }
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  // expected-error @+1 {{'plan.chunk' op marks chunk 1 after none in the forward: the forward marks chunks 0, 1, ... in order, the backward in reverse}}
+  plan.chunk 1
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  plan.chunk 0
+  plan.chunk 1
+  plan.backward_begin
+  plan.chunk 0
+  // expected-error @+1 {{'plan.chunk' op marks chunk 1 after chunk 0 in the backward: the forward marks chunks 0, 1, ... in order, the backward in reverse}}
+  plan.chunk 1
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  plan.chunk 0
+  plan.after_micro_batches
+  // expected-error @+1 {{'plan.chunk' op comes after plan.after_micro_batches: a chunk is part of a micro-batch}}
+  plan.chunk 1
+}

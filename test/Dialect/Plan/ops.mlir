@@ -164,3 +164,23 @@ plan.program @program1 devices = [2, 3] mesh = @b {
   %y = plan.buffer : memref<4x2xf32>
   plan.cross_mesh_recv @move0 %y scratch %s : memref<4x2xf32>, memref<256xi8>
 }
+
+// -----
+
+// A program of two model chunks: the forward marks them in order, the
+// backward in reverse.
+// CHECK-LABEL: plan.program @chunks devices = [0] {
+// CHECK-NEXT: plan.chunk 0
+// CHECK-NEXT: plan.chunk 1
+// CHECK-NEXT: plan.backward_begin
+// CHECK-NEXT: plan.chunk 1
+// CHECK-NEXT: plan.chunk 0
+// CHECK-NEXT: plan.after_micro_batches
+plan.program @chunks devices = [0] {
+  plan.chunk 0
+  plan.chunk 1
+  plan.backward_begin
+  plan.chunk 1
+  plan.chunk 0
+  plan.after_micro_batches
+}
