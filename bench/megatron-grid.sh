@@ -13,9 +13,11 @@
 # point whose D does not divide the batch is left out, as Megatron refuses
 # it). Each is the search's predicted step after the compile's own
 # recomputation fallback (`--emit sbp`: nothing is lowered); "no fit" when
-# even full recomputation does not fit. Auto is `--stages auto` at the
-# micro-batch counts in AUTO_MICRO_BATCHES (default 192), each its
-# predicted step; the least is auto's.
+# even full recomputation does not fit. Each point's schedule is searched
+# (1F1B, eager-1F1B, GPipe, interleaved), as a user of Megatron-LM picks
+# 1F1B or interleaved. Auto is `--stages auto` at the micro-batch counts
+# in AUTO_MICRO_BATCHES (default "192 auto": auto searches the count too),
+# each its predicted step; the least is auto's.
 #
 #   bench/megatron-grid.sh            print the tables
 #   bench/megatron-grid.sh --record   also append them to
@@ -92,7 +94,7 @@ for preset in ${MODELS:-gpt3-175b megatron-39b}; do
   done
   autoRows=""
   autoBest=""
-  for micro in ${AUTO_MICRO_BATCHES:-192}; do
+  for micro in ${AUTO_MICRO_BATCHES:-192 auto}; do
     predicted --stages auto --micro-batches "$micro"
     autoRows+=$'\n'"| auto (--stages auto, M $micro: $stages stages) | $(seconds "$step") |"
     if [[ -n $step ]] && improves "$step" "$autoBest"; then

@@ -124,34 +124,7 @@ void Executor::planTasks(const plan::Plan &planMessage) {
                           {stages_, microBatches_, chunks});
   for (const cost::PipelineTask &task : order[static_cast<size_t>(stage_)])
     tasks_.push_back({task.backward, task.microBatch, task.chunk});
-  // What each chunk's backward reads of the forward: results of its
-  // instructions and the batch's slices.
-  std::vector<bool> ofForward(program_.buffers_size(), false);
-  for (int b = 0; b < program_.buffers_size(); ++b)
-    ofForward[b] = program_.buffers(b).kind() == plan::Buffer::INPUT;
-  std::vector<int64_t> reads, writes;
-  for (const auto &[begin, end] : ranges_.forward)
-    for (int64_t i = begin; i < end; ++i) {
-      instructionBuffers(program_.instructions(static_cast<int>(i)), reads,
-                         writes);
-      for (int64_t b : writes)
-        ofForward[b] = true;
-    }
-  for (const auto &[begin, end] : ranges_.backward) {
-    std::vector<bool> kept(program_.buffers_size(), false);
-    for (int64_t i = begin; i < end; ++i) {
-      instructionBuffers(program_.instructions(static_cast<int>(i)), reads,
-                         writes);
-      for (int64_t b : reads)
-        if (ofForward[b] &&
-            program_.buffers(b).kind() != plan::Buffer::ACCUMULATOR)
-          kept[b] = true;
-    }
-    kept_.emplace_back();
-    for (int b = 0; b < program_.buffers_size(); ++b)
-      if (kept[b])
-        kept_.back().push_back(b);
-  }
+  kept_ = backwardReadsOfForward(program_, ranges_);
 }
 
 Tensor Executor::hostBuffer(int64_t index) const {

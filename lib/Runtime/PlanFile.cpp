@@ -1719,6 +1719,68 @@ ChunkRanges chunkRanges(const plan::Program &program, int64_t updateBegin) {
   return ranges;
 }
 
+std::vector<std::vector<int64_t>>
+backwardReadsOfForward(const plan::Program &program,
+                       const ChunkRanges &ranges) {
+  std::vector<bool> ofForward(static_cast<size_t>(program.buffers_size()),
+                              false);
+  for (int b = 0; b < program.buffers_size(); ++b)
+    ofForward[static_cast<size_t>(b)] =
+        program.buffers(b).kind() == plan::Buffer::INPUT;
+  std::vector<int64_t> reads, writes;
+  for (const auto &[begin, end] : ranges.forward)
+    for (int64_t i = begin; i < end; ++i) {
+      instructionBuffers(program.instructions(static_cast<int>(i)), reads,
+                         writes);
+      for (int64_t b : writes)
+        ofForward[static_cast<size_t>(b)] = true;
+    }
+  std::vector<std::vector<int64_t>> kept;
+  for (const auto &[begin, end] : ranges.backward) {
+    std::vector<bool> read(static_cast<size_t>(program.buffers_size()), false);
+    for (int64_t i = begin; i < end; ++i) {
+      instructionBuffers(program.instructions(static_cast<int>(i)), reads,
+                         writes);
+      for (int64_t b : reads)
+        if (ofForward[static_cast<size_t>(b)] &&
+            program.buffers(static_cast<int>(b)).kind() !=
+                plan::Buffer::ACCUMULATOR)
+          read[static_cast<size_t>(b)] = true;
+    }
+    kept.emplace_back();
+    for (int b = 0; b < program.buffers_size(); ++b)
+      if (read[static_cast<size_t>(b)])
+        kept.back().push_back(b);
+  }
+  return kept;
+}
+
+int64_t keptActivationBytes(const plan::Plan &planMessage,
+                            const plan::Program &program) {
+  std::optional<cost::PipelineSchedule> schedule =
+      cost::parsePipelineSchedule(planMessage.schedule());
+  if (!schedule || planMessage.micro_batches() <= 1)
+    return 0;
+  ChunkRanges ranges = chunkRanges(program, program.update_begin());
+  auto chunks = static_cast<int64_t>(ranges.forward.size());
+  auto stages = static_cast<int64_t>(std::max(1, planMessage.meshes_size()));
+  std::vector<int64_t> inFlight = cost::pipelineInFlightByChunk(
+      cost::pipelineOrder(*schedule,
+                          {stages, planMessage.micro_batches(), chunks}),
+      chunks);
+  int64_t stage = programStage(planMessage, program);
+  std::vector<std::vector<int64_t>> kept =
+      backwardReadsOfForward(program, ranges);
+  int64_t bytes = 0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t copies = std::max<int64_t>(
+        0, inFlight[static_cast<size_t>(c * stages + stage)] - 1);
+    for (int64_t b : kept[static_cast<size_t>(c)])
+      bytes += copies * bufferBytes(program.buffers(static_cast<int>(b)));
+  }
+  return bytes;
+}
+
 int64_t programStage(const plan::Plan &planMessage,
                      const plan::Program &program) {
   for (int m = 0; m < planMessage.meshes_size(); ++m)

@@ -473,6 +473,25 @@ TEST_CASE("a schedule runs forwards ahead and keeps what backwards read",
   }
 }
 
+TEST_CASE("the activations a schedule keeps aside", "[executor]") {
+  // The backward reads x (an input) and h (a forward result), 24 bytes
+  // each: GPipe on one stage holds all 3 micro-batches in flight, 2 of them
+  // aside; 1F1B holds one, in its buffers.
+  CHECK(keptActivationBytes(scheduledPlan(3, "gpipe"),
+                            scheduledPlan(3, "gpipe").programs(0)) == 2 * 48);
+  CHECK(keptActivationBytes(scheduledPlan(3, "1f1b"),
+                            scheduledPlan(3, "1f1b").programs(0)) == 0);
+  CHECK(keptActivationBytes(scheduledPlan(3, ""),
+                            scheduledPlan(3, "").programs(0)) == 0);
+  // Interleaved on one stage of two chunks, 4 micro-batches: each chunk's
+  // backward reads x and its own product.
+  plan::Plan chunked = chunkedPlan(4);
+  std::vector<std::vector<int64_t>> kept = backwardReadsOfForward(
+      chunked.programs(0), chunkRanges(chunked.programs(0), 6));
+  CHECK(kept == std::vector<std::vector<int64_t>>{{0, 1}, {0, 2}});
+  CHECK(keptActivationBytes(chunked, chunked.programs(0)) > 0);
+}
+
 TEST_CASE("checkPlan rejects schedules the executor cannot run", "[executor]") {
   plan::Plan plan = scheduledPlan(2, "1f1b");
   REQUIRE(checkPlan(plan).error == "");

@@ -96,6 +96,22 @@ struct ChunkRanges {
 };
 ChunkRanges chunkRanges(const plan::Program &program, int64_t updateBegin);
 
+/// Per chunk of `program` (`ranges`), the buffers its backward reads of
+/// the forward: results of forward instructions and the batch's slices,
+/// but accumulators. A schedule keeps them aside for a micro-batch while
+/// other forwards run between its forward and its backward.
+std::vector<std::vector<int64_t>>
+backwardReadsOfForward(const plan::Program &program, const ChunkRanges &ranges);
+
+/// The bytes a device of `program` keeps aside at most under `plan`'s
+/// schedule (0 without one): per chunk, what its backward reads of the
+/// forward, for each micro-batch in flight through the chunk but the one
+/// its buffers hold (pipelineInFlightByChunk). Beside the arena, this is
+/// the memory the in-flight activations take. The plan must have passed
+/// checkPlan.
+int64_t keptActivationBytes(const plan::Plan &plan,
+                            const plan::Program &program);
+
 /// The pipeline stage `program` is: the position of its mesh among the
 /// plan's meshes (the stages, the first holding the first layers); 0 in a
 /// plan without named meshes.
