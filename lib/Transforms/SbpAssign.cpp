@@ -76,9 +76,12 @@ struct Node {
   Operation *op = nullptr;
   int64_t sinkOperand = -1;
   std::vector<Candidate> candidates;
-  /// Per candidate, for this one op: seconds and bytes per device.
+  /// Per candidate, for this one op: seconds and bytes per device, and of
+  /// those bytes, the activations of one micro-batch its stage keeps for
+  /// the backward (`memory` holds them once per micro-batch in flight).
   std::vector<double> time;
   std::vector<double> memory;
+  std::vector<double> activation;
   bool isSink() const { return sinkOperand >= 0; }
 };
 
@@ -469,6 +472,10 @@ private:
     /// and of its gradient's back (0 on the last stage).
     double sendForward = 0, sendBackward = 0;
     double memory = 0;
+    /// Of `memory`, the bytes one micro-batch's activations take (of all
+    /// its chunks): a schedule holding more in flight needs that much more
+    /// each.
+    double activation = 0;
     /// Seconds computing in the pipeline's timeline, and idle in it.
     double busy = 0, bubble = 0;
   };
@@ -574,6 +581,7 @@ void ShardingSearch::priceCandidates(Node &node) {
   size_t count = node.candidates.size();
   node.time.assign(count, 0);
   node.memory.assign(count, 0);
+  node.activation.assign(count, 0);
   if (node.isSink())
     return;
   Operation *op = node.op;
@@ -637,11 +645,11 @@ void ShardingSearch::priceCandidates(Node &node) {
     if (options.training || explicitStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
         if (options.training || savedActivations.contains(op->getResult(i)))
-          node.memory[k] += held *
-                            localElements(op->getResult(i).getType(), meshShape,
-                                          candidate.results[i]) *
-                            static_cast<double>(model.elementBytes(
-                                elementTypeOf(op->getResult(i).getType())));
+          node.activation[k] += localElements(op->getResult(i).getType(),
+                                              meshShape, candidate.results[i]) *
+                                static_cast<double>(model.elementBytes(
+                                    elementTypeOf(op->getResult(i).getType())));
+    node.memory[k] += held * node.activation[k];
   }
 }
 
@@ -1405,8 +1413,12 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       add(figures.backward, backward[v], seconds / runs);
     }
   };
-  for (size_t i = 0; i < nodes.size(); ++i)
+  for (size_t i = 0; i < nodes.size(); ++i) {
     addTime(nodes[i], nodes[i].time[choice[i]]);
+    if (!nodes[i].isSink())
+      stageFigures[stageOf(nodes[i])].activation +=
+          nodes[i].activation[choice[i]];
+  }
   std::vector<double> sendForward(virtualCount - 1, 0),
       sendBackward(virtualCount - 1, 0);
   // Use by use: a class's uses may lie on several stages.
@@ -1590,6 +1602,9 @@ void ShardingSearch::annotate(
           builder.getNamedAttr(
               "memory_bytes",
               builder.getI64IntegerAttr(static_cast<int64_t>(figures.memory))),
+          builder.getNamedAttr("activation_bytes",
+                               builder.getI64IntegerAttr(
+                                   static_cast<int64_t>(figures.activation))),
       }));
   module->setAttr(
       "sbp.plan",

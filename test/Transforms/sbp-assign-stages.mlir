@@ -10,8 +10,8 @@
 // the next stage are its chunks' average, @b's none (it is the last).
 // INTERLEAVED: sbp.plan = {
 // INTERLEAVED-SAME: schedule = "interleaved"
-// INTERLEAVED-SAME: {backward_time = {{.*}}, mesh = @a, send_backward_time = {{.*}}, send_forward_time = {{[1-9][0-9.]*[eE]-[0-9]+}} : f64
-// INTERLEAVED-SAME: {backward_time = {{.*}}, mesh = @b, send_backward_time = 0.000000e+00 : f64, send_forward_time = 0.000000e+00 : f64
+// INTERLEAVED-SAME: {activation_bytes = {{[0-9]+}} : i64, backward_time = {{.*}}, mesh = @a, send_backward_time = {{.*}}, send_forward_time = {{[1-9][0-9.]*[eE]-[0-9]+}} : f64
+// INTERLEAVED-SAME: {activation_bytes = {{[0-9]+}} : i64, backward_time = {{.*}}, mesh = @b, send_backward_time = 0.000000e+00 : f64, send_forward_time = 0.000000e+00 : f64
 // CHUNKS-1F1B: error: sbp-assign: schedule '1f1b' runs stages of one model chunk, but they hold 2 (sbp.chunks): use interleaved
 // CHUNKS-ROUNDS: error: sbp-assign: interleaved schedule: 3 micro-batches are not a multiple of the 2 stages
 // NO-CHUNKS: error: sbp-assign: schedule 'interleaved' needs stages of several model chunks (place-stages chunks=V)
@@ -24,8 +24,8 @@
 // CHECK-LABEL: module attributes {sbp.plan = {
 // CHECK-SAME: search_nodes = 14
 // CHECK-SAME: mesh = @s1
-// CHECK-SAME: {backward_time = [[BACKWARD:[^ ]+]] : f64, bubble_time = [[BUBBLE:[^ ]+]] : f64, busy_time = [[BUSY:[^ ]+]] : f64, forward_time = [[FORWARD:[^ ]+]] : f64, memory_bytes = {{[0-9]+}} : i64, mesh = @s2
-// CHECK-SAME: {backward_time = [[BACKWARD]] : f64, bubble_time = [[BUBBLE]] : f64, busy_time = [[BUSY]] : f64, forward_time = [[FORWARD]] : f64, memory_bytes = {{[0-9]+}} : i64, mesh = @s3
+// CHECK-SAME: {activation_bytes = {{[0-9]+}} : i64, backward_time = [[BACKWARD:[^ ]+]] : f64, bubble_time = [[BUBBLE:[^ ]+]] : f64, busy_time = [[BUSY:[^ ]+]] : f64, forward_time = [[FORWARD:[^ ]+]] : f64, memory_bytes = {{[0-9]+}} : i64, mesh = @s2
+// CHECK-SAME: {activation_bytes = {{[0-9]+}} : i64, backward_time = [[BACKWARD]] : f64, bubble_time = [[BUBBLE]] : f64, busy_time = [[BUSY]] : f64, forward_time = [[FORWARD]] : f64, memory_bytes = {{[0-9]+}} : i64, mesh = @s3
 // CHECK: nn.matmul {{.*}}#sbp.sharding<@s0, {{\[}}[#sbp.b, #sbp.b], [#sbp.b, #sbp.s<1>]] -> {{\[}}[#sbp.b, #sbp.s<1>]]>
 // CHECK: nn.matmul {{.*}}#sbp.sharding<@s1, {{\[}}[#sbp.b, #sbp.s<1>], [#sbp.b, #sbp.s<0>]] -> {{\[}}[#sbp.b, #sbp.p<sum>]]>
 // CHECK: nn.matmul {{.*}}#sbp.sharding<@s2, {{\[}}[#sbp.b, #sbp.b], [#sbp.b, #sbp.s<1>]] -> {{\[}}[#sbp.b, #sbp.s<1>]]>

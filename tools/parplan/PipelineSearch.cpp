@@ -46,12 +46,19 @@ void readFigures(ModuleOp laidOut, PipelineTrial &trial) {
   auto seconds = [](DictionaryAttr dictionary, StringRef key) {
     return cast<FloatAttr>(dictionary.get(key)).getValueAsDouble();
   };
+  auto bytes = [](DictionaryAttr dictionary, StringRef key) {
+    return static_cast<double>(
+        cast<IntegerAttr>(dictionary.get(key)).getValue().getSExtValue());
+  };
   trial.step = seconds(plan, "step_time");
+  trial.capacity = bytes(plan, "device_memory_bytes");
   auto stages = plan.getAs<ArrayAttr>("stages");
   if (!stages)
     return;
   for (auto [index, entry] :
        llvm::enumerate(stages.getAsRange<DictionaryAttr>())) {
+    trial.memory.push_back(bytes(entry, "memory_bytes"));
+    trial.activation.push_back(bytes(entry, "activation_bytes"));
     trial.costs.forward.push_back(seconds(entry, "forward_time"));
     trial.costs.backward.push_back(seconds(entry, "backward_time"));
     trial.update.push_back(seconds(entry, "update_time"));
@@ -284,6 +291,60 @@ std::optional<double> timelineOf(const PipelineTrial &base, StringRef name,
   return simulateStep(schedule, shape, costs, base.update).seconds;
 }
 
+/// Whether `base`'s layouts fit the devices under schedule `name` (on
+/// `chunks` chunks when interleaved): each stage's memory with the
+/// activations of as many micro-batches as that schedule holds in flight
+/// instead of `base`'s (a chunk's being 1/V of the stage's). None when
+/// `base` has no figures or the schedule cannot run its shape.
+std::optional<bool> fitsOnLayouts(const PipelineTrial &base, StringRef name,
+                                  int64_t chunks) {
+  using namespace parplan::cost;
+  if (!base.step || base.memory.size() != static_cast<size_t>(base.stages))
+    return std::nullopt;
+  // Per stage, the micro-batches' activations a schedule holds at once.
+  auto held = [&](StringRef schedule) -> std::optional<std::vector<double>> {
+    PipelineSchedule parsed = *parsePipelineSchedule(schedule.str());
+    int64_t v = parsed == PipelineSchedule::Interleaved ? chunks : 1;
+    PipelineShape shape{base.stages, base.microBatches, v};
+    if (checkPipeline(parsed, shape))
+      return std::nullopt;
+    std::vector<int64_t> inFlight =
+        pipelineInFlightByChunk(pipelineOrder(parsed, shape), v);
+    std::vector<double> perStage(static_cast<size_t>(base.stages), 0);
+    for (size_t i = 0; i < inFlight.size(); ++i)
+      perStage[i % perStage.size()] +=
+          static_cast<double>(inFlight[i]) / static_cast<double>(v);
+    return perStage;
+  };
+  std::optional<std::vector<double>> now = held(base.schedule),
+                                     then = held(name);
+  if (!now || !then)
+    return std::nullopt;
+  for (size_t s = 0; s < base.memory.size(); ++s)
+    if (base.memory[s] + ((*then)[s] - (*now)[s]) * base.activation[s] >
+        base.capacity)
+      return false;
+  return true;
+}
+
+/// Whether schedule `name` is worth a search beside `base`: its timeline
+/// on `base`'s stage costs is faster, and `base`'s layouts fit under it
+/// (holding more activations only constrains the layouts more). `why`
+/// says why not, as a trial error.
+bool worthSearching(const PipelineTrial &base, StringRef name, int64_t chunks,
+                    std::optional<double> &priced, std::string &why) {
+  priced = timelineOf(base, name, chunks);
+  if (!priced || !(*priced < *base.step))
+    return false;
+  if (fitsOnLayouts(base, name, chunks) == false) {
+    why = "no plan fits in memory: the activations " + name.str() +
+          " holds in flight do not fit on the layouts of the " + base.schedule +
+          " trial";
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
@@ -329,9 +390,10 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
       PipelineTrial countBest = *trial;
       if (choice.autoSchedule && count > 1 && microBatches > 1)
         for (const std::string &name : searchedSchedules()) {
-          std::optional<double> priced =
-              timelineOf(*trial, name, choice.chunks);
-          if (name == trial->schedule || !priced || !(*priced < *trial->step))
+          std::optional<double> priced;
+          std::string why;
+          if (name == trial->schedule ||
+              !worthSearching(*trial, name, choice.chunks, priced, why))
             continue;
           const PipelineTrial *other =
               trials.run(count, count, microBatches, name, error);
@@ -480,11 +542,21 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     for (const std::string &name : searchedSchedules()) {
       if (name == base.schedule)
         continue;
-      std::optional<double> priced = timelineOf(base, name, choice.chunks);
-      if (priced && !(*priced < *base.step)) {
+      // A schedule not worth a search is priced on the base's layouts:
+      // its timeline, or why it does not fit or run there.
+      std::optional<double> priced;
+      std::string why;
+      if (base.step &&
+          !worthSearching(base, name, choice.chunks, priced, why)) {
         PipelineTrial screened = base;
         screened.schedule = name;
-        screened.step = priced;
+        screened.step = why.empty() ? priced : std::nullopt;
+        screened.why = why.empty() && !priced
+                           ? name + " cannot run " +
+                                 std::to_string(base.microBatches) +
+                                 " micro-batches on " +
+                                 std::to_string(base.stages) + " stages"
+                           : why;
         screened.searched = false;
         result.schedules.push_back(std::move(screened));
         continue;

@@ -48,6 +48,10 @@ struct PipelineTrial {
   /// update.
   cost::PipelineCosts costs;
   std::vector<double> update;
+  /// Per stage: its memory per device, and of it one micro-batch's
+  /// activations; the devices' memory.
+  std::vector<double> memory, activation;
+  double capacity = 0;
 };
 
 /// What is searched and what is given. A count or schedule that is not
