@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 namespace parplan::cost {
 
@@ -130,6 +131,53 @@ pipelineInFlight(const std::vector<std::vector<PipelineTask>> &order) {
       peak = std::max(peak, held);
     }
     peaks.push_back(peak);
+  }
+  return peaks;
+}
+
+std::optional<std::string> checkScheduleChunks(const std::string &name,
+                                               int64_t chunks) {
+  std::optional<PipelineSchedule> schedule = parsePipelineSchedule(name);
+  if (!schedule)
+    return std::nullopt;
+  bool interleaved = *schedule == PipelineSchedule::Interleaved;
+  if (interleaved == (chunks > 1))
+    return std::nullopt;
+  return interleaved
+             ? std::string("schedule 'interleaved' needs stages of several "
+                           "model chunks")
+             : "schedule '" + name +
+                   "' runs stages of one model chunk, but they hold " +
+                   std::to_string(chunks) + ": use interleaved";
+}
+
+std::vector<int64_t>
+pipelineKeptAside(const std::vector<std::vector<PipelineTask>> &order,
+                  int64_t chunks) {
+  size_t stages = order.size();
+  std::vector<int64_t> peaks(stages * static_cast<size_t>(chunks), 0);
+  for (size_t s = 0; s < stages; ++s) {
+    const std::vector<PipelineTask> &tasks = order[s];
+    std::vector<int64_t> aside(static_cast<size_t>(chunks), 0);
+    std::set<std::pair<int64_t, int64_t>> kept;
+    for (size_t t = 0; t < tasks.size(); ++t) {
+      const PipelineTask &task = tasks[t];
+      auto chunk = static_cast<size_t>(task.chunk);
+      std::pair<int64_t, int64_t> key{task.microBatch, task.chunk};
+      if (task.backward) {
+        if (kept.erase(key))
+          --aside[chunk];
+        continue;
+      }
+      bool backwardNext = t + 1 < tasks.size() && tasks[t + 1].backward &&
+                          tasks[t + 1].microBatch == task.microBatch &&
+                          tasks[t + 1].chunk == task.chunk;
+      if (backwardNext)
+        continue;
+      kept.insert(key);
+      int64_t &peak = peaks[chunk * stages + s];
+      peak = std::max(peak, ++aside[chunk]);
+    }
   }
   return peaks;
 }

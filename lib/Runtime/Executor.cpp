@@ -114,6 +114,7 @@ void Executor::planTasks(const plan::Plan &planMessage) {
     ranges_.forward = {{0, ranges_.forward.back().second}};
     ranges_.backward = {{ranges_.forward.back().second, updateBegin}};
     kept_.assign(1, {});
+    readsBatch_.assign(1, true);
     for (int64_t k = 0; k < microBatches_; ++k)
       tasks_.insert(tasks_.end(), {{false, k, 0}, {true, k, 0}});
     return;
@@ -125,6 +126,19 @@ void Executor::planTasks(const plan::Plan &planMessage) {
   for (const cost::PipelineTask &task : order[static_cast<size_t>(stage_)])
     tasks_.push_back({task.backward, task.microBatch, task.chunk});
   kept_ = backwardReadsOfForward(program_, ranges_);
+  readsBatch_.assign(static_cast<size_t>(chunks), false);
+  std::vector<int64_t> reads, writes;
+  for (int64_t c = 0; c < chunks; ++c)
+    for (const auto &[begin, end] : {ranges_.forward[static_cast<size_t>(c)],
+                                     ranges_.backward[static_cast<size_t>(c)]})
+      for (int64_t i = begin; i < end; ++i) {
+        instructionBuffers(program_.instructions(static_cast<int>(i)), reads,
+                           writes);
+        for (int64_t b : reads)
+          if (program_.buffers(static_cast<int>(b)).kind() ==
+              plan::Buffer::INPUT)
+            readsBatch_[static_cast<size_t>(c)] = true;
+      }
 }
 
 Tensor Executor::hostBuffer(int64_t index) const {
@@ -294,11 +308,13 @@ Status Executor::step(int64_t stepIndex, double *loss) {
     const std::vector<int64_t> &kept = kept_[task.chunk];
     auto key = std::make_pair(task.microBatch, task.chunk);
     if (!task.backward) {
-      if (Status status = fillBatch(stepIndex, task.microBatch); !status.ok())
-        return status;
+      if (readsBatch_[task.chunk])
+        if (Status status = fillBatch(stepIndex, task.microBatch); !status.ok())
+          return status;
       const auto &[begin, end] = ranges_.forward[task.chunk];
       if (Status status = run(begin, end); !status.ok())
         return status;
+      // cost::pipelineKeptAside counts what this rule keeps aside.
       bool backwardNext = t + 1 < tasks_.size() && tasks_[t + 1].backward &&
                           tasks_[t + 1].microBatch == task.microBatch &&
                           tasks_[t + 1].chunk == task.chunk;

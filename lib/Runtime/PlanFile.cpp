@@ -492,14 +492,6 @@ private:
                                  : toVector(move.destination_splits())),
             mesh.coordinate(device));
       };
-      auto contains = [](const Slice &outer, const Slice &inner) {
-        for (size_t d = 0; d < outer.sizes.size(); ++d)
-          if (inner.offsets[d] < outer.offsets[d] ||
-              inner.offsets[d] + inner.sizes[d] >
-                  outer.offsets[d] + outer.sizes[d])
-            return false;
-        return true;
-      };
       std::map<int64_t, Slice> blocks[2];
       auto block = [&](int side, int64_t device) -> const Slice & {
         auto found = blocks[side].find(device);
@@ -525,7 +517,7 @@ private:
         if (!fromSource && sides[1]->indexOf(sender) < 0)
           return Status::failure(at + ": sender " + std::to_string(sender) +
                                  " is on neither mesh");
-        if (fromSource ? !contains(block(0, sender), tile)
+        if (fromSource ? !block(0, sender).contains(tile)
                        : !has.count({sender, transfer.tile}))
           return Status::failure(
               at + ": sender " + std::to_string(sender) +
@@ -540,7 +532,7 @@ private:
                                    std::to_string(receiver) +
                                    " is not on the destination mesh '" +
                                    move.destination_mesh() + "'");
-          if (!contains(block(1, receiver), tile))
+          if (!block(1, receiver).contains(tile))
             return Status::failure(
                 at + ": receiver " + std::to_string(receiver) +
                 "'s block does not hold tile " + std::to_string(transfer.tile));
@@ -564,12 +556,7 @@ private:
           for (size_t b = 0; b < a; ++b) {
             const Slice &other =
                 checked.table.tiles[static_cast<size_t>(tiles[b])];
-            bool overlap = true;
-            for (size_t d = 0; d < tile.sizes.size(); ++d)
-              overlap = overlap &&
-                        tile.offsets[d] < other.offsets[d] + other.sizes[d] &&
-                        other.offsets[d] < tile.offsets[d] + tile.sizes[d];
-            if (overlap)
+            if (tile.overlaps(other))
               return Status::failure(
                   where + ": device " + std::to_string(device) +
                   " receives tiles " + std::to_string(tiles[b]) + " and " +
@@ -1369,16 +1356,9 @@ private:
     // schedule.
     if (plan_.micro_batches() <= 1)
       return Status::success();
-    bool interleaved = *schedule == cost::PipelineSchedule::Interleaved;
-    if (interleaved != (chunks_ > 1))
-      return Status::failure(
-          interleaved
-              ? "plan schedule 'interleaved' runs stages of several "
-                "model chunks, but the programs mark none"
-              : "plan schedule '" + plan_.schedule() +
-                    "' runs stages of one model chunk, but the "
-                    "programs hold " +
-                    std::to_string(chunks_) + " (run them by interleaved)");
+    if (std::optional<std::string> why =
+            cost::checkScheduleChunks(plan_.schedule(), chunks_))
+      return Status::failure("plan " + *why);
     if (std::optional<std::string> why =
             cost::checkPipeline(*schedule, {std::max(1, plan_.meshes_size()),
                                             plan_.micro_batches(), chunks_}))
@@ -1471,9 +1451,9 @@ private:
   /// program of a plan of micro-batches marks the same number V, 0 or V >
   /// 1, the forward's in order from instruction 0 up to backward_begin and
   /// the backward's in reverse from backward_begin up to update_begin; and
-  /// no chunk reads a temporary another chunk's forward writes (a
-  /// schedule runs the chunks of a micro-batch at different times, each
-  /// keeping only what its own backward reads).
+  /// no temporary used by two chunks (a schedule runs the chunks of a
+  /// micro-batch at different times, each keeping only what its own
+  /// backward reads).
   Status checkChunks() {
     chunks_ = 1;
     std::optional<int> marked;
@@ -1517,34 +1497,30 @@ private:
             "backward's in reverse from backward_begin " +
             std::to_string(backwardBegin) + " to update_begin " +
             std::to_string(updateBegin));
-      // Which chunk's forward writes each temporary.
+      // Each temporary belongs to the one chunk whose passes use it.
       ChunkRanges ranges = chunkRanges(program, updateBegin);
-      std::vector<int> writer(static_cast<size_t>(program.buffers_size()), -1);
+      std::vector<int> user(static_cast<size_t>(program.buffers_size()), -1);
       std::vector<int64_t> reads, writes;
-      for (int c = 0; c < forward; ++c)
-        for (int64_t i = ranges.forward[c].first; i < ranges.forward[c].second;
-             ++i) {
-          instructionBuffers(program.instructions(static_cast<int>(i)), reads,
-                             writes);
-          for (int64_t b : writes)
-            if (program.buffers(static_cast<int>(b)).kind() ==
-                plan::Buffer::TEMPORARY)
-              writer[static_cast<size_t>(b)] = c;
-        }
       for (int c = 0; c < forward; ++c)
         for (const auto &range : {ranges.forward[c], ranges.backward[c]})
           for (int64_t i = range.first; i < range.second; ++i) {
             instructionBuffers(program.instructions(static_cast<int>(i)), reads,
                                writes);
+            reads.insert(reads.end(), writes.begin(), writes.end());
             for (int64_t b : reads) {
-              int owner = writer[static_cast<size_t>(b)];
-              if (owner >= 0 && owner != c)
+              if (program.buffers(static_cast<int>(b)).kind() !=
+                  plan::Buffer::TEMPORARY)
+                continue;
+              int &owner = user[static_cast<size_t>(b)];
+              if (owner < 0)
+                owner = c;
+              if (owner != c)
                 return Status::failure(
                     where + " instruction " + std::to_string(i) + " of chunk " +
-                    std::to_string(c) + " reads buffer " + std::to_string(b) +
+                    std::to_string(c) + " uses buffer " + std::to_string(b) +
                     ", which chunk " + std::to_string(owner) +
-                    "'s forward writes: a schedule runs a micro-batch's "
-                    "chunks at different times");
+                    " uses too: a schedule runs a micro-batch's chunks at "
+                    "different times, so a temporary is one chunk's");
             }
           }
     }
@@ -1764,7 +1740,7 @@ int64_t keptActivationBytes(const plan::Plan &planMessage,
   ChunkRanges ranges = chunkRanges(program, program.update_begin());
   auto chunks = static_cast<int64_t>(ranges.forward.size());
   auto stages = static_cast<int64_t>(std::max(1, planMessage.meshes_size()));
-  std::vector<int64_t> inFlight = cost::pipelineInFlightByChunk(
+  std::vector<int64_t> aside = cost::pipelineKeptAside(
       cost::pipelineOrder(*schedule,
                           {stages, planMessage.micro_batches(), chunks}),
       chunks);
@@ -1773,8 +1749,8 @@ int64_t keptActivationBytes(const plan::Plan &planMessage,
       backwardReadsOfForward(program, ranges);
   int64_t bytes = 0;
   for (int64_t c = 0; c < chunks; ++c) {
-    int64_t copies = std::max<int64_t>(
-        0, inFlight[static_cast<size_t>(c * stages + stage)] - 1);
+    int64_t copies =
+        aside[static_cast<size_t>(cost::virtualStage(stage, c, stages))];
     for (int64_t b : kept[static_cast<size_t>(c)])
       bytes += copies * bufferBytes(program.buffers(static_cast<int>(b)));
   }

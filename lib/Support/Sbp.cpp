@@ -277,6 +277,22 @@ int64_t Slice::numElements() const {
   return count;
 }
 
+bool Slice::contains(const Slice &inner) const {
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (inner.offsets[d] < offsets[d] ||
+        inner.offsets[d] + inner.sizes[d] > offsets[d] + sizes[d])
+      return false;
+  return true;
+}
+
+bool Slice::overlaps(const Slice &other) const {
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (offsets[d] >= other.offsets[d] + other.sizes[d] ||
+        other.offsets[d] >= offsets[d] + sizes[d])
+      return false;
+  return true;
+}
+
 Range balancedShard(int64_t dimSize, int64_t numShards, int64_t index) {
   assert(numShards > 0 && index >= 0 && index < numShards);
   int64_t quotient = dimSize / numShards;

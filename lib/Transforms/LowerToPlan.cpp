@@ -255,6 +255,19 @@ void LowerToPlanPass::runOnOperation() {
   }
   if (failed(checkLoweringInput(function, meshSize(planShape))))
     return signalPassFailure();
+  // An op's chunk (and a move's receiving side's) is one of the stages'.
+  int64_t chunks = 1;
+  if (auto attr = module->getAttrOfType<IntegerAttr>("sbp.chunks"))
+    chunks = attr.getInt();
+  for (Operation &op : function.front())
+    for (StringRef name : {"sbp.chunk", "sbp.destination_chunk"})
+      if (auto chunk = op.getAttrOfType<IntegerAttr>(name);
+          chunk && chunk.getInt() >= chunks) {
+        op.emitError() << "lower-to-plan: " << name << " " << chunk.getInt()
+                       << " is not one of the stages' " << chunks
+                       << " model chunks (sbp.chunks)";
+        return signalPassFailure();
+      }
   int64_t microBatches = microBatchCount(module);
   // Each op's part of the step: a micro-batch's forward, its backward, or
   // once per step. Without micro-batches, all are run once, in order.
@@ -307,9 +320,6 @@ void LowerToPlanPass::runOnOperation() {
   }
   // Stages of several model chunks (place-stages' chunks) run by the
   // interleaved schedule, which needs them.
-  int64_t chunks = 1;
-  if (auto attr = module->getAttrOfType<IntegerAttr>("sbp.chunks"))
-    chunks = attr.getInt();
   std::optional<cost::PipelineSchedule> pipelineSchedule;
   if (schedule != "sequential") {
     pipelineSchedule = cost::parsePipelineSchedule(schedule);
@@ -320,16 +330,10 @@ void LowerToPlanPass::runOnOperation() {
       return signalPassFailure();
     }
   }
-  bool interleaved = pipelineSchedule == cost::PipelineSchedule::Interleaved;
-  if (microBatches > 1 && staged && interleaved != (chunks > 1)) {
-    module.emitError() << "lower-to-plan: schedule '" << schedule << "' "
-                       << (interleaved
-                               ? "needs stages of several model chunks "
-                                 "(place-stages chunks=V)"
-                               : "runs stages of one model chunk, but they "
-                                 "hold " +
-                                     std::to_string(chunks) +
-                                     " (sbp.chunks): use interleaved");
+  if (std::optional<std::string> why =
+          cost::checkScheduleChunks(schedule, chunks);
+      why && microBatches > 1 && staged) {
+    module.emitError() << "lower-to-plan: " << *why << " (sbp.chunks)";
     return signalPassFailure();
   }
   // The chunk an op runs in: a move's sending side in its producer's, its

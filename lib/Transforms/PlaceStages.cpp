@@ -397,6 +397,41 @@ void PlaceStagesPass::runOnOperation() {
       return signalPassFailure();
     }
   }
+  // A stage runs a micro-batch's chunks at different times, each keeping
+  // only what its own backward reads: a value computed per micro-batch may
+  // go from one chunk to another only through another stage (a move).
+  if (chunks > 1) {
+    DenseSet<Operation *> once;
+    if (microBatchCount(module) > 1) {
+      FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
+      if (failed(after))
+        return signalPassFailure();
+      once = std::move(*after);
+    }
+    for (Operation &op : body.without_terminator()) {
+      if (once.contains(&op))
+        continue;
+      size_t stage = stageOf[&op];
+      for (Value operand : op.getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (!producer || isSourceOp(producer) || once.contains(producer))
+          continue;
+        size_t from = stageOf[producer];
+        if (from == stage || from % stageCount != stage % stageCount)
+          continue;
+        op.emitError() << "chunks=" << static_cast<int64_t>(chunks) << ": '"
+                       << describe(&op) << "' (chunk " << stage / stageCount
+                       << " of stage '"
+                       << placement.stages[stage % stageCount].mesh
+                       << "') reads '" << describe(producer) << "' of chunk "
+                       << from / stageCount
+                       << " on the same stage: the stage runs a micro-batch's "
+                          "chunks at different times, so a value goes from "
+                          "chunk to chunk through another stage only";
+        return signalPassFailure();
+      }
+    }
+  }
   Builder attrs(module.getContext());
   for (Operation &op : body.without_terminator()) {
     size_t stage = stageOf[&op];

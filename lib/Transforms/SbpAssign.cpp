@@ -246,14 +246,19 @@ FailureOr<StageMeshes> collectStages(ModuleOp module, func::FuncOp function) {
     stages.names.push_back(name);
     stages.meshes.push_back(deviceMeshOf(mesh));
   }
+  if (auto chunks = module->getAttrOfType<IntegerAttr>("sbp.chunks"))
+    stages.chunks = std::max<int64_t>(1, chunks.getInt());
   for (Operation &op : function.getBody().front().without_terminator()) {
     if (Attribute stage = op.getAttr("sbp.stage"))
       stages.stageOf[&op] = indexOf.lookup(stage);
-    if (auto chunk = op.getAttrOfType<IntegerAttr>("sbp.chunk"))
+    if (auto chunk = op.getAttrOfType<IntegerAttr>("sbp.chunk")) {
+      if (chunk.getInt() >= stages.chunks)
+        return op.emitError() << "sbp-assign: sbp.chunk " << chunk.getInt()
+                              << " is not one of the stages' " << stages.chunks
+                              << " model chunks (sbp.chunks)";
       stages.chunkOf[&op] = chunk.getInt();
+    }
   }
-  if (auto chunks = module->getAttrOfType<IntegerAttr>("sbp.chunks"))
-    stages.chunks = std::max<int64_t>(1, chunks.getInt());
   if (!stages.names.empty() && unmarked)
     return unmarked->emitError()
            << "sbp-assign: this op has no sbp.stage while others have one "
@@ -1727,21 +1732,10 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
                               "interleaved or sequential";
         return signalPassFailure();
       }
-      bool interleaved = *parsed == cost::PipelineSchedule::Interleaved;
-      if (interleaved != (chunks > 1)) {
-        module.emitError()
-            << "sbp-assign: schedule '" << options.schedule << "' "
-            << (interleaved ? "needs stages of several model chunks "
-                              "(place-stages chunks=V)"
-                            : "runs stages of one model chunk, but they hold " +
-                                  std::to_string(chunks) +
-                                  " (sbp.chunks): use interleaved");
-        return signalPassFailure();
-      }
-    } else if (chunks > 1) {
-      module.emitError() << "sbp-assign: the stages hold " << chunks
-                         << " model chunks (sbp.chunks), which run by the "
-                            "interleaved schedule, not one after another";
+    }
+    if (std::optional<std::string> why =
+            cost::checkScheduleChunks(options.schedule, chunks)) {
+      module.emitError() << "sbp-assign: " << *why << " (sbp.chunks)";
       return signalPassFailure();
     }
     if (!cost::parseOptimizer(options.optimizer)) {

@@ -515,7 +515,7 @@ module attributes {nn.training = {micro_batches = 2 : i64}} {
 // CHECK-NEXT: plan.cross_mesh_send @move2
 // CHECK-NEXT: plan.after_micro_batches
 // GPIPE: plan.schedule = "gpipe"
-// INTERLEAVED: lower-to-plan: schedule 'interleaved' needs stages of several model chunks (place-stages chunks=V)
+// INTERLEAVED: lower-to-plan: schedule 'interleaved' needs stages of several model chunks (sbp.chunks)
 module attributes {nn.training = {micro_batches = 2 : i64}} {
 sbp.mesh @a(shape = 1, devices = [0])
 sbp.mesh @b(shape = 1, devices = [1])
@@ -565,4 +565,4 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates 
 // CHUNKS: plan.cross_mesh_recv @move2
 // CHUNKS: plan.kernel "accumulate"
 // CHUNKS-NEXT: plan.backward_begin
-// CHUNKS-GPIPE: lower-to-plan: schedule 'gpipe' runs stages of one model chunk, but they hold 2 (sbp.chunks): use interleaved
+// CHUNKS-GPIPE: lower-to-plan: schedule 'gpipe' runs stages of one model chunk, but they hold 2: use interleaved (sbp.chunks)

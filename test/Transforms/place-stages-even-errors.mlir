@@ -4,6 +4,7 @@
 // RUN: not parplan-opt %s -place-stages="chunks=2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ALONE
 // RUN: not parplan-opt %s -place-stages="stages=2 chunks=0 mesh=4x2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ZERO
 // RUN: not parplan-opt %S/Inputs/two-layers.mlir -place-stages="stages=2 chunks=4 mesh=4x2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-LAYERS
+// RUN: not parplan-opt %S/Inputs/skip-over-chunk.mlir -place-stages="stages=2 chunks=2 mesh=4x2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-SKIP
 
 // Three stages do not cut a first axis of 4 evenly.
 module {
@@ -27,3 +28,7 @@ module {
 
 // Two layers cannot fill two stages of four chunks.
 // CHUNKS-LAYERS: error: stages=2 chunks=4: @main has 2 layers to place, fewer than the stages times the chunks
+
+// A value computed in one chunk and read by another chunk of the same
+// stage would be another micro-batch's by then.
+// CHUNKS-SKIP: error: loc("/fc3/MatMul"): chunks=2: '/fc3/MatMul' (chunk 1 of stage 'stage0') reads '/fc1/MatMul' of chunk 0 on the same stage: the stage runs a micro-batch's chunks at different times, so a value goes from chunk to chunk through another stage only

@@ -12,9 +12,9 @@
 // INTERLEAVED-SAME: schedule = "interleaved"
 // INTERLEAVED-SAME: {activation_bytes = {{[0-9]+}} : i64, backward_time = {{.*}}, mesh = @a, send_backward_time = {{.*}}, send_forward_time = {{[1-9][0-9.]*[eE]-[0-9]+}} : f64
 // INTERLEAVED-SAME: {activation_bytes = {{[0-9]+}} : i64, backward_time = {{.*}}, mesh = @b, send_backward_time = 0.000000e+00 : f64, send_forward_time = 0.000000e+00 : f64
-// CHUNKS-1F1B: error: sbp-assign: schedule '1f1b' runs stages of one model chunk, but they hold 2 (sbp.chunks): use interleaved
+// CHUNKS-1F1B: error: sbp-assign: schedule '1f1b' runs stages of one model chunk, but they hold 2: use interleaved (sbp.chunks)
 // CHUNKS-ROUNDS: error: sbp-assign: interleaved schedule: 3 micro-batches are not a multiple of the 2 stages
-// NO-CHUNKS: error: sbp-assign: schedule 'interleaved' needs stages of several model chunks (place-stages chunks=V)
+// NO-CHUNKS: error: sbp-assign: schedule 'interleaved' needs stages of several model chunks (sbp.chunks)
 
 // Four stages on alike meshes (one 4-GPU host each): the search for the
 // price of memory sees their alike layers as one, and the plan is refined

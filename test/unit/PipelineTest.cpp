@@ -246,6 +246,40 @@ TEST_CASE("pipeline steps: the updates after the last backward", "[pipeline]") {
                    .seconds));
 }
 
+TEST_CASE("pipeline activations kept aside by the executor", "[pipeline]") {
+  // 1F1B on 2 stages of 4 micro-batches: stage 0 runs F0 F1 B0 F2 B1 F3 B2
+  // B3 and keeps a micro-batch aside whenever its backward does not come
+  // next (2 at most, its in-flight count); stage 1 runs each backward right
+  // after its forward and keeps none.
+  PipelineShape shape{2, 4, 1};
+  CHECK(pipelineKeptAside(pipelineOrder(PipelineSchedule::OneFOneB, shape),
+                          1) == std::vector<int64_t>{2, 0});
+  // GPipe runs every forward first: all but the last are kept aside.
+  CHECK(pipelineKeptAside(pipelineOrder(PipelineSchedule::GPipe, shape), 1) ==
+        std::vector<int64_t>{3, 3});
+  // Interleaved, per virtual stage (chunk * stages + stage).
+  PipelineShape chunked{2, 4, 2};
+  std::vector<int64_t> aside = pipelineKeptAside(
+      pipelineOrder(PipelineSchedule::Interleaved, chunked), 2);
+  REQUIRE(aside.size() == 4);
+  std::vector<int64_t> inFlight = pipelineInFlightByChunk(
+      pipelineOrder(PipelineSchedule::Interleaved, chunked), 2);
+  for (size_t v = 0; v < 4; ++v)
+    CHECK(aside[v] <= inFlight[v]);
+  CHECK(virtualStage(1, 1, 2) == 3);
+}
+
+TEST_CASE("schedules against model chunks", "[pipeline]") {
+  CHECK(!checkScheduleChunks("interleaved", 2));
+  CHECK(!checkScheduleChunks("1f1b", 1));
+  CHECK(!checkScheduleChunks("sequential", 3));
+  CHECK(checkScheduleChunks("interleaved", 1) ==
+        "schedule 'interleaved' needs stages of several model chunks");
+  CHECK(checkScheduleChunks("gpipe", 2) ==
+        "schedule 'gpipe' runs stages of one model chunk, but they hold 2: "
+        "use interleaved");
+}
+
 TEST_CASE("pipeline timelines: links shared by chunks", "[pipeline]") {
   // Interleaved sends of a stage's two chunks share its wire: with sends
   // as long as a chunk's forward, they queue, and the step is slower than

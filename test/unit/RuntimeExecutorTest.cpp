@@ -439,12 +439,21 @@ TEST_CASE("interleaved runs each chunk's forward and backward apart",
                 ->mutable_instructions(1)
                 ->mutable_kernel()
                 ->set_operands(0, 1);
-          }) == "program 0 instruction 1 of chunk 1 reads buffer 1, which "
-                "chunk 0's forward writes: a schedule runs a micro-batch's "
-                "chunks at different times");
+          }) == "program 0 instruction 1 of chunk 1 uses buffer 1, which "
+                "chunk 0 uses too: a schedule runs a micro-batch's chunks at "
+                "different times, so a temporary is one chunk's");
+    // Chunk 0's backward writing what chunk 1's backward wrote.
+    CHECK(errorAfter([](plan::Plan &p) {
+            p.mutable_programs(0)
+                ->mutable_instructions(4)
+                ->mutable_kernel()
+                ->set_results(0, 3);
+          }) == "program 0 instruction 2 of chunk 1 uses buffer 3, which "
+                "chunk 0 uses too: a schedule runs a micro-batch's chunks at "
+                "different times, so a temporary is one chunk's");
     CHECK(errorAfter([](plan::Plan &p) { p.set_schedule("1f1b"); }) ==
-          "plan schedule '1f1b' runs stages of one model chunk, but the "
-          "programs hold 2 (run them by interleaved)");
+          "plan schedule '1f1b' runs stages of one model chunk, but they "
+          "hold 2: use interleaved");
   }
 }
 
@@ -504,8 +513,8 @@ TEST_CASE("checkPlan rejects schedules the executor cannot run", "[executor]") {
   SECTION("interleaved on stages of one chunk") {
     plan.set_schedule("interleaved");
     CHECK(checkPlan(plan).error ==
-          "plan schedule 'interleaved' runs stages of several model chunks, "
-          "but the programs mark none");
+          "plan schedule 'interleaved' needs stages of several model "
+          "chunks");
   }
   SECTION("a backward beginning after the micro-batch") {
     plan.mutable_programs(0)->set_backward_begin(4);

@@ -105,8 +105,10 @@ struct CompileOptions {
   /// The order stages run their micro-batches in (lower-to-plan's
   /// `schedule`), or "auto".
   std::string schedule = "1f1b";
-  /// The model chunks of each stage under the interleaved schedule.
+  /// The model chunks of each stage under the interleaved schedule, and
+  /// whether --chunks was given.
   int64_t chunks = 2;
+  bool chunksGiven = false;
   /// `--micro-batches auto`; whether --micro-batches and --schedule were
   /// given (with --stages auto, the ones not given are searched too).
   bool autoMicroBatches = false;

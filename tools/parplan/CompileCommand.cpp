@@ -332,6 +332,14 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       (staged && !options.microBatchesGiven && options.batch > 0);
   bool autoSchedule =
       options.schedule == "auto" || (staged && !options.scheduleGiven);
+  if (options.chunksGiven && options.schedule != "interleaved" &&
+      options.schedule != "auto" && options.scheduleGiven) {
+    llvm::errs() << "parplan compile: error: '" << options.input
+                 << "': --chunks " << options.chunks
+                 << " cuts stages for --schedule interleaved, not --schedule "
+                 << options.schedule << "\n";
+    return 1;
+  }
   // Interleaved cuts each of the stages --stages places into --chunks
   // model chunks: the annotations' stages hold one each.
   if (options.schedule == "interleaved" &&

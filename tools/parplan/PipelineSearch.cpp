@@ -207,12 +207,14 @@ int64_t firstMicroBatches(int64_t stages, int64_t batch) {
 
 /// The ladder the micro-batch counts climb: divisors of `batch` from the
 /// least at or above `stages`, each at least twice the one before, and
-/// `start` among them.
+/// `start` among them; with `multiple` (interleaved), multiples of the
+/// stages only.
 std::vector<int64_t> microBatchLadder(int64_t batch, int64_t stages,
-                                      int64_t start) {
+                                      int64_t start, bool multiple) {
   std::vector<int64_t> ladder;
   for (int64_t count : divisorsOf(batch))
     if ((count >= stages || count == batch) &&
+        (!multiple || count % stages == 0) &&
         (ladder.empty() || count >= 2 * ladder.back() || count == start))
       ladder.push_back(count);
   if (!llvm::is_contained(ladder, start)) {
@@ -223,13 +225,14 @@ std::vector<int64_t> microBatchLadder(int64_t batch, int64_t stages,
 }
 
 /// The divisor of `batch` strictly between `low` and `high` nearest their
-/// geometric mean; none when there is no divisor between them.
-std::optional<int64_t> divisorBetween(int64_t batch, int64_t low,
-                                      int64_t high) {
+/// geometric mean (a multiple of `step`); none when there is no divisor
+/// between them.
+std::optional<int64_t> divisorBetween(int64_t batch, int64_t low, int64_t high,
+                                      int64_t step) {
   double middle = std::sqrt(static_cast<double>(low) * high);
   std::optional<int64_t> nearest;
   for (int64_t count : divisorsOf(batch))
-    if (count > low && count < high &&
+    if (count > low && count < high && count % step == 0 &&
         (!nearest || std::abs(std::log(count / middle)) <
                          std::abs(std::log(*nearest / middle))))
       nearest = count;
@@ -355,7 +358,11 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
   PipelineSearchResult result;
   int64_t firstCount =
       choice.autoMicroBatches
-          ? firstMicroBatches(std::max<int64_t>(choice.stages, 1), choice.batch)
+          ? firstMicroBatches(std::max<int64_t>(choice.stages > 0
+                                                    ? choice.stages
+                                                    : choice.annotatedStages,
+                                                1),
+                              choice.batch)
           : choice.microBatches;
   std::string schedule = choice.autoSchedule ? "1f1b" : choice.schedule;
 
@@ -475,8 +482,11 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
   // falls with the micro-batch), down it when the first step up does not
   // help; then the count between the best and each neighbour.
   if (choice.autoMicroBatches && best.stages > 1 && choice.batch > 0) {
-    std::vector<int64_t> ladder =
-        microBatchLadder(choice.batch, best.stages, best.microBatches);
+    // Interleaved sends the micro-batches round the stages in groups of
+    // them.
+    bool interleaved = best.schedule == "interleaved";
+    std::vector<int64_t> ladder = microBatchLadder(
+        choice.batch, best.stages, best.microBatches, interleaved);
     // The first rung: the first phase's trial, or laid out now.
     if (!tryShape(best.microBatches, best.schedule, result.microBatchCounts))
       return std::nullopt;
@@ -513,9 +523,9 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
             at + 1 < ladder.size() ? ladder[at + 1] : int64_t{0}}) {
         if (neighbour == 0)
           continue;
-        std::optional<int64_t> between =
-            divisorBetween(choice.batch, std::min(neighbour, chosen),
-                           std::max(neighbour, chosen));
+        std::optional<int64_t> between = divisorBetween(
+            choice.batch, std::min(neighbour, chosen),
+            std::max(neighbour, chosen), interleaved ? best.stages : 1);
         if (!between)
           continue;
         if (!tryShape(*between, best.schedule, result.microBatchCounts))

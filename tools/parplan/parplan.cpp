@@ -504,6 +504,7 @@ int main(int argc, char **argv) {
     compile.microBatchesGiven = compileCommand->count("--micro-batches") > 0;
     compile.scheduleGiven = compileCommand->count("--schedule") > 0;
     compile.stagesGiven = compileCommand->count("--stages") > 0;
+    compile.chunksGiven = compileCommand->count("--chunks") > 0;
     return parplan::cli::runCompile(compile);
   }
   // An exception that escapes a cluster command (out of memory on a huge

@@ -88,6 +88,27 @@ pipelineOrder(PipelineSchedule schedule, const PipelineShape &shape);
 std::vector<int64_t>
 pipelineInFlight(const std::vector<std::vector<PipelineTask>> &order);
 
+/// Virtual stage `chunk` * `stages` + `stage`: where a stage's chunk is in
+/// a micro-batch's way round the stages.
+inline int64_t virtualStage(int64_t stage, int64_t chunk, int64_t stages) {
+  return chunk * stages + stage;
+}
+
+/// Why schedule `name` cannot run stages of `chunks` model chunks:
+/// interleaved needs more than one, the other pipeline schedules exactly
+/// one, and "sequential" (each micro-batch's passes before the next's)
+/// runs any. nullopt when it can (and for a name that is no schedule).
+std::optional<std::string> checkScheduleChunks(const std::string &name,
+                                               int64_t chunks);
+
+/// Per virtual stage, the most micro-batches whose activations through
+/// that chunk a stage keeps aside at once when running its order as
+/// parplan-run does: after a forward, unless the stage's next task is that
+/// micro-batch's backward through the chunk, until that backward.
+std::vector<int64_t>
+pipelineKeptAside(const std::vector<std::vector<PipelineTask>> &order,
+                  int64_t chunks);
+
 /// Per virtual stage (chunk * P + stage), the most micro-batches whose
 /// forward through that chunk its stage has run and whose backward it has
 /// not: the activations of the chunk it holds at once. With one chunk,

@@ -136,8 +136,11 @@ private:
   std::vector<Task> tasks_;
   /// Per chunk: its forward's and its backward's instructions.
   ChunkRanges ranges_;
-  /// Per chunk: the buffers its backward reads of the forward.
+  /// Per chunk: the buffers its backward reads of the forward, and whether
+  /// its passes read the batch (its forward fills the micro-batch's slice
+  /// then).
   std::vector<std::vector<int64_t>> kept_;
+  std::vector<bool> readsBatch_;
   WeightLoader weightLoader_;
   BatchLoader batchLoader_;
   /// Kernel attributes converted once, by instruction index.

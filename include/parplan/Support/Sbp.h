@@ -79,6 +79,10 @@ struct Slice {
   std::vector<int64_t> sizes;
 
   int64_t numElements() const;
+  /// Whether `inner` (of the same rank) lies within this slice.
+  bool contains(const Slice &inner) const;
+  /// Whether this slice and `other` (of the same rank) share an element.
+  bool overlaps(const Slice &other) const;
   friend bool operator==(const Slice &a, const Slice &b) {
     return a.offsets == b.offsets && a.sizes == b.sizes;
   }
