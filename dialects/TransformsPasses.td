@@ -201,7 +201,10 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
       or, outside a training step's forward pass, on the earliest (gradients
       flow back);
     - what is left (an input, a constant) is on the earliest stage of its
-      users, or the first stage.
+      users, or the first stage;
+    - a source the step never updates (a frozen parameter, a constant, a
+      batch input: the same values by name on every device) gets a copy on
+      each other stage reading it, rather than a move.
 
     A stage whose globs match nothing is an error.
 

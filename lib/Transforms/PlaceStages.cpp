@@ -30,6 +30,9 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <map>
 
 namespace parplan {
 #define GEN_PASS_DEF_PLACESTAGES
@@ -395,6 +398,42 @@ void PlaceStagesPass::runOnOperation() {
                      << late.mesh << "' (" << late.location
                      << "): list the stages in the order of the layers";
       return signalPassFailure();
+    }
+  }
+  // A source the step never updates (a frozen parameter such as a mask, a
+  // constant, a batch input) holds the same values on every stage, by its
+  // name: each other stage reading it gets a copy of its own rather than a
+  // move every micro-batch.
+  llvm::StringSet<> updated;
+  for (unsigned i = 0; i < function.getNumResults(); ++i)
+    if (auto name = function.getResultAttrOfType<StringAttr>(i, "nn.updates"))
+      updated.insert(name.getValue());
+  SmallVector<Operation *> sources;
+  for (Operation &op : body.without_terminator())
+    if (isSourceOp(&op))
+      if (auto param = dyn_cast<nn::ParamOp>(op);
+          !param || !updated.contains(param.getName()))
+        sources.push_back(&op);
+  OpBuilder copier(module.getContext());
+  for (Operation *source : sources) {
+    size_t own = stageOf[source] % stageCount;
+    // The uses on each other mesh, and the earliest virtual stage there.
+    std::map<size_t, std::pair<size_t, SmallVector<OpOperand *>>> elsewhere;
+    for (OpOperand &use : source->getResult(0).getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<func::ReturnOp>(user) || stageOf[user] % stageCount == own)
+        continue;
+      auto [entry, inserted] = elsewhere.try_emplace(
+          stageOf[user] % stageCount, stageOf[user], SmallVector<OpOperand *>());
+      entry->second.first = std::min(entry->second.first, stageOf[user]);
+      entry->second.second.push_back(&use);
+    }
+    copier.setInsertionPointAfter(source);
+    for (auto &[mesh, earliestAndUses] : elsewhere) {
+      Operation *copy = copier.clone(*source);
+      stageOf[copy] = earliestAndUses.first;
+      for (OpOperand *use : earliestAndUses.second)
+        use->set(copy->getResult(0));
     }
   }
   // A stage runs a micro-batch's chunks at different times, each keeping

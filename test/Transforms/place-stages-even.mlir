@@ -110,3 +110,33 @@ module attributes {sbp.annotations = {file = "s.yaml", text = "stages:\n  - mesh
 // CHUNKS-NEXT: nn.matmul {{.*}} {sbp.chunk = 0 : i64, sbp.stage = @stage1}
 // CHUNKS-NEXT: nn.matmul {{.*}} {sbp.chunk = 1 : i64, sbp.stage = @stage0}
 // CHUNKS-NEXT: nn.matmul {{.*}} {sbp.chunk = 1 : i64, sbp.stage = @stage1}
+
+// -----
+
+// A source the step never updates (a frozen mask, a batch input, a
+// constant) holds the same values on every stage by its name: each other
+// stage reading it gets its own copy, rather than a move every
+// micro-batch. The parameter the step updates stays one.
+// CHECK-LABEL: func.func @main
+// CHECK: nn.input "x" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.input "x" {sbp.stage = @stage1}
+// CHECK-NEXT: nn.param "mask" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.param "mask" {sbp.stage = @stage1}
+// CHECK-NEXT: nn.param "fc1.weight" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.param "fc2.weight" {sbp.stage = @stage1}
+// CHECK-NOT: nn.param "fc1.weight"
+module {
+  func.func @main() -> (tensor<4x4xf32>, tensor<4x4xf32> {nn.updates = "fc1.weight"}) {
+    %x = nn.input "x" : tensor<4x4xf32>
+    %mask = nn.param "mask" : tensor<4x4xf32>
+    %w1 = nn.param "fc1.weight" : tensor<4x4xf32>
+    %w2 = nn.param "fc2.weight" : tensor<4x4xf32>
+    %1 = nn.matmul %x, %w1 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc1/MatMul")
+    %m1 = nn.add %1, %mask : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc1/Add")
+    %2 = nn.matmul %m1, %w2 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc2/MatMul")
+    %m2 = nn.add %2, %mask : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc2/Add")
+    %s = nn.add %m2, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc2/Add_1")
+    %u = nn.mul %w1, %w1 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc2/Update")
+    return %s, %u : tensor<4x4xf32>, tensor<4x4xf32>
+  }
+}
