@@ -423,8 +423,9 @@ void PlaceStagesPass::runOnOperation() {
       Operation *user = use.getOwner();
       if (isa<func::ReturnOp>(user) || stageOf[user] % stageCount == own)
         continue;
-      auto [entry, inserted] = elsewhere.try_emplace(
-          stageOf[user] % stageCount, stageOf[user], SmallVector<OpOperand *>());
+      auto [entry, inserted] =
+          elsewhere.try_emplace(stageOf[user] % stageCount, stageOf[user],
+                                SmallVector<OpOperand *>());
       entry->second.first = std::min(entry->second.first, stageOf[user]);
       entry->second.second.push_back(&use);
     }
