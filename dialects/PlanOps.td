@@ -191,10 +191,35 @@ def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"ProgramOp">, AttrSizedOperandS
     plan.kernel "matmul" ins(%x, %w : memref<4x784xf32>, memref<784x256xf32>)
                          outs(%y : memref<4x256xf32>)
     ```
+
+    A kernel lowered from an nn op carries the cost model's figures for the
+    device's share of it (ShardingCostModel::localWork): `flops`, the `bytes`
+    of device memory it moves and the `compute_type` it runs in ("bf16",
+    "f32", ...). The simulator times the kernel by them on each device's type
+    (docs/simulate.md); a kernel without them (a helper a lowering adds) is
+    timed by the bytes of its buffers.
+
+    ```mlir
+    plan.kernel "matmul" ins(%x, %w : memref<4x784xf32>, memref<784x256xf32>)
+                         outs(%y : memref<4x256xf32>)
+                         {bytes = 8.4e+05 : f64, compute_type = "f32",
+                          flops = 1.6e+06 : f64}
+    ```
   }];
   let arguments = (ins StrAttr:$kernel, Variadic<Plan_Buffer>:$ins,
                        Variadic<Plan_Buffer>:$outs,
-                       OptionalAttr<DictionaryAttr>:$attrs);
+                       OptionalAttr<DictionaryAttr>:$attrs,
+                       OptionalAttr<F64Attr>:$flops,
+                       OptionalAttr<F64Attr>:$bytes,
+                       OptionalAttr<StrAttr>:$compute_type);
+  let builders = [
+    // A kernel without the cost model's figures (lower-to-plan adds them).
+    OpBuilder<(ins "::mlir::StringAttr":$kernel, "::mlir::ValueRange":$ins,
+                   "::mlir::ValueRange":$outs, "::mlir::DictionaryAttr":$attrs), [{
+      build($_builder, $_state, kernel, ins, outs, attrs, nullptr, nullptr,
+            nullptr);
+    }]>
+  ];
   let assemblyFormat = [{
     $kernel (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
     attr-dict

@@ -718,6 +718,18 @@ CrossMeshSchedule planCrossMesh(const std::vector<CrossMeshTile> &tiles,
   return planOn(tiles, cluster, mode, balancing);
 }
 
+CrossMeshSchedule timeCrossMesh(const std::vector<CrossMeshTile> &tiles,
+                                std::vector<CrossMeshTransfer> transfers,
+                                const ClusterIndex &cluster) {
+  CrossMeshSchedule schedule;
+  Ledger ledger(cluster, tiles, schedule);
+  for (const CrossMeshTransfer &transfer : transfers)
+    ledger.place(transfer.tile, transfer.sender, transfer.receivers);
+  schedule.transfers = std::move(transfers);
+  ledger.finish();
+  return schedule;
+}
+
 MeshPlacement placeCrossMesh(const CrossMeshProblem &problem,
                              const Cluster &cluster) {
   MeshPlacement placement =

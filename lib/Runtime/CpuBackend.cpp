@@ -180,6 +180,12 @@ public:
       Status status = runInstruction(i, instruction);
       for (int64_t b : writes)
         toArena(b);
+      if (timeline_)
+        runs_.push_back({i,
+                         std::chrono::duration<double>(start - origin_).count(),
+                         std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - origin_)
+                             .count()});
       if (profiling_) {
         ProfileEntry &entry = profile_[profileKey(instruction)];
         ++entry.calls;
@@ -199,6 +205,17 @@ public:
   void setProfiling(bool on) override {
     profiling_ = on;
     profile_.clear();
+  }
+  bool recordsTimeline() const override { return true; }
+  void setTimeline(bool on) override {
+    timeline_ = on;
+    runs_.clear();
+    origin_ = std::chrono::steady_clock::now();
+  }
+  std::vector<InstructionRun> takeTimeline() override {
+    std::vector<InstructionRun> taken;
+    taken.swap(runs_);
+    return taken;
   }
   const Profile &profile() const override { return profile_; }
 
@@ -354,6 +371,9 @@ private:
   std::vector<std::byte> arena_;
   bool profiling_ = false;
   Profile profile_;
+  bool timeline_ = false;
+  std::chrono::steady_clock::time_point origin_;
+  std::vector<InstructionRun> runs_;
 };
 
 } // namespace

@@ -89,42 +89,23 @@ Status Executor::load(const plan::Plan &planMessage, int rank,
 }
 
 void Executor::planTasks(const plan::Plan &planMessage) {
-  // One micro-batch runs its forward and backward in turn whatever the
-  // schedule.
-  schedule_ = planMessage.schedule().empty() || microBatches_ == 1
-                  ? "sequential"
-                  : planMessage.schedule();
+  StepOrder order = stepOrder(planMessage, program_, backend_->runsSchedules());
   scheduleNote_.clear();
-  if (schedule_ != "sequential" && !backend_->runsSchedules()) {
+  if (order.schedule == "sequential" && microBatches_ > 1 &&
+      !planMessage.schedule().empty() && !backend_->runsSchedules())
     scheduleNote_ = "the " + backend_->describe() +
                     " backend runs the micro-batches one after another, not "
                     "by the plan's schedule '" +
-                    schedule_ + "'";
-    schedule_ = "sequential";
-  }
-  int64_t updateBegin = microBatches_ > 1 ? program_.update_begin()
-                                          : program_.instructions_size();
-  tasks_.clear();
-  kept_.clear();
-  ranges_ = chunkRanges(program_, updateBegin);
+                    planMessage.schedule() + "'";
+  schedule_ = order.schedule;
+  tasks_ = std::move(order.tasks);
+  ranges_ = std::move(order.ranges);
   auto chunks = static_cast<int64_t>(ranges_.forward.size());
   if (schedule_ == "sequential") {
-    // Each micro-batch through the chunks' forwards in order and back
-    // through their backwards: the program's own order.
-    ranges_.forward = {{0, ranges_.forward.back().second}};
-    ranges_.backward = {{ranges_.forward.back().second, updateBegin}};
     kept_.assign(1, {});
     readsBatch_.assign(1, true);
-    for (int64_t k = 0; k < microBatches_; ++k)
-      tasks_.insert(tasks_.end(), {{false, k, 0}, {true, k, 0}});
     return;
   }
-  // checkPlan admitted the schedule and the stage's chunks.
-  std::vector<std::vector<cost::PipelineTask>> order =
-      cost::pipelineOrder(*cost::parsePipelineSchedule(schedule_),
-                          {stages_, microBatches_, chunks});
-  for (const cost::PipelineTask &task : order[static_cast<size_t>(stage_)])
-    tasks_.push_back({task.backward, task.microBatch, task.chunk});
   kept_ = backwardReadsOfForward(program_, ranges_);
   readsBatch_.assign(static_cast<size_t>(chunks), false);
   std::vector<int64_t> reads, writes;
@@ -279,6 +260,25 @@ Status Executor::fillBatch(int64_t stepIndex, int64_t microBatch) {
   return Status::success();
 }
 
+Status Executor::setTracing(bool on) {
+  if (!loaded_)
+    return Status::failure("the executor has no program (load it first)");
+  if (on && !backend_->recordsTimeline())
+    return Status::failure("the " + backend_->describe() +
+                           " backend records no timeline (--trace): run "
+                           "with --backend cpu");
+  tracing_ = on;
+  traced_.clear();
+  backend_->setTimeline(on);
+  return Status::success();
+}
+
+std::vector<Executor::TracedRun> Executor::takeTrace() {
+  std::vector<TracedRun> taken;
+  taken.swap(traced_);
+  return taken;
+}
+
 Status Executor::step(int64_t stepIndex, double *loss) {
   if (!initialized_)
     return Status::failure("the executor is not initialized (call "
@@ -288,12 +288,17 @@ Status Executor::step(int64_t stepIndex, double *loss) {
     if (program_.buffers(b).kind() == plan::Buffer::ACCUMULATOR)
       if (Status status = backend_->write(b, hostBuffer(b)); !status.ok())
         return status;
-  auto run = [&](int64_t begin, int64_t end) {
+  auto run = [&](int64_t begin, int64_t end, const StepTask *task) {
     // An empty range (a backward of a step that is all forward) costs a
     // device synchronization on CUDA for nothing.
     if (begin == end)
       return Status::success();
     Status status = backend_->run(begin, end);
+    if (tracing_)
+      for (const Backend::InstructionRun &ran : backend_->takeTimeline())
+        traced_.push_back({ran.instruction, ran.start, ran.end,
+                           task ? task->microBatch : -1, task ? task->chunk : 0,
+                           task && task->backward});
     return status.ok() ? status
                        : Status::failure("device " + std::to_string(device_) +
                                          " " + status.error);
@@ -304,7 +309,7 @@ Status Executor::step(int64_t stepIndex, double *loss) {
   // between its forward and its backward.
   std::map<std::pair<int64_t, int64_t>, std::vector<Tensor>> saved;
   for (size_t t = 0; t < tasks_.size(); ++t) {
-    const Task &task = tasks_[t];
+    const StepTask &task = tasks_[t];
     const std::vector<int64_t> &kept = kept_[task.chunk];
     auto key = std::make_pair(task.microBatch, task.chunk);
     if (!task.backward) {
@@ -312,7 +317,7 @@ Status Executor::step(int64_t stepIndex, double *loss) {
         if (Status status = fillBatch(stepIndex, task.microBatch); !status.ok())
           return status;
       const auto &[begin, end] = ranges_.forward[task.chunk];
-      if (Status status = run(begin, end); !status.ok())
+      if (Status status = run(begin, end, &task); !status.ok())
         return status;
       // cost::pipelineKeptAside counts what this rule keeps aside.
       bool backwardNext = t + 1 < tasks_.size() && tasks_[t + 1].backward &&
@@ -335,10 +340,10 @@ Status Executor::step(int64_t stepIndex, double *loss) {
       saved.erase(found);
     }
     const auto &[begin, end] = ranges_.backward[task.chunk];
-    if (Status status = run(begin, end); !status.ok())
+    if (Status status = run(begin, end, &task); !status.ok())
       return status;
   }
-  if (Status status = run(updateBegin, count); !status.ok())
+  if (Status status = run(updateBegin, count, nullptr); !status.ok())
     return status;
   if (Status status = communicator_->flushSends(); !status.ok())
     return Status::failure("device " + std::to_string(device_) + ": " +

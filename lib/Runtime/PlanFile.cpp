@@ -1695,6 +1695,39 @@ ChunkRanges chunkRanges(const plan::Program &program, int64_t updateBegin) {
   return ranges;
 }
 
+StepOrder stepOrder(const plan::Plan &planMessage, const plan::Program &program,
+                    bool followSchedule) {
+  StepOrder order;
+  int64_t microBatches = std::max<int64_t>(1, planMessage.micro_batches());
+  // One micro-batch runs its forward and backward in turn whatever the
+  // schedule.
+  if (followSchedule && microBatches > 1 && !planMessage.schedule().empty())
+    order.schedule = planMessage.schedule();
+  order.updateBegin =
+      microBatches > 1 ? program.update_begin() : program.instructions_size();
+  order.ranges = chunkRanges(program, order.updateBegin);
+  if (order.schedule == "sequential") {
+    // Each micro-batch through the chunks' forwards in order and back
+    // through their backwards: the program's own order.
+    int64_t forwardEnd = order.ranges.forward.back().second;
+    order.ranges.forward = {{0, forwardEnd}};
+    order.ranges.backward = {{forwardEnd, order.updateBegin}};
+    for (int64_t k = 0; k < microBatches; ++k)
+      order.tasks.insert(order.tasks.end(), {{false, k, 0}, {true, k, 0}});
+    return order;
+  }
+  // checkPlan admitted the schedule and the stage's chunks.
+  auto chunks = static_cast<int64_t>(order.ranges.forward.size());
+  auto stages = static_cast<int64_t>(std::max(1, planMessage.meshes_size()));
+  std::vector<std::vector<cost::PipelineTask>> tasks =
+      cost::pipelineOrder(*cost::parsePipelineSchedule(order.schedule),
+                          {stages, microBatches, chunks});
+  for (const cost::PipelineTask &task :
+       tasks[static_cast<size_t>(programStage(planMessage, program))])
+    order.tasks.push_back({task.backward, task.microBatch, task.chunk});
+  return order;
+}
+
 std::vector<std::vector<int64_t>>
 backwardReadsOfForward(const plan::Program &program,
                        const ChunkRanges &ranges) {
@@ -1806,8 +1839,15 @@ void expandCrossMeshParts(const plan::Plan &planMessage, const PlacedMesh &mesh,
     std::optional<plan::Buffer> scratch;
     if (part->scratch() >= 0)
       scratch = program.buffers(static_cast<int>(part->scratch()));
+    int first = program.instructions_size();
     appendCrossMeshPart(own, parts.moveOf(*part), part->block(),
                         scratch ? &*scratch : nullptr, program);
+    // Its steps come from the move's node (in traces and messages).
+    const std::string &node = instruction.node().empty()
+                                  ? parts.moveOf(*part).name()
+                                  : instruction.node();
+    for (int i = first; i < program.instructions_size(); ++i)
+      program.mutable_instructions(i)->set_node(node);
   }
   newIndex.push_back(program.instructions_size());
   auto moved = [&](int64_t index) {

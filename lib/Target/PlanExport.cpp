@@ -85,6 +85,20 @@ void copyInts(ArrayRef<int64_t> values, Field *field) {
 }
 
 /// One program's buffers and instructions.
+/// The model node an op comes from: the first name in its location (the
+/// importer names each op's location after its ONNX node), or "".
+std::string nodeName(Location loc) {
+  std::string name;
+  loc->walk([&](Location inner) {
+    if (auto named = dyn_cast<NameLoc>(inner)) {
+      name = named.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
+}
+
 class ProgramExporter {
 public:
   /// `moves`: the index of each plan.cross_mesh in the plan's
@@ -188,6 +202,12 @@ LogicalResult ProgramExporter::kernel(pp::KernelOp op) {
                                                         list->end());
     }
   }
+  if (std::optional<APFloat> flops = op.getFlops())
+    kernel.set_flops(flops->convertToDouble());
+  if (std::optional<APFloat> bytes = op.getBytes())
+    kernel.set_bytes(bytes->convertToDouble());
+  if (std::optional<StringRef> type = op.getComputeType())
+    kernel.set_compute_type(type->str());
   for (Value in : op.getIns())
     kernel.add_operands(indexOf(in));
   // Absent optional operands (the last ones) are -1 in the file.
@@ -217,6 +237,7 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
       return c;
     };
     LogicalResult result = success();
+    int instructionsBefore = program.instructions_size();
     llvm::TypeSwitch<Operation *>(&inner)
         .Case([&](pp::BufferOp o) { result = buffer(o); })
         .Case([&](pp::KernelOp o) { result = kernel(o); })
@@ -296,6 +317,9 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
         });
     if (failed(result))
       return failure();
+    if (program.instructions_size() > instructionsBefore)
+      program.mutable_instructions()->rbegin()->set_node(
+          nodeName(inner.getLoc()));
   }
   return success();
 }
@@ -369,6 +393,19 @@ LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
     plan.set_micro_batches(microBatches.getInt());
   if (auto schedule = module->getAttrOfType<StringAttr>("plan.schedule"))
     plan.set_schedule(schedule.str());
+  if (auto cluster = module->getAttrOfType<StringAttr>("plan.cluster"))
+    plan.set_cluster(cluster.str());
+  if (auto predicted =
+          module->getAttrOfType<DictionaryAttr>("plan.prediction")) {
+    pp::Prediction &prediction = *plan.mutable_prediction();
+    auto seconds = [&](StringRef name) {
+      auto figure = predicted.getAs<FloatAttr>(name);
+      return figure ? figure.getValueAsDouble() : 0.0;
+    };
+    prediction.set_step_seconds(seconds("step_time"));
+    prediction.set_compute_seconds(seconds("compute_time"));
+    prediction.set_communication_seconds(seconds("communication_time"));
+  }
   for (pp::ProgramOp program : programs) {
     pp::Program &out = *plan.add_programs();
     ProgramExporter exporter(out, moves);

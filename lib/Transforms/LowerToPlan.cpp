@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parplan/Cost/ClusterFile.h"
 #include "parplan/Cost/Pipeline.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/Plan/PlanOps.h"
@@ -182,6 +183,32 @@ bool runsOn(Operation *op, FlatSymbolRefAttr mesh) {
 
 /// The meshes the programs run on: the plan's own (`sbp.mesh @mesh`, or
 /// one device), or the named meshes of stages, over the plan's devices.
+/// The cost model's figures for the device's share of `op` on the first
+/// kernel its lowering emitted (from `first` on), which does its work; the
+/// helpers a lowering adds around it (a scale, a copy) go without.
+void addKernelFigures(Operation &op, const ShardingCostModel &model,
+                      const DeviceLowering &lowering, Operation *first) {
+  plan::KernelOp kernel;
+  for (Operation *emitted = first; emitted && !kernel;
+       emitted = emitted->getNextNode())
+    kernel = dyn_cast<plan::KernelOp>(emitted);
+  if (!kernel)
+    return;
+  std::vector<NdSbp> operands, results;
+  for (unsigned i = 0; i < op.getNumOperands(); ++i)
+    operands.push_back(lowering.operandLayout(&op, i));
+  for (Value result : op.getResults())
+    results.push_back(lowering.layoutOf(result));
+  std::optional<ShardingCostModel::LocalWork> work =
+      model.localWork(&op, operands, results);
+  if (!work)
+    return;
+  Builder b(op.getContext());
+  kernel.setFlopsAttr(b.getF64FloatAttr(work->flops));
+  kernel.setBytesAttr(b.getF64FloatAttr(work->bytes));
+  kernel.setComputeTypeAttr(b.getStringAttr(cost::toString(work->type)));
+}
+
 struct ProgramMesh {
   FlatSymbolRefAttr name; // null: the plan's own
   std::vector<int64_t> shape;
@@ -369,6 +396,10 @@ void LowerToPlanPass::runOnOperation() {
     moves.emplace(std::move(*cluster), groupBuilder);
   }
   DeviceGroups groups(groupBuilder);
+  // The cost model of each mesh, for the figures of the kernels lowered
+  // from nn ops. None where it cannot be built (a mesh larger than the
+  // preset of a module without a cluster): the kernels then go without.
+  MeshCostModels costModels(module, cluster, /*mixedPrecision=*/false);
   // One program per class of devices of a mesh that see every block with
   // the same extents: the first device not yet placed is lowered, and every
   // other device that agrees with it on the extents its lowering asked for
@@ -399,6 +430,13 @@ void LowerToPlanPass::runOnOperation() {
           static_cast<bool>(mesh) || staged, programMesh.name, deviceAt(first));
       if (moves)
         lowering.setCrossMeshMoves(&*moves);
+      sbp::MeshOp meshOp =
+          programMesh.name
+              ? module.lookupSymbol<sbp::MeshOp>(programMesh.name.getAttr())
+              : mesh;
+      std::string unpriced;
+      const ShardingCostModel *costModel =
+          meshOp ? costModels.get(meshOp, unpriced) : nullptr;
       // A micro-batch's forward, then its backward (which a schedule may
       // run after other micro-batches' forwards), then (after
       // plan.after_micro_batches) the step's: the updates and what they
@@ -425,12 +463,19 @@ void LowerToPlanPass::runOnOperation() {
             if (opPart != part || (staged && !runsOn(&op, programMesh.name)) ||
                 (passes > 1 && chunkOf(op, programMesh.name) != chunk))
               continue;
+            Block *programBody = b.getInsertionBlock();
+            Operation *before =
+                programBody->empty() ? nullptr : &programBody->back();
             LogicalResult lowered =
                 isReturn
                     ? lowerReturn(cast<func::ReturnOp>(op), function, lowering)
                     : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
             if (failed(lowered))
               return signalPassFailure();
+            if (costModel && isa<nn::ShardableOpInterface>(op))
+              addKernelFigures(op, *costModel, lowering,
+                               before ? before->getNextNode()
+                                      : &programBody->front());
           }
         }
       }
@@ -463,8 +508,24 @@ void LowerToPlanPass::runOnOperation() {
   if (microBatches > 1 && staged && pipelineSchedule)
     module->setAttr("plan.schedule", StringAttr::get(context, schedule));
   module->removeAttr("sbp.chunks");
-  // The cluster the layouts were priced on and the pins they obeyed have no
-  // use in the programs.
+  // The cluster the layouts were priced on and the search's prediction go
+  // with the plan, for the simulator (docs/simulate.md); the pins the
+  // layouts obeyed have no use in the programs.
+  {
+    std::string error;
+    if (std::optional<cost::Cluster> priced =
+            loadCluster(module, this->cluster, error))
+      module->setAttr(
+          "plan.cluster",
+          StringAttr::get(context, cost::writeClusterJson(*priced)));
+  }
+  if (auto predicted = module->getAttrOfType<DictionaryAttr>("sbp.plan")) {
+    SmallVector<NamedAttribute> figures;
+    for (StringRef name : {"step_time", "compute_time", "communication_time"})
+      if (auto seconds = predicted.getAs<FloatAttr>(name))
+        figures.push_back(NamedAttribute(name, seconds));
+    module->setAttr("plan.prediction", DictionaryAttr::get(context, figures));
+  }
   module->removeAttr("sbp.cluster");
   module->removeAttr("sbp.annotations");
   function.erase();

@@ -33,6 +33,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 
 namespace parplan {
 #define GEN_PASS_DEF_SBPASSIGN
@@ -611,32 +612,15 @@ void ShardingSearch::priceCandidates(Node &node) {
     }
     return;
   }
-  FailureOr<OpCost> opCost = cast<ShardableOpInterface>(op).getCost();
   Type elementType = elementTypeOf(op->getResult(0).getType());
-  // getCost counts bytes at the tensors' own width; mixed precision moves
-  // floating-point values at 2 bytes.
-  double byteScale = 1;
-  if (auto tensor = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-      tensor && tensor.getElementType().isIntOrFloat()) {
-    unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
-    if (bits >= 8)
-      byteScale =
-          static_cast<double>(model.elementBytes(elementType)) / (bits / 8.0);
-  }
   // Backward costs twice the forward (a gradient for the input and one for
   // the weights, each as large as the forward).
   double passes = options.training ? 3 : 1;
   for (size_t k = 0; k < count; ++k) {
     const Candidate &candidate = node.candidates[k];
-    double work =
-        localWorkFraction(candidate.operands, candidate.results, meshShape);
-    if (succeeded(opCost))
-      node.time[k] =
-          passes * model.computeTime(opCost->flops * work,
-                                     static_cast<double>(opCost->bytesRead +
-                                                         opCost->bytesWritten) *
-                                         byteScale * work,
-                                     elementType);
+    if (std::optional<ShardingCostModel::LocalWork> work =
+            model.localWork(op, candidate.operands, candidate.results))
+      node.time[k] = passes * model.computeTime(*work);
     node.time[k] *= runsPerStep(node);
     // Training keeps every activation for the backward pass; a training
     // step keeps the ones its backward ops read, and the sums it
@@ -1426,6 +1410,10 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   }
   std::vector<double> sendForward(virtualCount - 1, 0),
       sendBackward(virtualCount - 1, 0);
+  // insert-cross-mesh moves a value once to each stage (and chunk) and
+  // layout its readers there want, however many they are: a move counts
+  // once, though the search priced it per reader.
+  std::set<std::tuple<int64_t, unsigned, int64_t, std::string>> moved;
   // Use by use: a class's uses may lie on several stages.
   for (size_t u = 0; u < uses.size(); ++u) {
     const Use &use = uses[u];
@@ -1438,6 +1426,13 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     int64_t from = virtualStageOf(producer), to = virtualStageOf(consumer);
     if (!crossesStages(use)) {
       addTime(consumer, searched);
+      continue;
+    }
+    if (!moved
+             .emplace(use.producer, use.result, to,
+                      toString(consumer.candidates[b].operands[use.operand]))
+             .second) {
+      communicationTime -= searched;
       continue;
     }
     // The search ranked moves by their bound; the figures plan them.

@@ -5,6 +5,7 @@
 #include "parplan/Cost/ClusterFile.h"
 #include "parplan/Cost/Compute.h"
 #include "parplan/Cost/Presets.h"
+#include "parplan/Dialect/NN/NNInterfaces.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -167,13 +168,46 @@ int64_t ShardingCostModel::elementBytes(Type elementType) const {
 
 double ShardingCostModel::computeTime(double flops, double bytes,
                                       Type elementType) const {
+  return computeTime(LocalWork{flops, bytes, computeType(elementType)});
+}
+
+double ShardingCostModel::computeTime(const LocalWork &work) const {
   const cost::DeviceType &device = getSlowestDeviceType();
   if (std::optional<double> time =
-          cost::computeTime(flops, bytes, device, computeType(elementType)))
+          cost::computeTime(work.flops, work.bytes, device, work.type))
     return *time;
   // A device without a peak for the type: price it at its f32 peak.
-  return cost::computeTime(flops, bytes, device, cost::DType::F32)
+  return cost::computeTime(work.flops, work.bytes, device, cost::DType::F32)
       .value_or(std::numeric_limits<double>::infinity());
+}
+
+std::optional<ShardingCostModel::LocalWork>
+ShardingCostModel::localWork(Operation *op, const std::vector<NdSbp> &operands,
+                             const std::vector<NdSbp> &results) const {
+  auto shardable = dyn_cast<nn::ShardableOpInterface>(op);
+  if (!shardable || op->getNumResults() == 0)
+    return std::nullopt;
+  FailureOr<OpCost> opCost = shardable.getCost();
+  if (failed(opCost))
+    return std::nullopt;
+  Type resultType = op->getResult(0).getType();
+  Type elementType = resultType;
+  if (auto tensor = dyn_cast<RankedTensorType>(resultType))
+    elementType = tensor.getElementType();
+  // getCost counts bytes at the tensors' own width; mixed precision moves
+  // floating-point values at 2 bytes.
+  double byteScale = 1;
+  if (elementType.isIntOrFloat()) {
+    unsigned bits = elementType.getIntOrFloatBitWidth();
+    if (bits >= 8)
+      byteScale = static_cast<double>(elementBytes(elementType)) / (bits / 8.0);
+  }
+  double fraction = localWorkFraction(operands, results, mesh.shape);
+  return LocalWork{
+      opCost->flops * fraction,
+      static_cast<double>(opCost->bytesRead + opCost->bytesWritten) *
+          byteScale * fraction,
+      computeType(elementType)};
 }
 
 cost::TensorExtent ShardingCostModel::extent(Type type) const {

@@ -21,11 +21,11 @@
 // CHECK: %[[Y:.*]] = plan.buffer : memref<2x4xf32>
 // CHECK: plan.kernel "matmul" ins(%[[X]], %[[W]] : memref<2x16xf32>, memref<16x4xf32>) outs(%[[Y]] : memref<2x4xf32>)
 // CHECK: plan.buffer {kind = "input", logical_shape = array<i64: 2>, name = "labels", splits = array<i64: -1>, value_bound = 4 : i64} : memref<2xi64>
-// CHECK: plan.kernel "reduce_mean" ins({{.*}}) outs(%[[LOSS:.*]] : memref<f32>) {attrs = {axes = array<i64>, keepdims = false}}
+// CHECK: plan.kernel "reduce_mean" ins({{.*}}) outs(%[[LOSS:.*]] : memref<f32>) {attrs = {axes = array<i64>, keepdims = false}
 // CHECK: %[[ONE:.*]] = plan.buffer {kind = "constant", value = dense<1.000000e+00> : tensor<f32>} : memref<f32>
 // CHECK: %[[T:.*]] = plan.buffer : memref<f32>
 // CHECK: plan.kernel "add" ins(%[[STEP]], %[[ONE]] : memref<f32>, memref<f32>) outs(%[[T]] : memref<f32>)
-// CHECK: plan.kernel "adam_update" ins(%[[W]], %{{.*}}, %[[M]], %[[V]], %[[T]] : {{.*}}) outs(%[[W]], %[[M]], %[[V]] : {{.*}}) {attrs = {beta1 = 9.000000e-01 : f64, beta2 = {{.*}} : f64, epsilon = 1.000000e-08 : f64, grad_scale = 1.000000e+00 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}}
+// CHECK: plan.kernel "adam_update" ins(%[[W]], %{{.*}}, %[[M]], %[[V]], %[[T]] : {{.*}}) outs(%[[W]], %[[M]], %[[V]] : {{.*}}) {attrs = {beta1 = 9.000000e-01 : f64, beta2 = {{.*}} : f64, epsilon = 1.000000e-08 : f64, grad_scale = 1.000000e+00 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}
 // CHECK: plan.loss %[[LOSS]] : memref<f32>
 // CHECK-NEXT: plan.update %[[STEP]] from %[[T]] : memref<f32>
 // CHECK-NEXT: }
@@ -219,9 +219,9 @@ func.func @main() -> (tensor<3x5xf32> {nn.updates = "w"}, tensor<3x3xf32> {nn.up
 // mesh rows share programs: their blocks have the same extents.
 // CHECK: // {{-----}}
 // CHECK: plan.program @program0 devices = [0, 2]
-// CHECK: plan.kernel "slice" ins(%{{.*}} : memref<4x3xf32>) outs(%{{.*}} : memref<4x2xf32>) {attrs = {sizes = array<i64: 4, 2>, starts = #plan.block_offset<shape = [4, 3], splits = [-1, 1], dim = -1>, steps = array<i64: 1, 1>}}
+// CHECK: plan.kernel "slice" ins(%{{.*}} : memref<4x3xf32>) outs(%{{.*}} : memref<4x2xf32>) {attrs = {sizes = array<i64: 4, 2>, starts = #plan.block_offset<shape = [4, 3], splits = [-1, 1], dim = -1>, steps = array<i64: 1, 1>}
 // CHECK: plan.program @program1 devices = [1, 3]
-// CHECK: plan.kernel "slice" ins(%{{.*}} : memref<4x3xf32>) outs(%{{.*}} : memref<4x1xf32>) {attrs = {sizes = array<i64: 4, 1>, starts = #plan.block_offset<shape = [4, 3], splits = [-1, 1], dim = -1>, steps = array<i64: 1, 1>}}
+// CHECK: plan.kernel "slice" ins(%{{.*}} : memref<4x3xf32>) outs(%{{.*}} : memref<4x1xf32>) {attrs = {sizes = array<i64: 4, 1>, starts = #plan.block_offset<shape = [4, 3], splits = [-1, 1], dim = -1>, steps = array<i64: 1, 1>}
 sbp.mesh @mesh(shape = 2x2)
 func.func @main() -> (tensor<4x6xf32> {nn.updates = "w"}) {
   %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<1>, #sbp.s<1>]]>} : tensor<4x6xf32>
@@ -238,13 +238,13 @@ func.func @main() -> (tensor<4x6xf32> {nn.updates = "w"}) {
 // every device keeps its copy and nothing runs.
 // CHECK: // {{-----}}
 // CHECK: plan.program @program0 devices = [0]
-// CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<3xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = #plan.block_offset<shape = [5], splits = [0], dim = -1>, steps = array<i64: 1>}}
+// CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<3xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = #plan.block_offset<shape = [5], splits = [0], dim = -1>, steps = array<i64: 1>}
 // CHECK: %[[KEEP:.*]] = plan.buffer {kind = "constant", logical_shape = array<i64: 2>, splits = array<i64: 0>, value = dense<[1, 0]> : tensor<2xi32>} : memref<1xi32>
 // CHECK: plan.kernel "mul" ins(%{{.*}}, %[[KEEP]] : memref<5xi32>, memref<1xi32>)
 // CHECK-NOT: plan.kernel
 // CHECK: plan.update
 // CHECK: plan.program @program1 devices = [1]
-// CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<2xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = #plan.block_offset<shape = [5], splits = [0], dim = -1>, steps = array<i64: 1>}}
+// CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<2xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = #plan.block_offset<shape = [5], splits = [0], dim = -1>, steps = array<i64: 1>}
 // CHECK: %[[KEEP1:.*]] = plan.buffer {kind = "constant", logical_shape = array<i64: 2>, splits = array<i64: 0>, value = dense<[1, 0]> : tensor<2xi32>} : memref<1xi32>
 // CHECK: plan.kernel "mul" ins(%{{.*}}, %[[KEEP1]] : memref<5xi32>, memref<1xi32>)
 sbp.mesh @mesh(shape = 2)
@@ -288,7 +288,7 @@ func.func @main() -> (tensor<f32> {nn.updates = "a"}) {
 // CHECK: // {{-----}}
 // CHECK: plan.program @program0 devices = [0, 1]
 // CHECK: %[[TABLE:.*]] = plan.buffer {kind = "parameter", logical_shape = array<i64: 6, 2>, name = "table", splits = array<i64: 0>} : memref<3x2xf32>
-// CHECK: plan.kernel "gather_shard" ins(%[[TABLE]], %{{.*}} : memref<3x2xf32>, memref<4xi64>) outs(%{{.*}} : memref<4x2xf32>) {attrs = {axis = 0 : i64, extent = 6 : i64, offset = #plan.block_offset<shape = [6, 2], splits = [0], dim = 0>}}
+// CHECK: plan.kernel "gather_shard" ins(%[[TABLE]], %{{.*}} : memref<3x2xf32>, memref<4xi64>) outs(%{{.*}} : memref<4x2xf32>) {attrs = {axis = 0 : i64, extent = 6 : i64, offset = #plan.block_offset<shape = [6, 2], splits = [0], dim = 0>}
 // CHECK: plan.buffer {kind = "constant", logical_shape = array<i64: 4, 2>, splits = array<i64: 0>, value = dense<{{\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00], [7.000000e+00, 8.000000e+00]]> : tensor<4x2xf32>} : memref<2x2xf32>
 // CHECK-NOT: plan.program
 sbp.mesh @mesh(shape = 2)
@@ -312,7 +312,7 @@ func.func @main() -> (tensor<6x2xf32> {nn.updates = "table"}, tensor<4x2xf32> {n
 // its tiles and their sum take (two 2x2 tiles and two 4x2 blocks of f32,
 // each rounded up to 64 bytes). The plan's devices are the meshes'
 // together; a named mesh may list its devices in any order.
-// CHECK-LABEL: module attributes {plan.mesh_shape = array<i64: 4>}
+// CHECK-LABEL: module attributes {{{.*}}plan.mesh_shape = array<i64: 4>}
 // CHECK: plan.mesh @a shape = [2] devices = [0, 1]
 // CHECK-NEXT: plan.mesh @b shape = [2] devices = [3, 2]
 // CHECK-NEXT: plan.cross_mesh @move0 : tensor<4x2xf32> from @a [0] to @b [-1] tile_offsets = [0, 0, 2, 0] tile_sizes = [2, 2, 2, 2] transfer_tiles = [0, 0, 1, 1] transfer_senders = [0, 0, 1, 1] receiver_counts = [1, 1, 1, 1] receivers = [2, 3, 2, 3]
@@ -341,7 +341,7 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 
 // Uneven blocks: three rows over two devices are two rows and one, so the
 // sources are two programs; the table is the same for both.
-// CHECK-LABEL: module attributes {plan.mesh_shape = array<i64: 3>}
+// CHECK-LABEL: module attributes {{{.*}}plan.mesh_shape = array<i64: 3>}
 // CHECK: plan.cross_mesh @move0 : tensor<3x2xf32> from @a [0] to @b [-1] tile_offsets = [0, 0, 2, 0] tile_sizes = [2, 2, 1, 2]
 // CHECK: plan.program @program0 devices = [0] mesh = @a {
 // CHECK: plan.cross_mesh_send @move0 %{{.*}} : memref<2x2xf32>
@@ -363,7 +363,7 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 // A tile for several receivers in broadcast mode: one transfer to two
 // receivers, which the executor runs as a broadcast from the holder. The
 // receivers' tile is their whole block: they need no scratch.
-// CHECK-LABEL: module attributes {plan.mesh_shape = array<i64: 3>}
+// CHECK-LABEL: module attributes {{{.*}}plan.mesh_shape = array<i64: 3>}
 // CHECK: plan.cross_mesh @move0 : tensor<4x2xf32> from @a [-1] to @b [-1] tile_offsets = [0, 0] tile_sizes = [4, 2] transfer_tiles = [0] transfer_senders = [0] receiver_counts = [2] receivers = [1, 2]
 // CHECK: plan.program @program0 devices = [0] mesh = @a {
 // CHECK-NEXT: %[[X:.*]] = plan.buffer {kind = "input"
@@ -411,7 +411,7 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 
 // A result marked nn.output is the device's block of that tensor, an
 // output buffer the run checks (what `parplan reshard -o` lowers).
-// CHECK-LABEL: module attributes {plan.mesh_shape = array<i64: 2>}
+// CHECK-LABEL: module attributes {{{.*}}plan.mesh_shape = array<i64: 2>}
 // CHECK: plan.program @program1 devices = [1] mesh = @b {
 // CHECK-NEXT: %[[T:.*]] = plan.buffer {kind = "output", logical_shape = array<i64: 4>, name = "t", splits = array<i64: -1>} : memref<4xf32>
 // CHECK-NEXT: plan.cross_mesh_recv @move0 %[[T]] : memref<4xf32>
@@ -566,3 +566,35 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates 
 // CHUNKS: plan.kernel "accumulate"
 // CHUNKS-NEXT: plan.backward_begin
 // CHUNKS-GPIPE: lower-to-plan: schedule 'gpipe' runs stages of one model chunk, but they hold 2: use interleaved (sbp.chunks)
+
+// -----
+
+// Each kernel lowered from an nn op carries the cost model's figures for
+// the device's share (ShardingCostModel::localWork, what sbp-assign priced
+// the op by), for the simulator: rows split over two devices halve a
+// matmul's 2 x 8 x 16 x 4 FLOPs and the bytes it reads and writes
+// ((8x16 + 16x4 + 8x4) x 4 bytes); a relu on a replicated tensor is whole.
+// The scale a mean over split rows adds is a helper, without figures. The
+// plan carries the cluster it was priced on (the preset without one) and
+// the search's prediction.
+// CHECK-LABEL: module attributes {
+// CHECK-SAME: plan.cluster = "{{.*}}dgx-h100
+// CHECK-SAME: plan.prediction = {communication_time = 2.000000e+00 : f64, compute_time = 1.000000e+00 : f64, step_time = 3.000000e+00 : f64}
+// CHECK: plan.kernel "matmul" ins({{.*}}) outs({{.*}} : memref<4x4xf32>) {bytes = 4.480000e+02 : f64, compute_type = "f32", flops = 5.120000e+02 : f64}
+// CHECK: plan.kernel "relu" ins({{.*}} : memref<16x4xf32>) outs({{.*}}) {bytes = 5.120000e+02 : f64, compute_type = "f32", flops = 6.400000e+01 : f64}
+// CHECK: plan.kernel "reduce_mean" ins({{.*}}) outs({{.*}}) {attrs = {axes = array<i64>, keepdims = false}, bytes = 6.600000e+01 : f64, compute_type = "f32", flops = 1.600000e+01 : f64}
+// CHECK-NEXT: plan.buffer {kind = "constant"
+// CHECK-NEXT: plan.buffer
+// CHECK-NEXT: plan.kernel "mul" ins({{.*}}) outs({{.*}} : memref<f32>){{$}}
+module attributes {sbp.plan = {step_time = 3.0 : f64, compute_time = 1.0 : f64, communication_time = 2.0 : f64}} {
+  sbp.mesh @mesh(shape = 2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<16x4xf32> {nn.updates = "w"}) {
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<8x16xf32>
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<16x4xf32>
+    %y = nn.matmul %x, %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.b]] -> [[#sbp.s<0>]]>} : tensor<8x16xf32>, tensor<16x4xf32> -> tensor<8x4xf32>
+    %r = nn.relu %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<16x4xf32>
+    %m = nn.reduce_mean %y keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<8x4xf32> -> tensor<f32>
+    %s = sbp.all_reduce %m on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> []>} %s, %r : tensor<f32>, tensor<16x4xf32>
+  }
+}

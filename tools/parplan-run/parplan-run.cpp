@@ -14,6 +14,7 @@
 #include "parplan/Runtime/Executor.h"
 #include "parplan/Runtime/MpiCommunicator.h"
 #include "parplan/Runtime/PlanFile.h"
+#include "parplan/Runtime/Trace.h"
 #include "parplan/Runtime/WeightFile.h"
 
 #include <CLI/CLI.hpp>
@@ -29,6 +30,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace parplan;
@@ -41,6 +43,9 @@ void printStageProfile(const Executor &executor, const plan::Plan &planMessage,
                        int rank, int worldSize, std::vector<double> stepMs);
 void printProfile(const Profile &profile, int64_t steps,
                   std::vector<double> stepMs);
+bool writeTrace(const std::string &path, const plan::Plan &planMessage,
+                const std::vector<Executor::TracedRun> &runs, double stepMs,
+                const std::string &backend, int rank, int worldSize);
 
 /// Stops every rank: MPI_Abort never returns.
 [[noreturn]] void abortAll(int rank, const std::string &error) {
@@ -210,6 +215,12 @@ int run(int argc, char **argv, int rank, int worldSize) {
                  "the order each stage runs its micro-batches' forwards and "
                  "backwards in, instead of the plan's: " +
                      executorScheduleList());
+  std::string tracePath;
+  app.add_option("--trace", tracePath,
+                 "record the last step's timeline on every rank and write it "
+                 "here (rank 0) as Chrome trace-event JSON, with the names "
+                 "parplan simulate gives (docs/simulate.md; the cpu "
+                 "backend)");
   bool oneBatch = false;
   bool check = false, checkFailed = false;
   app.add_flag("--check", check,
@@ -351,10 +362,19 @@ int run(int argc, char **argv, int rank, int worldSize) {
     if (lossRank > 0)
       MPI_Comm_dup(MPI_COMM_WORLD, &lossComm);
     std::vector<double> profiledMs;
+    std::vector<Executor::TracedRun> traced;
+    double tracedMs = 0;
     for (int64_t step = 0; step < steps; ++step) {
       // The first step warms up (cuBLAS heuristics, NCCL connections).
       if (profile && step == std::min<int64_t>(1, steps - 1))
         executor.backend()->setProfiling(true);
+      // The last step is traced, every rank's clock starting together.
+      bool tracing = !tracePath.empty() && step == steps - 1;
+      if (tracing) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (!agreeOnFailure(rank, executor.setTracing(true).error))
+          return 1;
+      }
       auto start = std::chrono::steady_clock::now();
       double loss = 0;
       if (Status status = executor.step(oneBatch ? 0 : step, &loss);
@@ -365,6 +385,11 @@ int run(int argc, char **argv, int rank, int worldSize) {
                       .count();
       if (profile && step >= std::min<int64_t>(1, steps - 1))
         profiledMs.push_back(ms);
+      if (tracing) {
+        traced = executor.takeTrace();
+        tracedMs = ms;
+        (void)executor.setTracing(false);
+      }
       if (lossRank > 0 && rank == lossRank)
         MPI_Send(&loss, 1, MPI_DOUBLE, 0, 0, lossComm);
       if (rank != 0)
@@ -391,10 +416,107 @@ int run(int argc, char **argv, int rank, int worldSize) {
                    static_cast<int64_t>(profiledMs.size()), profiledMs);
     if (profile && executor.stages() > 1 && planMessage.micro_batches() > 1)
       printStageProfile(executor, planMessage, rank, worldSize, profiledMs);
+    if (!tracePath.empty() && steps > 0 &&
+        !writeTrace(tracePath, planMessage, traced, tracedMs,
+                    executor.backend()->describe(), rank, worldSize))
+      return 1;
   }
   // Sub-communicators are freed before MPI_Finalize.
   communicator.reset();
   return checkFailed ? 1 : 0;
+}
+
+/// Rank 0 gathers every rank's runs of the traced step and writes them as
+/// one trace: a process per device, labelled by the instance of its
+/// program that ran (instantiateProgram, which rank 0 works out for each),
+/// arrows from each send to the receive it completes. True on every rank
+/// when the file was written.
+bool writeTrace(const std::string &path, const plan::Plan &planMessage,
+                const std::vector<Executor::TracedRun> &runs, double stepMs,
+                const std::string &backend, int rank, int worldSize) {
+  constexpr int kFields = 6;
+  std::vector<double> mine;
+  for (const Executor::TracedRun &run : runs)
+    mine.insert(mine.end(),
+                {static_cast<double>(run.instruction), run.start, run.end,
+                 static_cast<double>(run.microBatch),
+                 static_cast<double>(run.chunk), run.backward ? 1.0 : 0.0});
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(rank == 0 ? worldSize : 0), offsets;
+  MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::vector<double> all;
+  if (rank == 0) {
+    int total = 0;
+    for (int c : counts) {
+      offsets.push_back(total);
+      total += c;
+    }
+    all.resize(static_cast<size_t>(total));
+  }
+  MPI_Gatherv(mine.data(), count, MPI_DOUBLE, all.data(), counts.data(),
+              offsets.data(), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  std::string error;
+  if (rank == 0) {
+    Trace trace;
+    // Per (sender, receiver, tag): the events of its sends and receives,
+    // in order.
+    std::map<std::tuple<int64_t, int64_t, int64_t>,
+             std::pair<std::vector<size_t>, std::vector<size_t>>>
+        messages;
+    for (int r = 0; r < worldSize && error.empty(); ++r) {
+      trace.processes.push_back({"device " + std::to_string(r)});
+      DeviceProgram instance;
+      if (Status status = instantiateProgram(planMessage, r, instance);
+          !status.ok()) {
+        error = status.error;
+        break;
+      }
+      const plan::Program &program = instance.program;
+      for (int at = offsets[r]; at < offsets[r] + counts[r]; at += kFields) {
+        TraceEvent event;
+        event.process = r;
+        event.instruction = static_cast<int64_t>(all[at]);
+        event.start = all[at + 1];
+        event.duration = all[at + 2] - all[at + 1];
+        event.microBatch = static_cast<int64_t>(all[at + 3]);
+        event.chunk = program.forward_chunks_size() > 0
+                          ? static_cast<int64_t>(all[at + 4])
+                          : -1;
+        event.backward = all[at + 5] != 0;
+        const plan::Instruction &instruction =
+            program.instructions(static_cast<int>(event.instruction));
+        event.label = traceLabel(planMessage, program, event.instruction);
+        event.thread = instruction.has_kernel() ? TraceThread::Compute
+                                                : TraceThread::Communication;
+        if (instruction.has_collective())
+          event.group = instruction.collective().group();
+        if (instruction.has_send())
+          messages[{r, instruction.send().peer(), instruction.send().tag()}]
+              .first.push_back(trace.events.size());
+        if (instruction.has_recv())
+          messages[{instruction.recv().peer(), r, instruction.recv().tag()}]
+              .second.push_back(trace.events.size());
+        trace.events.push_back(std::move(event));
+      }
+    }
+    for (const auto &[key, ends] : messages)
+      for (size_t k = 0; k < std::min(ends.first.size(), ends.second.size());
+           ++k)
+        trace.flows.push_back({ends.first[k], ends.second[k]});
+    char ms[32];
+    std::snprintf(ms, sizeof(ms), "%.3f", stepMs);
+    trace.metadata = {{"source", "parplan-run"},
+                      {"model", planMessage.model()},
+                      {"backend", backend},
+                      {"step_ms", ms}};
+    if (error.empty())
+      error = writeChromeTraceFile(trace, path).error;
+    if (error.empty())
+      std::printf("trace: %s (%zu events of the last step, %d devices)\n",
+                  path.c_str(), trace.events.size(), worldSize);
+    std::fflush(stdout);
+  }
+  return agreeOnFailure(rank, error);
 }
 
 /// One line per kind of instruction, slowest first, then the sum against

@@ -99,6 +99,8 @@ struct CompileOptions {
   std::string output;
   /// Report the time of every pass (MLIR's -mlir-timing) on stderr.
   bool mlirTiming = false;
+  /// Simulate the plan and write its timeline here (docs/simulate.md).
+  std::string trace;
   /// Whether --recompute was given: without it, a step that fits nowhere
   /// is tried again with selective, then full recomputation.
   bool recomputeGiven = false;
@@ -148,6 +150,22 @@ struct PipelineOptions {
   int64_t columns = 2;
 };
 int runPipeline(const PipelineOptions &options);
+
+/// `parplan simulate`: a plan's training step simulated under the cost
+/// model, beside the cost model's prediction, with the critical path, each
+/// class of devices' time and memory, and optionally the timeline as a
+/// trace (docs/simulate.md).
+struct SimulateOptions {
+  std::string plan;
+  /// A preset or cluster file; empty: the cluster the plan carries.
+  std::string cluster;
+  int streams = 2;
+  /// Write the timeline here (Chrome trace-event JSON), with the measured
+  /// trace `merge` (parplan-run --trace) beside it when given.
+  std::string trace, merge;
+  int64_t traceDevices = 64;
+};
+int runSimulate(const SimulateOptions &options);
 
 /// `parplan clusters`: list the built-in cluster presets.
 int runClusters();

@@ -11,6 +11,7 @@
 #include "ModelFiles.h"
 #include "PipelineSearch.h"
 
+#include "parplan/Cost/ClusterFile.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/Plan/PlanOps.h"
@@ -18,6 +19,7 @@
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Runtime/PlanFile.h"
+#include "parplan/Simulate/Simulator.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Target/PlanExport.h"
 #include "parplan/Transforms/Passes.h"
@@ -761,6 +763,32 @@ int parplan::cli::runCompile(const CompileOptions &options) {
 
   writeTiming.stop();
 
+  // --trace: the plan's step simulated (docs/simulate.md), its timeline
+  // written for Perfetto.
+  std::optional<simulate::Simulation> simulated;
+  if (!options.trace.empty()) {
+    TimingScope simulateTiming = timingRoot.nest("Simulate");
+    std::string error;
+    std::optional<cost::Cluster> cluster =
+        cost::parseCluster(exported->cluster(), "the plan's cluster", error);
+    if (!cluster) {
+      llvm::errs() << "parplan compile: error: " << error << "\n";
+      return 1;
+    }
+    simulate::SimulateOptions settings;
+    settings.trace = true;
+    simulated.emplace();
+    runtime::Status status =
+        simulate::simulatePlan(*exported, *cluster, settings, *simulated);
+    if (status.ok())
+      status = runtime::writeChromeTraceFile(simulated->trace, options.trace);
+    if (!status.ok()) {
+      llvm::errs() << "parplan compile: error: --trace: " << status.error
+                   << "\n";
+      return 1;
+    }
+  }
+
   TimingScope summaryWriteTiming = timingRoot.nest("Summary");
   llvm::json::Array perProgram;
   // The arena, and beside it what a schedule keeps aside of the in-flight
@@ -884,6 +912,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       {"schedules", trialsJson(scheduleTrials, Phase::Schedules)},
       {"programs", std::move(perProgram)},
       {"ops", std::move(ops)}};
+  if (simulated)
+    summary["simulated_step_time_s"] = simulated->stepSeconds;
   if (!writeFile(summaryPath.str().str(), [&](llvm::raw_ostream &out) {
         out << llvm::formatv("{0:2}", llvm::json::Value(std::move(summary)))
             << "\n";
@@ -907,6 +937,15 @@ int parplan::cli::runCompile(const CompileOptions &options) {
              stageLines.empty() ? "" : "summed over stages: ",
              formatSeconds(seconds("compute_time")),
              formatSeconds(seconds("communication_time")));
+  if (simulated)
+    fmt::print("  simulated step   {} ({:+.1f}% of the prediction; "
+               "`parplan simulate` says why), timeline in {}\n",
+               formatSeconds(simulated->stepSeconds),
+               seconds("step_time") > 0
+                   ? 100 * (simulated->stepSeconds - seconds("step_time")) /
+                         seconds("step_time")
+                   : 0.0,
+               options.trace);
   if (starts.size() > 1) {
     // What the search bought: each start planned alone, the chosen first.
     std::string line;

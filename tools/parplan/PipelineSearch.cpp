@@ -39,6 +39,17 @@ bool isBetter(const PipelineTrial &a, const PipelineTrial &b) {
   return a.step && (!b.step || *a.step < *b.step);
 }
 
+/// Another schedule holds more activations in flight than 1F1B, tried
+/// first: it is searched and taken only where it predicts a step shorter
+/// by more than this fraction, below which the cost model cannot tell them
+/// apart (a few microseconds of latency on a toy model).
+constexpr double kScheduleGain = 0.01;
+
+/// Whether schedule trial `a` is clearly better than `b` (kScheduleGain).
+bool isClearlyBetter(const PipelineTrial &a, const PipelineTrial &b) {
+  return a.step && (!b.step || *a.step < *b.step * (1 - kScheduleGain));
+}
+
 /// The predicted step and the per-stage costs of a laid-out step
 /// (sbp.plan).
 void readFigures(ModuleOp laidOut, PipelineTrial &trial) {
@@ -331,13 +342,13 @@ std::optional<bool> fitsOnLayouts(const PipelineTrial &base, StringRef name,
 }
 
 /// Whether schedule `name` is worth a search beside `base`: its timeline
-/// on `base`'s stage costs is faster, and `base`'s layouts fit under it
-/// (holding more activations only constrains the layouts more). `why`
-/// says why not, as a trial error.
+/// on `base`'s stage costs is clearly faster (kScheduleGain), and `base`'s
+/// layouts fit under it (holding more activations only constrains the layouts
+/// more). `why` says why not, as a trial error.
 bool worthSearching(const PipelineTrial &base, StringRef name, int64_t chunks,
                     std::optional<double> &priced, std::string &why) {
   priced = timelineOf(base, name, chunks);
-  if (!priced || !(*priced < *base.step))
+  if (!priced || !(*priced < *base.step * (1 - kScheduleGain)))
     return false;
   if (fitsOnLayouts(base, name, chunks) == false) {
     why = "no plan fits in memory: the activations " + name.str() +
@@ -406,7 +417,7 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
               trials.run(count, count, microBatches, name, error);
           if (!other)
             return nullptr;
-          if (isBetter(*other, countBest))
+          if (isClearlyBetter(*other, countBest))
             countBest = *other;
         }
       return &judged.emplace(index, std::move(countBest)).first->second;
@@ -573,7 +584,7 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
       }
       if (!tryShape(best.microBatches, name, result.schedules))
         return std::nullopt;
-      if (isBetter(result.schedules.back(), best))
+      if (isClearlyBetter(result.schedules.back(), best))
         best = result.schedules.back();
     }
   }

@@ -357,6 +357,12 @@ int main(int argc, char **argv) {
                              "Output directory: plan.pb and summary.json");
   compileCommand->add_flag("--mlir-timing", compile.mlirTiming,
                            "Report the time of every pass on stderr");
+  compileCommand
+      ->add_option("--trace", compile.trace,
+                   "Simulate the plan's step and write its timeline here "
+                   "as Chrome trace-event JSON for ui.perfetto.dev "
+                   "(docs/simulate.md)")
+      ->needs(compileCommand->get_option("--output"));
 
   parplan::cli::TrainStepOptions trainStep;
   CLI::App *trainStepCommand = app.add_subcommand(
@@ -434,6 +440,42 @@ int main(int argc, char **argv) {
       "--columns", pipeline.columns,
       "Characters per unit of time in the picture (default 2)");
 
+  parplan::cli::SimulateOptions simulateOptions;
+  CLI::App *simulateCommand = app.add_subcommand(
+      "simulate", "Simulate a plan's training step under the cost model: the "
+                  "step beside the prediction, the critical path, each "
+                  "device's busy, idle and communication time and memory, "
+                  "and the timeline for Perfetto (docs/simulate.md)");
+  simulateCommand
+      ->add_option("plan", simulateOptions.plan,
+                   "Plan file (parplan compile's plan.pb)")
+      ->required();
+  simulateCommand->add_option(
+      "--cluster", simulateOptions.cluster,
+      "Preset name or cluster file to time the plan on (default: the "
+      "cluster the plan was compiled for)");
+  simulateCommand
+      ->add_option("--streams", simulateOptions.streams,
+                   "Streams per device: 2 (default), kernels beside "
+                   "collectives and messages as the CUDA backend runs them, "
+                   "or 1, every instruction in turn as the CPU backend does")
+      ->check(CLI::IsMember({1, 2}));
+  simulateCommand->add_option(
+      "--trace", simulateOptions.trace,
+      "Write the timeline as Chrome trace-event JSON (ui.perfetto.dev, "
+      "chrome://tracing)");
+  simulateCommand
+      ->add_option("--merge", simulateOptions.merge,
+                   "With --trace: add this measured trace (parplan-run "
+                   "--trace) to the file, beside the simulated one")
+      ->needs(simulateCommand->get_option("--trace"));
+  simulateCommand
+      ->add_option("--trace-devices", simulateOptions.traceDevices,
+                   "A trace has a process per device up to this many "
+                   "devices, else one per class of devices that run alike "
+                   "(default 64)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+
   CLI::App *clustersCommand =
       app.add_subcommand("clusters", "List the built-in cluster presets");
 
@@ -499,6 +541,8 @@ int main(int argc, char **argv) {
     return parplan::cli::runReshard(reshard);
   if (pipelineCommand->parsed())
     return parplan::cli::runPipeline(pipeline);
+  if (simulateCommand->parsed())
+    return parplan::cli::runSimulate(simulateOptions);
   if (compileCommand->parsed()) {
     compile.recomputeGiven = compileCommand->count("--recompute") > 0;
     compile.microBatchesGiven = compileCommand->count("--micro-batches") > 0;

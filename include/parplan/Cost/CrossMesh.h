@@ -135,6 +135,14 @@ CrossMeshSchedule planCrossMesh(const std::vector<CrossMeshTile> &tiles,
                                 const ClusterIndex &cluster, CrossMeshMode mode,
                                 CrossMeshBalancing balancing);
 
+/// `transfers` of `tiles` (only their bytes count) run in order as the
+/// planner runs its own (each as soon as its cards and links are free and
+/// its sender has the tile): the schedule they make, its seconds and bytes
+/// per host and device. What the simulator charges a plan's move.
+CrossMeshSchedule timeCrossMesh(const std::vector<CrossMeshTile> &tiles,
+                                std::vector<CrossMeshTransfer> transfers,
+                                const ClusterIndex &cluster);
+
 /// The placement (placeMeshes) of a problem's two meshes, its key
 /// extended by the tensor and the layouts: problems with equal keys have
 /// plans that are shifts of each other (shiftSchedule).

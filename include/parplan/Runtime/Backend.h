@@ -87,6 +87,21 @@ public:
   /// for the CPU backend.
   virtual std::vector<std::string> hostKernels() const { return {}; }
 
+  /// One instruction's run on the backend's clock: seconds since the
+  /// timeline was turned on.
+  struct InstructionRun {
+    int64_t instruction = 0;
+    double start = 0, end = 0;
+  };
+  /// Whether run can record a timeline of the instructions it runs
+  /// (parplan-run --trace); the CPU backend can.
+  virtual bool recordsTimeline() const { return false; }
+  /// With the timeline on (from now: the clock's zero), run records every
+  /// instruction it runs; takeTimeline hands the records over and clears
+  /// them.
+  virtual void setTimeline(bool on) {}
+  virtual std::vector<InstructionRun> takeTimeline() { return {}; }
+
   /// With profiling on, run times every instruction on its own (the CUDA
   /// backend then gives up overlap, and measures with CUDA events);
   /// profile() sums the times by kind since profiling was turned on.

@@ -94,6 +94,22 @@ public:
   Tensor buffer(int64_t index) const;
   const plan::Program &program() const { return program_; }
 
+  /// A measured run of an instruction of the device's program (its
+  /// instance, instantiateProgram's: a cross-mesh part is its own sends,
+  /// receives and broadcasts), seconds from when tracing was turned on, and
+  /// the pass it ran in (micro-batch -1: once per step).
+  struct TracedRun {
+    int64_t instruction = 0;
+    double start = 0, end = 0;
+    int64_t microBatch = -1, chunk = 0;
+    bool backward = false;
+  };
+  /// Records the runs of the steps from now (the clock's zero); fails when
+  /// the backend records no timeline.
+  Status setTracing(bool on);
+  /// The runs recorded since, handed over.
+  std::vector<TracedRun> takeTrace();
+
   /// The order the micro-batches run in ("sequential" or a schedule of
   /// executorSchedules()), the device's stage and the stages.
   const std::string &schedule() const { return schedule_; }
@@ -104,13 +120,6 @@ public:
   const std::string &scheduleNote() const { return scheduleNote_; }
 
 private:
-  /// One micro-batch's forward or backward through one model chunk of the
-  /// stage (0 with one chunk).
-  struct Task {
-    bool backward = false;
-    int64_t microBatch = 0;
-    int64_t chunk = 0;
-  };
   /// The device's tasks of a step, the instruction ranges of each chunk's
   /// forward and backward, and per chunk the buffers a micro-batch's
   /// backward reads of its forward (saved while another micro-batch's
@@ -133,7 +142,7 @@ private:
   Communicator *communicator_ = nullptr;
   std::string schedule_ = "sequential", scheduleNote_;
   int64_t stage_ = 0, stages_ = 1;
-  std::vector<Task> tasks_;
+  std::vector<StepTask> tasks_;
   /// Per chunk: its forward's and its backward's instructions.
   ChunkRanges ranges_;
   /// Per chunk: the buffers its backward reads of the forward, and whether
@@ -146,6 +155,8 @@ private:
   /// Kernel attributes converted once, by instruction index.
   std::vector<AttrMap> attrs_;
   bool loaded_ = false, initialized_ = false;
+  bool tracing_ = false;
+  std::vector<TracedRun> traced_;
 };
 
 } // namespace parplan::runtime

@@ -96,6 +96,32 @@ struct ChunkRanges {
 };
 ChunkRanges chunkRanges(const plan::Program &program, int64_t updateBegin);
 
+/// One micro-batch's forward or backward through one model chunk of a
+/// stage (0 with one chunk).
+struct StepTask {
+  bool backward = false;
+  int64_t microBatch = 0;
+  int64_t chunk = 0;
+};
+
+/// How a device of a program runs one step: the order of its micro-batches
+/// ("sequential" or a schedule of executorSchedules()), its tasks in the
+/// order it runs them, the instructions of each chunk's forward and
+/// backward (one chunk of each, the program's own order, when
+/// sequential), and the first instruction run once after the last task.
+struct StepOrder {
+  std::string schedule = "sequential";
+  std::vector<StepTask> tasks;
+  ChunkRanges ranges;
+  int64_t updateBegin = 0;
+};
+/// The step order of `program` under `plan`: by the plan's schedule on its
+/// stage, or with `followSchedule` false (a backend that cannot run
+/// schedules) one micro-batch after another. What parplan-run runs and
+/// `parplan simulate` replays. The plan must have passed checkPlan.
+StepOrder stepOrder(const plan::Plan &plan, const plan::Program &program,
+                    bool followSchedule = true);
+
 /// Per chunk of `program` (`ranges`), the buffers its backward reads of
 /// the forward: results of forward instructions and the batch's slices,
 /// but accumulators. A schedule keeps them aside for a micro-batch while

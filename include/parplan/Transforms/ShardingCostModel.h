@@ -87,6 +87,25 @@ public:
   /// Roofline time of `flops` and `bytes` on the slowest device.
   double computeTime(double flops, double bytes, mlir::Type elementType) const;
 
+  /// What one device does of an op: FLOPs, bytes of device memory moved
+  /// (at elementBytes' width) and the type it computes in.
+  struct LocalWork {
+    double flops = 0;
+    double bytes = 0;
+    cost::DType type = cost::DType::F32;
+  };
+  /// The work of `op` on one device of the mesh with its operands and
+  /// results laid out as given: the op's own cost (getCost) times
+  /// localWorkFraction. std::nullopt for an op without a cost. One formula
+  /// for the search's compute time and the figures lower-to-plan writes on
+  /// each kernel for the simulator (docs/simulate.md).
+  std::optional<LocalWork> localWork(mlir::Operation *op,
+                                     const std::vector<NdSbp> &operands,
+                                     const std::vector<NdSbp> &results) const;
+  /// Roofline time of `work` on the slowest device (its f32 peak where it
+  /// has none for the type).
+  double computeTime(const LocalWork &work) const;
+
   /// The shape of a ranked tensor type and its elementBytes().
   cost::TensorExtent extent(mlir::Type type) const;
 

@@ -1,12 +1,15 @@
 //===- PlanOps.cpp - plan dialect operations ------------------------------===//
 
 #include "parplan/Dialect/Plan/PlanOps.h"
+#include "parplan/Cost/Cluster.h"
 #include "parplan/Support/Sbp.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/DenseSet.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace parplan::plan;
@@ -333,6 +336,18 @@ LogicalResult KernelOp::verify() {
     return emitOpError() << "needs a kernel name";
   if (getOuts().empty())
     return emitOpError() << "kernel '" << getKernel() << "' writes no buffer";
+  for (auto [name, figure] :
+       {std::pair{"flops", getFlops()}, std::pair{"bytes", getBytes()}})
+    if (figure && (!std::isfinite(figure->convertToDouble()) ||
+                   figure->convertToDouble() < 0))
+      return emitOpError() << "kernel '" << getKernel() << "' has " << name
+                           << " " << figure->convertToDouble()
+                           << "; expected a finite count of at least 0";
+  if (std::optional<StringRef> type = getComputeType();
+      type && !cost::parseDType(type->str()))
+    return emitOpError() << "kernel '" << getKernel() << "' computes in '"
+                         << *type
+                         << "'; expected f64, f32, tf32, bf16, f16 or i8";
   if (!getAttrs())
     return success();
   size_t meshRank = (*this)->getParentOfType<ProgramOp>().getMeshShape().size();

@@ -104,6 +104,32 @@ plan.program @dev0 devices = [0] {
 
 // -----
 
+// The cost model's figures on a kernel are counts: finite, not negative,
+// and a type the cluster's peaks are named by.
+plan.program @dev0 devices = [0] {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.kernel' op kernel 'relu' has flops -1.000000e+00; expected a finite count of at least 0}}
+  plan.kernel "relu" ins(%0 : memref<4xf32>) outs(%0 : memref<4xf32>) {flops = -1.0 : f64}
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.kernel' op kernel 'relu' has bytes INF; expected a finite count of at least 0}}
+  plan.kernel "relu" ins(%0 : memref<4xf32>) outs(%0 : memref<4xf32>) {bytes = 0x7FF0000000000000 : f64}
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  %0 = plan.buffer : memref<4xf32>
+  // expected-error @+1 {{'plan.kernel' op kernel 'relu' computes in 'f8'; expected f64, f32, tf32, bf16, f16 or i8}}
+  plan.kernel "relu" ins(%0 : memref<4xf32>) outs(%0 : memref<4xf32>) {compute_type = "f8"}
+}
+
+// -----
+
 plan.program @dev0 devices = [0] {
   %0 = plan.buffer : memref<4xf32>
   // expected-error @+1 {{'plan.all_reduce' op @missing does not name a plan.group}}
