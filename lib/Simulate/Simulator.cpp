@@ -68,13 +68,15 @@ struct Run {
 };
 
 /// When a network card (or a device's link within a node) is busy: sorted,
-/// disjoint intervals, each with the run holding it. A move is booked into
-/// the first gap from its start that is long enough on all its cards, so
-/// that a move the turns reach later may still go first where the card is
-/// free then.
+/// disjoint intervals, bookings that touch merged into one, each with the
+/// run ending it. A move is booked into the first gap from its start that
+/// is long enough on all its cards, so that a move the turns reach later
+/// may still go first where the card is free then; merging keeps a card
+/// busy for a whole pipeline one interval, so the search for a gap jumps
+/// over it at once.
 class Calendar {
 public:
-  /// The first booking overlapping [start, start + seconds), if any.
+  /// The first busy interval overlapping [start, start + seconds), if any.
   const std::tuple<double, double, int64_t> *overlap(double start,
                                                      double seconds) const {
     auto after = std::upper_bound(
@@ -84,11 +86,27 @@ public:
       return &*after;
     return nullptr;
   }
+  /// When the last booking ends (0 when none).
+  double lastEnd() const { return busy.empty() ? 0 : std::get<1>(busy.back()); }
+  /// Books [start, end) for `run`; the interval must be free.
   void book(double start, double end, int64_t run) {
     auto at = std::upper_bound(
         busy.begin(), busy.end(), start,
         [](double t, const auto &booking) { return t < std::get<0>(booking); });
-    busy.insert(at, {start, end, run});
+    bool joinsBefore = at != busy.begin() && std::get<1>(*(at - 1)) == start;
+    bool joinsAfter = at != busy.end() && std::get<0>(*at) == end;
+    if (joinsBefore && joinsAfter) {
+      std::get<1>(*(at - 1)) = std::get<1>(*at);
+      std::get<2>(*(at - 1)) = std::get<2>(*at);
+      busy.erase(at);
+    } else if (joinsBefore) {
+      std::get<1>(*(at - 1)) = end;
+      std::get<2>(*(at - 1)) = run;
+    } else if (joinsAfter) {
+      std::get<0>(*at) = start;
+    } else {
+      busy.insert(at, {start, end, run});
+    }
   }
 
 private:
@@ -167,6 +185,7 @@ private:
   int64_t addRun(const Run &run);
   void criticalPath();
   void buildTrace();
+  void buildTimelines();
   std::string describeWait(int64_t c) const;
 
   const plan::Plan &plan;
@@ -265,7 +284,40 @@ Status Simulator::run() {
   criticalPath();
   if (options.trace)
     buildTrace();
+  if (options.timelineColumns > 0)
+    buildTimelines();
   return Status::success();
+}
+
+void Simulator::buildTimelines() {
+  auto columns = static_cast<size_t>(options.timelineColumns);
+  result.timelines.assign(infos.size(), ClassTimeline());
+  for (ClassTimeline &timeline : result.timelines)
+    for (std::vector<TimelineColumn> &thread : timeline.threads)
+      thread.assign(columns, TimelineColumn());
+  double width = result.stepSeconds / static_cast<double>(columns);
+  if (!(width > 0))
+    return;
+  for (const Run &run : runs) {
+    const Step &step = infos[static_cast<size_t>(run.deviceClass)]
+                           .steps[static_cast<size_t>(run.instruction)];
+    std::vector<TimelineColumn> &thread =
+        result.timelines[static_cast<size_t>(run.deviceClass)]
+            .threads[static_cast<int>(run.thread)];
+    // The run's seconds in each column it spans.
+    auto first = static_cast<size_t>(run.start / width);
+    for (size_t column = first; column < columns; ++column) {
+      double begin = static_cast<double>(column) * width;
+      double seconds =
+          std::min(run.end, begin + width) - std::max(run.start, begin);
+      if (seconds <= 0)
+        break;
+      TimelineColumn &into = thread[column];
+      (run.thread == TraceThread::Transfers ? into.moves
+       : step.kind == Kind::Kernel          ? into.compute
+                                            : into.communication) += seconds;
+    }
+  }
 }
 
 Status Simulator::buildClasses() {
@@ -308,23 +360,26 @@ Status Simulator::buildClasses() {
   auto hosts = static_cast<size_t>(cluster.nodes.size());
   auto allDevices = static_cast<size_t>(cluster.numDevices());
   calendars.assign(2 * (hosts + allDevices), Calendar());
+  // A move between hosts holds their cards (its hops within a host, on
+  // links many times faster, are left out); one within a host, the links
+  // of its devices.
   for (int m = 0; m < plan.cross_mesh_moves_size(); ++m) {
-    std::set<size_t> held;
+    std::set<size_t> cards, links;
     for (const plan::CrossMeshTransfer &transfer :
          plan.cross_mesh_moves(m).transfers()) {
       int64_t from = transfer.sender();
       for (int64_t to : transfer.receivers()) {
         auto a = static_cast<size_t>(index.nodeOf(from)),
              b = static_cast<size_t>(index.nodeOf(to));
-        if (a != b) {
-          held.insert({a, hosts + b});
-        } else {
-          held.insert({2 * hosts + static_cast<size_t>(from),
-                       2 * hosts + allDevices + static_cast<size_t>(to)});
-        }
+        if (a != b)
+          cards.insert({a, hosts + b});
+        else
+          links.insert({2 * hosts + static_cast<size_t>(from),
+                        2 * hosts + allDevices + static_cast<size_t>(to)});
         from = to;
       }
     }
+    const std::set<size_t> &held = cards.empty() ? links : cards;
     moves[static_cast<size_t>(m)].resources.assign(held.begin(), held.end());
   }
   collectiveArrivals.assign(groupIndex.size(),
@@ -795,7 +850,11 @@ void Simulator::launchMoves(int64_t m) {
     run.start = last.time;
     run.previous = last.run;
     double seconds = moveSeconds(m);
-    for (bool moved = seconds > 0; moved;) {
+    // Mostly the cards are free from the start on: no gap to look for.
+    bool free = true;
+    for (size_t resource : move.resources)
+      free &= calendars[resource].lastEnd() <= run.start;
+    for (bool moved = seconds > 0 && !free; moved;) {
       moved = false;
       for (size_t resource : move.resources)
         if (const auto *busy =

@@ -16,6 +16,7 @@
 #include "parplan/Cost/CrossMesh.h"
 #include "parplan/Cost/Pipeline.h"
 #include "parplan/Runtime/Trace.h"
+#include "parplan/Simulate/Report.h"
 
 #include "MlpPlan.h"
 
@@ -437,4 +438,56 @@ TEST_CASE("the trace is Chrome trace-event JSON", "[simulate][trace]") {
     CHECK(ends == 11);
   CHECK(slices == static_cast<int>(result.trace.events.size()));
   CHECK(counters > 0);
+}
+
+TEST_CASE("the report is one page that fetches nothing", "[simulate][report]") {
+  cost::Cluster cluster = testCluster(1);
+  plan::Plan plan = pipelinePlan(4, "1f1b", 2e9, 4e9);
+  REQUIRE(runtime::checkPlan(plan).ok());
+  SimulateOptions options;
+  options.timelineColumns = 50;
+  Simulation simulation;
+  REQUIRE(simulate::simulatePlan(plan, cluster, options, simulation).ok());
+  // Each lane's columns hold its stream's busy seconds.
+  REQUIRE(simulation.timelines.size() == 2);
+  double busy = 0;
+  for (const simulate::TimelineColumn &column :
+       simulation.timelines[0].threads[0])
+    busy += column.compute;
+  CHECK(busy == Approx(simulation.classes[0].computeBusy));
+  simulate::ReportInput input;
+  input.title = "pipe<2> & co";
+  input.plan = &plan;
+  input.cluster = &cluster;
+  input.simulation = &simulation;
+  input.facts = {{"predicted step", "1.00 ms"}};
+  input.layouts = {{"w<0>", "[S(0)]"}};
+  std::ostringstream out;
+  simulate::writeReport(input, out);
+  std::string page = out.str();
+  std::ostringstream again;
+  simulate::writeReport(input, again);
+  CHECK(again.str() == page);
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(page.find("</html>") != std::string::npos);
+  // Nothing from elsewhere.
+  for (const char *fetch : {"<script", "<link", "<img", "src=", "url("})
+    CHECK(page.find(fetch) == std::string::npos);
+  // Names are escaped.
+  CHECK(page.find("pipe&lt;2&gt; &amp; co") != std::string::npos);
+  CHECK(page.find("pipe<2>") == std::string::npos);
+  CHECK(page.find("<td>w&lt;0&gt;</td>") != std::string::npos);
+  // Both stages drawn, in their colours; a lane per stream of each class.
+  for (const char *name : {">stage0<", ">stage1<"})
+    CHECK(page.find(name) != std::string::npos);
+  CHECK(page.find("fill=\"" + simulate::stageColor(1) + "\"") !=
+        std::string::npos);
+  CHECK(page.find("devices 0 (stage 0) compute") != std::string::npos);
+  CHECK(page.find("devices 1 (stage 1) compute") != std::string::npos);
+  CHECK(page.find(std::string("fill=\"") + simulate::kComputeColor) !=
+        std::string::npos);
+  CHECK(page.find(std::string("fill=\"") + simulate::kMoveColor) !=
+        std::string::npos);
+  CHECK(page.find("<h2>Critical path</h2>") != std::string::npos);
+  CHECK(page.find("<td>cross_mesh_move</td>") != std::string::npos);
 }

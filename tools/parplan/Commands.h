@@ -99,8 +99,11 @@ struct CompileOptions {
   std::string output;
   /// Report the time of every pass (MLIR's -mlir-timing) on stderr.
   bool mlirTiming = false;
-  /// Simulate the plan and write its timeline here (docs/simulate.md).
-  std::string trace;
+  /// No progress on stderr.
+  bool quiet = false;
+  /// Simulate the plan and write its timeline here, and a report of the
+  /// plan and its simulation here (docs/simulate.md).
+  std::string trace, report;
   /// Whether --recompute was given: without it, a step that fits nowhere
   /// is tried again with selective, then full recomputation.
   bool recomputeGiven = false;

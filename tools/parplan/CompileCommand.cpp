@@ -10,6 +10,7 @@
 #include "Diagnostics.h"
 #include "ModelFiles.h"
 #include "PipelineSearch.h"
+#include "Progress.h"
 
 #include "parplan/Cost/ClusterFile.h"
 #include "parplan/Dialect/NN/NNOps.h"
@@ -19,6 +20,7 @@
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Runtime/PlanFile.h"
+#include "parplan/Simulate/Report.h"
 #include "parplan/Simulate/Simulator.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Target/PlanExport.h"
@@ -43,6 +45,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <sstream>
 
 using namespace mlir;
 namespace nn = parplan::nn;
@@ -227,6 +230,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                  << " does not divide --batch " << options.batch << "\n";
     return 1;
   }
+  // Stages of over a second told on stderr (--quiet: none).
+  Progress progress(!options.quiet, "parplan compile");
+  progress.stage("importing " + options.input, 0);
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
@@ -278,6 +284,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   if (!module)
     return 1;
   OneLineDiagnostics diagnostics(context);
+  diagnostics.setBeforeLine([&] { progress.clearLine(); });
   auto emitAfter = [&](StringRef stage) -> bool {
     if (options.emit != stage)
       return false;
@@ -377,10 +384,19 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     choice.schedule = pipeline.schedule;
     choice.chunks = options.chunks;
     choice.batch = options.batch;
+    int64_t trials = 0;
+    choice.onTrial = [&](const std::string &shape) {
+      ++trials;
+      progress.stage("pipeline search, trial " + std::to_string(trials) + ": " +
+                         shape,
+                     0.05 + 0.6 * static_cast<double>(trials) /
+                                (static_cast<double>(trials) + 4));
+    };
     TimingScope searchTiming = timingRoot.nest("PipelineSearch");
     searched = searchPipeline(importAt, pipeline, choice, error, searchTiming,
                               passManagers);
     searchTiming.stop();
+    progress.finish();
     if (!searched) {
       if (!error.empty())
         llvm::errs() << "parplan compile: error: '" << options.input
@@ -460,6 +476,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       });
     if (laidOut) {
       module = std::move(laidOut);
+      progress.stage("placing moves and boxings", 0.7);
       if (runStage(
               [&](OpPassManager &pm) { addLayoutBoxingPasses(pm, pipeline); }))
         return Outcome::Fits;
@@ -470,6 +487,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       return Outcome::Failed;
     if (emitAfter("nn"))
       return Outcome::Emitted;
+    progress.stage("laying out the training step", 0.3);
     if (runStage([&](OpPassManager &pm) { addLayoutPasses(pm, pipeline); }))
       return Outcome::Fits;
     return noFit ? Outcome::NoFit : Outcome::Failed;
@@ -498,6 +516,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       lowered.said.push_back(std::move(diagnostic));
       return success();
     });
+    progress.stage("lowering to per-device programs", 0.75);
     if (!runStage(
             [&](OpPassManager &pm) {
               addLoweringPasses(pm, pipeline.cluster, pipeline.schedule);
@@ -722,10 +741,12 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     for (Diagnostic &diagnostic : lowered->said)
       context.getDiagEngine().emit(std::move(diagnostic));
     module = std::move(lowered->module);
-  } else if (!runStage([&](OpPassManager &pm) {
-               addLoweringPasses(pm, pipeline.cluster, pipeline.schedule);
-             })) {
-    return 1;
+  } else {
+    progress.stage("lowering to per-device programs", 0.75);
+    if (!runStage([&](OpPassManager &pm) {
+          addLoweringPasses(pm, pipeline.cluster, pipeline.schedule);
+        }))
+      return 1;
   }
   if (emitAfter("plan"))
     return 0;
@@ -734,6 +755,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                     "or --emit\n";
     return 1;
   }
+  progress.stage("writing the plan", 0.9);
   TimingScope exportTiming = timingRoot.nest("Export");
   // Blocks of up to 64 MiB: the arena's default 8 KiB blocks make a
   // 1,024-program plan a million allocations.
@@ -766,7 +788,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   // --trace: the plan's step simulated (docs/simulate.md), its timeline
   // written for Perfetto.
   std::optional<simulate::Simulation> simulated;
-  if (!options.trace.empty()) {
+  std::optional<cost::Cluster> simulatedOn;
+  if (!options.trace.empty() || !options.report.empty()) {
+    progress.stage("simulating the plan", 0.95);
     TimingScope simulateTiming = timingRoot.nest("Simulate");
     std::string error;
     std::optional<cost::Cluster> cluster =
@@ -776,19 +800,24 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       return 1;
     }
     simulate::SimulateOptions settings;
-    settings.trace = true;
+    settings.trace = !options.trace.empty();
+    // The report's timeline: columns of a few pixels each.
+    settings.timelineColumns = options.report.empty() ? 0 : 400;
     simulated.emplace();
     runtime::Status status =
         simulate::simulatePlan(*exported, *cluster, settings, *simulated);
-    if (status.ok())
+    if (status.ok() && !options.trace.empty())
       status = runtime::writeChromeTraceFile(simulated->trace, options.trace);
     if (!status.ok()) {
-      llvm::errs() << "parplan compile: error: --trace: " << status.error
-                   << "\n";
+      llvm::errs() << "parplan compile: error: "
+                   << (options.trace.empty() ? "--report" : "--trace") << ": "
+                   << status.error << "\n";
       return 1;
     }
+    simulatedOn = std::move(cluster);
   }
 
+  progress.finish();
   TimingScope summaryWriteTiming = timingRoot.nest("Summary");
   llvm::json::Array perProgram;
   // The arena, and beside it what a schedule keeps aside of the in-flight
@@ -939,13 +968,13 @@ int parplan::cli::runCompile(const CompileOptions &options) {
              formatSeconds(seconds("communication_time")));
   if (simulated)
     fmt::print("  simulated step   {} ({:+.1f}% of the prediction; "
-               "`parplan simulate` says why), timeline in {}\n",
+               "`parplan simulate` says why){}\n",
                formatSeconds(simulated->stepSeconds),
                seconds("step_time") > 0
                    ? 100 * (simulated->stepSeconds - seconds("step_time")) /
                          seconds("step_time")
                    : 0.0,
-               options.trace);
+               options.trace.empty() ? "" : ", timeline in " + options.trace);
   if (starts.size() > 1) {
     // What the search bought: each start planned alone, the chosen first.
     std::string line;
@@ -1015,6 +1044,39 @@ int parplan::cli::runCompile(const CompileOptions &options) {
                "{}); the plan may not run\n",
                formatBytes(peak + peakKept), formatBytes(deviceMemory),
                formatBytes(estimatedMemory));
+  if (!options.report.empty()) {
+    simulate::ReportInput report;
+    report.title = options.input + " on " + options.layout.cluster;
+    report.plan = exported;
+    report.cluster = &*simulatedOn;
+    report.simulation = &*simulated;
+    report.layouts = parameterLayouts;
+    report.facts = {{"model", options.input},
+                    {"devices", fmt::format("{} ({}, {})", devices, meshText,
+                                            options.layout.cluster)},
+                    {"strategy", options.layout.strategy},
+                    {"predicted step", formatSeconds(seconds("step_time"))},
+                    {"simulated step", formatSeconds(simulated->stepSeconds)}};
+    if (microBatches > 1)
+      report.facts.push_back(
+          {"micro-batches",
+           fmt::format("{} of {}{}", microBatches, options.batch / microBatches,
+                       scheduleName.empty() ? "" : " by " + scheduleName)});
+    report.facts.push_back(
+        {"peak memory per device",
+         fmt::format("{} planned{} ({} estimated)", formatBytes(peak),
+                     peakKept > 0 ? " + " + formatBytes(peakKept) +
+                                        " of activations kept aside"
+                                  : std::string(),
+                     formatBytes(estimatedMemory))});
+    if (!writeFile(options.report, [&](llvm::raw_ostream &out) {
+          std::ostringstream page;
+          simulate::writeReport(report, page);
+          out << page.str();
+        }))
+      return 1;
+    fmt::print("  report           {}\n", options.report);
+  }
   size_t shown = 0;
   for (const auto &[name, layout] : parameterLayouts) {
     if (shown++ == 12) {

@@ -41,6 +41,8 @@ parplan::cli::OneLineDiagnostics::OneLineDiagnostics(MLIRContext &context)
           return success();
         if (diag.getSeverity() == DiagnosticSeverity::Error)
           lastErrorLocation = diag.getLocation();
+        if (beforeLine)
+          beforeLine();
         if (auto fileLoc = diag.getLocation()->findInstanceOf<FileLineColLoc>())
           llvm::errs() << fileLoc.getFilename().getValue() << ":"
                        << fileLoc.getLine() << ":" << fileLoc.getColumn();

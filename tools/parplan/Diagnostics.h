@@ -7,6 +7,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,8 +24,13 @@ namespace parplan::cli {
 class OneLineDiagnostics {
 public:
   explicit OneLineDiagnostics(mlir::MLIRContext &context);
+  /// Called before each line is printed (a progress bar clears itself).
+  void setBeforeLine(std::function<void()> hook) {
+    beforeLine = std::move(hook);
+  }
 
 private:
+  std::function<void()> beforeLine;
   std::optional<mlir::Location> lastErrorLocation;
   mlir::ScopedDiagnosticHandler handler;
 };

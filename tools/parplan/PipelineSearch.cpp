@@ -89,9 +89,10 @@ public:
   Trials(parplan::cli::ModelImporter importAt,
          parplan::CompilePipelineOptions &pipeline, int64_t chunks,
          TimingScope &timing,
-         std::vector<std::unique_ptr<PassManager>> &passManagers)
+         std::vector<std::unique_ptr<PassManager>> &passManagers,
+         std::function<void(const std::string &)> onTrial)
       : importAt(importAt), pipeline(pipeline), chunks(chunks), timing(timing),
-        passManagers(passManagers) {}
+        passManagers(passManagers), onTrial(std::move(onTrial)) {}
 
   /// The training step at `microBatches`; null with `error` set (empty
   /// when the importer said why).
@@ -144,10 +145,13 @@ public:
         trial.why = said.str();
       return success();
     });
-    TimingScope trialTiming = timing.nest(
-        std::to_string(trial.stages) +
-        (trial.stages == 1 ? " stage, " : " stages, ") +
-        std::to_string(microBatches) + " micro-batches, " + trial.schedule);
+    std::string shape = std::to_string(trial.stages) +
+                        (trial.stages == 1 ? " stage, " : " stages, ") +
+                        std::to_string(microBatches) + " micro-batches, " +
+                        trial.schedule;
+    if (onTrial)
+      onTrial(shape);
+    TimingScope trialTiming = timing.nest(shape);
     passManagers.push_back(std::make_unique<PassManager>(step.getContext()));
     PassManager &pm = *passManagers.back();
     pm.enableTiming(trialTiming);
@@ -184,6 +188,7 @@ private:
   int64_t chunks;
   TimingScope &timing;
   std::vector<std::unique_ptr<PassManager>> &passManagers;
+  std::function<void(const std::string &)> onTrial;
   std::map<int64_t, OwningOpRef<ModuleOp>> steps;
   std::map<std::tuple<int64_t, int64_t, std::string>, PipelineTrial> tried;
   std::optional<double> fastestStep;
@@ -365,7 +370,8 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     ModelImporter importAt, CompilePipelineOptions &pipeline,
     const PipelineChoice &choice, std::string &error, TimingScope &timing,
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
-  Trials trials(importAt, pipeline, choice.chunks, timing, passManagers);
+  Trials trials(importAt, pipeline, choice.chunks, timing, passManagers,
+                choice.onTrial);
   PipelineSearchResult result;
   int64_t firstCount =
       choice.autoMicroBatches

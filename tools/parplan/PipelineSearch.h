@@ -21,6 +21,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,9 @@ struct PipelineChoice {
   int64_t chunks = 2;
   /// The global batch the micro-batch counts divide.
   int64_t batch = 0;
+  /// Told each trial's shape as it starts ("16 stages, 64 micro-batches,
+  /// 1f1b"), for progress.
+  std::function<void(const std::string &)> onTrial;
 };
 
 /// The search's trials, phase by phase, and the shape it keeps.

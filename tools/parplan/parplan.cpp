@@ -357,10 +357,21 @@ int main(int argc, char **argv) {
                              "Output directory: plan.pb and summary.json");
   compileCommand->add_flag("--mlir-timing", compile.mlirTiming,
                            "Report the time of every pass on stderr");
+  compileCommand->add_flag(
+      "-q,--quiet", compile.quiet,
+      "Show no progress on stderr (by default, each stage that takes over a "
+      "second: a bar on a terminal, else a line when it starts and ends)");
   compileCommand
       ->add_option("--trace", compile.trace,
                    "Simulate the plan's step and write its timeline here "
                    "as Chrome trace-event JSON for ui.perfetto.dev "
+                   "(docs/simulate.md)")
+      ->needs(compileCommand->get_option("--output"));
+  compileCommand
+      ->add_option("--report", compile.report,
+                   "Write one self-contained HTML page of the plan: its "
+                   "meshes and stages, each device's simulated timeline and "
+                   "memory, the critical path and the parameters' layouts "
                    "(docs/simulate.md)")
       ->needs(compileCommand->get_option("--output"));
 

@@ -44,6 +44,20 @@ struct SimulateOptions {
   int64_t traceDevices = 64;
   /// The most ops the critical path lists.
   size_t criticalOps = 10;
+  /// Columns of each class's coarse timeline (Simulation::timelines; 0:
+  /// none), for pictures of plans too large to draw run by run.
+  int64_t timelineColumns = 0;
+};
+
+/// What kept a stream busy in one column of a coarse timeline: seconds of
+/// kernels, of collectives and messages, and of cross-mesh moves.
+struct TimelineColumn {
+  double compute = 0, communication = 0, moves = 0;
+};
+
+/// A class's step in equal columns of time, per TraceThread.
+struct ClassTimeline {
+  std::vector<TimelineColumn> threads[3];
 };
 
 /// Devices that run alike: one program on one device type.
@@ -96,6 +110,9 @@ struct Simulation {
   /// Instruction runs simulated (over every class).
   int64_t runs = 0;
   runtime::Trace trace;
+  /// By class, with SimulateOptions::timelineColumns: the step cut into
+  /// that many columns.
+  std::vector<ClassTimeline> timelines;
 };
 
 /// Simulates one step of `plan` (which must have passed checkPlan) on
