@@ -97,7 +97,7 @@ for given in "--stages 16 --micro-batches 192" "--stages 16 --micro-batches 192 
     # shellcheck disable=SC2086 # the flags split into words
     out=$( { /usr/bin/time -f "TIME %e RSS %M" "$bin/parplan" compile "$work/gpt3-175b.onnx" \
       --train --batch 1536 --mixed-precision bf16 --cluster dgx-h100x128 $given \
-      -o "$work/out"; } 2>&1)
+      -q -o "$work/out"; } 2>&1)
     times+=("$(echo "$out" | awk '/^TIME/ { print $2 }')")
     peaks+=("$(echo "$out" | awk '/^TIME/ { print $4 }')")
   done
