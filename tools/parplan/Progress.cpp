@@ -4,14 +4,24 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <unistd.h>
 
 using namespace parplan::cli;
 
 namespace {
 
-/// A stage is told once it has run this long.
-constexpr std::chrono::milliseconds kLongStage(1000);
+/// A stage is told once it has run this long: a second, or
+/// PARPLAN_PROGRESS_AFTER seconds (0 in tests: every stage).
+std::chrono::duration<double> longStage() {
+  if (const char *text = std::getenv("PARPLAN_PROGRESS_AFTER")) {
+    char *end = nullptr;
+    double seconds = std::strtod(text, &end);
+    if (end != text && *end == '\0' && seconds >= 0 && seconds < 1e6)
+      return std::chrono::duration<double>(seconds);
+  }
+  return std::chrono::duration<double>(1.0);
+}
 /// How often the bar is drawn again.
 constexpr std::chrono::milliseconds kRefresh(200);
 constexpr int kBarWidth = 24;
@@ -25,7 +35,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 Progress::Progress(bool enabled, std::string command)
     : enabled(enabled), terminal(isatty(fileno(stderr)) != 0),
-      command(std::move(command)) {
+      command(std::move(command)), threshold(longStage()) {
   if (this->enabled)
     watcher = std::thread([this] { watch(); });
 }
@@ -73,6 +83,9 @@ void Progress::clearLine() {
 void Progress::endStage() {
   if (current.empty())
     return;
+  // A stage that ended long before the watcher saw it is told too.
+  if (!terminal && std::chrono::steady_clock::now() - started >= threshold)
+    said = true;
   if (barShown) {
     std::fprintf(stderr, "\r\033[K");
     barShown = false;
@@ -88,7 +101,7 @@ void Progress::watch() {
   while (!stopping) {
     wake.wait_for(lock, kRefresh);
     if (stopping || current.empty() ||
-        std::chrono::steady_clock::now() - started < kLongStage)
+        std::chrono::steady_clock::now() - started < threshold)
       continue;
     double seconds = secondsSince(started);
     if (terminal) {

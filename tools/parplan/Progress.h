@@ -51,6 +51,8 @@ private:
   std::string current;
   double fraction = 0;
   std::chrono::steady_clock::time_point started;
+  /// How long a stage runs before it is told.
+  std::chrono::duration<double> threshold;
   /// Whether the current stage was said (it ran over a second), and whether
   /// a bar is on the terminal's last line.
   bool said = false, barShown = false;
