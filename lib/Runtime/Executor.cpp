@@ -92,7 +92,8 @@ void Executor::planTasks(const plan::Plan &planMessage) {
   StepOrder order = stepOrder(planMessage, program_, backend_->runsSchedules());
   scheduleNote_.clear();
   if (order.schedule == "sequential" && microBatches_ > 1 &&
-      !planMessage.schedule().empty() && !backend_->runsSchedules())
+      !planMessage.schedule().empty() &&
+      planMessage.schedule() != "sequential" && !backend_->runsSchedules())
     scheduleNote_ = "the " + backend_->describe() +
                     " backend runs the micro-batches one after another, not "
                     "by the plan's schedule '" +

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -138,6 +139,9 @@ namespace {
 
 /// Microseconds, as the format counts them, to the nanosecond.
 std::string micros(double seconds) {
+  // JSON has no infinity: a time that is not finite is 0.
+  if (!std::isfinite(seconds))
+    seconds = 0;
   char text[64];
   std::snprintf(text, sizeof(text), "%.3f", seconds * 1e6);
   return text;
@@ -146,6 +150,8 @@ std::string micros(double seconds) {
 /// A figure as a JSON number (%.17g keeps a double exact; integers print
 /// as integers).
 std::string number(double value) {
+  if (!std::isfinite(value))
+    return "null";
   char text[64];
   std::snprintf(text, sizeof(text), "%.17g", value);
   return text;

@@ -5,9 +5,11 @@
 // ended; a collective, a receive or a move's receiving end that needs
 // another class to get further first makes the class wait. The classes are
 // run in turns until every one has finished the step, or none can go on
-// (a deadlock, reported). Nothing waits on the order the classes are taken
-// in: every start is the latest of its inputs' times, so the timeline is
-// the same whichever way round the turns go.
+// (a deadlock, reported). A start is the latest of its inputs' times
+// whichever class the turns take first, but for moves sharing a network
+// card: each takes the first gap long enough from when it could start, so
+// that of two moves wanting one card at once, the one the turns reach
+// first goes first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,8 +52,9 @@ struct Step {
   /// Collective: its group's index and the classes of the group's members.
   int64_t group = kNone;
   std::vector<int64_t> partners;
-  /// Send and receive: the peer's class and the tag; a move: its index.
-  int64_t peer = kNone, tag = 0, move = kNone;
+  /// Send and receive: the peer device, its class and the tag; a move: its
+  /// index.
+  int64_t peerDevice = kNone, peer = kNone, tag = 0, move = kNone;
 };
 
 /// One run of an instruction (or of a move, on the sender's links).
@@ -132,10 +135,10 @@ struct ClassState {
   std::vector<int64_t> runOf;
   std::vector<uint32_t> rangeOf;
   uint32_t range = 0;
-  /// Calls so far: per group, per (peer class, tag) sent and received, per
-  /// move sent and received.
+  /// Calls so far: per group, per (peer device, tag) received, per move
+  /// sent and received.
   std::vector<int64_t> groupCalls;
-  std::map<std::pair<int64_t, int64_t>, int64_t> sent, received;
+  std::map<std::pair<int64_t, int64_t>, int64_t> received;
   std::vector<int64_t> moveSends, moveReceives;
   /// Activations kept aside for later backwards: bytes, and of which
   /// (micro-batch, chunk).
@@ -202,11 +205,11 @@ private:
   std::map<std::string, int64_t> groupIndex;
   /// Per group, per class: when the class reached its k-th call on it.
   std::vector<std::vector<std::vector<Arrival>>> collectiveArrivals;
-  /// Per (sending class, receiving class, tag): each message's end.
+  /// Per (sending class, receiving device, tag): each message's end.
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<Arrival>>
       messages;
   /// Per move: its source classes, when each reached its k-th send, each
-  /// occurrence's end, its seconds and the link (pair of meshes) it uses.
+  /// occurrence's end, its seconds and the cards (or links) it holds.
   struct MoveState {
     std::vector<int64_t> sources;
     std::map<int64_t, std::vector<Arrival>> sent;
@@ -542,6 +545,7 @@ Status Simulator::buildSteps(ClassInfo &info,
     case plan::Instruction::kSend: {
       step.kind = Kind::Send;
       int64_t peer = instruction.send().peer();
+      step.peerDevice = peer;
       step.peer = classOfDevice[static_cast<size_t>(peer)];
       step.tag = instruction.send().tag();
       cost::Link link = index.link(info.representative, peer);
@@ -552,7 +556,8 @@ Status Simulator::buildSteps(ClassInfo &info,
     }
     case plan::Instruction::kRecv:
       step.kind = Kind::Recv;
-      step.peer = classOfDevice[static_cast<size_t>(instruction.recv().peer())];
+      step.peerDevice = instruction.recv().peer();
+      step.peer = classOfDevice[static_cast<size_t>(step.peerDevice)];
       step.tag = instruction.recv().tag();
       break;
     case plan::Instruction::kCrossMeshSend:
@@ -709,10 +714,10 @@ bool Simulator::step(int64_t c) {
   run.task = state.task < info.order.tasks.size()
                  ? static_cast<int32_t>(state.task)
                  : static_cast<int32_t>(kNone);
-  run.thread = step.stream == 0 && step.kind == Kind::Kernel
-                   ? TraceThread::Compute
-               : options.streams == 1 ? TraceThread::Compute
-                                      : TraceThread::Communication;
+  // Drawn by kind, as parplan-run's trace draws them, whatever the
+  // streams.
+  run.thread = step.kind == Kind::Kernel ? TraceThread::Compute
+                                         : TraceThread::Communication;
   run.start = ready;
   run.previous = previous;
   int64_t flowFrom = kNone;
@@ -747,9 +752,11 @@ bool Simulator::step(int64_t c) {
     break;
   }
   case Kind::Recv: {
-    auto key = std::make_pair(step.peer, step.tag);
+    // The k-th message from the peer device with the tag: its class's k-th
+    // to this class's device (its other devices send alike).
+    auto key = std::make_pair(step.peerDevice, step.tag);
     int64_t k = state.received[key];
-    auto found = messages.find({step.peer, c, step.tag});
+    auto found = messages.find({step.peer, info.representative, step.tag});
     if (found == messages.end() ||
         static_cast<int64_t>(found->second.size()) <= k)
       return false;
@@ -809,7 +816,7 @@ bool Simulator::step(int64_t c) {
     figures.peakAt = run.start;
   }
   if (step.kind == Kind::Send) {
-    std::vector<Arrival> &sent = messages[{c, step.peer, step.tag}];
+    std::vector<Arrival> &sent = messages[{c, step.peerDevice, step.tag}];
     sent.push_back({run.end, id});
   }
   if (options.trace && memory != state.lastMemory) {

@@ -472,7 +472,8 @@ void LowerToPlanPass::runOnOperation() {
                     : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
             if (failed(lowered))
               return signalPassFailure();
-            if (costModel && isa<nn::ShardableOpInterface>(op))
+            if (costModel && isa<nn::ShardableOpInterface>(op) &&
+                !programBody->empty())
               addKernelFigures(op, *costModel, lowering,
                                before ? before->getNextNode()
                                       : &programBody->front());

@@ -219,6 +219,40 @@ TEST_CASE("a receive ends when its message arrives", "[simulate]") {
   CHECK(result.trace.events[result.trace.flows[0].to].label.op == "recv");
 }
 
+TEST_CASE("messages from the devices of one program each arrive",
+          "[simulate]") {
+  // Devices 0 and 1 share a program sending to device 2, which receives
+  // from each: one class of senders, two messages.
+  cost::Cluster cluster = testCluster();
+  plan::Plan plan = devicePlan(3);
+  plan.mutable_programs(0)->add_devices(1);
+  plan.mutable_programs()->DeleteSubrange(1, 1);
+  plan::Program &senders = *plan.mutable_programs(0);
+  addBuffer(senders, "x", {256}, plan::Buffer::PARAMETER);
+  addBuffer(senders, "y", {256});
+  pricedKernel(senders, "relu", {0}, {1}, 2e9);
+  plan::Send &send = *senders.add_instructions()->mutable_send();
+  send.set_buffer(1);
+  send.set_peer(2);
+  send.set_tag(3);
+  plan::Program &receiver = *plan.mutable_programs(1);
+  addBuffer(receiver, "a", {256});
+  addBuffer(receiver, "b", {256});
+  addBuffer(receiver, "c", {256});
+  for (int64_t peer : {0, 1}) {
+    plan::Recv &recv = *receiver.add_instructions()->mutable_recv();
+    recv.set_buffer(peer);
+    recv.set_peer(peer);
+    recv.set_tag(3);
+  }
+  pricedKernel(receiver, "add", {0, 1}, {2}, 1e9);
+  Simulation result = simulated(plan, cluster);
+  cost::Link link = cluster.link(0, 2);
+  CHECK(result.stepSeconds ==
+        Approx(seconds(cluster, 2e9) + link.latency +
+               256 * 4 / link.bandwidth + seconds(cluster, 1e9)));
+}
+
 TEST_CASE("programs that wait on one another for ever are an error",
           "[simulate]") {
   cost::Cluster cluster = testCluster();

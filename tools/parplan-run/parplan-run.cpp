@@ -327,6 +327,12 @@ int run(int argc, char **argv, int rank, int worldSize) {
           });
     if (Status status = executor.initialize(); !status.ok())
       abortAll(rank, status.error);
+    // Said before the steps, not after them.
+    if (!tracePath.empty() && !executor.backend()->recordsTimeline() &&
+        !agreeOnFailure(rank, "--trace: the " + executor.backend()->describe() +
+                                  " backend records no timeline; run with "
+                                  "--backend cpu"))
+      return 1;
     if (rank == 0) {
       std::string line = "backend: " + executor.backend()->describe();
       if (!useCuda && backendName == "auto")

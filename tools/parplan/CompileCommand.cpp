@@ -233,6 +233,12 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   // Stages of over a second told on stderr (--quiet: none).
   Progress progress(!options.quiet, "parplan compile");
   progress.stage("importing " + options.input, 0);
+  // An error ends the stage told, without its time, and clears the bar
+  // first.
+  auto errorLine = [&]() -> llvm::raw_ostream & {
+    progress.abandon();
+    return llvm::errs();
+  };
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
@@ -262,15 +268,15 @@ int parplan::cli::runCompile(const CompileOptions &options) {
         ArrayRef<int64_t> shape = input.getType().getShape();
         if (!shape.empty() && shape.front() == rows)
           return WalkResult::advance();
-        llvm::errs() << "parplan compile: error: '" << options.input
-                     << "': input '" << input.getName() << "' has "
-                     << (shape.empty() ? std::string("no dimension 0")
-                                       : std::to_string(shape.front()) +
-                                             " rows at dimension 0")
-                     << ", not the micro-batch's " << rows
-                     << ": --micro-batches slices every input along "
-                        "dimension 0, which must be the symbolic dimension "
-                        "'batch'\n";
+        errorLine() << "parplan compile: error: '" << options.input
+                    << "': input '" << input.getName() << "' has "
+                    << (shape.empty() ? std::string("no dimension 0")
+                                      : std::to_string(shape.front()) +
+                                            " rows at dimension 0")
+                    << ", not the micro-batch's " << rows
+                    << ": --micro-batches slices every input along "
+                       "dimension 0, which must be the symbolic dimension "
+                       "'batch'\n";
         return WalkResult::interrupt();
       });
       if (walk.wasInterrupted())
@@ -284,7 +290,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   if (!module)
     return 1;
   OneLineDiagnostics diagnostics(context);
-  diagnostics.setBeforeLine([&] { progress.clearLine(); });
+  diagnostics.setWriter(
+      [&](const std::function<void()> &write) { progress.write(write); });
   auto emitAfter = [&](StringRef stage) -> bool {
     if (options.emit != stage)
       return false;
@@ -304,10 +311,10 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   std::optional<Annotations> annotations = carriedAnnotations(*module, error);
   int64_t annotatedStages = annotations ? annotations->stages.size() : 0;
   if (layout.autoStages && annotatedStages > 0) {
-    llvm::errs() << "parplan compile: error: '" << options.input
-                 << "': --stages auto: the annotations place stages too ("
-                 << annotations->stages.front().location
-                 << "); give one of the two\n";
+    errorLine() << "parplan compile: error: '" << options.input
+                << "': --stages auto: the annotations place stages too ("
+                << annotations->stages.front().location
+                << "); give one of the two\n";
     return 1;
   }
   // --strategy auto (the default) pipelines a mesh spanning several nodes:
@@ -320,8 +327,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     auto clusterAndMesh =
         layoutMesh(*module, layout.cluster, layout.mesh, error);
     if (!clusterAndMesh) {
-      llvm::errs() << "parplan compile: error: '" << options.input
-                   << "': " << error << "\n";
+      errorLine() << "parplan compile: error: '" << options.input
+                  << "': " << error << "\n";
       return 1;
     }
     const auto &[cluster, meshShape] = *clusterAndMesh;
@@ -343,23 +350,23 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       options.schedule == "auto" || (staged && !options.scheduleGiven);
   if (options.chunksGiven && options.schedule != "interleaved" &&
       options.schedule != "auto" && options.scheduleGiven) {
-    llvm::errs() << "parplan compile: error: '" << options.input
-                 << "': --chunks " << options.chunks
-                 << " cuts stages for --schedule interleaved, not --schedule "
-                 << options.schedule << "\n";
+    errorLine() << "parplan compile: error: '" << options.input
+                << "': --chunks " << options.chunks
+                << " cuts stages for --schedule interleaved, not --schedule "
+                << options.schedule << "\n";
     return 1;
   }
   // Interleaved cuts each of the stages --stages places into --chunks
   // model chunks: the annotations' stages hold one each.
   if (options.schedule == "interleaved" &&
       !(layout.autoStages || layout.stages > 1)) {
-    llvm::errs() << "parplan compile: error: '" << options.input
-                 << "': --schedule interleaved cuts the stages --stages "
-                    "places into model chunks; "
-                 << (annotatedStages > 0
-                         ? "the annotations' stages hold one each"
-                         : "give --stages N")
-                 << "\n";
+    errorLine() << "parplan compile: error: '" << options.input
+                << "': --schedule interleaved cuts the stages --stages "
+                   "places into model chunks; "
+                << (annotatedStages > 0
+                        ? "the annotations' stages hold one each"
+                        : "give --stages N")
+                << "\n";
     return 1;
   }
   // The search prices the schedule lowering writes.
@@ -399,8 +406,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     progress.finish();
     if (!searched) {
       if (!error.empty())
-        llvm::errs() << "parplan compile: error: '" << options.input
-                     << "': " << error << "\n";
+        errorLine() << "parplan compile: error: '" << options.input
+                    << "': " << error << "\n";
       return 1;
     }
     const PipelineTrial &chosen = searched->chosen;
@@ -751,8 +758,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   if (emitAfter("plan"))
     return 0;
   if (options.output.empty()) {
-    llvm::errs() << "parplan compile: error: give an output directory (-o) "
-                    "or --emit\n";
+    errorLine() << "parplan compile: error: give an output directory (-o) "
+                   "or --emit\n";
     return 1;
   }
   progress.stage("writing the plan", 0.9);
@@ -769,8 +776,8 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   TimingScope writeTiming = timingRoot.nest("Write");
   if (std::error_code error =
           llvm::sys::fs::create_directories(options.output)) {
-    llvm::errs() << "parplan compile: error: cannot create '" << options.output
-                 << "': " << error.message() << "\n";
+    errorLine() << "parplan compile: error: cannot create '" << options.output
+                << "': " << error.message() << "\n";
     return 1;
   }
   SmallString<256> planPath(options.output), summaryPath(options.output);
@@ -779,7 +786,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   if (runtime::Status status =
           runtime::writePlanFile(*exported, planPath.str().str());
       !status.ok()) {
-    llvm::errs() << "parplan compile: error: " << status.error << "\n";
+    errorLine() << "parplan compile: error: " << status.error << "\n";
     return 1;
   }
 
@@ -796,7 +803,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     std::optional<cost::Cluster> cluster =
         cost::parseCluster(exported->cluster(), "the plan's cluster", error);
     if (!cluster) {
-      llvm::errs() << "parplan compile: error: " << error << "\n";
+      errorLine() << "parplan compile: error: " << error << "\n";
       return 1;
     }
     simulate::SimulateOptions settings;
@@ -809,9 +816,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     if (status.ok() && !options.trace.empty())
       status = runtime::writeChromeTraceFile(simulated->trace, options.trace);
     if (!status.ok()) {
-      llvm::errs() << "parplan compile: error: "
-                   << (options.trace.empty() ? "--report" : "--trace") << ": "
-                   << status.error << "\n";
+      errorLine() << "parplan compile: error: "
+                  << (options.trace.empty() ? "--report" : "--trace") << ": "
+                  << status.error << "\n";
       return 1;
     }
     simulatedOn = std::move(cluster);

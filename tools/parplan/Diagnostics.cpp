@@ -41,15 +41,20 @@ parplan::cli::OneLineDiagnostics::OneLineDiagnostics(MLIRContext &context)
           return success();
         if (diag.getSeverity() == DiagnosticSeverity::Error)
           lastErrorLocation = diag.getLocation();
-        if (beforeLine)
-          beforeLine();
-        if (auto fileLoc = diag.getLocation()->findInstanceOf<FileLineColLoc>())
-          llvm::errs() << fileLoc.getFilename().getValue() << ":"
-                       << fileLoc.getLine() << ":" << fileLoc.getColumn();
+        auto print = [&] {
+          if (auto fileLoc =
+                  diag.getLocation()->findInstanceOf<FileLineColLoc>())
+            llvm::errs() << fileLoc.getFilename().getValue() << ":"
+                         << fileLoc.getLine() << ":" << fileLoc.getColumn();
+          else
+            llvm::errs() << diag.getLocation();
+          llvm::errs() << ": " << severityName(diag.getSeverity()) << ": "
+                       << diag.str() << "\n";
+        };
+        if (writer)
+          writer(print);
         else
-          llvm::errs() << diag.getLocation();
-        llvm::errs() << ": " << severityName(diag.getSeverity()) << ": "
-                     << diag.str() << "\n";
+          print();
         return success();
       }) {}
 

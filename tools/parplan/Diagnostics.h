@@ -24,13 +24,14 @@ namespace parplan::cli {
 class OneLineDiagnostics {
 public:
   explicit OneLineDiagnostics(mlir::MLIRContext &context);
-  /// Called before each line is printed (a progress bar clears itself).
-  void setBeforeLine(std::function<void()> hook) {
-    beforeLine = std::move(hook);
+  /// Each line is printed by calling `writer` with what prints it (a
+  /// progress bar clears itself and stays away meanwhile).
+  void setWriter(std::function<void(const std::function<void()> &)> writer) {
+    this->writer = std::move(writer);
   }
 
 private:
-  std::function<void()> beforeLine;
+  std::function<void(const std::function<void()> &)> writer;
   std::optional<mlir::Location> lastErrorLocation;
   mlir::ScopedDiagnosticHandler handler;
 };

@@ -43,7 +43,7 @@ Progress::Progress(bool enabled, std::string command)
 Progress::~Progress() {
   if (!enabled)
     return;
-  finish();
+  abandon();
   {
     std::lock_guard<std::mutex> lock(mutex);
     stopping = true;
@@ -71,13 +71,28 @@ void Progress::finish() {
   current.clear();
 }
 
-void Progress::clearLine() {
+void Progress::abandon() {
   if (!enabled)
     return;
   std::lock_guard<std::mutex> lock(mutex);
   if (barShown)
     std::fprintf(stderr, "\r\033[K");
   barShown = false;
+  current.clear();
+  std::fflush(stderr);
+}
+
+void Progress::write(const std::function<void()> &print) {
+  if (!enabled) {
+    print();
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  if (barShown)
+    std::fprintf(stderr, "\r\033[K");
+  barShown = false;
+  std::fflush(stderr);
+  print();
 }
 
 void Progress::endStage() {

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -23,7 +24,7 @@ class Progress {
 public:
   /// Says nothing unless `enabled`; `command` starts each plain line.
   Progress(bool enabled, std::string command);
-  /// Ends the last stage and clears the bar.
+  /// Clears the bar; a stage not finished is abandoned.
   ~Progress();
   Progress(const Progress &) = delete;
   Progress &operator=(const Progress &) = delete;
@@ -33,9 +34,12 @@ public:
   void stage(const std::string &name, double fraction);
   /// Ends the current stage; the bar is cleared before output follows.
   void finish();
-  /// Clears the bar, if one is shown, so that a line written next starts
-  /// at the line's start (the bar comes back at its next refresh).
-  void clearLine();
+  /// Ends the current stage without telling its time (a command that
+  /// fails says why instead) and clears the bar.
+  void abandon();
+  /// Runs `print` (which writes whole lines to stderr) with the bar
+  /// cleared and kept away meanwhile; it comes back at its next refresh.
+  void write(const std::function<void()> &print);
 
 private:
   void watch();

@@ -95,6 +95,11 @@ std::optional<std::string> mergeTraces(const std::string &simulated,
       (*object)["pid"] = *pid + shift;
     if (std::optional<int64_t> id = object->getInteger("id"))
       (*object)["id"] = *id + flowShift;
+    // After ours in the list too.
+    if (object->getString("name") == "process_sort_index")
+      if (llvm::json::Object *args = object->getObject("args"))
+        if (std::optional<int64_t> index = args->getInteger("sort_index"))
+          (*args)["sort_index"] = *index + shift;
     // Process names say which side they are.
     if (object->getString("name") == "process_name")
       if (llvm::json::Object *args = object->getObject("args"))

@@ -8,8 +8,8 @@
 // a compute stream and a communication stream with the executor's overlap
 // rules (StreamSchedule.h); a collective starts when all its members are
 // ready, a receive ends when its message has arrived, a cross-mesh move
-// starts when every source device has sent it and its link between the
-// meshes is free. Devices that run one program on one device type run
+// starts when every source device has sent it and the network cards it
+// uses are free. Devices that run one program on one device type run
 // alike and are simulated once (a class), so a plan of 1,024 devices in 16
 // stages is 16 timelines. The result: the step, the critical path, each
 // class's busy, idle and communication time and memory over time, and the
