@@ -249,8 +249,8 @@ TEST_CASE("messages from the devices of one program each arrive",
   Simulation result = simulated(plan, cluster);
   cost::Link link = cluster.link(0, 2);
   CHECK(result.stepSeconds ==
-        Approx(seconds(cluster, 2e9) + link.latency +
-               256 * 4 / link.bandwidth + seconds(cluster, 1e9)));
+        Approx(seconds(cluster, 2e9) + link.latency + 256 * 4 / link.bandwidth +
+               seconds(cluster, 1e9)));
 }
 
 TEST_CASE("programs that wait on one another for ever are an error",
