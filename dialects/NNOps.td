@@ -207,10 +207,50 @@ def NN_MulOp : NN_BinaryOp<"mul", "Mul">;
 def NN_DivOp : NN_BinaryOp<"div", "Div">;
 def NN_PowOp : NN_BinaryOp<"pow", "Pow">;
 
+class NN_CompareOp<string mnemonic, string onnx, string formula>
+    : NN_InferredOp<mnemonic> {
+  let summary = "Elementwise " # mnemonic # " with broadcasting (ONNX " # onnx # ")";
+  let description = "`" # formula # "` elementwise, true or false (`i1`), "
+    # "the operands broadcasting as in numpy; both of one element type. "
+    # "Folds when both are constants: exported models assert on static "
+    # "shapes this way (torchvision's `torch._assert`).\n\n```mlir\n%b = nn."
+    # mnemonic # " %a, %c : tensor<8x128xi64>, tensor<i64> -> "
+    # "tensor<8x128xi1>\n```";
+  let arguments = (ins NN_Tensor:$lhs, NN_Tensor:$rhs);
+  let results = (outs StaticShapeTensorOf<[I1]>:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def NN_EqualOp : NN_CompareOp<"equal", "Equal", "lhs == rhs">;
+def NN_LessOp : NN_CompareOp<"less", "Less", "lhs < rhs">;
+def NN_GreaterOp : NN_CompareOp<"greater", "Greater", "lhs > rhs">;
+def NN_AndOp : NN_CompareOp<"and", "And", "lhs and rhs, of i1 operands">;
+def NN_OrOp : NN_CompareOp<"or", "Or", "lhs or rhs, of i1 operands">;
+
+def NN_NotOp : NN_ComputeOp<"not", [SameOperandsAndResultType]> {
+  let summary = "Elementwise logical not (ONNX Not)";
+  let description = [{
+    `!x` of an `i1` tensor. Folds on constants.
+
+    ```mlir
+    %n = nn.not %b : tensor<8x128xi1>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[I1]>:$input);
+  let results = (outs StaticShapeTensorOf<[I1]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
 def NN_WhereOp : NN_InferredOp<"where"> {
   let summary = "Elementwise select with broadcasting (ONNX Where)";
   let description = [{
     `condition ? lhs : rhs`, the three operands broadcasting together.
+    Folds to the branch a constant condition picks everywhere, when that
+    branch already has the result's type.
 
     ```mlir
     %y = nn.where %mask, %scores, %minus_inf
@@ -225,6 +265,7 @@ def NN_WhereOp : NN_InferredOp<"where"> {
     $condition `,` $lhs `,` $rhs attr-dict `:` type($condition) `,` type($lhs)
     `,` type($rhs) `->` type($result)
   }];
+  let hasFolder = 1;
 }
 
 class NN_UnaryOp<string mnemonic, string onnx, string formula>
@@ -320,6 +361,44 @@ def NN_GeluOp : NN_ComputeOp<"gelu", [SameOperandsAndResultType]> {
   }];
 }
 
+def NN_DropoutOp : NN_ComputeOp<"dropout", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Dropout (ONNX Dropout)";
+  let description = [{
+    Without `step`, the inference form as imported: the identity. With
+    `step` (a training step's count, from 1; nn-autodiff adds it), each
+    element is kept with probability `1 - ratio` and scaled by
+    `1 / (1 - ratio)`, or zeroed:
+
+    ```
+    y[i] = u(seed, step, key, i) >= ratio ? x[i] / (1 - ratio) : 0
+    ```
+
+    where `i` is the element's row-major index in the logical tensor and
+    `u` a counter-based uniform number in [0, 1) (docs/training.md): the
+    mask depends on no device's block, so any layout drops the same
+    elements as one device. Its gradient is the same op on the result's
+    cotangent. Folds to its input when `ratio` is 0.
+
+    ```mlir
+    %y = nn.dropout %x ratio = 1.000000e-01 : tensor<8x128x768xf32>
+    %t = nn.dropout %x, %step ratio = 1.000000e-01 {key = 3 : i64, seed = 0 : i64}
+           : tensor<8x128x768xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+                       Optional<0DTensorOf<[F32]>>:$step,
+                       DefaultValuedAttr<F32Attr, "0.5">:$ratio,
+                       DefaultValuedAttr<I64Attr, "0">:$seed,
+                       DefaultValuedAttr<I64Attr, "0">:$key);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`,` $step^)? (`ratio` `=` $ratio^)? attr-dict `:` type($input)
+    (`,` type($step)^)?
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def NN_CastOp : NN_ComputeOp<"cast", [SameOperandsAndResultShape]> {
   let summary = "Element type conversion (ONNX Cast)";
   let description = [{
@@ -384,10 +463,16 @@ def NN_LayerNormOp : NN_ComputeOp<"layer_norm", [SameOperandsAndResultElementTyp
 
 def NN_BatchNormOp : NN_ComputeOp<"batch_norm", [SameOperandsAndResultElementType,
     AllTypesMatch<["input", "result"]>]> {
-  let summary = "Batch normalization, inference form (ONNX BatchNormalization)";
+  let summary = "Batch normalization with given statistics (ONNX BatchNormalization)";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * scale + bias` with per-channel
-    (dimension 1) statistics.
+    (dimension 1) statistics: the inference form. In a training step
+    nn-autodiff replaces it by the training form (`batch-norm=batch`, the
+    default): the batch's own mean and biased variance over (N, spatial),
+    and the running statistics `mean` and `variance` updated as
+    `running * momentum + batch * (1 - momentum)` (ONNX's momentum, 0.9
+    for PyTorch's default 0.1; the unbiased variance). docs/training.md
+    has the formulas.
 
     ```mlir
     %y = nn.batch_norm %x, %scale, %bias, %mean, %var epsilon = 1.0e-05
@@ -398,12 +483,14 @@ def NN_BatchNormOp : NN_ComputeOp<"batch_norm", [SameOperandsAndResultElementTyp
   let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$scale,
                        NN_FloatTensor:$bias, NN_FloatTensor:$mean,
                        NN_FloatTensor:$variance,
-                       DefaultValuedAttr<F32Attr, "1.0e-05">:$epsilon);
+                       DefaultValuedAttr<F32Attr, "1.0e-05">:$epsilon,
+                       DefaultValuedAttr<F32Attr, "0.9">:$momentum);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $scale `,` $bias `,` $mean `,` $variance
-    (`epsilon` `=` $epsilon^)? attr-dict `:` type($input) `,` type($scale) `,`
-    type($bias) `,` type($mean) `,` type($variance) `->` type($result)
+    (`epsilon` `=` $epsilon^)? (`momentum` `=` $momentum^)? attr-dict `:`
+    type($input) `,` type($scale) `,` type($bias) `,` type($mean) `,`
+    type($variance) `->` type($result)
   }];
   let hasVerifier = 1;
 }

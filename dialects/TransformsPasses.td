@@ -57,6 +57,38 @@ def NNFuseGelu : Pass<"nn-fuse-gelu", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::parplan::nn::NNDialect"];
 }
 
+def NNUntieParameters : Pass<"nn-untie-parameters", "::mlir::func::FuncOp"> {
+  let summary = "Warn of a parameter shared by layers; give each use a copy";
+  let description = [{
+    `torch.onnx.export` merges initializers of equal values: the zero biases
+    and unit norm weights of a freshly initialized model become one
+    initializer read by many layers, which a training step would then train
+    as one tied parameter. An `nn.param` of a floating-point type read by
+    ops of more than one layer is such a tie; the layer of an op is its node
+    name up to the last `/` (`/layer1/layer1.0/bn1/BatchNormalization` is in
+    `/layer1/layer1.0/bn1`), or the whole name when it has none. The pass
+    warns of each, in one line naming the parameter and its layers.
+
+    A parameter listed in `untie` gets a copy per layer instead: the first
+    layer keeps the parameter, the K-th other one reads `NAME.untied.K`,
+    a part (`part_of`, `part`) covering the whole stored tensor, so every
+    copy loads the same bytes and is trained on its own. A name in `untie`
+    that is no parameter, or a scalar one, is an error.
+
+    Options:
+    - `untie`: comma-separated parameter names to untie.
+    - `frozen`: comma-separated globs of parameters not trained
+      (nn-autodiff's): not warned of.
+  }];
+  let options = [
+    ListOption<"untie", "untie", "std::string",
+               "Parameters to give each layer's use a copy of">,
+    Option<"frozen", "frozen", "std::string", "\"\"",
+           "Comma-separated globs of parameters not trained">
+  ];
+  let dependentDialects = ["::parplan::nn::NNDialect"];
+}
+
 def NNSplitFusedProjections : Pass<"nn-split-fused-projections",
                                    "::mlir::func::FuncOp"> {
   let summary = "Split fused projections into one per part";
@@ -106,8 +138,8 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
 
     A parameter is trainable when it has a floating-point type, does not
     match `frozen`, and the loss depends on it through a differentiable
-    operand (batch_norm's running statistics, gather's indices and where's
-    condition are not). A forward op the pass cannot differentiate is an
+    operand (frozen batch_norm's running statistics, gather's indices and
+    where's condition are not). A forward op the pass cannot differentiate is an
     error naming the op.
 
     Options:
@@ -151,6 +183,21 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
       returned loss is that mean. The ops reading an accumulated sum (the
       updates and what they need) run once, after the last micro-batch.
       `nn.training` keeps `micro_batches = M`.
+    - `batch-norm`: `batch` (default) trains every `nn.batch_norm` as
+      PyTorch's `model.train()` does: it normalizes with the batch's mean
+      and biased variance over (N, spatial), the gradient flows through
+      them, and the step returns the running mean and variance updated
+      with the op's `momentum` (the unbiased variance), each marked
+      `nn.updates` and `nn.running_statistic`. With micro-batches the
+      update takes the mean of the micro-batches' statistics. `frozen`
+      keeps the given statistics fixed (fine-tuning).
+    - `dropout`: `on` (default) makes every `nn.dropout` of a positive
+      ratio the training form, reading the step count (`optimizer.step`,
+      the state Adam counts with, added for any optimizer when the model
+      has dropout) and keyed by `dropout-seed` and its position among the
+      step's dropouts; its gradient is the same mask on the cotangent.
+      `off` removes them (the identity). Dropout with micro-batches > 1 is
+      an error (each micro-batch would draw the same masks).
   }];
   let options = [
     Option<"loss", "loss", "std::string", "\"cross-entropy\"",
@@ -179,7 +226,13 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
     Option<"lossScale", "loss-scale", "double", "1024",
            "Static loss scale of fp16">,
     Option<"microBatches", "micro-batches", "int64_t", "1",
-           "Micro-batches the step accumulates gradients over">
+           "Micro-batches the step accumulates gradients over">,
+    Option<"batchNorm", "batch-norm", "std::string", "\"batch\"",
+           "batch (normalize with the batch's statistics) or frozen">,
+    Option<"dropout", "dropout", "std::string", "\"on\"",
+           "on (drop elements in training) or off (the identity)">,
+    Option<"dropoutSeed", "dropout-seed", "int64_t", "0",
+           "Seed of the dropout masks">
   ];
   let dependentDialects = ["::parplan::nn::NNDialect"];
 }

@@ -14,6 +14,7 @@
 #include "parplan/Import/OnnxImporter.h"
 #include "parplan/Import/OnnxWireFormat.h"
 
+#include "parplan/Dialect/NN/NNDecompositions.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 
@@ -204,7 +205,10 @@ private:
   void convertReduce(const onnx::NodeProto &node);
   void convertCast(const onnx::NodeProto &node);
   void convertIdentity(const onnx::NodeProto &node);
+  void convertDropout(const onnx::NodeProto &node);
   void convertWhere(const onnx::NodeProto &node);
+  void convertCompare(const onnx::NodeProto &node);
+  void convertNot(const onnx::NodeProto &node);
   void convertExpand(const onnx::NodeProto &node);
   void convertConstant(const onnx::NodeProto &node);
   void convertConstantOfShape(const onnx::NodeProto &node);
@@ -282,8 +286,14 @@ const llvm::StringMap<Importer::Converter> &Importer::converters() {
       {"ReduceSum", &Importer::convertReduce},
       {"Cast", &Importer::convertCast},
       {"Identity", &Importer::convertIdentity},
-      {"Dropout", &Importer::convertIdentity},
+      {"Dropout", &Importer::convertDropout},
       {"Where", &Importer::convertWhere},
+      {"Equal", &Importer::convertCompare},
+      {"Less", &Importer::convertCompare},
+      {"Greater", &Importer::convertCompare},
+      {"And", &Importer::convertCompare},
+      {"Or", &Importer::convertCompare},
+      {"Not", &Importer::convertNot},
       {"Expand", &Importer::convertExpand},
       {"Constant", &Importer::convertConstant},
       {"ConstantOfShape", &Importer::convertConstantOfShape},
@@ -1282,16 +1292,33 @@ void Importer::convertLayerNorm(const onnx::NodeProto &node) {
 }
 
 void Importer::convertBatchNorm(const onnx::NodeProto &node) {
-  requireUnused(node, 1);
-  if (intAttr(node, "training_mode", 0) != 0)
-    failAt(node, "training_mode = 1 is not supported; export the model in "
-                 "inference form (parplan builds the training step itself)");
+  bool training = intAttr(node, "training_mode", 0) != 0;
+  requireUnused(node, training ? 3 : 1);
   Value x = input(node, 0), scale = input(node, 1), bias = input(node, 2),
         mean = input(node, 3), variance = input(node, 4);
-  define(node, 0,
-         buildTyped<nn::BatchNormOp>(
-             node, x.getType(), x, scale, bias, mean, variance,
-             builder.getF32FloatAttr(floatAttr(node, "epsilon", 1e-5f))));
+  float epsilon = floatAttr(node, "epsilon", 1e-5f),
+        momentum = floatAttr(node, "momentum", 0.9f);
+  // The op checks the shapes and the momentum either way.
+  Value normalized = buildTyped<nn::BatchNormOp>(
+      node, x.getType(), x, scale, bias, mean, variance,
+      builder.getF32FloatAttr(epsilon), builder.getF32FloatAttr(momentum));
+  if (!training) {
+    define(node, 0, normalized);
+    return;
+  }
+  // ONNX's training form (opset 14): the batch's statistics, and the
+  // running ones updated with the biased variance (as ONNX's reference
+  // does; a training step's own update uses the unbiased one, as PyTorch).
+  normalized.getDefiningOp()->erase();
+  nn::BatchStatistics batch = nn::buildBatchNormWithBatchStatistics(
+      builder, loc(node), x, scale, bias, epsilon);
+  define(node, 0, batch.result);
+  define(node, 1,
+         nn::buildRunningStatisticUpdate(builder, loc(node), mean, batch.mean,
+                                         momentum));
+  define(node, 2,
+         nn::buildRunningStatisticUpdate(builder, loc(node), variance,
+                                         batch.variance, momentum));
 }
 
 namespace {
@@ -1689,10 +1716,45 @@ void Importer::convertCast(const onnx::NodeProto &node) {
 }
 
 void Importer::convertIdentity(const onnx::NodeProto &node) {
-  // Dropout is the identity in inference form; parplan plans training steps
-  // from the forward graph and adds what training needs itself.
-  requireUnused(node, 1);
   define(node, 0, input(node, 0));
+}
+
+void Importer::convertDropout(const onnx::NodeProto &node) {
+  // The inference form (the identity until a training step makes it drop);
+  // ONNX's training_mode input is the exporter's mode, not parplan's: the
+  // training step decides (nn-autodiff's dropout option).
+  requireUnused(node, 1);
+  Value x = input(node, 0);
+  std::optional<float> ratio =
+      opset < 12 ? std::optional<float>(floatAttr(node, "ratio", 0.5f))
+                 : optionalConstantScalar(node, 1, "ratio");
+  define(node, 0,
+         buildTyped<nn::DropoutOp>(
+             node, x.getType(), x, Value(),
+             builder.getF32FloatAttr(ratio.value_or(0.5f)),
+             builder.getI64IntegerAttr(0), builder.getI64IntegerAttr(0)));
+}
+
+void Importer::convertCompare(const onnx::NodeProto &node) {
+  Value lhs = input(node, 0), rhs = input(node, 1);
+  const std::string &type = node.op_type();
+  Value result;
+  if (type == "Equal")
+    result = build<nn::EqualOp>(node, 1, lhs, rhs)[0];
+  else if (type == "Less")
+    result = build<nn::LessOp>(node, 1, lhs, rhs)[0];
+  else if (type == "Greater")
+    result = build<nn::GreaterOp>(node, 1, lhs, rhs)[0];
+  else if (type == "And")
+    result = build<nn::AndOp>(node, 1, lhs, rhs)[0];
+  else
+    result = build<nn::OrOp>(node, 1, lhs, rhs)[0];
+  define(node, 0, result);
+}
+
+void Importer::convertNot(const onnx::NodeProto &node) {
+  Value x = input(node, 0);
+  define(node, 0, buildTyped<nn::NotOp>(node, x.getType(), x));
 }
 
 void Importer::convertWhere(const onnx::NodeProto &node) {

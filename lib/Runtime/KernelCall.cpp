@@ -14,6 +14,7 @@
 #include "parplan/Runtime/Kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <set>
@@ -260,6 +261,11 @@ Handler binaryOp(BinaryKind kind) {
     return c.run([&] { return binary(kind, c.in(0), c.in(1), c.out(0)); });
   };
 }
+Handler compareOp(CompareKind kind) {
+  return [kind](Call &c) {
+    return c.run([&] { return compare(kind, c.in(0), c.in(1), c.out(0)); });
+  };
+}
 Handler unaryOp(UnaryKind kind) {
   return [kind](Call &c) {
     return c.run([&] { return unary(kind, c.in(0), c.out(0)); });
@@ -332,6 +338,40 @@ const std::map<std::string, Entry> &kernelTable() {
           return c.run(
               [&] { return where(c.in(0), c.in(1), c.in(2), c.out(0)); });
         }}},
+      // The inference form (no step) is the identity; the training form
+      // reads the step count and, on a block, where the block lies in the
+      // logical tensor (`shape`, `offset`; lowering adds them).
+      {"dropout",
+       {{2, 1, 1},
+        [](Call &c) {
+          double ratio = c.f32("ratio", 0.5f);
+          int64_t seed = c.i64("seed", 0), key = c.i64("key", 0);
+          std::vector<int64_t> shape = c.ints("shape", std::vector<int64_t>{});
+          std::vector<int64_t> offset =
+              c.ints("offset", std::vector<int64_t>{});
+          return c.run([&] {
+            const Tensor *step = c.optionalIn(1);
+            if (!step)
+              return dropout(c.in(0), 0.0, 0, seed, key, shape, offset,
+                             c.out(0));
+            if (step->numElements() != 1)
+              return Status::failure("dropout: the step count must be one "
+                                     "value");
+            return dropout(c.in(0), ratio,
+                           static_cast<int64_t>(std::llround(step->get(0))),
+                           seed, key, shape, offset, c.out(0));
+          });
+        }}},
+      {"equal", {{2, 0, 1}, compareOp(CompareKind::Equal)}},
+      {"less", {{2, 0, 1}, compareOp(CompareKind::Less)}},
+      {"greater", {{2, 0, 1}, compareOp(CompareKind::Greater)}},
+      {"and", {{2, 0, 1}, compareOp(CompareKind::And)}},
+      {"or", {{2, 0, 1}, compareOp(CompareKind::Or)}},
+      {"not",
+       {{1, 0, 1},
+        [](Call &c) {
+          return c.run([&] { return logicalNot(c.in(0), c.out(0)); });
+        }}},
       {"relu", {{1, 0, 1}, unaryOp(UnaryKind::Relu)}},
       {"tanh", {{1, 0, 1}, unaryOp(UnaryKind::Tanh)}},
       {"sqrt", {{1, 0, 1}, unaryOp(UnaryKind::Sqrt)}},
@@ -402,6 +442,9 @@ const std::map<std::string, Entry> &kernelTable() {
        {{5, 0, 1},
         [](Call &c) {
           double epsilon = c.f32("epsilon", 1.0e-05f);
+          // The running statistics' update weight: the inference form
+          // does not update them (a training step's ops do).
+          (void)c.f32("momentum", 0.9f);
           return c.run([&] {
             return batchNorm(c.in(0), c.in(1), c.in(2), c.in(3), c.in(4),
                              epsilon, c.out(0));

@@ -354,6 +354,23 @@ Status conv(const Tensor &input, const Tensor &weight, const Tensor *bias,
 // Elementwise
 //===----------------------------------------------------------------------===//
 
+/// The shape two operands broadcast to, which `result` must have, and each
+/// operand's strides over it.
+static Status broadcastOperands(const char *kernel, const Tensor &lhs,
+                                const Tensor &rhs, const Tensor &result,
+                                std::optional<Shape> &shape,
+                                std::array<std::vector<int64_t>, 2> &strides) {
+  shape = broadcastShapes(lhs.shape(), rhs.shape());
+  if (!shape)
+    return failure(kernel, toString(lhs.shape()) + " and " +
+                               toString(rhs.shape()) + " do not broadcast");
+  if (Status s = requireShape(kernel, result, *shape); !s.ok())
+    return s;
+  strides = {broadcastStrides(lhs.shape(), *shape),
+             broadcastStrides(rhs.shape(), *shape)};
+  return Status::success();
+}
+
 static const char *binaryName(BinaryKind kind) {
   switch (kind) {
   case BinaryKind::Add:
@@ -377,15 +394,11 @@ Status binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs,
     return s;
   if (Status s = requireSameType(kernel, lhs, result); !s.ok())
     return s;
-  std::optional<Shape> shape = broadcastShapes(lhs.shape(), rhs.shape());
-  if (!shape)
-    return failure(kernel, toString(lhs.shape()) + " and " +
-                               toString(rhs.shape()) + " do not broadcast");
-  if (Status s = requireShape(kernel, result, *shape); !s.ok())
+  std::optional<Shape> shape;
+  std::array<std::vector<int64_t>, 2> strides;
+  if (Status s = broadcastOperands(kernel, lhs, rhs, result, shape, strides);
+      !s.ok())
     return s;
-  std::array<std::vector<int64_t>, 2> strides{
-      broadcastStrides(lhs.shape(), *shape),
-      broadcastStrides(rhs.shape(), *shape)};
 
   if (isFloat(result.dtype())) {
     std::vector<double> x = loadDoubles(lhs), y = loadDoubles(rhs);
@@ -453,6 +466,134 @@ Status binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs,
   if (!error.empty())
     return failure(kernel, error);
   storeInts(out, result);
+  return Status::success();
+}
+
+Status compare(CompareKind kind, const Tensor &lhs, const Tensor &rhs,
+               Tensor &result) {
+  static const char *const names[] = {"equal", "less", "greater", "and", "or"};
+  const char *kernel = names[static_cast<int>(kind)];
+  if (Status s = requireSameType(kernel, lhs, rhs); !s.ok())
+    return s;
+  if (result.dtype() != DType::I1)
+    return failure(kernel, "needs an i1 result");
+  if ((kind == CompareKind::And || kind == CompareKind::Or) &&
+      lhs.dtype() != DType::I1)
+    return failure(kernel, "needs i1 operands");
+  std::optional<Shape> shape;
+  std::array<std::vector<int64_t>, 2> strides;
+  if (Status s = broadcastOperands(kernel, lhs, rhs, result, shape, strides);
+      !s.ok())
+    return s;
+  uint8_t *out = result.data<uint8_t>();
+  if (isFloat(lhs.dtype())) {
+    std::vector<double> x = loadDoubles(lhs), y = loadDoubles(rhs);
+    walkStrided<2>(*shape, strides,
+                   [&](int64_t i, const std::array<int64_t, 2> &offsets) {
+                     double a = x[offsets[0]], b = y[offsets[1]];
+                     out[i] = kind == CompareKind::Equal  ? a == b
+                              : kind == CompareKind::Less ? a < b
+                                                          : a > b;
+                   });
+    return Status::success();
+  }
+  std::vector<int64_t> x = loadInts(lhs), y = loadInts(rhs);
+  walkStrided<2>(*shape, strides,
+                 [&](int64_t i, const std::array<int64_t, 2> &offsets) {
+                   int64_t a = x[offsets[0]], b = y[offsets[1]];
+                   switch (kind) {
+                   case CompareKind::Equal:
+                     out[i] = a == b;
+                     break;
+                   case CompareKind::Less:
+                     out[i] = a < b;
+                     break;
+                   case CompareKind::Greater:
+                     out[i] = a > b;
+                     break;
+                   case CompareKind::And:
+                     out[i] = a != 0 && b != 0;
+                     break;
+                   case CompareKind::Or:
+                     out[i] = a != 0 || b != 0;
+                     break;
+                   }
+                 });
+  return Status::success();
+}
+
+static uint64_t splitMix(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double dropoutUniform(uint64_t seed, uint64_t step, uint64_t key,
+                      uint64_t index) {
+  uint64_t h =
+      splitMix(seed ^ splitMix(key ^ splitMix(step ^ splitMix(index))));
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
+}
+
+Status dropout(const Tensor &input, double ratio, int64_t step, int64_t seed,
+               int64_t key, const std::vector<int64_t> &logicalShape,
+               const std::vector<int64_t> &offsets, Tensor &result) {
+  const char *kernel = "dropout";
+  if (Status s = requireSameType(kernel, input, result); !s.ok())
+    return s;
+  if (Status s = requireShape(kernel, result, input.shape()); !s.ok())
+    return s;
+  if (!(ratio >= 0 && ratio < 1))
+    return failure(kernel,
+                   "ratio " + std::to_string(ratio) + " is outside [0, 1)");
+  const Shape &local = input.shape();
+  size_t rank = local.size();
+  Shape logical = logicalShape.empty() ? local : Shape(logicalShape);
+  std::vector<int64_t> start =
+      offsets.empty() ? std::vector<int64_t>(rank, 0) : offsets;
+  if (logical.size() != rank || start.size() != rank)
+    return failure(kernel, "a block of rank " + std::to_string(rank) +
+                               " needs a logical shape and offsets of that "
+                               "rank");
+  for (size_t d = 0; d < rank; ++d)
+    if (start[d] < 0 || start[d] + local[d] > logical[d])
+      return failure(kernel, "block " + toString(local) + " at offset " +
+                                 std::to_string(start[d]) + " of dimension " +
+                                 std::to_string(d) + " leaves " +
+                                 toString(logical));
+  std::vector<double> x = loadDoubles(input);
+  std::vector<double> out(x.size());
+  double scale = 1.0 / (1.0 - ratio);
+  std::vector<int64_t> index(rank, 0);
+  for (size_t i = 0; i < x.size(); ++i) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < rank; ++d)
+      flat = flat * logical[d] + start[d] + index[d];
+    bool keep =
+        dropoutUniform(static_cast<uint64_t>(seed), static_cast<uint64_t>(step),
+                       static_cast<uint64_t>(key),
+                       static_cast<uint64_t>(flat)) >= ratio;
+    out[i] = keep ? x[i] * scale : 0.0;
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < local[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  storeDoubles(out, result);
+  return Status::success();
+}
+
+Status logicalNot(const Tensor &input, Tensor &result) {
+  if (input.dtype() != DType::I1 || result.dtype() != DType::I1)
+    return failure("not", "needs an i1 input and result");
+  if (Status s = requireShape("not", result, input.shape()); !s.ok())
+    return s;
+  const uint8_t *in = input.data<uint8_t>();
+  uint8_t *out = result.data<uint8_t>();
+  for (int64_t i = 0; i < input.numElements(); ++i)
+    out[i] = in[i] == 0;
   return Status::success();
 }
 

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parplan/Dialect/NN/NNDecompositions.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Transforms/Passes.h"
@@ -446,6 +447,12 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         giveInput(MulOp::create(b, dy, scale(gauss, kTwoOverSqrtPi)));
         return success();
       })
+      .Case([&](DropoutOp drop) {
+        // The same mask (same step, seed and key) on the cotangent.
+        giveInput(DropoutOp::create(b, dy, drop.getStep(), drop.getRatioAttr(),
+                                    drop.getSeedAttr(), drop.getKeyAttr()));
+        return success();
+      })
       .Case([&](CastOp cast) {
         giveInput(CastOp::create(b, tensorType(cast.getInput()), dy));
         return success();
@@ -604,6 +611,62 @@ LogicalResult Differentiator::differentiate(Operation *op) {
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
+
+/// What an entry of the step's updates is, for errors.
+std::string describeUpdate(StringRef update) {
+  return update.starts_with("statistic:") ? "as a batch norm's running "
+                                            "statistic"
+                                          : "by the optimizer";
+}
+
+/// A running statistic of a batch norm trained with batch statistics: the
+/// parameter it updates and the batch's value of the step.
+struct RunningStatistic {
+  ParamOp running;
+  Value batch;
+  double momentum, batchFactor;
+  Location loc;
+};
+
+/// Replaces every nn.batch_norm of `function` by its training form (the
+/// batch's statistics) and returns the running statistics to update, in
+/// program order. Fails, naming the node, on a batch of one value per
+/// channel (no unbiased variance), as PyTorch does.
+FailureOr<SmallVector<RunningStatistic>>
+trainBatchNorms(func::FuncOp function) {
+  SmallVector<RunningStatistic> statistics;
+  SmallVector<BatchNormOp> norms(function.getOps<BatchNormOp>());
+  for (BatchNormOp norm : norms) {
+    OpBuilder b(norm);
+    BatchStatistics batch = buildBatchNormWithBatchStatistics(
+        b, norm.getLoc(), norm.getInput(), norm.getScale(), norm.getBias(),
+        norm.getEpsilon().convertToDouble());
+    if (batch.count < 2)
+      return norm.emitOpError()
+             << "normalizes one value per channel: a training step needs "
+                "more than one (N x spatial) for the batch's variance; "
+                "train it with batch-norm=frozen";
+    double momentum = norm.getMomentum().convertToDouble();
+    double unbiased =
+        static_cast<double>(batch.count) / static_cast<double>(batch.count - 1);
+    // The statistics as the op read them, before any low-precision cast:
+    // their updates stay in the parameter's type. Constants are not
+    // updated.
+    auto parameterOf = [](Value value) {
+      while (auto cast = value.getDefiningOp<CastOp>())
+        value = cast.getInput();
+      return value.getDefiningOp<ParamOp>();
+    };
+    if (ParamOp mean = parameterOf(norm.getMean()))
+      statistics.push_back({mean, batch.mean, momentum, 1.0, norm.getLoc()});
+    if (ParamOp variance = parameterOf(norm.getVariance()))
+      statistics.push_back(
+          {variance, batch.variance, momentum, unbiased, norm.getLoc()});
+    norm.getResult().replaceAllUsesWith(batch.result);
+    norm.erase();
+  }
+  return statistics;
+}
 
 struct NNAutodiffPass : parplan::impl::NNAutodiffBase<NNAutodiffPass> {
   using NNAutodiffBase::NNAutodiffBase;
@@ -904,6 +967,13 @@ void NNAutodiffPass::runOnOperation() {
   if (microBatches < 1)
     return fail("nn-autodiff: micro-batches must be at least 1, got " +
                 Twine(microBatches));
+  if (dropout != "on" && dropout != "off")
+    return fail("nn-autodiff: unknown dropout '" + dropout +
+                "' (expected on or off)");
+  if (batchNorm != "batch" && batchNorm != "frozen")
+    return fail("nn-autodiff: unknown batch-norm '" + batchNorm +
+                "' (expected batch or frozen)");
+  bool hasBatchNorms = !function.getOps<BatchNormOp>().empty();
 
   std::vector<llvm::GlobPattern> frozenGlobs;
   SmallVector<StringRef> patterns;
@@ -928,6 +998,56 @@ void NNAutodiffPass::runOnOperation() {
   FailureOr<Value> lossValue = buildLoss(function, returnOp.getOperand(output));
   if (failed(lossValue))
     return signalPassFailure();
+  // The step count (from 1) that Adam and dropout's masks read: state
+  // at the top of the program, counted up before anything reads it.
+  SmallVector<DropoutOp> dropouts;
+  for (DropoutOp drop :
+       llvm::make_early_inc_range(function.getOps<DropoutOp>())) {
+    if (dropout == "off") {
+      drop.getResult().replaceAllUsesWith(drop.getInput());
+      drop.erase();
+    } else if (!drop.getStep()) {
+      dropouts.push_back(drop);
+    }
+  }
+  if (!dropouts.empty() && microBatches > 1)
+    return fail("nn-autodiff: dropout with micro-batches > 1 would draw the "
+                "same masks in every micro-batch; use one micro-batch or "
+                "dropout=off");
+  Value stepCount, step;
+  if (optimizer == "adam" || optimizer == "adamw" || !dropouts.empty()) {
+    auto f32 = RankedTensorType::get({}, Float32Type::get(context));
+    for (ParamOp param : function.getOps<ParamOp>())
+      if (param.getName() == "optimizer.step") {
+        param.emitOpError() << "has the name of the step count "
+                               "nn-autodiff adds ('optimizer.step')";
+        return signalPassFailure();
+      }
+    OpBuilder entry(context);
+    entry.setInsertionPointToStart(&function.front());
+    Location loc = function.getLoc();
+    stepCount = ParamOp::create(
+        entry, loc, f32, entry.getStringAttr("optimizer.step"),
+        entry.getStringAttr("zeros"), StringAttr(), DenseI64ArrayAttr());
+    // Counted up where dropout reads it, else beside the updates.
+    if (!dropouts.empty())
+      step = AddOp::create(
+          entry, loc, stepCount,
+          ConstantOp::create(entry, loc, DenseElementsAttr::get(f32, 1.0f)));
+  }
+  for (auto [index, drop] : llvm::enumerate(dropouts)) {
+    drop.getStepMutable().assign(step);
+    drop.setSeed(dropoutSeed);
+    drop.setKey(static_cast<int64_t>(index));
+  }
+  SmallVector<RunningStatistic> runningStatistics;
+  if (batchNorm == "batch") {
+    FailureOr<SmallVector<RunningStatistic>> trained =
+        trainBatchNorms(function);
+    if (failed(trained))
+      return signalPassFailure();
+    runningStatistics = std::move(*trained);
+  }
 
   // Trainable parameters, in program order, and the values that depend on
   // them (the only ones that need gradients).
@@ -935,7 +1055,9 @@ void NNAutodiffPass::runOnOperation() {
   llvm::StringSet<> names;
   for (ParamOp param : function.getOps<ParamOp>()) {
     names.insert(param.getName());
-    if (!isFloatTensor(param.getResult()))
+    // State (the step count) is counted, not trained.
+    if (!isFloatTensor(param.getResult()) ||
+        (param.getSource() && *param.getSource() == "zeros"))
       continue;
     if (llvm::any_of(frozenGlobs, [&](const llvm::GlobPattern &glob) {
           return glob.match(param.getName());
@@ -992,7 +1114,6 @@ void NNAutodiffPass::runOnOperation() {
   differentiator.setRecomputeGroups(std::move(groups));
   ImplicitLocOpBuilder &b = differentiator.b;
   b.setInsertionPoint(returnOp);
-  auto f32 = RankedTensorType::get({}, b.getF32Type());
   auto lossType = tensorType(*lossValue);
   // Each micro-batch's loss is a mean over its slice: 1/M of its gradient
   // is its share of the gradient of the mean over the batch.
@@ -1055,13 +1176,13 @@ void NNAutodiffPass::runOnOperation() {
                entry.getStringAttr("zeros"), StringAttr(), DenseI64ArrayAttr())
         .getResult();
   };
-  Value step;
-  if (optimizer == "adam" || optimizer == "adamw") {
-    FailureOr<Value> count = zerosParam(nullptr, f32, "optimizer.step");
-    if (failed(count))
-      return signalPassFailure();
-    step = AddOp::create(
-        b, *count, ConstantOp::create(b, DenseElementsAttr::get(f32, 1.0f)));
+  if (stepCount) {
+    if (!step) {
+      auto f32 = RankedTensorType::get({}, b.getF32Type());
+      step = AddOp::create(
+          b, stepCount,
+          ConstantOp::create(b, DenseElementsAttr::get(f32, 1.0f)));
+    }
     results.push_back(step);
     updates.push_back("optimizer.step");
   }
@@ -1116,6 +1237,47 @@ void NNAutodiffPass::runOnOperation() {
     }
   }
 
+  // The running statistics of batch norms trained on the batch's: with
+  // micro-batches, the mean of theirs.
+  for (RunningStatistic &statistic : runningStatistics) {
+    b.setLoc(statistic.loc);
+    auto type = tensorType(statistic.running.getResult());
+    Value batch = statistic.batch;
+    if (tensorType(batch).getElementType() != type.getElementType())
+      batch = CastOp::create(b, type, batch);
+    if (microBatches > 1) {
+      Type element = type.getElementType();
+      Value share = ConstantOp::create(
+          b,
+          DenseElementsAttr::get(RankedTensorType::get({}, element),
+                                 b.getFloatAttr(element, 1.0 / microBatches)));
+      batch = accumulated(MulOp::create(b, batch, share), statistic.loc);
+    }
+    results.push_back(buildRunningStatisticUpdate(
+        b, statistic.loc, statistic.running.getResult(), batch,
+        statistic.momentum, statistic.batchFactor));
+    updates.push_back("statistic:" + statistic.running.getName().str());
+  }
+  // One value per parameter: a parameter both trained and a running
+  // statistic, or the statistic of two batch norms, is one tensor that
+  // torch.onnx.export tied (initializers of equal values merged).
+  llvm::StringMap<size_t> updatedAt;
+  for (auto [index, update] : llvm::enumerate(updates)) {
+    StringRef name = update;
+    if (name.empty() || name.consume_front("gradient:"))
+      continue;
+    name.consume_front("statistic:");
+    auto [it, inserted] = updatedAt.try_emplace(name, index);
+    if (!inserted)
+      return fail("nn-autodiff: '" + name +
+                  "' would be updated twice in a step (" +
+                  describeUpdate(updates[it->second]) + " and " +
+                  describeUpdate(update) +
+                  "): it is one initializer shared by several uses; give "
+                  "each use its own copy with --untie " +
+                  name);
+  }
+
   b.setLoc(returnOp.getLoc());
   func::ReturnOp::create(b, results);
   returnOp.erase();
@@ -1126,12 +1288,18 @@ void NNAutodiffPass::runOnOperation() {
   SmallVector<DictionaryAttr> resultAttrs;
   for (const std::string &update : updates) {
     StringRef text = update;
-    NamedAttribute attr =
-        update.empty() ? b.getNamedAttr("nn.name", b.getStringAttr("loss"))
-        : text.consume_front("gradient:")
-            ? b.getNamedAttr("nn.gradient", b.getStringAttr(text))
-            : b.getNamedAttr("nn.updates", b.getStringAttr(text));
-    resultAttrs.push_back(b.getDictionaryAttr({attr}));
+    SmallVector<NamedAttribute, 2> attrs;
+    if (update.empty()) {
+      attrs.push_back(b.getNamedAttr("nn.name", b.getStringAttr("loss")));
+    } else if (text.consume_front("gradient:")) {
+      attrs.push_back(b.getNamedAttr("nn.gradient", b.getStringAttr(text)));
+    } else {
+      if (text.consume_front("statistic:"))
+        attrs.push_back(
+            b.getNamedAttr("nn.running_statistic", b.getUnitAttr()));
+      attrs.push_back(b.getNamedAttr("nn.updates", b.getStringAttr(text)));
+    }
+    resultAttrs.push_back(b.getDictionaryAttr(attrs));
   }
   function.setAllResultAttrs(resultAttrs);
 
@@ -1154,6 +1322,12 @@ void NNAutodiffPass::runOnOperation() {
   if (microBatches > 1)
     training.push_back(
         b.getNamedAttr("micro_batches", b.getI64IntegerAttr(microBatches)));
+  if (hasBatchNorms)
+    training.push_back(
+        b.getNamedAttr("batch_norm", b.getStringAttr(batchNorm)));
+  if (!dropouts.empty())
+    training.push_back(
+        b.getNamedAttr("dropout_seed", b.getI64IntegerAttr(dropoutSeed)));
   if (policy != Recompute::None)
     training.push_back(
         b.getNamedAttr("recomputed_layers", b.getArrayAttr(recomputedLayers)));

@@ -10,7 +10,9 @@
 //   partial means are rescaled to the logical one;
 // - a gather on a block of a table split by rows (vocabulary parallelism)
 //   runs gather_shard, which reads only the rows the block holds;
-// - a sum over micro-batches is an accumulator buffer added to in place.
+// - a sum over micro-batches is an accumulator buffer added to in place;
+// - dropout's training form is told where the device's block lies in the
+//   logical tensor, which its mask is a function of.
 //
 //===----------------------------------------------------------------------===//
 
@@ -201,6 +203,24 @@ LogicalResult lowerOp(nn::ReduceMeanOp mean, DeviceLowering &lowering) {
   lowering.map(mean.getResult(),
                lowering.kernel(mean.getLoc(), "mul", ValueRange{out, scale},
                                cast<MemRefType>(out.getType())));
+  return success();
+}
+
+/// Dropout's mask is a function of the logical element index: the kernel
+/// on a block needs where the block lies in the logical tensor.
+LogicalResult lowerOp(nn::DropoutOp dropout, DeviceLowering &lowering) {
+  if (!dropout.getStep()) {
+    lowerAsKernel(dropout, lowering, "dropout");
+    return success();
+  }
+  OpBuilder &b = lowering.getBuilder();
+  std::vector<int64_t> shape = DeviceLowering::shapeOf(dropout.getType());
+  NamedAttribute attrs[] = {
+      b.getNamedAttr(
+          "offset",
+          lowering.blockOffset(shape, lowering.operandLayout(dropout, 0), -1)),
+      b.getNamedAttr("shape", b.getDenseI64ArrayAttr(shape))};
+  lowerAsKernel(dropout, lowering, "dropout", attrs);
   return success();
 }
 

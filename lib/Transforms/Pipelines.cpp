@@ -27,6 +27,13 @@ void parplan::addAutodiffPass(mlir::OpPassManager &pm,
   autodiff.recomputeLayers = options.recomputeLayers;
   autodiff.mixedPrecision = options.mixedPrecision;
   autodiff.microBatches = options.microBatches;
+  autodiff.batchNorm = options.batchNorm;
+  autodiff.dropout = options.dropout;
+  autodiff.dropoutSeed = options.dropoutSeed;
+  NNUntieParametersOptions untie;
+  untie.untie.assign(options.untie.begin(), options.untie.end());
+  untie.frozen = options.frozen;
+  pm.addNestedPass<mlir::func::FuncOp>(createNNUntieParameters(untie));
   pm.addPass(createNNAutodiff(autodiff));
 }
 

@@ -114,11 +114,15 @@ parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
   if (auto module = function->getParentOfType<ModuleOp>())
     stats.microBatches = microBatchCount(module);
   DenseSet<Operation *> forward = forwardPassOps(function);
-  DenseSet<StringRef> updated;
+  // Running statistics are updated but not trained: buffers, as PyTorch
+  // counts them.
+  DenseSet<StringRef> updated, statistics;
   for (unsigned i = 0; i < function.getNumResults(); ++i)
     for (StringRef key : {"nn.updates", "nn.gradient"})
       if (auto name = function.getResultAttrOfType<StringAttr>(i, key))
-        updated.insert(name.getValue());
+        (function.getResultAttr(i, "nn.running_statistic") ? statistics
+                                                           : updated)
+            .insert(name.getValue());
   function.walk([&](Operation *op) {
     if (auto param = dyn_cast<ParamOp>(op)) {
       auto type = cast<ShapedType>(param.getType());
@@ -130,6 +134,8 @@ parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
       if (updated.contains(param.getName())) {
         stats.parameters += type.getNumElements();
         ++stats.parameterTensors;
+      } else if (statistics.contains(param.getName())) {
+        ++stats.runningStatisticTensors;
       } else if (isa<FloatType>(type.getElementType())) {
         ++stats.untrainedTensors;
       }

@@ -8,6 +8,7 @@
 // RUN: not parplan-opt %s -split-input-file -nn-autodiff="recompute=full recompute-layers=-2" 2>&1 | FileCheck %s --check-prefix=LAYERS
 // RUN: not parplan-opt %s -split-input-file -nn-autodiff="recompute=selective recompute-layers=1" 2>&1 | FileCheck %s --check-prefix=LAYERS-POLICY
 // RUN: not parplan-opt %s -split-input-file -nn-autodiff="micro-batches=0" 2>&1 | FileCheck %s --check-prefix=MICRO-BATCHES
+// RUN: not parplan-opt %s -split-input-file -nn-autodiff="batch-norm=eval" 2>&1 | FileCheck %s --check-prefix=BATCH-NORM
 
 // LAYERS: error: 'func.func' op nn-autodiff: recompute-layers must be -1 (all) or a count, got -2
 // LAYERS-POLICY: error: 'func.func' op nn-autodiff: recompute-layers needs recompute=full (got recompute=selective)
@@ -18,6 +19,7 @@
 // RECOMPUTE: error: 'func.func' op nn-autodiff: unknown recompute 'some' (expected none, selective or full)
 // PRECISION: error: 'func.func' op nn-autodiff: unknown mixed-precision 'fp8' (expected none, bf16 or fp16)
 // MICRO-BATCHES: error: 'func.func' op nn-autodiff: micro-batches must be at least 1, got 0
+// BATCH-NORM: error: 'func.func' op nn-autodiff: unknown batch-norm 'eval' (expected batch or frozen)
 
 func.func @main() -> tensor<4x3xf32> {
   %x = nn.input "x" : tensor<4x5xf32>
@@ -90,4 +92,36 @@ func.func @main() -> tensor<4x3xf32> {
   // expected-error @+1 {{'nn.relu_grad' op has no backward rule: nn-autodiff cannot differentiate it}}
   %y = nn.relu_grad %w, %w : tensor<4x3xf32>
   return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// A batch of one value per channel has no unbiased variance (PyTorch
+// refuses it in training too).
+func.func @main() -> tensor<1x3xf32> {
+  %x = nn.input "x" : tensor<1x3xf32>
+  %s = nn.param "s" : tensor<3xf32>
+  %b = nn.param "b" : tensor<3xf32>
+  %m = nn.param "m" : tensor<3xf32>
+  %v = nn.param "v" : tensor<3xf32>
+  // expected-error @+1 {{'nn.batch_norm' op normalizes one value per channel: a training step needs more than one (N x spatial) for the batch's variance; train it with batch-norm=frozen}}
+  %y = nn.batch_norm %x, %s, %b, %m, %v : tensor<1x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
+}
+
+// -----
+
+// One initializer as a trained bias and the running mean of two batch
+// norms (torch.onnx.export merges initializers of equal values) cannot take
+// every update.
+// expected-error @+1 {{'func.func' op nn-autodiff: 'zeros3' would be updated twice in a step (by the optimizer and as a batch norm's running statistic): it is one initializer shared by several uses; give each use its own copy with --untie zeros3}}
+func.func @main() -> tensor<4x3xf32> {
+  %x = nn.input "x" : tensor<4x3xf32>
+  %s = nn.param "s" : tensor<3xf32>
+  %z = nn.param "zeros3" : tensor<3xf32>
+  %v = nn.param "v" : tensor<3xf32>
+  %w = nn.param "w" : tensor<3xf32>
+  %y = nn.batch_norm %x, %s, %z, %z, %v : tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  %r = nn.batch_norm %y, %s, %z, %z, %w : tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
 }

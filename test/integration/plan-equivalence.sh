@@ -1,6 +1,7 @@
 #!/bin/sh
 # Compiled plans compute what one device computes: for an MLP and a GPT from
-# the zoo and a small CNN, the training step is laid out on meshes of 2, 4
+# the zoo and a small CNN (and one with batch norms trained on the batch's
+# statistics and dropout, on 2, 4 and 2x2 devices), the training step is laid out on meshes of 2, 4
 # and 8 devices, 1-D and 2-D (data, tensor and mixed parallelism, Adam), lowered to
 # per-device programs and run by parplan-run under mpirun; every rank count
 # must print the losses of the 1-device plan for 5 steps, to 1e-5 relative,
@@ -54,11 +55,15 @@ stage_file() {
 }
 
 status=0
-for model in mlp gpt cnn; do
+for model in mlp gpt cnn cnn-bn; do
   want=$(run "$dir/$model.mlir" 1 auto) || { status=1; continue; }
-  for config in "2 data-parallel" "4 auto" "2x2 data-parallel" \
-                "1x2 megatron" "2x2 megatron" "2x2 auto" "8 data-parallel" \
-                "2x4 megatron"; do
+  configs='"2 data-parallel" "4 auto" "2x2 data-parallel" "1x2 megatron"
+           "2x2 megatron" "2x2 auto" "8 data-parallel" "2x4 megatron"'
+  # Batch norm on a split batch: statistics summed across the devices.
+  [ "$model" = cnn-bn ] &&
+    configs='"2 data-parallel" "4 data-parallel" "4 auto" "2x2 data-parallel" "2x2 auto"'
+  eval "set -- $configs"
+  for config in "$@"; do
     set -- $config
     got=$(run "$dir/$model.mlir" "$1" "$2") || { status=1; continue; }
     collectives=$(grep -cE 'plan\.(all_|reduce_scatter)' "${got%.reference.log}.plan.mlir")
@@ -260,4 +265,23 @@ for config in "mlp4 2 2" "mlp4 2 4" "mlp8 4 4" "mlp8 4 8"; do
     status=1
   fi
 done
+# --untie: the zoo GPT's token embedding, tied to its head, becomes two
+# parameters that load the same bytes from the model (before a step, their
+# sums agree on 2 ranks of tensor parallelism) and then train apart.
+"$bin/parplan" compile "$dir/gpt.onnx" --train --optimizer adam --lr 0.01 \
+  --frozen transformer.causal_mask --untie transformer.wte.weight \
+  --mesh 1x2 --strategy megatron -q -o "$dir/untied" >"$dir/untied.log" 2>&1 &&
+  timeout 120 mpirun --oversubscribe -np 2 "$bin/parplan-run" "$dir/untied/plan.pb" \
+    --backend cpu --steps 0 --print-weights --weights "$dir/gpt.onnx" \
+    >"$dir/untied-0.log" 2>&1 &&
+  timeout 120 mpirun --oversubscribe -np 2 "$bin/parplan-run" "$dir/untied/plan.pb" \
+    --backend cpu --steps 2 --print-weights --weights "$dir/gpt.onnx" \
+    >"$dir/untied-2.log" 2>&1 || { echo "FAIL: untied GPT:"; cat "$dir"/untied*.log; exit 1; }
+sums() { grep "^weights transformer.wte.weight" "$1" | sed 's/^weights [^:]*: //' | uniq | wc -l; }
+if [ "$(grep -c '^weights transformer.wte.weight' "$dir/untied-0.log")" = 2 ] &&
+   [ "$(sums "$dir/untied-0.log")" = 1 ] && [ "$(sums "$dir/untied-2.log")" = 2 ]; then
+  echo "ok: untied GPT embedding and head start equal and train apart: $(grep '^weights transformer.wte.weight' "$dir/untied-2.log" | tr '\n' ' ')"
+else
+  echo "FAIL: untied GPT embedding and head:"; cat "$dir/untied-0.log" "$dir/untied-2.log"; status=1
+fi
 exit $status

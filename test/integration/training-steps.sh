@@ -1,6 +1,6 @@
 # Sourced by the plan tests after mpi-setup.sh ($bin, $src and $dir set):
 # writes the training steps they run, an MLP and a GPT from the zoo and the
-# small CNN of Inputs/ (Adam), as $dir/{mlp,gpt,cnn}.mlir, and defines
+# small CNNs of Inputs/ (Adam), as $dir/{mlp,gpt,cnn,cnn-bn}.mlir, and defines
 # lower_plan. Extra `parplan train-step` runs can use train_step.
 "$bin/parplan-zoo" mlp --sizes 32,64,10 --batch 16 -o "$dir/mlp.onnx" >/dev/null &&
   "$bin/parplan-zoo" gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 16 \
@@ -15,7 +15,8 @@ train_step() {
 }
 train_step "$dir/mlp.onnx" "$dir/mlp.mlir" &&
   train_step "$dir/gpt.onnx" "$dir/gpt.mlir" --frozen transformer.causal_mask &&
-  train_step "$src/Inputs/small-cnn.mlir" "$dir/cnn.mlir" ||
+  train_step "$src/Inputs/small-cnn.mlir" "$dir/cnn.mlir" &&
+  train_step "$src/Inputs/small-cnn-bn.mlir" "$dir/cnn-bn.mlir" ||
   { echo "FAIL: train-step"; exit 1; }
 
 # lower_plan STEP.mlir MESH STRATEGY: lays the step out, lowers it to

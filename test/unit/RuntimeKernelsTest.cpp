@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include <cmath>
 #include <limits>
 
@@ -345,6 +347,86 @@ TEST_CASE("kernels: where", "[runtime]") {
   CHECK(out[3] == 6);
   CHECK(out[4] == (int64_t{1} << 62) + 1);
   CHECK(out[5] == 6);
+}
+
+TEST_CASE("kernels: comparisons and logic", "[runtime]") {
+  Tensor a = f32({2, 3}, {1, 2, 3, 4, 5, std::nan("")});
+  Tensor b = f32({3}, {2, 2, 2});
+  Tensor e(DType::I1, {2, 3}), l(DType::I1, {2, 3}), g(DType::I1, {2, 3});
+  expectOk(compare(CompareKind::Equal, a, b, e));
+  expectOk(compare(CompareKind::Less, a, b, l));
+  expectOk(compare(CompareKind::Greater, a, b, g));
+  // NaN is neither equal to, below nor above anything.
+  expectValues(e, {0, 1, 0, 0, 0, 0});
+  expectValues(l, {1, 0, 0, 0, 0, 0});
+  expectValues(g, {0, 0, 1, 1, 1, 0});
+  Tensor n(DType::I1, {2, 3}), both(DType::I1, {2, 3}),
+      either(DType::I1, {2, 3});
+  expectOk(logicalNot(e, n));
+  expectValues(n, {1, 0, 1, 1, 1, 1});
+  expectOk(compare(CompareKind::And, n, g, both));
+  expectValues(both, {0, 0, 1, 1, 1, 0});
+  expectOk(compare(CompareKind::Or, e, l, either));
+  expectValues(either, {1, 1, 0, 0, 0, 0});
+  // Integers compare exactly, beyond a double's 53 bits.
+  Tensor big(DType::I64, {1}), bigger(DType::I64, {1}), out(DType::I1, {1});
+  big.data<int64_t>()[0] = (int64_t{1} << 62) + 1;
+  bigger.data<int64_t>()[0] = (int64_t{1} << 62) + 2;
+  expectOk(compare(CompareKind::Less, big, bigger, out));
+  expectValues(out, {1});
+  // Logic needs booleans; the result must be i1.
+  CHECK_FALSE(compare(CompareKind::And, a, a, e).ok());
+  Tensor wrong(DType::F32, {2, 3});
+  CHECK_FALSE(compare(CompareKind::Equal, a, b, wrong).ok());
+}
+
+TEST_CASE("kernels: dropout masks depend on the logical index alone",
+          "[runtime]") {
+  // A [6, 40] tensor of ones, whole, then as two row blocks and as four
+  // column blocks: every element keeps the whole tensor's value.
+  Tensor ones = f32({6, 40}, std::vector<double>(240, 1.0));
+  Tensor whole(DType::F32, {6, 40});
+  expectOk(dropout(ones, 0.25, 3, 11, 2, {}, {}, whole));
+  int64_t kept = 0;
+  for (int64_t i = 0; i < 240; ++i) {
+    double v = whole.get(i);
+    CHECK((v == 0.0 || v == Approx(1.0 / 0.75)));
+    kept += v != 0.0;
+  }
+  // About three quarters kept (240 draws: 180 expected, sd ~6.7).
+  CHECK(kept > 150);
+  CHECK(kept < 210);
+  for (int64_t row = 0; row < 6; row += 3) {
+    Tensor block = f32({3, 40}, std::vector<double>(120, 1.0));
+    Tensor out(DType::F32, {3, 40});
+    expectOk(dropout(block, 0.25, 3, 11, 2, {6, 40}, {row, 0}, out));
+    for (int64_t i = 0; i < 120; ++i)
+      CHECK(out.get(i) == whole.get(row * 40 + i));
+  }
+  for (int64_t col = 0; col < 40; col += 10) {
+    Tensor block = f32({6, 10}, std::vector<double>(60, 1.0));
+    Tensor out(DType::F32, {6, 10});
+    expectOk(dropout(block, 0.25, 3, 11, 2, {6, 40}, {0, col}, out));
+    for (int64_t r = 0; r < 6; ++r)
+      for (int64_t c = 0; c < 10; ++c)
+        CHECK(out.get(r * 10 + c) == whole.get(r * 40 + col + c));
+  }
+  // Another step, key or seed draws another mask.
+  for (auto [step, seed, key] :
+       {std::tuple<int64_t, int64_t, int64_t>{4, 11, 2},
+        {3, 12, 2},
+        {3, 11, 3}}) {
+    Tensor other(DType::F32, {6, 40});
+    expectOk(dropout(ones, 0.25, step, seed, key, {}, {}, other));
+    int64_t differ = 0;
+    for (int64_t i = 0; i < 240; ++i)
+      differ += other.get(i) != whole.get(i);
+    CHECK(differ > 20);
+  }
+  // A block that leaves the logical tensor is refused.
+  Tensor block = f32({3, 40}, std::vector<double>(120, 1.0));
+  Tensor out(DType::F32, {3, 40});
+  CHECK_FALSE(dropout(block, 0.25, 3, 11, 2, {6, 40}, {4, 0}, out).ok());
 }
 
 TEST_CASE("kernels: unary activations", "[runtime]") {

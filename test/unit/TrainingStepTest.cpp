@@ -114,6 +114,9 @@ void checkGradients(TrainingFixture &fixture, ModuleOp module,
   int checked = 0;
   for (unsigned r = 1; r < results.size(); ++r) {
     auto name = function.getResultAttrOfType<StringAttr>(r, "nn.gradient");
+    // State the step counts (dropout's step count) is no gradient.
+    if (!name && function.getResultAttr(r, "nn.updates"))
+      continue;
     REQUIRE(name);
     const Tensor &gradient = results[r];
     Tensor &param = feeds.at(name.str());
@@ -147,6 +150,8 @@ struct GradientCase {
   std::string params, body, resultType;
   /// Range of the random parameter values (kept off kinks and poles).
   double low = -1.0, high = 1.0;
+  /// nn-autodiff options beyond the loss and the optimizer.
+  std::string options = "";
 };
 
 } // namespace
@@ -158,6 +163,15 @@ TEST_CASE_METHOD(TrainingFixture,
   const std::string b23 = "  %b = nn.param \"b\" : tensor<2x3xf64>\n";
   const std::string b3 = "  %b = nn.param \"b\" : tensor<3xf64>\n";
   const std::string x = "  %x = nn.param \"x\" : tensor<2x3x4x4xf64>\n";
+  const std::string batchNormParams =
+      x + "  %s = nn.param \"s\" : tensor<3xf64>\n"
+          "  %c = nn.param \"c\" : tensor<3xf64>\n"
+          "  %m = nn.constant dense<[0.1, -0.2, 0.3]> : tensor<3xf64>\n"
+          "  %v = nn.constant dense<[0.5, 1.5, 2.0]> : tensor<3xf64>\n";
+  const std::string batchNorm =
+      "  %y = nn.batch_norm %x, %s, %c, %m, %v : tensor<2x3x4x4xf64>, "
+      "tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64> -> "
+      "tensor<2x3x4x4xf64>";
   auto unaryCase = [&](const char *name, const std::string &op,
                        const std::string &attrs = "", double low = -1.0,
                        double high = 1.0) {
@@ -263,17 +277,12 @@ TEST_CASE_METHOD(TrainingFixture,
        "tensor<2x2x3xf64>, tensor<2x3xf64>, tensor<2x3xf64> -> "
        "tensor<2x2x3xf64>",
        "tensor<2x2x3xf64>"},
-      {"batch_norm",
-       x + "  %s = nn.param \"s\" : tensor<3xf64>\n"
-           "  %c = nn.param \"c\" : tensor<3xf64>\n"
-           "  %m = nn.constant dense<[0.1, -0.2, 0.3]> : "
-           "tensor<3xf64>\n"
-           "  %v = nn.constant dense<[0.5, 1.5, 2.0]> : "
-           "tensor<3xf64>\n",
-       "  %y = nn.batch_norm %x, %s, %c, %m, %v : tensor<2x3x4x4xf64>, "
-       "tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64> -> "
-       "tensor<2x3x4x4xf64>",
+      {"batch_norm (the batch's statistics)", batchNormParams, batchNorm,
        "tensor<2x3x4x4xf64>"},
+      {"batch_norm (frozen statistics)", batchNormParams, batchNorm,
+       "tensor<2x3x4x4xf64>", -1.0, 1.0, "batch-norm=frozen"},
+      {"dropout (the same mask forward and backward)", a23,
+       "  %y = nn.dropout %a ratio = 0.5 : tensor<2x3xf64>", "tensor<2x3xf64>"},
       {"max_pool", x,
        "  %y = nn.max_pool %x kernel = [3, 2] strides = [1, 2] pads = [1, 0, "
        "1, 0] dilations = [1, 1] : tensor<2x3x4x4xf64> -> tensor<2x3x4x2xf64>",
@@ -316,8 +325,9 @@ TEST_CASE_METHOD(TrainingFixture,
   std::mt19937 rng(7);
   for (const GradientCase &c : cases) {
     SECTION(c.name) {
-      OwningOpRef<ModuleOp> module = step(
-          program(c.params, c.body, c.resultType), "loss=mse optimizer=none");
+      OwningOpRef<ModuleOp> module =
+          step(program(c.params, c.body, c.resultType),
+               "loss=mse optimizer=none " + c.options);
       NamedTensors feeds = randomFeeds(mainOf(*module), rng, c.low, c.high, 1);
       // The mse targets need no particular range.
       checkGradients(*this, *module, feeds);
@@ -462,6 +472,89 @@ TEST_CASE_METHOD(TrainingFixture,
   // The input is not a parameter: it is neither updated nor returned.
   CHECK(next.at("x").get(0) == 1.0);
   CHECK(function.getNumResults() == 4);
+}
+
+TEST_CASE_METHOD(TrainingFixture,
+                 "batch norm trains on the batch's statistics and updates "
+                 "the running ones as PyTorch does",
+                 "[training]") {
+  // x [N = 2, C = 2, L = 3]; mse against t; one SGD step with lr 1, so each
+  // update is the parameter minus its gradient. ONNX's momentum 0.9 is
+  // PyTorch's 0.1.
+  OwningOpRef<ModuleOp> module =
+      step(program("  %x = nn.input \"x\" : tensor<2x2x3xf32>\n"
+                   "  %s = nn.param \"s\" : tensor<2xf32>\n"
+                   "  %b = nn.param \"b\" : tensor<2xf32>\n"
+                   "  %m = nn.param \"m\" : tensor<2xf32>\n"
+                   "  %v = nn.param \"v\" : tensor<2xf32>\n",
+                   "  %y = nn.batch_norm %x, %s, %b, %m, %v epsilon = 0.001 "
+                   ": tensor<2x2x3xf32>, tensor<2xf32>, tensor<2xf32>, "
+                   "tensor<2xf32>, tensor<2xf32> -> tensor<2x2x3xf32>",
+                   "tensor<2x2x3xf32>"),
+           "loss=mse labels=t optimizer=sgd lr=1");
+  const double xs[2][2][3] = {{{1, 2, 4}, {0, -1, 3}},
+                              {{-2, 0.5, 1}, {2, 2, -4}}};
+  const double ts[2][2][3] = {{{0, 1, 0}, {1, 0, 0}}, {{0, 0, 1}, {0, 1, 0}}};
+  const double scale[2] = {1.5, -0.5}, bias[2] = {0.25, 1};
+  const double running[2][2] = {{0.1, -0.2}, {0.8, 1.2}}; // mean, var
+  const double epsilon = 0.001, momentum = 0.1;
+  auto fill = [](runtime::Shape shape, const double *values) {
+    Tensor t(DType::F32, std::move(shape));
+    for (int64_t i = 0; i < t.numElements(); ++i)
+      t.set(i, values[i]);
+    return t;
+  };
+  NamedTensors feeds;
+  feeds["x"] = fill({2, 2, 3}, &xs[0][0][0]);
+  feeds["t"] = fill({2, 2, 3}, &ts[0][0][0]);
+  feeds["s"] = fill({2}, scale);
+  feeds["b"] = fill({2}, bias);
+  feeds["m"] = fill({2}, running[0]);
+  feeds["v"] = fill({2}, running[1]);
+
+  // The reference, channel by channel: PyTorch's training batch norm.
+  double loss = 0, dscale[2] = {0, 0}, dbias[2] = {0, 0};
+  double newMean[2], newVar[2];
+  const int count = 6; // N x L values per channel
+  for (int c = 0; c < 2; ++c) {
+    double mean = 0, var = 0;
+    for (int n = 0; n < 2; ++n)
+      for (int l = 0; l < 3; ++l)
+        mean += xs[n][c][l] / count;
+    for (int n = 0; n < 2; ++n)
+      for (int l = 0; l < 3; ++l)
+        var += (xs[n][c][l] - mean) * (xs[n][c][l] - mean) / count;
+    for (int n = 0; n < 2; ++n)
+      for (int l = 0; l < 3; ++l) {
+        double xhat = (xs[n][c][l] - mean) / std::sqrt(var + epsilon);
+        double y = xhat * scale[c] + bias[c];
+        loss += (y - ts[n][c][l]) * (y - ts[n][c][l]) / 12;
+        double dy = 2 * (y - ts[n][c][l]) / 12;
+        dscale[c] += dy * xhat;
+        dbias[c] += dy;
+      }
+    newMean[c] = (1 - momentum) * running[0][c] + momentum * mean;
+    newVar[c] =
+        (1 - momentum) * running[1][c] + momentum * var * count / (count - 1);
+  }
+
+  func::FuncOp function = mainOf(*module);
+  std::vector<Tensor> results = run(*module, feeds);
+  CHECK(results[0].get(0) == Approx(loss).epsilon(1e-5));
+  NamedTensors next = applyUpdates(function, feeds, results);
+  for (int c = 0; c < 2; ++c) {
+    INFO("channel " << c);
+    CHECK(next.at("s").get(c) == Approx(scale[c] - dscale[c]).epsilon(1e-5));
+    CHECK(next.at("b").get(c) == Approx(bias[c] - dbias[c]).epsilon(1e-5));
+    CHECK(next.at("m").get(c) == Approx(newMean[c]).epsilon(1e-5));
+    CHECK(next.at("v").get(c) == Approx(newVar[c]).epsilon(1e-5));
+  }
+  // The running statistics are returned as such, and trained by nothing.
+  unsigned marked = 0;
+  for (unsigned r = 0; r < function.getNumResults(); ++r)
+    marked += function.getResultAttr(r, "nn.running_statistic") ? 1 : 0;
+  CHECK(marked == 2);
+  CHECK(function.getNumResults() == 5);
 }
 
 namespace {

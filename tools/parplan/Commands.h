@@ -79,6 +79,13 @@ struct TrainingOptions {
   std::string mixedPrecision = "none";
   /// Micro-batches the step accumulates gradients over.
   int64_t microBatches = 1;
+  /// batch (the batch's statistics) or frozen.
+  std::string batchNorm = "batch";
+  /// on (dropout drops in training) or off; the masks' seed.
+  std::string dropout = "on";
+  int64_t dropoutSeed = 0;
+  /// Parameters shared by layers to give each layer a copy of.
+  std::vector<std::string> untie;
 };
 
 struct TrainStepOptions {

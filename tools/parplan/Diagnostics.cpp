@@ -10,6 +10,10 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <mutex>
+#include <set>
+#include <string>
+
 using namespace mlir;
 
 namespace {
@@ -41,6 +45,15 @@ parplan::cli::OneLineDiagnostics::OneLineDiagnostics(MLIRContext &context)
           return success();
         if (diag.getSeverity() == DiagnosticSeverity::Error)
           lastErrorLocation = diag.getLocation();
+        // A command that runs a pass several times (compile's trials, each
+        // with its handler) says each warning once.
+        static std::mutex warnedMutex;
+        static std::set<std::string> warned;
+        if (diag.getSeverity() == DiagnosticSeverity::Warning) {
+          std::lock_guard<std::mutex> lock(warnedMutex);
+          if (!warned.insert(diag.str()).second)
+            return success();
+        }
         auto print = [&] {
           if (auto fileLoc =
                   diag.getLocation()->findInstanceOf<FileLineColLoc>())

@@ -190,6 +190,10 @@ void parplan::cli::setPipelineOptions(CompilePipelineOptions &pipeline,
   pipeline.recomputeLayers = training.recomputeLayers;
   pipeline.mixedPrecision = training.mixedPrecision;
   pipeline.microBatches = training.microBatches;
+  pipeline.batchNorm = training.batchNorm;
+  pipeline.dropout = training.dropout;
+  pipeline.dropoutSeed = training.dropoutSeed;
+  pipeline.untie = llvm::ArrayRef<std::string>(training.untie);
   if (!layout)
     return;
   pipeline.cluster = layout->cluster;

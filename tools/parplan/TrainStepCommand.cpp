@@ -48,6 +48,11 @@ int parplan::cli::runTrainStep(const TrainStepOptions &options) {
              groupThousands(stats.parameters), stats.parameterTensors,
              stats.untrainedTensors, formatBytes(stats.parameterBytes),
              formatBytes(stats.stateBytes));
+  if (stats.runningStatisticTensors > 0)
+    fmt::print("  batch norm   normalized with the batch's statistics; {} "
+               "running statistics updated (--batch-norm frozen keeps "
+               "them)\n",
+               stats.runningStatisticTensors);
   fmt::print("  FLOPs        forward {}, backward {}, recompute {}, "
              "optimizer {}; matrix products {}\n",
              formatFlops(stats.forwardFlops), formatFlops(stats.backwardFlops),

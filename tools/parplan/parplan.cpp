@@ -170,6 +170,27 @@ void addTrainingOptions(CLI::App *command,
       ->add_option("--mixed-precision", training.mixedPrecision,
                    "none (default), bf16 or fp16 (fp32 master weights)")
       ->check(CLI::IsMember({"none", "bf16", "fp16"}));
+  command
+      ->add_option("--batch-norm", training.batchNorm,
+                   "batch (default: normalize with the batch's statistics "
+                   "and update the running ones, as PyTorch trains) or "
+                   "frozen (the running statistics fixed, for fine-tuning)")
+      ->check(CLI::IsMember({"batch", "frozen"}));
+  command
+      ->add_option("--dropout", training.dropout,
+                   "on (default: dropout drops elements in training, the "
+                   "same ones on any mesh) or off (the identity)")
+      ->check(CLI::IsMember({"on", "off"}));
+  command->add_option("--dropout-seed", training.dropoutSeed,
+                      "Seed of the dropout masks (default 0)");
+  command
+      ->add_option("--untie", training.untie,
+                   "Give each layer that reads parameter NAME its own copy "
+                   "(exporters merge initializers of equal values into one "
+                   "tied parameter; compile warns of each); repeat or "
+                   "separate names with commas")
+      ->delimiter(',')
+      ->allow_extra_args(false);
   if (!autoMicroBatches) {
     command
         ->add_option("--micro-batches", training.microBatches,

@@ -29,6 +29,8 @@ void addCanonicalFormPasses(mlir::OpPassManager &pm);
 template <typename Derived>
 struct LayoutPipelineOptions : public mlir::PassPipelineOptions<Derived> {
   template <typename T> using Option = mlir::detail::PassOptions::Option<T>;
+  template <typename T>
+  using ListOption = mlir::detail::PassOptions::ListOption<T>;
 
   Option<std::string> cluster{
       *this, "cluster",
@@ -97,6 +99,19 @@ struct CompilePipelineOptions
       *this, "micro-batches",
       llvm::cl::desc("Micro-batches the step accumulates gradients over"),
       llvm::cl::init(1)};
+  ListOption<std::string> untie{
+      *this, "untie",
+      llvm::cl::desc("Parameters to give each layer's use a copy of")};
+  Option<std::string> dropout{
+      *this, "dropout", llvm::cl::desc("on (drop elements in training) or off"),
+      llvm::cl::init("on")};
+  Option<int64_t> dropoutSeed{*this, "dropout-seed",
+                              llvm::cl::desc("Seed of the dropout masks"),
+                              llvm::cl::init(0)};
+  Option<std::string> batchNorm{
+      *this, "batch-norm",
+      llvm::cl::desc("batch (the batch's statistics) or frozen"),
+      llvm::cl::init("batch")};
   Option<std::string> schedule{
       *this, "schedule",
       llvm::cl::desc("Pipeline schedule of stages with micro-batches: gpipe, "
@@ -105,7 +120,8 @@ struct CompilePipelineOptions
       llvm::cl::init("1f1b")};
 };
 
-/// nn-autodiff with the training options of `options`.
+/// nn-untie-parameters, then nn-autodiff, with the training options of
+/// `options`.
 void addAutodiffPass(mlir::OpPassManager &pm,
                      const CompilePipelineOptions &options);
 

@@ -60,8 +60,10 @@ struct TrainingStepStats {
   int64_t parameters = 0; // elements of the trained parameters
   int64_t parameterTensors = 0;
   int64_t untrainedTensors = 0; // float parameters frozen or without gradient
-  int64_t parameterBytes = 0;   // every nn.param but optimizer state
-  int64_t stateBytes = 0;       // nn.params with source = "zeros"
+  /// Batch norms' running means and variances the step updates.
+  int64_t runningStatisticTensors = 0;
+  int64_t parameterBytes = 0; // every nn.param but optimizer state
+  int64_t stateBytes = 0;     // nn.params with source = "zeros"
   int64_t savedActivationBytes = 0;
   /// The FLOPs above are of one micro-batch's program: the parts before
   /// the updates run this many times a step.

@@ -91,6 +91,14 @@ FailureOr<OpCost> MulOp::getCost() { return elementwise(*this, 1); }
 FailureOr<OpCost> DivOp::getCost() { return elementwise(*this, 1); }
 FailureOr<OpCost> PowOp::getCost() { return elementwise(*this, 1); }
 FailureOr<OpCost> WhereOp::getCost() { return elementwise(*this, 1); }
+// A hash per element, a compare and a scale.
+FailureOr<OpCost> DropoutOp::getCost() { return elementwise(*this, 4); }
+FailureOr<OpCost> EqualOp::getCost() { return elementwise(*this, 1); }
+FailureOr<OpCost> LessOp::getCost() { return elementwise(*this, 1); }
+FailureOr<OpCost> GreaterOp::getCost() { return elementwise(*this, 1); }
+FailureOr<OpCost> AndOp::getCost() { return elementwise(*this, 1); }
+FailureOr<OpCost> OrOp::getCost() { return elementwise(*this, 1); }
+FailureOr<OpCost> NotOp::getCost() { return elementwise(*this, 1); }
 FailureOr<OpCost> ReluOp::getCost() { return elementwise(*this, 1); }
 FailureOr<OpCost> TanhOp::getCost() { return elementwise(*this, 1); }
 FailureOr<OpCost> SqrtOp::getCost() { return elementwise(*this, 1); }

@@ -362,9 +362,16 @@ OpFoldResult foldBinary(ShapedType resultType, Attribute lhsAttr,
     return flat;
   };
   SmallVector<int64_t> index(rank, 0);
-  Type element = resultType.getElementType();
-  SmallVector<APInt> ints;
-  SmallVector<APFloat> floats;
+  // The operands' type decides the arithmetic; the functions' results the
+  // result's (i1 for comparisons).
+  Type element = lhsType.getElementType();
+  using IntResult = typename std::invoke_result_t<IntFn, const APInt &,
+                                                  const APInt &>::value_type;
+  using FloatResult =
+      typename std::invoke_result_t<FloatFn, const APFloat &,
+                                    const APFloat &>::value_type;
+  SmallVector<IntResult> ints;
+  SmallVector<FloatResult> floats;
   SmallVector<APInt> lhsInts, rhsInts;
   SmallVector<APFloat> lhsFloats, rhsFloats;
   bool isInt = isa<IntegerType>(element);
@@ -384,12 +391,12 @@ OpFoldResult foldBinary(ShapedType resultType, Attribute lhsAttr,
   for (int64_t flat = 0; flat < resultType.getNumElements(); ++flat) {
     int64_t l = sourceIndex(lhsType, index), r = sourceIndex(rhsType, index);
     if (isInt) {
-      std::optional<APInt> value = intFn(lhsInts[l], rhsInts[r]);
+      std::optional<IntResult> value = intFn(lhsInts[l], rhsInts[r]);
       if (!value)
         return {};
       ints.push_back(*value);
     } else {
-      std::optional<APFloat> value = floatFn(lhsFloats[l], rhsFloats[r]);
+      std::optional<FloatResult> value = floatFn(lhsFloats[l], rhsFloats[r]);
       if (!value)
         return {};
       floats.push_back(*value);
@@ -486,6 +493,113 @@ OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
       });
 }
 
+//===----------------------------------------------------------------------===//
+// Comparisons and logic
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Comparisons and logical ops read two operands of one element type (i1
+/// for and/or) and give i1.
+LogicalResult inferCompare(std::optional<Location> location, StringRef name,
+                           Value lhs, Value rhs, bool logical,
+                           SmallVectorImpl<Type> &inferred) {
+  auto lhsType = rankedType(lhs), rhsType = rankedType(rhs);
+  if (!lhsType || !rhsType ||
+      lhsType.getElementType() != rhsType.getElementType())
+    return inferError(location, name,
+                      "needs two ranked operands of one element type");
+  Builder b(lhs.getContext());
+  if (logical && !lhsType.getElementType().isInteger(1))
+    return inferError(location, name, "needs i1 operands");
+  return inferBroadcast(location, name, {lhs, rhs}, b.getI1Type(), inferred);
+}
+
+APInt truth(bool value) { return APInt(1, value ? 1 : 0); }
+
+/// Folds a comparison: `intFn` on integers (signed), `floatFn` on the
+/// ordering of floats.
+template <typename IntFn, typename FloatFn>
+OpFoldResult foldCompare(ShapedType type, Attribute lhs, Attribute rhs,
+                         IntFn intFn, FloatFn floatFn) {
+  return foldBinary(
+      type, lhs, rhs,
+      [&](const APInt &a, const APInt &b) -> OptInt {
+        return truth(intFn(a, b));
+      },
+      [&](const APFloat &a, const APFloat &b) -> OptInt {
+        return truth(floatFn(a.compare(b)));
+      });
+}
+} // namespace
+
+#define PARPLAN_COMPARE_INFER(OP, LOGICAL)                                     \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> location, Adaptor adaptor,        \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferCompare(location, getOperationName(), adaptor.getLhs(),        \
+                        adaptor.getRhs(), LOGICAL, inferred);                  \
+  }
+PARPLAN_COMPARE_INFER(EqualOp, false)
+PARPLAN_COMPARE_INFER(LessOp, false)
+PARPLAN_COMPARE_INFER(GreaterOp, false)
+PARPLAN_COMPARE_INFER(AndOp, true)
+PARPLAN_COMPARE_INFER(OrOp, true)
+#undef PARPLAN_COMPARE_INFER
+
+OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(
+      getType(), adaptor.getLhs(), adaptor.getRhs(),
+      [](const APInt &a, const APInt &b) { return a == b; },
+      [](APFloat::cmpResult c) { return c == APFloat::cmpEqual; });
+}
+OpFoldResult LessOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(
+      getType(), adaptor.getLhs(), adaptor.getRhs(),
+      [](const APInt &a, const APInt &b) { return a.slt(b); },
+      [](APFloat::cmpResult c) { return c == APFloat::cmpLessThan; });
+}
+OpFoldResult GreaterOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(
+      getType(), adaptor.getLhs(), adaptor.getRhs(),
+      [](const APInt &a, const APInt &b) { return a.sgt(b); },
+      [](APFloat::cmpResult c) { return c == APFloat::cmpGreaterThan; });
+}
+OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(
+      getType(), adaptor.getLhs(), adaptor.getRhs(),
+      [](const APInt &a, const APInt &b) { return !a.isZero() && !b.isZero(); },
+      [](APFloat::cmpResult) { return false; });
+}
+OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(
+      getType(), adaptor.getLhs(), adaptor.getRhs(),
+      [](const APInt &a, const APInt &b) { return !a.isZero() || !b.isZero(); },
+      [](APFloat::cmpResult) { return false; });
+}
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr input = foldableConstant(adaptor.getInput());
+  if (!input)
+    return {};
+  SmallVector<APInt> values;
+  for (const APInt &value : input.getValues<APInt>())
+    values.push_back(truth(value.isZero()));
+  return DenseElementsAttr::get(getType(), values);
+}
+
+OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr condition = foldableConstant(adaptor.getCondition());
+  if (!condition)
+    return {};
+  auto values = condition.getValues<APInt>();
+  bool first = !(*values.begin()).isZero();
+  if (llvm::any_of(values, [&](const APInt &v) { return v.isZero() == first; }))
+    return {};
+  Value picked = first ? getLhs() : getRhs();
+  if (picked.getType() != getType())
+    return {};
+  return picked;
+}
+
 LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> location,
                                         Adaptor adaptor,
@@ -498,6 +612,24 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
       location, getOperationName(),
       {adaptor.getCondition(), adaptor.getLhs(), adaptor.getRhs()},
       lhs.getElementType(), inferred);
+}
+
+LogicalResult DropoutOp::verify() {
+  double ratio = getRatio().convertToDouble();
+  if (!(ratio >= 0.0 && ratio < 1.0)) {
+    return emitOpError() << "ratio " << numberString(ratio)
+                         << " is outside [0, 1) (the probability of "
+                            "dropping an element)";
+  }
+  return success();
+}
+
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  // The inference form is the identity too, but stays until a training step
+  // decides (nn-autodiff's dropout option).
+  if (getRatio().isZero())
+    return getInput();
+  return {};
 }
 
 LogicalResult ClipOp::verify() {
@@ -634,6 +766,12 @@ LogicalResult BatchNormOp::verify() {
     if (shape != ArrayRef<int64_t>{channels})
       return emitOpError() << role << " of shape " << shapeString(shape)
                            << " does not match the " << channels << " channels";
+  }
+  double momentum = getMomentum().convertToDouble();
+  if (!(momentum >= 0.0 && momentum <= 1.0)) {
+    return emitOpError() << "momentum " << numberString(momentum)
+                         << " is outside [0, 1] (the weight of the running "
+                            "statistics in their update)";
   }
   return success();
 }

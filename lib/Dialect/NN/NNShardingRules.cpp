@@ -251,6 +251,33 @@ LogicalResult PowOp::getSbpSignatures(Signatures &out) {
 LogicalResult WhereOp::getSbpSignatures(Signatures &out) {
   return elementwise(*this, out);
 }
+// Dropout scales each element by its mask's factor: linear in its input.
+LogicalResult DropoutOp::getSbpSignatures(Signatures &out) {
+  (void)elementwise(*this, out);
+  std::vector<Sbp> operands(getNumOperands(), B);
+  operands[0] = P;
+  add(out, operands, {P});
+  return success();
+}
+// Comparisons and logic are elementwise and not linear: no partial sums.
+LogicalResult EqualOp::getSbpSignatures(Signatures &out) {
+  return elementwise(*this, out);
+}
+LogicalResult LessOp::getSbpSignatures(Signatures &out) {
+  return elementwise(*this, out);
+}
+LogicalResult GreaterOp::getSbpSignatures(Signatures &out) {
+  return elementwise(*this, out);
+}
+LogicalResult AndOp::getSbpSignatures(Signatures &out) {
+  return elementwise(*this, out);
+}
+LogicalResult OrOp::getSbpSignatures(Signatures &out) {
+  return elementwise(*this, out);
+}
+LogicalResult NotOp::getSbpSignatures(Signatures &out) {
+  return elementwise(*this, out);
+}
 LogicalResult ReluOp::getSbpSignatures(Signatures &out) {
   return elementwise(*this, out);
 }

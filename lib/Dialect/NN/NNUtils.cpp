@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 std::optional<int64_t> parplan::nn::normalizeAxis(int64_t axis, int64_t rank) {
@@ -27,6 +28,12 @@ std::string parplan::nn::listString(llvm::ArrayRef<int64_t> values) {
   llvm::raw_string_ostream os(text);
   llvm::interleaveComma(values, os);
   return text + "]";
+}
+
+std::string parplan::nn::numberString(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
 }
 
 std::string parplan::nn::nodeName(mlir::Operation *op) {

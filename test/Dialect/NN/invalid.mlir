@@ -685,3 +685,29 @@ func.func @param_part_axis() {
   %0 = nn.param "w[0:4]" {part = array<i64: 1, 0, 8>, part_of = "w"} : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @and_of_floats(%a: tensor<3xf32>) {
+  // expected-error @+2 {{'nn.and' op needs i1 operands}}
+  // expected-error @+1 {{'nn.and' op failed to infer returned types}}
+  %0 = nn.and %a, %a : tensor<3xf32>, tensor<3xf32> -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @compare_types(%a: tensor<3xf32>, %b: tensor<3xi64>) {
+  // expected-error @+2 {{'nn.equal' op needs two ranked operands of one element type}}
+  // expected-error @+1 {{'nn.equal' op failed to infer returned types}}
+  %0 = nn.equal %a, %b : tensor<3xf32>, tensor<3xi64> -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @compare_result(%a: tensor<3xf32>) {
+  // expected-error @+1 {{'nn.less' op result #0 must be statically shaped tensor of 1-bit signless integer values}}
+  %0 = nn.less %a, %a : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return
+}

@@ -67,6 +67,21 @@ func.func @elementwise(%a: tensor<8x6xf32>, %b: tensor<6xf32>, %c: tensor<8x1xi1
   return
 }
 
+// Comparisons and logic: elementwise splits of their i1 results, never a
+// partial sum (not linear).
+// CHECK-LABEL: func.func @compare
+func.func @compare(%a: tensor<8x6xf32>, %b: tensor<6xf32>, %c: tensor<8x6xi1>) {
+// CHECK: nn.equal {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(S(1), S(0)) -> S(1)", "(B, B) -> B"]
+  %0 = nn.equal %a, %b : tensor<8x6xf32>, tensor<6xf32> -> tensor<8x6xi1>
+// CHECK: nn.less {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(S(1), S(0)) -> S(1)", "(B, B) -> B"]
+  %1 = nn.less %a, %b : tensor<8x6xf32>, tensor<6xf32> -> tensor<8x6xi1>
+// CHECK: nn.and {{.*}}sbp_rules = {{\[}}"(S(0), S(0)) -> S(0)", "(S(1), S(1)) -> S(1)", "(B, B) -> B"]
+  %2 = nn.and %0, %c : tensor<8x6xi1>, tensor<8x6xi1> -> tensor<8x6xi1>
+// CHECK: nn.not {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> S(1)", "(B) -> B"]
+  %3 = nn.not %2 : tensor<8x6xi1>
+  return
+}
+
 // Normalizations split only what they do not normalize over; batch norm
 // splits its statistics with the channels; pooling splits batch and channels.
 // CHECK-LABEL: func.func @norms

@@ -30,6 +30,9 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape);
 /// "[0, 2, 1]".
 std::string listString(llvm::ArrayRef<int64_t> values);
 
+/// A number as a user wrote it: "0.9", "1.5", "1e-05" (printf's %g).
+std::string numberString(double value);
+
 /// The name a user knows an op by: the ONNX node (its NameLoc), or the
 /// initializer or input name of parameters and inputs; empty when none.
 std::string nodeName(mlir::Operation *op);

@@ -1,0 +1,82 @@
+//===- NNDecompositions.cpp - nn programs built of other nn ops -----------===//
+
+#include "parplan/Dialect/NN/NNDecompositions.h"
+#include "parplan/Dialect/NN/NNOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+
+namespace {
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+Value scalar(OpBuilder &b, Location loc, Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  return parplan::nn::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getFloatAttr(elementType, value)));
+}
+
+Value reshape(OpBuilder &b, Location loc, Value value,
+              ArrayRef<int64_t> shape) {
+  auto type = tensorType(value);
+  if (type.getShape() == shape)
+    return value;
+  return parplan::nn::ReshapeOp::create(b, loc, type.clone(shape), value);
+}
+
+} // namespace
+
+parplan::nn::BatchStatistics
+parplan::nn::buildBatchNormWithBatchStatistics(OpBuilder &b, Location loc,
+                                               Value input, Value scale,
+                                               Value bias, double epsilon) {
+  auto type = tensorType(input);
+  int64_t rank = type.getRank(), channels = type.getDimSize(1);
+  Type element = type.getElementType();
+  // Per-channel values broadcast against [N, C, ...] from the right.
+  SmallVector<int64_t> column(rank - 1, 1);
+  column[0] = channels;
+  SmallVector<int64_t> axes = {0};
+  int64_t count = type.getDimSize(0);
+  for (int64_t d = 2; d < rank; ++d) {
+    axes.push_back(d);
+    count *= type.getDimSize(d);
+  }
+  auto meanOver = [&](Value value) -> Value {
+    return ReduceMeanOp::create(b, loc, value, b.getDenseI64ArrayAttr(axes),
+                                b.getBoolAttr(true));
+  };
+  Value mean = meanOver(input);
+  Value centered = SubOp::create(b, loc, input, mean);
+  Value variance = meanOver(MulOp::create(b, loc, centered, centered));
+  Value deviation = SqrtOp::create(
+      b, loc,
+      AddOp::create(b, loc, variance, scalar(b, loc, element, epsilon)));
+  // scale / deviation on [C] first: one division per channel, not per
+  // element.
+  Value factor = DivOp::create(b, loc, reshape(b, loc, scale, column),
+                               reshape(b, loc, deviation, column));
+  Value result = AddOp::create(b, loc, MulOp::create(b, loc, centered, factor),
+                               reshape(b, loc, bias, column));
+  return {result, reshape(b, loc, mean, {channels}),
+          reshape(b, loc, variance, {channels}), count};
+}
+
+Value parplan::nn::buildRunningStatisticUpdate(OpBuilder &b, Location loc,
+                                               Value running, Value batch,
+                                               double momentum,
+                                               double batchFactor) {
+  auto type = tensorType(running);
+  if (tensorType(batch).getElementType() != type.getElementType())
+    batch = CastOp::create(b, loc, type, batch);
+  Type element = type.getElementType();
+  Value kept =
+      MulOp::create(b, loc, running, scalar(b, loc, element, momentum));
+  Value added = MulOp::create(
+      b, loc, batch, scalar(b, loc, element, batchFactor * (1.0 - momentum)));
+  return AddOp::create(b, loc, kept, added);
+}
