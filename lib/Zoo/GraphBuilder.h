@@ -142,6 +142,7 @@ void buildGptGraph(GraphBuilder &b, const GptOptions &options, int64_t opset);
 void buildBertGraph(GraphBuilder &b, const BertOptions &options, int64_t opset);
 void buildVgg16Graph(GraphBuilder &b, const Vgg16Options &options);
 void buildResNet50Graph(GraphBuilder &b, const ResNet50Options &options);
+void buildVitGraph(GraphBuilder &b, const VitOptions &options, int64_t opset);
 
 /// The ResNet50 closed count, shared with expectedParameterCount.
 int64_t resnet50Parameters(int64_t numClasses);

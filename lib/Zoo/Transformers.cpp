@@ -1,8 +1,9 @@
-//===- Transformers.cpp - MLP, GPT and BERT graphs ------------------------===//
+//===- Transformers.cpp - MLP, GPT, BERT and ViT graphs -------------------===//
 //
 // Layouts follow torch.onnx.export of the Hugging Face modules (GPT2Model +
-// LM head, BertModel) in eval mode: dropout is gone, Linear layers on 3-D
-// activations are MatMul + Add with the weight stored [in, out].
+// LM head, BertModel) and torchvision's vit_b_16 in eval mode: dropout is
+// gone, Linear layers on 3-D activations are MatMul + Add with the weight
+// stored [in, out].
 //
 //===----------------------------------------------------------------------===//
 
@@ -174,4 +175,74 @@ void parplan::zoo::detail::buildBertGraph(GraphBuilder &b,
     b.node("/pooler/activation", "Tanh", {dense}, {}, "pooler_output");
     b.output("pooler_output", kFloat, {kBatch, h});
   }
+}
+
+void parplan::zoo::detail::buildVitGraph(GraphBuilder &b,
+                                         const VitOptions &options,
+                                         int64_t opset) {
+  const int64_t h = options.hidden, image = 224, patch = 16;
+  const int64_t patches = (image / patch) * (image / patch), s = patches + 1;
+  b.input("input", kFloat, {kBatch, 3, image, image});
+  // torchvision's _process_input: torch._assert(h == self.image_size), which
+  // the export keeps as a dangling Equal on the traced shape.
+  std::string shape = b.node("", "Shape", {"input"});
+  std::string height = b.node("", "Gather", {shape, b.constantInt("", 2)},
+                              {GraphBuilder::attrInt("axis", 0)});
+  b.node("", "Equal", {height, b.constantInt("", image)});
+
+  std::string weight = b.parameter("conv_proj.weight", {h, 3, patch, patch});
+  std::string bias = b.parameter("conv_proj.bias", {h});
+  std::string x =
+      b.node("/conv_proj", "Conv", {"input", weight, bias},
+             {GraphBuilder::attrInts("kernel_shape", {patch, patch}),
+              GraphBuilder::attrInts("strides", {patch, patch})});
+  x = b.node("", "Reshape", {x, b.constantInts("", {0, h, patches})});
+  x = b.node("", "Transpose", {x}, {GraphBuilder::attrInts("perm", {0, 2, 1})});
+  // The class token, expanded to the batch (read from the input's shape,
+  // as the traced expand does), in front of the patches.
+  std::string token = b.parameter("class_token", {1, 1, h});
+  std::string batch = b.node(
+      "", "Gather", {b.node("", "Shape", {"input"}), b.constantInts("", {0})},
+      {GraphBuilder::attrInt("axis", 0)});
+  std::string expanded =
+      b.node("", "Expand",
+             {token, b.node("", "Concat", {batch, b.constantInts("", {1, h})},
+                            {GraphBuilder::attrInt("axis", 0)})});
+  x = b.node("", "Concat", {expanded, x}, {GraphBuilder::attrInt("axis", 1)});
+  x = b.node("/encoder", "Add",
+             {x, b.parameter("encoder.pos_embedding", {1, s, h})});
+
+  for (int64_t i = 0; i < options.layers; ++i) {
+    std::string name = "encoder_layer_" + std::to_string(i);
+    std::string scope = "/encoder/layers/" + name;
+    std::string prefix = "encoder.layers." + name;
+    std::string y =
+        layerNorm(b, scope + "/ln_1", prefix + ".ln_1", x, h, opset);
+    // nn.MultiheadAttention: one [h, 3h] input projection, split in three.
+    std::string attn = scope + "/self_attention";
+    std::string qkv = linear3d(b, attn + "/in_proj",
+                               prefix + ".self_attention.in_proj", y, h, 3 * h);
+    std::vector<std::string> parts =
+        b.nodeN(attn, "Split", {qkv, b.constantInts(attn, {h, h, h})}, 3,
+                {GraphBuilder::attrInt("axis", -1)});
+    std::string context =
+        attention(b, attn, parts[0], parts[1], parts[2], h, options.heads, "");
+    std::string projected =
+        linear3d(b, attn + "/out_proj", prefix + ".self_attention.out_proj",
+                 context, h, h);
+    x = b.node(scope, "Add", {projected, x});
+    y = layerNorm(b, scope + "/ln_2", prefix + ".ln_2", x, h, opset);
+    std::string up =
+        linear3d(b, scope + "/mlp/0", prefix + ".mlp.0", y, h, 4 * h);
+    std::string act = gelu(b, scope + "/mlp/1", up);
+    std::string down =
+        linear3d(b, scope + "/mlp/3", prefix + ".mlp.3", act, 4 * h, h);
+    x = b.node(scope, "Add", {down, x});
+  }
+  x = layerNorm(b, "/encoder/ln", "encoder.ln", x, h, opset);
+  std::string cls = b.node("/heads", "Gather", {x, b.constantInt("/heads", 0)},
+                           {GraphBuilder::attrInt("axis", 1)});
+  linear2d(b, "/heads/head", "heads.head", cls, h, options.numClasses,
+           "output");
+  b.output("output", kFloat, {kBatch, options.numClasses});
 }

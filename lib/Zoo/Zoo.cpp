@@ -30,11 +30,10 @@ struct ModelEntry {
   const char *name;
 };
 
-const ModelEntry kModels[] = {{ModelKind::Mlp, "mlp"},
-                              {ModelKind::Gpt, "gpt"},
-                              {ModelKind::Bert, "bert"},
-                              {ModelKind::Vgg16, "vgg16"},
-                              {ModelKind::ResNet50, "resnet50"}};
+const ModelEntry kModels[] = {
+    {ModelKind::Mlp, "mlp"},           {ModelKind::Gpt, "gpt"},
+    {ModelKind::Bert, "bert"},         {ModelKind::Vgg16, "vgg16"},
+    {ModelKind::ResNet50, "resnet50"}, {ModelKind::VitB16, "vit_b_16"}};
 
 std::optional<std::string> checkPositive(const char *what, int64_t value,
                                          int64_t max = kMaxDim) {
@@ -106,6 +105,13 @@ std::optional<std::string> checkOptions(const ModelSpec &spec) {
     return checkPositive("classes", spec.vgg16.numClasses);
   case ModelKind::ResNet50:
     return checkPositive("classes", spec.resnet50.numClasses);
+  case ModelKind::VitB16: {
+    const VitOptions &o = spec.vit;
+    // 197 positions: the class token and 14 x 14 patches.
+    if (auto error = checkTransformer(o.layers, o.hidden, o.heads, 197, 1))
+      return error;
+    return checkPositive("classes", o.numClasses);
+  }
   }
   // Bound the counts (l h^2 for transformers) before any int64 math.
   long double approx = 0;
@@ -117,6 +123,8 @@ std::optional<std::string> checkOptions(const ModelSpec &spec) {
     approx = 12.0L * spec.gpt.layers * spec.gpt.hidden * spec.gpt.hidden;
   if (spec.kind == ModelKind::Bert)
     approx = 12.0L * spec.bert.layers * spec.bert.hidden * spec.bert.hidden;
+  if (spec.kind == ModelKind::VitB16)
+    approx = 12.0L * spec.vit.layers * spec.vit.hidden * spec.vit.hidden;
   if (approx > kMaxParameters)
     return "model too large: over 10^16 parameters";
   return std::nullopt;
@@ -163,6 +171,9 @@ std::unique_ptr<Draft> draft(const ModelSpec &spec) {
     break;
   case ModelKind::ResNet50:
     buildResNet50Graph(b, spec.resnet50);
+    break;
+  case ModelKind::VitB16:
+    buildVitGraph(b, spec.vit, spec.common.opset);
     break;
   }
   return result;
@@ -314,6 +325,14 @@ int64_t parplan::zoo::expectedParameterCount(const ModelSpec &spec) {
     return vgg16Parameters(spec.vgg16.numClasses);
   case ModelKind::ResNet50:
     return resnet50Parameters(spec.resnet50.numClasses);
+  case ModelKind::VitB16: {
+    const VitOptions &o = spec.vit;
+    int64_t l = o.layers, h = o.hidden;
+    // Patch projection (3 x 16 x 16 weights and a bias per channel), class
+    // token, 197 positions, the final norm, the head.
+    return 12 * l * h * h + 13 * l * h + (768 + 1 + 1 + 197 + 2) * h +
+           (h + 1) * o.numClasses;
+  }
   }
   return 0;
 }
@@ -332,6 +351,8 @@ int64_t parplan::zoo::layerCount(const ModelSpec &spec) {
     return 16;
   case ModelKind::ResNet50:
     return 50;
+  case ModelKind::VitB16:
+    return spec.vit.layers;
   }
   return 0;
 }
@@ -393,6 +414,11 @@ onnx::ModelProto parplan::zoo::buildVgg16(const Vgg16Options &options,
 onnx::ModelProto parplan::zoo::buildResNet50(const ResNet50Options &options,
                                              const CommonOptions &common) {
   return buildOne(ModelKind::ResNet50, &ModelSpec::resnet50, options, common);
+}
+
+onnx::ModelProto parplan::zoo::buildVit(const VitOptions &options,
+                                        const CommonOptions &common) {
+  return buildOne(ModelKind::VitB16, &ModelSpec::vit, options, common);
 }
 
 std::optional<std::string> parplan::zoo::writeModel(const ModelSpec &spec,

@@ -208,6 +208,22 @@ TEST_CASE("every model builds and passes the checker", "[zoo]") {
     CHECK(countOps(built.model, "Dropout") == 2);
     CHECK(outputShape(built.model, 0) == std::vector<int64_t>{1, 1000});
   }
+  SECTION("vit_b_16, opset 13 and 17, with its shape assert") {
+    int64_t opset = GENERATE(13, 17);
+    CAPTURE(opset);
+    ModelSpec spec = ofKind(ModelKind::VitB16);
+    spec.vit.layers = 2;
+    spec.vit.hidden = 64;
+    spec.vit.heads = 4;
+    spec.common.opset = opset;
+    BuiltModel built = build(spec);
+    checkModel(built.model);
+    CHECK(countOps(built.model, "Conv") == 1);
+    CHECK(countOps(built.model, "Equal") == 1);
+    CHECK(countOps(built.model, "Split") == 2);
+    CHECK(countOps(built.model, "Softmax") == 2);
+    CHECK(outputShape(built.model, 0) == std::vector<int64_t>{1, 1000});
+  }
   SECTION("resnet50") {
     const BuiltModel &built = cached(ModelKind::ResNet50);
     checkModel(built.model);
@@ -466,6 +482,17 @@ TEST_CASE("parameter counts equal the closed formulas", "[zoo]") {
     CHECK(expectedParameterCount(ofKind(ModelKind::ResNet50)) == 25557032);
     CHECK(cached(ModelKind::ResNet50).summary.parameters == 25557032);
     CHECK(countParameters(cached(ModelKind::ResNet50).model) == 25557032);
+  }
+  SECTION("vit_b_16: 86,567,656, torchvision's count") {
+    ModelSpec spec = ofKind(ModelKind::VitB16);
+    spec.common.shapeOnly = true;
+    CHECK(expectedParameterCount(spec) == 86567656);
+    CHECK(countParameters(build(spec).model) == 86567656);
+    spec.vit.layers = 3;
+    spec.vit.hidden = 96;
+    spec.vit.heads = 6;
+    spec.vit.numClasses = 10;
+    CHECK(countParameters(build(spec).model) == expectedParameterCount(spec));
   }
   SECTION("vgg16: 138,357,544") {
     CHECK(expectedParameterCount(ofKind(ModelKind::Vgg16)) == 138357544);

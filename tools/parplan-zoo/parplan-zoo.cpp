@@ -84,6 +84,11 @@ std::string describe(const ModelSpec &spec) {
     return "224x224, 1000 classes";
   case ModelKind::ResNet50:
     return "224x224, 1000 classes, BatchNorm kept";
+  case ModelKind::VitB16:
+    return fmt::format("224x224, 16x16 patches, {} layers, hidden {}, {} "
+                       "heads, {} classes",
+                       spec.vit.layers, spec.vit.hidden, spec.vit.heads,
+                       spec.vit.numClasses);
   }
   return "";
 }
@@ -206,6 +211,18 @@ int main(int argc, char **argv) {
   resnet->add_option("--classes", spec.resnet50.numClasses, "Output classes")
       ->capture_default_str();
 
+  CLI::App *vit = app.add_subcommand(
+      "vit_b_16", "torchvision ViT-B/16, 224x224, with its shape assert");
+  addCommon(vit);
+  vit->add_option("--layers", spec.vit.layers, "Encoder layers")
+      ->capture_default_str();
+  vit->add_option("--hidden", spec.vit.hidden, "Hidden size")
+      ->capture_default_str();
+  vit->add_option("--heads", spec.vit.heads, "Attention heads")
+      ->capture_default_str();
+  vit->add_option("--classes", spec.vit.numClasses, "Output classes")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &error) {
@@ -220,7 +237,7 @@ int main(int argc, char **argv) {
   if (app.get_subcommands().empty()) {
     fmt::print(stderr,
                "parplan-zoo: error: name a model (mlp, gpt, bert, vgg16, "
-               "resnet50) or --list; --help for usage\n");
+               "resnet50, vit_b_16) or --list; --help for usage\n");
     return 2;
   }
 

@@ -33,9 +33,9 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-enum class ModelKind { Mlp, Gpt, Bert, Vgg16, ResNet50 };
+enum class ModelKind { Mlp, Gpt, Bert, Vgg16, ResNet50, VitB16 };
 
-/// "mlp", "gpt", "bert", "vgg16", "resnet50".
+/// "mlp", "gpt", "bert", "vgg16", "resnet50", "vit_b_16".
 const char *modelName(ModelKind kind);
 std::optional<ModelKind> parseModelKind(std::string_view name);
 /// Every model, in the order above.
@@ -102,6 +102,17 @@ struct ResNet50Options {
   int64_t numClasses = 1000;
 };
 
+/// torchvision.models.vit_b_16 at 224x224 (16x16 patches, a class token,
+/// pre-LN encoder layers with a fused query-key-value projection), with the
+/// shape assert torchvision's export keeps (Shape, Gather, Equal on the
+/// image height). The defaults are vit_b_16.
+struct VitOptions {
+  int64_t layers = 12;
+  int64_t hidden = 768;
+  int64_t heads = 12;
+  int64_t numClasses = 1000;
+};
+
 /// A model and all its options; only the struct of `kind` is used.
 struct ModelSpec {
   ModelKind kind = ModelKind::Mlp;
@@ -111,6 +122,7 @@ struct ModelSpec {
   BertOptions bert;
   Vgg16Options vgg16;
   ResNet50Options resnet50;
+  VitOptions vit;
 };
 
 /// A named configuration of a transformer: layers, hidden size and heads;
@@ -147,9 +159,11 @@ std::optional<std::string> validate(const ModelSpec &spec);
 ///   bert:     12 l h^2 + 13 l h + (V + s + T) h + 2h   (+ h^2 + h pooler)
 ///   vgg16:    138,357,544 at 1000 classes
 ///   resnet50: 25,557,032 at 1000 classes
+///   vit_b_16: 12 l h^2 + 13 l h + (768 + 1 + 1 + 197 + 2) h + (h + 1) C
+///             (86,567,656 at 1000 classes)
 int64_t expectedParameterCount(const ModelSpec &spec);
 
-/// Weight layers: Linear layers (mlp), blocks (gpt, bert), 16, 50.
+/// Weight layers: Linear layers (mlp), blocks (gpt, bert, vit), 16, 50.
 int64_t layerCount(const ModelSpec &spec);
 
 /// What a build produced.
@@ -183,6 +197,8 @@ onnx::ModelProto buildVgg16(const Vgg16Options &options = {},
                             const CommonOptions &common = {});
 onnx::ModelProto buildResNet50(const ResNet50Options &options = {},
                                const CommonOptions &common = {});
+onnx::ModelProto buildVit(const VitOptions &options = {},
+                          const CommonOptions &common = {});
 
 /// Builds the model and writes it to `path` with SerializeToOstream; the
 /// bytes depend on `spec` only. An empty common.externalDataLocation becomes
