@@ -361,7 +361,8 @@ def NN_GeluOp : NN_ComputeOp<"gelu", [SameOperandsAndResultType]> {
   }];
 }
 
-def NN_DropoutOp : NN_ComputeOp<"dropout", [AllTypesMatch<["input", "result"]>]> {
+def NN_DropoutOp : NN_ComputeOp<"dropout", [AllTypesMatch<["input", "result"]>,
+    AttrSizedOperandSegments]> {
   let summary = "Dropout (ONNX Dropout)";
   let description = [{
     Without `step`, the inference form as imported: the identity. With
@@ -370,30 +371,33 @@ def NN_DropoutOp : NN_ComputeOp<"dropout", [AllTypesMatch<["input", "result"]>]>
     `1 / (1 - ratio)`, or zeroed:
 
     ```
-    y[i] = u(seed, step, key, i) >= ratio ? x[i] / (1 - ratio) : 0
+    y[i] = u(seed, step, micro_batch, key, i) >= ratio ? x[i] / (1 - ratio) : 0
     ```
 
-    where `i` is the element's row-major index in the logical tensor and
-    `u` a counter-based uniform number in [0, 1) (docs/training.md): the
-    mask depends on no device's block, so any layout drops the same
-    elements as one device. Its gradient is the same op on the result's
-    cotangent. Folds to its input when `ratio` is 0.
+    where `i` is the element's row-major index in the logical tensor,
+    `micro_batch` the `nn.micro_batch` index (0 when absent) and `u` a
+    counter-based uniform number in [0, 1) (docs/training.md): the mask
+    depends on no device's block, so any layout drops the same elements as
+    one device. Its gradient is the same op on the result's cotangent.
+    Folds to its input when `ratio` is 0.
 
     ```mlir
     %y = nn.dropout %x ratio = 1.000000e-01 : tensor<8x128x768xf32>
-    %t = nn.dropout %x, %step ratio = 1.000000e-01 {key = 3 : i64, seed = 0 : i64}
-           : tensor<8x128x768xf32>, tensor<f32>
+    %t = nn.dropout %x step %step micro_batch %m ratio = 1.000000e-01
+           {key = 3 : i64} : tensor<8x128x768xf32>, tensor<f32>, tensor<i64>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$input,
                        Optional<0DTensorOf<[F32]>>:$step,
+                       Optional<0DTensorOf<[I64]>>:$micro_batch,
                        DefaultValuedAttr<F32Attr, "0.5">:$ratio,
                        DefaultValuedAttr<I64Attr, "0">:$seed,
                        DefaultValuedAttr<I64Attr, "0">:$key);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`,` $step^)? (`ratio` `=` $ratio^)? attr-dict `:` type($input)
-    (`,` type($step)^)?
+    $input (`step` $step^)? (`micro_batch` $micro_batch^)?
+    (`ratio` `=` $ratio^)? attr-dict `:` type($input) (`,` type($step)^)?
+    (`,` type($micro_batch)^)?
   }];
   let hasVerifier = 1;
   let hasFolder = 1;

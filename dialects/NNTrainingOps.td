@@ -367,6 +367,22 @@ def NN_SoftmaxCrossEntropyGradOp : NN_ComputeOp<"softmax_cross_entropy_grad", [
 // Micro-batches
 //===----------------------------------------------------------------------===//
 
+def NN_MicroBatchOp : NN_ComputeOp<"micro_batch"> {
+  let summary = "The index of the micro-batch the step is running";
+  let description = [{
+    0 to M - 1 in a step of M micro-batches (the module's `nn.training`
+    `micro_batches`); 0 in a program run whole. The executor writes it
+    before each micro-batch's forward and backward (a `micro_batch`
+    buffer), so that what differs by micro-batch, dropout's masks, does.
+
+    ```mlir
+    %m = nn.micro_batch : tensor<i64>
+    ```
+  }];
+  let results = (outs 0DTensorOf<[I64]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 def NN_AccumulateOp : NN_ComputeOp<"accumulate", [SameOperandsAndResultType]> {
   let summary = "The sum of a value over the micro-batches of a step";
   let description = [{

@@ -41,7 +41,8 @@ def Plan_BufferKind : I32EnumAttr<"BufferKind", "what a buffer holds", [
       I32EnumAttrCase<"state", 3>,
       I32EnumAttrCase<"constant", 4>,
       I32EnumAttrCase<"output", 5>,
-      I32EnumAttrCase<"accumulator", 6>
+      I32EnumAttrCase<"accumulator", 6>,
+      I32EnumAttrCase<"micro_batch", 7>
     ]> {
   let cppNamespace = "::parplan::plan";
 }

@@ -66,14 +66,18 @@ def NNUntieParameters : Pass<"nn-untie-parameters", "::mlir::func::FuncOp"> {
     as one tied parameter. An `nn.param` of a floating-point type read by
     ops of more than one layer is such a tie; the layer of an op is its node
     name up to the last `/` (`/layer1/layer1.0/bn1/BatchNormalization` is in
-    `/layer1/layer1.0/bn1`), or the whole name when it has none. The pass
-    warns of each, in one line naming the parameter and its layers.
+    `/layer1/layer1.0/bn1`), or the whole name when it has none. A batch
+    norm's running statistics are a group of their own within the layer
+    (the step updates them itself): a zero bias that is also the running
+    mean of the same batch norm is a tie too. The pass warns of each, in
+    one line naming the parameter and its groups.
 
-    A parameter listed in `untie` gets a copy per layer instead: the first
-    layer keeps the parameter, the K-th other one reads `NAME.untied.K`,
-    a part (`part_of`, `part`) covering the whole stored tensor, so every
-    copy loads the same bytes and is trained on its own. A name in `untie`
-    that is no parameter, or a scalar one, is an error.
+    A parameter listed in `untie` gets a copy per group instead: the first
+    keeps the parameter, the K-th other one reads `NAME.untied.K`, a part
+    (`part_of`, `part`) covering the whole stored tensor, so every copy
+    loads the same bytes and is trained (or updated) on its own. A name in
+    `untie` that is no parameter, is read by one group only, or is a
+    scalar, is an error.
 
     Options:
     - `untie`: comma-separated parameter names to untie.
@@ -195,9 +199,9 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
       ratio the training form, reading the step count (`optimizer.step`,
       the state Adam counts with, added for any optimizer when the model
       has dropout) and keyed by `dropout-seed` and its position among the
-      step's dropouts; its gradient is the same mask on the cotangent.
-      `off` removes them (the identity). Dropout with micro-batches > 1 is
-      an error (each micro-batch would draw the same masks).
+      step's dropouts, and with micro-batches reading `nn.micro_batch` so
+      that each micro-batch draws its own masks; its gradient is the same
+      mask on the cotangent. `off` removes them (the identity).
   }];
   let options = [
     Option<"loss", "loss", "std::string", "\"cross-entropy\"",

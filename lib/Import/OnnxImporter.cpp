@@ -1730,7 +1730,7 @@ void Importer::convertDropout(const onnx::NodeProto &node) {
                  : optionalConstantScalar(node, 1, "ratio");
   define(node, 0,
          buildTyped<nn::DropoutOp>(
-             node, x.getType(), x, Value(),
+             node, x.getType(), x, Value(), Value(),
              builder.getF32FloatAttr(ratio.value_or(0.5f)),
              builder.getI64IntegerAttr(0), builder.getI64IntegerAttr(0)));
 }

@@ -289,11 +289,28 @@ Status Executor::step(int64_t stepIndex, double *loss) {
     if (program_.buffers(b).kind() == plan::Buffer::ACCUMULATOR)
       if (Status status = backend_->write(b, hostBuffer(b)); !status.ok())
         return status;
+  // The micro-batch a task runs, in the buffers that tell it (dropout's
+  // masks): before each forward and each backward, which may run after
+  // other micro-batches' forwards.
+  auto tellMicroBatch = [&](int64_t microBatch) -> Status {
+    for (int b = 0; b < program_.buffers_size(); ++b) {
+      if (program_.buffers(b).kind() != plan::Buffer::MICRO_BATCH)
+        continue;
+      Tensor index = hostBuffer(b);
+      index.set(0, static_cast<double>(microBatch));
+      if (Status status = backend_->write(b, index); !status.ok())
+        return status;
+    }
+    return Status::success();
+  };
   auto run = [&](int64_t begin, int64_t end, const StepTask *task) {
     // An empty range (a backward of a step that is all forward) costs a
     // device synchronization on CUDA for nothing.
     if (begin == end)
       return Status::success();
+    if (task)
+      if (Status status = tellMicroBatch(task->microBatch); !status.ok())
+        return status;
     Status status = backend_->run(begin, end);
     if (tracing_)
       for (const Backend::InstructionRun &ran : backend_->takeTimeline())

@@ -342,7 +342,7 @@ const std::map<std::string, Entry> &kernelTable() {
       // reads the step count and, on a block, where the block lies in the
       // logical tensor (`shape`, `offset`; lowering adds them).
       {"dropout",
-       {{2, 1, 1},
+       {{3, 2, 1},
         [](Call &c) {
           double ratio = c.f32("ratio", 0.5f);
           int64_t seed = c.i64("seed", 0), key = c.i64("key", 0);
@@ -351,15 +351,29 @@ const std::map<std::string, Entry> &kernelTable() {
               c.ints("offset", std::vector<int64_t>{});
           return c.run([&] {
             const Tensor *step = c.optionalIn(1);
+            const Tensor *microBatch = c.optionalIn(2);
             if (!step)
-              return dropout(c.in(0), 0.0, 0, seed, key, shape, offset,
+              return dropout(c.in(0), 0.0, 0, 0, seed, key, shape, offset,
                              c.out(0));
-            if (step->numElements() != 1)
-              return Status::failure("dropout: the step count must be one "
-                                     "value");
+            if (step->numElements() != 1 ||
+                (microBatch && microBatch->numElements() != 1))
+              return Status::failure("dropout: the step count and the "
+                                     "micro-batch index are one value each");
             return dropout(c.in(0), ratio,
                            static_cast<int64_t>(std::llround(step->get(0))),
+                           microBatch ? static_cast<int64_t>(microBatch->get(0))
+                                      : 0,
                            seed, key, shape, offset, c.out(0));
+          });
+        }}},
+      // A program run whole is micro-batch 0 (lowered programs read the
+      // index the executor writes instead).
+      {"micro_batch",
+       {{0, 0, 1},
+        [](Call &c) {
+          return c.run([&] {
+            c.out(0).set(0, 0.0);
+            return Status::success();
           });
         }}},
       {"equal", {{2, 0, 1}, compareOp(CompareKind::Equal)}},

@@ -529,15 +529,17 @@ static uint64_t splitMix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-double dropoutUniform(uint64_t seed, uint64_t step, uint64_t key,
-                      uint64_t index) {
-  uint64_t h =
-      splitMix(seed ^ splitMix(key ^ splitMix(step ^ splitMix(index))));
+double dropoutUniform(uint64_t seed, uint64_t step, uint64_t microBatch,
+                      uint64_t key, uint64_t index) {
+  uint64_t h = splitMix(
+      seed ^
+      splitMix(key ^ splitMix(step ^ splitMix(microBatch ^ splitMix(index)))));
   return static_cast<double>(h >> 11) * 0x1.0p-53;
 }
 
-Status dropout(const Tensor &input, double ratio, int64_t step, int64_t seed,
-               int64_t key, const std::vector<int64_t> &logicalShape,
+Status dropout(const Tensor &input, double ratio, int64_t step,
+               int64_t microBatch, int64_t seed, int64_t key,
+               const std::vector<int64_t> &logicalShape,
                const std::vector<int64_t> &offsets, Tensor &result) {
   const char *kernel = "dropout";
   if (Status s = requireSameType(kernel, input, result); !s.ok())
@@ -572,6 +574,7 @@ Status dropout(const Tensor &input, double ratio, int64_t step, int64_t seed,
       flat = flat * logical[d] + start[d] + index[d];
     bool keep =
         dropoutUniform(static_cast<uint64_t>(seed), static_cast<uint64_t>(step),
+                       static_cast<uint64_t>(microBatch),
                        static_cast<uint64_t>(key),
                        static_cast<uint64_t>(flat)) >= ratio;
     out[i] = keep ? x[i] * scale : 0.0;

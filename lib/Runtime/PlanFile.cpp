@@ -732,13 +732,20 @@ private:
       return Status::failure(where + " has offsets; a plan file gives "
                                      "splits, and the executor works the "
                                      "offsets out");
+    if (buffer.kind() == plan::Buffer::MICRO_BATCH &&
+        (buffer.shape_size() != 0 || buffer.dtype() != plan::I64))
+      return Status::failure(where + " is the micro-batch index, which is an "
+                                     "int64 scalar");
     if (buffer.kind() == plan::Buffer::TEMPORARY ||
-        buffer.kind() == plan::Buffer::ACCUMULATOR) {
+        buffer.kind() == plan::Buffer::ACCUMULATOR ||
+        buffer.kind() == plan::Buffer::MICRO_BATCH) {
       if (buffer.splits_size() != 0 || buffer.logical_shape_size() != 0)
         return Status::failure(
             where + " is " +
-            (buffer.kind() == plan::Buffer::TEMPORARY ? "a temporary"
-                                                      : "an accumulator") +
+            (buffer.kind() == plan::Buffer::TEMPORARY     ? "a temporary"
+             : buffer.kind() == plan::Buffer::ACCUMULATOR ? "an accumulator"
+                                                          : "the micro-batch "
+                                                            "index") +
             " with splits or a logical_shape; only blocks of named tensors "
             "and constants have them");
       return Status::success();

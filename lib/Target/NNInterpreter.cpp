@@ -104,6 +104,9 @@ FailureOr<rt::AttrMap> toKernelAttrs(Operation *op) {
   // default-valued attribute stays absent; runKernel applies the .td
   // default.
   for (StringAttr name : info->getAttributeNames()) {
+    // Which optional operands are there is the operand list itself.
+    if (name.getValue() == "operandSegmentSizes")
+      continue;
     std::optional<Attribute> attr = op->getInherentAttr(name);
     if (!attr || !*attr)
       continue;

@@ -61,6 +61,8 @@ pp::Buffer::Kind protoKind(pp::BufferKind kind) {
     return pp::Buffer::OUTPUT;
   case pp::BufferKind::accumulator:
     return pp::Buffer::ACCUMULATOR;
+  case pp::BufferKind::micro_batch:
+    return pp::Buffer::MICRO_BATCH;
   }
   return pp::Buffer::TEMPORARY;
 }

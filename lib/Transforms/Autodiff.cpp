@@ -449,8 +449,9 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       })
       .Case([&](DropoutOp drop) {
         // The same mask (same step, seed and key) on the cotangent.
-        giveInput(DropoutOp::create(b, dy, drop.getStep(), drop.getRatioAttr(),
-                                    drop.getSeedAttr(), drop.getKeyAttr()));
+        giveInput(DropoutOp::create(b, dy, drop.getStep(), drop.getMicroBatch(),
+                                    drop.getRatioAttr(), drop.getSeedAttr(),
+                                    drop.getKeyAttr()));
         return success();
       })
       .Case([&](CastOp cast) {
@@ -638,14 +639,34 @@ trainBatchNorms(func::FuncOp function) {
   SmallVector<BatchNormOp> norms(function.getOps<BatchNormOp>());
   for (BatchNormOp norm : norms) {
     OpBuilder b(norm);
+    Location loc = norm.getLoc();
+    // Under mixed precision the statistics are computed in fp32, as cuDNN
+    // and PyTorch's autocast do: a square of a bf16 or fp16 deviation
+    // loses the variance (fp16 overflows past 256). The scale and bias are
+    // read from before their low-precision casts.
+    Type low = tensorType(norm.getInput()).getElementType();
+    bool lowered = !low.isF32() && !low.isF64();
+    auto inFp32 = [&](Value value) -> Value {
+      if (!lowered)
+        return value;
+      if (auto cast = value.getDefiningOp<CastOp>();
+          cast && tensorType(cast.getInput()).getElementType().isF32())
+        return cast.getInput();
+      return CastOp::create(b, loc, tensorType(value).clone(b.getF32Type()),
+                            value);
+    };
     BatchStatistics batch = buildBatchNormWithBatchStatistics(
-        b, norm.getLoc(), norm.getInput(), norm.getScale(), norm.getBias(),
-        norm.getEpsilon().convertToDouble());
+        b, loc, inFp32(norm.getInput()), inFp32(norm.getScale()),
+        inFp32(norm.getBias()), norm.getEpsilon().convertToDouble());
+    if (lowered)
+      batch.result =
+          CastOp::create(b, loc, tensorType(norm.getInput()), batch.result);
     if (batch.count < 2)
       return norm.emitOpError()
-             << "normalizes one value per channel: a training step needs "
-                "more than one (N x spatial) for the batch's variance; "
-                "train it with batch-norm=frozen";
+             << "normalizes " << batch.count
+             << " value per channel: a training step needs more than one "
+                "(N x spatial) for the batch's variance; train it with "
+                "--batch-norm frozen";
     double momentum = norm.getMomentum().convertToDouble();
     double unbiased =
         static_cast<double>(batch.count) / static_cast<double>(batch.count - 1);
@@ -1010,10 +1031,6 @@ void NNAutodiffPass::runOnOperation() {
       dropouts.push_back(drop);
     }
   }
-  if (!dropouts.empty() && microBatches > 1)
-    return fail("nn-autodiff: dropout with micro-batches > 1 would draw the "
-                "same masks in every micro-batch; use one micro-batch or "
-                "dropout=off");
   Value stepCount, step;
   if (optimizer == "adam" || optimizer == "adamw" || !dropouts.empty()) {
     auto f32 = RankedTensorType::get({}, Float32Type::get(context));
@@ -1035,8 +1052,19 @@ void NNAutodiffPass::runOnOperation() {
           entry, loc, stepCount,
           ConstantOp::create(entry, loc, DenseElementsAttr::get(f32, 1.0f)));
   }
+  // With micro-batches, each draws its own masks.
+  Value microBatch;
+  if (!dropouts.empty() && microBatches > 1) {
+    OpBuilder entry(context);
+    entry.setInsertionPointAfterValue(step);
+    microBatch =
+        MicroBatchOp::create(entry, function.getLoc(),
+                             RankedTensorType::get({}, entry.getI64Type()));
+  }
   for (auto [index, drop] : llvm::enumerate(dropouts)) {
     drop.getStepMutable().assign(step);
+    if (microBatch)
+      drop.getMicroBatchMutable().assign(microBatch);
     drop.setSeed(dropoutSeed);
     drop.setKey(static_cast<int64_t>(index));
   }

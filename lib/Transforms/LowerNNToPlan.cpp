@@ -83,9 +83,13 @@ SmallVector<Value> lowerAsKernel(Operation *op, DeviceLowering &lowering,
     outs.push_back(buffer);
   }
   SmallVector<NamedAttribute> attrs(extraAttrs);
+  // Which optional operands are there is the operand list itself (optional
+  // operands come last), not an attribute of the kernel.
   if (auto properties =
           dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute()))
-    llvm::append_range(attrs, properties.getValue());
+    for (NamedAttribute property : properties.getValue())
+      if (property.getName() != "operandSegmentSizes")
+        attrs.push_back(property);
   plan::KernelOp::create(
       b, op->getLoc(), b.getStringAttr(kernelName), ins, outs,
       attrs.empty() ? DictionaryAttr() : b.getDictionaryAttr(attrs));
@@ -203,6 +207,15 @@ LogicalResult lowerOp(nn::ReduceMeanOp mean, DeviceLowering &lowering) {
   lowering.map(mean.getResult(),
                lowering.kernel(mean.getLoc(), "mul", ValueRange{out, scale},
                                cast<MemRefType>(out.getType())));
+  return success();
+}
+
+/// The micro-batch index is a buffer the executor writes.
+LogicalResult lowerOp(nn::MicroBatchOp index, DeviceLowering &lowering) {
+  auto buffer = lowering.makeBuffer(
+      index.getLoc(), MemRefType::get({}, lowering.getBuilder().getI64Type()),
+      plan::BufferKind::micro_batch);
+  lowering.map(index.getResult(), buffer.getResult());
   return success();
 }
 

@@ -956,10 +956,11 @@ ShardingSearch::Classes ShardingSearch::groupClasses(bool shareStages) const {
         Operation *op = node.op;
         key.push_back(op->getName().getAsOpaquePointer());
         // Names differ from layer to layer (a parameter's, the stored
-        // tensor a part is of): what is alike is the rest.
+        // tensor a part is of), and so do dropouts' mask keys: what is
+        // alike is the rest.
         SmallVector<NamedAttribute> attrs;
         for (NamedAttribute attr : op->getAttrs())
-          if (!llvm::is_contained({"name", "source", "part_of"},
+          if (!llvm::is_contained({"name", "source", "part_of", "key"},
                                   attr.getName().strref()) &&
               !attr.getName().strref().starts_with("sbp."))
             attrs.push_back(attr);

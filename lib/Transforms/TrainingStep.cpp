@@ -15,7 +15,7 @@ using namespace mlir;
 using namespace parplan::nn;
 
 bool parplan::isSourceOp(Operation *op) {
-  return isa<ParamOp, InputOp, ConstantOp>(op);
+  return isa<ParamOp, InputOp, ConstantOp, MicroBatchOp>(op);
 }
 
 DenseSet<Operation *> parplan::forwardPassOps(func::FuncOp function,

@@ -29,16 +29,26 @@ using namespace parplan::nn;
 
 namespace {
 
-/// The uses of a parameter by layer, in the order of each layer's first use.
+/// The uses of a parameter by tie group (useGroup), in the order of each
+/// group's first use.
 using UsesByLayer = llvm::MapVector<std::string, SmallVector<OpOperand *>,
                                     std::map<std::string, unsigned>>;
 
-/// The layer of an op: its node name up to the last '/', or the whole name.
-std::string layerOf(Operation *op) {
+/// Which tie a use is part of: the layer of the op reading it (its node
+/// name up to the last '/', or the whole name, quoted), and whether it is a
+/// batch norm's running statistic there: the step updates those itself, so
+/// they cannot share a tensor with anything else (a zero bias merged with
+/// a zero running mean is the exporters' commonest tie).
+std::string useGroup(OpOperand &use) {
+  Operation *op = use.getOwner();
   std::string name = locationName(op);
   size_t slash = name.rfind('/');
-  return slash == std::string::npos || slash == 0 ? name
-                                                  : name.substr(0, slash);
+  std::string layer =
+      slash == std::string::npos || slash == 0 ? name : name.substr(0, slash);
+  layer = layer.empty() ? std::string("(unnamed)") : "'" + layer + "'";
+  if (isa<BatchNormOp>(op) && use.getOperandNumber() >= 3)
+    layer += " (running statistic)";
+  return layer;
 }
 
 struct NNUntieParametersPass
@@ -78,9 +88,16 @@ struct NNUntieParametersPass
       });
       UsesByLayer layers;
       for (OpOperand *use : uses)
-        layers[layerOf(use->getOwner())].push_back(use);
-      if (layers.size() < 2)
+        layers[useGroup(*use)].push_back(use);
+      if (layers.size() < 2) {
+        if (requested.contains(name)) {
+          param.emitError() << "--untie " << name << ": '" << name
+                            << "' is read in one place only, nothing to "
+                               "untie";
+          return signalPassFailure();
+        }
         continue;
+      }
       if (requested.contains(name)) {
         if (type.getRank() == 0) {
           param.emitError() << "--untie " << name
@@ -103,19 +120,17 @@ struct NNUntieParametersPass
           listed += ", ...";
           break;
         }
-        listed += (shown++ ? ", " : "") + (entry.first.empty()
-                                               ? std::string("(unnamed)")
-                                               : "'" + entry.first + "'");
+        listed += (shown++ ? ", " : "") + entry.first;
       }
       // At the model's location: the line names the file, the parameter
-      // and its layers.
+      // and the places (layers, running statistics) reading it.
       emitWarning(function.getLoc())
-          << "parameter '" << name << "' is read by " << layers.size()
-          << " layers (" << listed
+          << "parameter '" << name << "' is read in " << layers.size()
+          << " places (" << listed
           << ") and will be trained as one tied parameter "
              "(exporters merge initializers of equal "
              "values); --untie "
-          << name << " gives each layer its own copy";
+          << name << " gives each place its own copy";
     }
     for (const std::string &name : untie)
       if (!seen.contains(name)) {

@@ -53,8 +53,13 @@ void parplan::zoo::detail::buildMlpGraph(GraphBuilder &b,
     bool last = i + 1 == layers;
     x = linear2d(b, "/" + name, name, x, sizes[i], sizes[i + 1],
                  last ? "output" : "");
-    if (!last)
-      x = b.node("", "Relu", {x});
+    if (last)
+      continue;
+    x = b.node("", "Relu", {x});
+    if (options.dropout > 0)
+      x = b.node("/dropout" + std::to_string(i + 1), "Dropout",
+                 {x, b.constantFloat("/dropout" + std::to_string(i + 1),
+                                     options.dropout)});
   }
   b.output("output", kFloat, {kBatch, sizes.back()});
 }

@@ -81,6 +81,9 @@ std::optional<std::string> checkOptions(const ModelSpec &spec) {
     for (int64_t size : sizes)
       if (auto error = checkPositive("every mlp size", size))
         return error;
+    if (!(spec.mlp.dropout >= 0 && spec.mlp.dropout < 1))
+      return "mlp dropout must be in [0, 1), got " +
+             std::to_string(spec.mlp.dropout);
     if (sizes.size() > static_cast<size_t>(kMaxLayers))
       return "mlp has too many layers";
     break;

@@ -53,13 +53,15 @@
 // MICRO: %[[SUM:.*]] = nn.accumulate %[[SHARE]] : tensor<3xf32>
 // MICRO: nn.mul %[[SUM]]
 
-// Under bf16 the statistics are computed in bf16 and the running ones
-// updated in fp32, their parameters' type.
-// BF16: nn.reduce_mean %{{.*}} axes = [0, 2, 3] : tensor<2x3x4x4xbf16> -> tensor<1x3x1x1xbf16>
-// BF16: nn.sgd_update
-// BF16: nn.sgd_update
-// BF16: %[[CAST:.*]] = nn.cast %{{.*}} : tensor<3xbf16> -> tensor<3xf32>
-// BF16: nn.mul %[[CAST]], %{{.*}} : tensor<3xf32>, tensor<f32> -> tensor<3xf32>
+// Under bf16 the statistics are computed in fp32 (from the values before
+// their casts down: the input and the scale here), the result cast to
+// bf16, and the running statistics updated in fp32.
+// BF16: %[[X:.*]] = nn.input "x" : tensor<2x3x4x4xf32>
+// BF16: %[[S:.*]] = nn.param "scale" : tensor<3xf32>
+// BF16: nn.reduce_mean %[[X]] axes = [0, 2, 3] : tensor<2x3x4x4xf32> -> tensor<1x3x1x1xf32>
+// BF16: nn.reshape %[[S]] : tensor<3xf32> -> tensor<3x1x1xf32>
+// BF16: %[[Y:.*]] = nn.cast %{{.*}} : tensor<2x3x4x4xf32> -> tensor<2x3x4x4xbf16>
+// BF16: nn.reduce_mean %[[Y]] axes = [2, 3] keepdims = false : tensor<2x3x4x4xbf16> -> tensor<2x3xbf16>
 // BF16: return {{.*}} : tensor<f32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
 func.func @main() -> tensor<2x3xf32> {
   %x = nn.input "x" : tensor<2x3x4x4xf32>

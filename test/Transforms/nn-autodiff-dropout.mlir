@@ -1,6 +1,6 @@
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="optimizer=sgd dropout-seed=7" | FileCheck %s
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="optimizer=sgd dropout=off" | FileCheck %s --check-prefix=OFF
-// RUN: not parplan-opt %s -split-input-file -nn-autodiff="optimizer=sgd micro-batches=2" 2>&1 | FileCheck %s --check-prefix=MICRO
+// RUN: parplan-opt %s -split-input-file -nn-autodiff="optimizer=sgd micro-batches=2" | FileCheck %s --check-prefix=MICRO
 // RUN: not parplan-opt %s -split-input-file -nn-autodiff="dropout=maybe" 2>&1 | FileCheck %s --check-prefix=OPTION
 
 // Training form: the step count (state, counted up at the top, returned
@@ -12,11 +12,12 @@
 // CHECK: %[[COUNT:.*]] = nn.param "optimizer.step" {source = "zeros"} : tensor<f32>
 // CHECK: %[[ONE:.*]] = nn.constant dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[STEP:.*]] = nn.add %[[COUNT]], %[[ONE]]
-// CHECK: nn.dropout %{{.*}}, %[[STEP]] ratio = 1.000000e-01 {seed = 7 : i64} : tensor<2x4xf32>, tensor<f32>
-// CHECK: nn.dropout %{{.*}}, %[[STEP]] {key = 1 : i64, seed = 7 : i64} : tensor<2x4xf32>, tensor<f32>
+// CHECK-NOT: nn.micro_batch
+// CHECK: nn.dropout %{{.*}} step %[[STEP]] ratio = 1.000000e-01 {seed = 7 : i64} : tensor<2x4xf32>, tensor<f32>
+// CHECK: nn.dropout %{{.*}} step %[[STEP]] {key = 1 : i64, seed = 7 : i64} : tensor<2x4xf32>, tensor<f32>
 // CHECK: nn.softmax_cross_entropy_grad
-// CHECK: nn.dropout %{{.*}}, %[[STEP]] {key = 1 : i64, seed = 7 : i64}
-// CHECK: nn.dropout %{{.*}}, %[[STEP]] ratio = 1.000000e-01 {seed = 7 : i64}
+// CHECK: nn.dropout %{{.*}} step %[[STEP]] {key = 1 : i64, seed = 7 : i64}
+// CHECK: nn.dropout %{{.*}} step %[[STEP]] ratio = 1.000000e-01 {seed = 7 : i64}
 // CHECK: return %{{.*}}, %[[STEP]], %{{.*}}, %{{.*}} :
 
 // Off: the identity, no step count.
@@ -24,7 +25,14 @@
 // OFF-NOT: optimizer.step
 // OFF: return
 
-// MICRO: error: 'func.func' op nn-autodiff: dropout with micro-batches > 1 would draw the same masks in every micro-batch; use one micro-batch or dropout=off
+// With micro-batches each draws its own masks: the dropouts, forward and
+// backward, also read the micro-batch index.
+// MICRO: %[[STEP:.*]] = nn.add
+// MICRO: %[[MB:.*]] = nn.micro_batch : tensor<i64>
+// MICRO: nn.dropout %{{.*}} step %[[STEP]] micro_batch %[[MB]] ratio = 1.000000e-01 : tensor<2x4xf32>, tensor<f32>, tensor<i64>
+// MICRO: nn.dropout %{{.*}} step %[[STEP]] micro_batch %[[MB]] {key = 1 : i64} : tensor<2x4xf32>, tensor<f32>, tensor<i64>
+// MICRO: nn.dropout %{{.*}} step %[[STEP]] micro_batch %[[MB]] {key = 1 : i64}
+// MICRO: nn.dropout %{{.*}} step %[[STEP]] micro_batch %[[MB]] ratio = 1.000000e-01
 // OPTION: error: 'func.func' op nn-autodiff: unknown dropout 'maybe' (expected on or off)
 func.func @main() -> tensor<2x4xf32> {
   %x = nn.param "x" : tensor<2x4xf32>

@@ -104,7 +104,7 @@ func.func @main() -> tensor<1x3xf32> {
   %b = nn.param "b" : tensor<3xf32>
   %m = nn.param "m" : tensor<3xf32>
   %v = nn.param "v" : tensor<3xf32>
-  // expected-error @+1 {{'nn.batch_norm' op normalizes one value per channel: a training step needs more than one (N x spatial) for the batch's variance; train it with batch-norm=frozen}}
+  // expected-error @+1 {{'nn.batch_norm' op normalizes 1 value per channel: a training step needs more than one (N x spatial) for the batch's variance; train it with --batch-norm frozen}}
   %y = nn.batch_norm %x, %s, %b, %m, %v : tensor<1x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x3xf32>
   return %y : tensor<1x3xf32>
 }

@@ -3,8 +3,12 @@
 // RUN: parplan-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(nn-untie-parameters{frozen=zer*}))' | FileCheck %s --check-prefix=FROZEN
 // RUN: not parplan-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(nn-untie-parameters{untie=nothing}))' 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not parplan-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(nn-untie-parameters{untie=one}))' 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: not parplan-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(nn-untie-parameters{untie=zeros}))' 2>/dev/null | FileCheck %s --check-prefix=BN
+// RUN: not parplan-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(nn-untie-parameters{untie=zeros}))' 2>&1 | FileCheck %s --check-prefix=ONE-LAYER
+// ONE-LAYER: error: --untie zeros: 'zeros' is read in one place only, nothing to untie
 
-// (With untie=zeros the last case, which has no 'zeros', fails.)
+// (With untie=zeros the cases where 'zeros' is read by one layer, or is
+// missing, fail.)
 
 // One initializer (an exporter's merge of equal zero biases) read by two
 // layers: a warning naming it and the layers; --untie gives the second
@@ -23,7 +27,7 @@
 // FROZEN-LABEL: func.func @main
 // FROZEN-NOT: untied
 // UNKNOWN: error: --untie nothing: the model has no parameter 'nothing'
-// expected-warning @+1 {{parameter 'zeros' is read by 2 layers ('/layer1', '/layer2') and will be trained as one tied parameter (exporters merge initializers of equal values); --untie zeros gives each layer its own copy}}
+// expected-warning @+1 {{parameter 'zeros' is read in 2 places ('/layer1', '/layer2') and will be trained as one tied parameter (exporters merge initializers of equal values); --untie zeros gives each place its own copy}}
 func.func @main() -> tensor<2x4xf32> {
   %x = nn.input "x" : tensor<2x4xf32>
   %z = nn.param "zeros" {source = "initializer@64+16"} : tensor<4xf32>
@@ -51,11 +55,31 @@ func.func @one_layer() -> tensor<2x4xf32> {
 
 // A scalar cannot be untied (a part needs a dimension).
 // SCALAR: error: --untie one: a scalar parameter cannot be untied (its copies would have no dimension to be a part along)
-// expected-warning @+1 {{parameter 'one' is read by 2 layers ('/a', '/b')}}
+// expected-warning @+1 {{parameter 'one' is read in 2 places ('/a', '/b')}}
 func.func @scalar() -> tensor<2x4xf32> {
   %x = nn.input "x" : tensor<2x4xf32>
   %z = nn.param "one" : tensor<f32>
   %a = nn.add %x, %z : tensor<2x4xf32>, tensor<f32> -> tensor<2x4xf32> loc("/a/Add")
   %y = nn.add %a, %z : tensor<2x4xf32>, tensor<f32> -> tensor<2x4xf32> loc("/b/Add")
   return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// A zero bias that is also the running mean of the same batch norm (the
+// exporters' commonest merge): the statistic is a group of its own, and
+// untying gives it a copy the step updates alone.
+// CHECK-LABEL: func.func @bias_and_mean
+// BN-LABEL: func.func @bias_and_mean
+// BN: %[[Z:.*]] = nn.param "zeros" : tensor<3xf32>
+// BN-NEXT: %[[C:.*]] = nn.param "zeros.untied.1" {part = array<i64: 0, 0, 3>, part_of = "zeros"} : tensor<3xf32>
+// BN: nn.batch_norm %{{.*}}, %{{.*}}, %[[Z]], %[[C]], %{{.*}} :
+// expected-warning @+1 {{parameter 'zeros' is read in 2 places ('/bn1', '/bn1' (running statistic)) and will be trained as one tied parameter}}
+func.func @bias_and_mean() -> tensor<4x3xf32> {
+  %x = nn.input "x" : tensor<4x3xf32>
+  %s = nn.param "s" : tensor<3xf32>
+  %z = nn.param "zeros" : tensor<3xf32>
+  %v = nn.param "v" : tensor<3xf32>
+  %y = nn.batch_norm %x, %s, %z, %z, %v : tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<4x3xf32> loc("/bn1/BatchNormalization")
+  return %y : tensor<4x3xf32>
 }

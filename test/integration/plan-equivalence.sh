@@ -242,6 +242,28 @@ for config in "mlp4 16 4x2 4 4 auto" "gpt 8 2x2 2 2 auto" "mlp4 16 4x2 4 4 megat
   fi
 done
 
+# Dropout: masks by (seed, step, micro-batch, dropout, logical element
+# index), so meshes and pipelines draw what one device draws, micro-batch by
+# micro-batch: an MLP with dropout after every ReLU, 4 micro-batches.
+"$bin/parplan-zoo" mlp --sizes 32,64,64,10 --dropout 0.2 --dynamic-batch \
+  -o "$dir/mlpdrop-batch.onnx" >/dev/null || { echo "FAIL: zoo"; exit 1; }
+if want=$(run_micro mlpdrop 16 1 auto 4); then
+  for config in "2x2 data-parallel 4" "2x2 megatron 4" \
+                "2x2 auto 4 reference even 2 1f1b" "2x2 auto 4 device"; do
+    set -- $config
+    got=$(run_micro mlpdrop 16 "$@") || { status=1; continue; }
+    if awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
+      echo "ok: mlp with dropout, 4 micro-batches, on $config: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
+    else
+      echo "FAIL: mlp with dropout, 4 micro-batches, on $config differs from 1 device:"
+      paste "$want" "$got"
+      status=1
+    fi
+  done
+else
+  status=1
+fi
+
 # Interleaved: stages of two model chunks each (--schedule interleaved),
 # each micro-batch going round the stages twice, virtual stage c x P + s
 # on stage s. The 4-layer MLP on 2 stages of 2x2 devices (tensor and data

@@ -386,7 +386,7 @@ TEST_CASE("kernels: dropout masks depend on the logical index alone",
   // column blocks: every element keeps the whole tensor's value.
   Tensor ones = f32({6, 40}, std::vector<double>(240, 1.0));
   Tensor whole(DType::F32, {6, 40});
-  expectOk(dropout(ones, 0.25, 3, 11, 2, {}, {}, whole));
+  expectOk(dropout(ones, 0.25, 3, 0, 11, 2, {}, {}, whole));
   int64_t kept = 0;
   for (int64_t i = 0; i < 240; ++i) {
     double v = whole.get(i);
@@ -399,25 +399,26 @@ TEST_CASE("kernels: dropout masks depend on the logical index alone",
   for (int64_t row = 0; row < 6; row += 3) {
     Tensor block = f32({3, 40}, std::vector<double>(120, 1.0));
     Tensor out(DType::F32, {3, 40});
-    expectOk(dropout(block, 0.25, 3, 11, 2, {6, 40}, {row, 0}, out));
+    expectOk(dropout(block, 0.25, 3, 0, 11, 2, {6, 40}, {row, 0}, out));
     for (int64_t i = 0; i < 120; ++i)
       CHECK(out.get(i) == whole.get(row * 40 + i));
   }
   for (int64_t col = 0; col < 40; col += 10) {
     Tensor block = f32({6, 10}, std::vector<double>(60, 1.0));
     Tensor out(DType::F32, {6, 10});
-    expectOk(dropout(block, 0.25, 3, 11, 2, {6, 40}, {0, col}, out));
+    expectOk(dropout(block, 0.25, 3, 0, 11, 2, {6, 40}, {0, col}, out));
     for (int64_t r = 0; r < 6; ++r)
       for (int64_t c = 0; c < 10; ++c)
         CHECK(out.get(r * 10 + c) == whole.get(r * 40 + col + c));
   }
-  // Another step, key or seed draws another mask.
-  for (auto [step, seed, key] :
-       {std::tuple<int64_t, int64_t, int64_t>{4, 11, 2},
-        {3, 12, 2},
-        {3, 11, 3}}) {
+  // Another step, micro-batch, key or seed draws another mask.
+  for (auto [step, microBatch, seed, key] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t>{4, 0, 11, 2},
+        {3, 1, 11, 2},
+        {3, 0, 12, 2},
+        {3, 0, 11, 3}}) {
     Tensor other(DType::F32, {6, 40});
-    expectOk(dropout(ones, 0.25, step, seed, key, {}, {}, other));
+    expectOk(dropout(ones, 0.25, step, microBatch, seed, key, {}, {}, other));
     int64_t differ = 0;
     for (int64_t i = 0; i < 240; ++i)
       differ += other.get(i) != whole.get(i);
@@ -426,7 +427,7 @@ TEST_CASE("kernels: dropout masks depend on the logical index alone",
   // A block that leaves the logical tensor is refused.
   Tensor block = f32({3, 40}, std::vector<double>(120, 1.0));
   Tensor out(DType::F32, {3, 40});
-  CHECK_FALSE(dropout(block, 0.25, 3, 11, 2, {6, 40}, {4, 0}, out).ok());
+  CHECK_FALSE(dropout(block, 0.25, 3, 0, 11, 2, {6, 40}, {4, 0}, out).ok());
 }
 
 TEST_CASE("kernels: unary activations", "[runtime]") {

@@ -103,7 +103,11 @@ public:
     step = importAt(microBatches);
     if (!step)
       return {};
+    // Errors say why a trial failed; warnings about the model (tied
+    // parameters) go on to the command's handler, which says each once.
     ScopedDiagnosticHandler quiet(step->getContext(), [&](Diagnostic &said) {
+      if (said.getSeverity() == DiagnosticSeverity::Warning)
+        return failure();
       if (said.getSeverity() == DiagnosticSeverity::Error && error.empty())
         error = said.str();
       return success();

@@ -50,17 +50,19 @@ Status binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs,
 Status where(const Tensor &condition, const Tensor &lhs, const Tensor &rhs,
              Tensor &result);
 /// The uniform number in [0, 1) that decides whether dropout keeps element
-/// `index` (row-major in the logical tensor) of the op `key` at training
-/// step `step` under `seed`: SplitMix64 finalizers chained over the four,
-/// the top 53 bits as a fraction. Depends on nothing else, so every layout
-/// and backend drops the same elements.
-double dropoutUniform(uint64_t seed, uint64_t step, uint64_t key,
-                      uint64_t index);
+/// `index` (row-major in the logical tensor) of the op `key` in micro-batch
+/// `microBatch` of training step `step` under `seed`: SplitMix64
+/// finalizers chained over the five, the top 53 bits as a fraction.
+/// Depends on nothing else, so every layout and backend drops the same
+/// elements.
+double dropoutUniform(uint64_t seed, uint64_t step, uint64_t microBatch,
+                      uint64_t key, uint64_t index);
 /// nn.dropout's training form on a block of a logical tensor of
 /// `logicalShape` starting at `offsets` (empty: the whole tensor):
 /// `u >= ratio ? x / (1 - ratio) : 0`.
-Status dropout(const Tensor &input, double ratio, int64_t step, int64_t seed,
-               int64_t key, const std::vector<int64_t> &logicalShape,
+Status dropout(const Tensor &input, double ratio, int64_t step,
+               int64_t microBatch, int64_t seed, int64_t key,
+               const std::vector<int64_t> &logicalShape,
                const std::vector<int64_t> &offsets, Tensor &result);
 
 enum class CompareKind { Equal, Less, Greater, And, Or };

@@ -65,6 +65,9 @@ struct CommonOptions {
 struct MlpOptions {
   /// Layer widths, input first: {784, 512, 256, 10} is three Linear layers.
   std::vector<int64_t> sizes{784, 512, 256, 10};
+  /// Above 0: a Dropout of this ratio after every ReLU (as exported with
+  /// the module in training mode or with its dropouts kept).
+  float dropout = 0;
 };
 
 /// GPT-2/GPT-3 decoder (pre-LN). The defaults are GPT-2 small.

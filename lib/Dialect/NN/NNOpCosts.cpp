@@ -58,6 +58,7 @@ OpCost nothing() { return OpCost{}; }
 FailureOr<OpCost> ParamOp::getCost() { return nothing(); }
 FailureOr<OpCost> InputOp::getCost() { return nothing(); }
 FailureOr<OpCost> ConstantOp::getCost() { return nothing(); }
+FailureOr<OpCost> MicroBatchOp::getCost() { return nothing(); }
 FailureOr<OpCost> ShapeOp::getCost() { return nothing(); }
 
 FailureOr<OpCost> MatMulOp::getCost() {

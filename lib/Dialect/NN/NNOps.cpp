@@ -509,8 +509,12 @@ LogicalResult inferCompare(std::optional<Location> location, StringRef name,
     return inferError(location, name,
                       "needs two ranked operands of one element type");
   Builder b(lhs.getContext());
-  if (logical && !lhsType.getElementType().isInteger(1))
+  bool boolean = lhsType.getElementType().isInteger(1);
+  if (logical && !boolean)
     return inferError(location, name, "needs i1 operands");
+  // ONNX orders numbers only (an i1 true would be -1 to a signed compare).
+  if (!logical && boolean && !name.ends_with("equal"))
+    return inferError(location, name, "orders numbers, not i1 values");
   return inferBroadcast(location, name, {lhs, rhs}, b.getI1Type(), inferred);
 }
 
@@ -588,7 +592,7 @@ OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr condition = foldableConstant(adaptor.getCondition());
-  if (!condition)
+  if (!condition || condition.getNumElements() == 0)
     return {};
   auto values = condition.getValues<APInt>();
   bool first = !(*values.begin()).isZero();
@@ -615,6 +619,9 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
 }
 
 LogicalResult DropoutOp::verify() {
+  if (getMicroBatch() && !getStep())
+    return emitOpError() << "reads a micro_batch index without a step: the "
+                            "inference form has neither";
   double ratio = getRatio().convertToDouble();
   if (!(ratio >= 0.0 && ratio < 1.0)) {
     return emitOpError() << "ratio " << numberString(ratio)

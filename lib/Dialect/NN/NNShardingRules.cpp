@@ -251,6 +251,11 @@ LogicalResult PowOp::getSbpSignatures(Signatures &out) {
 LogicalResult WhereOp::getSbpSignatures(Signatures &out) {
   return elementwise(*this, out);
 }
+// The micro-batch index, a scalar every device holds.
+LogicalResult MicroBatchOp::getSbpSignatures(Signatures &out) {
+  add(out, {}, {B});
+  return success();
+}
 // Dropout scales each element by its mask's factor: linear in its input.
 LogicalResult DropoutOp::getSbpSignatures(Signatures &out) {
   (void)elementwise(*this, out);

@@ -194,6 +194,13 @@ LogicalResult BufferOp::verify() {
                               "and element type";
     return success();
   }
+  if (kind == BufferKind::micro_batch) {
+    if (type.getRank() != 0 || !type.getElementType().isInteger(64) ||
+        getSplits() || getLogicalShape() || getName())
+      return emitOpError() << "a micro_batch buffer is an i64 scalar without "
+                              "name, splits or logical_shape";
+    return success();
+  }
   if (kind == BufferKind::temporary || kind == BufferKind::accumulator) {
     if (getSplits() || getLogicalShape())
       return emitOpError() << (kind == BufferKind::temporary ? "a temporary"

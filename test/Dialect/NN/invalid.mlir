@@ -711,3 +711,12 @@ func.func @compare_result(%a: tensor<3xf32>) {
   %0 = nn.less %a, %a : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
   return
 }
+
+// -----
+
+func.func @less_of_booleans(%a: tensor<3xi1>) {
+  // expected-error @+2 {{'nn.less' op orders numbers, not i1 values}}
+  // expected-error @+1 {{'nn.less' op failed to infer returned types}}
+  %0 = nn.less %a, %a : tensor<3xi1>, tensor<3xi1> -> tensor<3xi1>
+  return
+}
