@@ -11,6 +11,7 @@
 
 #include "parplan/Runtime/Kernels.h"
 
+#include "Device/DropoutMask.h"
 #include "KernelSupport.h"
 
 #include <algorithm>
@@ -522,19 +523,9 @@ Status compare(CompareKind kind, const Tensor &lhs, const Tensor &rhs,
   return Status::success();
 }
 
-static uint64_t splitMix(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 double dropoutUniform(uint64_t seed, uint64_t step, uint64_t microBatch,
                       uint64_t key, uint64_t index) {
-  uint64_t h = splitMix(
-      seed ^
-      splitMix(key ^ splitMix(step ^ splitMix(microBatch ^ splitMix(index)))));
-  return static_cast<double>(h >> 11) * 0x1.0p-53;
+  return device::dropoutDraw(seed, step, microBatch, key, index);
 }
 
 Status dropout(const Tensor &input, double ratio, int64_t step,

@@ -134,8 +134,9 @@ std::string describe(const std::string &op, const AttrMap &attrs,
       text += toString(*v);
   }
   for (const Tensor *operand : operands)
-    text += std::string(" ") + toString(operand->dtype()) +
-            toString(operand->shape());
+    text += operand ? std::string(" ") + toString(operand->dtype()) +
+                          toString(operand->shape())
+                    : std::string(" (absent)");
   return text;
 }
 
@@ -287,15 +288,16 @@ DeviceRun runOnHost(Group group, const std::string &op, const AttrMap &attrs,
   INFO(resolution.error);
   REQUIRE(resolution.ok());
 
+  // Absent optional operands stay null, as the executor passes them.
   std::vector<DeviceTensor> inViews, outViews;
   for (const Tensor *operand : operands)
-    inViews.push_back(view(*operand));
+    inViews.push_back(operand ? view(*operand) : DeviceTensor{});
   for (Tensor &result : run.results)
     outViews.push_back(view(result));
   std::vector<const DeviceTensor *> ins;
   std::vector<DeviceTensor *> outs;
-  for (DeviceTensor &in : inViews)
-    ins.push_back(&in);
+  for (size_t i = 0; i < inViews.size(); ++i)
+    ins.push_back(operands[i] ? &inViews[i] : nullptr);
   for (DeviceTensor &out : outViews)
     outs.push_back(&out);
   HostLauncher launcher;
@@ -319,23 +321,25 @@ Launch probe(Group group, const std::string &op, const AttrMap &attrs,
   std::vector<Tensor> operandStorage;
   operandStorage.reserve(operands.size());
   for (const Tensor *operand : operands)
-    operandStorage.push_back(
-        Tensor::withoutStorage(operand->dtype(), operand->shape()));
-  for (const Tensor &operand : operandStorage)
-    operandShapes.push_back(&operand);
+    if (operand)
+      operandStorage.push_back(
+          Tensor::withoutStorage(operand->dtype(), operand->shape()));
+  for (size_t i = 0, stored = 0; i < operands.size(); ++i)
+    operandShapes.push_back(operands[i] ? &operandStorage[stored++] : nullptr);
   AttrMap resolved;
   REQUIRE(resolveKernelAttrs(op, attrs, operandShapes, resultPointers, resolved)
               .ok());
 
   std::vector<DeviceTensor> inViews, outViews;
   for (const Tensor *operand : operands)
-    inViews.push_back(shapeOnly(operand->dtype(), operand->shape()));
+    inViews.push_back(operand ? shapeOnly(operand->dtype(), operand->shape())
+                              : DeviceTensor{});
   for (const ResultSpec &spec : specs)
     outViews.push_back(shapeOnly(spec.type, spec.shape));
   std::vector<const DeviceTensor *> ins;
   std::vector<DeviceTensor *> outs;
-  for (DeviceTensor &in : inViews)
-    ins.push_back(&in);
+  for (size_t i = 0; i < inViews.size(); ++i)
+    ins.push_back(operands[i] ? &inViews[i] : nullptr);
   for (DeviceTensor &out : outViews)
     outs.push_back(&out);
   ProbeLauncher launcher;
@@ -624,6 +628,40 @@ TEST_CASE("clip clamps to the bounds that are given", "[device][elementwise]") {
         checkOp(Group::Elementwise, "clip", attrs, {&input}, {{type, shape}},
                 Tolerance::exact());
       }
+}
+
+TEST_CASE("dropout drops what the reference drops, on blocks too",
+          "[device][elementwise]") {
+  // The whole tensor, a row block and a column block of a [6, 40] logical
+  // tensor, with and without a micro-batch index, and the inference form
+  // (absent optional operands are null, as the executor passes them).
+  Tensor step(DType::F32, {});
+  step.set(0, 7);
+  Tensor microBatch(DType::I64, {});
+  microBatch.set(0, 3);
+  struct Case {
+    Shape block;
+    AttrMap attrs;
+  };
+  const Case cases[] = {
+      {{6, 40}, {{"ratio", 0.25}, {"seed", 5}, {"key", 2}}},
+      {{3, 40},
+       {{"ratio", 0.5}, {"key", 1}, {"shape", {6, 40}}, {"offset", {3, 0}}}},
+      {{6, 10},
+       {{"ratio", 0.1}, {"seed", 9}, {"shape", {6, 40}}, {"offset", {0, 30}}}},
+  };
+  uint64_t seed = 450;
+  for (DType type : kFloatTypes)
+    for (const Case &c : cases) {
+      Tensor input = random(type, c.block, seed++, -2, 2);
+      checkOp(Group::Elementwise, "dropout", c.attrs, {&input, &step, nullptr},
+              {{type, c.block}});
+      checkOp(Group::Elementwise, "dropout", c.attrs,
+              {&input, &step, &microBatch}, {{type, c.block}});
+      checkOp(Group::Elementwise, "dropout", {{"ratio", 0.5}},
+              {&input, nullptr, nullptr}, {{type, c.block}},
+              Tolerance::exact());
+    }
 }
 
 TEST_CASE("cast converts between every pair of element types",

@@ -18,6 +18,7 @@
 
 #include "Device/Attrs.h"
 #include "Device/DeviceTensor.h"
+#include "Device/DropoutMask.h"
 #include "Device/Movement.h"
 #include "KernelSupport.h"
 #include "parplan/Runtime/KernelCall.h"
@@ -286,6 +287,37 @@ template <typename T, typename Op> struct UnaryFunctor {
   Op op;
   PARPLAN_HD void operator()(int64_t i) const {
     T::store(out, i, op(T::load(in, i)));
+  }
+};
+
+/// dropout's training form on a block (Kernels.h: runtime::dropout): the
+/// logical index of element i from the block's shape, where it starts and
+/// the logical shape; the step count and micro-batch index read from their
+/// device scalars.
+template <typename T> struct DropoutFunctor {
+  using S = typename T::Storage;
+  using C = typename T::Compute;
+  const S *in;
+  S *out;
+  const float *step;
+  const int64_t *microBatch; // null: micro-batch 0
+  uint64_t seed, key;
+  double ratio;
+  C scale;
+  Dims local, logical, offset;
+  PARPLAN_HD void operator()(int64_t i) const {
+    int64_t rest = i, flat = 0, stride = 1;
+    for (int64_t d = local.rank - 1; d >= 0; --d) {
+      int64_t at = rest % local.size[d];
+      rest /= local.size[d];
+      flat += (offset.size[d] + at) * stride;
+      stride *= logical.size[d];
+    }
+    uint64_t count = static_cast<uint64_t>(static_cast<int64_t>(*step + 0.5f));
+    uint64_t index = microBatch ? static_cast<uint64_t>(*microBatch) : 0;
+    bool keep = dropoutDraw(seed, count, index, key,
+                            static_cast<uint64_t>(flat)) >= ratio;
+    T::store(out, i, keep ? T::load(in, i) * scale : C(0));
   }
 };
 
@@ -604,6 +636,66 @@ Launch grad(L &launcher, const std::string &op, const DeviceTensor &dy,
   return handled ? Launch::Done : Launch::Unsupported;
 }
 
+/// dropout: the identity without a step (the inference form), else the
+/// training form of DropoutFunctor; the block's place in the logical
+/// tensor comes from the `shape` and `offset` lowering adds (the whole
+/// tensor when empty).
+template <class L>
+Launch dropout(L &launcher, const AttrMap &attrs, const DeviceTensor &input,
+               const DeviceTensor *step, const DeviceTensor *microBatch,
+               const DeviceTensor &result, Status &status) {
+  if (input.dtype != result.dtype || input.shape != result.shape ||
+      (step && (step->dtype != DType::F32 || step->numElements() != 1)) ||
+      (microBatch &&
+       (microBatch->dtype != DType::I64 || microBatch->numElements() != 1)))
+    return Launch::Unsupported;
+  double ratio = step ? attrFloat(attrs, "ratio", 0.5) : 0.0;
+  // Empty (or absent): the block is the whole tensor.
+  Shape logical = attrInts(attrs, "shape");
+  if (logical.empty())
+    logical = input.shape;
+  std::vector<int64_t> offset = attrInts(attrs, "offset");
+  if (offset.empty())
+    offset.assign(input.shape.size(), 0);
+  Dims localDims, logicalDims, offsetDims;
+  if (!toDims(input.shape, localDims) || !toDims(logical, logicalDims) ||
+      !toDims(Shape(offset.begin(), offset.end()), offsetDims) ||
+      logical.size() != input.shape.size() ||
+      offset.size() != input.shape.size())
+    return Launch::Unsupported;
+  for (size_t d = 0; d < input.shape.size(); ++d)
+    if (offset[d] < 0 || offset[d] + input.shape[d] > logical[d]) {
+      status = failure("dropout",
+                       "block " + toString(input.shape) + " at offset " +
+                           std::to_string(offset[d]) + " of dimension " +
+                           std::to_string(d) + " leaves " + toString(logical));
+      return Launch::Done;
+    }
+  if (!step) {
+    dispatchWord(input.dtype, [&](auto word) {
+      using W = decltype(word);
+      launcher.forEach(result.numElements(),
+                       CopyFunctor<W>{input.as<const W>(), result.as<W>()});
+    });
+    return Launch::Done;
+  }
+  bool handled = dispatchFloat(input.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using C = typename T::Compute;
+    launcher.forEach(result.numElements(),
+                     DropoutFunctor<T>{
+                         input.as<const typename T::Storage>(),
+                         result.as<typename T::Storage>(),
+                         step->as<const float>(),
+                         microBatch ? microBatch->as<const int64_t>() : nullptr,
+                         static_cast<uint64_t>(attrInt(attrs, "seed", 0)),
+                         static_cast<uint64_t>(attrInt(attrs, "key", 0)), ratio,
+                         static_cast<C>(1.0 / (1.0 - ratio)), localDims,
+                         logicalDims, offsetDims});
+  });
+  return handled ? Launch::Done : Launch::Unsupported;
+}
+
 /// clip's and clip_grad's bounds: present only when given.
 struct Bounds {
   bool hasMin, hasMax;
@@ -723,6 +815,10 @@ bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
                            static_cast<C>(bounds.max)};
         },
         outcome);
+  } else if (op == "dropout") {
+    launched = elementwise::dropout(
+        launcher, attrs, in(0), operands.size() > 1 ? operands[1] : nullptr,
+        operands.size() > 2 ? operands[2] : nullptr, result, outcome);
   } else if (op == "cast") {
     if (in(0).numElements() != result.numElements())
       outcome =
