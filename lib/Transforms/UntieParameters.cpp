@@ -130,7 +130,8 @@ struct NNUntieParametersPass
           << ") and will be trained as one tied parameter "
              "(exporters merge initializers of equal "
              "values); --untie "
-          << name << " gives each place its own copy";
+          << name << " gives each place its own copy, --frozen " << name
+          << " trains it not at all (a buffer such as a mask)";
     }
     for (const std::string &name : untie)
       if (!seen.contains(name)) {

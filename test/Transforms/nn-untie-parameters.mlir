@@ -27,7 +27,7 @@
 // FROZEN-LABEL: func.func @main
 // FROZEN-NOT: untied
 // UNKNOWN: error: --untie nothing: the model has no parameter 'nothing'
-// expected-warning @+1 {{parameter 'zeros' is read in 2 places ('/layer1', '/layer2') and will be trained as one tied parameter (exporters merge initializers of equal values); --untie zeros gives each place its own copy}}
+// expected-warning @+1 {{parameter 'zeros' is read in 2 places ('/layer1', '/layer2') and will be trained as one tied parameter (exporters merge initializers of equal values); --untie zeros gives each place its own copy, --frozen zeros trains it not at all (a buffer such as a mask)}}
 func.func @main() -> tensor<2x4xf32> {
   %x = nn.input "x" : tensor<2x4xf32>
   %z = nn.param "zeros" {source = "initializer@64+16"} : tensor<4xf32>

@@ -185,10 +185,11 @@ void addTrainingOptions(CLI::App *command,
                       "Seed of the dropout masks (default 0)");
   command
       ->add_option("--untie", training.untie,
-                   "Give each layer that reads parameter NAME its own copy "
-                   "(exporters merge initializers of equal values into one "
-                   "tied parameter; compile warns of each); repeat or "
-                   "separate names with commas")
+                   "Give each place that reads parameter NAME (a layer, a "
+                   "batch norm's running statistic) its own copy (exporters "
+                   "merge initializers of equal values into one tied "
+                   "parameter; compile warns of each); repeat or separate "
+                   "names with commas")
       ->delimiter(',')
       ->allow_extra_args(false);
   if (!autoMicroBatches) {
