@@ -75,9 +75,17 @@ struct NNUntieParametersPass
       StringRef name = param.getName();
       seen.insert(name);
       auto type = param.getType();
-      if (!isa<FloatType>(type.getElementType()))
+      if (!isa<FloatType>(type.getElementType())) {
+        if (requested.contains(name)) {
+          param.emitError() << "--untie " << name << ": '" << name << "' holds "
+                            << type.getElementType()
+                            << " values, which are not trained: nothing to "
+                               "untie";
+          return signalPassFailure();
+        }
         continue;
-      // The uses of each layer, in program order of the layers' first use.
+      }
+      // The uses of each place, in program order of the places' first use.
       SmallVector<OpOperand *> uses;
       for (OpOperand &use : param.getResult().getUses())
         uses.push_back(&use);

@@ -3,6 +3,8 @@
 // RUN: parplan-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(nn-untie-parameters{frozen=zer*}))' | FileCheck %s --check-prefix=FROZEN
 // RUN: not parplan-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(nn-untie-parameters{untie=nothing}))' 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not parplan-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(nn-untie-parameters{untie=one}))' 2>&1 | FileCheck %s --check-prefix=SCALAR
+// RUN: not parplan-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(nn-untie-parameters{untie=ids}))' 2>&1 | FileCheck %s --check-prefix=INTEGER
+// INTEGER: error: --untie ids: 'ids' holds 'i64' values, which are not trained: nothing to untie
 // RUN: not parplan-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(nn-untie-parameters{untie=zeros}))' 2>/dev/null | FileCheck %s --check-prefix=BN
 // RUN: not parplan-opt %s -split-input-file -pass-pipeline='builtin.module(func.func(nn-untie-parameters{untie=zeros}))' 2>&1 | FileCheck %s --check-prefix=ONE-LAYER
 // ONE-LAYER: error: --untie zeros: 'zeros' is read in one place only, nothing to untie
@@ -82,4 +84,15 @@ func.func @bias_and_mean() -> tensor<4x3xf32> {
   %v = nn.param "v" : tensor<3xf32>
   %y = nn.batch_norm %x, %s, %z, %z, %v : tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<4x3xf32> loc("/bn1/BatchNormalization")
   return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// Integer parameters are data, not trained: never a tie.
+// CHECK-LABEL: func.func @integers
+func.func @integers() -> tensor<4xi64> {
+  %i = nn.param "ids" : tensor<4xi64>
+  %a = nn.add %i, %i : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64> loc("/a/Add")
+  %y = nn.add %a, %i : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64> loc("/b/Add")
+  return %y : tensor<4xi64>
 }
