@@ -101,6 +101,10 @@ void Executor::planTasks(const plan::Plan &planMessage) {
   schedule_ = order.schedule;
   tasks_ = std::move(order.tasks);
   ranges_ = std::move(order.ranges);
+  microBatchBuffers_.clear();
+  for (int b = 0; b < program_.buffers_size(); ++b)
+    if (program_.buffers(b).kind() == plan::Buffer::MICRO_BATCH)
+      microBatchBuffers_.push_back(b);
   auto chunks = static_cast<int64_t>(ranges_.forward.size());
   if (schedule_ == "sequential") {
     kept_.assign(1, {});
@@ -293,9 +297,7 @@ Status Executor::step(int64_t stepIndex, double *loss) {
   // masks): before each forward and each backward, which may run after
   // other micro-batches' forwards.
   auto tellMicroBatch = [&](int64_t microBatch) -> Status {
-    for (int b = 0; b < program_.buffers_size(); ++b) {
-      if (program_.buffers(b).kind() != plan::Buffer::MICRO_BATCH)
-        continue;
+    for (int64_t b : microBatchBuffers_) {
       Tensor index = hostBuffer(b);
       index.set(0, static_cast<double>(microBatch));
       if (Status status = backend_->write(b, index); !status.ok())

@@ -555,6 +555,11 @@ Status dropout(const Tensor &input, double ratio, int64_t step,
                                  std::to_string(start[d]) + " of dimension " +
                                  std::to_string(d) + " leaves " +
                                  toString(logical));
+  // Nothing dropped (the inference form): the input as it is.
+  if (ratio == 0) {
+    std::copy_n(input.bytes(), input.byteSize(), result.bytes());
+    return Status::success();
+  }
   std::vector<double> x = loadDoubles(input);
   std::vector<double> out(x.size());
   double scale = 1.0 / (1.0 - ratio);

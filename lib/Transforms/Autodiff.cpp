@@ -119,9 +119,7 @@ private:
   //===--------------------------------------------------------------------===//
 
   Value scalar(Type elementType, double value) {
-    auto type = RankedTensorType::get({}, elementType);
-    return ConstantOp::create(
-        b, DenseElementsAttr::get(type, b.getFloatAttr(elementType, value)));
+    return buildScalar(b, b.getLoc(), elementType, value);
   }
   Value scalarLike(Value like, double value) {
     return scalar(tensorType(like).getElementType(), value);
@@ -134,10 +132,7 @@ private:
     return MulOp::create(b, value, scalarLike(value, factor));
   }
   Value reshape(Value value, ArrayRef<int64_t> shape) {
-    auto type = tensorType(value);
-    if (type.getShape() == shape)
-      return value;
-    return ReshapeOp::create(b, type.clone(shape), value);
+    return buildReshape(b, b.getLoc(), value, shape);
   }
   Value swapLastTwo(Value value) {
     int64_t rank = tensorType(value).getRank();
@@ -1032,6 +1027,11 @@ void NNAutodiffPass::runOnOperation() {
     }
   }
   Value stepCount, step;
+  // This step's count: the state's count so far, plus one.
+  auto countStep = [&](OpBuilder &at, Location loc) -> Value {
+    return AddOp::create(at, loc, stepCount,
+                         buildScalar(at, loc, at.getF32Type(), 1.0));
+  };
   if (optimizer == "adam" || optimizer == "adamw" || !dropouts.empty()) {
     auto f32 = RankedTensorType::get({}, Float32Type::get(context));
     for (ParamOp param : function.getOps<ParamOp>())
@@ -1048,9 +1048,7 @@ void NNAutodiffPass::runOnOperation() {
         entry.getStringAttr("zeros"), StringAttr(), DenseI64ArrayAttr());
     // Counted up where dropout reads it, else beside the updates.
     if (!dropouts.empty())
-      step = AddOp::create(
-          entry, loc, stepCount,
-          ConstantOp::create(entry, loc, DenseElementsAttr::get(f32, 1.0f)));
+      step = countStep(entry, loc);
   }
   // With micro-batches, each draws its own masks.
   Value microBatch;
@@ -1205,12 +1203,8 @@ void NNAutodiffPass::runOnOperation() {
         .getResult();
   };
   if (stepCount) {
-    if (!step) {
-      auto f32 = RankedTensorType::get({}, b.getF32Type());
-      step = AddOp::create(
-          b, stepCount,
-          ConstantOp::create(b, DenseElementsAttr::get(f32, 1.0f)));
-    }
+    if (!step)
+      step = countStep(b, b.getLoc());
     results.push_back(step);
     updates.push_back("optimizer.step");
   }
@@ -1274,11 +1268,8 @@ void NNAutodiffPass::runOnOperation() {
     if (tensorType(batch).getElementType() != type.getElementType())
       batch = CastOp::create(b, type, batch);
     if (microBatches > 1) {
-      Type element = type.getElementType();
-      Value share = ConstantOp::create(
-          b,
-          DenseElementsAttr::get(RankedTensorType::get({}, element),
-                                 b.getFloatAttr(element, 1.0 / microBatches)));
+      Value share = buildScalar(b, statistic.loc, type.getElementType(),
+                                1.0 / microBatches);
       batch = accumulated(MulOp::create(b, batch, share), statistic.loc);
     }
     results.push_back(buildRunningStatisticUpdate(

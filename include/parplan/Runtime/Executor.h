@@ -150,6 +150,8 @@ private:
   /// then).
   std::vector<std::vector<int64_t>> kept_;
   std::vector<bool> readsBatch_;
+  /// The MICRO_BATCH buffers, told each task's micro-batch.
+  std::vector<int64_t> microBatchBuffers_;
   WeightLoader weightLoader_;
   BatchLoader batchLoader_;
   /// Kernel attributes converted once, by instruction index.

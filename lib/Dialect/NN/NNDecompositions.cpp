@@ -14,21 +14,22 @@ RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
-Value scalar(OpBuilder &b, Location loc, Type elementType, double value) {
+} // namespace
+
+Value parplan::nn::buildScalar(OpBuilder &b, Location loc, Type elementType,
+                               double value) {
   auto type = RankedTensorType::get({}, elementType);
-  return parplan::nn::ConstantOp::create(
+  return ConstantOp::create(
       b, loc, DenseElementsAttr::get(type, b.getFloatAttr(elementType, value)));
 }
 
-Value reshape(OpBuilder &b, Location loc, Value value,
-              ArrayRef<int64_t> shape) {
+Value parplan::nn::buildReshape(OpBuilder &b, Location loc, Value value,
+                                ArrayRef<int64_t> shape) {
   auto type = tensorType(value);
   if (type.getShape() == shape)
     return value;
-  return parplan::nn::ReshapeOp::create(b, loc, type.clone(shape), value);
+  return ReshapeOp::create(b, loc, type.clone(shape), value);
 }
-
-} // namespace
 
 parplan::nn::BatchStatistics
 parplan::nn::buildBatchNormWithBatchStatistics(OpBuilder &b, Location loc,
@@ -55,28 +56,26 @@ parplan::nn::buildBatchNormWithBatchStatistics(OpBuilder &b, Location loc,
   Value variance = meanOver(MulOp::create(b, loc, centered, centered));
   Value deviation = SqrtOp::create(
       b, loc,
-      AddOp::create(b, loc, variance, scalar(b, loc, element, epsilon)));
+      AddOp::create(b, loc, variance, buildScalar(b, loc, element, epsilon)));
   // scale / deviation on [C] first: one division per channel, not per
   // element.
-  Value factor = DivOp::create(b, loc, reshape(b, loc, scale, column),
-                               reshape(b, loc, deviation, column));
+  Value factor = DivOp::create(b, loc, buildReshape(b, loc, scale, column),
+                               buildReshape(b, loc, deviation, column));
   Value result = AddOp::create(b, loc, MulOp::create(b, loc, centered, factor),
-                               reshape(b, loc, bias, column));
-  return {result, reshape(b, loc, mean, {channels}),
-          reshape(b, loc, variance, {channels}), count};
+                               buildReshape(b, loc, bias, column));
+  return {result, buildReshape(b, loc, mean, {channels}),
+          buildReshape(b, loc, variance, {channels}), count};
 }
 
 Value parplan::nn::buildRunningStatisticUpdate(OpBuilder &b, Location loc,
                                                Value running, Value batch,
                                                double momentum,
                                                double batchFactor) {
-  auto type = tensorType(running);
-  if (tensorType(batch).getElementType() != type.getElementType())
-    batch = CastOp::create(b, loc, type, batch);
-  Type element = type.getElementType();
+  Type element = tensorType(running).getElementType();
   Value kept =
-      MulOp::create(b, loc, running, scalar(b, loc, element, momentum));
+      MulOp::create(b, loc, running, buildScalar(b, loc, element, momentum));
   Value added = MulOp::create(
-      b, loc, batch, scalar(b, loc, element, batchFactor * (1.0 - momentum)));
+      b, loc, batch,
+      buildScalar(b, loc, element, batchFactor * (1.0 - momentum)));
   return AddOp::create(b, loc, kept, added);
 }

@@ -17,6 +17,14 @@
 
 namespace parplan::nn {
 
+/// A rank-0 constant of the float type `elementType`.
+mlir::Value buildScalar(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Type elementType, double value);
+
+/// `value` reshaped to `shape`, or `value` itself when it has that shape.
+mlir::Value buildReshape(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value value, llvm::ArrayRef<int64_t> shape);
+
 /// Batch normalization with the batch's own statistics.
 struct BatchStatistics {
   /// (x - mean) / sqrt(var + epsilon) * scale + bias, the input's type.
@@ -37,9 +45,9 @@ buildBatchNormWithBatchStatistics(mlir::OpBuilder &b, mlir::Location loc,
                                   mlir::Value input, mlir::Value scale,
                                   mlir::Value bias, double epsilon);
 
-/// `running * momentum + batch * (batchFactor * (1 - momentum))`, in
-/// `running`'s type (`batch` is cast to it): the update of a running
-/// statistic, `batchFactor` n / (n - 1) for an unbiased variance.
+/// `running * momentum + batch * (batchFactor * (1 - momentum))`, both of
+/// one type: the update of a running statistic, `batchFactor` n / (n - 1)
+/// for an unbiased variance.
 mlir::Value buildRunningStatisticUpdate(mlir::OpBuilder &b, mlir::Location loc,
                                         mlir::Value running, mlir::Value batch,
                                         double momentum,
