@@ -644,7 +644,12 @@ CrossMeshSchedule planOn(const std::vector<CrossMeshTile> &tiles,
     std::vector<CrossMeshSchedule> candidates;
     if (tiles.size() <= kOrderTiles) {
       candidates.push_back(orderOnTimeline(tiles, cluster, mode, true));
-      candidates.push_back(orderOnTimeline(tiles, cluster, mode, false));
+      // Tiles of one size leave nothing to prefer: the same schedule.
+      bool oneSize = llvm::all_of(tiles, [&](const CrossMeshTile &tile) {
+        return tile.bytes == tiles.front().bytes;
+      });
+      if (!oneSize)
+        candidates.push_back(orderOnTimeline(tiles, cluster, mode, false));
     }
     for (CrossMeshBalancing other :
          {CrossMeshBalancing::ByBytes, CrossMeshBalancing::None})
