@@ -348,6 +348,9 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
       weights (default true).
     - `share-layers`: identical repeated layers share one decision (default
       true).
+    - `baselines`: with `auto`, plan every baseline too and keep the least
+      predicted step (default true; off, the search alone: what the
+      pipeline search compares shapes by, docs/pipeline.md).
     - `explain`: attach `sbp.explain` (cost, runner-up, its cost) to every op.
     - `schedule`: on stages with micro-batches, the order the stages run
       them in (`gpipe`, `1f1b`, default, `eager-1f1b` or `sequential`):
@@ -376,6 +379,8 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
            "bf16/fp16 compute with fp32 master weights">,
     Option<"shareLayers", "share-layers", "bool", "true",
            "Identical repeated layers share one decision">,
+    Option<"baselines", "baselines", "bool", "true",
+           "With auto, plan every baseline too and keep the least step">,
     Option<"explain", "explain", "bool", "false",
            "Attach sbp.explain to every op">,
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",

@@ -109,6 +109,7 @@ parplan::SbpAssignOptions
 compileAssignOptions(const parplan::CompilePipelineOptions &options) {
   parplan::SbpAssignOptions assign = assignOptions(options);
   assign.explain = options.explain;
+  assign.baselines = options.baselines;
   assign.mixedPrecision = false;
   assign.schedule = options.schedule;
   return assign;

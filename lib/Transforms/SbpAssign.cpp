@@ -1730,9 +1730,9 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SbpAssignOptions options{cluster,     mesh,      strategy,
-                             training,    optimizer, mixedPrecision,
-                             shareLayers, explain,   schedule};
+    SbpAssignOptions options{cluster,   mesh,           strategy,    training,
+                             optimizer, mixedPrecision, shareLayers, baselines,
+                             explain,   schedule};
     // A training step (nn-autodiff's output) states its backward pass, its
     // optimizer and its element types: nothing is added on top.
     if (module->hasAttr("nn.training")) {
@@ -1827,7 +1827,7 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       return signalPassFailure();
     // The predicted step of every start but the one kept.
     std::vector<std::pair<std::string, double>> others;
-    if (options.strategy == "auto") {
+    if (options.strategy == "auto" && options.baselines) {
       ScopedDiagnosticHandler quiet(&getContext(),
                                     [](Diagnostic &) { return success(); });
       for (const char *baseline : kBaselines) {

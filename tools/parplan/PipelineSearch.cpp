@@ -91,8 +91,18 @@ public:
          TimingScope &timing,
          std::vector<std::unique_ptr<PassManager>> &passManagers,
          std::function<void(const std::string &)> onTrial)
-      : importAt(importAt), pipeline(pipeline), chunks(chunks), timing(timing),
+      : baselinesAsked(pipeline.baselines), trialBaselines(false),
+        importAt(importAt), pipeline(pipeline), chunks(chunks), timing(timing),
         passManagers(passManagers), onTrial(std::move(onTrial)) {}
+
+  /// Whether the compile asked for sbp-assign's baselines: the trials
+  /// compare shapes by the search alone, and the chosen shape is laid out
+  /// again with them.
+  bool baselinesAsked;
+  /// Whether the trials plan the baselines themselves: where only the
+  /// schedule is searched, its trials are few, and the chosen one goes on
+  /// without being laid out again.
+  bool trialBaselines;
 
   /// The training step at `microBatches`; null with `error` set (empty
   /// when the importer said why).
@@ -129,11 +139,16 @@ public:
 
   /// The layout search with `stages` (place-stages' option: 0 for one mesh
   /// or the annotations' stages, counted as `count`), `microBatches` and
-  /// `schedule`. Null with `error` set when the training step cannot be
-  /// built.
+  /// `schedule`, sbp-assign's baselines planned too when `baselines`. Null
+  /// with `error` set when the training step cannot be built.
   const PipelineTrial *run(int64_t stages, int64_t count, int64_t microBatches,
                            StringRef schedule, std::string &error) {
-    auto key = std::make_tuple(stages, microBatches, schedule.str());
+    return run(stages, count, microBatches, schedule, error, trialBaselines);
+  }
+  const PipelineTrial *run(int64_t stages, int64_t count, int64_t microBatches,
+                           StringRef schedule, std::string &error,
+                           bool baselines) {
+    auto key = std::make_tuple(stages, microBatches, schedule.str(), baselines);
     if (auto known = tried.find(key); known != tried.end())
       return &known->second;
     ModuleOp step = stepAt(microBatches, error);
@@ -152,7 +167,7 @@ public:
     std::string shape = std::to_string(trial.stages) +
                         (trial.stages == 1 ? " stage, " : " stages, ") +
                         std::to_string(microBatches) + " micro-batches, " +
-                        trial.schedule;
+                        trial.schedule + (baselines ? ", baselines" : "");
     if (onTrial)
       onTrial(shape);
     TimingScope trialTiming = timing.nest(shape);
@@ -164,12 +179,16 @@ public:
     pipeline.microBatches = microBatches;
     pipeline.schedule = schedule.str();
     pipeline.chunks = schedule == "interleaved" ? chunks : 1;
+    pipeline.baselines = baselines;
     parplan::addLayoutSearchPasses(pm, pipeline);
+    pipeline.baselines = baselinesAsked;
     if (succeeded(pm.run(*copy)))
       readFigures(*copy, trial);
     // Every shape the search keeps is faster than all tried before it: the
-    // fastest so far is the one the compile may go on from.
-    if (trial.step && (!fastestStep || *trial.step < *fastestStep)) {
+    // fastest so far is the one the compile may go on from, or the chosen
+    // shape laid out again with the baselines, the last trial.
+    if (trial.step && ((baselines && !trialBaselines) || !fastestStep ||
+                       *trial.step < *fastestStep)) {
       fastestStep = trial.step;
       fastest = std::move(copy);
       fastestKey = key;
@@ -177,11 +196,12 @@ public:
     return &tried.emplace(key, std::move(trial)).first->second;
   }
 
-  /// The laid-out step of `trial`, when it is the fastest tried.
-  OwningOpRef<ModuleOp> takeLaidOut(const PipelineTrial &trial,
-                                    int64_t stages) {
+  /// The laid-out step of `trial` (with the baselines when `baselines`),
+  /// when it is the fastest tried.
+  OwningOpRef<ModuleOp> takeLaidOut(const PipelineTrial &trial, int64_t stages,
+                                    bool baselines) {
     if (!fastest || fastestKey != std::make_tuple(stages, trial.microBatches,
-                                                  trial.schedule))
+                                                  trial.schedule, baselines))
       return nullptr;
     return std::move(fastest);
   }
@@ -194,10 +214,11 @@ private:
   std::vector<std::unique_ptr<PassManager>> &passManagers;
   std::function<void(const std::string &)> onTrial;
   std::map<int64_t, OwningOpRef<ModuleOp>> steps;
-  std::map<std::tuple<int64_t, int64_t, std::string>, PipelineTrial> tried;
+  std::map<std::tuple<int64_t, int64_t, std::string, bool>, PipelineTrial>
+      tried;
   std::optional<double> fastestStep;
   OwningOpRef<ModuleOp> fastest;
-  std::tuple<int64_t, int64_t, std::string> fastestKey;
+  std::tuple<int64_t, int64_t, std::string, bool> fastestKey;
 };
 
 /// The divisors of `n`, increasing.
@@ -376,6 +397,8 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
   Trials trials(importAt, pipeline, choice.chunks, timing, passManagers,
                 choice.onTrial);
+  trials.trialBaselines =
+      trials.baselinesAsked && !choice.autoStages && !choice.autoMicroBatches;
   PipelineSearchResult result;
   int64_t firstCount =
       choice.autoMicroBatches
@@ -598,7 +621,29 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
         best = result.schedules.back();
     }
   }
+  // Unless the trials planned them, the shapes were compared by the
+  // search's own layouts; the one chosen is laid out again with
+  // sbp-assign's baselines, which keep the least predicted step of the
+  // search and each of them (never more than the trial's), and its figures
+  // stand for it in the phases' lists.
+  bool baselines = trials.trialBaselines;
+  if (trials.baselinesAsked && !baselines && best.step) {
+    baselines = true;
+    const PipelineTrial *final =
+        trials.run(stagesOption, best.stages, best.microBatches, best.schedule,
+                   error, /*baselines=*/true);
+    if (!final)
+      return std::nullopt;
+    best = *final;
+    for (std::vector<PipelineTrial> *phase :
+         {&result.stageCounts, &result.microBatchCounts, &result.schedules})
+      for (PipelineTrial &trial : *phase)
+        if (trial.searched && trial.stages == best.stages &&
+            trial.microBatches == best.microBatches &&
+            trial.schedule == best.schedule)
+          trial = best;
+  }
   result.chosen = best;
-  result.laidOut = trials.takeLaidOut(best, stagesOption);
+  result.laidOut = trials.takeLaidOut(best, stagesOption, baselines);
   return result;
 }
