@@ -10,6 +10,8 @@
 
 #include "parplan/Cost/LayoutSolver.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -464,12 +466,25 @@ class Descent {
 public:
   Descent(const Graph &graph, std::vector<int64_t> nodes)
       : graph(graph), nodes(std::move(nodes)) {
+    // The graph no longer changes: its neighbourhoods, read at every node
+    // of every sweep, are copied out of their maps into one array, in the
+    // same order.
+    firstNeighbour.assign(graph.numNodes() + 1, 0);
     for (int64_t node : this->nodes)
-      for (auto [other, id] : graph.adjacent[node])
+      firstNeighbour[node + 1] = graph.degree(node);
+    for (int64_t node = 0; node < graph.numNodes(); ++node)
+      firstNeighbour[node + 1] += firstNeighbour[node];
+    neighbours.resize(firstNeighbour.back());
+    for (int64_t node : this->nodes)
+      std::copy(graph.adjacent[node].begin(), graph.adjacent[node].end(),
+                neighbours.begin() + firstNeighbour[node]);
+    for (int64_t node : this->nodes)
+      for (auto [other, id] : around(node))
         if (node < other)
           edgeIds.push_back(id);
     std::sort(edgeIds.begin(), edgeIds.end());
     transposedCosts.resize(graph.edges.size());
+    rowLeastCosts.resize(graph.edges.size());
   }
 
   int64_t numEdges() const { return static_cast<int64_t>(edgeIds.size()); }
@@ -480,7 +495,7 @@ public:
     for (int64_t node : nodes) {
       std::vector<double> &local = scratch;
       local.assign(graph.nodeCosts[node].begin(), graph.nodeCosts[node].end());
-      for (auto [other, id] : graph.adjacent[node])
+      for (auto [other, id] : around(node))
         if (chosen[other])
           addEdgeCosts(local, node, id, choice[other]);
       choice[node] = argmin(local);
@@ -564,7 +579,7 @@ private:
   void localCosts(std::vector<double> &local, int64_t node,
                   const std::vector<int64_t> &choice, int64_t skip = -1) const {
     local.assign(graph.nodeCosts[node].begin(), graph.nodeCosts[node].end());
-    for (auto [other, id] : graph.adjacent[node])
+    for (auto [other, id] : around(node))
       if (other != skip)
         addEdgeCosts(local, node, id, choice[other]);
   }
@@ -572,7 +587,7 @@ private:
   /// `node` and its neighbours may no longer hold their best candidate.
   void markAround(int64_t node) const {
     stale[node] = 1;
-    for (auto [other, id] : graph.adjacent[node])
+    for (auto [other, id] : around(node))
       stale[other] = 1;
   }
 
@@ -591,7 +606,7 @@ private:
         choice[node] = best;
         changedAt[node] = ++clock;
         changed = true;
-        for (auto [other, id] : graph.adjacent[node])
+        for (auto [other, id] : around(node))
           stale[other] = 1;
       }
     }
@@ -605,7 +620,7 @@ private:
     for (int64_t end : {edge.lo, edge.hi}) {
       if (changedAt[end] > checkedAt[id])
         return true;
-      for (auto [other, otherId] : graph.adjacent[end])
+      for (auto [other, otherId] : around(end))
         if (changedAt[other] > checkedAt[id])
           return true;
     }
@@ -632,8 +647,14 @@ private:
       };
       int64_t bestLo = choice[lo], bestHi = choice[hi];
       double current = joint(bestLo, bestHi), best = current;
+      // A row whose least possible sum is no less than the best so far
+      // holds nothing better: rounding is monotone, so the bound is never
+      // above a sum of the row, and the choice is the one the full scan
+      // makes.
+      const std::vector<double> &rowLeast = rowMinima(id);
+      double otherLeast = *std::min_element(other.begin(), other.end());
       for (int64_t a = 0, kLo = graph.k(lo); a < kLo; ++a) {
-        if (alone[a] == kInf)
+        if (alone[a] == kInf || !(alone[a] + otherLeast + rowLeast[a] < best))
           continue;
         for (int64_t b = 0; b < kHi; ++b) {
           double value = joint(a, b);
@@ -659,7 +680,19 @@ private:
     return changed;
   }
 
+  /// The neighbours of residual node `node` and the edges to them,
+  /// ascending.
+  llvm::ArrayRef<std::pair<int64_t, int64_t>> around(int64_t node) const {
+    return llvm::ArrayRef(neighbours)
+        .slice(firstNeighbour[node],
+               firstNeighbour[node + 1] - firstNeighbour[node]);
+  }
+
   const Graph &graph;
+  /// graph.adjacent of the residual nodes, node after node, and where each
+  /// node's start (empty for the others).
+  std::vector<std::pair<int64_t, int64_t>> neighbours;
+  std::vector<int64_t> firstNeighbour;
   /// Residual nodes, ascending: the sweep order.
   std::vector<int64_t> nodes;
   /// Residual edges, ascending.
@@ -673,6 +706,21 @@ private:
   mutable int64_t clock = 0;
   /// Per edge id: its costs transposed, [k_hi][k_lo], made on first use.
   mutable std::vector<std::vector<double>> transposedCosts;
+  /// Per edge id: the least cost of each row, [k_lo], made on first use.
+  mutable std::vector<std::vector<double>> rowLeastCosts;
+  const std::vector<double> &rowMinima(int64_t id) const {
+    std::vector<double> &least = rowLeastCosts[id];
+    if (least.empty()) {
+      const Graph::Edge &edge = graph.edges[id];
+      const std::vector<double> &costs = edge.costs();
+      int64_t kHi = graph.k(edge.hi);
+      least.resize(graph.k(edge.lo));
+      for (size_t a = 0; a < least.size(); ++a)
+        least[a] = *std::min_element(costs.begin() + a * kHi,
+                                     costs.begin() + (a + 1) * kHi);
+    }
+    return least;
+  }
   /// Local costs, kept to save an allocation per node and sweep.
   mutable std::vector<double> scratch, pairScratch;
 };
