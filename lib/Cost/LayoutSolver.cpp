@@ -866,8 +866,20 @@ public:
       }
       for (const Forward &next : forward[depth]) {
         std::vector<double> &costs = given[next.local];
-        for (int64_t b = 0, e = static_cast<int64_t>(costs.size()); b < e; ++b)
-          costs[b] += graph.cost(next.edge, nodes[i], a, b);
+        const Graph::Edge &edge = graph.edges[next.edge];
+        const double *matrix = edge.costs().data();
+        auto e = static_cast<int64_t>(costs.size());
+        // graph.cost(next.edge, nodes[i], a, b): a row of the matrix, or a
+        // column when this node is its higher end.
+        if (edge.lo == nodes[i]) {
+          const double *row = matrix + a * e;
+          for (int64_t b = 0; b < e; ++b)
+            costs[b] += row[b];
+        } else {
+          int64_t kHi = graph.k(edge.hi);
+          for (int64_t b = 0; b < e; ++b)
+            costs[b] += matrix[b * kHi + a];
+        }
         rest.remove(least[next.local]);
         least[next.local] = costs[argmin(costs)];
         rest.add(least[next.local]);
@@ -922,11 +934,14 @@ private:
     frame.next = 0;
     frame.partial = partial;
     frame.unassigned = unassigned;
-    frame.savedGiven.clear();
-    frame.savedLeast.clear();
-    for (const Forward &next : forward[depth]) {
-      frame.savedGiven.push_back(given[next.local]);
-      frame.savedLeast.push_back(least[next.local]);
+    // Into the frame's vectors of its last visit: no allocation per step.
+    const std::vector<Forward> &list = forward[depth];
+    frame.savedGiven.resize(list.size());
+    frame.savedLeast.resize(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+      frame.savedGiven[i].assign(given[list[i].local].begin(),
+                                 given[list[i].local].end());
+      frame.savedLeast[i] = least[list[i].local];
     }
   }
 
