@@ -64,6 +64,54 @@ struct Candidate {
   std::vector<NdSbp> results;
 };
 
+/// An op's candidates, shared by the alike ops of repeated layers (a
+/// model's ops are tens of thousands, its kinds of op a few hundred).
+class Candidates {
+public:
+  Candidates() = default;
+  explicit Candidates(std::vector<Candidate> list)
+      : list(std::make_shared<const std::vector<Candidate>>(std::move(list))) {}
+  const Candidate &operator[](size_t index) const { return (*list)[index]; }
+  size_t size() const { return list ? list->size() : 0; }
+  bool empty() const { return size() == 0; }
+  std::vector<Candidate>::const_iterator begin() const {
+    return list ? list->begin() : none().begin();
+  }
+  std::vector<Candidate>::const_iterator end() const {
+    return list ? list->end() : none().end();
+  }
+
+private:
+  static const std::vector<Candidate> &none() {
+    static const std::vector<Candidate> empty;
+    return empty;
+  }
+  std::shared_ptr<const std::vector<Candidate>> list;
+};
+
+/// What makes ops alike for the search: the op, its attributes but names
+/// (a parameter's, the stored tensor a part is of, a dropout's mask key)
+/// and sbp.* marks, its operand types and its result types. Alike ops have
+/// the same candidates.
+std::vector<const void *> alikeOpKey(Operation *op) {
+  std::vector<const void *> key;
+  key.push_back(op->getName().getAsOpaquePointer());
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute attr : op->getAttrs())
+    if (!llvm::is_contained({"name", "source", "part_of", "key"},
+                            attr.getName().strref()) &&
+        !attr.getName().strref().starts_with("sbp."))
+      attrs.push_back(attr);
+  key.push_back(
+      DictionaryAttr::get(op->getContext(), attrs).getAsOpaquePointer());
+  for (Type type : op->getOperandTypes())
+    key.push_back(type.getAsOpaquePointer());
+  key.push_back(nullptr);
+  for (Type type : op->getResultTypes())
+    key.push_back(type.getAsOpaquePointer());
+  return key;
+}
+
 /// A layout pinned on one operand or result: per mesh axis an entry, or
 /// nothing where the axis is free.
 using PinnedLayout = std::vector<std::optional<Sbp>>;
@@ -81,7 +129,7 @@ struct Pin {
 struct Node {
   Operation *op = nullptr;
   int64_t sinkOperand = -1;
-  std::vector<Candidate> candidates;
+  Candidates candidates;
   /// Per candidate, for this one op: seconds and bytes per device, and of
   /// those bytes, the activations of one micro-batch its stage keeps for
   /// the backward (`memory` holds them once per micro-batch in flight).
@@ -531,6 +579,7 @@ ShardingSearch::composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis) {
                            << " axes; at most " << kMaxCandidates
                            << " are searched";
   bool isReshape = isa<nn::ReshapeOp>(op);
+  std::vector<Candidate> list;
   for (size_t index = 0; index < total; ++index) {
     size_t rest = index;
     for (size_t axis = rank; axis-- > 0;) {
@@ -561,8 +610,9 @@ ShardingSearch::composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis) {
     for (unsigned i = 0; ok && i < op->getNumResults(); ++i)
       ok = valid(op->getResult(i).getType(), candidate.results[i]);
     if (ok)
-      node.candidates.push_back(std::move(candidate));
+      list.push_back(std::move(candidate));
   }
+  node.candidates = Candidates(std::move(list));
   if (node.candidates.empty())
     return op->emitError() << describe(op)
                            << " has no signature that lays it out on mesh "
@@ -582,6 +632,7 @@ void ShardingSearch::sinkCandidates(Node &node, Value value) {
   size_t total = 1;
   for (size_t axis = 0; axis < rank; ++axis)
     total *= meshShape[axis] > 1 ? oneAxis.size() : 1;
+  std::vector<Candidate> list;
   for (size_t index = 0; index < total; ++index) {
     NdSbp layout(rank);
     size_t rest = index;
@@ -591,8 +642,9 @@ void ShardingSearch::sinkCandidates(Node &node, Value value) {
       rest /= n;
     }
     if (!parplan::checkLayout(shape, meshShape, layout))
-      node.candidates.push_back(Candidate{{layout}, {}});
+      list.push_back(Candidate{{layout}, {}});
   }
+  node.candidates = Candidates(std::move(list));
 }
 
 void ShardingSearch::priceCandidates(Node &node) {
@@ -661,6 +713,7 @@ LogicalResult ShardingSearch::buildNodes() {
            << "sbp-assign plans functions without arguments (inputs are "
               "nn.input ops); @"
            << function.getName() << " has " << body.getNumArguments();
+  std::map<std::vector<const void *>, Candidates> alike;
   for (Operation &op : body) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
@@ -682,13 +735,18 @@ LogicalResult ShardingSearch::buildNodes() {
           !tensor || !tensor.hasStaticShape())
         return op.emitError()
                << describe(&op) << " has a result without a static shape";
-    SmallVector<SbpSignature> oneAxis;
-    if (failed(shardable.getSbpSignatures(oneAxis)) || oneAxis.empty())
-      return op.emitError() << describe(&op) << " has no sharding rule";
     Node node;
     node.op = &op;
-    if (failed(composeCandidates(node, oneAxis)))
-      return failure();
+    auto [known, first] = alike.try_emplace(alikeOpKey(&op));
+    if (first) {
+      SmallVector<SbpSignature> oneAxis;
+      if (failed(shardable.getSbpSignatures(oneAxis)) || oneAxis.empty())
+        return op.emitError() << describe(&op) << " has no sharding rule";
+      if (failed(composeCandidates(node, oneAxis)))
+        return failure();
+      known->second = node.candidates;
+    }
+    node.candidates = known->second;
     nodeOf[&op] = static_cast<int64_t>(nodes.size());
     nodes.push_back(std::move(node));
   }
@@ -924,11 +982,11 @@ LogicalResult ShardingSearch::applyPins() {
   for (auto &[index, pin] : pins) {
     Node &node = nodes[index];
     std::vector<Candidate> kept;
-    for (Candidate &candidate : node.candidates)
+    for (const Candidate &candidate : node.candidates)
       if (matchesPin(candidate, pin, meshShape))
-        kept.push_back(std::move(candidate));
+        kept.push_back(candidate);
     if (!kept.empty()) {
-      node.candidates = std::move(kept);
+      node.candidates = Candidates(std::move(kept));
       continue;
     }
     return node.op->emitError() << "pin by " << llvm::join(pin.origins, ", ")
@@ -967,23 +1025,7 @@ ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
                    .getAsOpaquePointer()};
       } else {
         Operation *op = node.op;
-        key.push_back(op->getName().getAsOpaquePointer());
-        // Names differ from layer to layer (a parameter's, the stored
-        // tensor a part is of), and so do dropouts' mask keys: what is
-        // alike is the rest.
-        SmallVector<NamedAttribute> attrs;
-        for (NamedAttribute attr : op->getAttrs())
-          if (!llvm::is_contained({"name", "source", "part_of", "key"},
-                                  attr.getName().strref()) &&
-              !attr.getName().strref().starts_with("sbp."))
-            attrs.push_back(attr);
-        key.push_back(
-            DictionaryAttr::get(op->getContext(), attrs).getAsOpaquePointer());
-        for (Type type : op->getOperandTypes())
-          key.push_back(type.getAsOpaquePointer());
-        key.push_back(nullptr);
-        for (Type type : op->getResultTypes())
-          key.push_back(type.getAsOpaquePointer());
+        key = alikeOpKey(op);
         // Ops on stages whose meshes are not shifts of each other
         // (cost::placeMeshes) price their uses apart.
         int64_t stage = stageOf(node);
