@@ -596,33 +596,54 @@ std::optional<std::string> checkCrossMesh(const CrossMeshProblem &problem,
   return std::nullopt;
 }
 
-std::vector<CrossMeshTile> crossMeshTiles(const CrossMeshProblem &problem) {
+namespace {
+
+/// A tile handed to a visitor: its region, bytes, holders and receivers
+/// (ascending), valid during the call only.
+using TileVisitor = llvm::function_ref<void(const Slice &region, int64_t bytes,
+                                            llvm::ArrayRef<int64_t> holders,
+                                            llvm::ArrayRef<int64_t> receivers)>;
+
+/// Every tile of a valid problem, source block by destination block,
+/// without making a list of them (the bound reads each once).
+void visitTiles(const CrossMeshProblem &problem, TileVisitor visit) {
   auto sources = blocksOf(problem.shape, problem.source, problem.sourceLayout);
   auto destinations =
       blocksOf(problem.shape, problem.destination, problem.destinationLayout);
-  std::vector<CrossMeshTile> tiles;
   size_t rank = problem.shape.size();
+  Slice region;
+  region.offsets.resize(rank);
+  region.sizes.resize(rank);
   for (const auto &[source, holders] : sources)
     for (const auto &[destination, receivers] : destinations) {
-      CrossMeshTile tile;
-      tile.region.offsets.resize(rank);
-      tile.region.sizes.resize(rank);
       bool empty = false;
       for (size_t d = 0; d < rank; ++d) {
         int64_t begin = std::max(source.first[d], destination.first[d]);
         int64_t end = std::min(source.first[d] + source.second[d],
                                destination.first[d] + destination.second[d]);
         empty |= end <= begin;
-        tile.region.offsets[d] = begin;
-        tile.region.sizes[d] = std::max<int64_t>(end - begin, 0);
+        region.offsets[d] = begin;
+        region.sizes[d] = std::max<int64_t>(end - begin, 0);
       }
-      if (empty)
-        continue;
-      tile.bytes = tile.region.numElements() * problem.elementBytes;
-      tile.holders = holders;
-      tile.receivers = receivers;
-      tiles.push_back(std::move(tile));
+      if (!empty)
+        visit(region, region.numElements() * problem.elementBytes, holders,
+              receivers);
     }
+}
+
+/// crossMeshLowerBound over the tiles `forEachTile` hands to its visitor.
+double lowerBoundOf(llvm::function_ref<void(TileVisitor)> forEachTile,
+                    const ClusterIndex &cluster);
+
+} // namespace
+
+std::vector<CrossMeshTile> crossMeshTiles(const CrossMeshProblem &problem) {
+  std::vector<CrossMeshTile> tiles;
+  visitTiles(problem, [&](const Slice &region, int64_t bytes,
+                          llvm::ArrayRef<int64_t> holders,
+                          llvm::ArrayRef<int64_t> receivers) {
+    tiles.push_back({region, bytes, holders.vec(), receivers.vec()});
+  });
   std::sort(tiles.begin(), tiles.end(),
             [](const CrossMeshTile &a, const CrossMeshTile &b) {
               return std::tie(a.region.offsets, a.region.sizes, a.receivers) <
@@ -773,11 +794,29 @@ CrossMeshSchedule shiftSchedule(const CrossMeshSchedule &schedule,
 
 double crossMeshLowerBound(const CrossMeshProblem &problem,
                            const Cluster &described) {
-  return crossMeshLowerBound(crossMeshTiles(problem), ClusterIndex(described));
+  return crossMeshLowerBound(problem, ClusterIndex(described));
+}
+
+double crossMeshLowerBound(const CrossMeshProblem &problem,
+                           const ClusterIndex &cluster) {
+  return lowerBoundOf([&](TileVisitor visit) { visitTiles(problem, visit); },
+                      cluster);
 }
 
 double crossMeshLowerBound(const std::vector<CrossMeshTile> &tiles,
                            const ClusterIndex &cluster) {
+  return lowerBoundOf(
+      [&](TileVisitor visit) {
+        for (const CrossMeshTile &tile : tiles)
+          visit(tile.region, tile.bytes, tile.holders, tile.receivers);
+      },
+      cluster);
+}
+
+namespace {
+
+double lowerBoundOf(llvm::function_ref<void(TileVisitor)> forEachTile,
+                    const ClusterIndex &cluster) {
   const Cluster &described = cluster.cluster();
   size_t hosts = described.nodes.size();
   std::vector<double> mustReceive(hosts, 0), mustSend(hosts, 0);
@@ -785,19 +824,21 @@ double crossMeshLowerBound(const std::vector<CrossMeshTile> &tiles,
   // Per host, the last tile it held or needed (stamps: no set per tile).
   std::vector<int64_t> heldAt(hosts, -1), neededAt(hosts, -1);
   std::vector<int64_t> holding, needing;
-  for (size_t t = 0; t < tiles.size(); ++t) {
-    const CrossMeshTile &tile = tiles[t];
-    auto stamp = static_cast<int64_t>(t);
+  int64_t stamp = -1;
+  forEachTile([&](const Slice &, int64_t tileBytes,
+                  llvm::ArrayRef<int64_t> holders,
+                  llvm::ArrayRef<int64_t> receivers) {
+    ++stamp;
     holding.clear();
     needing.clear();
-    for (int64_t holder : tile.holders) {
+    for (int64_t holder : holders) {
       auto host = static_cast<size_t>(cluster.nodeOf(holder));
       if (heldAt[host] != stamp) {
         heldAt[host] = stamp;
         holding.push_back(static_cast<int64_t>(host));
       }
     }
-    for (int64_t receiver : tile.receivers) {
+    for (int64_t receiver : receivers) {
       auto host = static_cast<size_t>(cluster.nodeOf(receiver));
       if (neededAt[host] != stamp) {
         neededAt[host] = stamp;
@@ -806,7 +847,7 @@ double crossMeshLowerBound(const std::vector<CrossMeshTile> &tiles,
     }
     involved.insert(holding.begin(), holding.end());
     involved.insert(needing.begin(), needing.end());
-    auto bytes = static_cast<double>(tile.bytes);
+    auto bytes = static_cast<double>(tileBytes);
     bool elsewhere = false;
     for (int64_t host : needing)
       if (heldAt[static_cast<size_t>(host)] != stamp) {
@@ -815,7 +856,7 @@ double crossMeshLowerBound(const std::vector<CrossMeshTile> &tiles,
       }
     if (holding.size() == 1 && elsewhere)
       mustSend[static_cast<size_t>(holding.front())] += bytes;
-  }
+  });
   // Each host's card at the fastest rate it has to any other host here.
   std::map<int64_t, int64_t> firstDevice;
   for (int64_t host : involved)
@@ -834,5 +875,7 @@ double crossMeshLowerBound(const std::vector<CrossMeshTile> &tiles,
   }
   return bound;
 }
+
+} // namespace
 
 } // namespace parplan::cost

@@ -327,18 +327,17 @@ ShardingCostModel::PlannedMove ShardingCostModel::planMove(
     move.error = *why;
     return move;
   }
-  // The tiles and the index of the cluster, once for the bound and every
-  // schedule.
-  std::vector<cost::CrossMeshTile> tiles = cost::crossMeshTiles(problem);
   cost::ClusterIndex links(cluster);
-  double bound = cost::crossMeshLowerBound(tiles, links);
   if (estimate) {
     move.moveTime =
-        bound +
+        cost::crossMeshLowerBound(problem, links) +
         cluster.link(source.devices.front(), destination.devices.front())
             .latency;
     return move;
   }
+  // The tiles, once for the bound and every schedule.
+  std::vector<cost::CrossMeshTile> tiles = cost::crossMeshTiles(problem);
+  double bound = cost::crossMeshLowerBound(tiles, links);
   // No schedule beats the bound plus the least latency between the meshes:
   // once one meets it, the later ones (which lose ties) are not planned.
   double leastLatency = std::numeric_limits<double>::infinity();

@@ -163,6 +163,10 @@ CrossMeshSchedule shiftSchedule(const CrossMeshSchedule &schedule,
 /// the largest.
 double crossMeshLowerBound(const CrossMeshProblem &problem,
                            const Cluster &cluster);
+/// The same with an index of the cluster, without making the tiles (what
+/// the layout search prices moves by).
+double crossMeshLowerBound(const CrossMeshProblem &problem,
+                           const ClusterIndex &cluster);
 /// The same from the problem's tiles and an index of the cluster.
 double crossMeshLowerBound(const std::vector<CrossMeshTile> &tiles,
                            const ClusterIndex &cluster);
