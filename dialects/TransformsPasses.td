@@ -348,9 +348,11 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
       weights (default true).
     - `share-layers`: identical repeated layers share one decision (default
       true).
-    - `baselines`: with `auto`, plan every baseline too and keep the least
-      predicted step (default true; off, the search alone: what the
-      pipeline search compares shapes by, docs/pipeline.md).
+    - `starts`: with `auto`, `all` (default) lays out with the search and
+      with every baseline and keeps the least predicted step; `search` the
+      search alone (what the pipeline search compares shapes by,
+      docs/pipeline.md); `baselines` the baselines alone (the rest of `all`
+      on a shape the search alone laid out already).
     - `explain`: attach `sbp.explain` (cost, runner-up, its cost) to every op.
     - `schedule`: on stages with micro-batches, the order the stages run
       them in (`gpipe`, `1f1b`, default, `eager-1f1b` or `sequential`):
@@ -379,8 +381,9 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
            "bf16/fp16 compute with fp32 master weights">,
     Option<"shareLayers", "share-layers", "bool", "true",
            "Identical repeated layers share one decision">,
-    Option<"baselines", "baselines", "bool", "true",
-           "With auto, plan every baseline too and keep the least step">,
+    Option<"starts", "starts", "std::string", "\"all\"",
+           "With auto: all (the search and every baseline), search or "
+           "baselines">,
     Option<"explain", "explain", "bool", "false",
            "Attach sbp.explain to every op">,
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",

@@ -109,7 +109,7 @@ parplan::SbpAssignOptions
 compileAssignOptions(const parplan::CompilePipelineOptions &options) {
   parplan::SbpAssignOptions assign = assignOptions(options);
   assign.explain = options.explain;
-  assign.baselines = options.baselines;
+  assign.starts = options.starts;
   assign.mixedPrecision = false;
   assign.schedule = options.schedule;
   return assign;

@@ -1773,7 +1773,7 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SbpAssignOptions options{cluster,   mesh,           strategy,    training,
-                             optimizer, mixedPrecision, shareLayers, baselines,
+                             optimizer, mixedPrecision, shareLayers, starts,
                              explain,   schedule};
     // A training step (nn-autodiff's output) states its backward pass, its
     // optimizer and its element types: nothing is added on top.
@@ -1863,13 +1863,23 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
     // baseline: the least predicted step wins, so that auto is never worse
     // than a baseline. A baseline that cannot lay the program out (a pin
     // of the user's it contradicts, no fit in memory) is left out quietly.
-    auto best = std::make_unique<ShardingSearch>(module, function, *model,
-                                                 options, *stages);
-    if (failed(best->run()))
+    static const char *const startSets[] = {"all", "search", "baselines"};
+    if (!llvm::is_contained(startSets, StringRef(options.starts))) {
+      module.emitError() << "sbp-assign: starts '" << options.starts
+                         << "' is unknown; use all, search or baselines";
       return signalPassFailure();
+    }
+    bool isAuto = options.strategy == "auto";
+    std::unique_ptr<ShardingSearch> best;
+    if (!isAuto || options.starts != "baselines") {
+      best = std::make_unique<ShardingSearch>(module, function, *model, options,
+                                              *stages);
+      if (failed(best->run()))
+        return signalPassFailure();
+    }
     // The predicted step of every start but the one kept.
     std::vector<std::pair<std::string, double>> others;
-    if (options.strategy == "auto" && options.baselines) {
+    if (isAuto && options.starts != "search") {
       ScopedDiagnosticHandler quiet(&getContext(),
                                     [](Diagnostic &) { return success(); });
       for (const char *baseline : kBaselines) {
@@ -1879,10 +1889,19 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
                                                        start, *stages);
         if (failed(search->run(/*giveUpUnfit=*/true)))
           continue;
+        if (!best) {
+          best = std::move(search);
+          continue;
+        }
         if (search->getStepTime() < best->getStepTime())
           std::swap(search, best);
         others.emplace_back(search->getStrategy().str(), search->getStepTime());
       }
+    }
+    if (!best) {
+      module.emitError() << "sbp-assign: no baseline lays @main out "
+                            "(starts=baselines)";
+      return signalPassFailure();
     }
     best->annotate(options.strategy, others);
     if (!stages->names.empty())

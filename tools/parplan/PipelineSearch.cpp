@@ -80,6 +80,18 @@ void readFigures(ModuleOp laidOut, PipelineTrial &trial) {
   }
 }
 
+/// Adds start `name`'s predicted step to a laid-out step's sbp.plan
+/// `baselines` (sbp-assign's record of the starts it did not keep).
+void addBaseline(ModuleOp laidOut, StringRef name, double seconds) {
+  MLIRContext *context = laidOut.getContext();
+  auto plan = laidOut->getAttrOfType<DictionaryAttr>("sbp.plan");
+  NamedAttrList baselines(plan.getAs<DictionaryAttr>("baselines"));
+  baselines.set(name, FloatAttr::get(Float64Type::get(context), seconds));
+  NamedAttrList entries(plan);
+  entries.set("baselines", baselines.getDictionary(context));
+  laidOut->setAttr("sbp.plan", entries.getDictionary(context));
+}
+
 /// The trials of one search: the training step built once per micro-batch
 /// count, each shape laid out once.
 class Trials {
@@ -91,18 +103,17 @@ public:
          TimingScope &timing,
          std::vector<std::unique_ptr<PassManager>> &passManagers,
          std::function<void(const std::string &)> onTrial)
-      : baselinesAsked(pipeline.baselines), trialBaselines(false),
-        importAt(importAt), pipeline(pipeline), chunks(chunks), timing(timing),
+      : startsAsked(pipeline.starts), trialStarts("search"), importAt(importAt),
+        pipeline(pipeline), chunks(chunks), timing(timing),
         passManagers(passManagers), onTrial(std::move(onTrial)) {}
 
-  /// Whether the compile asked for sbp-assign's baselines: the trials
-  /// compare shapes by the search alone, and the chosen shape is laid out
-  /// again with them.
-  bool baselinesAsked;
-  /// Whether the trials plan the baselines themselves: where only the
-  /// schedule is searched, its trials are few, and the chosen one goes on
-  /// without being laid out again.
-  bool trialBaselines;
+  /// The starts of sbp-assign's the compile asked for (`all`: the search
+  /// and every baseline). The trials compare shapes by the search alone,
+  /// and the baselines are laid out on the chosen shape only.
+  std::string startsAsked;
+  /// The trials' starts: `search`, or `all` where only the schedule is
+  /// searched (its trials are few, and the chosen one goes on as it is).
+  std::string trialStarts;
 
   /// The training step at `microBatches`; null with `error` set (empty
   /// when the importer said why).
@@ -139,16 +150,17 @@ public:
 
   /// The layout search with `stages` (place-stages' option: 0 for one mesh
   /// or the annotations' stages, counted as `count`), `microBatches` and
-  /// `schedule`, sbp-assign's baselines planned too when `baselines`. Null
+  /// `schedule`, with sbp-assign's `starts` (the trials' by default). Null
   /// with `error` set when the training step cannot be built.
   const PipelineTrial *run(int64_t stages, int64_t count, int64_t microBatches,
                            StringRef schedule, std::string &error) {
-    return run(stages, count, microBatches, schedule, error, trialBaselines);
+    return run(stages, count, microBatches, schedule, error, trialStarts);
   }
   const PipelineTrial *run(int64_t stages, int64_t count, int64_t microBatches,
                            StringRef schedule, std::string &error,
-                           bool baselines) {
-    auto key = std::make_tuple(stages, microBatches, schedule.str(), baselines);
+                           StringRef starts) {
+    auto key =
+        std::make_tuple(stages, microBatches, schedule.str(), starts.str());
     if (auto known = tried.find(key); known != tried.end())
       return &known->second;
     ModuleOp step = stepAt(microBatches, error);
@@ -167,7 +179,8 @@ public:
     std::string shape = std::to_string(trial.stages) +
                         (trial.stages == 1 ? " stage, " : " stages, ") +
                         std::to_string(microBatches) + " micro-batches, " +
-                        trial.schedule + (baselines ? ", baselines" : "");
+                        trial.schedule +
+                        (starts == trialStarts ? "" : ", " + starts.str());
     if (onTrial)
       onTrial(shape);
     TimingScope trialTiming = timing.nest(shape);
@@ -179,16 +192,17 @@ public:
     pipeline.microBatches = microBatches;
     pipeline.schedule = schedule.str();
     pipeline.chunks = schedule == "interleaved" ? chunks : 1;
-    pipeline.baselines = baselines;
+    pipeline.starts = starts.str();
     parplan::addLayoutSearchPasses(pm, pipeline);
-    pipeline.baselines = baselinesAsked;
+    pipeline.starts = startsAsked;
     if (succeeded(pm.run(*copy)))
       readFigures(*copy, trial);
     // Every shape the search keeps is faster than all tried before it: the
-    // fastest so far is the one the compile may go on from, or the chosen
-    // shape laid out again with the baselines, the last trial.
-    if (trial.step && ((baselines && !trialBaselines) || !fastestStep ||
-                       *trial.step < *fastestStep)) {
+    // fastest so far is the one the compile may go on from. Another start
+    // laid out on a shape already tried is kept apart, for the caller.
+    if (starts != trialStarts) {
+      other = std::move(copy);
+    } else if (trial.step && (!fastestStep || *trial.step < *fastestStep)) {
       fastestStep = trial.step;
       fastest = std::move(copy);
       fastestKey = key;
@@ -196,15 +210,16 @@ public:
     return &tried.emplace(key, std::move(trial)).first->second;
   }
 
-  /// The laid-out step of `trial` (with the baselines when `baselines`),
-  /// when it is the fastest tried.
-  OwningOpRef<ModuleOp> takeLaidOut(const PipelineTrial &trial, int64_t stages,
-                                    bool baselines) {
+  /// The laid-out step of `trial`, when it is the fastest tried.
+  OwningOpRef<ModuleOp> takeLaidOut(const PipelineTrial &trial,
+                                    int64_t stages) {
     if (!fastest || fastestKey != std::make_tuple(stages, trial.microBatches,
-                                                  trial.schedule, baselines))
+                                                  trial.schedule, trialStarts))
       return nullptr;
     return std::move(fastest);
   }
+  /// The laid-out step of the last run with other starts than the trials'.
+  OwningOpRef<ModuleOp> takeOther() { return std::move(other); }
 
 private:
   parplan::cli::ModelImporter importAt;
@@ -214,11 +229,12 @@ private:
   std::vector<std::unique_ptr<PassManager>> &passManagers;
   std::function<void(const std::string &)> onTrial;
   std::map<int64_t, OwningOpRef<ModuleOp>> steps;
-  std::map<std::tuple<int64_t, int64_t, std::string, bool>, PipelineTrial>
+  std::map<std::tuple<int64_t, int64_t, std::string, std::string>,
+           PipelineTrial>
       tried;
   std::optional<double> fastestStep;
-  OwningOpRef<ModuleOp> fastest;
-  std::tuple<int64_t, int64_t, std::string, bool> fastestKey;
+  OwningOpRef<ModuleOp> fastest, other;
+  std::tuple<int64_t, int64_t, std::string, std::string> fastestKey;
 };
 
 /// The divisors of `n`, increasing.
@@ -397,8 +413,10 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
   Trials trials(importAt, pipeline, choice.chunks, timing, passManagers,
                 choice.onTrial);
-  trials.trialBaselines =
-      trials.baselinesAsked && !choice.autoStages && !choice.autoMicroBatches;
+  // Another strategy than auto is one start: nothing to lay out apart.
+  if ((!choice.autoStages && !choice.autoMicroBatches) ||
+      pipeline.strategy != "auto")
+    trials.trialStarts = trials.startsAsked;
   PipelineSearchResult result;
   int64_t firstCount =
       choice.autoMicroBatches
@@ -622,19 +640,34 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     }
   }
   // Unless the trials planned them, the shapes were compared by the
-  // search's own layouts; the one chosen is laid out again with
-  // sbp-assign's baselines, which keep the least predicted step of the
-  // search and each of them (never more than the trial's), and its figures
-  // stand for it in the phases' lists.
-  bool baselines = trials.trialBaselines;
-  if (trials.baselinesAsked && !baselines && best.step) {
-    baselines = true;
-    const PipelineTrial *final =
+  // search's own layouts; the baselines are laid out on the chosen shape
+  // (sbp-assign starts=baselines), and the least predicted step of the
+  // search's trial and them is kept, as starts=all would keep it: the
+  // winner's sbp.plan lists the others' steps, and its figures stand for
+  // the shape in the phases' lists.
+  OwningOpRef<ModuleOp> laidOut = trials.takeLaidOut(best, stagesOption);
+  if (trials.startsAsked == "all" && trials.trialStarts == "search" &&
+      best.step && laidOut) {
+    const PipelineTrial *others =
         trials.run(stagesOption, best.stages, best.microBatches, best.schedule,
-                   error, /*baselines=*/true);
-    if (!final)
+                   error, "baselines");
+    if (!others)
       return std::nullopt;
-    best = *final;
+    OwningOpRef<ModuleOp> baselines = trials.takeOther();
+    if (others->step && baselines) {
+      if (*others->step < *best.step) {
+        addBaseline(*baselines, "auto", *best.step);
+        laidOut = std::move(baselines);
+        best = *others;
+      } else {
+        auto plan = (*baselines)->getAttrOfType<DictionaryAttr>("sbp.plan");
+        addBaseline(*laidOut, plan.getAs<StringAttr>("start").getValue(),
+                    *others->step);
+        for (NamedAttribute entry : plan.getAs<DictionaryAttr>("baselines"))
+          addBaseline(*laidOut, entry.getName().getValue(),
+                      cast<FloatAttr>(entry.getValue()).getValueAsDouble());
+      }
+    }
     for (std::vector<PipelineTrial> *phase :
          {&result.stageCounts, &result.microBatchCounts, &result.schedules})
       for (PipelineTrial &trial : *phase)
@@ -644,6 +677,6 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
           trial = best;
   }
   result.chosen = best;
-  result.laidOut = trials.takeLaidOut(best, stagesOption, baselines);
+  result.laidOut = std::move(laidOut);
   return result;
 }

@@ -64,11 +64,11 @@ struct CompilePipelineOptions
   Option<bool> explain{*this, "explain",
                        llvm::cl::desc("Attach sbp.explain to every op"),
                        llvm::cl::init(true)};
-  Option<bool> baselines{
-      *this, "baselines",
-      llvm::cl::desc("With strategy auto, plan every baseline too and keep "
-                     "the least predicted step"),
-      llvm::cl::init(true)};
+  Option<std::string> starts{
+      *this, "starts",
+      llvm::cl::desc("With strategy auto: all (the search and every "
+                     "baseline), search or baselines"),
+      llvm::cl::init("all")};
   Option<std::string> loss{*this, "loss",
                            llvm::cl::desc("cross-entropy or mse"),
                            llvm::cl::init("cross-entropy")};
