@@ -820,7 +820,9 @@ double lowerBoundOf(llvm::function_ref<void(TileVisitor)> forEachTile,
   const Cluster &described = cluster.cluster();
   size_t hosts = described.nodes.size();
   std::vector<double> mustReceive(hosts, 0), mustSend(hosts, 0);
-  std::set<int64_t> involved;
+  // Hosts holding or needing a tile: flags while the tiles are read, then
+  // the list of them, ascending.
+  std::vector<char> isInvolved(hosts, 0);
   // Per host, the last tile it held or needed (stamps: no set per tile).
   std::vector<int64_t> heldAt(hosts, -1), neededAt(hosts, -1);
   std::vector<int64_t> holding, needing;
@@ -845,8 +847,10 @@ double lowerBoundOf(llvm::function_ref<void(TileVisitor)> forEachTile,
         needing.push_back(static_cast<int64_t>(host));
       }
     }
-    involved.insert(holding.begin(), holding.end());
-    involved.insert(needing.begin(), needing.end());
+    for (int64_t host : holding)
+      isInvolved[static_cast<size_t>(host)] = 1;
+    for (int64_t host : needing)
+      isInvolved[static_cast<size_t>(host)] = 1;
     auto bytes = static_cast<double>(tileBytes);
     bool elsewhere = false;
     for (int64_t host : needing)
@@ -858,9 +862,14 @@ double lowerBoundOf(llvm::function_ref<void(TileVisitor)> forEachTile,
       mustSend[static_cast<size_t>(holding.front())] += bytes;
   });
   // Each host's card at the fastest rate it has to any other host here.
+  std::vector<int64_t> involved;
   std::map<int64_t, int64_t> firstDevice;
-  for (int64_t host : involved)
-    firstDevice[host] = described.firstDevice(host);
+  for (size_t host = 0; host < hosts; ++host)
+    if (isInvolved[host]) {
+      involved.push_back(static_cast<int64_t>(host));
+      firstDevice[static_cast<int64_t>(host)] =
+          described.firstDevice(static_cast<int64_t>(host));
+    }
   double bound = 0;
   for (int64_t host : involved) {
     double bandwidth = 0;
