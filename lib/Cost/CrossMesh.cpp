@@ -633,7 +633,74 @@ void visitTiles(const CrossMeshProblem &problem, TileVisitor visit) {
 
 /// crossMeshLowerBound over the tiles `forEachTile` hands to its visitor.
 double lowerBoundOf(llvm::function_ref<void(TileVisitor)> forEachTile,
-                    const ClusterIndex &cluster);
+                    const ClusterIndex &cluster) {
+  const Cluster &described = cluster.cluster();
+  size_t hosts = described.nodes.size();
+  std::vector<double> mustReceive(hosts, 0), mustSend(hosts, 0);
+  // Hosts holding or needing a tile: flags while the tiles are read, then
+  // the list of them, ascending.
+  std::vector<char> isInvolved(hosts, 0);
+  // Per host, the last tile it held or needed (stamps: no set per tile).
+  std::vector<int64_t> heldAt(hosts, -1), neededAt(hosts, -1);
+  std::vector<int64_t> holding, needing;
+  int64_t stamp = -1;
+  forEachTile([&](const Slice &, int64_t tileBytes,
+                  llvm::ArrayRef<int64_t> holders,
+                  llvm::ArrayRef<int64_t> receivers) {
+    ++stamp;
+    holding.clear();
+    needing.clear();
+    for (int64_t holder : holders) {
+      auto host = static_cast<size_t>(cluster.nodeOf(holder));
+      if (heldAt[host] != stamp) {
+        heldAt[host] = stamp;
+        holding.push_back(static_cast<int64_t>(host));
+      }
+    }
+    for (int64_t receiver : receivers) {
+      auto host = static_cast<size_t>(cluster.nodeOf(receiver));
+      if (neededAt[host] != stamp) {
+        neededAt[host] = stamp;
+        needing.push_back(static_cast<int64_t>(host));
+      }
+    }
+    for (int64_t host : holding)
+      isInvolved[static_cast<size_t>(host)] = 1;
+    for (int64_t host : needing)
+      isInvolved[static_cast<size_t>(host)] = 1;
+    auto bytes = static_cast<double>(tileBytes);
+    bool elsewhere = false;
+    for (int64_t host : needing)
+      if (heldAt[static_cast<size_t>(host)] != stamp) {
+        mustReceive[static_cast<size_t>(host)] += bytes;
+        elsewhere = true;
+      }
+    if (holding.size() == 1 && elsewhere)
+      mustSend[static_cast<size_t>(holding.front())] += bytes;
+  });
+  // Each host's card at the fastest rate it has to any other host here.
+  std::vector<int64_t> involved;
+  std::map<int64_t, int64_t> firstDevice;
+  for (size_t host = 0; host < hosts; ++host)
+    if (isInvolved[host]) {
+      involved.push_back(static_cast<int64_t>(host));
+      firstDevice[static_cast<int64_t>(host)] =
+          described.firstDevice(static_cast<int64_t>(host));
+    }
+  double bound = 0;
+  for (int64_t host : involved) {
+    double bandwidth = 0;
+    for (int64_t other : involved)
+      if (other != host)
+        bandwidth = std::max(
+            bandwidth,
+            cluster.link(firstDevice[host], firstDevice[other]).bandwidth);
+    if (bandwidth > 0)
+      bound = std::max(bound,
+                       std::max(mustReceive[host], mustSend[host]) / bandwidth);
+  }
+  return bound;
+}
 
 } // namespace
 
@@ -812,79 +879,5 @@ double crossMeshLowerBound(const std::vector<CrossMeshTile> &tiles,
       },
       cluster);
 }
-
-namespace {
-
-double lowerBoundOf(llvm::function_ref<void(TileVisitor)> forEachTile,
-                    const ClusterIndex &cluster) {
-  const Cluster &described = cluster.cluster();
-  size_t hosts = described.nodes.size();
-  std::vector<double> mustReceive(hosts, 0), mustSend(hosts, 0);
-  // Hosts holding or needing a tile: flags while the tiles are read, then
-  // the list of them, ascending.
-  std::vector<char> isInvolved(hosts, 0);
-  // Per host, the last tile it held or needed (stamps: no set per tile).
-  std::vector<int64_t> heldAt(hosts, -1), neededAt(hosts, -1);
-  std::vector<int64_t> holding, needing;
-  int64_t stamp = -1;
-  forEachTile([&](const Slice &, int64_t tileBytes,
-                  llvm::ArrayRef<int64_t> holders,
-                  llvm::ArrayRef<int64_t> receivers) {
-    ++stamp;
-    holding.clear();
-    needing.clear();
-    for (int64_t holder : holders) {
-      auto host = static_cast<size_t>(cluster.nodeOf(holder));
-      if (heldAt[host] != stamp) {
-        heldAt[host] = stamp;
-        holding.push_back(static_cast<int64_t>(host));
-      }
-    }
-    for (int64_t receiver : receivers) {
-      auto host = static_cast<size_t>(cluster.nodeOf(receiver));
-      if (neededAt[host] != stamp) {
-        neededAt[host] = stamp;
-        needing.push_back(static_cast<int64_t>(host));
-      }
-    }
-    for (int64_t host : holding)
-      isInvolved[static_cast<size_t>(host)] = 1;
-    for (int64_t host : needing)
-      isInvolved[static_cast<size_t>(host)] = 1;
-    auto bytes = static_cast<double>(tileBytes);
-    bool elsewhere = false;
-    for (int64_t host : needing)
-      if (heldAt[static_cast<size_t>(host)] != stamp) {
-        mustReceive[static_cast<size_t>(host)] += bytes;
-        elsewhere = true;
-      }
-    if (holding.size() == 1 && elsewhere)
-      mustSend[static_cast<size_t>(holding.front())] += bytes;
-  });
-  // Each host's card at the fastest rate it has to any other host here.
-  std::vector<int64_t> involved;
-  std::map<int64_t, int64_t> firstDevice;
-  for (size_t host = 0; host < hosts; ++host)
-    if (isInvolved[host]) {
-      involved.push_back(static_cast<int64_t>(host));
-      firstDevice[static_cast<int64_t>(host)] =
-          described.firstDevice(static_cast<int64_t>(host));
-    }
-  double bound = 0;
-  for (int64_t host : involved) {
-    double bandwidth = 0;
-    for (int64_t other : involved)
-      if (other != host)
-        bandwidth = std::max(
-            bandwidth,
-            cluster.link(firstDevice[host], firstDevice[other]).bandwidth);
-    if (bandwidth > 0)
-      bound = std::max(bound,
-                       std::max(mustReceive[host], mustSend[host]) / bandwidth);
-  }
-  return bound;
-}
-
-} // namespace
 
 } // namespace parplan::cost

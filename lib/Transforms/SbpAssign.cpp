@@ -129,6 +129,8 @@ struct Pin {
 struct Node {
   Operation *op = nullptr;
   int64_t sinkOperand = -1;
+  /// Ops alike by alikeOpKey share a kind, numbered from 0 (sinks: -1).
+  int64_t kind = -1;
   Candidates candidates;
   /// Per candidate, for this one op: seconds and bytes per device, and of
   /// those bytes, the activations of one micro-batch its stage keeps for
@@ -713,7 +715,8 @@ LogicalResult ShardingSearch::buildNodes() {
            << "sbp-assign plans functions without arguments (inputs are "
               "nn.input ops); @"
            << function.getName() << " has " << body.getNumArguments();
-  std::map<std::vector<const void *>, Candidates> alike;
+  // Per kind of op (alikeOpKey): its number and its candidates.
+  std::map<std::vector<const void *>, std::pair<int64_t, Candidates>> alike;
   for (Operation &op : body) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
@@ -737,16 +740,18 @@ LogicalResult ShardingSearch::buildNodes() {
                << describe(&op) << " has a result without a static shape";
     Node node;
     node.op = &op;
-    auto [known, first] = alike.try_emplace(alikeOpKey(&op));
+    auto [known, first] = alike.try_emplace(
+        alikeOpKey(&op), static_cast<int64_t>(alike.size()), Candidates());
     if (first) {
       SmallVector<SbpSignature> oneAxis;
       if (failed(shardable.getSbpSignatures(oneAxis)) || oneAxis.empty())
         return op.emitError() << describe(&op) << " has no sharding rule";
       if (failed(composeCandidates(node, oneAxis)))
         return failure();
-      known->second = node.candidates;
+      known->second.second = node.candidates;
     }
-    node.candidates = known->second;
+    node.kind = known->second.first;
+    node.candidates = known->second.second;
     nodeOf[&op] = static_cast<int64_t>(nodes.size());
     nodes.push_back(std::move(node));
   }
@@ -1025,7 +1030,9 @@ ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
                    .getAsOpaquePointer()};
       } else {
         Operation *op = node.op;
-        key = alikeOpKey(op);
+        // Its kind (alikeOpKey), which buildNodes numbered: first entry
+        // null, second not, unlike the keys above.
+        key = {nullptr, reinterpret_cast<const void *>(node.kind + 1)};
         // Ops on stages whose meshes are not shifts of each other
         // (cost::placeMeshes) price their uses apart.
         int64_t stage = stageOf(node);
