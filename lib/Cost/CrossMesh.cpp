@@ -89,25 +89,40 @@ std::string describeMesh(const DeviceMesh &mesh) {
   return text;
 }
 
-/// The distinct blocks of a layout on a placed mesh, each with the devices
-/// holding it (ascending), empty blocks left out.
-std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
-         std::vector<int64_t>>
-blocksOf(const std::vector<int64_t> &shape, const DeviceMesh &mesh,
-         const NdSbp &layout) {
-  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
-           std::vector<int64_t>>
-      blocks;
+/// A part of a tensor and the devices holding it (ascending).
+struct Block {
+  Slice slice;
+  std::vector<int64_t> devices;
+};
+
+/// The distinct blocks of a layout on a placed mesh, ordered by their
+/// offsets and then sizes, empty blocks left out. Sorted rather than
+/// gathered in a map: the estimates of the layout search ask for them
+/// thousands of times.
+std::vector<Block> blocksOf(const std::vector<int64_t> &shape,
+                            const DeviceMesh &mesh, const NdSbp &layout) {
+  std::vector<Slice> slices;
+  std::vector<size_t> order;
+  slices.reserve(mesh.devices.size());
   for (size_t i = 0; i < mesh.devices.size(); ++i) {
-    Slice slice =
+    slices.push_back(
         deviceSlice(shape, mesh.shape, layout,
-                    meshCoordinate(mesh.shape, static_cast<int64_t>(i)));
-    if (slice.numElements() == 0)
-      continue;
-    blocks[{slice.offsets, slice.sizes}].push_back(mesh.devices[i]);
+                    meshCoordinate(mesh.shape, static_cast<int64_t>(i))));
+    if (slices.back().numElements() != 0)
+      order.push_back(i);
   }
-  for (auto &[block, devices] : blocks)
-    std::sort(devices.begin(), devices.end());
+  auto key = [&](size_t i) {
+    return std::tie(slices[i].offsets, slices[i].sizes, mesh.devices[i]);
+  };
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return key(a) < key(b); });
+  std::vector<Block> blocks;
+  for (size_t i : order) {
+    if (blocks.empty() || blocks.back().slice.offsets != slices[i].offsets ||
+        blocks.back().slice.sizes != slices[i].sizes)
+      blocks.push_back({slices[i], {}});
+    blocks.back().devices.push_back(mesh.devices[i]);
+  }
   return blocks;
 }
 
@@ -559,38 +574,41 @@ CrossMeshSchedule orderOnTimeline(const std::vector<CrossMeshTile> &tiles,
 
 std::optional<std::string> checkCrossMesh(const CrossMeshProblem &problem,
                                           const Cluster &cluster) {
-  std::string what = "moving '" + problem.tensor + "' from mesh " +
-                     describeMesh(problem.source) + " to mesh " +
-                     describeMesh(problem.destination) + ": ";
+  // Said only on an error: the layout search checks thousands of moves.
+  auto what = [&] {
+    return "moving '" + problem.tensor + "' from mesh " +
+           describeMesh(problem.source) + " to mesh " +
+           describeMesh(problem.destination) + ": ";
+  };
   for (const auto *mesh : {&problem.source, &problem.destination})
     if (std::optional<std::string> error = checkMesh(cluster, *mesh))
-      return what + "the " +
+      return what() + "the " +
              (mesh == &problem.source ? "source" : "destination") + " " +
              *error;
   std::set<int64_t> sourceDevices(problem.source.devices.begin(),
                                   problem.source.devices.end());
   for (int64_t device : problem.destination.devices)
     if (sourceDevices.count(device))
-      return what + "the meshes overlap at device " + std::to_string(device);
+      return what() + "the meshes overlap at device " + std::to_string(device);
   if (problem.elementBytes <= 0)
-    return what + "elements need a positive size";
+    return what() + "elements need a positive size";
   for (const auto &[layout, mesh, name] :
        {std::tuple{&problem.sourceLayout, &problem.source, "source"},
         std::tuple{&problem.destinationLayout, &problem.destination,
                    "destination"}}) {
     if (std::optional<std::string> error =
             checkLayout(problem.shape, mesh->shape, *layout))
-      return what + "the " + name + " layout " + toString(*layout) + ": " +
+      return what() + "the " + name + " layout " + toString(*layout) + ": " +
              *error;
     for (const Sbp &entry : *layout)
       if (entry.isPartial())
-        return what + "the " + name + " layout " + toString(*layout) +
+        return what() + "the " + name + " layout " + toString(*layout) +
                " holds partial values; reduce them before the move";
   }
   // Every receiving device gets a part: no empty tensor is sent.
   if (!hasNonEmptyBlocks(problem.shape, problem.destination.shape,
                          problem.destinationLayout))
-    return what + "the destination layout " +
+    return what() + "the destination layout " +
            toString(problem.destinationLayout) +
            " leaves a device no part of the tensor";
   return std::nullopt;
@@ -607,27 +625,29 @@ using TileVisitor = llvm::function_ref<void(const Slice &region, int64_t bytes,
 /// Every tile of a valid problem, source block by destination block,
 /// without making a list of them (the bound reads each once).
 void visitTiles(const CrossMeshProblem &problem, TileVisitor visit) {
-  auto sources = blocksOf(problem.shape, problem.source, problem.sourceLayout);
-  auto destinations =
+  std::vector<Block> sources =
+      blocksOf(problem.shape, problem.source, problem.sourceLayout);
+  std::vector<Block> destinations =
       blocksOf(problem.shape, problem.destination, problem.destinationLayout);
   size_t rank = problem.shape.size();
   Slice region;
   region.offsets.resize(rank);
   region.sizes.resize(rank);
-  for (const auto &[source, holders] : sources)
-    for (const auto &[destination, receivers] : destinations) {
+  for (const Block &source : sources)
+    for (const Block &destination : destinations) {
+      const Slice &from = source.slice, &to = destination.slice;
       bool empty = false;
       for (size_t d = 0; d < rank; ++d) {
-        int64_t begin = std::max(source.first[d], destination.first[d]);
-        int64_t end = std::min(source.first[d] + source.second[d],
-                               destination.first[d] + destination.second[d]);
+        int64_t begin = std::max(from.offsets[d], to.offsets[d]);
+        int64_t end = std::min(from.offsets[d] + from.sizes[d],
+                               to.offsets[d] + to.sizes[d]);
         empty |= end <= begin;
         region.offsets[d] = begin;
         region.sizes[d] = std::max<int64_t>(end - begin, 0);
       }
       if (!empty)
-        visit(region, region.numElements() * problem.elementBytes, holders,
-              receivers);
+        visit(region, region.numElements() * problem.elementBytes,
+              source.devices, destination.devices);
     }
 }
 

@@ -62,6 +62,26 @@ int64_t argmin(const std::vector<double> &values) {
   return best;
 }
 
+/// The least of `values[0..n)`, n >= 1, over four running minima so that
+/// the compares do not wait on each other; the minimum is exact, so the
+/// order does not change it.
+double leastOf(const double *values, int64_t n) {
+  double lanes[4] = {kInf, kInf, kInf, kInf};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int lane = 0; lane < 4; ++lane)
+      lanes[lane] =
+          values[i + lane] < lanes[lane] ? values[i + lane] : lanes[lane];
+  double least =
+      std::min(std::min(lanes[0], lanes[1]), std::min(lanes[2], lanes[3]));
+  for (; i < n; ++i)
+    least = values[i] < least ? values[i] : least;
+  return least;
+}
+double leastOf(const std::vector<double> &values) {
+  return leastOf(values.data(), static_cast<int64_t>(values.size()));
+}
+
 /// The problem with parallel edges merged and self-loops folded into node
 /// costs: at most one edge per pair of nodes, which the reductions and the
 /// search need to count neighbours. Edges are removed and added as the
@@ -214,15 +234,17 @@ public:
       std::vector<std::pair<int64_t, int64_t>> around(adjacent[end].begin(),
                                                       adjacent[end].end());
       for (auto [other, id] : around) {
-        int64_t kOther = k(other);
-        std::vector<double> costs(kU * kV * kOther);
-        for (int64_t aU = 0; aU < kU; ++aU)
-          for (int64_t aV = 0; aV < kV; ++aV)
-            for (int64_t b = 0; b < kOther; ++b)
-              costs[(aU * kV + aV) * kOther + b] =
+        // Made as [k_other][k_merged], the merged node being the edge's
+        // higher end, so that it is moved in rather than transposed.
+        int64_t kOther = k(other), kMerged = kU * kV;
+        std::vector<double> costs(kOther * kMerged);
+        for (int64_t b = 0; b < kOther; ++b)
+          for (int64_t aU = 0; aU < kU; ++aU)
+            for (int64_t aV = 0; aV < kV; ++aV)
+              costs[b * kMerged + aU * kV + aV] =
                   cost(id, end, end == u ? aU : aV, b);
         removeEdge(id);
-        addEdge(merged, other, costs, /*mayBorrow=*/false);
+        addEdge(other, merged, std::move(costs));
       }
     }
     return merged;
@@ -402,24 +424,38 @@ void reduce(Graph &graph, std::vector<char> &alive,
 /// then the lower ids; each node in one pair at most.
 std::vector<std::pair<int64_t, int64_t>>
 pickMerges(const Graph &graph, const std::vector<char> &alive) {
+  // The alive nodes' neighbours out of their maps into one array, in the
+  // same (ascending) order: the pairs below read them many times over.
+  std::vector<int64_t> first(graph.numNodes() + 1, 0), around;
+  for (int64_t node = 0; node < graph.numNodes(); ++node) {
+    if (alive[node])
+      for (auto [other, id] : graph.adjacent[node]) {
+        (void)id;
+        around.push_back(other);
+      }
+    first[node + 1] = static_cast<int64_t>(around.size());
+  }
+  auto neighbours = [&](int64_t node) {
+    return llvm::ArrayRef(around).slice(first[node],
+                                        first[node + 1] - first[node]);
+  };
   // (-edges removed, product, u, v)
   std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>> candidates;
   auto consider = [&](int64_t u, int64_t v) {
     int64_t product = graph.k(u) * graph.k(v);
     if (product > kMergeLimit)
       return;
-    int64_t removed = graph.adjacent[u].count(v) ? 1 : 0;
-    auto x = graph.adjacent[u].begin(), xEnd = graph.adjacent[u].end();
-    auto y = graph.adjacent[v].begin(), yEnd = graph.adjacent[v].end();
-    while (x != xEnd && y != yEnd) {
-      if (x->first < y->first) {
-        ++x;
-      } else if (y->first < x->first) {
-        ++y;
+    llvm::ArrayRef<int64_t> x = neighbours(u), y = neighbours(v);
+    int64_t removed = std::binary_search(x.begin(), x.end(), v) ? 1 : 0;
+    for (size_t i = 0, j = 0; i < x.size() && j < y.size();) {
+      if (x[i] < y[j]) {
+        ++i;
+      } else if (y[j] < x[i]) {
+        ++j;
       } else {
         ++removed;
-        ++x;
-        ++y;
+        ++i;
+        ++j;
       }
     }
     candidates.emplace_back(-removed, product, u, v);
@@ -436,15 +472,12 @@ pickMerges(const Graph &graph, const std::vector<char> &alive) {
     if (!alive[node])
       continue;
     // Neighbours, and nodes two steps away.
-    for (auto [other, id] : graph.adjacent[node]) {
-      (void)id;
+    for (int64_t other : neighbours(node)) {
       if (node < other && firstTime(node, other))
         consider(node, other);
-      for (auto [far, farId] : graph.adjacent[other]) {
-        (void)farId;
+      for (int64_t far : neighbours(other))
         if (node < far && firstTime(node, far))
           consider(node, far);
-      }
     }
   }
   std::sort(candidates.begin(), candidates.end());
@@ -564,9 +597,14 @@ private:
         const std::vector<double> &costs = edge.costs();
         int64_t kHi = graph.k(edge.hi);
         transposed.resize(costs.size());
-        for (int64_t a = 0; a < k; ++a)
-          for (int64_t c = 0; c < kHi; ++c)
-            transposed[c * k + a] = costs[a * kHi + c];
+        // In tiles, so that neither side walks memory a row apart.
+        constexpr int64_t kTile = 16;
+        for (int64_t a0 = 0; a0 < k; a0 += kTile)
+          for (int64_t c0 = 0; c0 < kHi; c0 += kTile)
+            for (int64_t a = a0, aEnd = std::min(a0 + kTile, k); a < aEnd; ++a)
+              for (int64_t c = c0, cEnd = std::min(c0 + kTile, kHi); c < cEnd;
+                   ++c)
+                transposed[c * k + a] = costs[a * kHi + c];
       }
       row = transposed.data() + b * k;
     }
@@ -652,7 +690,7 @@ private:
       // above a sum of the row, and the choice is the one the full scan
       // makes.
       const std::vector<double> &rowLeast = rowMinima(id);
-      double otherLeast = *std::min_element(other.begin(), other.end());
+      double otherLeast = leastOf(other);
       for (int64_t a = 0, kLo = graph.k(lo); a < kLo; ++a) {
         if (alone[a] == kInf || !(alone[a] + otherLeast + rowLeast[a] < best))
           continue;
@@ -716,8 +754,7 @@ private:
       int64_t kHi = graph.k(edge.hi);
       least.resize(graph.k(edge.lo));
       for (size_t a = 0; a < least.size(); ++a)
-        least[a] = *std::min_element(costs.begin() + a * kHi,
-                                     costs.begin() + (a + 1) * kHi);
+        least[a] = leastOf(costs.data() + a * kHi, kHi);
     }
     return least;
   }
@@ -810,7 +847,7 @@ public:
           continue;
         const std::vector<double> &costs = graph.edges[id].costs();
         forward[d].push_back({j, id});
-        edgeBoundAt[d] += *std::min_element(costs.begin(), costs.end());
+        edgeBoundAt[d] += leastOf(costs);
       }
     }
     // edgeBound[d]: the least the edges between unassigned nodes can cost

@@ -412,10 +412,11 @@ private:
   LogicalResult solve();
   /// The search over `grouped` with each byte per device priced
   /// `bytePrice` seconds (or the plan of least memory), started also from
-  /// `hint` (a choice per class).
+  /// `hint` (a choice per class), by the solver's stages `solverOptions`.
   std::optional<cost::LayoutSolution>
   solveAt(const Classes &grouped, double bytePrice, bool memoryOnly,
-          const std::vector<int64_t> &hint) const;
+          const std::vector<int64_t> &hint,
+          const cost::LayoutSolverOptions &solverOptions = {}) const;
   double planMemory(const Classes &grouped,
                     const std::vector<int64_t> &classChoice) const;
   /// The seconds the search minimizes (compute and uses, as priced by
@@ -1256,8 +1257,8 @@ std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
 
 std::optional<cost::LayoutSolution>
 ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
-                        bool memoryOnly,
-                        const std::vector<int64_t> &hint) const {
+                        bool memoryOnly, const std::vector<int64_t> &hint,
+                        const cost::LayoutSolverOptions &solverOptions) const {
   cost::LayoutProblem problem;
   problem.hint = hint;
   for (size_t c = 0; c < grouped.representative.size(); ++c) {
@@ -1281,7 +1282,7 @@ ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
   }
   if (options.strategy == "exact")
     return cost::solveExactly(problem, kMaxExactSteps);
-  return cost::solveByCoordinateDescent(problem);
+  return cost::solveByCoordinateDescent(problem, nullptr, solverOptions);
 }
 
 std::vector<double>
@@ -1330,8 +1331,19 @@ LogicalResult ShardingSearch::solve() {
   // The price of memory is searched on the coarser classes when there are
   // some; the plan is the finer classes' descent from that answer.
   const Classes &searched = searchAcrossStages ? acrossStages : classes;
-  auto solveSearched = [&](double bytePrice, bool memoryOnly = false) {
-    return solveAt(searched, bytePrice, memoryOnly, searched.replicatedHint);
+  // A probe of the price bisection needs only whether its answer fits: it
+  // leaves out the solver's branch and bound, which on the residual graphs
+  // of models large enough to need the bisection (hundreds of nodes of up
+  // to 100 candidates) runs out of steps without finding anything cheaper
+  // than the descent; the answer kept is solved again with it. The finer
+  // classes' refinement, a descent from the coarse answer on thousands of
+  // residual nodes, leaves it out too (docs/sbp-assign.md).
+  cost::LayoutSolverOptions probing;
+  probing.searchResidual = false;
+  auto solveSearched = [&](double bytePrice, bool memoryOnly = false,
+                           bool probe = false) {
+    return solveAt(searched, bytePrice, memoryOnly, searched.replicatedHint,
+                   probe ? probing : cost::LayoutSolverOptions());
   };
   double capacity = model.getDeviceMemoryBytes();
   std::optional<cost::LayoutSolution> best = solveSearched(0);
@@ -1377,10 +1389,14 @@ LogicalResult ShardingSearch::solve() {
     // it fits, then bisect to within kPriceTolerance of it.
     double low = 0, high = 1e-15;
     std::optional<cost::LayoutSolution> fitting;
+    auto fits = [&](const std::optional<cost::LayoutSolution> &candidate) {
+      return candidate && !std::isinf(candidate->cost) &&
+             planMemory(searched, candidate->choice) <= capacity;
+    };
     for (int step = 0; step < 80 && !fitting; ++step, high *= 4) {
-      std::optional<cost::LayoutSolution> candidate = solveSearched(high);
-      if (candidate && !std::isinf(candidate->cost) &&
-          planMemory(searched, candidate->choice) <= capacity)
+      std::optional<cost::LayoutSolution> candidate =
+          solveSearched(high, false, /*probe=*/true);
+      if (fits(candidate))
         fitting = candidate;
       else
         low = high;
@@ -1393,9 +1409,9 @@ LogicalResult ShardingSearch::solve() {
       for (int step = 0; step < 20 && high - low > kPriceTolerance * high;
            ++step) {
         double middle = (low + high) / 2;
-        std::optional<cost::LayoutSolution> candidate = solveSearched(middle);
-        if (candidate && !std::isinf(candidate->cost) &&
-            planMemory(searched, candidate->choice) <= capacity) {
+        std::optional<cost::LayoutSolution> candidate =
+            solveSearched(middle, false, /*probe=*/true);
+        if (fits(candidate)) {
           fitting = candidate;
           high = middle;
         } else {
@@ -1403,6 +1419,12 @@ LogicalResult ShardingSearch::solve() {
         }
       }
       bytePrice = high;
+      // The probe's answer polished by the solver's branch and bound,
+      // which lowers the priced total and so may raise memory: kept where
+      // it still fits.
+      std::optional<cost::LayoutSolution> polished = solveSearched(high);
+      if (fits(polished))
+        fitting = polished;
     }
     best = fitting;
   }
@@ -1419,7 +1441,7 @@ LogicalResult ShardingSearch::solve() {
     // memory on stages other than the fullest, which buys nothing.
     if (bytePrice) {
       std::optional<cost::LayoutSolution> descended =
-          solveAt(classes, *bytePrice, false, refined);
+          solveAt(classes, *bytePrice, false, refined, probing);
       if (descended && !std::isinf(descended->cost) &&
           planMemory(classes, descended->choice) <= capacity &&
           searchedTime(classes, descended->choice) <=

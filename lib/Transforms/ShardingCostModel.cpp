@@ -309,6 +309,12 @@ ShardingCostModel::placementOf(const cost::DeviceMesh &source,
   return found->second;
 }
 
+const cost::ClusterIndex &ShardingCostModel::clusterIndex() const {
+  if (!indexedCluster || &indexedCluster->cluster() != &cluster)
+    indexedCluster = std::make_shared<const cost::ClusterIndex>(cluster);
+  return *indexedCluster;
+}
+
 ShardingCostModel::PlannedMove ShardingCostModel::planMove(
     const cost::DeviceMesh &source, const NdSbp &sent,
     const cost::DeviceMesh &destination, const NdSbp &received, Type type,
@@ -327,7 +333,7 @@ ShardingCostModel::PlannedMove ShardingCostModel::planMove(
     move.error = *why;
     return move;
   }
-  cost::ClusterIndex links(cluster);
+  const cost::ClusterIndex &links = clusterIndex();
   if (estimate) {
     move.moveTime =
         cost::crossMeshLowerBound(problem, links) +

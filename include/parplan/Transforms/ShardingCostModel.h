@@ -25,6 +25,7 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -145,7 +146,12 @@ private:
 
   ShardingCostModel() = default;
 
+  /// The cluster's index for the cross-mesh planner, made once: a copy or
+  /// move of the model holds another cluster and makes its own.
+  const cost::ClusterIndex &clusterIndex() const;
+
   cost::Cluster cluster;
+  mutable std::shared_ptr<const cost::ClusterIndex> indexedCluster;
   cost::DeviceMesh mesh;
   std::vector<cost::Link> axisLinks;
   int64_t smallestMemoryDevice = 0;
