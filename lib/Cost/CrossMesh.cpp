@@ -700,21 +700,22 @@ double lowerBoundOf(llvm::function_ref<void(TileVisitor)> forEachTile,
   });
   // Each host's card at the fastest rate it has to any other host here.
   std::vector<int64_t> involved;
-  std::map<int64_t, int64_t> firstDevice;
+  std::vector<int64_t> firstDevice(hosts, 0);
   for (size_t host = 0; host < hosts; ++host)
     if (isInvolved[host]) {
       involved.push_back(static_cast<int64_t>(host));
-      firstDevice[static_cast<int64_t>(host)] =
-          described.firstDevice(static_cast<int64_t>(host));
+      firstDevice[host] = described.firstDevice(static_cast<int64_t>(host));
     }
   double bound = 0;
   for (int64_t host : involved) {
     double bandwidth = 0;
     for (int64_t other : involved)
       if (other != host)
-        bandwidth = std::max(
-            bandwidth,
-            cluster.link(firstDevice[host], firstDevice[other]).bandwidth);
+        bandwidth = std::max(bandwidth,
+                             cluster
+                                 .link(firstDevice[static_cast<size_t>(host)],
+                                       firstDevice[static_cast<size_t>(other)])
+                                 .bandwidth);
     if (bandwidth > 0)
       bound = std::max(bound,
                        std::max(mustReceive[host], mustSend[host]) / bandwidth);

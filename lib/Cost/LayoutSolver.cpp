@@ -413,6 +413,35 @@ void reduce(Graph &graph, std::vector<char> &alive,
   }
 }
 
+/// The neighbourhoods of some nodes of a graph that no longer changes,
+/// copied out of their maps into one array in the same (ascending) order:
+/// the merge picking and the descent read them many times over.
+class Neighbourhoods {
+public:
+  template <typename Nodes>
+  Neighbourhoods(const Graph &graph, const Nodes &nodes)
+      : first(graph.numNodes() + 1, 0) {
+    for (int64_t node : nodes)
+      first[node + 1] = graph.degree(node);
+    for (int64_t node = 0; node < graph.numNodes(); ++node)
+      first[node + 1] += first[node];
+    pairs.resize(first.back());
+    for (int64_t node : nodes)
+      std::copy(graph.adjacent[node].begin(), graph.adjacent[node].end(),
+                pairs.begin() + first[node]);
+  }
+
+  /// (neighbour, edge id) of `node`, ascending; empty for a node left out.
+  llvm::ArrayRef<std::pair<int64_t, int64_t>> of(int64_t node) const {
+    return llvm::ArrayRef(pairs).slice(first[node],
+                                       first[node + 1] - first[node]);
+  }
+
+private:
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  std::vector<int64_t> first;
+};
+
 /// Pairs of alive nodes to merge, OneFlow's node merging: where no
 /// reduction applies, two nodes become one of k_u * k_v candidates, which
 /// loses nothing (the merged node still has every combination) and removes
@@ -424,33 +453,24 @@ void reduce(Graph &graph, std::vector<char> &alive,
 /// then the lower ids; each node in one pair at most.
 std::vector<std::pair<int64_t, int64_t>>
 pickMerges(const Graph &graph, const std::vector<char> &alive) {
-  // The alive nodes' neighbours out of their maps into one array, in the
-  // same (ascending) order: the pairs below read them many times over.
-  std::vector<int64_t> first(graph.numNodes() + 1, 0), around;
-  for (int64_t node = 0; node < graph.numNodes(); ++node) {
+  std::vector<int64_t> aliveNodes;
+  for (int64_t node = 0; node < graph.numNodes(); ++node)
     if (alive[node])
-      for (auto [other, id] : graph.adjacent[node]) {
-        (void)id;
-        around.push_back(other);
-      }
-    first[node + 1] = static_cast<int64_t>(around.size());
-  }
-  auto neighbours = [&](int64_t node) {
-    return llvm::ArrayRef(around).slice(first[node],
-                                        first[node + 1] - first[node]);
-  };
+      aliveNodes.push_back(node);
+  Neighbourhoods neighbourhoods(graph, aliveNodes);
   // (-edges removed, product, u, v)
   std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>> candidates;
   auto consider = [&](int64_t u, int64_t v) {
     int64_t product = graph.k(u) * graph.k(v);
     if (product > kMergeLimit)
       return;
-    llvm::ArrayRef<int64_t> x = neighbours(u), y = neighbours(v);
-    int64_t removed = std::binary_search(x.begin(), x.end(), v) ? 1 : 0;
+    llvm::ArrayRef<std::pair<int64_t, int64_t>> x = neighbourhoods.of(u),
+                                                y = neighbourhoods.of(v);
+    int64_t removed = graph.adjacent[u].count(v) ? 1 : 0;
     for (size_t i = 0, j = 0; i < x.size() && j < y.size();) {
-      if (x[i] < y[j]) {
+      if (x[i].first < y[j].first) {
         ++i;
-      } else if (y[j] < x[i]) {
+      } else if (y[j].first < x[i].first) {
         ++j;
       } else {
         ++removed;
@@ -468,16 +488,17 @@ pickMerges(const Graph &graph, const std::vector<char> &alive) {
     seenFrom[v] = u;
     return true;
   };
-  for (int64_t node = 0; node < graph.numNodes(); ++node) {
-    if (!alive[node])
-      continue;
+  for (int64_t node : aliveNodes) {
     // Neighbours, and nodes two steps away.
-    for (int64_t other : neighbours(node)) {
+    for (auto [other, id] : neighbourhoods.of(node)) {
+      (void)id;
       if (node < other && firstTime(node, other))
         consider(node, other);
-      for (int64_t far : neighbours(other))
+      for (auto [far, farId] : neighbourhoods.of(other)) {
+        (void)farId;
         if (node < far && firstTime(node, far))
           consider(node, far);
+      }
     }
   }
   std::sort(candidates.begin(), candidates.end());
@@ -498,19 +519,8 @@ pickMerges(const Graph &graph, const std::vector<char> &alive) {
 class Descent {
 public:
   Descent(const Graph &graph, std::vector<int64_t> nodes)
-      : graph(graph), nodes(std::move(nodes)) {
-    // The graph no longer changes: its neighbourhoods, read at every node
-    // of every sweep, are copied out of their maps into one array, in the
-    // same order.
-    firstNeighbour.assign(graph.numNodes() + 1, 0);
-    for (int64_t node : this->nodes)
-      firstNeighbour[node + 1] = graph.degree(node);
-    for (int64_t node = 0; node < graph.numNodes(); ++node)
-      firstNeighbour[node + 1] += firstNeighbour[node];
-    neighbours.resize(firstNeighbour.back());
-    for (int64_t node : this->nodes)
-      std::copy(graph.adjacent[node].begin(), graph.adjacent[node].end(),
-                neighbours.begin() + firstNeighbour[node]);
+      : graph(graph), nodes(std::move(nodes)),
+        neighbourhoods(graph, this->nodes) {
     for (int64_t node : this->nodes)
       for (auto [other, id] : around(node))
         if (node < other)
@@ -721,18 +731,13 @@ private:
   /// The neighbours of residual node `node` and the edges to them,
   /// ascending.
   llvm::ArrayRef<std::pair<int64_t, int64_t>> around(int64_t node) const {
-    return llvm::ArrayRef(neighbours)
-        .slice(firstNeighbour[node],
-               firstNeighbour[node + 1] - firstNeighbour[node]);
+    return neighbourhoods.of(node);
   }
 
   const Graph &graph;
-  /// graph.adjacent of the residual nodes, node after node, and where each
-  /// node's start (empty for the others).
-  std::vector<std::pair<int64_t, int64_t>> neighbours;
-  std::vector<int64_t> firstNeighbour;
   /// Residual nodes, ascending: the sweep order.
   std::vector<int64_t> nodes;
+  Neighbourhoods neighbourhoods;
   /// Residual edges, ascending.
   std::vector<int64_t> edgeIds;
   /// Per node: a neighbour changed since it last took its best candidate.
@@ -870,7 +875,7 @@ public:
     RemovableSum unassigned;
     for (int64_t i = 0; i < n; ++i) {
       given[i] = graph.nodeCosts[nodes[i]];
-      least[i] = given[i][argmin(given[i])];
+      least[i] = leastOf(given[i]);
       unassigned.add(least[i]);
     }
     std::vector<Frame> frames(n);
@@ -918,7 +923,7 @@ public:
             costs[b] += matrix[b * kHi + a];
         }
         rest.remove(least[next.local]);
-        least[next.local] = costs[argmin(costs)];
+        least[next.local] = leastOf(costs);
         rest.add(least[next.local]);
       }
       if (partial + rest.value() + edgeBound[depth + 1] >= cost)

@@ -1346,6 +1346,11 @@ LogicalResult ShardingSearch::solve() {
                    probe ? probing : cost::LayoutSolverOptions());
   };
   double capacity = model.getDeviceMemoryBytes();
+  auto fits = [&](const std::optional<cost::LayoutSolution> &candidate,
+                  const Classes &grouped) {
+    return candidate && !std::isinf(candidate->cost) &&
+           planMemory(grouped, candidate->choice) <= capacity;
+  };
   std::optional<cost::LayoutSolution> best = solveSearched(0);
   if (!best)
     return function.emitError()
@@ -1389,14 +1394,10 @@ LogicalResult ShardingSearch::solve() {
     // it fits, then bisect to within kPriceTolerance of it.
     double low = 0, high = 1e-15;
     std::optional<cost::LayoutSolution> fitting;
-    auto fits = [&](const std::optional<cost::LayoutSolution> &candidate) {
-      return candidate && !std::isinf(candidate->cost) &&
-             planMemory(searched, candidate->choice) <= capacity;
-    };
     for (int step = 0; step < 80 && !fitting; ++step, high *= 4) {
       std::optional<cost::LayoutSolution> candidate =
           solveSearched(high, false, /*probe=*/true);
-      if (fits(candidate))
+      if (fits(candidate, searched))
         fitting = candidate;
       else
         low = high;
@@ -1411,7 +1412,7 @@ LogicalResult ShardingSearch::solve() {
         double middle = (low + high) / 2;
         std::optional<cost::LayoutSolution> candidate =
             solveSearched(middle, false, /*probe=*/true);
-        if (fits(candidate)) {
+        if (fits(candidate, searched)) {
           fitting = candidate;
           high = middle;
         } else {
@@ -1423,7 +1424,7 @@ LogicalResult ShardingSearch::solve() {
       // which lowers the priced total and so may raise memory: kept where
       // it still fits.
       std::optional<cost::LayoutSolution> polished = solveSearched(high);
-      if (fits(polished))
+      if (fits(polished, searched))
         fitting = polished;
     }
     best = fitting;
@@ -1442,8 +1443,7 @@ LogicalResult ShardingSearch::solve() {
     if (bytePrice) {
       std::optional<cost::LayoutSolution> descended =
           solveAt(classes, *bytePrice, false, refined, probing);
-      if (descended && !std::isinf(descended->cost) &&
-          planMemory(classes, descended->choice) <= capacity &&
+      if (fits(descended, classes) &&
           searchedTime(classes, descended->choice) <=
               searchedTime(classes, refined))
         classChoice = std::move(descended->choice);

@@ -328,17 +328,17 @@ ShardingCostModel::PlannedMove ShardingCostModel::planMove(
   problem.destination = destination;
   problem.sourceLayout = sent;
   problem.destinationLayout = received;
-  llvm::raw_string_ostream(problem.tensor) << type;
-  if (std::optional<std::string> why = cost::checkCrossMesh(problem, cluster)) {
-    move.error = *why;
+  if (cost::checkCrossMesh(problem, cluster)) {
+    // The tensor named only in the error: the search checks thousands.
+    llvm::raw_string_ostream(problem.tensor) << type;
+    move.error = *cost::checkCrossMesh(problem, cluster);
     return move;
   }
   const cost::ClusterIndex &links = clusterIndex();
   if (estimate) {
     move.moveTime =
         cost::crossMeshLowerBound(problem, links) +
-        cluster.link(source.devices.front(), destination.devices.front())
-            .latency;
+        links.link(source.devices.front(), destination.devices.front()).latency;
     return move;
   }
   // The tiles, once for the bound and every schedule.

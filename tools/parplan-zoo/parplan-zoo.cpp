@@ -182,8 +182,7 @@ int main(int argc, char **argv) {
                   "Layer widths, input first (e.g. 784,512,256,10)")
       ->delimiter(',');
   mlp->add_option("--dropout", spec.mlp.dropout,
-                  "A Dropout of this ratio after every ReLU (default: none)")
-      ->check(CLI::Range(0.0, 0.99));
+                  "A Dropout of this ratio after every ReLU (default: none)");
 
   CLI::App *gpt = app.add_subcommand("gpt", "GPT-2/GPT-3 decoder");
   addCommon(gpt);

@@ -253,8 +253,7 @@ LogicalResult WhereOp::getSbpSignatures(Signatures &out) {
 }
 // The micro-batch index, a scalar every device holds.
 LogicalResult MicroBatchOp::getSbpSignatures(Signatures &out) {
-  add(out, {}, {B});
-  return success();
+  return source(*this, out);
 }
 // Dropout scales each element by its mask's factor: linear in its input.
 LogicalResult DropoutOp::getSbpSignatures(Signatures &out) {
