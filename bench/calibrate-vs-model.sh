@@ -4,25 +4,28 @@
 # for one device on that cluster (--mesh 1 --cluster FILE), runs STEPS steps
 # of the plan with parplan-run's CUDA backend, and compares the predicted
 # step time (predicted_step_time_s of summary.json) with the median measured
-# one (steps 3..STEPS: the first two warm up allocations and cuBLAS).
+# one (steps 3..STEPS: the first two warm up allocations and cuBLAS), for
+# zoo GPTs of three sizes against one calibration.
 #
-#   bench/calibrate-vs-model.sh   print the row and append it to
+#   bench/calibrate-vs-model.sh   print the rows and append them to
 #                                 bench/results/calibration.md
 #
 # Needs a GPU and a build with CUDA (PARPLAN_HAVE_CUDA); where no GPU is
 # visible it prints "skipped: no CUDA device" and exits 0. Environment:
 # PARPLAN_BUILD_DIR (default build), STEPS (default 20), GPT_ARGS (the
-# parplan-zoo gpt model; default 4 layers, hidden 512, sequence 256,
-# vocabulary 4096, batch 8: big enough that kernels, not launches, take the
-# time). The compiled plan is fp32 (no --mixed-precision): the model prices
-# its matmuls at the calibrated f32 peak.
+# parplan-zoo gpt models, separated by ';'; default three sizes from hidden
+# 256 to 1024, big enough that kernels, not launches, take most of the
+# time), KEEP (a folder that receives the logs and plans' summaries). The
+# compiled plans are fp32 (no --mixed-precision): the model prices their
+# matmuls at the calibrated f32 peak.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
 require parplan-zoo parplan parplan-run
 steps=${STEPS:-20}
-gpt_args=${GPT_ARGS:---layers 4 --hidden 512 --heads 8 --seq 256 --vocab 4096 --batch 8}
+gpt_models=${GPT_ARGS:---layers 2 --hidden 256 --heads 4 --seq 128 --vocab 2048 --batch 8;--layers 4 --hidden 512 --heads 8 --seq 256 --vocab 4096 --batch 8;--layers 8 --hidden 1024 --heads 16 --seq 512 --vocab 8192 --batch 8}
 out=${TMPDIR:-/tmp}/parplan-bench-calibrate
+rm -rf "$out"
 results=bench/results/calibration.md
 mkdir -p "$out"
 
@@ -38,29 +41,40 @@ fi
 gpu=$(head -1 <<<"$devices" | sed -E 's/^[0-9]+: (.*), [0-9.e+]+ GB, compute capability .*$/\1/')
 
 "$bin/parplan" calibrate --quick --devices 1 -o "$out/cluster.yaml"
-# shellcheck disable=SC2086 # GPT_ARGS is a list of flags.
-"$bin/parplan-zoo" gpt $gpt_args -o "$out/gpt.onnx" >/dev/null
-"$bin/parplan" compile "$out/gpt.onnx" --train --mesh 1 \
-  --cluster "$out/cluster.yaml" --frozen transformer.causal_mask \
-  --optimizer adam --lr 0.01 -o "$out" >/dev/null
-predicted=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["predicted_step_time_s"])' \
-  "$out/summary.json")
-
 # One rank, no mpirun (an MPI singleton); Open MPI refuses root unless told.
 if [[ $(id -u) == 0 ]]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-# "step N: loss X (T ms)" (or "step N: T ms" for a plan without a loss).
-"$bin/parplan-run" "$out/plan.pb" --steps "$steps" --backend cuda | tee "$out/run.log"
-measured=$(sed -nE 's/^step ([0-9]+):.*[( ]([0-9.]+) ms\)?$/\1 \2/p' "$out/run.log" |
-  awk '$1 >= 3 { print $2 / 1000 }' | sort -g |
-  awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }') ||
-  { echo "bench: no step times in $out/run.log" >&2; exit 1; }
 
-row=$(awk -v d="$(date -u '+%Y-%m-%d %H:%M')" \
-  -v c="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-  -v g="$gpu" -v m="gpt $gpt_args" -v p="$predicted" -v s="$measured" \
-  'BEGIN { printf "| %s | %s | %s | %s | %.3f | %.3f | %.2f |", d, c, g, m, p * 1000, s * 1000, s / p }')
+rows=()
+IFS=';' read -ra models <<<"$gpt_models"
+for gpt_args in "${models[@]}"; do
+  model=$out/gpt-$((${#rows[@]} + 1))
+  mkdir -p "$model"
+  # shellcheck disable=SC2086 # gpt_args is a list of flags.
+  "$bin/parplan-zoo" gpt $gpt_args -o "$model/gpt.onnx" >/dev/null
+  "$bin/parplan" compile "$model/gpt.onnx" --train --mesh 1 \
+    --cluster "$out/cluster.yaml" --frozen transformer.causal_mask \
+    --optimizer adam --lr 0.01 -o "$model" >/dev/null
+  predicted=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["predicted_step_time_s"])' \
+    "$model/summary.json")
+  # "step N: loss X (T ms)" (or "step N: T ms" for a plan without a loss).
+  "$bin/parplan-run" "$model/plan.pb" --steps "$steps" --backend cuda >"$model/run.log"
+  "$bin/parplan-run" "$model/plan.pb" --steps 4 --backend cuda --profile >"$model/profile.log"
+  measured=$(sed -nE 's/^step ([0-9]+):.*[( ]([0-9.]+) ms\)?$/\1 \2/p' "$model/run.log" |
+    awk '$1 >= 3 { print $2 / 1000 }' | sort -g |
+    awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }') ||
+    { echo "bench: no step times in $model/run.log" >&2; exit 1; }
+  rows+=("$(awk -v d="$(date -u '+%Y-%m-%d %H:%M')" \
+    -v c="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+    -v g="$gpu" -v m="gpt $gpt_args" -v p="$predicted" -v s="$measured" \
+    'BEGIN { printf "| %s | %s | %s | %s | %.3f | %.3f | %.2f |", d, c, g, m, p * 1000, s * 1000, s / p }')")
+  echo "${rows[-1]}"
+done
+if [[ -n ${KEEP:-} ]]; then
+  mkdir -p "$KEEP"
+  cp -r "$out/." "$KEEP/"
+fi
 
 if [[ ! -f $results ]]; then
   mkdir -p "$(dirname "$results")"
@@ -87,6 +101,5 @@ fp32, Adam) and 20 steps of the plan run with `parplan-run --backend cuda`.
 |---|---|---|---|---|---|---|
 HEADER
 fi
-echo "$row" >> "$results"
-echo "$row"
+printf '%s\n' "${rows[@]}" >> "$results"
 echo "recorded in $results"

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Runtime/Backend.h"
+#include "parplan/Runtime/PlanFile.h"
 #include "parplan/Runtime/StreamSchedule.h"
 
 #include "Device/Dispatch.h"
@@ -15,6 +16,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <set>
 
 namespace parplan::runtime {
@@ -62,29 +64,73 @@ std::string profileKey(const plan::Instruction &instruction) {
   }
 }
 
-double kernelFlops(const plan::Program &program,
-                   const plan::Instruction &instruction) {
+namespace {
+/// A matmul or gemm kernel's product: batch x [m, k] x [k, n] in `dtype`
+/// ("f32").
+struct Product {
+  std::string dtype;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+};
+
+/// The product of `instruction`, or nullopt when it is not a matmul or
+/// gemm.
+std::optional<Product> productOf(const plan::Program &program,
+                                 const plan::Instruction &instruction) {
   if (!instruction.has_kernel())
-    return 0;
+    return std::nullopt;
   const plan::Kernel &kernel = instruction.kernel();
   if ((kernel.op() != "matmul" && kernel.op() != "gemm") ||
       kernel.operands_size() < 2 || kernel.results_size() != 1)
-    return 0;
+    return std::nullopt;
   // The result has M x N elements per batch; K is the lhs's contracted
   // dimension (its last, or its first when gemm transposes it).
   const plan::Buffer &lhs = program.buffers(kernel.operands(0));
   const plan::Buffer &result = program.buffers(kernel.results(0));
-  if (lhs.shape_size() == 0)
-    return 0;
-  int64_t k = lhs.shape(lhs.shape_size() - 1);
+  int rank = result.shape_size();
+  if (lhs.shape_size() == 0 || rank == 0)
+    return std::nullopt;
+  Product product;
+  std::optional<DType> dtype = toRuntimeDType(lhs.dtype());
+  product.dtype = dtype ? toString(*dtype) : "?";
+  product.k = lhs.shape(lhs.shape_size() - 1);
   if (kernel.op() == "gemm")
     for (const plan::Attr &attr : kernel.attrs())
       if (attr.name() == "trans_a" && attr.bool_value())
-        k = lhs.shape(0);
-  double elements = 1;
-  for (int64_t size : result.shape())
-    elements *= static_cast<double>(size);
-  return 2.0 * elements * static_cast<double>(k);
+        product.k = lhs.shape(0);
+  product.n = result.shape(rank - 1);
+  product.m = rank >= 2 ? result.shape(rank - 2) : 1;
+  for (int d = 0; d + 2 < rank; ++d)
+    product.batch *= result.shape(d);
+  return product;
+}
+} // namespace
+
+double kernelFlops(const plan::Program &program,
+                   const plan::Instruction &instruction) {
+  std::optional<Product> product = productOf(program, instruction);
+  if (!product)
+    return 0;
+  return 2.0 * static_cast<double>(product->batch) *
+         static_cast<double>(product->m) * static_cast<double>(product->n) *
+         static_cast<double>(product->k);
+}
+
+void addToProfile(Profile &profile, const plan::Program &program,
+                  const plan::Instruction &instruction, double seconds) {
+  std::string key = profileKey(instruction);
+  double flops = kernelFlops(program, instruction);
+  auto add = [&](ProfileEntry &entry) {
+    ++entry.calls;
+    entry.seconds += seconds;
+    entry.flops += flops;
+  };
+  add(profile[key]);
+  if (std::optional<Product> product = productOf(program, instruction))
+    add(profile[key + " " + product->dtype +
+                " m=" + std::to_string(product->m) +
+                " n=" + std::to_string(product->n) +
+                " k=" + std::to_string(product->k) +
+                " batch=" + std::to_string(product->batch)]);
 }
 
 std::vector<std::string>
@@ -186,14 +232,11 @@ public:
                          std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - origin_)
                              .count()});
-      if (profiling_) {
-        ProfileEntry &entry = profile_[profileKey(instruction)];
-        ++entry.calls;
-        entry.seconds += std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
-        entry.flops += kernelFlops(*program_, instruction);
-      }
+      if (profiling_)
+        addToProfile(profile_, *program_, instruction,
+                     std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count());
       if (!status.ok())
         return Status::failure("instruction " + std::to_string(i) + " (" +
                                describeInstruction(instruction) +

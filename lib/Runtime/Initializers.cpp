@@ -59,22 +59,40 @@ Status fillBlock(Tensor &block, const std::vector<int64_t> &logicalShape,
   std::vector<int64_t> strides(rank, 1);
   for (size_t d = rank; d-- > 1;)
     strides[d - 1] = strides[d] * logicalShape[d];
-  std::vector<int64_t> index(rank, 0);
+  // Row by row of the last dimension: the logical index of a row's first
+  // element once, then consecutive ones. Floats of f32 and f64 (batches of
+  // millions of elements, every step) are stored directly; other types
+  // through Tensor::set's conversions.
   int64_t count = block.numElements();
-  for (int64_t i = 0; i < count; ++i) {
+  int64_t length = rank == 0 ? 1 : shape[rank - 1];
+  if (count == 0 || length == 0)
+    return Status::success();
+  auto *f32 = block.dtype() == DType::F32 ? block.data<float>() : nullptr;
+  auto *f64 = block.dtype() == DType::F64 ? block.data<double>() : nullptr;
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t first = 0; first < count; first += length) {
     int64_t logical = 0;
     for (size_t d = 0; d < rank; ++d)
       logical += (offsets[d] + index[d]) * strides[d];
-    uint64_t bits = splitmix64(key + static_cast<uint64_t>(logical));
-    if (floating) {
-      block.set(i, scale * (2 * unitInterval(bits) - 1));
-    } else {
-      auto value = static_cast<int64_t>(
-          std::floor(unitInterval(bits) * static_cast<double>(integerBound)));
-      block.set(i, static_cast<double>(std::min(value, integerBound - 1)));
+    for (int64_t j = 0; j < length; ++j) {
+      uint64_t bits = splitmix64(key + static_cast<uint64_t>(logical + j));
+      if (floating) {
+        double value = scale * (2 * unitInterval(bits) - 1);
+        if (f32)
+          f32[first + j] = static_cast<float>(value);
+        else if (f64)
+          f64[first + j] = value;
+        else
+          block.set(first + j, value);
+      } else {
+        auto value = static_cast<int64_t>(
+            std::floor(unitInterval(bits) * static_cast<double>(integerBound)));
+        block.set(first + j,
+                  static_cast<double>(std::min(value, integerBound - 1)));
+      }
     }
-    // The next element in row-major order.
-    for (size_t d = rank; d-- > 0;) {
+    // The next row in row-major order (a scalar is one row).
+    for (size_t d = rank > 0 ? rank - 1 : 0; d-- > 0;) {
       if (++index[d] < shape[d])
         break;
       index[d] = 0;

@@ -153,9 +153,11 @@ struct Outcome {
   int error = 0;
 };
 
+/// `parallelism`: the launcher's (HostLauncher::setParallelism); above 1,
+/// the kernels take the split paths they take on a GPU.
 Outcome runBoth(KernelGroup group, const std::string &op, const AttrMap &attrs,
                 const std::vector<const Tensor *> &operands,
-                const std::vector<ResultSpec> &specs) {
+                const std::vector<ResultSpec> &specs, int64_t parallelism = 1) {
   Outcome outcome;
   std::vector<Tensor *> expectedPtrs, actualPtrs;
   for (const ResultSpec &spec : specs) {
@@ -186,6 +188,7 @@ Outcome runBoth(KernelGroup group, const std::string &op, const AttrMap &attrs,
     outputPtrs.push_back(&outputs[i]);
   }
   HostLauncher launcher;
+  launcher.setParallelism(parallelism);
   outcome.inGroup = launchIn(group, launcher, op, resolved, inputPtrs,
                              outputPtrs, outcome.launch, outcome.status);
   outcome.error = launcher.takeError();
@@ -196,8 +199,8 @@ Outcome runBoth(KernelGroup group, const std::string &op, const AttrMap &attrs,
 /// agree with the reference on every result.
 void expectSame(KernelGroup group, const std::string &op, const AttrMap &attrs,
                 const std::vector<const Tensor *> &operands,
-                const std::vector<ResultSpec> &specs) {
-  Outcome outcome = runBoth(group, op, attrs, operands, specs);
+                const std::vector<ResultSpec> &specs, int64_t parallelism = 1) {
+  Outcome outcome = runBoth(group, op, attrs, operands, specs, parallelism);
   INFO("nn." << op);
   {
     INFO(outcome.reference.error);
@@ -519,6 +522,54 @@ TEST_CASE("normalization: reduce_sum and reduce_mean over axis sets",
           expectSame(KernelGroup::Normalization, op, attrs, {&input},
                      {{type, reducedShape(shape, axes, keepdims)}});
         }
+}
+
+TEST_CASE("normalization: sums split for a launcher that wants many threads "
+          "add their chunks in order",
+          "[device][normalization]") {
+  // Parallelism 64: reductions to few results split their sums into chunks
+  // of at least 16 elements (partials, then a pass over them); a sum over
+  // trailing dimensions of 64 elements or more is a row of lanes.
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes;
+  };
+  const Case cases[] = {
+      {{256, 4}, {0}},       // 4 results, 16 chunks of 16 rows
+      {{64, 3, 70}, {0, 2}}, // 3 results, 21 chunks across two axes
+      {{50, 3}, {0}},        // a last chunk shorter than the others
+      {{4, 128}, {-1}},      // rows of lanes
+      {{2, 3, 40}, {1, 2}},  // trailing but short: one thread per result
+  };
+  uint64_t seed = 750;
+  for (DType type : {DType::F32, DType::F64, DType::BF16})
+    for (const char *op : {"reduce_sum", "reduce_mean"})
+      for (const Case &c : cases) {
+        INFO(op << " " << toString(type) << " " << toString(c.shape) << " axes "
+                << toString(c.axes));
+        Tensor input = randomTensor(type, c.shape, seed++, -50, 50);
+        expectSame(KernelGroup::Normalization, op, {{"axes", c.axes}}, {&input},
+                   {{type, reducedShape(c.shape, c.axes, false)}}, 64);
+      }
+  // The scale and bias gradients of 64 rows of 5 columns: 4 chunks.
+  for (DType type : {DType::F32, DType::F64}) {
+    INFO(toString(type));
+    Tensor dy = randomTensor(type, {64, 5}, seed++);
+    Tensor input = randomTensor(type, {64, 5}, seed++);
+    Tensor scale = randomTensor(type, {5}, seed++, 0.5, 1.5);
+    expectSame(KernelGroup::Normalization, "layer_norm_grad",
+               {{"axis", int64_t{-1}}, {"epsilon", 1e-3}},
+               {&dy, &input, &scale},
+               {{type, {64, 5}}, {type, {5}}, {type, {5}}}, 64);
+    // Scale gradients summed further, to a broadcast shape.
+    Tensor dy3 = randomTensor(type, {40, 4, 5}, seed++);
+    Tensor input3 = randomTensor(type, {40, 4, 5}, seed++);
+    Tensor scale3 = randomTensor(type, {4, 5}, seed++, 0.5, 1.5);
+    expectSame(KernelGroup::Normalization, "layer_norm_grad",
+               {{"axis", int64_t{1}}, {"epsilon", 1e-3}},
+               {&dy3, &input3, &scale3},
+               {{type, {40, 4, 5}}, {type, {4, 1}}, {type, {1}}}, 64);
+  }
 }
 
 TEST_CASE("normalization: i1 reductions read any non-zero byte as true",

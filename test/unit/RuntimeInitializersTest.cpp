@@ -34,6 +34,23 @@ TEST_CASE("blocks hold the values of the whole tensor", "[initializers]") {
   }
 }
 
+TEST_CASE("element i of a tensor is syntheticValue(seed, name, i), scaled",
+          "[initializers]") {
+  for (DType type : {DType::F32, DType::F64, DType::BF16})
+    for (const Shape &shape : {Shape{}, Shape{7}, Shape{3, 2, 5}}) {
+      INFO(toString(type) << " " << toString(shape));
+      Tensor whole(type, shape);
+      REQUIRE(fillBlock(whole, shape, std::vector<int64_t>(shape.size(), 0), 7,
+                        "x@step3", 0.25, 0)
+                  .ok());
+      Tensor expected(type, shape);
+      for (int64_t i = 0; i < whole.numElements(); ++i)
+        expected.set(i, 0.25 * syntheticValue(7, "x@step3", i));
+      for (int64_t i = 0; i < whole.numElements(); ++i)
+        CHECK(whole.get(i) == expected.get(i));
+    }
+}
+
 TEST_CASE("synthetic values are deterministic and keyed", "[initializers]") {
   CHECK(syntheticValue(1, "w", 5) == syntheticValue(1, "w", 5));
   CHECK(syntheticValue(1, "w", 5) != syntheticValue(2, "w", 5));

@@ -526,34 +526,43 @@ bool writeTrace(const std::string &path, const plan::Plan &planMessage,
 }
 
 /// One line per kind of instruction, slowest first, then the sum against
-/// the median step: the gap is launch overhead and host work.
+/// the median step (the gap is launch overhead and host work), then one
+/// "profile shape" line per matmul shape, slowest first.
 void printProfile(const Profile &profile, int64_t steps,
                   std::vector<double> stepMs) {
   if (steps <= 0)
     return;
-  std::vector<std::pair<std::string, ProfileEntry>> entries(profile.begin(),
-                                                            profile.end());
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const auto &a, const auto &b) {
-                     return a.second.seconds > b.second.seconds;
-                   });
+  std::vector<std::pair<std::string, ProfileEntry>> kinds, shapes;
+  for (const auto &entry : profile)
+    (entry.first.find(' ') == std::string::npos ? kinds : shapes)
+        .push_back(entry);
+  auto slowestFirst = [](const auto &a, const auto &b) {
+    return a.second.seconds > b.second.seconds;
+  };
+  std::stable_sort(kinds.begin(), kinds.end(), slowestFirst);
+  std::stable_sort(shapes.begin(), shapes.end(), slowestFirst);
   double total = 0;
-  for (const auto &[name, entry] : entries)
+  for (const auto &[name, entry] : kinds)
     total += entry.seconds;
   double perStep = 1e3 / static_cast<double>(steps);
-  for (const auto &[name, entry] : entries) {
-    std::printf("profile %s: %.1f calls, %.3f ms per step, %.1f%%",
+  auto print = [&](const char *prefix, const std::string &name,
+                   const ProfileEntry &entry) {
+    std::printf("%s %s: %.1f calls, %.3f ms per step, %.1f%%", prefix,
                 name.c_str(), static_cast<double>(entry.calls) / steps,
                 entry.seconds * perStep,
                 total > 0 ? 100 * entry.seconds / total : 0.0);
     if (entry.flops > 0 && entry.seconds > 0)
       std::printf(", %.1f GFLOP/s", entry.flops / entry.seconds * 1e-9);
     std::printf("\n");
-  }
+  };
+  for (const auto &[name, entry] : kinds)
+    print("profile", name, entry);
   std::sort(stepMs.begin(), stepMs.end());
   std::printf("profile total: %.3f ms per step in instructions; median "
               "profiled step %.3f ms\n",
               total * perStep, stepMs[stepMs.size() / 2]);
+  for (const auto &[name, entry] : shapes)
+    print("profile shape", name, entry);
   std::fflush(stdout);
 }
 
@@ -566,8 +575,10 @@ void printStageProfile(const Executor &executor, const plan::Plan &planMessage,
   if (stepMs.empty())
     return;
   double busy = 0;
+  // Kinds only: a name with a space is a shape of the kind before it.
   for (const auto &[name, entry] : executor.backend()->profile())
-    if (name != "recv" && name != "broadcast")
+    if (name != "recv" && name != "broadcast" &&
+        name.find(' ') == std::string::npos)
       busy += entry.seconds;
   double mine[2] = {busy * 1e3 / static_cast<double>(stepMs.size()),
                     static_cast<double>(executor.stage())};

@@ -34,8 +34,15 @@ struct ProfileEntry {
   double flops = 0;
 };
 
-/// By instruction kind: "nn.matmul", "all_reduce", "send", ...
+/// By instruction kind: "nn.matmul", "all_reduce", "send", ...; matmuls
+/// and gemms also by shape, under "nn.matmul f32 m=4096 n=3072 k=1024
+/// batch=1" (a key with a space: a detail of the kind before it).
 using Profile = std::map<std::string, ProfileEntry>;
+
+/// Adds one run of `instruction`, `seconds` long, to `profile`: under its
+/// kind and, for a matmul or gemm, under its shape too.
+void addToProfile(Profile &profile, const plan::Program &program,
+                  const plan::Instruction &instruction, double seconds);
 
 /// The name an instruction is profiled under.
 std::string profileKey(const plan::Instruction &instruction);

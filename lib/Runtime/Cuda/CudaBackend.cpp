@@ -757,12 +757,8 @@ Status CudaBackend::run(int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       float milliseconds = 0;
       PARPLAN_CHECK(cudaEventElapsedTime(&milliseconds, starts_[i], ends_[i]));
-      const plan::Instruction &instruction = program_->instructions(i);
-      ProfileEntry &entry = profile_[profileKey(instruction)];
-      ++entry.calls;
-      entry.seconds +=
-          hostSeconds[i] >= 0 ? hostSeconds[i] : milliseconds * 1e-3;
-      entry.flops += kernelFlops(*program_, instruction);
+      addToProfile(profile_, *program_, program_->instructions(i),
+                   hostSeconds[i] >= 0 ? hostSeconds[i] : milliseconds * 1e-3);
     }
   int fault = 0;
   PARPLAN_CHECK(

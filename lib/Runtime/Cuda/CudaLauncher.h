@@ -27,6 +27,67 @@ template <typename F> __global__ void forEachKernel(int64_t n, F f) {
     f(i);
 }
 
+/// The lanes of a row on the GPU: the threads of one block (a multiple of
+/// 32). Combining reduces within each warp by shuffles, then across warps
+/// through shared memory in warp order, so every lane gets the same value
+/// and the order (hence the rounding) is fixed for a block size.
+struct BlockLanes {
+  double *shared; // one slot per warp
+
+  // Host and device, as the functors that call them are; only the device
+  // ever runs them.
+  PARPLAN_HD int64_t lane() const {
+#if defined(__CUDA_ARCH__)
+    return threadIdx.x;
+#else
+    return 0;
+#endif
+  }
+  PARPLAN_HD int64_t count() const {
+#if defined(__CUDA_ARCH__)
+    return blockDim.x;
+#else
+    return 1;
+#endif
+  }
+  template <typename C> PARPLAN_HD C sum(C value) const {
+    return combine(value, false);
+  }
+  template <typename C> PARPLAN_HD C max(C value) const {
+    return combine(value, true);
+  }
+
+private:
+  template <typename C> PARPLAN_HD static C apply(C a, C b, bool maximum) {
+    return maximum ? (a < b ? b : a) : a + b;
+  }
+  template <typename C> PARPLAN_HD C combine(C value, bool maximum) const {
+#if defined(__CUDA_ARCH__)
+    for (int offset = 16; offset > 0; offset >>= 1)
+      value =
+          apply(value, __shfl_xor_sync(0xffffffffu, value, offset), maximum);
+    // The last combination's readers are done with the slots.
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0)
+      shared[threadIdx.x >> 5] = static_cast<double>(value);
+    __syncthreads();
+    C result = static_cast<C>(shared[0]);
+    for (unsigned warp = 1; warp < blockDim.x >> 5; ++warp)
+      result = apply(result, static_cast<C>(shared[warp]), maximum);
+    return result;
+#else
+    return value;
+#endif
+  }
+};
+
+template <typename F> __global__ void forEachRowKernel(int64_t rows, F f) {
+  __shared__ double shared[32];
+  BlockLanes lanes{shared};
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x)
+    f(row, lanes);
+}
+
 class CudaLauncher {
 public:
   /// `errorSlot` is a device int the kernels of this launch write
@@ -50,6 +111,25 @@ public:
                                                                            f);
     record(cudaGetLastError(), "kernel launch");
   }
+
+  /// A block per row: as many lanes as the row has elements, rounded up to
+  /// a warp, up to 256.
+  template <typename F>
+  void forEachRow(int64_t rows, int64_t length, const F &f) {
+    if (rows <= 0)
+      return;
+    int threads = 32;
+    while (threads < 256 && threads < length)
+      threads *= 2;
+    int64_t blocks = rows < 65535 ? rows : 65535;
+    forEachRowKernel<<<static_cast<unsigned>(blocks), threads, 0, stream_>>>(
+        rows, f);
+    record(cudaGetLastError(), "kernel launch");
+  }
+
+  /// Partial results worth computing at once: enough threads to fill an
+  /// H100's 132 multiprocessors (2,048 each) about once.
+  int64_t parallelism() const { return int64_t{1} << 18; }
 
   void *workspace(size_t bytes) {
     if (bytes > *scratchBytes_) {

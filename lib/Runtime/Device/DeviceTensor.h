@@ -14,7 +14,12 @@
 //   library (not device code), only the math of <cmath> spelled as below
 //   (hdExp, hdLog, ...), and no exceptions or allocation.
 // - A functor is a small struct of pointers and integers (copied to the
-//   device by value) with `PARPLAN_HD void operator()(int64_t i) const`.
+//   device by value) with `PARPLAN_HD void operator()(int64_t i) const`,
+//   or, for a row that its lanes share (forEachRow), a template
+//   `operator()(int64_t row, const Lanes &lanes) const`: lane k of
+//   lanes.count() takes elements k, k + count, ... and lanes.sum(x) and
+//   lanes.max(x) combine the lanes' values, giving each lane the result.
+//   Every lane must reach every such call (no lane returns early alone).
 // - Element types are dispatched on the host (dispatchFloat); 16-bit floats
 //   are stored as uint16_t bit patterns and computed in float, as in
 //   Tensor.h.
@@ -25,6 +30,10 @@
 //
 // A Launcher L provides:
 //   template <class F> void forEach(int64_t n, const F &f);  // f(i), i < n
+//   template <class F> void forEachRow(int64_t rows, int64_t length,
+//                                      const F &f);  // f(row, lanes)
+//   int64_t parallelism();  // independent partial results worth computing
+//                           // at once: 1 on the host, ~10^5 on a GPU
 //   void *workspace(size_t bytes);  // scratch, valid for this kernel only
 //   int *errorSlot();  int errorCode();
 //   Status gemm(const GemmCall &call);  // Linear.h
@@ -261,6 +270,15 @@ PARPLAN_HD void hdAtomicAdd(double *address, double value) {
 #endif
 }
 template <typename T> PARPLAN_HD T hdMin(T a, T b) { return b < a ? b : a; }
+
+/// The lanes of a row on the host: one, so a row's loop is the plain loop
+/// over its elements in order and combining is the identity.
+struct SingleLane {
+  PARPLAN_HD int64_t lane() const { return 0; }
+  PARPLAN_HD int64_t count() const { return 1; }
+  template <typename C> PARPLAN_HD C sum(C value) const { return value; }
+  template <typename C> PARPLAN_HD C max(C value) const { return value; }
+};
 
 //===----------------------------------------------------------------------===//
 // Helpers for dispatch

@@ -24,6 +24,14 @@ public:
     for (int64_t i = 0; i < n; ++i)
       f(i);
   }
+  template <typename F> void forEachRow(int64_t rows, int64_t, const F &f) {
+    for (int64_t row = 0; row < rows; ++row)
+      f(row, SingleLane{});
+  }
+  /// 1: a loop gains nothing from splitting a sum into partial sums. The
+  /// tests set more to run the split paths a GPU takes.
+  int64_t parallelism() const { return parallelism_; }
+  void setParallelism(int64_t parallelism) { parallelism_ = parallelism; }
   void *workspace(size_t bytes) {
     scratch_.assign((bytes + sizeof(double) - 1) / sizeof(double), 0.0);
     return scratch_.data();
@@ -69,11 +77,14 @@ public:
 private:
   std::vector<double> scratch_;
   int error_ = 0;
+  int64_t parallelism_ = 1;
 };
 
 class ProbeLauncher {
 public:
   template <typename F> void forEach(int64_t, const F &) {}
+  template <typename F> void forEachRow(int64_t, int64_t, const F &) {}
+  int64_t parallelism() const { return 1; }
   void *workspace(size_t) { return nullptr; }
   int *errorSlot() { return nullptr; }
   int errorCode() const { return 1; }

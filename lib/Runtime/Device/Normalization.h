@@ -5,13 +5,17 @@
 // batch_norm (inference), reduce_sum and reduce_mean, and the softmax
 // cross-entropy loss and its gradient.
 //
-// Each normalized slice (a row) is one thread, which loops over it in the
-// compute type; softmax subtracts the row's maximum before exponentiating,
-// as the reference does. Sums that cross rows (the scale and bias gradients
-// of layer_norm, reductions) are one thread per result element looping over
-// what it sums, in a fixed order, so results do not depend on scheduling.
-// The reference accumulates in double; f32 here accumulates in float, so the
-// two agree to rounding, not bit for bit.
+// Each normalized slice (a row) is one forEachRow row: on a GPU a block of
+// threads that share it, each summing a strided part, combined in a fixed
+// order (a 50,257-wide vocabulary row is 256 threads' work, not one's); on
+// the host one lane, the plain loop. Softmax subtracts the row's maximum
+// before exponentiating, as the reference does. Sums that cross rows (the
+// scale and bias gradients of layer_norm, reductions over leading axes) are
+// one thread per result element, split into partial sums over consecutive
+// chunks when the launcher's parallelism asks for more threads than there
+// are results, then added in chunk order: results do not depend on
+// scheduling. The reference accumulates in double; f32 here accumulates in
+// float, so the two agree to rounding, not bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,12 +145,14 @@ template <typename T> struct FromCompute {
 // Functors
 //===----------------------------------------------------------------------===//
 
-/// One thread per result element of a float reduction.
+/// One thread per result element of a float reduction; a mean divides by
+/// `divisor` (0: a sum), the count of the original reduction when this one
+/// adds partial sums.
 template <typename T, typename Source> struct ReduceFloat {
   const typename Source::Element *input;
   typename T::Storage *result;
   ReducePlan plan;
-  bool mean;
+  int64_t divisor;
   PARPLAN_HD void operator()(int64_t out) const {
     using C = typename T::Compute;
     int64_t offset = keptOffset(plan, out);
@@ -156,9 +162,59 @@ template <typename T, typename Source> struct ReduceFloat {
       sum += Source::load(input, offset);
       nextReduced(plan, index, offset);
     }
-    if (mean)
-      sum /= static_cast<C>(plan.reducedCount);
+    if (divisor > 0)
+      sum /= static_cast<C>(divisor);
     T::store(result, out, sum);
+  }
+};
+
+/// Partial sums of a float reduction: thread i sums the reduced elements
+/// chunk * perChunk .. of result element out (i = chunk * keptCount + out,
+/// so neighbouring threads read neighbouring columns) into partials[i].
+template <typename T> struct ReducePartials {
+  const typename T::Storage *input;
+  typename T::Compute *partials;
+  ReducePlan plan;
+  int64_t keptCount, perChunk;
+  PARPLAN_HD void operator()(int64_t i) const {
+    using C = typename T::Compute;
+    int64_t out = i % keptCount, begin = (i / keptCount) * perChunk;
+    int64_t end = hdMin(begin + perChunk, plan.reducedCount);
+    // The odometer at `begin`.
+    int64_t index[kMaxRank] = {};
+    int64_t offset = keptOffset(plan, out);
+    for (int64_t d = plan.reducedSize.rank - 1, rest = begin; d >= 0; --d) {
+      index[d] = rest % plan.reducedSize.size[d];
+      rest /= plan.reducedSize.size[d];
+      offset += index[d] * plan.reducedStride.size[d];
+    }
+    C sum = 0;
+    for (int64_t r = begin; r < end; ++r) {
+      sum += T::load(input, offset);
+      nextReduced(plan, index, offset);
+    }
+    partials[i] = sum;
+  }
+};
+
+/// A float reduction over trailing dimensions, one row per result element:
+/// its `length` elements are contiguous from out * length.
+template <typename T> struct ReduceRows {
+  const typename T::Storage *input;
+  typename T::Storage *result;
+  int64_t length, divisor;
+  template <class Lanes>
+  PARPLAN_HD void operator()(int64_t out, const Lanes &lanes) const {
+    using C = typename T::Compute;
+    const typename T::Storage *row = input + out * length;
+    C sum = 0;
+    for (int64_t j = lanes.lane(); j < length; j += lanes.count())
+      sum += T::load(row, j);
+    sum = lanes.sum(sum);
+    if (divisor > 0)
+      sum /= static_cast<C>(divisor);
+    if (lanes.lane() == 0)
+      T::store(result, out, sum);
   }
 };
 
@@ -187,24 +243,28 @@ template <typename S> struct ReduceInt {
   }
 };
 
-/// One thread per [outer, inner] position: the slice along the axis is
-/// `size` elements at stride `inner`.
+/// One row per [outer, inner] position: the slice along the axis is `size`
+/// elements at stride `inner`.
 template <typename T> struct SoftmaxRows {
   const typename T::Storage *input;
   typename T::Storage *result;
   int64_t size, inner;
   bool logarithm;
-  PARPLAN_HD void operator()(int64_t row) const {
+  template <class Lanes>
+  PARPLAN_HD void operator()(int64_t row, const Lanes &lanes) const {
     using C = typename T::Compute;
     int64_t base = (row / inner) * size * inner + row % inner;
+    int64_t first = lanes.lane(), step = lanes.count();
     C max = -static_cast<C>(INFINITY);
-    for (int64_t j = 0; j < size; ++j)
+    for (int64_t j = first; j < size; j += step)
       max = hdMax(max, T::load(input, base + j * inner));
+    max = lanes.max(max);
     C sum = 0;
-    for (int64_t j = 0; j < size; ++j)
+    for (int64_t j = first; j < size; j += step)
       sum += hdExp(T::load(input, base + j * inner) - max);
+    sum = lanes.sum(sum);
     C logSum = hdLog(sum);
-    for (int64_t j = 0; j < size; ++j) {
+    for (int64_t j = first; j < size; j += step) {
       C shifted = T::load(input, base + j * inner) - max;
       T::store(result, base + j * inner,
                logarithm ? shifted - logSum : hdExp(shifted) / sum);
@@ -213,21 +273,24 @@ template <typename T> struct SoftmaxRows {
 };
 
 /// From the forward output y: softmax dx = y * (dy - sum(dy * y));
-/// log_softmax dx = dy - exp(y) * sum(dy); one thread per slice.
+/// log_softmax dx = dy - exp(y) * sum(dy); one row per slice.
 template <typename T> struct SoftmaxGradRows {
   const typename T::Storage *dy, *output;
   typename T::Storage *dx;
   int64_t size, inner;
   bool logarithm;
-  PARPLAN_HD void operator()(int64_t row) const {
+  template <class Lanes>
+  PARPLAN_HD void operator()(int64_t row, const Lanes &lanes) const {
     using C = typename T::Compute;
     int64_t base = (row / inner) * size * inner + row % inner;
+    int64_t first = lanes.lane(), step = lanes.count();
     C sum = 0;
-    for (int64_t j = 0; j < size; ++j) {
+    for (int64_t j = first; j < size; j += step) {
       int64_t e = base + j * inner;
       sum += logarithm ? T::load(dy, e) : T::load(dy, e) * T::load(output, e);
     }
-    for (int64_t j = 0; j < size; ++j) {
+    sum = lanes.sum(sum);
+    for (int64_t j = first; j < size; j += step) {
       int64_t e = base + j * inner;
       C g = T::load(dy, e), y = T::load(output, e);
       T::store(dx, e, logarithm ? g - hdExp(y) * sum : y * (g - sum));
@@ -237,39 +300,40 @@ template <typename T> struct SoftmaxGradRows {
 
 /// Mean and reciprocal standard deviation of a row of `columns` elements
 /// (two passes, as the reference).
-template <typename T>
+template <typename T, class Lanes>
 PARPLAN_HD void rowMoments(const typename T::Storage *row, int64_t columns,
-                           typename T::Compute epsilon,
+                           typename T::Compute epsilon, const Lanes &lanes,
                            typename T::Compute &mean,
                            typename T::Compute &rstd) {
   using C = typename T::Compute;
   mean = 0;
-  for (int64_t j = 0; j < columns; ++j)
+  for (int64_t j = lanes.lane(); j < columns; j += lanes.count())
     mean += T::load(row, j);
-  mean /= static_cast<C>(columns);
+  mean = lanes.sum(mean) / static_cast<C>(columns);
   C variance = 0;
-  for (int64_t j = 0; j < columns; ++j) {
+  for (int64_t j = lanes.lane(); j < columns; j += lanes.count()) {
     C centered = T::load(row, j) - mean;
     variance += centered * centered;
   }
-  variance /= static_cast<C>(columns);
+  variance = lanes.sum(variance) / static_cast<C>(columns);
   rstd = C(1) / hdSqrt(variance + epsilon);
 }
 
-/// One thread per row of the [rows, columns] view (columns: the product of
-/// the normalized dimensions).
+/// One row of the [rows, columns] view (columns: the product of the
+/// normalized dimensions) per forEachRow row.
 template <typename T> struct LayerNormRows {
   const typename T::Storage *input, *scale, *bias;
   typename T::Storage *result;
   Broadcast scaleAt, biasAt;
   int64_t columns;
   typename T::Compute epsilon;
-  PARPLAN_HD void operator()(int64_t r) const {
+  template <class Lanes>
+  PARPLAN_HD void operator()(int64_t r, const Lanes &lanes) const {
     using C = typename T::Compute;
     const typename T::Storage *row = input + r * columns;
     C mean, rstd;
-    rowMoments<T>(row, columns, epsilon, mean, rstd);
-    for (int64_t j = 0; j < columns; ++j) {
+    rowMoments<T>(row, columns, epsilon, lanes, mean, rstd);
+    for (int64_t j = lanes.lane(); j < columns; j += lanes.count()) {
       C value = (T::load(row, j) - mean) * rstd *
                 T::load(scale, offsetOf(scaleAt, j));
       if (bias)
@@ -279,9 +343,10 @@ template <typename T> struct LayerNormRows {
   }
 };
 
-/// The input gradient of layer_norm, a row per thread; leaves each row's
-/// mean and rstd in `moments` (2 per row) for LayerNormGradColumns. With
-/// gs = dy * scale: dx = rstd * (gs - mean(gs) - xhat * mean(gs * xhat)).
+/// The input gradient of layer_norm, a forEachRow row per row; leaves each
+/// row's mean and rstd in `moments` (2 per row) for LayerNormGradColumns.
+/// With gs = dy * scale: dx = rstd * (gs - mean(gs) - xhat * mean(gs *
+/// xhat)).
 template <typename T> struct LayerNormGradRows {
   const typename T::Storage *dy, *input, *scale;
   typename T::Storage *dInput;
@@ -289,23 +354,26 @@ template <typename T> struct LayerNormGradRows {
   Broadcast scaleAt;
   int64_t columns;
   typename T::Compute epsilon;
-  PARPLAN_HD void operator()(int64_t r) const {
+  template <class Lanes>
+  PARPLAN_HD void operator()(int64_t r, const Lanes &lanes) const {
     using C = typename T::Compute;
     const typename T::Storage *row = input + r * columns;
     const typename T::Storage *grad = dy + r * columns;
     C mean, rstd;
-    rowMoments<T>(row, columns, epsilon, mean, rstd);
-    moments[2 * r] = mean;
-    moments[2 * r + 1] = rstd;
+    rowMoments<T>(row, columns, epsilon, lanes, mean, rstd);
+    if (lanes.lane() == 0) {
+      moments[2 * r] = mean;
+      moments[2 * r + 1] = rstd;
+    }
     C meanG = 0, meanGX = 0;
-    for (int64_t j = 0; j < columns; ++j) {
+    for (int64_t j = lanes.lane(); j < columns; j += lanes.count()) {
       C g = T::load(grad, j) * T::load(scale, offsetOf(scaleAt, j));
       meanG += g;
       meanGX += g * (T::load(row, j) - mean) * rstd;
     }
-    meanG /= static_cast<C>(columns);
-    meanGX /= static_cast<C>(columns);
-    for (int64_t j = 0; j < columns; ++j) {
+    meanG = lanes.sum(meanG) / static_cast<C>(columns);
+    meanGX = lanes.sum(meanGX) / static_cast<C>(columns);
+    for (int64_t j = lanes.lane(); j < columns; j += lanes.count()) {
       C g = T::load(grad, j) * T::load(scale, offsetOf(scaleAt, j));
       C xhat = (T::load(row, j) - mean) * rstd;
       T::store(dInput, r * columns + j, rstd * (g - meanG - xhat * meanGX));
@@ -313,27 +381,62 @@ template <typename T> struct LayerNormGradRows {
   }
 };
 
+/// Partial scale and bias gradients of layer_norm: thread i = chunk *
+/// columns + j sums column j over rows chunk * perChunk .. into
+/// partials[i] (scale) and partials[chunks * columns + i] (bias), for
+/// LayerNormGradColumns to add in chunk order.
+template <typename T> struct LayerNormGradPartials {
+  const typename T::Storage *dy, *input;
+  const typename T::Compute *moments;
+  typename T::Compute *partials;
+  int64_t rows, columns, chunks, perChunk;
+  PARPLAN_HD void operator()(int64_t i) const {
+    using C = typename T::Compute;
+    int64_t j = i % columns, begin = (i / columns) * perChunk;
+    int64_t end = hdMin(begin + perChunk, rows);
+    C sumScale = 0, sumBias = 0;
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t e = r * columns + j;
+      C g = T::load(dy, e);
+      C xhat = (T::load(input, e) - moments[2 * r]) * moments[2 * r + 1];
+      sumScale += g * xhat;
+      sumBias += g;
+    }
+    partials[i] = sumScale;
+    partials[chunks * columns + i] = sumBias;
+  }
+};
+
 /// The scale and bias gradients of layer_norm over the normalized shape, a
-/// column per thread summing over the rows in order (deterministic, no
+/// column per thread summing over the rows in order, or over the chunks'
+/// partial sums in order when `partials` is set (deterministic, no
 /// atomics). Each goes straight to its result when that has the normalized
 /// shape's layout, else to compute-type sums that ReduceFloat folds into
 /// the result's (broadcast) shape.
 template <typename T> struct LayerNormGradColumns {
   const typename T::Storage *dy, *input;
   const typename T::Compute *moments;
+  const typename T::Compute *partials;
   typename T::Storage *dScale, *dBias;
   typename T::Compute *scaleSums, *biasSums;
   bool scaleDirect, biasDirect;
-  int64_t rows, columns;
+  int64_t rows, columns, chunks;
   PARPLAN_HD void operator()(int64_t j) const {
     using C = typename T::Compute;
     C sumScale = 0, sumBias = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t e = r * columns + j;
-      C g = T::load(dy, e);
-      C xhat = (T::load(input, e) - moments[2 * r]) * moments[2 * r + 1];
-      sumScale += g * xhat;
-      sumBias += g;
+    if (partials) {
+      for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+        sumScale += partials[chunk * columns + j];
+        sumBias += partials[(chunks + chunk) * columns + j];
+      }
+    } else {
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t e = r * columns + j;
+        C g = T::load(dy, e);
+        C xhat = (T::load(input, e) - moments[2 * r]) * moments[2 * r + 1];
+        sumScale += g * xhat;
+        sumBias += g;
+      }
     }
     if (scaleDirect)
       T::store(dScale, j, sumScale);
@@ -382,51 +485,58 @@ template <typename T> struct LabeledRow {
   int64_t label;
   C max, sum;
 
-  /// Reads row i of `all`; false (the fault reported) for a label out of
-  /// range.
+  /// Reads row i of `all` with its lanes; false (the fault reported, and
+  /// the same answer in every lane) for a label out of range.
+  template <class Lanes>
   PARPLAN_HD bool read(const typename T::Storage *all, const Labels &labels,
-                       int64_t i) {
+                       int64_t i, const Lanes &lanes) {
     label = hdLoadIndex(labels.data, labels.type, i);
     if (label < 0 || label >= labels.classes) {
-      *labels.errorSlot = labels.errorCode;
+      if (lanes.lane() == 0)
+        *labels.errorSlot = labels.errorCode;
       return false;
     }
     logits = all + i * labels.classes;
     max = -static_cast<C>(INFINITY);
-    for (int64_t c = 0; c < labels.classes; ++c)
+    for (int64_t c = lanes.lane(); c < labels.classes; c += lanes.count())
       max = hdMax(max, T::load(logits, c));
+    max = lanes.max(max);
     sum = 0;
-    for (int64_t c = 0; c < labels.classes; ++c)
+    for (int64_t c = lanes.lane(); c < labels.classes; c += lanes.count())
       sum += hdExp(T::load(logits, c) - max);
+    sum = lanes.sum(sum);
     return true;
   }
 };
 
-/// loss = logsumexp(row) - row[label], a row per thread.
+/// loss = logsumexp(row) - row[label], a forEachRow row per row.
 template <typename T> struct CrossEntropyRows {
   const typename T::Storage *logits;
   Labels labels;
   typename T::Storage *losses;
-  PARPLAN_HD void operator()(int64_t i) const {
+  template <class Lanes>
+  PARPLAN_HD void operator()(int64_t i, const Lanes &lanes) const {
     LabeledRow<T> row;
-    if (row.read(logits, labels, i))
+    if (row.read(logits, labels, i, lanes) && lanes.lane() == 0)
       T::store(losses, i,
                row.max + hdLog(row.sum) - T::load(row.logits, row.label));
   }
 };
 
-/// dlogits = dloss * (softmax(row) - onehot(label)), a row per thread.
+/// dlogits = dloss * (softmax(row) - onehot(label)), a forEachRow row per
+/// row.
 template <typename T> struct CrossEntropyGradRows {
   const typename T::Storage *dLosses, *logits;
   Labels labels;
   typename T::Storage *dLogits;
-  PARPLAN_HD void operator()(int64_t i) const {
+  template <class Lanes>
+  PARPLAN_HD void operator()(int64_t i, const Lanes &lanes) const {
     using C = typename T::Compute;
     LabeledRow<T> row;
-    if (!row.read(logits, labels, i))
+    if (!row.read(logits, labels, i, lanes))
       return;
     C dLoss = T::load(dLosses, i);
-    for (int64_t c = 0; c < labels.classes; ++c) {
+    for (int64_t c = lanes.lane(); c < labels.classes; c += lanes.count()) {
       C probability = hdExp(T::load(row.logits, c) - row.max) / row.sum;
       if (c == row.label)
         probability -= C(1);
@@ -438,6 +548,16 @@ template <typename T> struct CrossEntropyGradRows {
 //===----------------------------------------------------------------------===//
 // Launches
 //===----------------------------------------------------------------------===//
+
+/// How many consecutive chunks to split each of `results` sums of `length`
+/// elements into: enough threads for the launcher's parallelism, each chunk
+/// at least 16 elements; 1 (no split) on the host.
+template <class L>
+int64_t chunksFor(const L &launcher, int64_t results, int64_t length) {
+  int64_t wanted = launcher.parallelism() / (results > 0 ? results : 1);
+  int64_t most = length / 16;
+  return wanted < most ? (wanted > 1 ? wanted : 1) : (most > 1 ? most : 1);
+}
 
 /// Whether every present tensor is a float of `type`.
 inline bool allFloatOf(DType type,
@@ -470,9 +590,10 @@ Launch softmax(L &launcher, const std::string &op, const DeviceTensor &input,
   dispatchFloat(input.dtype, [&](auto traits) {
     using T = decltype(traits);
     using S = typename T::Storage;
-    launcher.forEach(outer * inner, SoftmaxRows<T>{input.template as<const S>(),
-                                                   result.template as<S>(),
-                                                   size, inner, logarithm});
+    launcher.forEachRow(outer * inner, size,
+                        SoftmaxRows<T>{input.template as<const S>(),
+                                       result.template as<S>(), size, inner,
+                                       logarithm});
   });
   return Launch::Done;
 }
@@ -496,11 +617,11 @@ Launch softmaxGrad(L &launcher, const std::string &op, const DeviceTensor &dy,
   dispatchFloat(dy.dtype, [&](auto traits) {
     using T = decltype(traits);
     using S = typename T::Storage;
-    launcher.forEach(outer * inner,
-                     SoftmaxGradRows<T>{dy.template as<const S>(),
-                                        output.template as<const S>(),
-                                        dx.template as<S>(), size, inner,
-                                        logarithm});
+    launcher.forEachRow(outer * inner, size,
+                        SoftmaxGradRows<T>{dy.template as<const S>(),
+                                           output.template as<const S>(),
+                                           dx.template as<S>(), size, inner,
+                                           logarithm});
   });
   return Launch::Done;
 }
@@ -534,8 +655,8 @@ Launch layerNorm(L &launcher, const DeviceTensor &input,
     using T = decltype(traits);
     using S = typename T::Storage;
     using C = typename T::Compute;
-    launcher.forEach(
-        input.numElements() / columns,
+    launcher.forEachRow(
+        input.numElements() / columns, columns,
         LayerNormRows<T>{input.template as<const S>(),
                          scale.template as<const S>(),
                          bias ? bias->template as<const S>() : nullptr,
@@ -590,42 +711,56 @@ Launch layerNormGrad(L &launcher, const DeviceTensor &dy,
     using T = decltype(traits);
     using S = typename T::Storage;
     using C = typename T::Compute;
-    // Row moments, then the column sums that do not go straight to their
-    // result.
+    // Column sums over chunks of rows when there are too few columns to
+    // fill the launcher.
+    int64_t chunks = chunksFor(launcher, columns, rows);
+    int64_t perChunk = (rows + chunks - 1) / chunks;
+    chunks = (rows + perChunk - 1) / perChunk;
+    // Row moments, the column sums that do not go straight to their result,
+    // then the chunks' partial sums.
     size_t count = 2 * static_cast<size_t>(rows) +
                    (scaleDirect ? 0 : static_cast<size_t>(columns)) +
-                   (biasDirect ? 0 : static_cast<size_t>(columns));
+                   (biasDirect ? 0 : static_cast<size_t>(columns)) +
+                   (chunks > 1 ? 2 * static_cast<size_t>(chunks * columns) : 0);
     auto *workspace = static_cast<C *>(launcher.workspace(count * sizeof(C)));
     if (!workspace)
       return; // ProbeLauncher, or out of memory (the launcher says so)
     C *moments = workspace;
     C *scaleSums = moments + 2 * rows;
     C *biasSums = scaleSums + (scaleDirect ? 0 : columns);
+    C *partials = chunks > 1 ? biasSums + (biasDirect ? 0 : columns) : nullptr;
+    launcher.forEachRow(
+        rows, columns,
+        LayerNormGradRows<T>{
+            dy.template as<const S>(), input.template as<const S>(),
+            scale.template as<const S>(), dInput.template as<S>(), moments,
+            scaleAt, columns, static_cast<C>(epsilon)});
+    if (partials)
+      launcher.forEach(chunks * columns,
+                       LayerNormGradPartials<T>{dy.template as<const S>(),
+                                                input.template as<const S>(),
+                                                moments, partials, rows,
+                                                columns, chunks, perChunk});
     launcher.forEach(
-        rows, LayerNormGradRows<T>{
-                  dy.template as<const S>(), input.template as<const S>(),
-                  scale.template as<const S>(), dInput.template as<S>(),
-                  moments, scaleAt, columns, static_cast<C>(epsilon)});
-    launcher.forEach(columns, LayerNormGradColumns<T>{
-                                  dy.template as<const S>(),
-                                  input.template as<const S>(), moments,
-                                  dScale.template as<S>(),
-                                  dBias.template as<S>(), scaleSums, biasSums,
-                                  scaleDirect, biasDirect, rows, columns});
+        columns, LayerNormGradColumns<T>{
+                     dy.template as<const S>(), input.template as<const S>(),
+                     moments, partials, dScale.template as<S>(),
+                     dBias.template as<S>(), scaleSums, biasSums, scaleDirect,
+                     biasDirect, rows, columns, chunks});
     if (!scaleDirect)
       launcher.forEach(dScale.numElements(),
                        ReduceFloat<T, FromCompute<T>>{
                            scaleSums, dScale.template as<S>(),
                            planReduce(normalized, summedDimensions(dScale.shape,
                                                                    normalized)),
-                           false});
+                           0});
     if (!biasDirect)
       launcher.forEach(
           dBias.numElements(),
           ReduceFloat<T, FromCompute<T>>{
               biasSums, dBias.template as<S>(),
               planReduce(normalized, summedDimensions(dBias.shape, normalized)),
-              false});
+              0});
   });
   return Launch::Done;
 }
@@ -694,12 +829,45 @@ Launch reduce(L &launcher, const std::string &op, const DeviceTensor &input,
   }
   ReducePlan plan = planReduce(input.shape, reduced);
   bool mean = op == "reduce_mean";
+  int64_t length = plan.reducedCount, divisor = mean ? length : 0;
+  // Trailing dimensions: each result sums a contiguous row.
+  size_t firstReduced = 0;
+  while (firstReduced < reduced.size() && !reduced[firstReduced])
+    ++firstReduced;
+  bool trailing = true;
+  for (size_t d = firstReduced; d < reduced.size(); ++d)
+    trailing = trailing && reduced[d];
   bool isFloatType = dispatchFloat(type, [&](auto traits) {
     using T = decltype(traits);
     using S = typename T::Storage;
-    launcher.forEach(keptCount, ReduceFloat<T, FromStorage<T>>{
-                                    input.template as<const S>(),
-                                    result.template as<S>(), plan, mean});
+    using C = typename T::Compute;
+    const S *in = input.template as<const S>();
+    S *out = result.template as<S>();
+    if (trailing && length >= 64 && launcher.parallelism() > 1) {
+      launcher.forEachRow(keptCount, length,
+                          ReduceRows<T>{in, out, length, divisor});
+      return;
+    }
+    int64_t chunks = chunksFor(launcher, keptCount, length);
+    if (chunks == 1) {
+      launcher.forEach(keptCount,
+                       ReduceFloat<T, FromStorage<T>>{in, out, plan, divisor});
+      return;
+    }
+    int64_t perChunk = (length + chunks - 1) / chunks;
+    chunks = (length + perChunk - 1) / perChunk;
+    auto *partials = static_cast<C *>(launcher.workspace(
+        static_cast<size_t>(chunks * keptCount) * sizeof(C)));
+    if (!partials)
+      return; // ProbeLauncher, or out of memory (the launcher says so)
+    launcher.forEach(
+        chunks * keptCount,
+        ReducePartials<T>{in, partials, plan, keptCount, perChunk});
+    launcher.forEach(keptCount,
+                     ReduceFloat<T, FromCompute<T>>{
+                         partials, out,
+                         planReduce({chunks, keptCount}, {true, false}),
+                         divisor});
   });
   if (isFloatType)
     return Launch::Done;
@@ -772,9 +940,10 @@ Launch crossEntropy(L &launcher, const DeviceTensor &logits,
   dispatchFloat(logits.dtype, [&](auto traits) {
     using T = decltype(traits);
     using S = typename T::Storage;
-    launcher.forEach(labels.numElements(),
-                     CrossEntropyRows<T>{logits.template as<const S>(),
-                                         rowLabels, losses.template as<S>()});
+    launcher.forEachRow(labels.numElements(), logits.shape.back(),
+                        CrossEntropyRows<T>{logits.template as<const S>(),
+                                            rowLabels,
+                                            losses.template as<S>()});
   });
   return Launch::Done;
 }
@@ -793,11 +962,11 @@ Launch crossEntropyGrad(L &launcher, const DeviceTensor &dLosses,
   dispatchFloat(logits.dtype, [&](auto traits) {
     using T = decltype(traits);
     using S = typename T::Storage;
-    launcher.forEach(labels.numElements(),
-                     CrossEntropyGradRows<T>{dLosses.template as<const S>(),
-                                             logits.template as<const S>(),
-                                             rowLabels,
-                                             dLogits.template as<S>()});
+    launcher.forEachRow(labels.numElements(), logits.shape.back(),
+                        CrossEntropyGradRows<T>{dLosses.template as<const S>(),
+                                                logits.template as<const S>(),
+                                                rowLabels,
+                                                dLogits.template as<S>()});
   });
   return Launch::Done;
 }
