@@ -139,6 +139,7 @@ std::optional<Cluster> parplan::cost::clusterFromMeasurements(
   type.memoryBandwidth = gpus.memoryBandwidth;
   // The peaks are what cuBLAS reached, not a datasheet's.
   type.computeEfficiency = 1.0;
+  type.kernelOverhead = gpus.kernelOverhead;
   cluster.deviceTypes.push_back(type);
 
   Node node;
@@ -193,6 +194,11 @@ std::string parplan::cost::formatMeasurements(const GpuMeasurements &gpus) {
     out += " (device-to-device copy of " + formatSize(gpus.copyBytes) + ")";
   out += "\n";
 
+  if (gpus.kernelOverhead > 0)
+    out += format("kernel overhead   %s per kernel (%lld back-to-back "
+                  "launches of an empty kernel)\n",
+                  formatTime(gpus.kernelOverhead).c_str(),
+                  static_cast<long long>(gpus.kernelLaunches));
   out += "matmul (cuBLAS, median of the timed runs):\n";
   out += format("  %-5s %7s %7s %7s %11s %9s\n", "dtype", "m", "n", "k", "time",
                 "TFLOP/s");

@@ -570,6 +570,53 @@ Error measureCopy(const CalibrationOptions &options, int device,
 }
 
 //===----------------------------------------------------------------------===//
+// Kernel overhead
+//===----------------------------------------------------------------------===//
+
+__global__ void touchKernel(int *flag) {
+  if (threadIdx.x == 0)
+    *flag = 1;
+}
+
+/// The time per kernel of back-to-back launches of a kernel that does next
+/// to nothing, each followed by an event record as parplan-run's CUDA
+/// backend records one after an instruction others wait for: the least
+/// time any kernel takes in a stream, host launch and GPU start together.
+/// Host wall time over the launches and the final synchronization; the
+/// median of three batches after a warm-up batch.
+Error measureKernelOverhead(const CalibrationOptions &options, int device,
+                            GpuMeasurements &gpus) {
+  int launches = options.quick ? 1000 : 5000;
+  if (options.progress)
+    options.progress(std::to_string(launches) + " launches of an empty kernel");
+  DeviceBuffer flag;
+  TRY_ERROR(flag.allocate(device, sizeof(int)));
+  Stream stream;
+  TRY_ERROR(stream.create(device));
+  Event event;
+  TRY_ERROR(event.create(device));
+  std::vector<double> perKernel;
+  for (int batch = 0; batch < 4; ++batch) {
+    TRY(cudaStreamSynchronize(stream.get()));
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < launches; ++i) {
+      touchKernel<<<1, 32, 0, stream.get()>>>(static_cast<int *>(flag.get()));
+      TRY(cudaEventRecord(event.get(), stream.get()));
+    }
+    TRY(cudaGetLastError());
+    TRY(cudaStreamSynchronize(stream.get()));
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (batch > 0)
+      perKernel.push_back(seconds / launches);
+  }
+  gpus.kernelOverhead = median(perKernel);
+  gpus.kernelLaunches = launches;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
 // NCCL all-reduce
 //===----------------------------------------------------------------------===//
 
@@ -767,6 +814,7 @@ Error measure(const CalibrationOptions &options, GpuMeasurements &gpus) {
   }
 
   TRY_ERROR(measureCopy(options, 0, gpus));
+  TRY_ERROR(measureKernelOverhead(options, 0, gpus));
   TRY_ERROR(measureMatmuls(options, 0, gpus.matmuls));
   if (devices >= 2)
     TRY_ERROR(measureAllReduce(options, devices, gpus));

@@ -235,6 +235,8 @@ std::optional<std::string> parplan::cost::checkCluster(const Cluster &cluster) {
       return what + ": memory must be positive";
     if (!positive(type.memoryBandwidth))
       return what + ": memory bandwidth must be positive";
+    if (!std::isfinite(type.kernelOverhead) || type.kernelOverhead < 0)
+      return what + ": kernel overhead must be non-negative";
     if (type.peakFlops.empty())
       return what + ": no peak FLOP/s given";
     for (const auto &[dtype, flops] : type.peakFlops)

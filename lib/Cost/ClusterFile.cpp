@@ -312,7 +312,7 @@ bool Reader::readDeviceType(const Tree &tree, size_t index, Cluster &cluster,
   std::string what = Fields::entryName(tree, "device type", index);
   Fields fields(*this, tree, what);
   if (!fields.check({"name", "memory", "memory_bandwidth", "peak_flops",
-                     "compute_efficiency"}))
+                     "compute_efficiency", "kernel_overhead"}))
     return false;
   const Tree *name = fields.require("name");
   if (!name || !readString(name, what + ": name", type.name))
@@ -346,6 +346,10 @@ bool Reader::readDeviceType(const Tree &tree, size_t index, Cluster &cluster,
                             text + "'");
     type.computeEfficiency = value;
   }
+  if (const Tree *overhead = fields.get("kernel_overhead"))
+    if (!readQuantity(overhead, what + ": kernel_overhead", Quantity::Time,
+                      type.kernelOverhead, /*allowZero=*/true))
+      return false;
   const Tree *peaks = fields.require("peak_flops");
   if (!peaks)
     return false;
@@ -756,6 +760,9 @@ public:
             str(quantity(type.memoryBandwidth, Quantity::Bandwidth)));
       if (type.computeEfficiency != DeviceType().computeEfficiency)
         field("compute_efficiency", number(type.computeEfficiency));
+      if (type.kernelOverhead > 0)
+        field("kernel_overhead",
+              str(quantity(type.kernelOverhead, Quantity::Time)));
       beginMap("peak_flops");
       for (const auto &[dtype, flops] : type.peakFlops) {
         std::string text = quantity(flops, Quantity::Flops);

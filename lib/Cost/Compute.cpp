@@ -11,6 +11,10 @@ std::optional<double> parplan::cost::computeTime(double flops, double bytes,
   if (peak == device.peakFlops.end() || peak->second <= 0 ||
       device.memoryBandwidth <= 0)
     return std::nullopt;
-  return std::max(flops / (peak->second * device.computeEfficiency),
-                  bytes / device.memoryBandwidth);
+  double roofline = std::max(flops / (peak->second * device.computeEfficiency),
+                             bytes / device.memoryBandwidth);
+  // Work that moves nothing (a view) launches no kernel.
+  if (flops > 0 || bytes > 0)
+    return std::max(roofline, device.kernelOverhead);
+  return roofline;
 }

@@ -13,6 +13,7 @@
 #include "parplan/Transforms/Passes.h"
 
 #include "parplan/Cost/Annotations.h"
+#include "parplan/Cost/Compute.h"
 #include "parplan/Cost/LayoutSolver.h"
 #include "parplan/Cost/Memory.h"
 #include "parplan/Cost/Pipeline.h"
@@ -675,7 +676,10 @@ void ShardingSearch::priceCandidates(Node &node) {
       node.memory[k] = elements * stateBytes;
       // The optimizer step reads and writes the state once.
       if (options.training)
-        node.time[k] = 2 * elements * stateBytes / device.memoryBandwidth;
+        node.time[k] =
+            cost::computeTime(0, 2 * elements * stateBytes, device,
+                              cost::DType::F32)
+                .value_or(2 * elements * stateBytes / device.memoryBandwidth);
     }
     return;
   }

@@ -44,6 +44,8 @@ GpuMeasurements oneGpu() {
   gpus.memoryBytes = 85029158912;
   gpus.copyBytes = 1 << 30;
   gpus.memoryBandwidth = 2.0 * (1 << 30) / 0.78e-3;
+  gpus.kernelOverhead = 2.4e-6;
+  gpus.kernelLaunches = 5000;
   gpus.matmuls = {
       sample(DType::F64, 4096, 4096, 4096, 2.7e-3),
       sample(DType::F64, 8192, 8192, 8192, 21.1e-3),
@@ -109,6 +111,7 @@ void checkSameFigures(const Cluster &a, const Cluster &b) {
   CHECK(x.name == y.name);
   CHECK(near(x.memoryBytes, y.memoryBytes));
   CHECK(near(x.memoryBandwidth, y.memoryBandwidth));
+  CHECK(near(x.kernelOverhead, y.kernelOverhead));
   REQUIRE(x.peakFlops.size() == y.peakFlops.size());
   for (const auto &[dtype, flops] : x.peakFlops) {
     INFO(toString(dtype));
@@ -174,6 +177,12 @@ TEST_CASE("calibration: one GPU is one node and no intra-node link",
   CHECK(type.name == "NVIDIA H100 80GB HBM3");
   CHECK(type.memoryBytes == gpus.memoryBytes);
   CHECK(type.memoryBandwidth == gpus.memoryBandwidth);
+  CHECK(type.kernelOverhead == gpus.kernelOverhead);
+  CHECK(writeClusterYaml(cluster).find("kernel_overhead: 2.4 us") !=
+        std::string::npos);
+  CHECK(formatMeasurements(gpus).find(
+            "kernel overhead   2.4 us per kernel (5000 back-to-back launches "
+            "of an empty kernel)\n") != std::string::npos);
   REQUIRE(cluster.nodes.size() == 1);
   CHECK(cluster.nodes[0].name == "gpu-host");
   CHECK(cluster.nodes[0].deviceType == type.name);

@@ -60,6 +60,7 @@ void checkSameCluster(const Cluster &a, const Cluster &b) {
     CHECK(near(x.memoryBytes, y.memoryBytes));
     CHECK(near(x.memoryBandwidth, y.memoryBandwidth));
     CHECK(x.computeEfficiency == y.computeEfficiency);
+    CHECK(x.kernelOverhead == Approx(y.kernelOverhead));
     REQUIRE(x.peakFlops.size() == y.peakFlops.size());
     for (const auto &[dtype, flops] : x.peakFlops)
       CHECK(near(flops, y.peakFlops.at(dtype)));
@@ -621,6 +622,35 @@ TEST_CASE("compute efficiency: 0.7 unless the file says", "[cluster][file]") {
   CHECK(parseError(withEfficiency("    compute_efficiency: 70%\n")) ==
         "c.yaml:6:25: device type 'g': compute_efficiency must be a number "
         "in (0, 1], not '70%'");
+}
+
+TEST_CASE("kernel overhead: 0 unless the file says", "[cluster][file]") {
+  auto withOverhead = [](const std::string &line) {
+    return "name: k\n"
+           "device_types:\n"
+           "  - name: g\n"
+           "    memory: 16 GB\n"
+           "    memory_bandwidth: 1 TB/s\n" +
+           line +
+           "    peak_flops: {f32: 10 TFLOP/s}\n"
+           "nodes:\n"
+           "  - {name: n, device_type: g, devices: 1}\n";
+  };
+  Cluster none = mustParse(withOverhead(""), "k.yaml");
+  CHECK(none.deviceTypes[0].kernelOverhead == 0);
+  CHECK(writeClusterYaml(none).find("kernel_overhead") == std::string::npos);
+  Cluster measured =
+      mustParse(withOverhead("    kernel_overhead: 2.5 us\n"), "k.yaml");
+  CHECK(measured.deviceTypes[0].kernelOverhead == Approx(2.5e-6));
+  checkSameCluster(mustParse(writeClusterYaml(measured), "k.yaml"), measured);
+  checkSameCluster(mustParse(writeClusterJson(measured), "k.json"), measured);
+  CHECK(mustParse(withOverhead("    kernel_overhead: 0 s\n"), "k.yaml")
+            .deviceTypes[0]
+            .kernelOverhead == 0);
+  CHECK(parseError(withOverhead("    kernel_overhead: 3 GB\n"))
+            .find("device type 'g': kernel_overhead") != std::string::npos);
+  CHECK(parseError(withOverhead("    kernel_overhead: fast\n"))
+            .find("device type 'g': kernel_overhead") != std::string::npos);
 }
 
 TEST_CASE("units", "[cluster][file]") {

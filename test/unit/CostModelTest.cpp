@@ -260,4 +260,12 @@ TEST_CASE("roofline: FLOP-bound and memory-bound") {
   CHECK(*computeTime(gemmFlops, gemmBytes, h100, DType::F32) ==
         Approx(gemmFlops / 67e12));
   CHECK_FALSE(computeTime(1, 1, h100, DType::F16));
+  // A kernel overhead is the floor of any op that launches a kernel, and
+  // leaves longer ones and ops that launch nothing alone.
+  h100.kernelOverhead = 3e-6;
+  CHECK(*computeTime(1e3, 1e3, h100, DType::F32) == 3e-6);
+  CHECK(*computeTime(0, 64, h100, DType::F32) == 3e-6);
+  CHECK(*computeTime(0, 0, h100, DType::F32) == 0);
+  CHECK(*computeTime(gemmFlops, gemmBytes, h100, DType::F32) ==
+        Approx(gemmFlops / 67e12));
 }

@@ -156,9 +156,13 @@ int parplan::cli::runClusterShow(const ClusterShowOptions &options) {
     for (const auto &[dtype, flops] : type.peakFlops)
       peaks += fmt::format("{}{} {:g}", peaks.empty() ? "" : ", ",
                            toString(dtype), flops / 1e12);
-    fmt::print("  {}: {:g} GB, {}; peak TFLOP/s: {}\n", type.name,
+    std::string overhead = type.kernelOverhead > 0
+                               ? fmt::format("; kernel overhead {:g} us",
+                                             type.kernelOverhead * 1e6)
+                               : "";
+    fmt::print("  {}: {:g} GB, {}; peak TFLOP/s: {}{}\n", type.name,
                type.memoryBytes / 1e9, formatBandwidth(type.memoryBandwidth),
-               peaks);
+               peaks, overhead);
   }
 
   fmt::print("nodes:\n");

@@ -50,6 +50,12 @@ struct GpuMeasurements {
   double memoryBandwidth = 0;
   /// Size of the copy that measured memoryBandwidth, bytes.
   double copyBytes = 0;
+  /// Seconds per kernel of back-to-back launches of an empty kernel (each
+  /// followed by an event record): DeviceType::kernelOverhead. 0 when not
+  /// measured.
+  double kernelOverhead = 0;
+  /// How many launches measured it.
+  int64_t kernelLaunches = 0;
   std::vector<MatmulSample> matmuls;
   /// All-reduce bus bandwidth, bytes/s, as nccl-tests reports it:
   /// 2 (n-1)/n x ncclLargeBytes / time (allReduceBusBandwidth). Measured

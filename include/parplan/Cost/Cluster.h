@@ -39,6 +39,10 @@ struct DeviceType {
   /// The fraction of `peakFlops` kernels reach (Compute.h): 0.7 for
   /// datasheet peaks, 1 for peaks measured by `parplan calibrate`.
   double computeEfficiency = 0.7;
+  /// Seconds: the least time a kernel takes, however little it computes
+  /// (launch and start in a stream; Compute.h). 0 (not modelled) unless
+  /// given; `parplan calibrate` measures it.
+  double kernelOverhead = 0;
 };
 
 /// The alpha-beta parameters of a link: time to move N bytes is

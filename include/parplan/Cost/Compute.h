@@ -11,9 +11,12 @@ namespace parplan::cost {
 
 /// Roofline time of `flops` FLOPs moving `bytes` bytes of device memory on
 /// `device` in `dtype`: max(flops / (peak x efficiency), bytes / memory
-/// bandwidth), the efficiency being the device type's
-/// (DeviceType::computeEfficiency). std::nullopt when the device has no
-/// peak for `dtype`.
+/// bandwidth, kernel overhead), the efficiency and overhead being the
+/// device type's (DeviceType::computeEfficiency, kernelOverhead; no
+/// overhead for work of no FLOPs and no bytes, which launches nothing). A
+/// stream of kernels each shorter than the overhead runs at one per
+/// overhead: launches overlap the kernels before them. std::nullopt when
+/// the device has no peak for `dtype`.
 std::optional<double> computeTime(double flops, double bytes,
                                   const DeviceType &device, DType dtype);
 

@@ -5,7 +5,8 @@
 // their FLOPs per output element (transcendentals as 1: such ops are bound by
 // memory, not by FLOPs); bytes read are the operands' bytes and bytes
 // written the results', except where an op touches less (a gather reads the
-// rows it picks, a reshape is a view and moves nothing).
+// rows it picks). A reshape reads and writes its bytes: the executor copies
+// them (its result is a buffer of its own).
 //
 //===----------------------------------------------------------------------===//
 
@@ -143,8 +144,8 @@ FailureOr<OpCost> ReduceSumOp::getCost() {
   return movement(*this, static_cast<double>(elementsOf(getInput())));
 }
 
-// A reshape is a view of the same bytes.
-FailureOr<OpCost> ReshapeOp::getCost() { return nothing(); }
+// Copied by the executor, so priced as a copy (see the file comment).
+FailureOr<OpCost> ReshapeOp::getCost() { return movement(*this); }
 FailureOr<OpCost> ExpandOp::getCost() { return movement(*this); }
 FailureOr<OpCost> TransposeOp::getCost() { return movement(*this); }
 FailureOr<OpCost> ConcatOp::getCost() { return movement(*this); }

@@ -550,12 +550,18 @@ template <typename T> struct CrossEntropyGradRows {
 //===----------------------------------------------------------------------===//
 
 /// How many consecutive chunks to split each of `results` sums of `length`
-/// elements into: enough threads for the launcher's parallelism, each chunk
-/// at least 16 elements; 1 (no split) on the host.
+/// elements into: enough threads for the launcher's parallelism, but no
+/// more chunks than a chunk has elements (about sqrt(length): each thread
+/// of either pass then sums about as many values) and chunks of at least
+/// 16; 1 (no split) on the host.
 template <class L>
 int64_t chunksFor(const L &launcher, int64_t results, int64_t length) {
   int64_t wanted = launcher.parallelism() / (results > 0 ? results : 1);
   int64_t most = length / 16;
+  int64_t root = 1;
+  while ((root + 1) * (root + 1) <= length)
+    ++root;
+  most = most < root ? most : root;
   return wanted < most ? (wanted > 1 ? wanted : 1) : (most > 1 ? most : 1);
 }
 
