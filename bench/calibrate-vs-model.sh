@@ -83,9 +83,10 @@ if [[ ! -f $results ]]; then
 
 Produced by `bench/calibrate-vs-model.sh`, which needs a GPU and a build with
 CUDA (elsewhere it prints "skipped: no CUDA device" and records nothing).
-Each row: `parplan calibrate --quick --devices 1` measures the GPU, a zoo GPT
-is compiled for it (`parplan compile --train --mesh 1 --cluster` that file,
-fp32, Adam) and 20 steps of the plan run with `parplan-run --backend cuda`.
+Each run: `parplan calibrate --quick --devices 1` measures the GPU, zoo GPTs
+of three sizes are compiled for it (`parplan compile --train --mesh 1
+--cluster` that file, fp32, Adam) and 20 steps of each plan run with
+`parplan-run --backend cuda`.
 
 | column | meaning |
 |---|---|
@@ -95,7 +96,7 @@ fp32, Adam) and 20 steps of the plan run with `parplan-run --backend cuda`.
 | model | the `parplan-zoo gpt` flags |
 | predicted ms | `predicted_step_time_s` of the plan's `summary.json`: the cost model on the calibrated cluster |
 | measured ms | median step time of steps 3..20 as `parplan-run` prints it (rank 0's wall time of a step) |
-| measured / predicted | above 1: the model is optimistic; below 1: pessimistic. The model multiplies calibrated (achieved) peaks by its fixed efficiency of 0.7 (docs/cluster.md, "Calibrated clusters"), which alone makes compute-bound steps look 1.43x slower than they are |
+| measured / predicted | above 1: the model is optimistic; below 1: pessimistic |
 
 | date | commit | GPU | model | predicted ms | measured ms | measured / predicted |
 |---|---|---|---|---|---|---|

@@ -588,18 +588,22 @@ TEST_CASE("every preset round-trips through YAML and JSON", "[cluster][file]") {
   CHECK(two.link(0, 1).bandwidth == 450 * GBps);
 }
 
+/// A one-device cluster file whose device type 'g' has `line` (a field, or
+/// nothing) between its memory bandwidth and its peaks, on line 6.
+static std::string clusterWithDeviceField(const std::string &line) {
+  return "name: e\n"
+         "device_types:\n"
+         "  - name: g\n"
+         "    memory: 16 GB\n"
+         "    memory_bandwidth: 1 TB/s\n" +
+         line +
+         "    peak_flops: {f32: 10 TFLOP/s}\n"
+         "nodes:\n"
+         "  - {name: n, device_type: g, devices: 1}\n";
+}
+
 TEST_CASE("compute efficiency: 0.7 unless the file says", "[cluster][file]") {
-  auto withEfficiency = [](const std::string &line) {
-    return "name: e\n"
-           "device_types:\n"
-           "  - name: g\n"
-           "    memory: 16 GB\n"
-           "    memory_bandwidth: 1 TB/s\n" +
-           line +
-           "    peak_flops: {f32: 10 TFLOP/s}\n"
-           "nodes:\n"
-           "  - {name: n, device_type: g, devices: 1}\n";
-  };
+  auto withEfficiency = clusterWithDeviceField;
   Cluster datasheet = mustParse(withEfficiency(""), "e.yaml");
   CHECK(datasheet.deviceTypes[0].computeEfficiency == 0.7);
   // The writer leaves the default out, and writes any other value.
@@ -625,17 +629,7 @@ TEST_CASE("compute efficiency: 0.7 unless the file says", "[cluster][file]") {
 }
 
 TEST_CASE("kernel overhead: 0 unless the file says", "[cluster][file]") {
-  auto withOverhead = [](const std::string &line) {
-    return "name: k\n"
-           "device_types:\n"
-           "  - name: g\n"
-           "    memory: 16 GB\n"
-           "    memory_bandwidth: 1 TB/s\n" +
-           line +
-           "    peak_flops: {f32: 10 TFLOP/s}\n"
-           "nodes:\n"
-           "  - {name: n, device_type: g, devices: 1}\n";
-  };
+  auto withOverhead = clusterWithDeviceField;
   Cluster none = mustParse(withOverhead(""), "k.yaml");
   CHECK(none.deviceTypes[0].kernelOverhead == 0);
   CHECK(writeClusterYaml(none).find("kernel_overhead") == std::string::npos);
