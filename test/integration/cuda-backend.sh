@@ -81,4 +81,32 @@ for model in mlp gpt cnn gpt-bf16; do
     fi
   done
 done
+# The measured timeline on the GPU (--trace): valid trace-event JSON, one
+# slice per instruction of the last step, and the compute stream's kernels
+# one after another in program order, within the step.
+gpt=$(plan "$dir/gpt.mlir" 1 auto) || exit 1
+if timeout 300 "$bin/parplan-run" "$gpt" --backend cuda --steps 2 \
+     --trace "$dir/cuda-trace.json" >"$dir/trace.log" 2>&1 &&
+   grep -q "^trace: $dir/cuda-trace.json ([0-9]* events of the last step, 1 devices)$" "$dir/trace.log"; then
+  if command -v python3 >/dev/null 2>&1; then
+    python3 - "$dir/cuda-trace.json" "$(sed -n 's/^step 2: .*(\([0-9.]*\) ms)$/\1/p' "$dir/trace.log")" <<'PY' || status=1
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+step_us = float(sys.argv[2]) * 1e3
+compute = sorted((e for e in events if e["ph"] == "X" and e["tid"] == 0),
+                 key=lambda e: e["ts"])
+assert compute, "no kernels in the trace"
+for a, b in zip(compute, compute[1:]):
+    assert a["ts"] + a["dur"] <= b["ts"] + 1, ("kernels overlap on one stream", a, b)
+span = compute[-1]["ts"] + compute[-1]["dur"] - compute[0]["ts"]
+assert 0 < span <= step_us * 1.05, ("kernels span", span, "us of a", step_us, "us step")
+print("ok: CUDA trace of %d kernels spanning %.1f us of a %.1f us step"
+      % (len(compute), span, step_us))
+PY
+  fi
+else
+  echo "FAIL: parplan-run --trace on CUDA:"
+  cat "$dir/trace.log"
+  status=1
+fi
 exit $status

@@ -219,8 +219,7 @@ int run(int argc, char **argv, int rank, int worldSize) {
   app.add_option("--trace", tracePath,
                  "record the last step's timeline on every rank and write it "
                  "here (rank 0) as Chrome trace-event JSON, with the names "
-                 "parplan simulate gives (docs/simulate.md; the cpu "
-                 "backend)");
+                 "parplan simulate gives (docs/simulate.md)");
   bool oneBatch = false;
   bool check = false, checkFailed = false;
   app.add_flag("--check", check,

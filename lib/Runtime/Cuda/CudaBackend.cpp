@@ -156,6 +156,13 @@ public:
     profile_.clear();
   }
   const Profile &profile() const override { return profile_; }
+  bool recordsTimeline() const override { return true; }
+  void setTimeline(bool on) override;
+  std::vector<InstructionRun> takeTimeline() override {
+    std::vector<InstructionRun> taken;
+    taken.swap(runs_);
+    return taken;
+  }
 
 private:
   Status allocate();
@@ -237,9 +244,30 @@ private:
   /// A step failed part-way: collectives may be left queued.
   bool failed_ = false;
   /// Timing events around every instruction, made on the first profiled
-  /// step.
+  /// or traced step.
   std::vector<cudaEvent_t> starts_, ends_;
+  /// With the timeline on: its zero, recorded on both streams when it was
+  /// turned on, and the instructions run since, timed by starts_ and ends_
+  /// (recorded as the streams reach them, without synchronizing).
+  bool timeline_ = false;
+  cudaEvent_t origin_ = nullptr;
+  std::vector<InstructionRun> runs_;
 };
+
+void CudaBackend::setTimeline(bool on) {
+  timeline_ = on;
+  runs_.clear();
+  if (!on)
+    return;
+  // Both streams are idle between steps; the communication stream waits
+  // for the zero, so that no instruction of either starts before it.
+  if ((origin_ || cudaEventCreate(&origin_) == cudaSuccess) &&
+      cudaEventRecord(origin_, computeStream_) == cudaSuccess &&
+      cudaStreamWaitEvent(commStream_, origin_, 0) == cudaSuccess)
+    return;
+  cudaGetLastError(); // no timeline then: run reports nothing recorded
+  timeline_ = false;
+}
 
 Status CudaBackend::open() {
   int count = 0;
@@ -292,6 +320,10 @@ void CudaBackend::releaseProgram() {
         cudaEventDestroy(event);
     events->clear();
   }
+  if (origin_)
+    cudaEventDestroy(origin_);
+  origin_ = nullptr;
+  timeline_ = false;
   for (void *memory : {pool_, staging_})
     if (memory)
       cudaFree(memory);
@@ -679,7 +711,8 @@ Status CudaBackend::run(int64_t begin, int64_t end) {
   failed_ = true; // until the step completes
   PARPLAN_CHECK(cudaMemsetAsync(errorSlot_, 0, sizeof(int), computeStream_));
   int64_t count = program_->instructions_size();
-  if (profiling_ && static_cast<int64_t>(starts_.size()) != count) {
+  bool timed = profiling_ || timeline_;
+  if (timed && static_cast<int64_t>(starts_.size()) != count) {
     starts_.assign(count, nullptr);
     ends_.assign(count, nullptr);
     for (int64_t i = 0; i < count; ++i) {
@@ -707,13 +740,13 @@ Status CudaBackend::run(int64_t begin, int64_t end) {
       if (int64_t wait = schedule_.waitFor[i]; wait >= 0)
         PARPLAN_CHECK(cudaStreamWaitEvent(stream, events_[wait], 0));
     // Profiled instructions run one at a time, so that each event pair
-    // brackets that instruction alone.
-    if (profiling_) {
+    // brackets that instruction alone; a timeline's run as they would.
+    if (profiling_)
       if (Status status = synchronize(); !status.ok())
         return status;
+    if (timed)
       for (int64_t i = first; i <= last; ++i)
         PARPLAN_CHECK(cudaEventRecord(starts_[i], stream));
-    }
     const plan::Instruction &instruction = program_->instructions(first);
     auto hostStart = std::chrono::steady_clock::now();
     Status status;
@@ -742,7 +775,7 @@ Status CudaBackend::run(int64_t begin, int64_t end) {
     for (int64_t i = first; i <= last && status.ok(); ++i) {
       if (schedule_.awaited[i])
         status = check(cudaEventRecord(events_[i], stream), "cudaEventRecord");
-      if (status.ok() && profiling_)
+      if (status.ok() && timed)
         status = check(cudaEventRecord(ends_[i], stream), "cudaEventRecord");
     }
     if (!status.ok())
@@ -753,6 +786,13 @@ Status CudaBackend::run(int64_t begin, int64_t end) {
   }
   if (Status status = synchronize(); !status.ok())
     return status;
+  if (timeline_)
+    for (int64_t i = begin; i < end; ++i) {
+      float start = 0, finish = 0;
+      PARPLAN_CHECK(cudaEventElapsedTime(&start, origin_, starts_[i]));
+      PARPLAN_CHECK(cudaEventElapsedTime(&finish, origin_, ends_[i]));
+      runs_.push_back({i, start * 1e-3, finish * 1e-3});
+    }
   if (profiling_)
     for (int64_t i = begin; i < end; ++i) {
       float milliseconds = 0;
