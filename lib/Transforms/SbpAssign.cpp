@@ -1822,6 +1822,12 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
                             "megatron or replicated)";
       return signalPassFailure();
     }
+    static const char *const startSets[] = {"all", "search", "baselines"};
+    if (!llvm::is_contained(startSets, StringRef(options.starts))) {
+      module.emitError() << "sbp-assign: starts '" << options.starts
+                         << "' is unknown; use all, search or baselines";
+      return signalPassFailure();
+    }
     // Interleaved runs stages of several model chunks (place-stages'
     // chunks), and only it does.
     int64_t chunks = 1;
@@ -1896,12 +1902,6 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
     // baseline: the least predicted step wins, so that auto is never worse
     // than a baseline. A baseline that cannot lay the program out (a pin
     // of the user's it contradicts, no fit in memory) is left out quietly.
-    static const char *const startSets[] = {"all", "search", "baselines"};
-    if (!llvm::is_contained(startSets, StringRef(options.starts))) {
-      module.emitError() << "sbp-assign: starts '" << options.starts
-                         << "' is unknown; use all, search or baselines";
-      return signalPassFailure();
-    }
     bool isAuto = options.strategy == "auto";
     std::unique_ptr<ShardingSearch> best;
     if (!isAuto || options.starts != "baselines") {

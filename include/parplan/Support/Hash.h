@@ -26,7 +26,9 @@ inline uint64_t fnv1a64(std::string_view bytes) {
 
 /// SplitMix64's output for state `x`: a bijection with good avalanche, so
 /// hashing (key + index) gives independent-looking values per index.
-inline uint64_t splitmix64(uint64_t x) {
+/// constexpr, so that device code calls it too (the CUDA backend compiles
+/// with --expt-relaxed-constexpr): dropout's masks draw with it there.
+constexpr uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
