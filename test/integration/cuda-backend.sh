@@ -81,6 +81,30 @@ for model in mlp gpt cnn gpt-bf16; do
     fi
   done
 done
+# A plan larger than the GPU (compiled for a device of 4 TB): one line
+# naming the bytes, exit 1, at load (before any weight is made).
+cat >"$dir/big.yaml" <<'YAML'
+name: big
+device_types:
+  - {name: g, memory: 4 TB, memory_bandwidth: 3 TB/s, peak_flops: {f32: 60 TFLOP/s}}
+nodes:
+  - {name: n, device_type: g, devices: 1}
+YAML
+"$bin/parplan-zoo" mlp --sizes 131072,131072,16 --batch 8 --shape-only -o "$dir/big.onnx" >/dev/null &&
+  "$bin/parplan" compile "$dir/big.onnx" --train --mesh 1 --cluster "$dir/big.yaml" \
+    --optimizer adam -o "$dir/big" >/dev/null 2>&1 ||
+  { echo "FAIL: compiling the plan larger than the GPU"; exit 1; }
+timeout 120 "$bin/parplan-run" "$dir/big/plan.pb" --backend cuda --steps 1 >"$dir/big.log" 2>&1
+code=$?
+if [ $code = 1 ] && [ "$(wc -l <"$dir/big.log")" = 1 ] &&
+   grep -q 'bytes of GPU memory' "$dir/big.log"; then
+  echo "ok: a plan larger than the GPU: $(cat "$dir/big.log")"
+else
+  echo "FAIL: a plan larger than the GPU should fail in one line (exit 1), got exit $code:"
+  cat "$dir/big.log"
+  status=1
+fi
+
 # The measured timeline on the GPU (--trace): valid trace-event JSON, one
 # slice per instruction of the last step, and the compute stream's kernels
 # one after another in program order, within the step.

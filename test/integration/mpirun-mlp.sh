@@ -66,5 +66,15 @@ if mpi 2 "$dir/garbage.pb" >"$dir/garbage" 2>&1 ||
   cat "$dir/garbage"
   status=1
 fi
+# A rank alone that fails part-way (weights that are not the plan's model)
+# says so in one line and exits 1, without Open MPI's abort notice.
+"$run" "$dir/mlp-1.pb" --backend cpu --weights "$dir/garbage.pb" >"$dir/alone" 2>&1
+code=$?
+if [ $code != 1 ] || [ "$(wc -l <"$dir/alone")" != 1 ] ||
+    ! grep -q "^parplan-run: rank 0: parameter 'w1'" "$dir/alone"; then
+  echo "FAIL: expected one error line and exit 1 from a lone rank, got exit $code:"
+  cat "$dir/alone"
+  status=1
+fi
 [ "$status" = 0 ] && echo "mpirun: 2 and 3 ranks match 1 rank"
 exit "$status"

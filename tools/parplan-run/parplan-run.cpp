@@ -47,10 +47,18 @@ bool writeTrace(const std::string &path, const plan::Plan &planMessage,
                 const std::vector<Executor::TracedRun> &runs, double stepMs,
                 const std::string &backend, int rank, int worldSize);
 
-/// Stops every rank: MPI_Abort never returns.
+/// Stops every rank: MPI_Abort never returns. A rank alone has no one to
+/// stop and exits, so that its error stays one line (MPI_Abort adds Open
+/// MPI's notice of several).
 [[noreturn]] void abortAll(int rank, const std::string &error) {
   std::fprintf(stderr, "parplan-run: rank %d: %s\n", rank, error.c_str());
   std::fflush(stderr);
+  int worldSize = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+  if (worldSize == 1) {
+    MPI_Finalize();
+    std::exit(1);
+  }
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();
 }
