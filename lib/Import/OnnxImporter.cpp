@@ -1989,7 +1989,14 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
     static const std::map<std::string, ByteRange> noRawData;
     Importer importer(context, path, options,
                       stripped ? stripped->rawData : noRawData);
-    return importer.run(model);
+    OwningOpRef<ModuleOp> module = importer.run(model);
+    // The file's size: parameters are read back at their offsets in it
+    // (plan.proto's model_bytes).
+    if (module)
+      (*module)->setAttr("nn.source_bytes",
+                         IntegerAttr::get(IntegerType::get(&context, 64),
+                                          static_cast<int64_t>(bytes.size())));
+    return module;
   } catch (const ImportError &failure) {
     error = path.str() + ": " + failure.what();
   } catch (const std::exception &failure) {

@@ -338,6 +338,8 @@ FailureOr<pp::Plan> parplan::exportPlan(ModuleOp module) {
 LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
   if (auto source = module->getAttrOfType<StringAttr>("nn.source"))
     plan.set_model(source.str());
+  if (auto bytes = module->getAttrOfType<IntegerAttr>("nn.source_bytes"))
+    plan.set_model_bytes(static_cast<uint64_t>(bytes.getInt()));
   for (pp::GroupOp group : module.getOps<pp::GroupOp>()) {
     pp::Group &out = *plan.add_groups();
     out.set_name(group.getSymName().str());

@@ -306,4 +306,15 @@ if [ "$(grep -c '^weights transformer.wte.weight' "$dir/untied-0.log")" = 2 ] &&
 else
   echo "FAIL: untied GPT embedding and head:"; cat "$dir/untied-0.log" "$dir/untied-2.log"; status=1
 fi
+# Weights from another model than the plan's: parameters are read at their
+# byte offsets in the plan's model file, so another file is refused in one
+# line (its size differs), before anything runs.
+if timeout 120 mpirun --oversubscribe -np 2 "$bin/parplan-run" "$dir/untied/plan.pb" \
+     --backend cpu --steps 1 --weights "$dir/mlp.onnx" >"$dir/wrong-weights.log" 2>&1; then
+  echo "FAIL: the GPT plan ran with the MLP's weights"; status=1
+elif [ "$(grep -c "^parplan-run: --weights '$dir/mlp.onnx' has [0-9]* bytes, but the plan was compiled from 'gpt.onnx' of [0-9]* bytes: give the model the plan was compiled from$" "$dir/wrong-weights.log")" != 1 ]; then
+  echo "FAIL: expected one line refusing the MLP's weights, got:"; cat "$dir/wrong-weights.log"; status=1
+else
+  echo "ok: another model's weights are refused: $(grep '^parplan-run:' "$dir/wrong-weights.log")"
+fi
 exit $status

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,6 +47,8 @@ void printProfile(const Profile &profile, int64_t steps,
 bool writeTrace(const std::string &path, const plan::Plan &planMessage,
                 const std::vector<Executor::TracedRun> &runs, double stepMs,
                 const std::string &backend, int rank, int worldSize);
+
+std::string checkWeightsFile(const std::string &path, const plan::Plan &plan);
 
 /// Stops every rank: MPI_Abort never returns. A rank alone has no one to
 /// stop and exits, so that its error stays one line (MPI_Abort adds Open
@@ -266,6 +269,8 @@ int run(int argc, char **argv, int rank, int worldSize) {
               " devices but runs on " + std::to_string(worldSize) +
               " rank(s); run it with mpirun -np " +
               std::to_string(planDevices(planMessage));
+    else if (!weightsPath.empty())
+      error = checkWeightsFile(weightsPath, planMessage);
   }
   // A file that only some ranks can read (a machine without it) must stop
   // them all, not leave the others waiting.
@@ -674,6 +679,22 @@ void printWeightSummary(const Executor &executor, int rank) {
     std::printf("weights %s: %lld elements, sum %.6e, sum of squares %.6e\n",
                 name.c_str(), totals.elements, totals.sum, totals.squares);
   std::fflush(stdout);
+}
+
+/// Why `path` is not the model `plan` was compiled from (--weights reads
+/// parameters at their byte offsets in it), or empty: a file of another
+/// size is another model.
+std::string checkWeightsFile(const std::string &path, const plan::Plan &plan) {
+  std::error_code failure;
+  uintmax_t bytes = std::filesystem::file_size(path, failure);
+  if (failure)
+    return "--weights '" + path + "': " + failure.message();
+  if (plan.model_bytes() == 0 || bytes == plan.model_bytes())
+    return "";
+  return "--weights '" + path + "' has " + std::to_string(bytes) +
+         " bytes, but the plan was compiled from '" + plan.model() + "' of " +
+         std::to_string(plan.model_bytes()) +
+         " bytes: give the model the plan was compiled from";
 }
 
 } // namespace
