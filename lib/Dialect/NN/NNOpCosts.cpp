@@ -5,8 +5,11 @@
 // their FLOPs per output element (transcendentals as 1: such ops are bound by
 // memory, not by FLOPs); bytes read are the operands' bytes and bytes
 // written the results', except where an op touches less (a gather reads the
-// rows it picks). A reshape reads and writes its bytes: the executor copies
-// them (its result is a buffer of its own).
+// rows it picks, a reshape is a view and moves nothing). The executor does
+// copy a reshape into a buffer of its own; pricing that copy slowed the
+// layout search by a quarter on GPT-3 175B (its descents ran out of sweeps
+// on the small differences) for 2% of a measured step: aliasing the
+// reshape's buffer in plan-memory is the fix that makes both agree.
 //
 //===----------------------------------------------------------------------===//
 
@@ -144,8 +147,8 @@ FailureOr<OpCost> ReduceSumOp::getCost() {
   return movement(*this, static_cast<double>(elementsOf(getInput())));
 }
 
-// Copied by the executor, so priced as a copy (see the file comment).
-FailureOr<OpCost> ReshapeOp::getCost() { return movement(*this); }
+// A view of the same bytes (see the file comment).
+FailureOr<OpCost> ReshapeOp::getCost() { return nothing(); }
 FailureOr<OpCost> ExpandOp::getCost() { return movement(*this); }
 FailureOr<OpCost> TransposeOp::getCost() { return movement(*this); }
 FailureOr<OpCost> ConcatOp::getCost() { return movement(*this); }
