@@ -14,8 +14,8 @@
 # visible it prints "skipped: no CUDA device" and exits 0. Environment:
 # PARPLAN_BUILD_DIR (default build), STEPS (default 20), GPT_ARGS (the
 # parplan-zoo gpt models, separated by ';'; default three sizes from hidden
-# 256 to 1024, big enough that kernels, not launches, take most of the
-# time), KEEP (a folder that receives the logs and plans' summaries). The
+# 256, where launches take most of the step, to 1024, where kernels do),
+# KEEP (a folder that receives the logs and plans' summaries). The
 # compiled plans are fp32 (no --mixed-precision): the model prices their
 # matmuls at the calibrated f32 peak.
 set -euo pipefail

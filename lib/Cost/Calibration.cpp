@@ -100,6 +100,10 @@ std::optional<Cluster> parplan::cost::clusterFromMeasurements(
     return fail(format("memory bandwidth was measured as %g B/s: it must be "
                        "positive",
                        gpus.memoryBandwidth));
+  if (!std::isfinite(gpus.kernelOverhead) || gpus.kernelOverhead < 0)
+    return fail(format("kernel overhead was measured as %g s: it must be "
+                       "non-negative",
+                       gpus.kernelOverhead));
   for (const MatmulSample &sample : gpus.matmuls) {
     if (sample.m <= 0 || sample.n <= 0 || sample.k <= 0)
       return fail(matmulName(sample) + ": the shape must be positive");

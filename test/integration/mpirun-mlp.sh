@@ -68,7 +68,7 @@ if mpi 2 "$dir/garbage.pb" >"$dir/garbage" 2>&1 ||
 fi
 # A rank alone that fails part-way (weights that are not the plan's model)
 # says so in one line and exits 1, without Open MPI's abort notice.
-"$run" "$dir/mlp-1.pb" --backend cpu --weights "$dir/garbage.pb" >"$dir/alone" 2>&1
+timeout 60 "$run" "$dir/mlp-1.pb" --backend cpu --weights "$dir/garbage.pb" >"$dir/alone" 2>&1
 code=$?
 if [ $code != 1 ] || [ "$(wc -l <"$dir/alone")" != 1 ] ||
     ! grep -q "^parplan-run: rank 0: parameter 'w1'" "$dir/alone"; then

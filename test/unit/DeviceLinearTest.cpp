@@ -539,7 +539,7 @@ TEST_CASE("normalization: sums split for a launcher that wants many threads "
       {{64, 3, 70}, {0, 2}}, // 3 results, 21 chunks across two axes
       {{50, 3}, {0}},        // a last chunk shorter than the others
       {{4, 128}, {-1}},      // rows of lanes
-      {{2, 3, 40}, {1, 2}},  // trailing but short: one thread per result
+      {{2, 3, 20}, {1, 2}},  // trailing but short: one thread per result
   };
   uint64_t seed = 750;
   for (DType type : {DType::F32, DType::F64, DType::BF16})
@@ -551,6 +551,15 @@ TEST_CASE("normalization: sums split for a launcher that wants many threads "
         expectSame(KernelGroup::Normalization, op, {{"axes", c.axes}}, {&input},
                    {{type, reducedShape(c.shape, c.axes, false)}}, 64);
       }
+  // Trailing, but too few results for a block each (a loss's mean): 22
+  // chunks each.
+  for (const char *op : {"reduce_sum", "reduce_mean"}) {
+    INFO(op << " to few results");
+    Tensor input = randomTensor(DType::F32, {2, 512}, seed++, -50, 50);
+    expectSame(KernelGroup::Normalization, op,
+               {{"axes", std::vector<int64_t>{-1}}}, {&input},
+               {{DType::F32, {2}}}, 4096);
+  }
   // The scale and bias gradients of 64 rows of 5 columns: 4 chunks.
   for (DType type : {DType::F32, DType::F64}) {
     INFO(toString(type));

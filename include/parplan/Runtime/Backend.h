@@ -101,7 +101,7 @@ public:
     double start = 0, end = 0;
   };
   /// Whether run can record a timeline of the instructions it runs
-  /// (parplan-run --trace); the CPU backend can.
+  /// (parplan-run --trace); the CPU and CUDA backends can.
   virtual bool recordsTimeline() const { return false; }
   /// With the timeline on (from now: the clock's zero), run records every
   /// instruction it runs; takeTimeline hands the records over and clears

@@ -324,6 +324,7 @@ void CudaBackend::releaseProgram() {
     cudaEventDestroy(origin_);
   origin_ = nullptr;
   timeline_ = false;
+  runs_.clear();
   for (void *memory : {pool_, staging_})
     if (memory)
       cudaFree(memory);

@@ -146,7 +146,8 @@ template <typename T> struct FromCompute {
 //===----------------------------------------------------------------------===//
 
 /// One thread per result element of a float reduction; a mean divides by
-/// `divisor` (0: a sum), the count of the original reduction when this one
+/// `divisor` (-1: a sum; 0 gives NaN, as the reference's mean of nothing),
+/// the count of the original reduction when this one
 /// adds partial sums.
 template <typename T, typename Source> struct ReduceFloat {
   const typename Source::Element *input;
@@ -162,7 +163,7 @@ template <typename T, typename Source> struct ReduceFloat {
       sum += Source::load(input, offset);
       nextReduced(plan, index, offset);
     }
-    if (divisor > 0)
+    if (divisor >= 0)
       sum /= static_cast<C>(divisor);
     T::store(result, out, sum);
   }
@@ -211,7 +212,7 @@ template <typename T> struct ReduceRows {
     for (int64_t j = lanes.lane(); j < length; j += lanes.count())
       sum += T::load(row, j);
     sum = lanes.sum(sum);
-    if (divisor > 0)
+    if (divisor >= 0)
       sum /= static_cast<C>(divisor);
     if (lanes.lane() == 0)
       T::store(result, out, sum);
@@ -719,9 +720,11 @@ Launch layerNormGrad(L &launcher, const DeviceTensor &dy,
     using C = typename T::Compute;
     // Column sums over chunks of rows when there are too few columns to
     // fill the launcher.
-    int64_t chunks = chunksFor(launcher, columns, rows);
-    int64_t perChunk = (rows + chunks - 1) / chunks;
-    chunks = (rows + perChunk - 1) / perChunk;
+    int64_t chunks = chunksFor(launcher, columns, rows), perChunk = rows;
+    if (chunks > 1) {
+      perChunk = (rows + chunks - 1) / chunks;
+      chunks = (rows + perChunk - 1) / perChunk;
+    }
     // Row moments, the column sums that do not go straight to their result,
     // then the chunks' partial sums.
     size_t count = 2 * static_cast<size_t>(rows) +
@@ -759,14 +762,14 @@ Launch layerNormGrad(L &launcher, const DeviceTensor &dy,
                            scaleSums, dScale.template as<S>(),
                            planReduce(normalized, summedDimensions(dScale.shape,
                                                                    normalized)),
-                           0});
+                           -1});
     if (!biasDirect)
       launcher.forEach(
           dBias.numElements(),
           ReduceFloat<T, FromCompute<T>>{
               biasSums, dBias.template as<S>(),
               planReduce(normalized, summedDimensions(dBias.shape, normalized)),
-              0});
+              -1});
   });
   return Launch::Done;
 }
@@ -835,7 +838,7 @@ Launch reduce(L &launcher, const std::string &op, const DeviceTensor &input,
   }
   ReducePlan plan = planReduce(input.shape, reduced);
   bool mean = op == "reduce_mean";
-  int64_t length = plan.reducedCount, divisor = mean ? length : 0;
+  int64_t length = plan.reducedCount, divisor = mean ? length : -1;
   // Trailing dimensions: each result sums a contiguous row.
   size_t firstReduced = 0;
   while (firstReduced < reduced.size() && !reduced[firstReduced])
@@ -849,7 +852,10 @@ Launch reduce(L &launcher, const std::string &op, const DeviceTensor &input,
     using C = typename T::Compute;
     const S *in = input.template as<const S>();
     S *out = result.template as<S>();
-    if (trailing && length >= 64 && launcher.parallelism() > 1) {
+    // A block per result where there are results enough to fill the
+    // launcher; a reduction to few results (a loss's mean) splits instead.
+    if (trailing && length >= 64 && launcher.parallelism() > 1 &&
+        keptCount * 256 >= launcher.parallelism()) {
       launcher.forEachRow(keptCount, length,
                           ReduceRows<T>{in, out, length, divisor});
       return;
