@@ -246,6 +246,19 @@ Status Executor::fillBatch(int64_t stepIndex, int64_t microBatch) {
       buffer.set_logical_shape(0, rows * microBatches_);
       buffer.set_offsets(0, buffer.offsets(0) + microBatch * rows);
     }
+    // Synthetic batches where the backend can make them itself.
+    if (!batchLoader_) {
+      bool filled = false;
+      Backend::SyntheticBlock block{
+          toVector(buffer.logical_shape()), toVector(buffer.offsets()),
+          syntheticKey(seed_, batchName(buffer.name(), stepIndex)), 1.0,
+          buffer.value_bound()};
+      if (Status status = backend_->fillSynthetic(b, block, filled);
+          !status.ok())
+        return status;
+      if (filled)
+        continue;
+    }
     Tensor batch = hostBuffer(b);
     bool loaded = false;
     if (batchLoader_)

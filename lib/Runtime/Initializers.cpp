@@ -15,9 +15,8 @@
 
 namespace parplan::runtime {
 
-/// The per-tensor key, computed once per block rather than per element.
-static uint64_t tensorKey(uint64_t seed, std::string_view name) {
-  return splitmix64(seed ^ fnv1a64(name));
+uint64_t syntheticKey(uint64_t seed, std::string_view tensorName) {
+  return splitmix64(seed ^ fnv1a64(tensorName));
 }
 
 /// The top 53 bits as a double in [0, 1).
@@ -27,7 +26,7 @@ static double unitInterval(uint64_t bits) {
 
 uint64_t syntheticBits(uint64_t seed, std::string_view tensorName,
                        int64_t logicalIndex) {
-  return splitmix64(tensorKey(seed, tensorName) +
+  return splitmix64(syntheticKey(seed, tensorName) +
                     static_cast<uint64_t>(logicalIndex));
 }
 
@@ -54,7 +53,7 @@ Status fillBlock(Tensor &block, const std::vector<int64_t> &logicalShape,
   bool floating = isFloat(block.dtype());
   if (!floating && integerBound <= 0)
     return Status::failure(what + "an integer tensor needs a positive bound");
-  uint64_t key = tensorKey(seed, name);
+  uint64_t key = syntheticKey(seed, name);
   // Row-major strides of the logical tensor.
   std::vector<int64_t> strides(rank, 1);
   for (size_t d = rank; d-- > 1;)

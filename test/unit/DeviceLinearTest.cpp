@@ -1,7 +1,8 @@
 //===- DeviceLinearTest.cpp - contraction, row-wise and gather kernels ----===//
 //
-// The device kernels of Linear.h, Normalization.h and Gather.h, and the
-// collective packing of Pack.h, run on the host through HostLauncher and
+// The device kernels of Linear.h, Normalization.h and Gather.h, the
+// collective packing of Pack.h and the synthetic values of Synthetic.h, run
+// on the host through HostLauncher and
 // compared element by element with the reference kernels (runKernel) on
 // random inputs. The device results start as NaN bytes, so an element a
 // kernel forgets to write fails. The attributes go through
@@ -14,8 +15,10 @@
 #include "Device/Linear.h"
 #include "Device/Normalization.h"
 #include "Device/Pack.h"
+#include "Device/Synthetic.h"
 
 #include "parplan/Runtime/Communicator.h"
+#include "parplan/Runtime/Initializers.h"
 #include "parplan/Runtime/KernelCall.h"
 #include "parplan/Support/Sbp.h"
 
@@ -738,6 +741,39 @@ TEST_CASE("gather: shards give zero rows and skip rows they do not hold",
     CHECK(outcome.launch == Launch::Done);
     CHECK_FALSE(outcome.status.ok());
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Synthetic.h
+//===----------------------------------------------------------------------===//
+
+TEST_CASE("synthetic: a block drawn by a launcher holds fillBlock's values",
+          "[device][synthetic]") {
+  const std::vector<int64_t> logical{6, 5, 4};
+  const std::vector<int64_t> offsets{3, 0, 2};
+  const Shape blockShape{3, 5, 2};
+  for (DType type : {DType::F32, DType::F64, DType::I32, DType::I64}) {
+    INFO(toString(type));
+    Tensor expected(type, blockShape);
+    REQUIRE(fillBlock(expected, logical, offsets, 11, "x@step2", 0.5, 7).ok());
+    Tensor actual = unwritten(type, blockShape);
+    HostLauncher launcher;
+    REQUIRE(fillSynthetic(launcher, wrap(actual), logical, offsets,
+                          syntheticKey(11, "x@step2"), 0.5, 7));
+    for (int64_t i = 0; i < expected.numElements(); ++i)
+      CHECK(std::memcmp(actual.bytes() + i * byteWidth(type),
+                        expected.bytes() + i * byteWidth(type),
+                        byteWidth(type)) == 0);
+  }
+  // Left to the host: 16-bit floats (rounded in two steps there), an
+  // integer without a positive bound, a rank the functor cannot hold.
+  HostLauncher launcher;
+  Tensor half(DType::BF16, blockShape), ints(DType::I32, blockShape);
+  CHECK_FALSE(fillSynthetic(launcher, wrap(half), logical, offsets, 1, 1, 0));
+  CHECK_FALSE(fillSynthetic(launcher, wrap(ints), logical, offsets, 1, 1, 0));
+  Tensor deep(DType::F32, Shape(kMaxRank + 1, 1));
+  std::vector<int64_t> ones(kMaxRank + 1, 1), zeros(kMaxRank + 1, 0);
+  CHECK_FALSE(fillSynthetic(launcher, wrap(deep), ones, zeros, 1, 1, 0));
 }
 
 //===----------------------------------------------------------------------===//

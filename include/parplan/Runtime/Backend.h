@@ -69,6 +69,26 @@ public:
 
   /// Copies a host tensor of the buffer's type and shape into the buffer.
   virtual Status write(int64_t buffer, const Tensor &value) = 0;
+
+  /// A block of synthetic values (Initializers.h's fillBlock: the block at
+  /// `offsets` of a tensor of `logicalShape`, drawn under `key`).
+  struct SyntheticBlock {
+    std::vector<int64_t> logicalShape, offsets;
+    uint64_t key = 0;
+    double scale = 1;
+    int64_t integerBound = 0;
+  };
+  /// Makes `block`'s values in the buffer where it lives, and says so in
+  /// `filled`; false when the backend cannot (then the caller fills a host
+  /// tensor and writes it). The CUDA backend draws them on the GPU, which
+  /// saves making and copying a batch every step.
+  virtual Status fillSynthetic(int64_t buffer, const SyntheticBlock &block,
+                               bool &filled) {
+    (void)buffer;
+    (void)block;
+    filled = false;
+    return Status::success();
+  }
   /// Copies the buffer out, after everything that writes it has run.
   virtual Status read(int64_t buffer, Tensor &value) = 0;
 

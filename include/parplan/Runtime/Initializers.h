@@ -23,9 +23,12 @@
 
 namespace parplan::runtime {
 
+/// The key of tensor `tensorName`'s values: splitmix64(seed ^ FNV-1a 64 of
+/// the name).
+uint64_t syntheticKey(uint64_t seed, std::string_view tensorName);
+
 /// The generator's 64 random bits for element `logicalIndex` of tensor
-/// `tensorName`: splitmix64 of (splitmix64(seed ^ FNV-1a 64 of the name) +
-/// the index).
+/// `tensorName`: splitmix64 of (syntheticKey + the index).
 uint64_t syntheticBits(uint64_t seed, std::string_view tensorName,
                        int64_t logicalIndex);
 

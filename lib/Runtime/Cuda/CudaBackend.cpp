@@ -146,6 +146,8 @@ public:
   Status load(const plan::Program &program, const std::vector<AttrMap> &attrs,
               const std::map<std::string, Group> &groups) override;
   Status write(int64_t buffer, const Tensor &value) override;
+  Status fillSynthetic(int64_t buffer, const SyntheticBlock &block,
+                       bool &filled) override;
   Status read(int64_t buffer, Tensor &value) override;
   Status run(int64_t begin, int64_t end) override;
   Status applyUpdates() override;
@@ -495,6 +497,20 @@ Status CudaBackend::write(int64_t buffer, const Tensor &value) {
                                 cudaMemcpyHostToDevice, computeStream_));
   // The host tensor may go away when this returns.
   PARPLAN_CHECK(cudaStreamSynchronize(computeStream_));
+  return Status::success();
+}
+
+Status CudaBackend::fillSynthetic(int64_t buffer, const SyntheticBlock &block,
+                                  bool &filled) {
+  Status status;
+  filled = device::fillSyntheticCuda(
+      context(computeStream_, 0), tensors_[buffer], block.logicalShape,
+      block.offsets, block.key, block.scale, block.integerBound, status);
+  if (!status.ok())
+    return status;
+  // As write: the buffer holds its values when this returns.
+  if (filled)
+    PARPLAN_CHECK(cudaStreamSynchronize(computeStream_));
   return Status::success();
 }
 

@@ -5,6 +5,7 @@
 #include "Cuda/CudaLauncher.h"
 #include "Device/Dispatch.h"
 #include "Device/Pack.h"
+#include "Device/Synthetic.h"
 
 namespace parplan::runtime::device {
 
@@ -36,6 +37,18 @@ Launch launchCudaKernel(const CudaLaunchContext &context, const std::string &op,
   if (status.ok())
     status = launchStatus(launcher);
   return launch;
+}
+
+bool fillSyntheticCuda(const CudaLaunchContext &context,
+                       const DeviceTensor &tensor,
+                       const std::vector<int64_t> &logicalShape,
+                       const std::vector<int64_t> &offsets, uint64_t key,
+                       double scale, int64_t integerBound, Status &status) {
+  CudaLauncher launcher = launcherFor(context);
+  bool filled = fillSynthetic(launcher, tensor, logicalShape, offsets, key,
+                              scale, integerBound);
+  status = launchStatus(launcher);
+  return filled;
 }
 
 Status packPartsCuda(const CudaLaunchContext &context,

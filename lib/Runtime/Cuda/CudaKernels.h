@@ -41,6 +41,15 @@ Launch launchCudaKernel(const CudaLaunchContext &context, const std::string &op,
                         const std::vector<DeviceTensor *> &results,
                         Status &status);
 
+/// fillSynthetic (Synthetic.h) on the GPU: false, launching nothing, where
+/// it leaves the tensor to the host. A launch failure comes back in
+/// `status`.
+bool fillSyntheticCuda(const CudaLaunchContext &context,
+                       const DeviceTensor &tensor,
+                       const std::vector<int64_t> &logicalShape,
+                       const std::vector<int64_t> &offsets, uint64_t key,
+                       double scale, int64_t integerBound, Status &status);
+
 /// packParts and unpackParts (Pack.h) on the GPU.
 Status packPartsCuda(const CudaLaunchContext &context,
                      const DeviceTensor &tensor, int64_t axis, int64_t parts,
