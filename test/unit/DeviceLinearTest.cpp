@@ -157,10 +157,12 @@ struct Outcome {
 };
 
 /// `parallelism`: the launcher's (HostLauncher::setParallelism); above 1,
-/// the kernels take the split paths they take on a GPU.
+/// the kernels take the split paths they take on a GPU. `lanes`: threads
+/// per row (HostLauncher::setLanes), as a GPU block's.
 Outcome runBoth(KernelGroup group, const std::string &op, const AttrMap &attrs,
                 const std::vector<const Tensor *> &operands,
-                const std::vector<ResultSpec> &specs, int64_t parallelism = 1) {
+                const std::vector<ResultSpec> &specs, int64_t parallelism = 1,
+                int lanes = 1) {
   Outcome outcome;
   std::vector<Tensor *> expectedPtrs, actualPtrs;
   for (const ResultSpec &spec : specs) {
@@ -192,6 +194,7 @@ Outcome runBoth(KernelGroup group, const std::string &op, const AttrMap &attrs,
   }
   HostLauncher launcher;
   launcher.setParallelism(parallelism);
+  launcher.setLanes(lanes);
   outcome.inGroup = launchIn(group, launcher, op, resolved, inputPtrs,
                              outputPtrs, outcome.launch, outcome.status);
   outcome.error = launcher.takeError();
@@ -202,8 +205,10 @@ Outcome runBoth(KernelGroup group, const std::string &op, const AttrMap &attrs,
 /// agree with the reference on every result.
 void expectSame(KernelGroup group, const std::string &op, const AttrMap &attrs,
                 const std::vector<const Tensor *> &operands,
-                const std::vector<ResultSpec> &specs, int64_t parallelism = 1) {
-  Outcome outcome = runBoth(group, op, attrs, operands, specs, parallelism);
+                const std::vector<ResultSpec> &specs, int64_t parallelism = 1,
+                int lanes = 1) {
+  Outcome outcome =
+      runBoth(group, op, attrs, operands, specs, parallelism, lanes);
   INFO("nn." << op);
   {
     INFO(outcome.reference.error);
@@ -581,6 +586,56 @@ TEST_CASE("normalization: sums split for a launcher that wants many threads "
                {{"axis", int64_t{1}}, {"epsilon", 1e-3}},
                {&dy3, &input3, &scale3},
                {{type, {40, 4, 5}}, {type, {4, 1}}, {type, {1}}}, 64);
+  }
+}
+
+TEST_CASE("normalization: rows shared by several lanes, as on a GPU",
+          "[device][normalization]") {
+  // 3 and 4 threads per row (HostLauncher::setLanes): every lane takes a
+  // strided part of the row, and the sums and maxima combine across lanes.
+  uint64_t seed = 900;
+  for (int lanes : {3, 4}) {
+    INFO(lanes << " lanes");
+    for (const char *op : {"softmax", "log_softmax"}) {
+      Tensor input = randomTensor(DType::F32, {3, 4, 37}, seed++, -4, 4);
+      expectSame(KernelGroup::Normalization, op, {{"axis", int64_t{-1}}},
+                 {&input}, {{DType::F32, {3, 4, 37}}}, 1, lanes);
+      // Strided rows: the slice along axis 1.
+      expectSame(KernelGroup::Normalization, op, {{"axis", int64_t{1}}},
+                 {&input}, {{DType::F32, {3, 4, 37}}}, 1, lanes);
+      Tensor output(DType::F32, {3, 4, 37});
+      REQUIRE(runKernel(op, {{"axis", int64_t{-1}}}, {&input}, {&output}).ok());
+      Tensor dy = randomTensor(DType::F32, {3, 4, 37}, seed++);
+      expectSame(KernelGroup::Normalization, std::string(op) + "_grad",
+                 {{"axis", int64_t{-1}}}, {&dy, &output},
+                 {{DType::F32, {3, 4, 37}}}, 1, lanes);
+    }
+    Tensor input = randomTensor(DType::F32, {6, 41}, seed++);
+    Tensor scale = randomTensor(DType::F32, {41}, seed++, 0.5, 1.5);
+    Tensor bias = randomTensor(DType::F32, {41}, seed++);
+    expectSame(KernelGroup::Normalization, "layer_norm", {{"axis", int64_t{1}}},
+               {&input, &scale, &bias}, {{DType::F32, {6, 41}}}, 1, lanes);
+    Tensor dy = randomTensor(DType::F32, {6, 41}, seed++);
+    expectSame(KernelGroup::Normalization, "layer_norm_grad",
+               {{"axis", int64_t{1}}, {"epsilon", 1e-3}}, {&dy, &input, &scale},
+               {{DType::F32, {6, 41}}, {DType::F32, {41}}, {DType::F32, {41}}},
+               1, lanes);
+    Tensor logits = randomTensor(DType::F32, {5, 29}, seed++, -3, 3);
+    Tensor labels(DType::I64, {5});
+    for (int64_t i = 0; i < 5; ++i)
+      labels.set(i, static_cast<double>((7 * i + 3) % 29));
+    Tensor dLoss = randomTensor(DType::F32, {5}, seed++);
+    expectSame(KernelGroup::Normalization, "softmax_cross_entropy", {},
+               {&logits, &labels}, {{DType::F32, {5}}}, 1, lanes);
+    expectSame(KernelGroup::Normalization, "softmax_cross_entropy_grad", {},
+               {&dLoss, &logits, &labels}, {{DType::F32, {5, 29}}}, 1, lanes);
+    // A row per result of a reduction over trailing dimensions (64 or more
+    // elements, parallelism 64).
+    Tensor wide = randomTensor(DType::F32, {4, 130}, seed++, -50, 50);
+    for (const char *reduce : {"reduce_sum", "reduce_mean"})
+      expectSame(KernelGroup::Normalization, reduce,
+                 {{"axes", std::vector<int64_t>{-1}}}, {&wide},
+                 {{DType::F32, {4}}}, 64, lanes);
   }
 }
 

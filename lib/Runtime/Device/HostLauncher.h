@@ -14,9 +14,67 @@
 #include "Device/DeviceTensor.h"
 #include "Device/GemmCall.h"
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace parplan::runtime::device {
+
+/// The lanes of a row as threads, for the tests: HostLauncher::setLanes(n)
+/// runs each row on n threads that combine as a GPU block's lanes do (every
+/// lane writes its value, waits for the others, and reduces the values in
+/// lane order), so that the strided loops and combines the GPU runs are
+/// checked on the host.
+class ThreadLanes {
+public:
+  /// What the threads of one row share: a slot per lane and a barrier.
+  class Shared {
+  public:
+    explicit Shared(int count) : slots(count), count(count) {}
+    std::vector<double> slots;
+    void wait() {
+      std::unique_lock<std::mutex> lock(mutex);
+      int64_t generation = passed;
+      if (++waiting == count) {
+        waiting = 0;
+        ++passed;
+        released.notify_all();
+        return;
+      }
+      released.wait(lock, [&] { return passed != generation; });
+    }
+
+  private:
+    std::mutex mutex;
+    std::condition_variable released;
+    int count, waiting = 0;
+    int64_t passed = 0;
+  };
+
+  ThreadLanes(int lane, Shared &shared) : lane_(lane), shared_(&shared) {}
+  int64_t lane() const { return lane_; }
+  int64_t count() const { return static_cast<int64_t>(shared_->slots.size()); }
+  template <typename C> C sum(C value) const { return combine(value, false); }
+  template <typename C> C max(C value) const { return combine(value, true); }
+
+private:
+  template <typename C> C combine(C value, bool maximum) const {
+    // The last combination's readers are done with the slots.
+    shared_->wait();
+    shared_->slots[lane_] = static_cast<double>(value);
+    shared_->wait();
+    C result = static_cast<C>(shared_->slots[0]);
+    for (size_t k = 1; k < shared_->slots.size(); ++k) {
+      C other = static_cast<C>(shared_->slots[k]);
+      result = maximum ? (result < other ? other : result) : result + other;
+    }
+    return result;
+  }
+
+  int lane_;
+  Shared *shared_;
+};
 
 class HostLauncher {
 public:
@@ -25,9 +83,22 @@ public:
       f(i);
   }
   template <typename F> void forEachRow(int64_t rows, int64_t, const F &f) {
-    for (int64_t row = 0; row < rows; ++row)
-      f(row, SingleLane{});
+    for (int64_t row = 0; row < rows; ++row) {
+      if (lanes_ == 1) {
+        f(row, SingleLane{});
+        continue;
+      }
+      ThreadLanes::Shared shared(lanes_);
+      std::vector<std::thread> threads;
+      for (int lane = 0; lane < lanes_; ++lane)
+        threads.emplace_back([&, lane] { f(row, ThreadLanes(lane, shared)); });
+      for (std::thread &thread : threads)
+        thread.join();
+    }
   }
+  /// 1 (default): a row is a plain loop. More: each row runs on that many
+  /// threads (ThreadLanes), as a GPU block's lanes.
+  void setLanes(int lanes) { lanes_ = lanes < 1 ? 1 : lanes; }
   /// 1: a loop gains nothing from splitting a sum into partial sums. The
   /// tests set more to run the split paths a GPU takes.
   int64_t parallelism() const { return parallelism_; }
@@ -78,6 +149,7 @@ private:
   std::vector<double> scratch_;
   int error_ = 0;
   int64_t parallelism_ = 1;
+  int lanes_ = 1;
 };
 
 class ProbeLauncher {
