@@ -103,34 +103,39 @@ std::optional<Product> productOf(const plan::Program &program,
     product.batch *= result.shape(d);
   return product;
 }
-} // namespace
 
-double kernelFlops(const plan::Program &program,
-                   const plan::Instruction &instruction) {
-  std::optional<Product> product = productOf(program, instruction);
+/// 2 m n k per matrix of the batch; 0 for no product.
+double flopsOf(const std::optional<Product> &product) {
   if (!product)
     return 0;
   return 2.0 * static_cast<double>(product->batch) *
          static_cast<double>(product->m) * static_cast<double>(product->n) *
          static_cast<double>(product->k);
 }
+} // namespace
+
+double kernelFlops(const plan::Program &program,
+                   const plan::Instruction &instruction) {
+  return flopsOf(productOf(program, instruction));
+}
 
 void addToProfile(Profile &profile, const plan::Program &program,
                   const plan::Instruction &instruction, double seconds) {
   std::string key = profileKey(instruction);
-  double flops = kernelFlops(program, instruction);
+  std::optional<Product> product = productOf(program, instruction);
+  double flops = flopsOf(product);
   auto add = [&](ProfileEntry &entry) {
     ++entry.calls;
     entry.seconds += seconds;
     entry.flops += flops;
   };
-  add(profile[key]);
-  if (std::optional<Product> product = productOf(program, instruction))
-    add(profile[key + " " + product->dtype +
-                " m=" + std::to_string(product->m) +
-                " n=" + std::to_string(product->n) +
-                " k=" + std::to_string(product->k) +
-                " batch=" + std::to_string(product->batch)]);
+  add(profile.kinds[key]);
+  if (product)
+    add(profile.shapes[key + " " + product->dtype +
+                       " m=" + std::to_string(product->m) +
+                       " n=" + std::to_string(product->n) +
+                       " k=" + std::to_string(product->k) +
+                       " batch=" + std::to_string(product->batch)]);
 }
 
 std::vector<std::string>
@@ -247,7 +252,7 @@ public:
 
   void setProfiling(bool on) override {
     profiling_ = on;
-    profile_.clear();
+    profile_ = Profile();
   }
   bool recordsTimeline() const override { return true; }
   void setTimeline(bool on) override {

@@ -434,9 +434,7 @@ double Simulator::kernelSeconds(const ClassInfo &info,
   for (int64_t b : kernel.results())
     bytes += static_cast<double>(
         runtime::bufferBytes(program.buffers(static_cast<int>(b))));
-  return cost::computeTime(0, bytes, device, cost::DType::F32)
-      .value_or(device.memoryBandwidth > 0 ? bytes / device.memoryBandwidth
-                                           : 0);
+  return cost::computeTime(0, bytes, device, cost::DType::F32).value_or(0);
 }
 
 double Simulator::moveSeconds(int64_t m) {

@@ -13,7 +13,6 @@
 #include "parplan/Transforms/Passes.h"
 
 #include "parplan/Cost/Annotations.h"
-#include "parplan/Cost/Compute.h"
 #include "parplan/Cost/LayoutSolver.h"
 #include "parplan/Cost/Memory.h"
 #include "parplan/Cost/Pipeline.h"
@@ -659,7 +658,6 @@ void ShardingSearch::priceCandidates(Node &node) {
   if (node.isSink())
     return;
   Operation *op = node.op;
-  const cost::DeviceType &device = model.getSlowestDeviceType();
   if (isa<nn::ParamOp>(op)) {
     // Model state lives with the parameter's layout: replicated state is
     // replicated, split state (ZeRO's partitioning) is split.
@@ -676,10 +674,8 @@ void ShardingSearch::priceCandidates(Node &node) {
       node.memory[k] = elements * stateBytes;
       // The optimizer step reads and writes the state once.
       if (options.training)
-        node.time[k] =
-            cost::computeTime(0, 2 * elements * stateBytes, device,
-                              cost::DType::F32)
-                .value_or(2 * elements * stateBytes / device.memoryBandwidth);
+        node.time[k] = model.computeTime(ShardingCostModel::LocalWork{
+            0, 2 * elements * stateBytes, cost::DType::F32});
     }
     return;
   }

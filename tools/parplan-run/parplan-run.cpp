@@ -544,10 +544,9 @@ void printProfile(const Profile &profile, int64_t steps,
                   std::vector<double> stepMs) {
   if (steps <= 0)
     return;
-  std::vector<std::pair<std::string, ProfileEntry>> kinds, shapes;
-  for (const auto &entry : profile)
-    (entry.first.find(' ') == std::string::npos ? kinds : shapes)
-        .push_back(entry);
+  std::vector<std::pair<std::string, ProfileEntry>> kinds(profile.kinds.begin(),
+                                                          profile.kinds.end()),
+      shapes(profile.shapes.begin(), profile.shapes.end());
   auto slowestFirst = [](const auto &a, const auto &b) {
     return a.second.seconds > b.second.seconds;
   };
@@ -587,10 +586,8 @@ void printStageProfile(const Executor &executor, const plan::Plan &planMessage,
   if (stepMs.empty())
     return;
   double busy = 0;
-  // Kinds only: a name with a space is a shape of the kind before it.
-  for (const auto &[name, entry] : executor.backend()->profile())
-    if (name != "recv" && name != "broadcast" &&
-        name.find(' ') == std::string::npos)
+  for (const auto &[name, entry] : executor.backend()->profile().kinds)
+    if (name != "recv" && name != "broadcast")
       busy += entry.seconds;
   double mine[2] = {busy * 1e3 / static_cast<double>(stepMs.size()),
                     static_cast<double>(executor.stage())};

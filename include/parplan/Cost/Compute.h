@@ -16,7 +16,8 @@ namespace parplan::cost {
 /// overhead for work of no FLOPs and no bytes, which launches nothing). A
 /// stream of kernels each shorter than the overhead runs at one per
 /// overhead: launches overlap the kernels before them. std::nullopt when
-/// the device has no peak for `dtype`.
+/// there are FLOPs and the device has no peak for `dtype`, or the device
+/// has no memory bandwidth.
 std::optional<double> computeTime(double flops, double bytes,
                                   const DeviceType &device, DType dtype);
 

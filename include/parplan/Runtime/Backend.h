@@ -34,10 +34,12 @@ struct ProfileEntry {
   double flops = 0;
 };
 
-/// By instruction kind: "nn.matmul", "all_reduce", "send", ...; matmuls
-/// and gemms also by shape, under "nn.matmul f32 m=4096 n=3072 k=1024
-/// batch=1" (a key with a space: a detail of the kind before it).
-using Profile = std::map<std::string, ProfileEntry>;
+/// The time by instruction kind ("nn.matmul", "all_reduce", "send", ...)
+/// and, for matmuls and gemms, also by shape ("nn.matmul f32 m=4096 n=3072
+/// k=1024 batch=1"): the shapes are a part of their kind's time.
+struct Profile {
+  std::map<std::string, ProfileEntry> kinds, shapes;
+};
 
 /// Adds one run of `instruction`, `seconds` long, to `profile`: under its
 /// kind and, for a matmul or gemm, under its shape too.
@@ -131,7 +133,8 @@ public:
 
   /// With profiling on, run times every instruction on its own (the CUDA
   /// backend then gives up overlap, and measures with CUDA events);
-  /// profile() sums the times by kind since profiling was turned on.
+  /// profile() sums the times by kind (and matmul shape) since profiling
+  /// was turned on.
   virtual void setProfiling(bool on) = 0;
   virtual const Profile &profile() const = 0;
 };

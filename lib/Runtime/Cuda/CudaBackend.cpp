@@ -155,7 +155,7 @@ public:
   bool runsSchedules() const override { return false; }
   void setProfiling(bool on) override {
     profiling_ = on;
-    profile_.clear();
+    profile_ = Profile();
   }
   const Profile &profile() const override { return profile_; }
   bool recordsTimeline() const override { return true; }

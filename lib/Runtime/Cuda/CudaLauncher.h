@@ -59,7 +59,7 @@ struct BlockLanes {
 
 private:
   template <typename C> PARPLAN_HD static C apply(C a, C b, bool maximum) {
-    return maximum ? (a < b ? b : a) : a + b;
+    return maximum ? hdMax(a, b) : a + b;
   }
   template <typename C> PARPLAN_HD C combine(C value, bool maximum) const {
 #if defined(__CUDA_ARCH__)

@@ -67,7 +67,7 @@ private:
     C result = static_cast<C>(shared_->slots[0]);
     for (size_t k = 1; k < shared_->slots.size(); ++k) {
       C other = static_cast<C>(shared_->slots[k]);
-      result = maximum ? (result < other ? other : result) : result + other;
+      result = maximum ? hdMax(result, other) : result + other;
     }
     return result;
   }
