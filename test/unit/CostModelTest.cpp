@@ -260,6 +260,9 @@ TEST_CASE("roofline: FLOP-bound and memory-bound") {
   CHECK(*computeTime(gemmFlops, gemmBytes, h100, DType::F32) ==
         Approx(gemmFlops / 67e12));
   CHECK_FALSE(computeTime(1, 1, h100, DType::F16));
+  // Work without FLOPs needs no peak: a copy is priced on any device.
+  CHECK(*computeTime(0, addBytes, h100, DType::F16) ==
+        Approx(addBytes / 3.35e12));
   // A kernel overhead is the floor of any op that launches a kernel, and
   // leaves longer ones and ops that launch nothing alone.
   h100.kernelOverhead = 3e-6;
