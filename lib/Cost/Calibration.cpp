@@ -199,8 +199,8 @@ std::string parplan::cost::formatMeasurements(const GpuMeasurements &gpus) {
   out += "\n";
 
   if (gpus.kernelOverhead > 0)
-    out += format("kernel overhead   %s per kernel (%lld back-to-back "
-                  "launches of an empty kernel)\n",
+    out += format("kernel overhead   %s per kernel (%lld small kernels "
+                  "replayed from a graph)\n",
                   formatTime(gpus.kernelOverhead).c_str(),
                   static_cast<long long>(gpus.kernelLaunches));
   out += "matmul (cuBLAS, median of the timed runs):\n";

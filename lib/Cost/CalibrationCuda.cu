@@ -573,44 +573,60 @@ Error measureCopy(const CalibrationOptions &options, int device,
 // Kernel overhead
 //===----------------------------------------------------------------------===//
 
-__global__ void touchKernel(int *flag) {
-  if (threadIdx.x == 0)
-    *flag = 1;
+/// A small kernel as a step has many of: every thread reads, adds and
+/// writes one float (the next kernel on the stream reads what it wrote).
+__global__ void touchKernel(float *data, int count) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count)
+    data[i] += 1.0f;
 }
 
-/// The time per kernel of back-to-back launches of a kernel that does next
-/// to nothing, each followed by an event record as parplan-run's CUDA
-/// backend records one after an instruction others wait for: the least
-/// time any kernel takes in a stream, host launch and GPU start together.
-/// Host wall time over the launches and the final synchronization; the
-/// median of three batches after a warm-up batch.
+/// The time per kernel of a small kernel (touchKernel over 32K floats,
+/// 128 blocks of 256 threads) replayed back to back from a CUDA graph, as
+/// parplan-run's CUDA backend replays a step's device kernels
+/// (CudaOptions::graphs): the least time a kernel of a step takes, its
+/// start on the GPU and a round trip to memory. Host wall time from the
+/// graph's launch to the stream's synchronization, over its kernels; the
+/// median of three replays after a warm-up replay.
 Error measureKernelOverhead(const CalibrationOptions &options, int device,
                             GpuMeasurements &gpus) {
   int launches = options.quick ? 1000 : 5000;
   if (options.progress)
-    options.progress(std::to_string(launches) + " launches of an empty kernel");
-  DeviceBuffer flag;
-  TRY_ERROR(flag.allocate(device, sizeof(int)));
+    options.progress(std::to_string(launches) +
+                     " small kernels replayed from a graph");
+  constexpr int kCount = 32 << 10, kThreads = 256;
+  DeviceBuffer data;
+  TRY_ERROR(data.allocate(device, kCount * sizeof(float)));
   Stream stream;
   TRY_ERROR(stream.create(device));
-  Event event;
-  TRY_ERROR(event.create(device));
+  TRY(cudaMemsetAsync(data.get(), 0, kCount * sizeof(float), stream.get()));
+  TRY(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < launches; ++i)
+    touchKernel<<<kCount / kThreads, kThreads, 0, stream.get()>>>(
+        static_cast<float *>(data.get()), kCount);
+  cudaGraph_t graph = nullptr;
+  cudaError_t captured = cudaStreamEndCapture(stream.get(), &graph);
+  cudaGraphExec_t exec = nullptr;
+  if (captured == cudaSuccess)
+    captured = cudaGraphInstantiate(&exec, graph, 0);
+  if (graph)
+    cudaGraphDestroy(graph);
+  TRY(captured);
   std::vector<double> perKernel;
-  for (int batch = 0; batch < 4; ++batch) {
-    TRY(cudaStreamSynchronize(stream.get()));
+  cudaError_t replayed = cudaSuccess;
+  for (int replay = 0; replay < 4 && replayed == cudaSuccess; ++replay) {
     auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < launches; ++i) {
-      touchKernel<<<1, 32, 0, stream.get()>>>(static_cast<int *>(flag.get()));
-      TRY(cudaEventRecord(event.get(), stream.get()));
-    }
-    TRY(cudaGetLastError());
-    TRY(cudaStreamSynchronize(stream.get()));
+    replayed = cudaGraphLaunch(exec, stream.get());
+    if (replayed == cudaSuccess)
+      replayed = cudaStreamSynchronize(stream.get());
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    if (batch > 0)
+    if (replay > 0)
       perKernel.push_back(seconds / launches);
   }
+  cudaGraphExecDestroy(exec);
+  TRY(replayed);
   gpus.kernelOverhead = median(perKernel);
   gpus.kernelLaunches = launches;
   return std::nullopt;

@@ -181,8 +181,8 @@ TEST_CASE("calibration: one GPU is one node and no intra-node link",
   CHECK(writeClusterYaml(cluster).find("kernel_overhead: 2.4 us") !=
         std::string::npos);
   CHECK(formatMeasurements(gpus).find(
-            "kernel overhead   2.4 us per kernel (5000 back-to-back launches "
-            "of an empty kernel)\n") != std::string::npos);
+            "kernel overhead   2.4 us per kernel (5000 small kernels "
+            "replayed from a graph)\n") != std::string::npos);
   REQUIRE(cluster.nodes.size() == 1);
   CHECK(cluster.nodes[0].name == "gpu-host");
   CHECK(cluster.nodes[0].deviceType == type.name);

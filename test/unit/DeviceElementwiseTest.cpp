@@ -270,6 +270,8 @@ struct DeviceRun {
   Launch launch = Launch::Unsupported;
   Status status;
   int error = 0;
+  /// Calls of the launcher's transposeMatrices.
+  int64_t transposedMatrices = 0;
   std::vector<Tensor> results;
 };
 
@@ -304,6 +306,7 @@ DeviceRun runOnHost(Group group, const std::string &op, const AttrMap &attrs,
   run.claimed = launchGroup(group, launcher, op, resolved, ins, outs,
                             run.launch, run.status);
   run.error = launcher.takeError();
+  run.transposedMatrices = launcher.transposedMatrices();
   return run;
 }
 
@@ -834,6 +837,85 @@ TEST_CASE("transpose permutes every element type exactly",
       checkOp(Group::Movement, "transpose", {{"perm", p.perm}}, {&input},
               {{type, p.result}}, Tolerance::exact());
     }
+}
+
+TEST_CASE("transposes of whole matrices go through the launcher's tiles",
+          "[device][movement]") {
+  struct Permutation {
+    Shape shape;
+    std::vector<int64_t> perm;
+    Shape result;
+    bool tiled;
+  };
+  const Permutation cases[] = {
+      // A matrix; one of several; heads moved behind the sequence (the
+      // moved dimensions merge); a matrix whose sides are not multiples
+      // of a tile.
+      {{40, 64}, {1, 0}, {64, 40}, true},
+      {{3, 35, 64}, {0, 2, 1}, {3, 64, 35}, true},
+      {{2, 33, 4, 16}, {0, 2, 3, 1}, {2, 4, 16, 33}, true},
+      {{2, 4, 16, 33}, {0, 3, 1, 2}, {2, 33, 4, 16}, true},
+      {{1, 97, 1, 45}, {3, 2, 1, 0}, {45, 1, 97, 1}, true},
+      // Narrower than a tile, or not a transpose of matrices: the walk.
+      {{40, 31}, {1, 0}, {31, 40}, false},
+      {{8, 33, 2, 40}, {0, 2, 1, 3}, {8, 2, 33, 40}, false},
+      {{33, 34, 35}, {2, 1, 0}, {35, 34, 33}, false},
+  };
+  uint64_t seed = 1150;
+  for (DType type : kAllTypes)
+    for (const Permutation &p : cases) {
+      Tensor input = anyRandom(type, p.shape, seed++);
+      checkOp(Group::Movement, "transpose", {{"perm", p.perm}}, {&input},
+              {{type, p.result}}, Tolerance::exact());
+      DeviceRun run =
+          runOnHost(Group::Movement, "transpose", {{"perm", p.perm}}, {&input},
+                    {{type, p.result}});
+      INFO(toString(p.shape) << " perm " << toString(p.perm));
+      CHECK(run.transposedMatrices == (p.tiled ? 1 : 0));
+    }
+}
+
+TEST_CASE("fast division agrees with division below 2^31", "[device]") {
+  std::mt19937_64 rng(77);
+  std::vector<int64_t> divisors = {1,
+                                   2,
+                                   3,
+                                   5,
+                                   7,
+                                   31,
+                                   32,
+                                   33,
+                                   64,
+                                   1000,
+                                   4095,
+                                   4096,
+                                   4097,
+                                   65535,
+                                   65536,
+                                   65537,
+                                   (int64_t{1} << 30) - 1,
+                                   int64_t{1} << 30,
+                                   (int64_t{1} << 30) + 1,
+                                   (int64_t{1} << 31) - 1};
+  std::uniform_int_distribution<int64_t> anyDivisor(1, (int64_t{1} << 31) - 1);
+  for (int k = 0; k < 200; ++k)
+    divisors.push_back(anyDivisor(rng));
+  std::uniform_int_distribution<uint32_t> anyDividend(0, (1u << 31) - 1);
+  for (int64_t divisor : divisors) {
+    FastDivisor fast = FastDivisor::of(divisor);
+    std::vector<uint32_t> dividends = {0, 1, (1u << 31) - 1, (1u << 31) - 2};
+    for (int64_t multiple : {divisor - 1, divisor, divisor + 1, 2 * divisor - 1,
+                             2 * divisor, 1000 * divisor})
+      if (multiple >= 0 && multiple < (int64_t{1} << 31))
+        dividends.push_back(static_cast<uint32_t>(multiple));
+    for (int k = 0; k < 2000; ++k)
+      dividends.push_back(anyDividend(rng));
+    int64_t wrong = 0;
+    for (uint32_t n : dividends)
+      wrong += fast.divide(n) != n / static_cast<uint64_t>(divisor);
+    INFO("divisor " << divisor);
+    CHECK(wrong == 0);
+  }
 }
 
 TEST_CASE("concat and split along every axis, negative ones too",

@@ -536,8 +536,8 @@ TEST_CASE("normalization: sums split for a launcher that wants many threads "
           "add their chunks in order",
           "[device][normalization]") {
   // Parallelism 64: reductions to few results split their sums into chunks
-  // of at least 16 elements (partials, then a pass over them); a sum over
-  // trailing dimensions of 64 elements or more is a row of lanes.
+  // of at least 8 elements (partials, then a row per result over them); a
+  // sum over trailing dimensions of 64 elements or more is a row of lanes.
   struct Case {
     Shape shape;
     std::vector<int64_t> axes;
@@ -545,7 +545,7 @@ TEST_CASE("normalization: sums split for a launcher that wants many threads "
   const Case cases[] = {
       {{256, 4}, {0}},       // 4 results, 16 chunks of 16 rows
       {{64, 3, 70}, {0, 2}}, // 3 results, 21 chunks across two axes
-      {{50, 3}, {0}},        // a last chunk shorter than the others
+      {{50, 3}, {0}},        // 6 chunks, the last shorter than the others
       {{4, 128}, {-1}},      // rows of lanes
       {{2, 3, 20}, {1, 2}},  // trailing but short: one thread per result
   };
@@ -559,7 +559,7 @@ TEST_CASE("normalization: sums split for a launcher that wants many threads "
         expectSame(KernelGroup::Normalization, op, {{"axes", c.axes}}, {&input},
                    {{type, reducedShape(c.shape, c.axes, false)}}, 64);
       }
-  // Trailing, but too few results for a block each (a loss's mean): 22
+  // Trailing, but too few results for a block each (a loss's mean): 64
   // chunks each.
   for (const char *op : {"reduce_sum", "reduce_mean"}) {
     INFO(op << " to few results");
@@ -568,7 +568,7 @@ TEST_CASE("normalization: sums split for a launcher that wants many threads "
                {{"axes", std::vector<int64_t>{-1}}}, {&input},
                {{DType::F32, {2}}}, 4096);
   }
-  // The scale and bias gradients of 64 rows of 5 columns: 4 chunks.
+  // The scale and bias gradients of 64 rows of 5 columns: 8 chunks.
   for (DType type : {DType::F32, DType::F64}) {
     INFO(toString(type));
     Tensor dy = randomTensor(type, {64, 5}, seed++);
@@ -636,6 +636,21 @@ TEST_CASE("normalization: rows shared by several lanes, as on a GPU",
       expectSame(KernelGroup::Normalization, reduce,
                  {{"axes", std::vector<int64_t>{-1}}}, {&wide},
                  {{DType::F32, {4}}}, 64, lanes);
+    // Chunk sums added as rows of lanes: a reduction over leading axes and
+    // layer_norm_grad's scale and bias (parallelism 64: 16 and 8 chunks).
+    Tensor tall = randomTensor(DType::F32, {256, 4}, seed++, -50, 50);
+    for (const char *reduce : {"reduce_sum", "reduce_mean"})
+      expectSame(KernelGroup::Normalization, reduce,
+                 {{"axes", std::vector<int64_t>{0}}}, {&tall},
+                 {{DType::F32, {4}}}, 64, lanes);
+    Tensor dyTall = randomTensor(DType::F32, {64, 5}, seed++);
+    Tensor inputTall = randomTensor(DType::F32, {64, 5}, seed++);
+    Tensor scaleTall = randomTensor(DType::F32, {5}, seed++, 0.5, 1.5);
+    expectSame(KernelGroup::Normalization, "layer_norm_grad",
+               {{"axis", int64_t{-1}}, {"epsilon", 1e-3}},
+               {&dyTall, &inputTall, &scaleTall},
+               {{DType::F32, {64, 5}}, {DType::F32, {5}}, {DType::F32, {5}}},
+               64, lanes);
   }
 }
 

@@ -216,6 +216,11 @@ int run(int argc, char **argv, int rank, int worldSize) {
   app.add_flag("--tf32", tf32,
                "cuda: let float32 matmuls use TF32 tensor cores (faster; "
                "about 1e-3 relative instead of float32's 1e-6)");
+  bool noGraphs = false;
+  app.add_flag("--no-graphs", noGraphs,
+               "cuda: launch every instruction every step, instead of "
+               "replaying a step's device kernels from a CUDA graph captured "
+               "on its second run (--profile and --trace do not replay)");
   bool profile = false;
   app.add_flag("--profile", profile,
                "time every instruction (one at a time, so without overlap) "
@@ -280,6 +285,7 @@ int run(int argc, char **argv, int rank, int worldSize) {
   std::unique_ptr<Transport> communicator = createMpiCommunicator();
   CudaOptions cudaOptions;
   cudaOptions.tf32 = tf32;
+  cudaOptions.graphs = !noGraphs;
   // Decided alike on every rank: cuda only where every rank has a GPU of
   // its own, since ranks on different backends would wait for each other
   // forever.
@@ -572,6 +578,12 @@ void printProfile(const Profile &profile, int64_t steps,
   std::printf("profile total: %.3f ms per step in instructions; median "
               "profiled step %.3f ms\n",
               total * perStep, stepMs[stepMs.size() / 2]);
+  if (profile.issue.calls > 0)
+    std::printf("profile issue: %.1f us of host time per device instruction "
+                "(%.1f per step)\n",
+                profile.issue.seconds * 1e6 /
+                    static_cast<double>(profile.issue.calls),
+                static_cast<double>(profile.issue.calls) / steps);
   for (const auto &[name, entry] : shapes)
     print("profile shape", name, entry);
   std::fflush(stdout);

@@ -39,6 +39,10 @@ struct ProfileEntry {
 /// k=1024 batch=1"): the shapes are a part of their kind's time.
 struct Profile {
   std::map<std::string, ProfileEntry> kinds, shapes;
+  /// A GPU backend's host time to issue the instructions that run on the
+  /// device (their launch calls and the work before them), which bounds
+  /// the step from below when kernels are short.
+  ProfileEntry issue;
 };
 
 /// Adds one run of `instruction`, `seconds` long, to `profile`: under its

@@ -28,6 +28,11 @@ struct CudaOptions {
   /// Let float32 matmuls use TF32 tensor cores (faster, about 1e-3
   /// relative: outside the 1e-4 agreement with the CPU backend).
   bool tf32 = false;
+  /// Replay a range of instructions that runs device kernels alone (no
+  /// collectives, messages or host kernels) from a CUDA graph captured on
+  /// its second run: one launch per step for the host instead of one or
+  /// more per instruction. Off: every instruction is launched every step.
+  bool graphs = true;
 };
 
 /// Whether this build has the CUDA backend.

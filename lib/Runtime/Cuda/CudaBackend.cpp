@@ -169,6 +169,13 @@ public:
 private:
   Status allocate();
   Status openNccl();
+  /// Launches instructions [begin, end) on their streams.
+  Status issue(int64_t begin, int64_t end, std::vector<double> *hostSeconds);
+  /// Whether [begin, end) may be replayed from a graph (CudaOptions::graphs).
+  bool graphable(int64_t begin, int64_t end) const;
+  /// Launches [begin, end)'s graph, capturing it on the range's second run;
+  /// `launched` false: the caller issues the range itself.
+  Status launchGraph(int64_t begin, int64_t end, bool &launched);
   Status runKernelInstruction(int64_t index);
   /// Runs kernel `index`'s reference kernel on copies of its operands;
   /// with `writeBack`, copies the results to the device.
@@ -200,6 +207,7 @@ private:
     context.scratch = compute ? &computeScratch_ : &commScratch_;
     context.scratchBytes = compute ? &computeScratchBytes_ : &commScratchBytes_;
     context.tf32 = options_.tf32;
+    context.capturing = capturing_;
     return context;
   }
   size_t byteSize(int64_t buffer) const {
@@ -221,6 +229,8 @@ private:
   std::string deviceName_;
   cudaStream_t computeStream_ = nullptr, commStream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
+  static constexpr size_t kBlasWorkspaceBytes = size_t{32} << 20;
+  void *blasWorkspace_ = nullptr;
   int *errorSlot_ = nullptr;
   void *computeScratch_ = nullptr, *commScratch_ = nullptr;
   size_t computeScratchBytes_ = 0, commScratchBytes_ = 0;
@@ -240,6 +250,16 @@ private:
 
   ncclComm_t worldComm_ = nullptr;
   std::map<std::string, GroupComm> groupComms_;
+
+  /// A range's graph: its runs before capture, failed captures, and the
+  /// executable graph once made.
+  struct RangeGraph {
+    int64_t runs = 0, failures = 0;
+    bool refused = false;
+    cudaGraphExec_t exec = nullptr;
+  };
+  std::map<std::pair<int64_t, int64_t>, RangeGraph> graphs_;
+  bool capturing_ = false;
 
   bool profiling_ = false;
   Profile profile_;
@@ -290,6 +310,10 @@ Status CudaBackend::open() {
   PARPLAN_CHECK(cudaStreamCreateWithFlags(&commStream_, cudaStreamNonBlocking));
   PARPLAN_CHECK(cublasCreate(&blas_));
   PARPLAN_CHECK(cublasSetStream(blas_, computeStream_));
+  // cuBLAS's workspace of its own, so that a graph capture (launchGraph)
+  // allocates nothing inside cuBLAS; the size NVIDIA suggests for Hopper.
+  PARPLAN_CHECK(cudaMalloc(&blasWorkspace_, kBlasWorkspaceBytes));
+  PARPLAN_CHECK(cublasSetWorkspace(blas_, blasWorkspace_, kBlasWorkspaceBytes));
   PARPLAN_CHECK(
       cudaMalloc(reinterpret_cast<void **>(&errorSlot_), sizeof(int)));
   // Streams made non-blocking do not wait for the legacy default stream:
@@ -327,6 +351,10 @@ void CudaBackend::releaseProgram() {
   origin_ = nullptr;
   timeline_ = false;
   runs_.clear();
+  for (auto &[range, graph] : graphs_)
+    if (graph.exec)
+      cudaGraphExecDestroy(graph.exec);
+  graphs_.clear();
   for (void *memory : {pool_, staging_})
     if (memory)
       cudaFree(memory);
@@ -336,11 +364,11 @@ void CudaBackend::releaseProgram() {
 
 void CudaBackend::release() {
   releaseProgram();
-  for (void *memory :
-       {computeScratch_, commScratch_, static_cast<void *>(errorSlot_)})
+  for (void *memory : {computeScratch_, commScratch_, blasWorkspace_,
+                       static_cast<void *>(errorSlot_)})
     if (memory)
       cudaFree(memory);
-  computeScratch_ = commScratch_ = nullptr;
+  computeScratch_ = commScratch_ = blasWorkspace_ = nullptr;
   errorSlot_ = nullptr;
   if (blas_)
     cublasDestroy(blas_);
@@ -722,28 +750,13 @@ Status CudaBackend::runMessages(int64_t first, int64_t last) {
   return grouped.end();
 }
 
-Status CudaBackend::run(int64_t begin, int64_t end) {
-  if (failed_)
-    return Status::failure("an earlier step failed; the GPU state is lost");
-  failed_ = true; // until the step completes
-  PARPLAN_CHECK(cudaMemsetAsync(errorSlot_, 0, sizeof(int), computeStream_));
-  int64_t count = program_->instructions_size();
+Status CudaBackend::issue(int64_t begin, int64_t end,
+                          std::vector<double> *hostSeconds) {
   bool timed = profiling_ || timeline_;
-  if (timed && static_cast<int64_t>(starts_.size()) != count) {
-    starts_.assign(count, nullptr);
-    ends_.assign(count, nullptr);
-    for (int64_t i = 0; i < count; ++i) {
-      PARPLAN_CHECK(cudaEventCreate(&starts_[i]));
-      PARPLAN_CHECK(cudaEventCreate(&ends_[i]));
-    }
-  }
   auto isMessage = [&](int64_t i) {
     return program_->instructions(i).has_send() ||
            program_->instructions(i).has_recv();
   };
-  // By instruction, with profiling: the host's time for kernels that run
-  // on the host (GPU events would time only their copies).
-  std::vector<double> hostSeconds(profiling_ ? count : 0, -1.0);
   for (int64_t first = begin; first < end; ++first) {
     // Sends and receives in a row go as one group; everything else alone.
     int64_t last = first;
@@ -770,10 +783,17 @@ Status CudaBackend::run(int64_t begin, int64_t end) {
     switch (instruction.op_case()) {
     case plan::Instruction::kKernel:
       status = runKernelInstruction(first);
-      if (profiling_ && !prepared_.onDevice[first])
-        hostSeconds[first] = std::chrono::duration<double>(
-                                 std::chrono::steady_clock::now() - hostStart)
-                                 .count();
+      if (profiling_) {
+        double seconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - hostStart)
+                             .count();
+        if (prepared_.onDevice[first]) {
+          ++profile_.issue.calls;
+          profile_.issue.seconds += seconds;
+        } else if (hostSeconds) {
+          (*hostSeconds)[first] = seconds;
+        }
+      }
       break;
     case plan::Instruction::kCollective:
       status = runCollective(instruction.collective());
@@ -801,6 +821,83 @@ Status CudaBackend::run(int64_t begin, int64_t end) {
                              "): " + status.error);
     first = last;
   }
+  return Status::success();
+}
+
+bool CudaBackend::graphable(int64_t begin, int64_t end) const {
+  if (!options_.graphs || profiling_ || timeline_ || begin >= end)
+    return false;
+  // Device kernels alone, on the compute stream, which no other stream
+  // waits for: a graph's replay records no events for the comm stream.
+  for (int64_t i = begin; i < end; ++i)
+    if (!program_->instructions(i).has_kernel() || !prepared_.onDevice[i] ||
+        schedule_.waitFor[i] >= 0 || schedule_.awaited[i])
+      return false;
+  return true;
+}
+
+Status CudaBackend::launchGraph(int64_t begin, int64_t end, bool &launched) {
+  launched = false;
+  RangeGraph &graph = graphs_[{begin, end}];
+  if (graph.refused)
+    return Status::success();
+  if (!graph.exec) {
+    // The first run grows the scratch to what the range needs; a capture
+    // may not allocate.
+    if (++graph.runs < 2)
+      return Status::success();
+    PARPLAN_CHECK(cudaStreamBeginCapture(computeStream_,
+                                         cudaStreamCaptureModeThreadLocal));
+    capturing_ = true;
+    Status issued = issue(begin, end, nullptr);
+    capturing_ = false;
+    cudaGraph_t captured = nullptr;
+    cudaError_t made = cudaStreamEndCapture(computeStream_, &captured);
+    if (issued.ok() && made == cudaSuccess && captured)
+      made = cudaGraphInstantiate(&graph.exec, captured, 0);
+    else if (made == cudaSuccess)
+      made = cudaErrorStreamCaptureInvalidated;
+    if (captured)
+      cudaGraphDestroy(captured);
+    if (made != cudaSuccess) {
+      // Nothing ran: the step goes instruction by instruction, and a
+      // second failure gives the range up.
+      cudaGetLastError();
+      graph.exec = nullptr;
+      graph.refused = ++graph.failures >= 2;
+      return Status::success();
+    }
+  }
+  PARPLAN_CHECK(cudaGraphLaunch(graph.exec, computeStream_));
+  launched = true;
+  return Status::success();
+}
+
+Status CudaBackend::run(int64_t begin, int64_t end) {
+  if (failed_)
+    return Status::failure("an earlier step failed; the GPU state is lost");
+  failed_ = true; // until the step completes
+  PARPLAN_CHECK(cudaMemsetAsync(errorSlot_, 0, sizeof(int), computeStream_));
+  int64_t count = program_->instructions_size();
+  bool timed = profiling_ || timeline_;
+  if (timed && static_cast<int64_t>(starts_.size()) != count) {
+    starts_.assign(count, nullptr);
+    ends_.assign(count, nullptr);
+    for (int64_t i = 0; i < count; ++i) {
+      PARPLAN_CHECK(cudaEventCreate(&starts_[i]));
+      PARPLAN_CHECK(cudaEventCreate(&ends_[i]));
+    }
+  }
+  // By instruction, with profiling: the host's time for kernels that run
+  // on the host (GPU events would time only their copies).
+  std::vector<double> hostSeconds(profiling_ ? count : 0, -1.0);
+  bool launched = false;
+  if (graphable(begin, end))
+    if (Status status = launchGraph(begin, end, launched); !status.ok())
+      return status;
+  if (!launched)
+    if (Status status = issue(begin, end, &hostSeconds); !status.ok())
+      return status;
   if (Status status = synchronize(); !status.ok())
     return status;
   if (timeline_)

@@ -14,7 +14,7 @@ namespace {
 CudaLauncher launcherFor(const CudaLaunchContext &context) {
   CudaLauncher launcher(context.stream, context.blas, context.errorSlot,
                         context.errorCode, context.scratch,
-                        context.scratchBytes);
+                        context.scratchBytes, context.capturing);
   launcher.setTf32(context.tf32);
   return launcher;
 }

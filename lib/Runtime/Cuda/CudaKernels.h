@@ -31,6 +31,10 @@ struct CudaLaunchContext {
   void **scratch = nullptr;
   size_t *scratchBytes = nullptr;
   bool tf32 = false;
+  /// The stream is being captured into a graph: the scratch may not grow
+  /// (an allocation would become the graph's), so a kernel that needs more
+  /// fails its launch, and the backend runs the step without a graph.
+  bool capturing = false;
 };
 
 /// launchDeviceKernel (Dispatch.h) on the GPU. A launch failure (a kernel

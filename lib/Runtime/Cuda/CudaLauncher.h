@@ -27,6 +27,23 @@ template <typename F> __global__ void forEachKernel(int64_t n, F f) {
     f(i);
 }
 
+template <typename F> __global__ void forEachStagedKernel(int64_t n, F f) {
+  constexpr int kCount = kStagedElements;
+  int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + (kCount - 1) * step < n; i += kCount * step) {
+    typename F::Values values[kCount];
+#pragma unroll
+    for (int k = 0; k < kCount; ++k)
+      values[k] = f.load(i + k * step);
+#pragma unroll
+    for (int k = 0; k < kCount; ++k)
+      f.store(i + k * step, values[k]);
+  }
+  for (; i < n; i += step)
+    f.store(i, f.load(i));
+}
+
 /// The lanes of a row on the GPU: the threads of one block (a multiple of
 /// 32). Combining reduces within each warp by shuffles, then across warps
 /// through shared memory in warp order, so every lane gets the same value
@@ -88,15 +105,86 @@ template <typename F> __global__ void forEachRowKernel(int64_t rows, F f) {
     f(row, lanes);
 }
 
+/// The lanes of a short row on the GPU: the 32 threads of one warp, which
+/// combine by shuffles alone (a butterfly, so every lane gets the same
+/// value); a block holds several such rows and never synchronizes.
+struct WarpLanes {
+  PARPLAN_HD int64_t lane() const {
+#if defined(__CUDA_ARCH__)
+    return threadIdx.x & 31;
+#else
+    return 0;
+#endif
+  }
+  PARPLAN_HD int64_t count() const { return 32; }
+  template <typename C> PARPLAN_HD C sum(C value) const {
+#if defined(__CUDA_ARCH__)
+    for (int offset = 16; offset > 0; offset >>= 1)
+      value += __shfl_xor_sync(0xffffffffu, value, offset);
+#endif
+    return value;
+  }
+  template <typename C> PARPLAN_HD C max(C value) const {
+#if defined(__CUDA_ARCH__)
+    for (int offset = 16; offset > 0; offset >>= 1)
+      value = hdMax(value, __shfl_xor_sync(0xffffffffu, value, offset));
+#endif
+    return value;
+  }
+};
+
+/// Rows of at most kWarpRowLength elements take a warp each.
+inline constexpr int64_t kWarpRowLength = 1024;
+
+template <typename F> __global__ void forEachWarpRowKernel(int64_t rows, F f) {
+  int64_t warps = static_cast<int64_t>(blockDim.x >> 5);
+  // The whole warp takes each row: its lanes agree on the loop's bounds.
+  for (int64_t row = blockIdx.x * warps + (threadIdx.x >> 5); row < rows;
+       row += gridDim.x * warps)
+    f(row, WarpLanes{});
+}
+
+/// Square tiles staged in shared memory (a column of padding keeps a
+/// tile's column reads off one bank); 32 x 8 threads, four words each.
+template <typename W>
+__global__ void transposeMatricesKernel(const W *in, W *out, int64_t rows,
+                                        int64_t columns, int64_t tilesDown,
+                                        int64_t tilesAcross, int64_t tiles) {
+  constexpr int kSide = static_cast<int>(kTransposeTile);
+  __shared__ W tile[kSide][kSide + 1];
+  int64_t perMatrix = tilesDown * tilesAcross;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    int64_t matrix = t / perMatrix, within = t % perMatrix;
+    int64_t row0 = (within / tilesAcross) * kSide;
+    int64_t column0 = (within % tilesAcross) * kSide;
+    const W *source = in + matrix * rows * columns;
+    W *target = out + matrix * rows * columns;
+    for (int k = threadIdx.y; k < kSide; k += blockDim.y) {
+      int64_t r = row0 + k, c = column0 + threadIdx.x;
+      if (r < rows && c < columns)
+        tile[k][threadIdx.x] = source[r * columns + c];
+    }
+    __syncthreads();
+    for (int k = threadIdx.y; k < kSide; k += blockDim.y) {
+      int64_t c = column0 + k, r = row0 + threadIdx.x;
+      if (r < rows && c < columns)
+        target[c * rows + r] = tile[threadIdx.x][k];
+    }
+    __syncthreads();
+  }
+}
+
 class CudaLauncher {
 public:
   /// `errorSlot` is a device int the kernels of this launch write
   /// `errorCode` into; `scratch` grows on demand (cudaMallocAsync on the
   /// stream, so it is freed in stream order).
   CudaLauncher(cudaStream_t stream, cublasHandle_t blas, int *errorSlot,
-               int errorCode, void **scratch, size_t *scratchBytes)
+               int errorCode, void **scratch, size_t *scratchBytes,
+               bool capturing)
       : stream_(stream), blas_(blas), errorSlot_(errorSlot),
-        errorCode_(errorCode), scratch_(scratch), scratchBytes_(scratchBytes) {}
+        errorCode_(errorCode), scratch_(scratch), scratchBytes_(scratchBytes),
+        capturing_(capturing) {}
 
   template <typename F> void forEach(int64_t n, const F &f) {
     if (n <= 0)
@@ -112,12 +200,36 @@ public:
     record(cudaGetLastError(), "kernel launch");
   }
 
-  /// A block per row: as many lanes as the row has elements, rounded up to
-  /// a warp, up to 256.
+  template <typename F> void forEachStaged(int64_t n, const F &f) {
+    if (n <= 0)
+      return;
+    constexpr int kThreads = 256;
+    int64_t perBlock = kThreads * kStagedElements;
+    int64_t blocks = (n + perBlock - 1) / perBlock;
+    if (blocks > 65535)
+      blocks = 65535;
+    forEachStagedKernel<<<static_cast<unsigned>(blocks), kThreads, 0,
+                          stream_>>>(n, f);
+    record(cudaGetLastError(), "kernel launch");
+  }
+
+  /// A warp per row of at most kWarpRowLength elements, eight rows to a
+  /// block; a block per longer row, of as many lanes as the row has
+  /// elements, rounded up to a warp, up to 256.
   template <typename F>
   void forEachRow(int64_t rows, int64_t length, const F &f) {
     if (rows <= 0)
       return;
+    if (length <= kWarpRowLength) {
+      constexpr int kWarps = 8;
+      int64_t blocks = (rows + kWarps - 1) / kWarps;
+      if (blocks > 65535)
+        blocks = 65535;
+      forEachWarpRowKernel<<<static_cast<unsigned>(blocks), kWarps * 32, 0,
+                             stream_>>>(rows, f);
+      record(cudaGetLastError(), "kernel launch");
+      return;
+    }
     int threads = 32;
     while (threads < 256 && threads < length)
       threads *= 2;
@@ -131,7 +243,34 @@ public:
   /// H100's 132 multiprocessors (2,048 each) about once.
   int64_t parallelism() const { return int64_t{1} << 18; }
 
+  void copy(void *to, const void *from, size_t bytes) {
+    if (bytes && to != from)
+      record(
+          cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_),
+          "cudaMemcpyAsync");
+  }
+
+  template <typename W>
+  void transposeMatrices(const W *in, W *out, int64_t matrices, int64_t rows,
+                         int64_t columns) {
+    int64_t tilesDown = (rows + kTransposeTile - 1) / kTransposeTile;
+    int64_t tilesAcross = (columns + kTransposeTile - 1) / kTransposeTile;
+    int64_t tiles = matrices * tilesDown * tilesAcross;
+    if (tiles <= 0)
+      return;
+    int64_t blocks = tiles < (int64_t{1} << 20) ? tiles : (int64_t{1} << 20);
+    transposeMatricesKernel<W>
+        <<<static_cast<unsigned>(blocks), dim3(kTransposeTile, 8), 0,
+           stream_>>>(in, out, rows, columns, tilesDown, tilesAcross, tiles);
+    record(cudaGetLastError(), "kernel launch");
+  }
+
   void *workspace(size_t bytes) {
+    if (bytes > *scratchBytes_ && capturing_) {
+      record(cudaErrorStreamCaptureUnsupported,
+             "scratch growth while capturing a graph");
+      return nullptr;
+    }
     if (bytes > *scratchBytes_) {
       if (*scratch_)
         record(cudaFreeAsync(*scratch_, stream_), "cudaFreeAsync");
@@ -144,10 +283,6 @@ public:
       }
       *scratchBytes_ = bytes;
     }
-    if (*scratch_ && bytes &&
-        !record(cudaMemsetAsync(*scratch_, 0, bytes, stream_),
-                "cudaMemsetAsync (workspace)"))
-      return nullptr;
     return *scratch_;
   }
   int *errorSlot() { return errorSlot_; }
@@ -230,6 +365,7 @@ private:
   int errorCode_;
   void **scratch_;
   size_t *scratchBytes_;
+  bool capturing_;
   bool ok_ = true;
   std::string launchError_;
 };

@@ -14,7 +14,13 @@
 //   library (not device code), only the math of <cmath> spelled as below
 //   (hdExp, hdLog, ...), and no exceptions or allocation.
 // - A functor is a small struct of pointers and integers (copied to the
-//   device by value) with `PARPLAN_HD void operator()(int64_t i) const`,
+//   device by value) with `PARPLAN_HD void operator()(int64_t i) const`;
+//   or, for forEachStaged, a type Values with `Values load(int64_t i)
+//   const` (every read of element i) and `void store(int64_t i, Values)
+//   const` (every write), so that a thread can issue the loads of several
+//   elements before it waits for any: a memory-bound kernel needs that
+//   many bytes in flight to approach the memory's bandwidth, and a
+//   compiler may not hoist a load above a store that could alias it;
 //   or, for a row that its lanes share (forEachRow), a template
 //   `operator()(int64_t row, const Lanes &lanes) const`: lane k of
 //   lanes.count() takes elements k, k + count, ... and lanes.sum(x) and
@@ -30,11 +36,19 @@
 //
 // A Launcher L provides:
 //   template <class F> void forEach(int64_t n, const F &f);  // f(i), i < n
+//   template <class F> void forEachStaged(int64_t n, const F &f);
+//       // f.store(i, f.load(i)), i < n, with several elements' loads issued
+//       // before their stores
 //   template <class F> void forEachRow(int64_t rows, int64_t length,
 //                                      const F &f);  // f(row, lanes)
 //   int64_t parallelism();  // independent partial results worth computing
 //                           // at once: 1 on the host, ~10^5 on a GPU
-//   void *workspace(size_t bytes);  // scratch, valid for this kernel only
+//   void *workspace(size_t bytes);  // scratch, valid for this kernel only;
+//                                   // its contents are unspecified
+//   void copy(void *to, const void *from, size_t bytes);  // no overlap
+//   template <class W> void transposeMatrices(const W *in, W *out,
+//       int64_t matrices, int64_t rows, int64_t columns);
+//       // in [matrices][rows][columns] -> out [matrices][columns][rows]
 //   int *errorSlot();  int errorCode();
 //   Status gemm(const GemmCall &call);  // Linear.h
 //
@@ -75,11 +89,61 @@ struct DeviceTensor {
 /// backend falls back to the host kernel for them.
 inline constexpr int kMaxRank = 8;
 
+/// Launchers transpose matrices in square tiles of this side (a GPU
+/// block stages a tile in shared memory so that both its reads and its
+/// writes run along rows); matrices narrower than a tile go through the
+/// strided walk instead.
+inline constexpr int64_t kTransposeTile = 32;
+
 /// Shapes and strides by value, for functors.
 struct Dims {
   int64_t size[kMaxRank] = {};
   int64_t rank = 0;
 };
+
+/// Division by a divisor fixed when a kernel is launched, as a multiply-high
+/// and a shift (the round-up method of Granlund and Montgomery): exact for
+/// dividends and divisors below 2^31. A GPU divides 64-bit integers in a
+/// software loop of dozens of instructions, so index arithmetic over a
+/// shape, per element, would otherwise cost more than the memory access it
+/// computes.
+struct FastDivisor {
+  uint32_t multiplier = 0, shift = 0; // multiplier 0: divide by 1
+
+  /// `divisor` in [1, 2^31).
+  static FastDivisor of(int64_t divisor) {
+    FastDivisor fast;
+    if (divisor <= 1)
+      return fast;
+    uint32_t log2 = 0; // ceil(log2(divisor))
+    while ((int64_t{1} << log2) < divisor)
+      ++log2;
+    uint32_t exponent = 31 + log2;
+    fast.multiplier = static_cast<uint32_t>(
+        ((uint64_t{1} << exponent) + static_cast<uint64_t>(divisor) - 1) /
+        static_cast<uint64_t>(divisor));
+    fast.shift = exponent - 32;
+    return fast;
+  }
+
+  /// n / divisor, for n below 2^31.
+  PARPLAN_HD uint32_t divide(uint32_t n) const {
+    if (multiplier == 0)
+      return n;
+#if defined(__CUDA_ARCH__)
+    return __umulhi(n, multiplier) >> shift;
+#else
+    return static_cast<uint32_t>((static_cast<uint64_t>(n) * multiplier) >>
+                                 32) >>
+           shift;
+#endif
+  }
+};
+
+/// Whether index arithmetic over `count` elements fits FastDivisor.
+inline bool fitsFastDivision(int64_t count) {
+  return count >= 0 && count < (int64_t{1} << 31);
+}
 
 //===----------------------------------------------------------------------===//
 // Element access
@@ -271,6 +335,10 @@ PARPLAN_HD void hdAtomicAdd(double *address, double value) {
 }
 template <typename T> PARPLAN_HD T hdMin(T a, T b) { return b < a ? b : a; }
 
+/// Elements a thread of forEachStaged takes at once: on a GPU, spaced by
+/// the grid's thread count; on the host, consecutive.
+inline constexpr int kStagedElements = 4;
+
 /// The lanes of a row on the host: one, so a row's loop is the plain loop
 /// over its elements in order and combining is the identity.
 struct SingleLane {
@@ -279,6 +347,29 @@ struct SingleLane {
   template <typename C> PARPLAN_HD C sum(C value) const { return value; }
   template <typename C> PARPLAN_HD C max(C value) const { return value; }
 };
+
+/// Runs a row's loop for one lane: its elements j = lane, lane + count, ...
+/// below `length`, kStagedElements at a time, load(j) for each element of
+/// a group before use(j, value) for each in order. A lane's loads of a
+/// group are then in flight together, where the plain loop waits a memory
+/// latency per element (a compiler may not hoist a load above a store that
+/// could alias it); the uses run in the plain loop's order, so sums round
+/// as its do.
+template <class Lanes, class Load, class Use>
+PARPLAN_HD void forLaneElements(const Lanes &lanes, int64_t length,
+                                const Load &load, const Use &use) {
+  int64_t step = lanes.count(), j = lanes.lane();
+  for (; j + (kStagedElements - 1) * step < length;
+       j += kStagedElements * step) {
+    decltype(load(j)) values[kStagedElements];
+    for (int k = 0; k < kStagedElements; ++k)
+      values[k] = load(j + k * step);
+    for (int k = 0; k < kStagedElements; ++k)
+      use(j + k * step, values[k]);
+  }
+  for (; j < length; j += step)
+    use(j, load(j));
+}
 
 //===----------------------------------------------------------------------===//
 // Helpers for dispatch

@@ -162,14 +162,21 @@ template <typename Fn> bool dispatchInt(DType type, Fn &&fn) {
 
 template <typename T, typename Op> struct BinaryFunctor {
   using S = typename T::Storage;
+  using C = typename T::Compute;
+  struct Values {
+    C lhs, rhs;
+  };
   const S *lhs, *rhs;
   S *out;
   StridedIndex<2> index;
   Op op;
-  PARPLAN_HD void operator()(int64_t i) const {
+  PARPLAN_HD Values load(int64_t i) const {
     int64_t offset[2];
     index.offsets(i, offset);
-    T::store(out, i, op(T::load(lhs, offset[0]), T::load(rhs, offset[1])));
+    return {T::load(lhs, offset[0]), T::load(rhs, offset[1])};
+  }
+  PARPLAN_HD void store(int64_t i, Values values) const {
+    T::store(out, i, op(values.lhs, values.rhs));
   }
 };
 
@@ -282,12 +289,12 @@ template <typename C> struct ClipOp {
 
 template <typename T, typename Op> struct UnaryFunctor {
   using S = typename T::Storage;
+  using Values = typename T::Compute;
   const S *in;
   S *out;
   Op op;
-  PARPLAN_HD void operator()(int64_t i) const {
-    T::store(out, i, op(T::load(in, i)));
-  }
+  PARPLAN_HD Values load(int64_t i) const { return T::load(in, i); }
+  PARPLAN_HD void store(int64_t i, Values x) const { T::store(out, i, op(x)); }
 };
 
 /// dropout's training form on a block (Kernels.h: runtime::dropout): the
@@ -377,11 +384,18 @@ template <typename C> struct ClipGradOp {
 
 template <typename T, typename Op> struct GradFunctor {
   using S = typename T::Storage;
+  using C = typename T::Compute;
+  struct Values {
+    C dy, x;
+  };
   const S *dy, *x;
   S *dx;
   Op op;
-  PARPLAN_HD void operator()(int64_t i) const {
-    T::store(dx, i, op(T::load(dy, i), T::load(x, i)));
+  PARPLAN_HD Values load(int64_t i) const {
+    return {T::load(dy, i), T::load(x, i)};
+  }
+  PARPLAN_HD void store(int64_t i, Values values) const {
+    T::store(dx, i, op(values.dy, values.x));
   }
 };
 
@@ -533,7 +547,7 @@ Launch binary(L &launcher, const std::string &op, const DeviceTensor &lhs,
   bool handled = dispatchFloat(result.dtype, [&](auto traits) {
     using T = decltype(traits);
     using S = typename T::Storage;
-    launcher.forEach(
+    launcher.forEachStaged(
         count,
         BinaryFunctor<T, FloatOp<typename T::Compute>>{
             lhs.as<const S>(), rhs.as<const S>(), result.as<S>(), index, {}});
@@ -604,9 +618,9 @@ Launch unary(L &launcher, const std::string &op, const DeviceTensor &input,
     using T = decltype(traits);
     using S = typename T::Storage;
     auto functor = makeOp(typename T::Compute{});
-    launcher.forEach(result.numElements(),
-                     UnaryFunctor<T, decltype(functor)>{
-                         input.as<const S>(), result.as<S>(), functor});
+    launcher.forEachStaged(result.numElements(),
+                           UnaryFunctor<T, decltype(functor)>{
+                               input.as<const S>(), result.as<S>(), functor});
   });
   return handled ? Launch::Done : Launch::Unsupported;
 }
@@ -628,10 +642,10 @@ Launch grad(L &launcher, const std::string &op, const DeviceTensor &dy,
     using T = decltype(traits);
     using S = typename T::Storage;
     auto functor = makeOp(typename T::Compute{});
-    launcher.forEach(dx.numElements(),
-                     GradFunctor<T, decltype(functor)>{dy.as<const S>(),
-                                                       input.as<const S>(),
-                                                       dx.as<S>(), functor});
+    launcher.forEachStaged(
+        dx.numElements(),
+        GradFunctor<T, decltype(functor)>{dy.as<const S>(), input.as<const S>(),
+                                          dx.as<S>(), functor});
   });
   return handled ? Launch::Done : Launch::Unsupported;
 }
@@ -672,11 +686,9 @@ Launch dropout(L &launcher, const AttrMap &attrs, const DeviceTensor &input,
       return Launch::Done;
     }
   if (!step) {
-    dispatchWord(input.dtype, [&](auto word) {
-      using W = decltype(word);
-      launcher.forEach(result.numElements(),
-                       CopyFunctor<W>{input.as<const W>(), result.as<W>()});
-    });
+    launcher.copy(result.data, input.data,
+                  static_cast<size_t>(result.numElements()) *
+                      static_cast<size_t>(byteWidth(input.dtype)));
     return Launch::Done;
   }
   bool handled = dispatchFloat(input.dtype, [&](auto traits) {

@@ -210,6 +210,7 @@ Launch gatherGrad(L &launcher, const std::string &op, const DeviceTensor &dy,
           launcher.workspace(static_cast<size_t>(size) * sizeof(float)));
       if (!sums)
         return; // ProbeLauncher, or out of memory (the launcher says so)
+      launcher.forEach(size, ZeroFill<float>{sums});
       launcher.forEach(
           dy.numElements(),
           ScatterAdd<T, float>{dy.template as<const S>(), sums, map});

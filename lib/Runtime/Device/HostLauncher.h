@@ -15,6 +15,8 @@
 #include "Device/GemmCall.h"
 
 #include <condition_variable>
+#include <cstring>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -82,6 +84,18 @@ public:
     for (int64_t i = 0; i < n; ++i)
       f(i);
   }
+  /// In groups of kStagedElements consecutive elements, each group's loads
+  /// before its stores, the order a GPU thread issues them in.
+  template <typename F> void forEachStaged(int64_t n, const F &f) {
+    for (int64_t first = 0; first < n; first += kStagedElements) {
+      typename F::Values values[kStagedElements];
+      int64_t count = n - first < kStagedElements ? n - first : kStagedElements;
+      for (int64_t k = 0; k < count; ++k)
+        values[k] = f.load(first + k);
+      for (int64_t k = 0; k < count; ++k)
+        f.store(first + k, values[k]);
+    }
+  }
   template <typename F> void forEachRow(int64_t rows, int64_t, const F &f) {
     for (int64_t row = 0; row < rows; ++row) {
       if (lanes_ == 1) {
@@ -103,10 +117,30 @@ public:
   /// tests set more to run the split paths a GPU takes.
   int64_t parallelism() const { return parallelism_; }
   void setParallelism(int64_t parallelism) { parallelism_ = parallelism; }
+  /// Filled with NaNs, so that a kernel that reads scratch it did not
+  /// write fails its test (the GPU's scratch holds whatever came before).
   void *workspace(size_t bytes) {
-    scratch_.assign((bytes + sizeof(double) - 1) / sizeof(double), 0.0);
+    scratch_.assign((bytes + sizeof(double) - 1) / sizeof(double),
+                    std::numeric_limits<double>::quiet_NaN());
     return scratch_.data();
   }
+  void copy(void *to, const void *from, size_t bytes) {
+    if (bytes && to != from)
+      std::memcpy(to, from, bytes);
+  }
+  template <typename W>
+  void transposeMatrices(const W *in, W *out, int64_t matrices, int64_t rows,
+                         int64_t columns) {
+    for (int64_t m = 0; m < matrices;
+         ++m, in += rows * columns, out += rows * columns)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < columns; ++c)
+          out[c * rows + r] = in[r * columns + c];
+    ++transposedMatrices_;
+  }
+  /// Calls of transposeMatrices so far: the tests check that a transpose
+  /// took the tiled path.
+  int64_t transposedMatrices() const { return transposedMatrices_; }
   int *errorSlot() { return &error_; }
   int errorCode() const { return 1; }
   /// The code a kernel wrote, 0 when none; cleared by the call.
@@ -147,6 +181,7 @@ public:
 
 private:
   std::vector<double> scratch_;
+  int64_t transposedMatrices_ = 0;
   int error_ = 0;
   int64_t parallelism_ = 1;
   int lanes_ = 1;
@@ -155,9 +190,13 @@ private:
 class ProbeLauncher {
 public:
   template <typename F> void forEach(int64_t, const F &) {}
+  template <typename F> void forEachStaged(int64_t, const F &) {}
   template <typename F> void forEachRow(int64_t, int64_t, const F &) {}
   int64_t parallelism() const { return 1; }
   void *workspace(size_t) { return nullptr; }
+  void copy(void *, const void *, size_t) {}
+  template <typename W>
+  void transposeMatrices(const W *, W *, int64_t, int64_t, int64_t) {}
   int *errorSlot() { return nullptr; }
   int errorCode() const { return 1; }
   Status gemm(const GemmCall &) { return Status::success(); }

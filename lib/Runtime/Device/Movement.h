@@ -36,9 +36,14 @@ namespace parplan::runtime::device {
 
 /// Maps a linear index over `shape` (row major) to an offset into each of
 /// N operands: offset[k] = sum over d of index[d] * strides[k].size[d].
+/// Below 2^31 elements (`narrow`) the coordinates come from 32-bit
+/// FastDivisors; dimension 0's coordinate is what remains after the others,
+/// without a division.
 template <int N> struct StridedIndex {
   Dims shape;
   Dims strides[N];
+  FastDivisor divisors[kMaxRank];
+  bool narrow = false;
 
   PARPLAN_HD void offsets(int64_t linear, int64_t (&offset)[N]) const {
     // One dimension is what operands of one shape collapse to: no division.
@@ -49,6 +54,19 @@ template <int N> struct StridedIndex {
     }
     for (int k = 0; k < N; ++k)
       offset[k] = 0;
+    if (narrow) {
+      uint32_t rest = static_cast<uint32_t>(linear);
+      for (int64_t d = shape.rank - 1; d > 0; --d) {
+        uint32_t quotient = divisors[d].divide(rest);
+        int64_t index = rest - quotient * static_cast<uint32_t>(shape.size[d]);
+        rest = quotient;
+        for (int k = 0; k < N; ++k)
+          offset[k] += index * strides[k].size[d];
+      }
+      for (int k = 0; k < N; ++k)
+        offset[k] += static_cast<int64_t>(rest) * strides[k].size[0];
+      return;
+    }
     for (int64_t d = shape.rank - 1; d >= 0; --d) {
       int64_t size = shape.size[d];
       int64_t index = linear % size;
@@ -94,6 +112,10 @@ bool makeStridedIndex(const Shape &shape,
     for (size_t d = 0; d < sizes.size(); ++d)
       index.strides[k].size[d] = kept[k][d];
   }
+  index.narrow = fitsFastDivision(numElements(shape));
+  if (index.narrow)
+    for (size_t d = 0; d < sizes.size(); ++d)
+      index.divisors[d] = FastDivisor::of(sizes[d]);
   return true;
 }
 
@@ -123,24 +145,19 @@ template <typename Fn> void dispatchWord(DType type, Fn &&fn) {
 // Functors
 //===----------------------------------------------------------------------===//
 
-/// out[i] = in[i]: reshape.
-template <typename W> struct CopyFunctor {
-  const W *in;
-  W *out;
-  PARPLAN_HD void operator()(int64_t i) const { out[i] = in[i]; }
-};
-
 /// out[i] = in[base + strided offset of i]: expand, transpose and slice.
 template <typename W> struct StridedGatherFunctor {
+  using Values = W;
   const W *in;
   W *out;
   int64_t base;
   StridedIndex<1> index;
-  PARPLAN_HD void operator()(int64_t i) const {
+  PARPLAN_HD W load(int64_t i) const {
     int64_t offset[1];
     index.offsets(i, offset);
-    out[i] = in[base + offset[0]];
+    return in[base + offset[0]];
   }
+  PARPLAN_HD void store(int64_t i, W value) const { out[i] = value; }
 };
 
 /// Copies one operand's blocks of a concat or split: element i lies in
@@ -218,9 +235,10 @@ Launch gatherStrided(L &launcher, const DeviceTensor &input,
     return Launch::Unsupported;
   dispatchWord(result.dtype, [&](auto word) {
     using W = decltype(word);
-    launcher.forEach(result.numElements(),
-                     StridedGatherFunctor<W>{input.as<const W>(),
-                                             result.as<W>(), base, index});
+    launcher.forEachStaged(result.numElements(),
+                           StridedGatherFunctor<W>{input.as<const W>(),
+                                                   result.as<W>(), base,
+                                                   index});
   });
   return Launch::Done;
 }
@@ -325,7 +343,40 @@ Launch transpose(L &launcher, const DeviceTensor &input,
                                  " is not the expected " + toString(expected));
     return Launch::Done;
   }
-  return gatherStrided(launcher, input, result, strides, 0);
+  StridedIndex<1> index;
+  if (!makeStridedIndex<1>(result.shape, {strides}, index))
+    return Launch::Unsupported;
+  // A batch of matrices transposed whole (the product's operands, heads
+  // moved behind the sequence): the launcher's tiles read and write whole
+  // rows, where the strided walk would read one word per row.
+  const Dims &size = index.shape, &stride = index.strides[0];
+  int64_t matrices = 0, rows = 0, columns = 0;
+  if (size.rank == 2 && stride.size[0] == 1 && stride.size[1] == size.size[0]) {
+    matrices = 1;
+    rows = size.size[1];
+    columns = size.size[0];
+  } else if (size.rank == 3 && stride.size[1] == 1 &&
+             stride.size[2] == size.size[1] &&
+             stride.size[0] == size.size[1] * size.size[2]) {
+    matrices = size.size[0];
+    rows = size.size[2];
+    columns = size.size[1];
+  }
+  if (matrices > 0 && rows >= kTransposeTile && columns >= kTransposeTile) {
+    dispatchWord(result.dtype, [&](auto word) {
+      using W = decltype(word);
+      launcher.transposeMatrices(input.as<const W>(), result.as<W>(), matrices,
+                                 rows, columns);
+    });
+    return Launch::Done;
+  }
+  dispatchWord(result.dtype, [&](auto word) {
+    using W = decltype(word);
+    launcher.forEachStaged(
+        result.numElements(),
+        StridedGatherFunctor<W>{input.as<const W>(), result.as<W>(), 0, index});
+  });
+  return Launch::Done;
 }
 
 template <class L>
@@ -422,11 +473,9 @@ bool launchMovement(L &launcher, const std::string &op, const AttrMap &attrs,
                                       " to " + toString(result.shape));
       return true;
     }
-    dispatchWord(input.dtype, [&](auto word) {
-      using W = decltype(word);
-      launcher.forEach(input.numElements(),
-                       CopyFunctor<W>{input.as<const W>(), result.as<W>()});
-    });
+    launcher.copy(result.data, input.data,
+                  static_cast<size_t>(input.numElements()) *
+                      static_cast<size_t>(byteWidth(input.dtype)));
   } else if (op == "expand") {
     if (!detail::broadcastsTo(input.shape, result.shape)) {
       status =

@@ -13,9 +13,9 @@
 // scale and bias gradients of layer_norm, reductions over leading axes) are
 // one thread per result element, split into partial sums over consecutive
 // chunks when the launcher's parallelism asks for more threads than there
-// are results, then added in chunk order: results do not depend on
-// scheduling. The reference accumulates in double; f32 here accumulates in
-// float, so the two agree to rounding, not bit for bit.
+// are results, then each result's chunk sums added as a row: results do
+// not depend on scheduling. The reference accumulates in double; f32 here
+// accumulates in float, so the two agree to rounding, not bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,6 +82,16 @@ inline ReducePlan planReduce(const Shape &shape,
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
     Dims &sizes = reduced[d] ? plan.reducedSize : plan.keptSize;
     Dims &strides = reduced[d] ? plan.reducedStride : plan.keptStride;
+    // Neighbours of one kind are one dimension (row-major, the inner one's
+    // stride): the odometers step fewer digits, in the same order.
+    if (d + 1 < static_cast<int64_t>(shape.size()) &&
+        reduced[d] == reduced[d + 1] && sizes.rank > 0) {
+      sizes.size[kMaxRank - sizes.rank] *= shape[d];
+      if (reduced[d])
+        plan.reducedCount *= shape[d];
+      stride *= shape[d];
+      continue;
+    }
     // Filled from the back, then moved to the front below.
     sizes.size[kMaxRank - 1 - sizes.rank] = shape[d];
     strides.size[kMaxRank - 1 - strides.rank] = stride;
@@ -171,15 +181,18 @@ template <typename T, typename Source> struct ReduceFloat {
 
 /// Partial sums of a float reduction: thread i sums the reduced elements
 /// chunk * perChunk .. of result element out (i = chunk * keptCount + out,
-/// so neighbouring threads read neighbouring columns) into partials[i].
+/// so neighbouring threads read neighbouring columns) into
+/// partials[out * chunks + chunk], each result's partials a row for
+/// ReduceRows to add.
 template <typename T> struct ReducePartials {
   const typename T::Storage *input;
   typename T::Compute *partials;
   ReducePlan plan;
-  int64_t keptCount, perChunk;
+  int64_t keptCount, chunks, perChunk;
   PARPLAN_HD void operator()(int64_t i) const {
     using C = typename T::Compute;
-    int64_t out = i % keptCount, begin = (i / keptCount) * perChunk;
+    int64_t out = i % keptCount, chunk = i / keptCount;
+    int64_t begin = chunk * perChunk;
     int64_t end = hdMin(begin + perChunk, plan.reducedCount);
     // The odometer at `begin`.
     int64_t index[kMaxRank] = {};
@@ -189,28 +202,45 @@ template <typename T> struct ReducePartials {
       rest /= plan.reducedSize.size[d];
       offset += index[d] * plan.reducedStride.size[d];
     }
+    // The offsets of a few elements, then their loads together (in flight
+    // at once), then the sum in order.
     C sum = 0;
-    for (int64_t r = begin; r < end; ++r) {
+    int64_t r = begin;
+    for (; r + kStagedElements <= end; r += kStagedElements) {
+      int64_t at[kStagedElements];
+      for (int k = 0; k < kStagedElements; ++k) {
+        at[k] = offset;
+        nextReduced(plan, index, offset);
+      }
+      C values[kStagedElements];
+      for (int k = 0; k < kStagedElements; ++k)
+        values[k] = T::load(input, at[k]);
+      for (int k = 0; k < kStagedElements; ++k)
+        sum += values[k];
+    }
+    for (; r < end; ++r) {
       sum += T::load(input, offset);
       nextReduced(plan, index, offset);
     }
-    partials[i] = sum;
+    partials[out * chunks + chunk] = sum;
   }
 };
 
 /// A float reduction over trailing dimensions, one row per result element:
-/// its `length` elements are contiguous from out * length.
-template <typename T> struct ReduceRows {
-  const typename T::Storage *input;
+/// its `length` elements are contiguous from out * length (elements of the
+/// tensor's type, or ReducePartials' sums).
+template <typename T, typename Source = FromStorage<T>> struct ReduceRows {
+  const typename Source::Element *input;
   typename T::Storage *result;
   int64_t length, divisor;
   template <class Lanes>
   PARPLAN_HD void operator()(int64_t out, const Lanes &lanes) const {
     using C = typename T::Compute;
-    const typename T::Storage *row = input + out * length;
+    const typename Source::Element *row = input + out * length;
     C sum = 0;
-    for (int64_t j = lanes.lane(); j < length; j += lanes.count())
-      sum += T::load(row, j);
+    forLaneElements(
+        lanes, length, [&](int64_t j) { return Source::load(row, j); },
+        [&](int64_t, C x) { sum += x; });
     sum = lanes.sum(sum);
     if (divisor >= 0)
       sum /= static_cast<C>(divisor);
@@ -255,21 +285,21 @@ template <typename T> struct SoftmaxRows {
   PARPLAN_HD void operator()(int64_t row, const Lanes &lanes) const {
     using C = typename T::Compute;
     int64_t base = (row / inner) * size * inner + row % inner;
-    int64_t first = lanes.lane(), step = lanes.count();
+    auto element = [&](int64_t j) { return T::load(input, base + j * inner); };
     C max = -static_cast<C>(INFINITY);
-    for (int64_t j = first; j < size; j += step)
-      max = hdMax(max, T::load(input, base + j * inner));
+    forLaneElements(lanes, size, element,
+                    [&](int64_t, C x) { max = hdMax(max, x); });
     max = lanes.max(max);
     C sum = 0;
-    for (int64_t j = first; j < size; j += step)
-      sum += hdExp(T::load(input, base + j * inner) - max);
+    forLaneElements(lanes, size, element,
+                    [&](int64_t, C x) { sum += hdExp(x - max); });
     sum = lanes.sum(sum);
     C logSum = hdLog(sum);
-    for (int64_t j = first; j < size; j += step) {
-      C shifted = T::load(input, base + j * inner) - max;
+    forLaneElements(lanes, size, element, [&](int64_t j, C x) {
+      C shifted = x - max;
       T::store(result, base + j * inner,
                logarithm ? shifted - logSum : hdExp(shifted) / sum);
-    }
+    });
   }
 };
 
@@ -284,18 +314,22 @@ template <typename T> struct SoftmaxGradRows {
   PARPLAN_HD void operator()(int64_t row, const Lanes &lanes) const {
     using C = typename T::Compute;
     int64_t base = (row / inner) * size * inner + row % inner;
-    int64_t first = lanes.lane(), step = lanes.count();
+    struct Element {
+      C g, y;
+    };
+    auto element = [&](int64_t j) {
+      int64_t e = base + j * inner;
+      return Element{T::load(dy, e), T::load(output, e)};
+    };
     C sum = 0;
-    for (int64_t j = first; j < size; j += step) {
-      int64_t e = base + j * inner;
-      sum += logarithm ? T::load(dy, e) : T::load(dy, e) * T::load(output, e);
-    }
+    forLaneElements(lanes, size, element, [&](int64_t, Element e) {
+      sum += logarithm ? e.g : e.g * e.y;
+    });
     sum = lanes.sum(sum);
-    for (int64_t j = first; j < size; j += step) {
-      int64_t e = base + j * inner;
-      C g = T::load(dy, e), y = T::load(output, e);
-      T::store(dx, e, logarithm ? g - hdExp(y) * sum : y * (g - sum));
-    }
+    forLaneElements(lanes, size, element, [&](int64_t j, Element e) {
+      T::store(dx, base + j * inner,
+               logarithm ? e.g - hdExp(e.y) * sum : e.y * (e.g - sum));
+    });
   }
 };
 
@@ -307,15 +341,15 @@ PARPLAN_HD void rowMoments(const typename T::Storage *row, int64_t columns,
                            typename T::Compute &mean,
                            typename T::Compute &rstd) {
   using C = typename T::Compute;
+  auto element = [&](int64_t j) { return T::load(row, j); };
   mean = 0;
-  for (int64_t j = lanes.lane(); j < columns; j += lanes.count())
-    mean += T::load(row, j);
+  forLaneElements(lanes, columns, element, [&](int64_t, C x) { mean += x; });
   mean = lanes.sum(mean) / static_cast<C>(columns);
   C variance = 0;
-  for (int64_t j = lanes.lane(); j < columns; j += lanes.count()) {
-    C centered = T::load(row, j) - mean;
+  forLaneElements(lanes, columns, element, [&](int64_t, C x) {
+    C centered = x - mean;
     variance += centered * centered;
-  }
+  });
   variance = lanes.sum(variance) / static_cast<C>(columns);
   rstd = C(1) / hdSqrt(variance + epsilon);
 }
@@ -334,13 +368,14 @@ template <typename T> struct LayerNormRows {
     const typename T::Storage *row = input + r * columns;
     C mean, rstd;
     rowMoments<T>(row, columns, epsilon, lanes, mean, rstd);
-    for (int64_t j = lanes.lane(); j < columns; j += lanes.count()) {
-      C value = (T::load(row, j) - mean) * rstd *
-                T::load(scale, offsetOf(scaleAt, j));
-      if (bias)
-        value += T::load(bias, offsetOf(biasAt, j));
-      T::store(result, r * columns + j, value);
-    }
+    forLaneElements(
+        lanes, columns, [&](int64_t j) { return T::load(row, j); },
+        [&](int64_t j, C x) {
+          C value = (x - mean) * rstd * T::load(scale, offsetOf(scaleAt, j));
+          if (bias)
+            value += T::load(bias, offsetOf(biasAt, j));
+          T::store(result, r * columns + j, value);
+        });
   }
 };
 
@@ -366,26 +401,31 @@ template <typename T> struct LayerNormGradRows {
       moments[2 * r] = mean;
       moments[2 * r + 1] = rstd;
     }
+    struct Element {
+      C g, x;
+    };
+    auto element = [&](int64_t j) {
+      return Element{T::load(grad, j) * T::load(scale, offsetOf(scaleAt, j)),
+                     T::load(row, j)};
+    };
     C meanG = 0, meanGX = 0;
-    for (int64_t j = lanes.lane(); j < columns; j += lanes.count()) {
-      C g = T::load(grad, j) * T::load(scale, offsetOf(scaleAt, j));
-      meanG += g;
-      meanGX += g * (T::load(row, j) - mean) * rstd;
-    }
+    forLaneElements(lanes, columns, element, [&](int64_t, Element e) {
+      meanG += e.g;
+      meanGX += e.g * (e.x - mean) * rstd;
+    });
     meanG = lanes.sum(meanG) / static_cast<C>(columns);
     meanGX = lanes.sum(meanGX) / static_cast<C>(columns);
-    for (int64_t j = lanes.lane(); j < columns; j += lanes.count()) {
-      C g = T::load(grad, j) * T::load(scale, offsetOf(scaleAt, j));
-      C xhat = (T::load(row, j) - mean) * rstd;
-      T::store(dInput, r * columns + j, rstd * (g - meanG - xhat * meanGX));
-    }
+    forLaneElements(lanes, columns, element, [&](int64_t j, Element e) {
+      C xhat = (e.x - mean) * rstd;
+      T::store(dInput, r * columns + j, rstd * (e.g - meanG - xhat * meanGX));
+    });
   }
 };
 
 /// Partial scale and bias gradients of layer_norm: thread i = chunk *
 /// columns + j sums column j over rows chunk * perChunk .. into
-/// partials[i] (scale) and partials[chunks * columns + i] (bias), for
-/// LayerNormGradColumns to add in chunk order.
+/// partials[j * chunks + chunk] (scale) and partials[(columns + j) * chunks
+/// + chunk] (bias): rows of chunk sums for LayerNormGradChunkSums.
 template <typename T> struct LayerNormGradPartials {
   const typename T::Storage *dy, *input;
   const typename T::Compute *moments;
@@ -393,7 +433,7 @@ template <typename T> struct LayerNormGradPartials {
   int64_t rows, columns, chunks, perChunk;
   PARPLAN_HD void operator()(int64_t i) const {
     using C = typename T::Compute;
-    int64_t j = i % columns, begin = (i / columns) * perChunk;
+    int64_t j = i % columns, chunk = i / columns, begin = chunk * perChunk;
     int64_t end = hdMin(begin + perChunk, rows);
     C sumScale = 0, sumBias = 0;
     for (int64_t r = begin; r < end; ++r) {
@@ -403,50 +443,73 @@ template <typename T> struct LayerNormGradPartials {
       sumScale += g * xhat;
       sumBias += g;
     }
-    partials[i] = sumScale;
-    partials[chunks * columns + i] = sumBias;
+    partials[j * chunks + chunk] = sumScale;
+    partials[(columns + j) * chunks + chunk] = sumBias;
+  }
+};
+
+/// Where layer_norm_grad's column sums go: straight to dScale and dBias
+/// when they have the normalized shape's layout, else to compute-type sums
+/// that ReduceFloat folds into the result's (broadcast) shape.
+template <typename T> struct LayerNormGradSums {
+  typename T::Storage *dScale, *dBias;
+  typename T::Compute *scaleSums, *biasSums;
+  bool scaleDirect, biasDirect;
+  PARPLAN_HD void scale(int64_t j, typename T::Compute sum) const {
+    if (scaleDirect)
+      T::store(dScale, j, sum);
+    else
+      scaleSums[j] = sum;
+  }
+  PARPLAN_HD void bias(int64_t j, typename T::Compute sum) const {
+    if (biasDirect)
+      T::store(dBias, j, sum);
+    else
+      biasSums[j] = sum;
   }
 };
 
 /// The scale and bias gradients of layer_norm over the normalized shape, a
-/// column per thread summing over the rows in order, or over the chunks'
-/// partial sums in order when `partials` is set (deterministic, no
-/// atomics). Each goes straight to its result when that has the normalized
-/// shape's layout, else to compute-type sums that ReduceFloat folds into
-/// the result's (broadcast) shape.
+/// column per thread summing over the rows in order (deterministic, no
+/// atomics).
 template <typename T> struct LayerNormGradColumns {
   const typename T::Storage *dy, *input;
   const typename T::Compute *moments;
-  const typename T::Compute *partials;
-  typename T::Storage *dScale, *dBias;
-  typename T::Compute *scaleSums, *biasSums;
-  bool scaleDirect, biasDirect;
-  int64_t rows, columns, chunks;
+  LayerNormGradSums<T> sums;
+  int64_t rows, columns;
   PARPLAN_HD void operator()(int64_t j) const {
     using C = typename T::Compute;
     C sumScale = 0, sumBias = 0;
-    if (partials) {
-      for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-        sumScale += partials[chunk * columns + j];
-        sumBias += partials[(chunks + chunk) * columns + j];
-      }
-    } else {
-      for (int64_t r = 0; r < rows; ++r) {
-        int64_t e = r * columns + j;
-        C g = T::load(dy, e);
-        C xhat = (T::load(input, e) - moments[2 * r]) * moments[2 * r + 1];
-        sumScale += g * xhat;
-        sumBias += g;
-      }
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t e = r * columns + j;
+      C g = T::load(dy, e);
+      C xhat = (T::load(input, e) - moments[2 * r]) * moments[2 * r + 1];
+      sumScale += g * xhat;
+      sumBias += g;
     }
-    if (scaleDirect)
-      T::store(dScale, j, sumScale);
+    sums.scale(j, sumScale);
+    sums.bias(j, sumBias);
+  }
+};
+
+/// The same gradients from LayerNormGradPartials' chunk sums: row r < columns
+/// adds the scale's chunks of column r, row columns + r the bias's.
+template <typename T> struct LayerNormGradChunkSums {
+  const typename T::Compute *partials;
+  LayerNormGradSums<T> sums;
+  int64_t columns, chunks;
+  template <class Lanes>
+  PARPLAN_HD void operator()(int64_t row, const Lanes &lanes) const {
+    typename T::Compute sum = 0;
+    for (int64_t k = lanes.lane(); k < chunks; k += lanes.count())
+      sum += partials[row * chunks + k];
+    sum = lanes.sum(sum);
+    if (lanes.lane() != 0)
+      return;
+    if (row < columns)
+      sums.scale(row, sum);
     else
-      scaleSums[j] = sumScale;
-    if (biasDirect)
-      T::store(dBias, j, sumBias);
-    else
-      biasSums[j] = sumBias;
+      sums.bias(row - columns, sum);
   }
 };
 
@@ -551,19 +614,18 @@ template <typename T> struct CrossEntropyGradRows {
 //===----------------------------------------------------------------------===//
 
 /// How many consecutive chunks to split each of `results` sums of `length`
-/// elements into: enough threads for the launcher's parallelism, but no
-/// more chunks than a chunk has elements (about sqrt(length): each thread
-/// of either pass then sums about as many values) and chunks of at least
-/// 16; 1 (no split) on the host.
+/// elements into: enough threads for the launcher's parallelism, in chunks
+/// of at least kLeastChunk elements; 1 (no split) on the host. The second
+/// pass adds each result's chunk sums as a row (forEachRow), so many short
+/// chunks cost it little, and short chunks keep the first pass's threads
+/// from waiting on long chains of loads.
+inline constexpr int64_t kLeastChunk = 8;
 template <class L>
 int64_t chunksFor(const L &launcher, int64_t results, int64_t length) {
   int64_t wanted = launcher.parallelism() / (results > 0 ? results : 1);
-  int64_t most = length / 16;
-  int64_t root = 1;
-  while ((root + 1) * (root + 1) <= length)
-    ++root;
-  most = most < root ? most : root;
-  return wanted < most ? (wanted > 1 ? wanted : 1) : (most > 1 ? most : 1);
+  int64_t most = length / kLeastChunk;
+  int64_t chunks = wanted < most ? wanted : most;
+  return chunks > 1 ? chunks : 1;
 }
 
 /// Whether every present tensor is a float of `type`.
@@ -750,12 +812,21 @@ Launch layerNormGrad(L &launcher, const DeviceTensor &dy,
                                                 input.template as<const S>(),
                                                 moments, partials, rows,
                                                 columns, chunks, perChunk});
-    launcher.forEach(
-        columns, LayerNormGradColumns<T>{
-                     dy.template as<const S>(), input.template as<const S>(),
-                     moments, partials, dScale.template as<S>(),
-                     dBias.template as<S>(), scaleSums, biasSums, scaleDirect,
-                     biasDirect, rows, columns, chunks});
+    LayerNormGradSums<T> sums{dScale.template as<S>(),
+                              dBias.template as<S>(),
+                              scaleSums,
+                              biasSums,
+                              scaleDirect,
+                              biasDirect};
+    if (partials)
+      launcher.forEachRow(
+          2 * columns, chunks,
+          LayerNormGradChunkSums<T>{partials, sums, columns, chunks});
+    else
+      launcher.forEach(columns,
+                       LayerNormGradColumns<T>{dy.template as<const S>(),
+                                               input.template as<const S>(),
+                                               moments, sums, rows, columns});
     if (!scaleDirect)
       launcher.forEach(dScale.numElements(),
                        ReduceFloat<T, FromCompute<T>>{
@@ -874,12 +945,10 @@ Launch reduce(L &launcher, const std::string &op, const DeviceTensor &input,
       return; // ProbeLauncher, or out of memory (the launcher says so)
     launcher.forEach(
         chunks * keptCount,
-        ReducePartials<T>{in, partials, plan, keptCount, perChunk});
-    launcher.forEach(keptCount,
-                     ReduceFloat<T, FromCompute<T>>{
-                         partials, out,
-                         planReduce({chunks, keptCount}, {true, false}),
-                         divisor});
+        ReducePartials<T>{in, partials, plan, keptCount, chunks, perChunk});
+    launcher.forEachRow(
+        keptCount, chunks,
+        ReduceRows<T, FromCompute<T>>{partials, out, chunks, divisor});
   });
   if (isFloatType)
     return Launch::Done;

@@ -31,13 +31,18 @@ namespace parplan::runtime::device {
 template <typename T> struct SgdFunctor {
   using S = typename T::Storage;
   using C = typename T::Compute;
+  struct Values {
+    C param, grad;
+  };
   const S *param, *grad;
   S *newParam;
   C lr, weightDecay, gradScale;
-  PARPLAN_HD void operator()(int64_t i) const {
-    C p = T::load(param, i);
-    C g = T::load(grad, i) / gradScale + weightDecay * p;
-    T::store(newParam, i, p - lr * g);
+  PARPLAN_HD Values load(int64_t i) const {
+    return {T::load(param, i), T::load(grad, i)};
+  }
+  PARPLAN_HD void store(int64_t i, Values values) const {
+    C g = values.grad / gradScale + weightDecay * values.param;
+    T::store(newParam, i, values.param - lr * g);
   }
 };
 
@@ -46,23 +51,27 @@ template <typename T> struct SgdFunctor {
 template <typename T> struct MomentumFunctor {
   using S = typename T::Storage;
   using C = typename T::Compute;
+  struct Values {
+    C param, grad, velocity;
+  };
   const S *param, *grad, *velocity;
   S *newParam, *newVelocity;
   C lr, momentum, weightDecay, gradScale;
   bool nesterov;
-  PARPLAN_HD void operator()(int64_t i) const {
-    C p = T::load(param, i);
-    C g = T::load(grad, i) / gradScale + weightDecay * p;
-    C v = momentum * T::load(velocity, i) + g;
+  PARPLAN_HD Values load(int64_t i) const {
+    return {T::load(param, i), T::load(grad, i), T::load(velocity, i)};
+  }
+  PARPLAN_HD void store(int64_t i, Values values) const {
+    C g = values.grad / gradScale + weightDecay * values.param;
+    C v = momentum * values.velocity + g;
     C direction = nesterov ? g + momentum * v : v;
-    T::store(newParam, i, p - lr * direction);
+    T::store(newParam, i, values.param - lr * direction);
     T::store(newVelocity, i, v);
   }
 };
 
 /// Adam's scalars in the workspace: the bias corrections 1 - beta1^t and
-/// 1 - beta2^t, and whether t was valid (the workspace starts zeroed, so
-/// "not valid" until the step kernel says otherwise).
+/// 1 - beta2^t, and whether t was valid.
 enum AdamScalar { kCorrection1, kCorrection2, kStepValid, kNumAdamScalars };
 
 /// One thread: reads t from the step tensor (element type St) and fills the
@@ -77,6 +86,7 @@ template <typename St> struct AdamStepFunctor {
     double t = static_cast<double>(St::load(step, 0));
     if (!(t >= 1)) {
       *errorSlot = errorCode;
+      scalars[kStepValid] = 0;
       return;
     }
     scalars[kCorrection1] = 1 - hdPow(beta1, t);
@@ -98,15 +108,21 @@ template <typename T> struct AdamFunctor {
   const double *scalars;
   C lr, beta1, oneMinusBeta1, beta2, oneMinusBeta2, epsilon, coupledDecay,
       decoupledFactor, gradScale;
-  PARPLAN_HD void operator()(int64_t i) const {
+  struct Values {
+    C param, grad, m, v;
+  };
+  PARPLAN_HD Values load(int64_t i) const {
+    return {T::load(param, i), T::load(grad, i), T::load(m, i), T::load(v, i)};
+  }
+  PARPLAN_HD void store(int64_t i, Values values) const {
     if (scalars[kStepValid] == 0)
       return;
     C correction1 = static_cast<C>(scalars[kCorrection1]);
     C correction2 = static_cast<C>(scalars[kCorrection2]);
-    C p = T::load(param, i);
-    C g = T::load(grad, i) / gradScale + coupledDecay * p;
-    C m1 = beta1 * T::load(m, i) + oneMinusBeta1 * g;
-    C v1 = beta2 * T::load(v, i) + oneMinusBeta2 * g * g;
+    C p = values.param;
+    C g = values.grad / gradScale + coupledDecay * p;
+    C m1 = beta1 * values.m + oneMinusBeta1 * g;
+    C v1 = beta2 * values.v + oneMinusBeta2 * g * g;
     C update = (m1 / correction1) / (hdSqrt(v1 / correction2) + epsilon);
     T::store(newParam, i, p * decoupledFactor - lr * update);
     T::store(newM, i, m1);
@@ -182,7 +198,7 @@ Launch adam(L &launcher, const AttrMap &attrs,
     using T = decltype(traits);
     using S = typename T::Storage;
     using C = typename T::Compute;
-    launcher.forEach(
+    launcher.forEachStaged(
         param.numElements(),
         AdamFunctor<T>{operands[0]->as<const S>(), operands[1]->as<const S>(),
                        operands[2]->as<const S>(), operands[3]->as<const S>(),
@@ -235,15 +251,16 @@ bool launchOptimizers(L &launcher, const std::string &op, const AttrMap &attrs,
     using S = typename T::Storage;
     using C = typename T::Compute;
     if (op == "sgd_update") {
-      launcher.forEach(param.numElements(),
-                       SgdFunctor<T>{param.as<const S>(), grad.as<const S>(),
-                                     results[0]->as<S>(), static_cast<C>(lr),
-                                     static_cast<C>(weightDecay),
-                                     static_cast<C>(gradScale)});
+      launcher.forEachStaged(
+          param.numElements(),
+          SgdFunctor<T>{param.as<const S>(), grad.as<const S>(),
+                        results[0]->as<S>(), static_cast<C>(lr),
+                        static_cast<C>(weightDecay),
+                        static_cast<C>(gradScale)});
       return;
     }
     double momentum = attrFloat(attrs, "momentum");
-    launcher.forEach(
+    launcher.forEachStaged(
         param.numElements(),
         MomentumFunctor<T>{
             param.as<const S>(), grad.as<const S>(), operands[2]->as<const S>(),
