@@ -563,6 +563,14 @@ def PlanMemory : Pass<"plan-memory", "::mlir::ModuleOp"> {
     placed buffer alive at the same time (64-byte aligned), so the arena is
     at least the peak of live bytes and usually close to it.
 
+    A reshape's result is a view of its operand: when both are
+    temporaries, the result is not touched before the reshape and nothing
+    writes either after it (only kernels that read them, sends, the loss
+    and updates that copy from them), the two share one offset and one
+    life (the union of theirs), and the executor's reshape copies nothing.
+    The plan file's checks accept exactly that sharing: a reshape whose
+    operand and result sit at one offset.
+
     Placed buffers are indexed by time in buckets of positions, with a tree
     over the buckets, so that the activations and gradients live at once
     are read as merged byte ranges rather than one by one: packing time
@@ -572,10 +580,15 @@ def PlanMemory : Pass<"plan-memory", "::mlir::ModuleOp"> {
     - `bucket-positions`: program positions per time bucket (default 256);
       any value gives the same offsets, tests use small ones to exercise
       the index on small programs.
+    - `reshape-views`: place a reshape's result on its operand where it may
+      (default true); false gives every buffer bytes of its own.
   }];
   let options = [
     Option<"bucketPositions", "bucket-positions", "int64_t", "256",
            "Program positions per time bucket of the placement index">,
+    Option<"reshapeViews", "reshape-views", "bool", "true",
+           "Place a reshape's result on its operand where nothing writes "
+           "either after it">,
   ];
   let dependentDialects = ["::parplan::plan::PlanDialect"];
 }

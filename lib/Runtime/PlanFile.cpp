@@ -1170,9 +1170,12 @@ private:
   /// Arena offsets (plan-memory), where a program has any: every buffer
   /// inside arena_bytes, buffers that live across steps (all but
   /// temporaries) alone in their bytes, and temporaries sharing bytes only
-  /// when one's last use comes before the other's first. A backend that
-  /// places buffers by these offsets (the CUDA one) trusts this: a wrong
-  /// offset would give wrong numbers, not an error.
+  /// when one's last use comes before the other's first, or when one is a
+  /// reshape's view of the other (the reshape's operand and result are
+  /// temporaries of one size at one offset: they count as one buffer over
+  /// both lives). A backend that places buffers by these offsets (the CUDA
+  /// one) trusts this: a wrong offset would give wrong numbers, not an
+  /// error.
   Status checkArena(const plan::Program &program, const std::string &where) {
     int64_t count = program.buffers_size();
     bool planned = false;
@@ -1217,6 +1220,57 @@ private:
     auto temporary = [&](int64_t b) {
       return program.buffers(b).kind() == plan::Buffer::TEMPORARY;
     };
+    // Reshape views: each joins its operand's group, whose root stands for
+    // the group over the union of the lives.
+    std::vector<int64_t> viewOf(count, -1);
+    auto root = [&](int64_t b) {
+      while (viewOf[b] >= 0)
+        b = viewOf[b];
+      return b;
+    };
+    // Where each group was first joined: a write to the group's bytes after
+    // it would change a view's value behind its reader.
+    std::vector<int64_t> joined(count, -1);
+    for (int64_t i = 0; i < steps; ++i) {
+      const plan::Instruction &instruction = program.instructions(i);
+      if (!instruction.has_kernel() || instruction.kernel().op() != "reshape" ||
+          instruction.kernel().operands_size() != 1 ||
+          instruction.kernel().results_size() != 1)
+        continue;
+      int64_t from = instruction.kernel().operands(0),
+              to = instruction.kernel().results(0);
+      if (from < 0 || from >= count || to < 0 || to >= count || from == to ||
+          !temporary(from) || !temporary(to) || viewOf[to] >= 0 ||
+          program.buffers(from).arena_offset() !=
+              program.buffers(to).arena_offset() ||
+          bufferBytes(program.buffers(from)) !=
+              bufferBytes(program.buffers(to)) ||
+          root(from) == to)
+        continue;
+      int64_t group = root(from);
+      viewOf[to] = group;
+      if (joined[group] < 0)
+        joined[group] = i;
+      first[group] = std::min(first[group], first[to]);
+      last[group] = std::max(last[group], last[to]);
+    }
+    for (int64_t i = 0; i < steps; ++i) {
+      const plan::Instruction &instruction = program.instructions(i);
+      instructionBuffers(instruction, reads, writes);
+      bool joining = instruction.has_kernel() &&
+                     instruction.kernel().op() == "reshape" &&
+                     instruction.kernel().results_size() == 1 &&
+                     viewOf[instruction.kernel().results(0)] >= 0;
+      for (int64_t b : writes) {
+        int64_t group = root(b);
+        if (joined[group] >= 0 && i > joined[group] && !joining)
+          return Status::failure(where + ": instruction " + std::to_string(i) +
+                                 " writes buffer " + std::to_string(b) +
+                                 ", which shares its arena bytes with a " +
+                                 "reshape's view made at instruction " +
+                                 std::to_string(joined[group]));
+      }
+    }
     // A sweep over time: the buffers live at a moment must have pairwise
     // disjoint bytes, so each newly live buffer is checked against its
     // neighbours by offset among the live ones (O(n log n), where listing
@@ -1231,7 +1285,7 @@ private:
     };
     std::vector<Event> starts, ends;
     for (int64_t b = 0; b < count; ++b) {
-      if (bufferBytes(program.buffers(b)) == 0)
+      if (bufferBytes(program.buffers(b)) == 0 || viewOf[b] >= 0)
         continue;
       if (!temporary(b)) {
         first[b] = -1;

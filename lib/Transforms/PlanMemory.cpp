@@ -6,6 +6,12 @@
 // allocation (a GPU) uses the offsets; the arena size is the planned peak
 // that `parplan compile` reports beside the cost model's estimate.
 //
+// A reshape's result is a view of its operand where nothing writes either
+// after the reshape: the two temporaries are one rectangle (the union of
+// their lives) at one offset, the reshape copies nothing (its operand and
+// result are the same bytes), and the cost model's pricing of a reshape as
+// free holds on the device too.
+//
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Dialect/Plan/PlanOps.h"
@@ -40,7 +46,69 @@ struct Interval {
   int64_t begin = 0, end = 0; // positions, inclusive
   int64_t bytes = 0;
   int64_t offset = -1;
+  /// The interval whose bytes this one shares (a reshape's view), or -1.
+  int64_t viewOf = -1;
 };
+
+// Whether `op`, at a position after a reshape, leaves `buffer` as it is: a
+// kernel that only reads it, a send, the loss, an update that copies from
+// it.
+bool onlyReads(Operation *op, Value buffer) {
+  if (auto kernel = dyn_cast<plan::KernelOp>(op))
+    return !llvm::is_contained(kernel.getOuts(), buffer);
+  if (auto update = dyn_cast<plan::UpdateOp>(op))
+    return update.getTarget() != buffer;
+  return isa<plan::LossOp, plan::SendOp, plan::CrossMeshSendOp>(op);
+}
+
+// Joins each reshape's result to its operand's interval (Interval::viewOf
+// of the root) where both are temporaries of one size, the result is not
+// touched before the reshape, and nothing writes either after it; the root
+// interval then spans the group's lives.
+void joinReshapeViews(Block &body,
+                      const DenseMap<Operation *, int64_t> &position,
+                      const DenseMap<Value, size_t> &intervalOf,
+                      std::vector<Interval> &intervals) {
+  auto root = [&](size_t i) {
+    while (intervals[i].viewOf >= 0)
+      i = static_cast<size_t>(intervals[i].viewOf);
+    return i;
+  };
+  for (auto kernel : body.getOps<plan::KernelOp>()) {
+    if (kernel.getKernel() != "reshape" || kernel.getIns().size() != 1 ||
+        kernel.getOuts().size() != 1)
+      continue;
+    Value operand = kernel.getIns()[0], result = kernel.getOuts()[0];
+    auto foundOperand = intervalOf.find(operand),
+         foundResult = intervalOf.find(result);
+    if (foundOperand == intervalOf.end() || foundResult == intervalOf.end())
+      continue;
+    Interval &from = intervals[foundOperand->second],
+             &to = intervals[foundResult->second];
+    if (from.buffer.getBufferKind() != plan::BufferKind::temporary ||
+        to.buffer.getBufferKind() != plan::BufferKind::temporary ||
+        from.bytes != to.bytes || to.viewOf >= 0 || operand == result)
+      continue;
+    int64_t at = position.lookup(kernel);
+    auto leftAlone = [&](Value buffer, bool touchedBefore) {
+      for (Operation *user : buffer.getUsers()) {
+        if (user == kernel.getOperation())
+          continue;
+        int64_t when = position.lookup(user);
+        if (when < at ? touchedBefore : !onlyReads(user, buffer))
+          return false;
+      }
+      return true;
+    };
+    if (!leftAlone(operand, /*touchedBefore=*/false) ||
+        !leftAlone(result, /*touchedBefore=*/true))
+      continue;
+    size_t group = root(foundOperand->second);
+    to.viewOf = static_cast<int64_t>(group);
+    intervals[group].begin = std::min(intervals[group].begin, to.begin);
+    intervals[group].end = std::max(intervals[group].end, to.end);
+  }
+}
 
 using Range = std::pair<int64_t, int64_t>; // [start, stop) in bytes
 
@@ -121,6 +189,7 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
       for (Operation &op : body)
         position[&op] = count++;
       std::vector<Interval> intervals;
+      DenseMap<Value, size_t> intervalOf;
       for (auto buffer : body.getOps<plan::BufferOp>()) {
         MemRefType type = buffer.getType();
         Interval interval;
@@ -134,8 +203,11 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
           interval.begin = 0;
           interval.end = count;
         }
+        intervalOf[buffer.getResult()] = intervals.size();
         intervals.push_back(interval);
       }
+      if (reshapeViews)
+        joinReshapeViews(body, position, intervalOf, intervals);
       // Largest first; ties in program order, for deterministic offsets.
       std::vector<size_t> order(intervals.size());
       for (size_t i = 0; i < order.size(); ++i)
@@ -193,6 +265,8 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
       int64_t arena = 0;
       for (size_t i : order) {
         Interval &interval = intervals[i];
+        if (interval.viewOf >= 0)
+          continue; // placed with its group's root, below
         bool whole = interval.end == count;
         size_t firstBucket =
             static_cast<size_t>(interval.begin / positionsPerBucket);
@@ -267,6 +341,15 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
           tree.add(firstBucket, lastBucket, range);
         }
         interval.buffer.setOffsetAttr(b.getI64IntegerAttr(offset));
+      }
+      for (Interval &interval : intervals) {
+        if (interval.viewOf < 0)
+          continue;
+        const Interval *group = &interval;
+        while (group->viewOf >= 0)
+          group = &intervals[static_cast<size_t>(group->viewOf)];
+        interval.offset = group->offset;
+        interval.buffer.setOffsetAttr(b.getI64IntegerAttr(group->offset));
       }
       program->setAttr("plan.arena_bytes", b.getI64IntegerAttr(arena));
     }

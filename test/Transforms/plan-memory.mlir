@@ -4,6 +4,7 @@
 // RUN: parplan-opt %s -split-input-file -plan-memory=bucket-positions=1 | FileCheck %s
 // RUN: parplan-opt %s -split-input-file -plan-memory=bucket-positions=2 | FileCheck %s
 // RUN: parplan-opt %s -split-input-file -plan-memory=bucket-positions=3 | FileCheck %s
+// RUN: parplan-opt %s -split-input-file -plan-memory=reshape-views=false | FileCheck %s --check-prefix=NOVIEWS
 
 // Named buffers live for the whole step, at the bottom of the arena;
 // temporaries whose lives do not overlap share bytes (64-byte aligned).
@@ -101,4 +102,62 @@ plan.program @second devices = [1] {
   plan.kernel "fill" outs(%a : memref<4xf32>) {attrs = {value = 1.0 : f64}}
   %b = plan.buffer : memref<4xf32>
   plan.kernel "relu" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
+}
+
+// -----
+
+// A reshape's result is a view of its operand: one offset, one life (the
+// union of both), and no bytes of its own; so is a reshape of that view.
+// CHECK-LABEL: plan.program @views
+// CHECK-SAME: plan.arena_bytes = 128
+// CHECK: %[[A:.*]] = plan.buffer {offset = 0 : i64} : memref<4x4xf32>
+// CHECK: %[[B:.*]] = plan.buffer {offset = 0 : i64} : memref<16xf32>
+// CHECK: %[[C:.*]] = plan.buffer {offset = 0 : i64} : memref<2x8xf32>
+// CHECK: plan.buffer {offset = 64 : i64} : memref<16xf32>
+// Without views, each takes bytes of its own.
+// NOVIEWS-LABEL: plan.program @views
+// NOVIEWS-SAME: plan.arena_bytes = 256
+// NOVIEWS: plan.buffer {offset = 0 : i64} : memref<4x4xf32>
+// NOVIEWS: plan.buffer {offset = 64 : i64} : memref<16xf32>
+// NOVIEWS: plan.buffer {offset = 128 : i64} : memref<2x8xf32>
+plan.program @views devices = [0] {
+  %a = plan.buffer : memref<4x4xf32>
+  plan.kernel "fill" outs(%a : memref<4x4xf32>) {attrs = {value = 1.0 : f64}}
+  %b = plan.buffer : memref<16xf32>
+  plan.kernel "reshape" ins(%a : memref<4x4xf32>) outs(%b : memref<16xf32>)
+  %c = plan.buffer : memref<2x8xf32>
+  plan.kernel "reshape" ins(%b : memref<16xf32>) outs(%c : memref<2x8xf32>)
+  %d = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%b : memref<16xf32>) outs(%d : memref<16xf32>)
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%c, %a : memref<2x8xf32>, memref<4x4xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0, 1>, keepdims = false}}
+  plan.loss %l : memref<f32>
+}
+
+// -----
+
+// Not a view where either is written after the reshape (an all-reduce in
+// place on the result), where the result is written before it, or where
+// the operand lives across steps: each takes bytes of its own.
+// CHECK-LABEL: plan.program @not_views
+// CHECK: plan.buffer {{{.*}}name = "w", offset = 0 : i64
+// CHECK: plan.buffer {offset = [[A:[0-9]+]] : i64} : memref<4x4xf32>
+// CHECK-NOT: offset = [[A]] :
+// CHECK: plan.loss
+plan.group @g devices = [0, 1]
+plan.program @not_views devices = [0] {
+  %w = plan.buffer {kind = "parameter", name = "w", logical_shape = array<i64: 16>, splits = array<i64: -1>} : memref<16xf32>
+  %a = plan.buffer : memref<4x4xf32>
+  plan.kernel "fill" outs(%a : memref<4x4xf32>) {attrs = {value = 1.0 : f64}}
+  %b = plan.buffer : memref<16xf32>
+  plan.kernel "reshape" ins(%a : memref<4x4xf32>) outs(%b : memref<16xf32>)
+  plan.all_reduce %b on @g reduce = sum : memref<16xf32>
+  %c = plan.buffer : memref<16xf32>
+  plan.kernel "fill" outs(%c : memref<16xf32>) {attrs = {value = 1.0 : f64}}
+  plan.kernel "reshape" ins(%a : memref<4x4xf32>) outs(%c : memref<16xf32>)
+  %d = plan.buffer : memref<4x4xf32>
+  plan.kernel "reshape" ins(%w : memref<16xf32>) outs(%d : memref<4x4xf32>)
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%b, %c, %d, %a : memref<16xf32>, memref<16xf32>, memref<4x4xf32>, memref<4x4xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  plan.loss %l : memref<f32>
 }

@@ -664,6 +664,30 @@ TEST_CASE("checkPlan checks arena offsets", "[plan]") {
             std::to_string(offsetOf(endOnly, kW1) + kMlpIn * kMlpHidden * 4) +
             "), but buffer " + std::to_string(kW1) + " lives across steps");
 
+  // A reshape's view shares its operand's bytes: the hidden activation
+  // reshaped after its last reader, at its offset, is one buffer over both
+  // lives; a write to either after the reshape is refused.
+  auto withView = [&](bool writeAfter) {
+    plan::Plan viewed = placed();
+    plan::Program &program = *viewed.mutable_programs(0);
+    int64_t view = program.buffers_size();
+    addBuffer(program, "", {4 * kMlpHidden})
+        ->set_arena_offset(offsetOf(viewed, kH));
+    addKernel(program, "reshape", {kH}, {view});
+    addKernel(program, "relu", {view}, {kDA});
+    if (writeAfter)
+      addKernel(program, "relu", {kDA}, {kH});
+    return viewed;
+  };
+  CHECK(checkPlan(withView(false)).error == "");
+  int64_t reshapeAt = withView(false).programs(0).instructions_size() - 2;
+  CHECK(checkPlan(withView(true)).error ==
+        "program 0: instruction " + std::to_string(reshapeAt + 2) +
+            " writes buffer " + std::to_string(kH) +
+            ", which shares its arena bytes with a reshape's view made at "
+            "instruction " +
+            std::to_string(reshapeAt));
+
   plan::Plan small = placed();
   small.mutable_programs(0)->set_arena_bytes(64);
   CHECK(checkPlan(small).error.find("ends beyond arena_bytes 64") !=
