@@ -18,16 +18,17 @@
 
 // Four stages on alike meshes (one 4-GPU host each): the search for the
 // price of memory sees their alike layers as one, and the plan is refined
-// stage by stage. The middle stage @s1 takes its own layout (row-parallel,
-// the input arriving split from @s0); @s2 and @s3 lay out alike and each
-// stage's figures are its own, equal for the alike @s2 and @s3.
+// stage by stage: every stage keeps the column-parallel layout (a
+// row-parallel @s1, taking its input split from @s0, would sum partial
+// results), and each stage's figures are its own, equal for the alike @s2
+// and @s3.
 // CHECK-LABEL: module attributes {sbp.plan = {
 // CHECK-SAME: search_nodes = 14
 // CHECK-SAME: mesh = @s1
 // CHECK-SAME: {activation_bytes = {{[0-9]+}} : i64, backward_time = [[BACKWARD:[^ ]+]] : f64, bubble_time = [[BUBBLE:[^ ]+]] : f64, busy_time = [[BUSY:[^ ]+]] : f64, forward_time = [[FORWARD:[^ ]+]] : f64, memory_bytes = {{[0-9]+}} : i64, mesh = @s2
 // CHECK-SAME: {activation_bytes = {{[0-9]+}} : i64, backward_time = [[BACKWARD]] : f64, bubble_time = [[BUBBLE]] : f64, busy_time = [[BUSY]] : f64, forward_time = [[FORWARD]] : f64, memory_bytes = {{[0-9]+}} : i64, mesh = @s3
 // CHECK: nn.matmul {{.*}}#sbp.sharding<@s0, {{\[}}[#sbp.b, #sbp.b], [#sbp.b, #sbp.s<1>]] -> {{\[}}[#sbp.b, #sbp.s<1>]]>
-// CHECK: nn.matmul {{.*}}#sbp.sharding<@s1, {{\[}}[#sbp.b, #sbp.s<1>], [#sbp.b, #sbp.s<0>]] -> {{\[}}[#sbp.b, #sbp.p<sum>]]>
+// CHECK: nn.matmul {{.*}}#sbp.sharding<@s1, {{\[}}[#sbp.b, #sbp.b], [#sbp.b, #sbp.s<1>]] -> {{\[}}[#sbp.b, #sbp.s<1>]]>
 // CHECK: nn.matmul {{.*}}#sbp.sharding<@s2, {{\[}}[#sbp.b, #sbp.b], [#sbp.b, #sbp.s<1>]] -> {{\[}}[#sbp.b, #sbp.s<1>]]>
 // CHECK: nn.matmul {{.*}}#sbp.sharding<@s3, {{\[}}[#sbp.b, #sbp.b], [#sbp.b, #sbp.s<1>]] -> {{\[}}[#sbp.b, #sbp.s<1>]]>
 sbp.mesh @s0(shape = 1x4, devices = [0, 1, 2, 3])
