@@ -17,11 +17,16 @@
 #      20 us. Rows for the README's 2x2 mesh (4 ranks; on a machine of
 #      fewer cores they take turns, which the simulation does not know) and
 #      for 1x2 (2 ranks).
+#   3. simulated against measured on a GPU, where one is visible: the same
+#      GPT compiled for mesh 1 on the cluster file `parplan calibrate
+#      --quick --devices 1` writes, run by `parplan-run --backend cuda
+#      --trace` and simulated with the GPU's two streams.
 #
 #   bench/simulate.sh            print the tables
 #   bench/simulate.sh --record   also append them to bench/results/simulate.md
 #
-# Environment: RUNS (default 5), PARPLAN_BUILD_DIR (default build).
+# Environment: RUNS (default 5), PARPLAN_BUILD_DIR (default build), KEEP
+# (a directory to keep the GPU part's cluster file, summary and traces in).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -113,9 +118,37 @@ EOF
   cpu+=$'\n'"| $shape | $ranks | $measured | $simulated | $(awk -v s="$simulated" -v m="$measured" 'BEGIN { printf "%.2f", s / m }') | $fittedPeak | $fittedBandwidth |"
 done
 
+# 3. Simulated against measured on a GPU.
+gpu=""
+devices=$("$bin/parplan" calibrate --list-devices)
+if [[ -n $devices && $devices != "no CUDA device"* ]]; then
+  name=$(head -1 <<<"$devices" | sed -E 's/^[0-9]+: (.*), [0-9.e+]+ GB, compute capability .*$/\1/')
+  "$bin/parplan" calibrate --quick --devices 1 -o "$work/gpu.yaml" >/dev/null 2>&1
+  "$bin/parplan" compile "$work/gpt.onnx" --train --mesh 1 --cluster "$work/gpu.yaml" \
+    --frozen transformer.causal_mask --optimizer adam --lr 0.01 -o "$work/gpu" >/dev/null
+  predicted=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["predicted_step_time_s"] * 1000)' "$work/gpu/summary.json")
+  steps=$((runs > 10 ? runs : 10))
+  measured=$("$bin/parplan-run" "$work/gpu/plan.pb" --steps "$steps" --one-batch --backend cuda \
+    --trace "$work/gpu-measured.json" |
+    sed -n 's/^step [0-9]*: loss [0-9.]* (\([0-9.]*\) ms)$/\1/p' | tail -n +3 | sort -g |
+    awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+  simulated=$("$bin/parplan" simulate "$work/gpu/plan.pb" \
+    --trace "$work/gpu-side-by-side.json" --merge "$work/gpu-measured.json" |
+    sed -n 's/^  step *\([0-9.]*\) \([a-z]*\) simulated.*/\1 \2/p' |
+    awk '{ print ($2 == "us") ? $1 / 1000 : ($2 == "s") ? $1 * 1000 : $1 }')
+  gpu="| GPU | measured step ms (median after the first two) | simulated step ms | predicted step ms | simulated / measured |
+|---|---|---|---|---|
+| $name | $measured | $simulated | $(awk -v p="$predicted" 'BEGIN { printf "%.3f", p }') | $(awk -v s="$simulated" -v m="$measured" 'BEGIN { printf "%.2f", s / m }') |"
+  if [[ -n ${KEEP:-} ]]; then
+    mkdir -p "$KEEP"
+    cp "$work/gpu.yaml" "$work/gpu/summary.json" "$work/gpu-measured.json" "$work/gpu-side-by-side.json" "$KEEP/"
+  fi
+fi
+
 echo "$gpt3"
 echo
 echo "$cpu"
+[[ -z $gpu ]] || printf '\n%s\n' "$gpu"
 if [[ $mode == --record ]]; then
-  record bench/results/simulate.md "median of $runs runs; GPT-3 plan compiled by this commit; CPU ranks: mpirun --oversubscribe on this machine, the last of $runs steps traced" "$gpt3"$'\n\n'"$cpu"
+  record bench/results/simulate.md "median of $runs runs; GPT-3 plan compiled by this commit; CPU ranks: mpirun --oversubscribe on this machine, the last of $runs steps traced${gpu:+; GPU: the README GPT on the calibrated cluster, $steps steps}" "$gpt3"$'\n\n'"$cpu${gpu:+$'\n\n'$gpu}"
 fi
