@@ -1229,8 +1229,12 @@ private:
       return b;
     };
     // Where each group was first joined: a write to the group's bytes after
-    // it would change a view's value behind its reader.
-    std::vector<int64_t> joined(count, -1);
+    // it would change a view's value behind its reader, but for the
+    // reshape that made each view (joinedAt). A view's result is untouched
+    // before its reshape and is no other view's operand yet, as
+    // plan-memory makes them.
+    std::vector<int64_t> joined(count, -1), joinedAt(count, -1);
+    std::vector<bool> hasViews(count, false);
     for (int64_t i = 0; i < steps; ++i) {
       const plan::Instruction &instruction = program.instructions(i);
       if (!instruction.has_kernel() || instruction.kernel().op() != "reshape" ||
@@ -1245,10 +1249,12 @@ private:
               program.buffers(to).arena_offset() ||
           bufferBytes(program.buffers(from)) !=
               bufferBytes(program.buffers(to)) ||
-          root(from) == to)
+          root(from) == to || first[to] != i || hasViews[to])
         continue;
       int64_t group = root(from);
       viewOf[to] = group;
+      joinedAt[to] = i;
+      hasViews[group] = true;
       if (joined[group] < 0)
         joined[group] = i;
       first[group] = std::min(first[group], first[to]);
@@ -1257,13 +1263,9 @@ private:
     for (int64_t i = 0; i < steps; ++i) {
       const plan::Instruction &instruction = program.instructions(i);
       instructionBuffers(instruction, reads, writes);
-      bool joining = instruction.has_kernel() &&
-                     instruction.kernel().op() == "reshape" &&
-                     instruction.kernel().results_size() == 1 &&
-                     viewOf[instruction.kernel().results(0)] >= 0;
       for (int64_t b : writes) {
         int64_t group = root(b);
-        if (joined[group] >= 0 && i > joined[group] && !joining)
+        if (joined[group] >= 0 && i > joined[group] && joinedAt[b] != i)
           return Status::failure(where + ": instruction " + std::to_string(i) +
                                  " writes buffer " + std::to_string(b) +
                                  ", which shares its arena bytes with a " +

@@ -667,7 +667,8 @@ TEST_CASE("checkPlan checks arena offsets", "[plan]") {
   // A reshape's view shares its operand's bytes: the hidden activation
   // reshaped after its last reader, at its offset, is one buffer over both
   // lives; a write to either after the reshape is refused.
-  auto withView = [&](bool writeAfter) {
+  enum class After { Nothing, WriteOperand, ReshapeIntoView };
+  auto withView = [&](After after) {
     plan::Plan viewed = placed();
     plan::Program &program = *viewed.mutable_programs(0);
     int64_t view = program.buffers_size();
@@ -675,18 +676,26 @@ TEST_CASE("checkPlan checks arena offsets", "[plan]") {
         ->set_arena_offset(offsetOf(viewed, kH));
     addKernel(program, "reshape", {kH}, {view});
     addKernel(program, "relu", {view}, {kDA});
-    if (writeAfter)
+    if (after == After::WriteOperand)
       addKernel(program, "relu", {kDA}, {kH});
+    // Another reshape into the view writes the view's bytes as a copy.
+    if (after == After::ReshapeIntoView)
+      addKernel(program, "reshape", {kDA}, {view});
     return viewed;
   };
-  CHECK(checkPlan(withView(false)).error == "");
-  int64_t reshapeAt = withView(false).programs(0).instructions_size() - 2;
-  CHECK(checkPlan(withView(true)).error ==
-        "program 0: instruction " + std::to_string(reshapeAt + 2) +
-            " writes buffer " + std::to_string(kH) +
-            ", which shares its arena bytes with a reshape's view made at "
-            "instruction " +
-            std::to_string(reshapeAt));
+  CHECK(checkPlan(withView(After::Nothing)).error == "");
+  int64_t reshapeAt =
+      withView(After::Nothing).programs(0).instructions_size() - 2;
+  auto writtenAfter = [&](int64_t buffer) {
+    return "program 0: instruction " + std::to_string(reshapeAt + 2) +
+           " writes buffer " + std::to_string(buffer) +
+           ", which shares its arena bytes with a reshape's view made at "
+           "instruction " +
+           std::to_string(reshapeAt);
+  };
+  CHECK(checkPlan(withView(After::WriteOperand)).error == writtenAfter(kH));
+  CHECK(checkPlan(withView(After::ReshapeIntoView)).error ==
+        writtenAfter(withView(After::Nothing).programs(0).buffers_size() - 1));
 
   plan::Plan small = placed();
   small.mutable_programs(0)->set_arena_bytes(64);

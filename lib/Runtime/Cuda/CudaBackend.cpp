@@ -251,12 +251,14 @@ private:
   ncclComm_t worldComm_ = nullptr;
   std::map<std::string, GroupComm> groupComms_;
 
-  /// A range's graph: its runs before capture, failed captures, and the
-  /// executable graph once made.
+  /// A range's graph: its runs before capture, failed captures, the
+  /// executable graph once made and the scratch it was captured with.
   struct RangeGraph {
     int64_t runs = 0, failures = 0;
     bool refused = false;
     cudaGraphExec_t exec = nullptr;
+    void *scratch = nullptr;
+    size_t scratchBytes = 0;
   };
   std::map<std::pair<int64_t, int64_t>, RangeGraph> graphs_;
   bool capturing_ = false;
@@ -841,6 +843,13 @@ Status CudaBackend::launchGraph(int64_t begin, int64_t end, bool &launched) {
   RangeGraph &graph = graphs_[{begin, end}];
   if (graph.refused)
     return Status::success();
+  // A graph holds the scratch's address: when another range has grown the
+  // scratch since (freeing the old one), capture this range again.
+  if (graph.exec && (graph.scratch != computeScratch_ ||
+                     graph.scratchBytes != computeScratchBytes_)) {
+    cudaGraphExecDestroy(graph.exec);
+    graph.exec = nullptr;
+  }
   if (!graph.exec) {
     // The first run grows the scratch to what the range needs; a capture
     // may not allocate.
@@ -859,6 +868,8 @@ Status CudaBackend::launchGraph(int64_t begin, int64_t end, bool &launched) {
       made = cudaErrorStreamCaptureInvalidated;
     if (captured)
       cudaGraphDestroy(captured);
+    graph.scratch = computeScratch_;
+    graph.scratchBytes = computeScratchBytes_;
     if (made != cudaSuccess) {
       // Nothing ran: the step goes instruction by instruction, and a
       // second failure gives the range up.
