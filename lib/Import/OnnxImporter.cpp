@@ -13,6 +13,7 @@
 
 #include "parplan/Import/OnnxImporter.h"
 #include "parplan/Import/OnnxWireFormat.h"
+#include "parplan/Support/Hash.h"
 
 #include "parplan/Dialect/NN/NNDecompositions.h"
 #include "parplan/Dialect/NN/NNOps.h"
@@ -1990,12 +1991,21 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
     Importer importer(context, path, options,
                       stripped ? stripped->rawData : noRawData);
     OwningOpRef<ModuleOp> module = importer.run(model);
-    // The file's size: parameters are read back at their offsets in it
-    // (plan.proto's model_bytes).
-    if (module)
-      (*module)->setAttr("nn.source_bytes",
-                         IntegerAttr::get(IntegerType::get(&context, 64),
-                                          static_cast<int64_t>(bytes.size())));
+    // The file's size and fingerprint: parameters are read back at their
+    // offsets in it (plan.proto's model_bytes and model_fingerprint).
+    if (module) {
+      auto i64 = IntegerType::get(&context, 64);
+      (*module)->setAttr(
+          "nn.source_bytes",
+          IntegerAttr::get(i64, static_cast<int64_t>(bytes.size())));
+      uint64_t fingerprint =
+          fileFingerprint(bytes.size(), [&](uint64_t offset, uint64_t length) {
+            return std::string_view(bytes.data() + offset, length);
+          });
+      (*module)->setAttr(
+          "nn.source_fingerprint",
+          IntegerAttr::get(i64, static_cast<int64_t>(fingerprint)));
+    }
     return module;
   } catch (const ImportError &failure) {
     error = path.str() + ": " + failure.what();

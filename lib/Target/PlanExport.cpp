@@ -340,6 +340,9 @@ LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
     plan.set_model(source.str());
   if (auto bytes = module->getAttrOfType<IntegerAttr>("nn.source_bytes"))
     plan.set_model_bytes(static_cast<uint64_t>(bytes.getInt()));
+  if (auto fingerprint =
+          module->getAttrOfType<IntegerAttr>("nn.source_fingerprint"))
+    plan.set_model_fingerprint(static_cast<uint64_t>(fingerprint.getInt()));
   for (pp::GroupOp group : module.getOps<pp::GroupOp>()) {
     pp::Group &out = *plan.add_groups();
     out.set_name(group.getSymName().str());

@@ -317,4 +317,21 @@ elif [ "$(grep -c "^parplan-run: --weights '$dir/mlp.onnx' has [0-9]* bytes, but
 else
   echo "ok: another model's weights are refused: $(grep '^parplan-run:' "$dir/wrong-weights.log")"
 fi
+# A file of the plan's size with one byte changed (its last, a sample of
+# the fingerprint): refused too, not read at the plan's offsets.
+cp "$dir/gpt.onnx" "$dir/same-size.onnx"
+size=$(stat -c %s "$dir/same-size.onnx")
+last=$(od -An -tu1 -j $((size - 1)) -N1 "$dir/same-size.onnx" | tr -d ' ')
+printf "\\$(printf %03o $(((last + 1) % 256)))" |
+  dd of="$dir/same-size.onnx" bs=1 seek=$((size - 1)) count=1 conv=notrunc 2>/dev/null
+if cmp -s "$dir/gpt.onnx" "$dir/same-size.onnx"; then
+  echo "FAIL: could not change the copy's last byte"; status=1
+elif timeout 120 mpirun --oversubscribe -np 2 "$bin/parplan-run" "$dir/untied/plan.pb" \
+     --backend cpu --steps 1 --weights "$dir/same-size.onnx" >"$dir/same-size.log" 2>&1; then
+  echo "FAIL: the GPT plan ran with a changed copy of its model"; status=1
+elif [ "$(grep -c "^parplan-run: --weights '$dir/same-size.onnx' has the size of 'gpt.onnx', the model the plan was compiled from, but other bytes: give the model the plan was compiled from$" "$dir/same-size.log")" != 1 ]; then
+  echo "FAIL: expected one line refusing the changed copy, got:"; cat "$dir/same-size.log"; status=1
+else
+  echo "ok: a file of the model's size with other bytes is refused: $(grep '^parplan-run:' "$dir/same-size.log")"
+fi
 exit $status

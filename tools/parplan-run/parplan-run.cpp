@@ -16,6 +16,7 @@
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Runtime/Trace.h"
 #include "parplan/Runtime/WeightFile.h"
+#include "parplan/Support/Hash.h"
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
@@ -26,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -692,18 +694,37 @@ void printWeightSummary(const Executor &executor, int rank) {
 
 /// Why `path` is not the model `plan` was compiled from (--weights reads
 /// parameters at their byte offsets in it), or empty: a file of another
-/// size is another model.
+/// size, or of another fingerprint (Support/Hash.h), is another model.
 std::string checkWeightsFile(const std::string &path, const plan::Plan &plan) {
   std::error_code failure;
   uintmax_t bytes = std::filesystem::file_size(path, failure);
   if (failure)
     return "--weights '" + path + "': " + failure.message();
-  if (plan.model_bytes() == 0 || bytes == plan.model_bytes())
+  if (plan.model_bytes() != 0 && bytes != plan.model_bytes())
+    return "--weights '" + path + "' has " + std::to_string(bytes) +
+           " bytes, but the plan was compiled from '" + plan.model() + "' of " +
+           std::to_string(plan.model_bytes()) +
+           " bytes: give the model the plan was compiled from";
+  if (plan.model_fingerprint() == 0)
     return "";
-  return "--weights '" + path + "' has " + std::to_string(bytes) +
-         " bytes, but the plan was compiled from '" + plan.model() + "' of " +
-         std::to_string(plan.model_bytes()) +
-         " bytes: give the model the plan was compiled from";
+  std::ifstream file(path, std::ios::binary);
+  std::string sample;
+  bool readable = static_cast<bool>(file);
+  uint64_t fingerprint =
+      fileFingerprint(bytes, [&](uint64_t offset, uint64_t length) {
+        sample.assign(length, '\0');
+        readable =
+            readable && file.seekg(static_cast<std::streamoff>(offset)) &&
+            file.read(sample.data(), static_cast<std::streamsize>(length));
+        return std::string_view(sample);
+      });
+  if (!readable)
+    return "--weights '" + path + "': cannot read it";
+  if (fingerprint == plan.model_fingerprint())
+    return "";
+  return "--weights '" + path + "' has the size of '" + plan.model() +
+         "', the model the plan was compiled from, but other bytes: give "
+         "the model the plan was compiled from";
 }
 
 } // namespace

@@ -35,6 +35,25 @@ constexpr uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// A file's fingerprint from its size and 64 samples of 4 KiB (the first,
+/// the last and 62 spaced evenly between; one sample of a smaller file),
+/// without reading it whole: a plan records its model file's, so that
+/// `parplan-run --weights` refuses another file of the same size.
+/// `read(offset, length)` returns those bytes of the file (anything
+/// convertible to std::string_view).
+template <class Read> uint64_t fileFingerprint(uint64_t size, Read read) {
+  constexpr uint64_t kSamples = 64, kSampleBytes = 4096;
+  uint64_t hash = splitmix64(size);
+  uint64_t length = size < kSampleBytes ? size : kSampleBytes;
+  uint64_t samples = size > kSampleBytes ? kSamples : 1;
+  for (uint64_t i = 0; i < samples; ++i) {
+    uint64_t offset =
+        samples > 1 ? i * (size - kSampleBytes) / (samples - 1) : 0;
+    hash = splitmix64(hash ^ fnv1a64(read(offset, length)));
+  }
+  return hash;
+}
+
 } // namespace parplan
 
 #endif // PARPLAN_SUPPORT_HASH_H
