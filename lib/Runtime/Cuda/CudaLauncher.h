@@ -1,7 +1,9 @@
 //===- CudaLauncher.h - launch device kernels on a CUDA stream --*- C++ -*-===//
 //
-// The launcher of DeviceTensor.h for the GPU: forEach launches a grid-stride
-// kernel on the compute stream, gemm calls cublasGemmStridedBatchedEx with
+// The launcher of DeviceTensor.h for the GPU: forEach and forEachStaged
+// launch grid-stride kernels on the compute stream, forEachRow a warp or a
+// block per row, transposeMatrices shared-memory tiles, copy a
+// device-to-device copy; gemm calls cublasGemmStridedBatchedEx with
 // GemmCall's fields as they are. Include from .cu files only.
 //
 //===----------------------------------------------------------------------===//

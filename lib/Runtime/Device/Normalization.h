@@ -5,10 +5,11 @@
 // batch_norm (inference), reduce_sum and reduce_mean, and the softmax
 // cross-entropy loss and its gradient.
 //
-// Each normalized slice (a row) is one forEachRow row: on a GPU a block of
-// threads that share it, each summing a strided part, combined in a fixed
-// order (a 50,257-wide vocabulary row is 256 threads' work, not one's); on
-// the host one lane, the plain loop. Softmax subtracts the row's maximum
+// Each normalized slice (a row) is one forEachRow row: on a GPU a warp (a
+// row of up to 1,024 elements) or a block of threads that share it, each
+// summing a strided part, combined in a fixed order (a 50,257-wide
+// vocabulary row is 256 threads' work, not one's); on the host one lane,
+// the plain loop. Softmax subtracts the row's maximum
 // before exponentiating, as the reference does. Sums that cross rows (the
 // scale and bias gradients of layer_norm, reductions over leading axes) are
 // one thread per result element, split into partial sums over consecutive
