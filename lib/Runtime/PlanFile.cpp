@@ -1221,20 +1221,16 @@ private:
       return program.buffers(b).kind() == plan::Buffer::TEMPORARY;
     };
     // Reshape views: each joins its operand's group, whose root stands for
-    // the group over the union of the lives.
+    // the group over the union of the lives. A view's result is untouched
+    // before its reshape, as plan-memory makes them, so it was no one's
+    // operand yet: a root never joins another group, and viewOf is one
+    // step.
     std::vector<int64_t> viewOf(count, -1);
-    auto root = [&](int64_t b) {
-      while (viewOf[b] >= 0)
-        b = viewOf[b];
-      return b;
-    };
+    auto root = [&](int64_t b) { return viewOf[b] >= 0 ? viewOf[b] : b; };
     // Where each group was first joined: a write to the group's bytes after
     // it would change a view's value behind its reader, but for the
-    // reshape that made each view (joinedAt). A view's result is untouched
-    // before its reshape and is no other view's operand yet, as
-    // plan-memory makes them.
+    // reshape that made each view (joinedAt).
     std::vector<int64_t> joined(count, -1), joinedAt(count, -1);
-    std::vector<bool> hasViews(count, false);
     for (int64_t i = 0; i < steps; ++i) {
       const plan::Instruction &instruction = program.instructions(i);
       if (!instruction.has_kernel() || instruction.kernel().op() != "reshape" ||
@@ -1244,17 +1240,16 @@ private:
       int64_t from = instruction.kernel().operands(0),
               to = instruction.kernel().results(0);
       if (from < 0 || from >= count || to < 0 || to >= count || from == to ||
-          !temporary(from) || !temporary(to) || viewOf[to] >= 0 ||
+          !temporary(from) || !temporary(to) ||
           program.buffers(from).arena_offset() !=
               program.buffers(to).arena_offset() ||
           bufferBytes(program.buffers(from)) !=
               bufferBytes(program.buffers(to)) ||
-          root(from) == to || first[to] != i || hasViews[to])
+          first[to] != i)
         continue;
       int64_t group = root(from);
       viewOf[to] = group;
       joinedAt[to] = i;
-      hasViews[group] = true;
       if (joined[group] < 0)
         joined[group] = i;
       first[group] = std::min(first[group], first[to]);

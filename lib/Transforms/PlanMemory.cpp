@@ -46,7 +46,8 @@ struct Interval {
   int64_t begin = 0, end = 0; // positions, inclusive
   int64_t bytes = 0;
   int64_t offset = -1;
-  /// The interval whose bytes this one shares (a reshape's view), or -1.
+  /// The interval whose bytes this one shares (a reshape's view), or -1:
+  /// always its group's root, which is no view itself.
   int64_t viewOf = -1;
 };
 
@@ -61,19 +62,15 @@ bool onlyReads(Operation *op, Value buffer) {
   return isa<plan::LossOp, plan::SendOp, plan::CrossMeshSendOp>(op);
 }
 
-// Joins each reshape's result to its operand's interval (Interval::viewOf
-// of the root) where both are temporaries of one size, the result is not
-// touched before the reshape, and nothing writes either after it; the root
-// interval then spans the group's lives.
+// Joins each reshape's result to its operand's group (Interval::viewOf:
+// the group's root) where both are temporaries of one size, the result is
+// not touched before the reshape, and nothing writes either after it; the
+// root interval then spans the group's lives. A root was written before
+// it was reshaped, so it never joins another group: viewOf is one step.
 void joinReshapeViews(Block &body,
                       const DenseMap<Operation *, int64_t> &position,
                       const DenseMap<Value, size_t> &intervalOf,
                       std::vector<Interval> &intervals) {
-  auto root = [&](size_t i) {
-    while (intervals[i].viewOf >= 0)
-      i = static_cast<size_t>(intervals[i].viewOf);
-    return i;
-  };
   for (auto kernel : body.getOps<plan::KernelOp>()) {
     if (kernel.getKernel() != "reshape" || kernel.getIns().size() != 1 ||
         kernel.getOuts().size() != 1)
@@ -103,7 +100,8 @@ void joinReshapeViews(Block &body,
     if (!leftAlone(operand, /*touchedBefore=*/false) ||
         !leftAlone(result, /*touchedBefore=*/true))
       continue;
-    size_t group = root(foundOperand->second);
+    size_t group = from.viewOf >= 0 ? static_cast<size_t>(from.viewOf)
+                                    : foundOperand->second;
     to.viewOf = static_cast<int64_t>(group);
     intervals[group].begin = std::min(intervals[group].begin, to.begin);
     intervals[group].end = std::max(intervals[group].end, to.end);
@@ -345,11 +343,9 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
       for (Interval &interval : intervals) {
         if (interval.viewOf < 0)
           continue;
-        const Interval *group = &interval;
-        while (group->viewOf >= 0)
-          group = &intervals[static_cast<size_t>(group->viewOf)];
-        interval.offset = group->offset;
-        interval.buffer.setOffsetAttr(b.getI64IntegerAttr(group->offset));
+        interval.offset =
+            intervals[static_cast<size_t>(interval.viewOf)].offset;
+        interval.buffer.setOffsetAttr(b.getI64IntegerAttr(interval.offset));
       }
       program->setAttr("plan.arena_bytes", b.getI64IntegerAttr(arena));
     }

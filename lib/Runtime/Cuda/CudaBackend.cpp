@@ -171,10 +171,12 @@ private:
   Status openNccl();
   /// Launches instructions [begin, end) on their streams.
   Status issue(int64_t begin, int64_t end, std::vector<double> *hostSeconds);
-  /// Whether [begin, end) may be replayed from a graph (CudaOptions::graphs).
-  bool graphable(int64_t begin, int64_t end) const;
+  /// Whether [begin, end) is device kernels alone, which a graph may
+  /// replay (CudaOptions::graphs).
+  bool deviceKernelsAlone(int64_t begin, int64_t end) const;
   /// Launches [begin, end)'s graph, capturing it on the range's second run;
-  /// `launched` false: the caller issues the range itself.
+  /// `launched` false: the caller issues the range itself (a range of
+  /// anything but device kernels alone, or whose capture failed twice).
   Status launchGraph(int64_t begin, int64_t end, bool &launched);
   Status runKernelInstruction(int64_t index);
   /// Runs kernel `index`'s reference kernel on copies of its operands;
@@ -826,21 +828,23 @@ Status CudaBackend::issue(int64_t begin, int64_t end,
   return Status::success();
 }
 
-bool CudaBackend::graphable(int64_t begin, int64_t end) const {
-  if (!options_.graphs || profiling_ || timeline_ || begin >= end)
-    return false;
-  // Device kernels alone, on the compute stream, which no other stream
-  // waits for: a graph's replay records no events for the comm stream.
+bool CudaBackend::deviceKernelsAlone(int64_t begin, int64_t end) const {
+  // On the compute stream, which no other stream waits for: a graph's
+  // replay records no events for the comm stream.
   for (int64_t i = begin; i < end; ++i)
     if (!program_->instructions(i).has_kernel() || !prepared_.onDevice[i] ||
         schedule_.waitFor[i] >= 0 || schedule_.awaited[i])
       return false;
-  return true;
+  return begin < end;
 }
 
 Status CudaBackend::launchGraph(int64_t begin, int64_t end, bool &launched) {
   launched = false;
-  RangeGraph &graph = graphs_[{begin, end}];
+  auto [found, added] = graphs_.try_emplace({begin, end});
+  RangeGraph &graph = found->second;
+  // What a range holds is the program's: looked at on its first run only.
+  if (added)
+    graph.refused = !deviceKernelsAlone(begin, end);
   if (graph.refused)
     return Status::success();
   // A graph holds the scratch's address: when another range has grown the
@@ -903,7 +907,7 @@ Status CudaBackend::run(int64_t begin, int64_t end) {
   // on the host (GPU events would time only their copies).
   std::vector<double> hostSeconds(profiling_ ? count : 0, -1.0);
   bool launched = false;
-  if (graphable(begin, end))
+  if (options_.graphs && !profiling_ && !timeline_)
     if (Status status = launchGraph(begin, end, launched); !status.ok())
       return status;
   if (!launched)

@@ -46,6 +46,22 @@ template <typename F> __global__ void forEachStagedKernel(int64_t n, F f) {
     f.store(i, f.load(i));
 }
 
+/// a + b, or the larger of the two.
+template <typename C> PARPLAN_HD C combineTwo(C a, C b, bool maximum) {
+  return maximum ? hdMax(a, b) : a + b;
+}
+
+/// Combines `value` over the 32 lanes of the calling warp by a butterfly of
+/// shuffles: every lane gets the same result.
+template <typename C> PARPLAN_HD C combineWarp(C value, bool maximum) {
+#if defined(__CUDA_ARCH__)
+  for (int offset = 16; offset > 0; offset >>= 1)
+    value =
+        combineTwo(value, __shfl_xor_sync(0xffffffffu, value, offset), maximum);
+#endif
+  return value;
+}
+
 /// The lanes of a row on the GPU: the threads of one block (a multiple of
 /// 32). Combining reduces within each warp by shuffles, then across warps
 /// through shared memory in warp order, so every lane gets the same value
@@ -77,14 +93,9 @@ struct BlockLanes {
   }
 
 private:
-  template <typename C> PARPLAN_HD static C apply(C a, C b, bool maximum) {
-    return maximum ? hdMax(a, b) : a + b;
-  }
   template <typename C> PARPLAN_HD C combine(C value, bool maximum) const {
 #if defined(__CUDA_ARCH__)
-    for (int offset = 16; offset > 0; offset >>= 1)
-      value =
-          apply(value, __shfl_xor_sync(0xffffffffu, value, offset), maximum);
+    value = combineWarp(value, maximum);
     // The last combination's readers are done with the slots.
     __syncthreads();
     if ((threadIdx.x & 31) == 0)
@@ -92,7 +103,7 @@ private:
     __syncthreads();
     C result = static_cast<C>(shared[0]);
     for (unsigned warp = 1; warp < blockDim.x >> 5; ++warp)
-      result = apply(result, static_cast<C>(shared[warp]), maximum);
+      result = combineTwo(result, static_cast<C>(shared[warp]), maximum);
     return result;
 #else
     return value;
@@ -120,18 +131,10 @@ struct WarpLanes {
   }
   PARPLAN_HD int64_t count() const { return 32; }
   template <typename C> PARPLAN_HD C sum(C value) const {
-#if defined(__CUDA_ARCH__)
-    for (int offset = 16; offset > 0; offset >>= 1)
-      value += __shfl_xor_sync(0xffffffffu, value, offset);
-#endif
-    return value;
+    return combineWarp(value, false);
   }
   template <typename C> PARPLAN_HD C max(C value) const {
-#if defined(__CUDA_ARCH__)
-    for (int offset = 16; offset > 0; offset >>= 1)
-      value = hdMax(value, __shfl_xor_sync(0xffffffffu, value, offset));
-#endif
-    return value;
+    return combineWarp(value, true);
   }
 };
 

@@ -85,16 +85,14 @@ public:
       f(i);
   }
   /// In groups of kStagedElements consecutive elements, each group's loads
-  /// before its stores, the order a GPU thread issues them in.
+  /// before its stores, the order a GPU thread issues them in: a row of
+  /// one lane (forLaneElements).
   template <typename F> void forEachStaged(int64_t n, const F &f) {
-    for (int64_t first = 0; first < n; first += kStagedElements) {
-      typename F::Values values[kStagedElements];
-      int64_t count = n - first < kStagedElements ? n - first : kStagedElements;
-      for (int64_t k = 0; k < count; ++k)
-        values[k] = f.load(first + k);
-      for (int64_t k = 0; k < count; ++k)
-        f.store(first + k, values[k]);
-    }
+    forLaneElements(
+        SingleLane{}, n, [&](int64_t i) { return f.load(i); },
+        [&](int64_t i, const typename F::Values &values) {
+          f.store(i, values);
+        });
   }
   template <typename F> void forEachRow(int64_t rows, int64_t, const F &f) {
     for (int64_t row = 0; row < rows; ++row) {

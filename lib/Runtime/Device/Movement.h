@@ -225,6 +225,20 @@ inline bool sameTypes(const std::vector<const DeviceTensor *> &operands,
   return true;
 }
 
+/// result[i] = input[base + index's walk of i] over the result's elements.
+template <class L>
+void gatherWalk(L &launcher, const DeviceTensor &input,
+                const DeviceTensor &result, const StridedIndex<1> &index,
+                int64_t base) {
+  dispatchWord(result.dtype, [&](auto word) {
+    using W = decltype(word);
+    launcher.forEachStaged(result.numElements(),
+                           StridedGatherFunctor<W>{input.as<const W>(),
+                                                   result.as<W>(), base,
+                                                   index});
+  });
+}
+
 /// result[i] = input[base + walk(i)] over the result's elements.
 template <class L>
 Launch gatherStrided(L &launcher, const DeviceTensor &input,
@@ -233,13 +247,7 @@ Launch gatherStrided(L &launcher, const DeviceTensor &input,
   StridedIndex<1> index;
   if (!makeStridedIndex<1>(result.shape, {strides}, index))
     return Launch::Unsupported;
-  dispatchWord(result.dtype, [&](auto word) {
-    using W = decltype(word);
-    launcher.forEachStaged(result.numElements(),
-                           StridedGatherFunctor<W>{input.as<const W>(),
-                                                   result.as<W>(), base,
-                                                   index});
-  });
+  gatherWalk(launcher, input, result, index, base);
   return Launch::Done;
 }
 
@@ -370,12 +378,7 @@ Launch transpose(L &launcher, const DeviceTensor &input,
     });
     return Launch::Done;
   }
-  dispatchWord(result.dtype, [&](auto word) {
-    using W = decltype(word);
-    launcher.forEachStaged(
-        result.numElements(),
-        StridedGatherFunctor<W>{input.as<const W>(), result.as<W>(), 0, index});
-  });
+  gatherWalk(launcher, input, result, index, 0);
   return Launch::Done;
 }
 
