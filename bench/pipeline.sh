@@ -17,7 +17,7 @@
 #      stages, micro-batches and schedule): wall time and peak memory
 #      (median of COMPILE_RUNS, default RUNS), the shape, the programs and
 #      the plan file's size, whether it fits in 80 GB, and the predicted
-#      step. About 3 s, 3 s and 10 to 12 s per run;
+#      step. About 2 s, 2 s and 9 to 10 s per run;
 #   5. auto against Megatron's grid under the same cost model, on 8 of
 #      GPT-3 175B's layers (batch 1536, bf16, 192 micro-batches) on 128
 #      H100s (dgx-h100x16): every --strategy megatron --tensor T
@@ -30,7 +30,7 @@
 # Goals (pipeline issue): the bubble shrinks as (P - 1) / M; eager-1F1B
 # beats 1F1B when sends are slow; GPT-3 175B on 1,024 GPUs fits in 80 GB
 # and compiles in under 10 s (with the stages and micro-batches given;
-# 10 to 12 s with everything searched, on a machine whose speed drifts).
+# 9 to 10 s with everything searched, on a machine whose speed drifts).
 # Environment: RUNS (default 5), COMPILE_RUNS (default RUNS),
 # PARPLAN_BUILD_DIR (default build).
 set -euo pipefail

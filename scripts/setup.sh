@@ -13,7 +13,7 @@ packages=(
   cmake g++ ninja-build ccache lld-22
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-format-22
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libcli11-dev libfmt-dev catch2
+  libcli11-dev libfmt-dev catch2 libmimalloc-dev
   libopenmpi-dev openmpi-bin
   libonnx-testdata time
   chromium
