@@ -223,6 +223,8 @@ private:
   const std::map<std::string, parplan::ByteRange> &rawData;
   int64_t opset = 0;
   std::string lastDiagnostic;
+  /// The symbolic dimensions (dim_param) of the graph inputs.
+  std::set<std::string> inputDimNames;
 
   llvm::StringMap<Value> values;
   /// Initializers not yet turned into values, by name.
@@ -323,7 +325,9 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     return success();
   });
 
-  OwningOpRef<ModuleOp> module = ModuleOp::create(builder.getUnknownLoc());
+  // Errors about the whole program (a mesh the cluster lacks) name the file.
+  OwningOpRef<ModuleOp> module =
+      ModuleOp::create(FileLineColLoc::get(&context, path, 0, 0));
   builder.setInsertionPointToEnd(module->getBody());
   auto function = func::FuncOp::create(
       builder, FileLineColLoc::get(&context, path, 0, 0), options.functionName,
@@ -349,12 +353,31 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     }
     if (!graphInput.has_type() || !graphInput.type().has_tensor_type())
       fail("graph input " + quote(name) + " is not a tensor");
+    for (const onnx::TensorShapeProto::Dimension &dim :
+         graphInput.type().tensor_type().shape().dim())
+      if (dim.has_dim_param())
+        inputDimNames.insert(dim.dim_param());
     RankedTensorType type =
         tensorType(graphInput.type(), "graph input " + quote(name));
     values[name] = prologue([&](OpBuilder &b) {
       return nn::InputOp::create(b, NameLoc::get(b.getStringAttr(name)), type,
                                  name);
     });
+  }
+
+  // A binding no input reads is a typo, or a batch given to a model whose
+  // batch is fixed: the program would silently have other shapes than asked.
+  for (const auto &binding : options.dims) {
+    if (!options.refuseUnusedDims || inputDimNames.count(binding.first))
+      continue;
+    std::string known;
+    for (const std::string &dim : inputDimNames)
+      known += (known.empty() ? "" : ", ") + quote(dim);
+    fail("dimension " + quote(binding.first) +
+         " is bound, but no graph input has it (" +
+         (known.empty() ? std::string("every input dimension is fixed")
+                        : "the inputs' symbolic dimensions: " + known) +
+         ")");
   }
 
   importGraphBody(graph, "");

@@ -26,7 +26,8 @@ namespace {
 llvm::cl::list<std::string>
     dimBindings("dim",
                 llvm::cl::desc("Bind a symbolic ONNX dimension: NAME=VALUE "
-                               "(repeatable), e.g. --dim batch=32"),
+                               "(repeatable), e.g. --dim batch=32; a name "
+                               "a model lacks is ignored"),
                 llvm::cl::value_desc("NAME=VALUE"));
 
 TranslateToMLIRRegistration importOnnx(
@@ -34,6 +35,7 @@ TranslateToMLIRRegistration importOnnx(
     [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
        MLIRContext *context) -> OwningOpRef<Operation *> {
       parplan::OnnxImportOptions options;
+      options.refuseUnusedDims = false;
       for (const std::string &binding : dimBindings)
         if (std::optional<std::string> problem =
                 parplan::addDimBinding(options, binding)) {

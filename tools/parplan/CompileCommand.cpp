@@ -260,8 +260,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     if (!imported)
       return nullptr;
     // The executor slices every input along dimension 0: each must be the
-    // batch, bound to the micro-batch (a static or otherwise named batch
-    // dimension ignores --batch).
+    // batch, bound to the micro-batch (an input whose dimension 0 is fixed
+    // or named otherwise does not take --batch; a model with no 'batch' at
+    // all was refused by the importer).
     if (count > 1) {
       int64_t rows = options.batch / count;
       WalkResult walk = imported->walk([&](nn::InputOp input) {

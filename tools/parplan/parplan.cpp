@@ -353,8 +353,10 @@ int main(int argc, char **argv) {
       ->add_option("model", compile.input, "ONNX model, or nn IR (.mlir)")
       ->required();
   addDimOption(compileCommand, compile.dims);
-  compileCommand->add_option("--batch", compile.batch,
-                             "Bind the symbolic dimension 'batch'");
+  compileCommand
+      ->add_option("--batch", compile.batch,
+                   "Bind the symbolic dimension 'batch' (the global batch)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   addLayoutOptions(compileCommand, compile.layout);
   compileCommand->add_flag("--train", compile.train,
                            "Compile a training step (required for now)");

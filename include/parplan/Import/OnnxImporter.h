@@ -25,6 +25,10 @@ namespace parplan {
 struct OnnxImportOptions {
   /// Values for symbolic dimensions (dim_param), e.g. {"batch", 32}.
   std::map<std::string, int64_t> dims;
+  /// Fail the import on a binding of `dims` that no graph input has (a
+  /// typo, or a batch for a model whose batch is fixed). parplan-translate
+  /// turns it off: one set of bindings serves every split of a test file.
+  bool refuseUnusedDims = true;
   /// Name of the function the graph becomes.
   std::string functionName = "main";
 };
