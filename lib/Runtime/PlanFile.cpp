@@ -25,6 +25,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -128,6 +129,13 @@ Status parsePlanFile(std::string_view bytes, const std::string &name,
 }
 
 Status readPlanFile(const std::string &path, plan::Plan &out) {
+  // An ifstream opens a directory and reads nothing from it, which would
+  // read as an empty plan.
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored))
+    return Status::failure("cannot read plan file " + path +
+                           ": it is a directory (parplan compile -o DIR "
+                           "writes DIR/plan.pb)");
   std::ifstream file(path, std::ios::binary);
   if (!file)
     return Status::failure("cannot read plan file " + path + ": " +

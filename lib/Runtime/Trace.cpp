@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace parplan::runtime {
@@ -236,6 +237,19 @@ void writeChromeTrace(const Trace &trace, std::ostream &out) {
         << ",\"args\":{\"bytes\":" << number(sample.bytes) << "}}";
   }
   out << "\n]}\n";
+}
+
+Status checkTraceWritable(const std::string &path) {
+  std::error_code ignored;
+  bool existed = std::filesystem::exists(path, ignored);
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  if (!out)
+    return Status::failure("cannot write trace " + path + ": " +
+                           std::strerror(errno));
+  out.close();
+  if (!existed)
+    std::filesystem::remove(path, ignored);
+  return Status::success();
 }
 
 Status writeChromeTraceFile(const Trace &trace, const std::string &path) {

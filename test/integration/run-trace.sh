@@ -91,11 +91,24 @@ print("run-trace: %d measured slices, %d arrows; every simulated kernel measured
       % (len(slices), len(flows)))
 EOF
 
-# A trace that cannot be written: one line, exit 1.
+# A trace that cannot be written: one line, exit 1, said before the first
+# step (a long run must not end in a lost trace); a directory likewise.
+# The check leaves no file behind: no steps, no trace.
 if timeout 120 mpirun --oversubscribe -np 4 "$bin/parplan-run" "$dir/plan/plan.pb" \
     --backend cpu --steps 1 --trace "$dir/missing/x.json" >"$dir/bad.log" 2>&1; then
   fail "an unwritable trace ran"
 fi
-[ "$(grep -c "cannot write trace $dir/missing/x.json" "$dir/bad.log")" = 1 ] ||
+[ "$(grep -c "^parplan-run: --trace: cannot write trace $dir/missing/x.json: No such file or directory$" "$dir/bad.log")" = 1 ] ||
   { cat "$dir/bad.log"; fail "expected one 'cannot write trace' line"; }
+! grep -q "^step " "$dir/bad.log" || { cat "$dir/bad.log"; fail "steps ran before the trace error"; }
+if timeout 120 mpirun --oversubscribe -np 4 "$bin/parplan-run" "$dir/plan/plan.pb" \
+    --backend cpu --steps 1 --trace "$dir" >"$dir/bad.log" 2>&1; then
+  fail "a directory as trace ran"
+fi
+grep -q "^parplan-run: --trace: cannot write trace $dir: Is a directory$" "$dir/bad.log" ||
+  { cat "$dir/bad.log"; fail "expected 'Is a directory'"; }
+timeout 120 mpirun --oversubscribe -np 4 "$bin/parplan-run" "$dir/plan/plan.pb" \
+  --backend cpu --steps 0 --trace "$dir/none.json" >"$dir/none.log" 2>&1 ||
+  { cat "$dir/none.log"; fail "--steps 0 --trace"; }
+[ ! -e "$dir/none.json" ] || fail "the check left $dir/none.json behind"
 exit 0

@@ -147,6 +147,14 @@ TEST_CASE("plan file errors name the file", "[plan]") {
   std::string missing = tempPath("missing.pb");
   Status status = readPlanFile(missing, out);
   CHECK(status.error.find("cannot read plan file " + missing) == 0);
+  // A directory (the -o of parplan compile) opens as a stream that reads
+  // nothing: said as a directory, not as an empty plan.
+  std::string directory = tempPath("plan-directory");
+  std::filesystem::create_directories(directory);
+  CHECK(readPlanFile(directory, out).error ==
+        "cannot read plan file " + directory +
+            ": it is a directory (parplan compile -o DIR writes DIR/plan.pb)");
+  std::filesystem::remove(directory);
 
   std::string good = serializePlan(smallPlan());
   CHECK(errorOf("this is not a plan, just some text\n")

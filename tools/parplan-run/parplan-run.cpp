@@ -183,7 +183,7 @@ int run(int argc, char **argv, int rank, int worldSize) {
   app.add_option("plan", planPath, "the plan file (parplan plan -o)")
       ->required();
   app.add_option("--steps", steps, "training steps to run")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
   app.add_option("--seed", seed,
                  "seed of the synthetic weights and batches (default: the "
                  "plan's)");
@@ -278,6 +278,10 @@ int run(int argc, char **argv, int rank, int worldSize) {
               std::to_string(planDevices(planMessage));
     else if (!weightsPath.empty())
       error = checkWeightsFile(weightsPath, planMessage);
+    // Rank 0 writes the trace after the last step: said before the first.
+    if (error.empty() && rank == 0 && !tracePath.empty())
+      if (Status status = checkTraceWritable(tracePath); !status.ok())
+        error = "--trace: " + status.error;
   }
   // A file that only some ranks can read (a machine without it) must stop
   // them all, not leave the others waiting.

@@ -110,6 +110,10 @@ struct Trace {
 void writeChromeTrace(const Trace &trace, std::ostream &out);
 /// The same into the file at `path`.
 Status writeChromeTraceFile(const Trace &trace, const std::string &path);
+/// Whether writeChromeTraceFile could write `path`, with its error when
+/// not: checked before a run, so that a long run does not end in a lost
+/// trace. Leaves no file behind that was not there.
+Status checkTraceWritable(const std::string &path);
 
 /// `text` as a JSON string literal, quotes included.
 std::string jsonString(const std::string &text);
