@@ -5,7 +5,8 @@
 # valid trace-event JSON (every slice named by its op and node, with its
 # figures and pass; each arrow's two ends), holds every rank, and names
 # every kernel the simulation of the same plan names; parplan simulate
-# --merge puts both in one file. A trace that cannot be written is one line
+# --merge puts both in one file and sets each measured kernel beside its
+# simulated twin. A trace that cannot be written is one line
 # from rank 0 and exit 1.
 # Usage: run-trace.sh BIN-DIR
 set -u
@@ -31,6 +32,17 @@ grep -q "^trace: $dir/measured.json ([0-9]* events of the last step, 4 devices)$
   >"$dir/simulate.log" 2>&1 || { cat "$dir/simulate.log"; fail "simulate"; }
 "$bin/parplan" simulate "$dir/plan/plan.pb" --streams 1 --trace "$dir/merged.json" \
   --merge "$dir/measured.json" >"$dir/merge.log" 2>&1 || { cat "$dir/merge.log"; fail "simulate --merge"; }
+# The merge finds every simulated kernel among the measured ones (the same
+# plan) and sums both by op; the kernels the devices run for the cross-mesh
+# moves (which the simulator times as moves) are the ones left over.
+line=$(grep "^  measured         " "$dir/merge.log")
+found=$(echo "$line" | sed -n "s/^  measured         \([0-9,]*\) of the simulation's \([0-9,]*\) kernels found in .*/\1 \2/p")
+[ -n "$found" ] && [ "${found% *}" = "${found#* }" ] ||
+  { cat "$dir/merge.log"; fail "not every simulated kernel was found: $found"; }
+echo "$line" | grep -q "on 4 devices: .* measured, .* simulated (.*); by op, the largest differences first:$" ||
+  { cat "$dir/merge.log"; fail "no measured line"; }
+grep -q "^                   matmul  *[0-9.]* [mu]*s measured, *[0-9.]* [mu]*s simulated (.*), [0-9]* kernels$" "$dir/merge.log" ||
+  { cat "$dir/merge.log"; fail "no matmul line"; }
 
 python3 - "$dir/measured.json" "$dir/simulated.json" "$dir/merged.json" <<'EOF' || exit 1
 import json, sys

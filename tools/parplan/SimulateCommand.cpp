@@ -13,6 +13,7 @@
 #include "parplan/Cost/ClusterFile.h"
 #include "parplan/Cost/Presets.h"
 #include "parplan/Simulate/Simulator.h"
+#include "parplan/Simulate/TraceComparison.h"
 #include "parplan/Support/Text.h"
 
 #include "llvm/Support/JSON.h"
@@ -20,6 +21,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -48,13 +50,11 @@ std::string percent(double value, double base) {
   return base > 0 ? fmt::format("{:+.1f}%", 100 * (value - base) / base) : "";
 }
 
-/// Appends the measured trace at `path` (Chrome trace-event JSON, as
-/// parplan-run --trace writes it) to `trace`'s JSON text `simulated`: its
-/// processes numbered after the simulated ones and named "measured".
-std::optional<std::string> mergeTraces(const std::string &simulated,
-                                       size_t simulatedProcesses,
-                                       const std::string &path,
-                                       std::string &error) {
+/// The measured trace at `path` (Chrome trace-event JSON, as parplan-run
+/// --trace writes it), parsed; std::nullopt with `error` set when it cannot
+/// be read or is not JSON.
+std::optional<llvm::json::Value> readTraceFile(const std::string &path,
+                                               std::string &error) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!file) {
@@ -67,12 +67,23 @@ std::optional<std::string> mergeTraces(const std::string &simulated,
     error = path + ": " + llvm::toString(measured.takeError());
     return std::nullopt;
   }
+  return std::move(*measured);
+}
+
+/// Appends `measured`, the trace read from `path`, to `trace`'s JSON text
+/// `simulated`: its processes numbered after the simulated ones and named
+/// "measured".
+std::optional<std::string> mergeTraces(const std::string &simulated,
+                                       size_t simulatedProcesses,
+                                       llvm::json::Value measured,
+                                       const std::string &path,
+                                       std::string &error) {
   llvm::Expected<llvm::json::Value> own = llvm::json::parse(simulated);
   if (!own) {
     error = "the simulated trace: " + llvm::toString(own.takeError());
     return std::nullopt;
   }
-  llvm::json::Object *measuredObject = measured->getAsObject();
+  llvm::json::Object *measuredObject = measured.getAsObject();
   llvm::json::Array *measuredEvents =
       measuredObject ? measuredObject->getArray("traceEvents") : nullptr;
   if (!measuredEvents) {
@@ -119,6 +130,46 @@ std::optional<std::string> mergeTraces(const std::string &simulated,
   llvm::raw_string_ostream out(text);
   out << *own;
   return text;
+}
+
+/// Most ops the comparison lists, the largest differences.
+constexpr size_t kComparedOps = 10;
+
+/// The measured kernels beside the simulated ones, by op.
+void printComparison(const simulate::KernelComparison &comparison,
+                     const std::string &path) {
+  fmt::print("  measured         {} of the simulation's {} kernels found in "
+             "{} on {} device{}: {} measured, {} simulated ({}); by op, the "
+             "largest differences first:\n",
+             groupThousands(static_cast<uint64_t>(comparison.matched)),
+             groupThousands(static_cast<uint64_t>(comparison.simulatedKernels)),
+             path, comparison.devices, comparison.devices == 1 ? "" : "s",
+             formatSeconds(comparison.measured),
+             formatSeconds(comparison.simulated),
+             percent(comparison.simulated, comparison.measured));
+  size_t listed = std::min(comparison.ops.size(), kComparedOps);
+  size_t width = 0;
+  for (size_t i = 0; i < listed; ++i)
+    width = std::max(width, comparison.ops[i].op.size());
+  for (size_t i = 0; i < listed; ++i) {
+    const simulate::OpTimes &op = comparison.ops[i];
+    fmt::print("                   {:<{}}  {:>9} measured, {:>9} simulated "
+               "({}), {} kernel{}\n",
+               op.op, width, formatSeconds(op.measured),
+               formatSeconds(op.simulated), percent(op.simulated, op.measured),
+               groupThousands(static_cast<uint64_t>(op.kernels)),
+               op.kernels == 1 ? "" : "s");
+  }
+  if (comparison.ops.size() > kComparedOps)
+    fmt::print("                   ... {} more ops\n",
+               comparison.ops.size() - kComparedOps);
+  if (comparison.unmatched > 0)
+    fmt::print("                   {} measured kernel{} without a simulated "
+               "twin: a cross-mesh move's own (the simulator times the move "
+               "whole), or another plan's, or devices shown as a class "
+               "(--trace-devices)\n",
+               groupThousands(static_cast<uint64_t>(comparison.unmatched)),
+               comparison.unmatched == 1 ? "" : "s");
 }
 
 } // namespace
@@ -267,9 +318,18 @@ int parplan::cli::runSimulate(const SimulateOptions &options) {
       runtime::writeChromeTrace(simulation.trace, out);
       text = out.str();
     }
+    std::optional<simulate::KernelComparison> comparison;
     if (!options.merge.empty()) {
-      std::optional<std::string> merged = mergeTraces(
-          text, simulation.trace.processes.size(), options.merge, error);
+      std::optional<llvm::json::Value> measured =
+          readTraceFile(options.merge, error);
+      if (!measured)
+        return fail(error);
+      comparison = simulate::compareKernels(simulation.trace, *measured, error);
+      if (!comparison)
+        return fail(options.merge + ": " + error);
+      std::optional<std::string> merged =
+          mergeTraces(text, simulation.trace.processes.size(),
+                      std::move(*measured), options.merge, error);
       if (!merged)
         return fail(error);
       text = std::move(*merged);
@@ -283,6 +343,8 @@ int parplan::cli::runSimulate(const SimulateOptions &options) {
                "ui.perfetto.dev or chrome://tracing\n",
                options.trace, groupThousands(simulation.trace.events.size()),
                options.merge.empty() ? "" : ", with " + options.merge + "'s");
+    if (comparison)
+      printComparison(*comparison, options.merge);
   }
   return 0;
 }
