@@ -767,10 +767,23 @@ private:
                            : elements;
       size_t expected = static_cast<size_t>(stored) *
                         byteWidth(*toRuntimeDType(buffer.dtype()));
-      if (buffer.data().size() != expected)
+      if (buffer.shared_data() != 0) {
+        if (buffer.shared_data() < 0 ||
+            buffer.shared_data() > plan_.constant_data_size())
+          return Status::failure(where + " reads shared constant data " +
+                                 std::to_string(buffer.shared_data() - 1) +
+                                 " but the plan has " +
+                                 std::to_string(plan_.constant_data_size()));
+        if (!buffer.data().empty())
+          return Status::failure(where + " has both data and shared data");
+      }
+      const std::string &data = constantData(plan_, buffer);
+      if (data.size() != expected)
         return Status::failure(
             where + " is a constant of " + std::to_string(expected) +
-            " bytes but data has " + std::to_string(buffer.data().size()));
+            " bytes but " +
+            (buffer.shared_data() != 0 ? "its shared data" : "data") + " has " +
+            std::to_string(data.size()));
       return Status::success();
     }
     if (buffer.name().empty())
@@ -1932,6 +1945,13 @@ void expandCrossMeshParts(const plan::Plan &planMessage, const PlacedMesh &mesh,
 
 } // namespace
 
+const std::string &constantData(const plan::Plan &plan,
+                                const plan::Buffer &buffer) {
+  return buffer.shared_data() != 0
+             ? plan.constant_data(static_cast<int>(buffer.shared_data() - 1))
+             : buffer.data();
+}
+
 Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
                           DeviceProgram &out) {
   int index = programIndexOf(planMessage, device);
@@ -1960,7 +1980,7 @@ Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
     }
     // A split constant keeps its block of the logical elements.
     size_t width = byteWidth(*toRuntimeDType(buffer.dtype()));
-    const char *whole = buffer.data().data();
+    const char *whole = constantData(planMessage, buffer).data();
     std::string bytes(static_cast<size_t>(numElements(block.sizes)) * width,
                       '\0');
     Shape strides(logical.size(), 1);
@@ -1980,9 +2000,16 @@ Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
       }
     }
     buffer.set_data(std::move(bytes));
+    buffer.clear_shared_data();
     buffer.clear_splits();
     buffer.clear_logical_shape();
   }
+  // The device's program holds its constants' bytes, shared or not.
+  for (plan::Buffer &buffer : *out.program.mutable_buffers())
+    if (buffer.kind() == plan::Buffer::CONSTANT && buffer.shared_data() != 0) {
+      buffer.set_data(constantData(planMessage, buffer));
+      buffer.clear_shared_data();
+    }
   for (plan::Instruction &instruction : *out.program.mutable_instructions()) {
     if (!instruction.has_kernel())
       continue;

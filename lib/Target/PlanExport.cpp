@@ -101,18 +101,33 @@ std::string nodeName(Location loc) {
   return name;
 }
 
+/// Constants of at least this many bytes go to Plan.constant_data, once
+/// per value: the programs of a plan's stages read the same masks and
+/// tables, and small ones cost less inline than an index.
+constexpr size_t kSharedConstantBytes = 4096;
+
+/// The plan's shared constant data, by the attribute holding it (attributes
+/// are uniqued: equal values are one attribute).
+struct SharedConstants {
+  explicit SharedConstants(pp::Plan &plan) : plan(plan) {}
+  pp::Plan &plan;
+  llvm::DenseMap<Attribute, int64_t> index;
+};
+
 class ProgramExporter {
 public:
   /// `moves`: the index of each plan.cross_mesh in the plan's
   /// cross_mesh_moves, by name.
-  ProgramExporter(pp::Program &program, const llvm::StringMap<int64_t> &moves)
-      : program(program), moves(moves) {}
+  ProgramExporter(pp::Program &program, const llvm::StringMap<int64_t> &moves,
+                  SharedConstants &shared)
+      : program(program), moves(moves), shared(shared) {}
 
   LogicalResult run(pp::ProgramOp op);
 
 private:
   pp::Program &program;
   const llvm::StringMap<int64_t> &moves;
+  SharedConstants &shared;
   llvm::DenseMap<Value, int64_t> index;
 
   int64_t indexOf(Value buffer) { return index.lookup(buffer); }
@@ -157,9 +172,23 @@ LogicalResult ProgramExporter::buffer(pp::BufferOp op) {
     auto dense = dyn_cast<DenseElementsAttr>(value);
     if (!dense)
       return op.emitOpError() << "holds a constant that is not dense";
-    rt::Tensor tensor = parplan::toTensor(dense);
-    buffer.set_data(reinterpret_cast<const char *>(tensor.bytes()),
-                    tensor.byteSize());
+    auto type = cast<ShapedType>(dense.getType());
+    size_t bytes = static_cast<size_t>(type.getNumElements()) *
+                   rt::byteWidth(*parplan::toDType(type.getElementType()));
+    if (bytes < kSharedConstantBytes) {
+      rt::Tensor tensor = parplan::toTensor(dense);
+      buffer.set_data(reinterpret_cast<const char *>(tensor.bytes()),
+                      tensor.byteSize());
+      return success();
+    }
+    auto [found, inserted] =
+        shared.index.try_emplace(dense, shared.plan.constant_data_size());
+    if (inserted) {
+      rt::Tensor tensor = parplan::toTensor(dense);
+      shared.plan.add_constant_data(
+          reinterpret_cast<const char *>(tensor.bytes()), tensor.byteSize());
+    }
+    buffer.set_shared_data(found->second + 1);
   }
   return success();
 }
@@ -413,9 +442,10 @@ LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
     prediction.set_compute_seconds(seconds("compute_time"));
     prediction.set_communication_seconds(seconds("communication_time"));
   }
+  SharedConstants shared(plan);
   for (pp::ProgramOp program : programs) {
     pp::Program &out = *plan.add_programs();
-    ProgramExporter exporter(out, moves);
+    ProgramExporter exporter(out, moves, shared);
     if (failed(exporter.run(program)))
       return failure();
     // Without a plan.after_micro_batches, every instruction runs per

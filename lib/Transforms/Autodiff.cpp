@@ -370,7 +370,10 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return success();
       })
       .Case([&](WhereOp where) {
-        Value zeros = zerosLike(tensorType(dy));
+        // A scalar zero, broadcast by the where: a zeros tensor of dy's
+        // shape is a constant as large as the activation (a causal mask's
+        // scores), written out whole in every program of the plan.
+        Value zeros = scalarLike(dy, 0);
         Value condition = primal(where.getCondition());
         if (needs(where.getLhs()))
           accumulateBroadcast(where.getLhs(),

@@ -83,3 +83,26 @@ func.func @main() -> (tensor<2x3xf32>, tensor<2x3xf32>) {
   %z = nn.sigmoid %p : tensor<2x3xf32>
   return %p, %z : tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// -----
+
+// A where's gradient flows to the branch each element took; the other gets
+// a scalar zero the where broadcasts, never a constant of the activation's
+// shape (a causal mask's scores: a zeros tensor that large is written out
+// whole in every program of the plan).
+// CHECK-LABEL: {nn.updates = "w"}
+// CHECK: %[[MASK:.*]] = nn.constant dense<{{.*}}> : tensor<1x4x4xi1>
+// CHECK-NOT: nn.constant dense<0.000000e+00> : tensor<2x4x4xf32>
+// CHECK: %[[ZERO:.*]] = nn.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: nn.where %[[MASK]], %{{.*}}, %[[ZERO]] : tensor<1x4x4xi1>, tensor<2x4x4xf32>, tensor<f32> -> tensor<2x4x4xf32>
+// CHECK-NOT: nn.constant dense<0.000000e+00> : tensor<2x4x4xf32>
+// CHECK: nn.adam_update
+func.func @main() -> tensor<2x4x4xf32> {
+  %x = nn.input "x" : tensor<2x4x4xf32>
+  %w = nn.param "w" : tensor<4x4xf32>
+  %mask = nn.constant dense<[[[true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]]> : tensor<1x4x4xi1>
+  %low = nn.constant dense<-1.000000e+04> : tensor<f32>
+  %scores = nn.matmul %x, %w : tensor<2x4x4xf32>, tensor<4x4xf32> -> tensor<2x4x4xf32>
+  %masked = nn.where %mask, %scores, %low : tensor<1x4x4xi1>, tensor<2x4x4xf32>, tensor<f32> -> tensor<2x4x4xf32>
+  return %masked : tensor<2x4x4xf32>
+}

@@ -24,6 +24,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -389,5 +390,44 @@ TEST_CASE_METHOD(PlanFixture,
       }
       CHECK(compared > 100);
     }
+  }
+}
+
+TEST_CASE_METHOD(PlanFixture,
+                 "a large constant read by several programs is stored once",
+                 "[plan]") {
+  // Two stages' programs read one 4 KiB mask; each also has a small
+  // constant, which stays in its buffer.
+  const char *source = R"mlir(
+module attributes {plan.mesh_shape = array<i64: 2>} {
+  plan.program @first devices = [0] {
+    %mask = plan.buffer {kind = "constant", value = dense<true> : tensor<64x64xi1>} : memref<64x64xi1>
+    %small = plan.buffer {kind = "constant", value = dense<2.0> : tensor<4xf32>} : memref<4xf32>
+  }
+  plan.program @second devices = [1] {
+    %small = plan.buffer {kind = "constant", value = dense<3.0> : tensor<4xf32>} : memref<4xf32>
+    %mask = plan.buffer {kind = "constant", value = dense<true> : tensor<64x64xi1>} : memref<64x64xi1>
+  }
+}
+)mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  INFO(diagnostics);
+  REQUIRE(module);
+  FailureOr<plan::Plan> exported = exportPlan(*module);
+  REQUIRE(succeeded(exported));
+  REQUIRE(exported->constant_data_size() == 1);
+  CHECK(exported->constant_data(0) == std::string(64 * 64, '\1'));
+  CHECK(exported->programs(0).buffers(0).shared_data() == 1);
+  CHECK(exported->programs(0).buffers(0).data().empty());
+  CHECK(exported->programs(1).buffers(1).shared_data() == 1);
+  CHECK(exported->programs(0).buffers(1).shared_data() == 0);
+  CHECK(exported->programs(0).buffers(1).data().size() == 16);
+  // Each device's program holds the mask's bytes again.
+  for (int64_t device : {0, 1}) {
+    rt::DeviceProgram program;
+    REQUIRE(rt::instantiateProgram(*exported, device, program).ok());
+    const plan::Buffer &mask = program.program.buffers(device == 0 ? 0 : 1);
+    CHECK(mask.shared_data() == 0);
+    CHECK(mask.data() == exported->constant_data(0));
   }
 }

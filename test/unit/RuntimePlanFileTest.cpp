@@ -165,7 +165,7 @@ TEST_CASE("plan file errors name the file", "[plan]") {
 
   std::string payload = smallPlan().SerializeAsString();
   CHECK(errorOf(envelope(7, payload, planChecksum(payload)))
-            .find("has schema version 7; this parplan-run reads version 4") !=
+            .find("has schema version 7; this parplan-run reads version 5") !=
         std::string::npos);
 
   // The payload's last byte comes just before the checksum's tag and 8
@@ -334,6 +334,32 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
               c->set_data(std::string(15, '\0'));
             }),
             "program 0 buffer 6 '' is a constant of 16 bytes but data has 15"));
+  // Shared constant data: an index in range, not beside inline data, of
+  // the constant's size.
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              auto *c = addBuffer(*p.mutable_programs(0), "", {2, 2},
+                                  plan::Buffer::CONSTANT);
+              c->set_shared_data(2);
+              p.add_constant_data(std::string(16, '\0'));
+            }),
+            "program 0 buffer 6 '' reads shared constant data 1 but the plan "
+            "has 1"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              auto *c = addBuffer(*p.mutable_programs(0), "", {2, 2},
+                                  plan::Buffer::CONSTANT);
+              c->set_shared_data(1);
+              c->set_data(std::string(16, '\0'));
+              p.add_constant_data(std::string(16, '\0'));
+            }),
+            "program 0 buffer 6 '' has both data and shared data"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              auto *c = addBuffer(*p.mutable_programs(0), "", {2, 2},
+                                  plan::Buffer::CONSTANT);
+              c->set_shared_data(1);
+              p.add_constant_data(std::string(12, '\0'));
+            }),
+            "program 0 buffer 6 '' is a constant of 16 bytes but its shared "
+            "data has 12"));
   CHECK(has(errorAfter([](plan::Plan &p) {
               p.mutable_programs(0)->mutable_buffers(1)->clear_name();
             }),
@@ -549,6 +575,20 @@ TEST_CASE("instantiateProgram works out each device's program", "[plan]") {
   DeviceProgram none;
   CHECK(instantiateProgram(shared, 4, none).error ==
         "device 4 runs none of the plan's programs");
+
+  // The same constant's elements stored once in the plan: each device's
+  // program gets its block of them, as from inline data.
+  plan::Plan pooled = shared;
+  plan::Buffer &pooledConstant =
+      *pooled.mutable_programs(0)->mutable_buffers(1);
+  pooled.add_constant_data(pooledConstant.data());
+  pooledConstant.clear_data();
+  pooledConstant.set_shared_data(1);
+  REQUIRE(checkPlan(pooled).error == "");
+  DeviceProgram pooled3;
+  REQUIRE(instantiateProgram(pooled, 3, pooled3).ok());
+  CHECK(pooled3.program.buffers(1).shared_data() == 0);
+  CHECK(pooled3.program.buffers(1).data() == constant.data());
 }
 
 TEST_CASE("batch files: each rank reads its block of step s's batch",

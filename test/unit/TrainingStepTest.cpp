@@ -249,6 +249,13 @@ TEST_CASE_METHOD(TrainingFixture,
        "  %y = nn.where %c, %a, %b : tensor<2x3xi1>, tensor<2x3xf64>, "
        "tensor<3xf64> -> tensor<2x3xf64>",
        "tensor<2x3xf64>"},
+      {"where with a broadcast mask, as a causal mask is",
+       a23 + b23 +
+           "  %c = nn.constant dense<[[true, false, true]]> : "
+           "tensor<1x3xi1>\n",
+       "  %y = nn.where %c, %a, %b : tensor<1x3xi1>, tensor<2x3xf64>, "
+       "tensor<2x3xf64> -> tensor<2x3xf64>",
+       "tensor<2x3xf64>"},
       unaryCase("relu", "relu"),
       unaryCase("tanh", "tanh"),
       unaryCase("sqrt", "sqrt", "", 0.5, 2.0),

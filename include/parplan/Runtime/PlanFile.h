@@ -35,8 +35,9 @@ namespace parplan::runtime {
 /// Program.mesh, Group.mesh) for programs on parts of the devices. Version
 /// 4: cross-mesh moves as one table per move (Plan.cross_mesh_moves) read
 /// by every device's cross_mesh_send or cross_mesh_recv, so the devices of
-/// a stage share their programs.
-constexpr uint32_t kPlanSchemaVersion = 4;
+/// a stage share their programs. Version 5: large constants stored once
+/// in the plan (Plan.constant_data, Buffer.shared_data).
+constexpr uint32_t kPlanSchemaVersion = 5;
 
 /// FNV-1a 64 of `bytes`: PlanFile.checksum of a payload.
 uint64_t planChecksum(std::string_view bytes);
@@ -153,9 +154,9 @@ int programIndexOf(const plan::Plan &plan, int64_t device);
 struct DeviceProgram {
   int64_t device = 0;
   std::vector<int64_t> coordinate;
-  /// The shared program with Buffer.offsets filled, CONSTANT data cut to
-  /// the device's block (splits cleared), and Attr.block_offset replaced by
-  /// int_value or ints_value.
+  /// The shared program with Buffer.offsets filled, CONSTANT data in the
+  /// buffer (shared data copied in) and cut to the device's block (splits
+  /// cleared), and Attr.block_offset replaced by int_value or ints_value.
   plan::Program program;
   /// Group name to its devices as seen from this device (rank order).
   std::map<std::string, std::vector<int64_t>> groups;
@@ -167,8 +168,14 @@ plan::Kernel *appendKernel(plan::Program &program, const std::string &op,
                            const std::vector<int64_t> &operands,
                            const std::vector<int64_t> &results);
 
-/// Instantiates the program device `device` runs. The plan must have
-/// passed checkPlan.
+/// A CONSTANT buffer's elements: its `data`, or the plan's shared data it
+/// reads (Buffer.shared_data). The plan must have passed checkPlan.
+const std::string &constantData(const plan::Plan &plan,
+                                const plan::Buffer &buffer);
+
+/// Instantiates the program device `device` runs, its constants' bytes in
+/// its buffers' `data` (shared data copied in, split constants cut to the
+/// device's block). The plan must have passed checkPlan.
 Status instantiateProgram(const plan::Plan &plan, int64_t device,
                           DeviceProgram &out);
 
