@@ -62,10 +62,10 @@ void fillData(onnx::TensorProto &tensor, Fill fill, uint64_t seed) {
   case Fill::CausalMask: {
     int64_t rows = tensor.dims(tensor.dims_size() - 2);
     int64_t cols = tensor.dims(tensor.dims_size() - 1);
-    uint32_t zero = floatBits(0.0f), masked = floatBits(-1e4f);
+    // BOOL, one byte each: true where position i may attend to j.
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j)
-        storeLE(out + 4 * (i * cols + j), j <= i ? zero : masked, 4);
+        out[i * cols + j] = j <= i ? 1 : 0;
     break;
   }
   case Fill::Arange:

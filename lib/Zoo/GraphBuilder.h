@@ -24,7 +24,7 @@ enum class Fill {
   Uniform,
   /// 1 + Uniform: normalization scales and variances.
   OnePlusUniform,
-  /// [1, 1, s, s] additive causal mask: 0 on and below the diagonal, -1e4
+  /// [1, 1, s, s] BOOL causal mask: true on and below the diagonal, false
   /// above.
   CausalMask,
   /// INT64 0, 1, ..., n-1.

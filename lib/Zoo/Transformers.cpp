@@ -19,7 +19,8 @@ namespace {
 constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
 constexpr int32_t kInt64 = onnx::TensorProto::INT64;
 
-/// Softmax(Q K^T / sqrt(d) [+ mask]) V for q, k, v of shape [b, s, h].
+/// Softmax(where(mask, Q K^T / sqrt(d), -1e4)) V for q, k, v of shape
+/// [b, s, h] (no where without a mask).
 std::string attention(GraphBuilder &b, const std::string &scope,
                       const std::string &q, const std::string &k,
                       const std::string &v, int64_t hidden, int64_t heads,
@@ -32,8 +33,12 @@ std::string attention(GraphBuilder &b, const std::string &scope,
   std::string scale =
       b.constantFloat(scope, std::sqrt(static_cast<float>(headDim)));
   std::string scaled = b.node(scope, "Div", {scores, scale});
+  // As Hugging Face's GPT2Attention masks: the scores a position may not
+  // attend to replaced by a large negative value, from a BOOL buffer that
+  // is data, not a weight.
   if (!mask.empty())
-    scaled = b.node(scope, "Add", {scaled, mask});
+    scaled =
+        b.node(scope, "Where", {mask, scaled, b.constantFloat(scope, -1e4f)});
   std::string probs =
       b.node(scope, "Softmax", {scaled}, {GraphBuilder::attrInt("axis", -1)});
   std::string context = b.node(scope, "MatMul", {probs, vh});
@@ -74,8 +79,8 @@ void parplan::zoo::detail::buildGptGraph(GraphBuilder &b,
   std::string wpe = b.parameter("transformer.wpe.weight", {s, h});
   std::string positions =
       b.buffer("transformer.position_ids", {1, s}, kInt64, Fill::Arange);
-  std::string mask = b.buffer("transformer.causal_mask", {1, 1, s, s}, kFloat,
-                              Fill::CausalMask);
+  std::string mask = b.buffer("transformer.causal_mask", {1, 1, s, s},
+                              onnx::TensorProto::BOOL, Fill::CausalMask);
   std::string tokens = b.node("/transformer/wte", "Gather", {wte, "input_ids"});
   std::string places = b.node("/transformer/wpe", "Gather", {wpe, positions});
   std::string x = b.node("/transformer", "Add", {tokens, places});

@@ -313,8 +313,12 @@ TEST_CASE_METHOD(PlanFixture,
                    1e-5},
         std::tuple{"mlp, sgd, mse", mlp,
                    std::string("optimizer=sgd lr=0.1 loss=mse"), 1e-5},
+        // Adam divides each gradient by its own root mean square: where
+        // the causal mask leaves a gradient small, the kernels' different
+        // summation orders move the update by a few times float32's
+        // rounding of it.
         std::tuple{"gpt, adamw", gpt,
-                   std::string("optimizer=adamw lr=0.01") + frozen, 1e-5},
+                   std::string("optimizer=adamw lr=0.01") + frozen, 3e-5},
         std::tuple{"gpt, momentum, selective recomputation", gpt,
                    std::string("optimizer=momentum lr=0.1 "
                                "recompute=selective") +

@@ -27,7 +27,9 @@ int64_t numElements(const onnx::TensorProto &tensor) {
 }
 
 int64_t elementBytes(int32_t type) {
-  return type == onnx::TensorProto::INT64 ? 8 : 4;
+  return type == onnx::TensorProto::INT64  ? 8
+         : type == onnx::TensorProto::BOOL ? 1
+                                           : 4;
 }
 
 bool endsWith(const std::string &text, const std::string &suffix) {
@@ -36,14 +38,13 @@ bool endsWith(const std::string &text, const std::string &suffix) {
 }
 
 /// Trainable parameters counted from the graph alone: FLOAT initializers
-/// less the buffers (BatchNorm running statistics, the causal mask).
+/// less the buffers (BatchNorm running statistics; the causal mask is BOOL).
 int64_t countParameters(const onnx::ModelProto &model) {
   int64_t count = 0;
   for (const onnx::TensorProto &tensor : model.graph().initializer()) {
     if (tensor.data_type() != onnx::TensorProto::FLOAT ||
         endsWith(tensor.name(), ".running_mean") ||
-        endsWith(tensor.name(), ".running_var") ||
-        tensor.name() == "transformer.causal_mask")
+        endsWith(tensor.name(), ".running_var"))
       continue;
     count += numElements(tensor);
   }
@@ -280,11 +281,13 @@ TEST_CASE("gpt layout matches torch.onnx.export", "[zoo]") {
   REQUIRE(mask);
   CHECK(std::vector<int64_t>(mask->dims().begin(), mask->dims().end()) ==
         std::vector<int64_t>{1, 1, 16, 16});
-  float belowDiagonal, aboveDiagonal;
-  std::memcpy(&belowDiagonal, mask->raw_data().data() + 4 * (1 * 16 + 0), 4);
-  std::memcpy(&aboveDiagonal, mask->raw_data().data() + 4 * (0 * 16 + 1), 4);
-  CHECK(belowDiagonal == 0.0f);
-  CHECK(aboveDiagonal == -1e4f);
+  // BOOL, as Hugging Face's bias buffer: data for the Where, not a weight.
+  CHECK(mask->data_type() == onnx::TensorProto::BOOL);
+  REQUIRE(mask->raw_data().size() == 16 * 16);
+  CHECK(mask->raw_data()[1 * 16 + 0] == 1);
+  CHECK(mask->raw_data()[1 * 16 + 1] == 1);
+  CHECK(mask->raw_data()[0 * 16 + 1] == 0);
+  CHECK(mask->raw_data()[14 * 16 + 15] == 0);
 
   // Node and value names.
   const onnx::NodeProto *matmul =
@@ -326,12 +329,12 @@ TEST_CASE("gpt layout matches torch.onnx.export", "[zoo]") {
   // Attention core and GELU, in order.
   std::vector<std::string> core;
   for (const std::string &type : opTypes(model, "/transformer/h.0/attn/"))
-    if (type == "MatMul" || type == "Div" || type == "Add" ||
+    if (type == "MatMul" || type == "Div" || type == "Add" || type == "Where" ||
         type == "Softmax" || type == "Transpose")
       core.push_back(type);
   CHECK(core == std::vector<std::string>{"MatMul", "Add", "Transpose",
                                          "Transpose", "Transpose", "MatMul",
-                                         "Div", "Add", "Softmax", "MatMul",
+                                         "Div", "Where", "Softmax", "MatMul",
                                          "Transpose", "MatMul", "Add"});
   CHECK(opTypes(model, "/transformer/h.0/mlp/act/") ==
         std::vector<std::string>{"Constant", "Div", "Erf", "Constant", "Add",
@@ -531,8 +534,7 @@ TEST_CASE("same arguments give the same bytes and another seed other weights",
     const onnx::TensorProto &a = original.graph().initializer(i);
     const onnx::TensorProto &b = reseeded.graph().initializer(i);
     CHECK(a.name() == b.name());
-    if (a.data_type() == onnx::TensorProto::FLOAT &&
-        a.name() != "transformer.causal_mask")
+    if (a.data_type() == onnx::TensorProto::FLOAT)
       CHECK(a.raw_data() != b.raw_data());
     else
       CHECK(a.raw_data() == b.raw_data());
@@ -579,8 +581,9 @@ TEST_CASE("shape-only float initializers point at consecutive aligned "
   uint64_t totalBytes = 0;
   for (const onnx::TensorProto &tensor : built.model.graph().initializer()) {
     CAPTURE(tensor.name());
-    if (tensor.data_type() == onnx::TensorProto::INT64) {
-      // Integer data (position ids) stays in the file for compilers to read.
+    if (tensor.data_type() != onnx::TensorProto::FLOAT) {
+      // Integer and boolean data (position ids, the causal mask) stays in
+      // the file for compilers to read.
       CHECK(tensor.data_location() != onnx::TensorProto::EXTERNAL);
       CHECK(static_cast<int64_t>(tensor.raw_data().size()) ==
             elementBytes(tensor.data_type()) * numElements(tensor));
