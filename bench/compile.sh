@@ -44,7 +44,8 @@ passes="| model | mesh | sbp-assign s | lower-to-plan s | plan-memory s | verify
 for entry in "${rows[@]}"; do
   IFS='|' read -r preset batch cluster mesh strategy layers <<<"$entry"
   model=$work/$preset${layers:+-$layers}-b$batch.onnx
-  [[ -f $model ]] || "$bin/parplan-zoo" gpt --preset "$preset" --batch "$batch" \
+  # Written afresh: a model left by an older build's zoo would be another.
+  "$bin/parplan-zoo" gpt --preset "$preset" --batch "$batch" \
     ${layers:+--layers "$layers"} --shape-only -o "$model" >/dev/null
   name=$preset${layers:+ ($layers layers)}
   times=()

@@ -23,8 +23,8 @@
 #   bench/megatron-grid.sh --record   also append them to
 #                                     bench/results/megatron-grid.md
 #
-# About 1.5 minutes per model on one core of the development VM (3 min in
-# all, 2026-11-27).
+# About 1.5 to 2 minutes per model on one core of the development VM (3 to
+# 4 min in all, 2026-11-27).
 # Environment: MODELS (default "gpt3-175b megatron-39b"),
 # AUTO_MICRO_BATCHES, PARPLAN_BUILD_DIR (default build).
 set -euo pipefail
@@ -33,6 +33,9 @@ source bench/common.sh
 require parplan parplan-zoo
 mode=${1:-}
 work=${TMPDIR:-/tmp}/parplan-bench-megatron-grid
+# Models are written afresh by this build's parplan-zoo: one left from an
+# older build would be another model.
+rm -rf "$work"
 mkdir -p "$work"
 batch=1536
 
@@ -60,8 +63,8 @@ for preset in ${MODELS:-gpt3-175b megatron-39b}; do
   devices=${devicesOf[$preset]}
   layers=${layersOf[$preset]}
   model=$work/$preset.onnx
-  [[ -f $model ]] || "$bin/parplan-zoo" gpt --preset "$preset" --shape-only \
-    --dynamic-batch -o "$model" >/dev/null
+  "$bin/parplan-zoo" gpt --preset "$preset" --shape-only --dynamic-batch \
+    -o "$model" >/dev/null
   pipelines=()
   for ((p = 1; p <= layers && p <= devices; p *= 2)); do pipelines+=("$p"); done
   header="| tensor \\ pipeline |"

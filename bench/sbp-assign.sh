@@ -39,9 +39,11 @@ for entry in "${rows[@]}"; do
   share=${entry#*|}
   model=$work/gpt3-175b-$layers.onnx
   program=$work/gpt3-175b-$layers.mlir
-  [[ -f $model ]] || "$bin/parplan-zoo" gpt --preset gpt3-175b --layers "$layers" \
+  # Written afresh: a model or program left by an older build would be
+  # another.
+  "$bin/parplan-zoo" gpt --preset gpt3-175b --layers "$layers" \
     --batch "$batch" --shape-only -o "$model" >/dev/null
-  [[ -f $program ]] || "$bin/parplan" import "$model" -o "$program" >/dev/null
+  "$bin/parplan" import "$model" -o "$program" >/dev/null
   if [[ $graph == training ]]; then
     step=$work/gpt3-175b-$layers.step.mlir
     [[ -f $step ]] || "$bin/parplan-opt" "$program" \
