@@ -54,7 +54,7 @@ for gpt_args in "${models[@]}"; do
   # shellcheck disable=SC2086 # gpt_args is a list of flags.
   "$bin/parplan-zoo" gpt $gpt_args -o "$model/gpt.onnx" >/dev/null
   "$bin/parplan" compile "$model/gpt.onnx" --train --mesh 1 \
-    --cluster "$out/cluster.yaml" --frozen transformer.causal_mask \
+    --cluster "$out/cluster.yaml" \
     --optimizer adam --lr 0.01 -o "$model" >/dev/null
   predicted=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["predicted_step_time_s"])' \
     "$model/summary.json")

@@ -53,7 +53,7 @@ for entry in "${rows[@]}"; do
   for ((i = 0; i < runs; i++)); do
     rm -rf "$work/out"
     out=$( { /usr/bin/time -f "TIME %e RSS %M" taskset -c "$core" "$bin/parplan" compile "$model" \
-      --train --frozen transformer.causal_mask --mixed-precision bf16 --recompute full \
+      --train --mixed-precision bf16 --recompute full \
       --cluster "$cluster" --mesh "$mesh" --strategy "$strategy" --stages 1 -q -o "$work/out" \
       --mlir-timing >"$work/summary.txt"; } 2>&1)
     times+=("$(echo "$out" | awk '/^TIME/ { print $2 }')")

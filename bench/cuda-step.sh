@@ -68,13 +68,11 @@ op_ms() {
 for row in "${rows[@]}"; do
   IFS='|' read -r name zoo compile_flags run_flags type <<<"$row"
   slug=${name// /-}
-  frozen=()
-  [[ $zoo == gpt* ]] && frozen=(--frozen transformer.causal_mask)
   # shellcheck disable=SC2086
   "$bin/parplan-zoo" $zoo -o "$work/$slug.onnx" >/dev/null
   # shellcheck disable=SC2086
   "$bin/parplan" compile "$work/$slug.onnx" --train --mesh 1 \
-    --cluster "$work/cluster.yaml" "${frozen[@]}" --optimizer adam \
+    --cluster "$work/cluster.yaml" --optimizer adam \
     $compile_flags -o "$work/$slug" >/dev/null
   # shellcheck disable=SC2086
   "$bin/parplan-run" "$work/$slug/plan.pb" --backend cuda $run_flags \

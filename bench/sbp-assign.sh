@@ -47,7 +47,7 @@ for entry in "${rows[@]}"; do
   if [[ $graph == training ]]; then
     step=$work/gpt3-175b-$layers.step.mlir
     [[ -f $step ]] || "$bin/parplan-opt" "$program" \
-      -nn-autodiff="frozen=transformer.causal_mask" -o "$step"
+      -nn-autodiff -o "$step"
     program=$step
   fi
   ops=$(grep -c ' = nn\.' "$program")

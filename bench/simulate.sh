@@ -71,7 +71,7 @@ for shape in 2x2 1x2; do
   ranks=$(( ${shape%x*} * ${shape#*x} ))
   compile() {
     "$bin/parplan" compile "$work/gpt.onnx" --train --mesh "$shape" \
-      --frozen transformer.causal_mask --optimizer adam --lr 0.01 "$@" >/dev/null
+      --optimizer adam --lr 0.01 "$@" >/dev/null
   }
   compile --cluster dgx-h100 -o "$work/first-$shape"
   measure "$shape" "$ranks" "$work/first-$shape" "$work/first-$shape.json" >/dev/null
@@ -125,7 +125,7 @@ if [[ -n $devices && $devices != "no CUDA device"* ]]; then
   name=$(head -1 <<<"$devices" | sed -E 's/^[0-9]+: (.*), [0-9.e+]+ GB, compute capability .*$/\1/')
   "$bin/parplan" calibrate --quick --devices 1 -o "$work/gpu.yaml" >/dev/null 2>&1
   "$bin/parplan" compile "$work/gpt.onnx" --train --mesh 1 --cluster "$work/gpu.yaml" \
-    --frozen transformer.causal_mask --optimizer adam --lr 0.01 -o "$work/gpu" >/dev/null
+    --optimizer adam --lr 0.01 -o "$work/gpu" >/dev/null
   predicted=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["predicted_step_time_s"] * 1000)' "$work/gpu/summary.json")
   steps=$((runs > 10 ? runs : 10))
   measured=$("$bin/parplan-run" "$work/gpu/plan.pb" --steps "$steps" --one-batch --backend cuda \

@@ -740,6 +740,8 @@ private:
       return Status::failure(where + " has offsets; a plan file gives "
                                      "splits, and the executor works the "
                                      "offsets out");
+    if (buffer.shared_data() != 0 && buffer.kind() != plan::Buffer::CONSTANT)
+      return Status::failure(where + " has shared_data but is not a constant");
     if (buffer.kind() == plan::Buffer::MICRO_BATCH &&
         (buffer.shape_size() != 0 || buffer.dtype() != plan::I64))
       return Status::failure(where + " is the micro-batch index, which is an "
@@ -770,10 +772,10 @@ private:
       if (buffer.shared_data() != 0) {
         if (buffer.shared_data() < 0 ||
             buffer.shared_data() > plan_.constant_data_size())
-          return Status::failure(where + " reads shared constant data " +
-                                 std::to_string(buffer.shared_data() - 1) +
-                                 " but the plan has " +
-                                 std::to_string(plan_.constant_data_size()));
+          return Status::failure(
+              where + " has shared_data " +
+              std::to_string(buffer.shared_data()) + " but the plan has " +
+              std::to_string(plan_.constant_data_size()) + " shared constants");
         if (!buffer.data().empty())
           return Status::failure(where + " has both data and shared data");
       }

@@ -241,7 +241,9 @@ void writeChromeTrace(const Trace &trace, std::ostream &out) {
 
 Status checkTraceWritable(const std::string &path) {
   std::error_code ignored;
-  bool existed = std::filesystem::exists(path, ignored);
+  // The path itself, not what a link names: a dangling link is kept.
+  bool existed =
+      std::filesystem::exists(std::filesystem::symlink_status(path, ignored));
   std::ofstream out(path, std::ios::binary | std::ios::app);
   if (!out)
     return Status::failure("cannot write trace " + path + ": " +

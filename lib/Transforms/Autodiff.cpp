@@ -997,7 +997,8 @@ void NNAutodiffPass::runOnOperation() {
   std::vector<llvm::GlobPattern> frozenGlobs;
   SmallVector<StringRef> patterns;
   StringRef(frozen).split(patterns, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef pattern : patterns) {
+  for (StringRef &pattern : patterns) {
+    pattern = pattern.trim();
     llvm::Expected<llvm::GlobPattern> glob =
         llvm::GlobPattern::create(pattern.trim());
     if (!glob)
@@ -1082,18 +1083,26 @@ void NNAutodiffPass::runOnOperation() {
   // them (the only ones that need gradients).
   SmallVector<ParamOp> trainable;
   llvm::StringSet<> names;
+  std::vector<bool> globMatched(frozenGlobs.size(), false);
   for (ParamOp param : function.getOps<ParamOp>()) {
     names.insert(param.getName());
+    bool frozenParam = false;
+    for (size_t g = 0; g < frozenGlobs.size(); ++g)
+      if (frozenGlobs[g].match(param.getName()))
+        frozenParam = globMatched[g] = true;
     // State (the step count) is counted, not trained.
     if (!isFloatTensor(param.getResult()) ||
-        (param.getSource() && *param.getSource() == "zeros"))
-      continue;
-    if (llvm::any_of(frozenGlobs, [&](const llvm::GlobPattern &glob) {
-          return glob.match(param.getName());
-        }))
+        (param.getSource() && *param.getSource() == "zeros") || frozenParam)
       continue;
     trainable.push_back(param);
   }
+  // A pattern that freezes nothing is a typo or a parameter the model does
+  // not have: the one meant would be trained unseen.
+  for (size_t g = 0; g < frozenGlobs.size(); ++g)
+    if (!globMatched[g])
+      function.emitWarning()
+          << "frozen pattern '" << patterns[g] << "' matches no parameter of @"
+          << function.getName() << "; it freezes nothing";
   SmallVector<Operation *> forward;
   for (Operation &op : function.getOps())
     if (!isa<func::ReturnOp>(op))

@@ -15,7 +15,7 @@ src=$2
 . "$(dirname "$0")/mpi-setup.sh"
 
 . "$(dirname "$0")/training-steps.sh"
-train_step "$dir/gpt.onnx" "$dir/gpt-bf16.mlir" --frozen transformer.causal_mask \
+train_step "$dir/gpt.onnx" "$dir/gpt-bf16.mlir" \
   --mixed-precision bf16 || { echo "FAIL: train-step bf16"; exit 1; }
 plan() { out=$(lower_plan "$@") && echo "$out.pb"; }
 mlp=$(plan "$dir/mlp.mlir" 1 auto) || exit 1

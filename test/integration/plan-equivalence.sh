@@ -126,14 +126,12 @@ done
 # prints the log's path.
 run_micro() {
   out=$dir/$1-micro-$3-$4-$5-${6:-reference}${7:+-stages}${9:+-$9}
-  frozen=
-  [ "$1" = gpt ] && frozen="--frozen transformer.causal_mask"
   if [ "${7:-}" = even ]; then
     layout="--mesh $3 --strategy $4 --stages $8${9:+ --schedule $9}"; ranks=$(devices "$3")
   elif [ -n "${7:-}" ]; then layout="--annotations $7"; ranks=$8
   else layout="--mesh $3 --strategy $4"; ranks=$(devices "$3"); fi
   "$bin/parplan" compile "$dir/$1-batch.onnx" --train --optimizer adam --lr 0.01 \
-    $frozen --batch "$2" --micro-batches "$5" $layout -o "$out" \
+    --batch "$2" --micro-batches "$5" $layout -o "$out" \
     >"$out.compile.log" 2>&1 &&
     timeout 120 mpirun --oversubscribe -np "$ranks" "$bin/parplan-run" \
       "$out/plan.pb" --backend cpu --steps 5 --print-weights \
@@ -291,7 +289,7 @@ done
 # parameters that load the same bytes from the model (before a step, their
 # sums agree on 2 ranks of tensor parallelism) and then train apart.
 "$bin/parplan" compile "$dir/gpt.onnx" --train --optimizer adam --lr 0.01 \
-  --frozen transformer.causal_mask --untie transformer.wte.weight \
+  --untie transformer.wte.weight \
   --mesh 1x2 --strategy megatron -q -o "$dir/untied" >"$dir/untied.log" 2>&1 &&
   timeout 120 mpirun --oversubscribe -np 2 "$bin/parplan-run" "$dir/untied/plan.pb" \
     --backend cpu --steps 0 --print-weights --weights "$dir/gpt.onnx" \

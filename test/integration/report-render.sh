@@ -25,7 +25,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$bin/parplan-zoo" gpt --layers 2 --hidden 64 --heads 4 --seq 32 --vocab 128 \
   --dynamic-batch -o "$dir/gpt.onnx" >/dev/null || fail "parplan-zoo"
 "$bin/parplan" compile "$dir/gpt.onnx" --train --batch 16 --mesh 2x2 --stages 2 \
-  --micro-batches 4 --schedule 1f1b --frozen transformer.causal_mask \
+  --micro-batches 4 --schedule 1f1b \
   -o "$dir/plan" --report "$dir/report.html" >"$dir/compile.log" 2>&1 ||
   { cat "$dir/compile.log"; fail "compile --report"; }
 grep -q "^  report           $dir/report.html$" "$dir/compile.log" ||

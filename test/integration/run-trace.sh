@@ -21,7 +21,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$bin/parplan-zoo" gpt --layers 2 --hidden 32 --heads 2 --seq 8 --vocab 64 \
   --dynamic-batch -o "$dir/gpt.onnx" >/dev/null || fail "parplan-zoo"
 "$bin/parplan" compile "$dir/gpt.onnx" --train --batch 8 --mesh 2x2 --stages 2 \
-  --micro-batches 2 --schedule 1f1b --frozen transformer.causal_mask \
+  --micro-batches 2 --schedule 1f1b \
   -o "$dir/plan" >"$dir/compile.log" 2>&1 || { cat "$dir/compile.log"; fail "compile"; }
 timeout 120 mpirun --oversubscribe -np 4 "$bin/parplan-run" "$dir/plan/plan.pb" \
   --backend cpu --steps 2 --trace "$dir/measured.json" >"$dir/run.log" 2>&1 ||

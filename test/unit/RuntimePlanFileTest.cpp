@@ -342,8 +342,13 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
               c->set_shared_data(2);
               p.add_constant_data(std::string(16, '\0'));
             }),
-            "program 0 buffer 6 '' reads shared constant data 1 but the plan "
-            "has 1"));
+            "program 0 buffer 6 '' has shared_data 2 but the plan has 1 "
+            "shared constants"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(2)->set_shared_data(1);
+              p.add_constant_data(std::string(40, '\0'));
+            }),
+            "program 0 buffer 2 '' has shared_data but is not a constant"));
   CHECK(has(errorAfter([](plan::Plan &p) {
               auto *c = addBuffer(*p.mutable_programs(0), "", {2, 2},
                                   plan::Buffer::CONSTANT);

@@ -262,7 +262,7 @@ std::vector<ZooCase> smallZooModels() {
   cases[1].spec.gpt.seq = 16;
   cases[1].spec.gpt.vocab = 96;
   cases[1].spec.common.batch = 8;
-  cases[1].frozen = "transformer.causal_mask";
+  cases[1].frozen = "";
   cases[2].name = "bert";
   cases[2].spec.kind = zoo::ModelKind::Bert;
   cases[2].spec.bert.layers = 2;

@@ -13,13 +13,14 @@ namespace {
 
 runtime::TraceEvent kernel(int64_t process, const std::string &op,
                            int64_t instruction, int64_t microBatch,
-                           double seconds) {
+                           double seconds, double start = 0) {
   runtime::TraceEvent event;
   event.process = process;
   event.label.op = op;
   event.label.category = "kernel";
   event.instruction = instruction;
   event.microBatch = microBatch;
+  event.start = start;
   event.duration = seconds;
   return event;
 }
@@ -56,8 +57,8 @@ llvm::json::Value asJson(const runtime::Trace &trace) {
 
 } // namespace
 
-TEST_CASE("measured kernels are matched by device, instruction and "
-          "micro-batch, and summed by op",
+TEST_CASE("measured kernels are matched by device, name and micro-batch, "
+          "and summed by op",
           "[simulate]") {
   runtime::Trace simulated = simulatedTrace();
   // The run took the matmuls as simulated and the adds ten times longer,
@@ -103,6 +104,44 @@ TEST_CASE("measured kernels of another plan or device have no twin",
   CHECK(comparison->matched == 8);
   CHECK(comparison->unmatched == 3);
   CHECK(comparison->devices == 2);
+}
+
+TEST_CASE("runs of one name are matched in time order, whatever their "
+          "instruction numbers",
+          "[simulate]") {
+  // One device runs "scale" three times, 1, 2 and 3 ms long in turn. The
+  // measured trace numbers the instructions otherwise (a run expands
+  // cross-mesh moves into steps) and lists the runs out of time order; the
+  // k-th run in time is the k-th.
+  runtime::Trace simulated;
+  simulated.processes = {{"device 0"}};
+  for (int64_t run = 0; run < 3; ++run)
+    simulated.events.push_back(kernel(0, "scale", run, -1, 1e-3 * (run + 1),
+                                      1e-2 * static_cast<double>(run)));
+  runtime::Trace measured = simulated;
+  std::swap(measured.events[0], measured.events[2]);
+  for (runtime::TraceEvent &event : measured.events) {
+    event.instruction += 7;
+    event.duration *= 2;
+  }
+  std::string error;
+  std::optional<KernelComparison> comparison =
+      compareKernels(simulated, asJson(measured), error);
+  REQUIRE(comparison);
+  CHECK(comparison->matched == 3);
+  CHECK(comparison->unmatched == 0);
+  CHECK(comparison->simulatedKernels == 3);
+  CHECK(comparison->measured == Approx(2 * comparison->simulated));
+  // A fourth run, last in time but first in the file, has no twin: the
+  // three earliest are matched, not the first three listed.
+  runtime::Trace longer = simulated;
+  longer.events.insert(longer.events.begin(),
+                       kernel(0, "scale", 9, -1, 1.0, 1.0));
+  comparison = compareKernels(simulated, asJson(longer), error);
+  REQUIRE(comparison);
+  CHECK(comparison->matched == 3);
+  CHECK(comparison->unmatched == 1);
+  CHECK(comparison->measured == Approx(6e-3));
 }
 
 TEST_CASE("a measured file that is not a trace is refused", "[simulate]") {
