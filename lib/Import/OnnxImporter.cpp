@@ -223,8 +223,6 @@ private:
   const std::map<std::string, parplan::ByteRange> &rawData;
   int64_t opset = 0;
   std::string lastDiagnostic;
-  /// The symbolic dimensions (dim_param) of the graph inputs.
-  std::set<std::string> inputDimNames;
 
   llvm::StringMap<Value> values;
   /// Initializers not yet turned into values, by name.
@@ -340,6 +338,7 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   registerInitializers(graph);
   // Graph inputs that have an initializer are parameters with defaults;
   // the others are data fed at every step.
+  std::set<std::string> inputDimNames;
   for (const onnx::ValueInfoProto &graphInput : graph.input()) {
     const std::string &name = graphInput.name();
     if (values.count(name))

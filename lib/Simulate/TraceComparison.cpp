@@ -13,25 +13,25 @@ using namespace parplan::simulate;
 
 namespace {
 
-/// A kernel's place in a step: its device's name, its name ("op node"),
-/// the micro-batch, chunk and pass it runs in (-1 where the slice has
-/// none) and which run of that name it is there, in time order. Not the
-/// instruction: parplan-run numbers the device's program after cross-mesh
-/// moves are expanded into their steps, the simulator the plan's; kernels
-/// keep their order either way.
-using Place =
-    std::tuple<std::string, std::string, int64_t, int64_t, bool, int64_t>;
+/// Where a kernel runs: its device's name, its name ("op node"), and the
+/// micro-batch, chunk and pass it runs in (-1 where the slice has none).
+/// Not the instruction: parplan-run numbers the device's program after
+/// cross-mesh moves are expanded into their steps, the simulator the
+/// plan's; kernels keep their order either way.
+using RunKey = std::tuple<std::string, std::string, int64_t, int64_t, bool>;
+
+/// A kernel's place in a step: where it runs and which run of that name
+/// it is there, in time order.
+using Place = std::pair<RunKey, int64_t>;
 
 /// A kernel slice before its run is counted.
 struct KernelSlice {
-  std::string device, name;
-  int64_t microBatch = -1, chunk = -1;
-  bool backward = false;
+  RunKey key;
   double start = 0, seconds = 0;
   std::string op;
 };
 
-/// `slices`' places, counting the runs of each name in start order.
+/// `slices`' places, counting the runs of each key in start order.
 std::vector<std::pair<Place, const KernelSlice *>>
 placesOf(const std::vector<KernelSlice> &slices) {
   std::vector<const KernelSlice *> order;
@@ -41,17 +41,10 @@ placesOf(const std::vector<KernelSlice> &slices) {
                    [](const KernelSlice *a, const KernelSlice *b) {
                      return a->start < b->start;
                    });
-  std::map<std::tuple<std::string, std::string, int64_t, int64_t, bool>,
-           int64_t>
-      runs;
+  std::map<RunKey, int64_t> runs;
   std::vector<std::pair<Place, const KernelSlice *>> places;
-  for (const KernelSlice *slice : order) {
-    int64_t run = runs[{slice->device, slice->name, slice->microBatch,
-                        slice->chunk, slice->backward}]++;
-    places.push_back({{slice->device, slice->name, slice->microBatch,
-                       slice->chunk, slice->backward, run},
-                      slice});
-  }
+  for (const KernelSlice *slice : order)
+    places.push_back({{slice->key, runs[slice->key]++}, slice});
   return places;
 }
 
@@ -72,9 +65,11 @@ parplan::simulate::compareKernels(const runtime::Trace &simulated,
   for (const runtime::TraceEvent &event : simulated.events)
     if (event.label.category == "kernel")
       simulatedSlices.push_back(
-          {simulated.processes[static_cast<size_t>(event.process)].name,
-           event.label.name(), event.microBatch, event.chunk, event.backward,
-           event.start, event.duration, event.label.op});
+          {{simulated.processes[static_cast<size_t>(event.process)].name,
+            event.label.name(), event.microBatch, event.chunk, event.backward},
+           event.start,
+           event.duration,
+           event.label.op});
   KernelComparison comparison;
   comparison.simulatedKernels = static_cast<int64_t>(simulatedSlices.size());
   std::map<Place, const KernelSlice *> expected;
@@ -108,11 +103,12 @@ parplan::simulate::compareKernels(const runtime::Trace &simulated,
       continue;
     }
     // Trace files count microseconds.
-    measuredSlices.push_back({processNames[*pid], name->str(),
-                              args->getInteger("micro_batch").value_or(-1),
-                              args->getInteger("chunk").value_or(-1),
-                              args->getString("pass") == "backward",
-                              *start * 1e-6, *duration * 1e-6,
+    measuredSlices.push_back({{processNames[*pid], name->str(),
+                               args->getInteger("micro_batch").value_or(-1),
+                               args->getInteger("chunk").value_or(-1),
+                               args->getString("pass") == "backward"},
+                              *start * 1e-6,
+                              *duration * 1e-6,
                               args->getString("op").value_or("").str()});
   }
 
@@ -133,7 +129,7 @@ parplan::simulate::compareKernels(const runtime::Trace &simulated,
     comparison.measured += slice->seconds;
     comparison.simulated += twin.seconds;
     ++comparison.matched;
-    devices.insert(slice->device);
+    devices.insert(std::get<0>(slice->key));
   }
   comparison.devices = static_cast<int64_t>(devices.size());
   for (auto &[name, op] : byOp)

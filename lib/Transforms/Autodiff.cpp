@@ -999,10 +999,9 @@ void NNAutodiffPass::runOnOperation() {
   StringRef(frozen).split(patterns, ',', -1, /*KeepEmpty=*/false);
   for (StringRef &pattern : patterns) {
     pattern = pattern.trim();
-    llvm::Expected<llvm::GlobPattern> glob =
-        llvm::GlobPattern::create(pattern.trim());
+    llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(pattern);
     if (!glob)
-      return fail("nn-autodiff: frozen pattern '" + pattern.trim() +
+      return fail("nn-autodiff: frozen pattern '" + pattern +
                   "': " + llvm::toString(glob.takeError()));
     frozenGlobs.push_back(std::move(*glob));
   }
