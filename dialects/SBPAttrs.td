@@ -104,6 +104,26 @@ def SBP_ShardingAttr : SBP_Attr<"Sharding", "sharding"> {
   }];
 }
 
+def SBP_NoFitAttr : SBP_Attr<"NoFit", "no_fit"> {
+  let summary = "Why no layout of a program fits its devices' memory";
+  let description = [{
+    What `sbp-assign` leaves on the module, as the discardable attribute
+    `sbp.no_fit`, when even the layout of least memory does not fit: the
+    bytes per device it needs, the device of least memory and its bytes,
+    and on stages the fullest stage's mesh. The compile driver decides on
+    these numbers (more stages, more micro-batches, recomputation); the
+    error the pass emits is for people.
+    ```mlir
+    module attributes {sbp.no_fit = #sbp.no_fit<needed = 96000000000,
+        capacity = 80000000000, device = 0, stage = "stage1">} { ... }
+    ```
+  }];
+  let parameters = (ins "int64_t":$needed, "int64_t":$capacity,
+                        "int64_t":$device,
+                        StringRefParameter<"the fullest stage's mesh", "\"\"">:$stage);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 def SBP_AnySbpAttr : AnyAttrOf<[SBP_SplitAttr, SBP_BroadcastAttr, SBP_PartialAttr]>;
 
 // An nd-SBP: one Split/Broadcast/Partial per mesh axis, outermost axis first.

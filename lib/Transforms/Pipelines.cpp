@@ -144,13 +144,6 @@ void parplan::addLoweringPasses(mlir::OpPassManager &pm,
   pm.addPass(createPlanMemory());
 }
 
-void parplan::buildCompilePipeline(mlir::OpPassManager &pm,
-                                   const CompilePipelineOptions &options) {
-  addTrainingStepPasses(pm, options);
-  addLayoutPasses(pm, options);
-  addLoweringPasses(pm, options.cluster, options.schedule);
-}
-
 void parplan::buildShardPipeline(mlir::OpPassManager &pm,
                                  const ShardPipelineOptions &options) {
   pm.addNestedPass<mlir::func::FuncOp>(createNNSplitFusedProjections());
@@ -168,12 +161,6 @@ void parplan::registerAllPasses() {
       "nn-canonical-forms",
       "Fold, then fuse decomposed layer norms and GELUs (what import runs)",
       addCanonicalFormPasses);
-  mlir::PassPipelineRegistration<CompilePipelineOptions>(
-      "parplan-compile",
-      "An imported model to per-device plan programs: the training step, "
-      "the layout on the cluster's mesh, the lowering (what parplan compile "
-      "runs)",
-      buildCompilePipeline);
   mlir::PassPipelineRegistration<ShardPipelineOptions>(
       "parplan-shard",
       "A layout for the model as imported, every boxing written as typed "

@@ -1372,16 +1372,24 @@ LogicalResult ShardingSearch::solve() {
     if (needed > capacity) {
       int64_t device = model.getSmallestMemoryDevice();
       // On stages, the fullest stage is the one that does not fit.
-      std::string where;
+      std::string stage;
       if (smallest && !stages.names.empty()) {
         std::vector<double> bytes = stageMemory(searched, smallest->choice);
-        where = " of stage " +
-                stages
+        stage = stages
                     .names[std::max_element(bytes.begin(), bytes.end()) -
                            bytes.begin()]
                     .getValue()
                     .str();
       }
+      std::string where = stage.empty() ? "" : " of stage " + stage;
+      // The numbers the compile driver decides on; the error is for people.
+      module->setAttr(
+          "sbp.no_fit",
+          sbp::NoFitAttr::get(module.getContext(),
+                              std::isinf(needed)
+                                  ? std::numeric_limits<int64_t>::max()
+                                  : static_cast<int64_t>(needed),
+                              static_cast<int64_t>(capacity), device, stage));
       return function.emitError()
              << "no plan fits in memory: the smallest needs "
              << groupThousands(static_cast<int64_t>(needed))

@@ -1,4 +1,8 @@
 // RUN: parplan-opt %s -split-input-file -verify-diagnostics -sbp-assign="mesh=4" | FileCheck %s
+// What no plan fits leaves on the module for the compile driver, as
+// numbers: the bytes needed, the device's, the device.
+// RUN: not parplan-opt %s -split-input-file -sbp-assign="mesh=4" --mlir-print-ir-after-failure 2>&1 | FileCheck %s --check-prefix=NO-FIT
+// NO-FIT: sbp.no_fit = #sbp.no_fit<needed = 17180917760, capacity = 1000000000, device = 0>
 
 // The cluster, four devices of 1 GB, is carried in the module as the tools
 // attach it (parplan cluster show Inputs/small-memory.yaml --format json):

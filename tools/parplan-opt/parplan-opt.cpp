@@ -1,5 +1,6 @@
 //===- parplan-opt.cpp - mlir-opt for parplan's dialects and passes -------===//
 
+#include "parplan/Driver/Passes.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Transforms/Passes.h"
 
@@ -16,6 +17,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   parplan::registerAllPasses();
+  parplan::driver::registerDriverPasses();
   parplan::test::registerTestShardingRulesPass();
 
   mlir::DialectRegistry registry;

@@ -8,6 +8,8 @@
 #ifndef PARPLAN_TOOLS_PARPLAN_COMMANDS_H
 #define PARPLAN_TOOLS_PARPLAN_COMMANDS_H
 
+#include "parplan/Driver/Compile.h"
+
 #include <string>
 #include <vector>
 
@@ -34,23 +36,9 @@ struct ClusterShowOptions {
   std::string format;
 };
 
-/// Where and how sbp-assign lays a program out; shared by `shard` and
-/// `compile`.
-struct LayoutOptions {
-  std::string cluster = "dgx-h100";
-  std::string mesh;
-  std::string strategy = "auto";
-  std::string annotations;
-  /// Pipeline stages placed evenly (0: the annotations' only).
-  int64_t stages = 0;
-  /// `--stages auto` (compile): the stage count of least predicted step,
-  /// climbed over the divisors of the mesh's first axis.
-  bool autoStages = false;
-  /// Megatron's grid (0: not given): the tensor-parallel degree, the mesh's
-  /// last axis, and the pipeline stages; data parallel over the rest.
-  int64_t tensor = 0;
-  int64_t pipeline = 0;
-};
+/// The layout and training options, as the compile driver takes them.
+using LayoutOptions = driver::LayoutOptions;
+using TrainingOptions = driver::TrainingOptions;
 
 struct ShardOptions {
   std::string input;
@@ -64,30 +52,6 @@ struct ShardOptions {
   std::string output;
 };
 
-/// What nn-autodiff builds; shared by `train-step` and `compile`.
-struct TrainingOptions {
-  std::string loss = "cross-entropy";
-  unsigned outputIndex = 0;
-  std::string labels = "labels";
-  std::string optimizer = "adam";
-  double lr = 1e-3;
-  double weightDecay = -1;
-  std::string frozen;
-  std::string recompute = "none";
-  /// With full: the first N layers of each class; -1: all.
-  int64_t recomputeLayers = -1;
-  std::string mixedPrecision = "none";
-  /// Micro-batches the step accumulates gradients over.
-  int64_t microBatches = 1;
-  /// batch (the batch's statistics) or frozen.
-  std::string batchNorm = "batch";
-  /// on (dropout drops in training) or off; the masks' seed.
-  std::string dropout = "on";
-  int64_t dropoutSeed = 0;
-  /// Parameters shared by layers to give each layer a copy of.
-  std::vector<std::string> untie;
-};
-
 struct TrainStepOptions {
   std::string input;
   std::vector<std::string> dims;
@@ -98,10 +62,7 @@ struct TrainStepOptions {
 struct CompileOptions {
   std::string input;
   std::vector<std::string> dims;
-  int64_t batch = 0;
-  LayoutOptions layout;
   bool train = false;
-  TrainingOptions training;
   std::string emit;
   std::string output;
   /// Report the time of every pass (MLIR's -mlir-timing) on stderr.
@@ -111,24 +72,9 @@ struct CompileOptions {
   /// Simulate the plan and write its timeline here, and a report of the
   /// plan and its simulation here (docs/simulate.md).
   std::string trace, report;
-  /// Whether --recompute was given: without it, a step that fits nowhere
-  /// is tried again with selective, then full recomputation.
-  bool recomputeGiven = false;
-  /// The order stages run their micro-batches in (lower-to-plan's
-  /// `schedule`), or "auto".
-  std::string schedule = "1f1b";
-  /// The model chunks of each stage under the interleaved schedule, and
-  /// whether --chunks was given.
-  int64_t chunks = 2;
-  bool chunksGiven = false;
-  /// `--micro-batches auto`; whether --micro-batches and --schedule were
-  /// given (with --stages auto, the ones not given are searched too).
-  bool autoMicroBatches = false;
-  bool microBatchesGiven = false;
-  bool scheduleGiven = false;
-  /// Whether --stages was given (without it, a mesh over several nodes
-  /// gets --stages auto).
-  bool stagesGiven = false;
+  /// What the compile driver is told: the layout, the training step, the
+  /// pipeline's shape.
+  driver::CompileOptions compile;
 };
 
 /// `parplan reshard`: one tensor's move between two meshes of a cluster,

@@ -98,14 +98,6 @@ bool parplan::cli::writeIR(ModuleOp module, const std::string &path) {
   return true;
 }
 
-parplan::sbp::MeshOp parplan::cli::layoutMesh(mlir::ModuleOp module) {
-  if (auto mesh = module.lookupSymbol<sbp::MeshOp>("mesh"))
-    if (!mesh.getDevices())
-      return mesh;
-  auto meshes = module.getOps<sbp::MeshOp>();
-  return meshes.empty() ? sbp::MeshOp() : *meshes.begin();
-}
-
 bool parplan::cli::attachLayoutInputs(mlir::ModuleOp module,
                                       const LayoutOptions &layout,
                                       const char *command) {
@@ -121,83 +113,10 @@ bool parplan::cli::attachLayoutInputs(mlir::ModuleOp module,
 bool parplan::cli::resolveMegatronGrid(mlir::ModuleOp module,
                                        LayoutOptions &layout,
                                        const char *command) {
-  if (layout.tensor == 0 && layout.pipeline == 0)
-    return true;
-  auto fail = [&](const std::string &why) {
-    llvm::errs() << "parplan " << command << ": error: " << why << "\n";
+  if (std::optional<std::string> why =
+          driver::resolveMegatronGrid(module, layout)) {
+    llvm::errs() << "parplan " << command << ": error: " << *why << "\n";
     return false;
-  };
-  if (layout.strategy != "megatron")
-    return fail("--tensor and --pipeline are the grid of --strategy "
-                "megatron, not of --strategy " +
-                layout.strategy);
-  if (!layout.mesh.empty() || layout.stages > 0 || layout.autoStages)
-    return fail("--tensor and --pipeline set the mesh and the stages; "
-                "leave out --mesh and --stages");
-  std::string error;
-  std::optional<cost::Cluster> cluster =
-      loadCluster(module, layout.cluster, error);
-  if (!cluster)
-    return fail(error);
-  int64_t devices = cluster->numDevices();
-  // Tensor parallelism inside a node by default, as Megatron-LM runs it.
-  int64_t tensor =
-      layout.tensor ? layout.tensor : cost::defaultMeshShape(*cluster).back();
-  int64_t pipeline = layout.pipeline ? layout.pipeline : 1;
-  if (devices % tensor != 0)
-    return fail(fmt::format("--tensor {} does not divide the {} devices of "
-                            "cluster '{}'",
-                            tensor, devices, cluster->name));
-  int64_t rows = devices / tensor;
-  if (rows % pipeline != 0)
-    return fail(fmt::format("--pipeline {} does not divide the {} group{} of "
-                            "--tensor {} devices of cluster '{}'",
-                            pipeline, rows, rows == 1 ? "" : "s", tensor,
-                            cluster->name));
-  layout.mesh = fmt::format("{}x{}", rows, tensor);
-  layout.stages = pipeline > 1 ? pipeline : 0;
-  return true;
-}
-
-std::optional<std::pair<parplan::cost::Cluster, std::vector<int64_t>>>
-parplan::cli::layoutMesh(mlir::ModuleOp module, const std::string &cluster,
-                         const std::string &mesh, std::string &error) {
-  std::optional<cost::Cluster> loaded = loadCluster(module, cluster, error);
-  if (!loaded)
-    return std::nullopt;
-  std::vector<int64_t> shape;
-  if (mesh.empty()) {
-    shape = cost::defaultMeshShape(*loaded);
-  } else if (auto parsed = cost::parseMeshShape(mesh, error)) {
-    shape = *parsed;
-  } else {
-    return std::nullopt;
   }
-  return std::make_pair(std::move(*loaded), std::move(shape));
-}
-
-void parplan::cli::setPipelineOptions(CompilePipelineOptions &pipeline,
-                                      const TrainingOptions &training,
-                                      const LayoutOptions *layout) {
-  pipeline.loss = training.loss;
-  pipeline.output = training.outputIndex;
-  pipeline.labels = training.labels;
-  pipeline.optimizer = training.optimizer;
-  pipeline.lr = training.lr;
-  pipeline.weightDecay = training.weightDecay;
-  pipeline.frozen = training.frozen;
-  pipeline.recompute = training.recompute;
-  pipeline.recomputeLayers = training.recomputeLayers;
-  pipeline.mixedPrecision = training.mixedPrecision;
-  pipeline.microBatches = training.microBatches;
-  pipeline.batchNorm = training.batchNorm;
-  pipeline.dropout = training.dropout;
-  pipeline.dropoutSeed = training.dropoutSeed;
-  pipeline.untie = llvm::ArrayRef<std::string>(training.untie);
-  if (!layout)
-    return;
-  pipeline.cluster = layout->cluster;
-  pipeline.mesh = layout->mesh;
-  pipeline.strategy = layout->strategy;
-  pipeline.stages = layout->stages;
+  return true;
 }

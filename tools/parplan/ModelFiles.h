@@ -49,10 +49,6 @@ loadModel(const std::string &path, const std::vector<std::string> &dims,
 /// reason printed) when it cannot.
 bool writeIR(mlir::ModuleOp module, const std::string &path);
 
-/// The mesh sbp-assign laid `module` out on: @mesh, or with stages the
-/// first stage's mesh (they all have its shape).
-parplan::sbp::MeshOp layoutMesh(mlir::ModuleOp module);
-
 /// Writes `path` with `write`; prints "parplan: error: cannot write ..."
 /// and returns false when the file cannot be written.
 bool writeFile(const std::string &path,
@@ -64,27 +60,10 @@ bool writeFile(const std::string &path,
 bool attachLayoutInputs(mlir::ModuleOp module, const LayoutOptions &layout,
                         const char *command);
 
-/// Turns `--tensor T --pipeline P` (with `--strategy megatron`) into the
-/// mesh (cluster devices / T) x T and P stages of it; prints "parplan
-/// COMMAND: error: ..." and returns false when the grid does not fit the
-/// cluster or clashes with --mesh or --stages. Without either, does
-/// nothing.
+/// Megatron's grid (driver::resolveMegatronGrid), its error printed as
+/// "parplan COMMAND: error: ..."; false then.
 bool resolveMegatronGrid(mlir::ModuleOp module, LayoutOptions &layout,
                          const char *command);
-
-/// The cluster the layout passes read (`cluster`: a preset, or the file
-/// carried as the module's sbp.cluster) and the shape of the mesh they lay
-/// out on (`mesh`, else the cluster's default, nodes x devices per node);
-/// none, with `error` set, when either is wrong.
-std::optional<std::pair<cost::Cluster, std::vector<int64_t>>>
-layoutMesh(mlir::ModuleOp module, const std::string &cluster,
-           const std::string &mesh, std::string &error);
-
-/// Fills the training options of the compile pipeline from `training`'s
-/// flags, and its layout options from `layout`'s when given.
-void setPipelineOptions(CompilePipelineOptions &pipeline,
-                        const TrainingOptions &training,
-                        const LayoutOptions *layout = nullptr);
 
 } // namespace parplan::cli
 

@@ -37,7 +37,7 @@ namespace {
 /// sbp.explain of every op) as the JSON of docs/cli.md's --explain-json.
 bool writeExplanation(ModuleOp module, const std::string &path) {
   auto plan = module->getAttrOfType<DictionaryAttr>("sbp.plan");
-  sbp::MeshOp mesh = cli::layoutMesh(module);
+  sbp::MeshOp mesh = driver::layoutMesh(module);
   auto function = module.lookupSymbol<func::FuncOp>("main");
   auto layouts = [](sbp::ShardingAttr sharding, unsigned operands,
                     unsigned results) {
@@ -162,7 +162,7 @@ int cli::runShard(const ShardOptions &options) {
   if (options.output.empty())
     return 0;
   auto plan = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
-  sbp::MeshOp mesh = cli::layoutMesh(*module);
+  sbp::MeshOp mesh = driver::layoutMesh(*module);
   auto seconds = [&](StringRef key) {
     return cast<FloatAttr>(plan.get(key)).getValueAsDouble();
   };

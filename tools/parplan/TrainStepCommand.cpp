@@ -28,7 +28,7 @@ int parplan::cli::runTrainStep(const TrainStepOptions &options) {
   OneLineDiagnostics diagnostics(context);
   PassManager pm(&context);
   CompilePipelineOptions pipeline;
-  setPipelineOptions(pipeline, options.training);
+  driver::setPipelineOptions(pipeline, options.training);
   addAutodiffPass(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;

@@ -354,22 +354,22 @@ int main(int argc, char **argv) {
       ->required();
   addDimOption(compileCommand, compile.dims);
   compileCommand
-      ->add_option("--batch", compile.batch,
+      ->add_option("--batch", compile.compile.batch,
                    "Bind the symbolic dimension 'batch' (the global batch)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-  addLayoutOptions(compileCommand, compile.layout);
+  addLayoutOptions(compileCommand, compile.compile.layout);
   compileCommand->add_flag("--train", compile.train,
                            "Compile a training step (required for now)");
-  addTrainingOptions(compileCommand, compile.training,
-                     &compile.autoMicroBatches);
+  addTrainingOptions(compileCommand, compile.compile.training,
+                     &compile.compile.autoMicroBatches);
   compileCommand->add_option(
-      "--schedule", compile.schedule,
+      "--schedule", compile.compile.schedule,
       "On stages with micro-batches, the order each stage runs their "
       "forwards and backwards in: gpipe, 1f1b, eager-1f1b, interleaved, "
       "sequential, or auto for the one of least predicted step (default: "
       "auto on stages; docs/pipeline.md)");
   compileCommand
-      ->add_option("--chunks", compile.chunks,
+      ->add_option("--chunks", compile.compile.chunks,
                    "With --schedule interleaved: the model chunks of each "
                    "stage --stages places (default 2)")
       ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
@@ -379,6 +379,10 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"nn", "sbp", "plan"}));
   compileCommand->add_option("-o,--output", compile.output,
                              "Output directory: plan.pb and summary.json");
+  compileCommand->add_flag(
+      "--allow-over-memory", compile.compile.allowOverMemory,
+      "Write a plan whose planned peak memory exceeds a device's, with a "
+      "warning (by default an error: such a plan cannot run)");
   compileCommand->add_flag("--mlir-timing", compile.mlirTiming,
                            "Report the time of every pass on stderr");
   compileCommand->add_flag(
@@ -579,11 +583,12 @@ int main(int argc, char **argv) {
   if (simulateCommand->parsed())
     return parplan::cli::runSimulate(simulateOptions);
   if (compileCommand->parsed()) {
-    compile.recomputeGiven = compileCommand->count("--recompute") > 0;
-    compile.microBatchesGiven = compileCommand->count("--micro-batches") > 0;
-    compile.scheduleGiven = compileCommand->count("--schedule") > 0;
-    compile.stagesGiven = compileCommand->count("--stages") > 0;
-    compile.chunksGiven = compileCommand->count("--chunks") > 0;
+    compile.compile.recomputeGiven = compileCommand->count("--recompute") > 0;
+    compile.compile.microBatchesGiven =
+        compileCommand->count("--micro-batches") > 0;
+    compile.compile.scheduleGiven = compileCommand->count("--schedule") > 0;
+    compile.compile.stagesGiven = compileCommand->count("--stages") > 0;
+    compile.compile.chunksGiven = compileCommand->count("--chunks") > 0;
     return parplan::cli::runCompile(compile);
   }
   // An exception that escapes a cluster command (out of memory on a huge

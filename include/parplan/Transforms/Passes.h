@@ -154,11 +154,6 @@ void addLoweringPasses(mlir::OpPassManager &pm,
                        const std::string &cluster = "dgx-h100",
                        const std::string &schedule = "1f1b");
 
-/// The three stages: an imported model to per-device plan programs, what
-/// `parplan compile` runs. Registered as the pipeline `parplan-compile`.
-void buildCompilePipeline(mlir::OpPassManager &pm,
-                          const CompilePipelineOptions &options);
-
 /// The options of `parplan shard`'s pipeline, `parplan-shard`: a layout
 /// for the model as imported, a training step priced by sbp-assign's
 /// implied backward pass and optimizer.
@@ -187,7 +182,8 @@ void buildShardPipeline(mlir::OpPassManager &pm,
                         const ShardPipelineOptions &options);
 
 /// Registers every pass above (registerTransformsPasses, generated) and the
-/// `nn-canonical-forms`, `parplan-compile` and `parplan-shard` pipelines.
+/// `nn-canonical-forms` and `parplan-shard` pipelines (the compile driver
+/// registers `parplan-compile`, Driver/Passes.h).
 void registerAllPasses();
 
 } // namespace parplan

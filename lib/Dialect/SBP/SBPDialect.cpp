@@ -55,6 +55,12 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
              << "sbp.stage: " << stage << " does not name an sbp.mesh";
     return success();
   }
+  if (attribute.getName() == "sbp.no_fit") {
+    if (!isa<ModuleOp>(op) || !isa<NoFitAttr>(attribute.getValue()))
+      return op->emitOpError() << "sbp.no_fit must be a #sbp.no_fit on a "
+                                  "module";
+    return success();
+  }
   // Model chunks of interleaved stages (place-stages' chunks): how many a
   // stage holds, on the module; which one an op is in (for a move, on the
   // sending side, and sbp.destination_chunk on the receiving one).

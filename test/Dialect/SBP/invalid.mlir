@@ -243,6 +243,19 @@ module attributes {sbp.cluster = 3 : i64} {
 
 // -----
 
+// expected-error @+1 {{'builtin.module' op sbp.no_fit must be a #sbp.no_fit on a module}}
+module attributes {sbp.no_fit = 3 : i64} {
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op sbp.no_fit must be a #sbp.no_fit on a module}}
+func.func @f() attributes {sbp.no_fit = #sbp.no_fit<needed = 2, capacity = 1, device = 0>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'builtin.module' op sbp.annotations must be a dictionary of strings `file` and `text` on a module}}
 module attributes {sbp.annotations = {file = "pins.yaml"}} {
 }

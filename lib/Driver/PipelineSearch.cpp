@@ -7,12 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PipelineSearch.h"
-
-#include "ModelFiles.h"
+#include "parplan/Driver/PipelineSearch.h"
 
 #include "parplan/Cost/Cluster.h"
 #include "parplan/Cost/Mesh.h"
+#include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 
@@ -25,13 +24,36 @@
 
 using namespace mlir;
 
-bool parplan::cli::isNoFit(StringRef error) {
-  return error.starts_with("no plan fits in memory");
+std::optional<parplan::driver::NoFit>
+parplan::driver::noFitOf(ModuleOp laidOut) {
+  auto attr = laidOut->getAttrOfType<sbp::NoFitAttr>("sbp.no_fit");
+  if (!attr)
+    return std::nullopt;
+  return NoFit{attr.getStage().str(), attr.getDevice(),
+               static_cast<double>(attr.getNeeded()),
+               static_cast<double>(attr.getCapacity())};
+}
+
+std::optional<std::pair<parplan::cost::Cluster, std::vector<int64_t>>>
+parplan::driver::clusterAndMesh(ModuleOp module, const std::string &cluster,
+                                const std::string &mesh, std::string &error) {
+  std::optional<cost::Cluster> loaded = loadCluster(module, cluster, error);
+  if (!loaded)
+    return std::nullopt;
+  std::vector<int64_t> shape;
+  if (mesh.empty()) {
+    shape = cost::defaultMeshShape(*loaded);
+  } else if (auto parsed = cost::parseMeshShape(mesh, error)) {
+    shape = *parsed;
+  } else {
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(*loaded), std::move(shape));
 }
 
 namespace {
 
-using parplan::cli::PipelineTrial;
+using parplan::driver::PipelineTrial;
 
 /// Whether `a` is a better trial than `b`: it fits and predicts a shorter
 /// step (or `b` does not fit).
@@ -98,7 +120,7 @@ class Trials {
 public:
   /// `chunks`: the model chunks of each stage under the interleaved
   /// schedule.
-  Trials(parplan::cli::ModelImporter importAt,
+  Trials(const parplan::driver::ModelImporter &importAt,
          parplan::CompilePipelineOptions &pipeline, int64_t chunks,
          TimingScope &timing,
          std::vector<std::unique_ptr<PassManager>> &passManagers,
@@ -197,6 +219,8 @@ public:
     pipeline.starts = startsAsked;
     if (succeeded(pm.run(*copy)))
       readFigures(*copy, trial);
+    else
+      trial.noFit = parplan::driver::noFitOf(*copy);
     // Every shape the search keeps is faster than all tried before it: the
     // fastest so far is the one the compile may go on from. Another start
     // laid out on a shape already tried is kept apart, for the caller.
@@ -222,7 +246,7 @@ public:
   OwningOpRef<ModuleOp> takeOther() { return std::move(other); }
 
 private:
-  parplan::cli::ModelImporter importAt;
+  const parplan::driver::ModelImporter &importAt;
   parplan::CompilePipelineOptions &pipeline;
   int64_t chunks;
   TimingScope &timing;
@@ -354,10 +378,12 @@ std::optional<double> timelineOf(const PipelineTrial &base, StringRef name,
 /// Whether `base`'s layouts fit the devices under schedule `name` (on
 /// `chunks` chunks when interleaved): each stage's memory with the
 /// activations of as many micro-batches as that schedule holds in flight
-/// instead of `base`'s (a chunk's being 1/V of the stage's). None when
+/// instead of `base`'s (a chunk's being 1/V of the stage's); when not,
+/// `noFit` says by how much the first stage that does not lacks. None when
 /// `base` has no figures or the schedule cannot run its shape.
-std::optional<bool> fitsOnLayouts(const PipelineTrial &base, StringRef name,
-                                  int64_t chunks) {
+std::optional<bool>
+fitsOnLayouts(const PipelineTrial &base, StringRef name, int64_t chunks,
+              std::optional<parplan::driver::NoFit> &noFit) {
   using namespace parplan::cost;
   if (!base.step || base.memory.size() != static_cast<size_t>(base.stages))
     return std::nullopt;
@@ -380,23 +406,29 @@ std::optional<bool> fitsOnLayouts(const PipelineTrial &base, StringRef name,
                                      then = held(name);
   if (!now || !then)
     return std::nullopt;
-  for (size_t s = 0; s < base.memory.size(); ++s)
-    if (base.memory[s] + ((*then)[s] - (*now)[s]) * base.activation[s] >
-        base.capacity)
+  for (size_t s = 0; s < base.memory.size(); ++s) {
+    double needed =
+        base.memory[s] + ((*then)[s] - (*now)[s]) * base.activation[s];
+    if (needed > base.capacity) {
+      noFit = parplan::driver::NoFit{"", 0, needed, base.capacity};
       return false;
+    }
+  }
   return true;
 }
 
 /// Whether schedule `name` is worth a search beside `base`: its timeline
 /// on `base`'s stage costs is clearly faster (kScheduleGain), and `base`'s
 /// layouts fit under it (holding more activations only constrains the layouts
-/// more). `why` says why not, as a trial error.
+/// more). `why` says why not, as a trial error, and `noFit` by how much
+/// when it does not fit.
 bool worthSearching(const PipelineTrial &base, StringRef name, int64_t chunks,
-                    std::optional<double> &priced, std::string &why) {
+                    std::optional<double> &priced, std::string &why,
+                    std::optional<parplan::driver::NoFit> &noFit) {
   priced = timelineOf(base, name, chunks);
   if (!priced || !(*priced < *base.step * (1 - kScheduleGain)))
     return false;
-  if (fitsOnLayouts(base, name, chunks) == false) {
+  if (fitsOnLayouts(base, name, chunks, noFit) == false) {
     why = "no plan fits in memory: the activations " + name.str() +
           " holds in flight do not fit on the layouts of the " + base.schedule +
           " trial";
@@ -407,8 +439,9 @@ bool worthSearching(const PipelineTrial &base, StringRef name, int64_t chunks,
 
 } // namespace
 
-std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
-    ModelImporter importAt, CompilePipelineOptions &pipeline,
+std::optional<parplan::driver::PipelineSearchResult>
+parplan::driver::searchPipeline(
+    const ModelImporter &importAt, CompilePipelineOptions &pipeline,
     const PipelineChoice &choice, std::string &error, TimingScope &timing,
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
   Trials trials(importAt, pipeline, choice.chunks, timing, passManagers,
@@ -435,8 +468,8 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     ModuleOp step = trials.stepAt(firstCount, error);
     if (!step)
       return std::nullopt;
-    auto clusterAndMesh =
-        layoutMesh(step, pipeline.cluster, pipeline.mesh, error);
+    auto clusterAndMesh = parplan::driver::clusterAndMesh(
+        step, pipeline.cluster, pipeline.mesh, error);
     if (!clusterAndMesh)
       return std::nullopt;
     const std::vector<int64_t> &meshShape = clusterAndMesh->second;
@@ -461,8 +494,9 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
         for (const std::string &name : searchedSchedules()) {
           std::optional<double> priced;
           std::string why;
+          std::optional<NoFit> noFit;
           if (name == trial->schedule ||
-              !worthSearching(*trial, name, choice.chunks, priced, why))
+              !worthSearching(*trial, name, choice.chunks, priced, why, noFit))
             continue;
           const PipelineTrial *other =
               trials.run(count, count, microBatches, name, error);
@@ -483,11 +517,11 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
     if (!judge(at))
       return std::nullopt;
     while (!judged.at(at).step && at + 1 < counts.size() &&
-           isNoFit(judged.at(at).why)) {
+           judged.at(at).noFit.has_value()) {
       if (!judge(++at))
         return std::nullopt;
     }
-    while (!judged.at(at).step && at > 0 && !isNoFit(judged.at(at).why)) {
+    while (!judged.at(at).step && at > 0 && !judged.at(at).noFit.has_value()) {
       if (!judge(--at))
         return std::nullopt;
     }
@@ -519,7 +553,7 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
         best = trial;
     if (!best.step)
       for (const PipelineTrial &trial : result.stageCounts)
-        if (isNoFit(trial.why))
+        if (trial.noFit.has_value())
           best = trial;
   } else {
     best.stages = std::max<int64_t>(
@@ -562,7 +596,8 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
         if (!tryShape(ladder[next], best.schedule, result.microBatchCounts))
           return std::optional<bool>();
         const PipelineTrial &trial = result.microBatchCounts.back();
-        bool stillNoFit = !best.step && direction > 0 && isNoFit(trial.why);
+        bool stillNoFit =
+            !best.step && direction > 0 && trial.noFit.has_value();
         if (isBetter(trial, best)) {
           best = trial;
           moved = true;
@@ -618,10 +653,12 @@ std::optional<parplan::cli::PipelineSearchResult> parplan::cli::searchPipeline(
       // its timeline, or why it does not fit or run there.
       std::optional<double> priced;
       std::string why;
+      std::optional<NoFit> noFit;
       if (base.step &&
-          !worthSearching(base, name, choice.chunks, priced, why)) {
+          !worthSearching(base, name, choice.chunks, priced, why, noFit)) {
         PipelineTrial screened = base;
         screened.schedule = name;
+        screened.noFit = noFit;
         screened.step = why.empty() ? priced : std::nullopt;
         screened.why = why.empty() && !priced
                            ? name + " cannot run " +

@@ -1,15 +1,15 @@
-//===- PipelineSearch.h - --stages/--micro-batches/--schedule auto -*- C++
-//-*-===//
+//===- PipelineSearch.h - stages, micro-batches, schedule auto -*- C++ -*-===//
 //
-// The pipeline's shape that `parplan compile` leaves to the cost model: the
+// The pipeline's shape the compile driver leaves to the cost model: the
 // stage count, the micro-batch count and the schedule, each tried by the
 // layout search (place-stages, sbp-assign) and kept by its predicted step.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PARPLAN_TOOLS_PARPLAN_PIPELINESEARCH_H
-#define PARPLAN_TOOLS_PARPLAN_PIPELINESEARCH_H
+#ifndef PARPLAN_DRIVER_PIPELINESEARCH_H
+#define PARPLAN_DRIVER_PIPELINESEARCH_H
 
+#include "parplan/Cost/Cluster.h"
 #include "parplan/Cost/Pipeline.h"
 #include "parplan/Transforms/Passes.h"
 
@@ -27,14 +27,31 @@
 #include <string>
 #include <vector>
 
-namespace parplan::cli {
+namespace parplan::driver {
 
-/// Whether sbp-assign's `error` says that no plan fits in memory (which
-/// recomputation, more stages or more micro-batches may cure).
-bool isNoFit(llvm::StringRef error);
+/// Why no layout of a step fits in memory (which recomputation, more
+/// stages or more micro-batches may cure): the bytes per device the
+/// smallest plan needs, the device's, and on stages the fullest stage.
+struct NoFit {
+  std::string stage;
+  int64_t device = 0;
+  double neededBytes = 0, deviceBytes = 0;
+};
+
+/// The no-fit sbp-assign left on `laidOut` (#sbp.no_fit), if it did.
+std::optional<NoFit> noFitOf(mlir::ModuleOp laidOut);
+
+/// The cluster the layout passes read (the one `module` carries, else the
+/// preset `cluster`) and the shape of the mesh they lay out on (`mesh`,
+/// else the cluster's default, nodes x devices per node); none, with
+/// `error` set, when either is wrong.
+std::optional<std::pair<cost::Cluster, std::vector<int64_t>>>
+clusterAndMesh(mlir::ModuleOp module, const std::string &cluster,
+               const std::string &mesh, std::string &error);
 
 /// One pipeline shape the search tried: its predicted step when a plan
-/// fits, else the first error of the try. A schedule not worth a search
+/// fits, else the first error of the try (and `noFit` when the error is
+/// that no plan fits in memory). A schedule not worth a search
 /// (`searched` false) has `step` from the timeline of the best trial's
 /// stage costs under it.
 struct PipelineTrial {
@@ -43,6 +60,7 @@ struct PipelineTrial {
   std::string schedule;
   std::optional<double> step;
   std::string why;
+  std::optional<NoFit> noFit;
   bool searched = true;
   /// On stages, the search's per-stage seconds (sbp.plan's stages): a
   /// micro-batch's forward, backward and sends, and the once-per-step
@@ -82,11 +100,11 @@ struct PipelineSearchResult {
   mlir::OwningOpRef<mlir::ModuleOp> laidOut;
 };
 
-/// The model imported at a micro-batch count (each input's rows the global
-/// batch over it), with the layout inputs on it; null once it has printed
-/// why not.
+/// The model at a micro-batch count (each input's rows the global batch
+/// over it), with the cluster and annotations attached; null once it has
+/// said why not.
 using ModelImporter =
-    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(int64_t)>;
+    std::function<mlir::OwningOpRef<mlir::ModuleOp>(int64_t microBatches)>;
 
 /// Searches what `choice` leaves open, in three phases, each from the best
 /// of the one before (docs/pipeline.md#the-automatic-pipeline):
@@ -107,11 +125,11 @@ using ModelImporter =
 /// with `error` set, when the cluster or the mesh is wrong, the training
 /// step cannot be built, or the model cannot be imported (said already).
 std::optional<PipelineSearchResult>
-searchPipeline(ModelImporter importAt, CompilePipelineOptions &pipeline,
+searchPipeline(const ModelImporter &importAt, CompilePipelineOptions &pipeline,
                const PipelineChoice &choice, std::string &error,
                mlir::TimingScope &timing,
                std::vector<std::unique_ptr<mlir::PassManager>> &passManagers);
 
-} // namespace parplan::cli
+} // namespace parplan::driver
 
-#endif // PARPLAN_TOOLS_PARPLAN_PIPELINESEARCH_H
+#endif // PARPLAN_DRIVER_PIPELINESEARCH_H

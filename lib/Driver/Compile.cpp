@@ -1,0 +1,888 @@
+//===- Compile.cpp - the compile driver: a model to a plan ----------------===//
+//
+// Every stage is a pass pipeline (Transforms/Passes.h); this file chains
+// them and makes the decisions between them on typed results: the
+// pipeline's shape (PipelineSearch.cpp), the recomputation that makes a
+// step fit (#sbp.no_fit, the arena plan-memory laid out), and whether the
+// plan fits its devices at all.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Driver/Compile.h"
+
+#include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/NN/NNUtils.h"
+#include "parplan/Dialect/Plan/PlanOps.h"
+#include "parplan/Dialect/SBP/SBPAttrs.h"
+#include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Runtime/PlanFile.h"
+#include "parplan/Support/Text.h"
+#include "parplan/Target/PlanExport.h"
+#include "parplan/Transforms/Passes.h"
+#include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/TrainingStep.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <google/protobuf/arena.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+using namespace parplan;
+namespace nn = parplan::nn;
+namespace plan = parplan::plan;
+namespace sbp = parplan::sbp;
+using parplan::driver::CompileOptions;
+using parplan::driver::CompileResult;
+using parplan::driver::CompileStage;
+using parplan::driver::NoFit;
+using parplan::driver::PipelineSearchResult;
+
+void parplan::driver::setPipelineOptions(CompilePipelineOptions &pipeline,
+                                         const TrainingOptions &training,
+                                         const LayoutOptions *layout) {
+  pipeline.loss = training.loss;
+  pipeline.output = training.outputIndex;
+  pipeline.labels = training.labels;
+  pipeline.optimizer = training.optimizer;
+  pipeline.lr = training.lr;
+  pipeline.weightDecay = training.weightDecay;
+  pipeline.frozen = training.frozen;
+  pipeline.recompute = training.recompute;
+  pipeline.recomputeLayers = training.recomputeLayers;
+  pipeline.mixedPrecision = training.mixedPrecision;
+  pipeline.microBatches = training.microBatches;
+  pipeline.batchNorm = training.batchNorm;
+  pipeline.dropout = training.dropout;
+  pipeline.dropoutSeed = training.dropoutSeed;
+  pipeline.untie = llvm::ArrayRef<std::string>(training.untie);
+  if (!layout)
+    return;
+  pipeline.cluster = layout->cluster;
+  pipeline.mesh = layout->mesh;
+  pipeline.strategy = layout->strategy;
+  pipeline.stages = layout->stages;
+}
+
+std::optional<std::string>
+parplan::driver::resolveMegatronGrid(ModuleOp module, LayoutOptions &layout) {
+  if (layout.tensor == 0 && layout.pipeline == 0)
+    return std::nullopt;
+  if (layout.strategy != "megatron")
+    return "--tensor and --pipeline are the grid of --strategy megatron, not "
+           "of --strategy " +
+           layout.strategy;
+  if (!layout.mesh.empty() || layout.stages > 0 || layout.autoStages)
+    return std::string("--tensor and --pipeline set the mesh and the stages; "
+                       "leave out --mesh and --stages");
+  std::string error;
+  std::optional<cost::Cluster> cluster =
+      loadCluster(module, layout.cluster, error);
+  if (!cluster)
+    return error;
+  int64_t devices = cluster->numDevices();
+  // Tensor parallelism inside a node by default, as Megatron-LM runs it.
+  int64_t tensor =
+      layout.tensor ? layout.tensor : cost::defaultMeshShape(*cluster).back();
+  int64_t pipeline = layout.pipeline ? layout.pipeline : 1;
+  if (devices % tensor != 0)
+    return llvm::formatv("--tensor {0} does not divide the {1} devices of "
+                         "cluster '{2}'",
+                         tensor, devices, cluster->name)
+        .str();
+  int64_t rows = devices / tensor;
+  if (rows % pipeline != 0)
+    return llvm::formatv("--pipeline {0} does not divide the {1} group{2} of "
+                         "--tensor {3} devices of cluster '{4}'",
+                         pipeline, rows, rows == 1 ? "" : "s", tensor,
+                         cluster->name)
+        .str();
+  layout.mesh = llvm::formatv("{0}x{1}", rows, tensor).str();
+  layout.stages = pipeline > 1 ? pipeline : 0;
+  return std::nullopt;
+}
+
+sbp::MeshOp parplan::driver::layoutMesh(ModuleOp module) {
+  if (auto mesh = module.lookupSymbol<sbp::MeshOp>("mesh"))
+    if (!mesh.getDevices())
+      return mesh;
+  auto meshes = module.getOps<sbp::MeshOp>();
+  return meshes.empty() ? sbp::MeshOp() : *meshes.begin();
+}
+
+namespace {
+
+/// The bytes of the arena plan-memory laid out for `program`, if it has.
+std::optional<int64_t> arenaBytes(plan::ProgramOp program) {
+  if (auto arena = program->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
+    return arena.getInt();
+  return std::nullopt;
+}
+
+/// One device's arena (plan-memory) and peak of live bytes (every named
+/// buffer for the whole step, temporaries from their creation to their last
+/// use), and the bytes its collectives send (plan::bytesSent) in a step of
+/// `microBatches`: those before plan.after_micro_batches once per
+/// micro-batch.
+parplan::driver::ProgramFigures programFigures(plan::ProgramOp program,
+                                               int64_t microBatches,
+                                               SymbolTableCollection &symbols) {
+  parplan::driver::ProgramFigures figures;
+  figures.devices.assign(program.getDevices().begin(),
+                         program.getDevices().end());
+  Block &body = program.getBody().front();
+  DenseMap<Operation *, int64_t> position;
+  int64_t index = 0;
+  for (Operation &op : body)
+    position[&op] = index++;
+  std::vector<int64_t> delta(index + 1, 0);
+  int64_t always = 0;
+  for (auto buffer : body.getOps<plan::BufferOp>()) {
+    int64_t bytes = plan::bufferBytes(buffer.getType());
+    if (buffer.getBufferKind() != plan::BufferKind::temporary) {
+      always += bytes;
+      continue;
+    }
+    int64_t last = position[buffer];
+    for (Operation *user : buffer.getResult().getUsers())
+      last = std::max(last, position[user]);
+    delta[position[buffer]] += bytes;
+    delta[last + 1] -= bytes;
+  }
+  int64_t live = 0;
+  for (int64_t i = 0; i < index; ++i) {
+    live += delta[i];
+    figures.liveMemoryBytes = std::max(figures.liveMemoryBytes, always + live);
+  }
+  figures.peakMemoryBytes =
+      arenaBytes(program).value_or(figures.liveMemoryBytes);
+  double runs = static_cast<double>(microBatches);
+  for (Operation &op : body) {
+    if (isa<plan::AfterMicroBatchesOp>(op))
+      runs = 1;
+    figures.commBytes += runs * plan::bytesSent(&op, &symbols);
+  }
+  return figures;
+}
+
+std::string attributeText(Attribute attr) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  return text;
+}
+
+/// The layers nn-autodiff recomputes (nn.training's recomputed_layers), in
+/// forward order.
+std::vector<std::string> recomputedLayersOf(ModuleOp module) {
+  std::vector<std::string> layers;
+  if (auto training = module->getAttrOfType<DictionaryAttr>("nn.training"))
+    if (auto list = training.getAs<ArrayAttr>("recomputed_layers"))
+      for (auto name : list.getAsRange<StringAttr>())
+        layers.push_back(name.str());
+  return layers;
+}
+
+/// The most layers one class has among `layers`.
+int64_t largestLayerClass(const std::vector<std::string> &layers) {
+  std::map<std::string, int64_t> counts;
+  int64_t largest = 0;
+  for (const std::string &layer : layers)
+    if (!layer.empty())
+      largest = std::max(largest, ++counts[nn::layerClass(layer).str()]);
+  return largest;
+}
+
+/// sbp-assign's figures of a laid-out step (sbp.plan), read once.
+double planNumber(ModuleOp module, StringRef key) {
+  Attribute value = module->getAttrOfType<DictionaryAttr>("sbp.plan").get(key);
+  if (auto integer = dyn_cast<IntegerAttr>(value))
+    return static_cast<double>(integer.getInt());
+  return cast<FloatAttr>(value).getValueAsDouble();
+}
+
+/// How a try at building and laying out the step ended.
+enum class Outcome { Fits, NoFit, Failed };
+
+/// A laid-out step lowered on a copy, with the peak of the arena
+/// plan-memory lays out and what the lowering said (said again if the
+/// copy is kept, so that the plan kept is not lowered twice).
+struct Lowered {
+  OwningOpRef<ModuleOp> module;
+  double peak = 0;
+  std::vector<Diagnostic> said;
+};
+
+/// One compile: the options, the IR as it goes, and what was decided.
+class Compiler {
+public:
+  Compiler(const parplan::driver::ModelImporter &importModel,
+           const CompileOptions &options, MLIRContext &context,
+           Location location, TimingScope &timing,
+           std::vector<std::unique_ptr<PassManager>> &passManagers)
+      : importModel(importModel), options(options), layout(options.layout),
+        context(context), location(location), timing(timing),
+        passManagers(passManagers) {}
+
+  FailureOr<CompileResult> run();
+
+private:
+  InFlightDiagnostic error() { return emitError(location); }
+  void stage(const std::string &what, double done) {
+    if (options.onStage)
+      options.onStage(what, done);
+  }
+  LogicalResult checkOptions();
+  OwningOpRef<ModuleOp> importAt(int64_t count);
+  LogicalResult choosePipeline();
+  LogicalResult searchShape();
+  bool runStage(function_ref<void(OpPassManager &)> addPasses,
+                ModuleOp target = {});
+  Outcome buildAndLayOut(std::optional<NoFit> &noFit,
+                         std::vector<Diagnostic> &said, bool quiet);
+  std::optional<Lowered> lowerCopy(ModuleOp source);
+  LogicalResult layOutWithFallback();
+  void recomputeFewerLayers(std::optional<double> neededWithout);
+  void readLayoutFigures();
+  LogicalResult lowerAndExport();
+  LogicalResult checkMemory();
+
+  const parplan::driver::ModelImporter &importModel;
+  const CompileOptions &options;
+  parplan::driver::LayoutOptions layout;
+  MLIRContext &context;
+  Location location;
+  TimingScope &timing;
+  std::vector<std::unique_ptr<PassManager>> &passManagers;
+
+  parplan::CompilePipelineOptions pipeline;
+  OwningOpRef<ModuleOp> module;
+  int64_t microBatches = 1;
+  int64_t annotatedStages = 0;
+  bool autoMicroBatches = false, autoSchedule = false;
+  /// The step the search laid out for the chosen shape, for the compile to
+  /// go on from.
+  OwningOpRef<ModuleOp> laidOut;
+  /// The recomputation fallback: whether it is on, the model as imported
+  /// for each level, and the step lowered already when the fallback judged
+  /// it by its arena.
+  bool fallback = false;
+  OwningOpRef<ModuleOp> imported;
+  std::optional<Lowered> lowered;
+  CompileResult result;
+};
+
+LogicalResult Compiler::checkOptions() {
+  const parplan::driver::TrainingOptions &training = options.training;
+  if (training.optimizer == "none")
+    return error() << "--optimizer none returns gradients; a plan needs an "
+                      "optimizer to update with";
+  int64_t count = training.microBatches;
+  if ((count > 1 || options.autoMicroBatches) && options.batch <= 0)
+    return error() << "--micro-batches "
+                   << (options.autoMicroBatches ? std::string("auto")
+                                                : std::to_string(count))
+                   << " needs --batch, the global batch that each "
+                      "micro-batch takes "
+                   << (options.autoMicroBatches ? std::string("a part")
+                                                : "1/" + std::to_string(count))
+                   << " of";
+  // The schedules lower-to-plan writes and parplan-run runs.
+  if (options.schedule != "auto" &&
+      !llvm::is_contained(parplan::runtime::executorSchedules(),
+                          options.schedule))
+    return error() << "--schedule " << options.schedule << " is unknown; use "
+                   << parplan::runtime::executorScheduleList() << " or auto";
+  if (count < 1 || options.batch % count != 0)
+    return error() << "--micro-batches " << count << " does not divide --batch "
+                   << options.batch;
+  return success();
+}
+
+OwningOpRef<ModuleOp> Compiler::importAt(int64_t count) {
+  OwningOpRef<ModuleOp> model = importModel(count);
+  if (!model || count <= 1)
+    return model;
+  // The executor slices every input along dimension 0: each must be the
+  // batch, bound to the micro-batch (an input whose dimension 0 is fixed or
+  // named otherwise does not take --batch).
+  int64_t rows = options.batch / count;
+  WalkResult walk = model->walk([&](nn::InputOp input) {
+    ArrayRef<int64_t> shape = input.getType().getShape();
+    if (!shape.empty() && shape.front() == rows)
+      return WalkResult::advance();
+    error() << "input '" << input.getName() << "' has "
+            << (shape.empty()
+                    ? std::string("no dimension 0")
+                    : std::to_string(shape.front()) + " rows at dimension 0")
+            << ", not the micro-batch's " << rows
+            << ": --micro-batches slices every input along dimension 0, "
+               "which must be the symbolic dimension 'batch'";
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return nullptr;
+  return model;
+}
+
+LogicalResult Compiler::choosePipeline() {
+  std::string why;
+  std::optional<Annotations> annotations = carriedAnnotations(*module, why);
+  annotatedStages =
+      annotations ? static_cast<int64_t>(annotations->stages.size()) : 0;
+  if (layout.autoStages && annotatedStages > 0)
+    return error() << "--stages auto: the annotations place stages too ("
+                   << annotations->stages.front().location
+                   << "); give one of the two";
+  // strategy auto (the default) pipelines a mesh spanning several nodes:
+  // without stages given or in the annotations, the stage count is
+  // searched. A mesh within one node, whose links are its fastest, stays
+  // one mesh, and a stage count of 1 keeps one mesh anywhere.
+  if (!options.stagesGiven && annotatedStages == 0 &&
+      layout.strategy == "auto" && layout.stages == 0) {
+    auto found = parplan::driver::clusterAndMesh(*module, layout.cluster,
+                                                 layout.mesh, why);
+    if (!found)
+      return error() << why;
+    const auto &[cluster, meshShape] = *found;
+    int64_t devices = meshSize(meshShape);
+    layout.autoStages = meshShape.front() > 1 &&
+                        devices <= cluster.numDevices() &&
+                        cluster.nodeOf(0) != cluster.nodeOf(devices - 1);
+  }
+  // On stages (searched or given), the micro-batch count and the schedule
+  // not given are searched: one micro-batch would run the stages one after
+  // another.
+  int64_t givenStages =
+      std::max<int64_t>(layout.stages > 0 ? layout.stages : annotatedStages, 1);
+  bool staged = layout.autoStages || givenStages > 1;
+  autoMicroBatches =
+      options.autoMicroBatches ||
+      (staged && !options.microBatchesGiven && options.batch > 0);
+  autoSchedule =
+      options.schedule == "auto" || (staged && !options.scheduleGiven);
+  result.scheduleSearched = autoSchedule;
+  if (options.chunksGiven && options.schedule != "interleaved" &&
+      options.schedule != "auto" && options.scheduleGiven)
+    return error() << "--chunks " << options.chunks
+                   << " cuts stages for --schedule interleaved, not "
+                      "--schedule "
+                   << options.schedule;
+  // Interleaved cuts each of the stages placed evenly into chunks: the
+  // annotations' stages hold one each.
+  if (options.schedule == "interleaved" &&
+      !(layout.autoStages || layout.stages > 1))
+    return error() << "--schedule interleaved cuts the stages --stages "
+                      "places into model chunks; "
+                   << (annotatedStages > 0
+                           ? "the annotations' stages hold one each"
+                           : "give --stages N");
+  // The search prices the schedule lowering writes.
+  pipeline.schedule = autoSchedule ? "1f1b" : options.schedule;
+  pipeline.chunks = pipeline.schedule == "interleaved" ? options.chunks : 1;
+  if (layout.autoStages ||
+      (givenStages > 1 &&
+       (autoMicroBatches || (autoSchedule && microBatches > 1))))
+    return searchShape();
+  return success();
+}
+
+LogicalResult Compiler::searchShape() {
+  parplan::driver::PipelineChoice choice;
+  choice.autoStages = layout.autoStages;
+  choice.autoMicroBatches = autoMicroBatches;
+  choice.autoSchedule = autoSchedule;
+  choice.stages = layout.stages;
+  choice.annotatedStages = annotatedStages;
+  choice.microBatches = microBatches;
+  choice.schedule = pipeline.schedule;
+  choice.chunks = options.chunks;
+  choice.batch = options.batch;
+  int64_t trials = 0;
+  choice.onTrial = [&](const std::string &shape) {
+    ++trials;
+    stage("pipeline search, trial " + std::to_string(trials) + ": " + shape,
+          0.05 + 0.6 * static_cast<double>(trials) /
+                     (static_cast<double>(trials) + 4));
+  };
+  TimingScope searchTiming = timing.nest("PipelineSearch");
+  std::string why;
+  parplan::driver::ModelImporter imports = [&](int64_t count) {
+    return importAt(count);
+  };
+  std::optional<PipelineSearchResult> searched =
+      parplan::driver::searchPipeline(imports, pipeline, choice, why,
+                                      searchTiming, passManagers);
+  searchTiming.stop();
+  if (options.onStageEnd)
+    options.onStageEnd();
+  if (!searched) {
+    if (!why.empty())
+      error() << why;
+    return failure();
+  }
+  const parplan::driver::PipelineTrial &chosen = searched->chosen;
+  if (layout.autoStages)
+    pipeline.stages = chosen.stages > 1 ? chosen.stages : 0;
+  pipeline.schedule = chosen.schedule;
+  pipeline.chunks = chosen.schedule == "interleaved" ? options.chunks : 1;
+  if (chosen.microBatches != microBatches) {
+    microBatches = chosen.microBatches;
+    module = importAt(microBatches);
+    if (!module)
+      return failure();
+  }
+  pipeline.microBatches = microBatches;
+  // The training step to print is built again.
+  if (options.stopAfter != CompileStage::TrainingStep &&
+      options.emit != CompileStage::TrainingStep)
+    laidOut = std::move(searched->laidOut);
+  result.search = std::move(searched);
+  return success();
+}
+
+// The IR is verified once a stage has run, not after each pass: verifying a
+// plan of 1,024 programs takes seconds (parplan-opt, which the pass tests
+// run, still verifies after every pass).
+bool Compiler::runStage(function_ref<void(OpPassManager &)> addPasses,
+                        ModuleOp target) {
+  passManagers.push_back(std::make_unique<PassManager>(&context));
+  PassManager &passes = *passManagers.back();
+  passes.enableTiming(timing);
+  passes.enableVerifier(false);
+  addPasses(passes);
+  ModuleOp ran = target ? target : *module;
+  if (failed(passes.run(ran)))
+    return false;
+  TimingScope verifyTiming = timing.nest("Verify");
+  return succeeded(verify(ran));
+}
+
+// The training step and the layouts on `module`. Under the fallback, the
+// errors are kept in `said`, not printed: a step that fits nowhere
+// (#sbp.no_fit, kept in `noFit`) may fit with recomputation, and any other
+// error is said again by the caller. With `quiet`, warnings are kept too:
+// a try that may fail without failing the compile.
+Outcome Compiler::buildAndLayOut(std::optional<NoFit> &noFit,
+                                 std::vector<Diagnostic> &said, bool quiet) {
+  std::optional<ScopedDiagnosticHandler> keep;
+  if (fallback)
+    keep.emplace(&context, [&, quiet](Diagnostic &diagnostic) {
+      if (quiet && diagnostic.getSeverity() != DiagnosticSeverity::Error)
+        return success();
+      if (diagnostic.getSeverity() != DiagnosticSeverity::Error)
+        return failure();
+      said.push_back(std::move(diagnostic));
+      return success();
+    });
+  auto laidOutOutcome = [&](bool fits) {
+    if (fits)
+      return Outcome::Fits;
+    noFit = parplan::driver::noFitOf(*module);
+    return noFit ? Outcome::NoFit : Outcome::Failed;
+  };
+  if (laidOut) {
+    module = std::move(laidOut);
+    stage("placing moves and boxings", 0.7);
+    return laidOutOutcome(runStage(
+        [&](OpPassManager &pm) { addLayoutBoxingPasses(pm, pipeline); }));
+  }
+  if (!runStage(
+          [&](OpPassManager &pm) { addTrainingStepPasses(pm, pipeline); }))
+    return Outcome::Failed;
+  if (options.emit == CompileStage::TrainingStep && options.emitIR)
+    options.emitIR(*module);
+  if (options.stopAfter == CompileStage::TrainingStep)
+    return Outcome::Fits;
+  stage("laying out the training step", 0.3);
+  return laidOutOutcome(
+      runStage([&](OpPassManager &pm) { addLayoutPasses(pm, pipeline); }));
+}
+
+// The cost model's memory leaves out what lives only for a moment in the
+// backward pass (an activation, its gradient and its input's at once), so
+// the fallback judges every plan by its arena as well.
+std::optional<Lowered> Compiler::lowerCopy(ModuleOp source) {
+  Lowered copy;
+  copy.module = source.clone();
+  ScopedDiagnosticHandler keep(&context, [&](Diagnostic &diagnostic) {
+    copy.said.push_back(std::move(diagnostic));
+    return success();
+  });
+  stage("lowering to per-device programs", 0.75);
+  if (!runStage(
+          [&](OpPassManager &pm) {
+            addLoweringPasses(pm, pipeline.cluster, pipeline.schedule);
+          },
+          *copy.module))
+    return std::nullopt;
+  SymbolTableCollection symbols;
+  for (plan::ProgramOp program : copy.module->getOps<plan::ProgramOp>()) {
+    std::optional<int64_t> peak = arenaBytes(program);
+    if (!peak)
+      peak = programFigures(program, 1, symbols).peakMemoryBytes;
+    copy.peak = std::max(copy.peak, static_cast<double>(*peak));
+  }
+  return copy;
+}
+
+// Without a recomputation given, a step that fits on no plan is built again
+// with selective, then full recomputation of activations before the compile
+// gives up; the stages run on a copy of the imported model each time. When
+// full recomputation fits, recomputing only as many layers as the memory
+// lacking without recomputation calls for is tried as well, and the faster
+// plan kept.
+LogicalResult Compiler::layOutWithFallback() {
+  fallback = !options.recomputeGiven &&
+             options.emit != CompileStage::TrainingStep &&
+             options.stopAfter != CompileStage::TrainingStep;
+  std::vector<std::string> levels = {pipeline.recompute};
+  if (fallback) {
+    levels = {"none", "selective", "full"};
+    imported = module->clone();
+  }
+  std::optional<double> neededWithout;
+  for (size_t level = 0; level < levels.size(); ++level) {
+    bool last = level + 1 == levels.size();
+    pipeline.recompute = levels[level];
+    if (level > 0)
+      module = imported->clone();
+    std::optional<NoFit> noFit;
+    std::vector<Diagnostic> said;
+    Outcome outcome = buildAndLayOut(noFit, said, /*quiet=*/false);
+    if (outcome == Outcome::Failed) {
+      for (Diagnostic &diagnostic : said)
+        context.getDiagEngine().emit(std::move(diagnostic));
+      return failure();
+    }
+    if (outcome == Outcome::Fits) {
+      if (!fallback || last)
+        break;
+      lowered = lowerCopy(*module);
+      double capacity = planNumber(*module, "device_memory_bytes");
+      if (!lowered || lowered->peak <= capacity)
+        break;
+      // The estimate fits; the arena does not: the next level is tried.
+      if (level == 0)
+        result.figures.withoutRecompute = llvm::formatv(
+            "the planned peak memory {0} per device exceeds the device's {1} "
+            "(the cost model estimated {2})",
+            parplan::formatBytes(static_cast<int64_t>(lowered->peak)),
+            parplan::formatBytes(static_cast<int64_t>(capacity)),
+            parplan::formatBytes(
+                static_cast<int64_t>(planNumber(*module, "memory_bytes"))));
+      lowered.reset();
+      continue;
+    }
+    // No plan fits: what sbp-assign said of it is the reason to give.
+    std::string reason =
+        said.empty() ? "no plan fits in memory" : said.front().str();
+    if (level == 0) {
+      result.figures.withoutRecompute = reason;
+      neededWithout = noFit->neededBytes;
+    }
+    if (last) {
+      emitError(said.empty() ? location : said.front().getLocation())
+          << reason << " (even with full recomputation of activations)";
+      return failure();
+    }
+  }
+  if (options.stopAfter == CompileStage::TrainingStep)
+    return success();
+  result.figures.recomputedLayers = recomputedLayersOf(*module);
+  result.figures.layersInAll = result.figures.recomputedLayers.size();
+  if (fallback && pipeline.recompute == "full" && neededWithout)
+    recomputeFewerLayers(neededWithout);
+  return success();
+}
+
+// Memory falls about linearly with the layers recomputed: from what the
+// smallest plan needed without recomputation to what the plan with every
+// layer recomputed takes. The device is taken as smaller by what that
+// plan's arena exceeds its estimate.
+void Compiler::recomputeFewerLayers(std::optional<double> neededWithout) {
+  double capacity = planNumber(*module, "device_memory_bytes");
+  double withAll = planNumber(*module, "memory_bytes");
+  int64_t perClass = largestLayerClass(result.figures.recomputedLayers);
+  auto layersFor = [&](double target) {
+    double share = (*neededWithout - target) / (*neededWithout - withAll);
+    // A hair below a whole count is that count, not one more.
+    return static_cast<int64_t>(
+        std::ceil(share * static_cast<double>(perClass) - 1e-9));
+  };
+  // The device taken as smaller only raises the count: no lowering when
+  // even the whole device calls for every layer.
+  if (!(*neededWithout > withAll && perClass > 1 &&
+        layersFor(capacity) < perClass))
+    return;
+  lowered = lowerCopy(*module);
+  double plannedAll = lowered ? lowered->peak : withAll;
+  int64_t count = layersFor(capacity - std::max(0.0, plannedAll - withAll));
+  if (count < 1 || count >= perClass)
+    return;
+  OwningOpRef<ModuleOp> allLayers = std::move(module);
+  module = imported->clone();
+  pipeline.recomputeLayers = count;
+  std::optional<NoFit> noFit;
+  std::vector<Diagnostic> said;
+  Outcome outcome = buildAndLayOut(noFit, said, /*quiet=*/true);
+  // Kept when faster and its arena fits too.
+  std::optional<Lowered> fewer;
+  if (outcome == Outcome::Fits &&
+      planNumber(*module, "step_time") < planNumber(*allLayers, "step_time"))
+    fewer = lowerCopy(*module);
+  if (fewer && fewer->peak <= capacity) {
+    lowered = std::move(fewer);
+  } else {
+    module = std::move(allLayers);
+    pipeline.recomputeLayers = -1;
+  }
+  result.figures.recomputedLayers = recomputedLayersOf(*module);
+}
+
+// What the search chose, read before lowering consumes it.
+void Compiler::readLayoutFigures() {
+  TimingScope summaryTiming = timing.nest("Summary");
+  parplan::driver::PlanFigures &figures = result.figures;
+  sbp::MeshOp mesh = parplan::driver::layoutMesh(*module);
+  figures.meshShape.assign(mesh.getShape().begin(), mesh.getShape().end());
+  auto planAttr = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
+  // Per stage mesh, the search's predicted figures (sbp.plan's stages).
+  llvm::StringMap<DictionaryAttr> stageFigures;
+  if (auto predicted = planAttr.getAs<ArrayAttr>("stages"))
+    for (auto entry : predicted.getAsRange<DictionaryAttr>())
+      stageFigures[entry.getAs<FlatSymbolRefAttr>("mesh").getValue()] = entry;
+  for (sbp::MeshOp stageMesh : module->getOps<sbp::MeshOp>()) {
+    std::optional<ArrayRef<int64_t>> devices = stageMesh.getDevices();
+    if (!devices)
+      continue;
+    parplan::driver::StageFigures entry;
+    entry.mesh = stageMesh.getSymName().str();
+    entry.shape.assign(stageMesh.getShape().begin(),
+                       stageMesh.getShape().end());
+    entry.devices.assign(devices->begin(), devices->end());
+    if (DictionaryAttr predicted = stageFigures.lookup(entry.mesh)) {
+      auto number = [&](StringRef key) {
+        return cast<FloatAttr>(predicted.get(key)).getValueAsDouble();
+      };
+      entry.predicted = true;
+      entry.forward = number("forward_time");
+      entry.backward = number("backward_time");
+      entry.update = number("update_time");
+      entry.busy = number("busy_time");
+      entry.bubble = number("bubble_time");
+      entry.memoryBytes =
+          cast<IntegerAttr>(predicted.get("memory_bytes")).getInt();
+    }
+    figures.stages.push_back(std::move(entry));
+  }
+  auto seconds = [&](StringRef key) {
+    return cast<FloatAttr>(planAttr.get(key)).getValueAsDouble();
+  };
+  figures.stepSeconds = seconds("step_time");
+  figures.computeSeconds = seconds("compute_time");
+  figures.communicationSeconds = seconds("communication_time");
+  figures.estimatedMemoryBytes =
+      cast<IntegerAttr>(planAttr.get("memory_bytes")).getInt();
+  figures.deviceMemoryBytes =
+      cast<IntegerAttr>(planAttr.get("device_memory_bytes")).getInt();
+  // The start that won and the predicted step of each other start tried,
+  // least first.
+  figures.start = planAttr.getAs<StringAttr>("start").str();
+  figures.starts = {{figures.stepSeconds, figures.start}};
+  for (NamedAttribute baseline : planAttr.getAs<DictionaryAttr>("baselines")) {
+    double step = cast<FloatAttr>(baseline.getValue()).getValueAsDouble();
+    figures.starts.emplace_back(step, baseline.getName().str());
+    figures.baselines.emplace_back(baseline.getName().str(), step);
+  }
+  std::stable_sort(figures.starts.begin(), figures.starts.end());
+  auto function = module->lookupSymbol<func::FuncOp>("main");
+  // Per step: the micro-batch's ops M times.
+  DenseSet<Operation *> oncePerStep;
+  if (microBatches > 1)
+    if (FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
+        succeeded(after))
+      oncePerStep = std::move(*after);
+  // A device runs its stage's ops: the busiest stage's FLOPs are the
+  // device's.
+  std::map<std::string, double> flopsByMesh;
+  function.walk([&](Operation *op) {
+    auto sharding = op->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
+    if (!sharding || !isa<nn::NNDialect>(op->getDialect()))
+      return;
+    if (auto param = dyn_cast<nn::ParamOp>(op))
+      if (!(param.getSource() && *param.getSource() == "zeros"))
+        figures.parameterLayouts.emplace_back(
+            param.getName().str(), parplan::toString(sharding.getResultSbp(0)));
+    std::vector<NdSbp> operands, results;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      operands.push_back(sharding.getOperandSbp(i));
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      results.push_back(sharding.getResultSbp(i));
+    if (auto shardable = dyn_cast<nn::ShardableOpInterface>(op))
+      if (FailureOr<OpCost> cost = shardable.getCost(); succeeded(cost))
+        flopsByMesh[sharding.getMesh().getValue().str()] +=
+            cost->flops *
+            localWorkFraction(operands, results, figures.meshShape) *
+            static_cast<double>(oncePerStep.contains(op) ? 1 : microBatches);
+    double cost = 0;
+    if (auto explain = op->getAttrOfType<DictionaryAttr>("sbp.explain"))
+      if (auto value = explain.getAs<FloatAttr>("cost"))
+        cost = value.getValueAsDouble();
+    figures.ops.push_back({op->getName().getStringRef().str(), nn::nodeName(op),
+                           attributeText(sharding), cost});
+  });
+  for (const auto &[mesh, flops] : flopsByMesh)
+    figures.flopsPerDevice = std::max(figures.flopsPerDevice, flops);
+  figures.microBatches = microBatches;
+  figures.recompute = pipeline.recompute;
+}
+
+LogicalResult Compiler::lowerAndExport() {
+  // Already lowered when the fallback judged the plan by its arena.
+  if (lowered) {
+    for (Diagnostic &diagnostic : lowered->said)
+      context.getDiagEngine().emit(std::move(diagnostic));
+    module = std::move(lowered->module);
+  } else {
+    stage("lowering to per-device programs", 0.75);
+    if (!runStage([&](OpPassManager &pm) {
+          addLoweringPasses(pm, pipeline.cluster, pipeline.schedule);
+        }))
+      return failure();
+  }
+  parplan::driver::PlanFigures &figures = result.figures;
+  if (auto schedule = (*module)->getAttrOfType<StringAttr>("plan.schedule"))
+    figures.schedule = schedule.str();
+  figures.chunks = figures.schedule == "interleaved" ? pipeline.chunks : 1;
+  if (options.emit == CompileStage::Plan && options.emitIR)
+    options.emitIR(*module);
+  stage("writing the plan", 0.9);
+  TimingScope exportTiming = timing.nest("Export");
+  // Blocks of up to 64 MiB: the arena's default 8 KiB blocks make a
+  // 1,024-program plan a million allocations.
+  google::protobuf::ArenaOptions arenaOptions;
+  arenaOptions.max_block_size = 64 << 20;
+  result.arena = std::make_shared<google::protobuf::Arena>(arenaOptions);
+  result.plan =
+      google::protobuf::Arena::CreateMessage<plan::Plan>(result.arena.get());
+  if (failed(exportPlan(*module, *result.plan)))
+    return failure();
+  exportTiming.stop();
+  TimingScope figuresTiming = timing.nest("Summary");
+  SymbolTableCollection symbols;
+  std::map<int64_t, const plan::Program *> exportedByDevice;
+  for (const plan::Program &program : result.plan->programs())
+    exportedByDevice[program.devices(0)] = &program;
+  for (plan::ProgramOp program : module->getOps<plan::ProgramOp>()) {
+    parplan::driver::ProgramFigures entry =
+        programFigures(program, microBatches, symbols);
+    entry.keptActivationBytes = parplan::runtime::keptActivationBytes(
+        *result.plan, *exportedByDevice.at(program.getDevices().front()));
+    if (entry.peakMemoryBytes + entry.keptActivationBytes >
+        figures.peakMemoryBytes + figures.peakKeptBytes) {
+      figures.peakMemoryBytes = entry.peakMemoryBytes;
+      figures.peakKeptBytes = entry.keptActivationBytes;
+    }
+    figures.commBytes = std::max(figures.commBytes, entry.commBytes);
+    figures.devices += static_cast<int64_t>(entry.devices.size());
+    figures.programs.push_back(std::move(entry));
+  }
+  return success();
+}
+
+// The cost model chose a plan that fits; the arena plan-memory laid out may
+// still not (a difference between the two is a bug to report). Such a plan
+// is not one to run: an error, unless asked for anyway.
+LogicalResult Compiler::checkMemory() {
+  const parplan::driver::PlanFigures &figures = result.figures;
+  const parplan::driver::ProgramFigures *fullest = nullptr;
+  for (const parplan::driver::ProgramFigures &program : figures.programs)
+    if (program.peakMemoryBytes + program.keptActivationBytes >
+            figures.deviceMemoryBytes &&
+        (!fullest ||
+         program.peakMemoryBytes + program.keptActivationBytes >
+             fullest->peakMemoryBytes + fullest->keptActivationBytes))
+      fullest = &program;
+  if (!fullest)
+    return success();
+  parplan::driver::OverMemory over;
+  over.device = fullest->devices.front();
+  over.plannedBytes = fullest->peakMemoryBytes + fullest->keptActivationBytes;
+  over.deviceBytes = figures.deviceMemoryBytes;
+  for (const parplan::driver::StageFigures &stageFigures : figures.stages)
+    if (llvm::is_contained(stageFigures.devices, over.device))
+      over.stage = stageFigures.mesh;
+  std::string where =
+      over.stage.empty() ? std::string() : " on stage @" + over.stage;
+  std::string planned = parplan::formatBytes(over.plannedBytes);
+  if (fullest->keptActivationBytes > 0)
+    planned += " (" + parplan::formatBytes(fullest->peakMemoryBytes) +
+               " planned + " +
+               parplan::formatBytes(fullest->keptActivationBytes) +
+               " of in-flight activations kept aside)";
+  std::string estimated = parplan::formatBytes(figures.estimatedMemoryBytes);
+  result.overMemory = over;
+  if (!options.allowOverMemory)
+    return error() << "the plan does not fit: device " << over.device << where
+                   << " needs " << planned << ", more than its "
+                   << parplan::formatBytes(over.deviceBytes)
+                   << " (the cost model estimated " << estimated
+                   << "); --allow-over-memory writes it anyway";
+  emitWarning(location) << "the planned peak memory " << planned
+                        << " per device" << where << " exceeds the device's "
+                        << parplan::formatBytes(over.deviceBytes)
+                        << " (the cost model estimated " << estimated
+                        << "); the plan may not run";
+  return success();
+}
+
+FailureOr<CompileResult> Compiler::run() {
+  if (failed(checkOptions()))
+    return failure();
+  microBatches = options.training.microBatches;
+  module = importAt(microBatches);
+  if (!module)
+    return failure();
+  if (std::optional<std::string> why =
+          parplan::driver::resolveMegatronGrid(*module, layout))
+    return error() << *why;
+  parplan::driver::setPipelineOptions(pipeline, options.training, &layout);
+  if (failed(choosePipeline()))
+    return failure();
+  if (failed(layOutWithFallback()))
+    return failure();
+  if (options.stopAfter == CompileStage::TrainingStep) {
+    result.module = std::move(module);
+    return std::move(result);
+  }
+  if (options.emit == CompileStage::Layout && options.emitIR)
+    options.emitIR(*module);
+  readLayoutFigures();
+  if (options.stopAfter == CompileStage::Layout) {
+    result.module = std::move(module);
+    return std::move(result);
+  }
+  if (failed(lowerAndExport()) || failed(checkMemory()))
+    return failure();
+  result.module = std::move(module);
+  return std::move(result);
+}
+
+} // namespace
+
+FailureOr<CompileResult> parplan::driver::compile(
+    const ModelImporter &importAt, const CompileOptions &options,
+    MLIRContext &context, Location location, TimingScope &timing,
+    std::vector<std::unique_ptr<PassManager>> &passManagers) {
+  return Compiler(importAt, options, context, location, timing, passManagers)
+      .run();
+}

@@ -1,0 +1,152 @@
+//===- CompilePass.cpp - parplan-compile: the compile driver as a pass ----===//
+//
+// The pass turns its options (parplan compile's flags, by name) into the
+// driver's, runs the driver on the module as given, and leaves the result
+// in its place: parplan-opt then runs exactly what `parplan compile` runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Driver/Compile.h"
+#include "parplan/Driver/Passes.h"
+#include "parplan/Transforms/ShardingCostModel.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+namespace parplan::driver {
+#define GEN_PASS_DEF_PARPLANCOMPILE
+#include "parplan/Driver/Passes.h.inc"
+} // namespace parplan::driver
+
+using namespace mlir;
+
+namespace {
+
+/// A count option that may say `auto` (empty: not given): the count, or
+/// none for auto; why not when it is neither.
+FailureOr<std::optional<int64_t>> countOrAuto(StringRef text, StringRef name,
+                                              Location location) {
+  if (text == "auto")
+    return std::optional<int64_t>();
+  int64_t count = 0;
+  if (text.getAsInteger(10, count) || count < 1)
+    return emitError(location)
+           << "parplan-compile: " << name
+           << " must be a positive count or auto, not '" << text << "'";
+  return std::optional<int64_t>(count);
+}
+
+struct ParplanCompilePass
+    : parplan::driver::impl::ParplanCompileBase<ParplanCompilePass> {
+  using ParplanCompileBase::ParplanCompileBase;
+
+  /// The driver's options of this pass's; failure once said why not.
+  LogicalResult driverOptions(parplan::driver::CompileOptions &options) {
+    Location location = getOperation().getLoc();
+    parplan::driver::LayoutOptions &layout = options.layout;
+    layout.cluster = cluster;
+    layout.mesh = mesh;
+    layout.strategy = strategy;
+    layout.annotations = annotations;
+    layout.tensor = tensor;
+    layout.pipeline = pipeline;
+    options.stagesGiven = !stages.empty();
+    if (options.stagesGiven) {
+      FailureOr<std::optional<int64_t>> count =
+          countOrAuto(stages, "stages", location);
+      if (failed(count))
+        return failure();
+      layout.autoStages = !*count;
+      layout.stages = count->value_or(0);
+    }
+    parplan::driver::TrainingOptions &training = options.training;
+    training.loss = loss;
+    training.outputIndex = outputIndex;
+    training.labels = labels;
+    training.optimizer = optimizer;
+    training.lr = lr;
+    training.weightDecay = weightDecay;
+    training.frozen = frozen;
+    training.recomputeLayers = recomputeLayers;
+    training.mixedPrecision = mixedPrecision;
+    training.batchNorm = batchNorm;
+    training.dropout = dropout;
+    training.dropoutSeed = dropoutSeed;
+    training.untie.assign(untie.begin(), untie.end());
+    options.recomputeGiven = !recompute.empty();
+    if (options.recomputeGiven)
+      training.recompute = recompute;
+    options.batch = batch;
+    options.microBatchesGiven = !microBatches.empty();
+    if (options.microBatchesGiven) {
+      FailureOr<std::optional<int64_t>> count =
+          countOrAuto(microBatches, "micro-batches", location);
+      if (failed(count))
+        return failure();
+      options.autoMicroBatches = !*count;
+      training.microBatches = count->value_or(1);
+    }
+    options.scheduleGiven = !schedule.empty();
+    if (options.scheduleGiven)
+      options.schedule = schedule;
+    options.chunksGiven = chunks != 0;
+    if (options.chunksGiven)
+      options.chunks = chunks;
+    if (stopAfter == "nn")
+      options.stopAfter = parplan::driver::CompileStage::TrainingStep;
+    else if (stopAfter == "sbp")
+      options.stopAfter = parplan::driver::CompileStage::Layout;
+    else if (stopAfter != "plan")
+      return emitError(location) << "parplan-compile: stop-after must be nn, "
+                                    "sbp or plan, not '"
+                                 << stopAfter << "'";
+    options.allowOverMemory = allowOverMemory;
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    parplan::driver::CompileOptions options;
+    if (failed(driverOptions(options)))
+      return signalPassFailure();
+    std::string error;
+    if (!module->hasAttr("sbp.cluster") &&
+        !parplan::attachCluster(module, cluster, error)) {
+      module.emitError() << error;
+      return signalPassFailure();
+    }
+    if (!annotations.empty() &&
+        !parplan::attachAnnotations(module, annotations, error)) {
+      module.emitError() << error;
+      return signalPassFailure();
+    }
+    // The module is the model at the micro-batch count given: another
+    // count needs the model imported again.
+    int64_t given = options.training.microBatches;
+    parplan::driver::ModelImporter importAt =
+        [&](int64_t count) -> OwningOpRef<ModuleOp> {
+      if (count == given)
+        return module.clone();
+      module.emitError() << "parplan-compile: the module is the model at "
+                         << given << " micro-batch" << (given == 1 ? "" : "es")
+                         << "; " << count
+                         << " needs it imported again (parplan compile "
+                            "MODEL.onnx --batch B)";
+      return nullptr;
+    };
+    TimingScope timing;
+    std::vector<std::unique_ptr<PassManager>> passManagers;
+    FailureOr<parplan::driver::CompileResult> compiled =
+        parplan::driver::compile(importAt, options, getContext(),
+                                 module.getLoc(), timing, passManagers);
+    if (failed(compiled))
+      return signalPassFailure();
+    ModuleOp result = *compiled->module;
+    module.getBodyRegion().takeBody(result.getBodyRegion());
+    module->setAttrs(result->getAttrDictionary());
+  }
+};
+
+} // namespace

@@ -1,0 +1,276 @@
+//===- CompileSummary.cpp - what parplan compile prints and writes -------===//
+//
+// The compile's summary from the driver's typed results: the lines printed
+// under "compiled ..." and summary.json (docs/cli.md). Each figure is the
+// one the driver computed; nothing here decides or recomputes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompileSummary.h"
+
+#include "parplan/Cost/Mesh.h"
+#include "parplan/Dialect/NN/NNUtils.h"
+#include "parplan/Support/Text.h"
+
+#include <fmt/core.h>
+
+using namespace parplan;
+using parplan::driver::CompileResult;
+using parplan::driver::PipelineSearchResult;
+using parplan::driver::PipelineTrial;
+using parplan::driver::PlanFigures;
+
+namespace {
+
+/// "transformer.h.0 to transformer.h.13 (14 of 24 layers)": each class of
+/// recomputed layers by its first and last, then the count, out of
+/// `outOf` when fewer were chosen than the plan with every layer had.
+std::string describeLayers(const std::vector<std::string> &layers,
+                           size_t outOf) {
+  std::vector<std::vector<std::string>> runs;
+  for (const std::string &layer : layers) {
+    if (runs.empty() ||
+        nn::layerClass(runs.back().front()) != nn::layerClass(layer))
+      runs.emplace_back();
+    runs.back().push_back(layer);
+  }
+  std::string text;
+  for (const std::vector<std::string> &run : runs) {
+    text += text.empty() ? "" : ", ";
+    if (run.front().empty()) {
+      text += "outside every layer";
+      continue;
+    }
+    text += run.front();
+    if (run.size() > 1)
+      text += " to " + run.back();
+  }
+  text += " (" + std::to_string(layers.size());
+  if (outOf > layers.size())
+    text += " of " + std::to_string(outOf);
+  return text + (layers.size() == 1 && outOf <= 1 ? " layer)" : " layers)");
+}
+
+/// The phases of the pipeline search. A phase's trial is chosen when it
+/// matches the chosen shape in what the phase searched and the phases
+/// before it: a stage count keeps its count whatever the micro-batches the
+/// next phase chose.
+enum class Phase { StageCounts, MicroBatches, Schedules };
+
+bool isChosen(const PipelineSearchResult &search, const PipelineTrial &trial,
+              Phase phase) {
+  const PipelineTrial &chosen = search.chosen;
+  return trial.stages == chosen.stages &&
+         (phase == Phase::StageCounts ||
+          trial.microBatches == chosen.microBatches) &&
+         (phase != Phase::Schedules || trial.schedule == chosen.schedule);
+}
+
+/// Each trial of one phase: its shape and predicted step, or why it failed.
+llvm::json::Array trialsJson(const PipelineSearchResult *search,
+                             const std::vector<PipelineTrial> &trials,
+                             Phase phase) {
+  llvm::json::Array entries;
+  for (const PipelineTrial &trial : trials) {
+    llvm::json::Object entry{{"stages", trial.stages},
+                             {"micro_batches", trial.microBatches},
+                             {"schedule", trial.schedule},
+                             {"chosen", isChosen(*search, trial, phase)},
+                             {"searched", trial.searched}};
+    if (trial.step)
+      entry["predicted_step_time_s"] = *trial.step;
+    else
+      entry["error"] = trial.why;
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+/// "1 24.68 s, 2 13.99 s (chosen), 4 no fit": each trial by `label`; a
+/// schedule priced on the chosen layouts' stage costs, not searched, says
+/// "(timeline only)".
+std::string
+trialsLine(const PipelineSearchResult &search,
+           const std::vector<PipelineTrial> &trials, Phase phase,
+           llvm::function_ref<std::string(const PipelineTrial &)> label) {
+  std::string line;
+  for (const PipelineTrial &trial : trials)
+    line += fmt::format("{}{} {}{}", line.empty() ? "" : ", ", label(trial),
+                        trial.step    ? parplan::formatSeconds(*trial.step)
+                        : trial.noFit ? std::string("no fit")
+                                      : std::string("cannot"),
+                        isChosen(search, trial, phase) ? " (chosen)"
+                        : trial.searched               ? ""
+                                                       : " (timeline only)");
+  return line;
+}
+
+/// A stage mesh as the summary prints it: its shape, devices and the
+/// search's figures.
+std::string stageLine(const parplan::driver::StageFigures &stage) {
+  std::string line = fmt::format("{} {} on devices {}", stage.mesh,
+                                 parplan::cost::formatMeshShape(stage.shape),
+                                 parplan::formatDevices(stage.devices));
+  if (stage.predicted)
+    line += fmt::format(
+        ": forward {}, backward {} per micro-batch, bubble {}, memory {}",
+        parplan::formatSeconds(stage.forward),
+        parplan::formatSeconds(stage.backward),
+        parplan::formatSeconds(stage.bubble),
+        parplan::formatBytes(stage.memoryBytes));
+  return line;
+}
+
+} // namespace
+
+/// summary.json (docs/cli.md#summary-json).
+llvm::json::Object parplan::cli::summaryJson(
+    const CompileOptions &options, const CompileResult &result,
+    double compileSeconds,
+    const std::optional<parplan::simulate::Simulation> &simulated) {
+  const PlanFigures &figures = result.figures;
+  const PipelineSearchResult *search =
+      result.search ? &*result.search : nullptr;
+  std::vector<PipelineTrial> none;
+  llvm::json::Array stages;
+  for (const parplan::driver::StageFigures &stage : figures.stages) {
+    llvm::json::Object entry{{"mesh", stage.mesh},
+                             {"shape", llvm::json::Array(stage.shape)},
+                             {"devices", llvm::json::Array(stage.devices)}};
+    if (stage.predicted) {
+      entry["predicted_forward_time_s"] = stage.forward;
+      entry["predicted_backward_time_s"] = stage.backward;
+      entry["predicted_update_time_s"] = stage.update;
+      entry["predicted_busy_time_s"] = stage.busy;
+      entry["predicted_bubble_time_s"] = stage.bubble;
+      entry["estimated_memory_bytes_per_device"] = stage.memoryBytes;
+    }
+    stages.push_back(std::move(entry));
+  }
+  llvm::json::Object baselines;
+  for (const auto &[name, step] : figures.baselines)
+    baselines[name] = step;
+  llvm::json::Array programs;
+  for (const parplan::driver::ProgramFigures &program : figures.programs)
+    programs.push_back(llvm::json::Object{
+        {"devices", llvm::json::Array(program.devices)},
+        {"peak_memory_bytes", program.peakMemoryBytes},
+        {"kept_activation_bytes", program.keptActivationBytes},
+        {"live_memory_bytes", program.liveMemoryBytes},
+        {"comm_bytes", program.commBytes},
+        {"flops", figures.flopsPerDevice}});
+  llvm::json::Array ops;
+  for (const parplan::driver::OpFigures &op : figures.ops)
+    ops.push_back(llvm::json::Object{{"name", op.name},
+                                     {"onnx_node", op.onnxNode},
+                                     {"sbp", op.sharding},
+                                     {"cost_s", op.costSeconds}});
+  llvm::json::Object summary{
+      {"model", options.input},
+      {"cluster", options.compile.layout.cluster},
+      {"strategy", options.compile.layout.strategy},
+      {"start", figures.start},
+      {"baselines", std::move(baselines)},
+      {"devices", figures.devices},
+      {"mesh", llvm::json::Array(figures.meshShape)},
+      {"predicted_step_time_s", figures.stepSeconds},
+      {"predicted_compute_time_s", figures.computeSeconds},
+      {"predicted_communication_time_s", figures.communicationSeconds},
+      {"estimated_memory_bytes_per_device", figures.estimatedMemoryBytes},
+      {"flops_per_device", figures.flopsPerDevice},
+      {"compile_time_s", compileSeconds},
+      {"micro_batches", figures.microBatches},
+      {"schedule", figures.schedule.empty()
+                       ? llvm::json::Value(nullptr)
+                       : llvm::json::Value(figures.schedule)},
+      {"chunks", figures.chunks},
+      {"recompute", figures.recompute},
+      {"recomputed_layers", llvm::json::Array(figures.recomputedLayers)},
+      {"stages", std::move(stages)},
+      {"stage_counts", trialsJson(search, search ? search->stageCounts : none,
+                                  Phase::StageCounts)},
+      {"micro_batch_counts",
+       trialsJson(search, search ? search->microBatchCounts : none,
+                  Phase::MicroBatches)},
+      {"schedules",
+       trialsJson(search, search ? search->schedules : none, Phase::Schedules)},
+      {"programs", std::move(programs)},
+      {"ops", std::move(ops)}};
+  if (simulated)
+    summary["simulated_step_time_s"] = simulated->stepSeconds;
+  if (result.overMemory)
+    summary["over_memory"] =
+        llvm::json::Object{{"stage", result.overMemory->stage},
+                           {"device", result.overMemory->device},
+                           {"planned_bytes", result.overMemory->plannedBytes},
+                           {"device_bytes", result.overMemory->deviceBytes}};
+  return summary;
+}
+
+/// The lines of the search under the summary's first: its starts, the
+/// stage counts, stages, micro-batches and schedules it tried, and the
+/// recomputation.
+void parplan::cli::printSearch(const CompileOptions &options,
+                               const CompileResult &result) {
+  const PlanFigures &figures = result.figures;
+  if (figures.starts.size() > 1) {
+    // What the search bought: each start planned alone, the chosen first.
+    std::string line;
+    for (const auto &[step, name] : figures.starts)
+      line += fmt::format("{}{} {}{}", line.empty() ? "" : ", ",
+                          name == "auto" ? "search" : name,
+                          parplan::formatSeconds(step),
+                          name == figures.start ? " (chosen)" : "");
+    fmt::print("  starts           {}\n", line);
+  }
+  const PipelineSearchResult *search =
+      result.search ? &*result.search : nullptr;
+  if (search && !search->stageCounts.empty())
+    fmt::print("  stage counts     {}\n",
+               trialsLine(*search, search->stageCounts, Phase::StageCounts,
+                          [&](const PipelineTrial &trial) {
+                            // A count's best schedule, where searched.
+                            bool other = result.scheduleSearched &&
+                                         trial.stages > 1 &&
+                                         trial.schedule != "1f1b";
+                            return std::to_string(trial.stages) +
+                                   (other ? " by " + trial.schedule : "");
+                          }));
+  std::vector<std::string> stageLines;
+  for (const parplan::driver::StageFigures &stage : figures.stages)
+    stageLines.push_back(stageLine(stage));
+  for (size_t s = 0; s < stageLines.size(); ++s)
+    fmt::print("  {}{}\n", s == 0 ? "stages           " : "                 ",
+               stageLines[s]);
+  int64_t batch = options.compile.batch;
+  if (figures.microBatches > 1)
+    fmt::print("  micro-batches    {} of {} (batch {}), gradients summed "
+               "before one update{}\n",
+               figures.microBatches, batch / figures.microBatches, batch,
+               figures.schedule.empty() ? ""
+               : figures.schedule == "interleaved"
+                   ? fmt::format(", stages run them by interleaved ({} "
+                                 "chunks a stage)",
+                                 figures.chunks)
+                   : ", stages run them by " + figures.schedule);
+  if (search && !search->microBatchCounts.empty())
+    fmt::print("                   tried {}\n",
+               trialsLine(*search, search->microBatchCounts,
+                          Phase::MicroBatches, [](const PipelineTrial &trial) {
+                            return std::to_string(trial.microBatches);
+                          }));
+  if (search && !search->schedules.empty())
+    fmt::print(
+        "  schedules        {}\n",
+        trialsLine(*search, search->schedules, Phase::Schedules,
+                   [](const PipelineTrial &trial) { return trial.schedule; }));
+  if (figures.recompute != "none") {
+    std::string line = figures.recompute;
+    if (!figures.recomputedLayers.empty())
+      line +=
+          ", " + describeLayers(figures.recomputedLayers, figures.layersInAll);
+    if (!figures.withoutRecompute.empty())
+      line += " (without recomputation " + figures.withoutRecompute + ")";
+    fmt::print("  recompute        {}\n", line);
+  }
+}
