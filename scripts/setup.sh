@@ -41,6 +41,9 @@ if ((${#missing[@]})); then
 fi
 
 build_dir=${PARPLAN_BUILD_DIR:-build}
+# Paths under the checkout hashed relative to it: a clone in another folder
+# (CI's) reuses the objects another clone compiled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 if [[ ! -f $build_dir/build.ninja ]]; then
   llvm_bin=$(llvm-config-22 --bindir)
   cmake -G Ninja -S . -B "$build_dir" \
