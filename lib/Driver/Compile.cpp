@@ -25,6 +25,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Support/DebugStringHelper.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -173,13 +174,6 @@ parplan::driver::ProgramFigures programFigures(plan::ProgramOp program,
   return figures;
 }
 
-std::string attributeText(Attribute attr) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  attr.print(os);
-  return text;
-}
-
 /// The layers nn-autodiff recomputes (nn.training's recomputed_layers), in
 /// forward order.
 std::vector<std::string> recomputedLayersOf(ModuleOp module) {
@@ -250,7 +244,7 @@ private:
                          std::vector<Diagnostic> &said, bool quiet);
   std::optional<Lowered> lowerCopy(ModuleOp source);
   LogicalResult layOutWithFallback();
-  void recomputeFewerLayers(std::optional<double> neededWithout);
+  void recomputeFewerLayers(double neededWithout);
   void readLayoutFigures();
   LogicalResult lowerAndExport();
   LogicalResult checkMemory();
@@ -558,7 +552,9 @@ LogicalResult Compiler::layOutWithFallback() {
     std::optional<NoFit> noFit;
     std::vector<Diagnostic> said;
     Outcome outcome = buildAndLayOut(noFit, said, /*quiet=*/false);
-    if (outcome == Outcome::Failed) {
+    // Without the fallback, sbp-assign's no-fit error has been said as is.
+    if (outcome == Outcome::Failed ||
+        (outcome == Outcome::NoFit && !fallback)) {
       for (Diagnostic &diagnostic : said)
         context.getDiagEngine().emit(std::move(diagnostic));
       return failure();
@@ -600,7 +596,7 @@ LogicalResult Compiler::layOutWithFallback() {
   result.figures.recomputedLayers = recomputedLayersOf(*module);
   result.figures.layersInAll = result.figures.recomputedLayers.size();
   if (fallback && pipeline.recompute == "full" && neededWithout)
-    recomputeFewerLayers(neededWithout);
+    recomputeFewerLayers(*neededWithout);
   return success();
 }
 
@@ -608,19 +604,19 @@ LogicalResult Compiler::layOutWithFallback() {
 // smallest plan needed without recomputation to what the plan with every
 // layer recomputed takes. The device is taken as smaller by what that
 // plan's arena exceeds its estimate.
-void Compiler::recomputeFewerLayers(std::optional<double> neededWithout) {
+void Compiler::recomputeFewerLayers(double neededWithout) {
   double capacity = planNumber(*module, "device_memory_bytes");
   double withAll = planNumber(*module, "memory_bytes");
   int64_t perClass = largestLayerClass(result.figures.recomputedLayers);
   auto layersFor = [&](double target) {
-    double share = (*neededWithout - target) / (*neededWithout - withAll);
+    double share = (neededWithout - target) / (neededWithout - withAll);
     // A hair below a whole count is that count, not one more.
     return static_cast<int64_t>(
         std::ceil(share * static_cast<double>(perClass) - 1e-9));
   };
   // The device taken as smaller only raises the count: no lowering when
   // even the whole device calls for every layer.
-  if (!(*neededWithout > withAll && perClass > 1 &&
+  if (!(neededWithout > withAll && perClass > 1 &&
         layersFor(capacity) < perClass))
     return;
   lowered = lowerCopy(*module);
@@ -694,16 +690,11 @@ void Compiler::readLayoutFigures() {
       cast<IntegerAttr>(planAttr.get("memory_bytes")).getInt();
   figures.deviceMemoryBytes =
       cast<IntegerAttr>(planAttr.get("device_memory_bytes")).getInt();
-  // The start that won and the predicted step of each other start tried,
-  // least first.
   figures.start = planAttr.getAs<StringAttr>("start").str();
-  figures.starts = {{figures.stepSeconds, figures.start}};
-  for (NamedAttribute baseline : planAttr.getAs<DictionaryAttr>("baselines")) {
-    double step = cast<FloatAttr>(baseline.getValue()).getValueAsDouble();
-    figures.starts.emplace_back(step, baseline.getName().str());
-    figures.baselines.emplace_back(baseline.getName().str(), step);
-  }
-  std::stable_sort(figures.starts.begin(), figures.starts.end());
+  for (NamedAttribute baseline : planAttr.getAs<DictionaryAttr>("baselines"))
+    figures.baselines.emplace_back(
+        baseline.getName().str(),
+        cast<FloatAttr>(baseline.getValue()).getValueAsDouble());
   auto function = module->lookupSymbol<func::FuncOp>("main");
   // Per step: the micro-batch's ops M times.
   DenseSet<Operation *> oncePerStep;
@@ -738,10 +729,12 @@ void Compiler::readLayoutFigures() {
       if (auto value = explain.getAs<FloatAttr>("cost"))
         cost = value.getValueAsDouble();
     figures.ops.push_back({op->getName().getStringRef().str(), nn::nodeName(op),
-                           attributeText(sharding), cost});
+                           debugString(sharding), cost});
   });
   for (const auto &[mesh, flops] : flopsByMesh)
     figures.flopsPerDevice = std::max(figures.flopsPerDevice, flops);
+  for (parplan::driver::StageFigures &stage : figures.stages)
+    stage.flops = flopsByMesh[stage.mesh];
   figures.microBatches = microBatches;
   figures.recompute = pipeline.recompute;
 }
@@ -787,10 +780,15 @@ LogicalResult Compiler::lowerAndExport() {
         programFigures(program, microBatches, symbols);
     entry.keptActivationBytes = parplan::runtime::keptActivationBytes(
         *result.plan, *exportedByDevice.at(program.getDevices().front()));
+    entry.flops = figures.flopsPerDevice;
+    if (const parplan::driver::StageFigures *stage =
+            figures.stageOf(entry.devices.front()))
+      entry.flops = stage->flops;
     if (entry.peakMemoryBytes + entry.keptActivationBytes >
         figures.peakMemoryBytes + figures.peakKeptBytes) {
       figures.peakMemoryBytes = entry.peakMemoryBytes;
       figures.peakKeptBytes = entry.keptActivationBytes;
+      figures.peakDevice = entry.devices.front();
     }
     figures.commBytes = std::max(figures.commBytes, entry.commBytes);
     figures.devices += static_cast<int64_t>(entry.devices.size());
@@ -804,44 +802,28 @@ LogicalResult Compiler::lowerAndExport() {
 // is not one to run: an error, unless asked for anyway.
 LogicalResult Compiler::checkMemory() {
   const parplan::driver::PlanFigures &figures = result.figures;
-  const parplan::driver::ProgramFigures *fullest = nullptr;
-  for (const parplan::driver::ProgramFigures &program : figures.programs)
-    if (program.peakMemoryBytes + program.keptActivationBytes >
-            figures.deviceMemoryBytes &&
-        (!fullest ||
-         program.peakMemoryBytes + program.keptActivationBytes >
-             fullest->peakMemoryBytes + fullest->keptActivationBytes))
-      fullest = &program;
-  if (!fullest)
+  if (!figures.overMemory())
     return success();
-  parplan::driver::OverMemory over;
-  over.device = fullest->devices.front();
-  over.plannedBytes = fullest->peakMemoryBytes + fullest->keptActivationBytes;
-  over.deviceBytes = figures.deviceMemoryBytes;
-  for (const parplan::driver::StageFigures &stageFigures : figures.stages)
-    if (llvm::is_contained(stageFigures.devices, over.device))
-      over.stage = stageFigures.mesh;
-  std::string where =
-      over.stage.empty() ? std::string() : " on stage @" + over.stage;
-  std::string planned = parplan::formatBytes(over.plannedBytes);
-  if (fullest->keptActivationBytes > 0)
-    planned += " (" + parplan::formatBytes(fullest->peakMemoryBytes) +
-               " planned + " +
-               parplan::formatBytes(fullest->keptActivationBytes) +
+  const parplan::driver::StageFigures *stage =
+      figures.stageOf(figures.peakDevice);
+  std::string where = stage ? " on stage @" + stage->mesh : std::string();
+  std::string planned =
+      parplan::formatBytes(figures.peakMemoryBytes + figures.peakKeptBytes);
+  if (figures.peakKeptBytes > 0)
+    planned += " (" + parplan::formatBytes(figures.peakMemoryBytes) +
+               " planned + " + parplan::formatBytes(figures.peakKeptBytes) +
                " of in-flight activations kept aside)";
+  std::string capacity = parplan::formatBytes(figures.deviceMemoryBytes);
   std::string estimated = parplan::formatBytes(figures.estimatedMemoryBytes);
-  result.overMemory = over;
   if (!options.allowOverMemory)
-    return error() << "the plan does not fit: device " << over.device << where
-                   << " needs " << planned << ", more than its "
-                   << parplan::formatBytes(over.deviceBytes)
-                   << " (the cost model estimated " << estimated
+    return error() << "the plan does not fit: device " << figures.peakDevice
+                   << where << " needs " << planned << ", more than its "
+                   << capacity << " (the cost model estimated " << estimated
                    << "); --allow-over-memory writes it anyway";
   emitWarning(location) << "the planned peak memory " << planned
                         << " per device" << where << " exceeds the device's "
-                        << parplan::formatBytes(over.deviceBytes)
-                        << " (the cost model estimated " << estimated
-                        << "); the plan may not run";
+                        << capacity << " (the cost model estimated "
+                        << estimated << "); the plan may not run";
   return success();
 }
 

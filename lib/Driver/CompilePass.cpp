@@ -24,18 +24,25 @@ using namespace mlir;
 
 namespace {
 
-/// A count option that may say `auto` (empty: not given): the count, or
-/// none for auto; why not when it is neither.
-FailureOr<std::optional<int64_t>> countOrAuto(StringRef text, StringRef name,
-                                              Location location) {
-  if (text == "auto")
-    return std::optional<int64_t>();
-  int64_t count = 0;
+/// A count option that may say `auto` (empty: not given, nothing set):
+/// `given`, `isAuto` and `count` (`whenAuto` for auto) as the CLI sets them;
+/// failure once said why not.
+LogicalResult countOrAuto(StringRef text, StringRef name, int64_t whenAuto,
+                          Location location, bool &given, bool &isAuto,
+                          int64_t &count) {
+  given = !text.empty();
+  if (!given)
+    return success();
+  isAuto = text == "auto";
+  if (isAuto) {
+    count = whenAuto;
+    return success();
+  }
   if (text.getAsInteger(10, count) || count < 1)
     return emitError(location)
            << "parplan-compile: " << name
            << " must be a positive count or auto, not '" << text << "'";
-  return std::optional<int64_t>(count);
+  return success();
 }
 
 struct ParplanCompilePass
@@ -52,15 +59,9 @@ struct ParplanCompilePass
     layout.annotations = annotations;
     layout.tensor = tensor;
     layout.pipeline = pipeline;
-    options.stagesGiven = !stages.empty();
-    if (options.stagesGiven) {
-      FailureOr<std::optional<int64_t>> count =
-          countOrAuto(stages, "stages", location);
-      if (failed(count))
-        return failure();
-      layout.autoStages = !*count;
-      layout.stages = count->value_or(0);
-    }
+    if (failed(countOrAuto(stages, "stages", 0, location, options.stagesGiven,
+                           layout.autoStages, layout.stages)))
+      return failure();
     parplan::driver::TrainingOptions &training = options.training;
     training.loss = loss;
     training.outputIndex = outputIndex;
@@ -79,15 +80,10 @@ struct ParplanCompilePass
     if (options.recomputeGiven)
       training.recompute = recompute;
     options.batch = batch;
-    options.microBatchesGiven = !microBatches.empty();
-    if (options.microBatchesGiven) {
-      FailureOr<std::optional<int64_t>> count =
-          countOrAuto(microBatches, "micro-batches", location);
-      if (failed(count))
-        return failure();
-      options.autoMicroBatches = !*count;
-      training.microBatches = count->value_or(1);
-    }
+    if (failed(countOrAuto(microBatches, "micro-batches", 1, location,
+                           options.microBatchesGiven, options.autoMicroBatches,
+                           training.microBatches)))
+      return failure();
     options.scheduleGiven = !schedule.empty();
     if (options.scheduleGiven)
       options.schedule = schedule;

@@ -8,7 +8,7 @@
 #ifndef PARPLAN_TOOLS_PARPLAN_COMMANDS_H
 #define PARPLAN_TOOLS_PARPLAN_COMMANDS_H
 
-#include "parplan/Driver/Compile.h"
+#include "parplan/Driver/CompileOptions.h"
 
 #include <string>
 #include <vector>

@@ -13,27 +13,18 @@
 #include "Progress.h"
 
 #include "parplan/Cost/ClusterFile.h"
-#include "parplan/Dialect/NN/NNOps.h"
-#include "parplan/Dialect/NN/NNUtils.h"
-#include "parplan/Dialect/Plan/PlanOps.h"
-#include "parplan/Dialect/SBP/SBPAttrs.h"
-#include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Cost/Mesh.h"
+#include "parplan/Driver/Compile.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Simulate/Report.h"
 #include "parplan/Simulate/Simulator.h"
 #include "parplan/Support/Text.h"
-#include "parplan/Target/PlanExport.h"
-#include "parplan/Transforms/Passes.h"
-#include "parplan/Transforms/ShardingCostModel.h"
-#include "parplan/Transforms/TrainingStep.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -42,16 +33,12 @@
 #include <fmt/core.h>
 
 #include <chrono>
-#include <cmath>
-#include <map>
 #include <optional>
 #include <sstream>
 
 using namespace mlir;
 using namespace parplan;
-namespace nn = parplan::nn;
 namespace plan = parplan::plan;
-namespace sbp = parplan::sbp;
 
 namespace {
 
@@ -261,7 +248,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   // is the schedule's timeline, where stages overlap.
   fmt::print("  predicted step   {} ({}compute {}, communication {})\n",
              formatSeconds(figures.stepSeconds),
-             figures.stages.size() > 1 ? "summed over stages: " : "",
+             figures.stages.empty() ? "" : "summed over stages: ",
              formatSeconds(figures.computeSeconds),
              formatSeconds(figures.communicationSeconds));
   if (simulated)

@@ -14,6 +14,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 using namespace parplan;
 using parplan::driver::CompileResult;
 using parplan::driver::PipelineSearchResult;
@@ -158,7 +160,7 @@ llvm::json::Object parplan::cli::summaryJson(
         {"kept_activation_bytes", program.keptActivationBytes},
         {"live_memory_bytes", program.liveMemoryBytes},
         {"comm_bytes", program.commBytes},
-        {"flops", figures.flopsPerDevice}});
+        {"flops", program.flops}});
   llvm::json::Array ops;
   for (const parplan::driver::OpFigures &op : figures.ops)
     ops.push_back(llvm::json::Object{{"name", op.name},
@@ -198,12 +200,15 @@ llvm::json::Object parplan::cli::summaryJson(
       {"ops", std::move(ops)}};
   if (simulated)
     summary["simulated_step_time_s"] = simulated->stepSeconds;
-  if (result.overMemory)
-    summary["over_memory"] =
-        llvm::json::Object{{"stage", result.overMemory->stage},
-                           {"device", result.overMemory->device},
-                           {"planned_bytes", result.overMemory->plannedBytes},
-                           {"device_bytes", result.overMemory->deviceBytes}};
+  if (figures.overMemory()) {
+    const parplan::driver::StageFigures *stage =
+        figures.stageOf(figures.peakDevice);
+    summary["over_memory"] = llvm::json::Object{
+        {"stage", stage ? stage->mesh : std::string()},
+        {"device", figures.peakDevice},
+        {"planned_bytes", figures.peakMemoryBytes + figures.peakKeptBytes},
+        {"device_bytes", figures.deviceMemoryBytes}};
+  }
   return summary;
 }
 
@@ -213,10 +218,15 @@ llvm::json::Object parplan::cli::summaryJson(
 void parplan::cli::printSearch(const CompileOptions &options,
                                const CompileResult &result) {
   const PlanFigures &figures = result.figures;
-  if (figures.starts.size() > 1) {
-    // What the search bought: each start planned alone, the chosen first.
+  if (!figures.baselines.empty()) {
+    // What the search bought: each start planned alone, least first.
+    std::vector<std::pair<double, std::string>> starts = {
+        {figures.stepSeconds, figures.start}};
+    for (const auto &[name, step] : figures.baselines)
+      starts.emplace_back(step, name);
+    std::stable_sort(starts.begin(), starts.end());
     std::string line;
-    for (const auto &[step, name] : figures.starts)
+    for (const auto &[step, name] : starts)
       line += fmt::format("{}{} {}{}", line.empty() ? "" : ", ",
                           name == "auto" ? "search" : name,
                           parplan::formatSeconds(step),

@@ -5,6 +5,7 @@
 #include "Diagnostics.h"
 
 #include "parplan/Cost/Mesh.h"
+#include "parplan/Driver/Compile.h"
 #include "parplan/Import/OnnxImporter.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"

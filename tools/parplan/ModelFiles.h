@@ -10,10 +10,6 @@
 
 #include "Commands.h"
 
-#include "parplan/Cost/Cluster.h"
-#include "parplan/Dialect/SBP/SBPOps.h"
-#include "parplan/Transforms/Passes.h"
-
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -21,9 +17,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace mlir {

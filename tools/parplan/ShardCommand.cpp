@@ -5,6 +5,7 @@
 #include "ModelFiles.h"
 
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Driver/Compile.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Transforms/Passes.h"

@@ -4,6 +4,7 @@
 #include "Diagnostics.h"
 #include "ModelFiles.h"
 
+#include "parplan/Driver/Compile.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Transforms/Passes.h"

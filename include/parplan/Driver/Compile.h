@@ -12,6 +12,7 @@
 #define PARPLAN_DRIVER_COMPILE_H
 
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Driver/CompileOptions.h"
 #include "parplan/Driver/PipelineSearch.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -20,6 +21,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/LogicalResult.h"
 #include "mlir/Support/Timing.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include <functional>
 #include <memory>
@@ -38,51 +41,6 @@ class Plan;
 
 namespace parplan::driver {
 
-/// Where and how sbp-assign lays a program out; shared by `shard` and
-/// `compile`.
-struct LayoutOptions {
-  /// A preset name or a cluster file, attached to the model once
-  /// (attachCluster).
-  std::string cluster = "dgx-h100";
-  std::string mesh;
-  std::string strategy = "auto";
-  /// An annotations file (docs/sbp-annotations.md), attached once.
-  std::string annotations;
-  /// Pipeline stages placed evenly (0: the annotations' only).
-  int64_t stages = 0;
-  /// The stage count of least predicted step, climbed over the divisors
-  /// of the mesh's first axis.
-  bool autoStages = false;
-  /// Megatron's grid (0: not given): the tensor-parallel degree, the mesh's
-  /// last axis, and the pipeline stages; data parallel over the rest.
-  int64_t tensor = 0;
-  int64_t pipeline = 0;
-};
-
-/// What nn-autodiff builds; shared by `train-step` and `compile`.
-struct TrainingOptions {
-  std::string loss = "cross-entropy";
-  unsigned outputIndex = 0;
-  std::string labels = "labels";
-  std::string optimizer = "adam";
-  double lr = 1e-3;
-  double weightDecay = -1;
-  std::string frozen;
-  std::string recompute = "none";
-  /// With full: the first N layers of each class; -1: all.
-  int64_t recomputeLayers = -1;
-  std::string mixedPrecision = "none";
-  /// Micro-batches the step accumulates gradients over.
-  int64_t microBatches = 1;
-  /// batch (the batch's statistics) or frozen.
-  std::string batchNorm = "batch";
-  /// on (dropout drops in training) or off; the masks' seed.
-  std::string dropout = "on";
-  int64_t dropoutSeed = 0;
-  /// Parameters shared by layers to give each layer a copy of.
-  std::vector<std::string> untie;
-};
-
 /// Fills the training options of the compile pipeline from `training`, and
 /// its layout options from `layout` when given.
 void setPipelineOptions(CompilePipelineOptions &pipeline,
@@ -100,64 +58,6 @@ std::optional<std::string> resolveMegatronGrid(mlir::ModuleOp module,
 /// first stage's mesh (they all have its shape).
 sbp::MeshOp layoutMesh(mlir::ModuleOp module);
 
-/// The stage a compile stops after, returning its IR.
-enum class CompileStage {
-  /// The training step on logical shapes (nn).
-  TrainingStep,
-  /// The step laid out, moves and boxings written (nn + sbp).
-  Layout,
-  /// Per-device programs (plan), exported to plan.proto.
-  Plan,
-};
-
-/// Everything `parplan compile` is told, but the files it reads and writes.
-struct CompileOptions {
-  LayoutOptions layout;
-  TrainingOptions training;
-  /// The global batch the micro-batches divide (0: not given).
-  int64_t batch = 0;
-  /// `micro-batches auto`, and whether a count was given at all (on
-  /// stages, one not given is searched).
-  bool autoMicroBatches = false;
-  bool microBatchesGiven = false;
-  /// The order stages run their micro-batches in (lower-to-plan's
-  /// `schedule`), or "auto"; whether it was given.
-  std::string schedule = "1f1b";
-  bool scheduleGiven = false;
-  /// The model chunks of each stage under the interleaved schedule, and
-  /// whether they were given.
-  int64_t chunks = 2;
-  bool chunksGiven = false;
-  /// Whether a stage count was given (without one, a mesh over several
-  /// nodes under strategy auto gets `stages auto`).
-  bool stagesGiven = false;
-  /// Whether a recomputation was given: without one, a step that fits
-  /// nowhere is tried again with selective, then full recomputation.
-  bool recomputeGiven = false;
-  CompileStage stopAfter = CompileStage::Plan;
-  /// A stage whose IR is handed to `emitIR` as the compile passes it; the
-  /// compile goes on to `stopAfter`.
-  std::optional<CompileStage> emit;
-  std::function<void(mlir::ModuleOp)> emitIR;
-  /// A plan whose planned peak exceeds the device's memory is an error
-  /// unless this is set, when it is a warning.
-  bool allowOverMemory = false;
-  /// Told each stage as it starts (what, and the share of the compile
-  /// done), for progress; and when a stage that was told has ended.
-  std::function<void(const std::string &, double)> onStage;
-  std::function<void()> onStageEnd;
-};
-
-/// A plan that does not fit its devices' memory: where, and by how much.
-struct OverMemory {
-  /// The stage mesh of the fullest device (empty on one mesh).
-  std::string stage;
-  int64_t device = 0;
-  /// Its planned peak: the arena plus the in-flight activations a
-  /// schedule keeps aside; and its memory.
-  int64_t plannedBytes = 0, deviceBytes = 0;
-};
-
 /// One stage mesh: its devices and, on stages, the search's per-stage
 /// figures (sbp.plan's stages).
 struct StageFigures {
@@ -166,6 +66,8 @@ struct StageFigures {
   bool predicted = false;
   double forward = 0, backward = 0, update = 0, busy = 0, bubble = 0;
   int64_t memoryBytes = 0;
+  /// FLOPs of one step on each of its devices.
+  double flops = 0;
 };
 
 /// One laid-out op, as the summary lists it.
@@ -181,6 +83,8 @@ struct ProgramFigures {
   /// aside beside it, and the peak of live bytes the arena cannot go below.
   int64_t peakMemoryBytes = 0, keptActivationBytes = 0, liveMemoryBytes = 0;
   double commBytes = 0;
+  /// FLOPs of one step on each of its devices (its stage's).
+  double flops = 0;
 };
 
 /// What the compile chose and the cost model predicts of it, each figure
@@ -189,11 +93,10 @@ struct PlanFigures {
   /// The mesh shape the layouts are on (every stage's).
   std::vector<int64_t> meshShape;
   std::vector<StageFigures> stages;
-  /// The start the search kept and its predicted step; every start's,
-  /// least first.
+  /// The start the search kept (its step is stepSeconds).
   std::string start;
-  std::vector<std::pair<double, std::string>> starts;
-  /// The baselines' predicted steps, by name, as sbp-assign recorded them.
+  /// The other starts' predicted steps, by name, as sbp-assign recorded
+  /// them.
   std::vector<std::pair<std::string, double>> baselines;
   double stepSeconds = 0, computeSeconds = 0, communicationSeconds = 0;
   int64_t estimatedMemoryBytes = 0, deviceMemoryBytes = 0;
@@ -216,12 +119,27 @@ struct PlanFigures {
   size_t layersInAll = 0;
   std::string withoutRecompute;
   /// Per program (with CompileStage::Plan): memory and communication; the
-  /// device of largest peak with what it keeps aside, and the most bytes a
-  /// device sends.
+  /// device of largest peak (`peakDevice`) with what it keeps aside, and
+  /// the most bytes a device sends.
   std::vector<ProgramFigures> programs;
-  int64_t peakMemoryBytes = 0, peakKeptBytes = 0;
+  int64_t peakMemoryBytes = 0, peakKeptBytes = 0, peakDevice = 0;
   double commBytes = 0;
   int64_t devices = 0;
+
+  /// Whether the plan exceeds its devices' memory: the device of largest
+  /// peak, with the activations it keeps aside, has more than its bytes
+  /// (compiled only with allowOverMemory).
+  bool overMemory() const {
+    return peakMemoryBytes + peakKeptBytes > deviceMemoryBytes;
+  }
+
+  /// The stage `device` is on; null on one mesh.
+  const StageFigures *stageOf(int64_t device) const {
+    for (const StageFigures &stage : stages)
+      if (llvm::is_contained(stage.devices, device))
+        return &stage;
+    return nullptr;
+  }
 };
 
 /// What a compile returns.
@@ -239,8 +157,6 @@ struct CompileResult {
   bool scheduleSearched = false;
   /// With CompileStage::Layout or Plan.
   PlanFigures figures;
-  /// With allowOverMemory, where the plan does not fit.
-  std::optional<OverMemory> overMemory;
 };
 
 /// Compiles the model `importAt` imports for a training step under
