@@ -183,6 +183,9 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   if (settings.stopAfter != driver::CompileStage::Plan ||
       options.output.empty())
     return 0;
+  // What follows reads the exported plan and the figures: the plan's IR,
+  // the largest thing alive, goes before the files are written.
+  compiled->module = nullptr;
   const CompileResult &result = *compiled;
   const PlanFigures &figures = result.figures;
 
@@ -226,10 +229,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
           .count();
   if (!writeFile(summaryPath.str().str(), [&](llvm::raw_ostream &out) {
-        out << llvm::formatv("{0:2}",
-                             llvm::json::Value(summaryJson(
-                                 options, result, compileSeconds, simulated)))
-            << "\n";
+        writeSummaryJson(out, options, result, compileSeconds, simulated);
       }))
     return 1;
   summaryWriteTiming.stop();

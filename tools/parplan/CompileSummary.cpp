@@ -123,13 +123,11 @@ std::string stageLine(const parplan::driver::StageFigures &stage) {
   return line;
 }
 
-} // namespace
-
-/// summary.json (docs/cli.md#summary-json).
-llvm::json::Object parplan::cli::summaryJson(
-    const CompileOptions &options, const CompileResult &result,
-    double compileSeconds,
-    const std::optional<parplan::simulate::Simulation> &simulated) {
+/// summary.json's fields but `ops`.
+llvm::json::Object
+summaryFields(const parplan::cli::CompileOptions &options,
+              const CompileResult &result, double compileSeconds,
+              const std::optional<parplan::simulate::Simulation> &simulated) {
   const PlanFigures &figures = result.figures;
   const PipelineSearchResult *search =
       result.search ? &*result.search : nullptr;
@@ -161,12 +159,6 @@ llvm::json::Object parplan::cli::summaryJson(
         {"live_memory_bytes", program.liveMemoryBytes},
         {"comm_bytes", program.commBytes},
         {"flops", program.flops}});
-  llvm::json::Array ops;
-  for (const parplan::driver::OpFigures &op : figures.ops)
-    ops.push_back(llvm::json::Object{{"name", op.name},
-                                     {"onnx_node", op.onnxNode},
-                                     {"sbp", op.sharding},
-                                     {"cost_s", op.costSeconds}});
   llvm::json::Object summary{
       {"model", options.input},
       {"cluster", options.compile.layout.cluster},
@@ -196,8 +188,7 @@ llvm::json::Object parplan::cli::summaryJson(
                   Phase::MicroBatches)},
       {"schedules",
        trialsJson(search, search ? search->schedules : none, Phase::Schedules)},
-      {"programs", std::move(programs)},
-      {"ops", std::move(ops)}};
+      {"programs", std::move(programs)}};
   if (simulated)
     summary["simulated_step_time_s"] = simulated->stepSeconds;
   if (figures.overMemory()) {
@@ -210,6 +201,42 @@ llvm::json::Object parplan::cli::summaryJson(
         {"device_bytes", figures.deviceMemoryBytes}};
   }
   return summary;
+}
+
+} // namespace
+
+// The fields are written in the order llvm::json sorts an object's keys, as
+// a tree of them would print; the ops, an object each and the bulk of the
+// file (tens of thousands for a large model), are streamed, not built.
+void parplan::cli::writeSummaryJson(
+    llvm::raw_ostream &out, const CompileOptions &options,
+    const CompileResult &result, double compileSeconds,
+    const std::optional<simulate::Simulation> &simulated) {
+  llvm::json::Object fields =
+      summaryFields(options, result, compileSeconds, simulated);
+  std::vector<std::string> keys = {"ops"};
+  for (const auto &field : fields)
+    keys.push_back(field.first.str());
+  llvm::sort(keys);
+  llvm::json::OStream json(out, /*IndentSize=*/2);
+  json.object([&] {
+    for (const std::string &key : keys) {
+      if (key != "ops") {
+        json.attribute(key, std::move(*fields.get(key)));
+        continue;
+      }
+      json.attributeArray("ops", [&] {
+        for (const parplan::driver::OpFigures &op : result.figures.ops)
+          json.object([&] {
+            json.attribute("cost_s", op.costSeconds);
+            json.attribute("name", op.name);
+            json.attribute("onnx_node", op.onnxNode);
+            json.attribute("sbp", op.sharding);
+          });
+      });
+    }
+  });
+  out << "\n";
 }
 
 /// The lines of the search under the summary's first: its starts, the

@@ -15,12 +15,12 @@
 
 namespace parplan::cli {
 
-/// summary.json (docs/cli.md#summary-json) of a compile that took
+/// Writes summary.json (docs/cli.md#summary-json) of a compile that took
 /// `compileSeconds`, with the simulated step when the plan was simulated.
-llvm::json::Object
-summaryJson(const CompileOptions &options, const driver::CompileResult &result,
-            double compileSeconds,
-            const std::optional<simulate::Simulation> &simulated);
+void writeSummaryJson(llvm::raw_ostream &out, const CompileOptions &options,
+                      const driver::CompileResult &result,
+                      double compileSeconds,
+                      const std::optional<simulate::Simulation> &simulated);
 
 /// The lines of the search under the summary's first: its starts, the
 /// stage counts, stages, micro-batches and schedules it tried, and the
