@@ -124,6 +124,43 @@ def SBP_NoFitAttr : SBP_Attr<"NoFit", "no_fit"> {
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
+def SBP_ClusterAttr : SBP_Attr<"Cluster", "cluster"> {
+  let summary = "The cluster a program is laid out for";
+  let description = [{
+    The hardware every pass prices layouts, stages and moves on, attached
+    once to the module as the discardable attribute `sbp.cluster` (by
+    `attach-cluster`, `parplan-compile` or the tools) and read by the passes
+    through `ClusterAnalysis`. A built-in preset prints by its name, any
+    other cluster as the JSON of its cluster file (docs/cluster.md):
+    ```mlir
+    module attributes {sbp.cluster = #sbp.cluster<preset = "dgx-h100x2">} {}
+    module attributes {sbp.cluster = #sbp.cluster<json = "{\"name\": ...}">} {}
+    ```
+    The attribute holds the parsed cluster: `getCluster()` is the figures
+    the printed form reads back to, so a module printed and parsed again is
+    priced the same. Clusters are interned per context by their JSON text.
+  }];
+  let parameters = (ins
+    StringRefParameter<"the preset's name; empty for a cluster file", "\"\"">:$preset,
+    "const ::parplan::cost::Cluster *":$cluster);
+  let hasCustomAssemblyFormat = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    AttrBuilder<(ins "const ::parplan::cost::Cluster &":$cluster,
+                     CArg<"::llvm::StringRef", "\"\"">:$preset)>
+  ];
+  let extraClassDeclaration = [{
+    /// The preset named `name`, or a null attribute with `error` set.
+    static ClusterAttr fromPreset(::mlir::MLIRContext *context,
+                                  ::llvm::StringRef name, std::string &error);
+    /// A preset name or the path of a cluster file (cost::resolveCluster),
+    /// or a null attribute with `error` set.
+    static ClusterAttr resolve(::mlir::MLIRContext *context,
+                               ::llvm::StringRef nameOrPath,
+                               std::string &error);
+  }];
+}
+
 def SBP_AnySbpAttr : AnyAttrOf<[SBP_SplitAttr, SBP_BroadcastAttr, SBP_PartialAttr]>;
 
 // An nd-SBP: one Split/Broadcast/Partial per mesh axis, outermost axis first.

@@ -32,9 +32,8 @@ def SBP_Dialect : Dialect {
     chosen layout's cost, the runner-up and its cost); on the module,
     `sbp.plan` (a dictionary: the predicted step, compute and communication
     time, memory per device and the size of the search) and `sbp.cluster`
-    (the cluster the program is laid out for, as the text of a JSON cluster
-    file: the tools read the cluster once and the passes take it from here)
-    and `sbp.annotations` (`{file, text}` of the pinned layouts, likewise).
+    (`#sbp.cluster`, the cluster the program is laid out for: attached once,
+    read by every pass through `ClusterAnalysis`) and `sbp.annotations` (`{file, text}` of the pinned layouts, likewise).
   }];
   let useDefaultAttributePrinterParser = 1;
   // Checks `sbp.sharding` against the op it is attached to.
@@ -42,6 +41,15 @@ def SBP_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// Defined beside the attribute storage classes, in SBPAttrs.cpp.
     void registerAttributes();
+    /// The context's one copy of `cluster` as its JSON text reads back
+    /// (#sbp.cluster holds it): equal clusters share one.
+    const ::parplan::cost::Cluster *
+    internCluster(const ::parplan::cost::Cluster &cluster);
+
+  private:
+    std::shared_ptr<detail::ClusterTable> clusters;
+
+  public:
   }];
   let usePropertiesForAttributes = 1;
 }

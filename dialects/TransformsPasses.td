@@ -241,6 +241,34 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::parplan::nn::NNDialect"];
 }
 
+def AttachCluster : Pass<"attach-cluster", "::mlir::ModuleOp"> {
+  let summary = "Attach the cluster the passes lay the program out for";
+  let description = [{
+    Resolves a cluster (a built-in preset, or a cluster file read here, once)
+    and attaches it to the module as `sbp.cluster` (`#sbp.cluster`), in
+    place of any the module carried. Every pass that prices layouts, places
+    stages or plans moves (place-stages, sbp-assign, insert-cross-mesh,
+    insert-boxing, expand-boxing, lower-to-plan) reads the cluster from
+    there, through `ClusterAnalysis`, and fails with one line on a module
+    that carries none. `parplan compile` and `parplan-compile` attach the
+    cluster of `--cluster` themselves.
+
+    ```mlir
+    // parplan-opt --attach-cluster="cluster=dgx-h100x2"
+    module attributes {sbp.cluster = #sbp.cluster<preset = "dgx-h100x2">} {}
+    ```
+
+    Options:
+    - `cluster`: a preset name (`parplan clusters` lists them) or the path
+      of a cluster file (docs/cluster.md); default `dgx-h100`.
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
+           "A cluster preset or the path of a cluster file">,
+  ];
+  let dependentDialects = ["::parplan::sbp::SBPDialect"];
+}
+
 def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
   let summary = "Put every op on the mesh of the stage the annotations name";
   let description = [{
@@ -289,12 +317,13 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
     op on its stage's mesh and `insert-cross-mesh` moves values between
     stages.
 
+    Cutting stages evenly reads the cluster from the module's `sbp.cluster`
+    (attach-cluster) for the default mesh; pinned stages need none.
+
     Options:
     - `stages`: the number of stages to place (0 or 1: only the
       annotations' stages).
     - `chunks`: the model chunks of each stage (1: one run of layers each).
-    - `cluster`: the cluster preset, used when the module carries no
-      sbp.cluster, for the default mesh.
     - `mesh`: the mesh the stages cut, e.g. 16x8 (default: the cluster's).
   }];
   let options = [
@@ -302,8 +331,6 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
            "Stages to place, cutting the mesh and the layers evenly">,
     Option<"chunks", "chunks", "int64_t", "1",
            "Model chunks per stage (the interleaved schedule's)">,
-    Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
-           "Cluster preset, used when the module carries no sbp.cluster">,
     Option<"mesh", "mesh", "std::string", "\"\"",
            "The mesh the stages cut, e.g. 16x8 (default: the cluster's)">,
   ];
@@ -328,10 +355,10 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
     types and neighbourhood) share one decision, so the search does not grow
     with depth.
 
+    The cluster is the module's `sbp.cluster` (attach-cluster): the pass
+    fails with one line on a module without one.
+
     Options:
-    - `cluster`: a preset name (default `dgx-h100`), used when the module
-      carries no `sbp.cluster`. A pass reads no file: the tools read a
-      cluster file once and attach it as `sbp.cluster`.
     - `mesh`: the mesh shape, e.g. `1x8` (default: the cluster's default
       shape, `[nodes, devices per node]`).
     - `strategy`: `auto` (graph reduction + coordinate descent, default;
@@ -367,8 +394,6 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
     summaries and write `--explain-json`.
   }];
   let options = [
-    Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
-           "Cluster preset, used when the module carries no sbp.cluster">,
     Option<"mesh", "mesh", "std::string", "\"\"",
            "Mesh shape, e.g. 1x8 (default: the cluster's)">,
     Option<"strategy", "strategy", "std::string", "\"auto\"",
@@ -411,20 +436,19 @@ def InsertCrossMesh : Pass<"insert-cross-mesh", "::mlir::ModuleOp"> {
     returns stay on their producer's mesh. Run before `insert-boxing`, which
     rejects a use across meshes.
 
+    Moves are planned on the module's `sbp.cluster`, the cluster
+    `sbp-assign` priced them on.
+
     Options:
     - `mode`: `cheapest` (default: the least predicted of the three modes,
       each with either balancing), or `send-recv`, `send-recv+all-gather`
       or `broadcast` to force one (its cheaper balancing).
-    - `cluster`: a preset name, the one `sbp-assign` used (default
-      `dgx-h100`), when the module carries no `sbp.cluster`.
     - `mixed-precision`: price floating-point values at 2 bytes per element
       (default true), as `sbp-assign` does.
   }];
   let options = [
     Option<"mode", "mode", "std::string", "\"cheapest\"",
            "cheapest, send-recv, send-recv+all-gather or broadcast">,
-    Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
-           "Cluster preset, used when the module carries no sbp.cluster">,
     Option<"mixedPrecision", "mixed-precision", "bool", "true",
            "Floating-point values move at 2 bytes per element">
   ];
@@ -443,15 +467,14 @@ def InsertBoxing : Pass<"insert-boxing", "::mlir::ModuleOp"> {
     share one boxing. A value `@main` returns is boxed to the layout its
     `func.return` operand entry names.
 
+    Boxings are priced on the module's `sbp.cluster`, the cluster
+    `sbp-assign` priced them on.
+
     Options:
-    - `cluster`: a preset name, the one `sbp-assign`
-      used (default `dgx-h100`), when the module carries no `sbp.cluster`.
     - `mixed-precision`: price transfers of floating-point values at 2 bytes
       per element (default true), as `sbp-assign` does.
   }];
   let options = [
-    Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
-           "Cluster preset, used when the module carries no sbp.cluster">,
     Option<"mixedPrecision", "mixed-precision", "bool", "true",
            "Floating-point values move at 2 bytes per element">
   ];
@@ -469,15 +492,14 @@ def ExpandBoxing : Pass<"expand-boxing", "::mlir::ModuleOp"> {
     through B where an outer mesh axis must change a dimension an inner one
     splits. A boxing no sequence can perform is an error naming its layouts.
 
+    Steps are chosen on the module's `sbp.cluster`, the cluster
+    `insert-boxing` priced them on.
+
     Options:
-    - `cluster`: a preset name, the one `insert-boxing`
-      used (default `dgx-h100`), when the module carries no `sbp.cluster`.
     - `mixed-precision`: price transfers of floating-point values at 2 bytes
       per element (default true), as `insert-boxing` does.
   }];
   let options = [
-    Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
-           "Cluster preset, used when the module carries no sbp.cluster">,
     Option<"mixedPrecision", "mixed-precision", "bool", "true",
            "Floating-point values move at 2 bytes per element">
   ];
@@ -534,17 +556,18 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
     On stages, the module's `plan.schedule` names the order each stage runs
     its micro-batches' forwards and backwards in.
 
+    Cross-mesh tables and the kernels' figures come from the module's
+    `sbp.cluster`, which goes with the plan as `plan.cluster` (JSON);
+    stages need it, a single mesh lowers without (its kernels without
+    figures).
+
     Options:
-    - `cluster`: a preset name, the one `insert-cross-mesh` planned moves
-      on (default `dgx-h100`), when the module carries no `sbp.cluster`.
     - `schedule`: on stages with micro-batches, `gpipe`, `1f1b` (default),
       `eager-1f1b` or `sequential` (a micro-batch's forward and backward
       before the next one's); `interleaved` is refused (its stages would
       hold several model chunks).
   }];
   let options = [
-    Option<"cluster", "cluster", "std::string", "\"dgx-h100\"",
-           "Cluster preset, used when the module carries no sbp.cluster">,
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "Pipeline schedule of stages with micro-batches">
   ];

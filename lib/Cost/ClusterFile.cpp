@@ -739,10 +739,12 @@ std::string quantity(double value, Quantity kind) {
   return number(value) + " " + choices.back().unit;
 }
 
-/// Writes the cluster as nested JSON-style values; `yaml` picks block style.
+/// Writes the cluster as nested JSON-style values; `yaml` picks block style,
+/// `compact` JSON on one line.
 class Writer {
 public:
-  explicit Writer(bool yaml) : yaml(yaml) {}
+  explicit Writer(bool yaml, bool compact = false)
+      : yaml(yaml), compact(compact) {}
 
   std::string write(const Cluster &cluster) {
     beginMap();
@@ -823,7 +825,8 @@ public:
       end();
     }
     end();
-    out += "\n";
+    if (!compact)
+      out += "\n";
     return out;
   }
 
@@ -860,9 +863,10 @@ private:
       }
     } else {
       out += frame.entries ? "," : "";
-      out += "\n" + std::string(2 * depth, ' ');
+      if (!compact)
+        out += "\n" + std::string(2 * depth, ' ');
       if (!frame.list)
-        out += quote(key) + ": ";
+        out += quote(key) + (compact ? ":" : ": ");
     }
     ++frame.entries;
   }
@@ -895,12 +899,13 @@ private:
         out += frame.list ? " []" : " {}";
       return;
     }
-    if (frame.entries)
+    if (frame.entries && !compact)
       out += "\n" + std::string(2 * stack.size(), ' ');
     out += frame.list ? "]" : "}";
   }
 
   bool yaml;
+  bool compact;
   bool pendingDash = false;
   std::vector<Frame> stack;
   std::string out;
@@ -943,6 +948,7 @@ std::string parplan::cost::writeClusterYaml(const Cluster &cluster) {
   return StringRef(text).ltrim('\n').str();
 }
 
-std::string parplan::cost::writeClusterJson(const Cluster &cluster) {
-  return Writer(/*yaml=*/false).write(cluster);
+std::string parplan::cost::writeClusterJson(const Cluster &cluster,
+                                            bool compact) {
+  return Writer(/*yaml=*/false, compact).write(cluster);
 }

@@ -18,6 +18,7 @@
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Target/PlanExport.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 #include "parplan/Transforms/TrainingStep.h"
@@ -67,7 +68,6 @@ void parplan::driver::setPipelineOptions(CompilePipelineOptions &pipeline,
   pipeline.untie = llvm::ArrayRef<std::string>(training.untie);
   if (!layout)
     return;
-  pipeline.cluster = layout->cluster;
   pipeline.mesh = layout->mesh;
   pipeline.strategy = layout->strategy;
   pipeline.stages = layout->stages;
@@ -84,11 +84,10 @@ parplan::driver::resolveMegatronGrid(ModuleOp module, LayoutOptions &layout) {
   if (!layout.mesh.empty() || layout.stages > 0 || layout.autoStages)
     return std::string("--tensor and --pipeline set the mesh and the stages; "
                        "leave out --mesh and --stages");
-  std::string error;
-  std::optional<cost::Cluster> cluster =
-      loadCluster(module, layout.cluster, error);
-  if (!cluster)
-    return error;
+  sbp::ClusterAttr attr = clusterAttrOf(module);
+  if (!attr)
+    return kMissingClusterMessage.str();
+  const cost::Cluster *cluster = attr.getCluster();
   int64_t devices = cluster->numDevices();
   // Tensor parallelism inside a node by default, as Megatron-LM runs it.
   int64_t tensor =
@@ -235,6 +234,8 @@ private:
       options.onStage(what, done);
   }
   LogicalResult checkOptions();
+  /// Attaches the cluster and the annotations of the options to `model`.
+  LogicalResult attachInputs(ModuleOp model);
   OwningOpRef<ModuleOp> importAt(int64_t count);
   LogicalResult choosePipeline();
   LogicalResult searchShape();
@@ -258,6 +259,9 @@ private:
   std::vector<std::unique_ptr<PassManager>> &passManagers;
 
   parplan::CompilePipelineOptions pipeline;
+  /// The cluster and the annotations every model is given, once read.
+  sbp::ClusterAttr cluster;
+  Attribute annotations;
   OwningOpRef<ModuleOp> module;
   int64_t microBatches = 1;
   int64_t annotatedStages = 0;
@@ -301,9 +305,36 @@ LogicalResult Compiler::checkOptions() {
   return success();
 }
 
+LogicalResult Compiler::attachInputs(ModuleOp model) {
+  // The cluster and the annotations are read once, for the first model,
+  // and attached as they are to the others.
+  if (!layout.cluster.empty()) {
+    std::string why;
+    if (!cluster)
+      cluster = sbp::ClusterAttr::resolve(&context, layout.cluster, why);
+    if (!cluster)
+      return error() << why;
+    model->setAttr(kClusterAttrName, cluster);
+  } else if (!clusterAttrOf(model)) {
+    return error() << kMissingClusterMessage;
+  }
+  if (layout.annotations.empty())
+    return success();
+  if (!annotations) {
+    std::string why;
+    if (!attachAnnotations(model, layout.annotations, why))
+      return error() << why;
+    annotations = model->getAttr(kAnnotationsAttrName);
+  }
+  model->setAttr(kAnnotationsAttrName, annotations);
+  return success();
+}
+
 OwningOpRef<ModuleOp> Compiler::importAt(int64_t count) {
   OwningOpRef<ModuleOp> model = importModel(count);
-  if (!model || count <= 1)
+  if (!model || failed(attachInputs(*model)))
+    return nullptr;
+  if (count <= 1)
     return model;
   // The executor slices every input along dimension 0: each must be the
   // batch, bound to the micro-batch (an input whose dimension 0 is fixed or
@@ -342,11 +373,11 @@ LogicalResult Compiler::choosePipeline() {
   // one mesh, and a stage count of 1 keeps one mesh anywhere.
   if (!options.stagesGiven && annotatedStages == 0 &&
       layout.strategy == "auto" && layout.stages == 0) {
-    auto found = parplan::driver::clusterAndMesh(*module, layout.cluster,
-                                                 layout.mesh, why);
+    auto found = parplan::driver::clusterAndMesh(*module, layout.mesh, why);
     if (!found)
       return error() << why;
-    const auto &[cluster, meshShape] = *found;
+    const cost::Cluster &cluster = *found->first;
+    const std::vector<int64_t> &meshShape = found->second;
     int64_t devices = meshSize(meshShape);
     layout.autoStages = meshShape.front() > 1 &&
                         devices <= cluster.numDevices() &&
@@ -513,9 +544,7 @@ std::optional<Lowered> Compiler::lowerCopy(ModuleOp source) {
   });
   stage("lowering to per-device programs", 0.75);
   if (!runStage(
-          [&](OpPassManager &pm) {
-            addLoweringPasses(pm, pipeline.cluster, pipeline.schedule);
-          },
+          [&](OpPassManager &pm) { addLoweringPasses(pm, pipeline.schedule); },
           *copy.module))
     return std::nullopt;
   SymbolTableCollection symbols;
@@ -748,7 +777,7 @@ LogicalResult Compiler::lowerAndExport() {
   } else {
     stage("lowering to per-device programs", 0.75);
     if (!runStage([&](OpPassManager &pm) {
-          addLoweringPasses(pm, pipeline.cluster, pipeline.schedule);
+          addLoweringPasses(pm, pipeline.schedule);
         }))
       return failure();
   }

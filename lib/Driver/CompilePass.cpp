@@ -8,7 +8,7 @@
 
 #include "parplan/Driver/Compile.h"
 #include "parplan/Driver/Passes.h"
-#include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -107,17 +107,9 @@ struct ParplanCompilePass
     parplan::driver::CompileOptions options;
     if (failed(driverOptions(options)))
       return signalPassFailure();
-    std::string error;
-    if (!module->hasAttr("sbp.cluster") &&
-        !parplan::attachCluster(module, cluster, error)) {
-      module.emitError() << error;
-      return signalPassFailure();
-    }
-    if (!annotations.empty() &&
-        !parplan::attachAnnotations(module, annotations, error)) {
-      module.emitError() << error;
-      return signalPassFailure();
-    }
+    // The cluster the module carries wins over the option's default.
+    if (parplan::clusterAttrOf(module))
+      options.layout.cluster.clear();
     // The module is the model at the micro-batch count given: another
     // count needs the model imported again.
     int64_t given = options.training.microBatches;

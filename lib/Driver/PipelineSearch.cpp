@@ -13,6 +13,7 @@
 #include "parplan/Cost/Mesh.h"
 #include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Runtime/PlanFile.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -34,12 +35,15 @@ parplan::driver::noFitOf(ModuleOp laidOut) {
                static_cast<double>(attr.getCapacity())};
 }
 
-std::optional<std::pair<parplan::cost::Cluster, std::vector<int64_t>>>
-parplan::driver::clusterAndMesh(ModuleOp module, const std::string &cluster,
-                                const std::string &mesh, std::string &error) {
-  std::optional<cost::Cluster> loaded = loadCluster(module, cluster, error);
-  if (!loaded)
+std::optional<std::pair<const parplan::cost::Cluster *, std::vector<int64_t>>>
+parplan::driver::clusterAndMesh(ModuleOp module, const std::string &mesh,
+                                std::string &error) {
+  sbp::ClusterAttr attr = clusterAttrOf(module);
+  if (!attr) {
+    error = kMissingClusterMessage.str();
     return std::nullopt;
+  }
+  const cost::Cluster *loaded = attr.getCluster();
   std::vector<int64_t> shape;
   if (mesh.empty()) {
     shape = cost::defaultMeshShape(*loaded);
@@ -48,7 +52,7 @@ parplan::driver::clusterAndMesh(ModuleOp module, const std::string &cluster,
   } else {
     return std::nullopt;
   }
-  return std::make_pair(std::move(*loaded), std::move(shape));
+  return std::make_pair(loaded, std::move(shape));
 }
 
 namespace {
@@ -468,8 +472,8 @@ parplan::driver::searchPipeline(
     ModuleOp step = trials.stepAt(firstCount, error);
     if (!step)
       return std::nullopt;
-    auto clusterAndMesh = parplan::driver::clusterAndMesh(
-        step, pipeline.cluster, pipeline.mesh, error);
+    auto clusterAndMesh =
+        parplan::driver::clusterAndMesh(step, pipeline.mesh, error);
     if (!clusterAndMesh)
       return std::nullopt;
     const std::vector<int64_t> &meshShape = clusterAndMesh->second;

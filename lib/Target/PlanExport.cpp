@@ -9,6 +9,7 @@
 
 #include "parplan/Target/PlanExport.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Runtime/KernelCall.h"
 #include "parplan/Runtime/PlanFile.h"
@@ -429,7 +430,7 @@ LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
     plan.set_micro_batches(microBatches.getInt());
   if (auto schedule = module->getAttrOfType<StringAttr>("plan.schedule"))
     plan.set_schedule(schedule.str());
-  if (auto cluster = module->getAttrOfType<StringAttr>("plan.cluster"))
+  if (auto cluster = module->getAttrOfType<StringAttr>(kPlanClusterAttrName))
     plan.set_cluster(cluster.str());
   if (auto predicted =
           module->getAttrOfType<DictionaryAttr>("plan.prediction")) {

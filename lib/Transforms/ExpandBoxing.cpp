@@ -10,6 +10,7 @@
 #include "parplan/Transforms/Passes.h"
 
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/Builders.h"
@@ -65,7 +66,8 @@ struct ExpandBoxingPass : parplan::impl::ExpandBoxingBase<ExpandBoxingPass> {
     if (boxings.empty())
       return;
     // One cost model per mesh the boxings name.
-    MeshCostModels models(module, cluster, mixedPrecision);
+    MeshCostModels models(getAnalysis<ClusterAnalysis>().getCluster(),
+                          mixedPrecision);
     for (sbp::BoxingOp boxing : boxings) {
       auto mesh = SymbolTable::lookupNearestSymbolFrom<sbp::MeshOp>(
           boxing, boxing.getMeshAttr());

@@ -10,6 +10,7 @@
 #include "parplan/Transforms/Passes.h"
 
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/Builders.h"
@@ -55,7 +56,8 @@ std::pair<ArrayAttr, FlatSymbolRefAttr> producedLayout(Value value) {
 void InsertBoxingPass::runOnOperation() {
   ModuleOp module = getOperation();
   // One cost model per mesh the boxings are on.
-  MeshCostModels models(module, cluster, mixedPrecision);
+  MeshCostModels models(getAnalysis<ClusterAnalysis>().getCluster(),
+                        mixedPrecision);
   auto modelOf = [&](Operation *user,
                      FlatSymbolRefAttr meshRef) -> const ShardingCostModel * {
     auto mesh =

@@ -12,6 +12,7 @@
 #include "parplan/Transforms/Passes.h"
 
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/Builders.h"
@@ -49,7 +50,8 @@ void InsertCrossMeshPass::runOnOperation() {
       return signalPassFailure();
     }
   }
-  MeshCostModels models(module, cluster, mixedPrecision);
+  MeshCostModels models(getAnalysis<ClusterAnalysis>().getCluster(),
+                        mixedPrecision);
   DenseMap<std::tuple<Value, Attribute, Attribute, Attribute>, Value> moved;
   OpBuilder builder(module.getContext());
   WalkResult walk = module.walk([&](Operation *user) {

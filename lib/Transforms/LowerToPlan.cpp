@@ -18,6 +18,7 @@
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Runtime/KernelCall.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/DeviceLowering.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"
@@ -380,26 +381,24 @@ void LowerToPlanPass::runOnOperation() {
   OpBuilder groupBuilder(context);
   groupBuilder.setInsertionPoint(function);
   std::optional<CrossMeshMoves> moves;
+  const cost::Cluster *cluster = getAnalysis<ClusterAnalysis>().getCluster();
   if (staged) {
     for (const ProgramMesh &programMesh : meshes)
       plan::MeshOp::create(
           groupBuilder, function.getLoc(), programMesh.name.getAttr(),
           groupBuilder.getDenseI64ArrayAttr(programMesh.shape),
           groupBuilder.getDenseI64ArrayAttr(programMesh.devices));
-    std::string error;
-    std::optional<cost::Cluster> cluster =
-        loadCluster(module, this->cluster, error);
     if (!cluster) {
-      module.emitError() << "lower-to-plan: " << error;
+      getAnalysis<ClusterAnalysis>().require(module, "lower-to-plan");
       return signalPassFailure();
     }
-    moves.emplace(std::move(*cluster), groupBuilder);
+    moves.emplace(*cluster, groupBuilder);
   }
   DeviceGroups groups(groupBuilder);
   // The cost model of each mesh, for the figures of the kernels lowered
-  // from nn ops. None where it cannot be built (a mesh larger than the
-  // preset of a module without a cluster): the kernels then go without.
-  MeshCostModels costModels(module, cluster, /*mixedPrecision=*/false);
+  // from nn ops. None where it cannot be built (a module without a
+  // cluster): the kernels then go without.
+  MeshCostModels costModels(cluster, /*mixedPrecision=*/false);
   // One program per class of devices of a mesh that see every block with
   // the same extents: the first device not yet placed is lowered, and every
   // other device that agrees with it on the extents its lowering asked for
@@ -512,14 +511,9 @@ void LowerToPlanPass::runOnOperation() {
   // The cluster the layouts were priced on and the search's prediction go
   // with the plan, for the simulator (docs/simulate.md); the pins the
   // layouts obeyed have no use in the programs.
-  {
-    std::string error;
-    if (std::optional<cost::Cluster> priced =
-            loadCluster(module, this->cluster, error))
-      module->setAttr(
-          "plan.cluster",
-          StringAttr::get(context, cost::writeClusterJson(*priced)));
-  }
+  if (cluster)
+    module->setAttr(kPlanClusterAttrName,
+                    StringAttr::get(context, cost::writeClusterJson(*cluster)));
   if (auto predicted = module->getAttrOfType<DictionaryAttr>("sbp.plan")) {
     SmallVector<NamedAttribute> figures;
     for (StringRef name : {"step_time", "compute_time", "communication_time"})
@@ -527,8 +521,8 @@ void LowerToPlanPass::runOnOperation() {
         figures.push_back(NamedAttribute(name, seconds));
     module->setAttr("plan.prediction", DictionaryAttr::get(context, figures));
   }
-  module->removeAttr("sbp.cluster");
-  module->removeAttr("sbp.annotations");
+  module->removeAttr(kClusterAttrName);
+  module->removeAttr(kAnnotationsAttrName);
   function.erase();
   for (sbp::MeshOp meshOp : declared)
     meshOp.erase();

@@ -52,7 +52,6 @@ template <typename Derived>
 parplan::SbpAssignOptions
 assignOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
   parplan::SbpAssignOptions assign;
-  assign.cluster = layout.cluster;
   assign.mesh = layout.mesh;
   assign.strategy = layout.strategy;
   return assign;
@@ -68,7 +67,6 @@ void addSearchPasses(mlir::OpPassManager &pm, int64_t stages, int64_t chunks,
   parplan::PlaceStagesOptions place;
   place.stages = stages;
   place.chunks = chunks;
-  place.cluster = assign.cluster;
   place.mesh = assign.mesh;
   pm.addPass(parplan::createPlaceStages(place));
   if (stages > 1)
@@ -81,15 +79,12 @@ void addSearchPasses(mlir::OpPassManager &pm, int64_t stages, int64_t chunks,
 void addBoxingPasses(mlir::OpPassManager &pm,
                      const parplan::SbpAssignOptions &assign) {
   parplan::InsertCrossMeshOptions moves;
-  moves.cluster = assign.cluster;
   moves.mixedPrecision = assign.mixedPrecision;
   pm.addPass(parplan::createInsertCrossMesh(moves));
   parplan::InsertBoxingOptions boxing;
-  boxing.cluster = assign.cluster;
   boxing.mixedPrecision = assign.mixedPrecision;
   pm.addPass(parplan::createInsertBoxing(boxing));
   parplan::ExpandBoxingOptions steps;
-  steps.cluster = assign.cluster;
   steps.mixedPrecision = assign.mixedPrecision;
   pm.addPass(parplan::createExpandBoxing(steps));
 }
@@ -135,10 +130,8 @@ void parplan::addLayoutBoxingPasses(mlir::OpPassManager &pm,
 }
 
 void parplan::addLoweringPasses(mlir::OpPassManager &pm,
-                                const std::string &cluster,
                                 const std::string &schedule) {
   LowerToPlanOptions lowering;
-  lowering.cluster = cluster;
   lowering.schedule = schedule;
   pm.addPass(createLowerToPlan(lowering));
   pm.addPass(createPlanMemory());
@@ -146,6 +139,8 @@ void parplan::addLoweringPasses(mlir::OpPassManager &pm,
 
 void parplan::buildShardPipeline(mlir::OpPassManager &pm,
                                  const ShardPipelineOptions &options) {
+  if (!options.cluster.empty())
+    pm.addPass(createAttachCluster({options.cluster}));
   pm.addNestedPass<mlir::func::FuncOp>(createNNSplitFusedProjections());
   SbpAssignOptions assign = assignOptions(options);
   assign.training = options.training;

@@ -23,6 +23,7 @@
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 #include "parplan/Transforms/TrainingStep.h"
 
@@ -200,12 +201,14 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
                                            Placement &placement) {
   int64_t count = stages;
   int64_t virtualCount = count * chunks;
+  const cost::Cluster *machines =
+      getAnalysis<ClusterAnalysis>().require(module, "place-stages");
+  if (!machines)
+    return failure();
   std::string error;
-  std::optional<cost::Cluster> machines = loadCluster(module, cluster, error);
-  std::optional<std::vector<int64_t>> shape;
-  if (machines)
-    shape = mesh.empty() ? cost::defaultMeshShape(*machines)
-                         : cost::parseMeshShape(mesh, error);
+  std::optional<std::vector<int64_t>> shape =
+      mesh.empty() ? cost::defaultMeshShape(*machines)
+                   : cost::parseMeshShape(mesh, error);
   std::optional<cost::DeviceMesh> whole;
   if (shape)
     whole = cost::makeMesh(*machines, *shape, error);

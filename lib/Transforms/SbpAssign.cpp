@@ -20,6 +20,7 @@
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Support/Text.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 #include "parplan/Transforms/TrainingStep.h"
 
@@ -1809,9 +1810,9 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SbpAssignOptions options{cluster,   mesh,           strategy,    training,
-                             optimizer, mixedPrecision, shareLayers, starts,
-                             explain,   schedule};
+    SbpAssignOptions options{mesh,      strategy,       training,
+                             optimizer, mixedPrecision, shareLayers,
+                             starts,    explain,        schedule};
     // A training step (nn-autodiff's output) states its backward pass, its
     // optimizer and its element types: nothing is added on top.
     if (module->hasAttr("nn.training")) {
@@ -1884,8 +1885,12 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       }
       shape = stageShape;
     }
-    std::optional<ShardingCostModel> model = ShardingCostModel::load(
-        module, options.cluster, shape, options.mixedPrecision, error);
+    const cost::Cluster *cluster =
+        getAnalysis<ClusterAnalysis>().require(module, "sbp-assign");
+    if (!cluster)
+      return signalPassFailure();
+    std::optional<ShardingCostModel> model =
+        ShardingCostModel::load(*cluster, shape, options.mixedPrecision, error);
     if (!model) {
       module.emitError() << error;
       return signalPassFailure();

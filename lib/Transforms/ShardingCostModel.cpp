@@ -1,6 +1,7 @@
 //===- ShardingCostModel.cpp - prices of layouts on a mesh ----------------===//
 
 #include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 
 #include "parplan/Cost/ClusterFile.h"
 #include "parplan/Cost/Compute.h"
@@ -40,36 +41,6 @@ double peakOf(const cost::DeviceType &type, cost::DType dtype) {
 
 } // namespace
 
-std::optional<cost::Cluster> parplan::loadCluster(Operation *scope,
-                                                  const std::string &presetName,
-                                                  std::string &error) {
-  auto module = scope ? dyn_cast<ModuleOp>(scope) : ModuleOp();
-  if (scope && !module)
-    module = scope->getParentOfType<ModuleOp>();
-  if (module)
-    if (auto text = module->getAttrOfType<StringAttr>("sbp.cluster"))
-      return cost::parseCluster(text.getValue(), "sbp.cluster.json", error);
-  if (std::optional<cost::Cluster> cluster = cost::preset(presetName))
-    return cluster;
-  error = "unknown cluster preset '" + presetName +
-          "' (parplan clusters lists them); a cluster file is read by the "
-          "tools (parplan compile --cluster FILE) and carried as sbp.cluster";
-  return std::nullopt;
-}
-
-bool parplan::attachCluster(ModuleOp module,
-                            const std::string &clusterNameOrPath,
-                            std::string &error) {
-  std::optional<cost::Cluster> cluster =
-      cost::resolveCluster(clusterNameOrPath, error);
-  if (!cluster)
-    return false;
-  module->setAttr(
-      "sbp.cluster",
-      StringAttr::get(module.getContext(), cost::writeClusterJson(*cluster)));
-  return true;
-}
-
 bool parplan::attachAnnotations(ModuleOp module, const std::string &path,
                                 std::string &error) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
@@ -80,7 +51,7 @@ bool parplan::attachAnnotations(ModuleOp module, const std::string &path,
   }
   Builder builder(module.getContext());
   module->setAttr(
-      "sbp.annotations",
+      kAnnotationsAttrName,
       builder.getDictionaryAttr(
           {builder.getNamedAttr("file", builder.getStringAttr(path)),
            builder.getNamedAttr("text",
@@ -92,19 +63,22 @@ std::optional<ShardingCostModel>
 ShardingCostModel::load(const std::string &presetName,
                         std::optional<std::vector<int64_t>> meshShape,
                         bool mixedPrecision, std::string &error) {
-  return load(nullptr, presetName, std::move(meshShape), mixedPrecision, error);
+  std::optional<cost::Cluster> cluster = cost::preset(presetName);
+  if (!cluster) {
+    error = "unknown cluster preset '" + presetName +
+            "' (parplan clusters lists them)";
+    return std::nullopt;
+  }
+  return load(*cluster, std::move(meshShape), mixedPrecision, error);
 }
 
 std::optional<ShardingCostModel>
-ShardingCostModel::load(Operation *scope, const std::string &presetName,
+ShardingCostModel::load(const cost::Cluster &cluster,
                         std::optional<std::vector<int64_t>> meshShape,
                         bool mixedPrecision, std::string &error) {
-  std::optional<cost::Cluster> cluster = loadCluster(scope, presetName, error);
-  if (!cluster)
-    return std::nullopt;
   std::vector<int64_t> shape =
-      meshShape ? *meshShape : cost::defaultMeshShape(*cluster);
-  std::optional<cost::DeviceMesh> mesh = cost::makeMesh(*cluster, shape, error);
+      meshShape ? *meshShape : cost::defaultMeshShape(cluster);
+  std::optional<cost::DeviceMesh> mesh = cost::makeMesh(cluster, shape, error);
   if (!mesh)
     return std::nullopt;
   if (shape.size() > 8) {
@@ -112,7 +86,7 @@ ShardingCostModel::load(Operation *scope, const std::string &presetName,
     return std::nullopt;
   }
   ShardingCostModel model;
-  model.cluster = std::move(*cluster);
+  model.cluster = cluster;
   model.mesh = std::move(*mesh);
   model.mixedPrecision = mixedPrecision;
   for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis)
@@ -236,7 +210,7 @@ ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to, Type type) const {
 std::optional<Annotations> parplan::carriedAnnotations(ModuleOp module,
                                                        std::string &error) {
   error.clear();
-  auto carried = module->getAttrOfType<DictionaryAttr>("sbp.annotations");
+  auto carried = module->getAttrOfType<DictionaryAttr>(kAnnotationsAttrName);
   if (!carried)
     return std::nullopt;
   return parseAnnotations(carried.getAs<StringAttr>("text").getValue(),
@@ -247,12 +221,15 @@ const ShardingCostModel *MeshCostModels::get(sbp::MeshOp mesh,
                                              std::string &error) {
   // Meshes of one shape share a model, and with it the memos of boxings
   // and moves: a pipeline's stages are priced once.
+  if (!cluster) {
+    error = kMissingClusterMessage;
+    return nullptr;
+  }
   std::vector<int64_t> shape(mesh.getShape().begin(), mesh.getShape().end());
   std::optional<ShardingCostModel> &model =
       models[cost::formatMeshShape(shape)];
   if (!model)
-    model =
-        ShardingCostModel::load(module, cluster, shape, mixedPrecision, error);
+    model = ShardingCostModel::load(*cluster, shape, mixedPrecision, error);
   return model ? &*model : nullptr;
 }
 

@@ -1,4 +1,4 @@
-// RUN: parplan-opt %s -split-input-file -expand-boxing -verify-diagnostics | FileCheck %s
+// RUN: parplan-opt %s -split-input-file -attach-cluster -expand-boxing -verify-diagnostics | FileCheck %s
 
 // Partial sums read replicated: one all-reduce, which the user now reads.
 // CHECK-LABEL: func.func @all_reduce

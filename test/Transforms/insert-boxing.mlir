@@ -1,4 +1,4 @@
-// RUN: parplan-opt %s -split-input-file -insert-boxing | FileCheck %s
+// RUN: parplan-opt %s -split-input-file -attach-cluster -insert-boxing | FileCheck %s
 
 // Row-parallel matmul: its Partial result is all-reduced before the relu,
 // which reads it replicated.

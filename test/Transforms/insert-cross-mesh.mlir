@@ -1,6 +1,6 @@
-// RUN: parplan-opt %s -split-input-file -insert-cross-mesh -verify-diagnostics | FileCheck %s
-// RUN: parplan-opt %s -split-input-file -insert-cross-mesh="mode=broadcast" -verify-diagnostics | FileCheck %s --check-prefix=FORCED
-// RUN: not parplan-opt %s -split-input-file -insert-cross-mesh="mode=multicast" 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: parplan-opt %s -split-input-file -attach-cluster -insert-cross-mesh -verify-diagnostics | FileCheck %s
+// RUN: parplan-opt %s -split-input-file -attach-cluster -insert-cross-mesh="mode=broadcast" -verify-diagnostics | FileCheck %s --check-prefix=FORCED
+// RUN: not parplan-opt %s -split-input-file -attach-cluster -insert-cross-mesh="mode=multicast" 2>&1 | FileCheck %s --check-prefix=MODE
 
 // MODE: error: insert-cross-mesh: unknown mode 'multicast' (expected cheapest, send-recv, send-recv+all-gather, broadcast)
 

@@ -1,8 +1,8 @@
-// RUN: parplan-opt %s -split-input-file -lower-to-plan -verify-diagnostics | FileCheck %s
-// RUN: parplan-opt %s -split-input-file -lower-to-plan=schedule=gpipe -verify-diagnostics | FileCheck %s --check-prefix=GPIPE
-// RUN: not parplan-opt %s -split-input-file -lower-to-plan=schedule=interleaved 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
-// RUN: parplan-opt %S/Inputs/lower-to-plan-chunks.mlir -lower-to-plan=schedule=interleaved | FileCheck %s --check-prefix=CHUNKS
-// RUN: not parplan-opt %S/Inputs/lower-to-plan-chunks.mlir -lower-to-plan=schedule=gpipe 2>&1 | FileCheck %s --check-prefix=CHUNKS-GPIPE
+// RUN: parplan-opt %s -split-input-file -attach-cluster -lower-to-plan -verify-diagnostics | FileCheck %s
+// RUN: parplan-opt %s -split-input-file -attach-cluster -lower-to-plan=schedule=gpipe -verify-diagnostics | FileCheck %s --check-prefix=GPIPE
+// RUN: not parplan-opt %s -split-input-file -attach-cluster -lower-to-plan=schedule=interleaved 2>&1 | FileCheck %s --check-prefix=INTERLEAVED
+// RUN: parplan-opt %S/Inputs/lower-to-plan-chunks.mlir -attach-cluster -lower-to-plan=schedule=interleaved | FileCheck %s --check-prefix=CHUNKS
+// RUN: not parplan-opt %S/Inputs/lower-to-plan-chunks.mlir -attach-cluster -lower-to-plan=schedule=gpipe 2>&1 | FileCheck %s --check-prefix=CHUNKS-GPIPE
 
 // A training step on one device: every value that enters becomes a buffer
 // saying which tensor it holds (here, all of it: nothing splits it), every

@@ -1,10 +1,10 @@
-// RUN: parplan-opt %s -split-input-file -place-stages="stages=3 mesh=4x2" -verify-diagnostics
-// RUN: not parplan-opt %s -place-stages="stages=2 mesh=4x4" 2>&1 | FileCheck %s --check-prefix=OFF
-// RUN: not parplan-opt %s -place-stages="stages=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
-// RUN: not parplan-opt %s -place-stages="chunks=2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ALONE
-// RUN: not parplan-opt %s -place-stages="stages=2 chunks=0 mesh=4x2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ZERO
-// RUN: not parplan-opt %S/Inputs/two-layers.mlir -place-stages="stages=2 chunks=4 mesh=4x2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-LAYERS
-// RUN: not parplan-opt %S/Inputs/skip-over-chunk.mlir -place-stages="stages=2 chunks=2 mesh=4x2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-SKIP
+// RUN: parplan-opt %s -split-input-file -attach-cluster -place-stages="stages=3 mesh=4x2" -verify-diagnostics
+// RUN: not parplan-opt %s -attach-cluster -place-stages="stages=2 mesh=4x4" 2>&1 | FileCheck %s --check-prefix=OFF
+// RUN: not parplan-opt %s -attach-cluster -place-stages="stages=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not parplan-opt %s -attach-cluster -place-stages="chunks=2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ALONE
+// RUN: not parplan-opt %s -attach-cluster -place-stages="stages=2 chunks=0 mesh=4x2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ZERO
+// RUN: not parplan-opt %S/Inputs/two-layers.mlir -attach-cluster -place-stages="stages=2 chunks=4 mesh=4x2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-LAYERS
+// RUN: not parplan-opt %S/Inputs/skip-over-chunk.mlir -attach-cluster -place-stages="stages=2 chunks=2 mesh=4x2" 2>&1 | FileCheck %s --check-prefix=CHUNKS-SKIP
 
 // Three stages do not cut a first axis of 4 evenly.
 module {

@@ -1,5 +1,5 @@
-// RUN: parplan-opt %s -split-input-file -place-stages="stages=2 mesh=4x2" -verify-diagnostics | FileCheck %s
-// RUN: parplan-opt %S/Inputs/four-layers.mlir -place-stages="stages=2 chunks=2 mesh=4x2" | FileCheck %s --check-prefix=CHUNKS
+// RUN: parplan-opt %s -split-input-file -attach-cluster -place-stages="stages=2 mesh=4x2" -verify-diagnostics | FileCheck %s
+// RUN: parplan-opt %S/Inputs/four-layers.mlir -attach-cluster -place-stages="stages=2 chunks=2 mesh=4x2" | FileCheck %s --check-prefix=CHUNKS
 
 // A model without numbered layers: each module's parameters ("fc1", "fc2",
 // ...) are a layer. Four equal layers on two stages: two each. The meshes
@@ -99,7 +99,7 @@ module attributes {sbp.annotations = {file = "s.yaml", text = "stages:\n  - mesh
 // With two chunks a stage, the four layers are four virtual stages, chunk
 // c of stage s being virtual stage 2c + s: fc1 on stage 0 and fc2 on stage
 // 1 (chunk 0), fc3 on stage 0 and fc4 on stage 1 (chunk 1).
-// CHUNKS: module attributes {sbp.chunks = 2 : i64}
+// CHUNKS: module attributes {sbp.chunks = 2 : i64, sbp.cluster = #sbp.cluster<preset = "dgx-h100">}
 // CHUNKS: nn.input "x" {sbp.chunk = 0 : i64, sbp.stage = @stage0}
 // CHUNKS-NEXT: nn.param "fc1.weight" {sbp.chunk = 0 : i64, sbp.stage = @stage0}
 // CHUNKS-NEXT: nn.param "fc2.weight" {sbp.chunk = 0 : i64, sbp.stage = @stage1}

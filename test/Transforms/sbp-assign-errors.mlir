@@ -1,11 +1,10 @@
-// RUN: parplan-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect -sbp-assign="mesh=1x4"
+// RUN: parplan-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect -attach-cluster -sbp-assign="mesh=1x4"
 
-// A pass reads no file: a cluster file reaches it through the module's
-// sbp.cluster, which the tools attach; the option names presets only.
-// RUN: not parplan-opt %s -split-input-file -allow-unregistered-dialect -sbp-assign="cluster=%S/Inputs/small-memory.yaml" 2>&1 | FileCheck %s --check-prefix=FILE
-// FILE: error: unknown cluster preset '{{.*}}small-memory.yaml' (parplan clusters lists them); a cluster file is read by the tools (parplan compile --cluster FILE) and carried as sbp.cluster
-// Scaled presets need no file either.
-// RUN: not parplan-opt %s -split-input-file -allow-unregistered-dialect -sbp-assign="cluster=dgx-h100x2 mesh=2x8" 2>&1 | FileCheck %s --check-prefix=SCALED
+// The cluster is the module's (attach-cluster): without one, one line.
+// RUN: not parplan-opt %s -split-input-file -allow-unregistered-dialect -sbp-assign 2>&1 | FileCheck %s --check-prefix=NO-CLUSTER
+// NO-CLUSTER: error: sbp-assign: the module carries no cluster (sbp.cluster); attach one with --attach-cluster="cluster=NAME" or compile with parplan compile --cluster
+// Scaled presets need no file.
+// RUN: not parplan-opt %s -split-input-file -allow-unregistered-dialect -attach-cluster="cluster=dgx-h100x2" -sbp-assign="mesh=2x8" 2>&1 | FileCheck %s --check-prefix=SCALED
 // SCALED: error: 'test.op' is not an nn op
 
 func.func @main() -> tensor<4xf32> {

@@ -14,7 +14,7 @@
 // CHECK-LABEL: module attributes {sbp.cluster = {{.*}}, sbp.plan = {
 // CHECK-SAME: device_memory_bytes = 1000000000
 // CHECK: nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.s<{{0|1}}>]]>}
-module attributes {sbp.cluster = "{\"name\":\"small-memory\",\"device_types\":[{\"name\":\"tiny\",\"memory\":\"1 GB\",\"memory_bandwidth\":\"1000 GB/s\",\"peak_flops\":{\"f32\":\"10 TFLOP/s\",\"bf16\":\"100 TFLOP/s\"}}],\"nodes\":[{\"name\":\"box\",\"device_type\":\"tiny\",\"devices\":4}],\"links\":{\"intra_node\":{\"bandwidth\":\"100 GB/s\",\"latency\":\"5 us\"}}}"} {
+module attributes {sbp.cluster = #sbp.cluster<json = "{\"name\":\"small-memory\",\"device_types\":[{\"name\":\"tiny\",\"memory\":\"1 GB\",\"memory_bandwidth\":\"1000 GB/s\",\"peak_flops\":{\"f32\":\"10 TFLOP/s\",\"bf16\":\"100 TFLOP/s\"}}],\"nodes\":[{\"name\":\"box\",\"device_type\":\"tiny\",\"devices\":4}],\"links\":{\"intra_node\":{\"bandwidth\":\"100 GB/s\",\"latency\":\"5 us\"}}}">} {
   func.func @main() -> tensor<16384x16384xf32> {
     %x = nn.input "x" : tensor<16384x4096xf32>
     %w = nn.param "w" : tensor<4096x16384xf32>
@@ -27,7 +27,7 @@ module attributes {sbp.cluster = "{\"name\":\"small-memory\",\"device_types\":[{
 
 // 4.3 billion parameters need 17.2 GB per device even split four ways (and 1 MB of activations).
 // expected-error@+2 {{no plan fits in memory: the smallest needs 17,180,917,760 bytes per device; device 0 (tiny) has 1,000,000,000, lacking 16,180,917,760}}
-module attributes {sbp.cluster = "{\"name\":\"small-memory\",\"device_types\":[{\"name\":\"tiny\",\"memory\":\"1 GB\",\"memory_bandwidth\":\"1000 GB/s\",\"peak_flops\":{\"f32\":\"10 TFLOP/s\",\"bf16\":\"100 TFLOP/s\"}}],\"nodes\":[{\"name\":\"box\",\"device_type\":\"tiny\",\"devices\":4}],\"links\":{\"intra_node\":{\"bandwidth\":\"100 GB/s\",\"latency\":\"5 us\"}}}"} {
+module attributes {sbp.cluster = #sbp.cluster<json = "{\"name\":\"small-memory\",\"device_types\":[{\"name\":\"tiny\",\"memory\":\"1 GB\",\"memory_bandwidth\":\"1000 GB/s\",\"peak_flops\":{\"f32\":\"10 TFLOP/s\",\"bf16\":\"100 TFLOP/s\"}}],\"nodes\":[{\"name\":\"box\",\"device_type\":\"tiny\",\"devices\":4}],\"links\":{\"intra_node\":{\"bandwidth\":\"100 GB/s\",\"latency\":\"5 us\"}}}">} {
   func.func @main() -> tensor<16x65536xf32> {
     %x = nn.input "x" : tensor<16x65536xf32>
     %w = nn.param "w" : tensor<65536x65536xf32>

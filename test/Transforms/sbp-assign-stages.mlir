@@ -1,8 +1,8 @@
-// RUN: parplan-opt %s -sbp-assign="cluster=aws-p3-5node training=true" | FileCheck %s
-// RUN: parplan-opt %S/Inputs/interleaved-stages.mlir -sbp-assign="cluster=aws-p3-5node schedule=interleaved" | FileCheck %s --check-prefix=INTERLEAVED
-// RUN: not parplan-opt %S/Inputs/interleaved-stages.mlir -sbp-assign="cluster=aws-p3-5node schedule=1f1b" 2>&1 | FileCheck %s --check-prefix=CHUNKS-1F1B
-// RUN: sed 's/micro_batches = 2/micro_batches = 3/' %S/Inputs/interleaved-stages.mlir | not parplan-opt -sbp-assign="cluster=aws-p3-5node schedule=interleaved" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ROUNDS
-// RUN: not parplan-opt %s -sbp-assign="cluster=aws-p3-5node training=true schedule=interleaved" 2>&1 | FileCheck %s --check-prefix=NO-CHUNKS
+// RUN: parplan-opt %s -attach-cluster="cluster=aws-p3-5node" -sbp-assign="training=true" | FileCheck %s
+// RUN: parplan-opt %S/Inputs/interleaved-stages.mlir -attach-cluster="cluster=aws-p3-5node" -sbp-assign="schedule=interleaved" | FileCheck %s --check-prefix=INTERLEAVED
+// RUN: not parplan-opt %S/Inputs/interleaved-stages.mlir -attach-cluster="cluster=aws-p3-5node" -sbp-assign="schedule=1f1b" 2>&1 | FileCheck %s --check-prefix=CHUNKS-1F1B
+// RUN: sed 's/micro_batches = 2/micro_batches = 3/' %S/Inputs/interleaved-stages.mlir | not parplan-opt -attach-cluster="cluster=aws-p3-5node" -sbp-assign="schedule=interleaved" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ROUNDS
+// RUN: not parplan-opt %s -attach-cluster="cluster=aws-p3-5node" -sbp-assign="training=true schedule=interleaved" 2>&1 | FileCheck %s --check-prefix=NO-CHUNKS
 
 // Stages of two model chunks run by the interleaved schedule: a
 // micro-batch goes @a, @b, @a, @b, and each boundary it crosses (the two
@@ -22,7 +22,7 @@
 // row-parallel @s1, taking its input split from @s0, would sum partial
 // results), and each stage's figures are its own, equal for the alike @s2
 // and @s3.
-// CHECK-LABEL: module attributes {sbp.plan = {
+// CHECK-LABEL: module attributes {sbp.cluster = #sbp.cluster<preset = "aws-p3-5node">, sbp.plan = {
 // CHECK-SAME: search_nodes = 14
 // CHECK-SAME: mesh = @s1
 // CHECK-SAME: {activation_bytes = {{[0-9]+}} : i64, backward_time = [[BACKWARD:[^ ]+]] : f64, bubble_time = [[BUBBLE:[^ ]+]] : f64, busy_time = [[BUSY:[^ ]+]] : f64, forward_time = [[FORWARD:[^ ]+]] : f64, memory_bytes = {{[0-9]+}} : i64, mesh = @s2

@@ -3,12 +3,12 @@
 // others' listed in sbp.plan's baselines; `search` is the search alone,
 // `baselines` the baselines alone (the pipeline search lays them out on the
 // shape it chose with the search alone, docs/pipeline.md).
-// RUN: parplan-opt %s -sbp-assign="mesh=1x4" | FileCheck %s --check-prefix=ALL
-// RUN: parplan-opt %s -sbp-assign="mesh=1x4 starts=search" | FileCheck %s --check-prefix=SEARCH
-// RUN: parplan-opt %s -sbp-assign="mesh=1x4 starts=baselines" | FileCheck %s --check-prefix=BASELINES
-// RUN: not parplan-opt %s -sbp-assign="mesh=1x4 starts=some" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4" | FileCheck %s --check-prefix=ALL
+// RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4 starts=search" | FileCheck %s --check-prefix=SEARCH
+// RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4 starts=baselines" | FileCheck %s --check-prefix=BASELINES
+// RUN: not parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4 starts=some" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // A strategy other than auto is one start, whatever `starts` says.
-// RUN: parplan-opt %s -sbp-assign="mesh=1x4 strategy=megatron starts=baselines" | FileCheck %s --check-prefix=MEGATRON
+// RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4 strategy=megatron starts=baselines" | FileCheck %s --check-prefix=MEGATRON
 
 // Large weights, a small batch: the search splits them (megatron's
 // layout); data parallelism and replication all-reduce their gradients.

@@ -1,6 +1,6 @@
-// RUN: parplan-opt %s -nn-autodiff -sbp-assign="mesh=8 strategy=data-parallel" -insert-boxing | FileCheck %s --check-prefix=DP
-// RUN: parplan-opt %s -nn-autodiff -sbp-assign="mesh=2x4" -insert-boxing | FileCheck %s --check-prefix=MIXED
-// RUN: parplan-opt %s -nn-autodiff="micro-batches=4" -sbp-assign="mesh=8 strategy=data-parallel" -insert-boxing | FileCheck %s --check-prefix=MICRO
+// RUN: parplan-opt %s -nn-autodiff -attach-cluster -sbp-assign="mesh=8 strategy=data-parallel" -insert-boxing | FileCheck %s --check-prefix=DP
+// RUN: parplan-opt %s -nn-autodiff -attach-cluster -sbp-assign="mesh=2x4" -insert-boxing | FileCheck %s --check-prefix=MIXED
+// RUN: parplan-opt %s -nn-autodiff="micro-batches=4" -attach-cluster -sbp-assign="mesh=8 strategy=data-parallel" -insert-boxing | FileCheck %s --check-prefix=MICRO
 
 // A training step (nn-autodiff's output) is laid out like any program: the
 // gradient synchronization is the boxing that the layouts of a parameter

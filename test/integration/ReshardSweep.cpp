@@ -497,6 +497,7 @@ int main(int argc, char **argv) {
           OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
               moduleText(mesh, shape, chunk), &context);
           PassManager pm(&context);
+          pm.addPass(createAttachCluster());
           ExpandBoxingOptions expand;
           expand.mixedPrecision = false;
           pm.addPass(createExpandBoxing(expand));

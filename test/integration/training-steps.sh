@@ -26,7 +26,7 @@ train_step "$dir/mlp.onnx" "$dir/mlp.mlir" &&
 # the .pb (the plan's IR is beside it as .plan.mlir).
 lower_plan() {
   out=$dir/$(basename "$1" .mlir)-$2-$3
-  "$bin/parplan-opt" "$1" -sbp-assign="mesh=$2 strategy=$3" -insert-boxing \
+  "$bin/parplan-opt" "$1" -attach-cluster -sbp-assign="mesh=$2 strategy=$3" -insert-boxing \
     -expand-boxing -lower-to-plan -plan-memory -o "$out.plan.mlir" &&
     "$bin/parplan-translate" --plan-to-proto "$out.plan.mlir" -o "$out.pb" ||
     { echo "FAIL: lowering $1 on $2 ($3)" >&2; return 1; }

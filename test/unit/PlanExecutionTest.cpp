@@ -228,7 +228,8 @@ TEST_CASE_METHOD(PlanFixture,
   for (const char *mesh : {"1", "2", "1x2"}) {
     SECTION(std::string("mesh ") + mesh) {
       OwningOpRef<ModuleOp> lowered(step->clone());
-      runPipeline(*lowered, std::string("sbp-assign{mesh=") + mesh +
+      runPipeline(*lowered, std::string("attach-cluster,sbp-assign{mesh=") +
+                                mesh +
                                 " strategy=data-parallel},insert-boxing,expand-"
                                 "boxing,lower-to-plan");
       FailureOr<plan::Plan> plan = exportPlan(*lowered);

@@ -14,6 +14,7 @@
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Import/OnnxImporter.h"
 #include "parplan/InitAllDialects.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 #include "parplan/Zoo/Zoo.h"
@@ -59,13 +60,14 @@ struct SearchFixture {
     REQUIRE(succeeded(pm.run(*module)));
   }
 
-  /// Runs sbp-assign and insert-boxing on `module`.
-  void plan(const SbpAssignOptions &options) {
+  /// Runs sbp-assign and insert-boxing on `module` laid out for `cluster`.
+  void plan(const SbpAssignOptions &options,
+            const std::string &cluster = "dgx-h100") {
     REQUIRE(module);
     PassManager pm(&context);
+    pm.addPass(createAttachCluster({cluster}));
     pm.addPass(createSbpAssign(options));
     InsertBoxingOptions boxing;
-    boxing.cluster = options.cluster;
     boxing.mixedPrecision = options.mixedPrecision;
     pm.addPass(createInsertBoxing(boxing));
     REQUIRE(succeeded(pm.run(*module)));
@@ -78,7 +80,7 @@ struct SearchFixture {
     std::string error;
     auto mesh = module->lookupSymbol<sbp::MeshOp>("mesh");
     std::optional<ShardingCostModel> model = ShardingCostModel::load(
-        options.cluster,
+        *clusterAttrOf(*module).getCluster(),
         std::vector<int64_t>(mesh.getShape().begin(), mesh.getShape().end()),
         options.mixedPrecision, error);
     REQUIRE(model);
@@ -285,9 +287,8 @@ TEST_CASE_METHOD(SearchFixture,
   const int64_t b = 1, s = 2048, h = 12288, a = 96;
   module = parseSourceString<ModuleOp>(gptBlocks(3, b, s, h, a), &context);
   SbpAssignOptions options;
-  options.cluster = "dgx-h100";
   options.mesh = "1x8";
-  plan(options);
+  plan(options, "dgx-h100");
   if (getenv("PARPLAN_DUMP"))
     llvm::errs() << text();
 
@@ -380,9 +381,8 @@ TEST_CASE_METHOD(SearchFixture,
   addCanonicalFormPasses(canonical);
   REQUIRE(succeeded(canonical.run(*module)));
   SbpAssignOptions options;
-  options.cluster = "a100-4node";
   options.mesh = "8";
-  plan(options);
+  plan(options, "a100-4node");
 
   int convs = 0, dense = 0;
   module->walk([&](Operation *op) {

@@ -654,8 +654,9 @@ TEST_CASE_METHOD(TrainingFixture,
       differentiate(*module, std::string("recompute=") + recompute);
       func::FuncOp function = mainOf(*module);
       TrainingStepStats stats = analyzeTrainingStep(function);
-      runPipeline(*module, std::string("sbp-assign{mesh=") + layout.mesh +
-                               " strategy=" + layout.strategy + "}");
+      runPipeline(*module, std::string("attach-cluster,sbp-assign{mesh=") +
+                               layout.mesh + " strategy=" + layout.strategy +
+                               "}");
       // What the plan holds on device 0, read back from the layouts it
       // chose: every parameter and state tensor, every saved activation,
       // each at its local shape.

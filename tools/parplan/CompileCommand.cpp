@@ -146,12 +146,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     std::vector<std::string> dims = options.dims;
     if (options.compile.batch > 0)
       dims.push_back("batch=" + std::to_string(options.compile.batch / count));
-    OwningOpRef<ModuleOp> imported =
-        loadModel(options.input, dims, /*raw=*/false, context);
-    if (!imported ||
-        !attachLayoutInputs(*imported, options.compile.layout, "compile"))
-      return OwningOpRef<ModuleOp>();
-    return imported;
+    return loadModel(options.input, dims, /*raw=*/false, context);
   };
   driver::CompileOptions settings = options.compile;
   settings.onStage = [&](const std::string &what, double done) {

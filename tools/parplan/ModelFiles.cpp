@@ -7,6 +7,7 @@
 #include "parplan/Cost/Mesh.h"
 #include "parplan/Driver/Compile.h"
 #include "parplan/Import/OnnxImporter.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 

@@ -16,6 +16,7 @@
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Target/PlanExport.h"
+#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 

@@ -139,7 +139,6 @@ int cli::runShard(const ShardOptions &options) {
     return 1;
   PassManager pm(&context);
   ShardPipelineOptions pipeline;
-  pipeline.cluster = layout.cluster;
   pipeline.mesh = layout.mesh;
   pipeline.strategy = layout.strategy;
   pipeline.stages = layout.stages;

@@ -39,8 +39,9 @@ std::optional<Cluster> loadCluster(const std::string &path, std::string &error);
 /// Writes `cluster` in the file format, with units chosen for reading
 /// (GB/s, us, GB, TFLOP/s); parseCluster reads it back to the same figures
 /// (to 15 significant digits). Node links are written by node name.
+/// `compact` JSON is one line, without the spaces between tokens.
 std::string writeClusterYaml(const Cluster &cluster);
-std::string writeClusterJson(const Cluster &cluster);
+std::string writeClusterJson(const Cluster &cluster, bool compact = false);
 
 } // namespace parplan::cost
 

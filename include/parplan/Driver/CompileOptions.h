@@ -24,12 +24,14 @@ namespace parplan::driver {
 /// Where and how sbp-assign lays a program out; shared by `shard` and
 /// `compile`.
 struct LayoutOptions {
-  /// A preset name or a cluster file, attached to the model once
-  /// (attachCluster).
+  /// A preset name or a cluster file, resolved once and attached to every
+  /// model the compile imports (attachCluster), in place of any it
+  /// carries; empty: the cluster the model carries.
   std::string cluster = "dgx-h100";
   std::string mesh;
   std::string strategy = "auto";
-  /// An annotations file (docs/sbp-annotations.md), attached once.
+  /// An annotations file (docs/sbp-annotations.md), read once and attached
+  /// to every model the compile imports.
   std::string annotations;
   /// Pipeline stages placed evenly (0: the annotations' only).
   int64_t stages = 0;

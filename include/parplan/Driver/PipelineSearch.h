@@ -41,13 +41,13 @@ struct NoFit {
 /// The no-fit sbp-assign left on `laidOut` (#sbp.no_fit), if it did.
 std::optional<NoFit> noFitOf(mlir::ModuleOp laidOut);
 
-/// The cluster the layout passes read (the one `module` carries, else the
-/// preset `cluster`) and the shape of the mesh they lay out on (`mesh`,
-/// else the cluster's default, nodes x devices per node); none, with
-/// `error` set, when either is wrong.
-std::optional<std::pair<cost::Cluster, std::vector<int64_t>>>
-clusterAndMesh(mlir::ModuleOp module, const std::string &cluster,
-               const std::string &mesh, std::string &error);
+/// The cluster the layout passes read (the one `module` carries) and the
+/// shape of the mesh they lay out on (`mesh`, else the cluster's default,
+/// nodes x devices per node); none, with `error` set, when the module
+/// carries no cluster or the shape does not parse.
+std::optional<std::pair<const cost::Cluster *, std::vector<int64_t>>>
+clusterAndMesh(mlir::ModuleOp module, const std::string &mesh,
+               std::string &error);
 
 /// One pipeline shape the search tried: its predicted step when a plan
 /// fits, else the first error of the try (and `noFit` when the error is

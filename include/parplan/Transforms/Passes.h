@@ -32,11 +32,6 @@ struct LayoutPipelineOptions : public mlir::PassPipelineOptions<Derived> {
   template <typename T>
   using ListOption = mlir::detail::PassOptions::ListOption<T>;
 
-  Option<std::string> cluster{
-      *this, "cluster",
-      llvm::cl::desc("Cluster preset, used when the module carries no "
-                     "sbp.cluster"),
-      llvm::cl::init("dgx-h100")};
   Option<std::string> mesh{*this, "mesh",
                            llvm::cl::desc("Mesh shape, e.g. 2x4 (default: "
                                           "the cluster's)"),
@@ -147,11 +142,9 @@ void addLayoutSearchPasses(mlir::OpPassManager &pm,
 /// a step a trial laid out goes on without being searched again.
 void addLayoutBoxingPasses(mlir::OpPassManager &pm,
                            const CompilePipelineOptions &options);
-/// `cluster` is the preset cross-mesh moves are planned on when the module
-/// carries no sbp.cluster (the one the layout passes used); `schedule` the
-/// order stages run their micro-batches in (lower-to-plan's option).
+/// lower-to-plan and plan-memory; `schedule` is the order stages run their
+/// micro-batches in (lower-to-plan's option).
 void addLoweringPasses(mlir::OpPassManager &pm,
-                       const std::string &cluster = "dgx-h100",
                        const std::string &schedule = "1f1b");
 
 /// The options of `parplan shard`'s pipeline, `parplan-shard`: a layout
@@ -159,6 +152,11 @@ void addLoweringPasses(mlir::OpPassManager &pm,
 /// implied backward pass and optimizer.
 struct ShardPipelineOptions
     : public LayoutPipelineOptions<ShardPipelineOptions> {
+  Option<std::string> cluster{
+      *this, "cluster",
+      llvm::cl::desc("A cluster preset or file that attach-cluster attaches "
+                     "first (default: the one the module carries)"),
+      llvm::cl::init("")};
   Option<bool> explain{*this, "explain",
                        llvm::cl::desc("Attach sbp.explain to every op"),
                        llvm::cl::init(false)};

@@ -50,19 +50,17 @@ struct CrossMeshCost {
 
 class ShardingCostModel {
 public:
-  /// Builds the preset `presetName` (cost::preset: no file is read) and
-  /// lays a mesh of `meshShape` over its first devices; an empty shape takes
-  /// the cluster's default. std::nullopt with `error` set when either is
-  /// wrong.
+  /// Lays a mesh of `meshShape` over the first devices of `cluster` (an
+  /// empty shape takes the cluster's default). std::nullopt with `error`
+  /// set when the shape does not fit the cluster.
   static std::optional<ShardingCostModel>
-  load(const std::string &presetName,
+  load(const cost::Cluster &cluster,
        std::optional<std::vector<int64_t>> meshShape, bool mixedPrecision,
        std::string &error);
-  /// The same for the program `scope` belongs to: the cluster its module
-  /// carries (`sbp.cluster`, see attachCluster) when it carries one, else
-  /// the preset `presetName`.
+  /// The same on the preset `presetName` (cost::preset), for tests and
+  /// tools that price without a module.
   static std::optional<ShardingCostModel>
-  load(mlir::Operation *scope, const std::string &presetName,
+  load(const std::string &presetName,
        std::optional<std::vector<int64_t>> meshShape, bool mixedPrecision,
        std::string &error);
 
@@ -200,20 +198,6 @@ private:
                      const cost::DeviceMesh &destination) const;
 };
 
-/// The cluster `scope`'s module carries (`sbp.cluster`), else the preset
-/// `presetName`: passes read no file. std::nullopt with `error` set when
-/// neither is one.
-std::optional<cost::Cluster> loadCluster(mlir::Operation *scope,
-                                         const std::string &presetName,
-                                         std::string &error);
-
-/// Resolves `clusterNameOrPath` (a preset or a file, read once here) and
-/// stores it on `module` as `sbp.cluster`, where the passes that price
-/// layouts find it; they then read no file. Returns false with `error` set
-/// when the cluster cannot be resolved.
-bool attachCluster(mlir::ModuleOp module, const std::string &clusterNameOrPath,
-                   std::string &error);
-
 /// Reads the annotations file at `path` (pinned layouts,
 /// docs/sbp-annotations.md) and stores it on `module` as `sbp.annotations`
 /// (its name and text), where sbp-assign finds it instead of reading the
@@ -227,23 +211,21 @@ std::optional<Annotations> carriedAnnotations(mlir::ModuleOp module,
                                               std::string &error);
 
 /// The cost model of each mesh shape a pass meets, loaded once: the
-/// cluster of the module (or the preset `cluster`), the shape over the
-/// cluster's first devices (a stage's mesh is priced where sbp-assign
-/// priced it).
+/// shape over the first devices of the cluster (a stage's mesh is priced
+/// where sbp-assign priced it). `cluster` (ClusterAnalysis's, which lives
+/// in the context) may be null: a pass without prices to look up needs
+/// none.
 class MeshCostModels {
 public:
-  MeshCostModels(mlir::ModuleOp module, std::string cluster,
-                 bool mixedPrecision)
-      : module(module), cluster(std::move(cluster)),
-        mixedPrecision(mixedPrecision) {}
+  MeshCostModels(const cost::Cluster *cluster, bool mixedPrecision)
+      : cluster(cluster), mixedPrecision(mixedPrecision) {}
 
-  /// The model of `mesh`'s shape; null with `error` set when the cluster
-  /// or the shape on it is wrong.
+  /// The model of `mesh`'s shape; null with `error` set when there is no
+  /// cluster or the shape does not fit it.
   const ShardingCostModel *get(sbp::MeshOp mesh, std::string &error);
 
 private:
-  mlir::ModuleOp module;
-  std::string cluster;
+  const cost::Cluster *cluster;
   bool mixedPrecision;
   std::map<std::string, std::optional<ShardingCostModel>> models;
 };

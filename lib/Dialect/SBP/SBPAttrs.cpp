@@ -3,10 +3,16 @@
 #include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Dialect/SBP/SBPDialect.h"
 
+#include "parplan/Cost/ClusterFile.h"
+#include "parplan/Cost/Presets.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <mutex>
 
 using namespace mlir;
 using namespace parplan::sbp;
@@ -16,11 +22,108 @@ using namespace parplan::sbp;
 #define GET_ATTRDEF_CLASSES
 #include "parplan/Dialect/SBP/SBPAttrs.cpp.inc"
 
+namespace parplan::sbp::detail {
+class ClusterTable {
+public:
+  const parplan::cost::Cluster *intern(const parplan::cost::Cluster &cluster) {
+    // A cluster is held as its JSON text reads back, so that the figures a
+    // module is priced on are the ones its printed form gives.
+    std::string json = parplan::cost::writeClusterJson(cluster);
+    std::lock_guard<std::mutex> lock(mutex);
+    std::unique_ptr<parplan::cost::Cluster> &held = clusters[json];
+    if (!held) {
+      std::string error;
+      std::optional<parplan::cost::Cluster> readBack =
+          parplan::cost::parseCluster(json, "sbp.cluster.json", error);
+      held = std::make_unique<parplan::cost::Cluster>(readBack ? *readBack
+                                                               : cluster);
+    }
+    return held.get();
+  }
+
+private:
+  std::mutex mutex;
+  llvm::StringMap<std::unique_ptr<parplan::cost::Cluster>> clusters;
+};
+} // namespace parplan::sbp::detail
+
 void SBPDialect::registerAttributes() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "parplan/Dialect/SBP/SBPAttrs.cpp.inc"
       >();
+  clusters = std::make_shared<detail::ClusterTable>();
+}
+
+const parplan::cost::Cluster *
+SBPDialect::internCluster(const parplan::cost::Cluster &cluster) {
+  return clusters->intern(cluster);
+}
+
+ClusterAttr ClusterAttr::get(MLIRContext *context,
+                             const parplan::cost::Cluster &cluster,
+                             StringRef preset) {
+  auto *dialect = context->getOrLoadDialect<SBPDialect>();
+  return Base::get(context, preset, dialect->internCluster(cluster));
+}
+
+ClusterAttr ClusterAttr::fromPreset(MLIRContext *context, StringRef name,
+                                    std::string &error) {
+  std::optional<parplan::cost::Cluster> cluster =
+      parplan::cost::preset(name.str());
+  if (!cluster) {
+    error = "unknown cluster preset '" + name.str() +
+            "' (parplan clusters lists them)";
+    return {};
+  }
+  return get(context, *cluster, name);
+}
+
+ClusterAttr ClusterAttr::resolve(MLIRContext *context, StringRef nameOrPath,
+                                 std::string &error) {
+  if (std::optional<parplan::cost::Cluster> preset =
+          parplan::cost::preset(nameOrPath.str()))
+    return get(context, *preset, nameOrPath);
+  std::optional<parplan::cost::Cluster> cluster =
+      parplan::cost::resolveCluster(nameOrPath.str(), error);
+  if (!cluster)
+    return {};
+  return get(context, *cluster);
+}
+
+Attribute ClusterAttr::parse(AsmParser &parser, Type) {
+  std::string keyword, text;
+  SMLoc location = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeywordOrString(&keyword) ||
+      parser.parseEqual() || parser.parseString(&text) || parser.parseGreater())
+    return {};
+  std::string error;
+  ClusterAttr cluster;
+  if (keyword == "preset") {
+    cluster = fromPreset(parser.getContext(), text, error);
+  } else if (keyword == "json") {
+    std::optional<parplan::cost::Cluster> parsed =
+        parplan::cost::parseCluster(text, "sbp.cluster.json", error);
+    if (parsed)
+      cluster = get(parser.getContext(), *parsed);
+  } else {
+    error = "expected 'preset' or 'json', not '" + keyword + "'";
+  }
+  if (!cluster)
+    parser.emitError(location) << "#sbp.cluster: " << error;
+  return cluster;
+}
+
+void ClusterAttr::print(AsmPrinter &printer) const {
+  if (!getPreset().empty()) {
+    printer << "<preset = ";
+    printer.printString(getPreset());
+  } else {
+    printer << "<json = ";
+    printer.printString(
+        parplan::cost::writeClusterJson(*getCluster(), /*compact=*/true));
+  }
+  printer << ">";
 }
 
 LogicalResult SplitAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -1,6 +1,7 @@
 //===- SBPDialect.cpp - sbp dialect ---------------------------------------===//
 
 #include "parplan/Dialect/SBP/SBPDialect.h"
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 
@@ -32,7 +33,7 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
              << attribute.getName() << " must be a dictionary";
     return success();
   }
-  if (attribute.getName() == "sbp.annotations") {
+  if (attribute.getName() == parplan::kAnnotationsAttrName) {
     auto carried = dyn_cast<DictionaryAttr>(attribute.getValue());
     if (!isa<ModuleOp>(op) || !carried || !carried.getAs<StringAttr>("file") ||
         !carried.getAs<StringAttr>("text"))
@@ -40,10 +41,10 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
                                   "strings `file` and `text` on a module";
     return success();
   }
-  if (attribute.getName() == "sbp.cluster") {
-    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attribute.getValue()))
-      return op->emitOpError()
-             << "sbp.cluster must be a string (a cluster file) on a module";
+  if (attribute.getName() == parplan::kClusterAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<ClusterAttr>(attribute.getValue()))
+      return op->emitOpError() << "sbp.cluster must be a #sbp.cluster on a "
+                                  "module";
     return success();
   }
   if (attribute.getName() == "sbp.stage") {

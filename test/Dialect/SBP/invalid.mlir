@@ -237,8 +237,40 @@ func.func @step_no_mesh(%x: tensor<4xf32>) {
 
 // -----
 
-// expected-error @+1 {{'builtin.module' op sbp.cluster must be a string (a cluster file) on a module}}
+// expected-error @+1 {{'builtin.module' op sbp.cluster must be a #sbp.cluster on a module}}
 module attributes {sbp.cluster = 3 : i64} {
+}
+
+// -----
+
+// The cluster as a string, as modules carried it before it was typed.
+// expected-error @+1 {{'builtin.module' op sbp.cluster must be a #sbp.cluster on a module}}
+module attributes {sbp.cluster = "{\"name\": \"x\"}"} {
+}
+
+// -----
+
+// expected-error @+1 {{#sbp.cluster: unknown cluster preset 'dgx-h1000' (parplan clusters lists them)}}
+module attributes {sbp.cluster = #sbp.cluster<preset = "dgx-h1000">} {
+}
+
+// -----
+
+// expected-error @+1 {{#sbp.cluster: sbp.cluster.json:1:1: the cluster file: missing required field 'device_types'}}
+module attributes {sbp.cluster = #sbp.cluster<json = "{\"name\": \"x\"}">} {
+}
+
+// -----
+
+// expected-error @+1 {{#sbp.cluster: expected 'preset' or 'json', not 'file'}}
+module attributes {sbp.cluster = #sbp.cluster<file = "cluster.yaml">} {
+}
+
+// -----
+
+func.func @cluster_on_an_op() {
+  // expected-error @+1 {{'func.return' op sbp.cluster must be a #sbp.cluster on a module}}
+  return {sbp.cluster = #sbp.cluster<preset = "dgx-h100">}
 }
 
 // -----

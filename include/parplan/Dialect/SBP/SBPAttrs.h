@@ -3,10 +3,13 @@
 #ifndef PARPLAN_DIALECT_SBP_SBPATTRS_H
 #define PARPLAN_DIALECT_SBP_SBPATTRS_H
 
+#include "parplan/Cost/Cluster.h"
 #include "parplan/Support/Sbp.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/MLIRContext.h"
+
+#include <string>
 
 #include "parplan/Dialect/SBP/SBPEnums.h.inc"
 
