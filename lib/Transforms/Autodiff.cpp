@@ -693,8 +693,64 @@ struct NNAutodiffPass : parplan::impl::NNAutodiffBase<NNAutodiffPass> {
   void runOnOperation() override;
 
 private:
+  /// What the phases of a step hand on, in the order they fill it.
+  struct StepState {
+    func::ReturnOp returnOp;
+    // The options, checked.
+    Recompute policy = Recompute::None;
+    Type lowType;
+    double decay = 0, lossScaling = 1;
+    SmallVector<StringRef> frozenPatterns;
+    std::vector<llvm::GlobPattern> frozenGlobs;
+    // The forward pass.
+    Value loss;
+    SmallVector<DropoutOp> dropouts;
+    /// The step count's state and this step's count (null without Adam
+    /// or dropout).
+    Value stepCount, step;
+    SmallVector<RunningStatistic> runningStatistics;
+    llvm::StringSet<> names;
+    SmallVector<ParamOp> trainable;
+    SmallVector<Operation *> forward;
+    DenseSet<Value> active;
+    SmallVector<Attribute> recomputedLayers;
+    // What @main returns: the values, and what each updates ("" for the
+    // loss, "gradient:P", "statistic:P" or the parameter's name).
+    SmallVector<Value> results;
+    SmallVector<std::string> updates;
+  };
+
+  LogicalResult checkOptions(func::FuncOp function, StepState &state);
   LogicalResult lowerPrecision(func::FuncOp function, Type low);
   FailureOr<Value> buildLoss(func::FuncOp function, Value output);
+  /// The step count Adam and dropout read, and dropout's keys.
+  LogicalResult addStepCount(func::FuncOp function, StepState &state);
+  /// This step's count: the state's count so far, plus one.
+  Value countStep(StepState &state, OpBuilder &at, Location loc);
+  /// The trainable parameters (`frozen` left out) and the values that
+  /// depend on them.
+  void findTrainable(func::FuncOp function, StepState &state);
+  /// The backward pass, recomputing as `policy` says.
+  LogicalResult differentiateStep(StepState &state, Differentiator &backward);
+  /// `value` summed over the micro-batches, at `loc` (itself for one).
+  Value accumulated(ImplicitLocOpBuilder &b, Value value, Location loc);
+  /// Optimizer state `name`, zeros, after `after` (or first).
+  FailureOr<Value> zerosParam(func::FuncOp function, StepState &state,
+                              Operation *after, RankedTensorType type,
+                              const std::string &name);
+  /// The loss reported and one update per parameter with a gradient.
+  LogicalResult addUpdates(func::FuncOp function, StepState &state,
+                           Differentiator &backward);
+  LogicalResult addUpdate(func::FuncOp function, StepState &state,
+                          ImplicitLocOpBuilder &b, ParamOp param, Value grad);
+  void addStatisticUpdates(StepState &state, ImplicitLocOpBuilder &b);
+  LogicalResult checkUpdatedOnce(func::FuncOp function, const StepState &state);
+  /// @main returns the step's results, each named by what it updates.
+  void returnStep(func::FuncOp function, StepState &state,
+                  ImplicitLocOpBuilder &b);
+  /// nn.training: how the step was built, for the passes after.
+  void recordTraining(ModuleOp module, const StepState &state,
+                      bool hasBatchNorms);
   /// The groups of forward ops to recompute, each with the layer it is
   /// in (empty outside every layer).
   std::vector<std::pair<std::string, SmallVector<Operation *>>>
@@ -924,34 +980,17 @@ NNAutodiffPass::recomputeGroups(ArrayRef<Operation *> forward,
   return groups;
 }
 
-void NNAutodiffPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  auto function = module.lookupSymbol<func::FuncOp>("main");
-  if (!function || function.isExternal()) {
-    module.emitError() << "nn-autodiff: the module has no function @main";
-    return signalPassFailure();
-  }
-  if (module->hasAttr("nn.training")) {
-    module.emitError() << "nn-autodiff: @main is already a training step";
-    return signalPassFailure();
-  }
-  if (!function.getBody().hasOneBlock() || function.getNumArguments() != 0) {
-    function.emitOpError() << "must be one block without arguments (values "
-                              "enter through nn.param and nn.input)";
-    return signalPassFailure();
-  }
+LogicalResult NNAutodiffPass::checkOptions(func::FuncOp function,
+                                           StepState &state) {
   auto fail = [&](const Twine &message) {
-    function.emitOpError() << message;
-    signalPassFailure();
+    return function.emitOpError() << message;
   };
-
-  Recompute policy;
   if (recompute == "none")
-    policy = Recompute::None;
+    state.policy = Recompute::None;
   else if (recompute == "selective")
-    policy = Recompute::Selective;
+    state.policy = Recompute::Selective;
   else if (recompute == "full")
-    policy = Recompute::Full;
+    state.policy = Recompute::Full;
   else
     return fail("nn-autodiff: unknown recompute '" + recompute +
                 "' (expected none, selective or full)");
@@ -959,7 +998,7 @@ void NNAutodiffPass::runOnOperation() {
     return fail("nn-autodiff: recompute-layers must be -1 (all) or a count, "
                 "got " +
                 Twine(recomputeLayers));
-  if (recomputeLayers != -1 && policy != Recompute::Full)
+  if (recomputeLayers != -1 && state.policy != Recompute::Full)
     return fail("nn-autodiff: recompute-layers needs recompute=full (got "
                 "recompute=" +
                 recompute + ")");
@@ -967,21 +1006,20 @@ void NNAutodiffPass::runOnOperation() {
       optimizer != "adamw" && optimizer != "none")
     return fail("nn-autodiff: unknown optimizer '" + optimizer +
                 "' (expected sgd, momentum, adam, adamw or none)");
-  Type lowType;
   MLIRContext *context = &getContext();
   if (mixedPrecision == "bf16")
-    lowType = BFloat16Type::get(context);
+    state.lowType = BFloat16Type::get(context);
   else if (mixedPrecision == "fp16")
-    lowType = Float16Type::get(context);
+    state.lowType = Float16Type::get(context);
   else if (mixedPrecision != "none")
     return fail("nn-autodiff: unknown mixed-precision '" + mixedPrecision +
                 "' (expected none, bf16 or fp16)");
   if (!(lr > 0) || !std::isfinite(lr))
     return fail("nn-autodiff: lr must be a positive number");
-  double decay =
+  state.decay =
       weightDecay >= 0 ? weightDecay : (optimizer == "adamw" ? 0.01 : 0.0);
-  double lossScaling = mixedPrecision == "fp16" ? lossScale.getValue() : 1.0;
-  if (!(lossScaling > 0) || !std::isfinite(lossScaling))
+  state.lossScaling = mixedPrecision == "fp16" ? lossScale.getValue() : 1.0;
+  if (!(state.lossScaling > 0) || !std::isfinite(state.lossScaling))
     return fail("nn-autodiff: loss-scale must be a positive number");
   if (microBatches < 1)
     return fail("nn-autodiff: micro-batches must be at least 1, got " +
@@ -992,124 +1030,101 @@ void NNAutodiffPass::runOnOperation() {
   if (batchNorm != "batch" && batchNorm != "frozen")
     return fail("nn-autodiff: unknown batch-norm '" + batchNorm +
                 "' (expected batch or frozen)");
-  bool hasBatchNorms = !function.getOps<BatchNormOp>().empty();
-
-  std::vector<llvm::GlobPattern> frozenGlobs;
-  SmallVector<StringRef> patterns;
-  StringRef(frozen).split(patterns, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef &pattern : patterns) {
+  StringRef(frozen).split(state.frozenPatterns, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef &pattern : state.frozenPatterns) {
     pattern = pattern.trim();
     llvm::Expected<llvm::GlobPattern> glob = llvm::GlobPattern::create(pattern);
     if (!glob)
       return fail("nn-autodiff: frozen pattern '" + pattern +
                   "': " + llvm::toString(glob.takeError()));
-    frozenGlobs.push_back(std::move(*glob));
+    state.frozenGlobs.push_back(std::move(*glob));
   }
-
-  auto returnOp = cast<func::ReturnOp>(function.front().getTerminator());
-  if (output >= returnOp.getNumOperands())
+  if (output >= state.returnOp.getNumOperands())
     return fail("nn-autodiff: output " + Twine(output.getValue()) +
                 " is out of range: @main returns " +
-                Twine(returnOp.getNumOperands()) + " values");
+                Twine(state.returnOp.getNumOperands()) + " values");
+  return success();
+}
 
-  if (lowType && failed(lowerPrecision(function, lowType)))
-    return signalPassFailure();
-  FailureOr<Value> lossValue = buildLoss(function, returnOp.getOperand(output));
-  if (failed(lossValue))
-    return signalPassFailure();
-  // The step count (from 1) that Adam and dropout's masks read: state
-  // at the top of the program, counted up before anything reads it.
-  SmallVector<DropoutOp> dropouts;
+Value NNAutodiffPass::countStep(StepState &state, OpBuilder &at, Location loc) {
+  return AddOp::create(at, loc, state.stepCount,
+                       buildScalar(at, loc, at.getF32Type(), 1.0));
+}
+
+LogicalResult NNAutodiffPass::addStepCount(func::FuncOp function,
+                                           StepState &state) {
+  MLIRContext *context = &getContext();
   for (DropoutOp drop :
        llvm::make_early_inc_range(function.getOps<DropoutOp>())) {
     if (dropout == "off") {
       drop.getResult().replaceAllUsesWith(drop.getInput());
       drop.erase();
     } else if (!drop.getStep()) {
-      dropouts.push_back(drop);
+      state.dropouts.push_back(drop);
     }
   }
-  Value stepCount, step;
-  // This step's count: the state's count so far, plus one.
-  auto countStep = [&](OpBuilder &at, Location loc) -> Value {
-    return AddOp::create(at, loc, stepCount,
-                         buildScalar(at, loc, at.getF32Type(), 1.0));
-  };
-  if (optimizer == "adam" || optimizer == "adamw" || !dropouts.empty()) {
+  if (optimizer == "adam" || optimizer == "adamw" || !state.dropouts.empty()) {
     auto f32 = RankedTensorType::get({}, Float32Type::get(context));
     for (ParamOp param : function.getOps<ParamOp>())
-      if (param.getName() == "optimizer.step") {
-        param.emitOpError() << "has the name of the step count "
-                               "nn-autodiff adds ('optimizer.step')";
-        return signalPassFailure();
-      }
+      if (param.getName() == "optimizer.step")
+        return param.emitOpError() << "has the name of the step count "
+                                      "nn-autodiff adds ('optimizer.step')";
     OpBuilder entry(context);
     entry.setInsertionPointToStart(&function.front());
     Location loc = function.getLoc();
-    stepCount = ParamOp::create(
+    state.stepCount = ParamOp::create(
         entry, loc, f32, entry.getStringAttr("optimizer.step"),
         entry.getStringAttr("zeros"), StringAttr(), DenseI64ArrayAttr());
     // Counted up where dropout reads it, else beside the updates.
-    if (!dropouts.empty())
-      step = countStep(entry, loc);
+    if (!state.dropouts.empty())
+      state.step = countStep(state, entry, loc);
   }
   // With micro-batches, each draws its own masks.
   Value microBatch;
-  if (!dropouts.empty() && microBatches > 1) {
+  if (!state.dropouts.empty() && microBatches > 1) {
     OpBuilder entry(context);
-    entry.setInsertionPointAfterValue(step);
+    entry.setInsertionPointAfterValue(state.step);
     microBatch =
         MicroBatchOp::create(entry, function.getLoc(),
                              RankedTensorType::get({}, entry.getI64Type()));
   }
-  for (auto [index, drop] : llvm::enumerate(dropouts)) {
-    drop.getStepMutable().assign(step);
+  for (auto [index, drop] : llvm::enumerate(state.dropouts)) {
+    drop.getStepMutable().assign(state.step);
     if (microBatch)
       drop.getMicroBatchMutable().assign(microBatch);
     drop.setSeed(dropoutSeed);
     drop.setKey(static_cast<int64_t>(index));
   }
-  SmallVector<RunningStatistic> runningStatistics;
-  if (batchNorm == "batch") {
-    FailureOr<SmallVector<RunningStatistic>> trained =
-        trainBatchNorms(function);
-    if (failed(trained))
-      return signalPassFailure();
-    runningStatistics = std::move(*trained);
-  }
+  return success();
+}
 
-  // Trainable parameters, in program order, and the values that depend on
-  // them (the only ones that need gradients).
-  SmallVector<ParamOp> trainable;
-  llvm::StringSet<> names;
-  std::vector<bool> globMatched(frozenGlobs.size(), false);
+void NNAutodiffPass::findTrainable(func::FuncOp function, StepState &state) {
+  std::vector<bool> globMatched(state.frozenGlobs.size(), false);
   for (ParamOp param : function.getOps<ParamOp>()) {
-    names.insert(param.getName());
+    state.names.insert(param.getName());
     bool frozenParam = false;
-    for (size_t g = 0; g < frozenGlobs.size(); ++g)
-      if (frozenGlobs[g].match(param.getName()))
+    for (size_t g = 0; g < state.frozenGlobs.size(); ++g)
+      if (state.frozenGlobs[g].match(param.getName()))
         frozenParam = globMatched[g] = true;
     // State (the step count) is counted, not trained.
     if (!isFloatTensor(param.getResult()) ||
         (param.getSource() && *param.getSource() == "zeros") || frozenParam)
       continue;
-    trainable.push_back(param);
+    state.trainable.push_back(param);
   }
   // A pattern that freezes nothing is a typo or a parameter the model does
   // not have: the one meant would be trained unseen.
-  for (size_t g = 0; g < frozenGlobs.size(); ++g)
+  for (size_t g = 0; g < state.frozenGlobs.size(); ++g)
     if (!globMatched[g])
-      function.emitWarning()
-          << "frozen pattern '" << patterns[g] << "' matches no parameter of @"
-          << function.getName() << "; it freezes nothing";
-  SmallVector<Operation *> forward;
+      function.emitWarning() << "frozen pattern '" << state.frozenPatterns[g]
+                             << "' matches no parameter of @"
+                             << function.getName() << "; it freezes nothing";
   for (Operation &op : function.getOps())
     if (!isa<func::ReturnOp>(op))
-      forward.push_back(&op);
-  DenseSet<Value> active;
-  for (ParamOp param : trainable)
-    active.insert(param.getResult());
-  for (Operation *op : forward) {
+      state.forward.push_back(&op);
+  for (ParamOp param : state.trainable)
+    state.active.insert(param.getResult());
+  for (Operation *op : state.forward) {
     if (isa<ParamOp>(op))
       continue;
     // Operands that carry no gradient do not make an op depend on params.
@@ -1120,110 +1135,118 @@ void NNAutodiffPass::runOnOperation() {
                             !(isa<GatherOp>(op) && index == 1) &&
                             !(isa<WhereOp>(op) && index == 0) &&
                             !(isa<SoftmaxCrossEntropyOp>(op) && index == 1);
-      depends |= differentiable && active.contains(operand.get());
+      depends |= differentiable && state.active.contains(operand.get());
     }
     if (depends)
       for (Value result : op->getResults())
         if (isFloatTensor(result))
-          active.insert(result);
+          state.active.insert(result);
   }
   // Non-differentiable operands must not receive gradients either.
-  for (Operation *op : forward)
+  for (Operation *op : state.forward)
     if (auto norm = dyn_cast<BatchNormOp>(op)) {
-      active.erase(norm.getMean());
-      active.erase(norm.getVariance());
+      state.active.erase(norm.getMean());
+      state.active.erase(norm.getVariance());
     }
-  if (!active.contains(*lossValue))
-    return fail("nn-autodiff: the loss depends on no trainable parameter");
+}
 
-  Differentiator differentiator(function, active);
+LogicalResult NNAutodiffPass::differentiateStep(StepState &state,
+                                                Differentiator &backward) {
   // Which layers recompute, by name, for the compile summary
   // (nn.training's recomputed_layers): once each, in forward order (""
   // for attention outside every layer).
   std::vector<SmallVector<Operation *>> groups;
-  SmallVector<Attribute> recomputedLayers;
   llvm::StringSet<> seenLayers;
-  for (auto &[layer, ops] : recomputeGroups(forward, active, policy)) {
+  for (auto &[layer, ops] :
+       recomputeGroups(state.forward, state.active, state.policy)) {
     if (seenLayers.insert(layer).second)
-      recomputedLayers.push_back(StringAttr::get(context, layer));
+      state.recomputedLayers.push_back(StringAttr::get(&getContext(), layer));
     groups.push_back(std::move(ops));
   }
-  differentiator.setRecomputeGroups(std::move(groups));
-  ImplicitLocOpBuilder &b = differentiator.b;
-  b.setInsertionPoint(returnOp);
-  auto lossType = tensorType(*lossValue);
+  backward.setRecomputeGroups(std::move(groups));
+  ImplicitLocOpBuilder &b = backward.b;
+  b.setInsertionPoint(state.returnOp);
+  auto lossType = tensorType(state.loss);
   // Each micro-batch's loss is a mean over its slice: 1/M of its gradient
   // is its share of the gradient of the mean over the batch.
   Value seed = ConstantOp::create(
-      b, DenseElementsAttr::get(lossType,
-                                b.getFloatAttr(lossType.getElementType(),
-                                               lossScaling / microBatches)));
-  differentiator.seed(*lossValue, seed);
-  for (Operation *op : llvm::reverse(forward))
-    if (failed(differentiator.differentiate(op)))
-      return signalPassFailure();
+      b, DenseElementsAttr::get(
+             lossType, b.getFloatAttr(lossType.getElementType(),
+                                      state.lossScaling / microBatches)));
+  backward.seed(state.loss, seed);
+  for (Operation *op : llvm::reverse(state.forward))
+    if (failed(backward.differentiate(op)))
+      return failure();
+  return success();
+}
 
+Value NNAutodiffPass::accumulated(ImplicitLocOpBuilder &b, Value value,
+                                  Location loc) {
+  if (microBatches == 1)
+    return value;
+  OpBuilder::InsertionGuard guard(b);
+  Location outer = b.getLoc();
+  b.setLoc(loc);
+  b.setInsertionPointAfterValue(value);
+  Value sum = AccumulateOp::create(b, value);
+  b.setLoc(outer);
+  return sum;
+}
+
+FailureOr<Value> NNAutodiffPass::zerosParam(func::FuncOp function,
+                                            StepState &state, Operation *after,
+                                            RankedTensorType type,
+                                            const std::string &name) {
+  if (!state.names.insert(name).second)
+    return function.emitOpError()
+           << "nn-autodiff: the optimizer state '" << name
+           << "' has the name of an existing parameter";
+  OpBuilder entry(&getContext());
+  if (after)
+    entry.setInsertionPointAfter(after);
+  else
+    entry.setInsertionPointToStart(&function.front());
+  return ParamOp::create(
+             entry, function.getLoc(), type, entry.getStringAttr(name),
+             entry.getStringAttr("zeros"), StringAttr(), DenseI64ArrayAttr())
+      .getResult();
+}
+
+LogicalResult NNAutodiffPass::addUpdates(func::FuncOp function,
+                                         StepState &state,
+                                         Differentiator &backward) {
+  ImplicitLocOpBuilder &b = backward.b;
   // With micro-batches, what the update reads is summed over them: each
   // gradient where the backward pass completes it (so that the low-precision
   // one dies there), and the loss divided by M.
   // The sums carry the location (the node name) of what they sum, which
   // stage and layout pins match.
-  auto accumulated = [&](Value value, Location loc) -> Value {
-    if (microBatches == 1)
-      return value;
-    OpBuilder::InsertionGuard guard(b);
-    Location outer = b.getLoc();
-    b.setLoc(loc);
-    b.setInsertionPointAfterValue(value);
-    Value sum = AccumulateOp::create(b, value);
-    b.setLoc(outer);
-    return sum;
-  };
-  Value reportedLoss = *lossValue;
+  Value reportedLoss = state.loss;
   if (microBatches > 1) {
-    Location outer = b.getLoc(), lossLoc = lossValue->getLoc();
+    auto lossType = tensorType(state.loss);
+    Location outer = b.getLoc(), lossLoc = state.loss.getLoc();
     b.setLoc(lossLoc);
     Value share = MulOp::create(
-        b, *lossValue,
+        b, state.loss,
         ConstantOp::create(
             b, DenseElementsAttr::get(lossType,
                                       b.getFloatAttr(lossType.getElementType(),
                                                      1.0 / microBatches))));
     b.setLoc(outer);
-    reportedLoss = accumulated(share, lossLoc);
+    reportedLoss = accumulated(b, share, lossLoc);
   }
   // The optimizer: one update per parameter that got a gradient.
-  SmallVector<Value> results = {reportedLoss};
-  SmallVector<std::string> updates = {""};
+  state.results = {reportedLoss};
+  state.updates = {""};
   // State sits beside its parameter; the step count first.
-  auto zerosParam = [&](Operation *after, RankedTensorType type,
-                        const std::string &name) -> FailureOr<Value> {
-    if (!names.insert(name).second) {
-      function.emitOpError() << "nn-autodiff: the optimizer state '" << name
-                             << "' has the name of an existing parameter";
-      return failure();
-    }
-    OpBuilder entry(context);
-    if (after)
-      entry.setInsertionPointAfter(after);
-    else
-      entry.setInsertionPointToStart(&function.front());
-    return ParamOp::create(
-               entry, function.getLoc(), type, entry.getStringAttr(name),
-               entry.getStringAttr("zeros"), StringAttr(), DenseI64ArrayAttr())
-        .getResult();
-  };
-  if (stepCount) {
-    if (!step)
-      step = countStep(b, b.getLoc());
-    results.push_back(step);
-    updates.push_back("optimizer.step");
+  if (state.stepCount) {
+    if (!state.step)
+      state.step = countStep(state, b, b.getLoc());
+    state.results.push_back(state.step);
+    state.updates.push_back("optimizer.step");
   }
-  FloatAttr lrAttr = b.getF64FloatAttr(lr),
-            decayAttr = b.getF64FloatAttr(decay),
-            scaleAttr = b.getF64FloatAttr(lossScaling);
-  for (ParamOp param : trainable) {
-    Value grad = differentiator.gradientOf(param.getResult());
+  for (ParamOp param : state.trainable) {
+    Value grad = backward.gradientOf(param.getResult());
     if (!grad)
       continue;
     // A gradient brought back to fp32 from the low precision is cast just
@@ -1234,45 +1257,63 @@ void NNAutodiffPass::runOnOperation() {
     if (auto cast = grad.getDefiningOp<CastOp>();
         cast && cast->use_empty() && optimizer != "none" && microBatches == 1)
       cast->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
-    grad = accumulated(grad, param.getLoc());
+    grad = accumulated(b, grad, param.getLoc());
     b.setLoc(param.getLoc());
-    auto type = tensorType(param.getResult());
-    std::string name = param.getName().str();
-    if (optimizer == "none") {
-      // The gradients themselves, for checks and for optimizers elsewhere.
-      results.push_back(grad);
-      updates.push_back("gradient:" + name);
-    } else if (optimizer == "sgd") {
-      results.push_back(
-          SgdUpdateOp::create(b, param, grad, lrAttr, decayAttr, scaleAttr));
-      updates.push_back(name);
-    } else if (optimizer == "momentum") {
-      FailureOr<Value> velocity = zerosParam(param, type, name + ".momentum");
-      if (failed(velocity))
-        return signalPassFailure();
-      auto update = MomentumUpdateOp::create(
-          b, param, grad, *velocity, lrAttr, b.getF64FloatAttr(momentum),
-          decayAttr, b.getBoolAttr(false), scaleAttr);
-      results.append({update.getNewParam(), update.getNewVelocity()});
-      updates.append({name, name + ".momentum"});
-    } else {
-      FailureOr<Value> v = zerosParam(param, type, name + ".adam.v");
-      FailureOr<Value> m = zerosParam(param, type, name + ".adam.m");
-      if (failed(m) || failed(v))
-        return signalPassFailure();
-      auto update = AdamUpdateOp::create(
-          b, param, grad, *m, *v, step, lrAttr, b.getF64FloatAttr(beta1),
-          b.getF64FloatAttr(beta2), b.getF64FloatAttr(epsilon), decayAttr,
-          optimizer == "adamw" ? b.getUnitAttr() : UnitAttr(), scaleAttr);
-      results.append(
-          {update.getNewParam(), update.getNewM(), update.getNewV()});
-      updates.append({name, name + ".adam.m", name + ".adam.v"});
-    }
+    if (failed(addUpdate(function, state, b, param, grad)))
+      return failure();
   }
+  return success();
+}
 
+LogicalResult NNAutodiffPass::addUpdate(func::FuncOp function, StepState &state,
+                                        ImplicitLocOpBuilder &b, ParamOp param,
+                                        Value grad) {
+  FloatAttr lrAttr = b.getF64FloatAttr(lr),
+            decayAttr = b.getF64FloatAttr(state.decay),
+            scaleAttr = b.getF64FloatAttr(state.lossScaling);
+  auto type = tensorType(param.getResult());
+  std::string name = param.getName().str();
+  if (optimizer == "none") {
+    // The gradients themselves, for checks and for optimizers elsewhere.
+    state.results.push_back(grad);
+    state.updates.push_back("gradient:" + name);
+  } else if (optimizer == "sgd") {
+    state.results.push_back(
+        SgdUpdateOp::create(b, param, grad, lrAttr, decayAttr, scaleAttr));
+    state.updates.push_back(name);
+  } else if (optimizer == "momentum") {
+    FailureOr<Value> velocity =
+        zerosParam(function, state, param, type, name + ".momentum");
+    if (failed(velocity))
+      return failure();
+    auto update = MomentumUpdateOp::create(
+        b, param, grad, *velocity, lrAttr, b.getF64FloatAttr(momentum),
+        decayAttr, b.getBoolAttr(false), scaleAttr);
+    state.results.append({update.getNewParam(), update.getNewVelocity()});
+    state.updates.append({name, name + ".momentum"});
+  } else {
+    FailureOr<Value> v =
+        zerosParam(function, state, param, type, name + ".adam.v");
+    FailureOr<Value> m =
+        zerosParam(function, state, param, type, name + ".adam.m");
+    if (failed(m) || failed(v))
+      return failure();
+    auto update = AdamUpdateOp::create(
+        b, param, grad, *m, *v, state.step, lrAttr, b.getF64FloatAttr(beta1),
+        b.getF64FloatAttr(beta2), b.getF64FloatAttr(epsilon), decayAttr,
+        optimizer == "adamw" ? b.getUnitAttr() : UnitAttr(), scaleAttr);
+    state.results.append(
+        {update.getNewParam(), update.getNewM(), update.getNewV()});
+    state.updates.append({name, name + ".adam.m", name + ".adam.v"});
+  }
+  return success();
+}
+
+void NNAutodiffPass::addStatisticUpdates(StepState &state,
+                                         ImplicitLocOpBuilder &b) {
   // The running statistics of batch norms trained on the batch's: with
   // micro-batches, the mean of theirs.
-  for (RunningStatistic &statistic : runningStatistics) {
+  for (RunningStatistic &statistic : state.runningStatistics) {
     b.setLoc(statistic.loc);
     auto type = tensorType(statistic.running.getResult());
     Value batch = statistic.batch;
@@ -1281,42 +1322,51 @@ void NNAutodiffPass::runOnOperation() {
     if (microBatches > 1) {
       Value share = buildScalar(b, statistic.loc, type.getElementType(),
                                 1.0 / microBatches);
-      batch = accumulated(MulOp::create(b, batch, share), statistic.loc);
+      batch = accumulated(b, MulOp::create(b, batch, share), statistic.loc);
     }
-    results.push_back(buildRunningStatisticUpdate(
+    state.results.push_back(buildRunningStatisticUpdate(
         b, statistic.loc, statistic.running.getResult(), batch,
         statistic.momentum, statistic.batchFactor));
-    updates.push_back("statistic:" + statistic.running.getName().str());
+    state.updates.push_back("statistic:" + statistic.running.getName().str());
   }
+}
+
+LogicalResult NNAutodiffPass::checkUpdatedOnce(func::FuncOp function,
+                                               const StepState &state) {
   // One value per parameter: a parameter both trained and a running
   // statistic, or the statistic of two batch norms, is one tensor that
   // torch.onnx.export tied (initializers of equal values merged).
   llvm::StringMap<size_t> updatedAt;
-  for (auto [index, update] : llvm::enumerate(updates)) {
+  for (auto [index, update] : llvm::enumerate(state.updates)) {
     StringRef name = update;
     if (name.empty() || name.consume_front("gradient:"))
       continue;
     name.consume_front("statistic:");
     auto [it, inserted] = updatedAt.try_emplace(name, index);
     if (!inserted)
-      return fail("nn-autodiff: '" + name +
-                  "' would be updated twice in a step (" +
-                  describeUpdate(updates[it->second]) + " and " +
-                  describeUpdate(update) +
-                  "): it is one initializer shared by several uses; give "
-                  "each use its own copy with --untie " +
-                  name);
+      return function.emitOpError()
+             << "nn-autodiff: '" << name
+             << "' would be updated twice in a step ("
+             << describeUpdate(state.updates[it->second]) << " and "
+             << describeUpdate(update)
+             << "): it is one initializer shared by several uses; give "
+                "each use its own copy with --untie "
+             << name;
   }
+  return success();
+}
 
-  b.setLoc(returnOp.getLoc());
-  func::ReturnOp::create(b, results);
-  returnOp.erase();
+void NNAutodiffPass::returnStep(func::FuncOp function, StepState &state,
+                                ImplicitLocOpBuilder &b) {
+  b.setLoc(state.returnOp.getLoc());
+  func::ReturnOp::create(b, state.results);
+  state.returnOp.erase();
   SmallVector<Type> resultTypes;
-  for (Value result : results)
+  for (Value result : state.results)
     resultTypes.push_back(result.getType());
-  function.setType(FunctionType::get(context, {}, resultTypes));
+  function.setType(FunctionType::get(&getContext(), {}, resultTypes));
   SmallVector<DictionaryAttr> resultAttrs;
-  for (const std::string &update : updates) {
+  for (const std::string &update : state.updates) {
     StringRef text = update;
     SmallVector<NamedAttribute, 2> attrs;
     if (update.empty()) {
@@ -1338,30 +1388,93 @@ void NNAutodiffPass::runOnOperation() {
        llvm::make_early_inc_range(llvm::reverse(function.front())))
     if (!isa<func::ReturnOp>(op) && isOpTriviallyDead(&op))
       op.erase();
+}
 
+void NNAutodiffPass::recordTraining(ModuleOp module, const StepState &state,
+                                    bool hasBatchNorms) {
+  Builder b(&getContext());
   SmallVector<NamedAttribute> training = {
       b.getNamedAttr("loss", b.getStringAttr(loss)),
       b.getNamedAttr("optimizer", b.getStringAttr(optimizer)),
-      b.getNamedAttr("lr", lrAttr),
-      b.getNamedAttr("weight_decay", decayAttr),
+      b.getNamedAttr("lr", b.getF64FloatAttr(lr)),
+      b.getNamedAttr("weight_decay", b.getF64FloatAttr(state.decay)),
       b.getNamedAttr("recompute", b.getStringAttr(recompute)),
       b.getNamedAttr("mixed_precision", b.getStringAttr(mixedPrecision)),
       b.getNamedAttr("labels", b.getStringAttr(labels))};
-  if (lossScaling != 1.0)
-    training.push_back(b.getNamedAttr("loss_scale", scaleAttr));
+  if (state.lossScaling != 1.0)
+    training.push_back(
+        b.getNamedAttr("loss_scale", b.getF64FloatAttr(state.lossScaling)));
   if (microBatches > 1)
     training.push_back(
         b.getNamedAttr("micro_batches", b.getI64IntegerAttr(microBatches)));
   if (hasBatchNorms)
     training.push_back(
         b.getNamedAttr("batch_norm", b.getStringAttr(batchNorm)));
-  if (!dropouts.empty())
+  if (!state.dropouts.empty())
     training.push_back(
         b.getNamedAttr("dropout_seed", b.getI64IntegerAttr(dropoutSeed)));
-  if (policy != Recompute::None)
-    training.push_back(
-        b.getNamedAttr("recomputed_layers", b.getArrayAttr(recomputedLayers)));
+  if (state.policy != Recompute::None)
+    training.push_back(b.getNamedAttr("recomputed_layers",
+                                      b.getArrayAttr(state.recomputedLayers)));
   module->setAttr("nn.training", b.getDictionaryAttr(training));
+}
+
+void NNAutodiffPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto function = module.lookupSymbol<func::FuncOp>("main");
+  if (!function || function.isExternal()) {
+    module.emitError() << "nn-autodiff: the module has no function @main";
+    return signalPassFailure();
+  }
+  if (module->hasAttr("nn.training")) {
+    module.emitError() << "nn-autodiff: @main is already a training step";
+    return signalPassFailure();
+  }
+  if (!function.getBody().hasOneBlock() || function.getNumArguments() != 0) {
+    function.emitOpError() << "must be one block without arguments (values "
+                              "enter through nn.param and nn.input)";
+    return signalPassFailure();
+  }
+  StepState state;
+  state.returnOp = cast<func::ReturnOp>(function.front().getTerminator());
+  if (failed(checkOptions(function, state)))
+    return signalPassFailure();
+  bool hasBatchNorms = !function.getOps<BatchNormOp>().empty();
+  if (state.lowType && failed(lowerPrecision(function, state.lowType)))
+    return signalPassFailure();
+  FailureOr<Value> lossValue =
+      buildLoss(function, state.returnOp.getOperand(output));
+  if (failed(lossValue))
+    return signalPassFailure();
+  state.loss = *lossValue;
+  // The step count (from 1) that Adam and dropout's masks read: state at
+  // the top of the program, counted up before anything reads it.
+  if (failed(addStepCount(function, state)))
+    return signalPassFailure();
+  if (batchNorm == "batch") {
+    FailureOr<SmallVector<RunningStatistic>> trained =
+        trainBatchNorms(function);
+    if (failed(trained))
+      return signalPassFailure();
+    state.runningStatistics = std::move(*trained);
+  }
+  // Trainable parameters, in program order, and the values that depend on
+  // them (the only ones that need gradients).
+  findTrainable(function, state);
+  if (!state.active.contains(state.loss)) {
+    function.emitOpError()
+        << "nn-autodiff: the loss depends on no trainable parameter";
+    return signalPassFailure();
+  }
+  Differentiator backward(function, state.active);
+  if (failed(differentiateStep(state, backward)) ||
+      failed(addUpdates(function, state, backward)))
+    return signalPassFailure();
+  addStatisticUpdates(state, backward.b);
+  if (failed(checkUpdatedOnce(function, state)))
+    return signalPassFailure();
+  returnStep(function, state, backward.b);
+  recordTraining(module, state, hasBatchNorms);
 }
 
 } // namespace
