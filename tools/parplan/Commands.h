@@ -1,7 +1,7 @@
 //===- Commands.h - the parplan CLI's subcommands ---------------*- C++ -*-===//
 //
 // Each subcommand lives in its own file and exposes one entry point; this
-// keeps CLI11, which is slow to compile, in parplan.cpp alone.
+// keeps CLI11, which is slow to compile, in parplan.cpp and Flags.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -149,6 +149,20 @@ int runCompile(const CompileOptions &options);
 /// `parplan check`: parse and verify an IR file of parplan's dialects and
 /// summarize it. Returns the process exit code.
 int runCheck(const CheckOptions &options);
+
+/// The options of `parplan calibrate`.
+struct CalibrateOptions {
+  std::string output;
+  std::string name = "calibrated";
+  int64_t devices = 0;
+  bool quick = false;
+  bool listDevices = false;
+};
+
+/// `parplan calibrate`: measure the local GPUs and write the cluster file
+/// (docs/cluster.md, "Calibrated clusters"); with --list-devices, one line
+/// per visible GPU, or why there is none.
+int runCalibrate(const CalibrateOptions &options);
 
 } // namespace parplan::cli
 

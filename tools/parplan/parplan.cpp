@@ -1,299 +1,21 @@
 //===- parplan.cpp - the parplan command line -----------------------------===//
 
 #include "Commands.h"
+#include "Flags.h"
 
-#include "parplan/Cost/Calibration.h"
-#include "parplan/Cost/ClusterFile.h"
 #include "parplan/Cost/CrossMesh.h"
 #include "parplan/Cost/Pipeline.h"
 
 #include <CLI/CLI.hpp>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <new>
 #include <tuple>
-#include <unistd.h>
 
-namespace {
-
-/// The options of `parplan calibrate`.
-struct CalibrateOptions {
-  std::string output;
-  std::string name = "calibrated";
-  int64_t devices = 0;
-  bool quick = false;
-  bool listDevices = false;
-};
-
-/// `parplan calibrate --list-devices`: one line per visible GPU, or why
-/// there is none; exits 0 either way.
-int listDevices() {
-  std::vector<parplan::cost::GpuInfo> gpus;
-  if (std::optional<std::string> reason = parplan::cost::listLocalGpus(gpus)) {
-    std::printf("no CUDA device: %s\n", reason->c_str());
-    return 0;
-  }
-  for (const parplan::cost::GpuInfo &gpu : gpus)
-    std::printf("%d: %s, %.4g GB, compute capability %s\n", gpu.index,
-                gpu.name.c_str(), gpu.memoryBytes / 1e9,
-                gpu.computeCapability.c_str());
-  return 0;
-}
-
-/// Writes `text` to `path`; false, the reason printed, when it cannot.
-bool writeFile(const std::string &path, const std::string &text) {
-  std::FILE *file = std::fopen(path.c_str(), "w");
-  bool written =
-      file && std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  int error = errno;
-  if (file && std::fclose(file) != 0 && written) {
-    written = false;
-    error = errno;
-  }
-  if (!written)
-    std::fprintf(stderr, "parplan calibrate: cannot write '%s': %s\n",
-                 path.c_str(), std::strerror(error));
-  return written;
-}
-
-/// `parplan calibrate`: measure the local GPUs and write the cluster file
-/// (docs/cluster.md, "Calibrated clusters").
-int runCalibrate(const CalibrateOptions &options) {
-  using namespace parplan::cost;
-  if (options.listDevices)
-    return listDevices();
-  auto fail = [](const std::string &error) {
-    std::fprintf(stderr, "parplan calibrate: %s\n", error.c_str());
-    return 1;
-  };
-  // What can be checked is checked before measuring, which takes a while.
-  if (options.name.empty())
-    return fail("--name must not be empty");
-  if (!options.output.empty()) {
-    std::string directory = options.output;
-    size_t slash = directory.find_last_of('/');
-    directory = slash == std::string::npos ? "."
-                : slash == 0               ? "/"
-                                           : directory.substr(0, slash);
-    if (access(directory.c_str(), W_OK) != 0)
-      return fail("cannot write '" + options.output +
-                  "': " + std::strerror(errno));
-  }
-  CalibrationOptions calibration;
-  calibration.devices = options.devices;
-  calibration.quick = options.quick;
-  // Progress only where someone watches: measuring takes a while.
-  if (isatty(STDERR_FILENO))
-    calibration.progress = [](const std::string &what) {
-      std::fprintf(stderr, "parplan calibrate: measuring %s\n", what.c_str());
-    };
-  GpuMeasurements gpus;
-  if (std::optional<std::string> error = measureLocalGpus(calibration, gpus))
-    return fail(*error);
-  std::string error;
-  std::optional<Cluster> cluster =
-      clusterFromMeasurements(gpus, options.name, error);
-  if (!cluster)
-    return fail("the measurements make no valid cluster: " + error);
-
-  bool json = llvm::StringRef(options.output).ends_with_insensitive(".json");
-  std::string text =
-      json ? writeClusterJson(*cluster) : writeClusterYaml(*cluster);
-  // What is written must load back: check it before writing it.
-  std::string check;
-  if (!parseCluster(text, json ? "calibrated.json" : "calibrated.yaml", check))
-    return fail("the calibrated cluster does not load back: " + check);
-
-  std::string table = formatMeasurements(gpus);
-  if (options.output.empty()) {
-    // The file on stdout, the table beside it on stderr.
-    std::fputs(table.c_str(), stderr);
-    std::fputs(text.c_str(), stdout);
-    return 0;
-  }
-  if (!writeFile(options.output, text))
-    return 1;
-  std::fputs(table.c_str(), stdout);
-  std::printf("wrote %s: cluster '%s', %lld x %s\n", options.output.c_str(),
-              cluster->name.c_str(),
-              static_cast<long long>(cluster->numDevices()),
-              cluster->deviceTypes.front().name.c_str());
-  return 0;
-}
-
-/// The flags of nn-autodiff's options, for every command that builds a
-/// training step. With `autoMicroBatches` (compile), `--micro-batches auto`
-/// leaves the count to the search and sets it.
-void addTrainingOptions(CLI::App *command,
-                        parplan::cli::TrainingOptions &training,
-                        bool *autoMicroBatches = nullptr) {
-  command
-      ->add_option("--loss", training.loss,
-                   "cross-entropy (default, against integer labels) or mse")
-      ->check(CLI::IsMember({"cross-entropy", "mse"}));
-  command->add_option("--output-index", training.outputIndex,
-                      "The model output the loss reads (default 0)");
-  command->add_option("--labels", training.labels,
-                      "Name of the labels (or targets) input (default "
-                      "labels)");
-  command
-      ->add_option("--optimizer", training.optimizer,
-                   "sgd, momentum, adam (default), adamw or none (return "
-                   "the gradients)")
-      ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw", "none"}));
-  command->add_option("--lr", training.lr, "Learning rate (default 1e-3)")
-      ->check(CLI::PositiveNumber);
-  command->add_option("--weight-decay", training.weightDecay,
-                      "Weight decay (default 0; 0.01 for adamw)");
-  command->add_option("--frozen", training.frozen,
-                      "Comma-separated globs of parameters not to train "
-                      "(e.g. attention masks exported as initializers)");
-  CLI::Option *recompute =
-      command
-          ->add_option(
-              "--recompute", training.recompute,
-              "Activation recomputation: none, selective or full "
-              "(default none; compile tries selective, then full, on as "
-              "few layers as fit, when nothing fits without)")
-          ->check(CLI::IsMember({"none", "selective", "full"}));
-  command
-      ->add_option("--recompute-layers", training.recomputeLayers,
-                   "With --recompute full: recompute the first N layers of "
-                   "each class (layers named alike but for their number), "
-                   "the others keep their activations (default: all)")
-      ->check(CLI::NonNegativeNumber)
-      ->needs(recompute);
-  command
-      ->add_option("--mixed-precision", training.mixedPrecision,
-                   "none (default), bf16 or fp16 (fp32 master weights)")
-      ->check(CLI::IsMember({"none", "bf16", "fp16"}));
-  command
-      ->add_option("--batch-norm", training.batchNorm,
-                   "batch (default: normalize with the batch's statistics "
-                   "and update the running ones, as PyTorch trains) or "
-                   "frozen (the running statistics fixed, for fine-tuning)")
-      ->check(CLI::IsMember({"batch", "frozen"}));
-  command
-      ->add_option("--dropout", training.dropout,
-                   "on (default: dropout drops elements in training, the "
-                   "same ones on any mesh) or off (the identity)")
-      ->check(CLI::IsMember({"on", "off"}));
-  command->add_option("--dropout-seed", training.dropoutSeed,
-                      "Seed of the dropout masks (default 0)");
-  command
-      ->add_option("--untie", training.untie,
-                   "Give each place that reads parameter NAME (a layer, a "
-                   "batch norm's running statistic) its own copy (exporters "
-                   "merge initializers of equal values into one tied "
-                   "parameter; compile warns of each); repeat or separate "
-                   "names with commas")
-      ->delimiter(',')
-      ->allow_extra_args(false);
-  if (!autoMicroBatches) {
-    command
-        ->add_option("--micro-batches", training.microBatches,
-                     "Accumulate gradients over M micro-batches before one "
-                     "update (default 1)")
-        ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-    return;
-  }
-  command
-      ->add_option_function<std::string>(
-          "--micro-batches",
-          [&training, autoMicroBatches](const std::string &text) {
-            *autoMicroBatches = text == "auto";
-            training.microBatches = *autoMicroBatches ? 1 : std::stoll(text);
-          },
-          "Accumulate gradients over M micro-batches of --batch before one "
-          "update, or with 'auto' the count of least predicted step on "
-          "stages (default: auto with --stages auto, else 1; "
-          "docs/pipeline.md)")
-      ->check(CLI::Validator(
-          [](std::string &text) -> std::string {
-            if (text == "auto")
-              return "";
-            bool digits =
-                !text.empty() && text.size() <= 8 &&
-                text.find_first_not_of("0123456789") == std::string::npos;
-            return digits && std::stoll(text) >= 1 &&
-                           std::stoll(text) <= (int64_t{1} << 24)
-                       ? ""
-                       : "expected a count from 1 to 16777216 or 'auto', "
-                         "not '" +
-                             text + "'";
-          },
-          "M|auto"));
-}
-
-/// `--dim NAME=VALUE`, repeatable. One value per flag: CLI11 lets a vector
-/// option take every following argument, which would swallow the model path
-/// in `import --dim batch=32 model.onnx`.
-void addDimOption(CLI::App *command, std::vector<std::string> &dims) {
-  command
-      ->add_option("--dim", dims,
-                   "Bind a symbolic dimension: NAME=VALUE (repeatable)")
-      ->allow_extra_args(false);
-}
-
-/// The flags of sbp-assign's layout: cluster, mesh, strategy, pins.
-void addLayoutOptions(CLI::App *command, parplan::cli::LayoutOptions &layout) {
-  command->add_option("--cluster", layout.cluster,
-                      "Preset name or cluster file (default dgx-h100)");
-  command->add_option("--mesh", layout.mesh,
-                      "Mesh shape over the first devices, e.g. 2x4 (default: "
-                      "nodes x devices per node when uniform, else all "
-                      "devices)");
-  command
-      ->add_option(
-          "--strategy", layout.strategy,
-          "auto (default), exact, data-parallel, megatron or replicated")
-      ->check(CLI::IsMember(
-          {"auto", "exact", "data-parallel", "megatron", "replicated"}));
-  command->add_option("--annotations", layout.annotations,
-                      "YAML or JSON file of pinned layouts "
-                      "(docs/sbp-annotations.md)");
-  command
-      ->add_option_function<std::string>(
-          "--stages",
-          [&layout](const std::string &text) {
-            layout.autoStages = text == "auto";
-            layout.stages = layout.autoStages ? 0 : std::stoll(text);
-          },
-          "Pipeline stages: cut the mesh's first axis and the model's "
-          "layers into N even parts, or with 'auto' (compile) the count of "
-          "least predicted step (compile's default on a mesh over several "
-          "nodes with --strategy auto; 1 keeps one mesh; docs/pipeline.md)")
-      ->check(CLI::Validator(
-          [](std::string &text) -> std::string {
-            if (text == "auto")
-              return "";
-            bool digits =
-                !text.empty() &&
-                text.find_first_not_of("0123456789") == std::string::npos;
-            if (digits && text.size() > 9)
-              return "'" + text + "' stages are more than a cluster holds";
-            return digits && std::stoll(text) > 0
-                       ? ""
-                       : "expected a positive count or 'auto', not '" + text +
-                             "'";
-          },
-          "N|auto"));
-  command
-      ->add_option("--tensor", layout.tensor,
-                   "With --strategy megatron: the tensor-parallel degree, "
-                   "the mesh's last axis (default: devices per node)")
-      ->check(CLI::PositiveNumber);
-  command
-      ->add_option("--pipeline", layout.pipeline,
-                   "With --strategy megatron: the pipeline stages (default "
-                   "1); data parallel over the rest")
-      ->check(CLI::PositiveNumber);
-}
-
-} // namespace
+using parplan::cli::addDimOption;
+using parplan::cli::addLayoutOptions;
+using parplan::cli::addTrainingOptions;
 
 int main(int argc, char **argv) {
   CLI::App app{"parplan: ONNX model + cluster -> per-device parallelization "
@@ -539,7 +261,7 @@ int main(int argc, char **argv) {
                    "Print the cluster as a cluster file instead: yaml or json")
       ->check(CLI::IsMember({"yaml", "json"}));
 
-  CalibrateOptions calibrate;
+  parplan::cli::CalibrateOptions calibrate;
   CLI::App *calibrateCommand = app.add_subcommand(
       "calibrate", "Measure the local GPUs (cuBLAS matmuls, memory "
                    "bandwidth, NCCL all-reduce) and write a cluster file "
@@ -607,7 +329,7 @@ int main(int argc, char **argv) {
   }
   try {
     if (calibrateCommand->parsed())
-      return runCalibrate(calibrate);
+      return parplan::cli::runCalibrate(calibrate);
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "parplan calibrate: out of memory\n");
     return 1;
