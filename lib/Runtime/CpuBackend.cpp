@@ -21,19 +21,6 @@
 
 namespace parplan::runtime {
 
-ReduceKind toReduceKind(plan::Reduction kind) {
-  switch (kind) {
-  case plan::MAX:
-    return ReduceKind::Max;
-  case plan::MIN:
-    return ReduceKind::Min;
-  case plan::PROD:
-    return ReduceKind::Prod;
-  default:
-    return ReduceKind::Sum;
-  }
-}
-
 std::string describeInstruction(const plan::Instruction &instruction) {
   switch (instruction.op_case()) {
   case plan::Instruction::kKernel:
@@ -341,7 +328,9 @@ private:
     const Group &group = groups_->at(collective.group());
     Tensor &in = buffers_[collective.input()];
     Tensor &out = buffers_[collective.output()];
-    ReduceKind reduce = toReduceKind(collective.reduce());
+    // checkPlan refused a reduction this release does not know.
+    ReduceKind reduce =
+        toReduceKind(collective.reduce()).value_or(ReduceKind::Sum);
     switch (collective.kind()) {
     case plan::Collective::ALL_REDUCE:
       return communicator_.allReduce(in, reduce, group);

@@ -2043,20 +2043,115 @@ Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
 }
 
 const char *collectiveName(int kind) {
-  switch (kind) {
-  case plan::Collective::ALL_REDUCE:
-    return "all_reduce";
-  case plan::Collective::ALL_GATHER:
-    return "all_gather";
-  case plan::Collective::REDUCE_SCATTER:
-    return "reduce_scatter";
-  case plan::Collective::ALL_TO_ALL:
-    return "all_to_all";
-  case plan::Collective::BROADCAST:
-    return "broadcast";
+  std::optional<CollectiveKind> known = toCollectiveKind(kind);
+  return known ? toString(*known) : "collective";
+}
+
+std::optional<ReduceKind> toReduceKind(int planReduction) {
+  switch (planReduction) {
+  case plan::SUM:
+    return ReduceKind::Sum;
+  case plan::MAX:
+    return ReduceKind::Max;
+  case plan::MIN:
+    return ReduceKind::Min;
+  case plan::PROD:
+    return ReduceKind::Prod;
   default:
-    return "collective";
+    return std::nullopt;
   }
+}
+
+plan::Reduction toProto(ReduceKind kind) {
+  switch (kind) {
+  case ReduceKind::Sum:
+    return plan::SUM;
+  case ReduceKind::Max:
+    return plan::MAX;
+  case ReduceKind::Min:
+    return plan::MIN;
+  case ReduceKind::Prod:
+    return plan::PROD;
+  }
+  return plan::SUM;
+}
+
+std::optional<BufferKind> toBufferKind(int planBufferKind) {
+  switch (planBufferKind) {
+  case plan::Buffer::TEMPORARY:
+    return BufferKind::Temporary;
+  case plan::Buffer::PARAMETER:
+    return BufferKind::Parameter;
+  case plan::Buffer::INPUT:
+    return BufferKind::Input;
+  case plan::Buffer::STATE:
+    return BufferKind::State;
+  case plan::Buffer::CONSTANT:
+    return BufferKind::Constant;
+  case plan::Buffer::OUTPUT:
+    return BufferKind::Output;
+  case plan::Buffer::ACCUMULATOR:
+    return BufferKind::Accumulator;
+  case plan::Buffer::MICRO_BATCH:
+    return BufferKind::MicroBatch;
+  default:
+    return std::nullopt;
+  }
+}
+
+plan::Buffer::Kind toProto(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Temporary:
+    return plan::Buffer::TEMPORARY;
+  case BufferKind::Parameter:
+    return plan::Buffer::PARAMETER;
+  case BufferKind::Input:
+    return plan::Buffer::INPUT;
+  case BufferKind::State:
+    return plan::Buffer::STATE;
+  case BufferKind::Constant:
+    return plan::Buffer::CONSTANT;
+  case BufferKind::Output:
+    return plan::Buffer::OUTPUT;
+  case BufferKind::Accumulator:
+    return plan::Buffer::ACCUMULATOR;
+  case BufferKind::MicroBatch:
+    return plan::Buffer::MICRO_BATCH;
+  }
+  return plan::Buffer::TEMPORARY;
+}
+
+std::optional<CollectiveKind> toCollectiveKind(int planCollectiveKind) {
+  switch (planCollectiveKind) {
+  case plan::Collective::ALL_REDUCE:
+    return CollectiveKind::AllReduce;
+  case plan::Collective::ALL_GATHER:
+    return CollectiveKind::AllGather;
+  case plan::Collective::REDUCE_SCATTER:
+    return CollectiveKind::ReduceScatter;
+  case plan::Collective::ALL_TO_ALL:
+    return CollectiveKind::AllToAll;
+  case plan::Collective::BROADCAST:
+    return CollectiveKind::Broadcast;
+  default:
+    return std::nullopt;
+  }
+}
+
+plan::Collective::Kind toProto(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return plan::Collective::ALL_REDUCE;
+  case CollectiveKind::AllGather:
+    return plan::Collective::ALL_GATHER;
+  case CollectiveKind::ReduceScatter:
+    return plan::Collective::REDUCE_SCATTER;
+  case CollectiveKind::AllToAll:
+    return plan::Collective::ALL_TO_ALL;
+  case CollectiveKind::Broadcast:
+    return plan::Collective::BROADCAST;
+  }
+  return plan::Collective::ALL_REDUCE;
 }
 
 int64_t bufferBytes(const plan::Buffer &buffer) {

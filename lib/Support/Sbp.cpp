@@ -9,28 +9,6 @@
 
 namespace parplan {
 
-const char *toString(ReduceKind kind) {
-  switch (kind) {
-  case ReduceKind::Sum:
-    return "sum";
-  case ReduceKind::Max:
-    return "max";
-  case ReduceKind::Min:
-    return "min";
-  case ReduceKind::Prod:
-    return "prod";
-  }
-  return "?";
-}
-
-std::optional<ReduceKind> parseReduceKind(const std::string &text) {
-  for (ReduceKind kind :
-       {ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min, ReduceKind::Prod})
-    if (text == toString(kind))
-      return kind;
-  return std::nullopt;
-}
-
 bool operator==(const Sbp &a, const Sbp &b) {
   if (a.kind != b.kind)
     return false;

@@ -24,64 +24,6 @@ namespace rt = parplan::runtime;
 
 namespace {
 
-pp::DType protoType(rt::DType type) {
-  switch (type) {
-  case rt::DType::F16:
-    return pp::F16;
-  case rt::DType::BF16:
-    return pp::BF16;
-  case rt::DType::F32:
-    return pp::F32;
-  case rt::DType::F64:
-    return pp::F64;
-  case rt::DType::I1:
-    return pp::I1;
-  case rt::DType::I8:
-    return pp::I8;
-  case rt::DType::I32:
-    return pp::I32;
-  case rt::DType::I64:
-    return pp::I64;
-  }
-  return pp::DTYPE_UNSPECIFIED;
-}
-
-pp::Buffer::Kind protoKind(pp::BufferKind kind) {
-  switch (kind) {
-  case pp::BufferKind::temporary:
-    return pp::Buffer::TEMPORARY;
-  case pp::BufferKind::parameter:
-    return pp::Buffer::PARAMETER;
-  case pp::BufferKind::input:
-    return pp::Buffer::INPUT;
-  case pp::BufferKind::state:
-    return pp::Buffer::STATE;
-  case pp::BufferKind::constant:
-    return pp::Buffer::CONSTANT;
-  case pp::BufferKind::output:
-    return pp::Buffer::OUTPUT;
-  case pp::BufferKind::accumulator:
-    return pp::Buffer::ACCUMULATOR;
-  case pp::BufferKind::micro_batch:
-    return pp::Buffer::MICRO_BATCH;
-  }
-  return pp::Buffer::TEMPORARY;
-}
-
-pp::Reduction protoReduce(pp::ReduceKind kind) {
-  switch (kind) {
-  case pp::ReduceKind::sum:
-    return pp::SUM;
-  case pp::ReduceKind::max:
-    return pp::MAX;
-  case pp::ReduceKind::min:
-    return pp::MIN;
-  case pp::ReduceKind::prod:
-    return pp::PROD;
-  }
-  return pp::SUM;
-}
-
 template <typename Field>
 void copyInts(ArrayRef<int64_t> values, Field *field) {
   field->Add(values.begin(), values.end());
@@ -150,9 +92,9 @@ LogicalResult ProgramExporter::buffer(pp::BufferOp op) {
     return op.emitOpError() << "has no plan file form";
   pp::Buffer &buffer = *program.add_buffers();
   index[op.getResult()] = program.buffers_size() - 1;
-  buffer.set_dtype(protoType(*dtype));
+  buffer.set_dtype(rt::toPlanDType(*dtype));
   copyInts(type.getShape(), buffer.mutable_shape());
-  buffer.set_kind(protoKind(*kind));
+  buffer.set_kind(rt::toProto(pp::toBufferKind(*kind)));
   buffer.set_arena_offset(op.getOffset() ? static_cast<int64_t>(*op.getOffset())
                                          : -1);
   if (op.getName())
@@ -276,7 +218,7 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
         .Case([&](pp::AllReduceOp o) {
           collective(pp::Collective::ALL_REDUCE, o.getGroup(), o.getBuffer(),
                      o.getBuffer())
-              .set_reduce(protoReduce(o.getReduce()));
+              .set_reduce(rt::toProto(pp::toReduceKind(o.getReduce())));
         })
         .Case([&](pp::AllGatherOp o) {
           collective(pp::Collective::ALL_GATHER, o.getGroup(), o.getInput(),
@@ -288,7 +230,7 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
               collective(pp::Collective::REDUCE_SCATTER, o.getGroup(),
                          o.getInput(), o.getOutput());
           c.set_axis(static_cast<int64_t>(o.getAxis()));
-          c.set_reduce(protoReduce(o.getReduce()));
+          c.set_reduce(rt::toProto(pp::toReduceKind(o.getReduce())));
         })
         .Case([&](pp::AllToAllOp o) {
           pp::Collective &c =
@@ -398,7 +340,7 @@ LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
     if (!dtype)
       return move.emitOpError() << "has no plan file form";
     out.set_name(move.getSymName().str());
-    out.set_dtype(protoType(*dtype));
+    out.set_dtype(rt::toPlanDType(*dtype));
     copyInts(type.getShape(), out.mutable_logical_shape());
     out.set_source_mesh(move.getFrom().str());
     copyInts(move.getFromSplits(), out.mutable_source_splits());

@@ -22,9 +22,7 @@ using namespace parplan;
 namespace {
 
 plan::ReduceKindAttr reduceAttr(MLIRContext *context, ReduceKind reduce) {
-  // The plan enum lists the reductions in Support's order.
-  return plan::ReduceKindAttr::get(
-      context, static_cast<plan::ReduceKind>(static_cast<int>(reduce)));
+  return plan::ReduceKindAttr::get(context, plan::toPlanReduceKind(reduce));
 }
 
 /// `starts` of a slice (or slice_grad) of the device's balanced part along

@@ -648,7 +648,7 @@ std::vector<Tensor> communicatorResults(const Case &c,
   std::vector<Tensor> outputs;
   for (int64_t m = 0; m < n; ++m)
     outputs.emplace_back(c.type, memberShapes(c, m).second);
-  ReduceKind reduce = toReduceKind(c.reduce);
+  ReduceKind reduce = toReduceKind(c.reduce).value_or(ReduceKind::Sum);
   for (int64_t m = 0; m < n; ++m) {
     Tensor &out = outputs[m];
     switch (c.kind) {

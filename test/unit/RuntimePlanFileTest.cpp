@@ -914,3 +914,56 @@ TEST_CASE("checkPlan names what is wrong with named meshes", "[plan]") {
             }),
             "which does not contain device 0"));
 }
+
+namespace {
+/// A plan.proto enum value's name as the vocabulary spells it
+/// ("ALL_REDUCE" as "all_reduce").
+std::string lowered(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return name;
+}
+} // namespace
+
+TEST_CASE("the plan file's enums convert to the vocabulary by name",
+          "[plan-file][vocabulary]") {
+  using namespace parplan;
+  // One vocabulary case per value of each plan.proto enum, both ways.
+  REQUIRE(std::size(kReduceKinds) == plan::Reduction_MAX + 1u);
+  for (ReduceKind kind : kReduceKinds) {
+    REQUIRE(lowered(plan::Reduction_Name(runtime::toProto(kind))) ==
+            toString(kind));
+    REQUIRE(runtime::toReduceKind(runtime::toProto(kind)) == kind);
+  }
+  REQUIRE(std::size(kBufferKinds) == plan::Buffer::Kind_MAX + 1u);
+  for (BufferKind kind : kBufferKinds) {
+    REQUIRE(lowered(plan::Buffer::Kind_Name(runtime::toProto(kind))) ==
+            toString(kind));
+    REQUIRE(runtime::toBufferKind(runtime::toProto(kind)) == kind);
+  }
+  REQUIRE(std::size(kCollectiveKinds) == plan::Collective::Kind_MAX + 1u);
+  for (CollectiveKind kind : kCollectiveKinds) {
+    REQUIRE(lowered(plan::Collective::Kind_Name(runtime::toProto(kind))) ==
+            toString(kind));
+    REQUIRE(runtime::toCollectiveKind(runtime::toProto(kind)) == kind);
+    REQUIRE(std::string(runtime::collectiveName(runtime::toProto(kind))) ==
+            toString(kind));
+  }
+  // DTYPE_UNSPECIFIED aside, one runtime type per plan dtype.
+  for (int value = plan::DType_MIN; value <= plan::DType_MAX; ++value) {
+    std::optional<runtime::DType> type = runtime::toRuntimeDType(value);
+    if (value == plan::DTYPE_UNSPECIFIED) {
+      REQUIRE_FALSE(type);
+      continue;
+    }
+    REQUIRE(type);
+    REQUIRE(lowered(plan::DType_Name(runtime::toPlanDType(*type))) ==
+            runtime::toString(*type));
+    REQUIRE(runtime::toPlanDType(*type) == value);
+  }
+  // Values a newer release may write are refused, not guessed.
+  REQUIRE_FALSE(runtime::toReduceKind(plan::Reduction_MAX + 1));
+  REQUIRE_FALSE(runtime::toBufferKind(plan::Buffer::Kind_MAX + 1));
+  REQUIRE_FALSE(runtime::toCollectiveKind(plan::Collective::Kind_MAX + 1));
+  REQUIRE(std::string(runtime::collectiveName(99)) == "collective");
+}

@@ -166,9 +166,6 @@ std::vector<std::string> countedNames(const std::map<std::string, int> &counts);
 /// can be copied in order without taking the sources first.
 bool updatesDisjoint(const plan::Program &program);
 
-/// The runtime's reduction for the plan file's.
-ReduceKind toReduceKind(plan::Reduction kind);
-
 } // namespace parplan::runtime
 
 #endif // PARPLAN_RUNTIME_BACKEND_H

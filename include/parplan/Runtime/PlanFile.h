@@ -16,6 +16,7 @@
 #include "parplan/Runtime/Tensor.h"
 #include "parplan/Runtime/plan.pb.h"
 #include "parplan/Support/Sbp.h"
+#include "parplan/Support/Vocabulary.h"
 
 #include <cstdint>
 #include <map>
@@ -192,14 +193,23 @@ arenaOverlaps(const plan::Program &program);
 /// does. Call on a plan that passed checkPlan.
 Status checkMessageOrder(const plan::Plan &plan);
 
-/// The runtime element type of a plan dtype; nullopt for
-/// DTYPE_UNSPECIFIED and values this release does not know.
+// The plan file's enums as the vocabulary (Support/Vocabulary.h, DType)
+// and back, by name: the only conversions between them. From the file,
+// std::nullopt for a value this release does not know.
+
+/// The runtime element type of a plan dtype (nullopt for
+/// DTYPE_UNSPECIFIED too), and the plan dtype of one.
 std::optional<DType> toRuntimeDType(int planDType);
-/// The plan dtype of a runtime element type.
 plan::DType toPlanDType(DType type);
-/// "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"
-/// (the plan dialect's op names) for a plan::Collective::Kind; "collective"
-/// for a value this release does not know.
+std::optional<ReduceKind> toReduceKind(int planReduction);
+plan::Reduction toProto(ReduceKind kind);
+std::optional<BufferKind> toBufferKind(int planBufferKind);
+plan::Buffer::Kind toProto(BufferKind kind);
+std::optional<CollectiveKind> toCollectiveKind(int planCollectiveKind);
+plan::Collective::Kind toProto(CollectiveKind kind);
+/// The collective's name (toString(CollectiveKind), the plan dialect's op
+/// names) for a plan::Collective::Kind; "collective" for a value this
+/// release does not know.
 const char *collectiveName(int kind);
 
 } // namespace parplan::runtime

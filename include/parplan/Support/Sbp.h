@@ -9,6 +9,8 @@
 #ifndef PARPLAN_SUPPORT_SBP_H
 #define PARPLAN_SUPPORT_SBP_H
 
+#include "parplan/Support/Vocabulary.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,13 +19,6 @@
 namespace parplan {
 
 enum class SbpKind { Split, Broadcast, Partial };
-
-/// How the partial values held along a mesh axis combine into the whole value.
-enum class ReduceKind { Sum, Max, Min, Prod };
-
-/// "sum", "max", "min", "prod".
-const char *toString(ReduceKind kind);
-std::optional<ReduceKind> parseReduceKind(const std::string &text);
 
 /// One entry of an nd-SBP: how a tensor is laid out along one mesh axis.
 struct Sbp {

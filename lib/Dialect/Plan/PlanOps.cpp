@@ -16,6 +16,58 @@ using namespace parplan::plan;
 
 #include "parplan/Dialect/Plan/PlanEnums.cpp.inc"
 
+parplan::ReduceKind parplan::plan::toReduceKind(ReduceKind kind) {
+  return fromDialectReduceKind(kind);
+}
+
+ReduceKind parplan::plan::toPlanReduceKind(parplan::ReduceKind kind) {
+  return toDialectReduceKind<ReduceKind>(kind);
+}
+
+parplan::BufferKind parplan::plan::toBufferKind(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::temporary:
+    return parplan::BufferKind::Temporary;
+  case BufferKind::parameter:
+    return parplan::BufferKind::Parameter;
+  case BufferKind::input:
+    return parplan::BufferKind::Input;
+  case BufferKind::state:
+    return parplan::BufferKind::State;
+  case BufferKind::constant:
+    return parplan::BufferKind::Constant;
+  case BufferKind::output:
+    return parplan::BufferKind::Output;
+  case BufferKind::accumulator:
+    return parplan::BufferKind::Accumulator;
+  case BufferKind::micro_batch:
+    return parplan::BufferKind::MicroBatch;
+  }
+  return parplan::BufferKind::Temporary;
+}
+
+BufferKind parplan::plan::toPlanBufferKind(parplan::BufferKind kind) {
+  switch (kind) {
+  case parplan::BufferKind::Temporary:
+    return BufferKind::temporary;
+  case parplan::BufferKind::Parameter:
+    return BufferKind::parameter;
+  case parplan::BufferKind::Input:
+    return BufferKind::input;
+  case parplan::BufferKind::State:
+    return BufferKind::state;
+  case parplan::BufferKind::Constant:
+    return BufferKind::constant;
+  case parplan::BufferKind::Output:
+    return BufferKind::output;
+  case parplan::BufferKind::Accumulator:
+    return BufferKind::accumulator;
+  case parplan::BufferKind::MicroBatch:
+    return BufferKind::micro_batch;
+  }
+  return BufferKind::temporary;
+}
+
 #define GET_OP_CLASSES
 #include "parplan/Dialect/Plan/PlanOps.cpp.inc"
 

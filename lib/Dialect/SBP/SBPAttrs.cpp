@@ -133,23 +133,13 @@ LogicalResult SplitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-namespace {
-// The dialect's enum and Support's enum list the same kinds in the same order.
-static_assert(static_cast<int>(ReduceKind::sum) ==
-                  static_cast<int>(parplan::ReduceKind::Sum) &&
-              static_cast<int>(ReduceKind::max) ==
-                  static_cast<int>(parplan::ReduceKind::Max) &&
-              static_cast<int>(ReduceKind::min) ==
-                  static_cast<int>(parplan::ReduceKind::Min) &&
-              static_cast<int>(ReduceKind::prod) ==
-                  static_cast<int>(parplan::ReduceKind::Prod));
-parplan::ReduceKind toSupport(ReduceKind kind) {
-  return static_cast<parplan::ReduceKind>(static_cast<int>(kind));
+parplan::ReduceKind parplan::sbp::toReduceKind(ReduceKind kind) {
+  return fromDialectReduceKind(kind);
 }
-ReduceKind fromSupport(parplan::ReduceKind kind) {
-  return static_cast<ReduceKind>(static_cast<int>(kind));
+
+ReduceKind parplan::sbp::toSbpReduceKind(parplan::ReduceKind kind) {
+  return toDialectReduceKind<ReduceKind>(kind);
 }
-} // namespace
 
 std::optional<parplan::Sbp> parplan::sbp::toSbp(Attribute attr) {
   if (auto split = dyn_cast<SplitAttr>(attr))
@@ -157,7 +147,7 @@ std::optional<parplan::Sbp> parplan::sbp::toSbp(Attribute attr) {
   if (isa<BroadcastAttr>(attr))
     return Sbp::broadcast();
   if (auto partial = dyn_cast<PartialAttr>(attr))
-    return Sbp::partial(toSupport(partial.getReduce()));
+    return Sbp::partial(toReduceKind(partial.getReduce()));
   return std::nullopt;
 }
 
@@ -175,7 +165,7 @@ Attribute parplan::sbp::getSbpAttr(MLIRContext *context, const Sbp &sbp) {
   case SbpKind::Broadcast:
     return BroadcastAttr::get(context);
   case SbpKind::Partial:
-    return PartialAttr::get(context, fromSupport(sbp.reduce));
+    return PartialAttr::get(context, toSbpReduceKind(sbp.reduce));
   }
   llvm_unreachable("unknown SBP kind");
 }

@@ -24,7 +24,7 @@ namespace {
 /// reduce as the CPU backend stores them, a sum as "any" and a product as
 /// "all".
 ReduceKind ncclReduction(plan::Reduction reduction, DType type) {
-  ReduceKind kind = toReduceKind(reduction);
+  ReduceKind kind = toReduceKind(reduction).value_or(ReduceKind::Sum);
   if (type == DType::I1 && kind == ReduceKind::Sum)
     return ReduceKind::Max;
   if (type == DType::I1 && kind == ReduceKind::Prod)

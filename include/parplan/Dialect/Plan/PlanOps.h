@@ -23,6 +23,13 @@
 
 namespace parplan::plan {
 
+/// The dialect's reduction and buffer kinds as the vocabulary's
+/// (Support/Vocabulary.h) and back: the only conversions between them.
+parplan::ReduceKind toReduceKind(ReduceKind kind);
+ReduceKind toPlanReduceKind(parplan::ReduceKind kind);
+parplan::BufferKind toBufferKind(BufferKind kind);
+BufferKind toPlanBufferKind(parplan::BufferKind kind);
+
 /// The plan's whole mesh, around `op`: the module's `plan.mesh_shape`, or,
 /// when it has none, one axis up to the highest device any program lists.
 /// Programs and groups naming a plan.mesh read coordinates in that one.

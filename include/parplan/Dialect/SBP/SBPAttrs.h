@@ -18,6 +18,11 @@
 
 namespace parplan::sbp {
 
+/// The dialect's reduction kind as the vocabulary's (Support/Vocabulary.h)
+/// and back: the only conversions between the two.
+parplan::ReduceKind toReduceKind(ReduceKind kind);
+ReduceKind toSbpReduceKind(parplan::ReduceKind kind);
+
 /// The Support-level entry of an `#sbp.s`, `#sbp.b` or `#sbp.p` attribute;
 /// std::nullopt for any other attribute.
 std::optional<Sbp> toSbp(mlir::Attribute attr);
