@@ -331,6 +331,16 @@ void PlaceStagesPass::runOnOperation() {
   size_t stageCount = placement.stages.size();
   size_t virtualCount = stageCount * static_cast<size_t>(chunks);
   std::vector<bool> used(stageCount, false);
+  // An op without a node name that carries the source position of a
+  // placed op goes with it: nn-autodiff gives an update its parameter's
+  // location and a backward op the location of the forward op it
+  // differentiates, which in IR read from text are positions in the file
+  // rather than node names.
+  DenseMap<Location, size_t> stageOfPosition;
+  auto isPosition = [](Location loc) {
+    auto position = dyn_cast<FileLineColLoc>(loc);
+    return position && position.getLine() > 0;
+  };
   // The stages that name a node, then the data flow forward.
   for (Operation &op : body.without_terminator()) {
     std::string name = nn::nodeName(&op);
@@ -347,6 +357,10 @@ void PlaceStagesPass::runOnOperation() {
     if (!named.empty()) {
       matched = named.front();
       used[*matched % stageCount] = true;
+    } else if (name.empty() && isPosition(op.getLoc())) {
+      if (auto found = stageOfPosition.find(op.getLoc());
+          found != stageOfPosition.end())
+        matched = found->second;
     }
     // Data goes forward through the stages and gradients back: a forward
     // op follows its latest operand, a backward op its earliest.
@@ -358,8 +372,11 @@ void PlaceStagesPass::runOnOperation() {
             matched = !matched   ? found->second
                       : backward ? std::min(*matched, found->second)
                                  : std::max(*matched, found->second);
-    if (matched)
+    if (matched) {
       stageOf[&op] = *matched;
+      if (isPosition(op.getLoc()))
+        stageOfPosition.try_emplace(op.getLoc(), *matched);
+    }
   }
   for (size_t s = 0; s < stageCount; ++s)
     if (!used[s]) {
