@@ -54,8 +54,8 @@ std::string matmulName(const MatmulSample &sample) {
 }
 
 /// The best throughput measured per element type.
-std::map<DType, double> bestPerDType(const GpuMeasurements &gpus) {
-  std::map<DType, double> best;
+std::map<ComputeType, double> bestPerDType(const GpuMeasurements &gpus) {
+  std::map<ComputeType, double> best;
   for (const MatmulSample &sample : gpus.matmuls) {
     double &peak = best[sample.dtype];
     peak = std::max(peak, sample.flopsPerSecond);
@@ -115,7 +115,7 @@ std::optional<Cluster> parplan::cost::clusterFromMeasurements(
                          "be positive",
                          matmulName(sample).c_str(), sample.flopsPerSecond));
   }
-  std::map<DType, double> peaks = bestPerDType(gpus);
+  std::map<ComputeType, double> peaks = bestPerDType(gpus);
   if (peaks.empty())
     return fail("no matmul was measured: the device type would have no peak "
                 "FLOP/s");

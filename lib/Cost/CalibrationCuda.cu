@@ -424,7 +424,7 @@ Error timeOnStream(int device, cudaStream_t stream, const Plan &plan,
 //===----------------------------------------------------------------------===//
 
 struct GemmType {
-  DType dtype;
+  ComputeType dtype;
   cudaDataType_t dataType;
   cublasComputeType_t computeType;
   size_t elementBytes;
@@ -434,11 +434,11 @@ struct GemmType {
 /// default); tf32 runs f32 data on the tensor cores; bf16 and f16
 /// accumulate in f32.
 const GemmType kGemmTypes[] = {
-    {DType::F64, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8},
-    {DType::F32, CUDA_R_32F, CUBLAS_COMPUTE_32F_PEDANTIC, 4},
-    {DType::TF32, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4},
-    {DType::BF16, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2},
-    {DType::F16, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2},
+    {ComputeType::F64, CUDA_R_64F, CUBLAS_COMPUTE_64F, 8},
+    {ComputeType::F32, CUDA_R_32F, CUBLAS_COMPUTE_32F_PEDANTIC, 4},
+    {ComputeType::TF32, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4},
+    {ComputeType::BF16, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2},
+    {ComputeType::F16, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2},
 };
 
 struct GemmShape {

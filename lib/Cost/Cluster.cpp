@@ -11,43 +11,45 @@
 
 using namespace parplan::cost;
 
-const char *parplan::cost::toString(DType dtype) {
+const char *parplan::cost::toString(ComputeType dtype) {
   switch (dtype) {
-  case DType::F64:
+  case ComputeType::F64:
     return "f64";
-  case DType::F32:
+  case ComputeType::F32:
     return "f32";
-  case DType::TF32:
+  case ComputeType::TF32:
     return "tf32";
-  case DType::BF16:
+  case ComputeType::BF16:
     return "bf16";
-  case DType::F16:
+  case ComputeType::F16:
     return "f16";
-  case DType::I8:
+  case ComputeType::I8:
     return "i8";
   }
   return "f32";
 }
 
-std::optional<DType> parplan::cost::parseDType(const std::string &text) {
-  for (DType dtype : {DType::F64, DType::F32, DType::TF32, DType::BF16,
-                      DType::F16, DType::I8})
+std::optional<ComputeType>
+parplan::cost::parseComputeType(const std::string &text) {
+  for (ComputeType dtype :
+       {ComputeType::F64, ComputeType::F32, ComputeType::TF32,
+        ComputeType::BF16, ComputeType::F16, ComputeType::I8})
     if (text == toString(dtype))
       return dtype;
   return std::nullopt;
 }
 
-int64_t parplan::cost::byteWidth(DType dtype) {
+int64_t parplan::cost::byteWidth(ComputeType dtype) {
   switch (dtype) {
-  case DType::F64:
+  case ComputeType::F64:
     return 8;
-  case DType::F32:
-  case DType::TF32:
+  case ComputeType::F32:
+  case ComputeType::TF32:
     return 4;
-  case DType::BF16:
-  case DType::F16:
+  case ComputeType::BF16:
+  case ComputeType::F16:
     return 2;
-  case DType::I8:
+  case ComputeType::I8:
     return 1;
   }
   return 4;

@@ -354,8 +354,9 @@ bool Reader::readDeviceType(const Tree &tree, size_t index, Cluster &cluster,
   if (!peaks)
     return false;
   std::vector<std::string> dtypes;
-  for (DType dtype : {DType::F64, DType::F32, DType::TF32, DType::BF16,
-                      DType::F16, DType::I8})
+  for (ComputeType dtype :
+       {ComputeType::F64, ComputeType::F32, ComputeType::TF32,
+        ComputeType::BF16, ComputeType::F16, ComputeType::I8})
     dtypes.push_back(toString(dtype));
   Fields peakFields(*this, *peaks, what + ": peak_flops");
   if (!peakFields.check(dtypes))
@@ -369,7 +370,7 @@ bool Reader::readDeviceType(const Tree &tree, size_t index, Cluster &cluster,
                       what + ": peak " + peaks->keys[i].first, Quantity::Flops,
                       flops))
       return false;
-    type.peakFlops[*parseDType(peaks->keys[i].first)] = flops;
+    type.peakFlops[*parseComputeType(peaks->keys[i].first)] = flops;
   }
   cluster.deviceTypes.push_back(std::move(type));
   return true;
@@ -769,7 +770,7 @@ public:
       for (const auto &[dtype, flops] : type.peakFlops) {
         std::string text = quantity(flops, Quantity::Flops);
         // Integer peaks are operations, not floating-point ones.
-        if (dtype == DType::I8)
+        if (dtype == ComputeType::I8)
           text =
               text.substr(0, text.find(' ')) +
               (text.find("GFLOP") != std::string::npos ? " GOP/s" : " TOP/s");

@@ -4,7 +4,7 @@
 
 std::optional<double> parplan::cost::computeTime(double flops, double bytes,
                                                  const DeviceType &device,
-                                                 DType dtype) {
+                                                 ComputeType dtype) {
   if (device.memoryBandwidth <= 0)
     return std::nullopt;
   // Memory traffic and arithmetic add up rather than overlap: measured on

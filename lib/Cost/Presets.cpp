@@ -52,12 +52,12 @@ constexpr double ms = 1e-3;
 // halved here), 80 GB HBM3 at 3.35 TB/s, NVLink 900 GB/s.
 DeviceType h100Sxm() {
   return {"H100-SXM5-80GB",
-          {{DType::F64, 67 * TFLOPS},
-           {DType::F32, 67 * TFLOPS},
-           {DType::TF32, 494.5 * TFLOPS},
-           {DType::BF16, 989.5 * TFLOPS},
-           {DType::F16, 989.5 * TFLOPS},
-           {DType::I8, 1979 * TFLOPS}},
+          {{ComputeType::F64, 67 * TFLOPS},
+           {ComputeType::F32, 67 * TFLOPS},
+           {ComputeType::TF32, 494.5 * TFLOPS},
+           {ComputeType::BF16, 989.5 * TFLOPS},
+           {ComputeType::F16, 989.5 * TFLOPS},
+           {ComputeType::I8, 1979 * TFLOPS}},
           80 * GB,
           3350 * GBps};
 }
@@ -68,12 +68,12 @@ DeviceType h100Sxm() {
 // 2,039 GB/s; NVLink 600 GB/s.
 DeviceType a100Sxm(bool memory80) {
   return {memory80 ? "A100-SXM4-80GB" : "A100-SXM4-40GB",
-          {{DType::F64, 19.5 * TFLOPS},
-           {DType::F32, 19.5 * TFLOPS},
-           {DType::TF32, 156 * TFLOPS},
-           {DType::BF16, 312 * TFLOPS},
-           {DType::F16, 312 * TFLOPS},
-           {DType::I8, 624 * TFLOPS}},
+          {{ComputeType::F64, 19.5 * TFLOPS},
+           {ComputeType::F32, 19.5 * TFLOPS},
+           {ComputeType::TF32, 156 * TFLOPS},
+           {ComputeType::BF16, 312 * TFLOPS},
+           {ComputeType::F16, 312 * TFLOPS},
+           {ComputeType::I8, 624 * TFLOPS}},
           memory80 ? 80 * GB : 40 * GB,
           memory80 ? 2039 * GBps : 1555 * GBps};
 }
@@ -83,9 +83,9 @@ DeviceType a100Sxm(bool memory80) {
 // 900 GB/s; NVLink 300 GB/s. No BF16, TF32 or INT8 tensor cores.
 DeviceType v100Sxm2(bool memory32) {
   return {memory32 ? "V100-SXM2-32GB" : "V100-SXM2-16GB",
-          {{DType::F64, 7.8 * TFLOPS},
-           {DType::F32, 15.7 * TFLOPS},
-           {DType::F16, 125 * TFLOPS}},
+          {{ComputeType::F64, 7.8 * TFLOPS},
+           {ComputeType::F32, 15.7 * TFLOPS},
+           {ComputeType::F16, 125 * TFLOPS}},
           memory32 ? 32 * GB : 16 * GB,
           900 * GBps};
 }
@@ -95,9 +95,9 @@ DeviceType v100Sxm2(bool memory32) {
 // at 732 GB/s; PCIe Gen3 x16, 32 GB/s (both directions).
 DeviceType p100Pcie() {
   return {"P100-PCIe-16GB",
-          {{DType::F64, 4.7 * TFLOPS},
-           {DType::F32, 9.3 * TFLOPS},
-           {DType::F16, 18.7 * TFLOPS}},
+          {{ComputeType::F64, 4.7 * TFLOPS},
+           {ComputeType::F32, 9.3 * TFLOPS},
+           {ComputeType::F16, 18.7 * TFLOPS}},
           16 * GB,
           732 * GBps};
 }
@@ -107,11 +107,11 @@ DeviceType p100Pcie() {
 // 696 GB/s; PCIe Gen4 64 GB/s (both directions).
 DeviceType a40() {
   return {"A40",
-          {{DType::F32, 37.4 * TFLOPS},
-           {DType::TF32, 74.8 * TFLOPS},
-           {DType::BF16, 149.7 * TFLOPS},
-           {DType::F16, 149.7 * TFLOPS},
-           {DType::I8, 299.3 * TFLOPS}},
+          {{ComputeType::F32, 37.4 * TFLOPS},
+           {ComputeType::TF32, 74.8 * TFLOPS},
+           {ComputeType::BF16, 149.7 * TFLOPS},
+           {ComputeType::F16, 149.7 * TFLOPS},
+           {ComputeType::I8, 299.3 * TFLOPS}},
           48 * GB,
           696 * GBps};
 }
@@ -120,9 +120,9 @@ DeviceType a40() {
 // (FP16/FP32) 65 TFLOPS, INT8 130 TOPS; 16 GB GDDR6 at 320 GB/s; PCIe Gen3.
 DeviceType t4() {
   return {"T4",
-          {{DType::F32, 8.1 * TFLOPS},
-           {DType::F16, 65 * TFLOPS},
-           {DType::I8, 130 * TFLOPS}},
+          {{ComputeType::F32, 8.1 * TFLOPS},
+           {ComputeType::F16, 65 * TFLOPS},
+           {ComputeType::I8, 130 * TFLOPS}},
           16 * GB,
           320 * GBps};
 }
@@ -132,7 +132,7 @@ DeviceType t4() {
 // not on the datasheet, so f16 is not listed.)
 DeviceType p40() {
   return {"P40",
-          {{DType::F32, 12 * TFLOPS}, {DType::I8, 47 * TFLOPS}},
+          {{ComputeType::F32, 12 * TFLOPS}, {ComputeType::I8, 47 * TFLOPS}},
           24 * GB,
           346 * GBps};
 }

@@ -415,15 +415,15 @@ double Simulator::kernelSeconds(const ClassInfo &info,
   const cost::DeviceType &device = *info.type;
   unpriced = kernel.compute_type().empty();
   if (!unpriced) {
-    cost::DType type =
-        cost::parseDType(kernel.compute_type()).value_or(cost::DType::F32);
+    cost::ComputeType type = cost::parseComputeType(kernel.compute_type())
+                                 .value_or(cost::ComputeType::F32);
     // A device without a peak for the type runs it at its f32 peak, as
     // the cost model prices it.
     std::optional<double> seconds =
         cost::computeTime(kernel.flops(), kernel.bytes(), device, type);
     if (!seconds)
       seconds = cost::computeTime(kernel.flops(), kernel.bytes(), device,
-                                  cost::DType::F32);
+                                  cost::ComputeType::F32);
     return seconds.value_or(0);
   }
   double bytes = 0;
@@ -434,7 +434,8 @@ double Simulator::kernelSeconds(const ClassInfo &info,
   for (int64_t b : kernel.results())
     bytes += static_cast<double>(
         runtime::bufferBytes(program.buffers(static_cast<int>(b))));
-  return cost::computeTime(0, bytes, device, cost::DType::F32).value_or(0);
+  return cost::computeTime(0, bytes, device, cost::ComputeType::F32)
+      .value_or(0);
 }
 
 double Simulator::moveSeconds(int64_t m) {

@@ -676,7 +676,7 @@ void ShardingSearch::priceCandidates(Node &node) {
       // The optimizer step reads and writes the state once.
       if (options.training)
         node.time[k] = model.computeTime(ShardingCostModel::LocalWork{
-            0, 2 * elements * stateBytes, cost::DType::F32});
+            0, 2 * elements * stateBytes, cost::ComputeType::F32});
     }
     return;
   }

@@ -34,7 +34,7 @@ uint64_t encode(const NdSbp &layout) {
   return code;
 }
 
-double peakOf(const cost::DeviceType &type, cost::DType dtype) {
+double peakOf(const cost::DeviceType &type, cost::ComputeType dtype) {
   auto peak = type.peakFlops.find(dtype);
   return peak == type.peakFlops.end() ? 0 : peak->second;
 }
@@ -93,7 +93,8 @@ ShardingCostModel::load(const cost::Cluster &cluster,
     model.axisLinks.push_back(cost::axisLink(model.cluster, model.mesh, axis));
   model.smallestMemoryDevice = model.mesh.devices.front();
   model.slowestDevice = model.mesh.devices.front();
-  cost::DType reference = mixedPrecision ? cost::DType::BF16 : cost::DType::F32;
+  cost::ComputeType reference =
+      mixedPrecision ? cost::ComputeType::BF16 : cost::ComputeType::F32;
   for (int64_t device : model.mesh.devices) {
     const cost::DeviceType &type = model.cluster.deviceTypeOf(device);
     if (type.memoryBytes <
@@ -114,23 +115,23 @@ const cost::DeviceType &ShardingCostModel::getSlowestDeviceType() const {
   return cluster.deviceTypeOf(slowestDevice);
 }
 
-cost::DType ShardingCostModel::computeType(Type elementType) const {
+cost::ComputeType ShardingCostModel::computeType(Type elementType) const {
   if (elementType.isF64())
-    return cost::DType::F64;
+    return cost::ComputeType::F64;
   if (elementType.isF16())
-    return cost::DType::F16;
+    return cost::ComputeType::F16;
   if (elementType.isBF16())
-    return cost::DType::BF16;
+    return cost::ComputeType::BF16;
   if (!isa<FloatType>(elementType)) // Integer work runs on the vector units.
-    return cost::DType::F32;
+    return cost::ComputeType::F32;
   if (mixedPrecision) {
     const cost::DeviceType &device = getSlowestDeviceType();
-    if (peakOf(device, cost::DType::BF16) > 0)
-      return cost::DType::BF16;
-    if (peakOf(device, cost::DType::F16) > 0)
-      return cost::DType::F16;
+    if (peakOf(device, cost::ComputeType::BF16) > 0)
+      return cost::ComputeType::BF16;
+    if (peakOf(device, cost::ComputeType::F16) > 0)
+      return cost::ComputeType::F16;
   }
-  return cost::DType::F32;
+  return cost::ComputeType::F32;
 }
 
 int64_t ShardingCostModel::elementBytes(Type elementType) const {
@@ -151,7 +152,8 @@ double ShardingCostModel::computeTime(const LocalWork &work) const {
           cost::computeTime(work.flops, work.bytes, device, work.type))
     return *time;
   // A device without a peak for the type: price it at its f32 peak.
-  return cost::computeTime(work.flops, work.bytes, device, cost::DType::F32)
+  return cost::computeTime(work.flops, work.bytes, device,
+                           cost::ComputeType::F32)
       .value_or(std::numeric_limits<double>::infinity());
 }
 

@@ -23,7 +23,7 @@ using namespace parplan::cost;
 
 namespace {
 
-MatmulSample sample(DType dtype, int64_t m, int64_t n, int64_t k,
+MatmulSample sample(ComputeType dtype, int64_t m, int64_t n, int64_t k,
                     double seconds) {
   MatmulSample result;
   result.dtype = dtype;
@@ -47,14 +47,14 @@ GpuMeasurements oneGpu() {
   gpus.kernelOverhead = 2.4e-6;
   gpus.kernelLaunches = 5000;
   gpus.matmuls = {
-      sample(DType::F64, 4096, 4096, 4096, 2.7e-3),
-      sample(DType::F64, 8192, 8192, 8192, 21.1e-3),
-      sample(DType::F32, 4096, 4096, 4096, 2.9e-3),
-      sample(DType::TF32, 4096, 4096, 4096, 0.41e-3),
-      sample(DType::BF16, 4096, 4096, 4096, 0.205e-3),
-      sample(DType::BF16, 8192, 8192, 8192, 1.57e-3),
-      sample(DType::BF16, 8192, 16384, 4096, 1.61e-3),
-      sample(DType::F16, 4096, 4096, 4096, 0.201e-3),
+      sample(ComputeType::F64, 4096, 4096, 4096, 2.7e-3),
+      sample(ComputeType::F64, 8192, 8192, 8192, 21.1e-3),
+      sample(ComputeType::F32, 4096, 4096, 4096, 2.9e-3),
+      sample(ComputeType::TF32, 4096, 4096, 4096, 0.41e-3),
+      sample(ComputeType::BF16, 4096, 4096, 4096, 0.205e-3),
+      sample(ComputeType::BF16, 8192, 8192, 8192, 1.57e-3),
+      sample(ComputeType::BF16, 8192, 16384, 4096, 1.61e-3),
+      sample(ComputeType::F16, 4096, 4096, 4096, 0.201e-3),
   };
   gpus.cudaVersion = "CUDA runtime 13.0, driver 13.0, cuBLAS 13.0.2";
   gpus.timestamp = "2025-01-31 12:34:56 UTC";
@@ -244,32 +244,33 @@ TEST_CASE("calibration: the peak of a type is its best matmul",
           "[calibration]") {
   GpuMeasurements gpus = oneGpu();
   Cluster cluster = mustConvert(gpus);
-  const std::map<DType, double> &peaks = cluster.deviceTypes[0].peakFlops;
+  const std::map<ComputeType, double> &peaks = cluster.deviceTypes[0].peakFlops;
   CHECK(peaks.size() == 5);
   auto flops = [](double m, double n, double k, double seconds) {
     return 2 * m * n * k / seconds;
   };
   // bf16: 8192^3 in 1.57 ms beats 4096^3 and the skinny shape.
-  CHECK(peaks.at(DType::BF16) == flops(8192, 8192, 8192, 1.57e-3));
-  CHECK(peaks.at(DType::F64) == flops(8192, 8192, 8192, 21.1e-3));
-  CHECK(peaks.at(DType::F32) == flops(4096, 4096, 4096, 2.9e-3));
-  CHECK(peaks.at(DType::TF32) == flops(4096, 4096, 4096, 0.41e-3));
-  CHECK(peaks.at(DType::F16) == flops(4096, 4096, 4096, 0.201e-3));
+  CHECK(peaks.at(ComputeType::BF16) == flops(8192, 8192, 8192, 1.57e-3));
+  CHECK(peaks.at(ComputeType::F64) == flops(8192, 8192, 8192, 21.1e-3));
+  CHECK(peaks.at(ComputeType::F32) == flops(4096, 4096, 4096, 2.9e-3));
+  CHECK(peaks.at(ComputeType::TF32) == flops(4096, 4096, 4096, 0.41e-3));
+  CHECK(peaks.at(ComputeType::F16) == flops(4096, 4096, 4096, 0.201e-3));
   for (const MatmulSample &s : gpus.matmuls)
     CHECK(s.flopsPerSecond <= peaks.at(s.dtype));
 
   // A type without a sample is left out, not written as 0.
   std::vector<MatmulSample> kept;
   for (const MatmulSample &s : gpus.matmuls)
-    if (s.dtype != DType::F64 && s.dtype != DType::TF32)
+    if (s.dtype != ComputeType::F64 && s.dtype != ComputeType::TF32)
       kept.push_back(s);
   gpus.matmuls = kept;
   Cluster fewer = mustConvert(gpus);
-  const std::map<DType, double> &fewerPeaks = fewer.deviceTypes[0].peakFlops;
+  const std::map<ComputeType, double> &fewerPeaks =
+      fewer.deviceTypes[0].peakFlops;
   CHECK(fewerPeaks.size() == 3);
-  CHECK_FALSE(fewerPeaks.count(DType::F64));
-  CHECK_FALSE(fewerPeaks.count(DType::TF32));
-  CHECK_FALSE(fewerPeaks.count(DType::I8));
+  CHECK_FALSE(fewerPeaks.count(ComputeType::F64));
+  CHECK_FALSE(fewerPeaks.count(ComputeType::TF32));
+  CHECK_FALSE(fewerPeaks.count(ComputeType::I8));
   std::string yaml = writeClusterYaml(fewer);
   CHECK(yaml.find("f64") == std::string::npos);
   CHECK(yaml.find("tf32") == std::string::npos);
@@ -287,11 +288,11 @@ TEST_CASE("calibration: clusters round-trip through YAML and JSON",
   odd.gpuName = "Tesla \"K80\": old";
   odd.hostName = "host #1";
   odd.memoryBandwidth = 512.25e6;
-  odd.matmuls = {sample(DType::F32, 1000, 999, 7, 0.123456789)};
+  odd.matmuls = {sample(ComputeType::F32, 1000, 999, 7, 0.123456789)};
   odd.ncclBusBandwidth = 123456.789;
   odd.ncclLatency = 0;
   Cluster cluster = mustConvert(odd, "odd: \"one\"");
-  CHECK(cluster.deviceTypes[0].peakFlops.at(DType::F32) < 1e9);
+  CHECK(cluster.deviceTypes[0].peakFlops.at(ComputeType::F32) < 1e9);
   checkRoundTrip(cluster);
 }
 

@@ -117,24 +117,25 @@ constexpr double ms = 1e-3;
 } // namespace
 
 //===----------------------------------------------------------------------===//
-// DType and Cluster
+// ComputeType and Cluster
 //===----------------------------------------------------------------------===//
 
 TEST_CASE("dtype names and widths", "[cluster]") {
-  for (DType dtype : {DType::F64, DType::F32, DType::TF32, DType::BF16,
-                      DType::F16, DType::I8})
-    CHECK(parseDType(toString(dtype)) == dtype);
-  CHECK_FALSE(parseDType("fp16"));
-  CHECK(byteWidth(DType::F64) == 8);
-  CHECK(byteWidth(DType::TF32) == 4);
-  CHECK(byteWidth(DType::BF16) == 2);
-  CHECK(byteWidth(DType::I8) == 1);
+  for (ComputeType dtype :
+       {ComputeType::F64, ComputeType::F32, ComputeType::TF32,
+        ComputeType::BF16, ComputeType::F16, ComputeType::I8})
+    CHECK(parseComputeType(toString(dtype)) == dtype);
+  CHECK_FALSE(parseComputeType("fp16"));
+  CHECK(byteWidth(ComputeType::F64) == 8);
+  CHECK(byteWidth(ComputeType::TF32) == 4);
+  CHECK(byteWidth(ComputeType::BF16) == 2);
+  CHECK(byteWidth(ComputeType::I8) == 1);
   CHECK(std::string(toString(LinkLevel::InterRegion)) == "inter-region");
 }
 
 TEST_CASE("cluster device numbering and link lookup", "[cluster]") {
   Cluster cluster;
-  cluster.deviceTypes = {{"gpu", {{DType::F32, 1e12}}, 1e9, 1e11}};
+  cluster.deviceTypes = {{"gpu", {{ComputeType::F32, 1e12}}, 1e9, 1e11}};
   cluster.nodes = {{"a", "gpu", 2, "east"},
                    {"b", "gpu", 3, "east"},
                    {"c", "gpu", 1, "west"}};
@@ -211,7 +212,7 @@ TEST_CASE("preset sizes and figures", "[cluster][preset]") {
   CHECK(dgx.numDevices() == 8);
   CHECK(dgx.nodes.size() == 1);
   CHECK(dgx.deviceTypeOf(7).name == "H100-SXM5-80GB");
-  CHECK(dgx.deviceTypeOf(7).peakFlops.at(DType::BF16) == 989.5e12);
+  CHECK(dgx.deviceTypeOf(7).peakFlops.at(ComputeType::BF16) == 989.5e12);
   CHECK(dgx.deviceTypeOf(7).memoryBytes == 80e9);
   CHECK(dgx.link(0, 7).bandwidth == 450 * GBps);
   CHECK(defaultMeshShape(dgx) == std::vector<int64_t>{8});
@@ -552,8 +553,8 @@ TEST_CASE("the example files load, YAML and JSON alike", "[cluster][file]") {
   CHECK(yaml->numDevices() == 8);
   CHECK(yaml->deviceTypeOf(0).name == "A100-SXM4-40GB");
   CHECK(yaml->deviceTypeOf(4).name == "V100-SXM2-32GB");
-  CHECK(yaml->deviceTypeOf(0).peakFlops.at(DType::I8) == 624e12);
-  CHECK(yaml->deviceTypeOf(4).peakFlops.count(DType::BF16) == 0);
+  CHECK(yaml->deviceTypeOf(0).peakFlops.at(ComputeType::I8) == 624e12);
+  CHECK(yaml->deviceTypeOf(4).peakFlops.count(ComputeType::BF16) == 0);
   CHECK(yaml->deviceTypeOf(4).memoryBytes == 32e9);
   CHECK(yaml->link(0, 1).bandwidth == 300 * GBps);
   CHECK(yaml->link(4, 5).bandwidth == 150 * GBps);  // node link
@@ -664,8 +665,8 @@ TEST_CASE("units", "[cluster][file]") {
   CHECK(cluster.intraNode.latency == Approx(1.5e-6));
   CHECK(cluster.deviceTypes[0].memoryBytes == 16.0 * 1024 * 1024 * 1024);
   CHECK(cluster.deviceTypes[0].memoryBandwidth == 1e12);
-  CHECK(cluster.deviceTypes[0].peakFlops.at(DType::F32) == 15e12);
-  CHECK(cluster.deviceTypes[0].peakFlops.at(DType::I8) == 100e12);
+  CHECK(cluster.deviceTypes[0].peakFlops.at(ComputeType::F32) == 15e12);
+  CHECK(cluster.deviceTypes[0].peakFlops.at(ComputeType::I8) == 100e12);
   CHECK(
       mustParse(withLink("800 Mbit/s", "2ms"), "u.yaml").intraNode.bandwidth ==
       100e6);
@@ -978,7 +979,7 @@ TEST_CASE("axisLink walks node pairs, not device pairs", "[cluster][mesh]") {
 /// overriding every device pair of a node pair, one a duplicate).
 static Cluster regionsAndOverrides() {
   Cluster cluster;
-  cluster.deviceTypes = {{"gpu", {{DType::F32, 1e12}}, 1e9, 1e11}};
+  cluster.deviceTypes = {{"gpu", {{ComputeType::F32, 1e12}}, 1e9, 1e11}};
   cluster.nodes = {{"a", "gpu", 2, "east"}, {"b", "gpu", 3, "east"},
                    {"c", "gpu", 1, "west"}, {"d", "gpu", 2, "west"},
                    {"e", "gpu", 1, "east"}, {"f", "gpu", 3, "north"}};

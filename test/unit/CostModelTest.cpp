@@ -244,34 +244,37 @@ TEST_CASE("an all-to-all of uneven parts charges what the devices send") {
 }
 
 TEST_CASE("roofline: FLOP-bound and memory-bound") {
-  DeviceType h100{
-      "H100", {{DType::BF16, 989e12}, {DType::F32, 67e12}}, 80e9, 3.35e12};
+  DeviceType h100{"H100",
+                  {{ComputeType::BF16, 989e12}, {ComputeType::F32, 67e12}},
+                  80e9,
+                  3.35e12};
   double gemmFlops = 2.0 * 8192 * 8192 * 8192,
          gemmBytes = 3.0 * 8192 * 8192 * 2;
   // Datasheet peaks are reached to 0.7 by default; a kernel's memory
   // traffic adds to its arithmetic (a GEMM's loads and stores of its tiles
   // do not all hide behind its multiply-adds).
   CHECK(h100.computeEfficiency == 0.7);
-  CHECK(*computeTime(gemmFlops, gemmBytes, h100, DType::BF16) ==
+  CHECK(*computeTime(gemmFlops, gemmBytes, h100, ComputeType::BF16) ==
         Approx(gemmFlops / (989e12 * 0.7) + gemmBytes / 3.35e12));
   double addBytes = 3.0 * 4e8;
-  CHECK(*computeTime(4e8, addBytes, h100, DType::BF16) ==
+  CHECK(*computeTime(4e8, addBytes, h100, ComputeType::BF16) ==
         Approx(4e8 / (989e12 * 0.7) + addBytes / 3.35e12));
   // A calibrated (achieved) peak is reached in full.
   h100.computeEfficiency = 1.0;
-  CHECK(*computeTime(gemmFlops, gemmBytes, h100, DType::F32) ==
+  CHECK(*computeTime(gemmFlops, gemmBytes, h100, ComputeType::F32) ==
         Approx(gemmFlops / 67e12 + gemmBytes / 3.35e12));
-  CHECK_FALSE(computeTime(1, 1, h100, DType::F16));
+  CHECK_FALSE(computeTime(1, 1, h100, ComputeType::F16));
   // Work without FLOPs needs no peak: a copy is priced on any device.
-  CHECK(*computeTime(0, addBytes, h100, DType::F16) ==
+  CHECK(*computeTime(0, addBytes, h100, ComputeType::F16) ==
         Approx(addBytes / 3.35e12));
   // A kernel overhead comes before the work of any op that launches a
   // kernel, and ops that launch nothing cost nothing.
   h100.kernelOverhead = 3e-6;
-  CHECK(*computeTime(1e3, 1e3, h100, DType::F32) ==
+  CHECK(*computeTime(1e3, 1e3, h100, ComputeType::F32) ==
         Approx(3e-6 + 1e3 / 67e12 + 1e3 / 3.35e12));
-  CHECK(*computeTime(0, 64, h100, DType::F32) == Approx(3e-6 + 64 / 3.35e12));
-  CHECK(*computeTime(0, 0, h100, DType::F32) == 0);
-  CHECK(*computeTime(gemmFlops, gemmBytes, h100, DType::F32) ==
+  CHECK(*computeTime(0, 64, h100, ComputeType::F32) ==
+        Approx(3e-6 + 64 / 3.35e12));
+  CHECK(*computeTime(0, 0, h100, ComputeType::F32) == 0);
+  CHECK(*computeTime(gemmFlops, gemmBytes, h100, ComputeType::F32) ==
         Approx(gemmFlops / 67e12 + gemmBytes / 3.35e12 + 3e-6));
 }

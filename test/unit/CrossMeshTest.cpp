@@ -28,7 +28,7 @@ Cluster hosts(int64_t count) {
   type.name = "gpu";
   type.memoryBytes = 16e9;
   type.memoryBandwidth = 900e9;
-  type.peakFlops[DType::F32] = 15e12;
+  type.peakFlops[ComputeType::F32] = 15e12;
   cluster.deviceTypes = {type};
   for (int64_t h = 0; h < count; ++h)
     cluster.nodes.push_back({"host" + std::to_string(h), "gpu", 4, ""});

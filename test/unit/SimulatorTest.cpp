@@ -72,7 +72,7 @@ plan::Kernel *pricedKernel(plan::Program &program, const std::string &op,
 
 double seconds(const cost::Cluster &cluster, double flops) {
   return *cost::computeTime(flops, 0, cluster.deviceTypeOf(0),
-                            cost::DType::F32);
+                            cost::ComputeType::F32);
 }
 
 Simulation simulated(const plan::Plan &plan, const cost::Cluster &cluster,

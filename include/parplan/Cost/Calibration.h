@@ -25,7 +25,7 @@ namespace parplan::cost {
 
 /// One timed matrix product C[m, n] = A[m, k] x B[k, n].
 struct MatmulSample {
-  DType dtype = DType::F32;
+  ComputeType dtype = ComputeType::F32;
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;

@@ -18,20 +18,22 @@
 
 namespace parplan::cost {
 
-/// Element types the hardware computes in, for peak FLOP/s.
-enum class DType { F64, F32, TF32, BF16, F16, I8 };
+/// The precisions the hardware computes in, for peak FLOP/s: not the
+/// element types of tensors (the runtime's DType, Runtime/Tensor.h), which
+/// have no TF32 and whose integers are not compute types.
+enum class ComputeType { F64, F32, TF32, BF16, F16, I8 };
 
 /// "f64", "f32", "tf32", "bf16", "f16", "i8".
-const char *toString(DType dtype);
-std::optional<DType> parseDType(const std::string &text);
+const char *toString(ComputeType dtype);
+std::optional<ComputeType> parseComputeType(const std::string &text);
 /// Bytes per element (tf32 is stored as 4 bytes).
-int64_t byteWidth(DType dtype);
+int64_t byteWidth(ComputeType dtype);
 
 /// One kind of accelerator.
 struct DeviceType {
   std::string name;
   /// Peak FLOP/s per element type (dense, no sparsity).
-  std::map<DType, double> peakFlops;
+  std::map<ComputeType, double> peakFlops;
   /// Device memory, bytes.
   double memoryBytes = 0;
   /// Device memory bandwidth, bytes/s.

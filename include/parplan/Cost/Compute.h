@@ -19,7 +19,7 @@ namespace parplan::cost {
 /// starting after its launch. std::nullopt when there are FLOPs and the
 /// device has no peak for `dtype`, or the device has no memory bandwidth.
 std::optional<double> computeTime(double flops, double bytes,
-                                  const DeviceType &device, DType dtype);
+                                  const DeviceType &device, ComputeType dtype);
 
 } // namespace parplan::cost
 

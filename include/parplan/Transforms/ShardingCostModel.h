@@ -78,7 +78,7 @@ public:
   bool isMixedPrecision() const { return mixedPrecision; }
   /// The element type that compute runs in: bf16 (or f16) under mixed
   /// precision where the device has it, else the tensor's own.
-  cost::DType computeType(mlir::Type elementType) const;
+  cost::ComputeType computeType(mlir::Type elementType) const;
   /// Bytes per element as stored and moved: 2 for floating-point values
   /// under mixed precision, the type's width otherwise (1 for i1).
   int64_t elementBytes(mlir::Type elementType) const;
@@ -91,7 +91,7 @@ public:
   struct LocalWork {
     double flops = 0;
     double bytes = 0;
-    cost::DType type = cost::DType::F32;
+    cost::ComputeType type = cost::ComputeType::F32;
   };
   /// The work of `op` on one device of the mesh with its operands and
   /// results laid out as given: the op's own cost (getCost) times

@@ -403,7 +403,7 @@ LogicalResult KernelOp::verify() {
                            << " " << figure->convertToDouble()
                            << "; expected a finite count of at least 0";
   if (std::optional<StringRef> type = getComputeType();
-      type && !cost::parseDType(type->str()))
+      type && !cost::parseComputeType(type->str()))
     return emitOpError() << "kernel '" << getKernel() << "' computes in '"
                          << *type
                          << "'; expected f64, f32, tf32, bf16, f16 or i8";
