@@ -10,6 +10,7 @@
 
 #include "parplan/Driver/Compile.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/Plan/PlanOps.h"
@@ -122,7 +123,8 @@ namespace {
 
 /// The bytes of the arena plan-memory laid out for `program`, if it has.
 std::optional<int64_t> arenaBytes(plan::ProgramOp program) {
-  if (auto arena = program->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
+  if (auto arena =
+          program->getAttrOfType<IntegerAttr>(parplan::kArenaBytesAttrName))
     return arena.getInt();
   return std::nullopt;
 }
@@ -177,7 +179,8 @@ parplan::driver::ProgramFigures programFigures(plan::ProgramOp program,
 /// forward order.
 std::vector<std::string> recomputedLayersOf(ModuleOp module) {
   std::vector<std::string> layers;
-  if (auto training = module->getAttrOfType<DictionaryAttr>("nn.training"))
+  if (auto training =
+          module->getAttrOfType<DictionaryAttr>(parplan::kTrainingAttrName))
     if (auto list = training.getAs<ArrayAttr>("recomputed_layers"))
       for (auto name : list.getAsRange<StringAttr>())
         layers.push_back(name.str());
@@ -196,7 +199,9 @@ int64_t largestLayerClass(const std::vector<std::string> &layers) {
 
 /// sbp-assign's figures of a laid-out step (sbp.plan), read once.
 double planNumber(ModuleOp module, StringRef key) {
-  Attribute value = module->getAttrOfType<DictionaryAttr>("sbp.plan").get(key);
+  Attribute value =
+      module->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName)
+          .get(key);
   if (auto integer = dyn_cast<IntegerAttr>(value))
     return static_cast<double>(integer.getInt());
   return cast<FloatAttr>(value).getValueAsDouble();
@@ -679,7 +684,8 @@ void Compiler::readLayoutFigures() {
   parplan::driver::PlanFigures &figures = result.figures;
   sbp::MeshOp mesh = parplan::driver::layoutMesh(*module);
   figures.meshShape.assign(mesh.getShape().begin(), mesh.getShape().end());
-  auto planAttr = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
+  auto planAttr =
+      (*module)->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
   // Per stage mesh, the search's predicted figures (sbp.plan's stages).
   llvm::StringMap<DictionaryAttr> stageFigures;
   if (auto predicted = planAttr.getAs<ArrayAttr>("stages"))
@@ -735,7 +741,8 @@ void Compiler::readLayoutFigures() {
   // device's.
   std::map<std::string, double> flopsByMesh;
   function.walk([&](Operation *op) {
-    auto sharding = op->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
+    auto sharding =
+        op->getAttrOfType<sbp::ShardingAttr>(parplan::kShardingAttrName);
     if (!sharding || !isa<nn::NNDialect>(op->getDialect()))
       return;
     if (auto param = dyn_cast<nn::ParamOp>(op))
@@ -754,7 +761,8 @@ void Compiler::readLayoutFigures() {
             localWorkFraction(operands, results, figures.meshShape) *
             static_cast<double>(oncePerStep.contains(op) ? 1 : microBatches);
     double cost = 0;
-    if (auto explain = op->getAttrOfType<DictionaryAttr>("sbp.explain"))
+    if (auto explain =
+            op->getAttrOfType<DictionaryAttr>(parplan::kExplainAttrName))
       if (auto value = explain.getAs<FloatAttr>("cost"))
         cost = value.getValueAsDouble();
     figures.ops.push_back({op->getName().getStringRef().str(), nn::nodeName(op),
@@ -782,7 +790,8 @@ LogicalResult Compiler::lowerAndExport() {
       return failure();
   }
   parplan::driver::PlanFigures &figures = result.figures;
-  if (auto schedule = (*module)->getAttrOfType<StringAttr>("plan.schedule"))
+  if (auto schedule =
+          (*module)->getAttrOfType<StringAttr>(parplan::kPlanScheduleAttrName))
     figures.schedule = schedule.str();
   figures.chunks = figures.schedule == "interleaved" ? pipeline.chunks : 1;
   if (options.emit == CompileStage::Plan && options.emitIR)

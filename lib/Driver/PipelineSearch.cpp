@@ -11,6 +11,7 @@
 
 #include "parplan/Cost/Cluster.h"
 #include "parplan/Cost/Mesh.h"
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Transforms/ClusterAnalysis.h"
@@ -27,7 +28,7 @@ using namespace mlir;
 
 std::optional<parplan::driver::NoFit>
 parplan::driver::noFitOf(ModuleOp laidOut) {
-  auto attr = laidOut->getAttrOfType<sbp::NoFitAttr>("sbp.no_fit");
+  auto attr = laidOut->getAttrOfType<sbp::NoFitAttr>(parplan::kNoFitAttrName);
   if (!attr)
     return std::nullopt;
   return NoFit{attr.getStage().str(), attr.getDevice(),
@@ -79,7 +80,8 @@ bool isClearlyBetter(const PipelineTrial &a, const PipelineTrial &b) {
 /// The predicted step and the per-stage costs of a laid-out step
 /// (sbp.plan).
 void readFigures(ModuleOp laidOut, PipelineTrial &trial) {
-  auto plan = laidOut->getAttrOfType<DictionaryAttr>("sbp.plan");
+  auto plan =
+      laidOut->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
   auto seconds = [](DictionaryAttr dictionary, StringRef key) {
     return cast<FloatAttr>(dictionary.get(key)).getValueAsDouble();
   };
@@ -110,12 +112,14 @@ void readFigures(ModuleOp laidOut, PipelineTrial &trial) {
 /// `baselines` (sbp-assign's record of the starts it did not keep).
 void addBaseline(ModuleOp laidOut, StringRef name, double seconds) {
   MLIRContext *context = laidOut.getContext();
-  auto plan = laidOut->getAttrOfType<DictionaryAttr>("sbp.plan");
+  auto plan =
+      laidOut->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
   NamedAttrList baselines(plan.getAs<DictionaryAttr>("baselines"));
   baselines.set(name, FloatAttr::get(Float64Type::get(context), seconds));
   NamedAttrList entries(plan);
   entries.set("baselines", baselines.getDictionary(context));
-  laidOut->setAttr("sbp.plan", entries.getDictionary(context));
+  laidOut->setAttr(parplan::kLayoutPlanAttrName,
+                   entries.getDictionary(context));
 }
 
 /// The trials of one search: the training step built once per micro-batch
@@ -701,7 +705,9 @@ parplan::driver::searchPipeline(
         laidOut = std::move(baselines);
         best = *others;
       } else {
-        auto plan = (*baselines)->getAttrOfType<DictionaryAttr>("sbp.plan");
+        auto plan =
+            (*baselines)
+                ->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
         addBaseline(*laidOut, plan.getAs<StringAttr>("start").getValue(),
                     *others->step);
         for (NamedAttribute entry : plan.getAs<DictionaryAttr>("baselines"))

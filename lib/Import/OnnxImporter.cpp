@@ -15,6 +15,7 @@
 #include "parplan/Import/OnnxWireFormat.h"
 #include "parplan/Support/Hash.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNDecompositions.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
@@ -440,8 +441,10 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
       op.erase();
   function.setFunctionType(builder.getFunctionType({}, resultTypes));
   module->getOperation()->setAttr(
-      "nn.source", builder.getStringAttr(llvm::sys::path::filename(path)));
-  module->getOperation()->setAttr("nn.opset", builder.getI64IntegerAttr(opset));
+      parplan::kSourceAttrName,
+      builder.getStringAttr(llvm::sys::path::filename(path)));
+  module->getOperation()->setAttr(parplan::kOpsetAttrName,
+                                  builder.getI64IntegerAttr(opset));
 
   if (failed(verify(*module)))
     fail("the imported program does not verify: " + lastDiagnostic);
@@ -2018,14 +2021,14 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
     if (module) {
       auto i64 = IntegerType::get(&context, 64);
       (*module)->setAttr(
-          "nn.source_bytes",
+          parplan::kSourceBytesAttrName,
           IntegerAttr::get(i64, static_cast<int64_t>(bytes.size())));
       uint64_t fingerprint =
           fileFingerprint(bytes.size(), [&](uint64_t offset, uint64_t length) {
             return std::string_view(bytes.data() + offset, length);
           });
       (*module)->setAttr(
-          "nn.source_fingerprint",
+          parplan::kSourceFingerprintAttrName,
           IntegerAttr::get(i64, static_cast<int64_t>(fingerprint)));
     }
     return module;

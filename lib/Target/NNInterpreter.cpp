@@ -11,6 +11,7 @@
 
 #include "parplan/Target/NNInterpreter.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNDialect.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Runtime/Kernels.h"
@@ -272,7 +273,8 @@ FailureOr<std::vector<rt::Tensor>> interpret(func::FuncOp function,
 NamedTensors applyUpdates(func::FuncOp function, NamedTensors feeds,
                           std::vector<rt::Tensor> results) {
   for (unsigned i = 0; i < results.size(); ++i)
-    if (auto name = function.getResultAttrOfType<StringAttr>(i, "nn.updates"))
+    if (auto name = function.getResultAttrOfType<StringAttr>(
+            i, parplan::kUpdatesAttrName))
       feeds[name.str()] = std::move(results[i]);
   return feeds;
 }

@@ -198,7 +198,7 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
   if (FlatSymbolRefAttr mesh = op.getMeshAttr())
     program.set_mesh(mesh.getValue().str());
   program.set_loss(-1);
-  if (auto arena = op->getAttrOfType<IntegerAttr>("plan.arena_bytes"))
+  if (auto arena = op->getAttrOfType<IntegerAttr>(parplan::kArenaBytesAttrName))
     program.set_arena_bytes(arena.getInt());
   for (Operation &inner : op.getBody().front()) {
     auto collective = [&](pp::Collective::Kind kind, StringRef group,
@@ -308,12 +308,13 @@ FailureOr<pp::Plan> parplan::exportPlan(ModuleOp module) {
 }
 
 LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
-  if (auto source = module->getAttrOfType<StringAttr>("nn.source"))
+  if (auto source = module->getAttrOfType<StringAttr>(parplan::kSourceAttrName))
     plan.set_model(source.str());
-  if (auto bytes = module->getAttrOfType<IntegerAttr>("nn.source_bytes"))
+  if (auto bytes =
+          module->getAttrOfType<IntegerAttr>(parplan::kSourceBytesAttrName))
     plan.set_model_bytes(static_cast<uint64_t>(bytes.getInt()));
-  if (auto fingerprint =
-          module->getAttrOfType<IntegerAttr>("nn.source_fingerprint"))
+  if (auto fingerprint = module->getAttrOfType<IntegerAttr>(
+          parplan::kSourceFingerprintAttrName))
     plan.set_model_fingerprint(static_cast<uint64_t>(fingerprint.getInt()));
   for (pp::GroupOp group : module.getOps<pp::GroupOp>()) {
     pp::Group &out = *plan.add_groups();
@@ -367,15 +368,17 @@ LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
   });
   // The plan's whole mesh, whatever named mesh a program is on.
   copyInts(pp::planMeshShape(programs.front()), plan.mutable_mesh_shape());
-  auto microBatches = module->getAttrOfType<IntegerAttr>("plan.micro_batches");
+  auto microBatches =
+      module->getAttrOfType<IntegerAttr>(parplan::kPlanMicroBatchesAttrName);
   if (microBatches && microBatches.getInt() > 1)
     plan.set_micro_batches(microBatches.getInt());
-  if (auto schedule = module->getAttrOfType<StringAttr>("plan.schedule"))
+  if (auto schedule =
+          module->getAttrOfType<StringAttr>(parplan::kPlanScheduleAttrName))
     plan.set_schedule(schedule.str());
   if (auto cluster = module->getAttrOfType<StringAttr>(kPlanClusterAttrName))
     plan.set_cluster(cluster.str());
-  if (auto predicted =
-          module->getAttrOfType<DictionaryAttr>("plan.prediction")) {
+  if (auto predicted = module->getAttrOfType<DictionaryAttr>(
+          parplan::kPlanPredictionAttrName)) {
     pp::Prediction &prediction = *plan.mutable_prediction();
     auto seconds = [&](StringRef name) {
       auto figure = predicted.getAs<FloatAttr>(name);

@@ -19,6 +19,8 @@
 #include "parplan/Transforms/Differentiator.h"
 #include "parplan/Transforms/Passes.h"
 
+#include "parplan/Dialect/AttrNames.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
@@ -822,14 +824,17 @@ void NNAutodiffPass::returnStep(func::FuncOp function, StepState &state,
     StringRef text = update;
     SmallVector<NamedAttribute, 2> attrs;
     if (update.empty()) {
-      attrs.push_back(b.getNamedAttr("nn.name", b.getStringAttr("loss")));
+      attrs.push_back(b.getNamedAttr(parplan::kResultNameAttrName,
+                                     b.getStringAttr("loss")));
     } else if (text.consume_front("gradient:")) {
-      attrs.push_back(b.getNamedAttr("nn.gradient", b.getStringAttr(text)));
+      attrs.push_back(
+          b.getNamedAttr(parplan::kGradientAttrName, b.getStringAttr(text)));
     } else {
       if (text.consume_front("statistic:"))
-        attrs.push_back(
-            b.getNamedAttr("nn.running_statistic", b.getUnitAttr()));
-      attrs.push_back(b.getNamedAttr("nn.updates", b.getStringAttr(text)));
+        attrs.push_back(b.getNamedAttr(parplan::kRunningStatisticAttrName,
+                                       b.getUnitAttr()));
+      attrs.push_back(
+          b.getNamedAttr(parplan::kUpdatesAttrName, b.getStringAttr(text)));
     }
     resultAttrs.push_back(b.getDictionaryAttr(attrs));
   }
@@ -868,7 +873,7 @@ void NNAutodiffPass::recordTraining(ModuleOp module, const StepState &state,
   if (state.policy != Recompute::None)
     training.push_back(b.getNamedAttr("recomputed_layers",
                                       b.getArrayAttr(state.recomputedLayers)));
-  module->setAttr("nn.training", b.getDictionaryAttr(training));
+  module->setAttr(parplan::kTrainingAttrName, b.getDictionaryAttr(training));
 }
 
 void NNAutodiffPass::runOnOperation() {
@@ -878,7 +883,7 @@ void NNAutodiffPass::runOnOperation() {
     module.emitError() << "nn-autodiff: the module has no function @main";
     return signalPassFailure();
   }
-  if (module->hasAttr("nn.training")) {
+  if (module->hasAttr(parplan::kTrainingAttrName)) {
     module.emitError() << "nn-autodiff: @main is already a training step";
     return signalPassFailure();
   }

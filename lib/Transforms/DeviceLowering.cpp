@@ -2,6 +2,7 @@
 
 #include "parplan/Transforms/DeviceLowering.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -54,14 +55,16 @@ NdSbp DeviceLowering::layoutOf(Value value) const {
     return sbp::toNdSbp(move.getDst());
   if (std::optional<ReshardStep> step = sbp::getReshardStep(producer))
     return step->to;
-  auto sharding = producer->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
+  auto sharding =
+      producer->getAttrOfType<sbp::ShardingAttr>(parplan::kShardingAttrName);
   if (!sharding)
     return replicated;
   return sharding.getResultSbp(result.getResultNumber());
 }
 
 NdSbp DeviceLowering::operandLayout(Operation *op, unsigned index) const {
-  auto sharding = op->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
+  auto sharding =
+      op->getAttrOfType<sbp::ShardingAttr>(parplan::kShardingAttrName);
   if (!sharding || !hasMesh)
     return NdSbp(meshShape.size(), Sbp::broadcast());
   return sharding.getOperandSbp(index);

@@ -2,6 +2,7 @@
 
 #include "parplan/Transforms/Differentiator.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNDecompositions.h"
 #include "parplan/Dialect/NN/NNOps.h"
 
@@ -60,7 +61,7 @@ Value Differentiator::primal(Value value) {
       // Operands from outside the group are the saved originals.
       Operation *clone = b.clone(*op, recomputed);
       clone->setLoc(op->getLoc());
-      clone->setAttr("nn.recomputed", b.getUnitAttr());
+      clone->setAttr(parplan::kRecomputedAttrName, b.getUnitAttr());
     }
   return recomputed.lookupOrDefault(value);
 }

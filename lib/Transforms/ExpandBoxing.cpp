@@ -9,6 +9,7 @@
 
 #include "parplan/Transforms/Passes.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
@@ -95,12 +96,12 @@ struct ExpandBoxingPass : parplan::impl::ExpandBoxingBase<ExpandBoxingPass> {
       OpBuilder builder(boxing);
       Value value = boxing.getInput();
       // The steps run in the boxing's model chunk (interleaved stages).
-      Attribute chunk = boxing->getAttr("sbp.chunk");
+      Attribute chunk = boxing->getAttr(parplan::kChunkAttrName);
       for (const cost::BoxingStep &step : cost->steps) {
         value = createStep(builder, boxing.getLoc(), value,
                            boxing.getMeshAttr(), step.step);
         if (chunk && value != boxing.getInput())
-          value.getDefiningOp()->setAttr("sbp.chunk", chunk);
+          value.getDefiningOp()->setAttr(parplan::kChunkAttrName, chunk);
       }
       boxing.getResult().replaceAllUsesWith(value);
       boxing.erase();

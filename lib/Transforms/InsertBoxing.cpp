@@ -9,6 +9,7 @@
 
 #include "parplan/Transforms/Passes.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
@@ -46,7 +47,8 @@ std::pair<ArrayAttr, FlatSymbolRefAttr> producedLayout(Value value) {
     return {boxing.getDst(), boxing.getMeshAttr()};
   if (auto move = dyn_cast<sbp::CrossMeshOp>(producer))
     return {move.getDst(), move.getDstMeshAttr()};
-  auto sharding = producer->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
+  auto sharding =
+      producer->getAttrOfType<sbp::ShardingAttr>(parplan::kShardingAttrName);
   if (!sharding)
     return {};
   return {cast<ArrayAttr>(sharding.getResults()[result.getResultNumber()]),
@@ -78,7 +80,8 @@ void InsertBoxingPass::runOnOperation() {
   DenseMap<std::tuple<Value, Attribute, Attribute>, Value> boxed;
   OpBuilder builder(module.getContext());
   WalkResult walk = module.walk([&](Operation *user) {
-    auto sharding = user->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
+    auto sharding =
+        user->getAttrOfType<sbp::ShardingAttr>(parplan::kShardingAttrName);
     if (!sharding)
       return WalkResult::advance();
     for (OpOperand &operand : user->getOpOperands()) {
@@ -103,7 +106,7 @@ void InsertBoxingPass::runOnOperation() {
         continue;
       // On interleaved stages, each model chunk boxes for itself: a chunk
       // runs its micro-batches at its own times.
-      Attribute chunk = user->getAttr("sbp.chunk");
+      Attribute chunk = user->getAttr(parplan::kChunkAttrName);
       auto [it, inserted] = boxed.try_emplace({value, dst, chunk}, Value());
       if (inserted) {
         const ShardingCostModel *model = modelOf(user, meshRef);
@@ -121,7 +124,7 @@ void InsertBoxingPass::runOnOperation() {
             builder, user->getLoc(), value.getType(), value, meshRef, src,
             cast<ArrayAttr>(dst), builder.getF64FloatAttr(boxing->time));
         if (chunk)
-          op->setAttr("sbp.chunk", chunk);
+          op->setAttr(parplan::kChunkAttrName, chunk);
         it->second = op.getResult();
       }
       operand.set(it->second);

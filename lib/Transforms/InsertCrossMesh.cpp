@@ -11,6 +11,7 @@
 
 #include "parplan/Transforms/Passes.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
@@ -55,7 +56,8 @@ void InsertCrossMeshPass::runOnOperation() {
   DenseMap<std::tuple<Value, Attribute, Attribute, Attribute>, Value> moved;
   OpBuilder builder(module.getContext());
   WalkResult walk = module.walk([&](Operation *user) {
-    auto sharding = user->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
+    auto sharding =
+        user->getAttrOfType<sbp::ShardingAttr>(parplan::kShardingAttrName);
     if (!sharding || isa<func::ReturnOp>(user))
       return WalkResult::advance();
     for (OpOperand &operand : user->getOpOperands()) {
@@ -63,7 +65,7 @@ void InsertCrossMeshPass::runOnOperation() {
       auto result = dyn_cast<OpResult>(value);
       auto produced = result
                           ? result.getOwner()->getAttrOfType<sbp::ShardingAttr>(
-                                "sbp.sharding")
+                                parplan::kShardingAttrName)
                           : sbp::ShardingAttr();
       if (!produced || produced.getMesh() == sharding.getMesh())
         continue;
@@ -73,8 +75,9 @@ void InsertCrossMeshPass::runOnOperation() {
           cast<ArrayAttr>(sharding.getOperands()[operand.getOperandNumber()]);
       // On interleaved stages, each model chunk that reads the value gets
       // its own move, received where the chunk runs its micro-batch.
-      Attribute chunk = user->getAttr("sbp.chunk");
-      Attribute sourceChunk = result.getOwner()->getAttr("sbp.chunk");
+      Attribute chunk = user->getAttr(parplan::kChunkAttrName);
+      Attribute sourceChunk =
+          result.getOwner()->getAttr(parplan::kChunkAttrName);
       auto [it, inserted] =
           moved.try_emplace({value, sharding.getMesh(), dst, chunk}, Value());
       if (inserted) {
@@ -120,7 +123,7 @@ void InsertCrossMeshPass::runOnOperation() {
               builder, loc, value.getType(), current, mesh, from, to,
               builder.getF64FloatAttr(boxing->time));
           if (Attribute side = mesh == produced.getMesh() ? sourceChunk : chunk)
-            op->setAttr("sbp.chunk", side);
+            op->setAttr(parplan::kChunkAttrName, side);
           current = op.getResult();
         };
         ArrayAttr sent = sbp::getNdSbpAttr(context, move->sent);
@@ -135,9 +138,9 @@ void InsertCrossMeshPass::runOnOperation() {
         // The sending side runs in the producer's chunk, the receiving
         // side in the reader's.
         if (sourceChunk)
-          crossing->setAttr("sbp.chunk", sourceChunk);
+          crossing->setAttr(parplan::kChunkAttrName, sourceChunk);
         if (chunk)
-          crossing->setAttr("sbp.destination_chunk", chunk);
+          crossing->setAttr(parplan::kDestinationChunkAttrName, chunk);
         current = crossing.getResult();
         boxTo(sharding.getMesh(), received, dst);
         it->second = current;

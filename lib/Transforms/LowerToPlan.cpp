@@ -24,6 +24,8 @@
 #include "parplan/Transforms/ShardingCostModel.h"
 #include "parplan/Transforms/TrainingStep.h"
 
+#include "parplan/Dialect/AttrNames.h"
+
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -55,11 +57,12 @@ LogicalResult lowerReturn(func::ReturnOp ret, func::FuncOp function,
     // On a named mesh, the results of the others' ops are theirs.
     if (!buffer && lowering.getMesh())
       continue;
-    if (function.getResultAttr(i, "nn.name")) {
+    if (function.getResultAttr(i, parplan::kResultNameAttrName)) {
       plan::LossOp::create(b, loc, buffer);
       continue;
     }
-    if (auto name = function.getResultAttrOfType<StringAttr>(i, "nn.output")) {
+    if (auto name = function.getResultAttrOfType<StringAttr>(
+            i, parplan::kOutputAttrName)) {
       auto block = buffer.getDefiningOp<plan::BufferOp>();
       if (!block || block.getBufferKind() != plan::BufferKind::temporary)
         return ret.emitError()
@@ -71,7 +74,8 @@ LogicalResult lowerReturn(func::ReturnOp ret, func::FuncOp function,
                              lowering.layoutOf(value));
       continue;
     }
-    auto name = function.getResultAttrOfType<StringAttr>(i, "nn.updates");
+    auto name =
+        function.getResultAttrOfType<StringAttr>(i, parplan::kUpdatesAttrName);
     if (!name)
       return ret.emitError() << "lower-to-plan: result " << i
                              << " of @main is neither the loss nor an "
@@ -162,7 +166,7 @@ LogicalResult checkLoweringInput(func::FuncOp function, int64_t devices) {
       return op.emitError() << "lower-to-plan: '" << op.getName()
                             << "' has no lowering to plan";
     if (devices > 1 && isa<nn::NNDialect>(op.getDialect()) &&
-        !op.hasAttr("sbp.sharding"))
+        !op.hasAttr(parplan::kShardingAttrName))
       return op.emitError() << "lower-to-plan: '" << op.getName()
                             << "' has no sbp.sharding; run sbp-assign and "
                                "insert-boxing first";
@@ -177,7 +181,8 @@ bool runsOn(Operation *op, FlatSymbolRefAttr mesh) {
     return true;
   if (auto move = dyn_cast<sbp::CrossMeshOp>(op))
     return move.getSrcMeshAttr() == mesh || move.getDstMeshAttr() == mesh;
-  if (auto sharding = op->getAttrOfType<sbp::ShardingAttr>("sbp.sharding"))
+  if (auto sharding =
+          op->getAttrOfType<sbp::ShardingAttr>(parplan::kShardingAttrName))
     return sharding.getMesh() == mesh;
   return op->getAttrOfType<FlatSymbolRefAttr>("mesh") == mesh;
 }
@@ -285,10 +290,11 @@ void LowerToPlanPass::runOnOperation() {
     return signalPassFailure();
   // An op's chunk (and a move's receiving side's) is one of the stages'.
   int64_t chunks = 1;
-  if (auto attr = module->getAttrOfType<IntegerAttr>("sbp.chunks"))
+  if (auto attr = module->getAttrOfType<IntegerAttr>(parplan::kChunksAttrName))
     chunks = attr.getInt();
   for (Operation &op : function.front())
-    for (StringRef name : {"sbp.chunk", "sbp.destination_chunk"})
+    for (StringRef name :
+         {parplan::kChunkAttrName, parplan::kDestinationChunkAttrName})
       if (auto chunk = op.getAttrOfType<IntegerAttr>(name);
           chunk && chunk.getInt() >= chunks) {
         op.emitError() << "lower-to-plan: " << name << " " << chunk.getInt()
@@ -319,9 +325,9 @@ void LowerToPlanPass::runOnOperation() {
         auto attr = move->getAttrOfType<IntegerAttr>(name);
         return static_cast<size_t>(attr ? attr.getInt() : 0);
       };
-      return chunk("sbp.chunk") * declared.size() +
+      return chunk(parplan::kChunkAttrName) * declared.size() +
                  stageIndex.lookup(move.getSrcMesh()) <
-             chunk("sbp.destination_chunk") * declared.size() +
+             chunk(parplan::kDestinationChunkAttrName) * declared.size() +
                  stageIndex.lookup(move.getDstMesh());
     };
     SmallVector<Operation *> forwardMoves;
@@ -367,10 +373,10 @@ void LowerToPlanPass::runOnOperation() {
   // The chunk an op runs in: a move's sending side in its producer's, its
   // receiving side in its reader's.
   auto chunkOf = [](Operation &op, FlatSymbolRefAttr mesh) -> int64_t {
-    StringRef name = "sbp.chunk";
+    StringRef name = parplan::kChunkAttrName;
     if (auto move = dyn_cast<sbp::CrossMeshOp>(op);
         move && move.getDstMeshAttr() == mesh)
-      name = "sbp.destination_chunk";
+      name = parplan::kDestinationChunkAttrName;
     auto chunk = op.getAttrOfType<IntegerAttr>(name);
     return chunk ? chunk.getInt() : 0;
   };
@@ -500,26 +506,29 @@ void LowerToPlanPass::runOnOperation() {
     }
   }
 
-  module->setAttr("plan.mesh_shape",
+  module->setAttr(parplan::kPlanMeshShapeAttrName,
                   OpBuilder(context).getDenseI64ArrayAttr(planShape));
   if (microBatches > 1)
-    module->setAttr("plan.micro_batches",
+    module->setAttr(parplan::kPlanMicroBatchesAttrName,
                     OpBuilder(context).getI64IntegerAttr(microBatches));
   if (microBatches > 1 && staged && pipelineSchedule)
-    module->setAttr("plan.schedule", StringAttr::get(context, schedule));
-  module->removeAttr("sbp.chunks");
+    module->setAttr(parplan::kPlanScheduleAttrName,
+                    StringAttr::get(context, schedule));
+  module->removeAttr(parplan::kChunksAttrName);
   // The cluster the layouts were priced on and the search's prediction go
   // with the plan, for the simulator (docs/simulate.md); the pins the
   // layouts obeyed have no use in the programs.
   if (cluster)
     module->setAttr(kPlanClusterAttrName,
                     StringAttr::get(context, cost::writeClusterJson(*cluster)));
-  if (auto predicted = module->getAttrOfType<DictionaryAttr>("sbp.plan")) {
+  if (auto predicted =
+          module->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName)) {
     SmallVector<NamedAttribute> figures;
     for (StringRef name : {"step_time", "compute_time", "communication_time"})
       if (auto seconds = predicted.getAs<FloatAttr>(name))
         figures.push_back(NamedAttribute(name, seconds));
-    module->setAttr("plan.prediction", DictionaryAttr::get(context, figures));
+    module->setAttr(parplan::kPlanPredictionAttrName,
+                    DictionaryAttr::get(context, figures));
   }
   module->removeAttr(kClusterAttrName);
   module->removeAttr(kAnnotationsAttrName);

@@ -19,6 +19,7 @@
 #include "parplan/Cost/Annotations.h"
 #include "parplan/Cost/Mesh.h"
 #include "parplan/Cost/Pipeline.h"
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNInterfaces.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
@@ -217,7 +218,8 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
     blocks = cost::splitMesh(*whole, count, error);
   if (!blocks)
     return function.emitError() << "stages=" << count << ": " << error;
-  LayerRuns cut = cutIntoLayerRuns(function, module->hasAttr("nn.training"));
+  LayerRuns cut =
+      cutIntoLayerRuns(function, module->hasAttr(parplan::kTrainingAttrName));
   if (cut.runs.size() < static_cast<size_t>(virtualCount))
     return function.emitError()
            << "stages=" << count
@@ -320,7 +322,7 @@ void PlaceStagesPass::runOnOperation() {
   }
 
   Block &body = function.getBody().front();
-  bool trainingStep = module->hasAttr("nn.training");
+  bool trainingStep = module->hasAttr(parplan::kTrainingAttrName);
   DenseSet<Operation *> forward;
   if (trainingStep)
     forward = forwardPassOps(function);
@@ -426,7 +428,8 @@ void PlaceStagesPass::runOnOperation() {
   // move every micro-batch.
   llvm::StringSet<> updated;
   for (unsigned i = 0; i < function.getNumResults(); ++i)
-    if (auto name = function.getResultAttrOfType<StringAttr>(i, "nn.updates"))
+    if (auto name = function.getResultAttrOfType<StringAttr>(
+            i, parplan::kUpdatesAttrName))
       updated.insert(name.getValue());
   SmallVector<Operation *> sources;
   for (Operation &op : body.without_terminator())
@@ -495,13 +498,14 @@ void PlaceStagesPass::runOnOperation() {
   Builder attrs(module.getContext());
   for (Operation &op : body.without_terminator()) {
     size_t stage = stageOf[&op];
-    op.setAttr("sbp.stage", meshes[stage % stageCount]);
+    op.setAttr(parplan::kStageAttrName, meshes[stage % stageCount]);
     if (chunks > 1)
-      op.setAttr("sbp.chunk", attrs.getI64IntegerAttr(
-                                  static_cast<int64_t>(stage / stageCount)));
+      op.setAttr(
+          parplan::kChunkAttrName,
+          attrs.getI64IntegerAttr(static_cast<int64_t>(stage / stageCount)));
   }
   if (chunks > 1)
-    module->setAttr("sbp.chunks", attrs.getI64IntegerAttr(chunks));
+    module->setAttr(parplan::kChunksAttrName, attrs.getI64IntegerAttr(chunks));
 }
 
 } // namespace

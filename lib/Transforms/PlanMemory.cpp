@@ -17,6 +17,8 @@
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Transforms/Passes.h"
 
+#include "parplan/Dialect/AttrNames.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -347,7 +349,8 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
             intervals[static_cast<size_t>(interval.viewOf)].offset;
         interval.buffer.setOffsetAttr(b.getI64IntegerAttr(interval.offset));
       }
-      program->setAttr("plan.arena_bytes", b.getI64IntegerAttr(arena));
+      program->setAttr(parplan::kArenaBytesAttrName,
+                       b.getI64IntegerAttr(arena));
     }
   }
 };

@@ -16,6 +16,7 @@
 #include "parplan/Cost/LayoutSolver.h"
 #include "parplan/Cost/Memory.h"
 #include "parplan/Cost/Pipeline.h"
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
@@ -281,7 +282,7 @@ FailureOr<StageMeshes> collectStages(ModuleOp module, func::FuncOp function) {
   Operation *unmarked = nullptr;
   DenseSet<Attribute> used;
   for (Operation &op : function.getBody().front().without_terminator()) {
-    auto stage = op.getAttrOfType<FlatSymbolRefAttr>("sbp.stage");
+    auto stage = op.getAttrOfType<FlatSymbolRefAttr>(parplan::kStageAttrName);
     if (!stage) {
       unmarked = unmarked ? unmarked : &op;
       continue;
@@ -303,12 +304,13 @@ FailureOr<StageMeshes> collectStages(ModuleOp module, func::FuncOp function) {
     stages.names.push_back(name);
     stages.meshes.push_back(deviceMeshOf(mesh));
   }
-  if (auto chunks = module->getAttrOfType<IntegerAttr>("sbp.chunks"))
+  if (auto chunks =
+          module->getAttrOfType<IntegerAttr>(parplan::kChunksAttrName))
     stages.chunks = std::max<int64_t>(1, chunks.getInt());
   for (Operation &op : function.getBody().front().without_terminator()) {
-    if (Attribute stage = op.getAttr("sbp.stage"))
+    if (Attribute stage = op.getAttr(parplan::kStageAttrName))
       stages.stageOf[&op] = indexOf.lookup(stage);
-    if (auto chunk = op.getAttrOfType<IntegerAttr>("sbp.chunk")) {
+    if (auto chunk = op.getAttrOfType<IntegerAttr>(parplan::kChunkAttrName)) {
       if (chunk.getInt() >= stages.chunks)
         return op.emitError() << "sbp-assign: sbp.chunk " << chunk.getInt()
                               << " is not one of the stages' " << stages.chunks
@@ -342,7 +344,7 @@ public:
                  const SbpAssignOptions &options, const StageMeshes &stages)
       : module(module), function(function), model(model), options(options),
         stages(stages), meshShape(model.getMeshShape()),
-        explicitStep(module->hasAttr("nn.training")) {}
+        explicitStep(module->hasAttr(parplan::kTrainingAttrName)) {}
 
   /// Lays the program out: pins, prices, the search; the IR is untouched.
   /// With `giveUpUnfit`, a program that fits on no layout fails before the
@@ -776,7 +778,8 @@ LogicalResult ShardingSearch::buildNodes() {
     if (node.isSink()) {
       addUse(node.op->getOperand(node.sinkOperand), 0);
       if (auto name = function.getResultAttrOfType<StringAttr>(
-              static_cast<unsigned>(node.sinkOperand), "nn.updates")) {
+              static_cast<unsigned>(node.sinkOperand),
+              parplan::kUpdatesAttrName)) {
         auto param = paramNodes.find(name.getValue());
         if (param != paramNodes.end()) {
           Use tie{param->second, 0, consumer, 1, /*tie=*/true};
@@ -1017,9 +1020,9 @@ ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
       const Node &node = nodes[i];
       std::vector<const void *> key;
       bool updateSink =
-          node.isSink() &&
-          func::FuncOp(function).getResultAttr(
-              static_cast<unsigned>(node.sinkOperand), "nn.updates");
+          node.isSink() && func::FuncOp(function).getResultAttr(
+                               static_cast<unsigned>(node.sinkOperand),
+                               parplan::kUpdatesAttrName);
       if (!options.shareLayers || (node.isSink() && !updateSink)) {
         // Kept apart: its own class.
         key = {reinterpret_cast<const void *>(i + 1), nullptr};
@@ -1385,7 +1388,7 @@ LogicalResult ShardingSearch::solve() {
       std::string where = stage.empty() ? "" : " of stage " + stage;
       // The numbers the compile driver decides on; the error is for people.
       module->setAttr(
-          "sbp.no_fit",
+          parplan::kNoFitAttrName,
           sbp::NoFitAttr::get(module.getContext(),
                               std::isinf(needed)
                                   ? std::numeric_limits<int64_t>::max()
@@ -1648,9 +1651,9 @@ void ShardingSearch::annotate(
             ? StringRef("mesh")
             : stages.names[stages.stageOf.lookup(node.op)].getValue();
     node.op->setAttr(
-        "sbp.sharding",
+        parplan::kShardingAttrName,
         sbp::ShardingAttr::get(context, mesh, chosen.operands, chosen.results));
-    node.op->removeAttr("sbp.stage");
+    node.op->removeAttr(parplan::kStageAttrName);
     if (!options.explain)
       continue;
     const Explanation &explanation = explanations[i];
@@ -1665,12 +1668,13 @@ void ShardingSearch::annotate(
       entries.push_back(builder.getNamedAttr(
           "runner_up_cost", builder.getF64FloatAttr(explanation.runnerUpCost)));
     }
-    node.op->setAttr("sbp.explain", builder.getDictionaryAttr(entries));
+    node.op->setAttr(parplan::kExplainAttrName,
+                     builder.getDictionaryAttr(entries));
   }
   // A returned value stays on its producer's stage: the return's mesh is
   // only a name there.
   for (auto &[op, layouts] : returned)
-    op->setAttr("sbp.sharding",
+    op->setAttr(parplan::kShardingAttrName,
                 sbp::ShardingAttr::get(context,
                                        stages.names.empty()
                                            ? StringRef("mesh")
@@ -1710,7 +1714,7 @@ void ShardingSearch::annotate(
                                    static_cast<int64_t>(figures.activation))),
       }));
   module->setAttr(
-      "sbp.plan",
+      parplan::kLayoutPlanAttrName,
       builder.getDictionaryAttr({
           builder.getNamedAttr("cluster",
                                builder.getStringAttr(model.getCluster().name)),
@@ -1815,7 +1819,7 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
                              starts,    explain,        schedule};
     // A training step (nn-autodiff's output) states its backward pass, its
     // optimizer and its element types: nothing is added on top.
-    if (module->hasAttr("nn.training")) {
+    if (module->hasAttr(parplan::kTrainingAttrName)) {
       options.training = false;
       options.mixedPrecision = false;
     }
@@ -1836,7 +1840,8 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
     // Interleaved runs stages of several model chunks (place-stages'
     // chunks), and only it does.
     int64_t chunks = 1;
-    if (auto attr = module->getAttrOfType<IntegerAttr>("sbp.chunks"))
+    if (auto attr =
+            module->getAttrOfType<IntegerAttr>(parplan::kChunksAttrName))
       chunks = attr.getInt();
     if (options.schedule != "sequential") {
       std::optional<cost::PipelineSchedule> parsed =

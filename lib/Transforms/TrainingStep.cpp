@@ -9,6 +9,7 @@
 
 #include "parplan/Transforms/TrainingStep.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
 
 using namespace mlir;
@@ -24,7 +25,7 @@ DenseSet<Operation *> parplan::forwardPassOps(func::FuncOp function,
   auto returnOp = cast<func::ReturnOp>(function.front().getTerminator());
   SmallVector<Operation *> work(alsoOf.begin(), alsoOf.end());
   for (unsigned i = 0; i < returnOp.getNumOperands(); ++i)
-    if (function.getResultAttr(i, "nn.name"))
+    if (function.getResultAttr(i, parplan::kResultNameAttrName))
       if (Operation *def = returnOp.getOperand(i).getDefiningOp())
         work.push_back(def);
   while (!work.empty()) {
@@ -64,7 +65,8 @@ llvm::DenseSet<Value> parplan::savedActivations(func::FuncOp function) {
 }
 
 int64_t parplan::microBatchCount(ModuleOp module) {
-  auto training = module->getAttrOfType<DictionaryAttr>("nn.training");
+  auto training =
+      module->getAttrOfType<DictionaryAttr>(parplan::kTrainingAttrName);
   auto count =
       training ? training.getAs<IntegerAttr>("micro_batches") : IntegerAttr();
   return count ? std::max<int64_t>(1, count.getInt()) : 1;
@@ -118,10 +120,12 @@ parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
   // counts them.
   DenseSet<StringRef> updated, statistics;
   for (unsigned i = 0; i < function.getNumResults(); ++i)
-    for (StringRef key : {"nn.updates", "nn.gradient"})
+    for (StringRef key :
+         {parplan::kUpdatesAttrName, parplan::kGradientAttrName})
       if (auto name = function.getResultAttrOfType<StringAttr>(i, key))
-        (function.getResultAttr(i, "nn.running_statistic") ? statistics
-                                                           : updated)
+        (function.getResultAttr(i, parplan::kRunningStatisticAttrName)
+             ? statistics
+             : updated)
             .insert(name.getValue());
   function.walk([&](Operation *op) {
     if (auto param = dyn_cast<ParamOp>(op)) {
@@ -153,7 +157,7 @@ parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
       stats.forwardFlops += flops;
       if (matmul)
         stats.forwardMatmulFlops += flops;
-    } else if (op->hasAttr("nn.recomputed")) {
+    } else if (op->hasAttr(parplan::kRecomputedAttrName)) {
       stats.recomputeFlops += flops;
     } else if (isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp>(op)) {
       stats.optimizerFlops += flops;

@@ -11,6 +11,7 @@
 
 #include "ReshardPlan.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
@@ -58,7 +59,8 @@ std::optional<plan::Plan> parplan::cli::lowerReshardPlan(
   OpBuilder b(&context);
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  (*module)->setAttr("nn.source", b.getStringAttr("reshard " + problem.tensor));
+  (*module)->setAttr(parplan::kSourceAttrName,
+                     b.getStringAttr("reshard " + problem.tensor));
   if (!attachCluster(*module, clusterNameOrPath, error))
     return std::nullopt;
   b.setInsertionPointToEnd(module->getBody());
@@ -89,14 +91,15 @@ std::optional<plan::Plan> parplan::cli::lowerReshardPlan(
   auto type = RankedTensorType::get(problem.shape, element);
   auto function =
       func::FuncOp::create(b, loc, "main", b.getFunctionType({}, {type}));
-  function.setResultAttr(0, "nn.output", b.getStringAttr(problem.tensor));
+  function.setResultAttr(0, parplan::kOutputAttrName,
+                         b.getStringAttr(problem.tensor));
   b.setInsertionPointToStart(function.addEntryBlock());
   auto from = sbp::getNdSbpAttr(&context, problem.sourceLayout);
   auto to = sbp::getNdSbpAttr(&context, problem.destinationLayout);
   auto param = nn::ParamOp::create(b, loc, type, problem.tensor, StringAttr(),
                                    StringAttr(), DenseI64ArrayAttr());
   param->setAttr(
-      "sbp.sharding",
+      parplan::kShardingAttrName,
       sbp::ShardingAttr::get(&context, "source", {}, {problem.sourceLayout}));
   auto move = sbp::CrossMeshOp::create(
       b, loc, type, param.getResult(), source, from, destination, to,

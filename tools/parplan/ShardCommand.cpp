@@ -4,6 +4,7 @@
 #include "Diagnostics.h"
 #include "ModelFiles.h"
 
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Driver/Compile.h"
 #include "parplan/InitAllDialects.h"
@@ -37,7 +38,8 @@ namespace {
 /// The plan sbp-assign left in `module` (sbp.plan, sbp.sharding and
 /// sbp.explain of every op) as the JSON of docs/cli.md's --explain-json.
 bool writeExplanation(ModuleOp module, const std::string &path) {
-  auto plan = module->getAttrOfType<DictionaryAttr>("sbp.plan");
+  auto plan =
+      module->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
   sbp::MeshOp mesh = driver::layoutMesh(module);
   auto function = module.lookupSymbol<func::FuncOp>("main");
   auto layouts = [](sbp::ShardingAttr sharding, unsigned operands,
@@ -55,8 +57,9 @@ bool writeExplanation(ModuleOp module, const std::string &path) {
   };
   llvm::json::Array ops;
   function.walk([&](Operation *op) {
-    auto sharding = op->getAttrOfType<sbp::ShardingAttr>("sbp.sharding");
-    auto explain = op->getAttrOfType<DictionaryAttr>("sbp.explain");
+    auto sharding =
+        op->getAttrOfType<sbp::ShardingAttr>(parplan::kShardingAttrName);
+    auto explain = op->getAttrOfType<DictionaryAttr>(parplan::kExplainAttrName);
     if (!sharding || !explain)
       return;
     auto [operands, results] =
@@ -154,14 +157,16 @@ int cli::runShard(const ShardOptions &options) {
       return 1;
     // --explain-json alone leaves the IR as it would be without it.
     if (!options.explain)
-      module->walk([](Operation *op) { op->removeAttr("sbp.explain"); });
+      module->walk(
+          [](Operation *op) { op->removeAttr(parplan::kExplainAttrName); });
   }
 
   if (!writeIR(*module, options.output))
     return 1;
   if (options.output.empty())
     return 0;
-  auto plan = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
+  auto plan =
+      (*module)->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
   sbp::MeshOp mesh = driver::layoutMesh(*module);
   auto seconds = [&](StringRef key) {
     return cast<FloatAttr>(plan.get(key)).getValueAsDouble();

@@ -21,6 +21,60 @@ inline constexpr llvm::StringLiteral kAnnotationsAttrName = "sbp.annotations";
 /// text plan.proto's `cluster` holds (the plan dialect knows no sbp).
 inline constexpr llvm::StringLiteral kPlanClusterAttrName = "plan.cluster";
 
+/// On an op: the layouts sbp-assign chose (#sbp.sharding).
+inline constexpr llvm::StringLiteral kShardingAttrName = "sbp.sharding";
+/// On an op: the chosen layout's cost and the runner-up.
+inline constexpr llvm::StringLiteral kExplainAttrName = "sbp.explain";
+/// On the module: sbp-assign's predicted step and figures.
+inline constexpr llvm::StringLiteral kLayoutPlanAttrName = "sbp.plan";
+/// On the module: why no layout fits (#sbp.no_fit).
+inline constexpr llvm::StringLiteral kNoFitAttrName = "sbp.no_fit";
+/// On an op: the stage's mesh it runs on.
+inline constexpr llvm::StringLiteral kStageAttrName = "sbp.stage";
+/// On the module: the model chunks of each stage.
+inline constexpr llvm::StringLiteral kChunksAttrName = "sbp.chunks";
+/// On an op: the model chunk it runs in (a move's sending side).
+inline constexpr llvm::StringLiteral kChunkAttrName = "sbp.chunk";
+/// On a move: its receiving side's chunk.
+inline constexpr llvm::StringLiteral kDestinationChunkAttrName =
+    "sbp.destination_chunk";
+/// On the module: how nn-autodiff built the step.
+inline constexpr llvm::StringLiteral kTrainingAttrName = "nn.training";
+/// On a result of @main: the parameter it updates.
+inline constexpr llvm::StringLiteral kUpdatesAttrName = "nn.updates";
+/// On a result of @main: its name ("loss").
+inline constexpr llvm::StringLiteral kResultNameAttrName = "nn.name";
+/// On a result of @main: the tensor an output buffer holds.
+inline constexpr llvm::StringLiteral kOutputAttrName = "nn.output";
+/// On a result of @main: the parameter whose gradient it is.
+inline constexpr llvm::StringLiteral kGradientAttrName = "nn.gradient";
+/// On a result of @main: a batch norm's running statistic.
+inline constexpr llvm::StringLiteral kRunningStatisticAttrName =
+    "nn.running_statistic";
+/// On an op: a recomputed clone of a forward op.
+inline constexpr llvm::StringLiteral kRecomputedAttrName = "nn.recomputed";
+/// On the module: the model file it was imported from.
+inline constexpr llvm::StringLiteral kSourceAttrName = "nn.source";
+/// On the module: that file's size.
+inline constexpr llvm::StringLiteral kSourceBytesAttrName = "nn.source_bytes";
+/// On the module: that file's fingerprint.
+inline constexpr llvm::StringLiteral kSourceFingerprintAttrName =
+    "nn.source_fingerprint";
+/// On the module: the ONNX opset.
+inline constexpr llvm::StringLiteral kOpsetAttrName = "nn.opset";
+/// On a plan module: the order stages run micro-batches in.
+inline constexpr llvm::StringLiteral kPlanScheduleAttrName = "plan.schedule";
+/// On a plan module: the micro-batches per step.
+inline constexpr llvm::StringLiteral kPlanMicroBatchesAttrName =
+    "plan.micro_batches";
+/// On a plan module: the whole mesh.
+inline constexpr llvm::StringLiteral kPlanMeshShapeAttrName = "plan.mesh_shape";
+/// On a plan module: the search's predicted step.
+inline constexpr llvm::StringLiteral kPlanPredictionAttrName =
+    "plan.prediction";
+/// On a program: its arena's size (plan-memory).
+inline constexpr llvm::StringLiteral kArenaBytesAttrName = "plan.arena_bytes";
+
 } // namespace parplan
 
 #endif // PARPLAN_DIALECT_ATTRNAMES_H

@@ -4,6 +4,8 @@
 #include "parplan/Cost/Cluster.h"
 #include "parplan/Support/Sbp.h"
 
+#include "parplan/Dialect/AttrNames.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -98,7 +100,8 @@ BlockOffsetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 SmallVector<int64_t> parplan::plan::planMeshShape(Operation *op) {
   auto module = op->getParentOfType<ModuleOp>();
   if (module)
-    if (auto mesh = module->getAttrOfType<DenseI64ArrayAttr>("plan.mesh_shape"))
+    if (auto mesh = module->getAttrOfType<DenseI64ArrayAttr>(
+            parplan::kPlanMeshShapeAttrName))
       return SmallVector<int64_t>(mesh.asArrayRef());
   int64_t devices = 1;
   if (module)

@@ -1,9 +1,10 @@
 //===- SBPDialect.cpp - sbp dialect ---------------------------------------===//
 
 #include "parplan/Dialect/SBP/SBPDialect.h"
-#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
+
+#include "parplan/Dialect/AttrNames.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -26,8 +27,8 @@ void SBPDialect::initialize() {
 
 LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attribute) {
-  if (attribute.getName() == "sbp.explain" ||
-      attribute.getName() == "sbp.plan") {
+  if (attribute.getName() == parplan::kExplainAttrName ||
+      attribute.getName() == parplan::kLayoutPlanAttrName) {
     if (!isa<DictionaryAttr>(attribute.getValue()))
       return op->emitOpError()
              << attribute.getName() << " must be a dictionary";
@@ -47,7 +48,7 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
                                   "module";
     return success();
   }
-  if (attribute.getName() == "sbp.stage") {
+  if (attribute.getName() == parplan::kStageAttrName) {
     auto stage = dyn_cast<FlatSymbolRefAttr>(attribute.getValue());
     if (!stage)
       return op->emitOpError() << "sbp.stage must name an sbp.mesh";
@@ -56,7 +57,7 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
              << "sbp.stage: " << stage << " does not name an sbp.mesh";
     return success();
   }
-  if (attribute.getName() == "sbp.no_fit") {
+  if (attribute.getName() == parplan::kNoFitAttrName) {
     if (!isa<ModuleOp>(op) || !isa<NoFitAttr>(attribute.getValue()))
       return op->emitOpError() << "sbp.no_fit must be a #sbp.no_fit on a "
                                   "module";
@@ -65,22 +66,22 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
   // Model chunks of interleaved stages (place-stages' chunks): how many a
   // stage holds, on the module; which one an op is in (for a move, on the
   // sending side, and sbp.destination_chunk on the receiving one).
-  if (attribute.getName() == "sbp.chunks") {
+  if (attribute.getName() == parplan::kChunksAttrName) {
     auto chunks = dyn_cast<IntegerAttr>(attribute.getValue());
     if (!isa<ModuleOp>(op) || !chunks || chunks.getInt() < 1)
       return op->emitOpError()
              << "sbp.chunks must be a positive integer on a module";
     return success();
   }
-  if (attribute.getName() == "sbp.chunk" ||
-      attribute.getName() == "sbp.destination_chunk") {
+  if (attribute.getName() == parplan::kChunkAttrName ||
+      attribute.getName() == parplan::kDestinationChunkAttrName) {
     auto chunk = dyn_cast<IntegerAttr>(attribute.getValue());
     if (!chunk || chunk.getInt() < 0)
       return op->emitOpError()
              << attribute.getName() << " must be a non-negative integer";
     return success();
   }
-  if (attribute.getName() != "sbp.sharding")
+  if (attribute.getName() != parplan::kShardingAttrName)
     return op->emitOpError()
            << "unknown sbp attribute '" << attribute.getName() << "'";
   auto sharding = dyn_cast<ShardingAttr>(attribute.getValue());
