@@ -85,10 +85,10 @@ parplan::driver::resolveMegatronGrid(ModuleOp module, LayoutOptions &layout) {
   if (!layout.mesh.empty() || layout.stages > 0 || layout.autoStages)
     return std::string("--tensor and --pipeline set the mesh and the stages; "
                        "leave out --mesh and --stages");
-  sbp::ClusterAttr attr = clusterAttrOf(module);
-  if (!attr)
-    return kMissingClusterMessage.str();
-  const cost::Cluster *cluster = attr.getCluster();
+  std::string error;
+  const cost::Cluster *cluster = clusterOf(module, error);
+  if (!cluster)
+    return error;
   int64_t devices = cluster->numDevices();
   // Tensor parallelism inside a node by default, as Megatron-LM runs it.
   int64_t tensor =

@@ -39,12 +39,9 @@ parplan::driver::noFitOf(ModuleOp laidOut) {
 std::optional<std::pair<const parplan::cost::Cluster *, std::vector<int64_t>>>
 parplan::driver::clusterAndMesh(ModuleOp module, const std::string &mesh,
                                 std::string &error) {
-  sbp::ClusterAttr attr = clusterAttrOf(module);
-  if (!attr) {
-    error = kMissingClusterMessage.str();
+  const cost::Cluster *loaded = clusterOf(module, error);
+  if (!loaded)
     return std::nullopt;
-  }
-  const cost::Cluster *loaded = attr.getCluster();
   std::vector<int64_t> shape;
   if (mesh.empty()) {
     shape = cost::defaultMeshShape(*loaded);

@@ -44,7 +44,6 @@ namespace parplan {
 using namespace mlir;
 using namespace parplan::nn;
 using parplan::Differentiator;
-using parplan::tensorType;
 
 namespace {
 

@@ -15,6 +15,13 @@ sbp::ClusterAttr parplan::clusterAttrOf(Operation *scope) {
                 : sbp::ClusterAttr();
 }
 
+const cost::Cluster *parplan::clusterOf(Operation *scope, std::string &error) {
+  if (sbp::ClusterAttr attr = clusterAttrOf(scope))
+    return attr.getCluster();
+  error = kMissingClusterMessage.str();
+  return nullptr;
+}
+
 bool parplan::attachCluster(ModuleOp module,
                             const std::string &clusterNameOrPath,
                             std::string &error) {

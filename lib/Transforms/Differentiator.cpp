@@ -8,6 +8,7 @@
 
 using namespace mlir;
 using namespace parplan;
+using nn::tensorType;
 
 #include "parplan/Transforms/GradientInterface.cpp.inc"
 

@@ -63,12 +63,10 @@ std::optional<ShardingCostModel>
 ShardingCostModel::load(const std::string &presetName,
                         std::optional<std::vector<int64_t>> meshShape,
                         bool mixedPrecision, std::string &error) {
-  std::optional<cost::Cluster> cluster = cost::preset(presetName);
-  if (!cluster) {
-    error = "unknown cluster preset '" + presetName +
-            "' (parplan clusters lists them)";
+  std::optional<cost::Cluster> cluster =
+      cost::resolveCluster(presetName, error);
+  if (!cluster)
     return std::nullopt;
-  }
   return load(*cluster, std::move(meshShape), mixedPrecision, error);
 }
 

@@ -30,6 +30,10 @@ inline constexpr llvm::StringLiteral kMissingClusterMessage =
 /// The #sbp.cluster the module of `scope` carries, or a null attribute.
 sbp::ClusterAttr clusterAttrOf(mlir::Operation *scope);
 
+/// The cluster the module of `scope` carries; nullptr, with `error` set to
+/// kMissingClusterMessage, when it carries none.
+const cost::Cluster *clusterOf(mlir::Operation *scope, std::string &error);
+
 /// Resolves `clusterNameOrPath` (a preset or a file, read once here) and
 /// attaches it to `module` as `sbp.cluster`, in place of any it carried.
 /// Returns false with `error` set when the cluster cannot be resolved.

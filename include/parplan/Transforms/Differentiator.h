@@ -11,6 +11,8 @@
 #ifndef PARPLAN_TRANSFORMS_DIFFERENTIATOR_H
 #define PARPLAN_TRANSFORMS_DIFFERENTIATOR_H
 
+#include "parplan/Dialect/NN/NNDecompositions.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/IRMapping.h"
@@ -24,11 +26,6 @@
 #include <vector>
 
 namespace parplan {
-
-/// The ranked tensor type of `value` (nn values all have one).
-inline mlir::RankedTensorType tensorType(mlir::Value value) {
-  return mlir::cast<mlir::RankedTensorType>(value.getType());
-}
 
 class Differentiator {
 public:
@@ -89,7 +86,7 @@ public:
 
   mlir::Value scalar(mlir::Type elementType, double value);
   mlir::Value scalarLike(mlir::Value like, double value) {
-    return scalar(tensorType(like).getElementType(), value);
+    return scalar(nn::tensorType(like).getElementType(), value);
   }
   mlir::Value zerosLike(mlir::RankedTensorType type);
   mlir::Value scale(mlir::Value value, double factor);

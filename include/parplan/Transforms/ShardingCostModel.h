@@ -57,8 +57,9 @@ public:
   load(const cost::Cluster &cluster,
        std::optional<std::vector<int64_t>> meshShape, bool mixedPrecision,
        std::string &error);
-  /// The same on the preset `presetName` (cost::preset), for tests and
-  /// tools that price without a module.
+  /// The same on the cluster `presetName` names (cost::resolveCluster: a
+  /// preset, or a cluster file), for tests and tools that price without a
+  /// module.
   static std::optional<ShardingCostModel>
   load(const std::string &presetName,
        std::optional<std::vector<int64_t>> meshShape, bool mixedPrecision,

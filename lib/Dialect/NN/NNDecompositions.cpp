@@ -7,14 +7,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
-
-namespace {
-
-RankedTensorType tensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-} // namespace
+using parplan::nn::tensorType;
 
 Value parplan::nn::buildScalar(OpBuilder &b, Location loc, Type elementType,
                                double value) {

@@ -11,11 +11,17 @@
 #define PARPLAN_DIALECT_NN_NNDECOMPOSITIONS_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 
 #include <cstdint>
 
 namespace parplan::nn {
+
+/// The ranked tensor type of `value` (every nn value has one).
+inline mlir::RankedTensorType tensorType(mlir::Value value) {
+  return mlir::cast<mlir::RankedTensorType>(value.getType());
+}
 
 /// A rank-0 constant of the float type `elementType`.
 mlir::Value buildScalar(mlir::OpBuilder &b, mlir::Location loc,
