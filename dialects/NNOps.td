@@ -105,17 +105,48 @@ def NN_ConstantOp : NN_ComputeOp<"constant", [ConstantLike,
 def NN_MatMulOp : NN_InferredOp<"matmul", [SameOperandsAndResultElementType]> {
   let summary = "Matrix product with numpy semantics (ONNX MatMul)";
   let description = [{
-    `[..., m, k] x [..., k, n] -> [..., m, n]`; leading (batch) dimensions
-    broadcast. A 1-D left operand is promoted to `[1, k]` and a 1-D right
-    operand to `[k, 1]`; the promoted dimension is removed from the result.
+    `alpha * op(lhs) x op(rhs)`: `[..., m, k] x [..., k, n] -> [..., m, n]`;
+    leading (batch) dimensions broadcast. A 1-D left operand is promoted to
+    `[1, k]` and a 1-D right operand to `[k, 1]`; the promoted dimension is
+    removed from the result.
+
+    `transpose_lhs` / `transpose_rhs` read an operand with its last two
+    dimensions swapped (`op`), as a matrix library reads a transposed
+    operand, without a copy; they need an operand of rank 2 or more.
+    `alpha` scales the product (1 when absent). Import writes neither: `nn-fold-into-matmul`
+    folds the transposes and scalar scalings around a product into them,
+    and the backward pass writes its products with them.
 
     ```mlir
     %y = nn.matmul %x, %w : tensor<8x128x768xf32>, tensor<768x3072xf32>
            -> tensor<8x128x3072xf32>
+    // q k^T / 8: the scores of attention, keys [b, heads, s, d] read
+    // transposed.
+    %s = nn.matmul %q, %k {transpose_rhs, alpha = 1.250000e-01 : f32}
+           : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x16x16xf32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs);
+  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
+                       OptionalAttr<F32Attr>:$alpha);
   let results = (outs NN_FloatTensor:$result);
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs,
+                   CArg<"bool", "false">:$transposeLhs,
+                   CArg<"bool", "false">:$transposeRhs,
+                   CArg<"double", "1.0">:$alpha)>
+  ];
+  let extraClassDeclaration = [{
+    /// The scale of the product: `alpha`, 1 when absent.
+    double getScale() {
+      return getAlpha() ? getAlpha()->convertToDouble() : 1.0;
+    }
+    /// The size of the contracted dimension.
+    int64_t getContractedSize() {
+      llvm::ArrayRef<int64_t> lhs = getLhs().getType().getShape();
+      return getTransposeLhs() ? lhs[lhs.size() - 2] : lhs.back();
+    }
+  }];
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];

@@ -57,6 +57,36 @@ def NNFuseGelu : Pass<"nn-fuse-gelu", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::parplan::nn::NNDialect"];
 }
 
+def NNFoldIntoMatMul : Pass<"nn-fold-into-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Fold transposes and scalar scalings into the products";
+  let description = [{
+    A matrix library reads an operand transposed and scales a product for
+    free; a transpose or a scaling written as its own op is a pass over
+    memory. This pass rewrites
+
+    ```
+    matmul(transpose(x, [..., r-1, r-2]), y)  -> matmul(x, y) {transpose_lhs}
+    matmul(x, transpose(y, [..., r-1, r-2]))  -> matmul(x, y) {transpose_rhs}
+    div(matmul(x, y), c), mul(matmul(x, y), c)
+                                      -> matmul(x, y) {alpha = 1/c, or c}
+    matmul(div(x, c), y), matmul(mul(x, c), y), and on the right
+                                      -> matmul(x, y) {alpha = 1/c, or c}
+    ```
+
+    where the transpose swaps the last two dimensions only (a flag already
+    set is toggled), `c` is a splat constant that does not broadcast the
+    other operand to a larger shape, and the scaled product, or the scaled
+    operand, has no other use. Attention as exporters write it,
+    `softmax(where(mask, q k^T / sqrt(d), -inf)) v`, becomes products with
+    flags and alpha, and the tied LM head's `matmul(x, transpose(wte))` reads
+    the embedding as it is stored. A transpose left without uses is erased
+    by the canonicalizer that follows.
+
+    Options: none.
+  }];
+  let dependentDialects = ["::parplan::nn::NNDialect"];
+}
+
 def NNUntieParameters : Pass<"nn-untie-parameters", "::mlir::func::FuncOp"> {
   let summary = "Warn of a parameter shared by layers; give each use a copy";
   let description = [{
@@ -464,8 +494,15 @@ def InsertBoxing : Pass<"insert-boxing", "::mlir::ModuleOp"> {
     `sbp.boxing %v on @mesh src -> dst {time}` carrying its predicted time
     on the cluster (the price of the steps `planResharding` chooses, which
     `expand-boxing` writes out), and makes the user read the boxed value. Users that need the same layout
-    share one boxing. A value `@main` returns is boxed to the layout its
-    `func.return` operand entry names.
+    share one boxing, placed right after the producer. A value `@main`
+    returns is boxed to the layout its `func.return` operand entry names.
+
+    In a training step (`nn.training`), a forward value that the backward
+    pass reads is kept from the one to the other at the layout its producer
+    makes, as `sbp-assign` counts saved activations: its backward readers
+    share a boxing of their own, placed before the first of them, rather
+    than read the forward pass's boxed copy, which would then be kept too
+    (a gathered activation per micro-batch in flight instead of a shard).
 
     Boxings are priced on the module's `sbp.cluster`, the cluster
     `sbp-assign` priced them on.

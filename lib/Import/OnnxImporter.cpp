@@ -1161,7 +1161,9 @@ Value Importer::castTo(const onnx::NodeProto &node, Value value,
 
 void Importer::convertMatMul(const onnx::NodeProto &node) {
   Value lhs = input(node, 0), rhs = input(node, 1);
-  define(node, 0, build<nn::MatMulOp>(node, 1, lhs, rhs)[0]);
+  define(node, 0,
+         build<nn::MatMulOp>(node, 1, lhs, rhs, UnitAttr(), UnitAttr(),
+                             FloatAttr())[0]);
 }
 
 void Importer::convertGemm(const onnx::NodeProto &node) {

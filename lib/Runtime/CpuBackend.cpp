@@ -70,7 +70,7 @@ std::optional<Product> productOf(const plan::Program &program,
       kernel.operands_size() < 2 || kernel.results_size() != 1)
     return std::nullopt;
   // The result has M x N elements per batch; K is the lhs's contracted
-  // dimension (its last, or its first when gemm transposes it).
+  // dimension (its last, or the one before when it is read transposed).
   const plan::Buffer &lhs = program.buffers(kernel.operands(0));
   const plan::Buffer &result = program.buffers(kernel.results(0));
   int rank = result.shape_size();
@@ -80,10 +80,10 @@ std::optional<Product> productOf(const plan::Program &program,
   std::optional<DType> dtype = toRuntimeDType(lhs.dtype());
   product.dtype = dtype ? toString(*dtype) : "?";
   product.k = lhs.shape(lhs.shape_size() - 1);
-  if (kernel.op() == "gemm")
-    for (const plan::Attr &attr : kernel.attrs())
-      if (attr.name() == "trans_a" && attr.bool_value())
-        product.k = lhs.shape(0);
+  for (const plan::Attr &attr : kernel.attrs())
+    if ((attr.name() == "trans_a" || attr.name() == "transpose_lhs") &&
+        attr.bool_value())
+      product.k = lhs.shape(lhs.shape_size() - 2);
   product.n = result.shape(rank - 1);
   product.m = rank >= 2 ? result.shape(rank - 2) : 1;
   for (int d = 0; d + 2 < rank; ++d)

@@ -301,7 +301,13 @@ const std::map<std::string, Entry> &kernelTable() {
       {"matmul",
        {{2, 0, 1},
         [](Call &c) {
-          return c.run([&] { return matmul(c.in(0), c.in(1), c.out(0)); });
+          bool transposeLhs = c.flag("transpose_lhs", false);
+          bool transposeRhs = c.flag("transpose_rhs", false);
+          double alpha = c.f32("alpha", 1.0f);
+          return c.run([&] {
+            return matmul(c.in(0), c.in(1), c.out(0), transposeLhs,
+                          transposeRhs, alpha);
+          });
         }}},
       {"gemm",
        {{3, 1, 1},

@@ -141,20 +141,27 @@ double sigmoid(double x) {
 // Contractions
 //===----------------------------------------------------------------------===//
 
-Status matmul(const Tensor &lhs, const Tensor &rhs, Tensor &result) {
+Status matmul(const Tensor &lhs, const Tensor &rhs, Tensor &result,
+              bool transposeLhs, bool transposeRhs, double alpha) {
   const char *kernel = "matmul";
   if (Status s = requireFloatsOfOneType(kernel, {&lhs, &rhs, &result}); !s.ok())
     return s;
   Shape a = lhs.shape(), b = rhs.shape();
   if (a.empty() || b.empty())
     return failure(kernel, "operands must have rank 1 or more");
+  if ((transposeLhs && a.size() < 2) || (transposeRhs && b.size() < 2))
+    return failure(kernel, "a transposed operand must have rank 2 or more");
   bool promoteLhs = a.size() == 1, promoteRhs = b.size() == 1;
   if (promoteLhs)
     a.insert(a.begin(), 1);
   if (promoteRhs)
     b.push_back(1);
-  int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
-  if (b[b.size() - 2] != k)
+  // m, k and n of op(lhs) [m, k] and op(rhs) [k, n].
+  int64_t m = a[a.size() - (transposeLhs ? 1 : 2)];
+  int64_t k = a[a.size() - (transposeLhs ? 2 : 1)];
+  int64_t kb = b[b.size() - (transposeRhs ? 1 : 2)];
+  int64_t n = b[b.size() - (transposeRhs ? 2 : 1)];
+  if (kb != k)
     return failure(kernel, "cannot multiply " + toString(lhs.shape()) + " by " +
                                toString(rhs.shape()));
   Shape batchA(a.begin(), a.end() - 2), batchB(b.begin(), b.end() - 2);
@@ -180,21 +187,32 @@ Status matmul(const Tensor &lhs, const Tensor &rhs, Tensor &result) {
     stride *= m * k;
   for (int64_t &stride : stridesB)
     stride *= k * n;
+  std::vector<double> opB(transposeRhs ? k * n : 0);
   walkStrided<2>(*batch, {stridesA, stridesB},
                  [&](int64_t index, const std::array<int64_t, 2> &offsets) {
                    const double *pa = x.data() + offsets[0];
                    const double *pb = y.data() + offsets[1];
                    double *pc = out.data() + index * m * n;
-                   // i-p-j order: the inner loop runs over contiguous rows.
+                   // op(rhs) row major, so that the inner loop runs over
+                   // contiguous rows.
+                   if (transposeRhs) {
+                     for (int64_t p = 0; p < k; ++p)
+                       for (int64_t j = 0; j < n; ++j)
+                         opB[p * n + j] = pb[j * k + p];
+                     pb = opB.data();
+                   }
                    for (int64_t i = 0; i < m; ++i)
                      for (int64_t p = 0; p < k; ++p) {
-                       double av = pa[i * k + p];
+                       double av = transposeLhs ? pa[p * m + i] : pa[i * k + p];
                        const double *row = pb + p * n;
                        double *dst = pc + i * n;
                        for (int64_t j = 0; j < n; ++j)
                          dst[j] += av * row[j];
                      }
                  });
+  if (alpha != 1.0)
+    for (double &value : out)
+      value *= alpha;
   storeDoubles(out, result);
   return Status::success();
 }

@@ -84,13 +84,6 @@ Value Differentiator::reshape(Value value, ArrayRef<int64_t> shape) {
   return nn::buildReshape(b, b.getLoc(), value, shape);
 }
 
-Value Differentiator::swapLastTwo(Value value) {
-  int64_t rank = tensorType(value).getRank();
-  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  std::swap(perm[rank - 1], perm[rank - 2]);
-  return nn::TransposeOp::create(b, value, b.getDenseI64ArrayAttr(perm));
-}
-
 Value Differentiator::sumToShape(Value grad, RankedTensorType target) {
   auto type = tensorType(grad);
   if (type.getShape() == target.getShape())

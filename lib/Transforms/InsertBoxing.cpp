@@ -13,6 +13,7 @@
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/TrainingStep.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -75,9 +76,23 @@ void InsertBoxingPass::runOnOperation() {
     return model;
   };
 
-  // One boxing per value and target layout, placed right after the
-  // producer so every user that needs it can read it.
-  DenseMap<std::tuple<Value, Attribute, Attribute>, Value> boxed;
+  // The forward pass of a training step. A value it makes that the
+  // backward pass reads is kept between the two at its producer's layout,
+  // as the cost model counts it: a backward reader boxes it anew, rather
+  // than read a forward boxing's result, which would be kept as well.
+  DenseSet<Operation *> forward;
+  bool training = module->hasAttr(parplan::kTrainingAttrName);
+  if (training)
+    for (auto function : module.getOps<func::FuncOp>())
+      if (!function.isExternal())
+        for (Operation *op : parplan::forwardPassOps(function))
+          forward.insert(op);
+
+  // One boxing per value, target layout and pass, placed right after the
+  // producer, or for a forward value the backward pass reads, before the
+  // first backward reader, so that every later user that needs it can read
+  // it.
+  DenseMap<std::tuple<Value, Attribute, Attribute, unsigned>, Value> boxed;
   OpBuilder builder(module.getContext());
   WalkResult walk = module.walk([&](Operation *user) {
     auto sharding =
@@ -107,7 +122,12 @@ void InsertBoxingPass::runOnOperation() {
       // On interleaved stages, each model chunk boxes for itself: a chunk
       // runs its micro-batches at its own times.
       Attribute chunk = user->getAttr(parplan::kChunkAttrName);
-      auto [it, inserted] = boxed.try_emplace({value, dst, chunk}, Value());
+      // Of a forward value, read by the backward pass.
+      bool backward = training && !forward.contains(user) &&
+                      !isa<func::ReturnOp>(user) &&
+                      forward.contains(value.getDefiningOp());
+      auto [it, inserted] =
+          boxed.try_emplace({value, dst, chunk, unsigned{backward}}, Value());
       if (inserted) {
         const ShardingCostModel *model = modelOf(user, meshRef);
         if (!model)
@@ -119,7 +139,10 @@ void InsertBoxingPass::runOnOperation() {
           user->emitError() << "no boxing turns " << src << " into " << dst;
           return WalkResult::interrupt();
         }
-        builder.setInsertionPointAfter(value.getDefiningOp());
+        if (backward)
+          builder.setInsertionPoint(user);
+        else
+          builder.setInsertionPointAfter(value.getDefiningOp());
         auto op = sbp::BoxingOp::create(
             builder, user->getLoc(), value.getType(), value, meshRef, src,
             cast<ArrayAttr>(dst), builder.getF64FloatAttr(boxing->time));

@@ -23,7 +23,8 @@ void matmulBackward(MatMulOp op, Value dy, Differentiator &d) {
   ImplicitLocOpBuilder &b = d.b;
   Value lhs = op.getLhs(), rhs = op.getRhs();
   auto lhsType = tensorType(lhs), rhsType = tensorType(rhs);
-  // Promote 1-D operands as the forward did, and the gradient with them.
+  // Promote 1-D operands as the forward did, and the gradient with them
+  // (a 1-D operand carries no transpose flag).
   SmallVector<int64_t> lhsShape(lhsType.getShape()),
       rhsShape(rhsType.getShape());
   if (lhsShape.size() == 1)
@@ -38,22 +39,31 @@ void matmulBackward(MatMulOp op, Value dy, Differentiator &d) {
   Value g = d.reshape(dy, dyShape);
   Value a = d.reshape(d.primal(lhs), lhsShape);
   Value w = d.reshape(d.primal(rhs), rhsShape);
+  // y = alpha op(a) op(w): d op(a) = alpha g op(w)^T and
+  // d op(w) = alpha op(a)^T g, each one product whose transposes are the
+  // library's flags, transposed back (operands swapped) where the forward
+  // read its operand transposed. No transpose is materialized.
+  bool ta = op.getTransposeLhs(), tw = op.getTransposeRhs();
+  double alpha = op.getScale();
+  auto product = [&](Value x, Value y, bool tx, bool ty) -> Value {
+    return MatMulOp::create(b, x, y, tx, ty, alpha);
+  };
   if (d.needs(lhs)) {
-    Value da = MatMulOp::create(b, g, d.swapLastTwo(w));
+    Value da = ta ? product(w, g, tw, true) : product(g, w, false, !tw);
     da = d.sumToShape(da, lhsType.clone(lhsShape));
     d.accumulate(lhs, d.reshape(da, lhsType.getShape()));
   }
   if (d.needs(rhs)) {
     Value dw;
-    if (rhsShape.size() == 2 && lhsShape.size() > 2) {
+    if (rhsShape.size() == 2 && lhsShape.size() > 2 && !ta) {
       // A weight shared by every batch row: one [k, rows] x [rows, n]
       // product instead of a batch of them summed afterwards.
-      int64_t k = lhsShape.back(), n = rhsShape.back();
+      int64_t k = lhsShape.back(), n = tw ? rhsShape.front() : rhsShape.back();
       int64_t rows = tensorType(a).getNumElements() / k;
       Value a2 = d.reshape(a, {rows, k}), g2 = d.reshape(g, {rows, n});
-      dw = MatMulOp::create(b, d.swapLastTwo(a2), g2);
+      dw = tw ? product(g2, a2, true, false) : product(a2, g2, true, false);
     } else {
-      dw = MatMulOp::create(b, d.swapLastTwo(a), g);
+      dw = tw ? product(g, a, true, ta) : product(a, g, !ta, false);
       dw = d.sumToShape(dw, rhsType.clone(rhsShape));
     }
     d.accumulate(rhs, d.reshape(dw, rhsType.getShape()));

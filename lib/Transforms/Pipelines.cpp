@@ -9,7 +9,8 @@ void parplan::addCanonicalFormPasses(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addNestedPass<mlir::func::FuncOp>(createNNFuseLayerNorm());
   pm.addNestedPass<mlir::func::FuncOp>(createNNFuseGelu());
-  // The fused-away decompositions are dead now.
+  pm.addNestedPass<mlir::func::FuncOp>(createNNFoldIntoMatMul());
+  // The fused-away decompositions and folded transposes are dead now.
   pm.addPass(mlir::createCanonicalizerPass());
 }
 

@@ -968,11 +968,20 @@ LogicalResult ShardingSearch::addStrategyPins() {
       return fromColumn.contains(operand);
     });
     auto matmul = dyn_cast<nn::MatMulOp>(op);
-    nn::ParamOp weight =
-        matmul ? matmul.getRhs().getDefiningOp<nn::ParamOp>() : nullptr;
+    // The weight itself, or the one a mixed-precision step casts to the
+    // low type where it enters.
+    nn::ParamOp weight;
+    if (matmul) {
+      Value rhs = matmul.getRhs();
+      if (auto cast = rhs.getDefiningOp<nn::CastOp>())
+        rhs = cast.getInput();
+      weight = rhs.getDefiningOp<nn::ParamOp>();
+    }
     if (weight && staticShape(weight.getType()).size() == 2) {
       bool row = fromColumn.contains(matmul.getLhs());
-      tensorAxisPin(weight, Sbp::split(row ? 0 : 1));
+      // A weight read transposed keeps its rows in dimension 1.
+      bool stored = matmul.getTransposeRhs();
+      tensorAxisPin(weight, Sbp::split(row != stored ? 0 : 1));
       if (!row)
         fromColumn.insert(matmul.getResult());
       continue;

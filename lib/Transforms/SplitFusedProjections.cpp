@@ -104,7 +104,7 @@ struct SplitFusedProjectionsPass
     int64_t weightAxis = 0;
     if (auto matmul = dyn_cast_or_null<MatMulOp>(projection)) {
       weight = ownParam(matmul.getRhs(), matmul);
-      weightAxis = 1;
+      weightAxis = matmul.getTransposeRhs() ? 0 : 1;
       if (!weight || weight.getType().getRank() != 2)
         return;
     } else if (auto gemm = dyn_cast_or_null<GemmOp>(projection)) {
@@ -130,8 +130,9 @@ struct SplitFusedProjectionsPass
       b.setInsertionPoint(split);
       Value part;
       if (auto matmul = dyn_cast<MatMulOp>(projection)) {
-        part =
-            MatMulOp::create(b, matmul.getLoc(), matmul.getLhs(), weightPart);
+        part = MatMulOp::create(b, matmul.getLoc(), matmul.getLhs(), weightPart,
+                                matmul.getTransposeLhs(),
+                                matmul.getTransposeRhs(), matmul.getScale());
       } else {
         auto gemm = cast<GemmOp>(projection);
         part = GemmOp::create(b, gemm.getLoc(), gemm.getA(), weightPart,

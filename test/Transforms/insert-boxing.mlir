@@ -62,3 +62,37 @@ func.func @main() -> tensor<4xf32> {
   %a = nn.relu %x : tensor<4xf32>
   return %a : tensor<4xf32>
 }
+
+// -----
+
+// A training step: a forward value the backward pass reads is kept between
+// the two at its producer's layout (as the cost model counts it), so its
+// backward reader gathers it again right before it reads it instead of
+// reading the forward gather, which would be kept as well. Backward values
+// (the gradient here) box right after their producer, so that their
+// collectives start early.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[H:.*]] = nn.relu
+// CHECK-NEXT: %[[FWD:.*]] = sbp.boxing %[[H]] on @mesh [#sbp.s<0>] -> [#sbp.b]
+// CHECK-NEXT: nn.exp %[[FWD]]
+// CHECK: %[[G:.*]] = nn.tanh
+// CHECK-NEXT: %[[GSUM:.*]] = sbp.boxing %[[G]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
+// CHECK-NEXT: nn.log %[[GSUM]]
+// CHECK-NEXT: %[[BWD:.*]] = sbp.boxing %[[H]] on @mesh [#sbp.s<0>] -> [#sbp.b]
+// CHECK-NEXT: nn.mul %[[GSUM]], %[[BWD]]
+// CHECK-NEXT: nn.sqrt %[[BWD]]
+// CHECK-NOT: sbp.boxing
+module attributes {nn.training = {loss = "cross-entropy"}} {
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  %h = nn.relu %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  %y = nn.exp %h {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  %loss = nn.reduce_sum %y keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32> -> tensor<f32>
+  %g = nn.tanh %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<8x8xf32>
+  %n = nn.log %g {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  %d = nn.mul %g, %h {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %s = nn.sqrt %h {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b], [#sbp.b], [#sbp.b]] -> []>} %loss, %n, %d, %s : tensor<f32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+}

@@ -15,10 +15,10 @@
 // CHECK-NEXT: %[[SEED:.*]] = nn.constant dense<2.500000e-01> : tensor<f32>
 // CHECK-NEXT: nn.reshape %[[SEED]]
 // CHECK: nn.softmax_cross_entropy_grad
-// CHECK: %[[G2:.*]] = nn.matmul %{{.*}}, %{{.*}} : tensor<32x8xf32>, tensor<8x10xf32> -> tensor<32x10xf32>
+// CHECK: %[[G2:.*]] = nn.matmul %{{.*}}, %{{.*}} {transpose_lhs} : tensor<8x32xf32>, tensor<8x10xf32> -> tensor<32x10xf32>
 // CHECK-NEXT: %[[G2_SUM:.*]] = nn.accumulate %[[G2]] : tensor<32x10xf32>
 // CHECK: nn.relu_grad
-// CHECK: %[[G1:.*]] = nn.matmul %{{.*}}, %{{.*}} : tensor<16x8xf32>, tensor<8x32xf32> -> tensor<16x32xf32>
+// CHECK: %[[G1:.*]] = nn.matmul %{{.*}}, %{{.*}} {transpose_lhs} : tensor<8x16xf32>, tensor<8x32xf32> -> tensor<16x32xf32>
 // CHECK-NEXT: %[[G1_SUM:.*]] = nn.accumulate %[[G1]] : tensor<16x32xf32>
 // CHECK-NEXT: %[[QUARTER:.*]] = nn.constant dense<2.500000e-01> : tensor<f32>
 // CHECK-NEXT: %[[SHARE:.*]] = nn.mul %[[LOSS]], %[[QUARTER]]

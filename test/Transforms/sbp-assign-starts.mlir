@@ -19,6 +19,13 @@
 // BASELINES: sbp.plan = {baselines = {"data-parallel" = {{.*}}, replicated = {{.*}}}, {{.*}}start = "megatron"{{.*}}strategy = "auto"
 // UNKNOWN: error: sbp-assign: starts 'some' is unknown; use all, search or baselines
 // MEGATRON: sbp.plan = {baselines = {}, {{.*}}start = "megatron"{{.*}}strategy = "megatron"
+
+// A mixed-precision step reads each weight through its cast to bf16: the
+// Megatron layouts pin the weight behind the cast, column- then
+// row-parallel, as in float32.
+// RUN: parplan-opt %s -nn-autodiff="mixed-precision=bf16" -attach-cluster -sbp-assign="mesh=1x4 strategy=megatron" | FileCheck %s --check-prefix=MEGATRON-BF16
+// MEGATRON-BF16: nn.param "w1" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.b, #sbp.s<1>]]>}
+// MEGATRON-BF16: nn.param "w2" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.b, #sbp.s<0>]]>}
 func.func @main() -> tensor<16x8192xf32> {
   %x = nn.input "x" : tensor<16x8192xf32>
   %w1 = nn.param "w1" : tensor<8192x32768xf32>

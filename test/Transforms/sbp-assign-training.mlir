@@ -17,7 +17,8 @@
 // DP-NOT: sbp.boxing
 // DP: return
 //
-// On 2x4 the first mesh axis takes the batch and the optimizer state is
+// On 2x4 (with a batch large enough that splitting it beats splitting
+// the weights 8 ways) the first mesh axis takes the batch and the optimizer state is
 // split over it (ZeRO): gradients are reduce-scattered, not all-reduced,
 // and the updated fc2 weight is gathered back to the layout it started in.
 // MIXED: sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>, #sbp.s<0>] -> [#sbp.s<1>, #sbp.s<0>] {time
@@ -32,12 +33,12 @@
 // MICRO-NEXT: sbp.boxing %[[S2]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
 // MICRO: %[[S1:.*]] = nn.accumulate %{{.*}} {sbp.sharding = #sbp.sharding<@mesh, {{\[}}[#sbp.p<sum>]] -> {{\[}}[#sbp.p<sum>]]>} : tensor<1024x1024xf32>
 // MICRO-NEXT: sbp.boxing %[[S1]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
-func.func @main() -> tensor<4096x16xf32> {
-  %x = nn.input "x" : tensor<4096x1024xf32>
+func.func @main() -> tensor<16384x16xf32> {
+  %x = nn.input "x" : tensor<16384x1024xf32>
   %w1 = nn.param "fc1.weight" : tensor<1024x1024xf32>
   %w2 = nn.param "fc2.weight" : tensor<1024x16xf32>
-  %h = nn.matmul %x, %w1 : tensor<4096x1024xf32>, tensor<1024x1024xf32> -> tensor<4096x1024xf32>
-  %a = nn.relu %h : tensor<4096x1024xf32>
-  %y = nn.matmul %a, %w2 : tensor<4096x1024xf32>, tensor<1024x16xf32> -> tensor<4096x16xf32>
-  return %y : tensor<4096x16xf32>
+  %h = nn.matmul %x, %w1 : tensor<16384x1024xf32>, tensor<1024x1024xf32> -> tensor<16384x1024xf32>
+  %a = nn.relu %h : tensor<16384x1024xf32>
+  %y = nn.matmul %a, %w2 : tensor<16384x1024xf32>, tensor<1024x16xf32> -> tensor<16384x16xf32>
+  return %y : tensor<16384x16xf32>
 }

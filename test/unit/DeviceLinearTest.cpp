@@ -302,6 +302,45 @@ TEST_CASE("linear: matmul matches the reference for every rank combination",
     }
 }
 
+TEST_CASE("linear: matmul reads transposed operands and scales by alpha "
+          "as the reference does",
+          "[device][linear]") {
+  struct Case {
+    Shape lhs, rhs, result;
+    bool transposeLhs, transposeRhs;
+  };
+  const Case cases[] = {
+      {{4, 3}, {4, 5}, {3, 5}, true, false},                   // 2-D, lhs
+      {{3, 4}, {5, 4}, {3, 5}, false, true},                   // 2-D, rhs
+      {{4, 3}, {5, 4}, {3, 5}, true, true},                    // 2-D, both
+      {{2, 3, 4, 3}, {2, 3, 4, 5}, {2, 3, 3, 5}, true, false}, // batches
+      {{2, 3, 3, 4}, {2, 3, 5, 4}, {2, 3, 3, 5}, false, true}, // scores
+      {{2, 3, 3, 4}, {5, 4}, {2, 3, 3, 5}, false, true},       // shared weight
+      {{8, 3}, {8, 5}, {3, 5}, true, false},                  // weight gradient
+      {{2, 1, 4, 3}, {1, 3, 5, 4}, {2, 3, 3, 5}, true, true}, // broadcast
+      {{3}, {5, 3}, {5}, false, true},                        // 1-D lhs
+  };
+  uint64_t seed = 50;
+  for (DType type : kFloatTypes)
+    for (const Case &c : cases)
+      for (double alpha : {1.0, 0.125}) {
+        INFO(toString(type)
+             << " " << describe(c.lhs, c.rhs) << " transpose " << c.transposeLhs
+             << c.transposeRhs << " alpha " << alpha);
+        Tensor lhs = randomTensor(type, c.lhs, seed++);
+        Tensor rhs = randomTensor(type, c.rhs, seed++);
+        AttrMap attrs;
+        if (c.transposeLhs)
+          attrs["transpose_lhs"] = true;
+        if (c.transposeRhs)
+          attrs["transpose_rhs"] = true;
+        if (alpha != 1.0)
+          attrs["alpha"] = alpha;
+        expectSame(KernelGroup::Linear, "matmul", attrs, {&lhs, &rhs},
+                   {{type, c.result}});
+      }
+}
+
 TEST_CASE("linear: gemm matches the reference for transposes, alpha, beta "
           "and every broadcast of c",
           "[device][linear]") {

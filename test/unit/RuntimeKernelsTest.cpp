@@ -156,6 +156,25 @@ TEST_CASE("kernels: matmul", "[runtime]") {
     expectOk(matmul(c, d, z));
     expectValues(z, {3, -1, 2, 7, -1, 6});
   }
+  SECTION("transposed operands and alpha") {
+    // op(a) = [[1, 2, 3], [4, 5, 6]] stored transposed, op(b) =
+    // [[7, 8], [9, 10], [11, 12]] stored transposed: the 2-D product above,
+    // halved.
+    Tensor at = f32({3, 2}, {1, 4, 2, 5, 3, 6});
+    Tensor bt = f32({2, 3}, {7, 9, 11, 8, 10, 12});
+    Tensor y(DType::F32, {2, 2});
+    expectOk(matmul(at, bt, y, true, true, 0.5));
+    expectValues(y, {29, 32, 69.5, 77});
+    // A batch against a shared transposed weight: [2, 2, 2] x [2, 2]^T.
+    Tensor a = f32({2, 2, 2}, {1, 0, 0, 1, 1, 2, 3, 4});
+    Tensor wt = f32({2, 2}, {5, 7, 6, 8});
+    Tensor z(DType::F32, {2, 2, 2});
+    expectOk(matmul(a, wt, z, false, true));
+    expectValues(z, {5, 6, 7, 8, 19, 22, 43, 50});
+    Tensor vector = f32({2}, {1, 2});
+    Tensor bad(DType::F32, {2});
+    CHECK_FALSE(matmul(vector, wt, bad, true, false).ok());
+  }
   SECTION("1-D promotion") {
     Tensor v = f32({3}, {1, 2, 3});
     Tensor m = f32({3, 2}, {1, 2, 3, 4, 5, 6});

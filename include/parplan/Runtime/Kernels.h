@@ -32,7 +32,11 @@ namespace parplan::runtime {
 // Forward ops
 //===----------------------------------------------------------------------===//
 
-Status matmul(const Tensor &lhs, const Tensor &rhs, Tensor &result);
+/// alpha * op(lhs) x op(rhs) with numpy's batching (nn.matmul); op swaps
+/// an operand's last two dimensions where its flag is set (rank 2 or more).
+Status matmul(const Tensor &lhs, const Tensor &rhs, Tensor &result,
+              bool transposeLhs = false, bool transposeRhs = false,
+              double alpha = 1.0);
 Status gemm(const Tensor &a, const Tensor &b, const Tensor *c, double alpha,
             double beta, bool transA, bool transB, Tensor &result);
 /// `pads`: the k begin paddings, then the k end paddings.

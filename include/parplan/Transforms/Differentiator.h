@@ -91,7 +91,6 @@ public:
   mlir::Value zerosLike(mlir::RankedTensorType type);
   mlir::Value scale(mlir::Value value, double factor);
   mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
-  mlir::Value swapLastTwo(mlir::Value value);
   /// Sums a broadcast gradient back to the operand's shape: over the extra
   /// leading dimensions and over the dimensions where the operand has 1.
   mlir::Value sumToShape(mlir::Value grad, mlir::RankedTensorType target);

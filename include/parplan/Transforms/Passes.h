@@ -20,7 +20,8 @@ namespace parplan {
 #include "parplan/Transforms/Passes.h.inc"
 
 /// The canonical form of an imported program: folding and dead-code removal
-/// (canonicalize), then nn-fuse-layer-norm and nn-fuse-gelu. Registered as
+/// (canonicalize), then nn-fuse-layer-norm, nn-fuse-gelu and
+/// nn-fold-into-matmul. Registered as
 /// the pipeline `nn-canonical-forms`.
 void addCanonicalFormPasses(mlir::OpPassManager &pm);
 

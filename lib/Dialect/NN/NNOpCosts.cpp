@@ -67,9 +67,9 @@ FailureOr<OpCost> ShapeOp::getCost() { return nothing(); }
 
 FailureOr<OpCost> MatMulOp::getCost() {
   // 2 * (result elements) * k, whatever the batching and broadcasting.
-  ArrayRef<int64_t> lhs = getLhs().getType().getShape();
-  int64_t k = lhs.back();
-  return movement(*this, 2.0 * elementsOf(getResult()) * k);
+  // A transposed operand and alpha are the matrix library's: no pass over
+  // memory of their own.
+  return movement(*this, 2.0 * elementsOf(getResult()) * getContractedSize());
 }
 
 FailureOr<OpCost> GemmOp::getCost() {

@@ -123,6 +123,13 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 // matmul, gemm, conv
 //===----------------------------------------------------------------------===//
 
+void MatMulOp::build(OpBuilder &b, OperationState &state, Value lhs, Value rhs,
+                     bool transposeLhs, bool transposeRhs, double alpha) {
+  build(b, state, lhs, rhs, transposeLhs ? b.getUnitAttr() : UnitAttr(),
+        transposeRhs ? b.getUnitAttr() : UnitAttr(),
+        alpha == 1.0 ? FloatAttr() : b.getF32FloatAttr(alpha));
+}
+
 LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,
@@ -133,6 +140,21 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
     return inferError(location, getOperationName(),
                       "operands must have rank 1 or more");
   SmallVector<int64_t> lhs(lhsType.getShape()), rhs(rhsType.getShape());
+  // op(): the operand read with its last two dimensions swapped.
+  auto transposed = [&](SmallVector<int64_t> &shape, bool flag,
+                        StringRef name) {
+    if (!flag)
+      return success();
+    if (shape.size() < 2)
+      return inferError(location, getOperationName(), name,
+                        " needs an operand of rank 2 or more, got rank ",
+                        shape.size());
+    std::swap(shape[shape.size() - 2], shape[shape.size() - 1]);
+    return success();
+  };
+  if (failed(transposed(lhs, adaptor.getTransposeLhs(), "transpose_lhs")) ||
+      failed(transposed(rhs, adaptor.getTransposeRhs(), "transpose_rhs")))
+    return failure();
   bool lhsIsVector = lhs.size() == 1, rhsIsVector = rhs.size() == 1;
   if (lhsIsVector)
     lhs.insert(lhs.begin(), 1);

@@ -152,12 +152,19 @@ LogicalResult MatMulOp::getSbpSignatures(Signatures &out) {
     };
     add(out, {aligned(lhs), aligned(rhs)}, {S(d)});
   }
-  if (lhsRank > 1 && lhs[lhsRank - 2] > 1) // Rows of the left operand.
-    add(out, {S(lhsRank - 2), B}, {S(rank - (rhsRank > 1 ? 2 : 1))});
-  if (rhsRank > 1 && rhs[rhsRank - 1] > 1) // Columns of the right operand.
-    add(out, {B, S(rhsRank - 1)}, {S(rank - 1)});
-  if (lhs[lhsRank - 1] > 1) // The contraction: partial sums.
-    add(out, {S(lhsRank - 1), S(rhsRank > 1 ? rhsRank - 2 : 0)}, {P});
+  // The operands' row, column and contracted dimensions, after the
+  // transposes a flag reads them with (flags need rank 2 or more).
+  bool transposeLhs = getTransposeLhs(), transposeRhs = getTransposeRhs();
+  int64_t lhsRows = lhsRank - (transposeLhs ? 1 : 2);
+  int64_t lhsK = lhsRank - (transposeLhs ? 2 : 1);
+  int64_t rhsK = rhsRank > 1 ? rhsRank - (transposeRhs ? 1 : 2) : 0;
+  int64_t rhsColumns = rhsRank - (transposeRhs ? 2 : 1);
+  if (lhsRank > 1 && lhs[lhsRows] > 1) // Rows of the left operand.
+    add(out, {S(lhsRows), B}, {S(rank - (rhsRank > 1 ? 2 : 1))});
+  if (rhsRank > 1 && rhs[rhsColumns] > 1) // Columns of the right operand.
+    add(out, {B, S(rhsColumns)}, {S(rank - 1)});
+  if (lhs[lhsK] > 1) // The contraction: partial sums.
+    add(out, {S(lhsK), S(rhsK)}, {P});
   add(out, {B, B}, {B});
   add(out, {P, B}, {P});
   add(out, {B, P}, {P});

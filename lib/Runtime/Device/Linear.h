@@ -1,8 +1,9 @@
 //===- Linear.h - matmul and gemm on the launcher's gemm --------*- C++ -*-===//
 //
 // The contractions of the device backend: nn.matmul (numpy semantics: rank-1
-// operands promoted, batch dimensions broadcast) and nn.gemm (ONNX: alpha,
-// beta, transposes, an optional c broadcast to the result). Both become
+// operands promoted, batch dimensions broadcast; operands read transposed
+// and the product scaled by the GEMM's flags and alpha) and nn.gemm (ONNX:
+// alpha, beta, transposes, an optional c broadcast to the result). Both become
 // GemmCalls, and nothing else multiplies: the launcher's gemm is cuBLAS on
 // the GPU and a loop nest with cuBLAS's meanings on the host, so the tests
 // check the argument mapping below without a GPU.
@@ -87,6 +88,7 @@ inline bool fitsDims(const DeviceTensor *tensor) {
 
 template <class L>
 Launch matmul(L &launcher, const DeviceTensor &lhs, const DeviceTensor &rhs,
+              bool transposeLhs, bool transposeRhs, double alpha,
               DeviceTensor &result, Status &status) {
   DType type = lhs.dtype;
   if (!isFloat(type) || rhs.dtype != type || result.dtype != type ||
@@ -96,6 +98,11 @@ Launch matmul(L &launcher, const DeviceTensor &lhs, const DeviceTensor &rhs,
     status = Status::failure("matmul: operands must have rank 1 or more");
     return Launch::Done;
   }
+  if ((transposeLhs && lhs.rank() < 2) || (transposeRhs && rhs.rank() < 2)) {
+    status = Status::failure(
+        "matmul: a transposed operand must have rank 2 or more");
+    return Launch::Done;
+  }
   // Promotion adds a dimension of 1, which leaves the layout as it is.
   Shape a = lhs.shape, b = rhs.shape;
   bool promoteLhs = a.size() == 1, promoteRhs = b.size() == 1;
@@ -103,10 +110,15 @@ Launch matmul(L &launcher, const DeviceTensor &lhs, const DeviceTensor &rhs,
     a.insert(a.begin(), 1);
   if (promoteRhs)
     b.push_back(1);
-  int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+  // m, k and n of op(lhs) [m, k] and op(rhs) [k, n]; the stored rows are
+  // what the flags leave of them.
+  int64_t m = a[a.size() - (transposeLhs ? 1 : 2)];
+  int64_t k = a[a.size() - (transposeLhs ? 2 : 1)];
+  int64_t kb = b[b.size() - (transposeRhs ? 1 : 2)];
+  int64_t n = b[b.size() - (transposeRhs ? 2 : 1)];
   Shape batchA(a.begin(), a.end() - 2), batchB(b.begin(), b.end() - 2);
   std::optional<Shape> broadcast = detail::broadcastShapes(batchA, batchB);
-  if (b[b.size() - 2] != k || !broadcast) {
+  if (kb != k || !broadcast) {
     status = Status::failure("matmul: cannot multiply " + toString(lhs.shape) +
                              " by " + toString(rhs.shape));
     return Launch::Done;
@@ -128,8 +140,10 @@ Launch matmul(L &launcher, const DeviceTensor &lhs, const DeviceTensor &rhs,
 
   size_t width = byteWidth(type);
   int64_t countA = numElements(batchA), countB = numElements(batchB);
-  GemmCall call = rowMajorProduct(type, m, n, k, lhs.data, false, k, rhs.data,
-                                  false, n, result.data);
+  GemmCall call =
+      rowMajorProduct(type, m, n, k, lhs.data, transposeLhs, a.back(), rhs.data,
+                      transposeRhs, b.back(), result.data);
+  call.alpha = alpha;
   // A side whose batch is the whole batch has the result's layout of
   // matrices; one of a single matrix is reused (stride 0). Then one
   // strided call covers everything.
@@ -237,8 +251,10 @@ bool launchLinear(L &launcher, const std::string &op, const AttrMap &attrs,
     launch = Launch::Unsupported;
     if (operands.size() == 2 && results.size() == 1 && operands[0] &&
         operands[1] && results[0])
-      launch = linear_detail::matmul(launcher, *operands[0], *operands[1],
-                                     *results[0], status);
+      launch = linear_detail::matmul(
+          launcher, *operands[0], *operands[1],
+          attrBool(attrs, "transpose_lhs"), attrBool(attrs, "transpose_rhs"),
+          attrFloat(attrs, "alpha", 1.0), *results[0], status);
     return true;
   }
   if (op == "gemm") {

@@ -59,6 +59,24 @@ func.func @matmul_batch(%a: tensor<2x4x3xf32>, %b: tensor<5x3x2xf32>) {
 
 // -----
 
+func.func @matmul_transposed_vector(%a: tensor<3xf32>, %b: tensor<3x2xf32>) {
+  // expected-error @+2 {{'nn.matmul' op transpose_lhs needs an operand of rank 2 or more, got rank 1}}
+  // expected-error @+1 {{'nn.matmul' op failed to infer returned types}}
+  %0 = nn.matmul %a, %b {transpose_lhs} : tensor<3xf32>, tensor<3x2xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_transposed_contraction(%a: tensor<4x3xf32>, %b: tensor<3x2xf32>) {
+  // expected-error @+2 {{'nn.matmul' op contracts a dimension of size 3 with one of size 2}}
+  // expected-error @+1 {{'nn.matmul' op failed to infer returned types}}
+  %0 = nn.matmul %a, %b {transpose_rhs} : tensor<4x3xf32>, tensor<3x2xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
 func.func @matmul_result(%a: tensor<4x3xf32>, %b: tensor<3x2xf32>) {
   // expected-error @+2 {{'nn.matmul' op inferred type(s) 'tensor<4x2xf32>' are incompatible with return type(s) of operation 'tensor<4x3xf32>'}}
   // expected-error @+1 {{'nn.matmul' op failed to infer returned types}}

@@ -26,6 +26,16 @@ func.func @matmul(%x: tensor<2x8x4xf32>, %w: tensor<4x6xf32>, %v: tensor<4xf32>)
   return
 }
 
+// matmul reading its operands transposed: the rows of a transposed left
+// operand are its last dimension, the columns of a transposed right operand
+// the one before, and the contraction the other two.
+// CHECK-LABEL: func.func @matmul_transposed
+func.func @matmul_transposed(%xt: tensor<2x4x8xf32>, %wt: tensor<6x4xf32>) {
+// CHECK: nn.matmul {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(S(2), B) -> S(1)", "(B, S(0)) -> S(2)", "(S(1), S(1)) -> P(sum)", "(B, B) -> B", "(P(sum), B) -> P(sum)", "(B, P(sum)) -> P(sum)"]
+  %0 = nn.matmul %xt, %wt {transpose_lhs, transpose_rhs, alpha = 5.000000e-01 : f32} : tensor<2x4x8xf32>, tensor<6x4xf32> -> tensor<2x8x6xf32>
+  return
+}
+
 // gemm with trans_b: the bias follows the columns and joins partial sums on
 // one device (B -> P).
 // CHECK-LABEL: func.func @gemm
