@@ -56,6 +56,16 @@ std::optional<std::pair<Value, double>> scaled(Value value) {
   return std::nullopt;
 }
 
+/// Whether `alpha` scales `product` as its own arithmetic would: a float32
+/// alpha (the matrix library's) that is finite and not 0 (cuBLAS skips the
+/// product for 0, where 0 * inf would be NaN), on a product of a type
+/// float32 rounds no finer than (not f64).
+bool representable(MatMulOp product, double alpha) {
+  auto single = static_cast<float>(alpha);
+  return std::isfinite(single) && single != 0.0f &&
+         !product.getType().getElementType().isF64();
+}
+
 /// A transpose of the last two dimensions, or a splat scaling with no other
 /// use, feeding a product: read by the product's flags and alpha instead.
 struct FoldIntoOperands : OpRewritePattern<MatMulOp> {
@@ -77,7 +87,8 @@ struct FoldIntoOperands : OpRewritePattern<MatMulOp> {
       }
       if (!operand.hasOneUse())
         return;
-      if (std::optional<std::pair<Value, double>> s = scaled(operand)) {
+      if (std::optional<std::pair<Value, double>> s = scaled(operand);
+          s && representable(product, alpha * s->second)) {
         operand = s->first;
         alpha *= s->second;
         changed = true;
@@ -104,11 +115,16 @@ struct FoldScaleOfProduct : OpRewritePattern<ScaleOp> {
     if (!s)
       return failure();
     auto product = s->first.template getDefiningOp<MatMulOp>();
-    if (!product || !product->hasOneUse())
+    double alpha = product ? product.getScale() * s->second : 0;
+    if (!product || !product->hasOneUse() || !representable(product, alpha))
       return failure();
-    rewriter.replaceOpWithNewOp<MatMulOp>(
-        scale, product.getLhs(), product.getRhs(), product.getTransposeLhs(),
-        product.getTransposeRhs(), product.getScale() * s->second);
+    // The product keeps its own location: node names (annotations,
+    // reports, profiles) name the product, not the scaling.
+    rewriter.setInsertionPoint(scale);
+    auto scaled = MatMulOp::create(rewriter, product.getLoc(), product.getLhs(),
+                                   product.getRhs(), product.getTransposeLhs(),
+                                   product.getTransposeRhs(), alpha);
+    rewriter.replaceOp(scale, scaled.getResult());
     rewriter.eraseOp(product);
     return success();
   }

@@ -953,6 +953,18 @@ LogicalResult ShardingSearch::addStrategyPins() {
   // layer norm, which makes it row-parallel (weight S(0)) and closes the
   // pair. Embedding tables split by rows (vocabulary-parallel).
   DenseSet<Value> fromColumn;
+  // In a training step, the forward pass's products decide: the backward
+  // pass's read the same weights at layouts of their own.
+  std::optional<DenseSet<Operation *>> forward;
+  if (explicitStep)
+    forward = parplan::forwardPassOps(function);
+  // A parameter, or the one a mixed-precision step casts to the low type
+  // where it enters.
+  auto paramBehind = [](Value value) {
+    if (auto cast = value.getDefiningOp<nn::CastOp>())
+      value = cast.getInput();
+    return value.getDefiningOp<nn::ParamOp>();
+  };
   auto tensorAxisPin = [&](Operation *param, Sbp sbp) {
     PinnedLayout layout(rank);
     layout[rank - 1] = sbp;
@@ -967,16 +979,10 @@ LogicalResult ShardingSearch::addStrategyPins() {
     bool derived = llvm::any_of(op->getOperands(), [&](Value operand) {
       return fromColumn.contains(operand);
     });
+    if (forward && !forward->contains(op))
+      continue;
     auto matmul = dyn_cast<nn::MatMulOp>(op);
-    // The weight itself, or the one a mixed-precision step casts to the
-    // low type where it enters.
-    nn::ParamOp weight;
-    if (matmul) {
-      Value rhs = matmul.getRhs();
-      if (auto cast = rhs.getDefiningOp<nn::CastOp>())
-        rhs = cast.getInput();
-      weight = rhs.getDefiningOp<nn::ParamOp>();
-    }
+    nn::ParamOp weight = matmul ? paramBehind(matmul.getRhs()) : nullptr;
     if (weight && staticShape(weight.getType()).size() == 2) {
       bool row = fromColumn.contains(matmul.getLhs());
       // A weight read transposed keeps its rows in dimension 1.
@@ -987,7 +993,7 @@ LogicalResult ShardingSearch::addStrategyPins() {
       continue;
     }
     if (auto gather = dyn_cast<nn::GatherOp>(op))
-      if (auto table = gather.getInput().getDefiningOp<nn::ParamOp>();
+      if (auto table = paramBehind(gather.getInput());
           table && gather.getAxis() == 0)
         tensorAxisPin(table, Sbp::split(0));
     if (derived)

@@ -1,4 +1,5 @@
 // RUN: parplan-opt %s -split-input-file -nn-fold-into-matmul -canonicalize | FileCheck %s
+// RUN: parplan-opt %s -split-input-file -nn-fold-into-matmul -canonicalize -mlir-print-debuginfo -mlir-print-local-scope | FileCheck %s --check-prefix=LOC
 
 // A transpose of the last two dimensions on either side is the product's
 // flag; the transposes go.
@@ -126,4 +127,32 @@ func.func @kept(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>) -> (tensor<4x6xf32>, t
   %3 = nn.matmul %as, %b : tensor<4x8xf32>, tensor<8x6xf32> -> tensor<4x6xf32>
   %4 = nn.div %y, %zero : tensor<4x6xf32>, tensor<f32> -> tensor<4x6xf32>
   return %0, %1, %2, %as, %3, %4 : tensor<4x6xf32>, tensor<4x6xf32>, tensor<2x4x6xf32>, tensor<4x8xf32>, tensor<4x6xf32>, tensor<4x6xf32>
+}
+
+// -----
+
+// Not folded either: alpha is float32, so an f64 product keeps its
+// scaling, and so does a product scaled by 0 or beyond float32's range.
+// The folded product keeps its own location.
+// CHECK-LABEL: func.func @unrepresentable
+// CHECK: nn.div %{{.*}} : tensor<4x6xf64>, tensor<f64>
+// CHECK: nn.mul %{{.*}} : tensor<4x6xf32>, tensor<f32>
+// CHECK: nn.mul %{{.*}} : tensor<4x6xf32>, tensor<f32>
+// CHECK: nn.matmul %arg2, %arg3 {alpha = 5.000000e-01 : f32} : tensor<4x8xf32>, tensor<8x6xf32> -> tensor<4x6xf32>
+// LOC: nn.matmul %arg2, %arg3 {alpha = 5.000000e-01 : f32} : tensor<4x8xf32>, tensor<8x6xf32> -> tensor<4x6xf32> loc("/attn/MatMul")
+func.func @unrepresentable(%a: tensor<4x8xf64>, %b: tensor<8x6xf64>, %c: tensor<4x8xf32>, %d: tensor<8x6xf32>) -> (tensor<4x6xf64>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>) {
+  %three = nn.constant dense<3.0> : tensor<f64>
+  %zero = nn.constant dense<0.0> : tensor<f32>
+  %huge = nn.constant dense<1.0e38> : tensor<f32>
+  %two = nn.constant dense<2.0> : tensor<f32>
+  %y = nn.matmul %a, %b : tensor<4x8xf64>, tensor<8x6xf64> -> tensor<4x6xf64>
+  %0 = nn.div %y, %three : tensor<4x6xf64>, tensor<f64> -> tensor<4x6xf64>
+  %p = nn.matmul %c, %d : tensor<4x8xf32>, tensor<8x6xf32> -> tensor<4x6xf32>
+  %1 = nn.mul %p, %zero : tensor<4x6xf32>, tensor<f32> -> tensor<4x6xf32>
+  %q = nn.matmul %c, %d : tensor<4x8xf32>, tensor<8x6xf32> -> tensor<4x6xf32>
+  %h = nn.mul %q, %huge : tensor<4x6xf32>, tensor<f32> -> tensor<4x6xf32>
+  %2 = nn.mul %h, %huge : tensor<4x6xf32>, tensor<f32> -> tensor<4x6xf32>
+  %r = nn.matmul %c, %d : tensor<4x8xf32>, tensor<8x6xf32> -> tensor<4x6xf32> loc("/attn/MatMul")
+  %3 = nn.div %r, %two : tensor<4x6xf32>, tensor<f32> -> tensor<4x6xf32> loc("/attn/Div")
+  return %0, %1, %2, %3 : tensor<4x6xf64>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>
 }

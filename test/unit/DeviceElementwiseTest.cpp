@@ -437,6 +437,14 @@ const std::vector<ShapePair> &binaryShapes() {
       {{6, 1, 2}, {6, 5, 1}, {6, 5, 2}},
       {{0, 3}, {3}, {0, 3}},
       {{3, 0}, {1, 1}, {3, 0}},
+      // By 16-byte vectors for floats of every width (BinaryVectorFunctor):
+      // a bias on either side, a residual, a scalar, a bias with a
+      // leading 1.
+      {{4, 8}, {8}, {4, 8}},
+      {{16}, {4, 16}, {4, 16}},
+      {{2, 3, 16}, {2, 3, 16}, {2, 3, 16}},
+      {{2, 16}, {}, {2, 16}},
+      {{3, 8}, {1, 8}, {3, 8}},
   };
   return shapes;
 }
@@ -537,6 +545,18 @@ TEST_CASE("where selects through a broadcast condition",
       {{2, 1}, {1}, {1, 6}, {2, 6}},
       {{3, 4}, {3, 4}, {3, 4}, {3, 4}},
       {{0, 2}, {2}, {1, 2}, {0, 2}},
+      // By 16-byte vectors (WhereVectorFunctor) for every word size: a
+      // mask over leading dimensions with a scalar on either side, both
+      // operands whole, the condition whole.
+      {{1, 1, 8, 8}, {2, 3, 8, 8}, {}, {2, 3, 8, 8}},
+      {{8, 8}, {1}, {2, 8, 8}, {2, 8, 8}},
+      {{1, 16}, {3, 16}, {3, 16}, {3, 16}},
+      {{4, 8}, {4, 8}, {4, 8}, {4, 8}},
+      // Not by vectors: a period of 12 elements, a condition broadcast
+      // along its last dimension, an operand broadcast along rows.
+      {{1, 1, 3, 4}, {2, 3, 4}, {}, {1, 2, 3, 4}},
+      {{2, 8, 1}, {2, 8, 8}, {}, {2, 8, 8}},
+      {{8, 8}, {8}, {8, 8}, {8, 8}},
   };
   uint64_t seed = 200;
   for (DType type : kAllTypes)

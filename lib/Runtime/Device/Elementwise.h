@@ -23,7 +23,9 @@
 #include "KernelSupport.h"
 #include "parplan/Runtime/KernelCall.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -212,6 +214,74 @@ template <typename W> struct WhereFunctor {
     out[i] = hdLoadIndex(condition, conditionType, offset[0]) != 0
                  ? lhs[offset[1]]
                  : rhs[offset[2]];
+  }
+};
+
+/// Sixteen bytes of words: what one thread of a vector functor reads and
+/// writes at once.
+template <typename S> struct alignas(16) Vector16 {
+  static constexpr int kWords = static_cast<int>(16 / sizeof(S));
+  S word[kWords];
+};
+
+/// The vector of an operand starting at the result's element `first` (a
+/// multiple of the vector): its own elements repeat with `period` (a
+/// multiple of the vector), or it is one element, splat when `period` is 1.
+template <typename S>
+PARPLAN_HD Vector16<S> loadVector(const S *data, int64_t period,
+                                  int64_t first) {
+  if (period == 1) {
+    Vector16<S> splat;
+    for (int k = 0; k < Vector16<S>::kWords; ++k)
+      splat.word[k] = data[0];
+    return splat;
+  }
+  // A whole operand (the period the result's count) needs no division.
+  int64_t offset = first < period ? first : first % period;
+  return *reinterpret_cast<const Vector16<S> *>(data + offset);
+}
+
+/// A broadcasting binary op on 16-byte vectors (binaryByVectors says
+/// when): one thread, one vector of the result.
+template <typename T, typename Op> struct BinaryVectorFunctor {
+  using S = typename T::Storage;
+  static constexpr int kWords = Vector16<S>::kWords;
+  const S *lhs, *rhs;
+  int64_t lhsPeriod, rhsPeriod;
+  S *out;
+  Op op;
+  PARPLAN_HD void operator()(int64_t v) const {
+    int64_t first = v * kWords;
+    Vector16<S> a = loadVector(lhs, lhsPeriod, first);
+    Vector16<S> b = loadVector(rhs, rhsPeriod, first);
+    Vector16<S> result;
+    for (int k = 0; k < kWords; ++k)
+      T::store(result.word, k, op(T::load(a.word, k), T::load(b.word, k)));
+    reinterpret_cast<Vector16<S> *>(out)[v] = result;
+  }
+};
+
+/// where on 16-byte vectors of words (whereByVectors says when): the
+/// condition read an element at a time, repeating with its period.
+template <typename W> struct WhereVectorFunctor {
+  static constexpr int kWords = Vector16<W>::kWords;
+  const void *condition;
+  DType conditionType;
+  int64_t conditionPeriod;
+  const W *lhs, *rhs;
+  int64_t lhsPeriod, rhsPeriod;
+  W *out;
+  PARPLAN_HD void operator()(int64_t v) const {
+    int64_t first = v * kWords;
+    Vector16<W> a = loadVector(lhs, lhsPeriod, first);
+    Vector16<W> b = loadVector(rhs, rhsPeriod, first);
+    int64_t c = first < conditionPeriod ? first : first % conditionPeriod;
+    Vector16<W> result;
+    for (int k = 0; k < kWords; ++k)
+      result.word[k] = hdLoadIndex(condition, conditionType, c + k) != 0
+                           ? a.word[k]
+                           : b.word[k];
+    reinterpret_cast<Vector16<W> *>(out)[v] = result;
   }
 };
 
@@ -523,6 +593,105 @@ struct CastFunctor {
 
 namespace elementwise {
 
+/// The elements of `result` in a 16-byte vector; 0 when vectors do not
+/// fit: elements of 1 byte, a count they do not divide, a result not
+/// 16-byte aligned.
+inline int64_t vectorWords(const DeviceTensor &result) {
+  int64_t width = static_cast<int64_t>(byteWidth(result.dtype));
+  int64_t count = result.numElements();
+  if ((width != 2 && width != 4 && width != 8) || count == 0 ||
+      reinterpret_cast<uintptr_t>(result.data) % 16 != 0)
+    return 0;
+  int64_t words = 16 / width;
+  return count % words == 0 ? words : 0;
+}
+
+/// How `operand` repeats over `result` when read `words` elements at a
+/// time: the period of its elements when they are the result's trailing
+/// ones (dimensions of 1 before them only; the whole operand when it has
+/// the result's shape), a multiple of `words`; 1 for a single element
+/// when `scalar` allows one; std::nullopt for any other broadcast. With
+/// `load`, the operand is read by 16-byte vectors and must be aligned.
+inline std::optional<int64_t> vectorPeriod(const DeviceTensor &operand,
+                                           const Shape &result, int64_t words,
+                                           bool scalar, bool load) {
+  int64_t period = operand.numElements();
+  if (period == 1 && scalar)
+    return 1;
+  size_t trailing = operand.shape.size();
+  while (trailing > 0 && operand.shape[operand.shape.size() - trailing] == 1)
+    --trailing;
+  bool repeats =
+      trailing <= result.size() &&
+      std::equal(operand.shape.end() - static_cast<int64_t>(trailing),
+                 operand.shape.end(),
+                 result.end() - static_cast<int64_t>(trailing));
+  if (!repeats || period == 0 || period % words != 0 ||
+      (load && reinterpret_cast<uintptr_t>(operand.data) % 16 != 0))
+    return std::nullopt;
+  return period;
+}
+
+/// A float binary op by BinaryVectorFunctor when the layouts allow it: a
+/// result of 16-byte vectors, each operand a single element or repeating
+/// over leading dimensions (a bias, a residual of the result's shape);
+/// false, launching nothing, otherwise.
+template <class L, template <typename> class FloatOp>
+bool binaryByVectors(L &launcher, const DeviceTensor &lhs,
+                     const DeviceTensor &rhs, const DeviceTensor &result) {
+  int64_t words = vectorWords(result);
+  if (words == 0)
+    return false;
+  std::optional<int64_t> lhsPeriod =
+      vectorPeriod(lhs, result.shape, words, true, true);
+  std::optional<int64_t> rhsPeriod =
+      vectorPeriod(rhs, result.shape, words, true, true);
+  if (!lhsPeriod || !rhsPeriod)
+    return false;
+  return dispatchFloat(result.dtype, [&](auto traits) {
+    using T = decltype(traits);
+    using S = typename T::Storage;
+    launcher.forEach(
+        result.numElements() / words,
+        BinaryVectorFunctor<T, FloatOp<typename T::Compute>>{lhs.as<const S>(),
+                                                             rhs.as<const S>(),
+                                                             *lhsPeriod,
+                                                             *rhsPeriod,
+                                                             result.as<S>(),
+                                                             {}});
+  });
+}
+
+/// where by WhereVectorFunctor when the layouts allow it: as
+/// binaryByVectors, and a condition repeating with a period of whole
+/// vectors (an attention mask over batch and heads); false, launching
+/// nothing, otherwise.
+template <class L>
+bool whereByVectors(L &launcher, const DeviceTensor &condition,
+                    const DeviceTensor &lhs, const DeviceTensor &rhs,
+                    const DeviceTensor &result) {
+  int64_t words = vectorWords(result);
+  if (words == 0)
+    return false;
+  std::optional<int64_t> conditionPeriod =
+      vectorPeriod(condition, result.shape, words, false, false);
+  std::optional<int64_t> lhsPeriod =
+      vectorPeriod(lhs, result.shape, words, true, true);
+  std::optional<int64_t> rhsPeriod =
+      vectorPeriod(rhs, result.shape, words, true, true);
+  if (!conditionPeriod || !lhsPeriod || !rhsPeriod)
+    return false;
+  dispatchWord(result.dtype, [&](auto word) {
+    using W = decltype(word);
+    launcher.forEach(result.numElements() / words,
+                     WhereVectorFunctor<W>{condition.data, condition.dtype,
+                                           *conditionPeriod, lhs.as<const W>(),
+                                           rhs.as<const W>(), *lhsPeriod,
+                                           *rhsPeriod, result.as<W>()});
+  });
+  return true;
+}
+
 template <class L, template <typename> class FloatOp, class IntOp>
 Launch binary(L &launcher, const std::string &op, const DeviceTensor &lhs,
               const DeviceTensor &rhs, const DeviceTensor &result,
@@ -537,6 +706,8 @@ Launch binary(L &launcher, const std::string &op, const DeviceTensor &lhs,
     return Launch::Done;
   }
   const Shape &shape = *broadcast;
+  if (binaryByVectors<L, FloatOp>(launcher, lhs, rhs, result))
+    return Launch::Done;
   StridedIndex<2> index;
   if (!makeStridedIndex<2>(shape,
                            {detail::broadcastStrides(lhs.shape, shape),
@@ -586,6 +757,8 @@ Launch where(L &launcher, const DeviceTensor &condition,
     return Launch::Done;
   }
   const Shape &shape = *broadcast;
+  if (whereByVectors(launcher, condition, lhs, rhs, result))
+    return Launch::Done;
   StridedIndex<3> index;
   if (!makeStridedIndex<3>(shape,
                            {detail::broadcastStrides(condition.shape, shape),
