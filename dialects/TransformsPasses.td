@@ -441,7 +441,8 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
            "baselines">,
     Option<"explain", "explain", "bool", "false",
            "Attach sbp.explain to every op">,
-    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+    Option<"schedule", "schedule", "std::string",
+           "::parplan::cost::kDefaultPipelineScheduleName",
            "The order stages run micro-batches in: gpipe, 1f1b, eager-1f1b "
            "or sequential">
   ];
@@ -605,7 +606,8 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
       hold several model chunks).
   }];
   let options = [
-    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+    Option<"schedule", "schedule", "std::string",
+           "::parplan::cost::kDefaultPipelineScheduleName",
            "Pipeline schedule of stages with micro-batches">
   ];
   let dependentDialects = ["::parplan::plan::PlanDialect"];

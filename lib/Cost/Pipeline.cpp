@@ -18,20 +18,6 @@
 
 namespace parplan::cost {
 
-const char *toString(PipelineSchedule schedule) {
-  switch (schedule) {
-  case PipelineSchedule::GPipe:
-    return "gpipe";
-  case PipelineSchedule::OneFOneB:
-    return "1f1b";
-  case PipelineSchedule::EagerOneFOneB:
-    return "eager-1f1b";
-  case PipelineSchedule::Interleaved:
-    return "interleaved";
-  }
-  return "?";
-}
-
 std::vector<std::string> pipelineScheduleNames() {
   std::vector<std::string> names;
   for (PipelineSchedule schedule : kPipelineSchedules)

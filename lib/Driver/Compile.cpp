@@ -416,7 +416,8 @@ LogicalResult Compiler::choosePipeline() {
                            ? "the annotations' stages hold one each"
                            : "give --stages N");
   // The search prices the schedule lowering writes.
-  pipeline.schedule = autoSchedule ? "1f1b" : options.schedule;
+  pipeline.schedule =
+      autoSchedule ? cost::kDefaultPipelineScheduleName : options.schedule;
   pipeline.chunks = pipeline.schedule == "interleaved" ? options.chunks : 1;
   if (layout.autoStages ||
       (givenStages > 1 &&

@@ -329,7 +329,12 @@ std::optional<int64_t> divisorBetween(int64_t batch, int64_t low, int64_t high,
 /// `sequential`, 1F1B first (it holds the fewest activations, so it is
 /// kept on a tie).
 std::vector<std::string> searchedSchedules() {
-  std::vector<std::string> names = {"1f1b", "eager-1f1b", "gpipe"};
+  std::vector<std::string> names;
+  for (parplan::cost::PipelineSchedule schedule :
+       {parplan::cost::kDefaultPipelineSchedule,
+        parplan::cost::PipelineSchedule::EagerOneFOneB,
+        parplan::cost::PipelineSchedule::GPipe})
+    names.emplace_back(parplan::cost::toString(schedule));
   for (const std::string &name : parplan::runtime::executorSchedules())
     if (name != "sequential" && !llvm::is_contained(names, name))
       names.push_back(name);
@@ -464,7 +469,9 @@ parplan::driver::searchPipeline(
                                                 1),
                               choice.batch)
           : choice.microBatches;
-  std::string schedule = choice.autoSchedule ? "1f1b" : choice.schedule;
+  std::string schedule = choice.autoSchedule
+                             ? parplan::cost::kDefaultPipelineScheduleName
+                             : choice.schedule;
 
   // 1. Stage counts. The cluster and the mesh are read off the model the
   // first trial imports.

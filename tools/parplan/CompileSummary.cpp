@@ -267,9 +267,10 @@ void parplan::cli::printSearch(const CompileOptions &options,
                trialsLine(*search, search->stageCounts, Phase::StageCounts,
                           [&](const PipelineTrial &trial) {
                             // A count's best schedule, where searched.
-                            bool other = result.scheduleSearched &&
-                                         trial.stages > 1 &&
-                                         trial.schedule != "1f1b";
+                            bool other =
+                                result.scheduleSearched && trial.stages > 1 &&
+                                trial.schedule !=
+                                    parplan::cost::kDefaultPipelineScheduleName;
                             return std::to_string(trial.stages) +
                                    (other ? " by " + trial.schedule : "");
                           }));

@@ -44,7 +44,26 @@ inline constexpr PipelineSchedule kPipelineSchedules[] = {
     PipelineSchedule::EagerOneFOneB, PipelineSchedule::Interleaved};
 
 /// "gpipe", "1f1b", "eager-1f1b", "interleaved".
-const char *toString(PipelineSchedule schedule);
+constexpr const char *toString(PipelineSchedule schedule) {
+  switch (schedule) {
+  case PipelineSchedule::GPipe:
+    return "gpipe";
+  case PipelineSchedule::OneFOneB:
+    return "1f1b";
+  case PipelineSchedule::EagerOneFOneB:
+    return "eager-1f1b";
+  case PipelineSchedule::Interleaved:
+    return "interleaved";
+  }
+  return "?";
+}
+
+/// The schedule stages run micro-batches in unless told otherwise: every
+/// option's default, and what the pipeline search tries shapes with.
+inline constexpr PipelineSchedule kDefaultPipelineSchedule =
+    PipelineSchedule::OneFOneB;
+inline constexpr const char *kDefaultPipelineScheduleName =
+    toString(kDefaultPipelineSchedule);
 std::vector<std::string> pipelineScheduleNames();
 /// The inverse of toString; std::nullopt for any other text.
 std::optional<PipelineSchedule> parsePipelineSchedule(const std::string &text);

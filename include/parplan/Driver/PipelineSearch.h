@@ -80,7 +80,7 @@ struct PipelineChoice {
   bool autoStages = false, autoMicroBatches = false, autoSchedule = false;
   int64_t stages = 0, annotatedStages = 0;
   int64_t microBatches = 1;
-  std::string schedule = "1f1b";
+  std::string schedule = cost::kDefaultPipelineScheduleName;
   /// The model chunks of each stage under the interleaved schedule.
   int64_t chunks = 2;
   /// The global batch the micro-batch counts divide.

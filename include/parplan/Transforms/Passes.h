@@ -3,6 +3,7 @@
 #ifndef PARPLAN_TRANSFORMS_PASSES_H
 #define PARPLAN_TRANSFORMS_PASSES_H
 
+#include "parplan/Cost/Pipeline.h"
 #include "parplan/Dialect/NN/NNDialect.h"
 #include "parplan/Dialect/Plan/PlanDialect.h"
 #include "parplan/Dialect/SBP/SBPDialect.h"
@@ -118,7 +119,7 @@ struct CompilePipelineOptions
       llvm::cl::desc("Pipeline schedule of stages with micro-batches: gpipe, "
                      "1f1b, eager-1f1b, interleaved (with chunks) or "
                      "sequential"),
-      llvm::cl::init("1f1b")};
+      llvm::cl::init(cost::kDefaultPipelineScheduleName)};
 };
 
 /// nn-untie-parameters, then nn-autodiff, with the training options of
@@ -145,8 +146,9 @@ void addLayoutBoxingPasses(mlir::OpPassManager &pm,
                            const CompilePipelineOptions &options);
 /// lower-to-plan and plan-memory; `schedule` is the order stages run their
 /// micro-batches in (lower-to-plan's option).
-void addLoweringPasses(mlir::OpPassManager &pm,
-                       const std::string &schedule = "1f1b");
+void addLoweringPasses(
+    mlir::OpPassManager &pm,
+    const std::string &schedule = cost::kDefaultPipelineScheduleName);
 
 /// The options of `parplan shard`'s pipeline, `parplan-shard`: a layout
 /// for the model as imported, a training step priced by sbp-assign's
