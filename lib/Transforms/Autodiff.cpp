@@ -120,14 +120,9 @@ trainBatchNorms(func::FuncOp function) {
     // The statistics as the op read them, before any low-precision cast:
     // their updates stay in the parameter's type. Constants are not
     // updated.
-    auto parameterOf = [](Value value) {
-      while (auto cast = value.getDefiningOp<CastOp>())
-        value = cast.getInput();
-      return value.getDefiningOp<ParamOp>();
-    };
-    if (ParamOp mean = parameterOf(norm.getMean()))
+    if (ParamOp mean = paramBehindCasts(norm.getMean()))
       statistics.push_back({mean, batch.mean, momentum, 1.0, norm.getLoc()});
-    if (ParamOp variance = parameterOf(norm.getVariance()))
+    if (ParamOp variance = paramBehindCasts(norm.getVariance()))
       statistics.push_back(
           {variance, batch.variance, momentum, unbiased, norm.getLoc()});
     norm.getResult().replaceAllUsesWith(batch.result);

@@ -958,13 +958,6 @@ LogicalResult ShardingSearch::addStrategyPins() {
   std::optional<DenseSet<Operation *>> forward;
   if (explicitStep)
     forward = parplan::forwardPassOps(function);
-  // A parameter, or the one a mixed-precision step casts to the low type
-  // where it enters.
-  auto paramBehind = [](Value value) {
-    if (auto cast = value.getDefiningOp<nn::CastOp>())
-      value = cast.getInput();
-    return value.getDefiningOp<nn::ParamOp>();
-  };
   auto tensorAxisPin = [&](Operation *param, Sbp sbp) {
     PinnedLayout layout(rank);
     layout[rank - 1] = sbp;
@@ -982,7 +975,8 @@ LogicalResult ShardingSearch::addStrategyPins() {
     if (forward && !forward->contains(op))
       continue;
     auto matmul = dyn_cast<nn::MatMulOp>(op);
-    nn::ParamOp weight = matmul ? paramBehind(matmul.getRhs()) : nullptr;
+    nn::ParamOp weight =
+        matmul ? nn::paramBehindCasts(matmul.getRhs()) : nullptr;
     if (weight && staticShape(weight.getType()).size() == 2) {
       bool row = fromColumn.contains(matmul.getLhs());
       // A weight read transposed keeps its rows in dimension 1.
@@ -993,7 +987,7 @@ LogicalResult ShardingSearch::addStrategyPins() {
       continue;
     }
     if (auto gather = dyn_cast<nn::GatherOp>(op))
-      if (auto table = paramBehind(gather.getInput());
+      if (auto table = nn::paramBehindCasts(gather.getInput());
           table && gather.getAxis() == 0)
         tensorAxisPin(table, Sbp::split(0));
     if (derived)

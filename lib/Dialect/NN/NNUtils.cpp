@@ -8,6 +8,12 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+parplan::nn::ParamOp parplan::nn::paramBehindCasts(mlir::Value value) {
+  while (auto cast = value.getDefiningOp<CastOp>())
+    value = cast.getInput();
+  return value.getDefiningOp<ParamOp>();
+}
+
 std::optional<int64_t> parplan::nn::normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     return std::nullopt;

@@ -13,6 +13,7 @@
 
 namespace mlir {
 class Operation;
+class Value;
 } // namespace mlir
 
 #include <cstdint>
@@ -21,8 +22,15 @@ class Operation;
 
 namespace parplan::nn {
 
+class ParamOp;
+
 /// An ONNX axis in [-rank, rank) as [0, rank); std::nullopt out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+/// The parameter `value` is, or reads through casts (a mixed-precision
+/// step casts each parameter to the low type where it enters); null for
+/// any other value.
+ParamOp paramBehindCasts(mlir::Value value);
 
 /// "8x128x768"; "scalar" for rank 0.
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
