@@ -7,12 +7,13 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "parplan"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test", ".onnxtxt"]
+config.suffixes = [".mlir", ".test", ".onnxtxt", ".td"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "consumer", "lib",
                    "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.parplan_obj_root, "test")
 config.substitutions.append(("%parplan_src_root", config.parplan_src_root))
+config.substitutions.append(("%mlir_include_dir", config.mlir_include_dir))
 # ONNX text has '#' comments only: cases in one file are separated by
 # '# -----' lines. Spelled through a substitution so that the RUN line does
 # not itself contain the marker.
@@ -26,6 +27,7 @@ tools = [
     ToolSubst("parplan", unresolved="fatal"),
     ToolSubst("parplan-translate", unresolved="fatal"),
     ToolSubst("parplan-zoo", unresolved="fatal"),
+    ToolSubst("parplan-tblgen", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.parplan_tools_dir, config.llvm_tools_dir])
 

@@ -66,7 +66,8 @@ std::optional<Product> productOf(const plan::Program &program,
   if (!instruction.has_kernel())
     return std::nullopt;
   const plan::Kernel &kernel = instruction.kernel();
-  if ((kernel.op() != "matmul" && kernel.op() != "gemm") ||
+  std::optional<KernelId> id = lookupKernelId(kernel.op());
+  if (!id || (*id != KernelId::MatMul && *id != KernelId::Gemm) ||
       kernel.operands_size() < 2 || kernel.results_size() != 1)
     return std::nullopt;
   // The result has M x N elements per batch; K is the lhs's contracted
@@ -379,15 +380,15 @@ private:
       deviceResults.push_back(view(result));
     Status status;
     device::Launch launch = device::launchDeviceKernel(
-        launcher_, kernel.op(), prepared_.resolved[index], deviceOperands,
-        deviceResults, status);
+        launcher_, prepared_.ids[index], prepared_.resolved[index],
+        deviceOperands, deviceResults, status);
     if (!status.ok())
       return status;
     // A data fault: the reference kernel says what it was, as the CUDA
     // backend does.
     if (launcher_.takeError() != 0 || launch != device::Launch::Done) {
       Status reference =
-          runKernel(kernel.op(), (*attrs_)[index], operands, results);
+          runKernel(prepared_.ids[index], (*attrs_)[index], operands, results);
       if (launch == device::Launch::Done && reference.ok())
         return Status::failure("an index or label is out of range");
       return reference;

@@ -127,6 +127,12 @@ void appendCrossMeshPart(const CrossMeshPart &part,
           {bufferOf(step.from)}, {bufferOf(step.to)});
       addInts(*kernel, "starts", step.starts);
       addInts(*kernel, "steps", steps(step.starts));
+      // nn.slice's result extents (the part's shape), as the op has them.
+      if (step.kind == CrossMeshPart::StepKind::Slice) {
+        const auto &shape = program.buffers(bufferOf(step.to)).shape();
+        addInts(*kernel, "sizes",
+                std::vector<int64_t>(shape.begin(), shape.end()));
+      }
       break;
     }
     case CrossMeshPart::StepKind::Add:

@@ -129,14 +129,18 @@ bool launchIn(KernelGroup group, L &launcher, const std::string &op,
               const std::vector<const DeviceTensor *> &operands,
               const std::vector<DeviceTensor *> &results, Launch &launch,
               Status &status) {
+  std::optional<KernelId> id = lookupKernelId(op);
+  REQUIRE(id);
   switch (group) {
   case KernelGroup::Linear:
-    return launchLinear(launcher, op, attrs, operands, results, launch, status);
+    return launchLinear(launcher, *id, attrs, operands, results, launch,
+                        status);
   case KernelGroup::Normalization:
-    return launchNormalization(launcher, op, attrs, operands, results, launch,
+    return launchNormalization(launcher, *id, attrs, operands, results, launch,
                                status);
   case KernelGroup::Gather:
-    return launchGather(launcher, op, attrs, operands, results, launch, status);
+    return launchGather(launcher, *id, attrs, operands, results, launch,
+                        status);
   }
   return false;
 }
@@ -398,8 +402,8 @@ TEST_CASE("linear: one strided gemm call unless both batches broadcast",
     CountingLauncher launcher;
     Launch launch = Launch::Unsupported;
     Status status;
-    REQUIRE(
-        launchLinear(launcher, "matmul", {}, {&l, &r}, {&out}, launch, status));
+    REQUIRE(launchLinear(launcher, KernelId::MatMul, {}, {&l, &r}, {&out},
+                         launch, status));
     REQUIRE(launch == Launch::Done);
     REQUIRE(status.ok());
     expectClose(expected, result);

@@ -227,11 +227,14 @@ TEST_CASE("checkOutputs compares OUTPUT blocks with their tensor's values",
     addBuffer(program, "y", {4, 3}, plan::Buffer::PARAMETER);
     addBuffer(program, "x", {4, 3}, plan::Buffer::OUTPUT);
     plan::Kernel *copy = addKernel(program, "slice", {from}, {2});
-    for (auto [name, value] : {std::pair{"starts", 0}, std::pair{"steps", 1}}) {
+    using Values = std::vector<int64_t>;
+    for (auto [name, values] :
+         {std::pair{"starts", Values{0, 0}}, std::pair{"sizes", Values{4, 3}},
+          std::pair{"steps", Values{1, 1}}}) {
       plan::Attr *attr = copy->add_attrs();
       attr->set_name(name);
-      attr->mutable_ints_value()->add_values(value);
-      attr->mutable_ints_value()->add_values(value);
+      for (int64_t value : values)
+        attr->mutable_ints_value()->add_values(value);
     }
     REQUIRE(checkPlan(plan).error == "");
     LocalCommunicator communicator;

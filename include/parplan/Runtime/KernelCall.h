@@ -1,4 +1,4 @@
-//===- KernelCall.h - call a kernel by its nn op name -----------*- C++ -*-===//
+//===- KernelCall.h - call a kernel by its id -------------------*- C++ -*-===//
 //
 // The one place where an nn op's name and attributes become a call of its
 // kernel (Kernels.h). The interpreter converts an op's MLIR attributes to
@@ -8,8 +8,9 @@
 // adding a kernel touches the runtime only. No MLIR dependency.
 //
 // Conventions:
-// - `opName` is the nn op's mnemonic without "nn.": "matmul", "gemm",
-//   "conv_grad_input", "adam_update", "reduce_sum", "shape", ...
+// - A kernel is a KernelId (KernelOps.h), or by name the nn op's mnemonic
+//   without "nn.": "matmul", "gemm", "conv_grad_input", "adam_update", ...
+//   Callers that run a kernel often look its id up once.
 // - Operands follow the op's ODS operand order. An absent optional operand
 //   (gemm's c, conv's bias, layer_norm's bias) is a nullptr entry at its
 //   position, so the operand count is always the op's ODS count (any
@@ -18,7 +19,8 @@
 //   their element types and shapes as for every kernel.
 // - Attributes are named as in the .td (snake_case: "trans_a",
 //   "count_include_pad", "grad_scale"). An attribute that has a default in
-//   the .td may be absent and then takes that default; F32Attr values (and
+//   the .td may be absent and then takes that default, read from the
+//   generated kernel table (KernelOps.h); F32Attr values (and
 //   defaults) are rounded to float, as the MLIR attribute holds them.
 //   Signed axes ("axis", reduce "axes") may be negative; runKernel
 //   normalizes them, and sorts and deduplicates reduce axes (empty: all).
@@ -37,61 +39,14 @@
 #ifndef PARPLAN_RUNTIME_KERNELCALL_H
 #define PARPLAN_RUNTIME_KERNELCALL_H
 
+#include "parplan/Runtime/AttrValue.h"
+#include "parplan/Runtime/KernelOps.h"
 #include "parplan/Runtime/Tensor.h"
 
-#include <cstdint>
-#include <initializer_list>
-#include <map>
 #include <string>
-#include <variant>
 #include <vector>
 
 namespace parplan::runtime {
-
-/// One attribute value: an integer, a float, a bool, a string or a list of
-/// integers.
-struct AttrValue {
-  enum class Kind { Int, Float, Bool, String, Ints };
-
-  AttrValue() = default;
-  AttrValue(int64_t value) : value(value) {}
-  /// Without it an int literal would be ambiguous between int64, double
-  /// and bool.
-  AttrValue(int value) : value(int64_t{value}) {}
-  AttrValue(double value) : value(value) {}
-  AttrValue(bool value) : value(value) {}
-  AttrValue(std::string value) : value(std::move(value)) {}
-  /// Without it a string literal would become a bool.
-  AttrValue(const char *value) : value(std::string(value)) {}
-  AttrValue(std::vector<int64_t> value) : value(std::move(value)) {}
-  AttrValue(std::initializer_list<int64_t> value)
-      : value(std::vector<int64_t>(value)) {}
-
-  Kind kind() const { return static_cast<Kind>(value.index()); }
-  /// The value if it has that kind, else nullptr.
-  const int64_t *getInt() const { return std::get_if<int64_t>(&value); }
-  const double *getFloat() const { return std::get_if<double>(&value); }
-  const bool *getBool() const { return std::get_if<bool>(&value); }
-  const std::string *getString() const {
-    return std::get_if<std::string>(&value);
-  }
-  const std::vector<int64_t> *getInts() const {
-    return std::get_if<std::vector<int64_t>>(&value);
-  }
-
-  /// In Kind's order.
-  std::variant<int64_t, double, bool, std::string, std::vector<int64_t>> value;
-};
-
-/// "int", "float", "bool", "string", "int list".
-const char *toString(AttrValue::Kind kind);
-
-bool operator==(const AttrValue &lhs, const AttrValue &rhs);
-inline bool operator!=(const AttrValue &lhs, const AttrValue &rhs) {
-  return !(lhs == rhs);
-}
-
-using AttrMap = std::map<std::string, AttrValue>;
 
 /// How many operands and results a kernel takes, in ODS order.
 struct KernelSignature {
@@ -109,12 +64,16 @@ struct KernelSignature {
   std::vector<int> inPlaceOperand = {};
 };
 
-/// The signature of nn.<opName>'s kernel, or nullptr when it has none
+/// The signature of a kernel, or nullptr when the name is no kernel's
 /// (nn.param, nn.input and nn.constant are values, not kernels).
+const KernelSignature *lookupKernel(KernelId id);
 const KernelSignature *lookupKernel(const std::string &opName);
 
-/// Runs nn.<opName>'s kernel on `operands` into `results`, following the
-/// conventions at the top of this file.
+/// Runs the kernel on `operands` into `results`, following the conventions
+/// at the top of this file. The name form looks the id up first.
+Status runKernel(KernelId id, const AttrMap &attrs,
+                 const std::vector<const Tensor *> &operands,
+                 const std::vector<Tensor *> &results);
 Status runKernel(const std::string &opName, const AttrMap &attrs,
                  const std::vector<const Tensor *> &operands,
                  const std::vector<Tensor *> &results);
@@ -127,6 +86,10 @@ Status runKernel(const std::string &opName, const AttrMap &attrs,
 /// Operands and results are read for their types and shapes only
 /// (Tensor::withoutStorage serves). Backends other than the reference
 /// kernels read this map, so no backend has defaults of its own.
+Status resolveKernelAttrs(KernelId id, const AttrMap &attrs,
+                          const std::vector<const Tensor *> &operands,
+                          const std::vector<Tensor *> &results,
+                          AttrMap &resolved);
 Status resolveKernelAttrs(const std::string &opName, const AttrMap &attrs,
                           const std::vector<const Tensor *> &operands,
                           const std::vector<Tensor *> &results,

@@ -586,8 +586,8 @@ Status CudaBackend::runOnHost(int64_t index, bool writeBack) {
                         tensors_[kernel.results(k)].shape);
     resultPointers.push_back(&results[k]);
   }
-  if (Status status = runKernel(kernel.op(), (*attrs_)[index], operandPointers,
-                                resultPointers);
+  if (Status status = runKernel(prepared_.ids[index], (*attrs_)[index],
+                                operandPointers, resultPointers);
       !status.ok())
     return status;
   if (writeBack)
@@ -611,8 +611,9 @@ Status CudaBackend::runKernelInstruction(int64_t index) {
     results.push_back(&tensors_[result]);
   Status status;
   device::Launch launch = device::launchCudaKernel(
-      context(computeStream_, static_cast<int>(index) + 1), kernel.op(),
-      prepared_.resolved[index], operands, results, status);
+      context(computeStream_, static_cast<int>(index) + 1),
+      prepared_.ids[index], prepared_.resolved[index], operands, results,
+      status);
   if (!status.ok())
     return status;
   if (launch != device::Launch::Done)

@@ -26,7 +26,7 @@ Status launchStatus(const CudaLauncher &launcher) {
 
 } // namespace
 
-Launch launchCudaKernel(const CudaLaunchContext &context, const std::string &op,
+Launch launchCudaKernel(const CudaLaunchContext &context, KernelId op,
                         const AttrMap &attrs,
                         const std::vector<const DeviceTensor *> &operands,
                         const std::vector<DeviceTensor *> &results,

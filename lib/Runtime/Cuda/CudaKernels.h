@@ -39,7 +39,7 @@ struct CudaLaunchContext {
 
 /// launchDeviceKernel (Dispatch.h) on the GPU. A launch failure (a kernel
 /// that could not start, a cuBLAS error) comes back in `status`.
-Launch launchCudaKernel(const CudaLaunchContext &context, const std::string &op,
+Launch launchCudaKernel(const CudaLaunchContext &context, KernelId op,
                         const AttrMap &attrs,
                         const std::vector<const DeviceTensor *> &operands,
                         const std::vector<DeviceTensor *> &results,

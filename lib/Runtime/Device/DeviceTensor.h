@@ -57,6 +57,7 @@
 #ifndef PARPLAN_LIB_RUNTIME_DEVICE_DEVICETENSOR_H
 #define PARPLAN_LIB_RUNTIME_DEVICE_DEVICETENSOR_H
 
+#include "parplan/Runtime/KernelOps.h"
 #include "parplan/Runtime/Tensor.h"
 
 #include <cmath>
@@ -387,8 +388,8 @@ inline bool toDims(const Shape &shape, Dims &dims) {
 
 /// "slice: MESSAGE": a dispatch's failure, worded as the reference
 /// kernel's.
-inline Status failure(const std::string &op, const std::string &message) {
-  return Status::failure(op + ": " + message);
+inline Status failure(KernelId op, const std::string &message) {
+  return Status::failure(std::string(toString(op)) + ": " + message);
 }
 
 /// The result of dispatching an op to a device kernel.

@@ -10,7 +10,7 @@
 // Normalization.h, Gather.h, Linear.h) has one entry point of the form
 //
 //   template <class L>
-//   bool launchXxx(L &launcher, const std::string &op, const AttrMap &attrs,
+//   bool launchXxx(L &launcher, KernelId op, const AttrMap &attrs,
 //                  const std::vector<const DeviceTensor *> &operands,
 //                  const std::vector<DeviceTensor *> &results,
 //                  Launch &launch, Status &status);
@@ -45,10 +45,10 @@ namespace parplan::runtime::device {
 /// Launches nn.<op> on the launcher; Unsupported when no group has a
 /// kernel for it (or for these types and ranks), launching nothing.
 template <class L>
-Launch
-launchDeviceKernel(L &launcher, const std::string &op, const AttrMap &attrs,
-                   const std::vector<const DeviceTensor *> &operands,
-                   const std::vector<DeviceTensor *> &results, Status &status) {
+Launch launchDeviceKernel(L &launcher, KernelId op, const AttrMap &attrs,
+                          const std::vector<const DeviceTensor *> &operands,
+                          const std::vector<DeviceTensor *> &results,
+                          Status &status) {
   Launch launch = Launch::Unsupported;
   status = Status::success();
   if (launchElementwise(launcher, op, attrs, operands, results, launch,

@@ -693,7 +693,7 @@ bool whereByVectors(L &launcher, const DeviceTensor &condition,
 }
 
 template <class L, template <typename> class FloatOp, class IntOp>
-Launch binary(L &launcher, const std::string &op, const DeviceTensor &lhs,
+Launch binary(L &launcher, KernelId op, const DeviceTensor &lhs,
               const DeviceTensor &rhs, const DeviceTensor &result,
               Status &status) {
   if (lhs.dtype != result.dtype || rhs.dtype != result.dtype)
@@ -750,7 +750,7 @@ Launch where(L &launcher, const DeviceTensor &condition,
   std::optional<Shape> broadcast =
       values ? detail::broadcastShapes(condition.shape, *values) : std::nullopt;
   if (!broadcast || *broadcast != result.shape) {
-    status = failure("where",
+    status = failure(KernelId::Where,
                      toString(condition.shape) + ", " + toString(lhs.shape) +
                          " and " + toString(rhs.shape) +
                          " do not broadcast to " + toString(result.shape));
@@ -778,7 +778,7 @@ Launch where(L &launcher, const DeviceTensor &condition,
 
 /// An activation: makeOp(C{}) gives the op computing in C.
 template <class L, class MakeOp>
-Launch unary(L &launcher, const std::string &op, const DeviceTensor &input,
+Launch unary(L &launcher, KernelId op, const DeviceTensor &input,
              const DeviceTensor &result, MakeOp makeOp, Status &status) {
   if (input.dtype != result.dtype)
     return Launch::Unsupported;
@@ -800,7 +800,7 @@ Launch unary(L &launcher, const std::string &op, const DeviceTensor &input,
 
 /// An activation gradient from dy and the forward input.
 template <class L, class MakeOp>
-Launch grad(L &launcher, const std::string &op, const DeviceTensor &dy,
+Launch grad(L &launcher, KernelId op, const DeviceTensor &dy,
             const DeviceTensor &input, const DeviceTensor &dx, MakeOp makeOp,
             Status &status) {
   if (input.dtype != dy.dtype || dx.dtype != dy.dtype)
@@ -852,7 +852,7 @@ Launch dropout(L &launcher, const AttrMap &attrs, const DeviceTensor &input,
     return Launch::Unsupported;
   for (size_t d = 0; d < input.shape.size(); ++d)
     if (offset[d] < 0 || offset[d] + input.shape[d] > logical[d]) {
-      status = failure("dropout",
+      status = failure(KernelId::Dropout,
                        "block " + toString(input.shape) + " at offset " +
                            std::to_string(offset[d]) + " of dimension " +
                            std::to_string(d) + " leaves " + toString(logical));
@@ -899,7 +899,7 @@ struct Bounds {
 /// pair of types. Ranks are unlimited where operands share one shape and at
 /// most kMaxRank after collapsing where they broadcast.
 template <class L>
-bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
+bool launchElementwise(L &launcher, KernelId op, const AttrMap &attrs,
                        const std::vector<const DeviceTensor *> &operands,
                        const std::vector<DeviceTensor *> &results,
                        Launch &launch, Status &status) {
@@ -910,59 +910,59 @@ bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
   auto in = [&](size_t i) -> const DeviceTensor & { return *operands[i]; };
 
   // Binary ops and where.
-  if (op == "add" || op == "accumulate")
+  if (op == KernelId::Add || op == KernelId::Accumulate)
     launched = elementwise::binary<L, AddOp, IntAddOp>(launcher, op, in(0),
                                                        in(1), result, outcome);
-  else if (op == "sub")
+  else if (op == KernelId::Sub)
     launched = elementwise::binary<L, SubOp, IntSubOp>(launcher, op, in(0),
                                                        in(1), result, outcome);
-  else if (op == "mul")
+  else if (op == KernelId::Mul)
     launched = elementwise::binary<L, MulOp, IntMulOp>(launcher, op, in(0),
                                                        in(1), result, outcome);
-  else if (op == "div")
+  else if (op == KernelId::Div)
     launched = elementwise::binary<L, DivOp, IntDivOp>(launcher, op, in(0),
                                                        in(1), result, outcome);
-  else if (op == "pow")
+  else if (op == KernelId::Pow)
     launched = elementwise::binary<L, PowOp, IntPowOp>(launcher, op, in(0),
                                                        in(1), result, outcome);
-  else if (op == "where")
+  else if (op == KernelId::Where)
     launched =
         elementwise::where(launcher, in(0), in(1), in(2), result, outcome);
 
   // Activations.
-  else if (op == "relu")
+  else if (op == KernelId::Relu)
     launched = elementwise::unary(
         launcher, op, in(0), result,
         [](auto c) { return ReluOp<decltype(c)>{}; }, outcome);
-  else if (op == "tanh")
+  else if (op == KernelId::Tanh)
     launched = elementwise::unary(
         launcher, op, in(0), result,
         [](auto c) { return TanhOp<decltype(c)>{}; }, outcome);
-  else if (op == "sqrt")
+  else if (op == KernelId::Sqrt)
     launched = elementwise::unary(
         launcher, op, in(0), result,
         [](auto c) { return SqrtOp<decltype(c)>{}; }, outcome);
-  else if (op == "exp")
+  else if (op == KernelId::Exp)
     launched = elementwise::unary(
         launcher, op, in(0), result,
         [](auto c) { return ExpOp<decltype(c)>{}; }, outcome);
-  else if (op == "log")
+  else if (op == KernelId::Log)
     launched = elementwise::unary(
         launcher, op, in(0), result,
         [](auto c) { return LogOp<decltype(c)>{}; }, outcome);
-  else if (op == "sigmoid")
+  else if (op == KernelId::Sigmoid)
     launched = elementwise::unary(
         launcher, op, in(0), result,
         [](auto c) { return SigmoidOp<decltype(c)>{}; }, outcome);
-  else if (op == "erf")
+  else if (op == KernelId::Erf)
     launched = elementwise::unary(
         launcher, op, in(0), result,
         [](auto c) { return ErfOp<decltype(c)>{}; }, outcome);
-  else if (op == "hard_swish")
+  else if (op == KernelId::HardSwish)
     launched = elementwise::unary(
         launcher, op, in(0), result,
         [](auto c) { return HardSwishOp<decltype(c)>{}; }, outcome);
-  else if (op == "leaky_relu") {
+  else if (op == KernelId::LeakyRelu) {
     double alpha = attrFloat(attrs, "alpha");
     launched = elementwise::unary(
         launcher, op, in(0), result,
@@ -971,7 +971,7 @@ bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
           return LeakyReluOp<C>{static_cast<C>(alpha)};
         },
         outcome);
-  } else if (op == "hard_sigmoid") {
+  } else if (op == KernelId::HardSigmoid) {
     double alpha = attrFloat(attrs, "alpha"), beta = attrFloat(attrs, "beta");
     launched = elementwise::unary(
         launcher, op, in(0), result,
@@ -980,7 +980,7 @@ bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
           return HardSigmoidOp<C>{static_cast<C>(alpha), static_cast<C>(beta)};
         },
         outcome);
-  } else if (op == "gelu") {
+  } else if (op == KernelId::Gelu) {
     if (attrString(attrs, "approximate") == "tanh")
       launched = elementwise::unary(
           launcher, op, in(0), result,
@@ -989,7 +989,7 @@ bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
       launched = elementwise::unary(
           launcher, op, in(0), result,
           [](auto c) { return GeluExactOp<decltype(c)>{}; }, outcome);
-  } else if (op == "clip") {
+  } else if (op == KernelId::Clip) {
     elementwise::Bounds bounds(attrs);
     launched = elementwise::unary(
         launcher, op, in(0), result,
@@ -1000,15 +1000,15 @@ bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
                            static_cast<C>(bounds.max)};
         },
         outcome);
-  } else if (op == "dropout") {
+  } else if (op == KernelId::Dropout) {
     launched = elementwise::dropout(
         launcher, attrs, in(0), operands.size() > 1 ? operands[1] : nullptr,
         operands.size() > 2 ? operands[2] : nullptr, result, outcome);
-  } else if (op == "cast") {
+  } else if (op == KernelId::Cast) {
     if (in(0).numElements() != result.numElements())
-      outcome =
-          failure("cast", "input " + toString(in(0).shape) + " and result " +
-                              toString(result.shape) + " differ in size");
+      outcome = failure(KernelId::Cast,
+                        "input " + toString(in(0).shape) + " and result " +
+                            toString(result.shape) + " differ in size");
     else
       launcher.forEach(
           result.numElements(),
@@ -1016,15 +1016,15 @@ bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
   }
 
   // Activation gradients: operands (dy, forward input).
-  else if (op == "relu_grad")
+  else if (op == KernelId::ReluGrad)
     launched = elementwise::grad(
         launcher, op, in(0), in(1), result,
         [](auto c) { return ReluGradOp<decltype(c)>{}; }, outcome);
-  else if (op == "hard_swish_grad")
+  else if (op == KernelId::HardSwishGrad)
     launched = elementwise::grad(
         launcher, op, in(0), in(1), result,
         [](auto c) { return HardSwishGradOp<decltype(c)>{}; }, outcome);
-  else if (op == "leaky_relu_grad") {
+  else if (op == KernelId::LeakyReluGrad) {
     double alpha = attrFloat(attrs, "alpha");
     launched = elementwise::grad(
         launcher, op, in(0), in(1), result,
@@ -1033,7 +1033,7 @@ bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
           return LeakyReluGradOp<C>{static_cast<C>(alpha)};
         },
         outcome);
-  } else if (op == "hard_sigmoid_grad") {
+  } else if (op == KernelId::HardSigmoidGrad) {
     double alpha = attrFloat(attrs, "alpha"), beta = attrFloat(attrs, "beta");
     launched = elementwise::grad(
         launcher, op, in(0), in(1), result,
@@ -1043,7 +1043,7 @@ bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
                                       static_cast<C>(beta)};
         },
         outcome);
-  } else if (op == "clip_grad") {
+  } else if (op == KernelId::ClipGrad) {
     elementwise::Bounds bounds(attrs);
     launched = elementwise::grad(
         launcher, op, in(0), in(1), result,
@@ -1054,7 +1054,7 @@ bool launchElementwise(L &launcher, const std::string &op, const AttrMap &attrs,
                                static_cast<C>(bounds.max)};
         },
         outcome);
-  } else if (op == "gelu_grad") {
+  } else if (op == KernelId::GeluGrad) {
     if (attrString(attrs, "approximate") == "tanh")
       launched = elementwise::grad(
           launcher, op, in(0), in(1), result,

@@ -117,13 +117,13 @@ inline Shape gatheredShape(const Shape &table, const Shape &indices,
 /// forward input, or gather_grad's result) and fills `map`, its faults
 /// going to the launcher; a failure when the reference would reject them.
 template <class L>
-bool mapRows(L &launcher, const std::string &op, const DeviceTensor &table,
+bool mapRows(L &launcher, KernelId op, const DeviceTensor &table,
              const DeviceTensor &indices, const DeviceTensor &gathered,
              int64_t axis, bool shard, int64_t offset, int64_t extent,
              RowMap &map, Status &status) {
   if (axis < 0 || axis >= table.rank() ||
       gathered.shape != gatheredShape(table.shape, indices.shape, axis)) {
-    status = Status::failure(op + ": shapes " + toString(table.shape) + ", " +
+    status = failure(op, "shapes " + toString(table.shape) + ", " +
                              toString(indices.shape) + " and " +
                              toString(gathered.shape) + " do not fit axis " +
                              std::to_string(axis));
@@ -140,16 +140,16 @@ bool mapRows(L &launcher, const std::string &op, const DeviceTensor &table,
   map.errorCode = launcher.errorCode();
   if (shard && (offset < 0 || offset + map.rows > extent)) {
     status =
-        Status::failure(op + ": a block of " + std::to_string(map.rows) +
-                        " rows from " + std::to_string(offset) +
-                        " does not fit " + std::to_string(extent) + " rows");
+        failure(op, "a block of " + std::to_string(map.rows) + " rows from " +
+                        std::to_string(offset) + " does not fit " +
+                        std::to_string(extent) + " rows");
     return false;
   }
   return true;
 }
 
 template <class L>
-Launch gather(L &launcher, const std::string &op, const DeviceTensor &table,
+Launch gather(L &launcher, KernelId op, const DeviceTensor &table,
               const DeviceTensor &indices, int64_t axis, bool shard,
               int64_t offset, int64_t extent, DeviceTensor &result,
               Status &status) {
@@ -184,7 +184,7 @@ Launch gather(L &launcher, const std::string &op, const DeviceTensor &table,
 }
 
 template <class L>
-Launch gatherGrad(L &launcher, const std::string &op, const DeviceTensor &dy,
+Launch gatherGrad(L &launcher, KernelId op, const DeviceTensor &dy,
                   const DeviceTensor &indices, int64_t axis, bool shard,
                   int64_t offset, int64_t extent, DeviceTensor &dTable,
                   Status &status) {
@@ -228,12 +228,12 @@ Launch gatherGrad(L &launcher, const std::string &op, const DeviceTensor &dy,
 /// rejects, and ranks above kMaxRank are Unsupported, so the reference
 /// reports them.
 template <class L>
-bool launchGather(L &launcher, const std::string &op, const AttrMap &attrs,
+bool launchGather(L &launcher, KernelId op, const AttrMap &attrs,
                   const std::vector<const DeviceTensor *> &operands,
                   const std::vector<DeviceTensor *> &results, Launch &launch,
                   Status &status) {
-  bool forward = op == "gather" || op == "gather_shard";
-  bool backward = op == "gather_grad" || op == "gather_grad_shard";
+  bool forward = op == KernelId::Gather || op == KernelId::GatherShard;
+  bool backward = op == KernelId::GatherGrad || op == KernelId::GatherGradShard;
   if (!forward && !backward)
     return false;
   launch = Launch::Unsupported;
@@ -246,7 +246,7 @@ bool launchGather(L &launcher, const std::string &op, const AttrMap &attrs,
       result.rank() > kMaxRank ||
       (indices.dtype != DType::I32 && indices.dtype != DType::I64))
     return true;
-  bool shard = op == "gather_shard" || op == "gather_grad_shard";
+  bool shard = op == KernelId::GatherShard || op == KernelId::GatherGradShard;
   int64_t axis = attrInt(attrs, "axis");
   int64_t offset = shard ? attrInt(attrs, "offset") : 0;
   int64_t extent = shard ? attrInt(attrs, "extent") : 0;

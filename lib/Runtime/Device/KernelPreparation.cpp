@@ -12,6 +12,7 @@ Status prepareKernels(const plan::Program &program,
                       std::vector<DeviceTensor> &buffers,
                       KernelPreparation &preparation) {
   int64_t count = program.instructions_size();
+  preparation.ids.assign(count, KernelId{});
   preparation.resolved.assign(count, AttrMap());
   preparation.onDevice.assign(count, false);
   preparation.referenceCounts.clear();
@@ -43,16 +44,20 @@ Status prepareKernels(const plan::Program &program,
       results.push_back(&shapes[next++]);
       deviceResults.push_back(&buffers[result]);
     }
-    if (Status status = resolveKernelAttrs(kernel.op(), attrs[i], operands,
-                                           results, preparation.resolved[i]);
+    std::optional<KernelId> id = lookupKernelId(kernel.op());
+    if (!id)
+      return Status::failure("instruction " + std::to_string(i) +
+                             ": no kernel for nn." + kernel.op());
+    preparation.ids[i] = *id;
+    if (Status status = resolveKernelAttrs(*id, attrs[i], operands, results,
+                                           preparation.resolved[i]);
         !status.ok())
       return Status::failure("instruction " + std::to_string(i) + ": " +
                              status.error);
     Status status;
     preparation.onDevice[i] =
-        launchDeviceKernel(probe, kernel.op(), preparation.resolved[i],
-                           deviceOperands, deviceResults,
-                           status) == Launch::Done &&
+        launchDeviceKernel(probe, *id, preparation.resolved[i], deviceOperands,
+                           deviceResults, status) == Launch::Done &&
         status.ok();
     if (!preparation.onDevice[i])
       ++preparation.referenceCounts[kernel.op()];

@@ -22,7 +22,8 @@
 namespace parplan::runtime::device {
 
 struct KernelPreparation {
-  /// By instruction (empty for non-kernels).
+  /// By instruction (unset, and empty, for non-kernels).
+  std::vector<KernelId> ids;
   std::vector<AttrMap> resolved;
   std::vector<bool> onDevice;
   /// The ops left to the reference kernels, with their counts.

@@ -243,11 +243,11 @@ Launch gemm(L &launcher, const DeviceTensor &a, const DeviceTensor &b,
 /// BF16) of one type throughout; integer ones and ranks above kMaxRank are
 /// Unsupported.
 template <class L>
-bool launchLinear(L &launcher, const std::string &op, const AttrMap &attrs,
+bool launchLinear(L &launcher, KernelId op, const AttrMap &attrs,
                   const std::vector<const DeviceTensor *> &operands,
                   const std::vector<DeviceTensor *> &results, Launch &launch,
                   Status &status) {
-  if (op == "matmul") {
+  if (op == KernelId::MatMul) {
     launch = Launch::Unsupported;
     if (operands.size() == 2 && results.size() == 1 && operands[0] &&
         operands[1] && results[0])
@@ -257,7 +257,7 @@ bool launchLinear(L &launcher, const std::string &op, const AttrMap &attrs,
           attrFloat(attrs, "alpha", 1.0), *results[0], status);
     return true;
   }
-  if (op == "gemm") {
+  if (op == KernelId::Gemm) {
     launch = Launch::Unsupported;
     if (operands.size() == 3 && results.size() == 1 && operands[0] &&
         operands[1] && results[0])

@@ -254,14 +254,14 @@ Launch gatherStrided(L &launcher, const DeviceTensor &input,
 /// slice's and slice_grad's check that every taken position lies inside
 /// the full shape, as the reference kernels check it: slice refuses a zero
 /// step anywhere, slice_grad only where it takes elements.
-inline Status checkSlice(const std::string &op, const Shape &full,
-                         const Shape &sizes, const std::vector<int64_t> &starts,
+inline Status checkSlice(KernelId op, const Shape &full, const Shape &sizes,
+                         const std::vector<int64_t> &starts,
                          const std::vector<int64_t> &steps) {
   size_t rank = full.size();
   if (sizes.size() != rank || starts.size() != rank || steps.size() != rank)
     return failure(op, "starts, steps and both shapes must have one rank");
   for (size_t d = 0; d < rank; ++d) {
-    if (steps[d] == 0 && (op == "slice" || sizes[d] != 0))
+    if (steps[d] == 0 && (op == KernelId::Slice || sizes[d] != 0))
       return failure(op, "step 0 in dimension " + std::to_string(d));
     if (sizes[d] == 0)
       continue;
@@ -278,7 +278,7 @@ inline Status checkSlice(const std::string &op, const Shape &full,
 
 /// The sizes of every operand (concat) or result (split) must match `whole`
 /// but along `axis`, where they add up to whole's size.
-inline Status checkParts(const std::string &op, const Shape &whole,
+inline Status checkParts(KernelId op, const Shape &whole,
                          const std::vector<Shape> &parts, int64_t axis) {
   int64_t total = 0;
   for (const Shape &part : parts) {
@@ -298,7 +298,7 @@ inline Status checkParts(const std::string &op, const Shape &whole,
 /// (`whole` copied out to the parts): the parts lie one after another along
 /// `axis` of `whole`.
 template <class L, class Part>
-Launch copyParts(L &launcher, const std::string &op, const DeviceTensor &whole,
+Launch copyParts(L &launcher, KernelId op, const DeviceTensor &whole,
                  const std::vector<Part *> &parts, int64_t axis, bool intoWhole,
                  Status &status) {
   std::vector<Shape> shapes;
@@ -341,14 +341,15 @@ Launch transpose(L &launcher, const DeviceTensor &input,
     }
   }
   if (!valid) {
-    status = failure("transpose", "perm is not a permutation of " +
-                                      std::to_string(rank) + " dimensions");
+    status =
+        failure(KernelId::Transpose, "perm is not a permutation of " +
+                                         std::to_string(rank) + " dimensions");
     return Launch::Done;
   }
   if (result.shape != expected) {
-    status =
-        failure("transpose", "result shape " + toString(result.shape) +
-                                 " is not the expected " + toString(expected));
+    status = failure(KernelId::Transpose,
+                     "result shape " + toString(result.shape) +
+                         " is not the expected " + toString(expected));
     return Launch::Done;
   }
   StridedIndex<1> index;
@@ -386,7 +387,8 @@ template <class L>
 Launch slice(L &launcher, const DeviceTensor &input, const DeviceTensor &result,
              const std::vector<int64_t> &starts,
              const std::vector<int64_t> &steps, Status &status) {
-  status = checkSlice("slice", input.shape, result.shape, starts, steps);
+  status =
+      checkSlice(KernelId::Slice, input.shape, result.shape, starts, steps);
   if (!status.ok() || result.numElements() == 0)
     return Launch::Done;
   std::vector<int64_t> own = detail::stridesOf(input.shape),
@@ -403,7 +405,8 @@ template <class L>
 Launch sliceGrad(L &launcher, const DeviceTensor &dy,
                  const DeviceTensor &dInput, const std::vector<int64_t> &starts,
                  const std::vector<int64_t> &steps, Status &status) {
-  status = checkSlice("slice_grad", dInput.shape, dy.shape, starts, steps);
+  status =
+      checkSlice(KernelId::SliceGrad, dInput.shape, dy.shape, starts, steps);
   if (!status.ok())
     return Launch::Done;
   SliceGradFunctor<uint8_t> geometry{};
@@ -433,16 +436,17 @@ Launch sliceGrad(L &launcher, const DeviceTensor &dy,
 /// kMaxRank after collapsing (expand, transpose, slice) or before it
 /// (slice_grad, shape) for the others.
 template <class L>
-bool launchMovement(L &launcher, const std::string &op, const AttrMap &attrs,
+bool launchMovement(L &launcher, KernelId op, const AttrMap &attrs,
                     const std::vector<const DeviceTensor *> &operands,
                     const std::vector<DeviceTensor *> &results, Launch &launch,
                     Status &status) {
-  static const char *const kOps[] = {"reshape",    "expand", "transpose",
-                                     "concat",     "split",  "slice",
-                                     "slice_grad", "shape"};
+  static constexpr KernelId kOps[] = {KernelId::Reshape,   KernelId::Expand,
+                                      KernelId::Transpose, KernelId::Concat,
+                                      KernelId::Split,     KernelId::Slice,
+                                      KernelId::SliceGrad, KernelId::Shape};
   bool known = false;
-  for (const char *name : kOps)
-    known = known || op == name;
+  for (KernelId member : kOps)
+    known = known || op == member;
   if (!known)
     return false;
   launch = Launch::Done;
@@ -450,12 +454,12 @@ bool launchMovement(L &launcher, const std::string &op, const AttrMap &attrs,
 
   const DeviceTensor &input = *operands[0];
   const DeviceTensor &result = *results[0];
-  if (op == "shape") {
+  if (op == KernelId::Shape) {
     if (result.dtype != DType::I64 || result.shape != Shape{input.rank()}) {
-      status = failure("shape", "result must be i64 [" +
-                                    std::to_string(input.rank()) + "], not " +
-                                    toString(result.dtype) + " " +
-                                    toString(result.shape));
+      status = failure(KernelId::Shape, "result must be i64 [" +
+                                            std::to_string(input.rank()) +
+                                            "], not " + toString(result.dtype) +
+                                            " " + toString(result.shape));
       return true;
     }
     ShapeFunctor functor{result.as<int64_t>(), {}};
@@ -470,37 +474,38 @@ bool launchMovement(L &launcher, const std::string &op, const AttrMap &attrs,
     return true;
   }
 
-  if (op == "reshape") {
+  if (op == KernelId::Reshape) {
     if (input.numElements() != result.numElements()) {
-      status = failure("reshape", "cannot reshape " + toString(input.shape) +
-                                      " to " + toString(result.shape));
+      status =
+          failure(KernelId::Reshape, "cannot reshape " + toString(input.shape) +
+                                         " to " + toString(result.shape));
       return true;
     }
     launcher.copy(result.data, input.data,
                   static_cast<size_t>(input.numElements()) *
                       static_cast<size_t>(byteWidth(input.dtype)));
-  } else if (op == "expand") {
+  } else if (op == KernelId::Expand) {
     if (!detail::broadcastsTo(input.shape, result.shape)) {
-      status =
-          failure("expand", toString(input.shape) + " does not broadcast to " +
-                                toString(result.shape));
+      status = failure(KernelId::Expand, toString(input.shape) +
+                                             " does not broadcast to " +
+                                             toString(result.shape));
       return true;
     }
     launch = movement::gatherStrided(
         launcher, input, result,
         detail::broadcastStrides(input.shape, result.shape), 0);
-  } else if (op == "transpose") {
+  } else if (op == KernelId::Transpose) {
     launch = movement::transpose(launcher, input, result,
                                  attrInts(attrs, "perm"), status);
-  } else if (op == "concat") {
+  } else if (op == KernelId::Concat) {
     launch =
         movement::copyParts(launcher, op, result, operands,
                             attrInt(attrs, "axis"), /*intoWhole=*/true, status);
-  } else if (op == "split") {
+  } else if (op == KernelId::Split) {
     launch = movement::copyParts(launcher, op, input, results,
                                  attrInt(attrs, "axis"), /*intoWhole=*/false,
                                  status);
-  } else if (op == "slice") {
+  } else if (op == KernelId::Slice) {
     launch = movement::slice(launcher, input, result, attrInts(attrs, "starts"),
                              attrInts(attrs, "steps"), status);
   } else {

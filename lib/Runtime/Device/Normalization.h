@@ -641,7 +641,7 @@ inline bool allFloatOf(DType type,
 }
 
 template <class L>
-Launch softmax(L &launcher, const std::string &op, const DeviceTensor &input,
+Launch softmax(L &launcher, KernelId op, const DeviceTensor &input,
                int64_t axis, bool logarithm, DeviceTensor &result,
                Status &status) {
   if (!allFloatOf(input.dtype, {&result}))
@@ -669,7 +669,7 @@ Launch softmax(L &launcher, const std::string &op, const DeviceTensor &input,
 }
 
 template <class L>
-Launch softmaxGrad(L &launcher, const std::string &op, const DeviceTensor &dy,
+Launch softmaxGrad(L &launcher, KernelId op, const DeviceTensor &dy,
                    const DeviceTensor &output, int64_t axis, bool logarithm,
                    DeviceTensor &dx, Status &status) {
   if (!allFloatOf(dy.dtype, {&output, &dx}))
@@ -704,16 +704,17 @@ Launch layerNorm(L &launcher, const DeviceTensor &input,
   if (!allFloatOf(input.dtype, {&scale, bias, &result}))
     return Launch::Unsupported;
   if (result.shape != input.shape || axis < 0 || axis >= input.rank()) {
-    status = failure("layer_norm", "result " + toString(result.shape) +
-                                       " or axis does not fit " +
-                                       toString(input.shape));
+    status = failure(KernelId::LayerNorm, "result " + toString(result.shape) +
+                                              " or axis does not fit " +
+                                              toString(input.shape));
     return Launch::Done;
   }
   Shape normalized(input.shape.begin() + axis, input.shape.end());
   if (!detail::broadcastsTo(scale.shape, normalized) ||
       (bias && !detail::broadcastsTo(bias->shape, normalized))) {
-    status = failure("layer_norm", "scale or bias does not broadcast to " +
-                                       toString(normalized));
+    status =
+        failure(KernelId::LayerNorm,
+                "scale or bias does not broadcast to " + toString(normalized));
     return Launch::Done;
   }
   int64_t columns = numElements(normalized);
@@ -757,7 +758,7 @@ Launch layerNormGrad(L &launcher, const DeviceTensor &dy,
     return Launch::Unsupported;
   if (dy.shape != input.shape || dInput.shape != input.shape || axis < 0 ||
       axis >= input.rank()) {
-    status = failure("layer_norm_grad",
+    status = failure(KernelId::LayerNormGrad,
                      "shapes or axis do not fit " + toString(input.shape));
     return Launch::Done;
   }
@@ -765,7 +766,7 @@ Launch layerNormGrad(L &launcher, const DeviceTensor &dy,
   if (!detail::broadcastsTo(scale.shape, normalized) ||
       !detail::broadcastsTo(dScale.shape, normalized) ||
       !detail::broadcastsTo(dBias.shape, normalized)) {
-    status = failure("layer_norm_grad",
+    status = failure(KernelId::LayerNormGrad,
                      "scale, dScale or dBias does not broadcast to " +
                          toString(normalized));
     return Launch::Done;
@@ -853,17 +854,17 @@ Launch batchNorm(L &launcher, const std::vector<const DeviceTensor *> &in,
   if (!allFloatOf(input.dtype, {in[1], in[2], in[3], in[4], &result}))
     return Launch::Unsupported;
   if (result.shape != input.shape || input.rank() < 2) {
-    status = failure("batch_norm", "expected an [N, C, ...] input and a "
-                                   "result of its shape");
+    status = failure(KernelId::BatchNorm, "expected an [N, C, ...] input and a "
+                                          "result of its shape");
     return Launch::Done;
   }
   int64_t channels = input.shape[1];
   for (size_t k = 1; k < 5; ++k)
     if (in[k]->numElements() != channels) {
       status =
-          failure("batch_norm", "statistics " + toString(in[k]->shape) +
-                                    " do not have " + std::to_string(channels) +
-                                    " elements");
+          failure(KernelId::BatchNorm,
+                  "statistics " + toString(in[k]->shape) + " do not have " +
+                      std::to_string(channels) + " elements");
       return Launch::Done;
     }
   int64_t inner = detail::productOf(input.shape, 2, input.rank());
@@ -883,7 +884,7 @@ Launch batchNorm(L &launcher, const std::vector<const DeviceTensor *> &in,
 }
 
 template <class L>
-Launch reduce(L &launcher, const std::string &op, const DeviceTensor &input,
+Launch reduce(L &launcher, KernelId op, const DeviceTensor &input,
               const std::vector<int64_t> &axes, DeviceTensor &result,
               Status &status) {
   DType type = input.dtype;
@@ -909,7 +910,7 @@ Launch reduce(L &launcher, const std::string &op, const DeviceTensor &input,
     return Launch::Done;
   }
   ReducePlan plan = planReduce(input.shape, reduced);
-  bool mean = op == "reduce_mean";
+  bool mean = op == KernelId::ReduceMean;
   int64_t length = plan.reducedCount, divisor = mean ? length : -1;
   // Trailing dimensions: each result sums a contiguous row.
   size_t firstReduced = 0;
@@ -979,7 +980,7 @@ Launch reduce(L &launcher, const std::string &op, const DeviceTensor &input,
 
 /// Checks shared by both cross-entropy kernels: labels (i32 or i64) and the
 /// per-position tensor have the logits' shape without the class dimension.
-inline bool crossEntropyFits(const std::string &op, const DeviceTensor &logits,
+inline bool crossEntropyFits(KernelId op, const DeviceTensor &logits,
                              const DeviceTensor &labels,
                              const DeviceTensor &perPosition,
                              const DeviceTensor *dLogits, Status &status) {
@@ -1015,7 +1016,7 @@ Launch crossEntropy(L &launcher, const DeviceTensor &logits,
                     Status &status) {
   if (!allFloatOf(logits.dtype, {&losses}) || !isIndexType(labels.dtype))
     return Launch::Unsupported;
-  if (!crossEntropyFits("softmax_cross_entropy", logits, labels, losses,
+  if (!crossEntropyFits(KernelId::SoftmaxCrossEntropy, logits, labels, losses,
                         nullptr, status))
     return Launch::Done;
   Labels rowLabels = labelsOf(launcher, logits, labels);
@@ -1037,8 +1038,8 @@ Launch crossEntropyGrad(L &launcher, const DeviceTensor &dLosses,
   if (!allFloatOf(logits.dtype, {&dLosses, &dLogits}) ||
       !isIndexType(labels.dtype))
     return Launch::Unsupported;
-  if (!crossEntropyFits("softmax_cross_entropy_grad", logits, labels, dLosses,
-                        &dLogits, status))
+  if (!crossEntropyFits(KernelId::SoftmaxCrossEntropyGrad, logits, labels,
+                        dLosses, &dLogits, status))
     return Launch::Done;
   Labels rowLabels = labelsOf(launcher, logits, labels);
   dispatchFloat(logits.dtype, [&](auto traits) {
@@ -1054,20 +1055,20 @@ Launch crossEntropyGrad(L &launcher, const DeviceTensor &dLosses,
 }
 
 /// The operand and result counts of each op of the group.
-inline bool hasArity(const std::string &op,
+inline bool hasArity(KernelId op,
                      const std::vector<const DeviceTensor *> &operands,
                      const std::vector<DeviceTensor *> &results) {
   size_t numOperands = 1, numResults = 1, optional = 0;
-  if (op == "softmax_grad" || op == "log_softmax_grad" ||
-      op == "softmax_cross_entropy")
+  if (op == KernelId::SoftmaxGrad || op == KernelId::LogSoftmaxGrad ||
+      op == KernelId::SoftmaxCrossEntropy)
     numOperands = 2;
-  else if (op == "layer_norm")
+  else if (op == KernelId::LayerNorm)
     numOperands = 3, optional = 1;
-  else if (op == "layer_norm_grad")
+  else if (op == KernelId::LayerNormGrad)
     numOperands = 3, numResults = 3;
-  else if (op == "softmax_cross_entropy_grad")
+  else if (op == KernelId::SoftmaxCrossEntropyGrad)
     numOperands = 3;
-  else if (op == "batch_norm")
+  else if (op == KernelId::BatchNorm)
     numOperands = 5;
   if (operands.size() != numOperands || results.size() != numResults)
     return false;
@@ -1095,26 +1096,25 @@ inline bool hasArity(const std::string &op,
 /// reductions take integer types too (I1, I8, I32, I64). Other types and
 /// ranks above kMaxRank are Unsupported.
 template <class L>
-bool launchNormalization(L &launcher, const std::string &op,
-                         const AttrMap &attrs,
+bool launchNormalization(L &launcher, KernelId op, const AttrMap &attrs,
                          const std::vector<const DeviceTensor *> &operands,
                          const std::vector<DeviceTensor *> &results,
                          Launch &launch, Status &status) {
   using namespace normalization_detail;
-  static const char *const kOps[] = {"softmax",
-                                     "log_softmax",
-                                     "softmax_grad",
-                                     "log_softmax_grad",
-                                     "layer_norm",
-                                     "layer_norm_grad",
-                                     "batch_norm",
-                                     "reduce_sum",
-                                     "reduce_mean",
-                                     "softmax_cross_entropy",
-                                     "softmax_cross_entropy_grad"};
+  static constexpr KernelId kOps[] = {KernelId::Softmax,
+                                      KernelId::LogSoftmax,
+                                      KernelId::SoftmaxGrad,
+                                      KernelId::LogSoftmaxGrad,
+                                      KernelId::LayerNorm,
+                                      KernelId::LayerNormGrad,
+                                      KernelId::BatchNorm,
+                                      KernelId::ReduceSum,
+                                      KernelId::ReduceMean,
+                                      KernelId::SoftmaxCrossEntropy,
+                                      KernelId::SoftmaxCrossEntropyGrad};
   bool inGroup = false;
-  for (const char *name : kOps)
-    inGroup = inGroup || op == name;
+  for (KernelId member : kOps)
+    inGroup = inGroup || op == member;
   if (!inGroup)
     return false;
   launch = Launch::Unsupported;
@@ -1122,28 +1122,28 @@ bool launchNormalization(L &launcher, const std::string &op,
     return true;
   const DeviceTensor &first = *operands[0];
   DeviceTensor &result = *results[0];
-  if (op == "softmax" || op == "log_softmax")
+  if (op == KernelId::Softmax || op == KernelId::LogSoftmax)
     launch = softmax(launcher, op, first, attrInt(attrs, "axis"),
-                     op == "log_softmax", result, status);
-  else if (op == "softmax_grad" || op == "log_softmax_grad")
+                     op == KernelId::LogSoftmax, result, status);
+  else if (op == KernelId::SoftmaxGrad || op == KernelId::LogSoftmaxGrad)
     launch =
         softmaxGrad(launcher, op, first, *operands[1], attrInt(attrs, "axis"),
-                    op == "log_softmax_grad", result, status);
-  else if (op == "layer_norm")
+                    op == KernelId::LogSoftmaxGrad, result, status);
+  else if (op == KernelId::LayerNorm)
     launch = layerNorm(launcher, first, *operands[1], operands[2],
                        attrInt(attrs, "axis"), attrFloat(attrs, "epsilon"),
                        result, status);
-  else if (op == "layer_norm_grad")
+  else if (op == KernelId::LayerNormGrad)
     launch = layerNormGrad(launcher, first, *operands[1], *operands[2],
                            attrInt(attrs, "axis"), attrFloat(attrs, "epsilon"),
                            result, *results[1], *results[2], status);
-  else if (op == "batch_norm")
+  else if (op == KernelId::BatchNorm)
     launch = batchNorm(launcher, operands, attrFloat(attrs, "epsilon"), result,
                        status);
-  else if (op == "reduce_sum" || op == "reduce_mean")
+  else if (op == KernelId::ReduceSum || op == KernelId::ReduceMean)
     launch =
         reduce(launcher, op, first, attrInts(attrs, "axes"), result, status);
-  else if (op == "softmax_cross_entropy")
+  else if (op == KernelId::SoftmaxCrossEntropy)
     launch = crossEntropy(launcher, first, *operands[1], result, status);
   else
     launch = crossEntropyGrad(launcher, first, *operands[1], *operands[2],

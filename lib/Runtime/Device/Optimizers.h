@@ -134,7 +134,7 @@ namespace optimizers {
 
 /// The reference's checks that shapes and the loss scale allow an update;
 /// false (with `status` set) when they do not.
-inline bool checkUpdate(const std::string &op,
+inline bool checkUpdate(KernelId op,
                         const std::vector<const DeviceTensor *> &tensors,
                         double gradScale, Status &status) {
   for (const DeviceTensor *tensor : tensors)
@@ -175,11 +175,12 @@ Launch adam(L &launcher, const AttrMap &attrs,
          weightDecay = attrFloat(attrs, "weight_decay"),
          gradScale = attrFloat(attrs, "grad_scale");
   bool decoupled = attrBool(attrs, "decoupled");
-  if (!checkUpdate("adam_update", tensors, gradScale, status))
+  if (!checkUpdate(KernelId::AdamUpdate, tensors, gradScale, status))
     return Launch::Done;
   if (step.numElements() != 1) {
-    status = failure("adam_update", "step must hold one element, has shape " +
-                                        toString(step.shape));
+    status =
+        failure(KernelId::AdamUpdate, "step must hold one element, has shape " +
+                                          toString(step.shape));
     return Launch::Done;
   }
 
@@ -219,17 +220,18 @@ Launch adam(L &launcher, const AttrMap &attrs,
 /// The optimizer updates (Dispatch.h): parameter, gradient, state and
 /// results of one float type (adam's step of any float type), any rank.
 template <class L>
-bool launchOptimizers(L &launcher, const std::string &op, const AttrMap &attrs,
+bool launchOptimizers(L &launcher, KernelId op, const AttrMap &attrs,
                       const std::vector<const DeviceTensor *> &operands,
                       const std::vector<DeviceTensor *> &results,
                       Launch &launch, Status &status) {
   using optimizers::checkUpdate;
   using optimizers::oneFloatType;
-  if (op != "adam_update" && op != "sgd_update" && op != "momentum_update")
+  if (op != KernelId::AdamUpdate && op != KernelId::SgdUpdate &&
+      op != KernelId::MomentumUpdate)
     return false;
   status = Status::success();
   launch = Launch::Done;
-  if (op == "adam_update") {
+  if (op == KernelId::AdamUpdate) {
     launch = optimizers::adam(launcher, attrs, operands, results, status);
     return true;
   }
@@ -250,7 +252,7 @@ bool launchOptimizers(L &launcher, const std::string &op, const AttrMap &attrs,
     using T = decltype(traits);
     using S = typename T::Storage;
     using C = typename T::Compute;
-    if (op == "sgd_update") {
+    if (op == KernelId::SgdUpdate) {
       launcher.forEachStaged(
           param.numElements(),
           SgdFunctor<T>{param.as<const S>(), grad.as<const S>(),
