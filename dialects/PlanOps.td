@@ -153,13 +153,14 @@ def Plan_BufferOp : Plan_Op<"buffer", [HasParent<"ProgramOp">]> {
     ```mlir
     %w = plan.buffer {name = "fc1.weight", offset = 0} : memref<784x256xf32>
     // On a mesh of 2: device 0 holds rows 0-3, device 1 rows 4-7.
-    %x = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 8, 784>,
-                      splits = array<i64: 0>} : memref<4x784xf32>
+    %x = plan.buffer kind = input {name = "x", logical_shape = array<i64: 8, 784>,
+                                   splits = array<i64: 0>} : memref<4x784xf32>
     ```
   }];
   let arguments = (ins OptionalAttr<StrAttr>:$name,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$offset,
-                       OptionalAttr<StrAttr>:$kind,
+                       DefaultValuedAttr<Plan_BufferKind,
+                         "::parplan::plan::BufferKind::temporary">:$kind,
                        OptionalAttr<DenseI64ArrayAttr>:$logical_shape,
                        OptionalAttr<DenseI64ArrayAttr>:$splits,
                        OptionalAttr<StrAttr>:$source,
@@ -168,16 +169,10 @@ def Plan_BufferOp : Plan_Op<"buffer", [HasParent<"ProgramOp">]> {
                        OptionalAttr<I64Attr>:$value_bound,
                        OptionalAttr<ElementsAttr>:$value);
   let results = (outs Plan_Buffer:$result);
-  let assemblyFormat = "attr-dict `:` type($result)";
-  let hasVerifier = 1;
-  let extraClassDeclaration = [{
-    /// `kind`, temporary when absent; std::nullopt for an unknown kind.
-    std::optional<::parplan::plan::BufferKind> getBufferKind() {
-      if (!getKind())
-        return ::parplan::plan::BufferKind::temporary;
-      return ::parplan::plan::symbolizeBufferKind(*getKind());
-    }
+  let assemblyFormat = [{
+    (`kind` `=` $kind^)? attr-dict `:` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"ProgramOp">, AttrSizedOperandSegments]> {

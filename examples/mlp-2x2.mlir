@@ -41,9 +41,9 @@ module attributes {plan.mesh_shape = array<i64: 2, 2>} {
   plan.group @tensor mesh_axes = [1]
 
   plan.program @program0 devices = [0, 1, 2, 3] {
-    %x = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 8, 16>, splits = array<i64: 0, -1>} : memref<4x16xf32>
-    %w1 = plan.buffer {kind = "parameter", name = "fc1.weight", logical_shape = array<i64: 16, 32>, splits = array<i64: -1, 1>} : memref<16x16xf32>
-    %w2 = plan.buffer {kind = "parameter", name = "fc2.weight", logical_shape = array<i64: 32, 4>, splits = array<i64: -1, 0>} : memref<16x4xf32>
+    %x = plan.buffer kind = input {name = "x", logical_shape = array<i64: 8, 16>, splits = array<i64: 0, -1>} : memref<4x16xf32>
+    %w1 = plan.buffer kind = parameter {name = "fc1.weight", logical_shape = array<i64: 16, 32>, splits = array<i64: -1, 1>} : memref<16x16xf32>
+    %w2 = plan.buffer kind = parameter {name = "fc2.weight", logical_shape = array<i64: 32, 4>, splits = array<i64: -1, 0>} : memref<16x4xf32>
     %h = plan.buffer : memref<4x16xf32>
     %y = plan.buffer : memref<4x4xf32>
     plan.kernel "matmul" ins(%x, %w1 : memref<4x16xf32>, memref<16x16xf32>) outs(%h : memref<4x16xf32>)

@@ -149,7 +149,7 @@ parplan::driver::ProgramFigures programFigures(plan::ProgramOp program,
   int64_t always = 0;
   for (auto buffer : body.getOps<plan::BufferOp>()) {
     int64_t bytes = plan::bufferBytes(buffer.getType());
-    if (buffer.getBufferKind() != plan::BufferKind::temporary) {
+    if (buffer.getKind() != plan::BufferKind::temporary) {
       always += bytes;
       continue;
     }

@@ -87,14 +87,13 @@ private:
 LogicalResult ProgramExporter::buffer(pp::BufferOp op) {
   MemRefType type = op.getType();
   std::optional<rt::DType> dtype = parplan::toDType(type.getElementType());
-  std::optional<pp::BufferKind> kind = op.getBufferKind();
-  if (!dtype || !kind)
+  if (!dtype)
     return op.emitOpError() << "has no plan file form";
   pp::Buffer &buffer = *program.add_buffers();
   index[op.getResult()] = program.buffers_size() - 1;
   buffer.set_dtype(rt::toPlanDType(*dtype));
   copyInts(type.getShape(), buffer.mutable_shape());
-  buffer.set_kind(rt::toProto(pp::toBufferKind(*kind)));
+  buffer.set_kind(rt::toProto(pp::toBufferKind(op.getKind())));
   buffer.set_arena_offset(op.getOffset() ? static_cast<int64_t>(*op.getOffset())
                                          : -1);
   if (op.getName())

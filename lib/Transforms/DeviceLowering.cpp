@@ -106,7 +106,7 @@ plan::BufferOp DeviceLowering::makeBuffer(Location loc, MemRefType type,
   state.addTypes(type);
   auto buffer = cast<plan::BufferOp>(builder.create(state));
   if (kind != plan::BufferKind::temporary)
-    buffer.setKindAttr(builder.getStringAttr(plan::stringifyBufferKind(kind)));
+    buffer.setKind(kind);
   return buffer;
 }
 

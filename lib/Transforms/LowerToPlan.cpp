@@ -64,12 +64,11 @@ LogicalResult lowerReturn(func::ReturnOp ret, func::FuncOp function,
     if (auto name = function.getResultAttrOfType<StringAttr>(
             i, parplan::kOutputAttrName)) {
       auto block = buffer.getDefiningOp<plan::BufferOp>();
-      if (!block || block.getBufferKind() != plan::BufferKind::temporary)
+      if (!block || block.getKind() != plan::BufferKind::temporary)
         return ret.emitError()
                << "lower-to-plan: result " << i << " ('" << name.getValue()
                << "') is no value the step computes";
-      block.setKindAttr(
-          b.getStringAttr(plan::stringifyBufferKind(plan::BufferKind::output)));
+      block.setKind(plan::BufferKind::output);
       lowering.describeBlock(block, name.getValue(), value.getType(),
                              lowering.layoutOf(value));
       continue;
@@ -111,8 +110,7 @@ void writeUpdatesInPlace(plan::ProgramOp program) {
        llvm::make_early_inc_range(body.getOps<plan::UpdateOp>())) {
     Value target = update.getTarget(), source = update.getSource();
     auto sourceBuffer = source.getDefiningOp<plan::BufferOp>();
-    if (!sourceBuffer ||
-        sourceBuffer.getBufferKind() != plan::BufferKind::temporary)
+    if (!sourceBuffer || sourceBuffer.getKind() != plan::BufferKind::temporary)
       continue;
     plan::KernelOp writer;
     bool onlyWritten = true;

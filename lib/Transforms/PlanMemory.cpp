@@ -84,8 +84,8 @@ void joinReshapeViews(Block &body,
       continue;
     Interval &from = intervals[foundOperand->second],
              &to = intervals[foundResult->second];
-    if (from.buffer.getBufferKind() != plan::BufferKind::temporary ||
-        to.buffer.getBufferKind() != plan::BufferKind::temporary ||
+    if (from.buffer.getKind() != plan::BufferKind::temporary ||
+        to.buffer.getKind() != plan::BufferKind::temporary ||
         from.bytes != to.bytes || to.viewOf >= 0 || operand == result)
       continue;
     int64_t at = position.lookup(kernel);
@@ -195,7 +195,7 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
         Interval interval;
         interval.buffer = buffer;
         interval.bytes = alignUp(plan::bufferBytes(type));
-        if (buffer.getBufferKind() == plan::BufferKind::temporary) {
+        if (buffer.getKind() == plan::BufferKind::temporary) {
           interval.begin = interval.end = position[buffer];
           for (Operation *user : buffer.getResult().getUsers())
             interval.end = std::max(interval.end, position[user]);

@@ -22,19 +22,19 @@ module attributes {plan.mesh_shape = array<i64: 4>} {
   plan.mesh @b shape = [2] devices = [3, 2]
   plan.group @b.axis0 mesh_axes = [0] mesh = @b
   plan.program @first devices = [0] mesh = @a {
-    %x = plan.buffer {kind = "parameter", name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<3x4xf32>
+    %x = plan.buffer kind = parameter {name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<3x4xf32>
   }
   plan.program @fourth devices = [1] mesh = @a {
-    %x = plan.buffer {kind = "parameter", name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
-    %out = plan.buffer {kind = "output", name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
+    %x = plan.buffer kind = parameter {name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
+    %out = plan.buffer kind = output {name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
   }
   plan.program @second devices = [3] mesh = @b {
-    %y = plan.buffer {kind = "parameter", name = "y", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<3x4xf32>
+    %y = plan.buffer kind = parameter {name = "y", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<3x4xf32>
     %all = plan.buffer : memref<5x4xf32>
     plan.all_gather %y into %all on @b.axis0 axis = 0 : memref<3x4xf32> -> memref<5x4xf32>
   }
   plan.program @third devices = [2] mesh = @b {
-    %y = plan.buffer {kind = "parameter", name = "y", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
+    %y = plan.buffer kind = parameter {name = "y", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
     %all = plan.buffer : memref<5x4xf32>
     plan.all_gather %y into %all on @b.axis0 axis = 0 : memref<2x4xf32> -> memref<5x4xf32>
   }
@@ -52,7 +52,7 @@ module attributes {plan.mesh_shape = array<i64: 3>} {
       transfer_tiles = [0, 1] transfer_senders = [0, 2]
       receiver_counts = [1, 1] receivers = [1, 1]
   plan.program @sources devices = [0, 2] mesh = @a {
-    %x = plan.buffer {kind = "parameter", logical_shape = array<i64: 4, 2>, name = "x", splits = array<i64: 0>} : memref<2x2xf32>
+    %x = plan.buffer kind = parameter {logical_shape = array<i64: 4, 2>, name = "x", splits = array<i64: 0>} : memref<2x2xf32>
     plan.cross_mesh_send @move0 %x : memref<2x2xf32>
   }
   plan.program @destination devices = [1] mesh = @b {

@@ -13,16 +13,16 @@
 // update.
 // CHECK-LABEL: module attributes {{{.*}}plan.mesh_shape = array<i64: 1>
 // CHECK: plan.program @program0 devices = [0] {
-// CHECK: %[[STEP:.*]] = plan.buffer {kind = "state", logical_shape = array<i64>, name = "optimizer.step", splits = array<i64: -1>} : memref<f32>
-// CHECK: %[[W:.*]] = plan.buffer {kind = "parameter", logical_shape = array<i64: 16, 4>, name = "w[:, 0:4]", part = array<i64: 1, 0, 8>, part_of = "w", source = "initializer", splits = array<i64: -1>} : memref<16x4xf32>
-// CHECK: %[[M:.*]] = plan.buffer {kind = "state", {{.*}}name = "w[:, 0:4].adam.m"
-// CHECK: %[[V:.*]] = plan.buffer {kind = "state", {{.*}}name = "w[:, 0:4].adam.v"
-// CHECK: %[[X:.*]] = plan.buffer {kind = "input", logical_shape = array<i64: 2, 16>, name = "x", splits = array<i64: -1>} : memref<2x16xf32>
+// CHECK: %[[STEP:.*]] = plan.buffer kind = state {logical_shape = array<i64>, name = "optimizer.step", splits = array<i64: -1>} : memref<f32>
+// CHECK: %[[W:.*]] = plan.buffer kind = parameter {logical_shape = array<i64: 16, 4>, name = "w[:, 0:4]", part = array<i64: 1, 0, 8>, part_of = "w", source = "initializer", splits = array<i64: -1>} : memref<16x4xf32>
+// CHECK: %[[M:.*]] = plan.buffer kind = state {{[{].*}}name = "w[:, 0:4].adam.m"
+// CHECK: %[[V:.*]] = plan.buffer kind = state {{[{].*}}name = "w[:, 0:4].adam.v"
+// CHECK: %[[X:.*]] = plan.buffer kind = input {logical_shape = array<i64: 2, 16>, name = "x", splits = array<i64: -1>} : memref<2x16xf32>
 // CHECK: %[[Y:.*]] = plan.buffer : memref<2x4xf32>
 // CHECK: plan.kernel "matmul" ins(%[[X]], %[[W]] : memref<2x16xf32>, memref<16x4xf32>) outs(%[[Y]] : memref<2x4xf32>)
-// CHECK: plan.buffer {kind = "input", logical_shape = array<i64: 2>, name = "labels", splits = array<i64: -1>, value_bound = 4 : i64} : memref<2xi64>
+// CHECK: plan.buffer kind = input {logical_shape = array<i64: 2>, name = "labels", splits = array<i64: -1>, value_bound = 4 : i64} : memref<2xi64>
 // CHECK: plan.kernel "reduce_mean" ins({{.*}}) outs(%[[LOSS:.*]] : memref<f32>) {attrs = {axes = array<i64>, keepdims = false}
-// CHECK: %[[ONE:.*]] = plan.buffer {kind = "constant", value = dense<1.000000e+00> : tensor<f32>} : memref<f32>
+// CHECK: %[[ONE:.*]] = plan.buffer kind = constant {value = dense<1.000000e+00> : tensor<f32>} : memref<f32>
 // CHECK: %[[T:.*]] = plan.buffer : memref<f32>
 // CHECK: plan.kernel "add" ins(%[[STEP]], %[[ONE]] : memref<f32>, memref<f32>) outs(%[[T]] : memref<f32>)
 // CHECK: plan.kernel "adam_update" ins(%[[W]], %{{.*}}, %[[M]], %[[V]], %[[T]] : {{.*}}) outs(%[[W]], %[[M]], %[[V]] : {{.*}}) {attrs = {beta1 = 9.000000e-01 : f64, beta2 = {{.*}} : f64, epsilon = 1.000000e-08 : f64, grad_scale = 1.000000e+00 : f64, lr = 1.000000e-03 : f64, weight_decay = 0.000000e+00 : f64}
@@ -58,8 +58,8 @@ module attributes {nn.training = {}} {
 // optimizer (%r), or when the new one is read by another op (%u): writing
 // in place would change what those ops read.
 // CHECK: // {{-----}}
-// CHECK: %[[W:.*]] = plan.buffer {kind = "parameter", {{.*}}name = "w"
-// CHECK: %[[U:.*]] = plan.buffer {kind = "parameter", {{.*}}name = "u"
+// CHECK: %[[W:.*]] = plan.buffer kind = parameter {{[{].*}}name = "w"
+// CHECK: %[[U:.*]] = plan.buffer kind = parameter {{[{].*}}name = "u"
 // CHECK: plan.kernel "sgd_update" ins(%[[W]], %{{.*}} : {{.*}}) outs(%[[NEWW:.*]] : memref<4xf32>)
 // CHECK: plan.kernel "relu" ins(%[[W]] : memref<4xf32>)
 // CHECK: plan.kernel "sgd_update" ins(%[[U]], %{{.*}} : {{.*}}) outs(%[[NEWU:.*]] : memref<4xf32>)
@@ -115,8 +115,8 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 // program, the block of x each holds said by its splits.
 // CHECK: plan.group @axis0 mesh_axes = [0]
 // CHECK: plan.program @program0 devices = [0, 1] {
-// CHECK: %[[X0:.*]] = plan.buffer {kind = "input", logical_shape = array<i64: 4, 6>, name = "x", splits = array<i64: 0>} : memref<2x6xf32>
-// CHECK: %[[W0:.*]] = plan.buffer {kind = "parameter", logical_shape = array<i64: 6>, name = "w", splits = array<i64: -1>} : memref<6xf32>
+// CHECK: %[[X0:.*]] = plan.buffer kind = input {logical_shape = array<i64: 4, 6>, name = "x", splits = array<i64: 0>} : memref<2x6xf32>
+// CHECK: %[[W0:.*]] = plan.buffer kind = parameter {logical_shape = array<i64: 6>, name = "w", splits = array<i64: -1>} : memref<6xf32>
 // CHECK: plan.kernel "matmul" ins(%[[X0]], %[[W0]] : memref<2x6xf32>, memref<6xf32>) outs(%[[Y0:.*]] : memref<2xf32>)
 // CHECK: plan.kernel "reduce_sum" ins(%[[Y0]] : memref<2xf32>) outs(%[[S0:.*]] : memref<f32>)
 // CHECK: plan.kernel "reshape" ins(%[[S0]] : memref<f32>) outs(%[[L0:.*]] : memref<f32>)
@@ -178,7 +178,7 @@ func.func @main() -> (tensor<5xf32> {nn.updates = "w"}) {
 // CHECK: // {{-----}}
 // CHECK: plan.group @axis1 mesh_axes = [1]
 // CHECK: plan.program @program0 devices = [0, 1, 2, 3]
-// CHECK: plan.buffer {kind = "parameter", logical_shape = array<i64: 4, 6>, name = "w", splits = array<i64: 0, 1>} : memref<2x3xf32>
+// CHECK: plan.buffer kind = parameter {logical_shape = array<i64: 4, 6>, name = "w", splits = array<i64: 0, 1>} : memref<2x3xf32>
 // CHECK: plan.reduce_scatter %{{.*}} into %{{.*}} on @axis1 axis = 1 reduce = max : memref<2x6xf32> -> memref<2x3xf32>
 // CHECK-NOT: plan.program
 sbp.mesh @mesh(shape = 2x2)
@@ -239,13 +239,13 @@ func.func @main() -> (tensor<4x6xf32> {nn.updates = "w"}) {
 // CHECK: // {{-----}}
 // CHECK: plan.program @program0 devices = [0]
 // CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<3xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = #plan.block_offset<shape = [5], splits = [0], dim = -1>, steps = array<i64: 1>}
-// CHECK: %[[KEEP:.*]] = plan.buffer {kind = "constant", logical_shape = array<i64: 2>, splits = array<i64: 0>, value = dense<[1, 0]> : tensor<2xi32>} : memref<1xi32>
+// CHECK: %[[KEEP:.*]] = plan.buffer kind = constant {logical_shape = array<i64: 2>, splits = array<i64: 0>, value = dense<[1, 0]> : tensor<2xi32>} : memref<1xi32>
 // CHECK: plan.kernel "mul" ins(%{{.*}}, %[[KEEP]] : memref<5xi32>, memref<1xi32>)
 // CHECK-NOT: plan.kernel
 // CHECK: plan.update
 // CHECK: plan.program @program1 devices = [1]
 // CHECK: plan.kernel "slice_grad" ins(%{{.*}} : memref<2xf32>) outs(%{{.*}} : memref<5xf32>) {attrs = {starts = #plan.block_offset<shape = [5], splits = [0], dim = -1>, steps = array<i64: 1>}
-// CHECK: %[[KEEP1:.*]] = plan.buffer {kind = "constant", logical_shape = array<i64: 2>, splits = array<i64: 0>, value = dense<[1, 0]> : tensor<2xi32>} : memref<1xi32>
+// CHECK: %[[KEEP1:.*]] = plan.buffer kind = constant {logical_shape = array<i64: 2>, splits = array<i64: 0>, value = dense<[1, 0]> : tensor<2xi32>} : memref<1xi32>
 // CHECK: plan.kernel "mul" ins(%{{.*}}, %[[KEEP1]] : memref<5xi32>, memref<1xi32>)
 sbp.mesh @mesh(shape = 2)
 func.func @main() -> (tensor<5xf32> {nn.updates = "a"}, tensor<5xi32> {nn.updates = "b"}, tensor<5xf32> {nn.updates = "c"}) {
@@ -267,7 +267,7 @@ func.func @main() -> (tensor<5xf32> {nn.updates = "a"}, tensor<5xi32> {nn.update
 // reshaped to a scalar first. Evenly split, the 2x4 mesh is one program.
 // CHECK: // {{-----}}
 // CHECK: plan.program @program0 devices = [0, 1, 2, 3, 4, 5, 6, 7]
-// CHECK: %[[KEEP:.*]] = plan.buffer {kind = "constant", logical_shape = array<i64: 4>, splits = array<i64: -1, 0>, value = dense<[1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<4xf32>} : memref<1xf32>
+// CHECK: %[[KEEP:.*]] = plan.buffer kind = constant {logical_shape = array<i64: 4>, splits = array<i64: -1, 0>, value = dense<[1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<4xf32>} : memref<1xf32>
 // CHECK: plan.kernel "reshape" ins(%[[KEEP]] : memref<1xf32>) outs(%[[SCALAR:.*]] : memref<f32>)
 // CHECK: plan.kernel "mul" ins(%{{.*}}, %[[SCALAR]] : memref<f32>, memref<f32>)
 // CHECK-NOT: plan.program
@@ -287,9 +287,9 @@ func.func @main() -> (tensor<f32> {nn.updates = "a"}) {
 // its block.
 // CHECK: // {{-----}}
 // CHECK: plan.program @program0 devices = [0, 1]
-// CHECK: %[[TABLE:.*]] = plan.buffer {kind = "parameter", logical_shape = array<i64: 6, 2>, name = "table", splits = array<i64: 0>} : memref<3x2xf32>
+// CHECK: %[[TABLE:.*]] = plan.buffer kind = parameter {logical_shape = array<i64: 6, 2>, name = "table", splits = array<i64: 0>} : memref<3x2xf32>
 // CHECK: plan.kernel "gather_shard" ins(%[[TABLE]], %{{.*}} : memref<3x2xf32>, memref<4xi64>) outs(%{{.*}} : memref<4x2xf32>) {attrs = {axis = 0 : i64, extent = 6 : i64, offset = #plan.block_offset<shape = [6, 2], splits = [0], dim = 0>}
-// CHECK: plan.buffer {kind = "constant", logical_shape = array<i64: 4, 2>, splits = array<i64: 0>, value = dense<{{\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00], [7.000000e+00, 8.000000e+00]]> : tensor<4x2xf32>} : memref<2x2xf32>
+// CHECK: plan.buffer kind = constant {logical_shape = array<i64: 4, 2>, splits = array<i64: 0>, value = dense<{{\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00], [7.000000e+00, 8.000000e+00]]> : tensor<4x2xf32>} : memref<2x2xf32>
 // CHECK-NOT: plan.program
 sbp.mesh @mesh(shape = 2)
 func.func @main() -> (tensor<6x2xf32> {nn.updates = "table"}, tensor<4x2xf32> {nn.updates = "out"}) {
@@ -317,7 +317,7 @@ func.func @main() -> (tensor<6x2xf32> {nn.updates = "table"}, tensor<4x2xf32> {n
 // CHECK-NEXT: plan.mesh @b shape = [2] devices = [3, 2]
 // CHECK-NEXT: plan.cross_mesh @move0 : tensor<4x2xf32> from @a [0] to @b [-1] tile_offsets = [0, 0, 2, 0] tile_sizes = [2, 2, 2, 2] transfer_tiles = [0, 0, 1, 1] transfer_senders = [0, 0, 1, 1] receiver_counts = [1, 1, 1, 1] receivers = [2, 3, 2, 3]
 // CHECK: plan.program @program0 devices = [0, 1] mesh = @a {
-// CHECK-NEXT: %[[X:.*]] = plan.buffer {kind = "input", logical_shape = array<i64: 4, 2>, name = "x", splits = array<i64: 0>} : memref<2x2xf32>
+// CHECK-NEXT: %[[X:.*]] = plan.buffer kind = input {logical_shape = array<i64: 4, 2>, name = "x", splits = array<i64: 0>} : memref<2x2xf32>
 // CHECK-NEXT: plan.cross_mesh_send @move0 %[[X]] : memref<2x2xf32>
 // CHECK-NEXT: }
 // CHECK: plan.program @program1 devices = [2, 3] mesh = @b {
@@ -366,7 +366,7 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 // CHECK-LABEL: module attributes {{{.*}}plan.mesh_shape = array<i64: 3>}
 // CHECK: plan.cross_mesh @move0 : tensor<4x2xf32> from @a [-1] to @b [-1] tile_offsets = [0, 0] tile_sizes = [4, 2] transfer_tiles = [0] transfer_senders = [0] receiver_counts = [2] receivers = [1, 2]
 // CHECK: plan.program @program0 devices = [0] mesh = @a {
-// CHECK-NEXT: %[[X:.*]] = plan.buffer {kind = "input"
+// CHECK-NEXT: %[[X:.*]] = plan.buffer kind = input
 // CHECK-NEXT: plan.cross_mesh_send @move0 %[[X]] : memref<4x2xf32>
 // CHECK: plan.program @program1 devices = [1, 2] mesh = @b {
 // CHECK-NEXT: %[[B:.*]] = plan.buffer : memref<4x2xf32>
@@ -413,7 +413,7 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 // output buffer the run checks (what `parplan reshard -o` lowers).
 // CHECK-LABEL: module attributes {{{.*}}plan.mesh_shape = array<i64: 2>}
 // CHECK: plan.program @program1 devices = [1] mesh = @b {
-// CHECK-NEXT: %[[T:.*]] = plan.buffer {kind = "output", logical_shape = array<i64: 4>, name = "t", splits = array<i64: -1>} : memref<4xf32>
+// CHECK-NEXT: %[[T:.*]] = plan.buffer kind = output {logical_shape = array<i64: 4>, name = "t", splits = array<i64: -1>} : memref<4xf32>
 // CHECK-NEXT: plan.cross_mesh_recv @move0 %[[T]] : memref<4xf32>
 // CHECK-NEXT: }
 sbp.mesh @a(shape = 1, devices = [0])
@@ -444,15 +444,15 @@ func.func @main() -> (tensor<4xf32> {nn.output = "t"}) {
 // then plan.backward_begin and the rest. Each sum is an accumulator buffer
 // its kernel adds to in place; the update reads the sum.
 // CHECK-LABEL: module attributes {{{.*}}plan.micro_batches = 2 : i64
-// CHECK: %[[X:.*]] = plan.buffer {kind = "input", logical_shape = array<i64: 3, 4>, name = "x"
+// CHECK: %[[X:.*]] = plan.buffer kind = input {logical_shape = array<i64: 3, 4>, name = "x"
 // CHECK-NEXT: %[[L:.*]] = plan.buffer : memref<f32>
 // CHECK-NEXT: plan.kernel "reduce_mean" ins(%[[X]] : memref<3x4xf32>) outs(%[[L]] : memref<f32>)
-// CHECK-NEXT: %[[LS:.*]] = plan.buffer {kind = "accumulator"} : memref<f32>
+// CHECK-NEXT: %[[LS:.*]] = plan.buffer kind = accumulator : memref<f32>
 // CHECK-NEXT: plan.kernel "accumulate" ins(%[[LS]], %[[L]] : memref<f32>, memref<f32>) outs(%[[LS]] : memref<f32>)
 // CHECK-NEXT: plan.backward_begin
-// CHECK-NEXT: %[[W:.*]] = plan.buffer {kind = "parameter", {{.*}}name = "w"
+// CHECK-NEXT: %[[W:.*]] = plan.buffer kind = parameter {{[{].*}}name = "w"
 // CHECK: plan.kernel "reduce_sum" ins(%[[X]] : memref<3x4xf32>) outs(%[[G:.*]] : memref<4xf32>)
-// CHECK: %[[GS:.*]] = plan.buffer {kind = "accumulator"} : memref<4xf32>
+// CHECK: %[[GS:.*]] = plan.buffer kind = accumulator : memref<4xf32>
 // CHECK-NEXT: plan.kernel "accumulate" ins(%[[GS]], %[[G]] : memref<4xf32>, memref<4xf32>) outs(%[[GS]] : memref<4xf32>)
 // CHECK-NEXT: plan.after_micro_batches
 // CHECK-NEXT: plan.kernel "sgd_update" ins(%[[W]], %[[GS]] : memref<4xf32>, memref<4xf32>) outs(%[[W]] : memref<4xf32>)
@@ -545,7 +545,7 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates 
 // CHUNKS-LABEL: module attributes {{{.*}}plan.schedule = "interleaved"}
 // CHUNKS: plan.program @program0 devices = [0] mesh = @a {
 // CHUNKS-NEXT: plan.chunk 0
-// CHUNKS-NEXT: plan.buffer {kind = "input"
+// CHUNKS-NEXT: plan.buffer kind = input
 // CHUNKS-NEXT: plan.buffer
 // CHUNKS-NEXT: plan.kernel "mul"
 // CHUNKS-NEXT: plan.cross_mesh_send @move0
@@ -583,7 +583,7 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates 
 // CHECK: plan.kernel "matmul" ins({{.*}}) outs({{.*}} : memref<4x4xf32>) {bytes = 4.480000e+02 : f64, compute_type = "f32", flops = 5.120000e+02 : f64}
 // CHECK: plan.kernel "relu" ins({{.*}} : memref<16x4xf32>) outs({{.*}}) {bytes = 5.120000e+02 : f64, compute_type = "f32", flops = 6.400000e+01 : f64}
 // CHECK: plan.kernel "reduce_mean" ins({{.*}}) outs({{.*}}) {attrs = {axes = array<i64>, keepdims = false}, bytes = 6.600000e+01 : f64, compute_type = "f32", flops = 1.600000e+01 : f64}
-// CHECK-NEXT: plan.buffer {kind = "constant"
+// CHECK-NEXT: plan.buffer kind = constant
 // CHECK-NEXT: plan.buffer
 // CHECK-NEXT: plan.kernel "mul" ins({{.*}}) outs({{.*}} : memref<f32>){{$}}
 module attributes {sbp.plan = {step_time = 3.0 : f64, compute_time = 1.0 : f64, communication_time = 2.0 : f64}} {

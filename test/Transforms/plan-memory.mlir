@@ -9,12 +9,12 @@
 // Named buffers live for the whole step, at the bottom of the arena;
 // temporaries whose lives do not overlap share bytes (64-byte aligned).
 // CHECK-LABEL: plan.program @dev0 devices = [0] attributes {plan.arena_bytes = 4224 : i64}
-// CHECK: %[[W:.*]] = plan.buffer {{{.*}}name = "w", offset = 0 : i64, splits = array<i64: -1>} : memref<32x32xf32>
+// CHECK: %[[W:.*]] = plan.buffer kind = {{[a-z]+}} {{{.*}}name = "w", offset = 0 : i64, splits = array<i64: -1>} : memref<32x32xf32>
 // CHECK: %[[A:.*]] = plan.buffer {offset = 4096 : i64} : memref<8xf32>
 // CHECK: %[[B:.*]] = plan.buffer {offset = 4160 : i64} : memref<8xf32>
 // CHECK: %[[C:.*]] = plan.buffer {offset = 4096 : i64} : memref<8xf32>
 plan.program @dev0 devices = [0] {
-  %w = plan.buffer {kind = "parameter", name = "w", logical_shape = array<i64: 32, 32>, splits = array<i64: -1>} : memref<32x32xf32>
+  %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 32, 32>, splits = array<i64: -1>} : memref<32x32xf32>
   %a = plan.buffer : memref<8xf32>
   plan.kernel "reduce_sum" ins(%w : memref<32x32xf32>) outs(%a : memref<8xf32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
   %b = plan.buffer : memref<8xf32>
@@ -34,7 +34,7 @@ plan.program @dev0 devices = [0] {
 // temporaries are dead, %g0 those of %g2 once %g2 is read.
 // CHECK-LABEL: plan.program @kept
 // CHECK-SAME: plan.arena_bytes = 384
-// CHECK: plan.buffer {{{.*}}name = "x", offset = 0 : i64
+// CHECK: plan.buffer kind = {{[a-z]+}} {{{.*}}name = "x", offset = 0 : i64
 // CHECK-NEXT: %[[A1:.*]] = plan.buffer {offset = 192 : i64} : memref<16xf32>
 // CHECK: %[[T1:.*]] = plan.buffer {offset = 64 : i64} : memref<32xf32>
 // CHECK: %[[A2:.*]] = plan.buffer {offset = 256 : i64} : memref<16xf32>
@@ -44,7 +44,7 @@ plan.program @dev0 devices = [0] {
 // CHECK: %[[G1:.*]] = plan.buffer {offset = 128 : i64} : memref<16xf32>
 // CHECK: %[[G0:.*]] = plan.buffer {offset = 64 : i64} : memref<16xf32>
 plan.program @kept devices = [0] {
-  %x = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 16>, splits = array<i64: -1>} : memref<16xf32>
+  %x = plan.buffer kind = input {name = "x", logical_shape = array<i64: 16>, splits = array<i64: -1>} : memref<16xf32>
   %a1 = plan.buffer : memref<16xf32>
   plan.kernel "relu" ins(%x : memref<16xf32>) outs(%a1 : memref<16xf32>)
   %t1 = plan.buffer : memref<32xf32>
@@ -140,13 +140,13 @@ plan.program @views devices = [0] {
 // place on the result), where the result is written before it, or where
 // the operand lives across steps: each takes bytes of its own.
 // CHECK-LABEL: plan.program @not_views
-// CHECK: plan.buffer {{{.*}}name = "w", offset = 0 : i64
+// CHECK: plan.buffer kind = {{[a-z]+}} {{{.*}}name = "w", offset = 0 : i64
 // CHECK: plan.buffer {offset = [[A:[0-9]+]] : i64} : memref<4x4xf32>
 // CHECK-NOT: offset = [[A]] :
 // CHECK: plan.loss
 plan.group @g devices = [0, 1]
 plan.program @not_views devices = [0] {
-  %w = plan.buffer {kind = "parameter", name = "w", logical_shape = array<i64: 16>, splits = array<i64: -1>} : memref<16xf32>
+  %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 16>, splits = array<i64: -1>} : memref<16xf32>
   %a = plan.buffer : memref<4x4xf32>
   plan.kernel "fill" outs(%a : memref<4x4xf32>) {attrs = {value = 1.0 : f64}}
   %b = plan.buffer : memref<16xf32>

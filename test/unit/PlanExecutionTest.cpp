@@ -402,12 +402,12 @@ TEST_CASE_METHOD(PlanFixture,
   const char *source = R"mlir(
 module attributes {plan.mesh_shape = array<i64: 2>} {
   plan.program @first devices = [0] {
-    %mask = plan.buffer {kind = "constant", value = dense<true> : tensor<64x64xi1>} : memref<64x64xi1>
-    %small = plan.buffer {kind = "constant", value = dense<2.0> : tensor<4xf32>} : memref<4xf32>
+    %mask = plan.buffer kind = constant {value = dense<true> : tensor<64x64xi1>} : memref<64x64xi1>
+    %small = plan.buffer kind = constant {value = dense<2.0> : tensor<4xf32>} : memref<4xf32>
   }
   plan.program @second devices = [1] {
-    %small = plan.buffer {kind = "constant", value = dense<3.0> : tensor<4xf32>} : memref<4xf32>
-    %mask = plan.buffer {kind = "constant", value = dense<true> : tensor<64x64xi1>} : memref<64x64xi1>
+    %small = plan.buffer kind = constant {value = dense<3.0> : tensor<4xf32>} : memref<4xf32>
+    %mask = plan.buffer kind = constant {value = dense<true> : tensor<64x64xi1>} : memref<64x64xi1>
   }
 }
 )mlir";

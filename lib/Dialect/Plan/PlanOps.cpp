@@ -234,13 +234,7 @@ LogicalResult BufferOp::verify() {
     return emitOpError() << "needs a static shape, got " << type;
   if (!type.getLayout().isIdentity())
     return emitOpError() << "needs the identity layout, got " << type;
-  std::optional<BufferKind> known = getBufferKind();
-  if (!known)
-    return emitOpError()
-           << "kind '" << *getKind()
-           << "' is none of temporary, parameter, input, state, output, "
-              "constant, accumulator";
-  BufferKind kind = *known;
+  BufferKind kind = getKind();
   if (kind == BufferKind::constant && !getSplits()) {
     auto value = getValueAttr();
     if (!value || value.getShapedType().getShape() != type.getShape() ||
@@ -387,8 +381,8 @@ LogicalResult ChunkOp::verify() {
 
 LogicalResult UpdateOp::verify() {
   auto target = getTarget().getDefiningOp<BufferOp>();
-  if (!target || (target.getBufferKind() != BufferKind::parameter &&
-                  target.getBufferKind() != BufferKind::state))
+  if (!target || (target.getKind() != BufferKind::parameter &&
+                  target.getKind() != BufferKind::state))
     return emitOpError() << "needs a parameter or state buffer as its target";
   return success();
 }

@@ -303,15 +303,15 @@ plan.program @dev0 devices = [0] {
 // -----
 
 plan.program @dev0 devices = [0] {
-  // expected-error @+1 {{'plan.buffer' op kind 'weights' is none of temporary, parameter, input, state, output, constant, accumulator}}
-  %0 = plan.buffer {kind = "weights"} : memref<4xf32>
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'kind' [temporary, parameter, input, state, constant, output, accumulator, micro_batch]}}
+  %0 = plan.buffer kind = weights : memref<4xf32>
 }
 
 // -----
 
 plan.program @dev0 devices = [0] {
   // expected-error @+1 {{'plan.buffer' op a parameter buffer needs a name, a logical_shape and splits}}
-  %0 = plan.buffer {kind = "parameter", name = "w"} : memref<4xf32>
+  %0 = plan.buffer kind = parameter {name = "w"} : memref<4xf32>
 }
 
 // -----
@@ -319,7 +319,7 @@ plan.program @dev0 devices = [0] {
 module attributes {plan.mesh_shape = array<i64: 2>} {
   plan.program @both devices = [0, 1] {
     // expected-error @+1 {{'plan.buffer' op device 0's block of the logical shape has extent [4], not the buffer's}}
-    %0 = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 8>, splits = array<i64: 0>} : memref<3xf32>
+    %0 = plan.buffer kind = input {name = "x", logical_shape = array<i64: 8>, splits = array<i64: 0>} : memref<3xf32>
   }
 }
 
@@ -330,7 +330,7 @@ module attributes {plan.mesh_shape = array<i64: 2>} {
 module attributes {plan.mesh_shape = array<i64: 2>} {
   plan.program @both devices = [0, 1] {
     // expected-error @+1 {{'plan.buffer' op device 1's block of the logical shape has extent [3], not the buffer's}}
-    %0 = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 7>, splits = array<i64: 0>} : memref<4xf32>
+    %0 = plan.buffer kind = input {name = "x", logical_shape = array<i64: 7>, splits = array<i64: 0>} : memref<4xf32>
   }
 }
 
@@ -339,7 +339,7 @@ module attributes {plan.mesh_shape = array<i64: 2>} {
 module attributes {plan.mesh_shape = array<i64: 2, 2>} {
   plan.program @all devices = [0, 1, 2, 3] {
     // expected-error @+1 {{'plan.buffer' op splits need one entry per axis of the mesh (2)}}
-    %0 = plan.buffer {kind = "state", name = "m", logical_shape = array<i64: 8>, splits = array<i64: 0>} : memref<4xf32>
+    %0 = plan.buffer kind = state {name = "m", logical_shape = array<i64: 8>, splits = array<i64: 0>} : memref<4xf32>
   }
 }
 
@@ -348,7 +348,7 @@ module attributes {plan.mesh_shape = array<i64: 2, 2>} {
 module attributes {plan.mesh_shape = array<i64: 2>} {
   plan.program @all devices = [0, 1] {
     // expected-error @+1 {{'plan.buffer' op splits entry 1 is neither -1 nor a dimension}}
-    %0 = plan.buffer {kind = "state", name = "m", logical_shape = array<i64: 8>, splits = array<i64: 1>} : memref<4xf32>
+    %0 = plan.buffer kind = state {name = "m", logical_shape = array<i64: 8>, splits = array<i64: 1>} : memref<4xf32>
   }
 }
 
@@ -357,7 +357,7 @@ module attributes {plan.mesh_shape = array<i64: 2>} {
 module attributes {plan.mesh_shape = array<i64: 2>} {
   plan.program @all devices = [0, 1] {
     // expected-error @+1 {{'plan.buffer' op a split constant buffer needs a value of its logical_shape and element type}}
-    %0 = plan.buffer {kind = "constant", logical_shape = array<i64: 4>, splits = array<i64: 0>, value = dense<1.0> : tensor<2xf32>} : memref<2xf32>
+    %0 = plan.buffer kind = constant {logical_shape = array<i64: 4>, splits = array<i64: 0>, value = dense<1.0> : tensor<2xf32>} : memref<2xf32>
   }
 }
 
@@ -385,7 +385,7 @@ plan.program @dev0 devices = [0] {
 
 plan.program @dev0 devices = [0] {
   // expected-error @+1 {{'plan.buffer' op a constant buffer needs a value of its shape and element type}}
-  %0 = plan.buffer {kind = "constant", value = dense<1.0> : tensor<2xf32>} : memref<4xf32>
+  %0 = plan.buffer kind = constant {value = dense<1.0> : tensor<2xf32>} : memref<4xf32>
 }
 
 // -----
@@ -468,7 +468,7 @@ module attributes {plan.mesh_shape = array<i64: 4>} {
   plan.mesh @stage shape = [2] devices = [3, 2]
   plan.program @p devices = [3] mesh = @stage {
     // expected-error @+1 {{'plan.buffer' op device 3's block of the logical shape has extent [3, 4], not the buffer's}}
-    %x = plan.buffer {kind = "parameter", name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
+    %x = plan.buffer kind = parameter {name = "x", logical_shape = array<i64: 5, 4>, splits = array<i64: 0>} : memref<2x4xf32>
   }
   plan.program @rest devices = [0, 1, 2] {
   }
@@ -493,14 +493,14 @@ module attributes {plan.mesh_shape = array<i64: 4>} {
 
 plan.program @p devices = [0] {
   // expected-error @+1 {{'plan.buffer' op an output buffer needs a name, a logical_shape and splits}}
-  %o = plan.buffer {kind = "output"} : memref<4xf32>
+  %o = plan.buffer kind = output : memref<4xf32>
 }
 
 // -----
 
 plan.program @dev0 devices = [0] {
   // expected-error @+1 {{'plan.buffer' op an accumulator buffer has no splits or logical_shape}}
-  %0 = plan.buffer {kind = "accumulator", logical_shape = array<i64: 4>, splits = array<i64: -1>} : memref<4xf32>
+  %0 = plan.buffer kind = accumulator {logical_shape = array<i64: 4>, splits = array<i64: -1>} : memref<4xf32>
 }
 
 // -----

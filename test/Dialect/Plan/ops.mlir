@@ -66,20 +66,20 @@ module attributes {plan.mesh_shape = array<i64: 2, 2>} {
   plan.group @whole mesh_axes = [0, 1]
 
   // CHECK-LABEL: plan.program @step devices = [0, 1, 2, 3] {
-  // CHECK: %[[W:.*]] = plan.buffer {kind = "parameter", logical_shape = array<i64: 8, 8>, name = "w", source = "initializer", splits = array<i64: -1, 1>} : memref<8x4xf32>
-  // CHECK: plan.buffer {kind = "input", logical_shape = array<i64: 4>, name = "ids", splits = array<i64: 0, -1>, value_bound = 100 : i64} : memref<2xi64>
-  // CHECK: plan.buffer {kind = "constant", value = dense<5.000000e-01> : tensor<f32>} : memref<f32>
-  // CHECK: plan.buffer {kind = "constant", logical_shape = array<i64: 2>, splits = array<i64: 0, -1>, value = dense<[1.000000e+00, 0.000000e+00]> : tensor<2xf32>} : memref<1xf32>
+  // CHECK: %[[W:.*]] = plan.buffer kind = parameter {logical_shape = array<i64: 8, 8>, name = "w", source = "initializer", splits = array<i64: -1, 1>} : memref<8x4xf32>
+  // CHECK: plan.buffer kind = input {logical_shape = array<i64: 4>, name = "ids", splits = array<i64: 0, -1>, value_bound = 100 : i64} : memref<2xi64>
+  // CHECK: plan.buffer kind = constant {value = dense<5.000000e-01> : tensor<f32>} : memref<f32>
+  // CHECK: plan.buffer kind = constant {logical_shape = array<i64: 2>, splits = array<i64: 0, -1>, value = dense<[1.000000e+00, 0.000000e+00]> : tensor<2xf32>} : memref<1xf32>
   // CHECK: plan.all_gather %{{.*}} into %{{.*}} on @axis1 axis = 1 : memref<8x4xf32> -> memref<8x8xf32>
   // CHECK: plan.kernel "slice" {{.*}}starts = #plan.block_offset<shape = [8, 8], splits = [-1, 1], dim = -1>
   // CHECK: plan.all_reduce %{{.*}} on @whole : memref<f32>
   // CHECK: plan.loss %{{.*}} : memref<f32>
   // CHECK: plan.update %[[W]] from %{{.*}} : memref<8x4xf32>
   plan.program @step devices = [0, 1, 2, 3] {
-    %w = plan.buffer {kind = "parameter", name = "w", logical_shape = array<i64: 8, 8>, splits = array<i64: -1, 1>, source = "initializer"} : memref<8x4xf32>
-    %ids = plan.buffer {kind = "input", name = "ids", logical_shape = array<i64: 4>, splits = array<i64: 0, -1>, value_bound = 100} : memref<2xi64>
-    %half = plan.buffer {kind = "constant", value = dense<0.5> : tensor<f32>} : memref<f32>
-    %first = plan.buffer {kind = "constant", logical_shape = array<i64: 2>, splits = array<i64: 0, -1>, value = dense<[1.0, 0.0]> : tensor<2xf32>} : memref<1xf32>
+    %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 8, 8>, splits = array<i64: -1, 1>, source = "initializer"} : memref<8x4xf32>
+    %ids = plan.buffer kind = input {name = "ids", logical_shape = array<i64: 4>, splits = array<i64: 0, -1>, value_bound = 100} : memref<2xi64>
+    %half = plan.buffer kind = constant {value = dense<0.5> : tensor<f32>} : memref<f32>
+    %first = plan.buffer kind = constant {logical_shape = array<i64: 2>, splits = array<i64: 0, -1>, value = dense<[1.0, 0.0]> : tensor<2xf32>} : memref<1xf32>
     %full = plan.buffer : memref<8x8xf32>
     %again = plan.buffer : memref<8x4xf32>
     %loss = plan.buffer : memref<f32>
@@ -110,16 +110,16 @@ module attributes {plan.mesh_shape = array<i64: 8>} {
   plan.mesh @stage1 shape = [2, 2] devices = [7, 3, 5, 1]
   plan.group @stage1.cols mesh_axes = [1] mesh = @stage1
   plan.program @first devices = [0, 2] mesh = @stage0 {
-    %x = plan.buffer {kind = "parameter", name = "x", logical_shape = array<i64: 4, 6>, splits = array<i64: 0>} : memref<2x6xf32>
+    %x = plan.buffer kind = parameter {name = "x", logical_shape = array<i64: 4, 6>, splits = array<i64: 0>} : memref<2x6xf32>
   }
   plan.program @second devices = [1, 3, 5, 7] mesh = @stage1 {
-    %x = plan.buffer {kind = "parameter", name = "y", logical_shape = array<i64: 4, 6>, splits = array<i64: 0, 1>} : memref<2x3xf32>
+    %x = plan.buffer kind = parameter {name = "y", logical_shape = array<i64: 4, 6>, splits = array<i64: 0, 1>} : memref<2x3xf32>
     %all = plan.buffer : memref<2x6xf32>
     plan.all_gather %x into %all on @stage1.cols axis = 1 : memref<2x3xf32> -> memref<2x6xf32>
   }
-  // CHECK: plan.buffer {kind = "output", {{.*}}name = "z"
+  // CHECK: plan.buffer kind = output {{[{].*}}name = "z"
   plan.program @idle devices = [4, 6] {
-    %z = plan.buffer {kind = "output", name = "z", logical_shape = array<i64: 3>, splits = array<i64: -1>} : memref<3xf32>
+    %z = plan.buffer kind = output {name = "z", logical_shape = array<i64: 3>, splits = array<i64: -1>} : memref<3xf32>
   }
 }
 
@@ -129,15 +129,15 @@ module attributes {plan.mesh_shape = array<i64: 8>} {
 // update.
 // CHECK-LABEL: plan.program @accumulating
 // CHECK: plan.backward_begin
-// CHECK-NEXT: %[[SUM:.*]] = plan.buffer {kind = "accumulator"} : memref<4xf32>
+// CHECK-NEXT: %[[SUM:.*]] = plan.buffer kind = accumulator : memref<4xf32>
 // CHECK: plan.kernel "accumulate" ins(%[[SUM]], %{{.*}} : memref<4xf32>, memref<4xf32>) outs(%[[SUM]] : memref<4xf32>)
 // CHECK-NEXT: plan.after_micro_batches
 // CHECK-NEXT: plan.kernel "sgd_update"
 plan.program @accumulating devices = [0] {
-  %w = plan.buffer {kind = "parameter", name = "w", logical_shape = array<i64: 4>, splits = array<i64: -1>} : memref<4xf32>
+  %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 4>, splits = array<i64: -1>} : memref<4xf32>
   %g = plan.buffer : memref<4xf32>
   plan.backward_begin
-  %sum = plan.buffer {kind = "accumulator"} : memref<4xf32>
+  %sum = plan.buffer kind = accumulator : memref<4xf32>
   plan.kernel "accumulate" ins(%sum, %g : memref<4xf32>, memref<4xf32>) outs(%sum : memref<4xf32>)
   plan.after_micro_batches
   plan.kernel "sgd_update" ins(%w, %sum : memref<4xf32>, memref<4xf32>) outs(%w : memref<4xf32>) {attrs = {lr = 0.1 : f64}}

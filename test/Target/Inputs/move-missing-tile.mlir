@@ -7,7 +7,7 @@ module attributes {plan.mesh_shape = array<i64: 3>} {
       transfer_tiles = [0] transfer_senders = [0]
       receiver_counts = [1] receivers = [1]
   plan.program @sources devices = [0, 2] mesh = @a {
-    %x = plan.buffer {kind = "parameter", logical_shape = array<i64: 4, 2>, name = "x", splits = array<i64: 0>} : memref<2x2xf32>
+    %x = plan.buffer kind = parameter {logical_shape = array<i64: 4, 2>, name = "x", splits = array<i64: 0>} : memref<2x2xf32>
     plan.cross_mesh_send @move0 %x : memref<2x2xf32>
   }
   plan.program @destination devices = [1] mesh = @b {

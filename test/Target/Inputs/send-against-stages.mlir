@@ -5,7 +5,7 @@ module attributes {plan.mesh_shape = array<i64: 2>, plan.micro_batches = 2 : i64
   plan.mesh @a shape = [1] devices = [0]
   plan.mesh @b shape = [1] devices = [1]
   plan.program @first devices = [0] mesh = @a {
-    %x = plan.buffer {kind = "input", name = "x", logical_shape = array<i64: 4>, splits = array<i64: -1>} : memref<4xf32>
+    %x = plan.buffer kind = input {name = "x", logical_shape = array<i64: 4>, splits = array<i64: -1>} : memref<4xf32>
     plan.backward_begin
     plan.send %x to 1 tag = 0 : memref<4xf32>
     plan.after_micro_batches
