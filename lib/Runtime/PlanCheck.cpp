@@ -236,153 +236,206 @@ private:
   /// block holds it, or a destination device that received it before) to
   /// destination devices whose blocks hold it, every destination block
   /// made exactly of the tiles it receives.
+  /// A move's table as read, the transfers each device takes part in
+  /// (indexed by device), and how many parts of it each device's program
+  /// runs.
+  struct MoveTable {
+    CrossMeshTable table;
+    std::vector<std::vector<size_t>> transfersOf;
+    std::vector<int64_t> runs;
+  };
+
   Status checkCrossMeshMoves() {
-    int64_t devices = static_cast<int64_t>(owner_.size());
-    for (int m = 0; m < plan_.cross_mesh_moves_size(); ++m) {
-      const plan::CrossMeshMove &move = plan_.cross_mesh_moves(m);
-      std::string where = "plan cross_mesh_moves[" + std::to_string(m) + "] '" +
-                          move.name() + "'";
-      if (!toRuntimeDType(move.dtype()))
-        return Status::failure(where + " has no valid dtype (" +
-                               std::to_string(move.dtype()) + ")");
-      Shape logical = toVector(move.logical_shape());
-      int64_t elements = 1;
-      for (int64_t size : logical) {
-        if (size <= 0 || elements > kMaxBufferElements / size)
-          return Status::failure(where +
-                                 " has a logical_shape that is not "
-                                 "positive or too large " +
-                                 toString(logical));
-        elements *= size;
+    for (int m = 0; m < plan_.cross_mesh_moves_size(); ++m)
+      if (Status status = checkCrossMeshMove(m); !status.ok())
+        return status;
+    return Status::success();
+  }
+
+  /// Each device's block of a move's tensor on either side (0: source,
+  /// 1: destination), worked out once per device.
+  class MoveBlocks {
+  public:
+    MoveBlocks(const plan::CrossMeshMove &move, const Shape &logical,
+               const PlacedMesh *source, const PlacedMesh *destination)
+        : logical(logical), meshes{source, destination},
+          splits{fromSplits(toVector(move.source_splits())),
+                 fromSplits(toVector(move.destination_splits()))} {}
+
+    const Slice &of(int side, int64_t device) {
+      auto found = blocks[side].find(device);
+      if (found == blocks[side].end())
+        found =
+            blocks[side]
+                .emplace(device,
+                         deviceSlice(logical, meshes[side]->shape, splits[side],
+                                     meshes[side]->coordinate(device)))
+                .first;
+      return found->second;
+    }
+
+  private:
+    const Shape &logical;
+    const PlacedMesh *meshes[2];
+    NdSbp splits[2];
+    std::map<int64_t, Slice> blocks[2];
+  };
+
+  /// Cross-mesh move `m`: its dtype, shape, meshes and splits, tiles that
+  /// are regions of the tensor, transfers that only send what the sender
+  /// holds, and destination blocks covered exactly once.
+  Status checkCrossMeshMove(int m) {
+    const plan::CrossMeshMove &move = plan_.cross_mesh_moves(m);
+    std::string where = "plan cross_mesh_moves[" + std::to_string(m) + "] '" +
+                        move.name() + "'";
+    if (!toRuntimeDType(move.dtype()))
+      return Status::failure(where + " has no valid dtype (" +
+                             std::to_string(move.dtype()) + ")");
+    Shape logical = toVector(move.logical_shape());
+    int64_t elements = 1;
+    for (int64_t size : logical) {
+      if (size <= 0 || elements > kMaxBufferElements / size)
+        return Status::failure(where +
+                               " has a logical_shape that is not "
+                               "positive or too large " +
+                               toString(logical));
+      elements *= size;
+    }
+    const PlacedMesh *sides[2] = {nullptr, nullptr};
+    for (int side = 0; side < 2; ++side) {
+      const std::string &name =
+          side == 0 ? move.source_mesh() : move.destination_mesh();
+      auto mesh = meshes_.find(name);
+      if (name.empty() || mesh == meshes_.end())
+        return Status::failure(where + " moves " + (side == 0 ? "from" : "to") +
+                               " mesh '" + name +
+                               "', which the plan does not declare");
+      sides[side] = &mesh->second;
+      std::vector<int64_t> splits = side == 0
+                                        ? toVector(move.source_splits())
+                                        : toVector(move.destination_splits());
+      if (Status status =
+              checkSplits(splits, logical, mesh->second,
+                          where + (side == 0 ? " source" : " destination"));
+          !status.ok())
+        return status;
+    }
+    if (move.source_mesh() == move.destination_mesh())
+      return Status::failure(where + " moves from mesh '" + move.source_mesh() +
+                             "' to itself");
+    MoveTable checked;
+    checked.table = readCrossMeshMove(move);
+    checked.transfersOf.resize(owner_.size());
+    checked.runs.assign(owner_.size(), 0);
+    int64_t rank = static_cast<int64_t>(logical.size());
+    for (size_t t = 0; t < checked.table.tiles.size(); ++t) {
+      const Slice &tile = checked.table.tiles[t];
+      bool inside = static_cast<int64_t>(tile.offsets.size()) == rank &&
+                    static_cast<int64_t>(tile.sizes.size()) == rank;
+      for (int64_t d = 0; inside && d < rank; ++d)
+        inside = tile.offsets[d] >= 0 && tile.sizes[d] > 0 &&
+                 tile.sizes[d] <= logical[d] - tile.offsets[d];
+      if (!inside)
+        return Status::failure(where + " tile " + std::to_string(t) + " at " +
+                               toString(tile.offsets) + " of " +
+                               toString(tile.sizes) + " is not a region of " +
+                               toString(logical));
+    }
+    MoveBlocks blocks(move, logical, sides[0], sides[1]);
+    std::map<int64_t, std::vector<int64_t>> received;
+    if (Status status =
+            checkMoveTransfers(move, where, sides, blocks, checked, received);
+        !status.ok())
+      return status;
+    if (Status status = checkMoveCoverage(where, *sides[1], blocks,
+                                          checked.table, received);
+        !status.ok())
+      return status;
+    moves_.push_back(std::move(checked));
+    return Status::success();
+  }
+
+  /// A move's transfers: each of a tile the sender holds (in its source
+  /// block, or received before) to destination devices whose blocks hold
+  /// it and that have it from no one else. Fills `checked.transfersOf` and
+  /// the tiles each destination device receives.
+  Status checkMoveTransfers(const plan::CrossMeshMove &move,
+                            const std::string &where,
+                            const PlacedMesh *const sides[2],
+                            MoveBlocks &blocks, MoveTable &checked,
+                            std::map<int64_t, std::vector<int64_t>> &received) {
+    std::set<std::pair<int64_t, int64_t>> has;
+    for (size_t i = 0; i < checked.table.transfers.size(); ++i) {
+      const CrossMeshTransfer &transfer = checked.table.transfers[i];
+      std::string at = where + " transfer " + std::to_string(i);
+      if (transfer.tile < 0 ||
+          transfer.tile >= static_cast<int64_t>(checked.table.tiles.size()))
+        return Status::failure(
+            at + " moves tile " + std::to_string(transfer.tile) +
+            ", not one of the " + std::to_string(checked.table.tiles.size()) +
+            " tiles");
+      const Slice &tile =
+          checked.table.tiles[static_cast<size_t>(transfer.tile)];
+      int64_t sender = transfer.sender;
+      bool fromSource = sides[0]->indexOf(sender) >= 0;
+      if (!fromSource && sides[1]->indexOf(sender) < 0)
+        return Status::failure(at + ": sender " + std::to_string(sender) +
+                               " is on neither mesh");
+      if (fromSource ? !blocks.of(0, sender).contains(tile)
+                     : !has.count({sender, transfer.tile}))
+        return Status::failure(
+            at + ": sender " + std::to_string(sender) + " does not hold tile " +
+            std::to_string(transfer.tile) +
+            (fromSource ? " in its block" : " (it has not received it)"));
+      if (transfer.receivers.empty())
+        return Status::failure(at + " has no receivers");
+      checked.transfersOf[static_cast<size_t>(sender)].push_back(i);
+      for (int64_t receiver : transfer.receivers) {
+        if (sides[1]->indexOf(receiver) < 0)
+          return Status::failure(at + ": receiver " + std::to_string(receiver) +
+                                 " is not on the destination mesh '" +
+                                 move.destination_mesh() + "'");
+        if (!blocks.of(1, receiver).contains(tile))
+          return Status::failure(at + ": receiver " + std::to_string(receiver) +
+                                 "'s block does not hold tile " +
+                                 std::to_string(transfer.tile));
+        if (!has.insert({receiver, transfer.tile}).second)
+          return Status::failure(at + ": receiver " + std::to_string(receiver) +
+                                 " has tile " + std::to_string(transfer.tile) +
+                                 " already (or sends it)");
+        checked.transfersOf[static_cast<size_t>(receiver)].push_back(i);
+        received[receiver].push_back(transfer.tile);
       }
-      const PlacedMesh *sides[2] = {nullptr, nullptr};
-      for (int side = 0; side < 2; ++side) {
-        const std::string &name =
-            side == 0 ? move.source_mesh() : move.destination_mesh();
-        auto mesh = meshes_.find(name);
-        if (name.empty() || mesh == meshes_.end())
-          return Status::failure(where + " moves " +
-                                 (side == 0 ? "from" : "to") + " mesh '" +
-                                 name + "', which the plan does not declare");
-        sides[side] = &mesh->second;
-        std::vector<int64_t> splits = side == 0
-                                          ? toVector(move.source_splits())
-                                          : toVector(move.destination_splits());
-        if (Status status =
-                checkSplits(splits, logical, mesh->second,
-                            where + (side == 0 ? " source" : " destination"));
-            !status.ok())
-          return status;
-      }
-      if (move.source_mesh() == move.destination_mesh())
-        return Status::failure(where + " moves from mesh '" +
-                               move.source_mesh() + "' to itself");
-      MoveTable checked;
-      checked.table = readCrossMeshMove(move);
-      checked.transfersOf.resize(static_cast<size_t>(devices));
-      checked.runs.assign(static_cast<size_t>(devices), 0);
-      int64_t rank = static_cast<int64_t>(logical.size());
-      for (size_t t = 0; t < checked.table.tiles.size(); ++t) {
-        const Slice &tile = checked.table.tiles[t];
-        bool inside = static_cast<int64_t>(tile.offsets.size()) == rank &&
-                      static_cast<int64_t>(tile.sizes.size()) == rank;
-        for (int64_t d = 0; inside && d < rank; ++d)
-          inside = tile.offsets[d] >= 0 && tile.sizes[d] > 0 &&
-                   tile.sizes[d] <= logical[d] - tile.offsets[d];
-        if (!inside)
-          return Status::failure(where + " tile " + std::to_string(t) + " at " +
-                                 toString(tile.offsets) + " of " +
-                                 toString(tile.sizes) + " is not a region of " +
-                                 toString(logical));
-      }
-      // Each device's block on its side, and the tiles each holds.
-      auto blockOf = [&](int side, int64_t device) {
-        const PlacedMesh &mesh = *sides[side];
-        return deviceSlice(
-            logical, mesh.shape,
-            fromSplits(side == 0 ? toVector(move.source_splits())
-                                 : toVector(move.destination_splits())),
-            mesh.coordinate(device));
-      };
-      std::map<int64_t, Slice> blocks[2];
-      auto block = [&](int side, int64_t device) -> const Slice & {
-        auto found = blocks[side].find(device);
-        if (found == blocks[side].end())
-          found = blocks[side].emplace(device, blockOf(side, device)).first;
-        return found->second;
-      };
-      std::set<std::pair<int64_t, int64_t>> has;
-      std::map<int64_t, std::vector<int64_t>> received;
-      for (size_t i = 0; i < checked.table.transfers.size(); ++i) {
-        const CrossMeshTransfer &transfer = checked.table.transfers[i];
-        std::string at = where + " transfer " + std::to_string(i);
-        if (transfer.tile < 0 ||
-            transfer.tile >= static_cast<int64_t>(checked.table.tiles.size()))
-          return Status::failure(
-              at + " moves tile " + std::to_string(transfer.tile) +
-              ", not one of the " + std::to_string(checked.table.tiles.size()) +
-              " tiles");
-        const Slice &tile =
-            checked.table.tiles[static_cast<size_t>(transfer.tile)];
-        int64_t sender = transfer.sender;
-        bool fromSource = sides[0]->indexOf(sender) >= 0;
-        if (!fromSource && sides[1]->indexOf(sender) < 0)
-          return Status::failure(at + ": sender " + std::to_string(sender) +
-                                 " is on neither mesh");
-        if (fromSource ? !block(0, sender).contains(tile)
-                       : !has.count({sender, transfer.tile}))
-          return Status::failure(
-              at + ": sender " + std::to_string(sender) +
-              " does not hold tile " + std::to_string(transfer.tile) +
-              (fromSource ? " in its block" : " (it has not received it)"));
-        if (transfer.receivers.empty())
-          return Status::failure(at + " has no receivers");
-        checked.transfersOf[static_cast<size_t>(sender)].push_back(i);
-        for (int64_t receiver : transfer.receivers) {
-          if (sides[1]->indexOf(receiver) < 0)
-            return Status::failure(at + ": receiver " +
-                                   std::to_string(receiver) +
-                                   " is not on the destination mesh '" +
-                                   move.destination_mesh() + "'");
-          if (!block(1, receiver).contains(tile))
+    }
+    return Status::success();
+  }
+
+  /// Destination blocks: exactly their tiles, which do not overlap.
+  Status checkMoveCoverage(const std::string &where,
+                           const PlacedMesh &destination, MoveBlocks &blocks,
+                           const CrossMeshTable &table,
+                           std::map<int64_t, std::vector<int64_t>> &received) {
+    for (int64_t device : destination.devices) {
+      const Slice &own = blocks.of(1, device);
+      int64_t covered = 0;
+      const std::vector<int64_t> &tiles = received[device];
+      for (size_t a = 0; a < tiles.size(); ++a) {
+        const Slice &tile = table.tiles[static_cast<size_t>(tiles[a])];
+        covered += tile.numElements();
+        for (size_t b = 0; b < a; ++b) {
+          const Slice &other = table.tiles[static_cast<size_t>(tiles[b])];
+          if (tile.overlaps(other))
             return Status::failure(
-                at + ": receiver " + std::to_string(receiver) +
-                "'s block does not hold tile " + std::to_string(transfer.tile));
-          if (!has.insert({receiver, transfer.tile}).second)
-            return Status::failure(
-                at + ": receiver " + std::to_string(receiver) + " has tile " +
-                std::to_string(transfer.tile) + " already (or sends it)");
-          checked.transfersOf[static_cast<size_t>(receiver)].push_back(i);
-          received[receiver].push_back(transfer.tile);
+                where + ": device " + std::to_string(device) +
+                " receives tiles " + std::to_string(tiles[b]) + " and " +
+                std::to_string(tiles[a]) + ", which overlap");
         }
       }
-      // Destination blocks: exactly their tiles, which do not overlap.
-      for (int64_t device : sides[1]->devices) {
-        const Slice &own = block(1, device);
-        int64_t covered = 0;
-        const std::vector<int64_t> &tiles = received[device];
-        for (size_t a = 0; a < tiles.size(); ++a) {
-          const Slice &tile =
-              checked.table.tiles[static_cast<size_t>(tiles[a])];
-          covered += tile.numElements();
-          for (size_t b = 0; b < a; ++b) {
-            const Slice &other =
-                checked.table.tiles[static_cast<size_t>(tiles[b])];
-            if (tile.overlaps(other))
-              return Status::failure(
-                  where + ": device " + std::to_string(device) +
-                  " receives tiles " + std::to_string(tiles[b]) + " and " +
-                  std::to_string(tiles[a]) + ", which overlap");
-          }
-        }
-        if (covered != own.numElements())
-          return Status::failure(where + ": device " + std::to_string(device) +
-                                 " receives " + std::to_string(covered) +
-                                 " of the " +
-                                 std::to_string(own.numElements()) +
-                                 " elements of its destination block");
-      }
-      moves_.push_back(std::move(checked));
+      if (covered != own.numElements())
+        return Status::failure(where + ": device " + std::to_string(device) +
+                               " receives " + std::to_string(covered) +
+                               " of the " + std::to_string(own.numElements()) +
+                               " elements of its destination block");
     }
     return Status::success();
   }
@@ -858,6 +911,8 @@ private:
     return Status::success();
   }
 
+  /// Program `index`: its buffers, each instruction, the micro-batch
+  /// split, the loss, the updates and the arena.
   Status checkProgram(int index) {
     const plan::Program &program = plan_.programs(index);
     std::string where = "program " + std::to_string(index);
@@ -868,6 +923,17 @@ private:
                               program.buffers(b).name() + "'");
           !status.ok())
         return status;
+    if (Status status = checkInstructions(index, where); !status.ok())
+      return status;
+    if (Status status = checkUpdateBegin(program, where); !status.ok())
+      return status;
+    if (Status status = checkLossAndUpdates(program, where); !status.ok())
+      return status;
+    return checkArena(program, where);
+  }
+
+  Status checkInstructions(int index, const std::string &where) {
+    const plan::Program &program = plan_.programs(index);
     for (int i = 0; i < program.instructions_size(); ++i) {
       const plan::Instruction &instruction = program.instructions(i);
       std::string at = where + " instruction " + std::to_string(i);
@@ -880,40 +946,9 @@ private:
         status = checkCollective(program, instruction.collective(), at);
         break;
       case plan::Instruction::kSend:
-      case plan::Instruction::kRecv: {
-        bool send = instruction.op_case() == plan::Instruction::kSend;
-        int64_t buffer =
-            send ? instruction.send().buffer() : instruction.recv().buffer();
-        int64_t peer =
-            send ? instruction.send().peer() : instruction.recv().peer();
-        int64_t tag =
-            send ? instruction.send().tag() : instruction.recv().tag();
-        const char *what = send ? "send" : "recv";
-        status = checkIndex(program, buffer, at + " " + what + " buffer");
-        if (!status.ok())
-          break;
-        if (peer < 0 || peer >= static_cast<int64_t>(owner_.size()) ||
-            owner_[peer] == index) {
-          status =
-              Status::failure(at + ": " + what + " peer " +
-                              std::to_string(peer) + " is not another device");
-          break;
-        }
-        if (tag < 0 || tag > INT32_MAX) {
-          status = Status::failure(at + ": " + what + " tag " +
-                                   std::to_string(tag) + " is out of range");
-          break;
-        }
-        const plan::Buffer &data = program.buffers(buffer);
-        Message message{data.dtype(), toVector(data.shape())};
-        for (int64_t device : program.devices()) {
-          if (send)
-            sends_[{device, peer, tag}].push_back(message);
-          else
-            recvs_[{peer, device, tag}].push_back(message);
-        }
+      case plan::Instruction::kRecv:
+        status = checkPointToPoint(index, instruction, at);
         break;
-      }
       case plan::Instruction::kCrossMeshSend:
         status = checkCrossMeshPart(program, instruction.cross_mesh_send(),
                                     false, at);
@@ -930,32 +965,80 @@ private:
       if (!status.ok())
         return status;
     }
-    if (plan_.micro_batches() > 1) {
-      if (program.update_begin() < 0 ||
-          program.update_begin() > program.instructions_size())
-        return Status::failure(
-            where + " update_begin " + std::to_string(program.update_begin()) +
-            " is not an instruction index (0 to " +
-            std::to_string(program.instructions_size()) + ")");
-      // A parameter written in place before update_begin would be updated
-      // once per micro-batch.
-      for (int i = 0; i < program.update_begin(); ++i) {
-        const plan::Instruction &instruction = program.instructions(i);
-        if (!instruction.has_kernel())
-          continue;
-        for (int64_t result : instruction.kernel().results()) {
-          plan::Buffer::Kind kind = program.buffers(result).kind();
-          if (kind == plan::Buffer::PARAMETER || kind == plan::Buffer::STATE)
-            return Status::failure(
-                where + " instruction " + std::to_string(i) + " writes " +
-                (kind == plan::Buffer::PARAMETER ? "parameter" : "state") +
-                " buffer " + std::to_string(result) + " '" +
-                program.buffers(result).name() +
-                "' once per micro-batch (before update_begin " +
-                std::to_string(program.update_begin()) + ")");
-        }
+    return Status::success();
+  }
+
+  /// A send or a recv: a buffer of the program, another device as the
+  /// peer, a tag MPI takes; the message is matched with its other end in
+  /// checkMessages.
+  Status checkPointToPoint(int index, const plan::Instruction &instruction,
+                           const std::string &at) {
+    const plan::Program &program = plan_.programs(index);
+    bool send = instruction.op_case() == plan::Instruction::kSend;
+    int64_t buffer =
+        send ? instruction.send().buffer() : instruction.recv().buffer();
+    int64_t peer = send ? instruction.send().peer() : instruction.recv().peer();
+    int64_t tag = send ? instruction.send().tag() : instruction.recv().tag();
+    const char *what = send ? "send" : "recv";
+    if (Status status =
+            checkIndex(program, buffer, at + " " + what + " buffer");
+        !status.ok())
+      return status;
+    if (peer < 0 || peer >= static_cast<int64_t>(owner_.size()) ||
+        owner_[peer] == index)
+      return Status::failure(at + ": " + what + " peer " +
+                             std::to_string(peer) + " is not another device");
+    if (tag < 0 || tag > INT32_MAX)
+      return Status::failure(at + ": " + what + " tag " + std::to_string(tag) +
+                             " is out of range");
+    const plan::Buffer &data = program.buffers(buffer);
+    Message message{data.dtype(), toVector(data.shape())};
+    for (int64_t device : program.devices()) {
+      if (send)
+        sends_[{device, peer, tag}].push_back(message);
+      else
+        recvs_[{peer, device, tag}].push_back(message);
+    }
+    return Status::success();
+  }
+
+  /// With micro-batches: update_begin an instruction index, and no
+  /// parameter or state written before it.
+  Status checkUpdateBegin(const plan::Program &program,
+                          const std::string &where) {
+    if (plan_.micro_batches() <= 1)
+      return Status::success();
+    if (program.update_begin() < 0 ||
+        program.update_begin() > program.instructions_size())
+      return Status::failure(where + " update_begin " +
+                             std::to_string(program.update_begin()) +
+                             " is not an instruction index (0 to " +
+                             std::to_string(program.instructions_size()) + ")");
+    // A parameter written in place before update_begin would be updated
+    // once per micro-batch.
+    for (int i = 0; i < program.update_begin(); ++i) {
+      const plan::Instruction &instruction = program.instructions(i);
+      if (!instruction.has_kernel())
+        continue;
+      for (int64_t result : instruction.kernel().results()) {
+        plan::Buffer::Kind kind = program.buffers(result).kind();
+        if (kind == plan::Buffer::PARAMETER || kind == plan::Buffer::STATE)
+          return Status::failure(
+              where + " instruction " + std::to_string(i) + " writes " +
+              (kind == plan::Buffer::PARAMETER ? "parameter" : "state") +
+              " buffer " + std::to_string(result) + " '" +
+              program.buffers(result).name() +
+              "' once per micro-batch (before update_begin " +
+              std::to_string(program.update_begin()) + ")");
       }
     }
+    return Status::success();
+  }
+
+  /// The loss a float scalar; each update from a buffer of the target's
+  /// shape and type into a parameter or state.
+  Status checkLossAndUpdates(const plan::Program &program,
+                             const std::string &where) {
     if (program.loss() != -1) {
       if (Status status = checkIndex(program, program.loss(), where + " loss");
           !status.ok())
@@ -991,7 +1074,7 @@ private:
             std::to_string(update.source()) + " " +
             toString(toVector(source.shape())) + " differ in shape or dtype");
     }
-    return checkArena(program, where);
+    return Status::success();
   }
 
   /// Arena offsets (plan-memory), where a program has any: every buffer
@@ -1499,14 +1582,6 @@ private:
     return 0;
   }
 
-  /// A move's table as read, the transfers each device takes part in
-  /// (indexed by device), and how many parts of it each device's program
-  /// runs.
-  struct MoveTable {
-    CrossMeshTable table;
-    std::vector<std::vector<size_t>> transfersOf;
-    std::vector<int64_t> runs;
-  };
   std::vector<MoveTable> moves_;
   /// The model chunks of each stage (checkChunks).
   int64_t chunks_ = 1;
