@@ -57,7 +57,8 @@ stage_file() {
 status=0
 for model in mlp gpt cnn cnn-bn; do
   want=$(run "$dir/$model.mlir" 1 auto) || { status=1; continue; }
-  configs='"2 data-parallel" "4 auto" "2x2 data-parallel" "1x2 megatron"
+  # One line for eval: a newline would end its `set --` there.
+  configs='"2 data-parallel" "4 auto" "2x2 data-parallel" "1x2 megatron" \
            "2x2 megatron" "2x2 auto" "8 data-parallel" "2x4 megatron"'
   # Batch norm on a split batch: statistics summed across the devices.
   [ "$model" = cnn-bn ] &&
