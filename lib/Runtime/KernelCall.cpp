@@ -236,9 +236,15 @@ private:
   const AttrValue *find(const char *name, AttrType type) {
     read.insert(name);
     const KernelAttr *attr = kernel.findAttr(name);
-    if (!attr || attr->type != type) {
+    if (!attr) {
+      fail(std::string("the runtime reads attribute '") + name +
+           "', which the op does not declare");
+      return nullptr;
+    }
+    if (attr->type != type) {
       fail(std::string("the runtime reads attribute '") + name + "' as " +
-           toString(type) + ", which the op does not declare");
+           toString(type) + ", which the op declares as " +
+           toString(attr->type));
       return nullptr;
     }
     auto it = attrs.find(name);
@@ -848,10 +854,11 @@ Status resolveKernelAttrs(const std::string &opName, const AttrMap &attrs,
                           const std::vector<const Tensor *> &operands,
                           const std::vector<Tensor *> &results,
                           AttrMap &resolved) {
-  resolved.clear();
   std::optional<KernelId> id = lookupKernelId(opName);
-  if (!id)
+  if (!id) {
+    resolved.clear();
     return Status::failure("no kernel for nn." + opName);
+  }
   return resolveKernelAttrs(*id, attrs, operands, results, resolved);
 }
 

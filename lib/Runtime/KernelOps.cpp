@@ -2,22 +2,9 @@
 
 #include "parplan/Runtime/KernelOps.h"
 
-#include <algorithm>
 #include <unordered_map>
 
 namespace parplan::runtime {
-
-namespace {
-
-std::vector<KernelOp> makeKernelOps() {
-  std::vector<KernelOp> ops = {
-#define GET_KERNEL_OPS
-#include "parplan/Runtime/KernelOps.inc"
-  };
-  return ops;
-}
-
-} // namespace
 
 const KernelAttr *KernelOp::findAttr(std::string_view name) const {
   for (const KernelAttr &attr : attrs)
@@ -28,7 +15,10 @@ const KernelAttr *KernelOp::findAttr(std::string_view name) const {
 
 const std::vector<KernelOp> &kernelOps() {
   static const std::vector<KernelOp> ops = [] {
-    std::vector<KernelOp> table = makeKernelOps();
+    std::vector<KernelOp> table = {
+#define GET_KERNEL_OPS
+#include "parplan/Runtime/KernelOps.inc"
+    };
     // The variants read the generated entries, by id.
     auto variant = [&](KernelId id, const char *name, KernelId forward) {
       KernelOp op = table[static_cast<size_t>(forward)];
