@@ -442,7 +442,7 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
     Option<"explain", "explain", "bool", "false",
            "Attach sbp.explain to every op">,
     Option<"schedule", "schedule", "std::string",
-           "::parplan::cost::kDefaultPipelineScheduleName",
+           "::parplan::schedule::kDefaultPipelineScheduleName",
            "The order stages run micro-batches in: gpipe, 1f1b, eager-1f1b "
            "or sequential">
   ];
@@ -607,7 +607,7 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"schedule", "schedule", "std::string",
-           "::parplan::cost::kDefaultPipelineScheduleName",
+           "::parplan::schedule::kDefaultPipelineScheduleName",
            "Pipeline schedule of stages with micro-batches">
   ];
   let dependentDialects = ["::parplan::plan::PlanDialect"];

@@ -417,7 +417,7 @@ LogicalResult Compiler::choosePipeline() {
                            : "give --stages N");
   // The search prices the schedule lowering writes.
   pipeline.schedule =
-      autoSchedule ? cost::kDefaultPipelineScheduleName : options.schedule;
+      autoSchedule ? schedule::kDefaultPipelineScheduleName : options.schedule;
   pipeline.chunks = pipeline.schedule == "interleaved" ? options.chunks : 1;
   if (layout.autoStages ||
       (givenStages > 1 &&

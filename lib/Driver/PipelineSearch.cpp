@@ -330,11 +330,11 @@ std::optional<int64_t> divisorBetween(int64_t batch, int64_t low, int64_t high,
 /// kept on a tie).
 std::vector<std::string> searchedSchedules() {
   std::vector<std::string> names;
-  for (parplan::cost::PipelineSchedule schedule :
-       {parplan::cost::kDefaultPipelineSchedule,
-        parplan::cost::PipelineSchedule::EagerOneFOneB,
-        parplan::cost::PipelineSchedule::GPipe})
-    names.emplace_back(parplan::cost::toString(schedule));
+  for (parplan::schedule::PipelineSchedule schedule :
+       {parplan::schedule::kDefaultPipelineSchedule,
+        parplan::schedule::PipelineSchedule::EagerOneFOneB,
+        parplan::schedule::PipelineSchedule::GPipe})
+    names.emplace_back(parplan::schedule::toString(schedule));
   for (const std::string &name : parplan::runtime::executorSchedules())
     if (name != "sequential" && !llvm::is_contained(names, name))
       names.push_back(name);
@@ -350,7 +350,7 @@ std::vector<std::string> searchedSchedules() {
 /// shape (interleaved's micro-batches must be a multiple of the stages).
 std::optional<double> timelineOf(const PipelineTrial &base, StringRef name,
                                  int64_t chunks) {
-  using namespace parplan::cost;
+  using namespace parplan::schedule;
   if (!base.step || base.costs.forward.empty())
     return std::nullopt;
   PipelineSchedule schedule = *parsePipelineSchedule(name.str());
@@ -394,7 +394,7 @@ std::optional<double> timelineOf(const PipelineTrial &base, StringRef name,
 std::optional<bool>
 fitsOnLayouts(const PipelineTrial &base, StringRef name, int64_t chunks,
               std::optional<parplan::driver::NoFit> &noFit) {
-  using namespace parplan::cost;
+  using namespace parplan::schedule;
   if (!base.step || base.memory.size() != static_cast<size_t>(base.stages))
     return std::nullopt;
   // Per stage, the micro-batches' activations a schedule holds at once.
@@ -470,7 +470,7 @@ parplan::driver::searchPipeline(
                               choice.batch)
           : choice.microBatches;
   std::string schedule = choice.autoSchedule
-                             ? parplan::cost::kDefaultPipelineScheduleName
+                             ? parplan::schedule::kDefaultPipelineScheduleName
                              : choice.schedule;
 
   // 1. Stage counts. The cluster and the mesh are read off the model the

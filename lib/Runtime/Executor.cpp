@@ -9,9 +9,9 @@
 
 #include "parplan/Runtime/Executor.h"
 
-#include "parplan/Cost/Pipeline.h"
 #include "parplan/Runtime/Initializers.h"
 #include "parplan/Runtime/StreamSchedule.h"
+#include "parplan/Schedule/Pipeline.h"
 
 #include <algorithm>
 #include <cmath>
@@ -352,7 +352,7 @@ Status Executor::step(int64_t stepIndex, double *loss) {
       const auto &[begin, end] = ranges_.forward[task.chunk];
       if (Status status = run(begin, end, &task); !status.ok())
         return status;
-      // cost::pipelineKeptAside counts what this rule keeps aside.
+      // schedule::pipelineKeptAside counts what this rule keeps aside.
       bool backwardNext = t + 1 < tasks_.size() && tasks_[t + 1].backward &&
                           tasks_[t + 1].microBatch == task.microBatch &&
                           tasks_[t + 1].chunk == task.chunk;

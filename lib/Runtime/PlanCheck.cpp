@@ -10,10 +10,10 @@
 #include "parplan/Runtime/PlanFile.h"
 
 #include "PlanGroups.h"
-#include "parplan/Cost/Pipeline.h"
 #include "parplan/Runtime/CrossMeshSteps.h"
 #include "parplan/Runtime/KernelCall.h"
 #include "parplan/Runtime/StreamSchedule.h"
+#include "parplan/Schedule/Pipeline.h"
 #include "parplan/Support/Hash.h"
 #include "parplan/Support/Sbp.h"
 #include <cerrno>
@@ -1326,8 +1326,8 @@ private:
       return status;
     if (plan_.schedule().empty() || plan_.schedule() == "sequential")
       return Status::success();
-    std::optional<cost::PipelineSchedule> schedule =
-        cost::parsePipelineSchedule(plan_.schedule());
+    std::optional<schedule::PipelineSchedule> schedule =
+        schedule::parsePipelineSchedule(plan_.schedule());
     if (!schedule)
       return Status::failure("plan schedule '" + plan_.schedule() +
                              "' is unknown to the executor; it runs " +
@@ -1337,11 +1337,11 @@ private:
     if (plan_.micro_batches() <= 1)
       return Status::success();
     if (std::optional<std::string> why =
-            cost::checkScheduleChunks(plan_.schedule(), chunks_))
+            schedule::checkScheduleChunks(plan_.schedule(), chunks_))
       return Status::failure("plan " + *why);
-    if (std::optional<std::string> why =
-            cost::checkPipeline(*schedule, {std::max(1, plan_.meshes_size()),
-                                            plan_.micro_batches(), chunks_}))
+    if (std::optional<std::string> why = schedule::checkPipeline(
+            *schedule,
+            {std::max(1, plan_.meshes_size()), plan_.micro_batches(), chunks_}))
       return Status::failure("plan schedule '" + plan_.schedule() +
                              "': " + *why);
     if (chunks_ > 1)

@@ -16,8 +16,8 @@
 #include "parplan/Runtime/CrossMeshSteps.h"
 #include "parplan/Runtime/StreamSchedule.h"
 
-#include "parplan/Cost/Pipeline.h"
 #include "parplan/Runtime/KernelCall.h"
+#include "parplan/Schedule/Pipeline.h"
 #include "parplan/Support/Sbp.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -213,8 +213,8 @@ plan::Kernel *appendKernel(plan::Program &program, const std::string &op,
 
 std::vector<std::string> executorSchedules() {
   std::vector<std::string> names = {"sequential"};
-  for (cost::PipelineSchedule schedule : cost::kPipelineSchedules)
-    names.push_back(cost::toString(schedule));
+  for (schedule::PipelineSchedule schedule : schedule::kPipelineSchedules)
+    names.push_back(schedule::toString(schedule));
   return names;
 }
 
@@ -275,10 +275,10 @@ StepOrder stepOrder(const plan::Plan &planMessage, const plan::Program &program,
   // checkPlan admitted the schedule and the stage's chunks.
   auto chunks = static_cast<int64_t>(order.ranges.forward.size());
   auto stages = static_cast<int64_t>(std::max(1, planMessage.meshes_size()));
-  std::vector<std::vector<cost::PipelineTask>> tasks =
-      cost::pipelineOrder(*cost::parsePipelineSchedule(order.schedule),
-                          {stages, microBatches, chunks});
-  for (const cost::PipelineTask &task :
+  std::vector<std::vector<schedule::PipelineTask>> tasks =
+      schedule::pipelineOrder(*schedule::parsePipelineSchedule(order.schedule),
+                              {stages, microBatches, chunks});
+  for (const schedule::PipelineTask &task :
        tasks[static_cast<size_t>(programStage(planMessage, program))])
     order.tasks.push_back({task.backward, task.microBatch, task.chunk});
   return order;
@@ -322,16 +322,16 @@ backwardReadsOfForward(const plan::Program &program,
 
 int64_t keptActivationBytes(const plan::Plan &planMessage,
                             const plan::Program &program) {
-  std::optional<cost::PipelineSchedule> schedule =
-      cost::parsePipelineSchedule(planMessage.schedule());
+  std::optional<schedule::PipelineSchedule> schedule =
+      schedule::parsePipelineSchedule(planMessage.schedule());
   if (!schedule || planMessage.micro_batches() <= 1)
     return 0;
   ChunkRanges ranges = chunkRanges(program, program.update_begin());
   auto chunks = static_cast<int64_t>(ranges.forward.size());
   auto stages = static_cast<int64_t>(std::max(1, planMessage.meshes_size()));
-  std::vector<int64_t> aside = cost::pipelineKeptAside(
-      cost::pipelineOrder(*schedule,
-                          {stages, planMessage.micro_batches(), chunks}),
+  std::vector<int64_t> aside = schedule::pipelineKeptAside(
+      schedule::pipelineOrder(*schedule,
+                              {stages, planMessage.micro_batches(), chunks}),
       chunks);
   int64_t stage = programStage(planMessage, program);
   std::vector<std::vector<int64_t>> kept =
@@ -339,7 +339,7 @@ int64_t keptActivationBytes(const plan::Plan &planMessage,
   int64_t bytes = 0;
   for (int64_t c = 0; c < chunks; ++c) {
     int64_t copies =
-        aside[static_cast<size_t>(cost::virtualStage(stage, c, stages))];
+        aside[static_cast<size_t>(schedule::virtualStage(stage, c, stages))];
     for (int64_t b : kept[static_cast<size_t>(c)])
       bytes += copies * bufferBytes(program.buffers(static_cast<int>(b)));
   }

@@ -13,11 +13,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Cost/ClusterFile.h"
-#include "parplan/Cost/Pipeline.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Runtime/KernelCall.h"
+#include "parplan/Schedule/Pipeline.h"
 #include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/DeviceLowering.h"
 #include "parplan/Transforms/Passes.h"
@@ -352,9 +352,9 @@ void LowerToPlanPass::runOnOperation() {
   }
   // Stages of several model chunks (place-stages' chunks) run by the
   // interleaved schedule, which needs them.
-  std::optional<cost::PipelineSchedule> pipelineSchedule;
+  std::optional<schedule::PipelineSchedule> pipelineSchedule;
   if (schedule != "sequential") {
-    pipelineSchedule = cost::parsePipelineSchedule(schedule);
+    pipelineSchedule = schedule::parsePipelineSchedule(schedule);
     if (!pipelineSchedule) {
       module.emitError() << "lower-to-plan: schedule '" << schedule
                          << "' is unknown; use gpipe, 1f1b, eager-1f1b, "
@@ -363,7 +363,7 @@ void LowerToPlanPass::runOnOperation() {
     }
   }
   if (std::optional<std::string> why =
-          cost::checkScheduleChunks(schedule, chunks);
+          schedule::checkScheduleChunks(schedule, chunks);
       why && microBatches > 1 && staged) {
     module.emitError() << "lower-to-plan: " << *why << " (sbp.chunks)";
     return signalPassFailure();

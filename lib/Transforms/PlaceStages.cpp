@@ -18,12 +18,12 @@
 
 #include "parplan/Cost/Annotations.h"
 #include "parplan/Cost/Mesh.h"
-#include "parplan/Cost/Pipeline.h"
 #include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNInterfaces.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Schedule/Pipeline.h"
 #include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 #include "parplan/Transforms/TrainingStep.h"
@@ -235,7 +235,7 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
     for (size_t r = 0; r < cut.runs.size(); ++r)
       cut.flops[r] = static_cast<double>(cut.runs[r].size());
   std::vector<size_t> firsts =
-      cost::partitionRuns(cut.flops, static_cast<size_t>(virtualCount));
+      schedule::partitionRuns(cut.flops, static_cast<size_t>(virtualCount));
   for (int64_t s = 0; s < count; ++s)
     placement.stages.push_back({"stage" + std::to_string(s), (*blocks)[s],
                                 "stages=" + std::to_string(count)});

@@ -15,11 +15,11 @@
 #include "parplan/Cost/Annotations.h"
 #include "parplan/Cost/LayoutSolver.h"
 #include "parplan/Cost/Memory.h"
-#include "parplan/Cost/Pipeline.h"
 #include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Schedule/Pipeline.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/ShardingCostModel.h"
@@ -1585,8 +1585,8 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     stageFigures[s].sendForward /= static_cast<double>(stages.chunks);
     stageFigures[s].sendBackward /= static_cast<double>(stages.chunks);
   }
-  cost::PipelineShape shape{count, microBatches, stages.chunks};
-  cost::PipelineCosts costs;
+  schedule::PipelineShape shape{count, microBatches, stages.chunks};
+  schedule::PipelineCosts costs;
   std::vector<double> update;
   for (const StageFigures &figures : stageFigures)
     update.push_back(figures.update);
@@ -1594,8 +1594,8 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   costs.backward = backward;
   costs.sendForward = sendForward;
   costs.sendBackward = sendBackward;
-  cost::PipelineTimeline timeline = cost::simulateStep(
-      *cost::parsePipelineSchedule(options.schedule), shape, costs, update);
+  schedule::PipelineTimeline timeline = schedule::simulateStep(
+      *schedule::parsePipelineSchedule(options.schedule), shape, costs, update);
   stepTime = timeline.seconds;
   for (int64_t s = 0; s < count; ++s) {
     stageFigures[s].busy = timeline.busy[s];
@@ -1774,14 +1774,15 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
   }
   inFlight.assign(stageCount() * stages.chunks, 1);
   if (pipelined()) {
-    cost::PipelineShape shape{stageCount(), microBatches, stages.chunks};
-    cost::PipelineSchedule schedule =
-        *cost::parsePipelineSchedule(options.schedule);
+    schedule::PipelineShape shape{stageCount(), microBatches, stages.chunks};
+    schedule::PipelineSchedule schedule =
+        *schedule::parsePipelineSchedule(options.schedule);
     // Interleaved's micro-batches go round the stages in groups of them.
-    if (std::optional<std::string> why = cost::checkPipeline(schedule, shape))
+    if (std::optional<std::string> why =
+            schedule::checkPipeline(schedule, shape))
       return function.emitError() << "sbp-assign: " << *why;
-    inFlight = cost::pipelineInFlightByChunk(
-        cost::pipelineOrder(schedule, shape), stages.chunks);
+    inFlight = schedule::pipelineInFlightByChunk(
+        schedule::pipelineOrder(schedule, shape), stages.chunks);
   }
   for (Node &node : nodes)
     priceCandidates(node);
@@ -1853,8 +1854,8 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
             module->getAttrOfType<IntegerAttr>(parplan::kChunksAttrName))
       chunks = attr.getInt();
     if (options.schedule != "sequential") {
-      std::optional<cost::PipelineSchedule> parsed =
-          cost::parsePipelineSchedule(options.schedule);
+      std::optional<schedule::PipelineSchedule> parsed =
+          schedule::parsePipelineSchedule(options.schedule);
       if (!parsed) {
         module.emitError() << "sbp-assign: schedule '" << options.schedule
                            << "' is unknown; use gpipe, 1f1b, eager-1f1b, "
@@ -1863,7 +1864,7 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       }
     }
     if (std::optional<std::string> why =
-            cost::checkScheduleChunks(options.schedule, chunks)) {
+            schedule::checkScheduleChunks(options.schedule, chunks)) {
       module.emitError() << "sbp-assign: " << *why << " (sbp.chunks)";
       return signalPassFailure();
     }

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parplan/Cost/Pipeline.h"
+#include "parplan/Schedule/Pipeline.h"
 
 #include <catch2/catch.hpp>
 
@@ -19,7 +19,7 @@
 #include <map>
 #include <set>
 
-using namespace parplan::cost;
+using namespace parplan::schedule;
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include "parplan/Cost/Collectives.h"
 #include "parplan/Cost/Compute.h"
 #include "parplan/Cost/CrossMesh.h"
-#include "parplan/Cost/Pipeline.h"
 #include "parplan/Runtime/Trace.h"
+#include "parplan/Schedule/Pipeline.h"
 #include "parplan/Simulate/Report.h"
 
 #include "MlpPlan.h"
@@ -369,14 +369,14 @@ TEST_CASE("a pipeline replays the cost model's timeline", "[simulate]") {
       INFO(name << " with " << microBatches << " micro-batches");
       plan::Plan plan = pipelinePlan(microBatches, name, forward, backward);
       Simulation result = simulated(plan, cluster);
-      cost::PipelineCosts costs;
+      schedule::PipelineCosts costs;
       costs.forward = {seconds(cluster, forward), seconds(cluster, forward)};
       costs.backward = {seconds(cluster, backward), seconds(cluster, backward)};
       costs.sendForward = {send};
       costs.sendBackward = {send};
-      cost::PipelineTimeline timeline =
-          cost::simulateStep(*cost::parsePipelineSchedule(name),
-                             {2, microBatches, 1}, costs, {0, 0});
+      schedule::PipelineTimeline timeline =
+          schedule::simulateStep(*schedule::parsePipelineSchedule(name),
+                                 {2, microBatches, 1}, costs, {0, 0});
       CHECK(result.stepSeconds == Approx(timeline.seconds));
       CHECK(result.classes[0].computeBusy == Approx(timeline.busy[0]));
       CHECK(result.classes[1].stage == 1);

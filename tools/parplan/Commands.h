@@ -98,7 +98,7 @@ int runReshard(const ReshardOptions &options);
 /// (docs/pipeline.md).
 struct PipelineOptions {
   int64_t stages = 0, microBatches = 0, chunks = 0;
-  std::string schedule = parplan::cost::kDefaultPipelineScheduleName;
+  std::string schedule = parplan::schedule::kDefaultPipelineScheduleName;
   /// One micro-batch through one stage, and a send between stages, in any
   /// unit.
   double forward = 1, backward = 2, send = 0;

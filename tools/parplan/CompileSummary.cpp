@@ -263,17 +263,18 @@ void parplan::cli::printSearch(const CompileOptions &options,
   const PipelineSearchResult *search =
       result.search ? &*result.search : nullptr;
   if (search && !search->stageCounts.empty())
-    fmt::print("  stage counts     {}\n",
-               trialsLine(*search, search->stageCounts, Phase::StageCounts,
-                          [&](const PipelineTrial &trial) {
-                            // A count's best schedule, where searched.
-                            bool other =
-                                result.scheduleSearched && trial.stages > 1 &&
-                                trial.schedule !=
-                                    parplan::cost::kDefaultPipelineScheduleName;
-                            return std::to_string(trial.stages) +
-                                   (other ? " by " + trial.schedule : "");
-                          }));
+    fmt::print(
+        "  stage counts     {}\n",
+        trialsLine(*search, search->stageCounts, Phase::StageCounts,
+                   [&](const PipelineTrial &trial) {
+                     // A count's best schedule, where searched.
+                     bool other =
+                         result.scheduleSearched && trial.stages > 1 &&
+                         trial.schedule !=
+                             parplan::schedule::kDefaultPipelineScheduleName;
+                     return std::to_string(trial.stages) +
+                            (other ? " by " + trial.schedule : "");
+                   }));
   std::vector<std::string> stageLines;
   for (const parplan::driver::StageFigures &stage : figures.stages)
     stageLines.push_back(stageLine(stage));

@@ -8,14 +8,14 @@
 
 #include "Commands.h"
 
-#include "parplan/Cost/Pipeline.h"
+#include "parplan/Schedule/Pipeline.h"
 
 #include <fmt/core.h>
 
 #include <cmath>
 #include <tuple>
 
-using namespace parplan::cost;
+using namespace parplan::schedule;
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include "Flags.h"
 
 #include "parplan/Cost/CrossMesh.h"
-#include "parplan/Cost/Pipeline.h"
+#include "parplan/Schedule/Pipeline.h"
 
 #include <CLI/CLI.hpp>
 
@@ -185,7 +185,7 @@ int main(int argc, char **argv) {
   pipelineCommand
       ->add_option("--schedule", pipeline.schedule,
                    "gpipe, 1f1b (default), eager-1f1b or interleaved")
-      ->check(CLI::IsMember(parplan::cost::pipelineScheduleNames()));
+      ->check(CLI::IsMember(parplan::schedule::pipelineScheduleNames()));
   pipelineCommand->add_option(
       "--chunks", pipeline.chunks,
       "Model chunks per stage (interleaved; default 2 there, else 1)");

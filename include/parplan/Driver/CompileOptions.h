@@ -9,7 +9,7 @@
 #ifndef PARPLAN_DRIVER_COMPILEOPTIONS_H
 #define PARPLAN_DRIVER_COMPILEOPTIONS_H
 
-#include "parplan/Cost/Pipeline.h"
+#include "parplan/Schedule/Pipeline.h"
 
 #include <cstdint>
 #include <functional>
@@ -92,7 +92,7 @@ struct CompileOptions {
   bool microBatchesGiven = false;
   /// The order stages run their micro-batches in (lower-to-plan's
   /// `schedule`), or "auto"; whether it was given.
-  std::string schedule = cost::kDefaultPipelineScheduleName;
+  std::string schedule = schedule::kDefaultPipelineScheduleName;
   bool scheduleGiven = false;
   /// The model chunks of each stage under the interleaved schedule, and
   /// whether they were given.

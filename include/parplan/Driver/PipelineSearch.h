@@ -10,7 +10,7 @@
 #define PARPLAN_DRIVER_PIPELINESEARCH_H
 
 #include "parplan/Cost/Cluster.h"
-#include "parplan/Cost/Pipeline.h"
+#include "parplan/Schedule/Pipeline.h"
 #include "parplan/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -65,7 +65,7 @@ struct PipelineTrial {
   /// On stages, the search's per-stage seconds (sbp.plan's stages): a
   /// micro-batch's forward, backward and sends, and the once-per-step
   /// update.
-  cost::PipelineCosts costs;
+  schedule::PipelineCosts costs;
   std::vector<double> update;
   /// Per stage: its memory per device, and of it one micro-batch's
   /// activations; the devices' memory.
@@ -80,7 +80,7 @@ struct PipelineChoice {
   bool autoStages = false, autoMicroBatches = false, autoSchedule = false;
   int64_t stages = 0, annotatedStages = 0;
   int64_t microBatches = 1;
-  std::string schedule = cost::kDefaultPipelineScheduleName;
+  std::string schedule = schedule::kDefaultPipelineScheduleName;
   /// The model chunks of each stage under the interleaved schedule.
   int64_t chunks = 2;
   /// The global batch the micro-batch counts divide.

@@ -134,7 +134,7 @@ backwardReadsOfForward(const plan::Program &program, const ChunkRanges &ranges);
 /// The bytes a device of `program` keeps aside at most under `plan`'s
 /// schedule (0 without one): per chunk, what its backward reads of the
 /// forward, for as many micro-batches as the executor keeps aside at once
-/// (cost::pipelineKeptAside: after a forward, unless its backward comes
+/// (schedule::pipelineKeptAside: after a forward, unless its backward comes
 /// next). parplan-run keeps them in host memory, beside the device's
 /// arena. The plan must have passed checkPlan.
 int64_t keptActivationBytes(const plan::Plan &plan,

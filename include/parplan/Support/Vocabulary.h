@@ -5,8 +5,8 @@
 // The ODS enums (sbp and plan dialects) and the plan.proto enums convert to
 // and from these in one place each (SBPAttrs.h, PlanOps.h, PlanFile.h),
 // by name, and tests check every case both ways. Element types are the
-// runtime's DType (Runtime/Tensor.h), schedules cost::PipelineSchedule
-// (Cost/Pipeline.h), both MLIR-free too.
+// runtime's DType (Runtime/Tensor.h), schedules schedule::PipelineSchedule
+// (Schedule/Pipeline.h), both MLIR-free too.
 //
 //===----------------------------------------------------------------------===//
 

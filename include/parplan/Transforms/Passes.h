@@ -3,10 +3,10 @@
 #ifndef PARPLAN_TRANSFORMS_PASSES_H
 #define PARPLAN_TRANSFORMS_PASSES_H
 
-#include "parplan/Cost/Pipeline.h"
 #include "parplan/Dialect/NN/NNDialect.h"
 #include "parplan/Dialect/Plan/PlanDialect.h"
 #include "parplan/Dialect/SBP/SBPDialect.h"
+#include "parplan/Schedule/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
@@ -119,7 +119,7 @@ struct CompilePipelineOptions
       llvm::cl::desc("Pipeline schedule of stages with micro-batches: gpipe, "
                      "1f1b, eager-1f1b, interleaved (with chunks) or "
                      "sequential"),
-      llvm::cl::init(cost::kDefaultPipelineScheduleName)};
+      llvm::cl::init(schedule::kDefaultPipelineScheduleName)};
 };
 
 /// nn-untie-parameters, then nn-autodiff, with the training options of
@@ -148,7 +148,7 @@ void addLayoutBoxingPasses(mlir::OpPassManager &pm,
 /// micro-batches in (lower-to-plan's option).
 void addLoweringPasses(
     mlir::OpPassManager &pm,
-    const std::string &schedule = cost::kDefaultPipelineScheduleName);
+    const std::string &schedule = schedule::kDefaultPipelineScheduleName);
 
 /// The options of `parplan shard`'s pipeline, `parplan-shard`: a layout
 /// for the model as imported, a training step priced by sbp-assign's

@@ -1,5 +1,4 @@
-//===- Pipeline.h - pipeline schedules and their timeline --------*- C++
-//-*-===//
+//===- Pipeline.h - pipeline schedules and their timeline ------*- C++ -*-===//
 //
 // A pipeline runs a training step's M micro-batches through P stages, each
 // on its own devices: a stage runs every micro-batch's forward through its
@@ -8,19 +7,20 @@
 // runs its forwards and backwards in; it sets how long stages idle (the
 // bubble) and how many micro-batches' activations a stage holds at once.
 // docs/pipeline.md has the schedules, their pictures and the formulas. No
-// MLIR dependency.
+// MLIR dependency: the cost model prices these orders and the executor
+// runs them (the Schedule library links neither).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PARPLAN_COST_PIPELINE_H
-#define PARPLAN_COST_PIPELINE_H
+#ifndef PARPLAN_SCHEDULE_PIPELINE_H
+#define PARPLAN_SCHEDULE_PIPELINE_H
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace parplan::cost {
+namespace parplan::schedule {
 
 enum class PipelineSchedule {
   /// Every forward, then every backward (last micro-batch first).
@@ -192,6 +192,6 @@ std::string drawPipeline(const std::vector<std::vector<PipelineTask>> &order,
 std::vector<size_t> partitionRuns(const std::vector<double> &weights,
                                   size_t parts);
 
-} // namespace parplan::cost
+} // namespace parplan::schedule
 
-#endif // PARPLAN_COST_PIPELINE_H
+#endif // PARPLAN_SCHEDULE_PIPELINE_H

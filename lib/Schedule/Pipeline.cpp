@@ -9,14 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parplan/Cost/Pipeline.h"
+#include "parplan/Schedule/Pipeline.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 
-namespace parplan::cost {
+namespace parplan::schedule {
 
 std::vector<std::string> pipelineScheduleNames() {
   std::vector<std::string> names;
@@ -398,4 +398,4 @@ std::vector<size_t> partitionRuns(const std::vector<double> &weights,
   return cuts;
 }
 
-} // namespace parplan::cost
+} // namespace parplan::schedule
