@@ -134,7 +134,7 @@ def SBP_BoxingOp : SBP_LayoutOp<"boxing"> {
 // One step of a resharding: along mesh axis `mesh_axis`, the layout `src`
 // becomes `dst`, which differs from it on that axis only. The entries say
 // which tensor dimension moves and how partial values combine; the kind of
-// step is the op. Verified by checkReshardStep (Support/Resharding.h), the
+// step is the op. Verified by checkReshardStep (Sbp/Resharding.h), the
 // rule the cost model and the lowering share.
 class SBP_ReshardStepOp<string mnemonic, string kind>
     : SBP_LayoutOp<mnemonic> {

@@ -526,7 +526,7 @@ def ExpandBoxing : Pass<"expand-boxing", "::mlir::ModuleOp"> {
     ops that the cost model priced for it (`sbp.all_gather`,
     `sbp.reduce_scatter`, `sbp.all_reduce`, `sbp.all_to_all`, `sbp.slice`,
     `sbp.to_partial`), one mesh axis each, from `planResharding`
-    (Support/Resharding.h): the cheapest sequence on the cluster, detouring
+    (Sbp/Resharding.h): the cheapest sequence on the cluster, detouring
     through B where an outer mesh axis must change a dimension an inner one
     splits. A boxing no sequence can perform is an error naming its layouts.
 

@@ -2,7 +2,7 @@
 
 #include "parplan/Cost/Mesh.h"
 
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <algorithm>
 #include <cassert>

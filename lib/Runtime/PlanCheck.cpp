@@ -13,9 +13,9 @@
 #include "parplan/Runtime/CrossMeshSteps.h"
 #include "parplan/Runtime/KernelCall.h"
 #include "parplan/Runtime/StreamSchedule.h"
+#include "parplan/Sbp/Sbp.h"
 #include "parplan/Schedule/Pipeline.h"
 #include "parplan/Support/Hash.h"
-#include "parplan/Support/Sbp.h"
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>

@@ -17,8 +17,8 @@
 #include "parplan/Runtime/StreamSchedule.h"
 
 #include "parplan/Runtime/KernelCall.h"
+#include "parplan/Sbp/Sbp.h"
 #include "parplan/Schedule/Pipeline.h"
-#include "parplan/Support/Sbp.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>

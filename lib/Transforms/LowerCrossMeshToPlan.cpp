@@ -9,7 +9,7 @@
 // plan.cross_mesh_send (on the source mesh) or plan.cross_mesh_recv (on the
 // destination mesh) of its block, which the executor turns into the
 // device's own slices, sends, receives and broadcasts
-// (Support/CrossMeshPart.h). Nothing in a program names a peer, so the
+// (Sbp/CrossMeshPart.h). Nothing in a program names a peer, so the
 // devices of a mesh share their programs as they do without moves; a
 // program reserves the scratch the busiest of its mesh's devices needs.
 //
@@ -19,7 +19,7 @@
 
 #include "parplan/Cost/CrossMesh.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
-#include "parplan/Support/CrossMeshPart.h"
+#include "parplan/Sbp/CrossMeshPart.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/BuiltinTypes.h"

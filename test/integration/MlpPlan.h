@@ -14,7 +14,7 @@
 #define PARPLAN_TEST_INTEGRATION_MLPPLAN_H
 
 #include "parplan/Runtime/PlanFile.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <cstring>
 #include <string>

@@ -21,7 +21,7 @@
 #include "parplan/Runtime/Executor.h"
 #include "parplan/Runtime/MpiCommunicator.h"
 #include "parplan/Runtime/PlanFile.h"
-#include "parplan/Support/Resharding.h"
+#include "parplan/Sbp/Resharding.h"
 #include "parplan/Target/PlanExport.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"

@@ -20,7 +20,7 @@
 #include "parplan/Runtime/Communicator.h"
 #include "parplan/Runtime/Initializers.h"
 #include "parplan/Runtime/KernelCall.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 //===- ReshardingTest.cpp - SBP transitions as typed steps ----------------===//
 
-#include "parplan/Support/Resharding.h"
+#include "parplan/Sbp/Resharding.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 //===- SbpTest.cpp - slicing math -----------------------------------------===//
 
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <catch2/catch.hpp>
 

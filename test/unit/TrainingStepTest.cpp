@@ -13,7 +13,7 @@
 #include "parplan/Import/OnnxImporter.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Runtime/Tensor.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 #include "parplan/Target/NNInterpreter.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Zoo/Zoo.h"

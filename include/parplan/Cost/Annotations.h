@@ -16,7 +16,7 @@
 #ifndef PARPLAN_COST_ANNOTATIONS_H
 #define PARPLAN_COST_ANNOTATIONS_H
 
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include "llvm/ADT/StringRef.h"
 

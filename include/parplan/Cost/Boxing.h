@@ -1,6 +1,6 @@
 //===- Boxing.h - cost of SBP transitions -----------------------*- C++ -*-===//
 //
-// OneFlow's boxing priced: the steps of a resharding (Support/Resharding.h,
+// OneFlow's boxing priced: the steps of a resharding (Sbp/Resharding.h,
 // the one decomposition the IR and the lowering also use), each a
 // collective over the devices along one mesh axis or a local computation,
 // in the cheapest sequence. docs/cost-model.md has the table and the
@@ -12,7 +12,7 @@
 #define PARPLAN_COST_BOXING_H
 
 #include "parplan/Cost/Collectives.h"
-#include "parplan/Support/Resharding.h"
+#include "parplan/Sbp/Resharding.h"
 
 #include <optional>
 #include <vector>

@@ -17,8 +17,8 @@
 
 #include "parplan/Cost/Cluster.h"
 #include "parplan/Cost/Mesh.h"
-#include "parplan/Support/CrossMeshPart.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/CrossMeshPart.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <cstdint>
 #include <optional>
@@ -92,7 +92,7 @@ std::optional<CrossMeshMode> parseCrossMeshMode(const std::string &text);
 std::optional<CrossMeshBalancing>
 parseCrossMeshBalancing(const std::string &text);
 
-/// One transfer of a tile (Support/CrossMeshPart.h: the plan file's
+/// One transfer of a tile (Sbp/CrossMeshPart.h: the plan file's
 /// transfers, which the executor reads, are these).
 using parplan::CrossMeshTransfer;
 

@@ -1,7 +1,7 @@
 //===- Mesh.h - logical device meshes over a cluster ------------*- C++ -*-===//
 //
 // A device mesh lays physical devices out on a logical n-d grid, row-major
-// (the last axis varies fastest), the order of parplan/Support/Sbp.h's
+// (the last axis varies fastest), the order of parplan/Sbp/Sbp.h's
 // meshCoordinate. Collectives along a mesh axis run within the groups of
 // devices that differ only in that axis' coordinate; the slowest link any of
 // those groups crosses prices them (docs/cluster.md).

@@ -23,7 +23,7 @@
 #define PARPLAN_RUNTIME_COMMUNICATOR_H
 
 #include "parplan/Runtime/Tensor.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <cstddef>
 #include <cstdint>

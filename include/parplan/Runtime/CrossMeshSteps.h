@@ -15,8 +15,8 @@
 #define PARPLAN_RUNTIME_CROSSMESHSTEPS_H
 
 #include "parplan/Runtime/plan.pb.h"
-#include "parplan/Support/CrossMeshPart.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/CrossMeshPart.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <map>
 #include <string>

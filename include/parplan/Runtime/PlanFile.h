@@ -15,7 +15,7 @@
 
 #include "parplan/Runtime/Tensor.h"
 #include "parplan/Runtime/plan.pb.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 #include "parplan/Support/Vocabulary.h"
 
 #include <cstdint>

@@ -12,7 +12,7 @@
 
 #include "parplan/Cost/CrossMesh.h"
 #include "parplan/Dialect/Plan/PlanOps.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"

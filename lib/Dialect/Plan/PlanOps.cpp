@@ -2,7 +2,7 @@
 
 #include "parplan/Dialect/Plan/PlanOps.h"
 #include "parplan/Cost/Cluster.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include "parplan/Dialect/AttrNames.h"
 

@@ -20,7 +20,7 @@
 
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Runtime/Tensor.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -22,7 +22,7 @@
 #include "Device/DeviceTensor.h"
 #include "Device/Movement.h"
 #include "KernelSupport.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <vector>
 

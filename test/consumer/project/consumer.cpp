@@ -2,7 +2,7 @@
 #include "parplan/Cost/Presets.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/InitAllDialects.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"

@@ -3,7 +3,7 @@
 #ifndef PARPLAN_DIALECT_NN_NNINTERFACES_H
 #define PARPLAN_DIALECT_NN_NNINTERFACES_H
 
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include "mlir/IR/OpDefinition.h"
 

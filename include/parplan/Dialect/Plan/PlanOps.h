@@ -4,8 +4,8 @@
 #define PARPLAN_DIALECT_PLAN_PLANOPS_H
 
 #include "parplan/Dialect/Plan/PlanDialect.h"
-#include "parplan/Support/CrossMeshPart.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/CrossMeshPart.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -4,7 +4,7 @@
 #define PARPLAN_DIALECT_SBP_SBPATTRS_H
 
 #include "parplan/Cost/Cluster.h"
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/MLIRContext.h"

@@ -5,7 +5,7 @@
 
 #include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Dialect/SBP/SBPDialect.h"
-#include "parplan/Support/Resharding.h"
+#include "parplan/Sbp/Resharding.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

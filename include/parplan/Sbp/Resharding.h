@@ -15,7 +15,7 @@
 #ifndef PARPLAN_SUPPORT_RESHARDING_H
 #define PARPLAN_SUPPORT_RESHARDING_H
 
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <functional>
 #include <optional>

@@ -1,6 +1,6 @@
 //===- CrossMeshPart.cpp - one device's part of a cross-mesh move ---------===//
 
-#include "parplan/Support/CrossMeshPart.h"
+#include "parplan/Sbp/CrossMeshPart.h"
 
 #include <algorithm>
 #include <map>

@@ -1,6 +1,6 @@
 //===- Resharding.cpp - SBP transitions as typed steps --------------------===//
 
-#include "parplan/Support/Resharding.h"
+#include "parplan/Sbp/Resharding.h"
 
 #include <algorithm>
 #include <queue>

@@ -1,6 +1,6 @@
 //===- Sbp.cpp - Split/Broadcast/Partial and slicing math -----------------===//
 
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <algorithm>
 #include <cassert>

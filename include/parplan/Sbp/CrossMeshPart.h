@@ -14,7 +14,7 @@
 #ifndef PARPLAN_SUPPORT_CROSSMESHPART_H
 #define PARPLAN_SUPPORT_CROSSMESHPART_H
 
-#include "parplan/Support/Sbp.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <cstdint>
 #include <vector>
