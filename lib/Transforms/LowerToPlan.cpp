@@ -219,6 +219,189 @@ struct ProgramMesh {
   std::vector<int64_t> devices; // physical, row-major; empty: 0 .. N-1
 };
 
+/// The meshes programs are lowered for: the one mesh (or a single device)
+/// without stages; with stages, each stage's, which together must hold
+/// devices 0 .. N-1. Sets `planShape` to the plan's mesh.
+FailureOr<std::vector<ProgramMesh>>
+programMeshes(ModuleOp module, ArrayRef<sbp::MeshOp> declared, bool staged,
+              sbp::MeshOp mesh, std::vector<int64_t> &planShape) {
+  std::vector<ProgramMesh> meshes;
+  planShape = {1};
+  if (!staged) {
+    if (mesh)
+      planShape.assign(mesh.getShape().begin(), mesh.getShape().end());
+    meshes.push_back({FlatSymbolRefAttr(), planShape, {}});
+    return meshes;
+  }
+  std::map<int64_t, StringRef> holder;
+  for (sbp::MeshOp stage : declared) {
+    ProgramMesh programMesh{FlatSymbolRefAttr::get(stage.getSymNameAttr()),
+                            {stage.getShape().begin(), stage.getShape().end()},
+                            {}};
+    for (int64_t i = 0; i < stage.getNumDevices(); ++i) {
+      int64_t device = stage.getDeviceId(i);
+      auto [it, inserted] = holder.emplace(device, stage.getSymName());
+      if (!inserted)
+        return stage.emitError()
+               << "lower-to-plan: device " << device << " is on @" << it->second
+               << " and on @" << stage.getSymName();
+      programMesh.devices.push_back(device);
+    }
+    meshes.push_back(std::move(programMesh));
+  }
+  int64_t count = static_cast<int64_t>(holder.size());
+  for (int64_t device = 0; device < count; ++device)
+    if (!holder.count(device))
+      return module.emitError()
+             << "lower-to-plan: device " << device
+             << " is on no mesh, but device " << holder.rbegin()->first
+             << " is: the stages' meshes must hold devices 0 to N-1";
+  planShape = {count};
+  return meshes;
+}
+
+/// An op's chunk (and a move's receiving side's) is one of the stages'.
+LogicalResult checkChunkMarks(func::FuncOp function, int64_t chunks) {
+  for (Operation &op : function.front())
+    for (StringRef name :
+         {parplan::kChunkAttrName, parplan::kDestinationChunkAttrName})
+      if (auto chunk = op.getAttrOfType<IntegerAttr>(name);
+          chunk && chunk.getInt() >= chunks)
+        return op.emitError() << "lower-to-plan: " << name << " "
+                              << chunk.getInt() << " is not one of the stages' "
+                              << chunks << " model chunks (sbp.chunks)";
+  return success();
+}
+
+/// Each op's part of the step: a micro-batch's forward, its backward, or
+/// once per step. Without micro-batches, all are run once, in order.
+enum class StepPart { Forward, Backward, OncePerStep };
+
+/// The parts of a step of micro-batches.
+FailureOr<DenseMap<Operation *, StepPart>>
+stepParts(func::FuncOp function, ArrayRef<sbp::MeshOp> declared) {
+  FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
+  if (failed(after))
+    return failure();
+  // A move to a later stage is forward too, with what it reads, though
+  // only a backward reads it (the activation a weight's gradient needs):
+  // in the backward, it would wait for the later stage's backward, which
+  // waits for it.
+  DenseMap<StringRef, size_t> stageIndex;
+  for (auto [i, stage] : llvm::enumerate(declared))
+    stageIndex[sbp::MeshOp(stage).getSymName()] = i;
+  // Later by virtual stage (chunk * stages + stage): with chunks, the
+  // forward goes from the last stage back to the first, a chunk on.
+  auto toLaterStage = [&](sbp::CrossMeshOp move) {
+    auto chunk = [&](StringRef name) {
+      auto attr = move->getAttrOfType<IntegerAttr>(name);
+      return static_cast<size_t>(attr ? attr.getInt() : 0);
+    };
+    return chunk(parplan::kChunkAttrName) * declared.size() +
+               stageIndex.lookup(move.getSrcMesh()) <
+           chunk(parplan::kDestinationChunkAttrName) * declared.size() +
+               stageIndex.lookup(move.getDstMesh());
+  };
+  SmallVector<Operation *> forwardMoves;
+  for (auto move : function.front().getOps<sbp::CrossMeshOp>()) {
+    if (after->contains(move) || !toLaterStage(move))
+      continue;
+    // Unless it reads what came back from a later stage (a gradient): the
+    // whole backward before it would be pulled along. It then stays in
+    // the backward, which checkPlan refuses under a schedule.
+    SetVector<Operation *> reads;
+    (void)getBackwardSlice(move.getOperation(), &reads);
+    if (llvm::none_of(reads, [&](Operation *op) {
+          auto earlier = dyn_cast<sbp::CrossMeshOp>(op);
+          return earlier && !toLaterStage(earlier);
+        }))
+      forwardMoves.push_back(move);
+  }
+  DenseSet<Operation *> forward = forwardPassOps(function, forwardMoves);
+  DenseMap<Operation *, StepPart> partOf;
+  for (Operation &op : function.front())
+    partOf[&op] = isa<func::ReturnOp>(op) || after->contains(&op)
+                      ? StepPart::OncePerStep
+                  : forward.contains(&op) ? StepPart::Forward
+                                          : StepPart::Backward;
+  return partOf;
+}
+
+/// How the step's ops are ordered in each program.
+struct StepOrder {
+  int64_t microBatches = 1;
+  int64_t chunks = 1;
+  bool staged = false;
+  /// With micro-batches: each op's part.
+  DenseMap<Operation *, StepPart> partOf;
+
+  StepPart partOfOp(Operation &op) const {
+    if (microBatches > 1)
+      return partOf.lookup(&op);
+    return isa<func::ReturnOp>(op) ? StepPart::OncePerStep : StepPart::Forward;
+  }
+};
+
+/// The chunk an op runs in: a move's sending side in its producer's, its
+/// receiving side in its reader's.
+int64_t chunkOf(Operation &op, FlatSymbolRefAttr mesh) {
+  StringRef name = parplan::kChunkAttrName;
+  if (auto move = dyn_cast<sbp::CrossMeshOp>(op);
+      move && move.getDstMeshAttr() == mesh)
+    name = parplan::kDestinationChunkAttrName;
+  auto chunk = op.getAttrOfType<IntegerAttr>(name);
+  return chunk ? chunk.getInt() : 0;
+}
+
+/// Lowers the step's ops that run on `mesh` into the program `b` writes:
+/// a micro-batch's forward, then its backward (which a schedule may run
+/// after other micro-batches' forwards), then (after
+/// plan.after_micro_batches) the step's: the updates and what they read of
+/// the accumulated sums. On stages of several chunks, each pass of a
+/// micro-batch is each chunk's part in turn, marked by plan.chunk.
+LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
+                        FlatSymbolRefAttr mesh, const StepOrder &order,
+                        DeviceLowering &lowering,
+                        const ShardingCostModel *costModel) {
+  Location loc = function.getLoc();
+  bool split = order.microBatches > 1;
+  for (StepPart part :
+       {StepPart::Forward, StepPart::Backward, StepPart::OncePerStep}) {
+    if (split && part == StepPart::Backward)
+      plan::BackwardBeginOp::create(b, loc);
+    if (split && part == StepPart::OncePerStep)
+      plan::AfterMicroBatchesOp::create(b, loc);
+    int64_t passes = split && part != StepPart::OncePerStep ? order.chunks : 1;
+    // The backward goes back through the chunks.
+    for (int64_t i = 0; i < passes; ++i) {
+      int64_t chunk = part == StepPart::Backward ? passes - 1 - i : i;
+      if (passes > 1)
+        plan::ChunkOp::create(b, loc, chunk);
+      for (Operation &op : function.front()) {
+        if (order.partOfOp(op) != part ||
+            (order.staged && !runsOn(&op, mesh)) ||
+            (passes > 1 && chunkOf(op, mesh) != chunk))
+          continue;
+        Block *programBody = b.getInsertionBlock();
+        Operation *before =
+            programBody->empty() ? nullptr : &programBody->back();
+        auto ret = dyn_cast<func::ReturnOp>(op);
+        LogicalResult lowered =
+            ret ? lowerReturn(ret, function, lowering)
+                : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
+        if (failed(lowered))
+          return failure();
+        if (costModel && isa<nn::ShardableOpInterface>(op) &&
+            !programBody->empty())
+          addKernelFigures(op, *costModel, lowering,
+                           before ? before->getNextNode()
+                                  : &programBody->front());
+      }
+    }
+  }
+  return success();
+}
+
 struct LowerToPlanPass : parplan::impl::LowerToPlanBase<LowerToPlanPass> {
   using LowerToPlanBase::LowerToPlanBase;
 
@@ -230,6 +413,15 @@ struct LowerToPlanPass : parplan::impl::LowerToPlanBase<LowerToPlanPass> {
   }
 
   void runOnOperation() override;
+
+private:
+  LogicalResult lowerPrograms(func::FuncOp function,
+                              ArrayRef<ProgramMesh> meshes, sbp::MeshOp mesh,
+                              const StepOrder &order,
+                              const cost::Cluster *cluster);
+  void finishPlanModule(ModuleOp module, ArrayRef<int64_t> planShape,
+                        const StepOrder &order, bool withSchedule,
+                        const cost::Cluster *cluster);
 };
 
 void LowerToPlanPass::runOnOperation() {
@@ -241,114 +433,29 @@ void LowerToPlanPass::runOnOperation() {
     return signalPassFailure();
   }
   SmallVector<sbp::MeshOp> declared(module.getOps<sbp::MeshOp>());
-  bool staged =
+  StepOrder order;
+  order.staged =
       declared.size() > 1 || llvm::any_of(declared, [](sbp::MeshOp mesh) {
         return static_cast<bool>(mesh.getDevices());
       });
-  std::vector<ProgramMesh> meshes;
-  std::vector<int64_t> planShape = {1};
+  std::vector<int64_t> planShape;
   auto mesh = module.lookupSymbol<sbp::MeshOp>("mesh");
-  if (!staged) {
-    if (mesh)
-      planShape.assign(mesh.getShape().begin(), mesh.getShape().end());
-    meshes.push_back({FlatSymbolRefAttr(), planShape, {}});
-  } else {
-    // Stages: disjoint meshes that together hold devices 0 .. N-1.
-    std::map<int64_t, StringRef> holder;
-    for (sbp::MeshOp stage : declared) {
-      ProgramMesh programMesh{
-          FlatSymbolRefAttr::get(stage.getSymNameAttr()),
-          {stage.getShape().begin(), stage.getShape().end()},
-          {}};
-      for (int64_t i = 0; i < stage.getNumDevices(); ++i) {
-        int64_t device = stage.getDeviceId(i);
-        auto [it, inserted] = holder.emplace(device, stage.getSymName());
-        if (!inserted) {
-          stage.emitError() << "lower-to-plan: device " << device << " is on @"
-                            << it->second << " and on @" << stage.getSymName();
-          return signalPassFailure();
-        }
-        programMesh.devices.push_back(device);
-      }
-      meshes.push_back(std::move(programMesh));
-    }
-    int64_t count = static_cast<int64_t>(holder.size());
-    for (int64_t device = 0; device < count; ++device)
-      if (!holder.count(device)) {
-        module.emitError() << "lower-to-plan: device " << device
-                           << " is on no mesh, but device "
-                           << holder.rbegin()->first
-                           << " is: the stages' meshes must hold devices 0 "
-                              "to N-1";
-        return signalPassFailure();
-      }
-    planShape = {count};
-  }
-  if (failed(checkLoweringInput(function, meshSize(planShape))))
+  FailureOr<std::vector<ProgramMesh>> meshes =
+      programMeshes(module, declared, order.staged, mesh, planShape);
+  if (failed(meshes) ||
+      failed(checkLoweringInput(function, meshSize(planShape))))
     return signalPassFailure();
-  // An op's chunk (and a move's receiving side's) is one of the stages'.
-  int64_t chunks = 1;
   if (auto attr = module->getAttrOfType<IntegerAttr>(parplan::kChunksAttrName))
-    chunks = attr.getInt();
-  for (Operation &op : function.front())
-    for (StringRef name :
-         {parplan::kChunkAttrName, parplan::kDestinationChunkAttrName})
-      if (auto chunk = op.getAttrOfType<IntegerAttr>(name);
-          chunk && chunk.getInt() >= chunks) {
-        op.emitError() << "lower-to-plan: " << name << " " << chunk.getInt()
-                       << " is not one of the stages' " << chunks
-                       << " model chunks (sbp.chunks)";
-        return signalPassFailure();
-      }
-  int64_t microBatches = microBatchCount(module);
-  // Each op's part of the step: a micro-batch's forward, its backward, or
-  // once per step. Without micro-batches, all are run once, in order.
-  enum class Part { Forward, Backward, OncePerStep };
-  DenseMap<Operation *, Part> partOf;
-  if (microBatches > 1) {
-    FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
-    if (failed(after))
+    order.chunks = attr.getInt();
+  if (failed(checkChunkMarks(function, order.chunks)))
+    return signalPassFailure();
+  order.microBatches = microBatchCount(module);
+  if (order.microBatches > 1) {
+    FailureOr<DenseMap<Operation *, StepPart>> parts =
+        stepParts(function, declared);
+    if (failed(parts))
       return signalPassFailure();
-    // A move to a later stage is forward too, with what it reads, though
-    // only a backward reads it (the activation a weight's gradient needs):
-    // in the backward, it would wait for the later stage's backward, which
-    // waits for it.
-    DenseMap<StringRef, size_t> stageIndex;
-    for (auto [i, stage] : llvm::enumerate(declared))
-      stageIndex[stage.getSymName()] = i;
-    // Later by virtual stage (chunk * stages + stage): with chunks, the
-    // forward goes from the last stage back to the first, a chunk on.
-    auto toLaterStage = [&](sbp::CrossMeshOp move) {
-      auto chunk = [&](StringRef name) {
-        auto attr = move->getAttrOfType<IntegerAttr>(name);
-        return static_cast<size_t>(attr ? attr.getInt() : 0);
-      };
-      return chunk(parplan::kChunkAttrName) * declared.size() +
-                 stageIndex.lookup(move.getSrcMesh()) <
-             chunk(parplan::kDestinationChunkAttrName) * declared.size() +
-                 stageIndex.lookup(move.getDstMesh());
-    };
-    SmallVector<Operation *> forwardMoves;
-    for (auto move : function.front().getOps<sbp::CrossMeshOp>()) {
-      if (after->contains(move) || !toLaterStage(move))
-        continue;
-      // Unless it reads what came back from a later stage (a gradient): the
-      // whole backward before it would be pulled along. It then stays in
-      // the backward, which checkPlan refuses under a schedule.
-      SetVector<Operation *> reads;
-      (void)getBackwardSlice(move.getOperation(), &reads);
-      if (llvm::none_of(reads, [&](Operation *op) {
-            auto earlier = dyn_cast<sbp::CrossMeshOp>(op);
-            return earlier && !toLaterStage(earlier);
-          }))
-        forwardMoves.push_back(move);
-    }
-    DenseSet<Operation *> forward = forwardPassOps(function, forwardMoves);
-    for (Operation &op : function.front())
-      partOf[&op] = isa<func::ReturnOp>(op) || after->contains(&op)
-                        ? Part::OncePerStep
-                    : forward.contains(&op) ? Part::Forward
-                                            : Part::Backward;
+    order.partOf = std::move(*parts);
   }
   // Stages of several model chunks (place-stages' chunks) run by the
   // interleaved schedule, which needs them.
@@ -363,39 +470,48 @@ void LowerToPlanPass::runOnOperation() {
     }
   }
   if (std::optional<std::string> why =
-          schedule::checkScheduleChunks(schedule, chunks);
-      why && microBatches > 1 && staged) {
+          schedule::checkScheduleChunks(schedule, order.chunks);
+      why && order.microBatches > 1 && order.staged) {
     module.emitError() << "lower-to-plan: " << *why << " (sbp.chunks)";
     return signalPassFailure();
   }
-  // The chunk an op runs in: a move's sending side in its producer's, its
-  // receiving side in its reader's.
-  auto chunkOf = [](Operation &op, FlatSymbolRefAttr mesh) -> int64_t {
-    StringRef name = parplan::kChunkAttrName;
-    if (auto move = dyn_cast<sbp::CrossMeshOp>(op);
-        move && move.getDstMeshAttr() == mesh)
-      name = parplan::kDestinationChunkAttrName;
-    auto chunk = op.getAttrOfType<IntegerAttr>(name);
-    return chunk ? chunk.getInt() : 0;
-  };
+  const cost::Cluster *cluster = getAnalysis<ClusterAnalysis>().getCluster();
+  if (order.staged && !cluster) {
+    getAnalysis<ClusterAnalysis>().require(module, "lower-to-plan");
+    return signalPassFailure();
+  }
+  if (failed(lowerPrograms(function, *meshes, mesh, order, cluster)))
+    return signalPassFailure();
+  finishPlanModule(module, planShape, order,
+                   order.microBatches > 1 && order.staged && pipelineSchedule,
+                   cluster);
+  function.erase();
+  for (sbp::MeshOp meshOp : declared)
+    meshOp.erase();
+}
 
+/// One program per class of devices of a mesh that see every block with
+/// the same extents: the first device not yet placed is lowered, and every
+/// other device that agrees with it on the extents its lowering asked for
+/// shares its program (DeviceLowering says the rest by coordinates, and a
+/// cross-mesh move by its table). Meshes and groups go before the
+/// programs, groups in the order they are first used.
+LogicalResult LowerToPlanPass::lowerPrograms(func::FuncOp function,
+                                             ArrayRef<ProgramMesh> meshes,
+                                             sbp::MeshOp mesh,
+                                             const StepOrder &order,
+                                             const cost::Cluster *cluster) {
+  ModuleOp module = getOperation();
   MLIRContext *context = &getContext();
-  // Meshes and groups go before the programs, groups in the order they are
-  // first used.
   OpBuilder groupBuilder(context);
   groupBuilder.setInsertionPoint(function);
   std::optional<CrossMeshMoves> moves;
-  const cost::Cluster *cluster = getAnalysis<ClusterAnalysis>().getCluster();
-  if (staged) {
+  if (order.staged) {
     for (const ProgramMesh &programMesh : meshes)
       plan::MeshOp::create(
           groupBuilder, function.getLoc(), programMesh.name.getAttr(),
           groupBuilder.getDenseI64ArrayAttr(programMesh.shape),
           groupBuilder.getDenseI64ArrayAttr(programMesh.devices));
-    if (!cluster) {
-      getAnalysis<ClusterAnalysis>().require(module, "lower-to-plan");
-      return signalPassFailure();
-    }
     moves.emplace(*cluster, groupBuilder);
   }
   DeviceGroups groups(groupBuilder);
@@ -403,11 +519,6 @@ void LowerToPlanPass::runOnOperation() {
   // from nn ops. None where it cannot be built (a module without a
   // cluster): the kernels then go without.
   MeshCostModels costModels(cluster, /*mixedPrecision=*/false);
-  // One program per class of devices of a mesh that see every block with
-  // the same extents: the first device not yet placed is lowered, and every
-  // other device that agrees with it on the extents its lowering asked for
-  // shares its program (DeviceLowering says the rest by coordinates, and a
-  // cross-mesh move by its table).
   int64_t index = 0;
   for (const ProgramMesh &programMesh : meshes) {
     const std::vector<int64_t> &meshShape = programMesh.shape;
@@ -416,6 +527,13 @@ void LowerToPlanPass::runOnOperation() {
                  ? position
                  : programMesh.devices[static_cast<size_t>(position)];
     };
+    sbp::MeshOp meshOp =
+        programMesh.name
+            ? module.lookupSymbol<sbp::MeshOp>(programMesh.name.getAttr())
+            : mesh;
+    std::string unpriced;
+    const ShardingCostModel *costModel =
+        meshOp ? costModels.get(meshOp, unpriced) : nullptr;
     std::vector<int64_t> unplaced(static_cast<size_t>(meshSize(meshShape)));
     std::iota(unplaced.begin(), unplaced.end(), 0);
     for (; !unplaced.empty(); ++index) {
@@ -428,61 +546,15 @@ void LowerToPlanPass::runOnOperation() {
           b.getDenseI64ArrayAttr({deviceAt(first)}), programMesh.name);
       program.getBody().push_back(new Block());
       b.setInsertionPointToEnd(&program.getBody().front());
-      DeviceLowering lowering(
-          b, groups, meshShape, meshCoordinate(meshShape, first),
-          static_cast<bool>(mesh) || staged, programMesh.name, deviceAt(first));
+      DeviceLowering lowering(b, groups, meshShape,
+                              meshCoordinate(meshShape, first),
+                              static_cast<bool>(mesh) || order.staged,
+                              programMesh.name, deviceAt(first));
       if (moves)
         lowering.setCrossMeshMoves(&*moves);
-      sbp::MeshOp meshOp =
-          programMesh.name
-              ? module.lookupSymbol<sbp::MeshOp>(programMesh.name.getAttr())
-              : mesh;
-      std::string unpriced;
-      const ShardingCostModel *costModel =
-          meshOp ? costModels.get(meshOp, unpriced) : nullptr;
-      // A micro-batch's forward, then its backward (which a schedule may
-      // run after other micro-batches' forwards), then (after
-      // plan.after_micro_batches) the step's: the updates and what they
-      // read of the accumulated sums.
-      // On stages of several chunks, each pass of a micro-batch is each
-      // chunk's part in turn, marked by plan.chunk.
-      for (Part part : {Part::Forward, Part::Backward, Part::OncePerStep}) {
-        if (microBatches > 1 && part == Part::Backward)
-          plan::BackwardBeginOp::create(b, function.getLoc());
-        if (microBatches > 1 && part == Part::OncePerStep)
-          plan::AfterMicroBatchesOp::create(b, function.getLoc());
-        int64_t passes =
-            microBatches > 1 && part != Part::OncePerStep ? chunks : 1;
-        // The backward goes back through the chunks.
-        for (int64_t i = 0; i < passes; ++i) {
-          int64_t chunk = part == Part::Backward ? passes - 1 - i : i;
-          if (passes > 1)
-            plan::ChunkOp::create(b, function.getLoc(), chunk);
-          for (Operation &op : function.front()) {
-            bool isReturn = isa<func::ReturnOp>(op);
-            Part opPart = microBatches > 1 ? partOf.lookup(&op)
-                          : isReturn       ? Part::OncePerStep
-                                           : Part::Forward;
-            if (opPart != part || (staged && !runsOn(&op, programMesh.name)) ||
-                (passes > 1 && chunkOf(op, programMesh.name) != chunk))
-              continue;
-            Block *programBody = b.getInsertionBlock();
-            Operation *before =
-                programBody->empty() ? nullptr : &programBody->back();
-            LogicalResult lowered =
-                isReturn
-                    ? lowerReturn(cast<func::ReturnOp>(op), function, lowering)
-                    : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
-            if (failed(lowered))
-              return signalPassFailure();
-            if (costModel && isa<nn::ShardableOpInterface>(op) &&
-                !programBody->empty())
-              addKernelFigures(op, *costModel, lowering,
-                               before ? before->getNextNode()
-                                      : &programBody->front());
-          }
-        }
-      }
+      if (failed(lowerStep(b, function, programMesh.name, order, lowering,
+                           costModel)))
+        return failure();
       auto extents = [&](int64_t position) {
         std::vector<int64_t> coordinate = meshCoordinate(meshShape, position);
         std::vector<std::vector<int64_t>> blocks;
@@ -503,19 +575,29 @@ void LowerToPlanPass::runOnOperation() {
       unplaced = std::move(rest);
     }
   }
+  return success();
+}
 
+/// The plan module's own attributes: its mesh, micro-batches and schedule;
+/// the cluster the layouts were priced on and the search's prediction, for
+/// the simulator (docs/simulate.md). The search's marks (chunks, the
+/// cluster attribute, the pins the layouts obeyed) have no use in the
+/// programs.
+void LowerToPlanPass::finishPlanModule(ModuleOp module,
+                                       ArrayRef<int64_t> planShape,
+                                       const StepOrder &order,
+                                       bool withSchedule,
+                                       const cost::Cluster *cluster) {
+  MLIRContext *context = &getContext();
   module->setAttr(parplan::kPlanMeshShapeAttrName,
                   OpBuilder(context).getDenseI64ArrayAttr(planShape));
-  if (microBatches > 1)
+  if (order.microBatches > 1)
     module->setAttr(parplan::kPlanMicroBatchesAttrName,
-                    OpBuilder(context).getI64IntegerAttr(microBatches));
-  if (microBatches > 1 && staged && pipelineSchedule)
+                    OpBuilder(context).getI64IntegerAttr(order.microBatches));
+  if (withSchedule)
     module->setAttr(parplan::kPlanScheduleAttrName,
                     StringAttr::get(context, schedule));
   module->removeAttr(parplan::kChunksAttrName);
-  // The cluster the layouts were priced on and the search's prediction go
-  // with the plan, for the simulator (docs/simulate.md); the pins the
-  // layouts obeyed have no use in the programs.
   if (cluster)
     module->setAttr(kPlanClusterAttrName,
                     StringAttr::get(context, cost::writeClusterJson(*cluster)));
@@ -530,9 +612,5 @@ void LowerToPlanPass::runOnOperation() {
   }
   module->removeAttr(kClusterAttrName);
   module->removeAttr(kAnnotationsAttrName);
-  function.erase();
-  for (sbp::MeshOp meshOp : declared)
-    meshOp.erase();
 }
-
 } // namespace
