@@ -192,10 +192,38 @@ struct PlaceStagesPass : parplan::impl::PlaceStagesBase<PlaceStagesPass> {
   void runOnOperation() override;
 
 private:
+  /// stages= and chunks= against each other and the annotations' stages.
+  LogicalResult checkOptions(ModuleOp module,
+                             const std::optional<Annotations> &annotations,
+                             bool pinned);
   /// The option's stages: the mesh cut into blocks, the layers into runs.
   LogicalResult placeEvenly(ModuleOp module, func::FuncOp function,
                             Placement &placement);
+  FailureOr<SmallVector<FlatSymbolRefAttr>>
+  declareMeshes(ModuleOp module, const Placement &placement);
+  LogicalResult
+  assignStages(ModuleOp module, func::FuncOp function,
+               const std::optional<DenseSet<Operation *>> &forward,
+               const Placement &placement,
+               DenseMap<Operation *, size_t> &stageOf);
+  LogicalResult
+  checkStageOrder(func::FuncOp function,
+                  const std::optional<DenseSet<Operation *>> &forward,
+                  const Placement &placement,
+                  DenseMap<Operation *, size_t> &stageOf);
+  void copyUnchangingSources(func::FuncOp function,
+                             DenseMap<Operation *, size_t> &stageOf,
+                             size_t stageCount);
+  LogicalResult checkChunkFlow(ModuleOp module, func::FuncOp function,
+                               const Placement &placement,
+                               DenseMap<Operation *, size_t> &stageOf);
 };
+
+/// An op as messages name it: its node, or its op name.
+std::string describeOp(Operation *op) {
+  std::string name = nn::nodeName(op);
+  return name.empty() ? op->getName().getStringRef().str() : name;
+}
 
 LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
                                            func::FuncOp function,
@@ -267,27 +295,9 @@ void PlaceStagesPass::runOnOperation() {
     module.emitError() << error;
     return signalPassFailure();
   }
-  if (stages < 0) {
-    module.emitError() << "stages=" << static_cast<int64_t>(stages)
-                       << ": the number of stages cannot be negative";
-    return signalPassFailure();
-  }
   bool pinned = annotations && !annotations->stages.empty();
-  if (chunks < 1 || (chunks > 1 && (pinned || stages <= 1))) {
-    module.emitError() << "chunks=" << static_cast<int64_t>(chunks) << ": "
-                       << (chunks < 1 ? "a stage holds at least one chunk"
-                           : pinned ? "the annotations' stages hold one chunk "
-                                      "each; cut the layers with stages=N"
-                                    : "chunks are cut from stages=N, N > 1");
+  if (failed(checkOptions(module, annotations, pinned)))
     return signalPassFailure();
-  }
-  if (pinned && stages > 1) {
-    module.emitError() << "stages=" << static_cast<int64_t>(stages)
-                       << ": the annotations place stages too ("
-                       << annotations->stages.front().location
-                       << "); give one of the two";
-    return signalPassFailure();
-  }
   if (!pinned && stages <= 1)
     return;
   auto function = module.lookupSymbol<func::FuncOp>("main");
@@ -305,7 +315,67 @@ void PlaceStagesPass::runOnOperation() {
   } else if (failed(placeEvenly(module, function, placement))) {
     return signalPassFailure();
   }
+  FailureOr<SmallVector<FlatSymbolRefAttr>> meshes =
+      declareMeshes(module, placement);
+  if (failed(meshes))
+    return signalPassFailure();
+  // In a training step, the forward pass's ops: data goes forward through
+  // the stages and gradients back.
+  std::optional<DenseSet<Operation *>> forward;
+  if (module->hasAttr(parplan::kTrainingAttrName))
+    forward = forwardPassOps(function);
+  DenseMap<Operation *, size_t> stageOf;
+  if (failed(assignStages(module, function, forward, placement, stageOf)) ||
+      failed(checkStageOrder(function, forward, placement, stageOf)))
+    return signalPassFailure();
+  copyUnchangingSources(function, stageOf, placement.stages.size());
+  if (failed(checkChunkFlow(module, function, placement, stageOf)))
+    return signalPassFailure();
+  Block &body = function.getBody().front();
+  size_t stageCount = placement.stages.size();
+  Builder attrs(module.getContext());
+  for (Operation &op : body.without_terminator()) {
+    size_t stage = stageOf[&op];
+    op.setAttr(parplan::kStageAttrName, (*meshes)[stage % stageCount]);
+    if (chunks > 1)
+      op.setAttr(
+          parplan::kChunkAttrName,
+          attrs.getI64IntegerAttr(static_cast<int64_t>(stage / stageCount)));
+  }
+  if (chunks > 1)
+    module->setAttr(parplan::kChunksAttrName, attrs.getI64IntegerAttr(chunks));
+}
 
+LogicalResult
+PlaceStagesPass::checkOptions(ModuleOp module,
+                              const std::optional<Annotations> &annotations,
+                              bool pinned) {
+  if (stages < 0) {
+    module.emitError() << "stages=" << static_cast<int64_t>(stages)
+                       << ": the number of stages cannot be negative";
+    return failure();
+  }
+  if (chunks < 1 || (chunks > 1 && (pinned || stages <= 1))) {
+    module.emitError() << "chunks=" << static_cast<int64_t>(chunks) << ": "
+                       << (chunks < 1 ? "a stage holds at least one chunk"
+                           : pinned ? "the annotations' stages hold one chunk "
+                                      "each; cut the layers with stages=N"
+                                    : "chunks are cut from stages=N, N > 1");
+    return failure();
+  }
+  if (pinned && stages > 1) {
+    module.emitError() << "stages=" << static_cast<int64_t>(stages)
+                       << ": the annotations place stages too ("
+                       << annotations->stages.front().location
+                       << "); give one of the two";
+    return failure();
+  }
+  return success();
+}
+
+/// The stages' meshes, declared at the top of the module.
+FailureOr<SmallVector<FlatSymbolRefAttr>>
+PlaceStagesPass::declareMeshes(ModuleOp module, const Placement &placement) {
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
   SmallVector<FlatSymbolRefAttr> meshes;
   for (const Placement::Stage &stage : placement.stages) {
@@ -313,23 +383,26 @@ void PlaceStagesPass::runOnOperation() {
       module.emitError() << stage.location << ": stage '" << stage.mesh
                          << "': the module already has a symbol @" << stage.mesh
                          << "; place-stages runs once";
-      return signalPassFailure();
+      return failure();
     }
     sbp::MeshOp::create(builder, module.getLoc(), stage.mesh,
                         builder.getDenseI64ArrayAttr(stage.devices.shape),
                         builder.getDenseI64ArrayAttr(stage.devices.devices));
     meshes.push_back(FlatSymbolRefAttr::get(module.getContext(), stage.mesh));
   }
+  return meshes;
+}
 
+/// Each op's virtual stage, from the stages that name its node and then
+/// the data flow; an op reading nothing staged goes with its first reader.
+LogicalResult PlaceStagesPass::assignStages(
+    ModuleOp module, func::FuncOp function,
+    const std::optional<DenseSet<Operation *>> &forward,
+    const Placement &placement, DenseMap<Operation *, size_t> &stageOf) {
   Block &body = function.getBody().front();
-  bool trainingStep = module->hasAttr(parplan::kTrainingAttrName);
-  DenseSet<Operation *> forward;
-  if (trainingStep)
-    forward = forwardPassOps(function);
   // Each op's virtual stage, chunk * stages + stage (the stage itself
   // with one chunk): data goes forward through them, in the order the
   // interleaved schedule runs them.
-  DenseMap<Operation *, size_t> stageOf;
   size_t stageCount = placement.stages.size();
   size_t virtualCount = stageCount * static_cast<size_t>(chunks);
   std::vector<bool> used(stageCount, false);
@@ -353,7 +426,7 @@ void PlaceStagesPass::runOnOperation() {
       op.emitError() << second.location << ": node '" << name
                      << "' is on stage '" << first.mesh << "' and on stage '"
                      << second.mesh << "' (" << first.location << ")";
-      return signalPassFailure();
+      return failure();
     }
     std::optional<size_t> matched;
     if (!named.empty()) {
@@ -366,7 +439,7 @@ void PlaceStagesPass::runOnOperation() {
     }
     // Data goes forward through the stages and gradients back: a forward
     // op follows its latest operand, a backward op its earliest.
-    bool backward = trainingStep && !forward.contains(&op);
+    bool backward = forward && !forward->contains(&op);
     if (!matched)
       for (Value operand : op.getOperands())
         if (Operation *producer = operand.getDefiningOp())
@@ -385,7 +458,7 @@ void PlaceStagesPass::runOnOperation() {
       module.emitError() << placement.stages[s].location << ": stage '"
                          << placement.stages[s].mesh
                          << "' matches no node of @main";
-      return signalPassFailure();
+      return failure();
     }
   // What reads nothing staged goes where its first reader is.
   for (Operation &op : llvm::reverse(body.without_terminator())) {
@@ -397,14 +470,18 @@ void PlaceStagesPass::runOnOperation() {
         earliest = std::min(earliest.value_or(virtualCount), found->second);
     stageOf[&op] = earliest.value_or(0);
   }
-  // Stages run in their listed order: a forward op on one stage reading
-  // what a later stage computes would wait for the micro-batch it feeds.
-  auto describe = [](Operation *op) {
-    std::string name = nn::nodeName(op);
-    return name.empty() ? op->getName().getStringRef().str() : name;
-  };
+  return success();
+}
+
+/// Stages run in their listed order: a forward op on one stage reading
+/// what a later stage computes would wait for the micro-batch it feeds.
+LogicalResult PlaceStagesPass::checkStageOrder(
+    func::FuncOp function, const std::optional<DenseSet<Operation *>> &forward,
+    const Placement &placement, DenseMap<Operation *, size_t> &stageOf) {
+  Block &body = function.getBody().front();
+  size_t stageCount = placement.stages.size();
   for (Operation &op : body.without_terminator()) {
-    if (trainingStep && !forward.contains(&op))
+    if (forward && !forward->contains(&op))
       continue;
     size_t stage = stageOf[&op];
     for (Value operand : op.getOperands()) {
@@ -415,17 +492,24 @@ void PlaceStagesPass::runOnOperation() {
       const Placement::Stage &late =
           placement.stages[stageOf[producer] % stageCount];
       op.emitError() << early.location << ": stage '" << early.mesh
-                     << "' runs '" << describe(&op) << "', which reads '"
-                     << describe(producer) << "' of the later stage '"
+                     << "' runs '" << describeOp(&op) << "', which reads '"
+                     << describeOp(producer) << "' of the later stage '"
                      << late.mesh << "' (" << late.location
                      << "): list the stages in the order of the layers";
-      return signalPassFailure();
+      return failure();
     }
   }
-  // A source the step never updates (a frozen parameter such as a mask, a
-  // constant, a batch input) holds the same values on every stage, by its
-  // name: each other stage reading it gets a copy of its own rather than a
-  // move every micro-batch.
+  return success();
+}
+
+/// A source the step never updates (a frozen parameter such as a mask, a
+/// constant, a batch input) holds the same values on every stage, by its
+/// name: each other stage reading it gets a copy of its own rather than a
+/// move every micro-batch.
+void PlaceStagesPass::copyUnchangingSources(
+    func::FuncOp function, DenseMap<Operation *, size_t> &stageOf,
+    size_t stageCount) {
+  Block &body = function.getBody().front();
   llvm::StringSet<> updated;
   for (unsigned i = 0; i < function.getNumResults(); ++i)
     if (auto name = function.getResultAttrOfType<StringAttr>(
@@ -437,7 +521,7 @@ void PlaceStagesPass::runOnOperation() {
       if (auto param = dyn_cast<nn::ParamOp>(op);
           !param || !updated.contains(param.getName()))
         sources.push_back(&op);
-  OpBuilder copier(module.getContext());
+  OpBuilder copier(function.getContext());
   for (Operation *source : sources) {
     size_t own = stageOf[source] % stageCount;
     // The uses on each other mesh, and the earliest virtual stage there.
@@ -460,52 +544,50 @@ void PlaceStagesPass::runOnOperation() {
         use->set(copy->getResult(0));
     }
   }
-  // A stage runs a micro-batch's chunks at different times, each keeping
-  // only what its own backward reads: a value computed per micro-batch may
-  // go from one chunk to another only through another stage (a move).
-  if (chunks > 1) {
-    DenseSet<Operation *> once;
-    if (microBatchCount(module) > 1) {
-      FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
-      if (failed(after))
-        return signalPassFailure();
-      once = std::move(*after);
-    }
-    for (Operation &op : body.without_terminator()) {
-      if (once.contains(&op))
-        continue;
-      size_t stage = stageOf[&op];
-      for (Value operand : op.getOperands()) {
-        Operation *producer = operand.getDefiningOp();
-        if (!producer || isSourceOp(producer) || once.contains(producer))
-          continue;
-        size_t from = stageOf[producer];
-        if (from == stage || from % stageCount != stage % stageCount)
-          continue;
-        op.emitError() << "chunks=" << static_cast<int64_t>(chunks) << ": '"
-                       << describe(&op) << "' (chunk " << stage / stageCount
-                       << " of stage '"
-                       << placement.stages[stage % stageCount].mesh
-                       << "') reads '" << describe(producer) << "' of chunk "
-                       << from / stageCount
-                       << " on the same stage: the stage runs a micro-batch's "
-                          "chunks at different times, so a value goes from "
-                          "chunk to chunk through another stage only";
-        return signalPassFailure();
-      }
-    }
+}
+
+/// A stage runs a micro-batch's chunks at different times, each keeping
+/// only what its own backward reads: a value computed per micro-batch may
+/// go from one chunk to another only through another stage (a move).
+LogicalResult
+PlaceStagesPass::checkChunkFlow(ModuleOp module, func::FuncOp function,
+                                const Placement &placement,
+                                DenseMap<Operation *, size_t> &stageOf) {
+  if (chunks <= 1)
+    return success();
+  Block &body = function.getBody().front();
+  size_t stageCount = placement.stages.size();
+  DenseSet<Operation *> once;
+  if (microBatchCount(module) > 1) {
+    FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
+    if (failed(after))
+      return failure();
+    once = std::move(*after);
   }
-  Builder attrs(module.getContext());
   for (Operation &op : body.without_terminator()) {
+    if (once.contains(&op))
+      continue;
     size_t stage = stageOf[&op];
-    op.setAttr(parplan::kStageAttrName, meshes[stage % stageCount]);
-    if (chunks > 1)
-      op.setAttr(
-          parplan::kChunkAttrName,
-          attrs.getI64IntegerAttr(static_cast<int64_t>(stage / stageCount)));
+    for (Value operand : op.getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || isSourceOp(producer) || once.contains(producer))
+        continue;
+      size_t from = stageOf[producer];
+      if (from == stage || from % stageCount != stage % stageCount)
+        continue;
+      op.emitError() << "chunks=" << static_cast<int64_t>(chunks) << ": '"
+                     << describeOp(&op) << "' (chunk " << stage / stageCount
+                     << " of stage '"
+                     << placement.stages[stage % stageCount].mesh
+                     << "') reads '" << describeOp(producer) << "' of chunk "
+                     << from / stageCount
+                     << " on the same stage: the stage runs a micro-batch's "
+                        "chunks at different times, so a value goes from "
+                        "chunk to chunk through another stage only";
+      return failure();
+    }
   }
-  if (chunks > 1)
-    module->setAttr(parplan::kChunksAttrName, attrs.getI64IntegerAttr(chunks));
+  return success();
 }
 
 } // namespace
