@@ -177,182 +177,229 @@ private:
   std::vector<std::vector<Range>> nodes;
 };
 
+/// Places rectangles lowest offset first. Rectangles already placed are
+/// indexed by time so that a placement reads the ones it collides with
+/// lowest first and stops at the first gap that fits, without reading them
+/// one by one: the activations kept for the backward pass and the
+/// gradients kept for the update live at once, so reading each of them for
+/// every placement is quadratic in depth. Positions fall into buckets. In
+/// each bucket, rectangles living across all of it are merged offset ranges
+/// (they collide with anything living in the bucket); those living in part
+/// of it are kept one by one, in offset order, and checked. A tree over the
+/// buckets keeps, in each node, the merged ranges of every rectangle living
+/// at some position of the node's buckets: a placement living across those
+/// buckets collides with all of them. A placement thus reads its first and
+/// last bucket exactly and the few tree nodes covering the buckets between.
+/// Rectangles living across the step (ending at `count`), placed first, are
+/// ranges of their own.
+class ArenaPlacer {
+public:
+  ArenaPlacer(std::vector<Interval> &intervals, int64_t count,
+              int64_t positionsPerBucket)
+      : intervals(intervals), count(count),
+        positionsPerBucket(positionsPerBucket),
+        buckets(static_cast<size_t>(count / positionsPerBucket + 1)),
+        tree(buckets.size()) {}
+
+  /// Places interval `i` at the lowest offset where it collides with no
+  /// interval placed before, and returns that offset.
+  int64_t place(size_t i) {
+    Interval &interval = intervals[i];
+    bool whole = interval.end == count;
+    size_t firstBucket =
+        static_cast<size_t>(interval.begin / positionsPerBucket);
+    size_t lastBucket = static_cast<size_t>(interval.end / positionsPerBucket);
+    openCursors(whole, firstBucket, lastBucket);
+    heap.clear();
+    for (size_t c = 0; c < cursors.size(); ++c)
+      advance(c, interval);
+    int64_t offset = 0;
+    while (!heap.empty()) {
+      auto [start, stop, c] = heap.front();
+      if (offset + interval.bytes <= start)
+        break;
+      offset = std::max(offset, stop);
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      heap.pop_back();
+      ++cursors[c].at;
+      advance(c, interval);
+    }
+    interval.offset = offset;
+    take(i, whole, firstBucket, lastBucket);
+    return offset;
+  }
+
+private:
+  struct Bucket {
+    std::vector<Range> spanned;
+    std::vector<size_t> partial;
+  };
+  /// Reads a bucket's partial list (skipping rectangles living at other
+  /// times) or a list of ranges.
+  struct Cursor {
+    const std::vector<size_t> *partial;
+    const std::vector<Range> *ranges;
+    size_t at;
+  };
+
+  std::vector<Interval> &intervals;
+  int64_t count;
+  int64_t positionsPerBucket;
+  std::vector<Bucket> buckets;
+  BucketTree tree;
+  std::vector<Range> wholeTaken;
+  std::vector<Cursor> cursors;
+  std::vector<const std::vector<Range> *> covering;
+  /// (start, stop, cursor) of each cursor's next collision.
+  std::vector<std::tuple<int64_t, int64_t, size_t>> heap;
+
+  /// The cursors over what a placement in these buckets may collide with.
+  void openCursors(bool whole, size_t firstBucket, size_t lastBucket) {
+    cursors.clear();
+    cursors.push_back({nullptr, &wholeTaken, 0});
+    if (whole)
+      return;
+    for (size_t k = firstBucket;; k = lastBucket) {
+      cursors.push_back({&buckets[k].partial, nullptr, 0});
+      cursors.push_back({nullptr, &buckets[k].spanned, 0});
+      if (k == lastBucket)
+        break;
+    }
+    covering.clear();
+    if (lastBucket > firstBucket + 1)
+      tree.cover(firstBucket + 1, lastBucket - 1, covering);
+    for (const std::vector<Range> *ranges : covering)
+      cursors.push_back({nullptr, ranges, 0});
+  }
+
+  /// Pushes cursor `c`'s next collision with `interval` on the heap.
+  void advance(size_t c, const Interval &interval) {
+    Cursor &cursor = cursors[c];
+    if (cursor.ranges) {
+      if (cursor.at < cursor.ranges->size()) {
+        auto [start, stop] = (*cursor.ranges)[cursor.at];
+        heap.emplace_back(start, stop, c);
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      }
+      return;
+    }
+    auto overlaps = [&](size_t j) {
+      const Interval &other = intervals[j];
+      return !(other.end < interval.begin || interval.end < other.begin);
+    };
+    while (cursor.at < cursor.partial->size() &&
+           !overlaps((*cursor.partial)[cursor.at]))
+      ++cursor.at;
+    if (cursor.at < cursor.partial->size()) {
+      const Interval &other = intervals[(*cursor.partial)[cursor.at]];
+      heap.emplace_back(other.offset, other.offset + other.bytes, c);
+      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+    }
+  }
+
+  /// Records placed interval `i` where later placements look.
+  void take(size_t i, bool whole, size_t firstBucket, size_t lastBucket) {
+    const Interval &interval = intervals[i];
+    Range range{interval.offset, interval.offset + interval.bytes};
+    if (whole) {
+      addRange(wholeTaken, range);
+      return;
+    }
+    for (size_t k = firstBucket; k <= lastBucket; ++k) {
+      int64_t bucketBegin = static_cast<int64_t>(k) * positionsPerBucket;
+      if (interval.begin <= bucketBegin &&
+          interval.end >= bucketBegin + positionsPerBucket - 1)
+        addRange(buckets[k].spanned, range);
+      else
+        insertByOffset(buckets[k].partial, i);
+    }
+    tree.add(firstBucket, lastBucket, range);
+  }
+
+  void insertByOffset(std::vector<size_t> &list, size_t i) {
+    list.insert(std::upper_bound(list.begin(), list.end(), intervals[i].offset,
+                                 [&](int64_t value, size_t j) {
+                                   return value < intervals[j].offset;
+                                 }),
+                i);
+  }
+};
+
+/// Each buffer's rectangle: a temporary lives from its definition to its
+/// last use, every other kind across the step (to `count`, the number of
+/// positions).
+std::vector<Interval> bufferIntervals(Block &body,
+                                      DenseMap<Operation *, int64_t> &position,
+                                      DenseMap<Value, size_t> &intervalOf,
+                                      int64_t &count) {
+  count = 0;
+  for (Operation &op : body)
+    position[&op] = count++;
+  std::vector<Interval> intervals;
+  for (auto buffer : body.getOps<plan::BufferOp>()) {
+    Interval interval;
+    interval.buffer = buffer;
+    interval.bytes = alignUp(plan::bufferBytes(buffer.getType()));
+    if (buffer.getKind() == plan::BufferKind::temporary) {
+      interval.begin = interval.end = position[buffer];
+      for (Operation *user : buffer.getResult().getUsers())
+        interval.end = std::max(interval.end, position[user]);
+    } else {
+      interval.begin = 0;
+      interval.end = count;
+    }
+    intervalOf[buffer.getResult()] = intervals.size();
+    intervals.push_back(interval);
+  }
+  return intervals;
+}
+
 struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    for (auto program : getOperation().getOps<plan::ProgramOp>())
+      planProgram(program);
+  }
+
+  void planProgram(plan::ProgramOp program) {
     Builder b(&getContext());
-    for (auto program : getOperation().getOps<plan::ProgramOp>()) {
-      Block &body = program.getBody().front();
-      DenseMap<Operation *, int64_t> position;
-      int64_t count = 0;
-      for (Operation &op : body)
-        position[&op] = count++;
-      std::vector<Interval> intervals;
-      DenseMap<Value, size_t> intervalOf;
-      for (auto buffer : body.getOps<plan::BufferOp>()) {
-        MemRefType type = buffer.getType();
-        Interval interval;
-        interval.buffer = buffer;
-        interval.bytes = alignUp(plan::bufferBytes(type));
-        if (buffer.getKind() == plan::BufferKind::temporary) {
-          interval.begin = interval.end = position[buffer];
-          for (Operation *user : buffer.getResult().getUsers())
-            interval.end = std::max(interval.end, position[user]);
-        } else {
-          interval.begin = 0;
-          interval.end = count;
-        }
-        intervalOf[buffer.getResult()] = intervals.size();
-        intervals.push_back(interval);
-      }
-      if (reshapeViews)
-        joinReshapeViews(body, position, intervalOf, intervals);
-      // Largest first; ties in program order, for deterministic offsets.
-      std::vector<size_t> order(intervals.size());
-      for (size_t i = 0; i < order.size(); ++i)
-        order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t c) {
-        bool wholeA = intervals[a].end == count,
-             wholeC = intervals[c].end == count;
-        if (wholeA != wholeC)
-          return wholeA;
-        return intervals[a].bytes > intervals[c].bytes;
-      });
-      // Rectangles already placed, indexed by time so that a placement
-      // reads the ones it collides with lowest first and stops at the first
-      // gap that fits, without reading them one by one: the activations
-      // kept for the backward pass and the gradients kept for the update
-      // live at once, so reading each of them for every placement is
-      // quadratic in depth. Positions fall into buckets. In each bucket,
-      // rectangles living across all of it are merged offset ranges (they
-      // collide with anything living in the bucket); those living in part
-      // of it are kept one by one, in offset order, and checked. A tree
-      // over the buckets keeps, in each node, the merged ranges of every
-      // rectangle living at some position of the node's buckets: a
-      // placement living across those buckets collides with all of them.
-      // A placement thus reads its first and last bucket exactly and the
-      // few tree nodes covering the buckets between. Rectangles living
-      // across the step, placed first, are ranges of their own.
-      int64_t positionsPerBucket = std::max<int64_t>(1, bucketPositions);
-      struct Bucket {
-        std::vector<Range> spanned;
-        std::vector<size_t> partial;
-      };
-      size_t bucketCount = static_cast<size_t>(count / positionsPerBucket + 1);
-      std::vector<Bucket> buckets(bucketCount);
-      BucketTree tree(bucketCount);
-      std::vector<Range> wholeTaken;
-      auto insertByOffset = [&](std::vector<size_t> &list, size_t i) {
-        list.insert(std::upper_bound(list.begin(), list.end(),
-                                     intervals[i].offset,
-                                     [&](int64_t value, size_t j) {
-                                       return value < intervals[j].offset;
-                                     }),
-                    i);
-      };
-      // A cursor reads a positionsPerBucket's partial list (skipping rectangles
-      // living at other times) or a list of ranges.
-      struct Cursor {
-        const std::vector<size_t> *partial;
-        const std::vector<Range> *ranges;
-        size_t at;
-      };
-      std::vector<Cursor> cursors;
-      std::vector<const std::vector<Range> *> covering;
-      // (start, stop, cursor) of each cursor's next collision.
-      std::vector<std::tuple<int64_t, int64_t, size_t>> heap;
-      int64_t arena = 0;
-      for (size_t i : order) {
-        Interval &interval = intervals[i];
-        if (interval.viewOf >= 0)
-          continue; // placed with its group's root, below
-        bool whole = interval.end == count;
-        size_t firstBucket =
-            static_cast<size_t>(interval.begin / positionsPerBucket);
-        size_t lastBucket =
-            static_cast<size_t>(interval.end / positionsPerBucket);
-        auto overlaps = [&](size_t j) {
-          const Interval &other = intervals[j];
-          return !(other.end < interval.begin || interval.end < other.begin);
-        };
-        cursors.clear();
-        cursors.push_back({nullptr, &wholeTaken, 0});
-        if (!whole) {
-          for (size_t k = firstBucket;; k = lastBucket) {
-            cursors.push_back({&buckets[k].partial, nullptr, 0});
-            cursors.push_back({nullptr, &buckets[k].spanned, 0});
-            if (k == lastBucket)
-              break;
-          }
-          covering.clear();
-          if (lastBucket > firstBucket + 1)
-            tree.cover(firstBucket + 1, lastBucket - 1, covering);
-          for (const std::vector<Range> *ranges : covering)
-            cursors.push_back({nullptr, ranges, 0});
-        }
-        heap.clear();
-        auto advance = [&](size_t c) {
-          Cursor &cursor = cursors[c];
-          if (cursor.ranges) {
-            if (cursor.at < cursor.ranges->size()) {
-              auto [start, stop] = (*cursor.ranges)[cursor.at];
-              heap.emplace_back(start, stop, c);
-              std::push_heap(heap.begin(), heap.end(), std::greater<>());
-            }
-            return;
-          }
-          while (cursor.at < cursor.partial->size() &&
-                 !overlaps((*cursor.partial)[cursor.at]))
-            ++cursor.at;
-          if (cursor.at < cursor.partial->size()) {
-            const Interval &other = intervals[(*cursor.partial)[cursor.at]];
-            heap.emplace_back(other.offset, other.offset + other.bytes, c);
-            std::push_heap(heap.begin(), heap.end(), std::greater<>());
-          }
-        };
-        for (size_t c = 0; c < cursors.size(); ++c)
-          advance(c);
-        int64_t offset = 0;
-        while (!heap.empty()) {
-          auto [start, stop, c] = heap.front();
-          if (offset + interval.bytes <= start)
-            break;
-          offset = std::max(offset, stop);
-          std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-          heap.pop_back();
-          ++cursors[c].at;
-          advance(c);
-        }
-        interval.offset = offset;
-        arena = std::max(arena, offset + interval.bytes);
-        Range range{offset, offset + interval.bytes};
-        if (whole) {
-          addRange(wholeTaken, range);
-        } else {
-          for (size_t k = firstBucket; k <= lastBucket; ++k) {
-            int64_t bucketBegin = static_cast<int64_t>(k) * positionsPerBucket;
-            if (interval.begin <= bucketBegin &&
-                interval.end >= bucketBegin + positionsPerBucket - 1)
-              addRange(buckets[k].spanned, range);
-            else
-              insertByOffset(buckets[k].partial, i);
-          }
-          tree.add(firstBucket, lastBucket, range);
-        }
-        interval.buffer.setOffsetAttr(b.getI64IntegerAttr(offset));
-      }
-      for (Interval &interval : intervals) {
-        if (interval.viewOf < 0)
-          continue;
-        interval.offset =
-            intervals[static_cast<size_t>(interval.viewOf)].offset;
-        interval.buffer.setOffsetAttr(b.getI64IntegerAttr(interval.offset));
-      }
-      program->setAttr(parplan::kArenaBytesAttrName,
-                       b.getI64IntegerAttr(arena));
+    Block &body = program.getBody().front();
+    DenseMap<Operation *, int64_t> position;
+    DenseMap<Value, size_t> intervalOf;
+    int64_t count = 0;
+    std::vector<Interval> intervals =
+        bufferIntervals(body, position, intervalOf, count);
+    if (reshapeViews)
+      joinReshapeViews(body, position, intervalOf, intervals);
+    // Largest first; ties in program order, for deterministic offsets.
+    std::vector<size_t> order(intervals.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t c) {
+      bool wholeA = intervals[a].end == count,
+           wholeC = intervals[c].end == count;
+      if (wholeA != wholeC)
+        return wholeA;
+      return intervals[a].bytes > intervals[c].bytes;
+    });
+    ArenaPlacer placer(intervals, count, std::max<int64_t>(1, bucketPositions));
+    int64_t arena = 0;
+    for (size_t i : order) {
+      Interval &interval = intervals[i];
+      if (interval.viewOf >= 0)
+        continue; // placed with its group's root, below
+      int64_t offset = placer.place(i);
+      arena = std::max(arena, offset + interval.bytes);
+      interval.buffer.setOffsetAttr(b.getI64IntegerAttr(offset));
     }
+    for (Interval &interval : intervals) {
+      if (interval.viewOf < 0)
+        continue;
+      interval.offset = intervals[static_cast<size_t>(interval.viewOf)].offset;
+      interval.buffer.setOffsetAttr(b.getI64IntegerAttr(interval.offset));
+    }
+    program->setAttr(parplan::kArenaBytesAttrName, b.getI64IntegerAttr(arena));
   }
 };
-
 } // namespace
