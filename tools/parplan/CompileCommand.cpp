@@ -42,6 +42,7 @@ namespace plan = parplan::plan;
 
 namespace {
 
+using parplan::cli::Progress;
 using parplan::driver::CompileResult;
 using parplan::driver::PlanFigures;
 
@@ -113,6 +114,94 @@ bool writeReport(const parplan::cli::CompileOptions &options,
   });
 }
 
+/// The driver's options from the command's: progress on stderr, and
+/// --emit's IR on stdout.
+driver::CompileOptions driverOptions(const cli::CompileOptions &options,
+                                     Progress &progress) {
+  driver::CompileOptions settings = options.compile;
+  settings.onStage = [&](const std::string &what, double done) {
+    progress.stage(what, done);
+  };
+  settings.onStageEnd = [&] { progress.finish(); };
+  if (!options.emit.empty()) {
+    settings.emit = options.emit == "nn"    ? driver::CompileStage::TrainingStep
+                    : options.emit == "sbp" ? driver::CompileStage::Layout
+                                            : driver::CompileStage::Plan;
+    settings.emitIR = [](ModuleOp module) {
+      module.print(llvm::outs());
+      llvm::outs() << "\n";
+    };
+    if (options.output.empty())
+      settings.stopAfter = *settings.emit;
+  }
+  return settings;
+}
+
+/// "4 stages of mesh 2x8", or "mesh 2x4".
+std::string meshDescription(const PlanFigures &figures) {
+  std::string meshText = "mesh " + cost::formatMeshShape(figures.meshShape);
+  if (figures.stages.size() > 1)
+    meshText = fmt::format("{} stages of {}", figures.stages.size(), meshText);
+  return meshText;
+}
+
+/// The summary's lines on stdout: what was compiled, the predicted (and
+/// simulated) step, the search, and each device's memory and work.
+void printFigures(const cli::CompileOptions &options,
+                  const CompileResult &result,
+                  const std::optional<simulate::Simulation> &simulated,
+                  double compileSeconds, StringRef planPath) {
+  const PlanFigures &figures = result.figures;
+  size_t programs = figures.programs.size();
+  fmt::print("compiled {} for {} devices ({}, {}, {}) in {}: {} ({} "
+             "program{})\n",
+             options.input, figures.devices, meshDescription(figures),
+             options.compile.layout.cluster, options.compile.layout.strategy,
+             formatSeconds(compileSeconds), planPath.str(), programs,
+             programs == 1 ? "" : "s");
+  // On stages, compute and communication add up every stage's; the step
+  // is the schedule's timeline, where stages overlap.
+  fmt::print("  predicted step   {} ({}compute {}, communication {})\n",
+             formatSeconds(figures.stepSeconds),
+             figures.stages.empty() ? "" : "summed over stages: ",
+             formatSeconds(figures.computeSeconds),
+             formatSeconds(figures.communicationSeconds));
+  if (simulated)
+    fmt::print("  simulated step   {} ({:+.1f}% of the prediction; "
+               "`parplan simulate` says why){}\n",
+               formatSeconds(simulated->stepSeconds),
+               figures.stepSeconds > 0
+                   ? 100 * (simulated->stepSeconds - figures.stepSeconds) /
+                         figures.stepSeconds
+                   : 0.0,
+               options.trace.empty() ? "" : ", timeline in " + options.trace);
+  printSearch(options, result);
+  fmt::print("  per device       peak memory {} planned{} ({} estimated), "
+             "communication {} per step, {}\n",
+             formatBytes(figures.peakMemoryBytes),
+             figures.peakKeptBytes > 0
+                 ? fmt::format(" + {} of in-flight activations kept aside",
+                               formatBytes(figures.peakKeptBytes))
+                 : std::string(),
+             formatBytes(figures.estimatedMemoryBytes),
+             formatBytes(static_cast<int64_t>(figures.commBytes)),
+             formatFlops(figures.flopsPerDevice));
+}
+
+/// The first parameters' layouts; summary.json has them all.
+void printParameterLayouts(const PlanFigures &figures, StringRef summaryPath) {
+  size_t shown = 0;
+  for (const auto &[name, layout] : figures.parameterLayouts) {
+    if (shown++ == 12) {
+      fmt::print("  ... {} more parameters in {}\n",
+                 figures.parameterLayouts.size() - 12, summaryPath.str());
+      break;
+    }
+    fmt::print("  {:<16} {} {}\n", shown == 1 ? "parameters" : "", layout,
+               name);
+  }
+}
+
 } // namespace
 
 int parplan::cli::runCompile(const CompileOptions &options) {
@@ -148,22 +237,7 @@ int parplan::cli::runCompile(const CompileOptions &options) {
       dims.push_back("batch=" + std::to_string(options.compile.batch / count));
     return loadModel(options.input, dims, /*raw=*/false, context);
   };
-  driver::CompileOptions settings = options.compile;
-  settings.onStage = [&](const std::string &what, double done) {
-    progress.stage(what, done);
-  };
-  settings.onStageEnd = [&] { progress.finish(); };
-  if (!options.emit.empty()) {
-    settings.emit = options.emit == "nn"    ? driver::CompileStage::TrainingStep
-                    : options.emit == "sbp" ? driver::CompileStage::Layout
-                                            : driver::CompileStage::Plan;
-    settings.emitIR = [](ModuleOp module) {
-      module.print(llvm::outs());
-      llvm::outs() << "\n";
-    };
-    if (options.output.empty())
-      settings.stopAfter = *settings.emit;
-  }
+  driver::CompileOptions settings = driverOptions(options, progress);
   // The pass managers live to the end: the timing report knows a pass by
   // its address, which a freed pass would hand to the next one.
   std::vector<std::unique_ptr<PassManager>> passManagers;
@@ -229,59 +303,15 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return 1;
   summaryWriteTiming.stop();
 
-  std::string meshText = "mesh " + cost::formatMeshShape(figures.meshShape);
-  if (figures.stages.size() > 1)
-    meshText = fmt::format("{} stages of {}", figures.stages.size(), meshText);
-  size_t programs = figures.programs.size();
-  fmt::print("compiled {} for {} devices ({}, {}, {}) in {}: {} ({} "
-             "program{})\n",
-             options.input, figures.devices, meshText,
-             options.compile.layout.cluster, options.compile.layout.strategy,
-             formatSeconds(compileSeconds), planPath.str().str(), programs,
-             programs == 1 ? "" : "s");
-  // On stages, compute and communication add up every stage's; the step
-  // is the schedule's timeline, where stages overlap.
-  fmt::print("  predicted step   {} ({}compute {}, communication {})\n",
-             formatSeconds(figures.stepSeconds),
-             figures.stages.empty() ? "" : "summed over stages: ",
-             formatSeconds(figures.computeSeconds),
-             formatSeconds(figures.communicationSeconds));
-  if (simulated)
-    fmt::print("  simulated step   {} ({:+.1f}% of the prediction; "
-               "`parplan simulate` says why){}\n",
-               formatSeconds(simulated->stepSeconds),
-               figures.stepSeconds > 0
-                   ? 100 * (simulated->stepSeconds - figures.stepSeconds) /
-                         figures.stepSeconds
-                   : 0.0,
-               options.trace.empty() ? "" : ", timeline in " + options.trace);
-  printSearch(options, result);
-  fmt::print("  per device       peak memory {} planned{} ({} estimated), "
-             "communication {} per step, {}\n",
-             formatBytes(figures.peakMemoryBytes),
-             figures.peakKeptBytes > 0
-                 ? fmt::format(" + {} of in-flight activations kept aside",
-                               formatBytes(figures.peakKeptBytes))
-                 : std::string(),
-             formatBytes(figures.estimatedMemoryBytes),
-             formatBytes(static_cast<int64_t>(figures.commBytes)),
-             formatFlops(figures.flopsPerDevice));
+  printFigures(options, *compiled, simulated, compileSeconds, planPath.str());
   if (!options.report.empty()) {
     if (!writeReport(options, result, *simulatedOn, *simulated,
-                     fmt::format("{} ({}, {})", figures.devices, meshText,
+                     fmt::format("{} ({}, {})", figures.devices,
+                                 meshDescription(figures),
                                  options.compile.layout.cluster)))
       return 1;
     fmt::print("  report           {}\n", options.report);
   }
-  size_t shown = 0;
-  for (const auto &[name, layout] : figures.parameterLayouts) {
-    if (shown++ == 12) {
-      fmt::print("  ... {} more parameters in {}\n",
-                 figures.parameterLayouts.size() - 12, summaryPath.str().str());
-      break;
-    }
-    fmt::print("  {:<16} {} {}\n", shown == 1 ? "parameters" : "", layout,
-               name);
-  }
+  printParameterLayouts(figures, summaryPath.str());
   return 0;
 }
