@@ -172,6 +172,142 @@ void printComparison(const simulate::KernelComparison &comparison,
                comparison.unmatched == 1 ? "" : "s");
 }
 
+/// The cluster to simulate on: --cluster, else the one the plan carries.
+std::optional<cost::Cluster>
+simulationCluster(const parplan::cli::SimulateOptions &options,
+                  const plan::Plan &plan, std::string &error) {
+  if (!options.cluster.empty())
+    return cost::resolveCluster(options.cluster, error);
+  if (!plan.cluster().empty())
+    return cost::parseCluster(plan.cluster(), options.plan + " (cluster)",
+                              error);
+  error = options.plan + " carries no cluster (a plan written without one); "
+                         "name one with --cluster";
+  return std::nullopt;
+}
+
+/// The step simulated beside the prediction, and why they differ: the
+/// overlap of the two streams, kernels the cost model does not price, and
+/// what the one-stream step still differs by.
+void printStep(const plan::Plan &plan, const simulate::Simulation &simulation,
+               const std::optional<simulate::Simulation> &oneStream) {
+  double step = simulation.stepSeconds;
+  fmt::print("  step             {} simulated", formatSeconds(step));
+  if (plan.has_prediction() && plan.prediction().step_seconds() > 0) {
+    double predicted = plan.prediction().step_seconds();
+    fmt::print("; the cost model predicted {} ({} simulated)\n",
+               formatSeconds(predicted), percent(step, predicted));
+  } else {
+    fmt::print("; the plan carries no prediction\n");
+  }
+  if (oneStream) {
+    fmt::print("                   one stream per device {}: the "
+               "communication stream overlaps {} with compute\n",
+               formatSeconds(oneStream->stepSeconds),
+               formatSeconds(std::max(0.0, oneStream->stepSeconds - step)));
+  }
+  if (simulation.unpricedKernels > 0) {
+    // The costliest kinds first.
+    std::vector<std::pair<std::string, std::pair<int64_t, double>>> kinds(
+        simulation.unpricedByKernel.begin(), simulation.unpricedByKernel.end());
+    std::stable_sort(kinds.begin(), kinds.end(),
+                     [](const auto &a, const auto &b) {
+                       return a.second.second > b.second.second;
+                     });
+    std::string which;
+    for (size_t k = 0; k < kinds.size() && k < 4; ++k)
+      which += fmt::format(
+          "{}{} {} x{}", k ? ", " : "", kinds[k].first,
+          formatSeconds(kinds[k].second.second),
+          groupThousands(static_cast<uint64_t>(kinds[k].second.first)));
+    fmt::print(
+        "                   kernels the cost model does not price "
+        "(the lowering's helpers), timed by their bytes: {} in {} "
+        "run{} ({})\n",
+        formatSeconds(simulation.unpricedSeconds),
+        groupThousands(static_cast<uint64_t>(simulation.unpricedKernels)),
+        simulation.unpricedKernels == 1 ? "" : "s", which);
+  }
+}
+
+/// The critical path's split and costliest ops, and each class of
+/// devices' busy, idle and peak memory.
+void printCriticalPath(const simulate::Simulation &simulation, bool staged) {
+  double pathTotal = simulation.criticalCompute +
+                     simulation.criticalCommunication +
+                     simulation.criticalMoves;
+  fmt::print("  critical path    {}: compute {}, collectives and messages "
+             "{}, cross-mesh moves {}\n",
+             formatSeconds(pathTotal),
+             formatSeconds(simulation.criticalCompute),
+             formatSeconds(simulation.criticalCommunication),
+             formatSeconds(simulation.criticalMoves));
+  for (size_t i = 0; i < simulation.criticalOps.size(); ++i) {
+    const simulate::CriticalOp &op = simulation.criticalOps[i];
+    fmt::print("                   {:>2}. {} {}{} ({} run{})\n", i + 1,
+               formatSeconds(op.seconds), op.op,
+               op.node.empty() ? "" : " " + op.node,
+               groupThousands(static_cast<uint64_t>(op.count)),
+               op.count == 1 ? "" : "s");
+  }
+  fmt::print("  devices          busy is the compute stream's, idle the "
+             "rest of the step\n");
+  for (const simulate::DeviceClass &figures : simulation.classes) {
+    fmt::print(
+        "                   {}: busy {}, idle {}, communication {}, "
+        "peak memory {} at {}{}\n",
+        describeClass(figures, staged), formatSeconds(figures.computeBusy),
+        formatSeconds(figures.idle), formatSeconds(figures.communicationBusy),
+        formatBytes(static_cast<int64_t>(figures.peakMemory)),
+        formatSeconds(figures.peakAt),
+        figures.arenaBytes > 0
+            ? fmt::format(" (arena planned {})",
+                          formatBytes(static_cast<int64_t>(figures.arenaBytes)))
+            : "");
+  }
+}
+
+/// --trace: the simulated timeline, merged with --merge's measured one
+/// (and their kernels compared). Returns the command's exit code.
+int writeTrace(const parplan::cli::SimulateOptions &options,
+               const simulate::Simulation &simulation) {
+  std::string error;
+  std::string text;
+  {
+    std::ostringstream out;
+    runtime::writeChromeTrace(simulation.trace, out);
+    text = out.str();
+  }
+  std::optional<simulate::KernelComparison> comparison;
+  if (!options.merge.empty()) {
+    std::optional<llvm::json::Value> measured =
+        readTraceFile(options.merge, error);
+    if (!measured)
+      return fail(error);
+    comparison = simulate::compareKernels(simulation.trace, *measured, error);
+    if (!comparison)
+      return fail(options.merge + ": " + error);
+    std::optional<std::string> merged =
+        mergeTraces(text, simulation.trace.processes.size(),
+                    std::move(*measured), options.merge, error);
+    if (!merged)
+      return fail(error);
+    text = std::move(*merged);
+  }
+  std::ofstream out(options.trace, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out)
+    return fail("cannot write trace " + options.trace);
+  fmt::print("  trace            {} ({} events{}): open it in "
+             "ui.perfetto.dev or chrome://tracing\n",
+             options.trace, groupThousands(simulation.trace.events.size()),
+             options.merge.empty() ? "" : ", with " + options.merge + "'s");
+  if (comparison)
+    printComparison(*comparison, options.merge);
+  return 0;
+}
+
 } // namespace
 
 int parplan::cli::runSimulate(const SimulateOptions &options) {
@@ -187,22 +323,10 @@ int parplan::cli::runSimulate(const SimulateOptions &options) {
   if (status = runtime::checkPlan(plan); !status.ok())
     return fail(options.plan + ": " + status.error);
   std::string error;
-  std::optional<cost::Cluster> cluster;
-  std::string clusterName;
-  if (!options.cluster.empty()) {
-    cluster = cost::resolveCluster(options.cluster, error);
-    if (!cluster)
-      return fail(error);
-  } else if (!plan.cluster().empty()) {
-    cluster =
-        cost::parseCluster(plan.cluster(), options.plan + " (cluster)", error);
-    if (!cluster)
-      return fail(error);
-  } else {
-    return fail(options.plan +
-                " carries no cluster (a plan written without one); name one "
-                "with --cluster");
-  }
+  std::optional<cost::Cluster> cluster =
+      simulationCluster(options, plan, error);
+  if (!cluster)
+    return fail(error);
   auto started = std::chrono::steady_clock::now();
   simulate::SimulateOptions settings;
   settings.streams = options.streams;
@@ -240,111 +364,9 @@ int parplan::cli::runSimulate(const SimulateOptions &options) {
                  : "",
              cluster->name, options.streams, options.streams == 1 ? "" : "s",
              seconds);
-  double step = simulation.stepSeconds;
-  fmt::print("  step             {} simulated", formatSeconds(step));
-  if (plan.has_prediction() && plan.prediction().step_seconds() > 0) {
-    double predicted = plan.prediction().step_seconds();
-    fmt::print("; the cost model predicted {} ({} simulated)\n",
-               formatSeconds(predicted), percent(step, predicted));
-  } else {
-    fmt::print("; the plan carries no prediction\n");
-  }
-  // Why they differ: the overlap of the two streams, kernels the cost
-  // model does not price, and what the one-stream step still differs by.
-  if (oneStream) {
-    fmt::print("                   one stream per device {}: the "
-               "communication stream overlaps {} with compute\n",
-               formatSeconds(oneStream->stepSeconds),
-               formatSeconds(std::max(0.0, oneStream->stepSeconds - step)));
-  }
-  if (simulation.unpricedKernels > 0) {
-    // The costliest kinds first.
-    std::vector<std::pair<std::string, std::pair<int64_t, double>>> kinds(
-        simulation.unpricedByKernel.begin(), simulation.unpricedByKernel.end());
-    std::stable_sort(kinds.begin(), kinds.end(),
-                     [](const auto &a, const auto &b) {
-                       return a.second.second > b.second.second;
-                     });
-    std::string which;
-    for (size_t k = 0; k < kinds.size() && k < 4; ++k)
-      which += fmt::format(
-          "{}{} {} x{}", k ? ", " : "", kinds[k].first,
-          formatSeconds(kinds[k].second.second),
-          groupThousands(static_cast<uint64_t>(kinds[k].second.first)));
-    fmt::print(
-        "                   kernels the cost model does not price "
-        "(the lowering's helpers), timed by their bytes: {} in {} "
-        "run{} ({})\n",
-        formatSeconds(simulation.unpricedSeconds),
-        groupThousands(static_cast<uint64_t>(simulation.unpricedKernels)),
-        simulation.unpricedKernels == 1 ? "" : "s", which);
-  }
-  double pathTotal = simulation.criticalCompute +
-                     simulation.criticalCommunication +
-                     simulation.criticalMoves;
-  fmt::print("  critical path    {}: compute {}, collectives and messages "
-             "{}, cross-mesh moves {}\n",
-             formatSeconds(pathTotal),
-             formatSeconds(simulation.criticalCompute),
-             formatSeconds(simulation.criticalCommunication),
-             formatSeconds(simulation.criticalMoves));
-  for (size_t i = 0; i < simulation.criticalOps.size(); ++i) {
-    const simulate::CriticalOp &op = simulation.criticalOps[i];
-    fmt::print("                   {:>2}. {} {}{} ({} run{})\n", i + 1,
-               formatSeconds(op.seconds), op.op,
-               op.node.empty() ? "" : " " + op.node,
-               groupThousands(static_cast<uint64_t>(op.count)),
-               op.count == 1 ? "" : "s");
-  }
-  fmt::print("  devices          busy is the compute stream's, idle the "
-             "rest of the step\n");
-  for (const simulate::DeviceClass &figures : simulation.classes) {
-    fmt::print(
-        "                   {}: busy {}, idle {}, communication {}, "
-        "peak memory {} at {}{}\n",
-        describeClass(figures, staged), formatSeconds(figures.computeBusy),
-        formatSeconds(figures.idle), formatSeconds(figures.communicationBusy),
-        formatBytes(static_cast<int64_t>(figures.peakMemory)),
-        formatSeconds(figures.peakAt),
-        figures.arenaBytes > 0
-            ? fmt::format(" (arena planned {})",
-                          formatBytes(static_cast<int64_t>(figures.arenaBytes)))
-            : "");
-  }
-  if (!options.trace.empty()) {
-    std::string text;
-    {
-      std::ostringstream out;
-      runtime::writeChromeTrace(simulation.trace, out);
-      text = out.str();
-    }
-    std::optional<simulate::KernelComparison> comparison;
-    if (!options.merge.empty()) {
-      std::optional<llvm::json::Value> measured =
-          readTraceFile(options.merge, error);
-      if (!measured)
-        return fail(error);
-      comparison = simulate::compareKernels(simulation.trace, *measured, error);
-      if (!comparison)
-        return fail(options.merge + ": " + error);
-      std::optional<std::string> merged =
-          mergeTraces(text, simulation.trace.processes.size(),
-                      std::move(*measured), options.merge, error);
-      if (!merged)
-        return fail(error);
-      text = std::move(*merged);
-    }
-    std::ofstream out(options.trace, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out)
-      return fail("cannot write trace " + options.trace);
-    fmt::print("  trace            {} ({} events{}): open it in "
-               "ui.perfetto.dev or chrome://tracing\n",
-               options.trace, groupThousands(simulation.trace.events.size()),
-               options.merge.empty() ? "" : ", with " + options.merge + "'s");
-    if (comparison)
-      printComparison(*comparison, options.merge);
-  }
+  printStep(plan, simulation, oneStream);
+  printCriticalPath(simulation, staged);
+  if (!options.trace.empty())
+    return writeTrace(options, simulation);
   return 0;
 }
