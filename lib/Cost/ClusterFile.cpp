@@ -155,6 +155,10 @@ public:
   std::optional<Cluster> read(const Tree &root);
 
 private:
+  bool readLinkLevels(const Tree *links, const Tree &root, Cluster &cluster);
+  bool readNodeLinks(const Tree *nodeLinks, Cluster &cluster);
+  bool readDeviceLinks(const Tree *deviceLinks, Cluster &cluster);
+
   /// The fields of one mapping, checked against the known ones.
   class Fields {
   public:
@@ -498,13 +502,33 @@ std::optional<Cluster> Reader::read(const Tree &root) {
     if (!readNode(nodes->children[i], i, cluster, nodeNames))
       return std::nullopt;
 
-  // Links: those of the levels the nodes use are required.
-  const Tree *links = fields.get("links");
+  if (!readLinkLevels(fields.get("links"), root, cluster))
+    return std::nullopt;
+  if (const Tree *nodeLinks = fields.get("node_links"))
+    if (!readNodeLinks(nodeLinks, cluster))
+      return std::nullopt;
+  if (const Tree *deviceLinks = fields.get("device_links"))
+    if (!readDeviceLinks(deviceLinks, cluster))
+      return std::nullopt;
+
+  // Everything checkCluster checks has been checked above, with a position;
+  // this is a safety net.
+  if (std::optional<std::string> error = checkCluster(cluster)) {
+    diags.fail(root.loc, *error);
+    return std::nullopt;
+  }
+  return cluster;
+}
+
+/// `links`: one link per level, and those of the levels the nodes use
+/// required (within a node, between nodes of a region, between regions).
+bool Reader::readLinkLevels(const Tree *links, const Tree &root,
+                            Cluster &cluster) {
   std::set<std::string> given;
   if (links) {
     Fields linkFields(*this, *links, "links");
     if (!linkFields.check({"intra_node", "inter_node", "inter_region"}))
-      return std::nullopt;
+      return false;
     std::pair<const char *, Link *> levels[] = {
         {"intra_node", &cluster.intraNode},
         {"inter_node", &cluster.interNode},
@@ -512,7 +536,7 @@ std::optional<Cluster> Reader::read(const Tree &root) {
     for (auto &[key, link] : levels)
       if (const Tree *value = linkFields.get(key)) {
         if (!readLink(*value, std::string("links: ") + key, *link))
-          return std::nullopt;
+          return false;
         given.insert(key);
       }
   }
@@ -545,7 +569,7 @@ std::optional<Cluster> Reader::read(const Tree &root) {
                                 multiDevice->name + "' has " +
                                 std::to_string(multiDevice->devices) +
                                 " devices");
-    return std::nullopt;
+    return false;
   }
   if (sameRegion[0] && !given.count("inter_node")) {
     diags.fail(linksAt.loc, missing("inter_node") +
@@ -554,7 +578,7 @@ std::optional<Cluster> Reader::read(const Tree &root) {
                                 sameRegion[0]->name + "' and '" +
                                 sameRegion[1]->name + "' are both in " +
                                 quoteRegion(sameRegion[0]->region));
-    return std::nullopt;
+    return false;
   }
   if (firstInRegion.size() > 1 && !given.count("inter_region")) {
     auto first = firstInRegion.begin(), second = std::next(first);
@@ -563,126 +587,120 @@ std::optional<Cluster> Reader::read(const Tree &root) {
                                 "because nodes are in " +
                                 quoteRegion(first->first) + " and " +
                                 quoteRegion(second->first));
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
 
-  // Per node pair.
-  if (const Tree *nodeLinks = fields.get("node_links")) {
-    if (!readList(nodeLinks, "node_links", /*nonEmpty=*/false))
-      return std::nullopt;
-    std::map<std::pair<int64_t, int64_t>, const char *> seen;
-    std::vector<std::string> names;
-    std::map<std::string, int64_t> nodeIds;
-    for (const Node &node : cluster.nodes) {
-      nodeIds.emplace(node.name, static_cast<int64_t>(names.size()));
-      names.push_back(node.name);
-    }
-    for (size_t i = 0; i < nodeLinks->children.size(); ++i) {
-      const Tree &entry = nodeLinks->children[i];
-      std::string what = "node link " + std::to_string(i);
-      NodeLinkOverride override;
-      if (!readLink(entry, what, override.link, {"nodes"}))
-        return std::nullopt;
-      const Tree *pair = Fields(*this, entry, what).require("nodes");
-      if (!pair || !readList(pair, what + ": nodes", false))
-        return std::nullopt;
-      if (pair->children.size() != 2) {
-        diags.fail(pair->loc, what + ": nodes must name two nodes, not " +
-                                  std::to_string(pair->children.size()));
-        return std::nullopt;
-      }
-      int64_t ids[2];
-      for (int k = 0; k < 2; ++k) {
-        std::string nodeName;
-        if (!readString(&pair->children[k], what + ": nodes", nodeName))
-          return std::nullopt;
-        auto found = nodeIds.find(nodeName);
-        if (found == nodeIds.end()) {
-          std::string close = closestName(nodeName, names);
-          diags.fail(
-              pair->children[k].valueLoc,
-              what + ": node '" + nodeName + "' is not defined" +
-                  (close.empty() ? "" : " (did you mean '" + close + "'?)"));
-          return std::nullopt;
-        }
-        ids[k] = found->second;
-      }
-      override.nodeA = ids[0];
-      override.nodeB = ids[1];
-      auto [it, inserted] =
-          seen.emplace(std::minmax(override.nodeA, override.nodeB), entry.loc);
-      if (!inserted) {
-        diags.fail(pair->loc, what + ": nodes '" + names[ids[0]] + "' and '" +
-                                  names[ids[1]] + "' already have a link (at " +
-                                  diags.lineColumn(it->second) + ")");
-        return std::nullopt;
-      }
-      cluster.nodeOverrides.push_back(override);
-    }
+/// `node_links`: a link per pair of named nodes, each pair once.
+bool Reader::readNodeLinks(const Tree *nodeLinks, Cluster &cluster) {
+  if (!readList(nodeLinks, "node_links", /*nonEmpty=*/false))
+    return false;
+  std::map<std::pair<int64_t, int64_t>, const char *> seen;
+  std::vector<std::string> names;
+  std::map<std::string, int64_t> nodeIds;
+  for (const Node &node : cluster.nodes) {
+    nodeIds.emplace(node.name, static_cast<int64_t>(names.size()));
+    names.push_back(node.name);
   }
+  for (size_t i = 0; i < nodeLinks->children.size(); ++i) {
+    const Tree &entry = nodeLinks->children[i];
+    std::string what = "node link " + std::to_string(i);
+    NodeLinkOverride override;
+    if (!readLink(entry, what, override.link, {"nodes"}))
+      return false;
+    const Tree *pair = Fields(*this, entry, what).require("nodes");
+    if (!pair || !readList(pair, what + ": nodes", false))
+      return false;
+    if (pair->children.size() != 2) {
+      diags.fail(pair->loc, what + ": nodes must name two nodes, not " +
+                                std::to_string(pair->children.size()));
+      return false;
+    }
+    int64_t ids[2];
+    for (int k = 0; k < 2; ++k) {
+      std::string nodeName;
+      if (!readString(&pair->children[k], what + ": nodes", nodeName))
+        return false;
+      auto found = nodeIds.find(nodeName);
+      if (found == nodeIds.end()) {
+        std::string close = closestName(nodeName, names);
+        diags.fail(
+            pair->children[k].valueLoc,
+            what + ": node '" + nodeName + "' is not defined" +
+                (close.empty() ? "" : " (did you mean '" + close + "'?)"));
+        return false;
+      }
+      ids[k] = found->second;
+    }
+    override.nodeA = ids[0];
+    override.nodeB = ids[1];
+    auto [it, inserted] =
+        seen.emplace(std::minmax(override.nodeA, override.nodeB), entry.loc);
+    if (!inserted) {
+      diags.fail(pair->loc, what + ": nodes '" + names[ids[0]] + "' and '" +
+                                names[ids[1]] + "' already have a link (at " +
+                                diags.lineColumn(it->second) + ")");
+      return false;
+    }
+    cluster.nodeOverrides.push_back(override);
+  }
+  return true;
+}
 
-  // Per device pair.
-  if (const Tree *deviceLinks = fields.get("device_links")) {
-    if (!readList(deviceLinks, "device_links", /*nonEmpty=*/false))
-      return std::nullopt;
-    int64_t numDevices = cluster.numDevices();
-    std::map<std::pair<int64_t, int64_t>, const char *> seen;
-    for (size_t i = 0; i < deviceLinks->children.size(); ++i) {
-      const Tree &entry = deviceLinks->children[i];
-      std::string what = "device link " + std::to_string(i);
-      LinkOverride override;
-      if (!readLink(entry, what, override.link, {"devices"}))
-        return std::nullopt;
-      const Tree *pair = Fields(*this, entry, what).require("devices");
-      if (!pair || !readList(pair, what + ": devices", false))
-        return std::nullopt;
-      if (pair->children.size() != 2) {
-        diags.fail(pair->loc, what + ": devices must name two devices, not " +
-                                  std::to_string(pair->children.size()));
-        return std::nullopt;
-      }
-      int64_t ids[2];
-      for (int k = 0; k < 2; ++k) {
-        if (!readCount(&pair->children[k], what + ": device", ids[k], 0))
-          return std::nullopt;
-        if (ids[k] >= numDevices) {
-          diags.fail(pair->children[k].valueLoc,
-                     what + ": device " + std::to_string(ids[k]) +
-                         " is out of range: the cluster has " +
-                         std::to_string(numDevices) + " devices (0.." +
-                         std::to_string(numDevices - 1) + ")");
-          return std::nullopt;
-        }
-      }
-      if (ids[0] == ids[1]) {
-        diags.fail(pair->loc, what +
-                                  ": a device link joins two different "
-                                  "devices, not device " +
-                                  std::to_string(ids[0]) + " to itself");
-        return std::nullopt;
-      }
-      override.deviceA = ids[0];
-      override.deviceB = ids[1];
-      auto [it, inserted] =
-          seen.emplace(std::minmax(ids[0], ids[1]), entry.loc);
-      if (!inserted) {
-        diags.fail(pair->loc, what + ": devices " + std::to_string(ids[0]) +
-                                  " and " + std::to_string(ids[1]) +
-                                  " already have a link (at " +
-                                  diags.lineColumn(it->second) + ")");
-        return std::nullopt;
-      }
-      cluster.overrides.push_back(override);
+/// `device_links`: a link per pair of devices, each pair once.
+bool Reader::readDeviceLinks(const Tree *deviceLinks, Cluster &cluster) {
+  if (!readList(deviceLinks, "device_links", /*nonEmpty=*/false))
+    return false;
+  int64_t numDevices = cluster.numDevices();
+  std::map<std::pair<int64_t, int64_t>, const char *> seen;
+  for (size_t i = 0; i < deviceLinks->children.size(); ++i) {
+    const Tree &entry = deviceLinks->children[i];
+    std::string what = "device link " + std::to_string(i);
+    LinkOverride override;
+    if (!readLink(entry, what, override.link, {"devices"}))
+      return false;
+    const Tree *pair = Fields(*this, entry, what).require("devices");
+    if (!pair || !readList(pair, what + ": devices", false))
+      return false;
+    if (pair->children.size() != 2) {
+      diags.fail(pair->loc, what + ": devices must name two devices, not " +
+                                std::to_string(pair->children.size()));
+      return false;
     }
+    int64_t ids[2];
+    for (int k = 0; k < 2; ++k) {
+      if (!readCount(&pair->children[k], what + ": device", ids[k], 0))
+        return false;
+      if (ids[k] >= numDevices) {
+        diags.fail(pair->children[k].valueLoc,
+                   what + ": device " + std::to_string(ids[k]) +
+                       " is out of range: the cluster has " +
+                       std::to_string(numDevices) + " devices (0.." +
+                       std::to_string(numDevices - 1) + ")");
+        return false;
+      }
+    }
+    if (ids[0] == ids[1]) {
+      diags.fail(pair->loc, what +
+                                ": a device link joins two different "
+                                "devices, not device " +
+                                std::to_string(ids[0]) + " to itself");
+      return false;
+    }
+    override.deviceA = ids[0];
+    override.deviceB = ids[1];
+    auto [it, inserted] = seen.emplace(std::minmax(ids[0], ids[1]), entry.loc);
+    if (!inserted) {
+      diags.fail(pair->loc, what + ": devices " + std::to_string(ids[0]) +
+                                " and " + std::to_string(ids[1]) +
+                                " already have a link (at " +
+                                diags.lineColumn(it->second) + ")");
+      return false;
+    }
+    cluster.overrides.push_back(override);
   }
-
-  // Everything checkCluster checks has been checked above, with a position;
-  // this is a safety net.
-  if (std::optional<std::string> error = checkCluster(cluster)) {
-    diags.fail(root.loc, *error);
-    return std::nullopt;
-  }
-  return cluster;
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
