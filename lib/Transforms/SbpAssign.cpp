@@ -403,6 +403,11 @@ private:
   /// matrices from `coarser`'s (one per use is computed otherwise).
   Classes groupClasses(bool shareStages,
                        const Classes *coarser = nullptr) const;
+  /// Each node's class label: alike ops (the same op, attributes but
+  /// names, types, pins and stage kind) refined by their neighbourhoods.
+  std::vector<int64_t> labelNodes(bool shareStages) const;
+  /// `grouped`'s class-uses and each use's, from its nodes' classes.
+  void groupUses(Classes &grouped, const Classes *coarser) const;
   /// Seconds of each (producer candidate, consumer candidate) pair of a
   /// use over a step: the boxing runs where its consumer does.
   std::vector<double> useCosts(const Use &use) const;
@@ -1015,54 +1020,50 @@ LogicalResult ShardingSearch::applyPins() {
   return success();
 }
 
-ShardingSearch::Classes
-ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
+std::vector<int64_t> ShardingSearch::labelNodes(bool shareStages) const {
   // Ops are alike when they are the same op with the same attributes
   // (names aside), types and pins, and their neighbourhoods are alike to a
   // few hops: the ops of identical repeated layers, away from the first and
   // last layer's edges, on one stage or on stages of alike meshes.
   size_t count = nodes.size();
   std::vector<int64_t> label(count);
-  {
-    std::map<std::vector<const void *>, int64_t> initial;
-    for (size_t i = 0; i < count; ++i) {
-      const Node &node = nodes[i];
-      std::vector<const void *> key;
-      bool updateSink =
-          node.isSink() && func::FuncOp(function).getResultAttr(
-                               static_cast<unsigned>(node.sinkOperand),
-                               parplan::kUpdatesAttrName);
-      if (!options.shareLayers || (node.isSink() && !updateSink)) {
-        // Kept apart: its own class.
-        key = {reinterpret_cast<const void *>(i + 1), nullptr};
-      } else if (updateSink) {
-        // The updated values of a training step: alike when their types
-        // are, like the parameters they replace.
-        key = {nullptr, nullptr,
-               node.op->getOperand(node.sinkOperand)
-                   .getType()
-                   .getAsOpaquePointer()};
-      } else {
-        Operation *op = node.op;
-        // Its kind (alikeOpKey), which buildNodes numbered: first entry
-        // null, second not, unlike the keys above.
-        key = {nullptr, reinterpret_cast<const void *>(node.kind + 1)};
-        // Ops on stages whose meshes are not shifts of each other
-        // (cost::placeMeshes) price their uses apart.
-        int64_t stage = stageOf(node);
-        key.push_back(reinterpret_cast<const void *>(
-            (shareStages ? stageKind[static_cast<size_t>(stage)] : stage) + 1));
-        // Ops run once per micro-batch or once per step cost apart.
-        key.push_back(afterMicroBatches.contains(op) ? op->getContext()
-                                                     : nullptr);
-        // Alike ops pinned alike (a strategy's rules, a pattern of the
-        // user's) stay alike.
-        if (auto pin = pins.find(static_cast<int64_t>(i)); pin != pins.end())
-          key.push_back(StringAttr::get(op->getContext(), describe(pin->second))
-                            .getAsOpaquePointer());
-      }
-      label[i] = initial.try_emplace(key, initial.size()).first->second;
+  std::map<std::vector<const void *>, int64_t> initial;
+  for (size_t i = 0; i < count; ++i) {
+    const Node &node = nodes[i];
+    std::vector<const void *> key;
+    bool updateSink =
+        node.isSink() &&
+        func::FuncOp(function).getResultAttr(
+            static_cast<unsigned>(node.sinkOperand), parplan::kUpdatesAttrName);
+    if (!options.shareLayers || (node.isSink() && !updateSink)) {
+      // Kept apart: its own class.
+      key = {reinterpret_cast<const void *>(i + 1), nullptr};
+    } else if (updateSink) {
+      // The updated values of a training step: alike when their types
+      // are, like the parameters they replace.
+      key = {
+          nullptr, nullptr,
+          node.op->getOperand(node.sinkOperand).getType().getAsOpaquePointer()};
+    } else {
+      Operation *op = node.op;
+      // Its kind (alikeOpKey), which buildNodes numbered: first entry
+      // null, second not, unlike the keys above.
+      key = {nullptr, reinterpret_cast<const void *>(node.kind + 1)};
+      // Ops on stages whose meshes are not shifts of each other
+      // (cost::placeMeshes) price their uses apart.
+      int64_t stage = stageOf(node);
+      key.push_back(reinterpret_cast<const void *>(
+          (shareStages ? stageKind[static_cast<size_t>(stage)] : stage) + 1));
+      // Ops run once per micro-batch or once per step cost apart.
+      key.push_back(afterMicroBatches.contains(op) ? op->getContext()
+                                                   : nullptr);
+      // Alike ops pinned alike (a strategy's rules, a pattern of the
+      // user's) stay alike.
+      if (auto pin = pins.find(static_cast<int64_t>(i)); pin != pins.end())
+        key.push_back(StringAttr::get(op->getContext(), describe(pin->second))
+                          .getAsOpaquePointer());
     }
+    label[i] = initial.try_emplace(key, initial.size()).first->second;
   }
   constexpr int kRounds = 3;
   for (int round = 0; round < kRounds && options.shareLayers; ++round) {
@@ -1087,6 +1088,13 @@ ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
     }
     label = std::move(next);
   }
+  return label;
+}
+
+ShardingSearch::Classes
+ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
+  size_t count = nodes.size();
+  std::vector<int64_t> label = labelNodes(shareStages);
   // Number the classes in program order. A class's members on different
   // stages hold their activations for different numbers of micro-batches:
   // its memory is kept per stage.
@@ -1112,9 +1120,31 @@ ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
   for (size_t c = 0; c < memory.size(); ++c)
     for (auto &[stage, bytes] : memory[c])
       grouped.memory[c].push_back({stage, std::move(bytes)});
-  // Class-level uses: uses between the same classes, slots and types, and
-  // for moves between stages the same pair of meshes up to a shift, cost
-  // the same; one matrix stands for all of them.
+  groupUses(grouped, coarser);
+  // The descent also starts from every op replicated where it can be: a
+  // small model's best plan may be no parallelism at all, a valley the
+  // starts of least local cost do not reach.
+  grouped.replicatedHint.assign(grouped.representative.size(), 0);
+  for (size_t c = 0; c < grouped.representative.size(); ++c) {
+    const Node &node = nodes[grouped.representative[c]];
+    auto whole = llvm::find_if(node.candidates, [](const Candidate &candidate) {
+      auto replicated = [](const NdSbp &layout) {
+        return llvm::all_of(layout,
+                            [](const Sbp &sbp) { return sbp.isBroadcast(); });
+      };
+      return llvm::all_of(candidate.operands, replicated) &&
+             llvm::all_of(candidate.results, replicated);
+    });
+    if (whole != node.candidates.end())
+      grouped.replicatedHint[c] = whole - node.candidates.begin();
+  }
+  return grouped;
+}
+
+/// Class-level uses: uses between the same classes, slots and types, and
+/// for moves between stages the same pair of meshes up to a shift, cost
+/// the same; one matrix stands for all of them.
+void ShardingSearch::groupUses(Classes &grouped, const Classes *coarser) const {
   std::map<std::string, int64_t> stagePairs;
   std::map<std::pair<int64_t, int64_t>, int64_t> pairOfStages;
   auto stagePairOf = [&](const Use &use) -> int64_t {
@@ -1156,24 +1186,6 @@ ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
     ++grouped.uses[it->second].count;
     grouped.ofUse.push_back(it->second);
   }
-  // The descent also starts from every op replicated where it can be: a
-  // small model's best plan may be no parallelism at all, a valley the
-  // starts of least local cost do not reach.
-  grouped.replicatedHint.assign(grouped.representative.size(), 0);
-  for (size_t c = 0; c < grouped.representative.size(); ++c) {
-    const Node &node = nodes[grouped.representative[c]];
-    auto whole = llvm::find_if(node.candidates, [](const Candidate &candidate) {
-      auto replicated = [](const NdSbp &layout) {
-        return llvm::all_of(layout,
-                            [](const Sbp &sbp) { return sbp.isBroadcast(); });
-      };
-      return llvm::all_of(candidate.operands, replicated) &&
-             llvm::all_of(candidate.results, replicated);
-    });
-    if (whole != node.candidates.end())
-      grouped.replicatedHint[c] = whole - node.candidates.begin();
-  }
-  return grouped;
 }
 
 std::vector<double> ShardingSearch::useCosts(const Use &use) const {
