@@ -174,89 +174,90 @@ std::string ownGpu(CudaOptions &options) {
   return "";
 }
 
-int run(int argc, char **argv, int rank, int worldSize) {
-  CLI::App app("Runs a parplan plan file: one MPI rank per device.",
-               "parplan-run");
+/// parplan-run's options.
+struct RunOptions {
   std::string planPath;
   int64_t steps = 5;
   std::optional<uint64_t> seed;
-  app.add_option("plan", planPath, "the plan file (parplan plan -o)")
+  std::string weightsPath;
+  std::string batchesPath;
+  bool printWeights = false;
+  std::string backendName = "auto";
+  std::string hostKernels = "reference";
+  bool tf32 = false;
+  bool noGraphs = false;
+  bool profile = false;
+  std::string schedule;
+  std::string tracePath;
+  bool oneBatch = false;
+  bool check = false;
+};
+
+/// Declares parplan-run's options on `app`, into `options`.
+void addOptions(CLI::App &app, RunOptions &options) {
+  app.add_option("plan", options.planPath, "the plan file (parplan plan -o)")
       ->required();
-  app.add_option("--steps", steps, "training steps to run")
+  app.add_option("--steps", options.steps, "training steps to run")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-  app.add_option("--seed", seed,
+  app.add_option("--seed", options.seed,
                  "seed of the synthetic weights and batches (default: the "
                  "plan's)");
-  std::string weightsPath;
-  app.add_option("--weights", weightsPath,
+  app.add_option("--weights", options.weightsPath,
                  "the ONNX model the plan was compiled from: every rank reads "
                  "its blocks of the parameters from it (default: synthetic "
                  "weights from the seed)");
-  std::string batchesPath;
-  app.add_option("--batches", batchesPath,
+  app.add_option("--batches", options.batchesPath,
                  "a directory of NAME.bin files, one per input of the model, "
                  "each holding whole batches back to back (step s reads batch "
                  "s mod K; default: synthetic batches from the seed)");
-  bool printWeights = false;
-  app.add_flag("--print-weights", printWeights,
+  app.add_flag("--print-weights", options.printWeights,
                "after the steps, print every parameter's element count, sum "
                "and sum of squares on rank 0 (whole tensors, whatever the "
                "layout: plans of any size print the same)");
-  std::string backendName = "auto";
-  app.add_option("--backend", backendName,
+  app.add_option("--backend", options.backendName,
                  "where the programs run: cuda (one GPU per rank; NCCL), cpu "
                  "(the reference kernels; MPI), or auto: cuda when every "
                  "rank has a GPU of its own, else cpu")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  std::string hostKernels = "reference";
-  app.add_option("--host-kernels", hostKernels,
+  app.add_option("--host-kernels", options.hostKernels,
                  "cpu: the kernels to run, the reference kernels or the CUDA "
                  "backend's own kernels compiled for the CPU (device), to "
                  "check those without a GPU")
       ->check(CLI::IsMember({"reference", "device"}));
-  bool tf32 = false;
-  app.add_flag("--tf32", tf32,
+  app.add_flag("--tf32", options.tf32,
                "cuda: let float32 matmuls use TF32 tensor cores (faster; "
                "about 1e-3 relative instead of float32's 1e-6)");
-  bool noGraphs = false;
-  app.add_flag("--no-graphs", noGraphs,
+  app.add_flag("--no-graphs", options.noGraphs,
                "cuda: launch every instruction every step, instead of "
                "replaying a step's device kernels from a CUDA graph captured "
                "on its second run (--profile and --trace do not replay)");
-  bool profile = false;
-  app.add_flag("--profile", profile,
+  app.add_flag("--profile", options.profile,
                "time every instruction (one at a time, so without overlap) "
                "from the second step on, and print rank 0's time per kind of "
                "instruction per step, and matmul throughput");
-  std::string schedule;
-  app.add_option("--schedule", schedule,
+  app.add_option("--schedule", options.schedule,
                  "the order each stage runs its micro-batches' forwards and "
                  "backwards in, instead of the plan's: " +
                      executorScheduleList());
-  std::string tracePath;
-  app.add_option("--trace", tracePath,
+  app.add_option("--trace", options.tracePath,
                  "record the last step's timeline on every rank and write it "
                  "here (rank 0) as Chrome trace-event JSON, with the names "
                  "parplan simulate gives (docs/simulate.md)");
-  bool oneBatch = false;
-  bool check = false, checkFailed = false;
-  app.add_flag("--check", check,
+  app.add_flag("--check", options.check,
                "after the steps, compare every OUTPUT buffer (a "
                "resharding's destination, parplan reshard -o) with the "
                "synthetic values of its tensor; exit 1 if any differs");
-  app.add_flag("--one-batch", oneBatch,
+  app.add_flag("--one-batch", options.oneBatch,
                "train on the first synthetic batch at every step (the loss "
                "then falls as the model learns it)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError &error) {
-    // Only rank 0 speaks; every rank exits with CLI11's code.
-    if (rank == 0)
-      return app.exit(error);
-    return error.get_exit_code() == 0 ? 0 : 1;
-  }
+}
 
-  plan::Plan planMessage;
+/// Reads the plan (with --schedule's order) and checks it against the
+/// ranks, --weights and --trace: the error, or "".
+std::string loadPlan(const RunOptions &options, int rank, int worldSize,
+                     plan::Plan &planMessage) {
+  const std::string &planPath = options.planPath;
+  const std::string &schedule = options.schedule;
   std::string error;
   std::vector<std::string> schedules = executorSchedules();
   if (Status status = readPlanFile(planPath, planMessage); !status.ok()) {
@@ -276,179 +277,247 @@ int run(int argc, char **argv, int rank, int worldSize) {
               " devices but runs on " + std::to_string(worldSize) +
               " rank(s); run it with mpirun -np " +
               std::to_string(planDevices(planMessage));
-    else if (!weightsPath.empty())
-      error = checkWeightsFile(weightsPath, planMessage);
+    else if (!options.weightsPath.empty())
+      error = checkWeightsFile(options.weightsPath, planMessage);
     // Rank 0 writes the trace after the last step: said before the first.
-    if (error.empty() && rank == 0 && !tracePath.empty())
-      if (Status status = checkTraceWritable(tracePath); !status.ok())
+    if (error.empty() && rank == 0 && !options.tracePath.empty())
+      if (Status status = checkTraceWritable(options.tracePath); !status.ok())
         error = "--trace: " + status.error;
   }
-  // A file that only some ranks can read (a machine without it) must stop
-  // them all, not leave the others waiting.
-  if (!agreeOnFailure(rank, error))
-    return 1;
+  return error;
+}
 
-  std::unique_ptr<Transport> communicator = createMpiCommunicator();
-  CudaOptions cudaOptions;
-  cudaOptions.tf32 = tf32;
-  cudaOptions.graphs = !noGraphs;
-  // Decided alike on every rank: cuda only where every rank has a GPU of
-  // its own, since ranks on different backends would wait for each other
-  // forever.
-  std::string unavailable;
-  if (backendName != "cpu") {
+/// Whether the programs run on CUDA, decided alike on every rank: only
+/// where every rank has a GPU of its own, since ranks on different backends
+/// would wait for each other forever. `unavailable` says why not; none
+/// when the ranks must stop (--backend cuda without a GPU, a plan CUDA
+/// cannot run).
+std::optional<bool> chooseCuda(const RunOptions &options,
+                               const plan::Plan &planMessage, int rank,
+                               CudaOptions &cudaOptions,
+                               std::string &unavailable) {
+  if (options.backendName != "cpu") {
     unavailable = ownGpu(cudaOptions);
     int everyRankHasOne = unavailable.empty() ? 1 : 0;
     MPI_Allreduce(MPI_IN_PLACE, &everyRankHasOne, 1, MPI_INT, MPI_MIN,
                   MPI_COMM_WORLD);
     if (unavailable.empty() && !everyRankHasOne)
       unavailable = "another rank has no GPU of its own";
-    if (backendName == "cuda" &&
+    if (options.backendName == "cuda" &&
         !agreeOnFailure(rank, unavailable.empty()
                                   ? std::string()
                                   : "--backend cuda: " + unavailable))
-      return 1;
+      return std::nullopt;
   }
-  bool useCuda = backendName != "cpu" && unavailable.empty();
+  bool useCuda = options.backendName != "cpu" && unavailable.empty();
   if (useCuda) {
     Status order = checkMessageOrder(planMessage);
     if (!agreeOnFailure(rank, order.ok()
                                   ? std::string()
-                                  : "plan file " + planPath +
+                                  : "plan file " + options.planPath +
                                         " cannot run on CUDA: " + order.error))
-      return 1;
+      return std::nullopt;
   }
-  {
-    Executor executor;
-    if (!useCuda && hostKernels == "device")
-      executor.setBackend(createCpuBackend(*communicator, HostKernels::Device));
-    if (useCuda) {
-      Status status;
-      std::unique_ptr<Backend> backend =
-          createCudaBackend(*communicator, cudaOptions, status);
-      if (!backend)
-        abortAll(rank, "--backend cuda: " + status.error);
-      executor.setBackend(std::move(backend));
+  return useCuda;
+}
+
+/// The executor on its backend, loaded with the plan, its weights and
+/// batches from --weights and --batches (or the seed's), initialized.
+void prepareExecutor(Executor &executor, Transport &communicator,
+                     const RunOptions &options, const CudaOptions &cudaOptions,
+                     bool useCuda, const plan::Plan &planMessage, int rank) {
+  if (!useCuda && options.hostKernels == "device")
+    executor.setBackend(createCpuBackend(communicator, HostKernels::Device));
+  if (useCuda) {
+    Status status;
+    std::unique_ptr<Backend> backend =
+        createCudaBackend(communicator, cudaOptions, status);
+    if (!backend)
+      abortAll(rank, "--backend cuda: " + status.error);
+    executor.setBackend(std::move(backend));
+  }
+  if (Status status = executor.load(planMessage, rank, communicator);
+      !status.ok())
+    abortAll(rank, status.error);
+  if (options.seed)
+    executor.setSeed(*options.seed);
+  const std::string &batchesPath = options.batchesPath;
+  if (!batchesPath.empty())
+    executor.setBatchLoader([&batchesPath](const plan::Buffer &buffer,
+                                           int64_t step, Tensor &block,
+                                           bool &loaded) {
+      Status status = loadBatchBlock(buffer, batchesPath, step, block);
+      loaded = status.ok();
+      return status;
+    });
+  const std::string &weightsPath = options.weightsPath;
+  if (!weightsPath.empty())
+    executor.setWeightLoader([&weightsPath](const plan::Buffer &buffer,
+                                            Tensor &block, bool &loaded) {
+      Status status = loadWeightBlock(buffer, weightsPath, block);
+      loaded = status.ok();
+      return status;
+    });
+  if (Status status = executor.initialize(); !status.ok())
+    abortAll(rank, status.error);
+}
+
+/// Rank 0's lines on the backend and the schedule, before the steps.
+void printBackend(const Executor &executor, const RunOptions &options,
+                  bool useCuda, const std::string &unavailable,
+                  const plan::Plan &planMessage) {
+  std::string line = "backend: " + executor.backend()->describe();
+  if (!useCuda && options.backendName == "auto")
+    line += " (no usable GPU: " + unavailable + ")";
+  std::printf("%s\n", line.c_str());
+  std::vector<std::string> host = executor.backend()->hostKernels();
+  if (!host.empty()) {
+    std::string list;
+    for (const std::string &kernel : host)
+      list += (list.empty() ? "" : ", ") + kernel;
+    std::printf("backend: on the host (no CUDA kernel): %s\n", list.c_str());
+  }
+  if (executor.stages() > 1 && planMessage.micro_batches() > 1)
+    std::printf("schedule: %s, %lld stages, %lld micro-batches\n",
+                executor.schedule().c_str(),
+                static_cast<long long>(executor.stages()),
+                static_cast<long long>(planMessage.micro_batches()));
+  if (!executor.scheduleNote().empty())
+    std::printf("schedule: %s\n", executor.scheduleNote().c_str());
+  std::fflush(stdout);
+}
+
+/// What the steps leave for the reports after them.
+struct StepRecord {
+  /// --profile: each profiled step's milliseconds.
+  std::vector<double> profiledMs;
+  /// --trace: the last step's runs and milliseconds.
+  std::vector<Executor::TracedRun> traced;
+  double tracedMs = 0;
+};
+
+/// Runs the steps, rank 0 printing each one's time and loss. False when
+/// the ranks must stop.
+bool runSteps(Executor &executor, const RunOptions &options,
+              const plan::Plan &planMessage, int rank, StepRecord &record) {
+  int64_t steps = options.steps;
+  // Where stages split the step, rank 0's program may not compute the
+  // loss: the lowest rank whose program does sends it to rank 0.
+  int lossRank = -1;
+  for (const plan::Program &program : planMessage.programs())
+    if (program.loss() >= 0)
+      for (int64_t device : program.devices())
+        if (lossRank < 0 || device < lossRank)
+          lossRank = static_cast<int>(device);
+  // Apart from the plan's messages, which tag by their own numbering.
+  MPI_Comm lossComm = MPI_COMM_NULL;
+  if (lossRank > 0)
+    MPI_Comm_dup(MPI_COMM_WORLD, &lossComm);
+  for (int64_t step = 0; step < steps; ++step) {
+    // The first step warms up (cuBLAS heuristics, NCCL connections).
+    if (options.profile && step == std::min<int64_t>(1, steps - 1))
+      executor.backend()->setProfiling(true);
+    // The last step is traced, every rank's clock starting together.
+    bool tracing = !options.tracePath.empty() && step == steps - 1;
+    if (tracing) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (!agreeOnFailure(rank, executor.setTracing(true).error))
+        return false;
     }
-    if (Status status = executor.load(planMessage, rank, *communicator);
+    auto start = std::chrono::steady_clock::now();
+    double loss = 0;
+    if (Status status = executor.step(options.oneBatch ? 0 : step, &loss);
         !status.ok())
       abortAll(rank, status.error);
-    if (seed)
-      executor.setSeed(*seed);
-    if (!batchesPath.empty())
-      executor.setBatchLoader([&](const plan::Buffer &buffer, int64_t step,
-                                  Tensor &block, bool &loaded) {
-        Status status = loadBatchBlock(buffer, batchesPath, step, block);
-        loaded = status.ok();
-        return status;
-      });
-    if (!weightsPath.empty())
-      executor.setWeightLoader(
-          [&](const plan::Buffer &buffer, Tensor &block, bool &loaded) {
-            Status status = loadWeightBlock(buffer, weightsPath, block);
-            loaded = status.ok();
-            return status;
-          });
-    if (Status status = executor.initialize(); !status.ok())
-      abortAll(rank, status.error);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (options.profile && step >= std::min<int64_t>(1, steps - 1))
+      record.profiledMs.push_back(ms);
+    if (tracing) {
+      record.traced = executor.takeTrace();
+      record.tracedMs = ms;
+      (void)executor.setTracing(false);
+    }
+    if (lossRank > 0 && rank == lossRank)
+      MPI_Send(&loss, 1, MPI_DOUBLE, 0, 0, lossComm);
+    if (rank != 0)
+      continue;
+    if (lossRank > 0)
+      MPI_Recv(&loss, 1, MPI_DOUBLE, lossRank, 0, lossComm, MPI_STATUS_IGNORE);
+    if (lossRank < 0)
+      std::printf("step %lld: %.1f ms\n", static_cast<long long>(step + 1), ms);
+    else
+      std::printf("step %lld: loss %.6f (%.1f ms)\n",
+                  static_cast<long long>(step + 1), loss, ms);
+    std::fflush(stdout);
+  }
+  if (lossComm != MPI_COMM_NULL)
+    MPI_Comm_free(&lossComm);
+  return true;
+}
+
+int run(int argc, char **argv, int rank, int worldSize) {
+  CLI::App app("Runs a parplan plan file: one MPI rank per device.",
+               "parplan-run");
+  RunOptions options;
+  addOptions(app, options);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &error) {
+    // Only rank 0 speaks; every rank exits with CLI11's code.
+    if (rank == 0)
+      return app.exit(error);
+    return error.get_exit_code() == 0 ? 0 : 1;
+  }
+
+  plan::Plan planMessage;
+  // A file that only some ranks can read (a machine without it) must stop
+  // them all, not leave the others waiting.
+  if (!agreeOnFailure(rank, loadPlan(options, rank, worldSize, planMessage)))
+    return 1;
+
+  std::unique_ptr<Transport> communicator = createMpiCommunicator();
+  CudaOptions cudaOptions;
+  cudaOptions.tf32 = options.tf32;
+  cudaOptions.graphs = !options.noGraphs;
+  std::string unavailable;
+  std::optional<bool> useCuda =
+      chooseCuda(options, planMessage, rank, cudaOptions, unavailable);
+  if (!useCuda)
+    return 1;
+  bool checkFailed = false;
+  {
+    Executor executor;
+    prepareExecutor(executor, *communicator, options, cudaOptions, *useCuda,
+                    planMessage, rank);
     // Said before the steps, not after them.
-    if (!tracePath.empty() && !executor.backend()->recordsTimeline() &&
+    if (!options.tracePath.empty() && !executor.backend()->recordsTimeline() &&
         !agreeOnFailure(rank, "--trace: the " + executor.backend()->describe() +
                                   " backend records no timeline; run with "
                                   "--backend cpu"))
       return 1;
-    if (rank == 0) {
-      std::string line = "backend: " + executor.backend()->describe();
-      if (!useCuda && backendName == "auto")
-        line += " (no usable GPU: " + unavailable + ")";
-      std::printf("%s\n", line.c_str());
-      std::vector<std::string> host = executor.backend()->hostKernels();
-      if (!host.empty()) {
-        std::string list;
-        for (const std::string &kernel : host)
-          list += (list.empty() ? "" : ", ") + kernel;
-        std::printf("backend: on the host (no CUDA kernel): %s\n",
-                    list.c_str());
-      }
-      if (executor.stages() > 1 && planMessage.micro_batches() > 1)
-        std::printf("schedule: %s, %lld stages, %lld micro-batches\n",
-                    executor.schedule().c_str(),
-                    static_cast<long long>(executor.stages()),
-                    static_cast<long long>(planMessage.micro_batches()));
-      if (!executor.scheduleNote().empty())
-        std::printf("schedule: %s\n", executor.scheduleNote().c_str());
-      std::fflush(stdout);
-    }
-    // Where stages split the step, rank 0's program may not compute the
-    // loss: the lowest rank whose program does sends it to rank 0.
-    int lossRank = -1;
-    for (const plan::Program &program : planMessage.programs())
-      if (program.loss() >= 0)
-        for (int64_t device : program.devices())
-          if (lossRank < 0 || device < lossRank)
-            lossRank = static_cast<int>(device);
-    // Apart from the plan's messages, which tag by their own numbering.
-    MPI_Comm lossComm = MPI_COMM_NULL;
-    if (lossRank > 0)
-      MPI_Comm_dup(MPI_COMM_WORLD, &lossComm);
-    std::vector<double> profiledMs;
-    std::vector<Executor::TracedRun> traced;
-    double tracedMs = 0;
-    for (int64_t step = 0; step < steps; ++step) {
-      // The first step warms up (cuBLAS heuristics, NCCL connections).
-      if (profile && step == std::min<int64_t>(1, steps - 1))
-        executor.backend()->setProfiling(true);
-      // The last step is traced, every rank's clock starting together.
-      bool tracing = !tracePath.empty() && step == steps - 1;
-      if (tracing) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (!agreeOnFailure(rank, executor.setTracing(true).error))
-          return 1;
-      }
-      auto start = std::chrono::steady_clock::now();
-      double loss = 0;
-      if (Status status = executor.step(oneBatch ? 0 : step, &loss);
-          !status.ok())
-        abortAll(rank, status.error);
-      double ms = std::chrono::duration<double, std::milli>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-      if (profile && step >= std::min<int64_t>(1, steps - 1))
-        profiledMs.push_back(ms);
-      if (tracing) {
-        traced = executor.takeTrace();
-        tracedMs = ms;
-        (void)executor.setTracing(false);
-      }
-      if (lossRank > 0 && rank == lossRank)
-        MPI_Send(&loss, 1, MPI_DOUBLE, 0, 0, lossComm);
-      if (rank != 0)
-        continue;
-      if (lossRank > 0)
-        MPI_Recv(&loss, 1, MPI_DOUBLE, lossRank, 0, lossComm,
-                 MPI_STATUS_IGNORE);
-      if (lossRank < 0)
-        std::printf("step %lld: %.1f ms\n", static_cast<long long>(step + 1),
-                    ms);
-      else
-        std::printf("step %lld: loss %.6f (%.1f ms)\n",
-                    static_cast<long long>(step + 1), loss, ms);
-      std::fflush(stdout);
-    }
-    if (lossComm != MPI_COMM_NULL)
-      MPI_Comm_free(&lossComm);
-    if (printWeights)
+    if (rank == 0)
+      printBackend(executor, options, *useCuda, unavailable, planMessage);
+    StepRecord record;
+    if (!runSteps(executor, options, planMessage, rank, record))
+      return 1;
+    if (options.printWeights)
       printWeightSummary(executor, rank);
-    if (check && !checkOutputs(executor, rank))
+    if (options.check && !checkOutputs(executor, rank))
       checkFailed = true;
-    if (profile && rank == 0)
+    if (options.profile && rank == 0)
       printProfile(executor.backend()->profile(),
-                   static_cast<int64_t>(profiledMs.size()), profiledMs);
-    if (profile && executor.stages() > 1 && planMessage.micro_batches() > 1)
-      printStageProfile(executor, planMessage, rank, worldSize, profiledMs);
-    if (!tracePath.empty() && steps > 0 &&
-        !writeTrace(tracePath, planMessage, traced, tracedMs,
-                    executor.backend()->describe(), rank, worldSize))
+                   static_cast<int64_t>(record.profiledMs.size()),
+                   record.profiledMs);
+    if (options.profile && executor.stages() > 1 &&
+        planMessage.micro_batches() > 1)
+      printStageProfile(executor, planMessage, rank, worldSize,
+                        record.profiledMs);
+    if (!options.tracePath.empty() && options.steps > 0 &&
+        !writeTrace(options.tracePath, planMessage, record.traced,
+                    record.tracedMs, executor.backend()->describe(), rank,
+                    worldSize))
       return 1;
   }
   // Sub-communicators are freed before MPI_Finalize.
