@@ -5,6 +5,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/EnumAttr.td"
+include "Parameters.td"
 
 def Plan_Dialect : Dialect {
   let name = "plan";
@@ -73,6 +74,26 @@ def Plan_BlockOffsetAttr : AttrDef<Plan_Dialect, "BlockOffset"> {
                         "int64_t":$dim);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+def Plan_PredictionAttr : AttrDef<Plan_Dialect, "Prediction"> {
+  let mnemonic = "prediction";
+  let summary = "The search's predicted step";
+  let description = [{
+    On a plan module, as the discardable attribute `plan.prediction`: the
+    step the sharding search predicted, its compute and its communication,
+    in seconds, as plan.proto's `prediction` carries them to `parplan
+    simulate` and `parplan-run --profile`.
+    ```mlir
+    module attributes {plan.prediction = #plan.prediction<step_time = 3.0,
+        compute_time = 1.0, communication_time = 2.0>} { ... }
+    ```
+  }];
+  let parameters = (ins
+      Parplan_DoubleParameter<"seconds per step">:$step_time,
+      Parplan_DoubleParameter<"seconds per step">:$compute_time,
+      Parplan_DoubleParameter<"seconds per step">:$communication_time);
+  let assemblyFormat = "`<` struct(params) `>`";
 }
 
 // Device buffers: statically shaped memrefs with the identity layout.

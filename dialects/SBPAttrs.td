@@ -5,6 +5,7 @@
 
 include "SBPBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
+include "Parameters.td"
 
 class SBP_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<SBP_Dialect, name, traits> {
@@ -122,6 +123,82 @@ def SBP_NoFitAttr : SBP_Attr<"NoFit", "no_fit"> {
                         "int64_t":$device,
                         StringRefParameter<"the fullest stage's mesh", "\"\"">:$stage);
   let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def SBP_StageFiguresAttr : SBP_Attr<"StageFigures", "stage_figures"> {
+  let summary = "A pipeline stage's predicted seconds and bytes";
+  let description = [{
+    One stage of a `#sbp.layout_plan`: the mesh it runs on, per micro-batch
+    its forward, backward and its sends of activations (forward) and
+    gradients (backward) to the next stage, the optimizer's update once per
+    step, then the stage's busy and idle (bubble) time in the step, its
+    peak memory per device and the activations of that peak.
+    ```mlir
+    #sbp.stage_figures<mesh = @stage0, forward_time = 1.0e-03,
+        backward_time = 2.0e-03, update_time = 1.0e-04,
+        send_forward_time = 1.0e-05, send_backward_time = 1.0e-05,
+        busy_time = 1.2e-02, bubble_time = 3.0e-03,
+        memory_bytes = 4000000000, activation_bytes = 1000000000>
+    ```
+  }];
+  let parameters = (ins "::mlir::FlatSymbolRefAttr":$mesh,
+      Parplan_DoubleParameter<"seconds per micro-batch">:$forward_time,
+      Parplan_DoubleParameter<"seconds per micro-batch">:$backward_time,
+      Parplan_DoubleParameter<"seconds per step">:$update_time,
+      Parplan_DoubleParameter<"seconds per micro-batch">:$send_forward_time,
+      Parplan_DoubleParameter<"seconds per micro-batch">:$send_backward_time,
+      Parplan_DoubleParameter<"seconds per step">:$busy_time,
+      Parplan_DoubleParameter<"seconds per step">:$bubble_time,
+      "int64_t":$memory_bytes, "int64_t":$activation_bytes);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def SBP_LayoutPlanAttr : SBP_Attr<"LayoutPlan", "layout_plan"> {
+  let summary = "What the sharding search chose and what it predicts";
+  let description = [{
+    What `sbp-assign` leaves on the module, as the discardable attribute
+    `sbp.plan`: the cluster it priced on, the strategy asked for and the
+    start that won, whether the program is a training step, the predicted
+    step and its compute and communication, the peak memory per device and
+    the device's memory, the step each other start predicts (`baselines`,
+    by start), the figures of each stage (`#sbp.stage_figures`, in the order
+    of the meshes), the pipeline schedule (`sequential` without stages) and
+    the number of nodes searched. The compile driver decides on these
+    numbers and the tools print them; each is computed once, here.
+    ```mlir
+    module attributes {sbp.plan = #sbp.layout_plan<cluster = "dgx-h100",
+        strategy = "auto", start = "auto", training = true,
+        step_time = 1.2e-02, compute_time = 1.0e-02,
+        communication_time = 2.0e-03, memory_bytes = 4000000000,
+        device_memory_bytes = 80000000000,
+        baselines = {"data-parallel" = 1.3e-02 : f64}, stages = [],
+        schedule = "sequential", search_nodes = 12>} { ... }
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"the cluster's name">:$cluster,
+      StringRefParameter<"the strategy asked for">:$strategy,
+      StringRefParameter<"the start whose layouts were kept">:$start,
+      "::mlir::BoolAttr":$training,
+      Parplan_DoubleParameter<"seconds per step">:$step_time,
+      Parplan_DoubleParameter<"seconds per step">:$compute_time,
+      Parplan_DoubleParameter<"seconds per step">:$communication_time,
+      "int64_t":$memory_bytes, "int64_t":$device_memory_bytes,
+      "::mlir::DictionaryAttr":$baselines,
+      "::mlir::ArrayAttr":$stages,
+      StringRefParameter<"the pipeline schedule">:$schedule,
+      "int64_t":$search_nodes);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The figures of each stage, in the order of their meshes.
+    auto getStageFigures() const {
+      return getStages().getAsRange<StageFiguresAttr>();
+    }
+    /// The step start `name` predicts, if it was tried.
+    std::optional<double> getBaseline(::llvm::StringRef name) const;
+    /// This plan with start `name`'s step recorded as `seconds`.
+    LayoutPlanAttr withBaseline(::llvm::StringRef name, double seconds) const;
+  }];
 }
 
 def SBP_ClusterAttr : SBP_Attr<"Cluster", "cluster"> {

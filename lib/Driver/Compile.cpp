@@ -20,6 +20,7 @@
 #include "parplan/Support/Text.h"
 #include "parplan/Target/PlanExport.h"
 #include "parplan/Transforms/ClusterAnalysis.h"
+#include "parplan/Transforms/Debug.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 #include "parplan/Transforms/TrainingStep.h"
@@ -197,14 +198,10 @@ int64_t largestLayerClass(const std::vector<std::string> &layers) {
   return largest;
 }
 
-/// sbp-assign's figures of a laid-out step (sbp.plan), read once.
-double planNumber(ModuleOp module, StringRef key) {
-  Attribute value =
-      module->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName)
-          .get(key);
-  if (auto integer = dyn_cast<IntegerAttr>(value))
-    return static_cast<double>(integer.getInt());
-  return cast<FloatAttr>(value).getValueAsDouble();
+/// sbp-assign's figures of a laid-out step (sbp.plan).
+sbp::LayoutPlanAttr layoutPlan(ModuleOp module) {
+  return module->getAttrOfType<sbp::LayoutPlanAttr>(
+      parplan::kLayoutPlanAttrName);
 }
 
 /// How a try at building and laying out the step ended.
@@ -587,6 +584,23 @@ LogicalResult Compiler::layOutWithFallback() {
     std::optional<NoFit> noFit;
     std::vector<Diagnostic> said;
     Outcome outcome = buildAndLayOut(noFit, said, /*quiet=*/false);
+    PARPLAN_DEBUG(kRecomputeDebugType, {
+      raw_ostream &line = debugLine(kRecomputeDebugType);
+      line << "recompute " << levels[level] << ": ";
+      if (outcome == Outcome::Fits)
+        line << "fits the cost model's estimate, step "
+             << layoutPlan(*module).getStepTime() << " s\n";
+      else if (outcome == Outcome::NoFit && noFit)
+        line << "no fit ("
+             << parplan::groupThousands(
+                    static_cast<uint64_t>(noFit->neededBytes))
+             << " bytes per device of "
+             << parplan::groupThousands(
+                    static_cast<uint64_t>(noFit->deviceBytes))
+             << ")\n";
+      else
+        line << "failed\n";
+    });
     // Without the fallback, sbp-assign's no-fit error has been said as is.
     if (outcome == Outcome::Failed ||
         (outcome == Outcome::NoFit && !fallback)) {
@@ -598,7 +612,19 @@ LogicalResult Compiler::layOutWithFallback() {
       if (!fallback || last)
         break;
       lowered = lowerCopy(*module);
-      double capacity = planNumber(*module, "device_memory_bytes");
+      double capacity =
+          static_cast<double>(layoutPlan(*module).getDeviceMemoryBytes());
+      PARPLAN_DEBUG(
+          kRecomputeDebugType,
+          debugLine(kRecomputeDebugType)
+              << "recompute " << levels[level] << ": arena peak "
+              << groupThousands(lowered ? static_cast<int64_t>(lowered->peak)
+                                        : 0)
+              << " bytes per device of "
+              << groupThousands(static_cast<int64_t>(capacity))
+              << (!lowered || lowered->peak <= capacity
+                      ? ", kept\n"
+                      : ", over: the next level is tried\n"));
       if (!lowered || lowered->peak <= capacity)
         break;
       // The estimate fits; the arena does not: the next level is tried.
@@ -608,8 +634,7 @@ LogicalResult Compiler::layOutWithFallback() {
             "(the cost model estimated {2})",
             parplan::formatBytes(static_cast<int64_t>(lowered->peak)),
             parplan::formatBytes(static_cast<int64_t>(capacity)),
-            parplan::formatBytes(
-                static_cast<int64_t>(planNumber(*module, "memory_bytes"))));
+            parplan::formatBytes(layoutPlan(*module).getMemoryBytes()));
       lowered.reset();
       continue;
     }
@@ -640,8 +665,9 @@ LogicalResult Compiler::layOutWithFallback() {
 // layer recomputed takes. The device is taken as smaller by what that
 // plan's arena exceeds its estimate.
 void Compiler::recomputeFewerLayers(double neededWithout) {
-  double capacity = planNumber(*module, "device_memory_bytes");
-  double withAll = planNumber(*module, "memory_bytes");
+  double capacity =
+      static_cast<double>(layoutPlan(*module).getDeviceMemoryBytes());
+  double withAll = static_cast<double>(layoutPlan(*module).getMemoryBytes());
   int64_t perClass = largestLayerClass(result.figures.recomputedLayers);
   auto layersFor = [&](double target) {
     double share = (neededWithout - target) / (neededWithout - withAll);
@@ -668,8 +694,21 @@ void Compiler::recomputeFewerLayers(double neededWithout) {
   // Kept when faster and its arena fits too.
   std::optional<Lowered> fewer;
   if (outcome == Outcome::Fits &&
-      planNumber(*module, "step_time") < planNumber(*allLayers, "step_time"))
+      layoutPlan(*module).getStepTime() < layoutPlan(*allLayers).getStepTime())
     fewer = lowerCopy(*module);
+  PARPLAN_DEBUG(
+      kRecomputeDebugType,
+      debugLine(kRecomputeDebugType)
+          << "recompute " << count << " of " << perClass << " layers: "
+          << (outcome != Outcome::Fits
+                  ? std::string("no fit")
+                  : "step " +
+                        std::to_string(layoutPlan(*module).getStepTime()) +
+                        " s against " +
+                        std::to_string(layoutPlan(*allLayers).getStepTime()) +
+                        " s with every layer")
+          << (fewer && fewer->peak <= capacity ? ", kept\n"
+                                               : ", every layer kept\n"));
   if (fewer && fewer->peak <= capacity) {
     lowered = std::move(fewer);
   } else {
@@ -685,13 +724,11 @@ void Compiler::readLayoutFigures() {
   parplan::driver::PlanFigures &figures = result.figures;
   sbp::MeshOp mesh = parplan::driver::layoutMesh(*module);
   figures.meshShape.assign(mesh.getShape().begin(), mesh.getShape().end());
-  auto planAttr =
-      (*module)->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
+  sbp::LayoutPlanAttr planAttr = layoutPlan(*module);
   // Per stage mesh, the search's predicted figures (sbp.plan's stages).
-  llvm::StringMap<DictionaryAttr> stageFigures;
-  if (auto predicted = planAttr.getAs<ArrayAttr>("stages"))
-    for (auto entry : predicted.getAsRange<DictionaryAttr>())
-      stageFigures[entry.getAs<FlatSymbolRefAttr>("mesh").getValue()] = entry;
+  llvm::StringMap<sbp::StageFiguresAttr> stageFigures;
+  for (sbp::StageFiguresAttr entry : planAttr.getStageFigures())
+    stageFigures[entry.getMesh().getValue()] = entry;
   for (sbp::MeshOp stageMesh : module->getOps<sbp::MeshOp>()) {
     std::optional<ArrayRef<int64_t>> devices = stageMesh.getDevices();
     if (!devices)
@@ -701,33 +738,24 @@ void Compiler::readLayoutFigures() {
     entry.shape.assign(stageMesh.getShape().begin(),
                        stageMesh.getShape().end());
     entry.devices.assign(devices->begin(), devices->end());
-    if (DictionaryAttr predicted = stageFigures.lookup(entry.mesh)) {
-      auto number = [&](StringRef key) {
-        return cast<FloatAttr>(predicted.get(key)).getValueAsDouble();
-      };
+    if (sbp::StageFiguresAttr predicted = stageFigures.lookup(entry.mesh)) {
       entry.predicted = true;
-      entry.forward = number("forward_time");
-      entry.backward = number("backward_time");
-      entry.update = number("update_time");
-      entry.busy = number("busy_time");
-      entry.bubble = number("bubble_time");
-      entry.memoryBytes =
-          cast<IntegerAttr>(predicted.get("memory_bytes")).getInt();
+      entry.forward = predicted.getForwardTime();
+      entry.backward = predicted.getBackwardTime();
+      entry.update = predicted.getUpdateTime();
+      entry.busy = predicted.getBusyTime();
+      entry.bubble = predicted.getBubbleTime();
+      entry.memoryBytes = predicted.getMemoryBytes();
     }
     figures.stages.push_back(std::move(entry));
   }
-  auto seconds = [&](StringRef key) {
-    return cast<FloatAttr>(planAttr.get(key)).getValueAsDouble();
-  };
-  figures.stepSeconds = seconds("step_time");
-  figures.computeSeconds = seconds("compute_time");
-  figures.communicationSeconds = seconds("communication_time");
-  figures.estimatedMemoryBytes =
-      cast<IntegerAttr>(planAttr.get("memory_bytes")).getInt();
-  figures.deviceMemoryBytes =
-      cast<IntegerAttr>(planAttr.get("device_memory_bytes")).getInt();
-  figures.start = planAttr.getAs<StringAttr>("start").str();
-  for (NamedAttribute baseline : planAttr.getAs<DictionaryAttr>("baselines"))
+  figures.stepSeconds = planAttr.getStepTime();
+  figures.computeSeconds = planAttr.getComputeTime();
+  figures.communicationSeconds = planAttr.getCommunicationTime();
+  figures.estimatedMemoryBytes = planAttr.getMemoryBytes();
+  figures.deviceMemoryBytes = planAttr.getDeviceMemoryBytes();
+  figures.start = planAttr.getStart().str();
+  for (NamedAttribute baseline : planAttr.getBaselines())
     figures.baselines.emplace_back(
         baseline.getName().str(),
         cast<FloatAttr>(baseline.getValue()).getValueAsDouble());

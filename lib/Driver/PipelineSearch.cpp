@@ -14,7 +14,9 @@
 #include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Runtime/PlanFile.h"
+#include "parplan/Support/Text.h"
 #include "parplan/Transforms/ClusterAnalysis.h"
+#include "parplan/Transforms/Debug.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -25,6 +27,7 @@
 #include <tuple>
 
 using namespace mlir;
+namespace sbp = parplan::sbp;
 
 std::optional<parplan::driver::NoFit>
 parplan::driver::noFitOf(ModuleOp laidOut) {
@@ -78,29 +81,19 @@ bool isClearlyBetter(const PipelineTrial &a, const PipelineTrial &b) {
 /// (sbp.plan).
 void readFigures(ModuleOp laidOut, PipelineTrial &trial) {
   auto plan =
-      laidOut->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
-  auto seconds = [](DictionaryAttr dictionary, StringRef key) {
-    return cast<FloatAttr>(dictionary.get(key)).getValueAsDouble();
-  };
-  auto bytes = [](DictionaryAttr dictionary, StringRef key) {
-    return static_cast<double>(
-        cast<IntegerAttr>(dictionary.get(key)).getValue().getSExtValue());
-  };
-  trial.step = seconds(plan, "step_time");
-  trial.capacity = bytes(plan, "device_memory_bytes");
-  auto stages = plan.getAs<ArrayAttr>("stages");
-  if (!stages)
-    return;
-  for (auto [index, entry] :
-       llvm::enumerate(stages.getAsRange<DictionaryAttr>())) {
-    trial.memory.push_back(bytes(entry, "memory_bytes"));
-    trial.activation.push_back(bytes(entry, "activation_bytes"));
-    trial.costs.forward.push_back(seconds(entry, "forward_time"));
-    trial.costs.backward.push_back(seconds(entry, "backward_time"));
-    trial.update.push_back(seconds(entry, "update_time"));
-    if (index + 1 < stages.size()) {
-      trial.costs.sendForward.push_back(seconds(entry, "send_forward_time"));
-      trial.costs.sendBackward.push_back(seconds(entry, "send_backward_time"));
+      laidOut->getAttrOfType<sbp::LayoutPlanAttr>(parplan::kLayoutPlanAttrName);
+  trial.step = plan.getStepTime();
+  trial.capacity = static_cast<double>(plan.getDeviceMemoryBytes());
+  size_t stageCount = plan.getStages().size();
+  for (auto [index, stage] : llvm::enumerate(plan.getStageFigures())) {
+    trial.memory.push_back(static_cast<double>(stage.getMemoryBytes()));
+    trial.activation.push_back(static_cast<double>(stage.getActivationBytes()));
+    trial.costs.forward.push_back(stage.getForwardTime());
+    trial.costs.backward.push_back(stage.getBackwardTime());
+    trial.update.push_back(stage.getUpdateTime());
+    if (index + 1 < stageCount) {
+      trial.costs.sendForward.push_back(stage.getSendForwardTime());
+      trial.costs.sendBackward.push_back(stage.getSendBackwardTime());
     }
   }
 }
@@ -108,15 +101,10 @@ void readFigures(ModuleOp laidOut, PipelineTrial &trial) {
 /// Adds start `name`'s predicted step to a laid-out step's sbp.plan
 /// `baselines` (sbp-assign's record of the starts it did not keep).
 void addBaseline(ModuleOp laidOut, StringRef name, double seconds) {
-  MLIRContext *context = laidOut.getContext();
   auto plan =
-      laidOut->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
-  NamedAttrList baselines(plan.getAs<DictionaryAttr>("baselines"));
-  baselines.set(name, FloatAttr::get(Float64Type::get(context), seconds));
-  NamedAttrList entries(plan);
-  entries.set("baselines", baselines.getDictionary(context));
+      laidOut->getAttrOfType<sbp::LayoutPlanAttr>(parplan::kLayoutPlanAttrName);
   laidOut->setAttr(parplan::kLayoutPlanAttrName,
-                   entries.getDictionary(context));
+                   plan.withBaseline(name, seconds));
 }
 
 /// The trials of one search: the training step built once per micro-batch
@@ -229,9 +217,31 @@ public:
     // Every shape the search keeps is faster than all tried before it: the
     // fastest so far is the one the compile may go on from. Another start
     // laid out on a shape already tried is kept apart, for the caller.
+    bool fastestSoFar = starts == trialStarts && trial.step &&
+                        (!fastestStep || *trial.step < *fastestStep);
+    PARPLAN_DEBUG(parplan::kPipelineSearchDebugType, {
+      raw_ostream &line = parplan::debugLine(parplan::kPipelineSearchDebugType);
+      line << shape << ": ";
+      if (trial.step)
+        line << "step " << *trial.step << " s";
+      else if (trial.noFit)
+        line << "no fit ("
+             << parplan::groupThousands(
+                    static_cast<uint64_t>(trial.noFit->neededBytes))
+             << " bytes per device"
+             << (trial.noFit->stage.empty() ? ""
+                                            : " on stage " + trial.noFit->stage)
+             << " of "
+             << parplan::groupThousands(
+                    static_cast<uint64_t>(trial.noFit->deviceBytes))
+             << ")";
+      else
+        line << "failed: " << trial.why;
+      line << (fastestSoFar ? ", the fastest so far\n" : "\n");
+    });
     if (starts != trialStarts) {
       other = std::move(copy);
-    } else if (trial.step && (!fastestStep || *trial.step < *fastestStep)) {
+    } else if (fastestSoFar) {
       fastestStep = trial.step;
       fastest = std::move(copy);
       fastestKey = key;
@@ -709,12 +719,11 @@ parplan::driver::searchPipeline(
         laidOut = std::move(baselines);
         best = *others;
       } else {
-        auto plan =
-            (*baselines)
-                ->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
-        addBaseline(*laidOut, plan.getAs<StringAttr>("start").getValue(),
-                    *others->step);
-        for (NamedAttribute entry : plan.getAs<DictionaryAttr>("baselines"))
+        auto plan = (*baselines)
+                        ->getAttrOfType<sbp::LayoutPlanAttr>(
+                            parplan::kLayoutPlanAttrName);
+        addBaseline(*laidOut, plan.getStart(), *others->step);
+        for (NamedAttribute entry : plan.getBaselines())
           addBaseline(*laidOut, entry.getName().getValue(),
                       cast<FloatAttr>(entry.getValue()).getValueAsDouble());
       }

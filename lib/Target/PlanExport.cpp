@@ -376,16 +376,12 @@ LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
     plan.set_schedule(schedule.str());
   if (auto cluster = module->getAttrOfType<StringAttr>(kPlanClusterAttrName))
     plan.set_cluster(cluster.str());
-  if (auto predicted = module->getAttrOfType<DictionaryAttr>(
+  if (auto predicted = module->getAttrOfType<pp::PredictionAttr>(
           parplan::kPlanPredictionAttrName)) {
     pp::Prediction &prediction = *plan.mutable_prediction();
-    auto seconds = [&](StringRef name) {
-      auto figure = predicted.getAs<FloatAttr>(name);
-      return figure ? figure.getValueAsDouble() : 0.0;
-    };
-    prediction.set_step_seconds(seconds("step_time"));
-    prediction.set_compute_seconds(seconds("compute_time"));
-    prediction.set_communication_seconds(seconds("communication_time"));
+    prediction.set_step_seconds(predicted.getStepTime());
+    prediction.set_compute_seconds(predicted.getComputeTime());
+    prediction.set_communication_seconds(predicted.getCommunicationTime());
   }
   SharedConstants shared(plan);
   for (pp::ProgramOp program : programs) {

@@ -601,15 +601,13 @@ void LowerToPlanPass::finishPlanModule(ModuleOp module,
   if (cluster)
     module->setAttr(kPlanClusterAttrName,
                     StringAttr::get(context, cost::writeClusterJson(*cluster)));
-  if (auto predicted =
-          module->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName)) {
-    SmallVector<NamedAttribute> figures;
-    for (StringRef name : {"step_time", "compute_time", "communication_time"})
-      if (auto seconds = predicted.getAs<FloatAttr>(name))
-        figures.push_back(NamedAttribute(name, seconds));
-    module->setAttr(parplan::kPlanPredictionAttrName,
-                    DictionaryAttr::get(context, figures));
-  }
+  if (auto predicted = module->getAttrOfType<sbp::LayoutPlanAttr>(
+          parplan::kLayoutPlanAttrName))
+    module->setAttr(
+        parplan::kPlanPredictionAttrName,
+        plan::PredictionAttr::get(context, predicted.getStepTime(),
+                                  predicted.getComputeTime(),
+                                  predicted.getCommunicationTime()));
   module->removeAttr(kClusterAttrName);
   module->removeAttr(kAnnotationsAttrName);
 }

@@ -22,6 +22,7 @@
 #include "parplan/Schedule/Pipeline.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Transforms/ClusterAnalysis.h"
+#include "parplan/Transforms/Debug.h"
 #include "parplan/Transforms/ShardingCostModel.h"
 #include "parplan/Transforms/TrainingStep.h"
 
@@ -30,6 +31,7 @@
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -418,6 +420,10 @@ private:
   /// the middle of each move planned (`planned`) or bounded (the search).
   double moveCost(const Use &use, int64_t a, int64_t b, bool planned) const;
   LogicalResult solve();
+  /// Explains a probe of the price bisection (-parplan-debug-only).
+  void debugPrice(double bytePrice,
+                  const std::optional<cost::LayoutSolution> &candidate,
+                  const Classes &grouped) const;
   /// The search over `grouped` with each byte per device priced
   /// `bytePrice` seconds (or the plan of least memory), started also from
   /// `hint` (a choice per class), by the solver's stages `solverOptions`.
@@ -1386,8 +1392,21 @@ LogicalResult ShardingSearch::solve() {
            << "no plan lays out @" << function.getName() << " on mesh "
            << cost::formatMeshShape(meshShape)
            << " without an impossible boxing";
+  PARPLAN_DEBUG(
+      kSbpAssignDebugType,
+      debugLine(kSbpAssignDebugType)
+          << "start " << options.strategy << ": " << nodes.size()
+          << " nodes in " << searched.representative.size() << " classes"
+          << (searchAcrossStages ? " (alike stages as one)" : "")
+          << "; least time " << searchedTime(searched, best->choice) << " s at "
+          << groupThousands(
+                 static_cast<int64_t>(planMemory(searched, best->choice)))
+          << " bytes per device of "
+          << groupThousands(static_cast<int64_t>(capacity)) << "\n");
   // The price per byte of the plan kept; none for the plan of least memory.
   std::optional<double> bytePrice = 0;
+  // The same, as the explanation prints it (-1: the plan of least memory).
+  double explainedPrice = 0;
   if (planMemory(searched, best->choice) > capacity) {
     // The plan of least memory first: when even it does not fit, nothing
     // does, and the answer comes at once.
@@ -1430,6 +1449,7 @@ LogicalResult ShardingSearch::solve() {
     for (int step = 0; step < 80 && !fitting; ++step, high *= 4) {
       std::optional<cost::LayoutSolution> candidate =
           solveSearched(high, false, /*probe=*/true);
+      debugPrice(high, candidate, searched);
       if (fits(candidate, searched))
         fitting = candidate;
       else
@@ -1438,6 +1458,7 @@ LogicalResult ShardingSearch::solve() {
     if (!fitting) {
       fitting = smallest;
       bytePrice.reset();
+      explainedPrice = -1;
     } else {
       high /= 4;
       for (int step = 0; step < 20 && high - low > kPriceTolerance * high;
@@ -1445,6 +1466,7 @@ LogicalResult ShardingSearch::solve() {
         double middle = (low + high) / 2;
         std::optional<cost::LayoutSolution> candidate =
             solveSearched(middle, false, /*probe=*/true);
+        debugPrice(middle, candidate, searched);
         if (fits(candidate, searched)) {
           fitting = candidate;
           high = middle;
@@ -1453,6 +1475,7 @@ LogicalResult ShardingSearch::solve() {
         }
       }
       bytePrice = high;
+      explainedPrice = high;
       // The probe's answer polished by the solver's branch and bound,
       // which lowers the priced total and so may raise memory: kept where
       // it still fits.
@@ -1492,7 +1515,39 @@ LogicalResult ShardingSearch::solve() {
   stepTime = computeTime + communicationTime;
   memory = planMemory(classes, classChoice);
   predictPipeline(classChoice);
+  PARPLAN_DEBUG(kSbpAssignDebugType, {
+    // The price per byte the plan was bought at.
+    std::string priceNote =
+        explainedPrice < 0 ? " (the plan of least memory)"
+        : explainedPrice > 0
+            ? llvm::formatv(" at a price of {0:e} s per byte", explainedPrice)
+                  .str()
+            : std::string();
+    debugLine(kSbpAssignDebugType)
+        << "start " << options.strategy << ": step " << stepTime
+        << " s (compute " << computeTime << ", communication "
+        << communicationTime << "), "
+        << groupThousands(static_cast<int64_t>(memory)) << " bytes per device"
+        << priceNote << "\n";
+  });
   return success();
+}
+
+void ShardingSearch::debugPrice(
+    double bytePrice, const std::optional<cost::LayoutSolution> &candidate,
+    const Classes &grouped) const {
+  PARPLAN_DEBUG(kSbpAssignDebugType, {
+    raw_ostream &line = debugLine(kSbpAssignDebugType);
+    line << "start " << options.strategy << ": price " << bytePrice
+         << " s per byte: ";
+    if (!candidate || std::isinf(candidate->cost))
+      line << "no plan\n";
+    else
+      line << searchedTime(grouped, candidate->choice) << " s at "
+           << groupThousands(
+                  static_cast<int64_t>(planMemory(grouped, candidate->choice)))
+           << " bytes per device\n";
+  });
 }
 
 void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
@@ -1711,61 +1766,23 @@ void ShardingSearch::annotate(
   SmallVector<Attribute> stageEntries;
   if (!stages.names.empty())
     for (auto [index, figures] : llvm::enumerate(stageFigures))
-      stageEntries.push_back(builder.getDictionaryAttr({
-          builder.getNamedAttr("mesh", stages.names[index]),
-          builder.getNamedAttr("forward_time",
-                               builder.getF64FloatAttr(figures.forward)),
-          builder.getNamedAttr("backward_time",
-                               builder.getF64FloatAttr(figures.backward)),
-          builder.getNamedAttr("update_time",
-                               builder.getF64FloatAttr(figures.update)),
-          builder.getNamedAttr("send_forward_time",
-                               builder.getF64FloatAttr(figures.sendForward)),
-          builder.getNamedAttr("send_backward_time",
-                               builder.getF64FloatAttr(figures.sendBackward)),
-          builder.getNamedAttr("busy_time",
-                               builder.getF64FloatAttr(figures.busy)),
-          builder.getNamedAttr("bubble_time",
-                               builder.getF64FloatAttr(figures.bubble)),
-          builder.getNamedAttr(
-              "memory_bytes",
-              builder.getI64IntegerAttr(static_cast<int64_t>(figures.memory))),
-          builder.getNamedAttr("activation_bytes",
-                               builder.getI64IntegerAttr(
-                                   static_cast<int64_t>(figures.activation))),
-      }));
+      stageEntries.push_back(sbp::StageFiguresAttr::get(
+          context, stages.names[index], figures.forward, figures.backward,
+          figures.update, figures.sendForward, figures.sendBackward,
+          figures.busy, figures.bubble, static_cast<int64_t>(figures.memory),
+          static_cast<int64_t>(figures.activation)));
   module->setAttr(
       parplan::kLayoutPlanAttrName,
-      builder.getDictionaryAttr({
-          builder.getNamedAttr("cluster",
-                               builder.getStringAttr(model.getCluster().name)),
-          builder.getNamedAttr("strategy", builder.getStringAttr(requested)),
-          builder.getNamedAttr("start",
-                               builder.getStringAttr(options.strategy)),
-          builder.getNamedAttr(
-              "training",
-              builder.getBoolAttr(static_cast<bool>(options.training) ||
-                                  explicitStep)),
-          builder.getNamedAttr("step_time", builder.getF64FloatAttr(stepTime)),
-          builder.getNamedAttr("compute_time",
-                               builder.getF64FloatAttr(computeTime)),
-          builder.getNamedAttr("communication_time",
-                               builder.getF64FloatAttr(communicationTime)),
-          builder.getNamedAttr(
-              "memory_bytes",
-              builder.getI64IntegerAttr(static_cast<int64_t>(memory))),
-          builder.getNamedAttr("baselines", baselineTimes),
-          builder.getNamedAttr("stages", builder.getArrayAttr(stageEntries)),
-          builder.getNamedAttr(
-              "schedule", builder.getStringAttr(pipelined() ? options.schedule
-                                                            : "sequential")),
-          builder.getNamedAttr("device_memory_bytes",
-                               builder.getI64IntegerAttr(static_cast<int64_t>(
-                                   model.getDeviceMemoryBytes()))),
-          builder.getNamedAttr("search_nodes",
-                               builder.getI64IntegerAttr(static_cast<int64_t>(
-                                   classes.representative.size()))),
-      }));
+      sbp::LayoutPlanAttr::get(
+          context, model.getCluster().name, requested, options.strategy,
+          builder.getBoolAttr(static_cast<bool>(options.training) ||
+                              explicitStep),
+          stepTime, computeTime, communicationTime,
+          static_cast<int64_t>(memory),
+          static_cast<int64_t>(model.getDeviceMemoryBytes()), baselineTimes,
+          builder.getArrayAttr(stageEntries),
+          pipelined() ? StringRef(options.schedule) : StringRef("sequential"),
+          static_cast<int64_t>(classes.representative.size())));
 }
 
 LogicalResult ShardingSearch::run(bool giveUpUnfit) {
@@ -1956,8 +1973,14 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
         start.strategy = baseline;
         auto search = std::make_unique<ShardingSearch>(module, function, *model,
                                                        start, *stages);
-        if (failed(search->run(/*giveUpUnfit=*/true)))
+        if (failed(search->run(/*giveUpUnfit=*/true))) {
+          PARPLAN_DEBUG(kSbpAssignDebugType,
+                        debugLine(kSbpAssignDebugType)
+                            << "start " << baseline
+                            << ": left out (no layout fits, or a pin "
+                               "contradicts it)\n");
           continue;
+        }
         if (!best) {
           best = std::move(search);
           continue;
@@ -1972,6 +1995,11 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
                             "(starts=baselines)";
       return signalPassFailure();
     }
+    PARPLAN_DEBUG(kSbpAssignDebugType,
+                  debugLine(kSbpAssignDebugType)
+                      << "kept start " << best->getStrategy() << " (step "
+                      << best->getStepTime() << " s) of " << others.size() + 1
+                      << " laid out\n");
     best->annotate(options.strategy, others);
     if (!stages->names.empty())
       return;

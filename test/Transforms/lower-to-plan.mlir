@@ -578,15 +578,14 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates 
 // plan carries the cluster it was priced on (the preset without one) and
 // the search's prediction.
 // CHECK-LABEL: module attributes {
-// CHECK-SAME: plan.cluster = "{{.*}}dgx-h100
-// CHECK-SAME: plan.prediction = {communication_time = 2.000000e+00 : f64, compute_time = 1.000000e+00 : f64, step_time = 3.000000e+00 : f64}
+// CHECK-SAME: plan.cluster = "{{.*}}dgx-h100{{.*}}plan.prediction = #plan.prediction<step_time = 3.000000e+00, compute_time = 1.000000e+00, communication_time = 2.000000e+00>
 // CHECK: plan.kernel "matmul" ins({{.*}}) outs({{.*}} : memref<4x4xf32>) {bytes = 4.480000e+02 : f64, compute_type = "f32", flops = 5.120000e+02 : f64}
 // CHECK: plan.kernel "relu" ins({{.*}} : memref<16x4xf32>) outs({{.*}}) {bytes = 5.120000e+02 : f64, compute_type = "f32", flops = 6.400000e+01 : f64}
 // CHECK: plan.kernel "reduce_mean" ins({{.*}}) outs({{.*}}) {attrs = {axes = array<i64>, keepdims = false}, bytes = 6.600000e+01 : f64, compute_type = "f32", flops = 1.600000e+01 : f64}
 // CHECK-NEXT: plan.buffer kind = constant
 // CHECK-NEXT: plan.buffer
 // CHECK-NEXT: plan.kernel "mul" ins({{.*}}) outs({{.*}} : memref<f32>){{$}}
-module attributes {sbp.plan = {step_time = 3.0 : f64, compute_time = 1.0 : f64, communication_time = 2.0 : f64}} {
+module attributes {sbp.plan = #sbp.layout_plan<cluster = "dgx-h100", strategy = "auto", start = "auto", training = true, step_time = 3.0, compute_time = 1.0, communication_time = 2.0, memory_bytes = 0, device_memory_bytes = 80000000000, baselines = {}, stages = [], schedule = "sequential", search_nodes = 1>} {
   sbp.mesh @mesh(shape = 2)
   func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<16x4xf32> {nn.updates = "w"}) {
     %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<8x16xf32>

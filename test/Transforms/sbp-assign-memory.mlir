@@ -2,6 +2,7 @@
 // What no plan fits leaves on the module for the compile driver, as
 // numbers: the bytes needed, the device's, the device.
 // RUN: not parplan-opt %s -split-input-file -sbp-assign="mesh=4" --mlir-print-ir-after-failure 2>&1 | FileCheck %s --check-prefix=NO-FIT
+// RUN: not parplan-opt %s -split-input-file -sbp-assign="mesh=4" -parplan-debug-only=sbp-assign -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEBUG
 // NO-FIT: sbp.no_fit = #sbp.no_fit<needed = 17180917760, capacity = 1000000000, device = 0>
 
 // The cluster, four devices of 1 GB, is carried in the module as the tools
@@ -11,7 +12,12 @@
 // Replicated, the 67M parameters' Adam state (1.07 GB) would not fit in the
 // 1 GB of a device, though data parallelism is the fastest plan: the search
 // splits the weight instead and fits.
-// CHECK-LABEL: module attributes {sbp.cluster = {{.*}}, sbp.plan = {
+// The baselines that replicate the weight are left out.
+// DEBUG: [sbp-assign] start auto: step
+// DEBUG-NEXT: [sbp-assign] start data-parallel: left out (no layout fits, or a pin contradicts it)
+// DEBUG: [sbp-assign] start replicated: left out
+// DEBUG-NEXT: [sbp-assign] kept start auto (step {{.*}} s) of 2 laid out
+// CHECK-LABEL: module attributes {sbp.cluster = {{.*}}, sbp.plan = #sbp.layout_plan<
 // CHECK-SAME: device_memory_bytes = 1000000000
 // CHECK: nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.s<{{0|1}}>]]>}
 module attributes {sbp.cluster = #sbp.cluster<json = "{\"name\":\"small-memory\",\"device_types\":[{\"name\":\"tiny\",\"memory\":\"1 GB\",\"memory_bandwidth\":\"1000 GB/s\",\"peak_flops\":{\"f32\":\"10 TFLOP/s\",\"bf16\":\"100 TFLOP/s\"}}],\"nodes\":[{\"name\":\"box\",\"device_type\":\"tiny\",\"devices\":4}],\"links\":{\"intra_node\":{\"bandwidth\":\"100 GB/s\",\"latency\":\"5 us\"}}}">} {

@@ -7,18 +7,28 @@
 // RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4 starts=search" | FileCheck %s --check-prefix=SEARCH
 // RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4 starts=baselines" | FileCheck %s --check-prefix=BASELINES
 // RUN: not parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4 starts=some" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// -parplan-debug-only=sbp-assign explains each start and which was kept.
+// RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4" -parplan-debug-only=sbp-assign -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEBUG
+// RUN: not parplan-opt %s -parplan-debug-only=sbp-assign,layouts 2>&1 | FileCheck %s --check-prefix=DEBUG-UNKNOWN
 // A strategy other than auto is one start, whatever `starts` says.
 // RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4 strategy=megatron starts=baselines" | FileCheck %s --check-prefix=MEGATRON
 
 // Large weights, a small batch: the search splits them (megatron's
 // layout); data parallelism and replication all-reduce their gradients.
-// ALL: sbp.plan = {baselines = {"data-parallel" = {{.*}}, megatron = {{.*}}, replicated = {{.*}}}, {{.*}}start = "auto"{{.*}}strategy = "auto"
-// SEARCH: sbp.plan = {baselines = {}, {{.*}}start = "auto"{{.*}}strategy = "auto"
+// ALL: sbp.plan = #sbp.layout_plan<{{.*}}strategy = "auto", start = "auto"{{.*}}baselines = {"data-parallel" = {{.*}}, megatron = {{.*}}, replicated = {{.*}}}
+// SEARCH: sbp.plan = #sbp.layout_plan<{{.*}}strategy = "auto", start = "auto"{{.*}}baselines = {}
 // The least of the baselines is kept, the other two listed; the search is
 // not laid out.
-// BASELINES: sbp.plan = {baselines = {"data-parallel" = {{.*}}, replicated = {{.*}}}, {{.*}}start = "megatron"{{.*}}strategy = "auto"
+// BASELINES: sbp.plan = #sbp.layout_plan<{{.*}}strategy = "auto", start = "megatron"{{.*}}baselines = {"data-parallel" = {{.*}}, replicated = {{.*}}}
+// DEBUG: [sbp-assign] start auto: 7 nodes in 7 classes; least time {{[0-9.e+-]+}} s at {{[0-9,]+}} bytes per device of 80,000,000,000
+// DEBUG-NEXT: [sbp-assign] start auto: step [[AUTO:[0-9.e+-]+]] s (compute {{[0-9.e+-]+}}, communication {{[0-9.e+-]+}}), {{[0-9,]+}} bytes per device{{$}}
+// DEBUG: [sbp-assign] start data-parallel: step
+// DEBUG: [sbp-assign] start megatron: step
+// DEBUG: [sbp-assign] start replicated: step
+// DEBUG-NEXT: [sbp-assign] kept start auto (step [[AUTO]] s) of 4 laid out
+// DEBUG-UNKNOWN: for the --parplan-debug-only option: 'layouts' is not a search that explains itself; use sbp-assign, pipeline-search, recompute
 // UNKNOWN: error: sbp-assign: starts 'some' is unknown; use all, search or baselines
-// MEGATRON: sbp.plan = {baselines = {}, {{.*}}start = "megatron"{{.*}}strategy = "megatron"
+// MEGATRON: sbp.plan = #sbp.layout_plan<{{.*}}strategy = "megatron", start = "megatron"{{.*}}baselines = {}
 
 // A mixed-precision step reads each weight through its cast to bf16: the
 // Megatron layouts pin the weight behind the cast, column- then

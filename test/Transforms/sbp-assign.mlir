@@ -4,7 +4,7 @@
 // Large weights, a small batch: splitting the weights (column, then row)
 // moves two small activations; replicating them would all-reduce 537M
 // gradients. The activation between the matmuls stays split: no boxing.
-// CHECK-LABEL: module attributes {sbp.cluster = #sbp.cluster<preset = "dgx-h100">, sbp.plan = {
+// CHECK-LABEL: module attributes {sbp.cluster = #sbp.cluster<preset = "dgx-h100">, sbp.plan = #sbp.layout_plan<
 // CHECK: sbp.mesh @mesh(shape = 1x4)
 // CHECK: nn.param "w1" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.b, #sbp.s<1>]]>}
 // CHECK: nn.param "w2" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.b, #sbp.s<0>]]>}
@@ -26,7 +26,7 @@ func.func @main() -> tensor<16x8192xf32> {
 // A large batch through small weights: data parallelism. The batch is
 // split, the weights replicated; splitting the weights instead would
 // gather a large activation between the layers.
-// CHECK-LABEL: module attributes {sbp.cluster = #sbp.cluster<preset = "dgx-h100">, sbp.plan = {
+// CHECK-LABEL: module attributes {sbp.cluster = #sbp.cluster<preset = "dgx-h100">, sbp.plan = #sbp.layout_plan<
 // CHECK: nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.b, #sbp.s<0>]]>}
 // CHECK: nn.param "w1" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.b, #sbp.b]]>}
 // CHECK: nn.param "w2" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.b, #sbp.b]]>}
@@ -60,7 +60,7 @@ func.func @main() -> tensor<4x4xf32> {
 
 // Identical layers share one decision: six residual blocks are searched as
 // the blocks near the ends plus one class for the middle ones.
-// CHECK-LABEL: module attributes {sbp.cluster = #sbp.cluster<preset = "dgx-h100">, sbp.plan = {
+// CHECK-LABEL: module attributes {sbp.cluster = #sbp.cluster<preset = "dgx-h100">, sbp.plan = #sbp.layout_plan<
 // CHECK-SAME: search_nodes = 21
 // Kept apart, every op and the returned value is a node of its own.
 // APART: search_nodes = 26
@@ -98,7 +98,7 @@ func.func @main() -> tensor<64x1024xf32> {
 // Ops placed on stages (place-stages) are laid out on their stage's mesh:
 // each sharding names it, and no @mesh is added. The use across stages is
 // priced as a cross-mesh move, not a boxing.
-// CHECK-LABEL: module attributes {sbp.cluster = #sbp.cluster<preset = "dgx-h100">, sbp.plan = {
+// CHECK-LABEL: module attributes {sbp.cluster = #sbp.cluster<preset = "dgx-h100">, sbp.plan = #sbp.layout_plan<
 // CHECK-NOT: sbp.mesh @mesh
 // CHECK: nn.input "x" {sbp.sharding = #sbp.sharding<@a,
 // CHECK: nn.param "w" {sbp.sharding = #sbp.sharding<@a,

@@ -10,6 +10,7 @@
 #include "parplan/Cost/Collectives.h"
 #include "parplan/Cost/Mesh.h"
 #include "parplan/Cost/Presets.h"
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Import/OnnxImporter.h"
@@ -441,13 +442,12 @@ TEST_CASE_METHOD(SearchFixture,
       module->walk([&](sbp::BoxingOp boxing) {
         boxings += boxing.getTime()->convertToDouble();
       });
-      auto figures = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
-      auto seconds = [&](StringRef key) {
-        return cast<FloatAttr>(figures.get(key)).getValueAsDouble();
-      };
-      CHECK(seconds("communication_time") == Approx(boxings).epsilon(1e-9));
-      CHECK(seconds("step_time") ==
-            Approx(seconds("compute_time") + boxings).epsilon(1e-9));
+      auto figures = (*module)->getAttrOfType<sbp::LayoutPlanAttr>(
+          parplan::kLayoutPlanAttrName);
+      REQUIRE(figures);
+      CHECK(figures.getCommunicationTime() == Approx(boxings).epsilon(1e-9));
+      CHECK(figures.getStepTime() ==
+            Approx(figures.getComputeTime() + boxings).epsilon(1e-9));
     }
 }
 
@@ -461,22 +461,22 @@ TEST_CASE_METHOD(SearchFixture, "auto is never worse than a baseline",
     for (const char *meshShape : {"8", "1x8", "2x4"}) {
       INFO(c.name << " on " << meshShape);
       std::string bytes = zoo::build(c.spec).model.SerializeAsString();
-      auto plannedStep = [&](const char *strategy) -> DictionaryAttr {
+      auto plannedStep = [&](const char *strategy) {
         loadTrainingStep(c.name, bytes, c.frozen);
         SbpAssignOptions options;
         options.mesh = meshShape;
         options.strategy = strategy;
         options.mixedPrecision = false;
         plan(options);
-        return (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
+        auto figures = (*module)->getAttrOfType<sbp::LayoutPlanAttr>(
+            parplan::kLayoutPlanAttrName);
+        REQUIRE(figures);
+        return figures;
       };
-      auto seconds = [](DictionaryAttr dictionary, StringRef key) {
-        return cast<FloatAttr>(dictionary.get(key)).getValueAsDouble();
-      };
-      DictionaryAttr chosen = plannedStep("auto");
-      double autoStep = seconds(chosen, "step_time");
-      StringRef start = chosen.getAs<StringAttr>("start").getValue();
-      DictionaryAttr others = chosen.getAs<DictionaryAttr>("baselines");
+      sbp::LayoutPlanAttr chosen = plannedStep("auto");
+      double autoStep = chosen.getStepTime();
+      std::string start = chosen.getStart().str();
+      DictionaryAttr others = chosen.getBaselines();
       // Every start but the winner is listed, the winner's figure is the
       // least of them.
       CHECK(others.size() == 3);
@@ -485,11 +485,10 @@ TEST_CASE_METHOD(SearchFixture, "auto is never worse than a baseline",
         CHECK(autoStep <= cast<FloatAttr>(other.getValue()).getValueAsDouble());
       for (const char *baseline : {"data-parallel", "megatron", "replicated"}) {
         INFO(baseline);
-        DictionaryAttr alone = plannedStep(baseline);
-        double step = seconds(alone, "step_time");
+        double step = plannedStep(baseline).getStepTime();
         CHECK(autoStep <= step);
         if (start != baseline)
-          CHECK(seconds(others, baseline) == step);
+          CHECK(chosen.getBaseline(baseline) == step);
       }
     }
 }

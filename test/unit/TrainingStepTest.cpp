@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Transforms/TrainingStep.h"
+#include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Import/OnnxImporter.h"
@@ -681,12 +682,12 @@ TEST_CASE_METHOD(TrainingFixture,
       function.walk([&](nn::ParamOp param) { held += localBytes(param); });
       for (Value value : savedActivations(function))
         activations += localBytes(value);
-      auto plan = (*module)->getAttrOfType<DictionaryAttr>("sbp.plan");
+      auto plan = (*module)->getAttrOfType<sbp::LayoutPlanAttr>(
+          parplan::kLayoutPlanAttrName);
       REQUIRE(plan);
       INFO("recompute " << recompute << ", " << layout.strategy << " on "
                         << layout.mesh);
-      CHECK(static_cast<double>(
-                cast<IntegerAttr>(plan.get("memory_bytes")).getInt()) ==
+      CHECK(static_cast<double>(plan.getMemoryBytes()) ==
             Approx(held + activations).margin(1.0));
       if (layout.shape == std::vector<int64_t>{1}) {
         CHECK(held ==

@@ -69,6 +69,8 @@ struct CompileOptions {
   bool mlirTiming = false;
   /// No progress on stderr.
   bool quiet = false;
+  /// The searches that explain their decisions on stderr (Transforms/Debug.h).
+  std::vector<std::string> debugOnly;
   /// Simulate the plan and write its timeline here, and a report of the
   /// plan and its simulation here (docs/simulate.md).
   std::string trace, report;

@@ -20,6 +20,7 @@
 #include "parplan/Simulate/Report.h"
 #include "parplan/Simulate/Simulator.h"
 #include "parplan/Support/Text.h"
+#include "parplan/Transforms/Debug.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -217,7 +218,11 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     return 1;
   }
   // Stages of over a second told on stderr (--quiet: none).
-  Progress progress(!options.quiet, "parplan compile");
+  // A search's explanations and a progress bar would share stderr.
+  for (const std::string &type : options.debugOnly)
+    enableDebugType(type);
+  Progress progress(!options.quiet && options.debugOnly.empty(),
+                    "parplan compile");
   progress.stage("importing " + options.input, 0);
   DialectRegistry registry;
   registerAllDialects(registry);

@@ -39,7 +39,7 @@ namespace {
 /// sbp.explain of every op) as the JSON of docs/cli.md's --explain-json.
 bool writeExplanation(ModuleOp module, const std::string &path) {
   auto plan =
-      module->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
+      module->getAttrOfType<sbp::LayoutPlanAttr>(parplan::kLayoutPlanAttrName);
   sbp::MeshOp mesh = driver::layoutMesh(module);
   auto function = module.lookupSymbol<func::FuncOp>("main");
   auto layouts = [](sbp::ShardingAttr sharding, unsigned operands,
@@ -84,32 +84,26 @@ bool writeExplanation(ModuleOp module, const std::string &path) {
     }
     ops.push_back(std::move(entry));
   });
-  auto number = [&](StringRef key) {
-    return cast<FloatAttr>(plan.get(key)).getValueAsDouble();
-  };
-  auto integer = [&](StringRef key) {
-    return cast<IntegerAttr>(plan.get(key)).getInt();
-  };
   llvm::json::Object baselines;
-  for (NamedAttribute baseline : plan.getAs<DictionaryAttr>("baselines"))
+  for (NamedAttribute baseline : plan.getBaselines())
     baselines[baseline.getName().str()] =
         cast<FloatAttr>(baseline.getValue()).getValueAsDouble();
   llvm::json::Array shape;
   for (int64_t size : mesh.getShape())
     shape.push_back(size);
   llvm::json::Object summary{
-      {"cluster", plan.getAs<StringAttr>("cluster").getValue()},
+      {"cluster", plan.getCluster()},
       {"mesh", std::move(shape)},
-      {"strategy", plan.getAs<StringAttr>("strategy").getValue()},
-      {"start", plan.getAs<StringAttr>("start").getValue()},
+      {"strategy", plan.getStrategy()},
+      {"start", plan.getStart()},
       {"baselines", std::move(baselines)},
-      {"training", plan.getAs<BoolAttr>("training").getValue()},
-      {"step_time_s", number("step_time")},
-      {"compute_time_s", number("compute_time")},
-      {"communication_time_s", number("communication_time")},
-      {"memory_bytes_per_device", integer("memory_bytes")},
-      {"device_memory_bytes", integer("device_memory_bytes")},
-      {"search_nodes", integer("search_nodes")},
+      {"training", plan.getTraining().getValue()},
+      {"step_time_s", plan.getStepTime()},
+      {"compute_time_s", plan.getComputeTime()},
+      {"communication_time_s", plan.getCommunicationTime()},
+      {"memory_bytes_per_device", plan.getMemoryBytes()},
+      {"device_memory_bytes", plan.getDeviceMemoryBytes()},
+      {"search_nodes", plan.getSearchNodes()},
       {"ops", std::move(ops)},
   };
   return cli::writeFile(path, [&](llvm::raw_ostream &out) {
@@ -165,15 +159,9 @@ int cli::runShard(const ShardOptions &options) {
     return 1;
   if (options.output.empty())
     return 0;
-  auto plan =
-      (*module)->getAttrOfType<DictionaryAttr>(parplan::kLayoutPlanAttrName);
+  auto plan = (*module)->getAttrOfType<sbp::LayoutPlanAttr>(
+      parplan::kLayoutPlanAttrName);
   sbp::MeshOp mesh = driver::layoutMesh(*module);
-  auto seconds = [&](StringRef key) {
-    return cast<FloatAttr>(plan.get(key)).getValueAsDouble();
-  };
-  auto integer = [&](StringRef key) {
-    return cast<IntegerAttr>(plan.get(key)).getInt();
-  };
   // The collectives the boxings became, by kind; a boxing is a chain of
   // steps, counted at its first.
   std::map<std::string, int> collectives;
@@ -194,11 +182,11 @@ int cli::runShard(const ShardOptions &options) {
   fmt::print("wrote {}: mesh {} ({}), step {} (compute {}, communication {}), "
              "{} of {} per device; {} boxings{}\n",
              options.output, fmt::format("{}", fmt::join(mesh.getShape(), "x")),
-             options.layout.strategy, formatSeconds(seconds("step_time")),
-             formatSeconds(seconds("compute_time")),
-             formatSeconds(seconds("communication_time")),
-             formatBytes(integer("memory_bytes")),
-             formatBytes(integer("device_memory_bytes")), boxings,
+             options.layout.strategy, formatSeconds(plan.getStepTime()),
+             formatSeconds(plan.getComputeTime()),
+             formatSeconds(plan.getCommunicationTime()),
+             formatBytes(plan.getMemoryBytes()),
+             formatBytes(plan.getDeviceMemoryBytes()), boxings,
              counts.empty() ? "" : " (" + counts + ")");
   return 0;
 }

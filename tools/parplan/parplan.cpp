@@ -107,6 +107,13 @@ int main(int argc, char **argv) {
       "warning (by default an error: such a plan cannot run)");
   compileCommand->add_flag("--mlir-timing", compile.mlirTiming,
                            "Report the time of every pass on stderr");
+  compileCommand
+      ->add_option("--debug-only", compile.debugOnly,
+                   "Explain the decisions of these searches on stderr, one "
+                   "line each: sbp-assign, pipeline-search, recompute "
+                   "(comma-separated; no progress is shown)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"sbp-assign", "pipeline-search", "recompute"}));
   compileCommand->add_flag(
       "-q,--quiet", compile.quiet,
       "Show no progress on stderr (by default, each stage that takes over a "

@@ -232,3 +232,37 @@ ShardingAttr ShardingAttr::get(MLIRContext *context, StringRef mesh,
   return get(context, FlatSymbolRefAttr::get(context, mesh), toList(operands),
              toList(results));
 }
+
+LogicalResult
+LayoutPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef,
+                       StringRef, StringRef, BoolAttr, parplan::AttrDouble,
+                       parplan::AttrDouble, parplan::AttrDouble, int64_t,
+                       int64_t, DictionaryAttr baselines, ArrayAttr stages,
+                       StringRef, int64_t) {
+  for (NamedAttribute baseline : baselines)
+    if (!isa<FloatAttr>(baseline.getValue()))
+      return emitError() << "baseline '" << baseline.getName().getValue()
+                         << "' must be a float (its predicted seconds)";
+  for (Attribute stage : stages)
+    if (!isa<StageFiguresAttr>(stage))
+      return emitError() << "stages must be #sbp.stage_figures, not " << stage;
+  return success();
+}
+
+std::optional<double> LayoutPlanAttr::getBaseline(StringRef name) const {
+  if (auto seconds = getBaselines().getAs<FloatAttr>(name))
+    return seconds.getValueAsDouble();
+  return std::nullopt;
+}
+
+LayoutPlanAttr LayoutPlanAttr::withBaseline(StringRef name,
+                                            double seconds) const {
+  MLIRContext *context = getContext();
+  NamedAttrList baselines(getBaselines());
+  baselines.set(name, FloatAttr::get(Float64Type::get(context), seconds));
+  return get(context, getCluster(), getStrategy(), getStart(), getTraining(),
+             getStepTime(), getComputeTime(), getCommunicationTime(),
+             getMemoryBytes(), getDeviceMemoryBytes(),
+             baselines.getDictionary(context), getStages(), getSchedule(),
+             getSearchNodes());
+}

@@ -27,11 +27,16 @@ void SBPDialect::initialize() {
 
 LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attribute) {
-  if (attribute.getName() == parplan::kExplainAttrName ||
-      attribute.getName() == parplan::kLayoutPlanAttrName) {
+  if (attribute.getName() == parplan::kExplainAttrName) {
     if (!isa<DictionaryAttr>(attribute.getValue()))
       return op->emitOpError()
              << attribute.getName() << " must be a dictionary";
+    return success();
+  }
+  if (attribute.getName() == parplan::kLayoutPlanAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<LayoutPlanAttr>(attribute.getValue()))
+      return op->emitOpError() << "sbp.plan must be a #sbp.layout_plan on a "
+                                  "module";
     return success();
   }
   if (attribute.getName() == parplan::kAnnotationsAttrName) {

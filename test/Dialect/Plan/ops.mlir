@@ -184,3 +184,10 @@ plan.program @chunks devices = [0] {
   plan.chunk 0
   plan.after_micro_batches
 }
+
+// -----
+
+// The search's prediction on a plan module reads back as written.
+// CHECK-LABEL: module attributes {plan.prediction = #plan.prediction<step_time = 3.000000e+00, compute_time = 1.250000e+00, communication_time = 1.750000e+00>}
+module attributes {plan.prediction = #plan.prediction<step_time = 3.0, compute_time = 1.25, communication_time = 1.75>} {
+}

@@ -328,3 +328,28 @@ func.func @stage_no_mesh(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = nn.relu %x {sbp.stage = @second} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'builtin.module' op sbp.plan must be a #sbp.layout_plan on a module}}
+module attributes {sbp.plan = {step_time = 1.0 : f64}} {
+}
+
+// -----
+
+// expected-error @+1 {{baseline 'megatron' must be a float (its predicted seconds)}}
+module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto", start = "auto", training = false, step_time = 1.0, compute_time = 1.0, communication_time = 0.0, memory_bytes = 1, device_memory_bytes = 2, baselines = {megatron = "fast"}, stages = [], schedule = "sequential", search_nodes = 1>} {
+}
+
+// -----
+
+// expected-error @+1 {{stages must be #sbp.stage_figures, not 3 : i64}}
+module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto", start = "auto", training = false, step_time = 1.0, compute_time = 1.0, communication_time = 0.0, memory_bytes = 1, device_memory_bytes = 2, baselines = {}, stages = [3], schedule = "sequential", search_nodes = 1>} {
+}
+
+// -----
+
+// expected-error @+2 {{expected floating point literal}}
+// expected-error @+1 {{failed to parse SBP_LayoutPlanAttr parameter 'step_time'}}
+module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto", start = "auto", training = false, step_time = "1 s", compute_time = 1.0, communication_time = 0.0, memory_bytes = 1, device_memory_bytes = 2, baselines = {}, stages = [], schedule = "sequential", search_nodes = 1>} {
+}

@@ -3,6 +3,7 @@
 #ifndef PARPLAN_DIALECT_PLAN_PLANOPS_H
 #define PARPLAN_DIALECT_PLAN_PLANOPS_H
 
+#include "parplan/Dialect/AttrDouble.h"
 #include "parplan/Dialect/Plan/PlanDialect.h"
 #include "parplan/Sbp/CrossMeshPart.h"
 #include "parplan/Sbp/Sbp.h"

@@ -4,6 +4,7 @@
 #define PARPLAN_DIALECT_SBP_SBPATTRS_H
 
 #include "parplan/Cost/Cluster.h"
+#include "parplan/Dialect/AttrDouble.h"
 #include "parplan/Sbp/Sbp.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
