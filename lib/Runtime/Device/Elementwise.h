@@ -20,7 +20,7 @@
 #include "Device/DeviceTensor.h"
 #include "Device/DropoutMask.h"
 #include "Device/Movement.h"
-#include "KernelSupport.h"
+#include "Kernels/KernelSupport.h"
 #include "parplan/Runtime/KernelCall.h"
 
 #include <algorithm>

@@ -23,7 +23,7 @@
 
 #include "Device/Attrs.h"
 #include "Device/DeviceTensor.h"
-#include "KernelSupport.h"
+#include "Kernels/KernelSupport.h"
 
 #include <string>
 #include <vector>

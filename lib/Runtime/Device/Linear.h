@@ -23,7 +23,7 @@
 #include "Device/Attrs.h"
 #include "Device/DeviceTensor.h"
 #include "Device/GemmCall.h"
-#include "KernelSupport.h"
+#include "Kernels/KernelSupport.h"
 
 #include <cstddef>
 #include <optional>

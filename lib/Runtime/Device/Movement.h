@@ -21,7 +21,7 @@
 
 #include "Device/Attrs.h"
 #include "Device/DeviceTensor.h"
-#include "KernelSupport.h"
+#include "Kernels/KernelSupport.h"
 #include "parplan/Runtime/KernelCall.h"
 
 #include <array>

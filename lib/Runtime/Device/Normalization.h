@@ -25,7 +25,7 @@
 
 #include "Device/Attrs.h"
 #include "Device/DeviceTensor.h"
-#include "KernelSupport.h"
+#include "Kernels/KernelSupport.h"
 
 #include <initializer_list>
 #include <string>

@@ -21,7 +21,7 @@
 
 #include "Device/DeviceTensor.h"
 #include "Device/Movement.h"
-#include "KernelSupport.h"
+#include "Kernels/KernelSupport.h"
 #include "parplan/Sbp/Sbp.h"
 
 #include <vector>
