@@ -30,8 +30,9 @@ def SBP_Dialect : Dialect {
     `sbp.sharding` (`#sbp.sharding`, the chosen layouts, checked against the
     op's operands, results and the mesh) and `sbp.explain` (a dictionary: the
     chosen layout's cost, the runner-up and its cost); on the module,
-    `sbp.plan` (a dictionary: the predicted step, compute and communication
-    time, memory per device and the size of the search) and `sbp.cluster`
+    `sbp.plan` (`#sbp.layout_plan`: the predicted step, compute and
+    communication time, memory per device, the baselines, each stage's
+    figures and the size of the search) and `sbp.cluster`
     (`#sbp.cluster`, the cluster the program is laid out for: attached once,
     read by every pass through `ClusterAnalysis`) and `sbp.annotations` (`{file, text}` of the pinned layouts, likewise).
   }];

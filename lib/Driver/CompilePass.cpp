@@ -8,7 +8,7 @@
 
 #include "parplan/Driver/Compile.h"
 #include "parplan/Driver/Passes.h"
-#include "parplan/Transforms/ClusterAnalysis.h"
+#include "parplan/Transforms/Sharding/ClusterAnalysis.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"

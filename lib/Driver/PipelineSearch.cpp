@@ -15,9 +15,9 @@
 #include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Support/Text.h"
-#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/Debug.h"
-#include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/Sharding/ClusterAnalysis.h"
+#include "parplan/Transforms/Sharding/ShardingCostModel.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"

@@ -152,7 +152,11 @@ void parplan::buildShardPipeline(mlir::OpPassManager &pm,
 }
 
 void parplan::registerAllPasses() {
-  registerTransformsPasses();
+  registerGraphPasses();
+  registerTrainingStepPasses();
+  registerShardingPasses();
+  registerPipelinePasses();
+  registerLoweringPasses();
   mlir::PassPipelineRegistration<>(
       "nn-canonical-forms",
       "Fold, then fuse decomposed layer norms and GELUs (what import runs)",

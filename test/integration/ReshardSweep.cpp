@@ -24,7 +24,7 @@
 #include "parplan/Sbp/Resharding.h"
 #include "parplan/Target/PlanExport.h"
 #include "parplan/Transforms/Passes.h"
-#include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/Sharding/ShardingCostModel.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -5,7 +5,7 @@
 #include "parplan/Cost/ClusterFile.h"
 #include "parplan/Cost/Presets.h"
 #include "parplan/Dialect/SBP/SBPAttrs.h"
-#include "parplan/Transforms/ClusterAnalysis.h"
+#include "parplan/Transforms/Sharding/ClusterAnalysis.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"

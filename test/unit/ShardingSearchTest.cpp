@@ -15,9 +15,9 @@
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Import/OnnxImporter.h"
 #include "parplan/InitAllDialects.h"
-#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/Passes.h"
-#include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/Sharding/ClusterAnalysis.h"
+#include "parplan/Transforms/Sharding/ShardingCostModel.h"
 #include "parplan/Zoo/Zoo.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "parplan/Transforms/TrainingStep.h"
+#include "parplan/Transforms/TrainingStep/TrainingStep.h"
 #include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/SBP/SBPAttrs.h"

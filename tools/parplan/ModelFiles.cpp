@@ -7,9 +7,9 @@
 #include "parplan/Cost/Mesh.h"
 #include "parplan/Driver/Compile.h"
 #include "parplan/Import/OnnxImporter.h"
-#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/Passes.h"
-#include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/Sharding/ClusterAnalysis.h"
+#include "parplan/Transforms/Sharding/ShardingCostModel.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"

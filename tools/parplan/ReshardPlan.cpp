@@ -17,9 +17,9 @@
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Target/PlanExport.h"
-#include "parplan/Transforms/ClusterAnalysis.h"
 #include "parplan/Transforms/Passes.h"
-#include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/Sharding/ClusterAnalysis.h"
+#include "parplan/Transforms/Sharding/ShardingCostModel.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -10,7 +10,7 @@
 #include "parplan/InitAllDialects.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Transforms/Passes.h"
-#include "parplan/Transforms/ShardingCostModel.h"
+#include "parplan/Transforms/Sharding/ShardingCostModel.h"
 
 #include "parplan/Dialect/NN/NNUtils.h"
 

@@ -8,7 +8,7 @@
 #include "parplan/InitAllDialects.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Transforms/Passes.h"
-#include "parplan/Transforms/TrainingStep.h"
+#include "parplan/Transforms/TrainingStep/TrainingStep.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"

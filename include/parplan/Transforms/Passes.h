@@ -1,4 +1,10 @@
-//===- Passes.h - passes over nn programs -----------------------*- C++ -*-===//
+//===- Passes.h - the compiler's passes and pipelines ----------*- C++ -*-===//
+//
+// Every stage's passes (Graph, TrainingStep, Sharding, Pipeline, Lowering:
+// each folder's Passes.h) and the pipelines that string the stages together,
+// as parplan compile, parplan shard and parplan-opt run them.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef PARPLAN_TRANSFORMS_PASSES_H
 #define PARPLAN_TRANSFORMS_PASSES_H
@@ -7,18 +13,17 @@
 #include "parplan/Dialect/Plan/PlanDialect.h"
 #include "parplan/Dialect/SBP/SBPDialect.h"
 #include "parplan/Schedule/Pipeline.h"
+#include "parplan/Transforms/Graph/Passes.h"
+#include "parplan/Transforms/Lowering/Passes.h"
+#include "parplan/Transforms/Pipeline/Passes.h"
+#include "parplan/Transforms/Sharding/Passes.h"
+#include "parplan/Transforms/TrainingStep/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace parplan {
-
-#define GEN_PASS_DECL
-#include "parplan/Transforms/Passes.h.inc"
-
-#define GEN_PASS_REGISTRATION
-#include "parplan/Transforms/Passes.h.inc"
 
 /// The canonical form of an imported program: folding and dead-code removal
 /// (canonicalize), then nn-fuse-layer-norm, nn-fuse-gelu and
@@ -182,7 +187,7 @@ struct ShardPipelineOptions
 void buildShardPipeline(mlir::OpPassManager &pm,
                         const ShardPipelineOptions &options);
 
-/// Registers every pass above (registerTransformsPasses, generated) and the
+/// Registers every stage's passes (register<Stage>Passes, generated) and the
 /// `nn-canonical-forms` and `parplan-shard` pipelines (the compile driver
 /// registers `parplan-compile`, Driver/Passes.h).
 void registerAllPasses();

@@ -1,0 +1,29 @@
+//===- Passes.h - per-device plan programs and their memory -----*- C++ -*-===//
+//
+// The Lowering stage's passes (Passes.td beside this file), declared and
+// registered by registerLoweringPasses().
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_TRANSFORMS_LOWERING_PASSES_H
+#define PARPLAN_TRANSFORMS_LOWERING_PASSES_H
+
+#include "parplan/Dialect/NN/NNDialect.h"
+#include "parplan/Dialect/Plan/PlanDialect.h"
+#include "parplan/Dialect/SBP/SBPDialect.h"
+#include "parplan/Schedule/Pipeline.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace parplan {
+
+#define GEN_PASS_DECL
+#include "parplan/Transforms/Lowering/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "parplan/Transforms/Lowering/Passes.h.inc"
+
+} // namespace parplan
+
+#endif // PARPLAN_TRANSFORMS_LOWERING_PASSES_H

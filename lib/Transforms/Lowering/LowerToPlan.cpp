@@ -1,0 +1,614 @@
+//===- LowerToPlan.cpp - @main to per-device plan programs ----------------===//
+//
+// The last step before the executor: for every distinct program, each op of
+// @main emits its part of the work through PlanLoweringOpInterface (the nn
+// ops in LowerNNToPlan.cpp, the resharding steps in
+// LowerReshardingToPlan.cpp), and what a step leaves behind (the loss, the
+// updated parameters) is named here. Devices share a program when their
+// blocks have the same extents (with even splits, all of them): lowering
+// time and plan size grow with distinct programs, not devices. Every
+// logical fact the executor still needs (which block of which tensor a
+// buffer holds) is written on the buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Cost/ClusterFile.h"
+#include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/Plan/PlanOps.h"
+#include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Runtime/KernelCall.h"
+#include "parplan/Schedule/Pipeline.h"
+#include "parplan/Transforms/Lowering/DeviceLowering.h"
+#include "parplan/Transforms/Lowering/Passes.h"
+#include "parplan/Transforms/Sharding/ClusterAnalysis.h"
+#include "parplan/Transforms/Sharding/ShardingCostModel.h"
+#include "parplan/Transforms/TrainingStep/TrainingStep.h"
+
+#include "parplan/Dialect/AttrNames.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <numeric>
+
+namespace parplan {
+#define GEN_PASS_DEF_LOWERTOPLAN
+#include "parplan/Transforms/Lowering/Passes.h.inc"
+} // namespace parplan
+
+using namespace mlir;
+using namespace parplan;
+
+namespace {
+
+/// The results of @main: the loss becomes plan.loss, a value marked
+/// `nn.updates = "NAME"` a plan.update of the buffer of NAME, and a value
+/// marked `nn.output = "NAME"` an output buffer, the device's block of the
+/// tensor NAME, which `parplan-run --check` compares with NAME's values.
+LogicalResult lowerReturn(func::ReturnOp ret, func::FuncOp function,
+                          DeviceLowering &lowering) {
+  OpBuilder &b = lowering.getBuilder();
+  Location loc = ret.getLoc();
+  for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    unsigned i = static_cast<unsigned>(index);
+    Value buffer = lowering.lookup(value);
+    // On a named mesh, the results of the others' ops are theirs.
+    if (!buffer && lowering.getMesh())
+      continue;
+    if (function.getResultAttr(i, parplan::kResultNameAttrName)) {
+      plan::LossOp::create(b, loc, buffer);
+      continue;
+    }
+    if (auto name = function.getResultAttrOfType<StringAttr>(
+            i, parplan::kOutputAttrName)) {
+      auto block = buffer.getDefiningOp<plan::BufferOp>();
+      if (!block || block.getKind() != plan::BufferKind::temporary)
+        return ret.emitError()
+               << "lower-to-plan: result " << i << " ('" << name.getValue()
+               << "') is no value the step computes";
+      block.setKind(plan::BufferKind::output);
+      lowering.describeBlock(block, name.getValue(), value.getType(),
+                             lowering.layoutOf(value));
+      continue;
+    }
+    auto name =
+        function.getResultAttrOfType<StringAttr>(i, parplan::kUpdatesAttrName);
+    if (!name)
+      return ret.emitError() << "lower-to-plan: result " << i
+                             << " of @main is neither the loss nor an "
+                                "update; inference plans are not lowered yet";
+    Value target = lowering.lookupNamed(name.getValue());
+    if (!target)
+      return ret.emitError()
+             << "lower-to-plan: result " << i << " updates '" << name.getValue()
+             << "', which is no parameter of @main";
+    if (target.getType() != buffer.getType())
+      return ret.emitError()
+             << "lower-to-plan: result " << i << " updates '" << name.getValue()
+             << "' in another layout than the parameter's";
+    plan::UpdateOp::create(b, loc, target, buffer);
+  }
+  return success();
+}
+
+/// An update whose source only its writer fills becomes the writer
+/// writing the target itself, when the writer's kernel may write that
+/// result over the operand the target is, and nothing after the writer
+/// reads the target: an optimizer steps its parameter and state in place,
+/// rather than every new value living beside the old one until the end of
+/// the step (for a large model, two more copies of the parameters and
+/// state, which the cost model's memory estimate does not count).
+void writeUpdatesInPlace(plan::ProgramOp program) {
+  Block &body = program.getBody().front();
+  DenseMap<Operation *, int64_t> position;
+  int64_t count = 0;
+  for (Operation &op : body)
+    position[&op] = count++;
+  for (auto update :
+       llvm::make_early_inc_range(body.getOps<plan::UpdateOp>())) {
+    Value target = update.getTarget(), source = update.getSource();
+    auto sourceBuffer = source.getDefiningOp<plan::BufferOp>();
+    if (!sourceBuffer || sourceBuffer.getKind() != plan::BufferKind::temporary)
+      continue;
+    plan::KernelOp writer;
+    bool onlyWritten = true;
+    for (Operation *user : source.getUsers()) {
+      auto kernel = dyn_cast<plan::KernelOp>(user);
+      if (user == update.getOperation())
+        continue;
+      if (!kernel || writer || llvm::is_contained(kernel.getIns(), source))
+        onlyWritten = false;
+      writer = kernel;
+    }
+    if (!onlyWritten || !writer)
+      continue;
+    const runtime::KernelSignature *signature =
+        runtime::lookupKernel(writer.getKernel().str());
+    auto outs = writer.getOuts();
+    size_t result = static_cast<size_t>(
+        std::find(outs.begin(), outs.end(), source) - outs.begin());
+    if (!signature || result >= signature->inPlaceOperand.size() ||
+        llvm::count(outs, source) != 1 || llvm::is_contained(outs, target))
+      continue;
+    // The target may be read by the writer only as the operand the result
+    // may overwrite, and by nothing after it.
+    int operand = signature->inPlaceOperand[result];
+    bool safe = true;
+    for (auto [index, in] : llvm::enumerate(writer.getIns()))
+      if (in == target && static_cast<int>(index) != operand)
+        safe = false;
+    for (Operation *user : target.getUsers())
+      if (user != update.getOperation() &&
+          position[user] > position[writer.getOperation()])
+        safe = false;
+    if (!safe)
+      continue;
+    writer.getOutsMutable()[static_cast<unsigned>(result)].set(target);
+    update.erase();
+    sourceBuffer.erase();
+  }
+}
+
+/// Lowering needs every op laid out (or none, on one device), and every
+/// boxing written as its steps.
+LogicalResult checkLoweringInput(func::FuncOp function, int64_t devices) {
+  for (Operation &op : function.front()) {
+    if (isa<sbp::BoxingOp>(op))
+      return op.emitError() << "lower-to-plan: an sbp.boxing remains; run "
+                               "expand-boxing first";
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (!isa<PlanLoweringOpInterface>(op))
+      return op.emitError() << "lower-to-plan: '" << op.getName()
+                            << "' has no lowering to plan";
+    if (devices > 1 && isa<nn::NNDialect>(op.getDialect()) &&
+        !op.hasAttr(parplan::kShardingAttrName))
+      return op.emitError() << "lower-to-plan: '" << op.getName()
+                            << "' has no sbp.sharding; run sbp-assign and "
+                               "insert-boxing first";
+  }
+  return success();
+}
+
+/// Whether `op` of @main runs on the devices of `mesh`: it is laid out on
+/// it, or moves a value from or to it. func.return is everyone's.
+bool runsOn(Operation *op, FlatSymbolRefAttr mesh) {
+  if (isa<func::ReturnOp>(op))
+    return true;
+  if (auto move = dyn_cast<sbp::CrossMeshOp>(op))
+    return move.getSrcMeshAttr() == mesh || move.getDstMeshAttr() == mesh;
+  if (auto sharding =
+          op->getAttrOfType<sbp::ShardingAttr>(parplan::kShardingAttrName))
+    return sharding.getMesh() == mesh;
+  return op->getAttrOfType<FlatSymbolRefAttr>("mesh") == mesh;
+}
+
+/// The meshes the programs run on: the plan's own (`sbp.mesh @mesh`, or
+/// one device), or the named meshes of stages, over the plan's devices.
+/// The cost model's figures for the device's share of `op` on the first
+/// kernel its lowering emitted (from `first` on), which does its work; the
+/// helpers a lowering adds around it (a scale, a copy) go without.
+void addKernelFigures(Operation &op, const ShardingCostModel &model,
+                      const DeviceLowering &lowering, Operation *first) {
+  plan::KernelOp kernel;
+  for (Operation *emitted = first; emitted && !kernel;
+       emitted = emitted->getNextNode())
+    kernel = dyn_cast<plan::KernelOp>(emitted);
+  if (!kernel)
+    return;
+  std::vector<NdSbp> operands, results;
+  for (unsigned i = 0; i < op.getNumOperands(); ++i)
+    operands.push_back(lowering.operandLayout(&op, i));
+  for (Value result : op.getResults())
+    results.push_back(lowering.layoutOf(result));
+  std::optional<ShardingCostModel::LocalWork> work =
+      model.localWork(&op, operands, results);
+  if (!work)
+    return;
+  Builder b(op.getContext());
+  kernel.setFlopsAttr(b.getF64FloatAttr(work->flops));
+  kernel.setBytesAttr(b.getF64FloatAttr(work->bytes));
+  kernel.setComputeTypeAttr(b.getStringAttr(cost::toString(work->type)));
+}
+
+struct ProgramMesh {
+  FlatSymbolRefAttr name; // null: the plan's own
+  std::vector<int64_t> shape;
+  std::vector<int64_t> devices; // physical, row-major; empty: 0 .. N-1
+};
+
+/// The meshes programs are lowered for: the one mesh (or a single device)
+/// without stages; with stages, each stage's, which together must hold
+/// devices 0 .. N-1. Sets `planShape` to the plan's mesh.
+FailureOr<std::vector<ProgramMesh>>
+programMeshes(ModuleOp module, ArrayRef<sbp::MeshOp> declared, bool staged,
+              sbp::MeshOp mesh, std::vector<int64_t> &planShape) {
+  std::vector<ProgramMesh> meshes;
+  planShape = {1};
+  if (!staged) {
+    if (mesh)
+      planShape.assign(mesh.getShape().begin(), mesh.getShape().end());
+    meshes.push_back({FlatSymbolRefAttr(), planShape, {}});
+    return meshes;
+  }
+  std::map<int64_t, StringRef> holder;
+  for (sbp::MeshOp stage : declared) {
+    ProgramMesh programMesh{FlatSymbolRefAttr::get(stage.getSymNameAttr()),
+                            {stage.getShape().begin(), stage.getShape().end()},
+                            {}};
+    for (int64_t i = 0; i < stage.getNumDevices(); ++i) {
+      int64_t device = stage.getDeviceId(i);
+      auto [it, inserted] = holder.emplace(device, stage.getSymName());
+      if (!inserted)
+        return stage.emitError()
+               << "lower-to-plan: device " << device << " is on @" << it->second
+               << " and on @" << stage.getSymName();
+      programMesh.devices.push_back(device);
+    }
+    meshes.push_back(std::move(programMesh));
+  }
+  int64_t count = static_cast<int64_t>(holder.size());
+  for (int64_t device = 0; device < count; ++device)
+    if (!holder.count(device))
+      return module.emitError()
+             << "lower-to-plan: device " << device
+             << " is on no mesh, but device " << holder.rbegin()->first
+             << " is: the stages' meshes must hold devices 0 to N-1";
+  planShape = {count};
+  return meshes;
+}
+
+/// An op's chunk (and a move's receiving side's) is one of the stages'.
+LogicalResult checkChunkMarks(func::FuncOp function, int64_t chunks) {
+  for (Operation &op : function.front())
+    for (StringRef name :
+         {parplan::kChunkAttrName, parplan::kDestinationChunkAttrName})
+      if (auto chunk = op.getAttrOfType<IntegerAttr>(name);
+          chunk && chunk.getInt() >= chunks)
+        return op.emitError() << "lower-to-plan: " << name << " "
+                              << chunk.getInt() << " is not one of the stages' "
+                              << chunks << " model chunks (sbp.chunks)";
+  return success();
+}
+
+/// Each op's part of the step: a micro-batch's forward, its backward, or
+/// once per step. Without micro-batches, all are run once, in order.
+enum class StepPart { Forward, Backward, OncePerStep };
+
+/// The parts of a step of micro-batches.
+FailureOr<DenseMap<Operation *, StepPart>>
+stepParts(func::FuncOp function, ArrayRef<sbp::MeshOp> declared) {
+  FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
+  if (failed(after))
+    return failure();
+  // A move to a later stage is forward too, with what it reads, though
+  // only a backward reads it (the activation a weight's gradient needs):
+  // in the backward, it would wait for the later stage's backward, which
+  // waits for it.
+  DenseMap<StringRef, size_t> stageIndex;
+  for (auto [i, stage] : llvm::enumerate(declared))
+    stageIndex[sbp::MeshOp(stage).getSymName()] = i;
+  // Later by virtual stage (chunk * stages + stage): with chunks, the
+  // forward goes from the last stage back to the first, a chunk on.
+  auto toLaterStage = [&](sbp::CrossMeshOp move) {
+    auto chunk = [&](StringRef name) {
+      auto attr = move->getAttrOfType<IntegerAttr>(name);
+      return static_cast<size_t>(attr ? attr.getInt() : 0);
+    };
+    return chunk(parplan::kChunkAttrName) * declared.size() +
+               stageIndex.lookup(move.getSrcMesh()) <
+           chunk(parplan::kDestinationChunkAttrName) * declared.size() +
+               stageIndex.lookup(move.getDstMesh());
+  };
+  SmallVector<Operation *> forwardMoves;
+  for (auto move : function.front().getOps<sbp::CrossMeshOp>()) {
+    if (after->contains(move) || !toLaterStage(move))
+      continue;
+    // Unless it reads what came back from a later stage (a gradient): the
+    // whole backward before it would be pulled along. It then stays in
+    // the backward, which checkPlan refuses under a schedule.
+    SetVector<Operation *> reads;
+    (void)getBackwardSlice(move.getOperation(), &reads);
+    if (llvm::none_of(reads, [&](Operation *op) {
+          auto earlier = dyn_cast<sbp::CrossMeshOp>(op);
+          return earlier && !toLaterStage(earlier);
+        }))
+      forwardMoves.push_back(move);
+  }
+  DenseSet<Operation *> forward = forwardPassOps(function, forwardMoves);
+  DenseMap<Operation *, StepPart> partOf;
+  for (Operation &op : function.front())
+    partOf[&op] = isa<func::ReturnOp>(op) || after->contains(&op)
+                      ? StepPart::OncePerStep
+                  : forward.contains(&op) ? StepPart::Forward
+                                          : StepPart::Backward;
+  return partOf;
+}
+
+/// How the step's ops are ordered in each program.
+struct StepOrder {
+  int64_t microBatches = 1;
+  int64_t chunks = 1;
+  bool staged = false;
+  /// With micro-batches: each op's part.
+  DenseMap<Operation *, StepPart> partOf;
+
+  StepPart partOfOp(Operation &op) const {
+    if (microBatches > 1)
+      return partOf.lookup(&op);
+    return isa<func::ReturnOp>(op) ? StepPart::OncePerStep : StepPart::Forward;
+  }
+};
+
+/// The chunk an op runs in: a move's sending side in its producer's, its
+/// receiving side in its reader's.
+int64_t chunkOf(Operation &op, FlatSymbolRefAttr mesh) {
+  StringRef name = parplan::kChunkAttrName;
+  if (auto move = dyn_cast<sbp::CrossMeshOp>(op);
+      move && move.getDstMeshAttr() == mesh)
+    name = parplan::kDestinationChunkAttrName;
+  auto chunk = op.getAttrOfType<IntegerAttr>(name);
+  return chunk ? chunk.getInt() : 0;
+}
+
+/// Lowers the step's ops that run on `mesh` into the program `b` writes:
+/// a micro-batch's forward, then its backward (which a schedule may run
+/// after other micro-batches' forwards), then (after
+/// plan.after_micro_batches) the step's: the updates and what they read of
+/// the accumulated sums. On stages of several chunks, each pass of a
+/// micro-batch is each chunk's part in turn, marked by plan.chunk.
+LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
+                        FlatSymbolRefAttr mesh, const StepOrder &order,
+                        DeviceLowering &lowering,
+                        const ShardingCostModel *costModel) {
+  Location loc = function.getLoc();
+  bool split = order.microBatches > 1;
+  for (StepPart part :
+       {StepPart::Forward, StepPart::Backward, StepPart::OncePerStep}) {
+    if (split && part == StepPart::Backward)
+      plan::BackwardBeginOp::create(b, loc);
+    if (split && part == StepPart::OncePerStep)
+      plan::AfterMicroBatchesOp::create(b, loc);
+    int64_t passes = split && part != StepPart::OncePerStep ? order.chunks : 1;
+    // The backward goes back through the chunks.
+    for (int64_t i = 0; i < passes; ++i) {
+      int64_t chunk = part == StepPart::Backward ? passes - 1 - i : i;
+      if (passes > 1)
+        plan::ChunkOp::create(b, loc, chunk);
+      for (Operation &op : function.front()) {
+        if (order.partOfOp(op) != part ||
+            (order.staged && !runsOn(&op, mesh)) ||
+            (passes > 1 && chunkOf(op, mesh) != chunk))
+          continue;
+        Block *programBody = b.getInsertionBlock();
+        Operation *before =
+            programBody->empty() ? nullptr : &programBody->back();
+        auto ret = dyn_cast<func::ReturnOp>(op);
+        LogicalResult lowered =
+            ret ? lowerReturn(ret, function, lowering)
+                : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
+        if (failed(lowered))
+          return failure();
+        if (costModel && isa<nn::ShardableOpInterface>(op) &&
+            !programBody->empty())
+          addKernelFigures(op, *costModel, lowering,
+                           before ? before->getNextNode()
+                                  : &programBody->front());
+      }
+    }
+  }
+  return success();
+}
+
+struct LowerToPlanPass : parplan::impl::LowerToPlanBase<LowerToPlanPass> {
+  using LowerToPlanBase::LowerToPlanBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    LowerToPlanBase::getDependentDialects(registry);
+    registerNNPlanLowering(registry);
+    registerReshardingPlanLowering(registry);
+    registerCrossMeshPlanLowering(registry);
+  }
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult lowerPrograms(func::FuncOp function,
+                              ArrayRef<ProgramMesh> meshes, sbp::MeshOp mesh,
+                              const StepOrder &order,
+                              const cost::Cluster *cluster);
+  void finishPlanModule(ModuleOp module, ArrayRef<int64_t> planShape,
+                        const StepOrder &order, bool withSchedule,
+                        const cost::Cluster *cluster);
+};
+
+void LowerToPlanPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto function = module.lookupSymbol<func::FuncOp>("main");
+  if (!function || function.isExternal() || !function.getBody().hasOneBlock()) {
+    module.emitError() << "lower-to-plan: the module has no function @main "
+                          "of one block";
+    return signalPassFailure();
+  }
+  SmallVector<sbp::MeshOp> declared(module.getOps<sbp::MeshOp>());
+  StepOrder order;
+  order.staged =
+      declared.size() > 1 || llvm::any_of(declared, [](sbp::MeshOp mesh) {
+        return static_cast<bool>(mesh.getDevices());
+      });
+  std::vector<int64_t> planShape;
+  auto mesh = module.lookupSymbol<sbp::MeshOp>("mesh");
+  FailureOr<std::vector<ProgramMesh>> meshes =
+      programMeshes(module, declared, order.staged, mesh, planShape);
+  if (failed(meshes) ||
+      failed(checkLoweringInput(function, meshSize(planShape))))
+    return signalPassFailure();
+  if (auto attr = module->getAttrOfType<IntegerAttr>(parplan::kChunksAttrName))
+    order.chunks = attr.getInt();
+  if (failed(checkChunkMarks(function, order.chunks)))
+    return signalPassFailure();
+  order.microBatches = microBatchCount(module);
+  if (order.microBatches > 1) {
+    FailureOr<DenseMap<Operation *, StepPart>> parts =
+        stepParts(function, declared);
+    if (failed(parts))
+      return signalPassFailure();
+    order.partOf = std::move(*parts);
+  }
+  // Stages of several model chunks (place-stages' chunks) run by the
+  // interleaved schedule, which needs them.
+  std::optional<schedule::PipelineSchedule> pipelineSchedule;
+  if (schedule != "sequential") {
+    pipelineSchedule = schedule::parsePipelineSchedule(schedule);
+    if (!pipelineSchedule) {
+      module.emitError() << "lower-to-plan: schedule '" << schedule
+                         << "' is unknown; use gpipe, 1f1b, eager-1f1b, "
+                            "interleaved or sequential";
+      return signalPassFailure();
+    }
+  }
+  if (std::optional<std::string> why =
+          schedule::checkScheduleChunks(schedule, order.chunks);
+      why && order.microBatches > 1 && order.staged) {
+    module.emitError() << "lower-to-plan: " << *why << " (sbp.chunks)";
+    return signalPassFailure();
+  }
+  const cost::Cluster *cluster = getAnalysis<ClusterAnalysis>().getCluster();
+  if (order.staged && !cluster) {
+    getAnalysis<ClusterAnalysis>().require(module, "lower-to-plan");
+    return signalPassFailure();
+  }
+  if (failed(lowerPrograms(function, *meshes, mesh, order, cluster)))
+    return signalPassFailure();
+  finishPlanModule(module, planShape, order,
+                   order.microBatches > 1 && order.staged && pipelineSchedule,
+                   cluster);
+  function.erase();
+  for (sbp::MeshOp meshOp : declared)
+    meshOp.erase();
+}
+
+/// One program per class of devices of a mesh that see every block with
+/// the same extents: the first device not yet placed is lowered, and every
+/// other device that agrees with it on the extents its lowering asked for
+/// shares its program (DeviceLowering says the rest by coordinates, and a
+/// cross-mesh move by its table). Meshes and groups go before the
+/// programs, groups in the order they are first used.
+LogicalResult LowerToPlanPass::lowerPrograms(func::FuncOp function,
+                                             ArrayRef<ProgramMesh> meshes,
+                                             sbp::MeshOp mesh,
+                                             const StepOrder &order,
+                                             const cost::Cluster *cluster) {
+  ModuleOp module = getOperation();
+  MLIRContext *context = &getContext();
+  OpBuilder groupBuilder(context);
+  groupBuilder.setInsertionPoint(function);
+  std::optional<CrossMeshMoves> moves;
+  if (order.staged) {
+    for (const ProgramMesh &programMesh : meshes)
+      plan::MeshOp::create(
+          groupBuilder, function.getLoc(), programMesh.name.getAttr(),
+          groupBuilder.getDenseI64ArrayAttr(programMesh.shape),
+          groupBuilder.getDenseI64ArrayAttr(programMesh.devices));
+    moves.emplace(*cluster, groupBuilder);
+  }
+  DeviceGroups groups(groupBuilder);
+  // The cost model of each mesh, for the figures of the kernels lowered
+  // from nn ops. None where it cannot be built (a module without a
+  // cluster): the kernels then go without.
+  MeshCostModels costModels(cluster, /*mixedPrecision=*/false);
+  int64_t index = 0;
+  for (const ProgramMesh &programMesh : meshes) {
+    const std::vector<int64_t> &meshShape = programMesh.shape;
+    auto deviceAt = [&](int64_t position) {
+      return programMesh.devices.empty()
+                 ? position
+                 : programMesh.devices[static_cast<size_t>(position)];
+    };
+    sbp::MeshOp meshOp =
+        programMesh.name
+            ? module.lookupSymbol<sbp::MeshOp>(programMesh.name.getAttr())
+            : mesh;
+    std::string unpriced;
+    const ShardingCostModel *costModel =
+        meshOp ? costModels.get(meshOp, unpriced) : nullptr;
+    std::vector<int64_t> unplaced(static_cast<size_t>(meshSize(meshShape)));
+    std::iota(unplaced.begin(), unplaced.end(), 0);
+    for (; !unplaced.empty(); ++index) {
+      int64_t first = unplaced.front();
+      OpBuilder b(context);
+      b.setInsertionPointToEnd(module.getBody());
+      auto program = plan::ProgramOp::create(
+          b, function.getLoc(),
+          b.getStringAttr("program" + std::to_string(index)),
+          b.getDenseI64ArrayAttr({deviceAt(first)}), programMesh.name);
+      program.getBody().push_back(new Block());
+      b.setInsertionPointToEnd(&program.getBody().front());
+      DeviceLowering lowering(b, groups, meshShape,
+                              meshCoordinate(meshShape, first),
+                              static_cast<bool>(mesh) || order.staged,
+                              programMesh.name, deviceAt(first));
+      if (moves)
+        lowering.setCrossMeshMoves(&*moves);
+      if (failed(lowerStep(b, function, programMesh.name, order, lowering,
+                           costModel)))
+        return failure();
+      auto extents = [&](int64_t position) {
+        std::vector<int64_t> coordinate = meshCoordinate(meshShape, position);
+        std::vector<std::vector<int64_t>> blocks;
+        for (const auto &[shape, splits] : lowering.unevenBlocks())
+          blocks.push_back(
+              localShape(shape, meshShape, fromSplits(splits), coordinate));
+        return blocks;
+      };
+      std::vector<std::vector<int64_t>> own = extents(first);
+      SmallVector<int64_t> members = {deviceAt(first)};
+      std::vector<int64_t> rest;
+      for (int64_t position : ArrayRef<int64_t>(unplaced).drop_front())
+        (extents(position) == own ? members.push_back(deviceAt(position))
+                                  : rest.push_back(position));
+      llvm::sort(members);
+      writeUpdatesInPlace(program);
+      program.setDevicesAttr(b.getDenseI64ArrayAttr(members));
+      unplaced = std::move(rest);
+    }
+  }
+  return success();
+}
+
+/// The plan module's own attributes: its mesh, micro-batches and schedule;
+/// the cluster the layouts were priced on and the search's prediction, for
+/// the simulator (docs/simulate.md). The search's marks (chunks, the
+/// cluster attribute, the pins the layouts obeyed) have no use in the
+/// programs.
+void LowerToPlanPass::finishPlanModule(ModuleOp module,
+                                       ArrayRef<int64_t> planShape,
+                                       const StepOrder &order,
+                                       bool withSchedule,
+                                       const cost::Cluster *cluster) {
+  MLIRContext *context = &getContext();
+  module->setAttr(parplan::kPlanMeshShapeAttrName,
+                  OpBuilder(context).getDenseI64ArrayAttr(planShape));
+  if (order.microBatches > 1)
+    module->setAttr(parplan::kPlanMicroBatchesAttrName,
+                    OpBuilder(context).getI64IntegerAttr(order.microBatches));
+  if (withSchedule)
+    module->setAttr(parplan::kPlanScheduleAttrName,
+                    StringAttr::get(context, schedule));
+  module->removeAttr(parplan::kChunksAttrName);
+  if (cluster)
+    module->setAttr(kPlanClusterAttrName,
+                    StringAttr::get(context, cost::writeClusterJson(*cluster)));
+  if (auto predicted = module->getAttrOfType<sbp::LayoutPlanAttr>(
+          parplan::kLayoutPlanAttrName))
+    module->setAttr(
+        parplan::kPlanPredictionAttrName,
+        plan::PredictionAttr::get(context, predicted.getStepTime(),
+                                  predicted.getComputeTime(),
+                                  predicted.getCommunicationTime()));
+  module->removeAttr(kClusterAttrName);
+  module->removeAttr(kAnnotationsAttrName);
+}
+} // namespace

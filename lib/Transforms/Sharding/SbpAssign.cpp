@@ -1,0 +1,2037 @@
+//===- SbpAssign.cpp - choose an nd-SBP sharding for every op -------------===//
+//
+// The cost-driven sharding search (docs/sbp-assign.md). Each op of @main
+// becomes a node whose candidates are its n-D signatures (one 1-D signature
+// of ShardableOpInterface per mesh axis); each use of a value becomes an
+// edge priced by the boxing it needs, forward and, in training, backward.
+// Ops of identical repeated layers fold into one node, so the problem the
+// solver sees does not grow with depth. Memory enters as a Lagrangian
+// penalty: the smallest price per byte at which the plan fits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Transforms/Sharding/Passes.h"
+
+#include "parplan/Cost/Annotations.h"
+#include "parplan/Cost/LayoutSolver.h"
+#include "parplan/Cost/Memory.h"
+#include "parplan/Dialect/AttrNames.h"
+#include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/NN/NNUtils.h"
+#include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Schedule/Pipeline.h"
+#include "parplan/Support/Text.h"
+#include "parplan/Transforms/Debug.h"
+#include "parplan/Transforms/Sharding/ClusterAnalysis.h"
+#include "parplan/Transforms/Sharding/ShardingCostModel.h"
+#include "parplan/Transforms/TrainingStep/TrainingStep.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace parplan {
+#define GEN_PASS_DEF_SBPASSIGN
+#include "parplan/Transforms/Sharding/Passes.h.inc"
+} // namespace parplan
+
+using namespace mlir;
+using namespace parplan;
+using parplan::nn::ShardableOpInterface;
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+/// More candidates than this for one op means a mesh of many axes meets an op
+/// of many rules; the search would be slow and the answer no better.
+constexpr size_t kMaxCandidates = 4096;
+/// How near the search bisects the least price per byte at which the plan
+/// fits (relative): every halving is a search, and closer moved no predicted
+/// step of GPT-3 175B's pipeline trials by more than 0.3%.
+constexpr double kPriceTolerance = 1e-3;
+/// Branch-and-bound steps the `exact` strategy may take.
+constexpr int64_t kMaxExactSteps = 200'000'000;
+
+/// One n-D signature: the nd-SBP of every operand and every result.
+struct Candidate {
+  std::vector<NdSbp> operands;
+  std::vector<NdSbp> results;
+};
+
+/// An op's candidates, shared by the alike ops of repeated layers (a
+/// model's ops are tens of thousands, its kinds of op a few hundred).
+class Candidates {
+public:
+  Candidates() = default;
+  explicit Candidates(std::vector<Candidate> list)
+      : list(std::make_shared<const std::vector<Candidate>>(std::move(list))) {}
+  const Candidate &operator[](size_t index) const { return (*list)[index]; }
+  size_t size() const { return list ? list->size() : 0; }
+  bool empty() const { return size() == 0; }
+  std::vector<Candidate>::const_iterator begin() const {
+    return list ? list->begin() : none().begin();
+  }
+  std::vector<Candidate>::const_iterator end() const {
+    return list ? list->end() : none().end();
+  }
+
+private:
+  static const std::vector<Candidate> &none() {
+    static const std::vector<Candidate> empty;
+    return empty;
+  }
+  std::shared_ptr<const std::vector<Candidate>> list;
+};
+
+/// What makes ops alike for the search: the op, its attributes but names
+/// (a parameter's, the stored tensor a part is of, a dropout's mask key)
+/// and sbp.* marks, its operand types and its result types. Alike ops have
+/// the same candidates.
+std::vector<const void *> alikeOpKey(Operation *op) {
+  std::vector<const void *> key;
+  key.push_back(op->getName().getAsOpaquePointer());
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute attr : op->getAttrs())
+    if (!llvm::is_contained({"name", "source", "part_of", "key"},
+                            attr.getName().strref()) &&
+        !attr.getName().strref().starts_with("sbp."))
+      attrs.push_back(attr);
+  key.push_back(
+      DictionaryAttr::get(op->getContext(), attrs).getAsOpaquePointer());
+  for (Type type : op->getOperandTypes())
+    key.push_back(type.getAsOpaquePointer());
+  key.push_back(nullptr);
+  for (Type type : op->getResultTypes())
+    key.push_back(type.getAsOpaquePointer());
+  return key;
+}
+
+/// A layout pinned on one operand or result: per mesh axis an entry, or
+/// nothing where the axis is free.
+using PinnedLayout = std::vector<std::optional<Sbp>>;
+
+/// What an op must satisfy: pinned layouts of some operands and results,
+/// and where each came from (for messages).
+struct Pin {
+  std::vector<std::optional<PinnedLayout>> operands;
+  std::vector<std::optional<PinnedLayout>> results;
+  std::vector<std::string> origins;
+};
+
+/// One op of @main, or one value @main returns (a sink: Operation is the
+/// func.return, `sinkOperand` its operand index).
+struct Node {
+  Operation *op = nullptr;
+  int64_t sinkOperand = -1;
+  /// Ops alike by alikeOpKey share a kind, numbered from 0 (sinks: -1).
+  int64_t kind = -1;
+  Candidates candidates;
+  /// Per candidate, for this one op: seconds and bytes per device, and of
+  /// those bytes, the activations of one micro-batch its stage keeps for
+  /// the backward (`memory` holds them once per micro-batch in flight).
+  std::vector<double> time;
+  std::vector<double> memory;
+  std::vector<double> activation;
+  bool isSink() const { return sinkOperand >= 0; }
+};
+
+/// A use: result `result` of node `producer` read as operand `operand` of
+/// node `consumer`.
+struct Use {
+  int64_t producer = 0;
+  unsigned result = 0;
+  int64_t consumer = 0;
+  unsigned operand = 0;
+  /// Not a data flow: a training step's updated value (the sink consumer)
+  /// must come back in the layout of the parameter it replaces (the
+  /// producer), so that the next step reads it as this one did.
+  bool tie = false;
+};
+
+using parplan::nn::nodeName;
+
+/// "nn.matmul 'node'" or "nn.matmul" for messages.
+std::string describe(Operation *op) {
+  std::string name = nodeName(op);
+  std::string text = op->getName().getStringRef().str();
+  if (!name.empty())
+    text += " (node '" + name + "')";
+  return text;
+}
+
+std::vector<int64_t> staticShape(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return {};
+  return std::vector<int64_t>(tensor.getShape().begin(),
+                              tensor.getShape().end());
+}
+
+/// Elements the most loaded device holds (device 0 gets the larger parts of
+/// balanced splits).
+double localElements(Type type, const std::vector<int64_t> &meshShape,
+                     const NdSbp &layout) {
+  std::vector<int64_t> shape = staticShape(type);
+  std::vector<int64_t> local = parplan::localShape(
+      shape, meshShape, layout, std::vector<int64_t>(meshShape.size(), 0));
+  double elements = 1;
+  for (int64_t dim : local)
+    elements *= static_cast<double>(dim);
+  return elements;
+}
+
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+Type elementTypeOf(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return tensor.getElementType();
+  return type;
+}
+
+bool matchesPin(const NdSbp &layout, const std::optional<PinnedLayout> &pin,
+                const std::vector<int64_t> &meshShape) {
+  if (!pin)
+    return true;
+  for (size_t axis = 0; axis < layout.size(); ++axis)
+    // Every layout is the same on an axis of one device.
+    if (meshShape[axis] > 1 && (*pin)[axis] && *(*pin)[axis] != layout[axis])
+      return false;
+  return true;
+}
+
+bool matchesPin(const Candidate &candidate, const Pin &pin,
+                const std::vector<int64_t> &meshShape) {
+  for (size_t i = 0; i < pin.operands.size(); ++i)
+    if (!matchesPin(candidate.operands[i], pin.operands[i], meshShape))
+      return false;
+  for (size_t i = 0; i < pin.results.size(); ++i)
+    if (!matchesPin(candidate.results[i], pin.results[i], meshShape))
+      return false;
+  return true;
+}
+
+std::string toString(const PinnedLayout &layout) {
+  std::string text = "[";
+  for (size_t axis = 0; axis < layout.size(); ++axis) {
+    if (axis)
+      text += ", ";
+    text += layout[axis] ? layout[axis]->str() : "any";
+  }
+  return text + "]";
+}
+
+/// "operand 0 [S(0), any] result 0 [B, B]": what a pin holds.
+std::string describe(const Pin &pin) {
+  std::string text;
+  for (size_t i = 0; i < pin.operands.size(); ++i)
+    if (pin.operands[i])
+      text +=
+          " operand " + std::to_string(i) + " " + toString(*pin.operands[i]);
+  for (size_t i = 0; i < pin.results.size(); ++i)
+    if (pin.results[i])
+      text += " result " + std::to_string(i) + " " + toString(*pin.results[i]);
+  return text;
+}
+
+PinnedLayout pinned(const NdSbp &layout) {
+  return PinnedLayout(layout.begin(), layout.end());
+}
+
+/// Splits a reshape can carry only when every device's part is the same
+/// elements before and after: the split extents divide evenly.
+bool splitsDivide(Type type, const NdSbp &layout,
+                  const std::vector<int64_t> &meshShape) {
+  std::vector<int64_t> shape = staticShape(type);
+  std::vector<int64_t> shards(shape.size(), 1);
+  for (size_t axis = 0; axis < layout.size(); ++axis)
+    if (layout[axis].isSplit())
+      shards[layout[axis].axis] *= meshShape[axis];
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] % shards[d] != 0)
+      return false;
+  return true;
+}
+
+/// The meshes of the user's stages (place-stages' sbp.stage on every op),
+/// in the order of their sbp.mesh ops; empty without stages.
+struct StageMeshes {
+  std::vector<FlatSymbolRefAttr> names;
+  std::vector<cost::DeviceMesh> meshes;
+  /// Per op of @main, its index in `names`.
+  DenseMap<Operation *, int64_t> stageOf;
+  /// The model chunks of each stage (the module's sbp.chunks; 1 but for
+  /// the interleaved schedule), and each op's (its sbp.chunk; 0).
+  int64_t chunks = 1;
+  DenseMap<Operation *, int64_t> chunkOf;
+};
+
+/// Reads the stages of `function`: every op marked, or none.
+FailureOr<StageMeshes> collectStages(ModuleOp module, func::FuncOp function) {
+  StageMeshes stages;
+  Operation *unmarked = nullptr;
+  DenseSet<Attribute> used;
+  for (Operation &op : function.getBody().front().without_terminator()) {
+    auto stage = op.getAttrOfType<FlatSymbolRefAttr>(parplan::kStageAttrName);
+    if (!stage) {
+      unmarked = unmarked ? unmarked : &op;
+      continue;
+    }
+    if (!module.lookupSymbol<sbp::MeshOp>(stage.getAttr()))
+      return op.emitError()
+             << "sbp.stage " << stage << " does not name an sbp.mesh";
+    used.insert(stage);
+  }
+  // Stages in the order their meshes are declared, the pipeline's order
+  // (as lower-to-plan numbers them): the schedule's in-flight counts and
+  // the boundaries depend on it.
+  DenseMap<Attribute, int64_t> indexOf;
+  for (sbp::MeshOp mesh : module.getOps<sbp::MeshOp>()) {
+    auto name = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+    if (!used.contains(name))
+      continue;
+    indexOf[name] = static_cast<int64_t>(stages.names.size());
+    stages.names.push_back(name);
+    stages.meshes.push_back(deviceMeshOf(mesh));
+  }
+  if (auto chunks =
+          module->getAttrOfType<IntegerAttr>(parplan::kChunksAttrName))
+    stages.chunks = std::max<int64_t>(1, chunks.getInt());
+  for (Operation &op : function.getBody().front().without_terminator()) {
+    if (Attribute stage = op.getAttr(parplan::kStageAttrName))
+      stages.stageOf[&op] = indexOf.lookup(stage);
+    if (auto chunk = op.getAttrOfType<IntegerAttr>(parplan::kChunkAttrName)) {
+      if (chunk.getInt() >= stages.chunks)
+        return op.emitError() << "sbp-assign: sbp.chunk " << chunk.getInt()
+                              << " is not one of the stages' " << stages.chunks
+                              << " model chunks (sbp.chunks)";
+      stages.chunkOf[&op] = chunk.getInt();
+    }
+  }
+  if (!stages.names.empty() && unmarked)
+    return unmarked->emitError()
+           << "sbp-assign: this op has no sbp.stage while others have one "
+              "(place-stages marks every op)";
+  for (const cost::DeviceMesh &mesh : stages.meshes)
+    if (mesh.shape != stages.meshes.front().shape)
+      return function.emitError()
+             << "sbp-assign lays out stages on meshes of one shape; "
+             << stages.names.front() << " is "
+             << cost::formatMeshShape(stages.meshes.front().shape) << ", "
+             << stages.names[&mesh - stages.meshes.data()] << " "
+             << cost::formatMeshShape(mesh.shape);
+  return stages;
+}
+
+/// The strategies auto also tries, as starts of their own.
+constexpr const char *kBaselines[] = {"data-parallel", "megatron",
+                                      "replicated"};
+
+class ShardingSearch {
+public:
+  ShardingSearch(ModuleOp module, func::FuncOp function,
+                 const ShardingCostModel &model,
+                 const SbpAssignOptions &options, const StageMeshes &stages)
+      : module(module), function(function), model(model), options(options),
+        stages(stages), meshShape(model.getMeshShape()),
+        explicitStep(module->hasAttr(parplan::kTrainingAttrName)) {}
+
+  /// Lays the program out: pins, prices, the search; the IR is untouched.
+  /// With `giveUpUnfit`, a program that fits on no layout fails before the
+  /// search, without saying why (a start of auto's, dropped quietly).
+  LogicalResult run(bool giveUpUnfit = false);
+  /// Writes the layout into the IR: sbp.sharding on every op, sbp.explain
+  /// when asked, and sbp.plan with the strategy asked for, this search's
+  /// own as `start`, and `baselines`, the predicted steps of the other
+  /// starts tried (strategy name to seconds).
+  void annotate(StringRef requested,
+                ArrayRef<std::pair<std::string, double>> baselines);
+
+  double getStepTime() const { return stepTime; }
+  StringRef getStrategy() const { return options.strategy; }
+
+private:
+  /// Per distinct class-level use: the cost matrix of one use, how many
+  /// uses it stands for, and its classes.
+  struct ClassUse {
+    int64_t producerClass = 0;
+    int64_t consumerClass = 0;
+    int64_t count = 0;
+    /// Shared with the class-use of a coarser grouping it lies in.
+    std::shared_ptr<const std::vector<double>> costs;
+  };
+  /// Ops grouped into classes of alike ops, each given one layout by the
+  /// search, and their uses into class-level uses.
+  struct Classes {
+    /// Per node, its class; per class, its first node and its size.
+    std::vector<int64_t> ofNode, representative, size;
+    /// Per class, the bytes per device of each candidate, summed over its
+    /// members on each stage (they hold their activations for different
+    /// numbers of micro-batches), stages ascending.
+    struct StageBytes {
+      int64_t stage = 0;
+      std::vector<double> bytes;
+    };
+    std::vector<std::vector<StageBytes>> memory;
+    std::vector<ClassUse> uses;
+    /// Per use, its index in `uses`.
+    std::vector<int64_t> ofUse;
+    /// Per class, its fully replicated candidate (0 where it has none): a
+    /// start of the solves.
+    std::vector<int64_t> replicatedHint;
+  };
+  LogicalResult buildNodes();
+  LogicalResult composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis);
+  void sinkCandidates(Node &node, Value value);
+  void priceCandidates(Node &node);
+  LogicalResult collectPins();
+  LogicalResult addPin(Operation *op, Pin pin);
+  LogicalResult addStrategyPins();
+  LogicalResult applyPins();
+  /// Groups the nodes into classes, on stages of alike meshes together
+  /// when `shareStages`. The class-uses of a finer grouping take their
+  /// matrices from `coarser`'s (one per use is computed otherwise).
+  Classes groupClasses(bool shareStages,
+                       const Classes *coarser = nullptr) const;
+  /// Each node's class label: alike ops (the same op, attributes but
+  /// names, types, pins and stage kind) refined by their neighbourhoods.
+  std::vector<int64_t> labelNodes(bool shareStages) const;
+  /// `grouped`'s class-uses and each use's, from its nodes' classes.
+  void groupUses(Classes &grouped, const Classes *coarser) const;
+  /// Seconds of each (producer candidate, consumer candidate) pair of a
+  /// use over a step: the boxing runs where its consumer does.
+  std::vector<double> useCosts(const Use &use) const;
+  std::vector<double> useCostsOnce(const Use &use) const;
+  /// Seconds of one run of a use between stages with its producer at
+  /// candidate `a` and its consumer at `b`: the move insert-cross-mesh
+  /// writes, and in an implicit training step its gradient's way back;
+  /// the middle of each move planned (`planned`) or bounded (the search).
+  double moveCost(const Use &use, int64_t a, int64_t b, bool planned) const;
+  LogicalResult solve();
+  /// Records why no layout fits (#sbp.no_fit) and says it: `smallest`,
+  /// the plan of least memory, needs `needed` bytes per device.
+  LogicalResult failNoFit(const Classes &searched,
+                          const std::optional<cost::LayoutSolution> &smallest,
+                          double needed);
+  /// Explain the search (-parplan-debug-only=sbp-assign): its plan of least
+  /// time, each probe of the price bisection, the plan kept and the price
+  /// per byte it was bought at (-1: the plan of least memory).
+  void debugLeastTime(const Classes &searched,
+                      const cost::LayoutSolution &best) const;
+  void debugPrice(double bytePrice,
+                  const std::optional<cost::LayoutSolution> &candidate,
+                  const Classes &grouped) const;
+  void debugKept(double bytePrice) const;
+  /// The search over `grouped` with each byte per device priced
+  /// `bytePrice` seconds (or the plan of least memory), started also from
+  /// `hint` (a choice per class), by the solver's stages `solverOptions`.
+  std::optional<cost::LayoutSolution>
+  solveAt(const Classes &grouped, double bytePrice, bool memoryOnly,
+          const std::vector<int64_t> &hint,
+          const cost::LayoutSolverOptions &solverOptions = {}) const;
+  double planMemory(const Classes &grouped,
+                    const std::vector<int64_t> &classChoice) const;
+  /// The seconds the search minimizes (compute and uses, as priced by
+  /// the search) of a choice per class.
+  double searchedTime(const Classes &grouped,
+                      const std::vector<int64_t> &classChoice) const;
+  /// The uses' part of it: the boxings and moves.
+  double usesTime(const Classes &grouped,
+                  const std::vector<int64_t> &classChoice) const;
+
+  /// Seconds of node `node` under candidate `choice` plus those of the uses
+  /// it takes part in, with every other node at its chosen candidate.
+  double localCost(int64_t node, int64_t choice) const;
+
+  /// Per op, its chosen candidate's local cost and the best other candidate
+  /// (-1 when there is none) with its local cost.
+  struct Explanation {
+    double cost = 0;
+    int64_t runnerUp = -1;
+    double runnerUpCost = kInfinity;
+  };
+  void explainChoices();
+  std::vector<Explanation> explanations; // per node; empty unless asked
+
+  ModuleOp module;
+  func::FuncOp function;
+  const ShardingCostModel &model;
+  SbpAssignOptions options;
+  const StageMeshes &stages;
+  std::vector<int64_t> meshShape;
+
+  std::vector<Node> nodes;
+  std::vector<Use> uses;
+  DenseMap<Operation *, int64_t> nodeOf;
+  std::vector<std::vector<int64_t>> usesOf; // per node, indices into `uses`
+  std::map<int64_t, Pin> pins;              // by node
+
+  /// Classes within each stage: the plan's. With stages of alike meshes,
+  /// also classes across them (`acrossStages`, a coarsening of
+  /// `classes`): fewer, so that the search for the price of memory is
+  /// fast; its answer is then refined on `classes`.
+  Classes classes, acrossStages;
+  bool searchAcrossStages = false;
+
+  std::vector<int64_t> choice; // per node
+  /// The program is a training step (nn-autodiff's output): its backward
+  /// and optimizer ops are priced like any other op.
+  bool explicitStep = false;
+  /// In a training step: forward values that backward ops read, kept from
+  /// the forward pass to the backward pass.
+  DenseSet<Value> savedActivations;
+  /// In a step of several micro-batches: how many, and the ops that run
+  /// once after them; the others' times count once per micro-batch.
+  int64_t microBatches = 1;
+  DenseSet<Operation *> afterMicroBatches;
+  /// Whether a node runs once per step (the sinks, the parameters and
+  /// what follows the micro-batches), not once per micro-batch.
+  bool runsOncePerStep(const Node &node) const {
+    return node.isSink() || isa<nn::ParamOp>(node.op) ||
+           afterMicroBatches.contains(node.op);
+  }
+  double runsPerStep(const Node &node) const {
+    return runsOncePerStep(node) ? 1.0 : static_cast<double>(microBatches);
+  }
+  double stepTime = 0, computeTime = 0, communicationTime = 0, memory = 0;
+
+  /// The stage of a node (0 without stages; a sink's is its producer's).
+  int64_t stageOf(const Node &node) const {
+    if (stages.names.empty())
+      return 0;
+    if (node.isSink())
+      if (Operation *def =
+              node.op->getOperand(node.sinkOperand).getDefiningOp())
+        return stages.stageOf.lookup(def);
+    return stages.stageOf.lookup(node.op);
+  }
+  /// The virtual stage of a node, chunk * stages + stage (its stage with
+  /// one chunk); a sink's is its producer's.
+  int64_t virtualStageOf(const Node &node) const {
+    Operation *op = node.op;
+    if (node.isSink())
+      if (Operation *def = op->getOperand(node.sinkOperand).getDefiningOp())
+        op = def;
+    return stages.chunkOf.lookup(op) * stageCount() + stageOf(node);
+  }
+  /// Whether `use` moves its value between stages, as insert-cross-mesh
+  /// writes: a data flow (not a tie, not into a return) whose producer and
+  /// reader are on different stages.
+  bool crossesStages(const Use &use) const {
+    return !use.tie && !nodes[use.consumer].isSink() &&
+           stageOf(nodes[use.producer]) != stageOf(nodes[use.consumer]);
+  }
+  int64_t stageCount() const {
+    return std::max<int64_t>(1, static_cast<int64_t>(stages.names.size()));
+  }
+  /// Whether the stages run their micro-batches by a pipeline schedule
+  /// rather than one after another.
+  bool pipelined() const {
+    return stageCount() > 1 && microBatches > 1 &&
+           options.schedule != "sequential";
+  }
+  /// Per virtual stage (chunk * stages + stage): the micro-batches whose
+  /// activations of that chunk its stage holds at once (1 unless
+  /// pipelined).
+  std::vector<int64_t> inFlight;
+  /// Per stage, the first stage of its kind: alike meshes (shifts of
+  /// each other, cost::placeMeshes), whose ops share classes.
+  std::vector<int64_t> stageKind;
+  /// Per stage, the bytes per device of a choice per class.
+  std::vector<double>
+  stageMemory(const Classes &grouped,
+              const std::vector<int64_t> &classChoice) const;
+  /// In an explicit training step: the forward pass's ops.
+  DenseSet<Operation *> forwardOps;
+
+  /// The predicted figures of one stage under the chosen layouts.
+  struct StageFigures {
+    /// Seconds per micro-batch of its forward and backward, and per step
+    /// of what runs once (the optimizer, gradient synchronization).
+    double forward = 0, backward = 0, update = 0;
+    /// Seconds per micro-batch of the activation's move to the next stage
+    /// and of its gradient's back (0 on the last stage).
+    double sendForward = 0, sendBackward = 0;
+    double memory = 0;
+    /// Of `memory`, the bytes one micro-batch's activations take (of all
+    /// its chunks): a schedule holding more in flight needs that much more
+    /// each.
+    double activation = 0;
+    /// Seconds computing in the pipeline's timeline, and idle in it.
+    double busy = 0, bubble = 0;
+  };
+  std::vector<StageFigures> stageFigures;
+  /// Fills stageFigures and sets stepTime to the pipeline's timeline when
+  /// pipelined: the moves between stages priced by the planner.
+  void predictPipeline(const std::vector<int64_t> &classChoice);
+};
+
+LogicalResult
+ShardingSearch::composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis) {
+  Operation *op = node.op;
+  // An axis of one device takes the replicated signature: every layout is
+  // the same there.
+  int64_t replicated = 0;
+  for (auto [index, signature] : llvm::enumerate(oneAxis))
+    if (llvm::all_of(signature.operands,
+                     [](const Sbp &sbp) { return sbp.isBroadcast(); }) &&
+        llvm::all_of(signature.results,
+                     [](const Sbp &sbp) { return sbp.isBroadcast(); })) {
+      replicated = static_cast<int64_t>(index);
+      break;
+    }
+  size_t rank = meshShape.size();
+  std::vector<size_t> choices(rank, 0);
+  auto axisChoices = [&](size_t axis) -> size_t {
+    return meshShape[axis] > 1 ? oneAxis.size() : 1;
+  };
+  size_t total = 1;
+  for (size_t axis = 0; axis < rank; ++axis)
+    total *= axisChoices(axis);
+  if (total > kMaxCandidates)
+    return op->emitError() << describe(op) << " has " << total
+                           << " n-D signatures on a mesh of " << rank
+                           << " axes; at most " << kMaxCandidates
+                           << " are searched";
+  bool isReshape = isa<nn::ReshapeOp>(op);
+  std::vector<Candidate> list;
+  for (size_t index = 0; index < total; ++index) {
+    size_t rest = index;
+    for (size_t axis = rank; axis-- > 0;) {
+      choices[axis] = rest % axisChoices(axis);
+      rest /= axisChoices(axis);
+    }
+    Candidate candidate;
+    candidate.operands.assign(op->getNumOperands(), NdSbp(rank));
+    candidate.results.assign(op->getNumResults(), NdSbp(rank));
+    for (size_t axis = 0; axis < rank; ++axis) {
+      const SbpSignature &signature =
+          oneAxis[meshShape[axis] > 1 ? choices[axis] : replicated];
+      for (unsigned i = 0; i < op->getNumOperands(); ++i)
+        candidate.operands[i][axis] = signature.operands[i];
+      for (unsigned i = 0; i < op->getNumResults(); ++i)
+        candidate.results[i][axis] = signature.results[i];
+    }
+    auto valid = [&](Type type, const NdSbp &layout) {
+      if (!isa<RankedTensorType>(type))
+        return true;
+      if (parplan::checkLayout(staticShape(type), meshShape, layout))
+        return false;
+      return !isReshape || splitsDivide(type, layout, meshShape);
+    };
+    bool ok = true;
+    for (unsigned i = 0; ok && i < op->getNumOperands(); ++i)
+      ok = valid(op->getOperand(i).getType(), candidate.operands[i]);
+    for (unsigned i = 0; ok && i < op->getNumResults(); ++i)
+      ok = valid(op->getResult(i).getType(), candidate.results[i]);
+    if (ok)
+      list.push_back(std::move(candidate));
+  }
+  node.candidates = Candidates(std::move(list));
+  if (node.candidates.empty())
+    return op->emitError() << describe(op)
+                           << " has no signature that lays it out on mesh "
+                           << cost::formatMeshShape(meshShape);
+  return success();
+}
+
+void ShardingSearch::sinkCandidates(Node &node, Value value) {
+  // A returned value may be laid out any way but Partial: the caller reads
+  // a whole value, so partial sums must be reduced first.
+  std::vector<int64_t> shape = staticShape(value.getType());
+  std::vector<Sbp> oneAxis = {Sbp::broadcast()};
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] > 1)
+      oneAxis.push_back(Sbp::split(static_cast<int64_t>(d)));
+  size_t rank = meshShape.size();
+  size_t total = 1;
+  for (size_t axis = 0; axis < rank; ++axis)
+    total *= meshShape[axis] > 1 ? oneAxis.size() : 1;
+  std::vector<Candidate> list;
+  for (size_t index = 0; index < total; ++index) {
+    NdSbp layout(rank);
+    size_t rest = index;
+    for (size_t axis = rank; axis-- > 0;) {
+      size_t n = meshShape[axis] > 1 ? oneAxis.size() : 1;
+      layout[axis] = oneAxis[rest % n];
+      rest /= n;
+    }
+    if (!parplan::checkLayout(shape, meshShape, layout))
+      list.push_back(Candidate{{layout}, {}});
+  }
+  node.candidates = Candidates(std::move(list));
+}
+
+void ShardingSearch::priceCandidates(Node &node) {
+  size_t count = node.candidates.size();
+  node.time.assign(count, 0);
+  node.memory.assign(count, 0);
+  node.activation.assign(count, 0);
+  if (node.isSink())
+    return;
+  Operation *op = node.op;
+  if (isa<nn::ParamOp>(op)) {
+    // Model state lives with the parameter's layout: replicated state is
+    // replicated, split state (ZeRO's partitioning) is split.
+    double stateBytes =
+        options.training
+            ? cost::modelState(1, *cost::parseOptimizer(options.optimizer),
+                               options.mixedPrecision, 0, 1)
+                  .total()
+            : static_cast<double>(model.elementBytes(
+                  elementTypeOf(op->getResult(0).getType())));
+    for (size_t k = 0; k < count; ++k) {
+      double elements = localElements(op->getResult(0).getType(), meshShape,
+                                      node.candidates[k].results[0]);
+      node.memory[k] = elements * stateBytes;
+      // The optimizer step reads and writes the state once.
+      if (options.training)
+        node.time[k] = model.computeTime(ShardingCostModel::LocalWork{
+            0, 2 * elements * stateBytes, cost::ComputeType::F32});
+    }
+    return;
+  }
+  Type elementType = elementTypeOf(op->getResult(0).getType());
+  // Backward costs twice the forward (a gradient for the input and one for
+  // the weights, each as large as the forward).
+  double passes = options.training ? 3 : 1;
+  for (size_t k = 0; k < count; ++k) {
+    const Candidate &candidate = node.candidates[k];
+    if (std::optional<ShardingCostModel::LocalWork> work =
+            model.localWork(op, candidate.operands, candidate.results))
+      node.time[k] = passes * model.computeTime(*work);
+    node.time[k] *= runsPerStep(node);
+    // Training keeps every activation for the backward pass; a training
+    // step keeps the ones its backward ops read, and the sums it
+    // accumulates over micro-batches for the whole step.
+    if (isa<nn::AccumulateOp>(op))
+      node.memory[k] += localElements(op->getResult(0).getType(), meshShape,
+                                      candidate.results[0]) *
+                        static_cast<double>(model.elementBytes(elementType));
+    // A stage keeps them for every micro-batch its schedule has in flight.
+    auto held = static_cast<double>(inFlight[virtualStageOf(node)]);
+    if (options.training || explicitStep)
+      for (unsigned i = 0; i < op->getNumResults(); ++i)
+        if (options.training || savedActivations.contains(op->getResult(i)))
+          node.activation[k] += localElements(op->getResult(i).getType(),
+                                              meshShape, candidate.results[i]) *
+                                static_cast<double>(model.elementBytes(
+                                    elementTypeOf(op->getResult(i).getType())));
+    node.memory[k] += held * node.activation[k];
+  }
+}
+
+LogicalResult ShardingSearch::buildNodes() {
+  Block &body = function.getBody().front();
+  if (body.getNumArguments() != 0)
+    return function.emitError()
+           << "sbp-assign plans functions without arguments (inputs are "
+              "nn.input ops); @"
+           << function.getName() << " has " << body.getNumArguments();
+  // Per kind of op (alikeOpKey): its number and its candidates.
+  std::map<std::vector<const void *>, std::pair<int64_t, Candidates>> alike;
+  for (Operation &op : body) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+        Node sink;
+        sink.op = ret;
+        sink.sinkOperand = static_cast<int64_t>(index);
+        sinkCandidates(sink, value);
+        nodes.push_back(std::move(sink));
+      }
+      continue;
+    }
+    auto shardable = dyn_cast<ShardableOpInterface>(op);
+    if (!shardable)
+      return op.emitError() << "'" << op.getName()
+                            << "' is not an nn op: sbp-assign has no sharding "
+                               "rule for it";
+    for (Type type : op.getResultTypes())
+      if (auto tensor = dyn_cast<RankedTensorType>(type);
+          !tensor || !tensor.hasStaticShape())
+        return op.emitError()
+               << describe(&op) << " has a result without a static shape";
+    Node node;
+    node.op = &op;
+    auto [known, first] = alike.try_emplace(
+        alikeOpKey(&op), static_cast<int64_t>(alike.size()), Candidates());
+    if (first) {
+      SmallVector<SbpSignature> oneAxis;
+      if (failed(shardable.getSbpSignatures(oneAxis)) || oneAxis.empty())
+        return op.emitError() << describe(&op) << " has no sharding rule";
+      if (failed(composeCandidates(node, oneAxis)))
+        return failure();
+      known->second.second = node.candidates;
+    }
+    node.kind = known->second.first;
+    node.candidates = known->second.second;
+    nodeOf[&op] = static_cast<int64_t>(nodes.size());
+    nodes.push_back(std::move(node));
+  }
+  usesOf.assign(nodes.size(), {});
+  llvm::StringMap<int64_t> paramNodes;
+  for (auto [index, node] : llvm::enumerate(nodes))
+    if (auto param = dyn_cast_or_null<nn::ParamOp>(node.op))
+      paramNodes[param.getName()] = static_cast<int64_t>(index);
+  for (int64_t consumer = 0; consumer < static_cast<int64_t>(nodes.size());
+       ++consumer) {
+    Node &node = nodes[consumer];
+    auto addUse = [&](Value value, unsigned operand) {
+      auto result = cast<OpResult>(value);
+      Use use{nodeOf.lookup(result.getOwner()), result.getResultNumber(),
+              consumer, operand};
+      usesOf[use.producer].push_back(static_cast<int64_t>(uses.size()));
+      usesOf[consumer].push_back(static_cast<int64_t>(uses.size()));
+      uses.push_back(use);
+    };
+    if (node.isSink()) {
+      addUse(node.op->getOperand(node.sinkOperand), 0);
+      if (auto name = function.getResultAttrOfType<StringAttr>(
+              static_cast<unsigned>(node.sinkOperand),
+              parplan::kUpdatesAttrName)) {
+        auto param = paramNodes.find(name.getValue());
+        if (param != paramNodes.end()) {
+          Use tie{param->second, 0, consumer, 1, /*tie=*/true};
+          usesOf[tie.producer].push_back(static_cast<int64_t>(uses.size()));
+          usesOf[consumer].push_back(static_cast<int64_t>(uses.size()));
+          uses.push_back(tie);
+        }
+      }
+    } else
+      for (auto [index, value] : llvm::enumerate(node.op->getOperands()))
+        addUse(value, static_cast<unsigned>(index));
+  }
+  return success();
+}
+
+LogicalResult ShardingSearch::addPin(Operation *op, Pin pin) {
+  int64_t node = nodeOf.lookup(op);
+  auto [existing, inserted] = pins.try_emplace(node, pin);
+  if (inserted)
+    return success();
+  // Two pins on one op must agree on every entry both of them set.
+  auto merge = [&](std::vector<std::optional<PinnedLayout>> &into,
+                   const std::vector<std::optional<PinnedLayout>> &from,
+                   const char *role) -> LogicalResult {
+    for (size_t i = 0; i < from.size(); ++i) {
+      if (!from[i])
+        continue;
+      if (!into[i]) {
+        into[i] = from[i];
+        continue;
+      }
+      for (size_t axis = 0; axis < meshShape.size(); ++axis) {
+        std::optional<Sbp> &a = (*into[i])[axis];
+        const std::optional<Sbp> &b = (*from[i])[axis];
+        if (a && b && *a != *b && meshShape[axis] > 1)
+          return op->emitError()
+                 << "conflicting pins on " << describe(op) << ": " << role
+                 << " " << i << " is " << toString(*into[i]) << " by "
+                 << llvm::join(existing->second.origins, ", ") << " but "
+                 << toString(*from[i]) << " by "
+                 << llvm::join(pin.origins, ", ");
+        if (!a)
+          a = b;
+      }
+    }
+    return success();
+  };
+  if (failed(merge(existing->second.operands, pin.operands, "operand")) ||
+      failed(merge(existing->second.results, pin.results, "result")))
+    return failure();
+  existing->second.origins.insert(existing->second.origins.end(),
+                                  pin.origins.begin(), pin.origins.end());
+  return success();
+}
+
+LogicalResult ShardingSearch::collectPins() {
+  // The annotations the tool read into the module (their form is the SBP
+  // dialect's to verify).
+  std::string error;
+  std::optional<Annotations> annotations = carriedAnnotations(module, error);
+  if (!annotations && !error.empty())
+    return module.emitError() << error;
+  if (annotations) {
+    std::vector<bool> used(annotations->pins.size(), false);
+    for (Node &node : nodes) {
+      if (node.isSink())
+        continue;
+      std::string name = nodeName(node.op);
+      if (name.empty())
+        continue;
+      for (auto [index, layoutPin] : llvm::enumerate(annotations->pins)) {
+        if (!layoutPin.matches(name))
+          continue;
+        used[index] = true;
+        Pin pin;
+        pin.operands.resize(node.op->getNumOperands());
+        pin.results.resize(node.op->getNumResults());
+        pin.origins.push_back(layoutPin.location);
+        auto convert =
+            [&](const std::optional<std::vector<std::optional<NdSbp>>> &given,
+                std::vector<std::optional<PinnedLayout>> &into, unsigned count,
+                const char *role) -> LogicalResult {
+          if (!given)
+            return success();
+          if (given->size() != count)
+            return node.op->emitError()
+                   << layoutPin.location << ": pin '" << layoutPin.node
+                   << "' gives " << given->size() << " " << role << " layouts; "
+                   << describe(node.op) << " has " << count;
+          for (unsigned i = 0; i < count; ++i) {
+            if (!(*given)[i])
+              continue;
+            if ((*given)[i]->size() != meshShape.size())
+              return node.op->emitError()
+                     << layoutPin.location << ": pin '" << layoutPin.node
+                     << "' lays out " << role << " " << i << " as "
+                     << parplan::toString(*(*given)[i]) << ", "
+                     << (*given)[i]->size() << " entries for a mesh of "
+                     << meshShape.size() << " axes";
+            into[i] = pinned(*(*given)[i]);
+          }
+          return success();
+        };
+        if (failed(convert(layoutPin.operands, pin.operands,
+                           node.op->getNumOperands(), "operand")) ||
+            failed(convert(layoutPin.results, pin.results,
+                           node.op->getNumResults(), "result")) ||
+            failed(addPin(node.op, std::move(pin))))
+          return failure();
+      }
+    }
+    for (auto [index, layoutPin] : llvm::enumerate(annotations->pins))
+      if (!used[index])
+        return module.emitError()
+               << layoutPin.location << ": pin '" << layoutPin.node
+               << "' matches no node of @" << function.getName();
+  }
+  if (failed(addStrategyPins()))
+    return failure();
+  return applyPins();
+}
+
+LogicalResult ShardingSearch::addStrategyPins() {
+  bool dataParallel = options.strategy == "data-parallel";
+  bool megatron = options.strategy == "megatron";
+  bool replicated = options.strategy == "replicated";
+  if (!dataParallel && !megatron && !replicated)
+    return success();
+  size_t rank = meshShape.size();
+  // Megatron: the last mesh axis is tensor-parallel, the others
+  // data-parallel; data parallelism: every axis; replicated: none, every
+  // device holds the whole batch and the whole model.
+  auto isDataAxis = [&](size_t axis) {
+    return dataParallel || (megatron && axis + 1 < rank);
+  };
+  bool conflict = false;
+  auto fullPin = [&](Operation *op, unsigned result, PinnedLayout layout) {
+    Pin pin;
+    pin.operands.resize(op->getNumOperands());
+    pin.results.resize(op->getNumResults());
+    pin.results[result] = std::move(layout);
+    pin.origins.push_back("strategy " + options.strategy);
+    conflict |= failed(addPin(op, std::move(pin)));
+  };
+  // Inputs split along the batch, parameters replicated, on data axes.
+  for (Node &node : nodes) {
+    if (node.isSink())
+      continue;
+    Operation *op = node.op;
+    PinnedLayout layout(rank);
+    if (isa<nn::InputOp>(op)) {
+      bool batched = staticShape(op->getResult(0).getType()).size() > 0 &&
+                     staticShape(op->getResult(0).getType())[0] > 1;
+      for (size_t axis = 0; axis < rank; ++axis)
+        if (isDataAxis(axis))
+          layout[axis] = batched ? Sbp::split(0) : Sbp::broadcast();
+        else
+          layout[axis] = Sbp::broadcast();
+      fullPin(op, 0, layout);
+    } else if (isa<nn::ParamOp>(op)) {
+      for (size_t axis = 0; axis < rank; ++axis)
+        if (isDataAxis(axis) || replicated)
+          layout[axis] = Sbp::broadcast();
+      fullPin(op, 0, layout);
+    }
+  }
+  if (!megatron || conflict)
+    return failure(conflict);
+  // Column-then-row: a matmul by a weight is column-parallel (weight S(1))
+  // unless its input derives from a column-parallel matmul since the last
+  // layer norm, which makes it row-parallel (weight S(0)) and closes the
+  // pair. Embedding tables split by rows (vocabulary-parallel).
+  DenseSet<Value> fromColumn;
+  // In a training step, the forward pass's products decide: the backward
+  // pass's read the same weights at layouts of their own.
+  std::optional<DenseSet<Operation *>> forward;
+  if (explicitStep)
+    forward = parplan::forwardPassOps(function);
+  auto tensorAxisPin = [&](Operation *param, Sbp sbp) {
+    PinnedLayout layout(rank);
+    layout[rank - 1] = sbp;
+    fullPin(param, 0, layout);
+  };
+  for (Node &node : nodes) {
+    if (node.isSink())
+      continue;
+    Operation *op = node.op;
+    if (isa<nn::LayerNormOp>(op))
+      continue;
+    bool derived = llvm::any_of(op->getOperands(), [&](Value operand) {
+      return fromColumn.contains(operand);
+    });
+    if (forward && !forward->contains(op))
+      continue;
+    auto matmul = dyn_cast<nn::MatMulOp>(op);
+    nn::ParamOp weight =
+        matmul ? nn::paramBehindCasts(matmul.getRhs()) : nullptr;
+    if (weight && staticShape(weight.getType()).size() == 2) {
+      bool row = fromColumn.contains(matmul.getLhs());
+      // A weight read transposed keeps its rows in dimension 1.
+      bool stored = matmul.getTransposeRhs();
+      tensorAxisPin(weight, Sbp::split(row != stored ? 0 : 1));
+      if (!row)
+        fromColumn.insert(matmul.getResult());
+      continue;
+    }
+    if (auto gather = dyn_cast<nn::GatherOp>(op))
+      if (auto table = nn::paramBehindCasts(gather.getInput());
+          table && gather.getAxis() == 0)
+        tensorAxisPin(table, Sbp::split(0));
+    if (derived)
+      for (Value result : op->getResults())
+        fromColumn.insert(result);
+  }
+  return failure(conflict);
+}
+
+LogicalResult ShardingSearch::applyPins() {
+  for (auto &[index, pin] : pins) {
+    Node &node = nodes[index];
+    std::vector<Candidate> kept;
+    for (const Candidate &candidate : node.candidates)
+      if (matchesPin(candidate, pin, meshShape))
+        kept.push_back(candidate);
+    if (!kept.empty()) {
+      node.candidates = Candidates(std::move(kept));
+      continue;
+    }
+    return node.op->emitError() << "pin by " << llvm::join(pin.origins, ", ")
+                                << " cannot hold: " << describe(node.op)
+                                << " has no signature with" << describe(pin);
+  }
+  return success();
+}
+
+std::vector<int64_t> ShardingSearch::labelNodes(bool shareStages) const {
+  // Ops are alike when they are the same op with the same attributes
+  // (names aside), types and pins, and their neighbourhoods are alike to a
+  // few hops: the ops of identical repeated layers, away from the first and
+  // last layer's edges, on one stage or on stages of alike meshes.
+  size_t count = nodes.size();
+  std::vector<int64_t> label(count);
+  std::map<std::vector<const void *>, int64_t> initial;
+  for (size_t i = 0; i < count; ++i) {
+    const Node &node = nodes[i];
+    std::vector<const void *> key;
+    bool updateSink =
+        node.isSink() &&
+        func::FuncOp(function).getResultAttr(
+            static_cast<unsigned>(node.sinkOperand), parplan::kUpdatesAttrName);
+    if (!options.shareLayers || (node.isSink() && !updateSink)) {
+      // Kept apart: its own class.
+      key = {reinterpret_cast<const void *>(i + 1), nullptr};
+    } else if (updateSink) {
+      // The updated values of a training step: alike when their types
+      // are, like the parameters they replace.
+      key = {
+          nullptr, nullptr,
+          node.op->getOperand(node.sinkOperand).getType().getAsOpaquePointer()};
+    } else {
+      Operation *op = node.op;
+      // Its kind (alikeOpKey), which buildNodes numbered: first entry
+      // null, second not, unlike the keys above.
+      key = {nullptr, reinterpret_cast<const void *>(node.kind + 1)};
+      // Ops on stages whose meshes are not shifts of each other
+      // (cost::placeMeshes) price their uses apart.
+      int64_t stage = stageOf(node);
+      key.push_back(reinterpret_cast<const void *>(
+          (shareStages ? stageKind[static_cast<size_t>(stage)] : stage) + 1));
+      // Ops run once per micro-batch or once per step cost apart.
+      key.push_back(afterMicroBatches.contains(op) ? op->getContext()
+                                                   : nullptr);
+      // Alike ops pinned alike (a strategy's rules, a pattern of the
+      // user's) stay alike.
+      if (auto pin = pins.find(static_cast<int64_t>(i)); pin != pins.end())
+        key.push_back(StringAttr::get(op->getContext(), describe(pin->second))
+                          .getAsOpaquePointer());
+    }
+    label[i] = initial.try_emplace(key, initial.size()).first->second;
+  }
+  constexpr int kRounds = 3;
+  for (int round = 0; round < kRounds && options.shareLayers; ++round) {
+    std::map<std::vector<int64_t>, int64_t> refined;
+    std::vector<int64_t> next(count);
+    for (size_t i = 0; i < count; ++i) {
+      std::vector<int64_t> key = {label[i], -1};
+      std::vector<std::pair<int64_t, int64_t>> consumers;
+      for (int64_t index : usesOf[i]) {
+        const Use &use = uses[index];
+        if (use.consumer == static_cast<int64_t>(i))
+          key.insert(key.end(), {label[use.producer], use.result, use.operand});
+        else
+          consumers.emplace_back(label[use.consumer],
+                                 use.result * 1024 + use.operand);
+      }
+      llvm::sort(consumers);
+      key.push_back(-2);
+      for (auto [consumer, slot] : consumers)
+        key.insert(key.end(), {consumer, slot});
+      next[i] = refined.try_emplace(key, refined.size()).first->second;
+    }
+    label = std::move(next);
+  }
+  return label;
+}
+
+ShardingSearch::Classes
+ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
+  size_t count = nodes.size();
+  std::vector<int64_t> label = labelNodes(shareStages);
+  // Number the classes in program order. A class's members on different
+  // stages hold their activations for different numbers of micro-batches:
+  // its memory is kept per stage.
+  Classes grouped;
+  std::map<int64_t, int64_t> number;
+  std::vector<std::map<int64_t, std::vector<double>>> memory;
+  for (size_t i = 0; i < count; ++i) {
+    auto [it, inserted] = number.try_emplace(label[i], number.size());
+    const Node &node = nodes[i];
+    grouped.ofNode.push_back(it->second);
+    if (inserted) {
+      grouped.representative.push_back(static_cast<int64_t>(i));
+      grouped.size.push_back(0);
+      memory.emplace_back();
+    }
+    ++grouped.size[it->second];
+    std::vector<double> &bytes = memory[it->second][stageOf(node)];
+    bytes.resize(node.memory.size(), 0);
+    for (size_t k = 0; k < bytes.size(); ++k)
+      bytes[k] += node.memory[k];
+  }
+  grouped.memory.resize(memory.size());
+  for (size_t c = 0; c < memory.size(); ++c)
+    for (auto &[stage, bytes] : memory[c])
+      grouped.memory[c].push_back({stage, std::move(bytes)});
+  groupUses(grouped, coarser);
+  // The descent also starts from every op replicated where it can be: a
+  // small model's best plan may be no parallelism at all, a valley the
+  // starts of least local cost do not reach.
+  grouped.replicatedHint.assign(grouped.representative.size(), 0);
+  for (size_t c = 0; c < grouped.representative.size(); ++c) {
+    const Node &node = nodes[grouped.representative[c]];
+    auto whole = llvm::find_if(node.candidates, [](const Candidate &candidate) {
+      auto replicated = [](const NdSbp &layout) {
+        return llvm::all_of(layout,
+                            [](const Sbp &sbp) { return sbp.isBroadcast(); });
+      };
+      return llvm::all_of(candidate.operands, replicated) &&
+             llvm::all_of(candidate.results, replicated);
+    });
+    if (whole != node.candidates.end())
+      grouped.replicatedHint[c] = whole - node.candidates.begin();
+  }
+  return grouped;
+}
+
+/// Class-level uses: uses between the same classes, slots and types, and
+/// for moves between stages the same pair of meshes up to a shift, cost
+/// the same; one matrix stands for all of them.
+void ShardingSearch::groupUses(Classes &grouped, const Classes *coarser) const {
+  std::map<std::string, int64_t> stagePairs;
+  std::map<std::pair<int64_t, int64_t>, int64_t> pairOfStages;
+  auto stagePairOf = [&](const Use &use) -> int64_t {
+    if (!crossesStages(use))
+      return -1;
+    int64_t from = stageOf(nodes[use.producer]);
+    int64_t to = stageOf(nodes[use.consumer]);
+    auto [known, inserted] = pairOfStages.try_emplace({from, to}, 0);
+    if (inserted)
+      known->second = stagePairs
+                          .try_emplace(cost::placeMeshes(model.getCluster(),
+                                                         {&stages.meshes[from],
+                                                          &stages.meshes[to]})
+                                           .key,
+                                       static_cast<int64_t>(stagePairs.size()))
+                          .first->second;
+    return known->second;
+  };
+  std::map<std::tuple<int64_t, unsigned, int64_t, unsigned, int64_t>, int64_t>
+      byKey;
+  for (size_t u = 0; u < uses.size(); ++u) {
+    const Use &use = uses[u];
+    auto key = std::make_tuple(grouped.ofNode[use.producer], use.result,
+                               grouped.ofNode[use.consumer], use.operand,
+                               stagePairOf(use));
+    auto [it, inserted] = byKey.try_emplace(key, grouped.uses.size());
+    if (inserted) {
+      ClassUse classUse;
+      classUse.producerClass = grouped.ofNode[use.producer];
+      classUse.consumerClass = grouped.ofNode[use.consumer];
+      // A matrix depends on what the coarser grouping keys its class-uses
+      // by too: the ops, slots and types at both ends and the pair of
+      // meshes between them.
+      classUse.costs =
+          coarser ? coarser->uses[coarser->ofUse[u]].costs
+                  : std::make_shared<const std::vector<double>>(useCosts(use));
+      grouped.uses.push_back(std::move(classUse));
+    }
+    ++grouped.uses[it->second].count;
+    grouped.ofUse.push_back(it->second);
+  }
+}
+
+std::vector<double> ShardingSearch::useCosts(const Use &use) const {
+  std::vector<double> costs = useCostsOnce(use);
+  double runs = runsPerStep(nodes[use.consumer]);
+  if (runs != 1)
+    for (double &cost : costs)
+      cost *= runs;
+  return costs;
+}
+
+double ShardingSearch::moveCost(const Use &use, int64_t a, int64_t b,
+                                bool planned) const {
+  const Node &producer = nodes[use.producer];
+  const Node &consumer = nodes[use.consumer];
+  Type type = consumer.op->getOperand(use.operand).getType();
+  bool gradient = options.training && isFloatTensor(type);
+  bool parameter = isa<nn::ParamOp>(producer.op);
+  int64_t from = stages.stageOf.lookup(producer.op);
+  int64_t to = stages.stageOf.lookup(consumer.op);
+  auto price = [&](int64_t source, const NdSbp &sent, int64_t destination,
+                   const NdSbp &received) {
+    std::string error;
+    std::optional<CrossMeshCost> move =
+        planned ? model.crossMesh(stages.meshes[source], sent,
+                                  stages.meshes[destination], received, type,
+                                  std::nullopt, error)
+                : model.crossMeshEstimate(stages.meshes[source], sent,
+                                          stages.meshes[destination], received,
+                                          type, error);
+    return move ? move->time : kInfinity;
+  };
+  const NdSbp &layout = producer.candidates[a].results[use.result];
+  const NdSbp &wanted = consumer.candidates[b].operands[use.operand];
+  double total = price(from, layout, to, wanted);
+  if (gradient && total < kInfinity)
+    total += price(to, gradientLayout(wanted), from,
+                   parameter ? layout : gradientLayout(layout));
+  return total;
+}
+
+std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
+  const Node &producer = nodes[use.producer];
+  const Node &consumer = nodes[use.consumer];
+  Value value = consumer.isSink()
+                    ? consumer.op->getOperand(consumer.sinkOperand)
+                    : consumer.op->getOperand(use.operand);
+  Type type = value.getType();
+  bool gradient = options.training && isFloatTensor(type);
+  bool parameter = isa<nn::ParamOp>(producer.op);
+  size_t rows = producer.candidates.size(),
+         columns = consumer.candidates.size();
+  std::vector<double> costs(rows * columns, 0);
+  if (crossesStages(use)) {
+    for (size_t a = 0; a < rows; ++a)
+      for (size_t b = 0; b < columns; ++b)
+        costs[a * columns + b] = moveCost(use, a, b, false);
+    return costs;
+  }
+  if (use.tie) {
+    for (size_t a = 0; a < rows; ++a)
+      for (size_t b = 0; b < columns; ++b)
+        costs[a * columns + b] = producer.candidates[a].results[0] ==
+                                         consumer.candidates[b].operands[0]
+                                     ? 0
+                                     : kInfinity;
+    return costs;
+  }
+  for (size_t a = 0; a < rows; ++a) {
+    const NdSbp &from = producer.candidates[a].results[use.result];
+    for (size_t b = 0; b < columns; ++b) {
+      const NdSbp &to = consumer.candidates[b].operands[use.operand];
+      const std::optional<cost::BoxingCost> &forward =
+          model.boxing(from, to, type);
+      double total = forward ? forward->time : kInfinity;
+      if (gradient && forward) {
+        // The gradient flows back in the dual layouts; a parameter's must
+        // arrive whole in the parameter's own layout for the update (the
+        // data-parallel all-reduce, or ZeRO's reduce-scatter).
+        const std::optional<cost::BoxingCost> &backward = model.boxing(
+            gradientLayout(to), parameter ? from : gradientLayout(from), type);
+        total += backward ? backward->time : kInfinity;
+        // The backward pass needs the parameter in the consumer's layout
+        // again: a split parameter is gathered twice (ZeRO stage 3's 1.5x
+        // the data-parallel volume).
+        if (parameter)
+          total += forward->time;
+      }
+      costs[a * columns + b] = total;
+    }
+  }
+  return costs;
+}
+
+std::optional<cost::LayoutSolution>
+ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
+                        bool memoryOnly, const std::vector<int64_t> &hint,
+                        const cost::LayoutSolverOptions &solverOptions) const {
+  cost::LayoutProblem problem;
+  problem.hint = hint;
+  for (size_t c = 0; c < grouped.representative.size(); ++c) {
+    const Node &node = nodes[grouped.representative[c]];
+    std::vector<double> costs(node.candidates.size(), 0);
+    for (const Classes::StageBytes &stage : grouped.memory[c])
+      for (size_t k = 0; k < costs.size(); ++k)
+        costs[k] += memoryOnly ? stage.bytes[k] : bytePrice * stage.bytes[k];
+    if (!memoryOnly)
+      for (size_t k = 0; k < costs.size(); ++k)
+        costs[k] += static_cast<double>(grouped.size[c]) * node.time[k];
+    problem.addNode(std::move(costs));
+  }
+  for (const ClassUse &use : grouped.uses) {
+    std::vector<double> costs = *use.costs;
+    for (double &cost : costs)
+      // Memory alone still refuses impossible boxings.
+      cost = memoryOnly ? (std::isinf(cost) ? kInfinity : 0)
+                        : cost * static_cast<double>(use.count);
+    problem.addEdge(use.producerClass, use.consumerClass, std::move(costs));
+  }
+  if (options.strategy == "exact")
+    return cost::solveExactly(problem, kMaxExactSteps);
+  return cost::solveByCoordinateDescent(problem, nullptr, solverOptions);
+}
+
+std::vector<double>
+ShardingSearch::stageMemory(const Classes &grouped,
+                            const std::vector<int64_t> &classChoice) const {
+  std::vector<double> bytes(stageCount(), 0);
+  for (size_t c = 0; c < grouped.representative.size(); ++c)
+    for (const Classes::StageBytes &stage : grouped.memory[c])
+      bytes[stage.stage] += stage.bytes[classChoice[c]];
+  return bytes;
+}
+
+double
+ShardingSearch::searchedTime(const Classes &grouped,
+                             const std::vector<int64_t> &classChoice) const {
+  double seconds = usesTime(grouped, classChoice);
+  for (size_t c = 0; c < grouped.representative.size(); ++c)
+    seconds += static_cast<double>(grouped.size[c]) *
+               nodes[grouped.representative[c]].time[classChoice[c]];
+  return seconds;
+}
+
+double ShardingSearch::usesTime(const Classes &grouped,
+                                const std::vector<int64_t> &classChoice) const {
+  double seconds = 0;
+  for (const ClassUse &use : grouped.uses) {
+    size_t columns =
+        nodes[grouped.representative[use.consumerClass]].candidates.size();
+    seconds += static_cast<double>(use.count) *
+               (*use.costs)[classChoice[use.producerClass] * columns +
+                            classChoice[use.consumerClass]];
+  }
+  return seconds;
+}
+
+double
+ShardingSearch::planMemory(const Classes &grouped,
+                           const std::vector<int64_t> &classChoice) const {
+  // Each stage's devices hold their stage alone: the plan fits when the
+  // fullest stage does.
+  std::vector<double> bytes = stageMemory(grouped, classChoice);
+  return *std::max_element(bytes.begin(), bytes.end());
+}
+
+LogicalResult ShardingSearch::solve() {
+  // The price of memory is searched on the coarser classes when there are
+  // some; the plan is the finer classes' descent from that answer.
+  const Classes &searched = searchAcrossStages ? acrossStages : classes;
+  // A probe of the price bisection needs only whether its answer fits: it
+  // leaves out the solver's branch and bound, which on the residual graphs
+  // of models large enough to need the bisection (hundreds of nodes of up
+  // to 100 candidates) runs out of steps without finding anything cheaper
+  // than the descent; the answer kept is solved again with it. The finer
+  // classes' refinement, a descent from the coarse answer on thousands of
+  // residual nodes, leaves it out too (docs/sbp-assign.md).
+  cost::LayoutSolverOptions probing;
+  probing.searchResidual = false;
+  auto solveSearched = [&](double bytePrice, bool memoryOnly = false,
+                           bool probe = false) {
+    return solveAt(searched, bytePrice, memoryOnly, searched.replicatedHint,
+                   probe ? probing : cost::LayoutSolverOptions());
+  };
+  double capacity = model.getDeviceMemoryBytes();
+  auto fits = [&](const std::optional<cost::LayoutSolution> &candidate,
+                  const Classes &grouped) {
+    return candidate && !std::isinf(candidate->cost) &&
+           planMemory(grouped, candidate->choice) <= capacity;
+  };
+  std::optional<cost::LayoutSolution> best = solveSearched(0);
+  if (!best)
+    return function.emitError()
+           << "the exact search gave up on " << searched.representative.size()
+           << " nodes; use strategy=auto";
+  if (std::isinf(best->cost))
+    return function.emitError()
+           << "no plan lays out @" << function.getName() << " on mesh "
+           << cost::formatMeshShape(meshShape)
+           << " without an impossible boxing";
+  debugLeastTime(searched, *best);
+  // The price per byte of the plan kept; none for the plan of least memory.
+  std::optional<double> bytePrice = 0;
+  // The same, as the explanation prints it (-1: the plan of least memory).
+  double explainedPrice = 0;
+  if (planMemory(searched, best->choice) > capacity) {
+    // The plan of least memory first: when even it does not fit, nothing
+    // does, and the answer comes at once.
+    std::optional<cost::LayoutSolution> smallest = solveSearched(0, true);
+    double needed =
+        smallest ? planMemory(searched, smallest->choice) : kInfinity;
+    if (needed > capacity)
+      return failNoFit(searched, smallest, needed);
+    // The smallest price per byte at which the plan fits: double it until
+    // it fits, then bisect to within kPriceTolerance of it.
+    double low = 0, high = 1e-15;
+    std::optional<cost::LayoutSolution> fitting;
+    for (int step = 0; step < 80 && !fitting; ++step, high *= 4) {
+      std::optional<cost::LayoutSolution> candidate =
+          solveSearched(high, false, /*probe=*/true);
+      debugPrice(high, candidate, searched);
+      if (fits(candidate, searched))
+        fitting = candidate;
+      else
+        low = high;
+    }
+    if (!fitting) {
+      fitting = smallest;
+      bytePrice.reset();
+      explainedPrice = -1;
+    } else {
+      high /= 4;
+      for (int step = 0; step < 20 && high - low > kPriceTolerance * high;
+           ++step) {
+        double middle = (low + high) / 2;
+        std::optional<cost::LayoutSolution> candidate =
+            solveSearched(middle, false, /*probe=*/true);
+        debugPrice(middle, candidate, searched);
+        if (fits(candidate, searched)) {
+          fitting = candidate;
+          high = middle;
+        } else {
+          low = middle;
+        }
+      }
+      bytePrice = high;
+      explainedPrice = high;
+      // The probe's answer polished by the solver's branch and bound,
+      // which lowers the priced total and so may raise memory: kept where
+      // it still fits.
+      std::optional<cost::LayoutSolution> polished = solveSearched(high);
+      if (fits(polished, searched))
+        fitting = polished;
+    }
+    best = fitting;
+  }
+  std::vector<int64_t> classChoice = std::move(best->choice);
+  if (searchAcrossStages) {
+    // Each finer class takes its coarse class's choice, then descends on
+    // its own at the same price: a stage may differ from its alike
+    // neighbours where that is cheaper.
+    std::vector<int64_t> refined(classes.representative.size());
+    for (size_t c = 0; c < refined.size(); ++c)
+      refined[c] = classChoice[acrossStages.ofNode[classes.representative[c]]];
+    classChoice = refined;
+    // Kept where it fits and is no slower: the descent may trade time for
+    // memory on stages other than the fullest, which buys nothing.
+    if (bytePrice) {
+      std::optional<cost::LayoutSolution> descended =
+          solveAt(classes, *bytePrice, false, refined, probing);
+      if (fits(descended, classes) &&
+          searchedTime(classes, descended->choice) <=
+              searchedTime(classes, refined))
+        classChoice = std::move(descended->choice);
+    }
+  }
+  choice.assign(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    choice[i] = classChoice[classes.ofNode[i]];
+  // The figures of the plan, per op and per use.
+  for (size_t i = 0; i < nodes.size(); ++i)
+    computeTime += nodes[i].time[choice[i]];
+  communicationTime = usesTime(classes, classChoice);
+  stepTime = computeTime + communicationTime;
+  memory = planMemory(classes, classChoice);
+  predictPipeline(classChoice);
+  debugKept(explainedPrice);
+  return success();
+}
+
+LogicalResult
+ShardingSearch::failNoFit(const Classes &searched,
+                          const std::optional<cost::LayoutSolution> &smallest,
+                          double needed) {
+  double capacity = model.getDeviceMemoryBytes();
+  int64_t device = model.getSmallestMemoryDevice();
+  // On stages, the fullest stage is the one that does not fit.
+  std::string stage;
+  if (smallest && !stages.names.empty()) {
+    std::vector<double> bytes = stageMemory(searched, smallest->choice);
+    stage =
+        stages
+            .names[std::max_element(bytes.begin(), bytes.end()) - bytes.begin()]
+            .getValue()
+            .str();
+  }
+  std::string where = stage.empty() ? "" : " of stage " + stage;
+  // The numbers the compile driver decides on; the error is for people.
+  module->setAttr(parplan::kNoFitAttrName,
+                  sbp::NoFitAttr::get(
+                      module.getContext(),
+                      std::isinf(needed) ? std::numeric_limits<int64_t>::max()
+                                         : static_cast<int64_t>(needed),
+                      static_cast<int64_t>(capacity), device, stage));
+  return function.emitError()
+         << "no plan fits in memory: the smallest needs "
+         << groupThousands(static_cast<int64_t>(needed)) << " bytes per device"
+         << where << "; device " << device << " ("
+         << model.getCluster().deviceTypeOf(device).name << ") has "
+         << groupThousands(static_cast<int64_t>(capacity)) << ", lacking "
+         << groupThousands(static_cast<int64_t>(needed - capacity));
+}
+
+void ShardingSearch::debugLeastTime(const Classes &searched,
+                                    const cost::LayoutSolution &best) const {
+  PARPLAN_DEBUG(
+      kSbpAssignDebugType,
+      debugLine(kSbpAssignDebugType)
+          << "start " << options.strategy << ": " << nodes.size()
+          << " nodes in " << searched.representative.size() << " classes"
+          << (searchAcrossStages ? " (alike stages as one)" : "")
+          << "; least time " << searchedTime(searched, best.choice) << " s at "
+          << groupThousands(
+                 static_cast<int64_t>(planMemory(searched, best.choice)))
+          << " bytes per device of "
+          << groupThousands(static_cast<int64_t>(model.getDeviceMemoryBytes()))
+          << "\n");
+}
+
+void ShardingSearch::debugKept(double bytePrice) const {
+  PARPLAN_DEBUG(kSbpAssignDebugType, {
+    std::string priceNote =
+        bytePrice < 0 ? " (the plan of least memory)"
+        : bytePrice > 0
+            ? llvm::formatv(" at a price of {0:e} s per byte", bytePrice).str()
+            : std::string();
+    debugLine(kSbpAssignDebugType)
+        << "start " << options.strategy << ": step " << stepTime
+        << " s (compute " << computeTime << ", communication "
+        << communicationTime << "), "
+        << groupThousands(static_cast<int64_t>(memory)) << " bytes per device"
+        << priceNote << "\n";
+  });
+}
+
+void ShardingSearch::debugPrice(
+    double bytePrice, const std::optional<cost::LayoutSolution> &candidate,
+    const Classes &grouped) const {
+  PARPLAN_DEBUG(kSbpAssignDebugType, {
+    raw_ostream &line = debugLine(kSbpAssignDebugType);
+    line << "start " << options.strategy << ": price " << bytePrice
+         << " s per byte: ";
+    if (!candidate || std::isinf(candidate->cost))
+      line << "no plan\n";
+    else
+      line << searchedTime(grouped, candidate->choice) << " s at "
+           << groupThousands(
+                  static_cast<int64_t>(planMemory(grouped, candidate->choice)))
+           << " bytes per device\n";
+  });
+}
+
+void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
+  int64_t count = stageCount();
+  stageFigures.assign(count, {});
+  std::vector<double> bytes = stageMemory(classes, classChoice);
+  for (int64_t s = 0; s < count; ++s)
+    stageFigures[s].memory = bytes[s];
+  if (count == 1)
+    return;
+  auto runs = static_cast<double>(microBatches);
+  // Per virtual stage (a stage's chunk), a micro-batch's forward and
+  // backward, and per boundary between virtual stages its sends: the
+  // timeline's costs. The stages' figures add up their chunks.
+  int64_t virtualCount = count * stages.chunks;
+  std::vector<double> forward(virtualCount, 0), backward(virtualCount, 0);
+  // Where a node's seconds go: the once-per-step part, or a micro-batch's
+  // forward or backward (an implicit training step's backward is twice its
+  // forward, as priceCandidates counts it).
+  auto addTime = [&](const Node &node, double seconds) {
+    StageFigures &figures = stageFigures[stageOf(node)];
+    int64_t v = virtualStageOf(node);
+    auto add = [&](double &stage, double &chunk, double part) {
+      stage += part;
+      chunk += part;
+    };
+    if (runsOncePerStep(node)) {
+      figures.update += seconds;
+    } else if (!explicitStep) {
+      add(figures.forward, forward[v], seconds / 3 / runs);
+      add(figures.backward, backward[v], 2 * seconds / 3 / runs);
+    } else if (forwardOps.contains(node.op)) {
+      add(figures.forward, forward[v], seconds / runs);
+    } else {
+      add(figures.backward, backward[v], seconds / runs);
+    }
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    addTime(nodes[i], nodes[i].time[choice[i]]);
+    if (!nodes[i].isSink())
+      stageFigures[stageOf(nodes[i])].activation +=
+          nodes[i].activation[choice[i]];
+  }
+  std::vector<double> sendForward(virtualCount - 1, 0),
+      sendBackward(virtualCount - 1, 0);
+  // insert-cross-mesh moves a value once to each stage (and chunk) and
+  // layout its readers there want, however many they are: a move counts
+  // once, though the search priced it per reader.
+  std::set<std::tuple<int64_t, unsigned, int64_t, std::string>> moved;
+  // Use by use: a class's uses may lie on several stages.
+  for (size_t u = 0; u < uses.size(); ++u) {
+    const Use &use = uses[u];
+    const ClassUse &classUse = classes.uses[classes.ofUse[u]];
+    const Node &producer = nodes[use.producer];
+    const Node &consumer = nodes[use.consumer];
+    size_t columns = consumer.candidates.size();
+    int64_t a = choice[use.producer], b = choice[use.consumer];
+    double searched = (*classUse.costs)[a * columns + b];
+    int64_t from = virtualStageOf(producer), to = virtualStageOf(consumer);
+    if (!crossesStages(use)) {
+      addTime(consumer, searched);
+      continue;
+    }
+    if (!moved
+             .emplace(use.producer, use.result, to,
+                      toString(consumer.candidates[b].operands[use.operand]))
+             .second) {
+      communicationTime -= searched;
+      continue;
+    }
+    // The search ranked moves by their bound; the figures plan them.
+    double seconds = runsPerStep(consumer) * moveCost(use, a, b, true);
+    communicationTime += seconds - searched;
+    if (runsOncePerStep(consumer)) {
+      stageFigures[stageOf(consumer)].update += seconds;
+    } else if (!explicitStep) {
+      sendForward[std::min(from, to)] += seconds / 2 / runs;
+      sendBackward[std::min(from, to)] += seconds / 2 / runs;
+    } else if (from < to) {
+      sendForward[to - 1] += seconds / runs;
+    } else {
+      sendBackward[to] += seconds / runs;
+    }
+  }
+  if (!pipelined()) {
+    // One stage after another, sends between them: every second adds up.
+    stepTime = computeTime + communicationTime;
+    for (StageFigures &figures : stageFigures) {
+      figures.busy =
+          runs * (figures.forward + figures.backward) + figures.update;
+      figures.bubble = stepTime - figures.busy;
+    }
+    return;
+  }
+  // A stage's sends to the next: those of its chunks, on average (a
+  // micro-batch crosses the boundary once per chunk).
+  for (int64_t s = 0; s + 1 < count; ++s) {
+    for (int64_t c = 0; c < stages.chunks; ++c) {
+      stageFigures[s].sendForward += sendForward[c * count + s];
+      stageFigures[s].sendBackward += sendBackward[c * count + s];
+    }
+    stageFigures[s].sendForward /= static_cast<double>(stages.chunks);
+    stageFigures[s].sendBackward /= static_cast<double>(stages.chunks);
+  }
+  schedule::PipelineShape shape{count, microBatches, stages.chunks};
+  schedule::PipelineCosts costs;
+  std::vector<double> update;
+  for (const StageFigures &figures : stageFigures)
+    update.push_back(figures.update);
+  costs.forward = forward;
+  costs.backward = backward;
+  costs.sendForward = sendForward;
+  costs.sendBackward = sendBackward;
+  schedule::PipelineTimeline timeline = schedule::simulateStep(
+      *schedule::parsePipelineSchedule(options.schedule), shape, costs, update);
+  stepTime = timeline.seconds;
+  for (int64_t s = 0; s < count; ++s) {
+    stageFigures[s].busy = timeline.busy[s];
+    stageFigures[s].bubble = stepTime - stageFigures[s].busy;
+  }
+}
+
+double ShardingSearch::localCost(int64_t node, int64_t candidate) const {
+  double total = nodes[node].time[candidate];
+  for (int64_t index : usesOf[node]) {
+    const Use &use = uses[index];
+    const std::vector<double> &costs =
+        *classes.uses[classes.ofUse[index]].costs;
+    size_t columns = nodes[use.consumer].candidates.size();
+    int64_t a = use.producer == node ? candidate : choice[use.producer];
+    int64_t b = use.consumer == node ? candidate : choice[use.consumer];
+    total += costs[a * columns + b];
+  }
+  return total;
+}
+
+void ShardingSearch::explainChoices() {
+  explanations.assign(nodes.size(), {});
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].isSink())
+      continue;
+    Explanation &explanation = explanations[i];
+    int64_t node = static_cast<int64_t>(i);
+    explanation.cost = localCost(node, choice[i]);
+    for (int64_t k = 0; k < static_cast<int64_t>(nodes[i].candidates.size());
+         ++k) {
+      if (k == choice[i])
+        continue;
+      double cost = localCost(node, k);
+      if (explanation.runnerUp < 0 || cost < explanation.runnerUpCost) {
+        explanation.runnerUp = k;
+        explanation.runnerUpCost = cost;
+      }
+    }
+  }
+}
+
+void ShardingSearch::annotate(
+    StringRef requested, ArrayRef<std::pair<std::string, double>> baselines) {
+  MLIRContext *context = module.getContext();
+  OpBuilder builder(context);
+  if (options.explain)
+    explainChoices();
+  // Sinks of one func.return share its attribute.
+  DenseMap<Operation *, std::vector<NdSbp>> returned;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Node &node = nodes[i];
+    const Candidate &chosen = node.candidates[choice[i]];
+    if (node.isSink()) {
+      std::vector<NdSbp> &layouts = returned[node.op];
+      layouts.resize(node.op->getNumOperands());
+      layouts[node.sinkOperand] = chosen.operands[0];
+      continue;
+    }
+    StringRef mesh =
+        stages.names.empty()
+            ? StringRef("mesh")
+            : stages.names[stages.stageOf.lookup(node.op)].getValue();
+    node.op->setAttr(
+        parplan::kShardingAttrName,
+        sbp::ShardingAttr::get(context, mesh, chosen.operands, chosen.results));
+    node.op->removeAttr(parplan::kStageAttrName);
+    if (!options.explain)
+      continue;
+    const Explanation &explanation = explanations[i];
+    SmallVector<NamedAttribute> entries;
+    entries.push_back(builder.getNamedAttr(
+        "cost", builder.getF64FloatAttr(explanation.cost)));
+    if (explanation.runnerUp >= 0) {
+      const Candidate &other = node.candidates[explanation.runnerUp];
+      entries.push_back(builder.getNamedAttr(
+          "runner_up", sbp::ShardingAttr::get(context, mesh, other.operands,
+                                              other.results)));
+      entries.push_back(builder.getNamedAttr(
+          "runner_up_cost", builder.getF64FloatAttr(explanation.runnerUpCost)));
+    }
+    node.op->setAttr(parplan::kExplainAttrName,
+                     builder.getDictionaryAttr(entries));
+  }
+  // A returned value stays on its producer's stage: the return's mesh is
+  // only a name there.
+  for (auto &[op, layouts] : returned)
+    op->setAttr(parplan::kShardingAttrName,
+                sbp::ShardingAttr::get(context,
+                                       stages.names.empty()
+                                           ? StringRef("mesh")
+                                           : stages.names.front().getValue(),
+                                       layouts, {}));
+  SmallVector<NamedAttribute> baselineEntries;
+  for (const auto &[strategy, seconds] : baselines)
+    baselineEntries.push_back(
+        builder.getNamedAttr(strategy, builder.getF64FloatAttr(seconds)));
+  DictionaryAttr baselineTimes = builder.getDictionaryAttr(baselineEntries);
+  // Per stage, in the order of their meshes: its predicted seconds and
+  // bytes.
+  SmallVector<Attribute> stageEntries;
+  if (!stages.names.empty())
+    for (auto [index, figures] : llvm::enumerate(stageFigures))
+      stageEntries.push_back(sbp::StageFiguresAttr::get(
+          context, stages.names[index], figures.forward, figures.backward,
+          figures.update, figures.sendForward, figures.sendBackward,
+          figures.busy, figures.bubble, static_cast<int64_t>(figures.memory),
+          static_cast<int64_t>(figures.activation)));
+  module->setAttr(
+      parplan::kLayoutPlanAttrName,
+      sbp::LayoutPlanAttr::get(
+          context, model.getCluster().name, requested, options.strategy,
+          builder.getBoolAttr(static_cast<bool>(options.training) ||
+                              explicitStep),
+          stepTime, computeTime, communicationTime,
+          static_cast<int64_t>(memory),
+          static_cast<int64_t>(model.getDeviceMemoryBytes()), baselineTimes,
+          builder.getArrayAttr(stageEntries),
+          pipelined() ? StringRef(options.schedule) : StringRef("sequential"),
+          static_cast<int64_t>(classes.representative.size())));
+}
+
+LogicalResult ShardingSearch::run(bool giveUpUnfit) {
+  if (failed(buildNodes()))
+    return failure();
+  if (failed(collectPins()))
+    return failure();
+  if (explicitStep) {
+    savedActivations = parplan::savedActivations(function);
+    microBatches = microBatchCount(module);
+    if (microBatches > 1) {
+      FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
+      if (failed(after))
+        return failure();
+      afterMicroBatches = std::move(*after);
+    }
+    forwardOps = forwardPassOps(function);
+  }
+  inFlight.assign(stageCount() * stages.chunks, 1);
+  if (pipelined()) {
+    schedule::PipelineShape shape{stageCount(), microBatches, stages.chunks};
+    schedule::PipelineSchedule schedule =
+        *schedule::parsePipelineSchedule(options.schedule);
+    // Interleaved's micro-batches go round the stages in groups of them.
+    if (std::optional<std::string> why =
+            schedule::checkPipeline(schedule, shape))
+      return function.emitError() << "sbp-assign: " << *why;
+    inFlight = schedule::pipelineInFlightByChunk(
+        schedule::pipelineOrder(schedule, shape), stages.chunks);
+  }
+  for (Node &node : nodes)
+    priceCandidates(node);
+  if (giveUpUnfit) {
+    // Each op at its candidate of least memory: no layout of a stage
+    // needs less.
+    std::vector<double> least(stageCount(), 0);
+    for (const Node &node : nodes)
+      least[stageOf(node)] +=
+          *std::min_element(node.memory.begin(), node.memory.end());
+    if (*std::max_element(least.begin(), least.end()) >
+        model.getDeviceMemoryBytes())
+      return failure();
+  }
+  stageKind.assign(stageCount(), 0);
+  std::map<std::string, int64_t> kinds;
+  for (size_t s = 0; s < stages.meshes.size(); ++s)
+    stageKind[s] =
+        kinds
+            .try_emplace(
+                cost::placeMeshes(model.getCluster(), {&stages.meshes[s]}).key,
+                static_cast<int64_t>(s))
+            .first->second;
+  // The exact search stays exact: on every class.
+  bool alikeStages = options.shareLayers && options.strategy != "exact" &&
+                     kinds.size() < stages.meshes.size();
+  if (alikeStages)
+    acrossStages = groupClasses(true);
+  classes = groupClasses(false, alikeStages ? &acrossStages : nullptr);
+  searchAcrossStages = alikeStages && acrossStages.representative.size() <
+                                          classes.representative.size();
+  if (failed(solve()))
+    return failure();
+  return success();
+}
+
+struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
+  using SbpAssignBase::SbpAssignBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SbpAssignOptions options{mesh,      strategy,       training,
+                             optimizer, mixedPrecision, shareLayers,
+                             starts,    explain,        schedule};
+    // A training step (nn-autodiff's output) states its backward pass, its
+    // optimizer and its element types: nothing is added on top.
+    if (module->hasAttr(parplan::kTrainingAttrName)) {
+      options.training = false;
+      options.mixedPrecision = false;
+    }
+    static const char *const strategies[] = {"auto", "exact", "data-parallel",
+                                             "megatron", "replicated"};
+    if (!llvm::is_contained(strategies, StringRef(options.strategy))) {
+      module.emitError() << "unknown strategy '" << options.strategy
+                         << "' (expected auto, exact, data-parallel, "
+                            "megatron or replicated)";
+      return signalPassFailure();
+    }
+    static const char *const startSets[] = {"all", "search", "baselines"};
+    if (!llvm::is_contained(startSets, StringRef(options.starts))) {
+      module.emitError() << "sbp-assign: starts '" << options.starts
+                         << "' is unknown; use all, search or baselines";
+      return signalPassFailure();
+    }
+    // Interleaved runs stages of several model chunks (place-stages'
+    // chunks), and only it does.
+    int64_t chunks = 1;
+    if (auto attr =
+            module->getAttrOfType<IntegerAttr>(parplan::kChunksAttrName))
+      chunks = attr.getInt();
+    if (options.schedule != "sequential") {
+      std::optional<schedule::PipelineSchedule> parsed =
+          schedule::parsePipelineSchedule(options.schedule);
+      if (!parsed) {
+        module.emitError() << "sbp-assign: schedule '" << options.schedule
+                           << "' is unknown; use gpipe, 1f1b, eager-1f1b, "
+                              "interleaved or sequential";
+        return signalPassFailure();
+      }
+    }
+    if (std::optional<std::string> why =
+            schedule::checkScheduleChunks(options.schedule, chunks)) {
+      module.emitError() << "sbp-assign: " << *why << " (sbp.chunks)";
+      return signalPassFailure();
+    }
+    if (!cost::parseOptimizer(options.optimizer)) {
+      module.emitError() << "unknown optimizer '" << options.optimizer
+                         << "' (expected sgd, momentum, adam or adamw)";
+      return signalPassFailure();
+    }
+    std::string error;
+    std::optional<std::vector<int64_t>> shape;
+    if (!options.mesh.empty()) {
+      shape = cost::parseMeshShape(options.mesh, error);
+      if (!shape) {
+        module.emitError() << "mesh '" << options.mesh << "': " << error;
+        return signalPassFailure();
+      }
+    }
+    auto function = module.lookupSymbol<func::FuncOp>("main");
+    if (!function || function.isExternal()) {
+      module.emitError() << "sbp-assign plans @main; the module has none";
+      return signalPassFailure();
+    }
+    FailureOr<StageMeshes> stages = collectStages(module, function);
+    if (failed(stages))
+      return signalPassFailure();
+    if (!stages->names.empty()) {
+      const std::vector<int64_t> &stageShape = stages->meshes.front().shape;
+      if (shape && *shape != stageShape) {
+        module.emitError() << "mesh '" << options.mesh
+                           << "': the stages' meshes are "
+                           << cost::formatMeshShape(stageShape);
+        return signalPassFailure();
+      }
+      shape = stageShape;
+    }
+    const cost::Cluster *cluster =
+        getAnalysis<ClusterAnalysis>().require(module, "sbp-assign");
+    if (!cluster)
+      return signalPassFailure();
+    std::optional<ShardingCostModel> model =
+        ShardingCostModel::load(*cluster, shape, options.mixedPrecision, error);
+    if (!model) {
+      module.emitError() << error;
+      return signalPassFailure();
+    }
+    for (auto [name, mesh] : llvm::zip(stages->names, stages->meshes))
+      if (std::optional<std::string> why =
+              cost::checkMesh(model->getCluster(), mesh)) {
+        module.emitError() << "stage mesh " << name << " on cluster '"
+                           << model->getCluster().name << "': " << *why;
+        return signalPassFailure();
+      }
+    if (stages->names.empty() && module.lookupSymbol("mesh")) {
+      module.emitError() << "the module already has a symbol @mesh; "
+                            "sbp-assign runs once";
+      return signalPassFailure();
+    }
+    // auto is the search and, under the same cost model, every shipped
+    // baseline: the least predicted step wins, so that auto is never worse
+    // than a baseline. A baseline that cannot lay the program out (a pin
+    // of the user's it contradicts, no fit in memory) is left out quietly.
+    bool isAuto = options.strategy == "auto";
+    std::unique_ptr<ShardingSearch> best;
+    if (!isAuto || options.starts != "baselines") {
+      best = std::make_unique<ShardingSearch>(module, function, *model, options,
+                                              *stages);
+      if (failed(best->run()))
+        return signalPassFailure();
+    }
+    // The predicted step of every start but the one kept.
+    std::vector<std::pair<std::string, double>> others;
+    if (isAuto && options.starts != "search") {
+      ScopedDiagnosticHandler quiet(&getContext(),
+                                    [](Diagnostic &) { return success(); });
+      for (const char *baseline : kBaselines) {
+        SbpAssignOptions start = options;
+        start.strategy = baseline;
+        auto search = std::make_unique<ShardingSearch>(module, function, *model,
+                                                       start, *stages);
+        if (failed(search->run(/*giveUpUnfit=*/true))) {
+          PARPLAN_DEBUG(kSbpAssignDebugType,
+                        debugLine(kSbpAssignDebugType)
+                            << "start " << baseline
+                            << ": left out (no layout fits, or a pin "
+                               "contradicts it)\n");
+          continue;
+        }
+        if (!best) {
+          best = std::move(search);
+          continue;
+        }
+        if (search->getStepTime() < best->getStepTime())
+          std::swap(search, best);
+        others.emplace_back(search->getStrategy().str(), search->getStepTime());
+      }
+    }
+    if (!best) {
+      module.emitError() << "sbp-assign: no baseline lays @main out "
+                            "(starts=baselines)";
+      return signalPassFailure();
+    }
+    PARPLAN_DEBUG(kSbpAssignDebugType,
+                  debugLine(kSbpAssignDebugType)
+                      << "kept start " << best->getStrategy() << " (step "
+                      << best->getStepTime() << " s) of " << others.size() + 1
+                      << " laid out\n");
+    best->annotate(options.strategy, others);
+    if (!stages->names.empty())
+      return;
+    OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+    sbp::MeshOp::create(builder, module.getLoc(), "mesh",
+                        builder.getDenseI64ArrayAttr(model->getMeshShape()),
+                        DenseI64ArrayAttr());
+  }
+};
+
+} // namespace

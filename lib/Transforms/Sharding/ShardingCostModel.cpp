@@ -1,0 +1,428 @@
+//===- ShardingCostModel.cpp - prices of layouts on a mesh ----------------===//
+
+#include "parplan/Transforms/Sharding/ShardingCostModel.h"
+#include "parplan/Transforms/Sharding/ClusterAnalysis.h"
+
+#include "parplan/Cost/ClusterFile.h"
+#include "parplan/Cost/Compute.h"
+#include "parplan/Cost/Presets.h"
+#include "parplan/Dialect/NN/NNInterfaces.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace parplan;
+
+namespace {
+
+/// A small code per entry, 8 bits a mesh axis, so that memo keys are cheap.
+uint64_t encode(const NdSbp &layout) {
+  uint64_t code = 0;
+  for (const Sbp &entry : layout) {
+    uint64_t bits = 0;
+    if (entry.isPartial())
+      bits = 1 + static_cast<uint64_t>(entry.reduce);
+    else if (entry.isSplit())
+      bits = 5 + static_cast<uint64_t>(entry.axis);
+    code = (code << 8) | (bits & 0xff);
+  }
+  return code;
+}
+
+double peakOf(const cost::DeviceType &type, cost::ComputeType dtype) {
+  auto peak = type.peakFlops.find(dtype);
+  return peak == type.peakFlops.end() ? 0 : peak->second;
+}
+
+} // namespace
+
+bool parplan::attachAnnotations(ModuleOp module, const std::string &path,
+                                std::string &error) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!file) {
+    error = "cannot read '" + path + "': " + file.getError().message();
+    return false;
+  }
+  Builder builder(module.getContext());
+  module->setAttr(
+      kAnnotationsAttrName,
+      builder.getDictionaryAttr(
+          {builder.getNamedAttr("file", builder.getStringAttr(path)),
+           builder.getNamedAttr("text",
+                                builder.getStringAttr((*file)->getBuffer()))}));
+  return true;
+}
+
+std::optional<ShardingCostModel>
+ShardingCostModel::load(const std::string &presetName,
+                        std::optional<std::vector<int64_t>> meshShape,
+                        bool mixedPrecision, std::string &error) {
+  std::optional<cost::Cluster> cluster =
+      cost::resolveCluster(presetName, error);
+  if (!cluster)
+    return std::nullopt;
+  return load(*cluster, std::move(meshShape), mixedPrecision, error);
+}
+
+std::optional<ShardingCostModel>
+ShardingCostModel::load(const cost::Cluster &cluster,
+                        std::optional<std::vector<int64_t>> meshShape,
+                        bool mixedPrecision, std::string &error) {
+  std::vector<int64_t> shape =
+      meshShape ? *meshShape : cost::defaultMeshShape(cluster);
+  std::optional<cost::DeviceMesh> mesh = cost::makeMesh(cluster, shape, error);
+  if (!mesh)
+    return std::nullopt;
+  if (shape.size() > 8) {
+    error = "meshes of more than 8 axes are not supported";
+    return std::nullopt;
+  }
+  ShardingCostModel model;
+  model.cluster = cluster;
+  model.mesh = std::move(*mesh);
+  model.mixedPrecision = mixedPrecision;
+  for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis)
+    model.axisLinks.push_back(cost::axisLink(model.cluster, model.mesh, axis));
+  model.smallestMemoryDevice = model.mesh.devices.front();
+  model.slowestDevice = model.mesh.devices.front();
+  cost::ComputeType reference =
+      mixedPrecision ? cost::ComputeType::BF16 : cost::ComputeType::F32;
+  for (int64_t device : model.mesh.devices) {
+    const cost::DeviceType &type = model.cluster.deviceTypeOf(device);
+    if (type.memoryBytes <
+        model.cluster.deviceTypeOf(model.smallestMemoryDevice).memoryBytes)
+      model.smallestMemoryDevice = device;
+    if (peakOf(type, reference) <
+        peakOf(model.cluster.deviceTypeOf(model.slowestDevice), reference))
+      model.slowestDevice = device;
+  }
+  return model;
+}
+
+double ShardingCostModel::getDeviceMemoryBytes() const {
+  return cluster.deviceTypeOf(smallestMemoryDevice).memoryBytes;
+}
+
+const cost::DeviceType &ShardingCostModel::getSlowestDeviceType() const {
+  return cluster.deviceTypeOf(slowestDevice);
+}
+
+cost::ComputeType ShardingCostModel::computeType(Type elementType) const {
+  if (elementType.isF64())
+    return cost::ComputeType::F64;
+  if (elementType.isF16())
+    return cost::ComputeType::F16;
+  if (elementType.isBF16())
+    return cost::ComputeType::BF16;
+  if (!isa<FloatType>(elementType)) // Integer work runs on the vector units.
+    return cost::ComputeType::F32;
+  if (mixedPrecision) {
+    const cost::DeviceType &device = getSlowestDeviceType();
+    if (peakOf(device, cost::ComputeType::BF16) > 0)
+      return cost::ComputeType::BF16;
+    if (peakOf(device, cost::ComputeType::F16) > 0)
+      return cost::ComputeType::F16;
+  }
+  return cost::ComputeType::F32;
+}
+
+int64_t ShardingCostModel::elementBytes(Type elementType) const {
+  if (mixedPrecision && isa<FloatType>(elementType) && !elementType.isF64())
+    return 2;
+  unsigned bits = elementType.getIntOrFloatBitWidth();
+  return bits < 8 ? 1 : bits / 8;
+}
+
+double ShardingCostModel::computeTime(double flops, double bytes,
+                                      Type elementType) const {
+  return computeTime(LocalWork{flops, bytes, computeType(elementType)});
+}
+
+double ShardingCostModel::computeTime(const LocalWork &work) const {
+  const cost::DeviceType &device = getSlowestDeviceType();
+  if (std::optional<double> time =
+          cost::computeTime(work.flops, work.bytes, device, work.type))
+    return *time;
+  // A device without a peak for the type: price it at its f32 peak.
+  return cost::computeTime(work.flops, work.bytes, device,
+                           cost::ComputeType::F32)
+      .value_or(std::numeric_limits<double>::infinity());
+}
+
+std::optional<ShardingCostModel::LocalWork>
+ShardingCostModel::localWork(Operation *op, const std::vector<NdSbp> &operands,
+                             const std::vector<NdSbp> &results) const {
+  auto shardable = dyn_cast<nn::ShardableOpInterface>(op);
+  if (!shardable || op->getNumResults() == 0)
+    return std::nullopt;
+  FailureOr<OpCost> opCost = shardable.getCost();
+  if (failed(opCost))
+    return std::nullopt;
+  Type resultType = op->getResult(0).getType();
+  Type elementType = resultType;
+  if (auto tensor = dyn_cast<RankedTensorType>(resultType))
+    elementType = tensor.getElementType();
+  // getCost counts bytes at the tensors' own width; mixed precision moves
+  // floating-point values at 2 bytes.
+  double byteScale = 1;
+  if (elementType.isIntOrFloat()) {
+    unsigned bits = elementType.getIntOrFloatBitWidth();
+    if (bits >= 8)
+      byteScale = static_cast<double>(elementBytes(elementType)) / (bits / 8.0);
+  }
+  double fraction = localWorkFraction(operands, results, mesh.shape);
+  return LocalWork{
+      opCost->flops * fraction,
+      static_cast<double>(opCost->bytesRead + opCost->bytesWritten) *
+          byteScale * fraction,
+      computeType(elementType)};
+}
+
+cost::TensorExtent ShardingCostModel::extent(Type type) const {
+  cost::TensorExtent extent;
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return {{0}, 0};
+  extent.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  extent.elementBytes =
+      static_cast<double>(elementBytes(tensor.getElementType()));
+  return extent;
+}
+
+const std::optional<cost::BoxingCost> &
+ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to, Type type) const {
+  // Types are uniqued: the same shape and element type is the same key.
+  auto key =
+      std::make_tuple(encode(from), encode(to), type.getAsOpaquePointer());
+  auto [found, inserted] = boxingIndex.try_emplace(key, boxingCosts.size());
+  if (inserted)
+    boxingCosts.push_back(
+        cost::boxingCost(from, to, extent(type), mesh.shape, axisLinks));
+  return boxingCosts[found->second];
+}
+
+std::optional<Annotations> parplan::carriedAnnotations(ModuleOp module,
+                                                       std::string &error) {
+  error.clear();
+  auto carried = module->getAttrOfType<DictionaryAttr>(kAnnotationsAttrName);
+  if (!carried)
+    return std::nullopt;
+  return parseAnnotations(carried.getAs<StringAttr>("text").getValue(),
+                          carried.getAs<StringAttr>("file").getValue(), error);
+}
+
+const ShardingCostModel *MeshCostModels::get(sbp::MeshOp mesh,
+                                             std::string &error) {
+  // Meshes of one shape share a model, and with it the memos of boxings
+  // and moves: a pipeline's stages are priced once.
+  if (!cluster) {
+    error = kMissingClusterMessage;
+    return nullptr;
+  }
+  std::vector<int64_t> shape(mesh.getShape().begin(), mesh.getShape().end());
+  std::optional<ShardingCostModel> &model =
+      models[cost::formatMeshShape(shape)];
+  if (!model)
+    model = ShardingCostModel::load(*cluster, shape, mixedPrecision, error);
+  return model ? &*model : nullptr;
+}
+
+cost::DeviceMesh parplan::deviceMeshOf(sbp::MeshOp mesh) {
+  cost::DeviceMesh placed;
+  placed.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
+  for (int64_t i = 0; i < mesh.getNumDevices(); ++i)
+    placed.devices.push_back(mesh.getDeviceId(i));
+  return placed;
+}
+
+/// `layout` with its Partial entries as Broadcast.
+static NdSbp reducedLayout(NdSbp layout) {
+  for (Sbp &entry : layout)
+    if (entry.isPartial())
+      entry = Sbp::broadcast();
+  return layout;
+}
+
+std::optional<CrossMeshCost> ShardingCostModel::crossMesh(
+    const cost::DeviceMesh &source, const NdSbp &from,
+    const cost::DeviceMesh &destination, const NdSbp &to, Type type,
+    std::optional<cost::CrossMeshMode> mode, std::string &error) const {
+  return priceCrossMesh(source, from, destination, to, type, mode, false,
+                        error);
+}
+
+std::optional<CrossMeshCost> ShardingCostModel::crossMeshEstimate(
+    const cost::DeviceMesh &source, const NdSbp &from,
+    const cost::DeviceMesh &destination, const NdSbp &to, Type type,
+    std::string &error) const {
+  return priceCrossMesh(source, from, destination, to, type, std::nullopt, true,
+                        error);
+}
+
+size_t
+ShardingCostModel::placementOf(const cost::DeviceMesh &source,
+                               const cost::DeviceMesh &destination) const {
+  std::vector<int64_t> meshes;
+  for (const cost::DeviceMesh *mesh : {&source, &destination}) {
+    meshes.push_back(static_cast<int64_t>(mesh->shape.size()));
+    meshes.insert(meshes.end(), mesh->shape.begin(), mesh->shape.end());
+    meshes.push_back(static_cast<int64_t>(mesh->devices.size()));
+    meshes.insert(meshes.end(), mesh->devices.begin(), mesh->devices.end());
+  }
+  auto [found, inserted] = placementOfMeshes.try_emplace(std::move(meshes));
+  if (inserted)
+    found->second =
+        placementKeys
+            .try_emplace(
+                cost::placeMeshes(cluster, {&source, &destination}).key,
+                placementKeys.size())
+            .first->second;
+  return found->second;
+}
+
+const cost::ClusterIndex &ShardingCostModel::clusterIndex() const {
+  if (!indexedCluster || &indexedCluster->cluster() != &cluster)
+    indexedCluster = std::make_shared<const cost::ClusterIndex>(cluster);
+  return *indexedCluster;
+}
+
+ShardingCostModel::PlannedMove ShardingCostModel::planMove(
+    const cost::DeviceMesh &source, const NdSbp &sent,
+    const cost::DeviceMesh &destination, const NdSbp &received, Type type,
+    std::optional<cost::CrossMeshMode> mode, bool estimate) const {
+  PlannedMove move;
+  cost::CrossMeshProblem problem;
+  problem.shape = extent(type).shape;
+  problem.elementBytes =
+      elementBytes(cast<RankedTensorType>(type).getElementType());
+  problem.source = source;
+  problem.destination = destination;
+  problem.sourceLayout = sent;
+  problem.destinationLayout = received;
+  if (cost::checkCrossMesh(problem, cluster)) {
+    // The tensor named only in the error: the search checks thousands.
+    llvm::raw_string_ostream(problem.tensor) << type;
+    move.error = *cost::checkCrossMesh(problem, cluster);
+    return move;
+  }
+  const cost::ClusterIndex &links = clusterIndex();
+  if (estimate) {
+    move.moveTime =
+        cost::crossMeshLowerBound(problem, links) +
+        links.link(source.devices.front(), destination.devices.front()).latency;
+    return move;
+  }
+  // The tiles, once for the bound and every schedule.
+  std::vector<cost::CrossMeshTile> tiles = cost::crossMeshTiles(problem);
+  double bound = cost::crossMeshLowerBound(tiles, links);
+  // No schedule beats the bound plus the least latency between the meshes:
+  // once one meets it, the later ones (which lose ties) are not planned.
+  double leastLatency = std::numeric_limits<double>::infinity();
+  for (int64_t from : source.devices)
+    for (int64_t to : destination.devices)
+      leastLatency = std::min(leastLatency, links.link(from, to).latency);
+  bool planned = false, unbeatable = false;
+  for (cost::CrossMeshMode candidate : cost::kCrossMeshModes) {
+    if (mode && candidate != *mode)
+      continue;
+    for (cost::CrossMeshBalancing balancing : cost::kCrossMeshBalancings) {
+      if (unbeatable)
+        break;
+      cost::CrossMeshSchedule schedule =
+          cost::planCrossMesh(tiles, links, candidate, balancing);
+      // Ties go to the simpler mode and balancing, listed first.
+      if (planned && schedule.seconds >= move.moveTime)
+        continue;
+      planned = true;
+      move.mode = candidate;
+      move.balancing = balancing;
+      move.moveTime = schedule.seconds;
+      unbeatable = schedule.seconds <= bound + leastLatency;
+    }
+  }
+  return move;
+}
+
+std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
+    const cost::DeviceMesh &source, const NdSbp &from,
+    const cost::DeviceMesh &destination, const NdSbp &to, Type type,
+    std::optional<cost::CrossMeshMode> mode, bool estimate,
+    std::string &error) const {
+  // Moves between other meshes of alike nodes cost the same (placeMeshes):
+  // a pipeline's boundaries are planned once. Types are uniqued: the same
+  // shape and element type is the same key.
+  size_t placement = placementOf(source, destination);
+  int modeCode = estimate ? -2 : mode ? static_cast<int>(*mode) : -1;
+  auto [found, inserted] =
+      crossMeshCosts.try_emplace(MoveKey(placement, encode(from), encode(to),
+                                         type.getAsOpaquePointer(), modeCode));
+  PricedMove &priced = found->second;
+  std::optional<CrossMeshCost> &result = priced.cost;
+  if (!inserted) {
+    if (!result)
+      error = priced.error;
+    return result;
+  }
+  CrossMeshCost best;
+  best.sent = reducedLayout(from);
+  best.received = reducedLayout(to);
+  const std::optional<cost::BoxingCost> &before = boxing(from, best.sent, type);
+  const std::optional<cost::BoxingCost> &after =
+      boxing(best.received, to, type);
+  if (!before || !after) {
+    error = priced.error = "no boxing turns " +
+                           toString(!before ? from : best.received) + " into " +
+                           toString(!before ? best.sent : to);
+    return std::nullopt;
+  }
+  auto [plannedAt, unplanned] = plannedMoves.try_emplace(
+      MoveKey(placement, encode(best.sent), encode(best.received),
+              type.getAsOpaquePointer(), modeCode));
+  if (unplanned)
+    plannedAt->second = planMove(source, best.sent, destination, best.received,
+                                 type, mode, estimate);
+  const PlannedMove &move = plannedAt->second;
+  if (!move.error.empty()) {
+    error = priced.error = move.error;
+    return std::nullopt;
+  }
+  best.mode = move.mode;
+  best.balancing = move.balancing;
+  best.moveTime = move.moveTime;
+  best.time = before->time + best.moveTime + after->time;
+  result = best;
+  return result;
+}
+
+NdSbp parplan::gradientLayout(const NdSbp &layout) {
+  NdSbp gradient = layout;
+  for (Sbp &entry : gradient) {
+    if (entry.isBroadcast())
+      entry = Sbp::partial();
+    else if (entry.isPartial())
+      entry = Sbp::broadcast();
+  }
+  return gradient;
+}
+
+double parplan::localWorkFraction(const std::vector<NdSbp> &operands,
+                                  const std::vector<NdSbp> &results,
+                                  const std::vector<int64_t> &meshShape) {
+  double work = 1;
+  for (size_t axis = 0; axis < meshShape.size(); ++axis) {
+    bool splits = false;
+    for (const NdSbp &layout : operands)
+      splits |= axis < layout.size() && layout[axis].isSplit();
+    for (const NdSbp &layout : results)
+      splits |= axis < layout.size() && layout[axis].isSplit();
+    if (splits)
+      work /= static_cast<double>(meshShape[axis]);
+  }
+  return work;
+}

@@ -1,0 +1,102 @@
+//===- Differentiator.cpp - reverse-mode differentiation of nn ops --------===//
+
+#include "parplan/Transforms/TrainingStep/Differentiator.h"
+
+#include "parplan/Dialect/AttrNames.h"
+#include "parplan/Dialect/NN/NNDecompositions.h"
+#include "parplan/Dialect/NN/NNOps.h"
+
+using namespace mlir;
+using namespace parplan;
+using nn::tensorType;
+
+#include "parplan/Transforms/TrainingStep/GradientInterface.cpp.inc"
+
+void Differentiator::setRecomputeGroups(
+    std::vector<SmallVector<Operation *>> groups) {
+  recomputeGroups = std::move(groups);
+  for (auto [index, group] : llvm::enumerate(recomputeGroups))
+    for (Operation *op : group)
+      groupOf[op] = index;
+}
+
+LogicalResult Differentiator::differentiate(Operation *op) {
+  resultGradients.clear();
+  bool any = false;
+  for (Value result : op->getResults()) {
+    resultGradients.push_back(cotangents.lookup(result));
+    any |= static_cast<bool>(resultGradients.back());
+  }
+  // Values that enter the program keep their gradients: the optimizer
+  // reads them.
+  if (!any || isa<nn::ParamOp, nn::InputOp, nn::ConstantOp>(op))
+    return success();
+  b.setLoc(op->getLoc());
+  auto rule = dyn_cast<GradientOpInterface>(op);
+  if (!rule)
+    return op->emitOpError()
+           << "has no backward rule: nn-autodiff cannot differentiate it";
+  return rule.buildGradient(*this);
+}
+
+void Differentiator::accumulate(Value value, Value grad) {
+  auto [it, inserted] = cotangents.try_emplace(value, grad);
+  if (!inserted)
+    it->second = nn::AddOp::create(b, it->second, grad);
+}
+
+void Differentiator::accumulateBroadcast(Value operand, Value grad) {
+  if (needs(operand))
+    accumulate(operand, sumToShape(grad, tensorType(operand)));
+}
+
+Value Differentiator::primal(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return value;
+  auto group = groupOf.find(def);
+  if (group == groupOf.end())
+    return value;
+  if (cloned.insert(group->second).second)
+    for (Operation *op : recomputeGroups[group->second]) {
+      // Operands from outside the group are the saved originals.
+      Operation *clone = b.clone(*op, recomputed);
+      clone->setLoc(op->getLoc());
+      clone->setAttr(parplan::kRecomputedAttrName, b.getUnitAttr());
+    }
+  return recomputed.lookupOrDefault(value);
+}
+
+Value Differentiator::scalar(Type elementType, double value) {
+  return nn::buildScalar(b, b.getLoc(), elementType, value);
+}
+
+Value Differentiator::zerosLike(RankedTensorType type) {
+  return nn::ConstantOp::create(
+      b, DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+}
+
+Value Differentiator::scale(Value value, double factor) {
+  return nn::MulOp::create(b, value, scalarLike(value, factor));
+}
+
+Value Differentiator::reshape(Value value, ArrayRef<int64_t> shape) {
+  return nn::buildReshape(b, b.getLoc(), value, shape);
+}
+
+Value Differentiator::sumToShape(Value grad, RankedTensorType target) {
+  auto type = tensorType(grad);
+  if (type.getShape() == target.getShape())
+    return grad;
+  int64_t offset = type.getRank() - target.getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d < offset ||
+        (target.getDimSize(d - offset) == 1 && type.getDimSize(d) != 1))
+      axes.push_back(d);
+  Value summed = grad;
+  if (!axes.empty())
+    summed = nn::ReduceSumOp::create(b, grad, b.getDenseI64ArrayAttr(axes),
+                                     b.getBoolAttr(true));
+  return reshape(summed, target.getShape());
+}

@@ -1,0 +1,171 @@
+//===- TrainingStep.cpp - what a training step holds and computes ---------===//
+//
+// The parts of a step are told apart by the data flow, not by markers that
+// a later rewrite could lose: the forward pass is what the loss depends on;
+// recomputation clones carry `nn.recomputed`; updates are the optimizer ops;
+// the rest is backward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parplan/Transforms/TrainingStep/TrainingStep.h"
+
+#include "parplan/Dialect/AttrNames.h"
+#include "parplan/Dialect/NN/NNOps.h"
+
+using namespace mlir;
+using namespace parplan::nn;
+
+bool parplan::isSourceOp(Operation *op) {
+  return isa<ParamOp, InputOp, ConstantOp, MicroBatchOp>(op);
+}
+
+DenseSet<Operation *> parplan::forwardPassOps(func::FuncOp function,
+                                              ArrayRef<Operation *> alsoOf) {
+  DenseSet<Operation *> forward;
+  auto returnOp = cast<func::ReturnOp>(function.front().getTerminator());
+  SmallVector<Operation *> work(alsoOf.begin(), alsoOf.end());
+  for (unsigned i = 0; i < returnOp.getNumOperands(); ++i)
+    if (function.getResultAttr(i, parplan::kResultNameAttrName))
+      if (Operation *def = returnOp.getOperand(i).getDefiningOp())
+        work.push_back(def);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!forward.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        work.push_back(def);
+  }
+  return forward;
+}
+
+namespace {
+
+int64_t bytesOf(Type type) {
+  auto shaped = cast<ShapedType>(type);
+  return shaped.getNumElements() *
+         std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
+}
+
+} // namespace
+
+llvm::DenseSet<Value> parplan::savedActivations(func::FuncOp function) {
+  DenseSet<Value> saved;
+  DenseSet<Operation *> forward = forwardPassOps(function);
+  for (Operation *op : forward) {
+    if (isSourceOp(op))
+      continue;
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !forward.contains(user) && !isa<func::ReturnOp>(user);
+          }))
+        saved.insert(result);
+  }
+  return saved;
+}
+
+int64_t parplan::microBatchCount(ModuleOp module) {
+  auto training =
+      module->getAttrOfType<DictionaryAttr>(parplan::kTrainingAttrName);
+  auto count =
+      training ? training.getAs<IntegerAttr>("micro_batches") : IntegerAttr();
+  return count ? std::max<int64_t>(1, count.getInt()) : 1;
+}
+
+FailureOr<DenseSet<Operation *>>
+parplan::opsAfterMicroBatches(func::FuncOp function) {
+  // Forward in program order: an op is once-run when an operand is an
+  // accumulated sum or another once-run op's result, and of the batch when
+  // an operand is (nn.input's results are).
+  DenseSet<Operation *> after;
+  DenseSet<Operation *> ofBatch;
+  for (Operation &op : function.front()) {
+    if (isa<InputOp>(op)) {
+      ofBatch.insert(&op);
+      continue;
+    }
+    Operation *perBatchOperand = nullptr;
+    bool once = false;
+    for (Value operand : op.getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def)
+        continue;
+      if (isa<AccumulateOp>(def) || after.contains(def))
+        once = true;
+      else if (ofBatch.contains(def))
+        perBatchOperand = def;
+    }
+    if (once && perBatchOperand && !isa<func::ReturnOp>(op))
+      return op.emitError()
+             << "'" << op.getName()
+             << "' runs once after the micro-batches but reads a value of "
+                "the batch ('"
+             << perBatchOperand->getName()
+             << "') that is not accumulated: it would see the last "
+                "micro-batch alone";
+    if (once)
+      after.insert(&op);
+    else if (perBatchOperand)
+      ofBatch.insert(&op);
+  }
+  return after;
+}
+
+parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
+  TrainingStepStats stats;
+  if (auto module = function->getParentOfType<ModuleOp>())
+    stats.microBatches = microBatchCount(module);
+  DenseSet<Operation *> forward = forwardPassOps(function);
+  // Running statistics are updated but not trained: buffers, as PyTorch
+  // counts them.
+  DenseSet<StringRef> updated, statistics;
+  for (unsigned i = 0; i < function.getNumResults(); ++i)
+    for (StringRef key :
+         {parplan::kUpdatesAttrName, parplan::kGradientAttrName})
+      if (auto name = function.getResultAttrOfType<StringAttr>(i, key))
+        (function.getResultAttr(i, parplan::kRunningStatisticAttrName)
+             ? statistics
+             : updated)
+            .insert(name.getValue());
+  function.walk([&](Operation *op) {
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      auto type = cast<ShapedType>(param.getType());
+      if (param.getSource() && *param.getSource() == "zeros") {
+        stats.stateBytes += bytesOf(type);
+        return;
+      }
+      stats.parameterBytes += bytesOf(type);
+      if (updated.contains(param.getName())) {
+        stats.parameters += type.getNumElements();
+        ++stats.parameterTensors;
+      } else if (statistics.contains(param.getName())) {
+        ++stats.runningStatisticTensors;
+      } else if (isa<FloatType>(type.getElementType())) {
+        ++stats.untrainedTensors;
+      }
+      return;
+    }
+    auto shardable = dyn_cast<ShardableOpInterface>(op);
+    if (!shardable || isSourceOp(op))
+      return;
+    FailureOr<OpCost> cost = shardable.getCost();
+    double flops = succeeded(cost) ? cost->flops : 0;
+    bool matmul = isa<MatMulOp, GemmOp>(op);
+    if (matmul)
+      stats.matmulFlops += flops;
+    if (forward.contains(op)) {
+      stats.forwardFlops += flops;
+      if (matmul)
+        stats.forwardMatmulFlops += flops;
+    } else if (op->hasAttr(parplan::kRecomputedAttrName)) {
+      stats.recomputeFlops += flops;
+    } else if (isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp>(op)) {
+      stats.optimizerFlops += flops;
+    } else {
+      stats.backwardFlops += flops;
+    }
+  });
+  for (Value value : savedActivations(function))
+    stats.savedActivationBytes += bytesOf(value.getType());
+  return stats;
+}

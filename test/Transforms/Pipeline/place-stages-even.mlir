@@ -1,0 +1,142 @@
+// RUN: parplan-opt %s -split-input-file -attach-cluster -place-stages="stages=2 mesh=4x2" -verify-diagnostics | FileCheck %s
+// RUN: parplan-opt %S/../Inputs/four-layers.mlir -attach-cluster -place-stages="stages=2 chunks=2 mesh=4x2" | FileCheck %s --check-prefix=CHUNKS
+
+// A model without numbered layers: each module's parameters ("fc1", "fc2",
+// ...) are a layer. Four equal layers on two stages: two each. The meshes
+// cut the 4x2 mesh's first axis: devices 0-3 and 4-7, 2x2 each. The relu
+// follows its operand into fc1's run; the input goes where its reader is.
+// CHECK: sbp.mesh @stage0(shape = 2x2, devices = [0, 1, 2, 3])
+// CHECK-NEXT: sbp.mesh @stage1(shape = 2x2, devices = [4, 5, 6, 7])
+// CHECK-LABEL: func.func @main
+// CHECK: nn.input "x" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.param "fc1.weight" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.param "fc2.weight" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.param "fc3.weight" {sbp.stage = @stage1}
+// CHECK-NEXT: nn.param "fc4.weight" {sbp.stage = @stage1}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage0}
+// CHECK-NEXT: nn.relu {{.*}} {sbp.stage = @stage0}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage0}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage1}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage1}
+module {
+  func.func @main() -> tensor<4x4xf32> {
+    %x = nn.input "x" : tensor<4x4xf32>
+    %w1 = nn.param "fc1.weight" : tensor<4x4xf32>
+    %w2 = nn.param "fc2.weight" : tensor<4x4xf32>
+    %w3 = nn.param "fc3.weight" : tensor<4x4xf32>
+    %w4 = nn.param "fc4.weight" : tensor<4x4xf32>
+    %1 = nn.matmul %x, %w1 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc1/MatMul")
+    %r = nn.relu %1 : tensor<4x4xf32> loc("/Relu")
+    %2 = nn.matmul %r, %w2 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc2/MatMul")
+    %3 = nn.matmul %2, %w3 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc3/MatMul")
+    %4 = nn.matmul %3, %w4 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc4/MatMul")
+    return %4 : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// Numbered layers: "h.0" .. "h.2" are the layers; the embedding and the
+// mask, outside every layer, start none. The embedding's gather comes
+// before the first layer and goes where its reader is; the mask's add
+// stays in the layer reading it (h.1), so no cut falls inside a layer.
+// h.0 is twice as heavy as each other layer (a second matmul), so the
+// balanced cut is h.0 | h.1, h.2.
+// CHECK-LABEL: func.func @main
+// CHECK: nn.param "wte" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.param "mask" {sbp.stage = @stage1}
+// CHECK-NEXT: nn.param "h.0.w" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.param "h.1.w" {sbp.stage = @stage1}
+// CHECK-NEXT: nn.param "h.2.w" {sbp.stage = @stage1}
+// CHECK-NEXT: nn.gather {{.*}} {sbp.stage = @stage0}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage0}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage0}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage1}
+// CHECK-NEXT: nn.add {{.*}} {sbp.stage = @stage1}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage1}
+module {
+  func.func @main() -> tensor<4x4xf32> {
+    %ids = nn.input "ids" : tensor<4xi64>
+    %wte = nn.param "wte" : tensor<16x4xf32>
+    %mask = nn.param "mask" : tensor<4x4xf32>
+    %w0 = nn.param "h.0.w" : tensor<4x4xf32>
+    %w1 = nn.param "h.1.w" : tensor<4x4xf32>
+    %w2 = nn.param "h.2.w" : tensor<4x4xf32>
+    %e = nn.gather %wte, %ids {axis = 0 : i64} : tensor<16x4xf32>, tensor<4xi64> -> tensor<4x4xf32> loc("/wte/Gather")
+    %0 = nn.matmul %e, %w0 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/h.0/MatMul")
+    %1 = nn.matmul %0, %w0 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/h.0/MatMul_1")
+    %2 = nn.matmul %1, %w1 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/h.1/MatMul")
+    %m = nn.add %2, %mask : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/h.1/Add")
+    %3 = nn.matmul %m, %w2 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/h.2/MatMul")
+    return %3 : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// Fewer layers than stages.
+module {
+  // expected-error @+1 {{stages=2: @main has 1 layer to place, fewer than the stages}}
+  func.func @main() -> tensor<4x4xf32> {
+    %x = nn.input "x" : tensor<4x4xf32>
+    %w = nn.param "fc1.weight" : tensor<4x4xf32>
+    %1 = nn.matmul %x, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc1/MatMul")
+    return %1 : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// Stages in the annotations and in the option.
+// expected-error @+1 {{stages=2: the annotations place stages too (s.yaml:2:5); give one of the two}}
+module attributes {sbp.annotations = {file = "s.yaml", text = "stages:\n  - mesh: a\n    devices: [0]\n    nodes: [\"x\"]\n"}} {
+  func.func @main() -> tensor<4xf32> {
+    %x = nn.input "x" : tensor<4xf32>
+    return %x : tensor<4xf32>
+  }
+}
+
+// With two chunks a stage, the four layers are four virtual stages, chunk
+// c of stage s being virtual stage 2c + s: fc1 on stage 0 and fc2 on stage
+// 1 (chunk 0), fc3 on stage 0 and fc4 on stage 1 (chunk 1).
+// CHUNKS: module attributes {sbp.chunks = 2 : i64, sbp.cluster = #sbp.cluster<preset = "dgx-h100">}
+// CHUNKS: nn.input "x" {sbp.chunk = 0 : i64, sbp.stage = @stage0}
+// CHUNKS-NEXT: nn.param "fc1.weight" {sbp.chunk = 0 : i64, sbp.stage = @stage0}
+// CHUNKS-NEXT: nn.param "fc2.weight" {sbp.chunk = 0 : i64, sbp.stage = @stage1}
+// CHUNKS-NEXT: nn.param "fc3.weight" {sbp.chunk = 1 : i64, sbp.stage = @stage0}
+// CHUNKS-NEXT: nn.param "fc4.weight" {sbp.chunk = 1 : i64, sbp.stage = @stage1}
+// CHUNKS-NEXT: nn.matmul {{.*}} {sbp.chunk = 0 : i64, sbp.stage = @stage0}
+// CHUNKS-NEXT: nn.relu {{.*}} {sbp.chunk = 0 : i64, sbp.stage = @stage0}
+// CHUNKS-NEXT: nn.matmul {{.*}} {sbp.chunk = 0 : i64, sbp.stage = @stage1}
+// CHUNKS-NEXT: nn.matmul {{.*}} {sbp.chunk = 1 : i64, sbp.stage = @stage0}
+// CHUNKS-NEXT: nn.matmul {{.*}} {sbp.chunk = 1 : i64, sbp.stage = @stage1}
+
+// -----
+
+// A source the step never updates (a frozen mask, a batch input, a
+// constant) holds the same values on every stage by its name: each other
+// stage reading it gets its own copy, rather than a move every
+// micro-batch. The parameter the step updates stays one.
+// CHECK-LABEL: func.func @main
+// CHECK: nn.input "x" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.input "x" {sbp.stage = @stage1}
+// CHECK-NEXT: nn.param "mask" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.param "mask" {sbp.stage = @stage1}
+// CHECK-NEXT: nn.param "fc1.weight" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.param "fc2.weight" {sbp.stage = @stage1}
+// CHECK-NOT: nn.param "fc1.weight"
+module {
+  func.func @main() -> (tensor<4x4xf32>, tensor<4x4xf32> {nn.updates = "fc1.weight"}) {
+    %x = nn.input "x" : tensor<4x4xf32>
+    %mask = nn.param "mask" : tensor<4x4xf32>
+    %w1 = nn.param "fc1.weight" : tensor<4x4xf32>
+    %w2 = nn.param "fc2.weight" : tensor<4x4xf32>
+    %1 = nn.matmul %x, %w1 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc1/MatMul")
+    %m1 = nn.add %1, %mask : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc1/Add")
+    %2 = nn.matmul %m1, %w2 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc2/MatMul")
+    %m2 = nn.add %2, %mask : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc2/Add")
+    %s = nn.add %m2, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc2/Add_1")
+    %u = nn.mul %w1, %w1 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/fc2/Update")
+    return %s, %u : tensor<4x4xf32>, tensor<4x4xf32>
+  }
+}
