@@ -1,4 +1,4 @@
-//===- Passes.td - the compile driver as a pass -------------*- tablegen -*-===//
+//===- Passes.td - the compile driver as a pass ------------*- tablegen -*-===//
 //
 // The compile driver (Driver/Compile.h) as one pass over an imported model,
 // so that parplan-opt runs what `parplan compile` runs, decisions included.

@@ -320,11 +320,9 @@ Handler reduceOp(ReduceOp kind) {
   };
 }
 
-/// Every kernel's entry; the attributes' defaults are the op definitions'
-/// (KernelOps.h).
-const std::vector<Entry> &kernelEntries() {
-  static const std::vector<Entry> table = {
-      // Contractions.
+/// Products and convolutions.
+std::vector<Entry> contractionEntries() {
+  return {
       {KernelId::MatMul,
        [](Call &c) {
          bool transposeLhs = c.flag("transpose_lhs");
@@ -355,7 +353,12 @@ const std::vector<Entry> &kernelEntries() {
                        window.pads, window.dilations, group, c.out(0));
          });
        }},
-      // Elementwise.
+  };
+}
+
+/// Elementwise ops, dropout and the step's bookkeeping.
+std::vector<Entry> elementwiseEntries() {
+  return {
       {KernelId::Add, binaryOp(BinaryKind::Add)},
       // nn.accumulate's sum, added to in place: sum + value -> sum.
       {KernelId::Accumulate, binaryOp(BinaryKind::Add), {0}},
@@ -446,7 +449,12 @@ const std::vector<Entry> &kernelEntries() {
        }},
       {KernelId::Cast,
        [](Call &c) { return c.run([&] { return cast(c.in(0), c.out(0)); }); }},
-      // Normalizations.
+  };
+}
+
+/// Normalizations and pooling.
+std::vector<Entry> normalizationEntries() {
+  return {
       {KernelId::Softmax,
        [](Call &c) {
          int64_t axis = c.axis("axis", c.in(0).rank());
@@ -494,7 +502,12 @@ const std::vector<Entry> &kernelEntries() {
          window.countIncludePad = c.flag("count_include_pad");
          return c.run([&] { return avgPool(c.in(0), window, c.out(0)); });
        }},
-      // Data movement.
+  };
+}
+
+/// Data movement, and the vocabulary-parallel gathers.
+std::vector<Entry> movementEntries() {
+  return {
       {KernelId::Reshape,
        [](Call &c) {
          return c.run([&] { return reshape(c.in(0), c.out(0)); });
@@ -565,7 +578,12 @@ const std::vector<Entry> &kernelEntries() {
            return Status::success();
          });
        }},
-      // Reductions.
+  };
+}
+
+/// Reductions, the gradients of the forward kernels and the losses.
+std::vector<Entry> gradientEntries() {
+  return {
       {KernelId::ReduceSum, reduceOp(ReduceOp::Sum)},
       {KernelId::ReduceMean, reduceOp(ReduceOp::Mean)},
       // Activation gradients.
@@ -683,7 +701,12 @@ const std::vector<Entry> &kernelEntries() {
            return softmaxCrossEntropyGrad(c.in(0), c.in(1), c.in(2), c.out(0));
          });
        }},
-      // Optimizer updates.
+  };
+}
+
+/// Optimizer updates.
+std::vector<Entry> optimizerEntries() {
+  return {
       {KernelId::SgdUpdate,
        [](Call &c) {
          double lr = c.f64("lr");
@@ -725,6 +748,20 @@ const std::vector<Entry> &kernelEntries() {
        },
        {0, 2, 3}},
   };
+}
+
+/// Every kernel's entry; the attributes' defaults are the op definitions'
+/// (KernelOps.h).
+const std::vector<Entry> &kernelEntries() {
+  static const std::vector<Entry> table = [] {
+    std::vector<Entry> entries;
+    for (std::vector<Entry> (*group)() :
+         {contractionEntries, elementwiseEntries, normalizationEntries,
+          movementEntries, gradientEntries, optimizerEntries})
+      for (Entry &entry : group())
+        entries.push_back(std::move(entry));
+    return entries;
+  }();
   return table;
 }
 

@@ -1,4 +1,4 @@
-//===- Passes.td - Graph passes ------------------------------------*- tablegen -*-===//
+//===- Passes.td - Graph passes ----------------------------*- tablegen -*-===//
 //
 // The Graph stage: rewrites of the program as imported (fusions, folds,
 // untying and splitting parameters), before the training step is built.

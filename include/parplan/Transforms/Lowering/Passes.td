@@ -1,4 +1,4 @@
-//===- Passes.td - Lowering passes ---------------------------------*- tablegen -*-===//
+//===- Passes.td - Lowering passes -------------------------*- tablegen -*-===//
 //
 // The Lowering stage: @main lowered to one plan.program per device, each
 // buffer placed in the device's arena.

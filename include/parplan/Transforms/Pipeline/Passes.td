@@ -1,4 +1,4 @@
-//===- Passes.td - Pipeline passes ---------------------------------*- tablegen -*-===//
+//===- Passes.td - Pipeline passes -------------------------*- tablegen -*-===//
 //
 // The Pipeline stage: ops put on the meshes of pipeline stages and every
 // move of a value between stages made an explicit op.

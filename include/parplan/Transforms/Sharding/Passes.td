@@ -1,4 +1,4 @@
-//===- Passes.td - Sharding passes ---------------------------------*- tablegen -*-===//
+//===- Passes.td - Sharding passes -------------------------*- tablegen -*-===//
 //
 // The Sharding stage: the cluster attached once, a layout chosen for every
 // op by the cost model, and every change of layout made an explicit,
