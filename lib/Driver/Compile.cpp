@@ -23,6 +23,7 @@
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/Sharding/ClusterAnalysis.h"
 #include "parplan/Transforms/Sharding/ShardingCostModel.h"
+#include "parplan/Transforms/TrainingStep/DivideBatch.h"
 #include "parplan/Transforms/TrainingStep/TrainingStep.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -236,6 +237,7 @@ private:
       options.onStage(what, done);
   }
   LogicalResult checkOptions();
+  LogicalResult findFixedBatch();
   /// Attaches the cluster and the annotations of the options to `model`.
   LogicalResult attachInputs(ModuleOp model);
   OwningOpRef<ModuleOp> importAt(int64_t count);
@@ -266,6 +268,14 @@ private:
   Attribute annotations;
   OwningOpRef<ModuleOp> module;
   int64_t microBatches = 1;
+  /// The global batch the micro-batches divide: --batch, or the model's
+  /// own when it is fixed there (fixedBatch); 0 when neither.
+  int64_t batch = 0;
+  bool fixedBatch = false;
+  /// The model as imported while its batch was looked for, until taken.
+  OwningOpRef<ModuleOp> wholeBatch;
+  /// The batch cannot be followed: no micro-batches, asked or searched.
+  bool noMicroBatches = false;
   int64_t annotatedStages = 0;
   bool autoMicroBatches = false, autoSchedule = false;
   /// The step the search laid out for the chosen shape, for the compile to
@@ -286,7 +296,27 @@ LogicalResult Compiler::checkOptions() {
     return error() << "--optimizer none returns gradients; a plan needs an "
                       "optimizer to update with";
   int64_t count = training.microBatches;
-  if ((count > 1 || options.autoMicroBatches) && options.batch <= 0)
+  // The schedules lower-to-plan writes and parplan-run runs.
+  if (options.schedule != "auto" &&
+      !llvm::is_contained(parplan::runtime::executorSchedules(),
+                          options.schedule))
+    return error() << "--schedule " << options.schedule << " is unknown; use "
+                   << parplan::runtime::executorScheduleList() << " or auto";
+  if (count < 1 || (options.batch > 0 && options.batch % count != 0))
+    return error() << "--micro-batches " << count << " does not divide --batch "
+                   << options.batch;
+  return success();
+}
+
+// Without --batch, a model whose inputs share a fixed leading dimension has
+// its batch there: it is micro-batched by dividing that batch
+// (nn-divide-batch), where it can be followed through the program.
+LogicalResult Compiler::findFixedBatch() {
+  if (batch > 0)
+    return success();
+  int64_t count = options.training.microBatches;
+  bool asked = count > 1 || options.autoMicroBatches;
+  auto needsBatch = [&]() {
     return error() << "--micro-batches "
                    << (options.autoMicroBatches ? std::string("auto")
                                                 : std::to_string(count))
@@ -295,15 +325,51 @@ LogicalResult Compiler::checkOptions() {
                    << (options.autoMicroBatches ? std::string("a part")
                                                 : "1/" + std::to_string(count))
                    << " of";
-  // The schedules lower-to-plan writes and parplan-run runs.
-  if (options.schedule != "auto" &&
-      !llvm::is_contained(parplan::runtime::executorSchedules(),
-                          options.schedule))
-    return error() << "--schedule " << options.schedule << " is unknown; use "
-                   << parplan::runtime::executorScheduleList() << " or auto";
-  if (count < 1 || options.batch % count != 0)
-    return error() << "--micro-batches " << count << " does not divide --batch "
-                   << options.batch;
+  };
+  wholeBatch = importModel(1);
+  // A model whose batch is symbolic does not import without it.
+  if (!wholeBatch)
+    return asked ? needsBatch() : failure();
+  ModuleOp model = *wholeBatch;
+  // A symbolic batch is bound by --batch, never found.
+  bool symbolic = false;
+  model.walk([&](nn::InputOp input) {
+    symbolic |= !input.getType().hasStaticShape();
+  });
+  if (symbolic)
+    return asked ? needsBatch() : success();
+  std::optional<Diagnostic> why;
+  FailureOr<BatchDimensions> found;
+  {
+    ScopedDiagnosticHandler keep(&context, [&](Diagnostic &diagnostic) {
+      if (!why)
+        why = std::move(diagnostic);
+      return success();
+    });
+    found = followBatch(model);
+  }
+  if (succeeded(found)) {
+    batch = found->batch;
+    fixedBatch = true;
+    if (batch % count != 0)
+      return error() << "--micro-batches " << count
+                     << " does not divide the model's batch " << batch;
+    PARPLAN_DEBUG(kPipelineSearchDebugType,
+                  debugLine(kPipelineSearchDebugType)
+                      << "the batch is fixed in the model at " << batch
+                      << " rows; micro-batches divide it\n");
+    return success();
+  }
+  // Micro-batches asked for on a batch that cannot be followed: said in
+  // one line, and the compile goes on without them.
+  if (asked) {
+    // The message names the input or node; the model's file says where.
+    emitWarning(location) << (why ? why->str()
+                                  : std::string("the batch cannot be followed"))
+                          << "; compiling without micro-batches";
+    microBatches = 1;
+    noMicroBatches = true;
+  }
   return success();
 }
 
@@ -333,15 +399,20 @@ LogicalResult Compiler::attachInputs(ModuleOp model) {
 }
 
 OwningOpRef<ModuleOp> Compiler::importAt(int64_t count) {
-  OwningOpRef<ModuleOp> model = importModel(count);
+  // Without --batch every import is the model as it is: the first, read to
+  // find its batch, is not read again.
+  OwningOpRef<ModuleOp> model =
+      wholeBatch ? std::move(wholeBatch) : importModel(fixedBatch ? 1 : count);
   if (!model || failed(attachInputs(*model)))
     return nullptr;
   if (count <= 1)
     return model;
+  if (fixedBatch)
+    return succeeded(divideBatch(*model, count)) ? std::move(model) : nullptr;
   // The executor slices every input along dimension 0: each must be the
   // batch, bound to the micro-batch (an input whose dimension 0 is fixed or
   // named otherwise does not take --batch).
-  int64_t rows = options.batch / count;
+  int64_t rows = batch / count;
   WalkResult walk = model->walk([&](nn::InputOp input) {
     ArrayRef<int64_t> shape = input.getType().getShape();
     if (!shape.empty() && shape.front() == rows)
@@ -392,8 +463,8 @@ LogicalResult Compiler::choosePipeline() {
       std::max<int64_t>(layout.stages > 0 ? layout.stages : annotatedStages, 1);
   bool staged = layout.autoStages || givenStages > 1;
   autoMicroBatches =
-      options.autoMicroBatches ||
-      (staged && !options.microBatchesGiven && options.batch > 0);
+      !noMicroBatches && (options.autoMicroBatches ||
+                          (staged && !options.microBatchesGiven && batch > 0));
   autoSchedule =
       options.schedule == "auto" || (staged && !options.scheduleGiven);
   result.scheduleSearched = autoSchedule;
@@ -433,7 +504,7 @@ LogicalResult Compiler::searchShape() {
   choice.microBatches = microBatches;
   choice.schedule = pipeline.schedule;
   choice.chunks = options.chunks;
-  choice.batch = options.batch;
+  choice.batch = batch;
   int64_t trials = 0;
   choice.onTrial = [&](const std::string &shape) {
     ++trials;
@@ -802,6 +873,8 @@ void Compiler::readLayoutFigures() {
   for (parplan::driver::StageFigures &stage : figures.stages)
     stage.flops = flopsByMesh[stage.mesh];
   figures.microBatches = microBatches;
+  figures.batch = batch;
+  figures.batchFixed = fixedBatch;
   figures.recompute = pipeline.recompute;
 }
 
@@ -898,6 +971,9 @@ FailureOr<CompileResult> Compiler::run() {
   if (failed(checkOptions()))
     return failure();
   microBatches = options.training.microBatches;
+  batch = options.batch;
+  if (failed(findFixedBatch()))
+    return failure();
   module = importAt(microBatches);
   if (!module)
     return failure();
@@ -905,6 +981,7 @@ FailureOr<CompileResult> Compiler::run() {
           parplan::driver::resolveMegatronGrid(*module, layout))
     return error() << *why;
   parplan::driver::setPipelineOptions(pipeline, options.training, &layout);
+  pipeline.microBatches = microBatches;
   if (failed(choosePipeline()))
     return failure();
   if (failed(layOutWithFallback()))

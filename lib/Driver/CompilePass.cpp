@@ -111,11 +111,13 @@ struct ParplanCompilePass
     if (parplan::clusterAttrOf(module))
       options.layout.cluster.clear();
     // The module is the model at the micro-batch count given: another
-    // count needs the model imported again.
+    // count needs the model imported again, but for a batch fixed in the
+    // model, which the driver divides from the whole (count 1).
     int64_t given = options.training.microBatches;
+    bool fixedBatch = options.batch <= 0;
     parplan::driver::ModelImporter importAt =
         [&](int64_t count) -> OwningOpRef<ModuleOp> {
-      if (count == given)
+      if (count == given || (fixedBatch && count == 1))
         return module.clone();
       module.emitError() << "parplan-compile: the module is the model at "
                          << given << " micro-batch" << (given == 1 ? "" : "es")

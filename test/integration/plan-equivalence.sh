@@ -163,6 +163,35 @@ for model in mlp gpt; do
   done
 done
 
+# A batch fixed in the model (an export without dynamic axes): micro-batches
+# without --batch divide the model's own batch (nn-divide-batch). The MLP
+# on two pipeline stages of 2 devices and the GPT on a 2x2 mesh, 4
+# micro-batches each, give the whole batch's losses and weights on 1 device.
+"$bin/parplan-zoo" mlp --sizes 32,64,10 --batch 16 -o "$dir/mlp-fixed.onnx" >/dev/null &&
+  "$bin/parplan-zoo" gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 16 \
+    --batch 8 -o "$dir/gpt-fixed.onnx" >/dev/null || { echo "FAIL: zoo"; exit 1; }
+for config in "mlp 16 4 --annotations $(stage_file stages-fixed [2] [0,1] [2,3])" \
+              "gpt 8 4 --mesh 2x2 --strategy auto"; do
+  set -- $config
+  model=$1 batch=$2 ranks=$3
+  shift 3
+  want=$(run_micro $model $batch 1 auto 1) || { status=1; continue; }
+  out=$dir/$model-fixed-micro
+  if "$bin/parplan" compile "$dir/$model-fixed.onnx" --train --optimizer adam \
+       --lr 0.01 --micro-batches 4 "$@" -o "$out" >"$out.compile.log" 2>&1 &&
+     grep -q "micro-batches    4 of $((batch / 4)) (batch $batch, fixed in the model)" "$out.compile.log" &&
+     timeout 120 mpirun --oversubscribe -np "$ranks" "$bin/parplan-run" "$out/plan.pb" \
+       --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 &&
+     awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$out.log"; then
+    echo "ok: $model, batch $batch fixed in the model, in 4 micro-batches ($*): $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
+  else
+    echo "FAIL: $model, batch $batch fixed in the model, in 4 micro-batches ($*) differs from the whole batch on 1 device:"
+    cat "$out.compile.log" "$out.log" 2>/dev/null
+    paste "$want" "$out.log" 2>/dev/null
+    status=1
+  fi
+done
+
 # Schedules: the stages run their micro-batches' forwards and backwards in
 # the order of each schedule (parplan-run --schedule; the plan's own is
 # 1f1b), with messages between stages that do not wait for their

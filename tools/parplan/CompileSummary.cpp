@@ -174,6 +174,8 @@ summaryFields(const parplan::cli::CompileOptions &options,
       {"flops_per_device", figures.flopsPerDevice},
       {"compile_time_s", compileSeconds},
       {"micro_batches", figures.microBatches},
+      {"batch", figures.batch},
+      {"batch_fixed", figures.batchFixed},
       {"schedule", figures.schedule.empty()
                        ? llvm::json::Value(nullptr)
                        : llvm::json::Value(figures.schedule)},
@@ -281,11 +283,12 @@ void parplan::cli::printSearch(const CompileOptions &options,
   for (size_t s = 0; s < stageLines.size(); ++s)
     fmt::print("  {}{}\n", s == 0 ? "stages           " : "                 ",
                stageLines[s]);
-  int64_t batch = options.compile.batch;
+  int64_t batch = figures.batch;
   if (figures.microBatches > 1)
-    fmt::print("  micro-batches    {} of {} (batch {}), gradients summed "
+    fmt::print("  micro-batches    {} of {} (batch {}{}), gradients summed "
                "before one update{}\n",
                figures.microBatches, batch / figures.microBatches, batch,
+               figures.batchFixed ? ", fixed in the model" : "",
                figures.schedule.empty() ? ""
                : figures.schedule == "interleaved"
                    ? fmt::format(", stages run them by interleaved ({} "

@@ -107,6 +107,10 @@ struct PlanFigures {
   /// Each trained parameter's layout, by name.
   std::vector<std::pair<std::string, std::string>> parameterLayouts;
   int64_t microBatches = 1;
+  /// The global batch the micro-batches divide (--batch, or the model's
+  /// own when fixed there: batchFixed); 0 when unknown.
+  int64_t batch = 0;
+  bool batchFixed = false;
   /// The schedule stages run micro-batches in (empty without both), and
   /// the chunks of each stage.
   std::string schedule;

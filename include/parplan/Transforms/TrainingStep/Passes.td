@@ -1,4 +1,4 @@
-//===- Passes.td - TrainingStep passes -----------------------------*- tablegen -*-===//
+//===- Passes.td - TrainingStep passes ---------------------*- tablegen -*-===//
 //
 // The TrainingStep stage: the forward program @main made a training step
 // (loss, gradients, optimizer, micro-batches, recomputation, casts).
@@ -9,6 +9,49 @@
 #define PARPLAN_TRANSFORMS_TRAINING_STEP_PASSES
 
 include "mlir/Pass/PassBase.td"
+
+def NNDivideBatch : Pass<"nn-divide-batch", "::mlir::ModuleOp"> {
+  let summary = "One micro-batch of a forward program whose batch is fixed";
+  let description = [{
+    Rewrites `@main`, a forward program whose batch is a number (an ONNX
+    export without a symbolic batch), for one of `micro-batches`
+    micro-batches: what importing the model with its batch symbolic and
+    bound to `batch / micro-batches` would give.
+
+    The batch is the leading dimension every `nn.input` shares. It is
+    followed through each op by the op's own sharding rules: the op takes
+    the first of its signatures (`ShardableOpInterface`) that splits every
+    operand carrying the batch along its batch dimension and keeps the
+    others whole (Broadcast); the results it splits carry the batch on
+    along the signature's dimension. A reshape that keeps the batch
+    outermost splits it as data parallelism would; one that moves it
+    elsewhere, a reduction over it, or a constant of the batch's size
+    combined with it stops the pass with one error naming the node. Every
+    value that carries the batch then gets `1/micro-batches` of it along
+    its dimension (a slice's sizes follow); the pass fails, changing
+    nothing, where `micro-batches` does not divide one.
+
+    ```mlir
+    // nn-divide-batch="micro-batches=4"
+    %x = nn.input "x" : tensor<16x32xf32>      // -> tensor<4x32xf32>
+    %y = nn.matmul %x, %w : tensor<16x32xf32>, tensor<32x8xf32>
+           -> tensor<16x8xf32>                 // -> tensor<4x8xf32>
+    ```
+
+    The compile driver runs it on a fixed-batch model for each micro-batch
+    count it builds (docs/pipeline.md).
+
+    Options:
+    - `micro-batches`: how many micro-batches the batch is divided into
+      (default 1: the batch is only followed, and the pass fails where it
+      cannot be).
+  }];
+  let dependentDialects = ["::parplan::nn::NNDialect"];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "Micro-batches the batch is divided into">,
+  ];
+}
 
 def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
   let summary = "Make the forward program @main a training step";
