@@ -166,16 +166,32 @@ done
 # A batch fixed in the model (an export without dynamic axes): micro-batches
 # without --batch divide the model's own batch (nn-divide-batch). The MLP
 # on two pipeline stages of 2 devices and the GPT on a 2x2 mesh, 4
-# micro-batches each, give the whole batch's losses and weights on 1 device.
+# micro-batches each, give the whole batch's losses and weights on 1 device;
+# so does a BERT on two stages.
 "$bin/parplan-zoo" mlp --sizes 32,64,10 --batch 16 -o "$dir/mlp-fixed.onnx" >/dev/null &&
   "$bin/parplan-zoo" gpt --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 16 \
-    --batch 8 -o "$dir/gpt-fixed.onnx" >/dev/null || { echo "FAIL: zoo"; exit 1; }
+    --batch 8 -o "$dir/gpt-fixed.onnx" >/dev/null &&
+  "$bin/parplan-zoo" bert --layers 2 --hidden 32 --heads 4 --vocab 64 --seq 16 \
+    --batch 8 -o "$dir/bert-fixed.onnx" >/dev/null || { echo "FAIL: zoo"; exit 1; }
+# BERT on two even stages of 1x2 (its key and value projections in their
+# layer's stage, place-stages), against its own fixed-batch plan on 1
+# device.
+"$bin/parplan" compile "$dir/bert-fixed.onnx" --train --optimizer adam --lr 0.01 \
+  --mesh 1 -o "$dir/bert-fixed-one" >"$dir/bert-fixed-one.compile.log" 2>&1 &&
+  timeout 120 mpirun --oversubscribe -np 1 "$bin/parplan-run" "$dir/bert-fixed-one/plan.pb" \
+    --backend cpu --steps 5 --print-weights >"$dir/bert-fixed-one.log" 2>&1 ||
+  { echo "FAIL: bert on 1 device:"; cat "$dir/bert-fixed-one.compile.log" "$dir/bert-fixed-one.log"; status=1; }
 for config in "mlp 16 4 --annotations $(stage_file stages-fixed [2] [0,1] [2,3])" \
-              "gpt 8 4 --mesh 2x2 --strategy auto"; do
+              "gpt 8 4 --mesh 2x2 --strategy auto" \
+              "bert 8 4 --mesh 2x2 --stages 2"; do
   set -- $config
   model=$1 batch=$2 ranks=$3
   shift 3
-  want=$(run_micro $model $batch 1 auto 1) || { status=1; continue; }
+  if [ "$model" = bert ]; then
+    want=$dir/bert-fixed-one.log
+  else
+    want=$(run_micro $model $batch 1 auto 1) || { status=1; continue; }
+  fi
   out=$dir/$model-fixed-micro
   if "$bin/parplan" compile "$dir/$model-fixed.onnx" --train --optimizer adam \
        --lr 0.01 --micro-batches 4 "$@" -o "$out" >"$out.compile.log" 2>&1 &&

@@ -163,6 +163,12 @@ LayerRuns cutIntoLayerRuns(func::FuncOp function, bool trainingStep) {
       runOfLayer[layer] = *run;
       cut.runs.emplace_back();
       cut.flops.push_back(0);
+    } else if (latest && known != runOfLayer.end()) {
+      // A layer's op that reads an earlier run's output (BERT's key and
+      // value projections read the previous layer's, after the query's
+      // opened the layer) stays in its layer; a weight read again later
+      // (a tied head) follows the activations to the later run.
+      run = std::max(*latest, known->second);
     } else if (latest) {
       run = latest;
     } else if (known != runOfLayer.end()) {

@@ -140,3 +140,32 @@ module {
     return %s, %u : tensor<4x4xf32>, tensor<4x4xf32>
   }
 }
+
+// -----
+
+// A layer whose projections all read the previous layer's output (BERT's
+// query, key and value): once the query opens layer 1, its key and value
+// stay in layer 1's run, though the output they read is layer 0's. On a
+// split layer, the backward would send a gradient to a later stage.
+// CHECK-LABEL: func.func @main
+// CHECK: nn.matmul {{.*}} {sbp.stage = @stage0}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage1}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage1}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage1}
+// CHECK-NEXT: nn.add {{.*}} {sbp.stage = @stage1}
+module {
+  func.func @main() -> tensor<4x4xf32> {
+    %x = nn.input "x" : tensor<4x4xf32>
+    %w0 = nn.param "layer.0.dense.weight" : tensor<4x4xf32>
+    %q = nn.param "layer.1.query.weight" : tensor<4x4xf32>
+    %k = nn.param "layer.1.key.weight" : tensor<4x4xf32>
+    %v = nn.param "layer.1.value.weight" : tensor<4x4xf32>
+    %h = nn.matmul %x, %w0 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/layer.0/dense/MatMul")
+    %hq = nn.matmul %h, %q : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/layer.1/query/MatMul")
+    %hk = nn.matmul %h, %k : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/layer.1/key/MatMul")
+    %hv = nn.matmul %h, %v : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/layer.1/value/MatMul")
+    %s = nn.add %hq, %hk : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/layer.1/Add")
+    %t = nn.add %s, %hv : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/layer.1/Add_1")
+    return %t : tensor<4x4xf32>
+  }
+}
