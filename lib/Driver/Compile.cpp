@@ -326,18 +326,12 @@ LogicalResult Compiler::findFixedBatch() {
                                                 : "1/" + std::to_string(count))
                    << " of";
   };
+  // A model whose batch is symbolic does not import without --batch (nn
+  // inputs are static): an imported model's batch is fixed, or none.
   wholeBatch = importModel(1);
-  // A model whose batch is symbolic does not import without it.
   if (!wholeBatch)
     return asked ? needsBatch() : failure();
   ModuleOp model = *wholeBatch;
-  // A symbolic batch is bound by --batch, never found.
-  bool symbolic = false;
-  model.walk([&](nn::InputOp input) {
-    symbolic |= !input.getType().hasStaticShape();
-  });
-  if (symbolic)
-    return asked ? needsBatch() : success();
   std::optional<Diagnostic> why;
   FailureOr<BatchDimensions> found;
   {

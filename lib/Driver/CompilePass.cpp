@@ -114,10 +114,10 @@ struct ParplanCompilePass
     // count needs the model imported again, but for a batch fixed in the
     // model, which the driver divides from the whole (count 1).
     int64_t given = options.training.microBatches;
-    bool fixedBatch = options.batch <= 0;
+    bool batchGiven = options.batch > 0;
     parplan::driver::ModelImporter importAt =
         [&](int64_t count) -> OwningOpRef<ModuleOp> {
-      if (count == given || (fixedBatch && count == 1))
+      if (count == given || (!batchGiven && count == 1))
         return module.clone();
       module.emitError() << "parplan-compile: the module is the model at "
                          << given << " micro-batch" << (given == 1 ? "" : "es")

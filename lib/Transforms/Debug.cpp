@@ -52,7 +52,7 @@ cl::list<std::string, bool, DebugOnlyParser>
 bool parplan::isDebugEnabled(StringRef type) {
   EnabledTypes &types = enabledTypes();
   std::lock_guard<std::mutex> lock(types.mutex);
-  return !types.names.empty() && types.names.contains(type);
+  return types.names.contains(type);
 }
 
 bool parplan::enableDebugType(StringRef type) {

@@ -1,5 +1,4 @@
-//===- AttrDouble.h - a double an attribute holds ----------------*- C++
-//-*-===//
+//===- AttrDouble.h - a double attributes hold ------------------*- C++ -*-===//
 //
 // MLIR hashes and compares attribute parameters through hash_value and ==,
 // which a plain double lacks (and == on NaN is false, which would never

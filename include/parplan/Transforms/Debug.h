@@ -1,5 +1,4 @@
-//===- Debug.h - why a search decided as it did ------------------*- C++
-//-*-===//
+//===- Debug.h - why a search decided as it did -----------------*- C++ -*-===//
 //
 // LLVM's `-debug-only` and LLVM_DEBUG exist only in builds of LLVM with
 // assertions, which the Debian packages parplan builds against are not; the

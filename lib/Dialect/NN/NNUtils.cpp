@@ -50,6 +50,14 @@ std::string parplan::nn::nodeName(mlir::Operation *op) {
   return locationName(op);
 }
 
+std::string parplan::nn::describeNode(mlir::Operation *op) {
+  std::string name = nodeName(op);
+  std::string text = op->getName().getStringRef().str();
+  if (!name.empty())
+    text += " (node '" + name + "')";
+  return text;
+}
+
 std::string parplan::nn::locationName(mlir::Operation *op) {
   mlir::Location loc = op->getLoc();
   if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc))

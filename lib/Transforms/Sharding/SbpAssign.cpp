@@ -160,14 +160,8 @@ struct Use {
 
 using parplan::nn::nodeName;
 
-/// "nn.matmul 'node'" or "nn.matmul" for messages.
-std::string describe(Operation *op) {
-  std::string name = nodeName(op);
-  std::string text = op->getName().getStringRef().str();
-  if (!name.empty())
-    text += " (node '" + name + "')";
-  return text;
-}
+/// An op as messages name it (nn::describeNode).
+std::string describe(Operation *op) { return parplan::nn::describeNode(op); }
 
 std::vector<int64_t> staticShape(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);

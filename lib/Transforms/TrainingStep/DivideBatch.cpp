@@ -29,13 +29,6 @@ using namespace parplan;
 
 namespace {
 
-/// "node 'name' (nn.op)", or the op's name alone when it has no node.
-std::string describe(Operation *op) {
-  std::string node = nn::locationName(op);
-  std::string kind = op->getName().getStringRef().str();
-  return node.empty() ? kind : "node '" + node + "' (" + kind + ")";
-}
-
 /// Whether `value` is a broadcast along `dim` of something without the
 /// batch (nn.expand from 1) to the batch's size: met by the batch, it is
 /// the batch (the class token every image gets, expanded to the batch),
@@ -147,8 +140,8 @@ FailureOr<BatchDimensions> parplan::followBatch(ModuleOp module) {
     std::optional<SmallVector<int64_t>> resultDims =
         followThrough(op, operandDims, batch.batch, why);
     if (!resultDims) {
-      op->emitError() << "the batch cannot be followed through " << describe(op)
-                      << ": " << why;
+      op->emitError() << "the batch cannot be followed through "
+                      << nn::describeNode(op) << ": " << why;
       return WalkResult::interrupt();
     }
     for (auto [operand, dim] : llvm::zip_equal(op->getOperands(), operandDims))
@@ -185,8 +178,8 @@ LogicalResult parplan::divideBatch(ModuleOp module, int64_t microBatches) {
       if (extent % microBatches != 0) {
         op->emitError() << "the batch: " << microBatches
                         << " micro-batches do not divide dimension "
-                        << found->second << " of " << describe(op) << " ("
-                        << extent << ")";
+                        << found->second << " (" << extent << ") of "
+                        << nn::describeNode(op);
         return WalkResult::interrupt();
       }
       extent /= microBatches;

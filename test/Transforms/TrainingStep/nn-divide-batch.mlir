@@ -3,7 +3,7 @@
 // RUN: not parplan-opt %s -split-input-file -nn-divide-batch="micro-batches=3" 2>&1 | FileCheck %s --check-prefix=THREE
 // RUN: not parplan-opt %s -split-input-file -nn-divide-batch="micro-batches=0" 2>&1 | FileCheck %s --check-prefix=ZERO
 // Three micro-batches do not divide 16 rows; the module is left unchanged.
-// THREE: error: the batch: 3 micro-batches do not divide dimension 0 of nn.input (16)
+// THREE: error: the batch: 3 micro-batches do not divide dimension 0 (16) of nn.input (node 'x')
 // ZERO: error: nn-divide-batch: micro-batches must be positive, not 0
 
 // A batch of 16 fixed in the model, as a plain export writes it: four

@@ -45,6 +45,10 @@ std::string numberString(double value);
 /// initializer or input name of parameters and inputs; empty when none.
 std::string nodeName(mlir::Operation *op);
 
+/// An op as messages name it: "nn.matmul (node 'NAME')", or "nn.matmul"
+/// when it has no node name.
+std::string describeNode(mlir::Operation *op);
+
 /// The name `op`'s location gives (a NameLoc, or the first inside a
 /// FusedLoc); empty when none. For a parameter, that of the node it came
 /// from, which its optimizer update carries too.
