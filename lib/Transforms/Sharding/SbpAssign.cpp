@@ -30,6 +30,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -38,7 +39,9 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
+#include <unordered_map>
 
 namespace parplan {
 #define GEN_PASS_DEF_SBPASSIGN
@@ -59,6 +62,17 @@ constexpr size_t kMaxCandidates = 4096;
 /// fits (relative): every halving is a search, and closer moved no predicted
 /// step of GPT-3 175B's pipeline trials by more than 0.3%.
 constexpr double kPriceTolerance = 1e-3;
+/// The first price per byte tried where no pair of plans brackets one, and
+/// the least one bisected to: a microsecond per gigabyte, far below where
+/// memory starts to count.
+constexpr double kFirstPrice = 1e-15;
+/// Probes of the price search at most: the hull walk takes a few, the
+/// bisection up to about forty (times four from kFirstPrice up to a second
+/// per byte, then halvings to kPriceTolerance).
+constexpr int kMaxPriceProbes = 60;
+/// Two plans of the price search are one when their seconds and bytes agree
+/// to this (relative): sums of the same terms in another order.
+constexpr double kSamePlan = 1e-9;
 /// Branch-and-bound steps the `exact` strategy may take.
 constexpr int64_t kMaxExactSteps = 200'000'000;
 
@@ -437,6 +451,9 @@ private:
           const cost::LayoutSolverOptions &solverOptions = {}) const;
   double planMemory(const Classes &grouped,
                     const std::vector<int64_t> &classChoice) const;
+  /// The bytes the price of memory is on: every stage's, summed.
+  double pricedBytes(const Classes &grouped,
+                     const std::vector<int64_t> &classChoice) const;
   /// The seconds the search minimizes (compute and uses, as priced by
   /// the search) of a choice per class.
   double searchedTime(const Classes &grouped,
@@ -1030,6 +1047,24 @@ LogicalResult ShardingSearch::applyPins() {
   return success();
 }
 
+/// Numbers keys in the order they are first seen: the numbers depend on
+/// that order alone, not on how the keys hash.
+template <typename Element> class KeyNumbers {
+public:
+  int64_t numberOf(const std::vector<Element> &key) {
+    return numbers.try_emplace(key, static_cast<int64_t>(numbers.size()))
+        .first->second;
+  }
+
+private:
+  struct Hash {
+    size_t operator()(const std::vector<Element> &key) const {
+      return llvm::hash_combine_range(key.begin(), key.end());
+    }
+  };
+  std::unordered_map<std::vector<Element>, int64_t, Hash> numbers;
+};
+
 std::vector<int64_t> ShardingSearch::labelNodes(bool shareStages) const {
   // Ops are alike when they are the same op with the same attributes
   // (names aside), types and pins, and their neighbourhoods are alike to a
@@ -1037,7 +1072,7 @@ std::vector<int64_t> ShardingSearch::labelNodes(bool shareStages) const {
   // last layer's edges, on one stage or on stages of alike meshes.
   size_t count = nodes.size();
   std::vector<int64_t> label(count);
-  std::map<std::vector<const void *>, int64_t> initial;
+  KeyNumbers<const void *> initial;
   for (size_t i = 0; i < count; ++i) {
     const Node &node = nodes[i];
     std::vector<const void *> key;
@@ -1073,11 +1108,11 @@ std::vector<int64_t> ShardingSearch::labelNodes(bool shareStages) const {
         key.push_back(StringAttr::get(op->getContext(), describe(pin->second))
                           .getAsOpaquePointer());
     }
-    label[i] = initial.try_emplace(key, initial.size()).first->second;
+    label[i] = initial.numberOf(key);
   }
   constexpr int kRounds = 3;
   for (int round = 0; round < kRounds && options.shareLayers; ++round) {
-    std::map<std::vector<int64_t>, int64_t> refined;
+    KeyNumbers<int64_t> refined;
     std::vector<int64_t> next(count);
     for (size_t i = 0; i < count; ++i) {
       std::vector<int64_t> key = {label[i], -1};
@@ -1094,7 +1129,7 @@ std::vector<int64_t> ShardingSearch::labelNodes(bool shareStages) const {
       key.push_back(-2);
       for (auto [consumer, slot] : consumers)
         key.insert(key.end(), {consumer, slot});
-      next[i] = refined.try_emplace(key, refined.size()).first->second;
+      next[i] = refined.numberOf(key);
     }
     label = std::move(next);
   }
@@ -1362,6 +1397,13 @@ ShardingSearch::planMemory(const Classes &grouped,
   return *std::max_element(bytes.begin(), bytes.end());
 }
 
+double
+ShardingSearch::pricedBytes(const Classes &grouped,
+                            const std::vector<int64_t> &classChoice) const {
+  std::vector<double> bytes = stageMemory(grouped, classChoice);
+  return std::accumulate(bytes.begin(), bytes.end(), 0.0);
+}
+
 LogicalResult ShardingSearch::solve() {
   // The price of memory is searched on the coarser classes when there are
   // some; the plan is the finer classes' descent from that answer.
@@ -1409,44 +1451,86 @@ LogicalResult ShardingSearch::solve() {
         smallest ? planMemory(searched, smallest->choice) : kInfinity;
     if (needed > capacity)
       return failNoFit(searched, smallest, needed);
-    // The smallest price per byte at which the plan fits: double it until
-    // it fits, then bisect to within kPriceTolerance of it.
-    double low = 0, high = 1e-15;
-    std::optional<cost::LayoutSolution> fitting;
-    for (int step = 0; step < 80 && !fitting; ++step, high *= 4) {
+    // The smallest price per byte at which the plan fits, walked along
+    // the plans' (time, bytes) hull first: between the fastest plan that
+    // does not fit and the one that fits, the next price is the one at
+    // which the two cost the same. A plan cheaper than both there lies
+    // between them and replaces the end on its side. An exact solver would
+    // need one probe per plan on the hull between the ends. When a probe
+    // finds nothing new, the fitting end is looked for just above the
+    // price (the least price it wins at: a lower price that fits refines
+    // better), and the price is then bisected between the ends to
+    // kPriceTolerance, as the descent is not exact (bisecting alone, from
+    // 1e-15 s per byte up, took twenty probes). Where the ends do not
+    // bracket a price (fitting is on the fullest stage's bytes, the price
+    // on every stage's), it bisects at once.
+    struct End {
+      double price;
+      cost::LayoutSolution solution;
+      double seconds, bytes;
+    };
+    auto endAt = [&](double price, cost::LayoutSolution solution) {
+      double seconds = searchedTime(searched, solution.choice);
+      double bytes = pricedBytes(searched, solution.choice);
+      return End{price, std::move(solution), seconds, bytes};
+    };
+    auto same = [](double a, double b) {
+      return std::abs(a - b) <= kSamePlan * std::max(std::abs(a), std::abs(b));
+    };
+    End low = endAt(0, *best);
+    // The plan of least memory fits at any price: an infinite one.
+    End high = endAt(kInfinity, *smallest);
+    // Once the walk finds nothing new: first just above the last price at
+    // which the two ends cost the same, then halvings.
+    bool bisecting = false, aboveCrossing = false;
+    for (int probe = 0; probe < kMaxPriceProbes; ++probe) {
+      if (!std::isinf(high.price) &&
+          (high.price - low.price <= kPriceTolerance * high.price ||
+           high.price < kFirstPrice))
+        break;
+      double price = kInfinity;
+      if (!bisecting && low.bytes > high.bytes && high.seconds > low.seconds)
+        price = (high.seconds - low.seconds) / (low.bytes - high.bytes);
+      if (aboveCrossing)
+        price = low.price * (1 + kPriceTolerance / 2);
+      aboveCrossing = false;
+      if (!(price > low.price && price < high.price))
+        price = std::isinf(high.price) ? std::max(4 * low.price, kFirstPrice)
+                                       : (low.price + high.price) / 2;
       std::optional<cost::LayoutSolution> candidate =
-          solveSearched(high, false, /*probe=*/true);
-      debugPrice(high, candidate, searched);
-      if (fits(candidate, searched))
-        fitting = candidate;
-      else
-        low = high;
+          solveSearched(price, false, /*probe=*/true);
+      debugPrice(price, candidate, searched);
+      if (!candidate || std::isinf(candidate->cost))
+        break;
+      End found = endAt(price, std::move(*candidate));
+      if (planMemory(searched, found.solution.choice) <= capacity) {
+        bisecting |= !(found.seconds < high.seconds) ||
+                     same(found.seconds, high.seconds);
+        // As fast as the plan of least time: no fitting plan is faster.
+        bool fastest = same(found.seconds, low.seconds) && low.price == 0;
+        high = std::move(found);
+        if (fastest)
+          break;
+      } else {
+        // The plan that does not fit again, where it costs as much as the
+        // one that does: the one that does wins just above that price.
+        aboveCrossing = !bisecting && same(found.seconds, low.seconds) &&
+                        same(found.bytes, low.bytes);
+        bisecting |= aboveCrossing;
+        low = std::move(found);
+      }
     }
-    if (!fitting) {
-      fitting = smallest;
+    std::optional<cost::LayoutSolution> fitting = high.solution;
+    if (std::isinf(high.price)) {
       bytePrice.reset();
       explainedPrice = -1;
     } else {
-      high /= 4;
-      for (int step = 0; step < 20 && high - low > kPriceTolerance * high;
-           ++step) {
-        double middle = (low + high) / 2;
-        std::optional<cost::LayoutSolution> candidate =
-            solveSearched(middle, false, /*probe=*/true);
-        debugPrice(middle, candidate, searched);
-        if (fits(candidate, searched)) {
-          fitting = candidate;
-          high = middle;
-        } else {
-          low = middle;
-        }
-      }
-      bytePrice = high;
-      explainedPrice = high;
+      bytePrice = high.price;
+      explainedPrice = high.price;
       // The probe's answer polished by the solver's branch and bound,
       // which lowers the priced total and so may raise memory: kept where
       // it still fits.
-      std::optional<cost::LayoutSolution> polished = solveSearched(high);
+      std::optional<cost::LayoutSolution> polished = solveSearched(high.price);
       if (fits(polished, searched))
         fitting = polished;
     }
@@ -1615,6 +1699,11 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   // layout its readers there want, however many they are: a move counts
   // once, though the search priced it per reader.
   std::set<std::tuple<int64_t, unsigned, int64_t, std::string>> moved;
+  // Moves of one class-level use between alike stages plan alike (the
+  // search's matrix stands for all of them on the same assumption): each
+  // is planned once per pair of layouts.
+  const Classes &alike = searchAcrossStages ? acrossStages : classes;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, double> planned;
   // Use by use: a class's uses may lie on several stages.
   for (size_t u = 0; u < uses.size(); ++u) {
     const Use &use = uses[u];
@@ -1637,7 +1726,10 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       continue;
     }
     // The search ranked moves by their bound; the figures plan them.
-    double seconds = runsPerStep(consumer) * moveCost(use, a, b, true);
+    auto [plan, unplanned] = planned.try_emplace({alike.ofUse[u], a, b}, 0);
+    if (unplanned)
+      plan->second = moveCost(use, a, b, true);
+    double seconds = runsPerStep(consumer) * plan->second;
     communicationTime += seconds - searched;
     if (runsOncePerStep(consumer)) {
       stageFigures[stageOf(consumer)].update += seconds;
