@@ -228,7 +228,15 @@ public:
         context(context), location(location), timing(timing),
         passManagers(passManagers) {}
 
-  FailureOr<CompileResult> run();
+  /// The plan, laid out and lowered, its memory not yet checked; then
+  /// whether its arena fits, and the plan (checkMemory's error or warning
+  /// where it does not).
+  LogicalResult layOutAndLower();
+  bool overMemory() const { return result.figures.overMemory(); }
+  /// A budget under which a layout whose estimate misses the arena by as
+  /// much as this one's does would fit; none where it fits, or cannot.
+  std::optional<double> budgetForMiss() const;
+  FailureOr<CompileResult> finish();
 
 private:
   InFlightDiagnostic error() { return emitError(location); }
@@ -961,7 +969,30 @@ LogicalResult Compiler::checkMemory() {
   return success();
 }
 
-FailureOr<CompileResult> Compiler::run() {
+std::optional<double> Compiler::budgetForMiss() const {
+  const parplan::driver::PlanFigures &figures = result.figures;
+  if (!figures.overMemory() || figures.estimatedMemoryBytes <= 0)
+    return std::nullopt;
+  // What the arena holds beyond the estimate (transients the cost model
+  // does not count), and 1% of the device besides.
+  auto device = static_cast<double>(figures.deviceMemoryBytes);
+  double miss =
+      static_cast<double>(figures.peakMemoryBytes + figures.peakKeptBytes -
+                          figures.estimatedMemoryBytes);
+  double budget = device - std::max(miss, 0.0) - 0.01 * device;
+  if (budget <= 0)
+    return std::nullopt;
+  return budget;
+}
+
+FailureOr<CompileResult> Compiler::finish() {
+  if (failed(checkMemory()))
+    return failure();
+  result.module = std::move(module);
+  return std::move(result);
+}
+
+LogicalResult Compiler::layOutAndLower() {
   if (failed(checkOptions()))
     return failure();
   microBatches = options.training.microBatches;
@@ -976,25 +1007,19 @@ FailureOr<CompileResult> Compiler::run() {
     return error() << *why;
   parplan::driver::setPipelineOptions(pipeline, options.training, &layout);
   pipeline.microBatches = microBatches;
+  pipeline.memoryBudget = options.memoryBudget;
   if (failed(choosePipeline()))
     return failure();
   if (failed(layOutWithFallback()))
     return failure();
-  if (options.stopAfter == CompileStage::TrainingStep) {
-    result.module = std::move(module);
-    return std::move(result);
-  }
+  if (options.stopAfter == CompileStage::TrainingStep)
+    return success();
   if (options.emit == CompileStage::Layout && options.emitIR)
     options.emitIR(*module);
   readLayoutFigures();
-  if (options.stopAfter == CompileStage::Layout) {
-    result.module = std::move(module);
-    return std::move(result);
-  }
-  if (failed(lowerAndExport()) || failed(checkMemory()))
-    return failure();
-  result.module = std::move(module);
-  return std::move(result);
+  if (options.stopAfter == CompileStage::Layout)
+    return success();
+  return lowerAndExport();
 }
 
 } // namespace
@@ -1003,6 +1028,29 @@ FailureOr<CompileResult> parplan::driver::compile(
     const ModelImporter &importAt, const CompileOptions &options,
     MLIRContext &context, Location location, TimingScope &timing,
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
-  return Compiler(importAt, options, context, location, timing, passManagers)
-      .run();
+  Compiler compiler(importAt, options, context, location, timing, passManagers);
+  if (failed(compiler.layOutAndLower()))
+    return failure();
+  // The cost model's estimate leaves out some transients: where the arena
+  // misses it by enough not to fit, the layout is searched once more under
+  // a budget smaller by the miss, and that plan is kept where it fits. The
+  // second compile's own errors (nothing fits the budget) are not the
+  // user's: the first plan's check then says what does not fit.
+  std::optional<double> budget = compiler.budgetForMiss();
+  if (budget && !options.allowOverMemory && options.memoryBudget == 0 &&
+      options.stopAfter == CompileStage::Plan && !options.emit) {
+    CompileOptions retry = options;
+    retry.memoryBudget = *budget;
+    Compiler again(importAt, retry, context, location, timing, passManagers);
+    bool fits;
+    {
+      ScopedDiagnosticHandler quiet(&context, [](Diagnostic &said) {
+        return success(said.getSeverity() == DiagnosticSeverity::Error);
+      });
+      fits = succeeded(again.layOutAndLower()) && !again.overMemory();
+    }
+    if (fits)
+      return again.finish();
+  }
+  return compiler.finish();
 }

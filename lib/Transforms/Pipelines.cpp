@@ -108,6 +108,7 @@ compileAssignOptions(const parplan::CompilePipelineOptions &options) {
   assign.starts = options.starts;
   assign.mixedPrecision = false;
   assign.schedule = options.schedule;
+  assign.memoryBudget = options.memoryBudget;
   return assign;
 }
 

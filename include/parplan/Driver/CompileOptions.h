@@ -112,6 +112,11 @@ struct CompileOptions {
   /// A plan whose planned peak exceeds the device's memory is an error
   /// unless this is set, when it is a warning.
   bool allowOverMemory = false;
+  /// Bytes per device the layouts may use, below each device's memory (0:
+  /// all of it): sbp-assign's `memory-budget`. The compile sets it itself
+  /// for a second layout when the arena of the first misses the cost
+  /// model's estimate by enough not to fit.
+  double memoryBudget = 0;
   /// Told each stage as it starts (what, and the share of the compile
   /// done), for progress; and when a stage that was told has ended.
   std::function<void(const std::string &, double)> onStage;

@@ -125,6 +125,11 @@ struct CompilePipelineOptions
                      "1f1b, eager-1f1b, interleaved (with chunks) or "
                      "sequential"),
       llvm::cl::init(schedule::kDefaultPipelineScheduleName)};
+  Option<double> memoryBudget{
+      *this, "memory-budget",
+      llvm::cl::desc("Bytes per device the layouts may use, below each "
+                     "device's memory (0: all of it)"),
+      llvm::cl::init(0)};
 };
 
 /// nn-untie-parameters, then nn-autodiff, with the training options of

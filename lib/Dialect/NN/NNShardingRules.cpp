@@ -14,6 +14,9 @@
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/APFloat.h"
+
 using namespace mlir;
 using namespace parplan::nn;
 using parplan::Sbp;
@@ -325,8 +328,20 @@ LogicalResult ClipOp::getSbpSignatures(Signatures &out) {
 LogicalResult GeluOp::getSbpSignatures(Signatures &out) {
   return elementwise(*this, out);
 }
+// A cast to a float type that holds every value of the input's exactly
+// (f16 or bf16 to f32, a float to itself) is linear: the sum of the cast
+// parts is the cast sum. Mixed-precision gradients so reach their f32
+// accumulators as partial sums, reduced once per step rather than once per
+// micro-batch. A narrowing or integer cast rounds each part: no P.
 LogicalResult CastOp::getSbpSignatures(Signatures &out) {
-  return elementwise(*this, out);
+  (void)elementwise(*this, out);
+  auto from = dyn_cast<FloatType>(getElementTypeOrSelf(getInput()));
+  auto to = dyn_cast<FloatType>(getElementTypeOrSelf(getResult()));
+  if (from && to &&
+      llvm::APFloat::isRepresentableBy(from.getFloatSemantics(),
+                                       to.getFloatSemantics()))
+    addAllPartial(*this, out);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

@@ -93,6 +93,62 @@ LogicalResult lowerReturn(func::ReturnOp ret, func::FuncOp function,
   return success();
 }
 
+/// An all-reduce runs in place, so the lowering gives it a copy of its
+/// addend, which other ops may still read. Where nothing reads or writes
+/// the addend after the copy, the copy is left out and the all-reduce
+/// reduces the addend itself: above all a gradient's accumulator, reduced
+/// once after the micro-batches, which would otherwise have a full copy
+/// beside it until the update (the cost model counts the accumulator
+/// alone). An accumulator is clobbered only after the micro-batches: the
+/// next one adds to it, and every step starts it at zero.
+void reduceInPlace(plan::ProgramOp program) {
+  Block &body = program.getBody().front();
+  DenseMap<Operation *, int64_t> position;
+  int64_t count = 0, microBatchesEnd = -1;
+  for (Operation &op : body) {
+    if (isa<plan::AfterMicroBatchesOp>(op))
+      microBatchesEnd = count;
+    position[&op] = count++;
+  }
+  for (auto reduce :
+       llvm::make_early_inc_range(body.getOps<plan::AllReduceOp>())) {
+    Value copy = reduce.getBuffer();
+    auto copyBuffer = copy.getDefiningOp<plan::BufferOp>();
+    if (!copyBuffer || copyBuffer.getKind() != plan::BufferKind::temporary)
+      continue;
+    plan::KernelOp writer;
+    for (Operation *user : copy.getUsers())
+      if (auto kernel = dyn_cast<plan::KernelOp>(user);
+          kernel && position[user] < position[reduce.getOperation()] &&
+          kernel.getKernel() == "reshape" && kernel.getOuts().size() == 1 &&
+          kernel.getIns().size() == 1 && kernel.getOuts()[0] == copy)
+        writer = writer ? plan::KernelOp() : kernel;
+    if (!writer)
+      continue;
+    Value addend = writer.getIns()[0];
+    auto addendBuffer = addend.getDefiningOp<plan::BufferOp>();
+    if (!addendBuffer || addend.getType() != copy.getType())
+      continue;
+    plan::BufferKind kind = addendBuffer.getKind();
+    int64_t at = position[writer.getOperation()];
+    bool clobberable = kind == plan::BufferKind::temporary ||
+                       (kind == plan::BufferKind::accumulator &&
+                        microBatchesEnd >= 0 && microBatchesEnd < at);
+    // The copy is written by the reshape alone, before anything reads it.
+    for (Operation *user : copy.getUsers())
+      if (user != writer.getOperation() && position[user] < at)
+        clobberable = false;
+    for (Operation *user : addend.getUsers())
+      if (position[user] > at)
+        clobberable = false;
+    if (!clobberable)
+      continue;
+    copy.replaceAllUsesExcept(addend, writer.getOperation());
+    writer.erase();
+    copyBuffer.erase();
+  }
+}
+
 /// An update whose source only its writer fills becomes the writer
 /// writing the target itself, when the writer's kernel may write that
 /// result over the operand the target is, and nothing after the writer
@@ -570,6 +626,7 @@ LogicalResult LowerToPlanPass::lowerPrograms(func::FuncOp function,
         (extents(position) == own ? members.push_back(deviceAt(position))
                                   : rest.push_back(position));
       llvm::sort(members);
+      reduceInPlace(program);
       writeUpdatesInPlace(program);
       program.setDevicesAttr(b.getDenseI64ArrayAttr(members));
       unplaced = std::move(rest);

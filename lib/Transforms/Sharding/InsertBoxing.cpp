@@ -10,6 +10,7 @@
 #include "parplan/Transforms/Sharding/Passes.h"
 
 #include "parplan/Dialect/AttrNames.h"
+#include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Transforms/Sharding/ClusterAnalysis.h"
 #include "parplan/Transforms/Sharding/ShardingCostModel.h"
@@ -91,7 +92,9 @@ void InsertBoxingPass::runOnOperation() {
   // One boxing per value, target layout and pass, placed right after the
   // producer, or for a forward value the backward pass reads, before the
   // first backward reader, so that every later user that needs it can read
-  // it.
+  // it. A sum over the micro-batches is boxed before its first reader too:
+  // the gradients reduced once per step each become whole just before
+  // their update, not all of them at once beside the accumulators.
   DenseMap<std::tuple<Value, Attribute, Attribute, unsigned>, Value> boxed;
   OpBuilder builder(module.getContext());
   WalkResult walk = module.walk([&](Operation *user) {
@@ -139,7 +142,8 @@ void InsertBoxingPass::runOnOperation() {
           user->emitError() << "no boxing turns " << src << " into " << dst;
           return WalkResult::interrupt();
         }
-        if (backward)
+        if (backward ||
+            isa_and_nonnull<nn::AccumulateOp>(value.getDefiningOp()))
           builder.setInsertionPoint(user);
         else
           builder.setInsertionPointAfter(value.getDefiningOp());

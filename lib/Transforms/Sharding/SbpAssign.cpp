@@ -451,6 +451,13 @@ private:
           const cost::LayoutSolverOptions &solverOptions = {}) const;
   double planMemory(const Classes &grouped,
                     const std::vector<int64_t> &classChoice) const;
+  /// The bytes per device a plan may use: the smallest device's memory, or
+  /// the memory budget where that is less.
+  double memoryCapacity() const {
+    auto device = static_cast<double>(model.getDeviceMemoryBytes());
+    return options.memoryBudget > 0 ? std::min(device, options.memoryBudget)
+                                    : device;
+  }
   /// The bytes the price of memory is on: every stage's, summed.
   double pricedBytes(const Classes &grouped,
                      const std::vector<int64_t> &classChoice) const;
@@ -1422,7 +1429,7 @@ LogicalResult ShardingSearch::solve() {
     return solveAt(searched, bytePrice, memoryOnly, searched.replicatedHint,
                    probe ? probing : cost::LayoutSolverOptions());
   };
-  double capacity = model.getDeviceMemoryBytes();
+  double capacity = memoryCapacity();
   auto fits = [&](const std::optional<cost::LayoutSolution> &candidate,
                   const Classes &grouped) {
     return candidate && !std::isinf(candidate->cost) &&
@@ -1574,7 +1581,7 @@ LogicalResult
 ShardingSearch::failNoFit(const Classes &searched,
                           const std::optional<cost::LayoutSolution> &smallest,
                           double needed) {
-  double capacity = model.getDeviceMemoryBytes();
+  double capacity = memoryCapacity();
   int64_t device = model.getSmallestMemoryDevice();
   // On stages, the fullest stage is the one that does not fit.
   std::string stage;
@@ -1615,7 +1622,7 @@ void ShardingSearch::debugLeastTime(const Classes &searched,
           << groupThousands(
                  static_cast<int64_t>(planMemory(searched, best.choice)))
           << " bytes per device of "
-          << groupThousands(static_cast<int64_t>(model.getDeviceMemoryBytes()))
+          << groupThousands(static_cast<int64_t>(memoryCapacity()))
           << "\n");
 }
 
@@ -1932,8 +1939,7 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
     for (const Node &node : nodes)
       least[stageOf(node)] +=
           *std::min_element(node.memory.begin(), node.memory.end());
-    if (*std::max_element(least.begin(), least.end()) >
-        model.getDeviceMemoryBytes())
+    if (*std::max_element(least.begin(), least.end()) > memoryCapacity())
       return failure();
   }
   stageKind.assign(stageCount(), 0);
@@ -1963,9 +1969,9 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SbpAssignOptions options{mesh,      strategy,       training,
-                             optimizer, mixedPrecision, shareLayers,
-                             starts,    explain,        schedule};
+    SbpAssignOptions options{mesh,           strategy,    training, optimizer,
+                             mixedPrecision, shareLayers, starts,   explain,
+                             schedule,       memoryBudget};
     // A training step (nn-autodiff's output) states its backward pass, its
     // optimizer and its element types: nothing is added on top.
     if (module->hasAttr(parplan::kTrainingAttrName)) {

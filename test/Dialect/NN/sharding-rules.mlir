@@ -60,6 +60,23 @@ func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 
 // Elementwise ops keep S (aligned through broadcasting) and B; they keep P
 // only where linear: add/sub in all operands, mul in one, div in the dividend.
+// cast: elementwise; a cast that widens (or keeps) a float is linear and
+// passes partial sums through, a narrowing or integer one is not.
+// CHECK-LABEL: func.func @cast
+func.func @cast(%h: tensor<8x6xf16>, %b: tensor<8x6xbf16>, %f: tensor<8x6xf32>, %i: tensor<8x6xi64>) {
+// CHECK: nn.cast {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> S(1)", "(B) -> B", "(P(sum)) -> P(sum)"]
+  %0 = nn.cast %h : tensor<8x6xf16> -> tensor<8x6xf32>
+// CHECK: nn.cast {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> S(1)", "(B) -> B", "(P(sum)) -> P(sum)"]
+  %1 = nn.cast %b : tensor<8x6xbf16> -> tensor<8x6xf32>
+// CHECK: nn.cast {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> S(1)", "(B) -> B"]
+  %2 = nn.cast %f : tensor<8x6xf32> -> tensor<8x6xf16>
+// CHECK: nn.cast {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> S(1)", "(B) -> B"]
+  %3 = nn.cast %h : tensor<8x6xf16> -> tensor<8x6xbf16>
+// CHECK: nn.cast {{.*}}sbp_rules = {{\[}}"(S(0)) -> S(0)", "(S(1)) -> S(1)", "(B) -> B"]
+  %4 = nn.cast %i : tensor<8x6xi64> -> tensor<8x6xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @elementwise
 func.func @elementwise(%a: tensor<8x6xf32>, %b: tensor<6xf32>, %c: tensor<8x1xi1>) {
 // CHECK: nn.add {{.*}}sbp_rules = {{\[}}"(S(0), B) -> S(0)", "(S(1), S(0)) -> S(1)", "(B, B) -> B", "(P(sum), P(sum)) -> P(sum)"]

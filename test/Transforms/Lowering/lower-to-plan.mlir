@@ -111,17 +111,18 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 
 // Data parallel on two devices: each holds half the batch and the whole
 // weight; the partial product of the contraction is all-reduced over the
-// group of the mesh axis. The halves are even, so both devices share one
-// program, the block of x each holds said by its splits.
+// group of the mesh axis, in place: nothing reads the partial sum after.
+// The halves are even, so both devices share one program, the block of x
+// each holds said by its splits.
 // CHECK: plan.group @axis0 mesh_axes = [0]
 // CHECK: plan.program @program0 devices = [0, 1] {
 // CHECK: %[[X0:.*]] = plan.buffer kind = input {logical_shape = array<i64: 4, 6>, name = "x", splits = array<i64: 0>} : memref<2x6xf32>
 // CHECK: %[[W0:.*]] = plan.buffer kind = parameter {logical_shape = array<i64: 6>, name = "w", splits = array<i64: -1>} : memref<6xf32>
 // CHECK: plan.kernel "matmul" ins(%[[X0]], %[[W0]] : memref<2x6xf32>, memref<6xf32>) outs(%[[Y0:.*]] : memref<2xf32>)
 // CHECK: plan.kernel "reduce_sum" ins(%[[Y0]] : memref<2xf32>) outs(%[[S0:.*]] : memref<f32>)
-// CHECK: plan.kernel "reshape" ins(%[[S0]] : memref<f32>) outs(%[[L0:.*]] : memref<f32>)
-// CHECK: plan.all_reduce %[[L0]] on @axis0 : memref<f32>
-// CHECK: plan.loss %[[L0]] : memref<f32>
+// CHECK-NOT: "reshape"
+// CHECK: plan.all_reduce %[[S0]] on @axis0 : memref<f32>
+// CHECK: plan.loss %[[S0]] : memref<f32>
 // CHECK-NOT: plan.program
 sbp.mesh @mesh(shape = 2)
 func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
@@ -131,6 +132,29 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
   %s = nn.reduce_sum %y keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4xf32> -> tensor<f32>
   %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
   return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> []>} %l : tensor<f32>
+}
+
+// -----
+
+// The all-reduce runs on a copy where the partial sum is read after it
+// (here by a second reduction of the sum, doubled): the copy keeps the
+// addend whole for that reader.
+// CHECK: plan.program @program0
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<2xf32>) outs(%[[P:.*]] : memref<f32>)
+// CHECK: plan.kernel "reshape" ins(%[[P]] : memref<f32>) outs(%[[C:.*]] : memref<f32>)
+// CHECK: plan.all_reduce %[[C]] on @axis0 : memref<f32>
+// CHECK: plan.kernel "add" ins(%[[P]], %[[P]] : memref<f32>, memref<f32>)
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x6xf32>
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<6xf32>
+  %y = nn.matmul %x, %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.b]] -> [[#sbp.s<0>]]>} : tensor<4x6xf32>, tensor<6xf32> -> tensor<4xf32>
+  %s = nn.reduce_sum %y keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4xf32> -> tensor<f32>
+  %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+  %d = nn.add %s, %s {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.p<sum>], [#sbp.p<sum>]] -> [[#sbp.p<sum>]]>} : tensor<f32>, tensor<f32> -> tensor<f32>
+  %m = sbp.all_reduce %d on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+  %t = nn.add %l, %m {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<f32>, tensor<f32> -> tensor<f32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> []>} %t : tensor<f32>
 }
 
 // -----

@@ -5,6 +5,9 @@
 // RUN: not parplan-opt %s -split-input-file -sbp-assign="mesh=4" -parplan-debug-only=sbp-assign -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEBUG
 // The price of memory, searched on training steps (Adam) that need it.
 // RUN: not parplan-opt %s -split-input-file -sbp-assign="mesh=4 training=true optimizer=adam" -parplan-debug-only=sbp-assign -o /dev/null 2>&1 | FileCheck %s --check-prefix=PRICE
+// A memory budget below the devices' memory bounds the plans as a smaller
+// device would.
+// RUN: not parplan-opt %s -split-input-file -sbp-assign="mesh=4 training=true optimizer=adam memory-budget=6e8" -parplan-debug-only=sbp-assign -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUDGET
 // NO-FIT: sbp.no_fit = #sbp.no_fit<needed = 17180917760, capacity = 1000000000, device = 0>
 
 // The cluster, four devices of 1 GB, is carried in the module as the tools
@@ -75,6 +78,11 @@ module attributes {sbp.cluster = #sbp.cluster<json = "{\"name\":\"small-memory\"
 
 // On 650 MB the plan of 637 MB fits, and is as fast as the fastest plan:
 // nothing fitting is faster, and the search stops at the price it came at.
+// On 650 MB devices with a budget of 600 MB, the plan of 600 MB devices
+// (the case above too).
+// BUDGET: start auto: step 1.533014e-02 s ({{.*}}), 587,202,560 bytes per device
+// BUDGET: start auto: 6 nodes in 6 classes; least time 1.429351e-02 s at 687,865,856 bytes per device of 600,000,000
+// BUDGET: start auto: step 1.533014e-02 s ({{.*}}), 587,202,560 bytes per device
 // PRICE: start auto: 6 nodes in 6 classes; least time 1.429351e-02 s at 687,865,856 bytes per device of 650,000,000
 // PRICE-NEXT: start auto: price 6.089407e-11 s per byte: 1.533014e-02 s at 587,202,560 bytes per device
 // PRICE-NEXT: start auto: price 1.029802e-11 s per byte: 1.429351e-02 s at 637,534,208 bytes per device

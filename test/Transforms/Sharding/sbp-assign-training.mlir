@@ -28,11 +28,14 @@
 // MIXED-NOT: [#sbp.p<sum>, {{.*}}] -> [#sbp.b,
 //
 // With 4 micro-batches, each device sums its partial gradients over them
-// and the all-reduce runs once, after the last, on the sums.
+// and the all-reduce runs once, after the last, on the sums: each just
+// before its update, so that one reduced gradient is whole at a time.
 // MICRO: %[[S2:.*]] = nn.accumulate %{{.*}} {sbp.sharding = #sbp.sharding<@mesh, {{\[}}[#sbp.p<sum>]] -> {{\[}}[#sbp.p<sum>]]>} : tensor<1024x16xf32>
-// MICRO-NEXT: sbp.boxing %[[S2]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
 // MICRO: %[[S1:.*]] = nn.accumulate %{{.*}} {sbp.sharding = #sbp.sharding<@mesh, {{\[}}[#sbp.p<sum>]] -> {{\[}}[#sbp.p<sum>]]>} : tensor<1024x1024xf32>
-// MICRO-NEXT: sbp.boxing %[[S1]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
+// MICRO: %[[R1:.*]] = sbp.boxing %[[S1]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
+// MICRO-NEXT: nn.adam_update %{{.*}}, %[[R1]],
+// MICRO-NEXT: %[[R2:.*]] = sbp.boxing %[[S2]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
+// MICRO-NEXT: nn.adam_update %{{.*}}, %[[R2]],
 func.func @main() -> tensor<16384x16xf32> {
   %x = nn.input "x" : tensor<16384x1024xf32>
   %w1 = nn.param "fc1.weight" : tensor<1024x1024xf32>

@@ -88,6 +88,9 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
       each stage keeps the activations of as many micro-batches as the
       schedule has in flight on it, and the predicted step is the
       schedule's timeline (docs/pipeline.md).
+    - `memory-budget`: the bytes per device a plan may use, where less than
+      a device's memory (default 0: all of it). The compile driver sets it
+      when the arena plan-memory lays out misses the cost model's estimate.
 
     Layouts pinned on named nodes (docs/sbp-annotations.md) come from the
     module's `sbp.annotations` (`{file, text}`, attached by the tools'
@@ -116,7 +119,10 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
     Option<"schedule", "schedule", "std::string",
            "::parplan::schedule::kDefaultPipelineScheduleName",
            "The order stages run micro-batches in: gpipe, 1f1b, eager-1f1b "
-           "or sequential">
+           "or sequential">,
+    Option<"memoryBudget", "memory-budget", "double", "0",
+           "Bytes per device the layouts may use, below each device's "
+           "memory (0: all of it)">
   ];
   let dependentDialects = ["::parplan::sbp::SBPDialect"];
 }
