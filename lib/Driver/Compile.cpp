@@ -1028,18 +1028,35 @@ FailureOr<CompileResult> parplan::driver::compile(
     const ModelImporter &importAt, const CompileOptions &options,
     MLIRContext &context, Location location, TimingScope &timing,
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
-  Compiler compiler(importAt, options, context, location, timing, passManagers);
-  if (failed(compiler.layOutAndLower()))
+  // The IR a compile emits (--emit) is held until the compile whose plan
+  // is kept is known.
+  auto holding = [&](OwningOpRef<ModuleOp> &held) {
+    CompileOptions holdingOptions = options;
+    if (options.emitIR)
+      holdingOptions.emitIR = [&held](ModuleOp stage) { held = stage.clone(); };
+    return holdingOptions;
+  };
+  auto emit = [&](OwningOpRef<ModuleOp> &held) {
+    if (held && options.emitIR)
+      options.emitIR(*held);
+  };
+  OwningOpRef<ModuleOp> emitted, emittedAgain;
+  CompileOptions first = holding(emitted);
+  Compiler compiler(importAt, first, context, location, timing, passManagers);
+  if (failed(compiler.layOutAndLower())) {
+    emit(emitted);
     return failure();
+  }
   // The cost model's estimate leaves out some transients: where the arena
   // misses it by enough not to fit, the layout is searched once more under
   // a budget smaller by the miss, and that plan is kept where it fits. The
   // second compile's own errors (nothing fits the budget) are not the
-  // user's: the first plan's check then says what does not fit.
+  // user's: the first plan's check then says what does not fit, or warns
+  // with --allow-over-memory.
   std::optional<double> budget = compiler.budgetForMiss();
-  if (budget && !options.allowOverMemory && options.memoryBudget == 0 &&
-      options.stopAfter == CompileStage::Plan && !options.emit) {
-    CompileOptions retry = options;
+  if (budget && options.memoryBudget == 0 &&
+      options.stopAfter == CompileStage::Plan) {
+    CompileOptions retry = holding(emittedAgain);
     retry.memoryBudget = *budget;
     Compiler again(importAt, retry, context, location, timing, passManagers);
     bool fits;
@@ -1049,8 +1066,11 @@ FailureOr<CompileResult> parplan::driver::compile(
       });
       fits = succeeded(again.layOutAndLower()) && !again.overMemory();
     }
-    if (fits)
+    if (fits) {
+      emit(emittedAgain);
       return again.finish();
+    }
   }
+  emit(emitted);
   return compiler.finish();
 }
