@@ -1622,8 +1622,7 @@ void ShardingSearch::debugLeastTime(const Classes &searched,
           << groupThousands(
                  static_cast<int64_t>(planMemory(searched, best.choice)))
           << " bytes per device of "
-          << groupThousands(static_cast<int64_t>(memoryCapacity()))
-          << "\n");
+          << groupThousands(static_cast<int64_t>(memoryCapacity())) << "\n");
 }
 
 void ShardingSearch::debugKept(double bytePrice) const {
