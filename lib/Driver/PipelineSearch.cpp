@@ -24,6 +24,8 @@
 
 #include <cmath>
 #include <map>
+#include <set>
+#include <thread>
 #include <tuple>
 
 using namespace mlir;
@@ -174,54 +176,177 @@ public:
   const PipelineTrial *run(int64_t stages, int64_t count, int64_t microBatches,
                            StringRef schedule, std::string &error,
                            StringRef starts) {
-    auto key =
-        std::make_tuple(stages, microBatches, schedule.str(), starts.str());
+    Key key = keyOf(stages, microBatches, schedule, starts);
     if (auto known = tried.find(key); known != tried.end())
       return &known->second;
+    std::unique_ptr<Pending> pending =
+        prepare(stages, count, microBatches, schedule, starts, error);
+    if (!pending)
+      return nullptr;
+    {
+      ScopedDiagnosticHandler quiet(pending->step.getContext(), routeErrors);
+      execute(*pending);
+    }
+    return record(std::move(pending));
+  }
+
+  /// A shape the search may try: run()'s arguments with the trials' starts.
+  struct Shape {
+    int64_t stages, count, microBatches;
+    std::string schedule;
+  };
+  /// Lays out the shapes of `shapes` not tried yet two at a time, on two
+  /// threads, where the context has threads and no search explains itself
+  /// (its lines would interleave) and the trials lay out the search's
+  /// start alone; later run()s of them find them tried.
+  /// Each trial is a copy of its step under its own pass manager, recorded
+  /// in `shapes`' order, as run() one after the other would: the same
+  /// plans, in less time.
+  void prefetch(ArrayRef<Shape> shapes) {
+    std::vector<std::unique_ptr<Pending>> pendings;
+    std::set<Key> seen;
+    for (const Shape &shape : shapes) {
+      Key key =
+          keyOf(shape.stages, shape.microBatches, shape.schedule, trialStarts);
+      if (tried.count(key) || !seen.insert(key).second)
+        continue;
+      std::string ignored;
+      if (std::unique_ptr<Pending> pending =
+              prepare(shape.stages, shape.count, shape.microBatches,
+                      shape.schedule, trialStarts, ignored))
+        pendings.push_back(std::move(pending));
+    }
+    if (pendings.empty())
+      return;
+    MLIRContext *context = pendings.front()->step.getContext();
+    // sbp-assign's starts beyond the search's silence the context while
+    // they run, which would silence the other thread's trial too.
+    bool parallel = pendings.size() > 1 && context->isMultithreadingEnabled() &&
+                    trialStarts == "search" &&
+                    !parplan::isDebugEnabled(parplan::kSbpAssignDebugType) &&
+                    !parplan::isDebugEnabled(parplan::kPipelineSearchDebugType);
+    {
+      ScopedDiagnosticHandler quiet(context, routeErrors);
+      for (size_t i = 0; i < pendings.size(); i += parallel ? 2 : 1) {
+        if (parallel && i + 1 < pendings.size()) {
+          Pending &other = *pendings[i + 1];
+          std::thread second([&other] { execute(other); });
+          execute(*pendings[i]);
+          second.join();
+        } else {
+          execute(*pendings[i]);
+        }
+      }
+    }
+    for (std::unique_ptr<Pending> &pending : pendings)
+      record(std::move(pending));
+  }
+
+  /// The laid-out step of `trial`, when it is the fastest tried.
+  OwningOpRef<ModuleOp> takeLaidOut(const PipelineTrial &trial,
+                                    int64_t stages) {
+    if (!fastest || fastestKey != std::make_tuple(stages, trial.microBatches,
+                                                  trial.schedule, trialStarts))
+      return nullptr;
+    return std::move(fastest);
+  }
+  /// The laid-out step of the last run with other starts than the trials'.
+  OwningOpRef<ModuleOp> takeOther() { return std::move(other); }
+
+private:
+  using Key = std::tuple<int64_t, int64_t, std::string, std::string>;
+  static Key keyOf(int64_t stages, int64_t microBatches, StringRef schedule,
+                   StringRef starts) {
+    return std::make_tuple(stages, microBatches, schedule.str(), starts.str());
+  }
+
+  /// A trial set up to run: its step, its pass manager (the search passes
+  /// with the options of its shape), and what it found once run.
+  struct Pending {
+    Key key;
+    ModuleOp step;
+    PassManager *pm = nullptr;
+    TimingScope timing;
+    std::string shape, starts;
+    PipelineTrial trial;
+    OwningOpRef<ModuleOp> laidOut;
+  };
+
+  /// Builds the step (on this thread: importing and the training step's
+  /// passes are not for two threads at once), tells the shape, and sets up
+  /// the pass manager from `pipeline`, which is read here only. Null with
+  /// `error` set when the step cannot be built.
+  std::unique_ptr<Pending> prepare(int64_t stages, int64_t count,
+                                   int64_t microBatches, StringRef schedule,
+                                   StringRef starts, std::string &error) {
     ModuleOp step = stepAt(microBatches, error);
     if (!step)
       return nullptr;
-    PipelineTrial trial;
+    auto pending = std::make_unique<Pending>();
+    pending->key = keyOf(stages, microBatches, schedule, starts);
+    pending->step = step;
+    pending->starts = starts.str();
+    PipelineTrial &trial = pending->trial;
     trial.stages = std::max<int64_t>(count, 1);
     trial.microBatches = microBatches;
     trial.schedule = schedule.str();
-    OwningOpRef<ModuleOp> copy = step.clone();
-    ScopedDiagnosticHandler quiet(step.getContext(), [&](Diagnostic &said) {
-      if (said.getSeverity() == DiagnosticSeverity::Error && trial.why.empty())
-        trial.why = said.str();
-      return success();
-    });
-    std::string shape = std::to_string(trial.stages) +
-                        (trial.stages == 1 ? " stage, " : " stages, ") +
-                        std::to_string(microBatches) + " micro-batches, " +
-                        trial.schedule +
-                        (starts == trialStarts ? "" : ", " + starts.str());
+    pending->shape = std::to_string(trial.stages) +
+                     (trial.stages == 1 ? " stage, " : " stages, ") +
+                     std::to_string(microBatches) + " micro-batches, " +
+                     trial.schedule +
+                     (starts == trialStarts ? "" : ", " + starts.str());
     if (onTrial)
-      onTrial(shape);
-    TimingScope trialTiming = timing.nest(shape);
+      onTrial(pending->shape);
+    pending->timing = timing.nest(pending->shape);
     passManagers.push_back(std::make_unique<PassManager>(step.getContext()));
-    PassManager &pm = *passManagers.back();
-    pm.enableTiming(trialTiming);
-    pm.enableVerifier(false);
+    pending->pm = passManagers.back().get();
+    pending->pm->enableTiming(pending->timing);
+    pending->pm->enableVerifier(false);
     pipeline.stages = stages;
     pipeline.microBatches = microBatches;
     pipeline.schedule = schedule.str();
     pipeline.chunks = schedule == "interleaved" ? chunks : 1;
     pipeline.starts = starts.str();
-    parplan::addLayoutSearchPasses(pm, pipeline);
+    parplan::addLayoutSearchPasses(*pending->pm, pipeline);
     pipeline.starts = startsAsked;
-    if (succeeded(pm.run(*copy)))
-      readFigures(*copy, trial);
+    return pending;
+  }
+
+  /// The trial whose errors this thread's diagnostics are (routeErrors).
+  static thread_local PipelineTrial *running;
+  /// A trial's errors say why it failed, the first one kept; every
+  /// diagnostic of a trial stays with the search (the command's handler
+  /// says the model's warnings, once, when the step is built).
+  static LogicalResult routeErrors(Diagnostic &said) {
+    if (running && said.getSeverity() == DiagnosticSeverity::Error &&
+        running->why.empty())
+      running->why = said.str();
+    return success();
+  }
+
+  /// Lays a copy of the step out: what may run on another thread, touching
+  /// nothing but the pending trial (the step is only read).
+  static void execute(Pending &pending) {
+    running = &pending.trial;
+    pending.laidOut = pending.step.clone();
+    if (succeeded(pending.pm->run(*pending.laidOut)))
+      readFigures(*pending.laidOut, pending.trial);
     else
-      trial.noFit = parplan::driver::noFitOf(*copy);
-    // Every shape the search keeps is faster than all tried before it: the
-    // fastest so far is the one the compile may go on from. Another start
-    // laid out on a shape already tried is kept apart, for the caller.
-    bool fastestSoFar = starts == trialStarts && trial.step &&
+      pending.trial.noFit = parplan::driver::noFitOf(*pending.laidOut);
+    running = nullptr;
+  }
+
+  /// Keeps a run trial: every shape the search keeps is faster than all
+  /// tried before it, so the fastest so far is the one the compile may go
+  /// on from. Another start laid out on a shape already tried is kept
+  /// apart, for the caller.
+  const PipelineTrial *record(std::unique_ptr<Pending> pending) {
+    PipelineTrial &trial = pending->trial;
+    bool fastestSoFar = pending->starts == trialStarts && trial.step &&
                         (!fastestStep || *trial.step < *fastestStep);
     PARPLAN_DEBUG(parplan::kPipelineSearchDebugType, {
       raw_ostream &line = parplan::debugLine(parplan::kPipelineSearchDebugType);
-      line << shape << ": ";
+      line << pending->shape << ": ";
       if (trial.step)
         line << "step " << *trial.step << " s";
       else if (trial.noFit)
@@ -239,28 +364,16 @@ public:
         line << "failed: " << trial.why;
       line << (fastestSoFar ? ", the fastest so far\n" : "\n");
     });
-    if (starts != trialStarts) {
-      other = std::move(copy);
+    if (pending->starts != trialStarts) {
+      other = std::move(pending->laidOut);
     } else if (fastestSoFar) {
       fastestStep = trial.step;
-      fastest = std::move(copy);
-      fastestKey = key;
+      fastest = std::move(pending->laidOut);
+      fastestKey = pending->key;
     }
-    return &tried.emplace(key, std::move(trial)).first->second;
+    return &tried.emplace(pending->key, std::move(trial)).first->second;
   }
 
-  /// The laid-out step of `trial`, when it is the fastest tried.
-  OwningOpRef<ModuleOp> takeLaidOut(const PipelineTrial &trial,
-                                    int64_t stages) {
-    if (!fastest || fastestKey != std::make_tuple(stages, trial.microBatches,
-                                                  trial.schedule, trialStarts))
-      return nullptr;
-    return std::move(fastest);
-  }
-  /// The laid-out step of the last run with other starts than the trials'.
-  OwningOpRef<ModuleOp> takeOther() { return std::move(other); }
-
-private:
   const parplan::driver::ModelImporter &importAt;
   parplan::CompilePipelineOptions &pipeline;
   int64_t chunks;
@@ -268,13 +381,13 @@ private:
   std::vector<std::unique_ptr<PassManager>> &passManagers;
   std::function<void(const std::string &)> onTrial;
   std::map<int64_t, OwningOpRef<ModuleOp>> steps;
-  std::map<std::tuple<int64_t, int64_t, std::string, std::string>,
-           PipelineTrial>
-      tried;
+  std::map<Key, PipelineTrial> tried;
   std::optional<double> fastestStep;
   OwningOpRef<ModuleOp> fastest, other;
-  std::tuple<int64_t, int64_t, std::string, std::string> fastestKey;
+  Key fastestKey;
 };
+
+thread_local PipelineTrial *Trials::running = nullptr;
 
 /// The divisors of `n`, increasing.
 std::vector<int64_t> divisorsOf(int64_t n) {
@@ -547,9 +660,25 @@ parplan::driver::searchPipeline(
       if (!judge(--at))
         return std::nullopt;
     }
+    // A count's base trial at the micro-batch count it starts from, in the
+    // schedule the search starts from.
+    auto baseShape = [&](size_t index) {
+      int64_t count = counts[index];
+      return Trials::Shape{count > 1 ? count : 0, count,
+                           choice.autoMicroBatches
+                               ? firstMicroBatches(count, choice.batch)
+                               : choice.microBatches,
+                           schedule};
+    };
     if (judged.at(at).step)
       for (;;) {
         size_t next = at;
+        // Both neighbours are judged: their trials are laid out together.
+        std::vector<Trials::Shape> both;
+        for (size_t neighbour : {at - 1, at + 1})
+          if (neighbour < counts.size() && !judged.count(neighbour))
+            both.push_back(baseShape(neighbour));
+        trials.prefetch(both);
         for (size_t neighbour : {at - 1, at + 1}) {
           if (neighbour >= counts.size())
             continue;
@@ -637,17 +766,24 @@ parplan::driver::searchPipeline(
     if (best.step) {
       size_t at = llvm::find(ladder, best.microBatches) - ladder.begin();
       int64_t chosen = best.microBatches;
+      std::vector<int64_t> betweens;
       for (int64_t neighbour :
            {at > 0 ? ladder[at - 1] : int64_t{0},
             at + 1 < ladder.size() ? ladder[at + 1] : int64_t{0}}) {
         if (neighbour == 0)
           continue;
-        std::optional<int64_t> between = divisorBetween(
-            choice.batch, std::min(neighbour, chosen),
-            std::max(neighbour, chosen), interleaved ? best.stages : 1);
-        if (!between)
-          continue;
-        if (!tryShape(*between, best.schedule, result.microBatchCounts))
+        if (std::optional<int64_t> between = divisorBetween(
+                choice.batch, std::min(neighbour, chosen),
+                std::max(neighbour, chosen), interleaved ? best.stages : 1))
+          betweens.push_back(*between);
+      }
+      // Both counts between are tried: their trials are laid out together.
+      std::vector<Trials::Shape> both;
+      for (int64_t between : betweens)
+        both.push_back({stagesOption, best.stages, between, best.schedule});
+      trials.prefetch(both);
+      for (int64_t between : betweens) {
+        if (!tryShape(between, best.schedule, result.microBatchCounts))
           return std::nullopt;
         if (isBetter(result.microBatchCounts.back(), best))
           best = result.microBatchCounts.back();
