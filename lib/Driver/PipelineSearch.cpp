@@ -179,11 +179,16 @@ public:
     Key key = keyOf(stages, microBatches, schedule, starts);
     if (auto known = tried.find(key); known != tried.end())
       return &known->second;
-    std::unique_ptr<Pending> pending =
-        prepare(stages, count, microBatches, schedule, starts, error);
+    std::unique_ptr<Pending> pending;
+    if (auto ahead = fetched.find(key); ahead != fetched.end()) {
+      pending = std::move(ahead->second);
+      fetched.erase(ahead);
+    } else {
+      pending = prepare(stages, count, microBatches, schedule, starts, error);
+    }
     if (!pending)
       return nullptr;
-    {
+    if (!pending->executed) {
       ScopedDiagnosticHandler quiet(pending->step.getContext(), routeErrors);
       execute(*pending);
     }
@@ -195,51 +200,55 @@ public:
     int64_t stages, count, microBatches;
     std::string schedule;
   };
+  /// Whether `shape` is tried, or laid out (or set up) ahead.
+  bool known(const Shape &shape) const {
+    Key key =
+        keyOf(shape.stages, shape.microBatches, shape.schedule, trialStarts);
+    return tried.count(key) || fetched.count(key);
+  }
   /// Lays out the shapes of `shapes` not tried yet two at a time, on two
-  /// threads, where the context has threads and no search explains itself
-  /// (its lines would interleave) and the trials lay out the search's
-  /// start alone; later run()s of them find them tried.
-  /// Each trial is a copy of its step under its own pass manager, recorded
-  /// in `shapes`' order, as run() one after the other would: the same
-  /// plans, in less time.
+  /// threads, ahead of the run()s that ask for them: shapes the search
+  /// will try, or may (a guess costs the other thread's time only). run()
+  /// keeps a trial laid out ahead as it keeps one it lays out itself, in
+  /// the order it is asked for, so the search decides on the same figures
+  /// in the same order and keeps the same plan; a trial never asked for is
+  /// dropped. Where the context has no threads, a search explains itself
+  /// (its lines would interleave) or the trials lay out more than the
+  /// search's start (sbp-assign silences the context while it lays out
+  /// baselines, the other thread's trial too), nothing is laid out ahead;
+  /// a shape left without a partner is set up, and laid out when asked for.
   void prefetch(ArrayRef<Shape> shapes) {
-    std::vector<std::unique_ptr<Pending>> pendings;
-    std::set<Key> seen;
+    if (trialStarts != "search" ||
+        parplan::isDebugEnabled(parplan::kSbpAssignDebugType) ||
+        parplan::isDebugEnabled(parplan::kPipelineSearchDebugType))
+      return;
+    std::vector<Pending *> pendings;
     for (const Shape &shape : shapes) {
       Key key =
           keyOf(shape.stages, shape.microBatches, shape.schedule, trialStarts);
-      if (tried.count(key) || !seen.insert(key).second)
+      if (tried.count(key) || fetched.count(key))
         continue;
       std::string ignored;
-      if (std::unique_ptr<Pending> pending =
-              prepare(shape.stages, shape.count, shape.microBatches,
-                      shape.schedule, trialStarts, ignored))
-        pendings.push_back(std::move(pending));
+      std::unique_ptr<Pending> pending =
+          prepare(shape.stages, shape.count, shape.microBatches, shape.schedule,
+                  trialStarts, ignored);
+      if (!pending)
+        continue;
+      if (!pending->step.getContext()->isMultithreadingEnabled())
+        return;
+      pendings.push_back(pending.get());
+      fetched.emplace(key, std::move(pending));
     }
-    if (pendings.empty())
+    if (pendings.size() < 2)
       return;
-    MLIRContext *context = pendings.front()->step.getContext();
-    // sbp-assign's starts beyond the search's silence the context while
-    // they run, which would silence the other thread's trial too.
-    bool parallel = pendings.size() > 1 && context->isMultithreadingEnabled() &&
-                    trialStarts == "search" &&
-                    !parplan::isDebugEnabled(parplan::kSbpAssignDebugType) &&
-                    !parplan::isDebugEnabled(parplan::kPipelineSearchDebugType);
-    {
-      ScopedDiagnosticHandler quiet(context, routeErrors);
-      for (size_t i = 0; i < pendings.size(); i += parallel ? 2 : 1) {
-        if (parallel && i + 1 < pendings.size()) {
-          Pending &other = *pendings[i + 1];
-          std::thread second([&other] { execute(other); });
-          execute(*pendings[i]);
-          second.join();
-        } else {
-          execute(*pendings[i]);
-        }
-      }
+    ScopedDiagnosticHandler quiet(pendings.front()->step.getContext(),
+                                  routeErrors);
+    for (size_t i = 0; i + 1 < pendings.size(); i += 2) {
+      Pending &other = *pendings[i + 1];
+      std::thread second([&other] { execute(other); });
+      execute(*pendings[i]);
+      second.join();
     }
-    for (std::unique_ptr<Pending> &pending : pendings)
-      record(std::move(pending));
   }
 
   /// The laid-out step of `trial`, when it is the fastest tried.
@@ -270,6 +279,7 @@ private:
     std::string shape, starts;
     PipelineTrial trial;
     OwningOpRef<ModuleOp> laidOut;
+    bool executed = false;
   };
 
   /// Builds the step (on this thread: importing and the training step's
@@ -334,6 +344,7 @@ private:
     else
       pending.trial.noFit = parplan::driver::noFitOf(*pending.laidOut);
     running = nullptr;
+    pending.executed = true;
   }
 
   /// Keeps a run trial: every shape the search keeps is faster than all
@@ -382,6 +393,8 @@ private:
   std::function<void(const std::string &)> onTrial;
   std::map<int64_t, OwningOpRef<ModuleOp>> steps;
   std::map<Key, PipelineTrial> tried;
+  /// Trials set up, or laid out, ahead of the run() that asks for them.
+  std::map<Key, std::unique_ptr<Pending>> fetched;
   std::optional<double> fastestStep;
   OwningOpRef<ModuleOp> fastest, other;
   Key fastestKey;
@@ -649,6 +662,29 @@ parplan::driver::searchPipeline(
     // trials do not fit, more stages (less memory each) are tried; a
     // count the model cannot be cut into sends the climb to fewer.
     size_t at = counts.size() / 2;
+    // A count's base trial at the micro-batch count it starts from, in the
+    // schedule the search starts from; and whether it is still to lay out.
+    auto baseShape = [&](size_t index) {
+      int64_t count = counts[index];
+      return Trials::Shape{count > 1 ? count : 0, count,
+                           choice.autoMicroBatches
+                               ? firstMicroBatches(count, choice.batch)
+                               : choice.microBatches,
+                           schedule};
+    };
+    auto fresh = [&](size_t index) {
+      return index < counts.size() && !judged.count(index) &&
+             !trials.known(baseShape(index));
+    };
+    // The middle count, and the next one up: the search goes on to it
+    // whether the middle fits (to judge its neighbours) or not (to try
+    // more stages).
+    {
+      std::vector<Trials::Shape> first{baseShape(at)};
+      if (fresh(at + 1))
+        first.push_back(baseShape(at + 1));
+      trials.prefetch(first);
+    }
     if (!judge(at))
       return std::nullopt;
     while (!judged.at(at).step && at + 1 < counts.size() &&
@@ -660,25 +696,24 @@ parplan::driver::searchPipeline(
       if (!judge(--at))
         return std::nullopt;
     }
-    // A count's base trial at the micro-batch count it starts from, in the
-    // schedule the search starts from.
-    auto baseShape = [&](size_t index) {
-      int64_t count = counts[index];
-      return Trials::Shape{count > 1 ? count : 0, count,
-                           choice.autoMicroBatches
-                               ? firstMicroBatches(count, choice.batch)
-                               : choice.microBatches,
-                           schedule};
-    };
     if (judged.at(at).step)
       for (;;) {
         size_t next = at;
-        // Both neighbours are judged: their trials are laid out together.
-        std::vector<Trials::Shape> both;
+        // Both neighbours are judged: their trials are laid out together;
+        // where one is laid out already, with the count beyond the other
+        // neighbour in the direction of more stages (or fewer), which the
+        // climb asks for next if it moves there.
+        std::vector<Trials::Shape> ahead;
         for (size_t neighbour : {at - 1, at + 1})
-          if (neighbour < counts.size() && !judged.count(neighbour))
-            both.push_back(baseShape(neighbour));
-        trials.prefetch(both);
+          if (fresh(neighbour))
+            ahead.push_back(baseShape(neighbour));
+        if (ahead.size() == 1) {
+          if (fresh(at + 2))
+            ahead.push_back(baseShape(at + 2));
+          else if (at >= 2 && fresh(at - 2))
+            ahead.push_back(baseShape(at - 2));
+        }
+        trials.prefetch(ahead);
         for (size_t neighbour : {at - 1, at + 1}) {
           if (neighbour >= counts.size())
             continue;
@@ -758,6 +793,17 @@ parplan::driver::searchPipeline(
       }
       return std::optional<bool>(moved);
     };
+    // The first rung up and the first down, laid out together: the climb
+    // asks for the one up, and for the one down when that does not help.
+    {
+      size_t at = llvm::find(ladder, best.microBatches) - ladder.begin();
+      std::vector<Trials::Shape> ahead;
+      for (size_t rung : {at + 1, at - 1})
+        if (rung < ladder.size())
+          ahead.push_back(
+              {stagesOption, best.stages, ladder[rung], best.schedule});
+      trials.prefetch(ahead);
+    }
     std::optional<bool> up = climb(+1);
     if (!up)
       return std::nullopt;
