@@ -24,7 +24,6 @@
 
 #include <cmath>
 #include <map>
-#include <set>
 #include <thread>
 #include <tuple>
 
@@ -224,9 +223,7 @@ public:
       return;
     std::vector<Pending *> pendings;
     for (const Shape &shape : shapes) {
-      Key key =
-          keyOf(shape.stages, shape.microBatches, shape.schedule, trialStarts);
-      if (tried.count(key) || fetched.count(key))
+      if (known(shape))
         continue;
       std::string ignored;
       std::unique_ptr<Pending> pending =
@@ -237,7 +234,7 @@ public:
       if (!pending->step.getContext()->isMultithreadingEnabled())
         return;
       pendings.push_back(pending.get());
-      fetched.emplace(key, std::move(pending));
+      fetched.emplace(pending->key, std::move(pending));
     }
     if (pendings.size() < 2)
       return;
@@ -625,16 +622,24 @@ parplan::driver::searchPipeline(
     // count whose sends are slow the best one.
     std::vector<int64_t> counts = divisorsOf(meshShape.front());
     std::map<size_t, PipelineTrial> judged;
+    // A count's base trial: at the micro-batch count it starts from, in
+    // the schedule the search starts from.
+    auto baseShape = [&](size_t index) {
+      int64_t count = counts[index];
+      return Trials::Shape{count > 1 ? count : 0, count,
+                           choice.autoMicroBatches
+                               ? firstMicroBatches(count, choice.batch)
+                               : choice.microBatches,
+                           schedule};
+    };
     auto judge = [&](size_t index) -> const PipelineTrial * {
       auto known = judged.find(index);
       if (known != judged.end())
         return &known->second;
-      int64_t count = counts[index];
-      int64_t microBatches = choice.autoMicroBatches
-                                 ? firstMicroBatches(count, choice.batch)
-                                 : choice.microBatches;
-      const PipelineTrial *trial = trials.run(count > 1 ? count : 0, count,
-                                              microBatches, schedule, error);
+      Trials::Shape base = baseShape(index);
+      int64_t count = base.count, microBatches = base.microBatches;
+      const PipelineTrial *trial =
+          trials.run(base.stages, count, microBatches, base.schedule, error);
       if (!trial)
         return nullptr;
       PipelineTrial countBest = *trial;
@@ -662,16 +667,7 @@ parplan::driver::searchPipeline(
     // trials do not fit, more stages (less memory each) are tried; a
     // count the model cannot be cut into sends the climb to fewer.
     size_t at = counts.size() / 2;
-    // A count's base trial at the micro-batch count it starts from, in the
-    // schedule the search starts from; and whether it is still to lay out.
-    auto baseShape = [&](size_t index) {
-      int64_t count = counts[index];
-      return Trials::Shape{count > 1 ? count : 0, count,
-                           choice.autoMicroBatches
-                               ? firstMicroBatches(count, choice.batch)
-                               : choice.microBatches,
-                           schedule};
-    };
+    // Whether count `index`'s base trial is still to lay out.
     auto fresh = [&](size_t index) {
       return index < counts.size() && !judged.count(index) &&
              !trials.known(baseShape(index));

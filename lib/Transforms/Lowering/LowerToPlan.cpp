@@ -93,6 +93,15 @@ LogicalResult lowerReturn(func::ReturnOp ret, func::FuncOp function,
   return success();
 }
 
+/// Each op of a program's body by its place in it.
+DenseMap<Operation *, int64_t> positionsIn(Block &body) {
+  DenseMap<Operation *, int64_t> position;
+  int64_t count = 0;
+  for (Operation &op : body)
+    position[&op] = count++;
+  return position;
+}
+
 /// An all-reduce runs in place, so the lowering gives it a copy of its
 /// addend, which other ops may still read. Where nothing reads or writes
 /// the addend after the copy, the copy is left out and the all-reduce
@@ -103,27 +112,26 @@ LogicalResult lowerReturn(func::ReturnOp ret, func::FuncOp function,
 /// next one adds to it, and every step starts it at zero.
 void reduceInPlace(plan::ProgramOp program) {
   Block &body = program.getBody().front();
-  DenseMap<Operation *, int64_t> position;
-  int64_t count = 0, microBatchesEnd = -1;
-  for (Operation &op : body) {
-    if (isa<plan::AfterMicroBatchesOp>(op))
-      microBatchesEnd = count;
-    position[&op] = count++;
-  }
+  DenseMap<Operation *, int64_t> position = positionsIn(body);
+  auto afterMicroBatches = body.getOps<plan::AfterMicroBatchesOp>();
+  int64_t microBatchesEnd =
+      afterMicroBatches.empty() ? -1 : position[*afterMicroBatches.begin()];
   for (auto reduce :
        llvm::make_early_inc_range(body.getOps<plan::AllReduceOp>())) {
     Value copy = reduce.getBuffer();
     auto copyBuffer = copy.getDefiningOp<plan::BufferOp>();
     if (!copyBuffer || copyBuffer.getKind() != plan::BufferKind::temporary)
       continue;
-    plan::KernelOp writer;
-    for (Operation *user : copy.getUsers())
-      if (auto kernel = dyn_cast<plan::KernelOp>(user);
-          kernel && position[user] < position[reduce.getOperation()] &&
-          kernel.getKernel() == "reshape" && kernel.getOuts().size() == 1 &&
-          kernel.getIns().size() == 1 && kernel.getOuts()[0] == copy)
-        writer = writer ? plan::KernelOp() : kernel;
-    if (!writer)
+    // The copy's first user: the lowering's reshape kernel, copying the
+    // addend whole.
+    Operation *first =
+        *llvm::min_element(copy.getUsers(), [&](Operation *a, Operation *b) {
+          return position[a] < position[b];
+        });
+    auto writer = dyn_cast<plan::KernelOp>(first);
+    if (!writer || writer.getKernel() != "reshape" ||
+        writer.getIns().size() != 1 || writer.getOuts().size() != 1 ||
+        writer.getOuts()[0] != copy)
       continue;
     Value addend = writer.getIns()[0];
     auto addendBuffer = addend.getDefiningOp<plan::BufferOp>();
@@ -134,10 +142,6 @@ void reduceInPlace(plan::ProgramOp program) {
     bool clobberable = kind == plan::BufferKind::temporary ||
                        (kind == plan::BufferKind::accumulator &&
                         microBatchesEnd >= 0 && microBatchesEnd < at);
-    // The copy is written by the reshape alone, before anything reads it.
-    for (Operation *user : copy.getUsers())
-      if (user != writer.getOperation() && position[user] < at)
-        clobberable = false;
     for (Operation *user : addend.getUsers())
       if (position[user] > at)
         clobberable = false;
@@ -158,10 +162,7 @@ void reduceInPlace(plan::ProgramOp program) {
 /// state, which the cost model's memory estimate does not count).
 void writeUpdatesInPlace(plan::ProgramOp program) {
   Block &body = program.getBody().front();
-  DenseMap<Operation *, int64_t> position;
-  int64_t count = 0;
-  for (Operation &op : body)
-    position[&op] = count++;
+  DenseMap<Operation *, int64_t> position = positionsIn(body);
   for (auto update :
        llvm::make_early_inc_range(body.getOps<plan::UpdateOp>())) {
     Value target = update.getTarget(), source = update.getSource();

@@ -1601,11 +1601,16 @@ ShardingSearch::failNoFit(const Classes &searched,
                       std::isinf(needed) ? std::numeric_limits<int64_t>::max()
                                          : static_cast<int64_t>(needed),
                       static_cast<int64_t>(capacity), device, stage));
+  // A budget below the device's memory is what the plan lacks against.
+  bool budgeted = capacity < static_cast<double>(model.getDeviceMemoryBytes());
   return function.emitError()
          << "no plan fits in memory: the smallest needs "
          << groupThousands(static_cast<int64_t>(needed)) << " bytes per device"
-         << where << "; device " << device << " ("
-         << model.getCluster().deviceTypeOf(device).name << ") has "
+         << where << "; "
+         << (budgeted
+                 ? "the memory budget is "
+                 : "device " + std::to_string(device) + " (" +
+                       model.getCluster().deviceTypeOf(device).name + ") has ")
          << groupThousands(static_cast<int64_t>(capacity)) << ", lacking "
          << groupThousands(static_cast<int64_t>(needed - capacity));
 }

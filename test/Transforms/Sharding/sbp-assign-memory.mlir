@@ -37,6 +37,8 @@ module attributes {sbp.cluster = #sbp.cluster<json = "{\"name\":\"small-memory\"
 // -----
 
 // 4.3 billion parameters need 17.2 GB per device even split four ways (and 1 MB of activations).
+// Under a memory budget, the error names the budget, not the device.
+// BUDGET: error: no plan fits in memory: the smallest needs 17,180,917,760 bytes per device; the memory budget is 600,000,000, lacking 16,580,917,760
 // expected-error@+2 {{no plan fits in memory: the smallest needs 17,180,917,760 bytes per device; device 0 (tiny) has 1,000,000,000, lacking 16,180,917,760}}
 module attributes {sbp.cluster = #sbp.cluster<json = "{\"name\":\"small-memory\",\"device_types\":[{\"name\":\"tiny\",\"memory\":\"1 GB\",\"memory_bandwidth\":\"1000 GB/s\",\"peak_flops\":{\"f32\":\"10 TFLOP/s\",\"bf16\":\"100 TFLOP/s\"}}],\"nodes\":[{\"name\":\"box\",\"device_type\":\"tiny\",\"devices\":4}],\"links\":{\"intra_node\":{\"bandwidth\":\"100 GB/s\",\"latency\":\"5 us\"}}}">} {
   func.func @main() -> tensor<16x65536xf32> {
