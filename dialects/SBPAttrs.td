@@ -160,7 +160,9 @@ def SBP_LayoutPlanAttr : SBP_Attr<"LayoutPlan", "layout_plan"> {
     `sbp.plan`: the cluster it priced on, the strategy asked for and the
     start that won, whether the program is a training step, the predicted
     step and its compute and communication, the peak memory per device and
-    the device's memory, the step each other start predicts (`baselines`,
+    the device's memory (the step is compute and communication less what
+    the executor's two streams overlap, `overlap_time`,
+    docs/cost-model.md#overlap), the step each other start predicts (`baselines`,
     by start), the figures of each stage (`#sbp.stage_figures`, in the order
     of the meshes), the pipeline schedule (`sequential` without stages) and
     the number of nodes searched. The compile driver decides on these
@@ -169,7 +171,8 @@ def SBP_LayoutPlanAttr : SBP_Attr<"LayoutPlan", "layout_plan"> {
     module attributes {sbp.plan = #sbp.layout_plan<cluster = "dgx-h100",
         strategy = "auto", start = "auto", training = true,
         step_time = 1.2e-02, compute_time = 1.0e-02,
-        communication_time = 2.0e-03, memory_bytes = 4000000000,
+        communication_time = 2.0e-03, overlap_time = 0.0,
+        memory_bytes = 4000000000,
         device_memory_bytes = 80000000000,
         baselines = {"data-parallel" = 1.3e-02 : f64}, stages = [],
         schedule = "sequential", search_nodes = 12>} { ... }
@@ -182,6 +185,7 @@ def SBP_LayoutPlanAttr : SBP_Attr<"LayoutPlan", "layout_plan"> {
       Parplan_DoubleParameter<"seconds per step">:$step_time,
       Parplan_DoubleParameter<"seconds per step">:$compute_time,
       Parplan_DoubleParameter<"seconds per step">:$communication_time,
+      Parplan_DoubleParameter<"seconds per step">:$overlap_time,
       "int64_t":$memory_bytes, "int64_t":$device_memory_bytes,
       "::mlir::DictionaryAttr":$baselines,
       "::mlir::ArrayAttr":$stages,

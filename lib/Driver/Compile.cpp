@@ -825,6 +825,7 @@ void Compiler::readLayoutFigures() {
   figures.stepSeconds = planAttr.getStepTime();
   figures.computeSeconds = planAttr.getComputeTime();
   figures.communicationSeconds = planAttr.getCommunicationTime();
+  figures.overlapSeconds = planAttr.getOverlapTime();
   figures.estimatedMemoryBytes = planAttr.getMemoryBytes();
   figures.deviceMemoryBytes = planAttr.getDeviceMemoryBytes();
   figures.start = planAttr.getStart().str();

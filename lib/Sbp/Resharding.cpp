@@ -30,6 +30,16 @@ bool parplan::isCollective(ReshardKind kind) {
   return kind != ReshardKind::Slice && kind != ReshardKind::ToPartial;
 }
 
+bool parplan::allReducesOnly(const NdSbp &from, const NdSbp &to) {
+  if (from.size() != to.size() || from == to)
+    return false;
+  for (size_t axis = 0; axis < from.size(); ++axis)
+    if (from[axis] != to[axis] &&
+        reshardKind(from[axis], to[axis]) != ReshardKind::AllReduce)
+      return false;
+  return true;
+}
+
 int64_t ReshardStep::tensorAxis() const {
   const Sbp &before = from[meshAxis], &after = to[meshAxis];
   if (after.isSplit())

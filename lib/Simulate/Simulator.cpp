@@ -644,6 +644,10 @@ void Simulator::nextRange(int64_t c) {
         state.saved.insert({task.microBatch, task.chunk});
       }
       ++state.task;
+      if (state.task == tasks.size() && info.order.updateWithLastTask) {
+        state.done = true;
+        return;
+      }
     } else {
       state.done = true;
       return;
@@ -656,6 +660,9 @@ void Simulator::nextRange(int64_t c) {
     const auto &ranges =
         task.backward ? info.order.ranges.backward : info.order.ranges.forward;
     range = ranges[static_cast<size_t>(task.chunk)];
+    // The executor's rule (runtime::StepOrder::updateWithLastTask).
+    if (state.task + 1 == tasks.size() && info.order.updateWithLastTask)
+      range.second = static_cast<int64_t>(info.steps.size());
     if (task.backward && state.saved.erase({task.microBatch, task.chunk}))
       state.aside -= info.keptBytes[static_cast<size_t>(task.chunk)];
   } else {
@@ -712,7 +719,8 @@ bool Simulator::step(int64_t c) {
   Run run;
   run.deviceClass = static_cast<int32_t>(c);
   run.instruction = static_cast<int32_t>(i);
-  run.task = state.task < info.order.tasks.size()
+  run.task = state.task < info.order.tasks.size() &&
+                     state.position < info.order.updateBegin
                  ? static_cast<int32_t>(state.task)
                  : static_cast<int32_t>(kNone);
   // Drawn by kind, as parplan-run's trace draws them, whatever the

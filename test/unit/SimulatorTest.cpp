@@ -185,6 +185,43 @@ TEST_CASE("the communication stream overlaps kernels that do not need it",
   CHECK(one.stepSeconds == Approx(kernels + reduce));
 }
 
+TEST_CASE("the step's reductions run under the last micro-batch's backward",
+          "[simulate]") {
+  // A gradient summed over 2 micro-batches where the backward completes it,
+  // then more backward, then (once per step) its all-reduce: the executor
+  // runs the last backward and the once-per-step part as one range, so the
+  // all-reduce starts when the sum is complete, under the rest of that
+  // backward (runtime::StepOrder::updateWithLastTask).
+  cost::Cluster cluster = testCluster();
+  plan::Plan plan = devicePlan(2, /*shared=*/true);
+  plan.set_micro_batches(2);
+  plan::Program &program = *plan.mutable_programs(0);
+  addBuffer(program, "x", {1024}, plan::Buffer::PARAMETER);
+  addBuffer(program, "a", {1024});
+  addBuffer(program, "b", {1024});
+  addBuffer(program, "sum", {1 << 20}, plan::Buffer::ACCUMULATOR);
+  addBuffer(program, "g", {1 << 20});
+  addBuffer(program, "y", {1 << 20}, plan::Buffer::PARAMETER);
+  pricedKernel(program, "relu", {0}, {1}, 4e9);
+  program.set_backward_begin(1);
+  pricedKernel(program, "relu", {5}, {4}, 1e9);
+  pricedKernel(program, "accumulate", {3, 4}, {3}, 1e9);
+  pricedKernel(program, "relu", {1}, {2}, 2e8);
+  program.set_update_begin(4);
+  addAllReduce(program, 3);
+  runtime::StepOrder order = runtime::stepOrder(plan, program);
+  CHECK(order.updateWithLastTask);
+  double reduce = cost::collectiveTime(cost::Collective::AllReduce, 2,
+                                       (1 << 20) * 4.0, cluster.link(0, 1));
+  double trailing = seconds(cluster, 2e8);
+  REQUIRE(reduce > trailing);
+  double micro = seconds(cluster, 4e9) + 2 * seconds(cluster, 1e9) + trailing;
+  Simulation two = simulated(plan, cluster, 2);
+  CHECK(two.stepSeconds == Approx(2 * micro + reduce - trailing));
+  Simulation one = simulated(plan, cluster, 1);
+  CHECK(one.stepSeconds == Approx(2 * micro + reduce));
+}
+
 TEST_CASE("a receive ends when its message arrives", "[simulate]") {
   cost::Cluster cluster = testCluster();
   plan::Plan plan = devicePlan(2);

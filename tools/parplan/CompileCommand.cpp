@@ -161,12 +161,16 @@ void printFigures(const cli::CompileOptions &options,
              formatSeconds(compileSeconds), planPath.str(), programs,
              programs == 1 ? "" : "s");
   // On stages, compute and communication add up every stage's; the step
-  // is the schedule's timeline, where stages overlap.
-  fmt::print("  predicted step   {} ({}compute {}, communication {})\n",
+  // is the schedule's timeline, where stages overlap. Overlapped: what
+  // each device's two streams run at once (docs/cost-model.md#overlap).
+  fmt::print("  predicted step   {} ({}compute {}, communication {}{})\n",
              formatSeconds(figures.stepSeconds),
              figures.stages.empty() ? "" : "summed over stages: ",
              formatSeconds(figures.computeSeconds),
-             formatSeconds(figures.communicationSeconds));
+             formatSeconds(figures.communicationSeconds),
+             figures.overlapSeconds > 0
+                 ? ", overlapped " + formatSeconds(figures.overlapSeconds)
+                 : std::string());
   if (simulated)
     fmt::print("  simulated step   {} ({:+.1f}% of the prediction; "
                "`parplan simulate` says why){}\n",

@@ -99,6 +99,9 @@ struct PlanFigures {
   /// them.
   std::vector<std::pair<std::string, double>> baselines;
   double stepSeconds = 0, computeSeconds = 0, communicationSeconds = 0;
+  /// Of compute and communication, what the executor's streams run at once
+  /// (sbp.plan's overlap_time).
+  double overlapSeconds = 0;
   int64_t estimatedMemoryBytes = 0, deviceMemoryBytes = 0;
   /// FLOPs of one step on the busiest device: the ops of its stage, each
   /// at its local share of the work.

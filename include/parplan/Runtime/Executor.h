@@ -145,6 +145,8 @@ private:
   std::vector<StepTask> tasks_;
   /// Per chunk: its forward's and its backward's instructions.
   ChunkRanges ranges_;
+  /// StepOrder::updateWithLastTask.
+  bool updateWithLastTask_ = false;
   /// Per chunk: the buffers its backward reads of the forward, and whether
   /// its passes read the batch (its forward fills the micro-batch's slice
   /// then).

@@ -116,6 +116,14 @@ struct StepOrder {
   std::vector<StepTask> tasks;
   ChunkRanges ranges;
   int64_t updateBegin = 0;
+  /// Whether the last task (a backward of the step's last micro-batch on
+  /// the device) and the once-per-step instructions run as one range: the
+  /// reductions of the sums over micro-batches, which the program places
+  /// where each sum is complete, then start under the rest of that
+  /// backward, as data-parallel training overlaps them
+  /// (docs/cost-model.md#overlap). Otherwise a range returns only when
+  /// both streams are done.
+  bool updateWithLastTask = false;
 };
 /// The step order of `program` under `plan`: by the plan's schedule on its
 /// stage, or with `followSchedule` false (a backend that cannot run

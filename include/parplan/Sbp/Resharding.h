@@ -68,6 +68,12 @@ struct ReshardStep {
   ReduceKind reduce() const;
 };
 
+/// Whether changing `from` into `to` only all-reduces: every mesh axis
+/// keeps its entry or goes from P(r) to B (at least one does). Such a
+/// change of a sum over micro-batches runs in place, right where the sum
+/// is complete (insert-boxing, docs/cost-model.md#overlap).
+bool allReducesOnly(const NdSbp &from, const NdSbp &to);
+
 /// The kind of the single step that changes `from` into `to` along one mesh
 /// axis; std::nullopt when no single step does (equal entries, P(a) ->
 /// P(b), S -> P(max), B -> P(prod)).

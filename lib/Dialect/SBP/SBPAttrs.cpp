@@ -233,12 +233,14 @@ ShardingAttr ShardingAttr::get(MLIRContext *context, StringRef mesh,
              toList(results));
 }
 
-LogicalResult
-LayoutPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef,
-                       StringRef, StringRef, BoolAttr, parplan::AttrDouble,
-                       parplan::AttrDouble, parplan::AttrDouble, int64_t,
-                       int64_t, DictionaryAttr baselines, ArrayAttr stages,
-                       StringRef, int64_t) {
+LogicalResult LayoutPlanAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, StringRef, StringRef,
+    StringRef, BoolAttr, parplan::AttrDouble, parplan::AttrDouble,
+    parplan::AttrDouble, parplan::AttrDouble overlapTime, int64_t, int64_t,
+    DictionaryAttr baselines, ArrayAttr stages, StringRef, int64_t) {
+  if (!(static_cast<double>(overlapTime) >= 0))
+    return emitError() << "overlap_time must be at least 0 seconds, not "
+                       << static_cast<double>(overlapTime);
   for (NamedAttribute baseline : baselines)
     if (!isa<FloatAttr>(baseline.getValue()))
       return emitError() << "baseline '" << baseline.getName().getValue()
@@ -262,7 +264,7 @@ LayoutPlanAttr LayoutPlanAttr::withBaseline(StringRef name,
   baselines.set(name, FloatAttr::get(Float64Type::get(context), seconds));
   return get(context, getCluster(), getStrategy(), getStart(), getTraining(),
              getStepTime(), getComputeTime(), getCommunicationTime(),
-             getMemoryBytes(), getDeviceMemoryBytes(),
+             getOverlapTime(), getMemoryBytes(), getDeviceMemoryBytes(),
              baselines.getDictionary(context), getStages(), getSchedule(),
              getSearchNodes());
 }

@@ -101,6 +101,7 @@ void Executor::planTasks(const plan::Plan &planMessage) {
   schedule_ = order.schedule;
   tasks_ = std::move(order.tasks);
   ranges_ = std::move(order.ranges);
+  updateWithLastTask_ = order.updateWithLastTask;
   microBatchBuffers_.clear();
   for (int b = 0; b < program_.buffers_size(); ++b)
     if (program_.buffers(b).kind() == plan::Buffer::MICRO_BATCH)
@@ -318,6 +319,8 @@ Status Executor::step(int64_t stepIndex, double *loss) {
     }
     return Status::success();
   };
+  int64_t count = program_.instructions_size();
+  int64_t updateBegin = microBatches_ > 1 ? program_.update_begin() : count;
   auto run = [&](int64_t begin, int64_t end, const StepTask *task) {
     // An empty range (a backward of a step that is all forward) costs a
     // device synchronization on CUDA for nothing.
@@ -327,17 +330,19 @@ Status Executor::step(int64_t stepIndex, double *loss) {
       if (Status status = tellMicroBatch(task->microBatch); !status.ok())
         return status;
     Status status = backend_->run(begin, end);
+    // The once-per-step instructions are of no task, run along the last
+    // one or not.
     if (tracing_)
-      for (const Backend::InstructionRun &ran : backend_->takeTimeline())
+      for (const Backend::InstructionRun &ran : backend_->takeTimeline()) {
+        bool ofTask = task && ran.instruction < updateBegin;
         traced_.push_back({ran.instruction, ran.start, ran.end,
-                           task ? task->microBatch : -1, task ? task->chunk : 0,
-                           task && task->backward});
+                           ofTask ? task->microBatch : -1,
+                           ofTask ? task->chunk : 0, ofTask && task->backward});
+      }
     return status.ok() ? status
                        : Status::failure("device " + std::to_string(device_) +
                                          " " + status.error);
   };
-  int64_t count = program_.instructions_size();
-  int64_t updateBegin = microBatches_ > 1 ? program_.update_begin() : count;
   // A micro-batch's kept buffers of a chunk, while other forwards run
   // between its forward and its backward.
   std::map<std::pair<int64_t, int64_t>, std::vector<Tensor>> saved;
@@ -372,12 +377,15 @@ Status Executor::step(int64_t stepIndex, double *loss) {
           return status;
       saved.erase(found);
     }
-    const auto &[begin, end] = ranges_.backward[task.chunk];
+    auto [begin, end] = ranges_.backward[task.chunk];
+    if (t + 1 == tasks_.size() && updateWithLastTask_)
+      end = count;
     if (Status status = run(begin, end, &task); !status.ok())
       return status;
   }
-  if (Status status = run(updateBegin, count, nullptr); !status.ok())
-    return status;
+  if (!updateWithLastTask_)
+    if (Status status = run(updateBegin, count, nullptr); !status.ok())
+      return status;
   if (Status status = communicator_->flushSends(); !status.ok())
     return Status::failure("device " + std::to_string(device_) + ": " +
                            status.error);

@@ -251,6 +251,16 @@ ChunkRanges chunkRanges(const plan::Program &program, int64_t updateBegin) {
   return ranges;
 }
 
+/// Whether the last task of `order` is a backward whose instructions end
+/// where the once-per-step ones begin, so that the two may run as one range.
+static bool runsUpdateAlong(const StepOrder &order) {
+  if (order.tasks.empty() || !order.tasks.back().backward)
+    return false;
+  const auto &[begin, end] =
+      order.ranges.backward[static_cast<size_t>(order.tasks.back().chunk)];
+  return end == order.updateBegin;
+}
+
 StepOrder stepOrder(const plan::Plan &planMessage, const plan::Program &program,
                     bool followSchedule) {
   StepOrder order;
@@ -270,6 +280,7 @@ StepOrder stepOrder(const plan::Plan &planMessage, const plan::Program &program,
     order.ranges.backward = {{forwardEnd, order.updateBegin}};
     for (int64_t k = 0; k < microBatches; ++k)
       order.tasks.insert(order.tasks.end(), {{false, k, 0}, {true, k, 0}});
+    order.updateWithLastTask = runsUpdateAlong(order);
     return order;
   }
   // checkPlan admitted the schedule and the stage's chunks.
@@ -281,6 +292,7 @@ StepOrder stepOrder(const plan::Plan &planMessage, const plan::Program &program,
   for (const schedule::PipelineTask &task :
        tasks[static_cast<size_t>(programStage(planMessage, program))])
     order.tasks.push_back({task.backward, task.microBatch, task.chunk});
+  order.updateWithLastTask = runsUpdateAlong(order);
   return order;
 }
 

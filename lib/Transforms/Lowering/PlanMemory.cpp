@@ -325,6 +325,43 @@ private:
   }
 };
 
+/// Keeps the input of a collective that writes another buffer (all-gather,
+/// reduce-scatter, all-to-all) alive until the first instruction that
+/// reads or writes its output: the collective runs on the communication
+/// stream, and a kernel reusing the input's bytes before then would wait
+/// for it (runtime::scheduleStreams orders instructions on shared arena
+/// bytes), so that the kernels between it and its reader could not run
+/// under it (a sharded parameter's gather ahead of its forward). That
+/// first instruction waits for the collective, so the bytes are free
+/// after it.
+void keepCollectiveInputs(Block &body,
+                          const DenseMap<Operation *, int64_t> &position,
+                          const DenseMap<Value, size_t> &intervalOf,
+                          std::vector<Interval> &intervals) {
+  auto keep = [&](Operation *collective, Value input, Value output) {
+    auto interval = intervalOf.find(input);
+    if (interval == intervalOf.end())
+      return;
+    int64_t at = position.lookup(collective), reader = -1;
+    for (Operation *user : output.getUsers()) {
+      int64_t place = position.lookup(user);
+      if (place > at && (reader < 0 || place < reader))
+        reader = place;
+    }
+    Interval &lives = intervals[interval->second];
+    if (reader >= 0 && lives.buffer.getKind() == plan::BufferKind::temporary)
+      lives.end = std::max(lives.end, reader);
+  };
+  for (Operation &op : body) {
+    if (auto gather = dyn_cast<plan::AllGatherOp>(op))
+      keep(&op, gather.getInput(), gather.getOutput());
+    else if (auto scatter = dyn_cast<plan::ReduceScatterOp>(op))
+      keep(&op, scatter.getInput(), scatter.getOutput());
+    else if (auto exchange = dyn_cast<plan::AllToAllOp>(op))
+      keep(&op, exchange.getInput(), exchange.getOutput());
+  }
+}
+
 /// Each buffer's rectangle: a temporary lives from its definition to its
 /// last use, every other kind across the step (to `count`, the number of
 /// positions).
@@ -370,6 +407,7 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
     int64_t count = 0;
     std::vector<Interval> intervals =
         bufferIntervals(body, position, intervalOf, count);
+    keepCollectiveInputs(body, position, intervalOf, intervals);
     if (reshapeViews)
       joinReshapeViews(body, position, intervalOf, intervals);
     // Largest first; ties in program order, for deterministic offsets.

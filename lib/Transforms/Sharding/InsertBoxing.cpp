@@ -12,6 +12,7 @@
 #include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Sbp/Resharding.h"
 #include "parplan/Transforms/Sharding/ClusterAnalysis.h"
 #include "parplan/Transforms/Sharding/ShardingCostModel.h"
 #include "parplan/Transforms/TrainingStep/TrainingStep.h"
@@ -142,8 +143,16 @@ void InsertBoxingPass::runOnOperation() {
           user->emitError() << "no boxing turns " << src << " into " << dst;
           return WalkResult::interrupt();
         }
-        if (backward ||
-            isa_and_nonnull<nn::AccumulateOp>(value.getDefiningOp()))
+        // A sum over micro-batches is boxed once per step. An all-reduce
+        // runs in place where the sum is complete, so that it may run
+        // under the rest of the last micro-batch's backward; another
+        // boxing writes a buffer of its own, which lives from the boxing
+        // on: it waits for its first reader.
+        bool accumulated =
+            isa_and_nonnull<nn::AccumulateOp>(value.getDefiningOp());
+        if (backward || (accumulated &&
+                         !allReducesOnly(sbp::toNdSbp(src),
+                                         sbp::toNdSbp(cast<ArrayAttr>(dst)))))
           builder.setInsertionPoint(user);
         else
           builder.setInsertionPointAfter(value.getDefiningOp());

@@ -19,6 +19,7 @@
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
+#include "parplan/Sbp/Resharding.h"
 #include "parplan/Schedule/Pipeline.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Transforms/Debug.h"
@@ -591,9 +592,35 @@ private:
     double busy = 0, bubble = 0;
   };
   std::vector<StageFigures> stageFigures;
+  /// Of computeTime + communicationTime, the seconds the executor's two
+  /// streams run at once in the step (stepTime leaves them out).
+  double overlapTime = 0;
   /// Fills stageFigures and sets stepTime to the pipeline's timeline when
   /// pipelined: the moves between stages priced by the planner.
   void predictPipeline(const std::vector<int64_t> &classChoice);
+  struct RangeSavings {
+    /// Seconds of boxings priced per reader that one boxing serves
+    /// (insert-boxing boxes a value once per layout).
+    double shared = 0;
+    /// Seconds the two streams run at once.
+    double overlap = 0;
+    RangeSavings operator-(const RangeSavings &other) const {
+      return {std::max(0.0, shared - other.shared),
+              std::max(0.0, overlap - other.overlap)};
+    }
+  };
+  /// The seconds of one run of the nodes `range` lists (ascending), as one
+  /// range of a program (the executor runs a task's instructions so), that its
+  /// kernels and its boxings overlap: the boxings on the communication
+  /// stream in the program's order (insert-boxing's places), each starting
+  /// when what it reads is written (and one writing a buffer of its own
+  /// when the kernels before it are done: plan-memory may give it their
+  /// bytes), a kernel when the boxings it reads are done
+  /// (runtime::scheduleStreams). What the range's seconds added up exceed
+  /// the time its two streams take.
+  RangeSavings overlapIn(const std::vector<int64_t> &range) const;
+  /// The seconds of use `u` under the chosen layouts, per step.
+  double useTime(size_t u) const;
 };
 
 LogicalResult
@@ -1669,14 +1696,82 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   std::vector<double> bytes = stageMemory(classes, classChoice);
   for (int64_t s = 0; s < count; ++s)
     stageFigures[s].memory = bytes[s];
-  if (count == 1)
-    return;
+  int64_t virtualCount = count * stages.chunks;
   auto runs = static_cast<double>(microBatches);
+  // What the executor's two streams overlap, range by range as it runs
+  // them (docs/cost-model.md#overlap): per virtual stage a micro-batch's
+  // forward and its backward, and per stage its last backward run along
+  // the once-per-step part (runtime::StepOrder::updateWithLastTask), the
+  // whole program without micro-batches.
+  std::vector<RangeSavings> forwardOverlap(virtualCount),
+      backwardOverlap(virtualCount), updateOverlap(count);
+  if (explicitStep) {
+    std::vector<std::vector<int64_t>> forwardNodes(virtualCount),
+        backwardNodes(virtualCount), stageNodes(count), lastRange(count);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Node &node = nodes[i];
+      if (node.isSink())
+        continue;
+      auto index = static_cast<int64_t>(i);
+      int64_t s = stageOf(node), v = virtualStageOf(node);
+      stageNodes[s].push_back(index);
+      if (runsOncePerStep(node))
+        lastRange[s].push_back(index);
+      else if (forwardOps.contains(node.op))
+        forwardNodes[v].push_back(index);
+      else {
+        backwardNodes[v].push_back(index);
+        // The last task is the first chunk's backward.
+        if (v == s)
+          lastRange[s].push_back(index);
+      }
+    }
+    for (int64_t s = 0; s < count; ++s) {
+      if (microBatches == 1) {
+        updateOverlap[s] = overlapIn(stageNodes[s]);
+        continue;
+      }
+      for (int64_t c = 0; c < stages.chunks; ++c) {
+        int64_t v = c * count + s;
+        forwardOverlap[v] = overlapIn(forwardNodes[v]);
+        backwardOverlap[v] = overlapIn(backwardNodes[v]);
+      }
+      updateOverlap[s] = overlapIn(lastRange[s]) - backwardOverlap[s];
+    }
+  }
+  // Shared boxings are communication the plan does not do; overlapped
+  // seconds are done at once with others.
+  overlapTime = 0;
+  for (int64_t v = 0; v < virtualCount; ++v) {
+    overlapTime +=
+        runs * (forwardOverlap[v].overlap + backwardOverlap[v].overlap);
+    communicationTime -=
+        runs * (forwardOverlap[v].shared + backwardOverlap[v].shared);
+  }
+  for (const RangeSavings &savings : updateOverlap) {
+    overlapTime += savings.overlap;
+    communicationTime -= savings.shared;
+  }
+  if (count == 1) {
+    stepTime = computeTime + communicationTime - overlapTime;
+    return;
+  }
   // Per virtual stage (a stage's chunk), a micro-batch's forward and
   // backward, and per boundary between virtual stages its sends: the
   // timeline's costs. The stages' figures add up their chunks.
-  int64_t virtualCount = count * stages.chunks;
   std::vector<double> forward(virtualCount, 0), backward(virtualCount, 0);
+  for (int64_t v = 0; v < virtualCount; ++v) {
+    double forwardSaved = forwardOverlap[v].shared + forwardOverlap[v].overlap,
+           backwardSaved =
+               backwardOverlap[v].shared + backwardOverlap[v].overlap;
+    forward[v] -= forwardSaved;
+    backward[v] -= backwardSaved;
+    stageFigures[v % count].forward -= forwardSaved;
+    stageFigures[v % count].backward -= backwardSaved;
+  }
+  for (int64_t s = 0; s < count; ++s)
+    stageFigures[s].update -=
+        updateOverlap[s].shared + updateOverlap[s].overlap;
   // Where a node's seconds go: the once-per-step part, or a micro-batch's
   // forward or backward (an implicit training step's backward is twice its
   // forward, as priceCandidates counts it).
@@ -1718,12 +1813,10 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   // Use by use: a class's uses may lie on several stages.
   for (size_t u = 0; u < uses.size(); ++u) {
     const Use &use = uses[u];
-    const ClassUse &classUse = classes.uses[classes.ofUse[u]];
     const Node &producer = nodes[use.producer];
     const Node &consumer = nodes[use.consumer];
-    size_t columns = consumer.candidates.size();
     int64_t a = choice[use.producer], b = choice[use.consumer];
-    double searched = (*classUse.costs)[a * columns + b];
+    double searched = useTime(u);
     int64_t from = virtualStageOf(producer), to = virtualStageOf(consumer);
     if (!crossesStages(use)) {
       addTime(consumer, searched);
@@ -1754,8 +1847,9 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     }
   }
   if (!pipelined()) {
-    // One stage after another, sends between them: every second adds up.
-    stepTime = computeTime + communicationTime;
+    // One stage after another, sends between them: every second adds up,
+    // but what each stage's streams overlap.
+    stepTime = computeTime + communicationTime - overlapTime;
     for (StageFigures &figures : stageFigures) {
       figures.busy =
           runs * (figures.forward + figures.backward) + figures.update;
@@ -1789,6 +1883,122 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     stageFigures[s].busy = timeline.busy[s];
     stageFigures[s].bubble = stepTime - stageFigures[s].busy;
   }
+}
+
+double ShardingSearch::useTime(size_t u) const {
+  const Use &use = uses[u];
+  size_t columns = nodes[use.consumer].candidates.size();
+  return (*classes.uses[classes.ofUse[u]]
+               .costs)[choice[use.producer] * columns + choice[use.consumer]];
+}
+
+ShardingSearch::RangeSavings
+ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
+  // A kernel (use -1) or a boxing (the use it serves), at its place in the
+  // program: a kernel at its op, a boxing right after its producer or
+  // just before its reader (insert-boxing's rule).
+  struct Item {
+    double place;
+    int64_t node;
+    int64_t use;
+    double seconds;
+    /// A boxing that writes a buffer of its own, not in place: plan-memory
+    /// gives the buffer bytes that the kernels before it in the program
+    /// may have used, so it starts when the compute stream gets there.
+    bool ownBuffer = false;
+  };
+  std::vector<Item> items;
+  double added = 0, shared = 0;
+  // With micro-batches, the once-per-step part comes after the backward in
+  // the program (lower-to-plan), whatever its ops' places in @main: the
+  // once-run ops' kernels, and the boxings of a sum over the micro-batches
+  // or of a once-run op's result.
+  double oncePart =
+      microBatches > 1 ? static_cast<double>(nodes.size()) + 1 : 0;
+  // Uses of one value in one layout share insert-boxing's boxing: its
+  // readers wait for the one boxing.
+  std::map<std::tuple<int64_t, unsigned, bool>,
+           SmallVector<std::pair<const NdSbp *, size_t>, 2>>
+      boxings;
+  std::vector<std::vector<int64_t>> readers;
+  for (int64_t i : range) {
+    const Node &node = nodes[i];
+    if (node.isSink())
+      continue;
+    double seconds = node.time[choice[i]] / runsPerStep(node);
+    added += seconds;
+    items.push_back(
+        {(runsOncePerStep(node) ? oncePart : 0) + static_cast<double>(i), i, -1,
+         seconds});
+    readers.resize(items.size());
+    for (int64_t u : usesOf[i]) {
+      const Use &use = uses[u];
+      if (use.consumer != i)
+        continue;
+      const Node &producer = nodes[use.producer];
+      const Node &consumer = nodes[use.consumer];
+      if (use.tie || crossesStages(use))
+        continue;
+      double seconds = useTime(u) / runsPerStep(consumer);
+      if (seconds <= 0)
+        continue;
+      added += seconds;
+      const NdSbp &from =
+          producer.candidates[choice[use.producer]].results[use.result];
+      const NdSbp &to =
+          consumer.candidates[choice[use.consumer]].operands[use.operand];
+      bool backwardRead = explicitStep && forwardOps.contains(producer.op) &&
+                          !forwardOps.contains(consumer.op);
+      bool beforeReader = backwardRead || (isa<nn::AccumulateOp>(producer.op) &&
+                                           !allReducesOnly(from, to));
+      auto &layouts = boxings[{use.producer, use.result, backwardRead}];
+      auto found = llvm::find_if(
+          layouts, [&](const auto &boxed) { return *boxed.first == to; });
+      readers.resize(items.size() + 1);
+      if (found != layouts.end()) {
+        readers[found->second].push_back(use.consumer);
+        shared += seconds;
+        continue;
+      }
+      layouts.push_back({&to, items.size()});
+      readers[items.size()].push_back(use.consumer);
+      bool once = isa<nn::AccumulateOp>(producer.op) ||
+                  afterMicroBatches.contains(producer.op);
+      items.push_back(
+          {(once ? oncePart : 0) +
+               (beforeReader ? static_cast<double>(use.consumer) - 0.5
+                             : static_cast<double>(use.producer) + 0.5),
+           use.producer, u, seconds, !allReducesOnly(from, to)});
+    }
+  }
+  readers.resize(items.size());
+  std::vector<size_t> order(items.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return items[a].place < items[b].place;
+  });
+  // When each kernel's node ends, and when each node's boxings are done.
+  std::unordered_map<int64_t, double> written, boxed;
+  double compute = 0, communication = 0;
+  for (size_t k : order) {
+    const Item &item = items[k];
+    if (item.use < 0) {
+      auto done = boxed.find(item.node);
+      compute = std::max(compute, done == boxed.end() ? 0 : done->second) +
+                item.seconds;
+      written[item.node] = compute;
+      continue;
+    }
+    auto ready = written.find(item.node);
+    communication =
+        std::max({communication, ready == written.end() ? 0 : ready->second,
+                  item.ownBuffer ? compute : 0}) +
+        item.seconds;
+    for (int64_t reader : readers[k])
+      boxed[reader] = std::max(boxed[reader], communication);
+  }
+  return {shared,
+          std::max(0.0, added - shared - std::max(compute, communication))};
 }
 
 double ShardingSearch::localCost(int64_t node, int64_t candidate) const {
@@ -1898,7 +2108,7 @@ void ShardingSearch::annotate(
           context, model.getCluster().name, requested, options.strategy,
           builder.getBoolAttr(static_cast<bool>(options.training) ||
                               explicitStep),
-          stepTime, computeTime, communicationTime,
+          stepTime, computeTime, communicationTime, overlapTime,
           static_cast<int64_t>(memory),
           static_cast<int64_t>(model.getDeviceMemoryBytes()), baselineTimes,
           builder.getArrayAttr(stageEntries),

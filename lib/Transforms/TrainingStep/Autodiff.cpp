@@ -697,14 +697,22 @@ LogicalResult NNAutodiffPass::addUpdates(func::FuncOp function,
     Value grad = backward.gradientOf(param.getResult());
     if (!grad)
       continue;
-    // A gradient brought back to fp32 from the low precision is cast just
-    // before its update rather than where the backward pass reaches the
-    // parameter's cast (the top of the forward pass, so the end of the
-    // backward pass): otherwise every fp32 gradient lives at once, beside
-    // the low-precision ones, until the updates.
-    if (auto cast = grad.getDefiningOp<CastOp>();
-        cast && cast->use_empty() && optimizer != "none" && microBatches == 1)
-      cast->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+    // A gradient brought back to fp32 from the low precision is cast
+    // elsewhere than where the backward pass reaches the parameter's cast
+    // (the top of the forward pass, so the end of the backward pass):
+    // there every fp32 gradient would live at once, beside the
+    // low-precision ones. Without micro-batches, just before its update;
+    // with them, where the low-precision gradient is complete, so that its
+    // sum is added to there and it dies at once, and the sum's reduction
+    // may start under the rest of the last micro-batch's backward
+    // (docs/cost-model.md#overlap).
+    if (auto cast = grad.getDefiningOp<CastOp>(); cast && cast->use_empty()) {
+      Operation *complete = cast.getInput().getDefiningOp();
+      if (microBatches > 1 && complete)
+        cast->moveAfter(complete);
+      else if (optimizer != "none" && microBatches == 1)
+        cast->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+    }
     grad = accumulated(b, grad, param.getLoc());
     b.setLoc(param.getLoc());
     if (failed(addUpdate(function, state, b, param, grad)))

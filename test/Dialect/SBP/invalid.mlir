@@ -338,18 +338,24 @@ module attributes {sbp.plan = {step_time = 1.0 : f64}} {
 // -----
 
 // expected-error @+1 {{baseline 'megatron' must be a float (its predicted seconds)}}
-module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto", start = "auto", training = false, step_time = 1.0, compute_time = 1.0, communication_time = 0.0, memory_bytes = 1, device_memory_bytes = 2, baselines = {megatron = "fast"}, stages = [], schedule = "sequential", search_nodes = 1>} {
+module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto", start = "auto", training = false, step_time = 1.0, compute_time = 1.0, communication_time = 0.0, overlap_time = 0.0, memory_bytes = 1, device_memory_bytes = 2, baselines = {megatron = "fast"}, stages = [], schedule = "sequential", search_nodes = 1>} {
+}
+
+// -----
+
+// expected-error @+1 {{overlap_time must be at least 0 seconds, not -1.000000e-03}}
+module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto", start = "auto", training = false, step_time = 1.0, compute_time = 1.0, communication_time = 0.0, overlap_time = -0.001, memory_bytes = 1, device_memory_bytes = 2, baselines = {}, stages = [], schedule = "sequential", search_nodes = 1>} {
 }
 
 // -----
 
 // expected-error @+1 {{stages must be #sbp.stage_figures, not 3 : i64}}
-module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto", start = "auto", training = false, step_time = 1.0, compute_time = 1.0, communication_time = 0.0, memory_bytes = 1, device_memory_bytes = 2, baselines = {}, stages = [3], schedule = "sequential", search_nodes = 1>} {
+module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto", start = "auto", training = false, step_time = 1.0, compute_time = 1.0, communication_time = 0.0, overlap_time = 0.0, memory_bytes = 1, device_memory_bytes = 2, baselines = {}, stages = [3], schedule = "sequential", search_nodes = 1>} {
 }
 
 // -----
 
 // expected-error @+2 {{expected floating point literal}}
 // expected-error @+1 {{failed to parse SBP_LayoutPlanAttr parameter 'step_time'}}
-module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto", start = "auto", training = false, step_time = "1 s", compute_time = 1.0, communication_time = 0.0, memory_bytes = 1, device_memory_bytes = 2, baselines = {}, stages = [], schedule = "sequential", search_nodes = 1>} {
+module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto", start = "auto", training = false, step_time = "1 s", compute_time = 1.0, communication_time = 0.0, overlap_time = 0.0, memory_bytes = 1, device_memory_bytes = 2, baselines = {}, stages = [], schedule = "sequential", search_nodes = 1>} {
 }

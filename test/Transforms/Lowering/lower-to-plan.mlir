@@ -609,7 +609,7 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates 
 // CHECK-NEXT: plan.buffer kind = constant
 // CHECK-NEXT: plan.buffer
 // CHECK-NEXT: plan.kernel "mul" ins({{.*}}) outs({{.*}} : memref<f32>){{$}}
-module attributes {sbp.plan = #sbp.layout_plan<cluster = "dgx-h100", strategy = "auto", start = "auto", training = true, step_time = 3.0, compute_time = 1.0, communication_time = 2.0, memory_bytes = 0, device_memory_bytes = 80000000000, baselines = {}, stages = [], schedule = "sequential", search_nodes = 1>} {
+module attributes {sbp.plan = #sbp.layout_plan<cluster = "dgx-h100", strategy = "auto", start = "auto", training = true, step_time = 3.0, compute_time = 1.0, communication_time = 2.0, overlap_time = 0.0, memory_bytes = 0, device_memory_bytes = 80000000000, baselines = {}, stages = [], schedule = "sequential", search_nodes = 1>} {
   sbp.mesh @mesh(shape = 2)
   func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<16x4xf32> {nn.updates = "w"}) {
     %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<8x16xf32>

@@ -161,3 +161,34 @@ plan.program @not_views devices = [0] {
   plan.kernel "reduce_sum" ins(%b, %c, %d, %a : memref<16xf32>, memref<16xf32>, memref<4x4xf32>, memref<4x4xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
   plan.loss %l : memref<f32>
 }
+
+// -----
+
+// A gather's input lives until the gather's output is first read: the
+// gather runs on the communication stream, and a kernel given the input's
+// bytes before then would wait for it, where the kernels between the
+// gather and its reader (writing %c and %d) can run under it.
+// CHECK-LABEL: plan.program @gather_ahead
+// CHECK: %[[X:.*]] = plan.buffer {offset = [[XOFF:[0-9]+]] : i64} : memref<16xf32>
+// CHECK: plan.all_gather %[[X]]
+// CHECK-NOT: offset = [[XOFF]] :
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<32xf32>)
+plan.group @g2 devices = [0, 1]
+plan.program @gather_ahead devices = [0] {
+  %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 16>, splits = array<i64: -1>} : memref<16xf32>
+  %x = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%w : memref<16xf32>) outs(%x : memref<16xf32>)
+  %y = plan.buffer : memref<32xf32>
+  plan.all_gather %x into %y on @g2 axis = 0 : memref<16xf32> -> memref<32xf32>
+  %c = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%w : memref<16xf32>) outs(%c : memref<16xf32>)
+  %d = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%c : memref<16xf32>) outs(%d : memref<16xf32>)
+  %s = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%y : memref<32xf32>) outs(%s : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  %e = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%d : memref<16xf32>) outs(%e : memref<16xf32>)
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%e : memref<16xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  plan.loss %l : memref<f32>
+}

@@ -96,3 +96,31 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<8x8xf32>, tensor<8x
   return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b], [#sbp.b], [#sbp.b]] -> []>} %loss, %n, %d, %s : tensor<f32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
 }
 }
+
+// -----
+
+// Sums over micro-batches are boxed once per step. An all-reduce of a sum
+// (in place on its accumulator) comes right after the sum, so that it may
+// run under the rest of the last micro-batch's backward; another boxing
+// (a reduce-scatter, into a buffer of its own) waits for its first reader.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[S1:.*]] = nn.accumulate
+// CHECK-NEXT: %[[R1:.*]] = sbp.boxing %[[S1]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
+// CHECK-NEXT: %[[S2:.*]] = nn.accumulate
+// CHECK-NEXT: nn.add
+// CHECK-NEXT: nn.sgd_update %{{.*}}, %[[R1]]
+// CHECK-NEXT: %[[R2:.*]] = sbp.boxing %[[S2]] on @mesh [#sbp.p<sum>] -> [#sbp.s<0>]
+// CHECK-NEXT: nn.sgd_update %{{.*}}, %[[R2]]
+sbp.mesh @mesh(shape = 4)
+func.func @main() -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %w1 = nn.param "w1" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  %w2 = nn.param "w2" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  %g1 = nn.input "g1" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.p<sum>]]>} : tensor<8x8xf32>
+  %g2 = nn.input "g2" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.p<sum>]]>} : tensor<8x8xf32>
+  %s1 = nn.accumulate %g1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.p<sum>]] -> [[#sbp.p<sum>]]>} : tensor<8x8xf32>
+  %s2 = nn.accumulate %g2 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.p<sum>]] -> [[#sbp.p<sum>]]>} : tensor<8x8xf32>
+  %r = nn.add %g1, %g2 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.p<sum>], [#sbp.p<sum>]] -> [[#sbp.p<sum>]]>} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %n1 = nn.sgd_update %w1, %s1 lr = 0.1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  %n2 = nn.sgd_update %w2, %s2 lr = 0.1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.p<sum>], [#sbp.b], [#sbp.s<0>]] -> []>} %r, %n1, %n2 : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}

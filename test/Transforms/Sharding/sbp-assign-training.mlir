@@ -18,23 +18,30 @@
 // DP: return
 //
 // On 2x4 (with a batch large enough that splitting it beats splitting
-// the weights 8 ways) the first mesh axis takes the batch and the optimizer state is
-// split over it (ZeRO): gradients are reduce-scattered, not all-reduced,
-// and the updated fc2 weight is gathered back to the layout it started in.
-// MIXED: sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>, #sbp.s<0>] -> [#sbp.s<1>, #sbp.s<0>] {time
-// MIXED: sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>, #sbp.s<1>] -> [#sbp.s<0>, #sbp.s<1>] {time
-// MIXED: %[[W2:.*]], %{{.*}}, %{{.*}} = nn.adam_update {{.*}}-> {{\[}}[#sbp.s<1>, #sbp.s<0>], [#sbp.s<1>, #sbp.s<0>], [#sbp.s<1>, #sbp.s<0>]]>
-// MIXED: sbp.boxing %[[W2]] on @mesh [#sbp.s<1>, #sbp.s<0>] -> [#sbp.b, #sbp.s<0>] {time
-// MIXED-NOT: [#sbp.p<sum>, {{.*}}] -> [#sbp.b,
+// the weights 8 ways) the first mesh axis takes the batch and the second
+// splits the weights: each gradient is all-reduced over the first axis in
+// place, right after the backward op that completes it, where the rest of
+// the backward runs under it. The prediction leaves out what the two
+// streams overlap (overlap_time), which puts these layouts ahead of
+// ZeRO's (the state split over the first axis, the gradients
+// reduce-scattered and the weights gathered back after the update: more
+// bytes, and a gather no kernel runs under).
+// MIXED: sbp.plan = #sbp.layout_plan<{{.*}} overlap_time = {{[1-9][0-9.]*}}E-{{[0-9]+}},
+// MIXED: sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>, #sbp.s<0>] -> [#sbp.b, #sbp.s<0>] {time
+// MIXED: sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>, #sbp.s<1>] -> [#sbp.b, #sbp.s<1>] {time
+// MIXED: nn.adam_update {{.*}}-> {{\[}}[#sbp.b, #sbp.s<1>], [#sbp.b, #sbp.s<1>], [#sbp.b, #sbp.s<1>]]>
+// MIXED: nn.adam_update {{.*}}-> {{\[}}[#sbp.b, #sbp.s<0>], [#sbp.b, #sbp.s<0>], [#sbp.b, #sbp.s<0>]]>
+// MIXED-NOT: sbp.boxing
 //
 // With 4 micro-batches, each device sums its partial gradients over them
-// and the all-reduce runs once, after the last, on the sums: each just
-// before its update, so that one reduced gradient is whole at a time.
+// and the all-reduce runs once, after the last, on the sums: each right
+// where its sum is complete (in place, so that it may run under the rest
+// of the last backward), in the order the backward completes them.
 // MICRO: %[[S2:.*]] = nn.accumulate %{{.*}} {sbp.sharding = #sbp.sharding<@mesh, {{\[}}[#sbp.p<sum>]] -> {{\[}}[#sbp.p<sum>]]>} : tensor<1024x16xf32>
-// MICRO: %[[S1:.*]] = nn.accumulate %{{.*}} {sbp.sharding = #sbp.sharding<@mesh, {{\[}}[#sbp.p<sum>]] -> {{\[}}[#sbp.p<sum>]]>} : tensor<1024x1024xf32>
-// MICRO: %[[R1:.*]] = sbp.boxing %[[S1]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
-// MICRO-NEXT: nn.adam_update %{{.*}}, %[[R1]],
 // MICRO-NEXT: %[[R2:.*]] = sbp.boxing %[[S2]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
+// MICRO: %[[S1:.*]] = nn.accumulate %{{.*}} {sbp.sharding = #sbp.sharding<@mesh, {{\[}}[#sbp.p<sum>]] -> {{\[}}[#sbp.p<sum>]]>} : tensor<1024x1024xf32>
+// MICRO-NEXT: %[[R1:.*]] = sbp.boxing %[[S1]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
+// MICRO: nn.adam_update %{{.*}}, %[[R1]],
 // MICRO-NEXT: nn.adam_update %{{.*}}, %[[R2]],
 func.func @main() -> tensor<16384x16xf32> {
   %x = nn.input "x" : tensor<16384x1024xf32>

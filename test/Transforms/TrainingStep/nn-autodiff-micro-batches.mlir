@@ -40,12 +40,16 @@
 // GRADS: %[[G1:.*]] = nn.accumulate %{{.*}} : tensor<16x32xf32>
 // GRADS: return %{{.*}}, %[[G1]], %[[G2]] : tensor<f32>, tensor<16x32xf32>, tensor<32x10xf32>
 
-// Under bf16, a gradient comes back to f32 through its parameter's cast
-// and is summed in f32 right after it.
-// BF16: nn.relu_grad
-// BF16: %[[G2:.*]] = nn.cast %{{.*}} : tensor<32x10xbf16> -> tensor<32x10xf32>
+// Under bf16, a gradient comes back to f32 through its parameter's cast,
+// moved to where the bf16 gradient is complete (not the end of the
+// backward, where its parameter's cast is), and is summed in f32 right
+// after it.
+// BF16: %[[D2:.*]] = nn.matmul %{{.*}}, %{{.*}} {transpose_lhs} : tensor<8x32xbf16>, tensor<8x10xbf16> -> tensor<32x10xbf16>
+// BF16-NEXT: %[[G2:.*]] = nn.cast %[[D2]] : tensor<32x10xbf16> -> tensor<32x10xf32>
 // BF16-NEXT: nn.accumulate %[[G2]] : tensor<32x10xf32>
-// BF16-NEXT: %[[G1:.*]] = nn.cast %{{.*}} : tensor<16x32xbf16> -> tensor<16x32xf32>
+// BF16-NEXT: nn.relu_grad
+// BF16-NEXT: %[[D1:.*]] = nn.matmul %{{.*}}, %{{.*}} {transpose_lhs} : tensor<8x16xbf16>, tensor<8x32xbf16> -> tensor<16x32xbf16>
+// BF16-NEXT: %[[G1:.*]] = nn.cast %[[D1]] : tensor<16x32xbf16> -> tensor<16x32xf32>
 // BF16-NEXT: nn.accumulate %[[G1]] : tensor<16x32xf32>
 
 // One micro-batch: no sum, no marker.
