@@ -206,6 +206,25 @@ Cluster a100FourNodes() {
   return cluster;
 }
 
+// One NVIDIA DGX A100 (640 GB): 8 A100 SXM4 80 GB, NVLink 3 through six
+// NVSwitch chips, eight ConnectX-6 HDR InfiniBand 200 Gb/s NICs (one per
+// GPU): the node of the published Megatron-LM and MT-NLG runs (Selene).
+// Sources: NVIDIA A100 Tensor Core GPU datasheet; NVIDIA DGX A100
+// datasheet.
+Cluster dgxA100() {
+  Cluster cluster;
+  cluster.name = "dgx-a100";
+  cluster.description = "one DGX A100: 8 A100 SXM4 80GB, NVLink 3 / NVSwitch";
+  cluster.source = "NVIDIA A100 Tensor Core GPU datasheet; NVIDIA DGX A100 "
+                   "datasheet (NVLink 600 GB/s, 8x ConnectX-6 HDR 200 Gb/s)";
+  cluster.deviceTypes = {a100Sxm(true)};
+  cluster.nodes = uniformNodes("dgx", 1, "A100-SXM4-80GB", 8);
+  cluster.intraNode = nvlink3;
+  // Not crossed by a one-node cluster; what a second DGX A100 would get.
+  cluster.interNode = infiniband(200);
+  return cluster;
+}
+
 // Alpa's testbed: 8 AWS p3.16xlarge, each with 8 V100 16 GB joined by NVLink,
 // and a 25 Gbps network between nodes (Zheng et al., "Alpa: Automating
 // Inter- and Intra-Operator Parallelism for Distributed Deep Learning",
@@ -495,6 +514,7 @@ struct PresetEntry {
 const PresetEntry presets[] = {
     {"dgx-h100", dgxH100},
     {"a100-4node", a100FourNodes},
+    {"dgx-a100", dgxA100},
     {"alpa-p3-8node", alpaP3},
     {"one-gpu-per-node", oneGpuPerNode},
     {"aws-p3-5node", awsP3FiveNodes},

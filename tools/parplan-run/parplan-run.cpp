@@ -184,6 +184,7 @@ struct RunOptions {
   bool printWeights = false;
   std::string backendName = "auto";
   std::string hostKernels = "reference";
+  int streams = 1;
   bool tf32 = false;
   bool noGraphs = false;
   bool profile = false;
@@ -224,6 +225,13 @@ void addOptions(CLI::App &app, RunOptions &options) {
                  "backend's own kernels compiled for the CPU (device), to "
                  "check those without a GPU")
       ->check(CLI::IsMember({"reference", "device"}));
+  app.add_option("--streams", options.streams,
+                 "cpu: 2 runs the collectives and messages on a thread of "
+                 "their own beside the kernels, as a GPU's two streams do (a "
+                 "gradient's all-reduce under the rest of the backward; "
+                 "--trace shows it), 1 every instruction in turn (the CUDA "
+                 "backend always runs two)")
+      ->check(CLI::IsMember({1, 2}));
   app.add_flag("--tf32", options.tf32,
                "cuda: let float32 matmuls use TF32 tensor cores (faster; "
                "about 1e-3 relative instead of float32's 1e-6)");
@@ -326,8 +334,12 @@ std::optional<bool> chooseCuda(const RunOptions &options,
 void prepareExecutor(Executor &executor, Transport &communicator,
                      const RunOptions &options, const CudaOptions &cudaOptions,
                      bool useCuda, const plan::Plan &planMessage, int rank) {
-  if (!useCuda && options.hostKernels == "device")
-    executor.setBackend(createCpuBackend(communicator, HostKernels::Device));
+  if (!useCuda)
+    executor.setBackend(createCpuBackend(communicator,
+                                         options.hostKernels == "device"
+                                             ? HostKernels::Device
+                                             : HostKernels::Reference,
+                                         options.streams));
   if (useCuda) {
     Status status;
     std::unique_ptr<Backend> backend =
@@ -457,7 +469,7 @@ bool runSteps(Executor &executor, const RunOptions &options,
   return true;
 }
 
-int run(int argc, char **argv, int rank, int worldSize) {
+int run(int argc, char **argv, int rank, int worldSize, int threadLevel) {
   CLI::App app("Runs a parplan plan file: one MPI rank per device.",
                "parplan-run");
   RunOptions options;
@@ -485,6 +497,17 @@ int run(int argc, char **argv, int rank, int worldSize) {
   std::optional<bool> useCuda =
       chooseCuda(options, planMessage, rank, cudaOptions, unavailable);
   if (!useCuda)
+    return 1;
+  if (options.streams == 2 && !*useCuda &&
+      !agreeOnFailure(rank, threadLevel >= MPI_THREAD_SERIALIZED
+                                ? std::string()
+                                : "--streams 2: this MPI library does not "
+                                  "let a second thread call it "
+                                  "(MPI_THREAD_SERIALIZED)"))
+    return 1;
+  if (*useCuda && app.count("--streams") && options.streams == 1 &&
+      !agreeOnFailure(rank, "--streams 1: the cuda backend runs kernels and "
+                            "communication on two streams"))
     return 1;
   bool checkFailed = false;
   {
@@ -803,11 +826,15 @@ std::string checkWeightsFile(const std::string &path, const plan::Plan &plan) {
 } // namespace
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  // --streams 2 calls MPI from the CPU backend's communication thread
+  // while a range runs, and from the main thread between ranges: one at a
+  // time.
+  int threads = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &threads);
   int rank = 0, worldSize = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
-  int code = run(argc, argv, rank, worldSize);
+  int code = run(argc, argv, rank, worldSize, threads);
   MPI_Finalize();
   return code;
 }

@@ -150,10 +150,15 @@ public:
 enum class HostKernels { Reference, Device };
 
 /// The CPU backend: buffers in host memory, `kernels`, and `communicator`
-/// (which must outlive it) for collectives and messages.
+/// (which must outlive it) for collectives and messages. With `streams` 2,
+/// collectives and messages run on a thread of their own beside the
+/// kernels, each instruction waiting only for what runtime::scheduleStreams
+/// says it waits for, as a GPU's two streams run them (the communicator is
+/// then called from that thread alone while a range runs); with 1, every
+/// instruction in turn.
 std::unique_ptr<Backend>
 createCpuBackend(Communicator &communicator,
-                 HostKernels kernels = HostKernels::Reference);
+                 HostKernels kernels = HostKernels::Reference, int streams = 1);
 
 /// "nn.matmul", "collective over 'axis0_0'", "send", "recv": how errors
 /// name an instruction.

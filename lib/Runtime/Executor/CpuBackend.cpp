@@ -15,9 +15,12 @@
 #include "Device/KernelPreparation.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 
 namespace parplan::runtime {
 
@@ -148,8 +151,9 @@ namespace {
 
 class CpuBackend : public Backend {
 public:
-  CpuBackend(Communicator &communicator, HostKernels kernels)
-      : communicator_(communicator), kernels_(kernels) {}
+  CpuBackend(Communicator &communicator, HostKernels kernels, int streams)
+      : communicator_(communicator), kernels_(kernels),
+        twoStreams_(streams == 2) {}
 
   std::string describe() const override {
     if (kernels_ == HostKernels::Reference)
@@ -184,6 +188,8 @@ public:
                 program.buffers(0).arena_offset() >= 0;
     arena_.assign(useArena_ ? static_cast<size_t>(program.arena_bytes()) : 0,
                   std::byte{0});
+    if (twoStreams_)
+      schedule_ = scheduleStreams(program);
     return kernels_ == HostKernels::Device ? prepareDeviceKernels()
                                            : Status::success();
   }
@@ -207,34 +213,11 @@ public:
   }
 
   Status run(int64_t begin, int64_t end) override {
-    for (int64_t i = begin; i < end; ++i) {
-      const plan::Instruction &instruction = program_->instructions(i);
-      auto start = std::chrono::steady_clock::now();
-      std::vector<int64_t> reads, writes;
-      if (useArena_) {
-        instructionBuffers(instruction, reads, writes);
-        for (int64_t b : reads)
-          fromArena(b);
-      }
-      Status status = runInstruction(i, instruction);
-      for (int64_t b : writes)
-        toArena(b);
-      if (timeline_)
-        runs_.push_back({i,
-                         std::chrono::duration<double>(start - origin_).count(),
-                         std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - origin_)
-                             .count()});
-      if (profiling_)
-        addToProfile(profile_, *program_, instruction,
-                     std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count());
-      if (!status.ok())
-        return Status::failure("instruction " + std::to_string(i) + " (" +
-                               describeInstruction(instruction) +
-                               "): " + status.error);
-    }
+    if (twoStreams_)
+      return runOnTwoStreams(begin, end);
+    for (int64_t i = begin; i < end; ++i)
+      if (Status status = runTimed(i); !status.ok())
+        return status;
     return Status::success();
   }
 
@@ -275,6 +258,83 @@ public:
   }
 
 private:
+  /// Runs instruction `i`, with its arena copies, its timeline record and
+  /// its profile.
+  Status runTimed(int64_t i) {
+    const plan::Instruction &instruction = program_->instructions(i);
+    auto start = std::chrono::steady_clock::now();
+    std::vector<int64_t> reads, writes;
+    if (useArena_) {
+      instructionBuffers(instruction, reads, writes);
+      for (int64_t b : reads)
+        fromArena(b);
+    }
+    Status status = runInstruction(i, instruction);
+    for (int64_t b : writes)
+      toArena(b);
+    if (timeline_ || profiling_) {
+      auto finish = std::chrono::steady_clock::now();
+      std::lock_guard<std::mutex> lock(recording_);
+      if (timeline_)
+        runs_.push_back(
+            {i, std::chrono::duration<double>(start - origin_).count(),
+             std::chrono::duration<double>(finish - origin_).count()});
+      if (profiling_)
+        addToProfile(profile_, *program_, instruction,
+                     std::chrono::duration<double>(finish - start).count());
+    }
+    if (!status.ok())
+      return Status::failure("instruction " + std::to_string(i) + " (" +
+                             describeInstruction(instruction) +
+                             "): " + status.error);
+    return Status::success();
+  }
+
+  /// [begin, end) with the collectives and messages on a thread of their
+  /// own: each stream runs its instructions in order, an instruction
+  /// waiting for the one of the other stream scheduleStreams names (one
+  /// before `begin` has ended: the previous range returned after both).
+  /// Returns when both are done; the first failure, once both have
+  /// stopped.
+  Status runOnTwoStreams(int64_t begin, int64_t end) {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<bool> ended(static_cast<size_t>(end - begin), false);
+    bool stopped = false;
+    Status failure = Status::success();
+    auto runStream = [&](Stream stream) {
+      for (int64_t i = begin; i < end; ++i) {
+        if (schedule_.stream[i] != stream)
+          continue;
+        int64_t awaited = schedule_.waitFor[i];
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          changed.wait(lock, [&] {
+            return stopped || awaited < begin ||
+                   ended[static_cast<size_t>(awaited - begin)];
+          });
+          if (stopped)
+            return;
+        }
+        Status status = runTimed(i);
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!status.ok()) {
+          if (failure.ok())
+            failure = status;
+          stopped = true;
+        }
+        ended[static_cast<size_t>(i - begin)] = true;
+        changed.notify_all();
+        if (stopped)
+          return;
+      }
+    };
+    std::thread communication(runStream, Stream::Communication);
+    runStream(Stream::Compute);
+    communication.join();
+    return failure;
+  }
+
   /// With the arena, it holds every buffer's value (so that buffers that
   /// share bytes clobber each other as on the GPU), and the host tensors
   /// are copies made around each instruction.
@@ -412,13 +472,18 @@ private:
   bool timeline_ = false;
   std::chrono::steady_clock::time_point origin_;
   std::vector<InstructionRun> runs_;
+  /// With two streams: the schedule, and the lock on the timeline and the
+  /// profile, which both streams add to.
+  bool twoStreams_ = false;
+  StreamSchedule schedule_;
+  std::mutex recording_;
 };
 
 } // namespace
 
 std::unique_ptr<Backend> createCpuBackend(Communicator &communicator,
-                                          HostKernels kernels) {
-  return std::make_unique<CpuBackend>(communicator, kernels);
+                                          HostKernels kernels, int streams) {
+  return std::make_unique<CpuBackend>(communicator, kernels, streams);
 }
 
 } // namespace parplan::runtime

@@ -54,6 +54,10 @@ bool isFloatTensor(Value value) {
 
 enum class Recompute { None, Selective, Full };
 
+/// The name of a recompute group of an op on parameters alone, which is no
+/// layer.
+constexpr const char *kParameterCopies = "\n parameter copies";
+
 /// Builds the backward program of one function, op by op in reverse.
 
 //===----------------------------------------------------------------------===//
@@ -204,6 +208,11 @@ private:
   std::vector<std::pair<std::string, SmallVector<Operation *>>>
   recomputeGroups(ArrayRef<Operation *> forward, const DenseSet<Value> &active,
                   Recompute policy);
+  /// Appends to `groups` the ops of `forward` on parameters alone, each a
+  /// group named kParameterCopies.
+  void addParameterCopies(
+      ArrayRef<Operation *> forward, const DenseSet<Value> &active,
+      std::vector<std::pair<std::string, SmallVector<Operation *>>> &groups);
 };
 
 /// The layers of @main: a layer is the ops reading parameters of one
@@ -414,6 +423,7 @@ NNAutodiffPass::recomputeGroups(ArrayRef<Operation *> forward,
             layerOf.lookup(softmax).str(),
             SmallVector<Operation *>(chain.rbegin(), chain.rend()));
     }
+    addParameterCopies(forward, active, groups);
     return groups;
   }
   // Full: every layer, or the first `recompute-layers` of each class. Ops
@@ -425,7 +435,43 @@ NNAutodiffPass::recomputeGroups(ArrayRef<Operation *> forward,
     if (recomputeLayers < 0 ||
         perClass[layerClass(layer.first)]++ < recomputeLayers)
       groups.push_back(std::move(layer));
+  addParameterCopies(forward, active, groups);
   return groups;
+}
+
+void NNAutodiffPass::addParameterCopies(
+    ArrayRef<Operation *> forward, const DenseSet<Value> &active,
+    std::vector<std::pair<std::string, SmallVector<Operation *>>> &groups) {
+  // Values of parameters alone (a weight's low-precision copy, a
+  // transposed weight) are the same in every micro-batch: the backward
+  // computes them again rather than reading the forward's, which a
+  // pipeline schedule would keep aside once per micro-batch in flight
+  // (the whole stage's weights again for each). Each op is a group of its
+  // own; a chain of them is recomputed from the parameters.
+  DenseSet<Value> ofParameters;
+  for (Operation *op : forward) {
+    if (isa<ParamOp>(op)) {
+      ofParameters.insert(op->getResult(0));
+      continue;
+    }
+    if (isa<InputOp, ConstantOp>(op) || op->getNumOperands() == 0)
+      continue;
+    bool readsParameter = false, parametersOnly = true;
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (ofParameters.contains(operand))
+        readsParameter = true;
+      else if (!def || !isa<ConstantOp>(def))
+        parametersOnly = false;
+    }
+    if (!readsParameter || !parametersOnly)
+      continue;
+    for (Value result : op->getResults())
+      ofParameters.insert(result);
+    if (llvm::any_of(op->getResults(),
+                     [&](Value result) { return active.contains(result); }))
+      groups.emplace_back(kParameterCopies, SmallVector<Operation *>{op});
+  }
 }
 
 LogicalResult NNAutodiffPass::checkOptions(func::FuncOp function,
@@ -604,14 +650,16 @@ LogicalResult NNAutodiffPass::differentiateStep(StepState &state,
   // (nn.training's recomputed_layers): once each, in forward order (""
   // for attention outside every layer).
   std::vector<SmallVector<Operation *>> groups;
+  std::vector<bool> fromParameters;
   llvm::StringSet<> seenLayers;
   for (auto &[layer, ops] :
        recomputeGroups(state.forward, state.active, state.policy)) {
-    if (seenLayers.insert(layer).second)
+    fromParameters.push_back(layer == kParameterCopies);
+    if (!fromParameters.back() && seenLayers.insert(layer).second)
       state.recomputedLayers.push_back(StringAttr::get(&getContext(), layer));
     groups.push_back(std::move(ops));
   }
-  backward.setRecomputeGroups(std::move(groups));
+  backward.setRecomputeGroups(std::move(groups), std::move(fromParameters));
   ImplicitLocOpBuilder &b = backward.b;
   b.setInsertionPoint(state.returnOp);
   auto lossType = tensorType(state.loss);

@@ -13,8 +13,11 @@ using nn::tensorType;
 #include "parplan/Transforms/TrainingStep/GradientInterface.cpp.inc"
 
 void Differentiator::setRecomputeGroups(
-    std::vector<SmallVector<Operation *>> groups) {
+    std::vector<SmallVector<Operation *>> groups,
+    std::vector<bool> ofParameters) {
   recomputeGroups = std::move(groups);
+  fromParameters = std::move(ofParameters);
+  fromParameters.resize(recomputeGroups.size(), false);
   for (auto [index, group] : llvm::enumerate(recomputeGroups))
     for (Operation *op : group)
       groupOf[op] = index;
@@ -59,7 +62,15 @@ Value Differentiator::primal(Value value) {
     return value;
   if (cloned.insert(group->second).second)
     for (Operation *op : recomputeGroups[group->second]) {
-      // Operands from outside the group are the saved originals.
+      // Operands of another group of values of parameters alone are
+      // recomputed too (a chain of them, a group per op: a weight's copy
+      // and its transpose); others from outside the group are the saved
+      // originals (a recomputed layer's input).
+      for (Value operand : op->getOperands())
+        if (auto source = groupOf.find(operand.getDefiningOp());
+            source != groupOf.end() && source->second != group->second &&
+            fromParameters[source->second] && !recomputed.contains(operand))
+          recomputed.map(operand, primal(operand));
       Operation *clone = b.clone(*op, recomputed);
       clone->setLoc(op->getLoc());
       clone->setAttr(parplan::kRecomputedAttrName, b.getUnitAttr());

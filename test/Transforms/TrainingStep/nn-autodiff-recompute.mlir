@@ -3,6 +3,7 @@
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="recompute=full recompute-layers=1 frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=FIRST
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="recompute=full recompute-layers=0 frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=NO-LAYER
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="mixed-precision=bf16 frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=BF16
+// RUN: parplan-opt %s -split-input-file -nn-autodiff="recompute=full mixed-precision=bf16 frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=COPIES
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="mixed-precision=fp16 loss-scale=512 frozen=mask" | FileCheck %s --check-prefix=FP16
 
 // One attention layer ("h.0") between an embedding and a head outside any
@@ -10,7 +11,8 @@
 //
 // Full recomputation clones the layer's forward ops (its two projections,
 // the scores, the softmax and the value product) into the backward program
-// once, reading the saved layer input; the head is not recomputed.
+// once, reading the saved layer input; the head is not recomputed (but
+// for its transposed embedding, a value of parameters alone: COPIES).
 // FULL: %[[X:.*]] = nn.gather
 // FULL: %[[P:.*]] = nn.softmax
 // FULL: nn.softmax_cross_entropy_grad
@@ -29,6 +31,17 @@
 // SELECTIVE-NEXT: %[[M2:.*]] = nn.add %[[S2]], %{{.*}}
 // SELECTIVE-NEXT: %[[P2:.*]] = nn.softmax %[[M2]]
 // SELECTIVE: nn.softmax_grad %{{.*}}, %[[P2]]
+//
+// Recomputation computes values of parameters alone again where the
+// backward reads them, from the parameters, rather than keeping the
+// forward's (a pipeline schedule would keep them once per micro-batch in
+// flight): under bf16 a parameter's low-precision copy, and the head's
+// transposed embedding, a copy of a copy. With recompute-layers=0 they
+// are all that is computed again (NO-LAYER below).
+// COPIES: %[[W:.*]] = nn.param "wte" : tensor<16x8xf32>
+// COPIES: nn.softmax_cross_entropy_grad
+// COPIES: %[[C:.*]] = nn.cast %[[W]] {nn.recomputed} : tensor<16x8xf32> -> tensor<16x8xbf16>
+// COPIES-NEXT: nn.transpose %[[C]] perm = [1, 0] {nn.recomputed} : tensor<16x8xbf16> -> tensor<8x16xbf16>
 //
 // bf16: parameters are cast where they enter, everything computes in bf16,
 // the loss in f32; gradients come back to f32 through the casts and the
@@ -90,6 +103,7 @@ func.func @main() -> tensor<2x4x16xf32> {
 // FIRST-NEXT: nn.relu %{{.*}} {nn.recomputed}
 // FIRST-NOT: {nn.recomputed}
 // NO-LAYER-LABEL: nn.training = {{{.*}}recompute = "full", recomputed_layers = []
+// NO-LAYER: nn.transpose %{{.*}} perm = [1, 0] {nn.recomputed} : tensor<16x8xf32> -> tensor<8x16xf32>
 // NO-LAYER-NOT: {nn.recomputed}
 func.func @main() -> tensor<2x4xf32> {
   %x = nn.input "x" : tensor<2x4xf32>

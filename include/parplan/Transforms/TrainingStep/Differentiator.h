@@ -39,9 +39,12 @@ public:
   mlir::ImplicitLocOpBuilder b;
 
   /// Groups of forward ops that backward recomputes instead of reading
-  /// their saved results.
+  /// their saved results. A group of `fromParameters` (values of parameters
+  /// alone) is recomputed too where another group reads it; another
+  /// group's results are read saved (a layer's input).
   void
-  setRecomputeGroups(std::vector<llvm::SmallVector<mlir::Operation *>> groups);
+  setRecomputeGroups(std::vector<llvm::SmallVector<mlir::Operation *>> groups,
+                     std::vector<bool> fromParameters);
 
   void seed(mlir::Value value, mlir::Value grad) { accumulate(value, grad); }
   mlir::Value gradientOf(mlir::Value value) const {
@@ -101,6 +104,7 @@ private:
   llvm::SmallVector<mlir::Value> resultGradients;
   std::vector<llvm::SmallVector<mlir::Operation *>> recomputeGroups;
   llvm::DenseMap<mlir::Operation *, size_t> groupOf;
+  std::vector<bool> fromParameters;
   llvm::DenseSet<size_t> cloned;
   mlir::IRMapping recomputed;
 };
