@@ -823,6 +823,22 @@ void Compiler::readLayoutFigures() {
     figures.stages.push_back(std::move(entry));
   }
   figures.stepSeconds = planAttr.getStepTime();
+  // The chosen shape's trial stands for the plan written, which a second
+  // layout under a memory budget may have changed: the lists show its step.
+  if (result.search) {
+    PipelineSearchResult &search = *result.search;
+    for (std::vector<parplan::driver::PipelineTrial> *phase :
+         {&search.stageCounts, &search.microBatchCounts, &search.schedules})
+      for (parplan::driver::PipelineTrial &trial : *phase)
+        if (trial.searched && trial.stages == search.chosen.stages &&
+            trial.microBatches == search.chosen.microBatches &&
+            trial.schedule == search.chosen.schedule) {
+          trial.step = figures.stepSeconds;
+          trial.noFit.reset();
+          trial.why.clear();
+        }
+    search.chosen.step = figures.stepSeconds;
+  }
   figures.computeSeconds = planAttr.getComputeTime();
   figures.communicationSeconds = planAttr.getCommunicationTime();
   figures.overlapSeconds = planAttr.getOverlapTime();

@@ -268,16 +268,25 @@ void parplan::cli::printSearch(const CompileOptions &options,
   if (search && !search->stageCounts.empty())
     fmt::print(
         "  stage counts     {}\n",
-        trialsLine(*search, search->stageCounts, Phase::StageCounts,
-                   [&](const PipelineTrial &trial) {
-                     // A count's best schedule, where searched.
-                     bool other =
-                         result.scheduleSearched && trial.stages > 1 &&
-                         trial.schedule !=
-                             parplan::schedule::kDefaultPipelineScheduleName;
-                     return std::to_string(trial.stages) +
-                            (other ? " by " + trial.schedule : "");
-                   }));
+        trialsLine(
+            *search, search->stageCounts, Phase::StageCounts,
+            [&](const PipelineTrial &trial) {
+              // A count's best schedule, where searched.
+              bool other = result.scheduleSearched && trial.stages > 1 &&
+                           trial.schedule !=
+                               parplan::schedule::kDefaultPipelineScheduleName;
+              // Judged at another micro-batch count than the
+              // plan's: the figure is of that shape.
+              bool elsewhere =
+                  trial.microBatches != search->chosen.microBatches;
+              return std::to_string(trial.stages) +
+                     (other ? " by " + trial.schedule : "") +
+                     (elsewhere
+                          ? " at " + std::to_string(trial.microBatches) +
+                                (trial.microBatches == 1 ? " micro-batch"
+                                                         : " micro-batches")
+                          : "");
+            }));
   std::vector<std::string> stageLines;
   for (const parplan::driver::StageFigures &stage : figures.stages)
     stageLines.push_back(stageLine(stage));
