@@ -25,6 +25,7 @@ trap 'rm -rf "$work"' EXIT
 configs=(
   "gpt, dgx-h100, batch 64, bf16, auto||--batch 64 --mixed-precision bf16 --cluster dgx-h100"
   "gpt, dgx-h100x2, batch 256, bf16, --stages auto||--batch 256 --mixed-precision bf16 --cluster dgx-h100x2 --stages auto"
+  "gpt, dgx-h100x2, batch 64, bf16, 2 stages, 1 micro-batch||--batch 64 --mixed-precision bf16 --cluster dgx-h100x2 --stages 2 --micro-batches 1"
   "megatron-1.7b, dgx-h100x4, batch 512, fp16, full recomputation, megatron t1 p1, 1 micro-batch|megatron-1.7b|--batch 512 --mixed-precision fp16 --recompute full --cluster dgx-h100x4 --strategy megatron --tensor 1 --pipeline 1 --micro-batches 1"
   "the same, 4 micro-batches|megatron-1.7b|--batch 512 --mixed-precision fp16 --recompute full --cluster dgx-h100x4 --strategy megatron --tensor 1 --pipeline 1 --micro-batches 4"
   "megatron-1.7b, dgx-h100x4, batch 512, bf16, --stages auto|megatron-1.7b|--batch 512 --mixed-precision bf16 --cluster dgx-h100x4 --stages auto"

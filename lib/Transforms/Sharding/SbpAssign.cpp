@@ -1769,9 +1769,19 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     stageFigures[v % count].forward -= forwardSaved;
     stageFigures[v % count].backward -= backwardSaved;
   }
-  for (int64_t s = 0; s < count; ++s)
-    stageFigures[s].update -=
-        updateOverlap[s].shared + updateOverlap[s].overlap;
+  // Without micro-batches the range is the stage's whole program, whose
+  // overlap is mostly the gradients' reductions under the backward: the
+  // backward's figure shows it (the update's alone is the optimizer's few
+  // seconds of state traffic).
+  for (int64_t s = 0; s < count; ++s) {
+    double saved = updateOverlap[s].shared + updateOverlap[s].overlap;
+    if (microBatches > 1) {
+      stageFigures[s].update -= saved;
+      continue;
+    }
+    stageFigures[s].backward -= saved;
+    backward[s] -= saved;
+  }
   // Where a node's seconds go: the once-per-step part, or a micro-batch's
   // forward or backward (an implicit training step's backward is twice its
   // forward, as priceCandidates counts it).
