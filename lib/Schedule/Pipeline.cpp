@@ -318,12 +318,19 @@ PipelineTimeline simulateStep(PipelineSchedule schedule,
                               const std::vector<double> &update) {
   PipelineTimeline timeline =
       simulatePipeline(pipelineOrder(schedule, shape), shape, costs);
-  double slowest = 0;
-  for (double seconds : update)
-    slowest = std::max(slowest, seconds);
-  timeline.seconds += slowest;
-  for (size_t s = 0; s < timeline.busy.size() && s < update.size(); ++s)
+  if (!std::isfinite(timeline.seconds))
+    return timeline;
+  // A stage updates after its own last task, as the executor runs it: no
+  // stage waits for another's backward (a later stage's update runs while
+  // an earlier one finishes its backwards).
+  double step = timeline.seconds;
+  for (size_t s = 0; s < timeline.busy.size() && s < update.size(); ++s) {
+    double last =
+        timeline.spans[s].empty() ? 0 : timeline.spans[s].back().second;
+    step = std::max(step, last + update[s]);
     timeline.busy[s] += update[s];
+  }
+  timeline.seconds = step;
   return timeline;
 }
 

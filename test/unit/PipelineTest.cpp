@@ -226,8 +226,9 @@ TEST_CASE("pipeline timelines: slow links between stages", "[pipeline]") {
 }
 
 TEST_CASE("pipeline steps: the updates after the last backward", "[pipeline]") {
-  // The step waits for every stage's last backward, then its slowest
-  // update; each stage is busy for its micro-batches and its update.
+  // Each stage updates after its own last backward; the step ends with the
+  // last to finish. Under 1F1B the first stage ends last, so its update
+  // counts whole; each stage is busy for its micro-batches and its update.
   PipelineShape shape{3, 4, 1};
   PipelineCosts costs = PipelineCosts::uniform(shape, 1, 2, 0);
   std::vector<double> update = {5, 1, 2};
@@ -239,6 +240,16 @@ TEST_CASE("pipeline steps: the updates after the last backward", "[pipeline]") {
   CHECK(step.seconds == Approx((4 + 3 - 1) * 3 + 5));
   for (size_t s = 0; s < 3; ++s)
     CHECK(step.busy[s] == Approx(4 * 3 + update[s]));
+  // A later stage's update runs while the earlier stages finish their
+  // backwards: the last stage's last backward ends 2 x 2 (the two earlier
+  // stages' backwards of the last micro-batch) before the first stage's,
+  // so an update of 10 there ends 10 - 4 after, where waiting for every
+  // stage would end 10 after.
+  std::vector<double> late = {1, 1, 10};
+  PipelineTimeline lateStep =
+      simulateStep(PipelineSchedule::OneFOneB, shape, costs, late);
+  CHECK(step.spans[2].back().second == Approx(pipeline.seconds - 4));
+  CHECK(lateStep.seconds == Approx(pipeline.seconds + 10 - 4));
   // Without updates, the step is the timeline.
   CHECK(simulateStep(PipelineSchedule::GPipe, shape, costs, {}).seconds ==
         Approx(simulatePipeline(pipelineOrder(PipelineSchedule::GPipe, shape),

@@ -169,10 +169,10 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
 
 /// A training step on P stages: the schedule's timeline on `costs`, then
 /// each stage's `update` (its once-per-step work: the optimizer, gradient
-/// synchronization), which waits for every stage's last backward. The
-/// step is the timeline plus the slowest update; a stage's busy time
-/// includes its update. One formula for the search's predicted step and
-/// for trying another schedule on the same stage costs.
+/// synchronization) after that stage's own last task, as the executor
+/// runs it. The step ends with the last stage to finish; a stage's busy
+/// time includes its update. One formula for the search's predicted step
+/// and for trying another schedule on the same stage costs.
 PipelineTimeline simulateStep(PipelineSchedule schedule,
                               const PipelineShape &shape,
                               const PipelineCosts &costs,
