@@ -40,6 +40,13 @@ bool parplan::allReducesOnly(const NdSbp &from, const NdSbp &to) {
   return true;
 }
 
+bool parplan::boxesBeforeReader(bool forwardReadByBackward,
+                                bool sumOverMicroBatches, const NdSbp &from,
+                                const NdSbp &to) {
+  return forwardReadByBackward ||
+         (sumOverMicroBatches && !allReducesOnly(from, to));
+}
+
 int64_t ReshardStep::tensorAxis() const {
   const Sbp &before = from[meshAxis], &after = to[meshAxis];
   if (after.isSplit())

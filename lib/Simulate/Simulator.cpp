@@ -245,14 +245,13 @@ Status Simulator::run() {
   // Every class's runs, and a move's per occurrence: reserved at once.
   size_t expected = 0;
   for (const ClassInfo &info : infos) {
-    for (const runtime::StepTask &task : info.order.tasks) {
-      const auto &[begin, end] =
-          (task.backward
-               ? info.order.ranges.backward
-               : info.order.ranges.forward)[static_cast<size_t>(task.chunk)];
+    for (size_t t = 0; t < info.order.tasks.size(); ++t) {
+      const auto &[begin, end] = info.order.taskRange(t);
       expected += static_cast<size_t>(end - begin);
     }
-    expected += info.steps.size() - static_cast<size_t>(info.order.updateBegin);
+    if (!info.order.updateWithLastTask)
+      expected +=
+          info.steps.size() - static_cast<size_t>(info.order.updateBegin);
   }
   runs.reserve(expected + expected / 8);
   // Turns until every class is done or none can move.
@@ -657,16 +656,12 @@ void Simulator::nextRange(int64_t c) {
   std::pair<int64_t, int64_t> range;
   if (state.task < tasks.size()) {
     const runtime::StepTask &task = tasks[state.task];
-    const auto &ranges =
-        task.backward ? info.order.ranges.backward : info.order.ranges.forward;
-    range = ranges[static_cast<size_t>(task.chunk)];
-    // The executor's rule (runtime::StepOrder::updateWithLastTask).
-    if (state.task + 1 == tasks.size() && info.order.updateWithLastTask)
-      range.second = static_cast<int64_t>(info.steps.size());
+    // The executor's ranges (runtime::StepOrder::taskRange).
+    range = info.order.taskRange(state.task);
     if (task.backward && state.saved.erase({task.microBatch, task.chunk}))
       state.aside -= info.keptBytes[static_cast<size_t>(task.chunk)];
   } else {
-    range = {info.order.updateBegin, static_cast<int64_t>(info.steps.size())};
+    range = {info.order.updateBegin, info.order.end};
   }
   // The backend returns from a range when both streams are done.
   int latest = state.free[1] > state.free[0] ? 1 : 0;

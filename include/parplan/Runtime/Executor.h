@@ -112,7 +112,7 @@ public:
 
   /// The order the micro-batches run in ("sequential" or a schedule of
   /// executorSchedules()), the device's stage and the stages.
-  const std::string &schedule() const { return schedule_; }
+  const std::string &schedule() const { return order_.schedule; }
   int64_t stage() const { return stage_; }
   int64_t stages() const { return stages_; }
   /// Why the plan's schedule gave way to "sequential" (a backend that does
@@ -140,13 +140,11 @@ private:
   uint64_t seed_ = 0;
   int64_t microBatches_ = 1;
   Communicator *communicator_ = nullptr;
-  std::string schedule_ = "sequential", scheduleNote_;
+  std::string scheduleNote_;
   int64_t stage_ = 0, stages_ = 1;
-  std::vector<StepTask> tasks_;
-  /// Per chunk: its forward's and its backward's instructions.
-  ChunkRanges ranges_;
-  /// StepOrder::updateWithLastTask.
-  bool updateWithLastTask_ = false;
+  /// Its tasks, each chunk's forward and backward instructions, and the
+  /// once-per-step part's.
+  StepOrder order_;
   /// Per chunk: the buffers its backward reads of the forward, and whether
   /// its passes read the batch (its forward fills the micro-batch's slice
   /// then).

@@ -124,6 +124,13 @@ struct StepOrder {
   /// (docs/cost-model.md#overlap). Otherwise a range returns only when
   /// both streams are done.
   bool updateWithLastTask = false;
+  /// The program's instruction count, where the once-per-step part ends.
+  int64_t end = 0;
+
+  /// The instructions task `t` runs: its chunk's forward or backward, and
+  /// for the last task the once-per-step ones too where
+  /// updateWithLastTask.
+  std::pair<int64_t, int64_t> taskRange(size_t t) const;
 };
 /// The step order of `program` under `plan`: by the plan's schedule on its
 /// stage, or with `followSchedule` false (a backend that cannot run

@@ -74,6 +74,15 @@ struct ReshardStep {
 /// is complete (insert-boxing, docs/cost-model.md#overlap).
 bool allReducesOnly(const NdSbp &from, const NdSbp &to);
 
+/// Where insert-boxing places the boxing of a value read in layout `to`:
+/// just before its reader when the value is a forward value the backward
+/// reads (`forwardReadByBackward`), or a sum over micro-batches
+/// (`sumOverMicroBatches`) that the boxing does more than all-reduce (into
+/// a buffer of its own, whole for one reader at a time); right after its
+/// producer otherwise. sbp-assign prices the two streams by these places.
+bool boxesBeforeReader(bool forwardReadByBackward, bool sumOverMicroBatches,
+                       const NdSbp &from, const NdSbp &to);
+
 /// The kind of the single step that changes `from` into `to` along one mesh
 /// axis; std::nullopt when no single step does (equal entries, P(a) ->
 /// P(b), S -> P(max), B -> P(prod)).

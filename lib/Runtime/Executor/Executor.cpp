@@ -98,26 +98,24 @@ void Executor::planTasks(const plan::Plan &planMessage) {
                     " backend runs the micro-batches one after another, not "
                     "by the plan's schedule '" +
                     planMessage.schedule() + "'";
-  schedule_ = order.schedule;
-  tasks_ = std::move(order.tasks);
-  ranges_ = std::move(order.ranges);
-  updateWithLastTask_ = order.updateWithLastTask;
+  order_ = std::move(order);
+  const ChunkRanges &ranges = order_.ranges;
   microBatchBuffers_.clear();
   for (int b = 0; b < program_.buffers_size(); ++b)
     if (program_.buffers(b).kind() == plan::Buffer::MICRO_BATCH)
       microBatchBuffers_.push_back(b);
-  auto chunks = static_cast<int64_t>(ranges_.forward.size());
-  if (schedule_ == "sequential") {
+  auto chunks = static_cast<int64_t>(ranges.forward.size());
+  if (order_.schedule == "sequential") {
     kept_.assign(1, {});
     readsBatch_.assign(1, true);
     return;
   }
-  kept_ = backwardReadsOfForward(program_, ranges_);
+  kept_ = backwardReadsOfForward(program_, ranges);
   readsBatch_.assign(static_cast<size_t>(chunks), false);
   std::vector<int64_t> reads, writes;
   for (int64_t c = 0; c < chunks; ++c)
-    for (const auto &[begin, end] : {ranges_.forward[static_cast<size_t>(c)],
-                                     ranges_.backward[static_cast<size_t>(c)]})
+    for (const auto &[begin, end] : {ranges.forward[static_cast<size_t>(c)],
+                                     ranges.backward[static_cast<size_t>(c)]})
       for (int64_t i = begin; i < end; ++i) {
         instructionBuffers(program_.instructions(static_cast<int>(i)), reads,
                            writes);
@@ -319,8 +317,7 @@ Status Executor::step(int64_t stepIndex, double *loss) {
     }
     return Status::success();
   };
-  int64_t count = program_.instructions_size();
-  int64_t updateBegin = microBatches_ > 1 ? program_.update_begin() : count;
+  const std::vector<StepTask> &tasks = order_.tasks;
   auto run = [&](int64_t begin, int64_t end, const StepTask *task) {
     // An empty range (a backward of a step that is all forward) costs a
     // device synchronization on CUDA for nothing.
@@ -334,7 +331,7 @@ Status Executor::step(int64_t stepIndex, double *loss) {
     // one or not.
     if (tracing_)
       for (const Backend::InstructionRun &ran : backend_->takeTimeline()) {
-        bool ofTask = task && ran.instruction < updateBegin;
+        bool ofTask = task && ran.instruction < order_.updateBegin;
         traced_.push_back({ran.instruction, ran.start, ran.end,
                            ofTask ? task->microBatch : -1,
                            ofTask ? task->chunk : 0, ofTask && task->backward});
@@ -346,21 +343,21 @@ Status Executor::step(int64_t stepIndex, double *loss) {
   // A micro-batch's kept buffers of a chunk, while other forwards run
   // between its forward and its backward.
   std::map<std::pair<int64_t, int64_t>, std::vector<Tensor>> saved;
-  for (size_t t = 0; t < tasks_.size(); ++t) {
-    const StepTask &task = tasks_[t];
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    const StepTask &task = tasks[t];
+    auto [begin, end] = order_.taskRange(t);
     const std::vector<int64_t> &kept = kept_[task.chunk];
     auto key = std::make_pair(task.microBatch, task.chunk);
     if (!task.backward) {
       if (readsBatch_[task.chunk])
         if (Status status = fillBatch(stepIndex, task.microBatch); !status.ok())
           return status;
-      const auto &[begin, end] = ranges_.forward[task.chunk];
       if (Status status = run(begin, end, &task); !status.ok())
         return status;
       // schedule::pipelineKeptAside counts what this rule keeps aside.
-      bool backwardNext = t + 1 < tasks_.size() && tasks_[t + 1].backward &&
-                          tasks_[t + 1].microBatch == task.microBatch &&
-                          tasks_[t + 1].chunk == task.chunk;
+      bool backwardNext = t + 1 < tasks.size() && tasks[t + 1].backward &&
+                          tasks[t + 1].microBatch == task.microBatch &&
+                          tasks[t + 1].chunk == task.chunk;
       if (backwardNext || kept.empty())
         continue;
       std::vector<Tensor> &values = saved[key];
@@ -377,14 +374,12 @@ Status Executor::step(int64_t stepIndex, double *loss) {
           return status;
       saved.erase(found);
     }
-    auto [begin, end] = ranges_.backward[task.chunk];
-    if (t + 1 == tasks_.size() && updateWithLastTask_)
-      end = count;
     if (Status status = run(begin, end, &task); !status.ok())
       return status;
   }
-  if (!updateWithLastTask_)
-    if (Status status = run(updateBegin, count, nullptr); !status.ok())
+  if (!order_.updateWithLastTask)
+    if (Status status = run(order_.updateBegin, order_.end, nullptr);
+        !status.ok())
       return status;
   if (Status status = communicator_->flushSends(); !status.ok())
     return Status::failure("device " + std::to_string(device_) + ": " +

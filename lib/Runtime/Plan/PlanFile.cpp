@@ -261,6 +261,16 @@ static bool runsUpdateAlong(const StepOrder &order) {
   return end == order.updateBegin;
 }
 
+std::pair<int64_t, int64_t> StepOrder::taskRange(size_t t) const {
+  const StepTask &task = tasks[t];
+  std::pair<int64_t, int64_t> range =
+      (task.backward ? ranges.backward
+                     : ranges.forward)[static_cast<size_t>(task.chunk)];
+  if (t + 1 == tasks.size() && updateWithLastTask)
+    range.second = end;
+  return range;
+}
+
 StepOrder stepOrder(const plan::Plan &planMessage, const plan::Program &program,
                     bool followSchedule) {
   StepOrder order;
@@ -269,8 +279,8 @@ StepOrder stepOrder(const plan::Plan &planMessage, const plan::Program &program,
   // schedule.
   if (followSchedule && microBatches > 1 && !planMessage.schedule().empty())
     order.schedule = planMessage.schedule();
-  order.updateBegin =
-      microBatches > 1 ? program.update_begin() : program.instructions_size();
+  order.end = program.instructions_size();
+  order.updateBegin = microBatches > 1 ? program.update_begin() : order.end;
   order.ranges = chunkRanges(program, order.updateBegin);
   if (order.schedule == "sequential") {
     // Each micro-batch through the chunks' forwards in order and back

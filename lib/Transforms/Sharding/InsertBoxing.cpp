@@ -148,11 +148,10 @@ void InsertBoxingPass::runOnOperation() {
         // under the rest of the last micro-batch's backward; another
         // boxing writes a buffer of its own, which lives from the boxing
         // on: it waits for its first reader.
-        bool accumulated =
-            isa_and_nonnull<nn::AccumulateOp>(value.getDefiningOp());
-        if (backward || (accumulated &&
-                         !allReducesOnly(sbp::toNdSbp(src),
-                                         sbp::toNdSbp(cast<ArrayAttr>(dst)))))
+        if (boxesBeforeReader(
+                backward,
+                isa_and_nonnull<nn::AccumulateOp>(value.getDefiningOp()),
+                sbp::toNdSbp(src), sbp::toNdSbp(cast<ArrayAttr>(dst))))
           builder.setInsertionPoint(user);
         else
           builder.setInsertionPointAfter(value.getDefiningOp());

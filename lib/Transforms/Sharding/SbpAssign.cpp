@@ -1959,8 +1959,8 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
           consumer.candidates[choice[use.consumer]].operands[use.operand];
       bool backwardRead = explicitStep && forwardOps.contains(producer.op) &&
                           !forwardOps.contains(consumer.op);
-      bool beforeReader = backwardRead || (isa<nn::AccumulateOp>(producer.op) &&
-                                           !allReducesOnly(from, to));
+      bool ofSum = isa<nn::AccumulateOp>(producer.op);
+      bool beforeReader = boxesBeforeReader(backwardRead, ofSum, from, to);
       auto &layouts = boxings[{use.producer, use.result, backwardRead}];
       auto found = llvm::find_if(
           layouts, [&](const auto &boxed) { return *boxed.first == to; });
@@ -1972,8 +1972,7 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
       }
       layouts.push_back({&to, items.size()});
       readers[items.size()].push_back(use.consumer);
-      bool once = isa<nn::AccumulateOp>(producer.op) ||
-                  afterMicroBatches.contains(producer.op);
+      bool once = ofSum || afterMicroBatches.contains(producer.op);
       items.push_back(
           {(once ? oncePart : 0) +
                (beforeReader ? static_cast<double>(use.consumer) - 0.5
