@@ -391,6 +391,32 @@ def Plan_AfterMicroBatchesOp : Plan_Op<"after_micro_batches", [
   let hasVerifier = 1;
 }
 
+def Plan_ForwardBeginOp : Plan_Op<"forward_begin", [
+    HasParent<"ProgramOp">]> {
+  let summary = "Where a micro-batch begins: the ops before run once per step, first";
+  let description = [{
+    In a plan of M micro-batches, the ops before this one run once per
+    step, before the first micro-batch: values of the parameters alone
+    that every micro-batch reads the same (a weight's low-precision copy
+    under mixed precision, a transposed weight), kept for the whole step
+    rather than computed again by each micro-batch. A program without it
+    has none.
+
+    ```
+    before | micro-batch 0 | ... | micro-batch M-1 | after
+    [cast] | [fwd bwd acc] | ... | [fwd bwd acc]   | [all_reduce update]
+    ```
+
+    ```mlir
+    plan.kernel "cast"(%w) -> (%w_bf16) : ...
+    plan.forward_begin
+    plan.kernel "matmul"(%x, %w_bf16) -> (%y) : ...
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
 def Plan_BackwardBeginOp : Plan_Op<"backward_begin", [
     HasParent<"ProgramOp">]> {
   let summary = "Where a micro-batch's backward begins";

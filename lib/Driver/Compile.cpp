@@ -168,8 +168,14 @@ parplan::driver::ProgramFigures programFigures(plan::ProgramOp program,
   }
   figures.peakMemoryBytes =
       arenaBytes(program).value_or(figures.liveMemoryBytes);
-  double runs = static_cast<double>(microBatches);
+  // Once before the micro-batches where the program has such a part,
+  // once per micro-batch, once after them.
+  double runs = body.getOps<plan::ForwardBeginOp>().empty()
+                    ? static_cast<double>(microBatches)
+                    : 1;
   for (Operation &op : body) {
+    if (isa<plan::ForwardBeginOp>(op))
+      runs = static_cast<double>(microBatches);
     if (isa<plan::AfterMicroBatchesOp>(op))
       runs = 1;
     figures.commBytes += runs * plan::bytesSent(&op, &symbols);
@@ -854,8 +860,11 @@ void Compiler::readLayoutFigures() {
   DenseSet<Operation *> oncePerStep;
   if (microBatches > 1)
     if (FailureOr<DenseSet<Operation *>> after = opsAfterMicroBatches(function);
-        succeeded(after))
+        succeeded(after)) {
       oncePerStep = std::move(*after);
+      for (Operation *op : opsBeforeMicroBatches(function, oncePerStep))
+        oncePerStep.insert(op);
+    }
   // A device runs its stage's ops: the busiest stage's FLOPs are the
   // device's.
   std::map<std::string, double> flopsByMesh;

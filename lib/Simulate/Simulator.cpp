@@ -129,6 +129,8 @@ struct ClassState {
   size_t task = 0;
   int64_t position = 0, end = 0;
   bool started = false, done = false;
+  /// Running the once-per-step instructions before the first task.
+  bool beforeTasks = false;
   double free[2] = {0, 0};
   int64_t last[2] = {kNone, kNone};
   /// The run of each instruction in the range running (for waitFor).
@@ -252,6 +254,7 @@ Status Simulator::run() {
     if (!info.order.updateWithLastTask)
       expected +=
           info.steps.size() - static_cast<size_t>(info.order.updateBegin);
+    expected += static_cast<size_t>(info.order.forwardBegin);
   }
   runs.reserve(expected + expected / 8);
   // Turns until every class is done or none can move.
@@ -628,7 +631,7 @@ void Simulator::nextRange(int64_t c) {
   ClassState &state = states[static_cast<size_t>(c)];
   const ClassInfo &info = infos[static_cast<size_t>(c)];
   const std::vector<runtime::StepTask> &tasks = info.order.tasks;
-  if (state.started) {
+  if (state.started && !state.beforeTasks) {
     // The range just run: a forward whose backward does not come next
     // keeps what that backward reads aside (the executor's rule).
     if (state.task < tasks.size()) {
@@ -652,9 +655,16 @@ void Simulator::nextRange(int64_t c) {
       return;
     }
   }
+  bool first = !state.started;
   state.started = true;
+  state.beforeTasks = false;
   std::pair<int64_t, int64_t> range;
-  if (state.task < tasks.size()) {
+  if (first && info.order.forwardBegin > 0) {
+    // The executor's first range: what every micro-batch reads of the
+    // parameters alone.
+    range = {0, info.order.forwardBegin};
+    state.beforeTasks = true;
+  } else if (state.task < tasks.size()) {
     const runtime::StepTask &task = tasks[state.task];
     // The executor's ranges (runtime::StepOrder::taskRange).
     range = info.order.taskRange(state.task);
@@ -714,7 +724,7 @@ bool Simulator::step(int64_t c) {
   Run run;
   run.deviceClass = static_cast<int32_t>(c);
   run.instruction = static_cast<int32_t>(i);
-  run.task = state.task < info.order.tasks.size() &&
+  run.task = !state.beforeTasks && state.task < info.order.tasks.size() &&
                      state.position < info.order.updateBegin
                  ? static_cast<int32_t>(state.task)
                  : static_cast<int32_t>(kNone);

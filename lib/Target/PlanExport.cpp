@@ -267,6 +267,9 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
         .Case([&](pp::AfterMicroBatchesOp) {
           program.set_update_begin(program.instructions_size());
         })
+        .Case([&](pp::ForwardBeginOp) {
+          program.set_forward_begin(program.instructions_size());
+        })
         .Case([&](pp::BackwardBeginOp) {
           program.set_backward_begin(program.instructions_size());
         })

@@ -163,6 +163,48 @@ for model in mlp gpt; do
   done
 done
 
+# Mixed precision: with micro-batches, a weight's bf16 copy is made once
+# per step, before them, and every micro-batch's forward and backward read
+# it (docs/training.md). The GPT in bf16 with full recomputation, 4
+# micro-batches on 1 device, gives the whole batch's losses and weights up
+# to bf16's rounding of the gradients, summed per micro-batch in f32
+# (1e-2); the MLP in bf16 on two stages of 2 devices under 1F1B (data
+# parallelism inside each) gives its 4 micro-batches on 1 device.
+# run_bf16 MODEL BATCH M RANKS LAYOUT...: prints the log's path.
+run_bf16() {
+  out=$dir/$1-bf16-$3-$4
+  model=$1 batch=$2 micro=$3 ranks=$4
+  shift 4
+  "$bin/parplan" compile "$dir/$model-batch.onnx" --train --optimizer adam --lr 0.01 \
+    --batch "$batch" --micro-batches "$micro" --mixed-precision bf16 --recompute full \
+    "$@" -o "$out" >"$out.compile.log" 2>&1 &&
+    timeout 120 mpirun --oversubscribe -np "$ranks" "$bin/parplan-run" \
+      "$out/plan.pb" --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 ||
+    { echo "FAIL: $model in bf16, $micro micro-batches on $ranks ranks ($*):"; cat "$out.compile.log" "$out.log" 2>/dev/null; return 1; }
+  echo "$out.log"
+}
+for config in "gpt 8 1e-2 1 --mesh 1" \
+              "mlp 16 1e-5 4 --annotations $(stage_file stages-bf16 [2] [0,1] [2,3])"; do
+  set -- $config
+  model=$1 batch=$2 tol=$3 ranks=$4
+  shift 4
+  # The GPT against the whole batch; the MLP against its own micro-batches
+  # on 1 device.
+  if [ "$model" = gpt ]; then
+    want=$(run_bf16 $model $batch 1 1 --mesh 1) || { status=1; continue; }
+  else
+    want=$(run_bf16 $model $batch 4 1 --mesh 1) || { status=1; continue; }
+  fi
+  got=$(run_bf16 $model $batch 4 "$ranks" "$@") || { status=1; continue; }
+  if awk -v tol=$tol -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
+    echo "ok: $model in bf16, batch $batch in 4 micro-batches on $ranks ranks ($*): $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
+  else
+    echo "FAIL: $model in bf16, batch $batch in 4 micro-batches on $ranks ranks ($*) differs:"
+    paste "$want" "$got"
+    status=1
+  fi
+done
+
 # A batch fixed in the model (an export without dynamic axes): micro-batches
 # without --batch divide the model's own batch (nn-divide-batch). The MLP
 # on two pipeline stages of 2 devices and the GPT on a 2x2 mesh, 4

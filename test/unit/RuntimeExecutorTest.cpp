@@ -316,7 +316,63 @@ TEST_CASE("micro-batches slice the batch and accumulate", "[executor]") {
   }
 }
 
+TEST_CASE("what precedes forward_begin runs once, before the micro-batches",
+          "[executor]") {
+  // A copy of the parameter w made before the micro-batches (an
+  // accumulator added to once: run per micro-batch, it would grow), which
+  // every micro-batch reads: sum = sum over micro-batches of x_k * w.
+  const int64_t microBatches = 3;
+  plan::Plan plan;
+  plan.add_mesh_shape(1);
+  plan.set_micro_batches(microBatches);
+  plan::Program &program = *plan.add_programs();
+  program.add_devices(0);
+  addBuffer(program, "w", {2, 3}, plan::Buffer::PARAMETER);      // 0
+  addBuffer(program, "copy", {2, 3}, plan::Buffer::ACCUMULATOR); // 1
+  addBuffer(program, "x", {2, 3}, plan::Buffer::INPUT);          // 2
+  addBuffer(program, "y", {2, 3});                               // 3
+  addBuffer(program, "sum", {2, 3}, plan::Buffer::ACCUMULATOR);  // 4
+  addBuffer(program, "total", {});                               // 5
+  addKernel(program, "accumulate", {1, 0}, {1});
+  program.set_forward_begin(1);
+  addKernel(program, "mul", {2, 1}, {3});
+  addKernel(program, "accumulate", {4, 3}, {4});
+  program.set_update_begin(3);
+  plan::Kernel *total = addKernel(program, "reduce_sum", {4}, {5});
+  plan::Attr *keepdims = total->add_attrs();
+  keepdims->set_name("keepdims");
+  keepdims->set_bool_value(false);
+  program.set_loss(5);
+  REQUIRE(checkPlan(plan).error == "");
+  for (const char *schedule : {"", "1f1b"}) {
+    plan.set_schedule(schedule);
+    LocalCommunicator communicator;
+    Executor executor;
+    REQUIRE(executor.load(plan, 0, communicator).ok());
+    REQUIRE(executor.initialize().ok());
+    Tensor w = executor.buffer(0);
+    Tensor batch(DType::F32, {6, 3});
+    REQUIRE(fillBlock(batch, batch.shape(), {0, 0}, executor.seed(),
+                      batchName("x", 0), 1, 0)
+                .ok());
+    double loss = 0;
+    REQUIRE(executor.step(0, &loss).ok());
+    Tensor sum = executor.buffer(4);
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        double expected = 0;
+        for (int64_t k = 0; k < microBatches; ++k)
+          expected += batch.get((k * 2 + i) * 3 + j) * w.get(i * 3 + j);
+        CHECK(sum.get(i * 3 + j) == Approx(expected).epsilon(1e-6));
+      }
+    CHECK(executor.buffer(1).get(0) == Approx(w.get(0)));
+  }
+}
+
 namespace {
+
+/// Micro-batches whose backward reads what their forward computed (h = x
+/// *namespace {
 
 /// Micro-batches whose backward reads what their forward computed (h = x *
 /// x) and the batch (x): y = h * x, summed; the loss is the sum of the
@@ -538,6 +594,19 @@ TEST_CASE("checkPlan rejects malformed micro-batches", "[executor]") {
     plan.mutable_programs(0)->set_update_begin(3);
     CHECK(checkPlan(plan).error ==
           "program 0 update_begin 3 is not an instruction index (0 to 2)");
+  }
+  SECTION("forward_begin past the micro-batch's forward") {
+    plan.mutable_programs(0)->set_forward_begin(2);
+    CHECK(checkPlan(plan).error ==
+          "program 0 forward_begin 2 is not an instruction index before the "
+          "backward (0 to 1)");
+  }
+  SECTION("forward_begin without micro-batches") {
+    plan.set_micro_batches(1);
+    plan.mutable_programs(0)->set_forward_begin(1);
+    CHECK(checkPlan(plan).error ==
+          "program 0 forward_begin 1 without micro-batches (a step of one "
+          "runs everything once)");
   }
   SECTION("an input with no dimension to slice") {
     plan::Program &program = *plan.mutable_programs(0);

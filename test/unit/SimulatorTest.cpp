@@ -222,6 +222,37 @@ TEST_CASE("the step's reductions run under the last micro-batch's backward",
   CHECK(one.stepSeconds == Approx(2 * micro + reduce));
 }
 
+TEST_CASE("the copies of parameters run once, before the micro-batches",
+          "[simulate]") {
+  // A parameter's copy (before forward_begin) and a forward reading it, in
+  // 4 micro-batches: the copy runs once, the forward 4 times, as the
+  // executor runs them (runtime::StepOrder::forwardBegin).
+  cost::Cluster cluster = testCluster();
+  plan::Plan plan = devicePlan(1);
+  plan.set_micro_batches(4);
+  plan::Program &program = *plan.mutable_programs(0);
+  addBuffer(program, "w", {1024}, plan::Buffer::PARAMETER);
+  addBuffer(program, "copy", {1024});
+  addBuffer(program, "y", {1024});
+  addBuffer(program, "sum", {1024}, plan::Buffer::ACCUMULATOR);
+  pricedKernel(program, "relu", {0}, {1}, 3e9);
+  program.set_forward_begin(1);
+  pricedKernel(program, "relu", {1}, {2}, 1e9);
+  pricedKernel(program, "accumulate", {3, 2}, {3}, 1e9);
+  program.set_update_begin(3);
+  runtime::StepOrder order = runtime::stepOrder(plan, program);
+  CHECK(order.forwardBegin == 1);
+  REQUIRE(order.tasks.size() == 8);
+  CHECK(order.taskRange(0) == std::pair<int64_t, int64_t>{1, 3});
+  Simulation result = simulated(plan, cluster, 2, true);
+  CHECK(result.stepSeconds ==
+        Approx(seconds(cluster, 3e9) + 4 * 2 * seconds(cluster, 1e9)));
+  // Of no micro-batch in the trace.
+  REQUIRE_FALSE(result.trace.events.empty());
+  CHECK(result.trace.events.front().label.op == "relu");
+  CHECK(result.trace.events.front().microBatch < 0);
+}
+
 TEST_CASE("a receive ends when its message arrives", "[simulate]") {
   cost::Cluster cluster = testCluster();
   plan::Plan plan = devicePlan(2);

@@ -87,10 +87,10 @@ int64_t backwardBeginOf(const plan::Program &program);
 /// A micro-batch's instructions on a program of stages, per model chunk:
 /// `forward[c]` and `backward[c]` are the [begin, end) of chunk c's part of
 /// the forward and of the backward. A program of one chunk (no chunk
-/// markers) has its forward before backwardBeginOf and its backward up to
-/// `updateBegin`. With V > 1 chunks, the forward marks them in order and
-/// the backward in reverse (the gradient goes back through the chunks),
-/// so a chunk's forward ends where the next begins (the last at
+/// markers) has its forward from forward_begin to backwardBeginOf and its
+/// backward up to `updateBegin`. With V > 1 chunks, the forward marks them in
+/// order and the backward in reverse (the gradient goes back through the
+/// chunks), so a chunk's forward ends where the next begins (the last at
 /// backward_begin) and its backward where the previous one's begins (chunk
 /// 0's at `updateBegin`). The program must have passed checkPlan.
 struct ChunkRanges {
@@ -110,11 +110,15 @@ struct StepTask {
 /// ("sequential" or a schedule of executorSchedules()), its tasks in the
 /// order it runs them, the instructions of each chunk's forward and
 /// backward (one chunk of each, the program's own order, when
-/// sequential), and the first instruction run once after the last task.
+/// sequential), the instructions run once before the first task, and the
+/// first instruction run once after the last task.
 struct StepOrder {
   std::string schedule = "sequential";
   std::vector<StepTask> tasks;
   ChunkRanges ranges;
+  /// Instructions [0, forwardBegin) run once, before the first task
+  /// (values of the parameters alone that every micro-batch reads).
+  int64_t forwardBegin = 0;
   int64_t updateBegin = 0;
   /// Whether the last task (a backward of the step's last micro-batch on
   /// the device) and the once-per-step instructions run as one range: the

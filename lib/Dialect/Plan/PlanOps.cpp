@@ -332,6 +332,21 @@ LogicalResult AfterMicroBatchesOp::verify() {
   return success();
 }
 
+LogicalResult ForwardBeginOp::verify() {
+  // Every marker of a micro-batch's parts comes after it.
+  for (Operation *op = (*this)->getPrevNode(); op; op = op->getPrevNode()) {
+    if (isa<ForwardBeginOp>(op))
+      return emitOpError()
+             << "appears more than once in @"
+             << (*this)->getParentOfType<ProgramOp>().getSymName();
+    if (isa<BackwardBeginOp, AfterMicroBatchesOp, ChunkOp>(op))
+      return emitOpError() << "comes after '" << op->getName()
+                           << "': the once-per-step part it ends comes "
+                              "before the micro-batches";
+  }
+  return success();
+}
+
 LogicalResult BackwardBeginOp::verify() {
   for (Operation *op = (*this)->getPrevNode(); op; op = op->getPrevNode()) {
     if (isa<BackwardBeginOp>(op))

@@ -331,7 +331,8 @@ Status Executor::step(int64_t stepIndex, double *loss) {
     // one or not.
     if (tracing_)
       for (const Backend::InstructionRun &ran : backend_->takeTimeline()) {
-        bool ofTask = task && ran.instruction < order_.updateBegin;
+        bool ofTask = task && ran.instruction >= order_.forwardBegin &&
+                      ran.instruction < order_.updateBegin;
         traced_.push_back({ran.instruction, ran.start, ran.end,
                            ofTask ? task->microBatch : -1,
                            ofTask ? task->chunk : 0, ofTask && task->backward});
@@ -340,6 +341,9 @@ Status Executor::step(int64_t stepIndex, double *loss) {
                        : Status::failure("device " + std::to_string(device_) +
                                          " " + status.error);
   };
+  // Values of the parameters alone, which every micro-batch reads.
+  if (Status status = run(0, order_.forwardBegin, nullptr); !status.ok())
+    return status;
   // A micro-batch's kept buffers of a chunk, while other forwards run
   // between its forward and its backward.
   std::map<std::pair<int64_t, int64_t>, std::vector<Tensor>> saved;

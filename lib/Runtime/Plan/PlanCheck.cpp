@@ -1006,14 +1006,29 @@ private:
   /// parameter or state written before it.
   Status checkUpdateBegin(const plan::Program &program,
                           const std::string &where) {
-    if (plan_.micro_batches() <= 1)
+    if (plan_.micro_batches() <= 1) {
+      if (program.forward_begin() != 0)
+        return Status::failure(where + " forward_begin " +
+                               std::to_string(program.forward_begin()) +
+                               " without micro-batches (a step of one runs "
+                               "everything once)");
       return Status::success();
+    }
     if (program.update_begin() < 0 ||
         program.update_begin() > program.instructions_size())
       return Status::failure(where + " update_begin " +
                              std::to_string(program.update_begin()) +
                              " is not an instruction index (0 to " +
                              std::to_string(program.instructions_size()) + ")");
+    // The once-per-step part before the micro-batches ends where a
+    // micro-batch's forward begins.
+    if (program.forward_begin() < 0 ||
+        program.forward_begin() > backwardBeginOf(program))
+      return Status::failure(where + " forward_begin " +
+                             std::to_string(program.forward_begin()) +
+                             " is not an instruction index before the "
+                             "backward (0 to " +
+                             std::to_string(backwardBeginOf(program)) + ")");
     // A parameter written in place before update_begin would be updated
     // once per micro-batch.
     for (int i = 0; i < program.update_begin(); ++i) {
@@ -1429,7 +1444,7 @@ private:
 
   /// Model chunks (the programs' forward_chunks and backward_chunks): every
   /// program of a plan of micro-batches marks the same number V, 0 or V >
-  /// 1, the forward's in order from instruction 0 up to backward_begin and
+  /// 1, the forward's in order from forward_begin up to backward_begin and
   /// the backward's in reverse from backward_begin up to update_begin; and
   /// no temporary used by two chunks (a schedule runs the chunks of a
   /// micro-batch at different times, each keeping only what its own
@@ -1460,7 +1475,7 @@ private:
                                "backward_begin");
       int64_t backwardBegin = program.backward_begin();
       int64_t updateBegin = program.update_begin();
-      bool ordered = program.forward_chunks(0) == 0 &&
+      bool ordered = program.forward_chunks(0) == program.forward_begin() &&
                      program.backward_chunks(forward - 1) == backwardBegin &&
                      program.forward_chunks(forward - 1) <= backwardBegin &&
                      program.backward_chunks(0) <= updateBegin;
@@ -1481,6 +1496,15 @@ private:
       ChunkRanges ranges = chunkRanges(program, updateBegin);
       std::vector<int> user(static_cast<size_t>(program.buffers_size()), -1);
       std::vector<int64_t> reads, writes;
+      // What the once-per-step part before the micro-batches writes lives
+      // for the whole step: any chunk may read it.
+      constexpr int kWholeStep = -2;
+      for (int64_t i = 0; i < program.forward_begin(); ++i) {
+        instructionBuffers(program.instructions(static_cast<int>(i)), reads,
+                           writes);
+        for (int64_t b : writes)
+          user[static_cast<size_t>(b)] = kWholeStep;
+      }
       for (int c = 0; c < forward; ++c)
         for (const auto &range : {ranges.forward[c], ranges.backward[c]})
           for (int64_t i = range.first; i < range.second; ++i) {
@@ -1492,6 +1516,8 @@ private:
                   plan::Buffer::TEMPORARY)
                 continue;
               int &owner = user[static_cast<size_t>(b)];
+              if (owner == kWholeStep)
+                continue;
               if (owner < 0)
                 owner = c;
               if (owner != c)

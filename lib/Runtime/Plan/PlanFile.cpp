@@ -236,7 +236,7 @@ ChunkRanges chunkRanges(const plan::Program &program, int64_t updateBegin) {
       program.has_backward_begin() ? program.backward_begin() : updateBegin;
   int chunks = program.forward_chunks_size();
   if (chunks == 0) {
-    ranges.forward.push_back({0, backwardBegin});
+    ranges.forward.push_back({program.forward_begin(), backwardBegin});
     ranges.backward.push_back({backwardBegin, updateBegin});
     return ranges;
   }
@@ -281,12 +281,13 @@ StepOrder stepOrder(const plan::Plan &planMessage, const plan::Program &program,
     order.schedule = planMessage.schedule();
   order.end = program.instructions_size();
   order.updateBegin = microBatches > 1 ? program.update_begin() : order.end;
+  order.forwardBegin = microBatches > 1 ? program.forward_begin() : 0;
   order.ranges = chunkRanges(program, order.updateBegin);
   if (order.schedule == "sequential") {
     // Each micro-batch through the chunks' forwards in order and back
     // through their backwards: the program's own order.
     int64_t forwardEnd = order.ranges.forward.back().second;
-    order.ranges.forward = {{0, forwardEnd}};
+    order.ranges.forward = {{order.forwardBegin, forwardEnd}};
     order.ranges.backward = {{forwardEnd, order.updateBegin}};
     for (int64_t k = 0; k < microBatches; ++k)
       order.tasks.insert(order.tasks.end(), {{false, k, 0}, {true, k, 0}});
@@ -392,7 +393,7 @@ namespace {
 
 /// Replaces each cross_mesh_send and cross_mesh_recv of `out`'s program by
 /// the device's own instructions (appendCrossMeshPart), moving
-/// update_begin and backward_begin along.
+/// forward_begin, update_begin and backward_begin along.
 void expandCrossMeshParts(const plan::Plan &planMessage, const PlacedMesh &mesh,
                           DeviceProgram &out) {
   plan::Program &program = out.program;
@@ -434,6 +435,7 @@ void expandCrossMeshParts(const plan::Plan &planMessage, const PlacedMesh &mesh,
                : index;
   };
   program.set_update_begin(moved(program.update_begin()));
+  program.set_forward_begin(moved(program.forward_begin()));
   if (program.has_backward_begin())
     program.set_backward_begin(moved(program.backward_begin()));
   for (auto *begins :

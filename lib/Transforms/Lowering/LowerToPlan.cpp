@@ -109,13 +109,18 @@ DenseMap<Operation *, int64_t> positionsIn(Block &body) {
 /// once after the micro-batches, which would otherwise have a full copy
 /// beside it until the update (the cost model counts the accumulator
 /// alone). An accumulator is clobbered only after the micro-batches: the
-/// next one adds to it, and every step starts it at zero.
+/// next one adds to it, and every step starts it at zero. What the step
+/// computes before the micro-batches (plan.forward_begin) is never
+/// clobbered by one of them: the next reads it again.
 void reduceInPlace(plan::ProgramOp program) {
   Block &body = program.getBody().front();
   DenseMap<Operation *, int64_t> position = positionsIn(body);
   auto afterMicroBatches = body.getOps<plan::AfterMicroBatchesOp>();
   int64_t microBatchesEnd =
       afterMicroBatches.empty() ? -1 : position[*afterMicroBatches.begin()];
+  auto forwardBegins = body.getOps<plan::ForwardBeginOp>();
+  int64_t microBatchesBegin =
+      forwardBegins.empty() ? -1 : position[*forwardBegins.begin()];
   for (auto reduce :
        llvm::make_early_inc_range(body.getOps<plan::AllReduceOp>())) {
     Value copy = reduce.getBuffer();
@@ -139,9 +144,13 @@ void reduceInPlace(plan::ProgramOp program) {
       continue;
     plan::BufferKind kind = addendBuffer.getKind();
     int64_t at = position[writer.getOperation()];
-    bool clobberable = kind == plan::BufferKind::temporary ||
-                       (kind == plan::BufferKind::accumulator &&
-                        microBatchesEnd >= 0 && microBatchesEnd < at);
+    bool keptForMicroBatches = position[addendBuffer] < microBatchesBegin &&
+                               microBatchesBegin < at &&
+                               (microBatchesEnd < 0 || at < microBatchesEnd);
+    bool clobberable =
+        (kind == plan::BufferKind::temporary && !keptForMicroBatches) ||
+        (kind == plan::BufferKind::accumulator && microBatchesEnd >= 0 &&
+         microBatchesEnd < at);
     for (Operation *user : addend.getUsers())
       if (position[user] > at)
         clobberable = false;
@@ -332,7 +341,7 @@ LogicalResult checkChunkMarks(func::FuncOp function, int64_t chunks) {
 
 /// Each op's part of the step: a micro-batch's forward, its backward, or
 /// once per step. Without micro-batches, all are run once, in order.
-enum class StepPart { Forward, Backward, OncePerStep };
+enum class StepPart { BeforeMicroBatches, Forward, Backward, OncePerStep };
 
 /// The parts of a step of micro-batches.
 FailureOr<DenseMap<Operation *, StepPart>>
@@ -375,10 +384,17 @@ stepParts(func::FuncOp function, ArrayRef<sbp::MeshOp> declared) {
       forwardMoves.push_back(move);
   }
   DenseSet<Operation *> forward = forwardPassOps(function, forwardMoves);
+  DenseSet<Operation *> before = opsBeforeMicroBatches(function, *after);
+  // With the parameters and constants they read, lowered first.
+  for (Operation *op : SmallVector<Operation *>(before.begin(), before.end()))
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && isSourceOp(def))
+        before.insert(def);
   DenseMap<Operation *, StepPart> partOf;
   for (Operation &op : function.front())
     partOf[&op] = isa<func::ReturnOp>(op) || after->contains(&op)
                       ? StepPart::OncePerStep
+                  : before.contains(&op)  ? StepPart::BeforeMicroBatches
                   : forward.contains(&op) ? StepPart::Forward
                                           : StepPart::Backward;
   return partOf;
@@ -411,8 +427,9 @@ int64_t chunkOf(Operation &op, FlatSymbolRefAttr mesh) {
 }
 
 /// Lowers the step's ops that run on `mesh` into the program `b` writes:
-/// a micro-batch's forward, then its backward (which a schedule may run
-/// after other micro-batches' forwards), then (after
+/// the copies of parameters every micro-batch reads (then
+/// plan.forward_begin), a micro-batch's forward, then its backward (which a
+/// schedule may run after other micro-batches' forwards), then (after
 /// plan.after_micro_batches) the step's: the updates and what they read of
 /// the accumulated sums. On stages of several chunks, each pass of a
 /// micro-batch is each chunk's part in turn, marked by plan.chunk.
@@ -422,13 +439,23 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
                         const ShardingCostModel *costModel) {
   Location loc = function.getLoc();
   bool split = order.microBatches > 1;
-  for (StepPart part :
-       {StepPart::Forward, StepPart::Backward, StepPart::OncePerStep}) {
+  for (StepPart part : {StepPart::BeforeMicroBatches, StepPart::Forward,
+                        StepPart::Backward, StepPart::OncePerStep}) {
+    // The once-per-step part before the micro-batches, where there is one.
+    if (split && part == StepPart::Forward &&
+        llvm::any_of(function.front(), [&](Operation &op) {
+          return order.partOfOp(op) == StepPart::BeforeMicroBatches &&
+                 (!order.staged || runsOn(&op, mesh));
+        }))
+      plan::ForwardBeginOp::create(b, loc);
     if (split && part == StepPart::Backward)
       plan::BackwardBeginOp::create(b, loc);
     if (split && part == StepPart::OncePerStep)
       plan::AfterMicroBatchesOp::create(b, loc);
-    int64_t passes = split && part != StepPart::OncePerStep ? order.chunks : 1;
+    int64_t passes =
+        split && (part == StepPart::Forward || part == StepPart::Backward)
+            ? order.chunks
+            : 1;
     // The backward goes back through the chunks.
     for (int64_t i = 0; i < passes; ++i) {
       int64_t chunk = part == StepPart::Backward ? passes - 1 - i : i;

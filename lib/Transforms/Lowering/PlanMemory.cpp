@@ -362,6 +362,29 @@ void keepCollectiveInputs(Block &body,
   }
 }
 
+/// Keeps what the once-per-step part before the micro-batches writes
+/// (before plan.forward_begin) and a micro-batch reads alive to the end of
+/// the micro-batches (plan.after_micro_batches): each micro-batch reads it
+/// again, so no buffer of a micro-batch may take its bytes.
+void keepAcrossMicroBatches(Block &body,
+                            const DenseMap<Operation *, int64_t> &position,
+                            const DenseMap<Value, size_t> &intervalOf,
+                            std::vector<Interval> &intervals, int64_t count) {
+  auto begins = body.getOps<plan::ForwardBeginOp>();
+  if (begins.empty())
+    return;
+  int64_t forwardBegin = position.lookup(*begins.begin());
+  auto afters = body.getOps<plan::AfterMicroBatchesOp>();
+  int64_t microBatchesEnd =
+      afters.empty() ? count - 1 : position.lookup(*afters.begin());
+  for (auto &[value, index] : intervalOf) {
+    Interval &lives = intervals[index];
+    if (lives.buffer.getKind() == plan::BufferKind::temporary &&
+        lives.begin < forwardBegin && lives.end > forwardBegin)
+      lives.end = std::max(lives.end, microBatchesEnd);
+  }
+}
+
 /// Each buffer's rectangle: a temporary lives from its definition to its
 /// last use, every other kind across the step (to `count`, the number of
 /// positions).
@@ -408,6 +431,7 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
     std::vector<Interval> intervals =
         bufferIntervals(body, position, intervalOf, count);
     keepCollectiveInputs(body, position, intervalOf, intervals);
+    keepAcrossMicroBatches(body, position, intervalOf, intervals, count);
     if (reshapeViews)
       joinReshapeViews(body, position, intervalOf, intervals);
     // Largest first; ties in program order, for deterministic offsets.

@@ -515,11 +515,16 @@ private:
   /// once after them; the others' times count once per micro-batch.
   int64_t microBatches = 1;
   DenseSet<Operation *> afterMicroBatches;
-  /// Whether a node runs once per step (the sinks, the parameters and
-  /// what follows the micro-batches), not once per micro-batch.
+  /// With micro-batches: the copies of parameters run once before them
+  /// and kept for the whole step (opsBeforeMicroBatches).
+  DenseSet<Operation *> beforeMicroBatches;
+  /// Whether a node runs once per step (the sinks, the parameters, their
+  /// copies before the micro-batches and what follows them), not once per
+  /// micro-batch.
   bool runsOncePerStep(const Node &node) const {
     return node.isSink() || isa<nn::ParamOp>(node.op) ||
-           afterMicroBatches.contains(node.op);
+           afterMicroBatches.contains(node.op) ||
+           beforeMicroBatches.contains(node.op);
   }
   double runsPerStep(const Node &node) const {
     return runsOncePerStep(node) ? 1.0 : static_cast<double>(microBatches);
@@ -765,9 +770,18 @@ void ShardingSearch::priceCandidates(Node &node) {
       node.memory[k] += localElements(op->getResult(0).getType(), meshShape,
                                       candidate.results[0]) *
                         static_cast<double>(model.elementBytes(elementType));
+    // A copy of parameters made before the micro-batches is kept for the
+    // whole step, once.
+    bool keptForStep = beforeMicroBatches.contains(op);
+    if (keptForStep)
+      for (unsigned i = 0; i < op->getNumResults(); ++i)
+        node.memory[k] += localElements(op->getResult(i).getType(), meshShape,
+                                        candidate.results[i]) *
+                          static_cast<double>(model.elementBytes(
+                              elementTypeOf(op->getResult(i).getType())));
     // A stage keeps them for every micro-batch its schedule has in flight.
     auto held = static_cast<double>(inFlight[virtualStageOf(node)]);
-    if (options.training || explicitStep)
+    if ((options.training || explicitStep) && !keptForStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
         if (options.training || savedActivations.contains(op->getResult(i)))
           node.activation[k] += localElements(op->getResult(i).getType(),
@@ -1134,8 +1148,11 @@ std::vector<int64_t> ShardingSearch::labelNodes(bool shareStages) const {
       key.push_back(reinterpret_cast<const void *>(
           (shareStages ? stageKind[static_cast<size_t>(stage)] : stage) + 1));
       // Ops run once per micro-batch or once per step cost apart.
+      // (after them, or before them: two non-null tags).
       key.push_back(afterMicroBatches.contains(op) ? op->getContext()
-                                                   : nullptr);
+                    : beforeMicroBatches.contains(op)
+                        ? static_cast<const void *>(&beforeMicroBatches)
+                        : nullptr);
       // Alike ops pinned alike (a strategy's rules, a pattern of the
       // user's) stay alike.
       if (auto pin = pins.find(static_cast<int64_t>(i)); pin != pins.end())
@@ -1333,10 +1350,20 @@ std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
                                      : kInfinity;
     return costs;
   }
+  // A copy of parameters made before the micro-batches takes the layout
+  // of what it copies: a boxing there would run once per step and keep
+  // its whole result (a gathered weight) for the step, a parallelism of
+  // its own that no strategy chose; a boxing of the copy for its
+  // micro-batch readers runs with them.
+  bool keptCopy = beforeMicroBatches.contains(consumer.op);
   for (size_t a = 0; a < rows; ++a) {
     const NdSbp &from = producer.candidates[a].results[use.result];
     for (size_t b = 0; b < columns; ++b) {
       const NdSbp &to = consumer.candidates[b].operands[use.operand];
+      if (keptCopy && from != to) {
+        costs[a * columns + b] = kInfinity;
+        continue;
+      }
       const std::optional<cost::BoxingCost> &forward =
           model.boxing(from, to, type);
       double total = forward ? forward->time : kInfinity;
@@ -1703,11 +1730,14 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   // forward and its backward, and per stage its last backward run along
   // the once-per-step part (runtime::StepOrder::updateWithLastTask), the
   // whole program without micro-batches.
+  // With micro-batches, a stage first runs the copies of its parameters
+  // (runtime::StepOrder::forwardBegin), a range of its own.
   std::vector<RangeSavings> forwardOverlap(virtualCount),
-      backwardOverlap(virtualCount), updateOverlap(count);
+      backwardOverlap(virtualCount), updateOverlap(count), beforeOverlap(count);
   if (explicitStep) {
     std::vector<std::vector<int64_t>> forwardNodes(virtualCount),
-        backwardNodes(virtualCount), stageNodes(count), lastRange(count);
+        backwardNodes(virtualCount), stageNodes(count), lastRange(count),
+        firstRange(count);
     for (size_t i = 0; i < nodes.size(); ++i) {
       const Node &node = nodes[i];
       if (node.isSink())
@@ -1715,7 +1745,9 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       auto index = static_cast<int64_t>(i);
       int64_t s = stageOf(node), v = virtualStageOf(node);
       stageNodes[s].push_back(index);
-      if (runsOncePerStep(node))
+      if (beforeMicroBatches.contains(node.op))
+        firstRange[s].push_back(index);
+      else if (runsOncePerStep(node))
         lastRange[s].push_back(index);
       else if (forwardOps.contains(node.op))
         forwardNodes[v].push_back(index);
@@ -1737,6 +1769,7 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
         backwardOverlap[v] = overlapIn(backwardNodes[v]);
       }
       updateOverlap[s] = overlapIn(lastRange[s]) - backwardOverlap[s];
+      beforeOverlap[s] = overlapIn(firstRange[s]);
     }
   }
   // Shared boxings are communication the plan does not do; overlapped
@@ -1748,10 +1781,11 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     communicationTime -=
         runs * (forwardOverlap[v].shared + backwardOverlap[v].shared);
   }
-  for (const RangeSavings &savings : updateOverlap) {
-    overlapTime += savings.overlap;
-    communicationTime -= savings.shared;
-  }
+  for (const auto *perStage : {&updateOverlap, &beforeOverlap})
+    for (const RangeSavings &savings : *perStage) {
+      overlapTime += savings.overlap;
+      communicationTime -= savings.shared;
+    }
   if (count == 1) {
     stepTime = computeTime + communicationTime - overlapTime;
     return;
@@ -1774,7 +1808,8 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   // backward's figure shows it (the update's alone is the optimizer's few
   // seconds of state traffic).
   for (int64_t s = 0; s < count; ++s) {
-    double saved = updateOverlap[s].shared + updateOverlap[s].overlap;
+    double saved = updateOverlap[s].shared + updateOverlap[s].overlap +
+                   beforeOverlap[s].shared + beforeOverlap[s].overlap;
     if (microBatches > 1) {
       stageFigures[s].update -= saved;
       continue;
@@ -2138,6 +2173,7 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
       if (failed(after))
         return failure();
       afterMicroBatches = std::move(*after);
+      beforeMicroBatches = opsBeforeMicroBatches(function, afterMicroBatches);
     }
     forwardOps = forwardPassOps(function);
   }

@@ -18,6 +18,7 @@
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Transforms/TrainingStep/Differentiator.h"
 #include "parplan/Transforms/TrainingStep/Passes.h"
+#include "parplan/Transforms/TrainingStep/TrainingStep.h"
 
 #include "parplan/Dialect/AttrNames.h"
 
@@ -372,6 +373,15 @@ NNAutodiffPass::recomputeGroups(ArrayRef<Operation *> forward,
     return groups;
   std::vector<std::pair<std::string, SmallVector<Operation *>>> layers =
       assignLayers(forward, active);
+  // With micro-batches, the parameter copies run once before them and
+  // live the whole step (opsBeforeMicroBatches): the backward reads them
+  // rather than computing them again.
+  if (microBatches > 1) {
+    DenseSet<Operation *> kept = parplan::parameterCopies(forward);
+    for (auto &layer : layers)
+      llvm::erase_if(layer.second,
+                     [&](Operation *op) { return kept.contains(op); });
+  }
   auto isSource = [](Operation *op) {
     return isa<ParamOp, InputOp, ConstantOp>(op);
   };
@@ -447,8 +457,12 @@ void NNAutodiffPass::addParameterCopies(
   // computes them again rather than reading the forward's, which a
   // pipeline schedule would keep aside once per micro-batch in flight
   // (the whole stage's weights again for each). Each op is a group of its
-  // own; a chain of them is recomputed from the parameters.
+  // own; a chain of them is recomputed from the parameters. With
+  // micro-batches, those the step keeps (parameterCopies) are left out.
   DenseSet<Value> ofParameters;
+  DenseSet<Operation *> kept;
+  if (microBatches > 1)
+    kept = parplan::parameterCopies(forward);
   for (Operation *op : forward) {
     if (isa<ParamOp>(op)) {
       ofParameters.insert(op->getResult(0));
@@ -468,6 +482,8 @@ void NNAutodiffPass::addParameterCopies(
       continue;
     for (Value result : op->getResults())
       ofParameters.insert(result);
+    if (kept.contains(op))
+      continue;
     if (llvm::any_of(op->getResults(),
                      [&](Value result) { return active.contains(result); }))
       groups.emplace_back(kParameterCopies, SmallVector<Operation *>{op});

@@ -11,6 +11,7 @@
 
 #include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/SBP/SBPOps.h"
 
 using namespace mlir;
 using namespace parplan::nn;
@@ -109,6 +110,69 @@ parplan::opsAfterMicroBatches(func::FuncOp function) {
       ofBatch.insert(&op);
   }
   return after;
+}
+
+DenseSet<Operation *> parplan::parameterCopies(ArrayRef<Operation *> ops) {
+  DenseSet<Value> ofParameters;
+  DenseSet<Operation *> copies;
+  // -1: not known.
+  auto bytes = [](ValueRange values) -> int64_t {
+    int64_t total = 0;
+    for (Value value : values) {
+      auto shaped = dyn_cast<ShapedType>(value.getType());
+      if (!shaped || !shaped.hasStaticShape())
+        return -1;
+      total += bytesOf(shaped);
+    }
+    return total;
+  };
+  auto noLarger = [&](Operation *op) {
+    int64_t made = bytes(op->getResults()), read = bytes(op->getOperands());
+    return made >= 0 && read >= 0 && made <= read;
+  };
+  for (Operation *op : ops) {
+    if (isa<ParamOp>(op)) {
+      ofParameters.insert(op->getResult(0));
+      continue;
+    }
+    bool layout = isa<sbp::SBPDialect>(op->getDialect()) &&
+                  !isa<sbp::CrossMeshOp, sbp::MeshOp>(op);
+    if (isSourceOp(op) || op->getNumOperands() == 0 ||
+        op->getNumResults() == 0 || isa<AccumulateOp>(op) ||
+        !(layout || isa<NNDialect>(op->getDialect())))
+      continue;
+    bool readsParameter = false, parametersOnly = true;
+    for (Value operand : op->getOperands()) {
+      if (ofParameters.contains(operand))
+        readsParameter = true;
+      else if (!isa_and_present<ConstantOp>(operand.getDefiningOp()))
+        parametersOnly = false;
+    }
+    if (!readsParameter || !parametersOnly || (!layout && !noLarger(op)))
+      continue;
+    copies.insert(op);
+    for (Value result : op->getResults())
+      ofParameters.insert(result);
+  }
+  return copies;
+}
+
+DenseSet<Operation *>
+parplan::opsBeforeMicroBatches(func::FuncOp function,
+                               const DenseSet<Operation *> &after) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : function.front().without_terminator())
+    if (!after.contains(&op))
+      ops.push_back(&op);
+  DenseSet<Operation *> before = parameterCopies(ops);
+  // A layout op stays for a reader of the part; readers come later in the
+  // program, so from the last op back.
+  for (Operation *op : llvm::reverse(ops))
+    if (before.contains(op) && isa<sbp::SBPDialect>(op->getDialect()) &&
+        llvm::none_of(op->getUsers(),
+                      [&](Operation *user) { return before.contains(user); }))
+      before.erase(op);
+  return before;
 }
 
 parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {

@@ -529,6 +529,30 @@ plan.program @dev0 devices = [0] {
 
 // -----
 
+plan.program @dev0 devices = [0] {
+  plan.forward_begin
+  // expected-error @+1 {{'plan.forward_begin' op appears more than once in @dev0}}
+  plan.forward_begin
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  plan.backward_begin
+  // expected-error @+1 {{'plan.forward_begin' op comes after 'plan.backward_begin': the once-per-step part it ends comes before the micro-batches}}
+  plan.forward_begin
+}
+
+// -----
+
+plan.program @dev0 devices = [0] {
+  plan.chunk 0
+  // expected-error @+1 {{'plan.forward_begin' op comes after 'plan.chunk': the once-per-step part it ends comes before the micro-batches}}
+  plan.forward_begin
+}
+
+// -----
+
 plan.mesh @a shape = [1] devices = [0]
 plan.mesh @b shape = [1] devices = [1]
 // expected-error @+1 {{'plan.cross_mesh' op needs tile_offsets and tile_sizes of 2 entries per tile}}

@@ -125,9 +125,12 @@ module attributes {plan.mesh_shape = array<i64: 8>} {
 
 // -----
 
-// A step of micro-batches: the backward, a sum in an accumulator, then the
-// update.
+// A step of micro-batches: a copy of the parameter every micro-batch
+// reads, made once before them, the backward, a sum in an accumulator,
+// then the update.
 // CHECK-LABEL: plan.program @accumulating
+// CHECK: plan.kernel "cast"
+// CHECK-NEXT: plan.forward_begin
 // CHECK: plan.backward_begin
 // CHECK-NEXT: %[[SUM:.*]] = plan.buffer kind = accumulator : memref<4xf32>
 // CHECK: plan.kernel "accumulate" ins(%[[SUM]], %{{.*}} : memref<4xf32>, memref<4xf32>) outs(%[[SUM]] : memref<4xf32>)
@@ -135,6 +138,9 @@ module attributes {plan.mesh_shape = array<i64: 8>} {
 // CHECK-NEXT: plan.kernel "sgd_update"
 plan.program @accumulating devices = [0] {
   %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 4>, splits = array<i64: -1>} : memref<4xf32>
+  %wb = plan.buffer : memref<4xbf16>
+  plan.kernel "cast" ins(%w : memref<4xf32>) outs(%wb : memref<4xbf16>)
+  plan.forward_begin
   %g = plan.buffer : memref<4xf32>
   plan.backward_begin
   %sum = plan.buffer kind = accumulator : memref<4xf32>

@@ -497,6 +497,50 @@ module attributes {nn.training = {micro_batches = 2 : i64}} {
 
 // -----
 
+// A copy of a parameter (its bf16 cast, then a transpose of that) is the
+// same in every micro-batch: it runs once, before them (then
+// plan.forward_begin), and every micro-batch's forward and backward read
+// it. An op of the batch (the input's cast) and a copy larger than what it
+// copies (an expand to the batch's rows) stay in the micro-batch.
+// CHECK-LABEL: module attributes {{{.*}}plan.micro_batches = 2 : i64
+// CHECK: %[[W:.*]] = plan.buffer kind = parameter {{[{].*}}name = "w"
+// CHECK-NEXT: %[[WB:.*]] = plan.buffer : memref<4x4xbf16>
+// CHECK-NEXT: plan.kernel "cast" ins(%[[W]] : memref<4x4xf32>) outs(%[[WB]] : memref<4x4xbf16>)
+// CHECK-NEXT: %[[WT:.*]] = plan.buffer : memref<4x4xbf16>
+// CHECK-NEXT: plan.kernel "transpose" ins(%[[WB]] : memref<4x4xbf16>) outs(%[[WT]] : memref<4x4xbf16>)
+// CHECK-NEXT: plan.forward_begin
+// CHECK-NOT: plan.kernel "cast" ins(%[[W]]
+// CHECK: plan.kernel "expand"
+// CHECK: plan.kernel "cast" ins(%{{.*}} : memref<3x4xf32>)
+// CHECK: plan.kernel "matmul" ins(%{{.*}}, %[[WT]] :
+// CHECK: plan.backward_begin
+// CHECK: plan.kernel "matmul" ins(%{{.*}}, %[[WB]] :
+// CHECK: plan.after_micro_batches
+module attributes {nn.training = {micro_batches = 2 : i64}} {
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4x4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" : tensor<4x4xf32>
+    %b = nn.param "b" : tensor<4xf32>
+    %x = nn.input "x" : tensor<3x4xf32>
+    %wb = nn.cast %w : tensor<4x4xf32> -> tensor<4x4xbf16>
+    %wt = nn.transpose %wb perm = [1, 0] : tensor<4x4xbf16> -> tensor<4x4xbf16>
+    %bb = nn.expand %b : tensor<4xf32> -> tensor<3x4xf32>
+    %xb = nn.cast %x : tensor<3x4xf32> -> tensor<3x4xbf16>
+    %y = nn.matmul %xb, %wt : tensor<3x4xbf16>, tensor<4x4xbf16> -> tensor<3x4xbf16>
+    %yf = nn.cast %y : tensor<3x4xbf16> -> tensor<3x4xf32>
+    %z = nn.add %yf, %bb : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+    %loss = nn.reduce_mean %z keepdims = false : tensor<3x4xf32> -> tensor<f32>
+    %dx = nn.matmul %y, %wb : tensor<3x4xbf16>, tensor<4x4xbf16> -> tensor<3x4xbf16>
+    %dxf = nn.cast %dx : tensor<3x4xbf16> -> tensor<3x4xf32>
+    %g = nn.matmul %x, %dxf {transpose_lhs} : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<4x4xf32>
+    %sum = nn.accumulate %g : tensor<4x4xf32>
+    %w1 = nn.sgd_update %w, %sum lr = 0.1 : tensor<4x4xf32>
+    %losses = nn.accumulate %loss : tensor<f32>
+    return %losses, %w1 : tensor<f32>, tensor<4x4xf32>
+  }
+}
+
+// -----
+
 // Once run after the micro-batches, an op would see only the last one's
 // batch.
 module attributes {nn.training = {micro_batches = 2 : i64}} {

@@ -192,3 +192,32 @@ plan.program @gather_ahead devices = [0] {
   plan.kernel "reduce_sum" ins(%e : memref<16xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
   plan.loss %l : memref<f32>
 }
+
+// -----
+
+// What the step computes before the micro-batches (%wb, before
+// plan.forward_begin) lives until plan.after_micro_batches, though the
+// micro-batch's last reader of it comes first: the next micro-batch reads
+// it again, so %t, written after that reader, does not take its bytes.
+// CHECK-LABEL: plan.program @kept_for_micro_batches
+// CHECK: %[[WB:.*]] = plan.buffer {offset = [[WBOFF:[0-9]+]] : i64} : memref<16xf32>
+// CHECK: plan.forward_begin
+// CHECK-NOT: offset = [[WBOFF]] :
+// CHECK: plan.after_micro_batches
+plan.program @kept_for_micro_batches devices = [0] {
+  %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 16>, splits = array<i64: -1>} : memref<16xf32>
+  %wb = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%w : memref<16xf32>) outs(%wb : memref<16xf32>)
+  plan.forward_begin
+  %x = plan.buffer kind = input {name = "x", logical_shape = array<i64: 16>, splits = array<i64: -1>} : memref<16xf32>
+  %y = plan.buffer : memref<16xf32>
+  plan.kernel "add" ins(%x, %wb : memref<16xf32>, memref<16xf32>) outs(%y : memref<16xf32>)
+  %t = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%y : memref<16xf32>) outs(%t : memref<16xf32>)
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%t : memref<16xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  %sum = plan.buffer kind = accumulator : memref<f32>
+  plan.kernel "accumulate" ins(%sum, %l : memref<f32>, memref<f32>) outs(%sum : memref<f32>)
+  plan.after_micro_batches
+  plan.loss %sum : memref<f32>
+}

@@ -5,6 +5,7 @@
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="mixed-precision=bf16 frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=BF16
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="recompute=full mixed-precision=bf16 frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=COPIES
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="mixed-precision=fp16 loss-scale=512 frozen=mask" | FileCheck %s --check-prefix=FP16
+// RUN: parplan-opt %s -split-input-file -nn-autodiff="recompute=full mixed-precision=bf16 micro-batches=2 frozen=mask optimizer=sgd" | FileCheck %s --check-prefix=KEPT
 
 // One attention layer ("h.0") between an embedding and a head outside any
 // layer.
@@ -42,6 +43,19 @@
 // COPIES: nn.softmax_cross_entropy_grad
 // COPIES: %[[C:.*]] = nn.cast %[[W]] {nn.recomputed} : tensor<16x8xf32> -> tensor<16x8xbf16>
 // COPIES-NEXT: nn.transpose %[[C]] perm = [1, 0] {nn.recomputed} : tensor<16x8xbf16> -> tensor<8x16xbf16>
+//
+// With micro-batches, those copies are made once before the micro-batches
+// and kept for the step (docs/training.md): the backward reads the
+// forward's, and the layers recomputed read them too.
+// KEPT: %[[W:.*]] = nn.param "wte" : tensor<16x8xf32>
+// KEPT-NEXT: %[[C:.*]] = nn.cast %[[W]] : tensor<16x8xf32> -> tensor<16x8xbf16>
+// KEPT: %[[T:.*]] = nn.transpose %[[C]] perm = [1, 0] : tensor<16x8xbf16> -> tensor<8x16xbf16>
+// KEPT: nn.softmax_cross_entropy_grad
+// KEPT-NOT: nn.cast %[[W]]
+// KEPT-NOT: nn.transpose %[[C]]
+// KEPT-NOT: nn.cast %{{.*}} {nn.recomputed} : tensor<8x8xf32>
+// KEPT: nn.matmul %{{.*}}, %[[T]] {transpose_rhs}
+// KEPT: nn.accumulate
 //
 // bf16: parameters are cast where they enter, everything computes in bf16,
 // the loss in f32; gradients come back to f32 through the casts and the

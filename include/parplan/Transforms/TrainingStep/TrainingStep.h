@@ -50,6 +50,27 @@ int64_t microBatchCount(mlir::ModuleOp module);
 mlir::FailureOr<llvm::DenseSet<mlir::Operation *>>
 opsAfterMicroBatches(mlir::func::FuncOp function);
 
+/// Of `ops` (in program order), those computing a copy of the parameters
+/// alone: an nn op reading at least one nn.param, directly or through
+/// others of them, and otherwise nn.constants only, whose results are no
+/// larger than its operands (a weight's low-precision copy, a transposed
+/// or sliced weight; not an expand to the batch's shape, which is cheaper
+/// to compute where it is read than to keep). Layout ops of the sbp
+/// dialect between them (a boxing; not a cross-mesh move) pass a copy on.
+llvm::DenseSet<mlir::Operation *>
+parameterCopies(llvm::ArrayRef<mlir::Operation *> ops);
+
+/// The ops a step of several micro-batches runs once, before the first
+/// micro-batch: the parameter copies of its micro-batch part (not of
+/// `after`, opsAfterMicroBatches), which every micro-batch reads the same
+/// and the step keeps, as Megatron-LM keeps its fp16 weights beside the
+/// fp32 master copy. A boxing among them runs there only for a copy read
+/// there; one that serves a micro-batch's op (a sharded copy's gather
+/// ahead of its forward) runs once per micro-batch.
+llvm::DenseSet<mlir::Operation *>
+opsBeforeMicroBatches(mlir::func::FuncOp function,
+                      const llvm::DenseSet<mlir::Operation *> &after);
+
 struct TrainingStepStats {
   /// FLOPs (ShardableOpInterface::getCost) of each part of the step.
   double forwardFlops = 0, recomputeFlops = 0, backwardFlops = 0,
