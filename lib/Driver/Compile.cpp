@@ -65,6 +65,7 @@ void parplan::driver::setPipelineOptions(CompilePipelineOptions &pipeline,
   pipeline.recomputeLayers = training.recomputeLayers;
   pipeline.mixedPrecision = training.mixedPrecision;
   pipeline.microBatches = training.microBatches;
+  pipeline.gradientSums = training.gradientSums;
   pipeline.batchNorm = training.batchNorm;
   pipeline.dropout = training.dropout;
   pipeline.dropoutSeed = training.dropoutSeed;

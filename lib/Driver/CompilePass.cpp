@@ -72,6 +72,7 @@ struct ParplanCompilePass
     training.frozen = frozen;
     training.recomputeLayers = recomputeLayers;
     training.mixedPrecision = mixedPrecision;
+    training.gradientSums = gradientSums;
     training.batchNorm = batchNorm;
     training.dropout = dropout;
     training.dropoutSeed = dropoutSeed;

@@ -28,6 +28,7 @@ void parplan::addAutodiffPass(mlir::OpPassManager &pm,
   autodiff.recomputeLayers = options.recomputeLayers;
   autodiff.mixedPrecision = options.mixedPrecision;
   autodiff.microBatches = options.microBatches;
+  autodiff.gradientSums = options.gradientSums;
   autodiff.batchNorm = options.batchNorm;
   autodiff.dropout = options.dropout;
   autodiff.dropoutSeed = options.dropoutSeed;

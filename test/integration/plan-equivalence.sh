@@ -168,13 +168,14 @@ done
 # it (docs/training.md). The GPT in bf16 with full recomputation, 4
 # micro-batches on 1 device, gives the whole batch's losses and weights up
 # to bf16's rounding of the gradients, summed per micro-batch in f32
-# (1e-2); the MLP in bf16 on two stages of 2 devices under 1F1B (data
-# parallelism inside each) gives its 4 micro-batches on 1 device.
+# (1e-2), and so with the gradients summed in bf16 (--gradient-sums low);
+# the MLP in bf16 on two stages of 2 devices under 1F1B (data parallelism
+# inside each) gives its 4 micro-batches on 1 device.
 # run_bf16 MODEL BATCH M RANKS LAYOUT...: prints the log's path.
 run_bf16() {
-  out=$dir/$1-bf16-$3-$4
   model=$1 batch=$2 micro=$3 ranks=$4
   shift 4
+  out=$dir/$model-bf16-$micro-$ranks$(printf '%s' "$*" | tr -c 'a-zA-Z0-9' '_')
   "$bin/parplan" compile "$dir/$model-batch.onnx" --train --optimizer adam --lr 0.01 \
     --batch "$batch" --micro-batches "$micro" --mixed-precision bf16 --recompute full \
     "$@" -o "$out" >"$out.compile.log" 2>&1 &&
@@ -183,7 +184,7 @@ run_bf16() {
     { echo "FAIL: $model in bf16, $micro micro-batches on $ranks ranks ($*):"; cat "$out.compile.log" "$out.log" 2>/dev/null; return 1; }
   echo "$out.log"
 }
-for config in "gpt 8 1e-2 1 --mesh 1" \
+for config in "gpt 8 1e-2 1 --mesh 1" "gpt 8 1e-2 1 --mesh 1 --gradient-sums low" \
               "mlp 16 1e-5 4 --annotations $(stage_file stages-bf16 [2] [0,1] [2,3])"; do
   set -- $config
   model=$1 batch=$2 tol=$3 ranks=$4

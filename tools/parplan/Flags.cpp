@@ -48,6 +48,14 @@ void parplan::cli::addTrainingOptions(CLI::App *command,
                    "none (default), bf16 or fp16 (fp32 master weights)")
       ->check(CLI::IsMember({"none", "bf16", "fp16"}));
   command
+      ->add_option("--gradient-sums", training.gradientSums,
+                   "Under mixed precision with micro-batches, the type the "
+                   "gradients are summed in over the micro-batches and "
+                   "reduced in across devices: f32 (default) or low (the "
+                   "mixed precision's own: half the bytes, Megatron-LM's "
+                   "default before fp32 accumulation)")
+      ->check(CLI::IsMember({"f32", "low"}));
+  command
       ->add_option("--batch-norm", training.batchNorm,
                    "batch (default: normalize with the batch's statistics "
                    "and update the running ones, as PyTorch trains) or "

@@ -59,6 +59,8 @@ struct TrainingOptions {
   /// With full: the first N layers of each class; -1: all.
   int64_t recomputeLayers = -1;
   std::string mixedPrecision = "none";
+  /// f32 or low: the type the gradients are summed in over micro-batches.
+  std::string gradientSums = "f32";
   /// Micro-batches the step accumulates gradients over.
   int64_t microBatches = 1;
   /// batch (the batch's statistics) or frozen.

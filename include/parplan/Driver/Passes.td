@@ -39,7 +39,7 @@ def ParplanCompile : Pass<"parplan-compile", "mlir::ModuleOp"> {
       that fits nowhere is tried with selective, then full);
       `recompute-layers`.
     - `loss`, `output-index`, `labels`, `optimizer`, `lr`, `weight-decay`,
-      `frozen`, `mixed-precision`, `batch-norm`, `dropout`,
+      `frozen`, `mixed-precision`, `gradient-sums`, `batch-norm`, `dropout`,
       `dropout-seed`, `untie`: the training step.
     - `stop-after`: `nn`, `sbp` or `plan` (default), as `--emit`.
     - `allow-over-memory`: a plan over the devices' memory is a warning,
@@ -87,6 +87,8 @@ def ParplanCompile : Pass<"parplan-compile", "mlir::ModuleOp"> {
            "Globs of parameters not trained">,
     Option<"mixedPrecision", "mixed-precision", "std::string", "\"none\"",
            "none, bf16 or fp16">,
+    Option<"gradientSums", "gradient-sums", "std::string", "\"f32\"",
+           "f32 or low">,
     Option<"batchNorm", "batch-norm", "std::string", "\"batch\"",
            "batch or frozen">,
     Option<"dropout", "dropout", "std::string", "\"on\"", "on or off">,

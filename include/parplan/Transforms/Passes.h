@@ -106,6 +106,11 @@ struct CompilePipelineOptions
       *this, "micro-batches",
       llvm::cl::desc("Micro-batches the step accumulates gradients over"),
       llvm::cl::init(1)};
+  Option<std::string> gradientSums{
+      *this, "gradient-sums",
+      llvm::cl::desc("f32 or low: the type of the gradients' sums over "
+                     "micro-batches"),
+      llvm::cl::init("f32")};
   ListOption<std::string> untie{
       *this, "untie",
       llvm::cl::desc("Parameters to give each layer's use a copy of")};

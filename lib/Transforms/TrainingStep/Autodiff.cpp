@@ -534,6 +534,9 @@ LogicalResult NNAutodiffPass::checkOptions(func::FuncOp function,
   if (microBatches < 1)
     return fail("nn-autodiff: micro-batches must be at least 1, got " +
                 Twine(microBatches));
+  if (gradientSums != "f32" && gradientSums != "low")
+    return fail("nn-autodiff: unknown gradient-sums '" + gradientSums +
+                "' (expected f32 or low)");
   if (dropout != "on" && dropout != "off")
     return fail("nn-autodiff: unknown dropout '" + dropout +
                 "' (expected on or off)");
@@ -770,7 +773,20 @@ LogicalResult NNAutodiffPass::addUpdates(func::FuncOp function,
     // sum is added to there and it dies at once, and the sum's reduction
     // may start under the rest of the last micro-batch's backward
     // (docs/cost-model.md#overlap).
-    if (auto cast = grad.getDefiningOp<CastOp>(); cast && cast->use_empty()) {
+    // With gradient-sums=low, the low-precision gradient is summed where
+    // it is complete, and the sum cast back before its update.
+    auto cast = grad.getDefiningOp<CastOp>();
+    if (cast && cast->use_empty() && microBatches > 1 &&
+        gradientSums == "low") {
+      Value sum = accumulated(b, cast.getInput(), param.getLoc());
+      cast->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+      cast.getInputMutable().assign(sum);
+      b.setLoc(param.getLoc());
+      if (failed(addUpdate(function, state, b, param, cast.getResult())))
+        return failure();
+      continue;
+    }
+    if (cast && cast->use_empty()) {
       Operation *complete = cast.getInput().getDefiningOp();
       if (microBatches > 1 && complete)
         cast->moveAfter(complete);
@@ -930,6 +946,9 @@ void NNAutodiffPass::recordTraining(ModuleOp module, const StepState &state,
   if (microBatches > 1)
     training.push_back(
         b.getNamedAttr("micro_batches", b.getI64IntegerAttr(microBatches)));
+  if (microBatches > 1 && state.lowType && gradientSums == "low")
+    training.push_back(
+        b.getNamedAttr("gradient_sums", b.getStringAttr(gradientSums)));
   if (hasBatchNorms)
     training.push_back(
         b.getNamedAttr("batch_norm", b.getStringAttr(batchNorm)));

@@ -3,6 +3,8 @@
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="micro-batches=2 optimizer=none" | FileCheck %s --check-prefix=GRADS
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="micro-batches=2 optimizer=sgd mixed-precision=bf16" | FileCheck %s --check-prefix=BF16
 // RUN: parplan-opt %s -split-input-file -nn-autodiff="micro-batches=1 optimizer=sgd" | FileCheck %s --check-prefix=ONE
+// RUN: parplan-opt %s -split-input-file -nn-autodiff="micro-batches=2 optimizer=sgd mixed-precision=bf16 gradient-sums=low" | FileCheck %s --check-prefix=LOW
+// RUN: not parplan-opt %s -split-input-file -nn-autodiff="micro-batches=2 gradient-sums=f16" 2>&1 | FileCheck %s --check-prefix=BAD-SUMS
 
 // A two-layer MLP whose program is one micro-batch of 8 rows. The backward
 // pass is seeded with 1/4, each gradient is summed over the micro-batches
@@ -51,6 +53,15 @@
 // BF16-NEXT: %[[D1:.*]] = nn.matmul %{{.*}}, %{{.*}} {transpose_lhs} : tensor<8x16xbf16>, tensor<8x32xbf16> -> tensor<16x32xbf16>
 // BF16-NEXT: %[[G1:.*]] = nn.cast %[[D1]] : tensor<16x32xbf16> -> tensor<16x32xf32>
 // BF16-NEXT: nn.accumulate %[[G1]] : tensor<16x32xf32>
+
+// With gradient-sums=low, the bf16 gradient is summed in bf16 where it is
+// complete, and the sum cast to f32 just before its update.
+// LOW: gradient_sums = "low"
+// LOW: %[[D2:.*]] = nn.matmul %{{.*}}, %{{.*}} {transpose_lhs} : tensor<8x32xbf16>, tensor<8x10xbf16> -> tensor<32x10xbf16>
+// LOW-NEXT: %[[S2:.*]] = nn.accumulate %[[D2]] : tensor<32x10xbf16>
+// LOW: %[[G2:.*]] = nn.cast %[[S2]] : tensor<32x10xbf16> -> tensor<32x10xf32>
+// LOW-NEXT: nn.sgd_update %{{.*}}, %[[G2]]
+// BAD-SUMS: nn-autodiff: unknown gradient-sums 'f16' (expected f32 or low)
 
 // One micro-batch: no sum, no marker.
 // ONE-NOT: micro_batches

@@ -107,6 +107,12 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
       and the optimizer in fp32.
     - `loss-scale`: the static loss scale of `fp16` (default 1024); the
       optimizer divides it out.
+    - `gradient-sums`: under mixed precision with micro-batches, the type
+      the gradients are summed in over the micro-batches, and so reduced
+      in across devices: `f32` (default) or `low`, the mixed precision's
+      own (half the bytes, and a sum as precise as that type; Megatron-LM's
+      default before `--accumulate-allreduce-grads-in-fp32`); the sum is
+      cast to fp32 before its update.
     - `micro-batches`: M (default 1). With M > 1, `@main` is the program
       of one micro-batch (its inputs are a slice of the batch, 1/M of it)
       and the step runs it M times before one update: every gradient is
@@ -158,6 +164,8 @@ def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
            "none, bf16 or fp16">,
     Option<"lossScale", "loss-scale", "double", "1024",
            "Static loss scale of fp16">,
+    Option<"gradientSums", "gradient-sums", "std::string", "\"f32\"",
+           "f32 or low: the type of the gradients' sums over micro-batches">,
     Option<"microBatches", "micro-batches", "int64_t", "1",
            "Micro-batches the step accumulates gradients over">,
     Option<"batchNorm", "batch-norm", "std::string", "\"batch\"",
