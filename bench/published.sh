@@ -30,8 +30,15 @@
 #   bench/published.sh            print the table
 #   bench/published.sh --record   also append it to bench/results/published.md
 #
+# Auto against the published configurations (the issue's goal that the
+# automatic compile fits wherever a published configuration fits and
+# predicts a step at most as long): each Narayanan et al. model also
+# compiled with parplan's defaults (`--strategy auto`, stages, micro-batches
+# and recomputation its own) at the same batch, precision and GPUs, to a
+# plan (memory planned; its summary's predicted step). AUTO=0 leaves it out.
+#
 # Environment: ROWS (a regular expression on the model column: the rows to
-# compile), PARPLAN_BUILD_DIR (default build).
+# compile), AUTO (default 1), PARPLAN_BUILD_DIR (default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -71,6 +78,7 @@ fmt() { awk -v x="$1" -v f="$2" 'BEGIN { printf f, x }'; }
 table="| source | model | GPUs | tensor x pipeline x data | micro-batches | published step | predicted step | published TFLOP/s per GPU | predicted TFLOP/s per GPU | predicted / published |
 |---|---|---|---|---|---|---|---|---|---|"
 worst=0
+autotable="" autolonger=""
 for config in "${configs[@]}"; do
   IFS='|' read -r source preset layers hidden vocab gpus tensor pipeline batch tflops published <<<"$config"
   [[ $preset =~ $rows ]] || continue
@@ -98,11 +106,50 @@ for config in "${configs[@]}"; do
   worst=$(awk -v w="$worst" -v r="$ratio" 'BEGIN { d = r > 1 ? r - 1 : 1 - r; print (d > w ? d : w) }')
   table+="
 | $source | $preset$([[ $vocab != 51200 ]] && echo ", vocabulary $vocab") | $gpus | $tensor x $pipeline x $data | $micro | $published s | $(fmt "$step" "%.2f") s | $tflops | $predicted | $ratio |"
+  [[ $source == N21 && ${AUTO:-1} == 1 ]] || continue
+  auto="$work/$preset-auto"
+  if "$bin/parplan" compile "$model" --train --batch "$batch" --mixed-precision fp16 \
+       --gradient-sums low --cluster "dgx-a100x$((gpus / 8))" -o "$auto" -q \
+       >"$work/auto.out" 2>"$work/auto.err"; then
+    read -r autostep plan < <(python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+stages = s.get("stages") or []
+mesh = s.get("mesh")
+shape = "x".join(str(d) for d in mesh) if isinstance(mesh, list) else str(mesh)
+where = f"{len(stages)} stages" if len(stages) > 1 else f"mesh {shape}"
+step, micro, recompute = s["predicted_step_time_s"], s["micro_batches"], s.get("recompute", "none")
+print(f"{step:.6g} {where}, {micro} micro-batches, recompute {recompute}")
+' "$auto/summary.json")
+    versus=$(awk -v a="$autostep" -v s="$step" 'BEGIN { printf "%+.1f%%", 100 * (a / s - 1) }')
+    autotable+="
+| $preset | $gpus | $(fmt "$step" "%.2f") s | $plan | $(fmt "$autostep" "%.2f") s | $versus |"
+    if awk -v a="$autostep" -v s="$step" 'BEGIN { exit !(a > s * 1.0005) }'; then
+      autolonger+=" $preset"
+    fi
+  else
+    autotable+="
+| $preset | $gpus | $(fmt "$step" "%.2f") s | no plan: $(head -1 "$work/auto.err") | | |"
+    autolonger+=" $preset"
+  fi
 done
 echo "$table"
 echo "largest miss: $(awk -v w="$worst" 'BEGIN { printf "%.0f%%", 100 * w }') of the published throughput (goal: 15%)"
+autoverdict=""
+if [[ -n $autotable ]]; then
+  autotable="| model | GPUs | published configuration, predicted | auto plan | auto, predicted | auto against the configuration |
+|---|---|---|---|---|---|$autotable"
+  autoverdict="auto at most the published configuration: ${autolonger:+not on}${autolonger:-every model}"
+  echo
+  echo "$autotable"
+  echo "$autoverdict"
+fi
 if [[ $mode == --record ]]; then
-  record bench/results/published.md "predicted by \`parplan compile --emit sbp\` (sbp.plan's step_time)" "$table
+  record bench/results/published.md "predicted by \`parplan compile --emit sbp\` (sbp.plan's step_time); auto by \`parplan compile\` (summary.json's predicted_step_time_s)" "$table
 
-Largest miss: $(awk -v w="$worst" 'BEGIN { printf "%.0f%%", 100 * w }') of the published throughput (goal: 15%)."
+Largest miss: $(awk -v w="$worst" 'BEGIN { printf "%.0f%%", 100 * w }') of the published throughput (goal: 15%).${autotable:+
+
+$autotable
+
+$autoverdict.}"
 fi

@@ -514,6 +514,9 @@ LogicalResult Compiler::searchShape() {
   choice.schedule = pipeline.schedule;
   choice.chunks = options.chunks;
   choice.batch = batch;
+  choice.autoRecompute = !options.recomputeGiven &&
+                         options.emit != CompileStage::TrainingStep &&
+                         options.stopAfter != CompileStage::TrainingStep;
   int64_t trials = 0;
   choice.onTrial = [&](const std::string &shape) {
     ++trials;
@@ -542,6 +545,8 @@ LogicalResult Compiler::searchShape() {
     pipeline.stages = chosen.stages > 1 ? chosen.stages : 0;
   pipeline.schedule = chosen.schedule;
   pipeline.chunks = chosen.schedule == "interleaved" ? options.chunks : 1;
+  if (!chosen.recompute.empty())
+    pipeline.recompute = chosen.recompute;
   if (chosen.microBatches != microBatches) {
     microBatches = chosen.microBatches;
     module = importAt(microBatches);
@@ -645,21 +650,29 @@ std::optional<Lowered> Compiler::lowerCopy(ModuleOp source) {
 // gives up; the stages run on a copy of the imported model each time. When
 // full recomputation fits, recomputing only as many layers as the memory
 // lacking without recomputation calls for is tried as well, and the faster
-// plan kept.
+// plan kept. A pipeline search that chose a shape with recomputation (one
+// that fits only so) starts from its level.
 LogicalResult Compiler::layOutWithFallback() {
   fallback = !options.recomputeGiven &&
              options.emit != CompileStage::TrainingStep &&
              options.stopAfter != CompileStage::TrainingStep;
   std::vector<std::string> levels = {pipeline.recompute};
+  size_t first = 0;
   if (fallback) {
     levels = {"none", "selective", "full"};
+    first = static_cast<size_t>(llvm::find(levels, pipeline.recompute) -
+                                levels.begin());
+    if (first == levels.size())
+      first = 0;
+    else if (first > 0)
+      result.figures.withoutRecompute = "the chosen stage count does not fit";
     imported = module->clone();
   }
   std::optional<double> neededWithout;
-  for (size_t level = 0; level < levels.size(); ++level) {
+  for (size_t level = first; level < levels.size(); ++level) {
     bool last = level + 1 == levels.size();
     pipeline.recompute = levels[level];
-    if (level > 0)
+    if (level > first)
       module = imported->clone();
     std::optional<NoFit> noFit;
     std::vector<Diagnostic> said;

@@ -119,9 +119,10 @@ public:
          TimingScope &timing,
          std::vector<std::unique_ptr<PassManager>> &passManagers,
          std::function<void(const std::string &)> onTrial)
-      : startsAsked(pipeline.starts), trialStarts("search"), importAt(importAt),
-        pipeline(pipeline), chunks(chunks), timing(timing),
-        passManagers(passManagers), onTrial(std::move(onTrial)) {}
+      : startsAsked(pipeline.starts), trialStarts("search"),
+        recompute(pipeline.recompute), importAt(importAt), pipeline(pipeline),
+        chunks(chunks), timing(timing), passManagers(passManagers),
+        onTrial(std::move(onTrial)) {}
 
   /// The starts of sbp-assign's the compile asked for (`all`: the search
   /// and every baseline). The trials compare shapes by the search alone,
@@ -130,11 +131,13 @@ public:
   /// The trials' starts: `search`, or `all` where only the schedule is
   /// searched (its trials are few, and the chosen one goes on as it is).
   std::string trialStarts;
+  /// The recomputation the trials build their training steps with.
+  std::string recompute;
 
-  /// The training step at `microBatches`; null with `error` set (empty
-  /// when the importer said why).
+  /// The training step at `microBatches` (and `recompute`); null with
+  /// `error` set (empty when the importer said why).
   ModuleOp stepAt(int64_t microBatches, std::string &error) {
-    OwningOpRef<ModuleOp> &step = steps[microBatches];
+    OwningOpRef<ModuleOp> &step = steps[{recompute, microBatches}];
     if (step)
       return *step;
     step = importAt(microBatches);
@@ -154,6 +157,7 @@ public:
     PassManager pm(step->getContext());
     pm.enableTiming(stepTiming);
     pipeline.microBatches = microBatches;
+    pipeline.recompute = recompute;
     parplan::addTrainingStepPasses(pm, pipeline);
     if (failed(pm.run(*step))) {
       step = nullptr;
@@ -252,7 +256,8 @@ public:
   OwningOpRef<ModuleOp> takeLaidOut(const PipelineTrial &trial,
                                     int64_t stages) {
     if (!fastest || fastestKey != std::make_tuple(stages, trial.microBatches,
-                                                  trial.schedule, trialStarts))
+                                                  trial.schedule, trialStarts,
+                                                  trial.recompute))
       return nullptr;
     return std::move(fastest);
   }
@@ -260,10 +265,12 @@ public:
   OwningOpRef<ModuleOp> takeOther() { return std::move(other); }
 
 private:
-  using Key = std::tuple<int64_t, int64_t, std::string, std::string>;
-  static Key keyOf(int64_t stages, int64_t microBatches, StringRef schedule,
-                   StringRef starts) {
-    return std::make_tuple(stages, microBatches, schedule.str(), starts.str());
+  using Key =
+      std::tuple<int64_t, int64_t, std::string, std::string, std::string>;
+  Key keyOf(int64_t stages, int64_t microBatches, StringRef schedule,
+            StringRef starts) const {
+    return std::make_tuple(stages, microBatches, schedule.str(), starts.str(),
+                           recompute);
   }
 
   /// A trial set up to run: its step, its pass manager (the search passes
@@ -297,11 +304,14 @@ private:
     trial.stages = std::max<int64_t>(count, 1);
     trial.microBatches = microBatches;
     trial.schedule = schedule.str();
-    pending->shape = std::to_string(trial.stages) +
-                     (trial.stages == 1 ? " stage, " : " stages, ") +
-                     std::to_string(microBatches) + " micro-batches, " +
-                     trial.schedule +
-                     (starts == trialStarts ? "" : ", " + starts.str());
+    trial.recompute = recompute;
+    pending->shape =
+        std::to_string(trial.stages) +
+        (trial.stages == 1 ? " stage, " : " stages, ") +
+        std::to_string(microBatches) + " micro-batches, " + trial.schedule +
+        (starts == trialStarts ? "" : ", " + starts.str()) +
+        (recompute.empty() || recompute == "none" ? ""
+                                                  : ", recompute " + recompute);
     if (onTrial)
       onTrial(pending->shape);
     pending->timing = timing.nest(pending->shape);
@@ -388,7 +398,7 @@ private:
   TimingScope &timing;
   std::vector<std::unique_ptr<PassManager>> &passManagers;
   std::function<void(const std::string &)> onTrial;
-  std::map<int64_t, OwningOpRef<ModuleOp>> steps;
+  std::map<std::pair<std::string, int64_t>, OwningOpRef<ModuleOp>> steps;
   std::map<Key, PipelineTrial> tried;
   /// Trials set up, or laid out, ahead of the run() that asks for them.
   std::map<Key, std::unique_ptr<Pending>> fetched;
@@ -658,6 +668,27 @@ parplan::driver::searchPipeline(
           if (isClearlyBetter(*other, countBest))
             countBest = *other;
         }
+      // A count of stages that fits only with recomputation is judged with
+      // it (its base shape, selective before full): fewer stages
+      // recomputing may beat more stages keeping every activation, as
+      // Megatron-LM's configurations recompute. Not one stage: its one
+      // micro-batch is the whole batch, whose backward's transients (the
+      // attention's scores and their gradient at once), which the memory
+      // estimate leaves out, recomputation does not shrink.
+      std::string level = trials.recompute;
+      for (const char *more : {"selective", "full"}) {
+        if (!choice.autoRecompute || count <= 1 || countBest.step ||
+            !countBest.noFit.has_value())
+          break;
+        trials.recompute = more;
+        const PipelineTrial *recomputing =
+            trials.run(base.stages, count, microBatches, base.schedule, error);
+        trials.recompute = level;
+        if (!recomputing)
+          return nullptr;
+        if (recomputing->step || recomputing->noFit.has_value())
+          countBest = *recomputing;
+      }
       return &judged.emplace(index, std::move(countBest)).first->second;
     };
     // The step falls with more stages (less memory and work each) until
@@ -742,7 +773,11 @@ parplan::driver::searchPipeline(
         choice.stages > 0 ? choice.stages : choice.annotatedStages, 1);
     best.microBatches = firstCount;
     best.schedule = schedule;
+    best.recompute = trials.recompute;
   }
+  // The next phases build their steps with the chosen count's
+  // recomputation.
+  trials.recompute = best.recompute;
   int64_t stagesOption =
       choice.autoStages ? (best.stages > 1 ? best.stages : 0) : choice.stages;
   auto tryShape = [&](int64_t microBatches, StringRef name,

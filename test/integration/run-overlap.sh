@@ -34,17 +34,7 @@ EOF
 "$bin/parplan" compile "$dir/mlp.onnx" --train --batch 2048 --cluster "$dir/two-cpus.yaml" \
   --strategy data-parallel --micro-batches 2 \
   -o "$dir/plan" >"$dir/compile.log" 2>&1 || { cat "$dir/compile.log"; fail "compile"; }
-for streams in 1 2; do
-  timeout 120 mpirun --oversubscribe -np 2 "$bin/parplan-run" "$dir/plan/plan.pb" \
-    --backend cpu --steps 2 --streams "$streams" --trace "$dir/streams$streams.json" \
-    >"$dir/run$streams.log" 2>&1 || { cat "$dir/run$streams.log"; fail "--streams $streams"; }
-  grep "^step " "$dir/run$streams.log" | sed 's/ (.*//' >"$dir/losses$streams.txt"
-done
-[ -s "$dir/losses1.txt" ] || { cat "$dir/run1.log"; fail "no losses"; }
-cmp -s "$dir/losses1.txt" "$dir/losses2.txt" ||
-  { paste "$dir/losses1.txt" "$dir/losses2.txt"; fail "the two runs' losses differ"; }
-
-python3 - "$dir/streams1.json" "$dir/streams2.json" <<'EOF' || exit 1
+cat >"$dir/overlap.py" <<'EOF'
 import json, sys
 
 def overlapping(path):
@@ -72,6 +62,27 @@ assert all(under > 0 for _, under in two.values()), \
 print("run-overlap: (collectives, of them under a kernel) per device: %s; "
       "none under one with --streams 1" % sorted(two.items()))
 EOF
+run() { # STREAMS: runs 2 steps, their losses and trace
+  timeout 120 mpirun --oversubscribe -np 2 "$bin/parplan-run" "$dir/plan/plan.pb" \
+    --backend cpu --steps 2 --streams "$1" --trace "$dir/streams$1.json" \
+    >"$dir/run$1.log" 2>&1 || { cat "$dir/run$1.log"; fail "--streams $1"; }
+  grep "^step " "$dir/run$1.log" | sed 's/ (.*//' >"$dir/losses$1.txt"
+}
+run 1
+[ -s "$dir/losses1.txt" ] || { cat "$dir/run1.log"; fail "no losses"; }
+# Whether a collective runs under a kernel is timing: on a machine whose
+# cores other jobs hold, the communication thread may get no core while
+# the kernels run. The two-stream run is measured up to three times.
+for attempt in 1 2 3; do
+  run 2
+  cmp -s "$dir/losses1.txt" "$dir/losses2.txt" ||
+    { paste "$dir/losses1.txt" "$dir/losses2.txt"; fail "the two runs' losses differ"; }
+  if python3 "$dir/overlap.py" "$dir/streams1.json" "$dir/streams2.json" >"$dir/overlap.log" 2>&1; then
+    cat "$dir/overlap.log"
+    break
+  fi
+  [ $attempt = 3 ] && { cat "$dir/overlap.log"; exit 1; }
+done
 # --streams takes 1 or 2.
 if timeout 60 mpirun --oversubscribe -np 2 "$bin/parplan-run" "$dir/plan/plan.pb" \
     --backend cpu --steps 1 --streams 3 >"$dir/bad.log" 2>&1; then

@@ -77,6 +77,7 @@ llvm::json::Array trialsJson(const PipelineSearchResult *search,
     llvm::json::Object entry{{"stages", trial.stages},
                              {"micro_batches", trial.microBatches},
                              {"schedule", trial.schedule},
+                             {"recompute", trial.recompute},
                              {"chosen", isChosen(*search, trial, phase)},
                              {"searched", trial.searched}};
     if (trial.step)
@@ -285,7 +286,11 @@ void parplan::cli::printSearch(const CompileOptions &options,
                           ? " at " + std::to_string(trial.microBatches) +
                                 (trial.microBatches == 1 ? " micro-batch"
                                                          : " micro-batches")
-                          : "");
+                          : "") +
+                     // Judged with recomputation: it fits only so.
+                     (trial.recompute.empty() || trial.recompute == "none"
+                          ? ""
+                          : " with " + trial.recompute + " recomputation");
             }));
   std::vector<std::string> stageLines;
   for (const parplan::driver::StageFigures &stage : figures.stages)

@@ -58,6 +58,9 @@ struct PipelineTrial {
   int64_t stages = 1;
   int64_t microBatches = 1;
   std::string schedule;
+  /// The recomputation its training step was built with (none, selective
+  /// or full).
+  std::string recompute;
   std::optional<double> step;
   std::string why;
   std::optional<NoFit> noFit;
@@ -85,6 +88,10 @@ struct PipelineChoice {
   int64_t chunks = 2;
   /// The global batch the micro-batch counts divide.
   int64_t batch = 0;
+  /// Recomputation not given: a stage count that fits only with it (its
+  /// base trial failing for memory) is tried with selective, then full
+  /// recomputation, and judged by that step.
+  bool autoRecompute = false;
   /// Told each trial's shape as it starts ("16 stages, 64 micro-batches,
   /// 1f1b"), for progress.
   std::function<void(const std::string &)> onTrial;
