@@ -960,16 +960,20 @@ LogicalResult Compiler::lowerAndExport() {
   for (plan::ProgramOp program : module->getOps<plan::ProgramOp>()) {
     parplan::driver::ProgramFigures entry =
         programFigures(program, microBatches, symbols);
-    entry.keptActivationBytes = parplan::runtime::keptActivationBytes(
-        *result.plan, *exportedByDevice.at(program.getDevices().front()));
+    const plan::Program &exported =
+        *exportedByDevice.at(program.getDevices().front());
+    entry.keptActivationBytes =
+        parplan::runtime::keptActivationBytes(*result.plan, exported);
+    entry.inFlightActivationBytes =
+        parplan::runtime::inFlightActivationBytes(*result.plan, exported);
     entry.flops = figures.flopsPerDevice;
     if (const parplan::driver::StageFigures *stage =
             figures.stageOf(entry.devices.front()))
       entry.flops = stage->flops;
-    if (entry.peakMemoryBytes + entry.keptActivationBytes >
-        figures.peakMemoryBytes + figures.peakKeptBytes) {
+    if (entry.peakMemoryBytes + entry.inFlightActivationBytes >
+        figures.peakMemoryBytes + figures.peakInFlightBytes) {
       figures.peakMemoryBytes = entry.peakMemoryBytes;
-      figures.peakKeptBytes = entry.keptActivationBytes;
+      figures.peakInFlightBytes = entry.inFlightActivationBytes;
       figures.peakDevice = entry.devices.front();
     }
     figures.commBytes = std::max(figures.commBytes, entry.commBytes);
@@ -990,11 +994,11 @@ LogicalResult Compiler::checkMemory() {
       figures.stageOf(figures.peakDevice);
   std::string where = stage ? " on stage @" + stage->mesh : std::string();
   std::string planned =
-      parplan::formatBytes(figures.peakMemoryBytes + figures.peakKeptBytes);
-  if (figures.peakKeptBytes > 0)
+      parplan::formatBytes(figures.peakMemoryBytes + figures.peakInFlightBytes);
+  if (figures.peakInFlightBytes > 0)
     planned += " (" + parplan::formatBytes(figures.peakMemoryBytes) +
-               " planned + " + parplan::formatBytes(figures.peakKeptBytes) +
-               " of in-flight activations kept aside)";
+               " planned + " + parplan::formatBytes(figures.peakInFlightBytes) +
+               " of other micro-batches' activations in flight)";
   std::string capacity = parplan::formatBytes(figures.deviceMemoryBytes);
   std::string estimated = parplan::formatBytes(figures.estimatedMemoryBytes);
   if (!options.allowOverMemory)
@@ -1017,7 +1021,7 @@ std::optional<double> Compiler::budgetForMiss() const {
   // does not count), and 1% of the device besides.
   auto device = static_cast<double>(figures.deviceMemoryBytes);
   double miss =
-      static_cast<double>(figures.peakMemoryBytes + figures.peakKeptBytes -
+      static_cast<double>(figures.peakMemoryBytes + figures.peakInFlightBytes -
                           figures.estimatedMemoryBytes);
   double budget = device - std::max(miss, 0.0) - 0.01 * device;
   if (budget <= 0)

@@ -103,9 +103,9 @@ bool writeReport(const parplan::cli::CompileOptions &options,
       {"peak memory per device",
        fmt::format("{} planned{} ({} estimated)",
                    formatBytes(figures.peakMemoryBytes),
-                   figures.peakKeptBytes > 0
-                       ? " + " + formatBytes(figures.peakKeptBytes) +
-                             " of activations kept aside"
+                   figures.peakInFlightBytes > 0
+                       ? " + " + formatBytes(figures.peakInFlightBytes) +
+                             " of other micro-batches' activations in flight"
                        : std::string(),
                    formatBytes(figures.estimatedMemoryBytes))});
   return parplan::cli::writeFile(options.report, [&](llvm::raw_ostream &out) {
@@ -184,9 +184,10 @@ void printFigures(const cli::CompileOptions &options,
   fmt::print("  per device       peak memory {} planned{} ({} estimated), "
              "communication {} per step, {}\n",
              formatBytes(figures.peakMemoryBytes),
-             figures.peakKeptBytes > 0
-                 ? fmt::format(" + {} of in-flight activations kept aside",
-                               formatBytes(figures.peakKeptBytes))
+             figures.peakInFlightBytes > 0
+                 ? fmt::format(" + {} of other micro-batches' activations "
+                               "in flight",
+                               formatBytes(figures.peakInFlightBytes))
                  : std::string(),
              formatBytes(figures.estimatedMemoryBytes),
              formatBytes(static_cast<int64_t>(figures.commBytes)),

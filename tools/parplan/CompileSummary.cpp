@@ -157,6 +157,7 @@ summaryFields(const parplan::cli::CompileOptions &options,
         {"devices", llvm::json::Array(program.devices)},
         {"peak_memory_bytes", program.peakMemoryBytes},
         {"kept_activation_bytes", program.keptActivationBytes},
+        {"in_flight_activation_bytes", program.inFlightActivationBytes},
         {"live_memory_bytes", program.liveMemoryBytes},
         {"comm_bytes", program.commBytes},
         {"flops", program.flops}});
@@ -201,7 +202,7 @@ summaryFields(const parplan::cli::CompileOptions &options,
     summary["over_memory"] = llvm::json::Object{
         {"stage", stage ? stage->mesh : std::string()},
         {"device", figures.peakDevice},
-        {"planned_bytes", figures.peakMemoryBytes + figures.peakKeptBytes},
+        {"planned_bytes", figures.peakMemoryBytes + figures.peakInFlightBytes},
         {"device_bytes", figures.deviceMemoryBytes}};
   }
   return summary;

@@ -80,8 +80,12 @@ struct OpFigures {
 struct ProgramFigures {
   std::vector<int64_t> devices;
   /// The arena plan-memory laid out, the activations a schedule keeps
-  /// aside beside it, and the peak of live bytes the arena cannot go below.
-  int64_t peakMemoryBytes = 0, keptActivationBytes = 0, liveMemoryBytes = 0;
+  /// aside beside it (parplan-run, in host memory), of those the other
+  /// micro-batches' in flight beside the arena's
+  /// (runtime::inFlightActivationBytes), and the peak of live bytes the
+  /// arena cannot go below.
+  int64_t peakMemoryBytes = 0, keptActivationBytes = 0,
+          inFlightActivationBytes = 0, liveMemoryBytes = 0;
   double commBytes = 0;
   /// FLOPs of one step on each of its devices (its stage's).
   double flops = 0;
@@ -126,18 +130,19 @@ struct PlanFigures {
   size_t layersInAll = 0;
   std::string withoutRecompute;
   /// Per program (with CompileStage::Plan): memory and communication; the
-  /// device of largest peak (`peakDevice`) with what it keeps aside, and
-  /// the most bytes a device sends.
+  /// device of largest peak (`peakDevice`) with the other micro-batches'
+  /// activations in flight beside its arena, and the most bytes a device
+  /// sends.
   std::vector<ProgramFigures> programs;
-  int64_t peakMemoryBytes = 0, peakKeptBytes = 0, peakDevice = 0;
+  int64_t peakMemoryBytes = 0, peakInFlightBytes = 0, peakDevice = 0;
   double commBytes = 0;
   int64_t devices = 0;
 
   /// Whether the plan exceeds its devices' memory: the device of largest
-  /// peak, with the activations it keeps aside, has more than its bytes
-  /// (compiled only with allowOverMemory).
+  /// peak, with the other micro-batches' activations in flight, has more
+  /// than its bytes (compiled only with allowOverMemory).
   bool overMemory() const {
-    return peakMemoryBytes + peakKeptBytes > deviceMemoryBytes;
+    return peakMemoryBytes + peakInFlightBytes > deviceMemoryBytes;
   }
 
   /// The stage `device` is on; null on one mesh.

@@ -158,6 +158,15 @@ backwardReadsOfForward(const plan::Program &program, const ChunkRanges &ranges);
 /// arena. The plan must have passed checkPlan.
 int64_t keptActivationBytes(const plan::Plan &plan,
                             const plan::Program &program);
+/// Of keptActivationBytes, the activations of micro-batches in flight
+/// beside the one the arena holds: per chunk, one micro-batch's fewer. The
+/// count kept aside peaks right after a forward's are kept, when the
+/// arena's copy of them is read no more; a device keeping its in-flight
+/// activations on the device would need its arena and these. What the
+/// compile checks against the device's memory and sets beside the cost
+/// model's estimate.
+int64_t inFlightActivationBytes(const plan::Plan &plan,
+                                const plan::Program &program);
 
 /// The pipeline stage `program` is: the position of its mesh among the
 /// plan's meshes (the stages, the first holding the first layers); 0 in a

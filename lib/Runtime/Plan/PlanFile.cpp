@@ -343,8 +343,11 @@ backwardReadsOfForward(const plan::Program &program,
   return kept;
 }
 
-int64_t keptActivationBytes(const plan::Plan &planMessage,
-                            const plan::Program &program) {
+namespace {
+
+/// keptActivationBytes, with `fewer` micro-batches' fewer per chunk.
+int64_t activationCopyBytes(const plan::Plan &planMessage,
+                            const plan::Program &program, int64_t fewer) {
   std::optional<schedule::PipelineSchedule> schedule =
       schedule::parsePipelineSchedule(planMessage.schedule());
   if (!schedule || planMessage.micro_batches() <= 1)
@@ -361,12 +364,26 @@ int64_t keptActivationBytes(const plan::Plan &planMessage,
       backwardReadsOfForward(program, ranges);
   int64_t bytes = 0;
   for (int64_t c = 0; c < chunks; ++c) {
-    int64_t copies =
-        aside[static_cast<size_t>(schedule::virtualStage(stage, c, stages))];
+    int64_t copies = std::max<int64_t>(
+        aside[static_cast<size_t>(schedule::virtualStage(stage, c, stages))] -
+            fewer,
+        0);
     for (int64_t b : kept[static_cast<size_t>(c)])
       bytes += copies * bufferBytes(program.buffers(static_cast<int>(b)));
   }
   return bytes;
+}
+
+} // namespace
+
+int64_t keptActivationBytes(const plan::Plan &planMessage,
+                            const plan::Program &program) {
+  return activationCopyBytes(planMessage, program, 0);
+}
+
+int64_t inFlightActivationBytes(const plan::Plan &planMessage,
+                                const plan::Program &program) {
+  return activationCopyBytes(planMessage, program, 1);
 }
 
 int64_t programStage(const plan::Plan &planMessage,
