@@ -157,6 +157,12 @@ struct Node {
   std::vector<double> time;
   std::vector<double> memory;
   std::vector<double> activation;
+  /// Per candidate, in an explicit training step: the bytes the op's run holds
+  /// that nothing counts for longer, its results and operands that are neither
+  /// kept for the backward or the step nor model state (the loss's fp32
+  /// logits and their gradient at once). A stage's memory adds its
+  /// largest, not their sum: they live one op at a time.
+  std::vector<double> transient;
   bool isSink() const { return sinkOperand >= 0; }
 };
 
@@ -404,6 +410,8 @@ private:
   LogicalResult buildNodes();
   LogicalResult composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis);
   void sinkCandidates(Node &node, Value value);
+  /// Node::transient of `op` at `candidate`.
+  double transientBytes(Operation *op, const Candidate &candidate) const;
   void priceCandidates(Node &node);
   LogicalResult collectPins();
   LogicalResult addPin(Operation *op, Pin pin);
@@ -729,6 +737,7 @@ void ShardingSearch::priceCandidates(Node &node) {
   node.time.assign(count, 0);
   node.memory.assign(count, 0);
   node.activation.assign(count, 0);
+  node.transient.assign(count, 0);
   if (node.isSink())
     return;
   Operation *op = node.op;
@@ -789,7 +798,37 @@ void ShardingSearch::priceCandidates(Node &node) {
                                 static_cast<double>(model.elementBytes(
                                     elementTypeOf(op->getResult(i).getType())));
     node.memory[k] += held * node.activation[k];
+    // A forward priced as training (no explicit step) counts every
+    // activation as kept already.
+    if (explicitStep)
+      node.transient[k] = transientBytes(op, candidate);
   }
+}
+
+double ShardingSearch::transientBytes(Operation *op,
+                                      const Candidate &candidate) const {
+  // Held elsewhere for longer: what the backward reads of the forward,
+  // what the step keeps (copies of parameters, sums over micro-batches),
+  // and parameters, inputs and constants.
+  auto countedElsewhere = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    return !def || parplan::isSourceOp(def) || isa<nn::AccumulateOp>(def) ||
+           savedActivations.contains(value) || beforeMicroBatches.contains(def);
+  };
+  auto bytesOf = [&](Value value, const NdSbp &layout) {
+    return localElements(value.getType(), meshShape, layout) *
+           static_cast<double>(
+               model.elementBytes(elementTypeOf(value.getType())));
+  };
+  double bytes = 0;
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    if (!countedElsewhere(op->getResult(i)))
+      bytes += bytesOf(op->getResult(i), candidate.results[i]);
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    if (isFloatTensor(op->getOperand(i).getType()) &&
+        !countedElsewhere(op->getOperand(i)))
+      bytes += bytesOf(op->getOperand(i), candidate.operands[i]);
+  return bytes;
 }
 
 LogicalResult ShardingSearch::buildNodes() {
@@ -1419,10 +1458,18 @@ ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
 std::vector<double>
 ShardingSearch::stageMemory(const Classes &grouped,
                             const std::vector<int64_t> &classChoice) const {
-  std::vector<double> bytes(stageCount(), 0);
-  for (size_t c = 0; c < grouped.representative.size(); ++c)
-    for (const Classes::StageBytes &stage : grouped.memory[c])
+  std::vector<double> bytes(stageCount(), 0), transient(stageCount(), 0);
+  for (size_t c = 0; c < grouped.representative.size(); ++c) {
+    const Node &node = nodes[grouped.representative[c]];
+    for (const Classes::StageBytes &stage : grouped.memory[c]) {
       bytes[stage.stage] += stage.bytes[classChoice[c]];
+      if (!node.transient.empty())
+        transient[stage.stage] =
+            std::max(transient[stage.stage], node.transient[classChoice[c]]);
+    }
+  }
+  for (size_t s = 0; s < bytes.size(); ++s)
+    bytes[s] += transient[s];
   return bytes;
 }
 
