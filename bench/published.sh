@@ -119,7 +119,8 @@ mesh = s.get("mesh")
 shape = "x".join(str(d) for d in mesh) if isinstance(mesh, list) else str(mesh)
 where = f"{len(stages)} stages" if len(stages) > 1 else f"mesh {shape}"
 step, micro, recompute = s["predicted_step_time_s"], s["micro_batches"], s.get("recompute", "none")
-print(f"{step:.6g} {where}, {micro} micro-batch{'' if micro == 1 else 'es'}, recompute {recompute}")
+plural = "" if micro == 1 else "es"
+print(f"{step:.6g} {where}, {micro} micro-batch{plural}, recompute {recompute}")
 ' "$auto/summary.json")
     versus=$(awk -v a="$autostep" -v s="$step" 'BEGIN { printf "%+.1f%%", 100 * (a / s - 1) }')
     autotable+="
