@@ -285,6 +285,9 @@ bool splitsDivide(Type type, const NdSbp &layout,
 struct StageMeshes {
   std::vector<FlatSymbolRefAttr> names;
   std::vector<cost::DeviceMesh> meshes;
+  /// Per stage, the cost model of its own devices (their types, memory
+  /// and links), which prices its ops and boxings.
+  std::vector<ShardingCostModel> models;
   /// Per op of @main, its index in `names`.
   DenseMap<Operation *, int64_t> stageOf;
   /// The model chunks of each stage (the module's sbp.chunks; 1 but for
@@ -460,10 +463,19 @@ private:
           const cost::LayoutSolverOptions &solverOptions = {}) const;
   double planMemory(const Classes &grouped,
                     const std::vector<int64_t> &classChoice) const;
-  /// The bytes per device a plan may use: the smallest device's memory, or
-  /// the memory budget where that is less.
+  /// The cost model of stage `stage`'s devices (the mesh's without
+  /// stages).
+  const ShardingCostModel &modelOf(int64_t stage) const {
+    return stages.models.empty() ? model
+                                 : stages.models[static_cast<size_t>(stage)];
+  }
+  /// The bytes per device a plan may use: the smallest device's memory (of
+  /// every stage), or the memory budget where that is less.
   double memoryCapacity() const {
     auto device = static_cast<double>(model.getDeviceMemoryBytes());
+    for (const ShardingCostModel &stage : stages.models)
+      device =
+          std::min(device, static_cast<double>(stage.getDeviceMemoryBytes()));
     return options.memoryBudget > 0 ? std::min(device, options.memoryBudget)
                                     : device;
   }
@@ -741,6 +753,7 @@ void ShardingSearch::priceCandidates(Node &node) {
   if (node.isSink())
     return;
   Operation *op = node.op;
+  const ShardingCostModel &model = modelOf(stageOf(node));
   if (isa<nn::ParamOp>(op)) {
     // Model state lives with the parameter's layout: replicated state is
     // replicated, split state (ZeRO's partitioning) is split.
@@ -1395,6 +1408,8 @@ std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
   // its own that no strategy chose; a boxing of the copy for its
   // micro-batch readers runs with them.
   bool keptCopy = beforeMicroBatches.contains(consumer.op);
+  // Within a stage: its devices' links.
+  const ShardingCostModel &model = modelOf(stageOf(consumer));
   for (size_t a = 0; a < rows; ++a) {
     const NdSbp &from = producer.candidates[a].results[use.result];
     for (size_t b = 0; b < columns; ++b) {
@@ -2250,13 +2265,15 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
   }
   stageKind.assign(stageCount(), 0);
   std::map<std::string, int64_t> kinds;
-  for (size_t s = 0; s < stages.meshes.size(); ++s)
+  for (size_t s = 0; s < stages.meshes.size(); ++s) {
+    // Alike: shifts of each other, on devices of the same types.
+    std::string key =
+        cost::placeMeshes(model.getCluster(), {&stages.meshes[s]}).key;
+    for (int64_t device : stages.meshes[s].devices)
+      key += "|" + model.getCluster().deviceTypeOf(device).name;
     stageKind[s] =
-        kinds
-            .try_emplace(
-                cost::placeMeshes(model.getCluster(), {&stages.meshes[s]}).key,
-                static_cast<int64_t>(s))
-            .first->second;
+        kinds.try_emplace(key, static_cast<int64_t>(s)).first->second;
+  }
   // The exact search stays exact: on every class.
   bool alikeStages = options.shareLayers && options.strategy != "exact" &&
                      kinds.size() < stages.meshes.size();
@@ -2361,13 +2378,16 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       module.emitError() << error;
       return signalPassFailure();
     }
-    for (auto [name, mesh] : llvm::zip(stages->names, stages->meshes))
+    for (auto [name, mesh] : llvm::zip(stages->names, stages->meshes)) {
       if (std::optional<std::string> why =
               cost::checkMesh(model->getCluster(), mesh)) {
         module.emitError() << "stage mesh " << name << " on cluster '"
                            << model->getCluster().name << "': " << *why;
         return signalPassFailure();
       }
+      stages->models.push_back(ShardingCostModel::onMesh(
+          model->getCluster(), mesh, options.mixedPrecision));
+    }
     if (stages->names.empty() && module.lookupSymbol("mesh")) {
       module.emitError() << "the module already has a symbol @mesh; "
                             "sbp-assign runs once";

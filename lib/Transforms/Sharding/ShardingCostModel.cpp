@@ -83,11 +83,18 @@ ShardingCostModel::load(const cost::Cluster &cluster,
     error = "meshes of more than 8 axes are not supported";
     return std::nullopt;
   }
+  return onMesh(cluster, std::move(*mesh), mixedPrecision);
+}
+
+ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
+                                            cost::DeviceMesh mesh,
+                                            bool mixedPrecision) {
   ShardingCostModel model;
   model.cluster = cluster;
-  model.mesh = std::move(*mesh);
+  model.mesh = std::move(mesh);
   model.mixedPrecision = mixedPrecision;
-  for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis)
+  for (int64_t axis = 0; axis < static_cast<int64_t>(model.mesh.shape.size());
+       ++axis)
     model.axisLinks.push_back(cost::axisLink(model.cluster, model.mesh, axis));
   model.smallestMemoryDevice = model.mesh.devices.front();
   model.slowestDevice = model.mesh.devices.front();

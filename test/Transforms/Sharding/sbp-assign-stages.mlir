@@ -3,6 +3,18 @@
 // RUN: not parplan-opt %S/../Inputs/interleaved-stages.mlir -attach-cluster="cluster=aws-p3-5node" -sbp-assign="schedule=1f1b" 2>&1 | FileCheck %s --check-prefix=CHUNKS-1F1B
 // RUN: sed 's/micro_batches = 2/micro_batches = 3/' %S/../Inputs/interleaved-stages.mlir | not parplan-opt -attach-cluster="cluster=aws-p3-5node" -sbp-assign="schedule=interleaved" 2>&1 | FileCheck %s --check-prefix=CHUNKS-ROUNDS
 // RUN: not parplan-opt %s -attach-cluster="cluster=aws-p3-5node" -sbp-assign="training=true schedule=interleaved" 2>&1 | FileCheck %s --check-prefix=NO-CHUNKS
+// RUN: parplan-opt %S/../Inputs/mixed-stages.mlir -attach-cluster="cluster=whale-v100-p100" -sbp-assign="training=true" | FileCheck %s --check-prefix=MIXED
+// RUN: parplan-opt %S/../Inputs/mixed-stages.mlir -attach-cluster="cluster=whale-v100-p100" -sbp-assign="training=true" | grep -o 'mesh = @[vp], forward_time = [^,]*' | awk '{ t[$3] = $6 } END { printf "P100 stage / V100 stage = %%s\n", (t["@p,"] / t["@v,"] > 1.5 ? "slower" : "as fast") }' | FileCheck %s --check-prefix=MIXED-RATIO
+
+// Each stage priced by its own devices (its cost model: their types,
+// memory and links): the same layer on a node of P100s (fp32 9.3 TFLOP/s,
+// PCIe) takes over 1.5 times what it takes on a node of V100s (15.7,
+// NVLink), and the two stages, on devices of different types, are not
+// one kind whose layers the search shares.
+// MIXED: #sbp.stage_figures<mesh = @v, forward_time = [[V:[^,]+]],
+// MIXED-NOT: forward_time = [[V]],
+// MIXED: #sbp.stage_figures<mesh = @p,
+// MIXED-RATIO: P100 stage / V100 stage = slower
 
 // Stages of two model chunks run by the interleaved schedule: a
 // micro-batch goes @a, @b, @a, @b, and each boundary it crosses (the two

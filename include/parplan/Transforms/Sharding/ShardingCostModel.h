@@ -57,6 +57,10 @@ public:
   load(const cost::Cluster &cluster,
        std::optional<std::vector<int64_t>> meshShape, bool mixedPrecision,
        std::string &error);
+  /// The model of `mesh`, devices of `cluster` placed already (a pipeline
+  /// stage's): its own devices' types and links.
+  static ShardingCostModel onMesh(const cost::Cluster &cluster,
+                                  cost::DeviceMesh mesh, bool mixedPrecision);
   /// The same on the cluster `presetName` names (cost::resolveCluster: a
   /// preset, or a cluster file), for tests and tools that price without a
   /// module.
