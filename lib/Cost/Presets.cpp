@@ -306,6 +306,47 @@ Cluster whale() {
   return cluster;
 }
 
+// Mixed clusters of the kinds later heterogeneous planners evaluate on
+// (Metis, USENIX ATC 2024: stages on groups of one GPU type; HexiScale,
+// 2024): a generation apart (A100 with V100) and a data-center part with
+// an inference part (A100 with T4). Node counts and networks are this
+// preset's assumptions. Sources: NVIDIA A100, V100 and T4 datasheets.
+Cluster mixedA100V100() {
+  Cluster cluster;
+  cluster.name = "mixed-a100-v100";
+  cluster.description = "mixed: 2 nodes of 8 A100 40GB (NVLink 3) + 2 nodes "
+                        "of 8 V100 32GB (NVLink 2), 200 Gbps";
+  cluster.source = "NVIDIA A100 and Tesla V100 datasheets; mixed A100/V100 "
+                   "clusters as in Metis (USENIX ATC 2024); node counts and "
+                   "the 200 Gbps network are assumed";
+  cluster.deviceTypes = {a100Sxm(false), v100Sxm2(true)};
+  cluster.nodes = uniformNodes("a100-", 2, "A100-SXM4-40GB", 8);
+  for (Node &node : uniformNodes("v100-", 2, "V100-SXM2-32GB", 8))
+    cluster.nodes.push_back(node);
+  cluster.intraNode = nvlink2;
+  cluster.nodeOverrides = {{0, 0, nvlink3}, {1, 1, nvlink3}};
+  cluster.interNode = infiniband(200);
+  return cluster;
+}
+
+Cluster mixedT4A100() {
+  Cluster cluster;
+  cluster.name = "mixed-t4-a100";
+  cluster.description = "mixed: 1 node of 8 A100 40GB (NVLink 3) + 4 nodes "
+                        "of 4 T4 16GB (PCIe), 100 Gbps";
+  cluster.source = "NVIDIA A100 and T4 datasheets; A100 with T4 as in Metis "
+                   "(USENIX ATC 2024); node counts and the 100 Gbps network "
+                   "are assumed";
+  cluster.deviceTypes = {a100Sxm(false), t4()};
+  cluster.nodes = uniformNodes("a100-", 1, "A100-SXM4-40GB", 8);
+  for (Node &node : uniformNodes("t4-", 4, "T4", 4))
+    cluster.nodes.push_back(node);
+  cluster.intraNode = pcie3;
+  cluster.nodeOverrides = {{0, 0, nvlink3}};
+  cluster.interNode = infiniband(100);
+  return cluster;
+}
+
 //===----------------------------------------------------------------------===//
 // Hulk
 //===----------------------------------------------------------------------===//
@@ -519,6 +560,8 @@ const PresetEntry presets[] = {
     {"one-gpu-per-node", oneGpuPerNode},
     {"aws-p3-5node", awsP3FiveNodes},
     {"whale-v100-p100", whale},
+    {"mixed-a100-v100", mixedA100V100},
+    {"mixed-t4-a100", mixedT4A100},
     {"hulk-geo", hulk},
 };
 

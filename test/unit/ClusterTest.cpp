@@ -189,7 +189,8 @@ TEST_CASE("every preset loads and passes the checks", "[cluster][preset]") {
   REQUIRE(presetNames() == std::vector<std::string>{
                                "dgx-h100", "a100-4node", "dgx-a100",
                                "alpa-p3-8node", "one-gpu-per-node",
-                               "aws-p3-5node", "whale-v100-p100", "hulk-geo"});
+                               "aws-p3-5node", "whale-v100-p100",
+                               "mixed-a100-v100", "mixed-t4-a100", "hulk-geo"});
   for (const std::string &name : presetNames()) {
     INFO(name);
     Cluster cluster = mustPreset(name);

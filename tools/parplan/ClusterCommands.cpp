@@ -160,9 +160,13 @@ int parplan::cli::runClusterShow(const ClusterShowOptions &options) {
                                ? fmt::format("; kernel overhead {:g} us",
                                              type.kernelOverhead * 1e6)
                                : "";
-    fmt::print("  {}: {:g} GB, {}; peak TFLOP/s: {}{}\n", type.name,
-               type.memoryBytes / 1e9, formatBandwidth(type.memoryBandwidth),
-               peaks, overhead);
+    int64_t count = 0;
+    for (const Node &node : cluster->nodes)
+      if (node.deviceType == type.name)
+        count += node.devices;
+    fmt::print("  {} ({} device{}): {:g} GB, {}; peak TFLOP/s: {}{}\n",
+               type.name, count, count == 1 ? "" : "s", type.memoryBytes / 1e9,
+               formatBandwidth(type.memoryBandwidth), peaks, overhead);
   }
 
   fmt::print("nodes:\n");
