@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 
 // hulkNodeFeatures, hulkEdges: data/hulk/{node_feature.csv,edge.txt}.
@@ -167,6 +168,26 @@ std::vector<Node> uniformNodes(const std::string &prefix, int64_t count,
   return nodes;
 }
 
+/// A mixed cluster's nodes, one group of one device type after another;
+/// the first group's nodes (the faster parts' own node link, an NVLink
+/// generation) joined inside by `firstLink` rather than the intra-node
+/// default.
+struct NodeGroup {
+  const char *prefix;
+  int64_t nodes;
+  const char *deviceType;
+  int64_t devices;
+};
+void addMixedNodes(Cluster &cluster, std::initializer_list<NodeGroup> groups,
+                   const Link &firstLink) {
+  for (const NodeGroup &group : groups)
+    for (Node &node : uniformNodes(group.prefix, group.nodes, group.deviceType,
+                                   group.devices))
+      cluster.nodes.push_back(std::move(node));
+  for (int64_t n = 0; n < groups.begin()->nodes; ++n)
+    cluster.nodeOverrides.push_back({n, n, firstLink});
+}
+
 //===----------------------------------------------------------------------===//
 // The presets
 //===----------------------------------------------------------------------===//
@@ -297,11 +318,11 @@ Cluster whale() {
                    "training; NVIDIA Tesla V100 and P100 datasheets; node "
                    "counts and the 100 Gbps network are assumed";
   cluster.deviceTypes = {v100Sxm2(true), p100Pcie()};
-  cluster.nodes = uniformNodes("v100-", 2, "V100-SXM2-32GB", 8);
-  for (Node &node : uniformNodes("p100-", 2, "P100-PCIe-16GB", 8))
-    cluster.nodes.push_back(node);
+  addMixedNodes(
+      cluster,
+      {{"v100-", 2, "V100-SXM2-32GB", 8}, {"p100-", 2, "P100-PCIe-16GB", 8}},
+      nvlink2);
   cluster.intraNode = pcie3;
-  cluster.nodeOverrides = {{0, 0, nvlink2}, {1, 1, nvlink2}};
   cluster.interNode = infiniband(100);
   return cluster;
 }
@@ -320,11 +341,11 @@ Cluster mixedA100V100() {
                    "clusters as in Metis (USENIX ATC 2024); node counts and "
                    "the 200 Gbps network are assumed";
   cluster.deviceTypes = {a100Sxm(false), v100Sxm2(true)};
-  cluster.nodes = uniformNodes("a100-", 2, "A100-SXM4-40GB", 8);
-  for (Node &node : uniformNodes("v100-", 2, "V100-SXM2-32GB", 8))
-    cluster.nodes.push_back(node);
+  addMixedNodes(
+      cluster,
+      {{"a100-", 2, "A100-SXM4-40GB", 8}, {"v100-", 2, "V100-SXM2-32GB", 8}},
+      nvlink3);
   cluster.intraNode = nvlink2;
-  cluster.nodeOverrides = {{0, 0, nvlink3}, {1, 1, nvlink3}};
   cluster.interNode = infiniband(200);
   return cluster;
 }
@@ -338,11 +359,10 @@ Cluster mixedT4A100() {
                    "(USENIX ATC 2024); node counts and the 100 Gbps network "
                    "are assumed";
   cluster.deviceTypes = {a100Sxm(false), t4()};
-  cluster.nodes = uniformNodes("a100-", 1, "A100-SXM4-40GB", 8);
-  for (Node &node : uniformNodes("t4-", 4, "T4", 4))
-    cluster.nodes.push_back(node);
+  addMixedNodes(cluster,
+                {{"a100-", 1, "A100-SXM4-40GB", 8}, {"t4-", 4, "T4", 4}},
+                nvlink3);
   cluster.intraNode = pcie3;
-  cluster.nodeOverrides = {{0, 0, nvlink3}};
   cluster.interNode = infiniband(100);
   return cluster;
 }
