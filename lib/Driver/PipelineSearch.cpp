@@ -668,16 +668,13 @@ parplan::driver::searchPipeline(
           if (isClearlyBetter(*other, countBest))
             countBest = *other;
         }
-      // A count of stages that fits only with recomputation is judged with
-      // it (its base shape, selective before full): fewer stages
-      // recomputing may beat more stages keeping every activation, as
-      // Megatron-LM's configurations recompute. Not one stage: its one
-      // micro-batch is the whole batch, whose backward's transients (the
-      // attention's scores and their gradient at once), which the memory
-      // estimate leaves out, recomputation does not shrink.
+      // A count that fits only with recomputation is judged with it (its
+      // base shape, selective before full): fewer stages recomputing may
+      // beat more stages keeping every activation, as Megatron-LM's
+      // configurations recompute.
       std::string level = trials.recompute;
       for (const char *more : {"selective", "full"}) {
-        if (!choice.autoRecompute || count <= 1 || countBest.step ||
+        if (!choice.autoRecompute || countBest.step ||
             !countBest.noFit.has_value())
           break;
         trials.recompute = more;

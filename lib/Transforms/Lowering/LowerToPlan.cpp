@@ -439,14 +439,11 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
                         const ShardingCostModel *costModel) {
   Location loc = function.getLoc();
   bool split = order.microBatches > 1;
+  // Whether the program has a once-per-step part before the micro-batches.
+  bool before = false;
   for (StepPart part : {StepPart::BeforeMicroBatches, StepPart::Forward,
                         StepPart::Backward, StepPart::OncePerStep}) {
-    // The once-per-step part before the micro-batches, where there is one.
-    if (split && part == StepPart::Forward &&
-        llvm::any_of(function.front(), [&](Operation &op) {
-          return order.partOfOp(op) == StepPart::BeforeMicroBatches &&
-                 (!order.staged || runsOn(&op, mesh));
-        }))
+    if (split && part == StepPart::Forward && before)
       plan::ForwardBeginOp::create(b, loc);
     if (split && part == StepPart::Backward)
       plan::BackwardBeginOp::create(b, loc);
@@ -466,9 +463,9 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
             (order.staged && !runsOn(&op, mesh)) ||
             (passes > 1 && chunkOf(op, mesh) != chunk))
           continue;
+        before |= part == StepPart::BeforeMicroBatches;
         Block *programBody = b.getInsertionBlock();
-        Operation *before =
-            programBody->empty() ? nullptr : &programBody->back();
+        Operation *last = programBody->empty() ? nullptr : &programBody->back();
         auto ret = dyn_cast<func::ReturnOp>(op);
         LogicalResult lowered =
             ret ? lowerReturn(ret, function, lowering)
@@ -478,8 +475,7 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
         if (costModel && isa<nn::ShardableOpInterface>(op) &&
             !programBody->empty())
           addKernelFigures(op, *costModel, lowering,
-                           before ? before->getNextNode()
-                                  : &programBody->front());
+                           last ? last->getNextNode() : &programBody->front());
       }
     }
   }

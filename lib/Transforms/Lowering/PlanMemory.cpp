@@ -368,7 +368,6 @@ void keepCollectiveInputs(Block &body,
 /// again, so no buffer of a micro-batch may take its bytes.
 void keepAcrossMicroBatches(Block &body,
                             const DenseMap<Operation *, int64_t> &position,
-                            const DenseMap<Value, size_t> &intervalOf,
                             std::vector<Interval> &intervals, int64_t count) {
   auto begins = body.getOps<plan::ForwardBeginOp>();
   if (begins.empty())
@@ -377,8 +376,7 @@ void keepAcrossMicroBatches(Block &body,
   auto afters = body.getOps<plan::AfterMicroBatchesOp>();
   int64_t microBatchesEnd =
       afters.empty() ? count - 1 : position.lookup(*afters.begin());
-  for (auto &[value, index] : intervalOf) {
-    Interval &lives = intervals[index];
+  for (Interval &lives : intervals) {
     if (lives.buffer.getKind() == plan::BufferKind::temporary &&
         lives.begin < forwardBegin && lives.end > forwardBegin)
       lives.end = std::max(lives.end, microBatchesEnd);
@@ -431,7 +429,7 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
     std::vector<Interval> intervals =
         bufferIntervals(body, position, intervalOf, count);
     keepCollectiveInputs(body, position, intervalOf, intervals);
-    keepAcrossMicroBatches(body, position, intervalOf, intervals, count);
+    keepAcrossMicroBatches(body, position, intervals, count);
     if (reshapeViews)
       joinReshapeViews(body, position, intervalOf, intervals);
     // Largest first; ties in program order, for deterministic offsets.

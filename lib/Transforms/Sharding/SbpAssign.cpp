@@ -753,7 +753,7 @@ void ShardingSearch::priceCandidates(Node &node) {
   if (node.isSink())
     return;
   Operation *op = node.op;
-  const ShardingCostModel &model = modelOf(stageOf(node));
+  const ShardingCostModel &stageModel = modelOf(stageOf(node));
   if (isa<nn::ParamOp>(op)) {
     // Model state lives with the parameter's layout: replicated state is
     // replicated, split state (ZeRO's partitioning) is split.
@@ -762,7 +762,7 @@ void ShardingSearch::priceCandidates(Node &node) {
             ? cost::modelState(1, *cost::parseOptimizer(options.optimizer),
                                options.mixedPrecision, 0, 1)
                   .total()
-            : static_cast<double>(model.elementBytes(
+            : static_cast<double>(stageModel.elementBytes(
                   elementTypeOf(op->getResult(0).getType())));
     for (size_t k = 0; k < count; ++k) {
       double elements = localElements(op->getResult(0).getType(), meshShape,
@@ -770,7 +770,7 @@ void ShardingSearch::priceCandidates(Node &node) {
       node.memory[k] = elements * stateBytes;
       // The optimizer step reads and writes the state once.
       if (options.training)
-        node.time[k] = model.computeTime(ShardingCostModel::LocalWork{
+        node.time[k] = stageModel.computeTime(ShardingCostModel::LocalWork{
             0, 2 * elements * stateBytes, cost::ComputeType::F32});
     }
     return;
@@ -782,16 +782,17 @@ void ShardingSearch::priceCandidates(Node &node) {
   for (size_t k = 0; k < count; ++k) {
     const Candidate &candidate = node.candidates[k];
     if (std::optional<ShardingCostModel::LocalWork> work =
-            model.localWork(op, candidate.operands, candidate.results))
-      node.time[k] = passes * model.computeTime(*work);
+            stageModel.localWork(op, candidate.operands, candidate.results))
+      node.time[k] = passes * stageModel.computeTime(*work);
     node.time[k] *= runsPerStep(node);
     // Training keeps every activation for the backward pass; a training
     // step keeps the ones its backward ops read, and the sums it
     // accumulates over micro-batches for the whole step.
     if (isa<nn::AccumulateOp>(op))
-      node.memory[k] += localElements(op->getResult(0).getType(), meshShape,
-                                      candidate.results[0]) *
-                        static_cast<double>(model.elementBytes(elementType));
+      node.memory[k] +=
+          localElements(op->getResult(0).getType(), meshShape,
+                        candidate.results[0]) *
+          static_cast<double>(stageModel.elementBytes(elementType));
     // A copy of parameters made before the micro-batches is kept for the
     // whole step, once.
     bool keptForStep = beforeMicroBatches.contains(op);
@@ -799,7 +800,7 @@ void ShardingSearch::priceCandidates(Node &node) {
       for (unsigned i = 0; i < op->getNumResults(); ++i)
         node.memory[k] += localElements(op->getResult(i).getType(), meshShape,
                                         candidate.results[i]) *
-                          static_cast<double>(model.elementBytes(
+                          static_cast<double>(stageModel.elementBytes(
                               elementTypeOf(op->getResult(i).getType())));
     // A stage keeps them for every micro-batch its schedule has in flight.
     auto held = static_cast<double>(inFlight[virtualStageOf(node)]);
@@ -808,7 +809,7 @@ void ShardingSearch::priceCandidates(Node &node) {
         if (options.training || savedActivations.contains(op->getResult(i)))
           node.activation[k] += localElements(op->getResult(i).getType(),
                                               meshShape, candidate.results[i]) *
-                                static_cast<double>(model.elementBytes(
+                                static_cast<double>(stageModel.elementBytes(
                                     elementTypeOf(op->getResult(i).getType())));
     node.memory[k] += held * node.activation[k];
     // A forward priced as training (no explicit step) counts every
@@ -1409,7 +1410,7 @@ std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
   // micro-batch readers runs with them.
   bool keptCopy = beforeMicroBatches.contains(consumer.op);
   // Within a stage: its devices' links.
-  const ShardingCostModel &model = modelOf(stageOf(consumer));
+  const ShardingCostModel &stageModel = modelOf(stageOf(consumer));
   for (size_t a = 0; a < rows; ++a) {
     const NdSbp &from = producer.candidates[a].results[use.result];
     for (size_t b = 0; b < columns; ++b) {
@@ -1419,13 +1420,13 @@ std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
         continue;
       }
       const std::optional<cost::BoxingCost> &forward =
-          model.boxing(from, to, type);
+          stageModel.boxing(from, to, type);
       double total = forward ? forward->time : kInfinity;
       if (gradient && forward) {
         // The gradient flows back in the dual layouts; a parameter's must
         // arrive whole in the parameter's own layout for the update (the
         // data-parallel all-reduce, or ZeRO's reduce-scatter).
-        const std::optional<cost::BoxingCost> &backward = model.boxing(
+        const std::optional<cost::BoxingCost> &backward = stageModel.boxing(
             gradientLayout(to), parameter ? from : gradientLayout(from), type);
         total += backward ? backward->time : kInfinity;
         // The backward pass needs the parameter in the consumer's layout

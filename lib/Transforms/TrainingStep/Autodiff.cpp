@@ -209,10 +209,11 @@ private:
   std::vector<std::pair<std::string, SmallVector<Operation *>>>
   recomputeGroups(ArrayRef<Operation *> forward, const DenseSet<Value> &active,
                   Recompute policy);
-  /// Appends to `groups` the ops of `forward` on parameters alone, each a
-  /// group named kParameterCopies.
+  /// Appends to `groups` the ops of `forward` on parameters alone but
+  /// `kept`, each a group named kParameterCopies.
   void addParameterCopies(
       ArrayRef<Operation *> forward, const DenseSet<Value> &active,
+      const DenseSet<Operation *> &kept,
       std::vector<std::pair<std::string, SmallVector<Operation *>>> &groups);
 };
 
@@ -376,8 +377,9 @@ NNAutodiffPass::recomputeGroups(ArrayRef<Operation *> forward,
   // With micro-batches, the parameter copies run once before them and
   // live the whole step (opsBeforeMicroBatches): the backward reads them
   // rather than computing them again.
+  DenseSet<Operation *> kept;
   if (microBatches > 1) {
-    DenseSet<Operation *> kept = parplan::parameterCopies(forward);
+    kept = parplan::parameterCopies(forward);
     for (auto &layer : layers)
       llvm::erase_if(layer.second,
                      [&](Operation *op) { return kept.contains(op); });
@@ -433,7 +435,7 @@ NNAutodiffPass::recomputeGroups(ArrayRef<Operation *> forward,
             layerOf.lookup(softmax).str(),
             SmallVector<Operation *>(chain.rbegin(), chain.rend()));
     }
-    addParameterCopies(forward, active, groups);
+    addParameterCopies(forward, active, kept, groups);
     return groups;
   }
   // Full: every layer, or the first `recompute-layers` of each class. Ops
@@ -445,49 +447,28 @@ NNAutodiffPass::recomputeGroups(ArrayRef<Operation *> forward,
     if (recomputeLayers < 0 ||
         perClass[layerClass(layer.first)]++ < recomputeLayers)
       groups.push_back(std::move(layer));
-  addParameterCopies(forward, active, groups);
+  addParameterCopies(forward, active, kept, groups);
   return groups;
 }
 
 void NNAutodiffPass::addParameterCopies(
     ArrayRef<Operation *> forward, const DenseSet<Value> &active,
+    const DenseSet<Operation *> &kept,
     std::vector<std::pair<std::string, SmallVector<Operation *>>> &groups) {
   // Values of parameters alone (a weight's low-precision copy, a
   // transposed weight) are the same in every micro-batch: the backward
   // computes them again rather than reading the forward's, which a
   // pipeline schedule would keep aside once per micro-batch in flight
   // (the whole stage's weights again for each). Each op is a group of its
-  // own; a chain of them is recomputed from the parameters. With
-  // micro-batches, those the step keeps (parameterCopies) are left out.
-  DenseSet<Value> ofParameters;
-  DenseSet<Operation *> kept;
-  if (microBatches > 1)
-    kept = parplan::parameterCopies(forward);
-  for (Operation *op : forward) {
-    if (isa<ParamOp>(op)) {
-      ofParameters.insert(op->getResult(0));
-      continue;
-    }
-    if (isa<InputOp, ConstantOp>(op) || op->getNumOperands() == 0)
-      continue;
-    bool readsParameter = false, parametersOnly = true;
-    for (Value operand : op->getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (ofParameters.contains(operand))
-        readsParameter = true;
-      else if (!def || !isa<ConstantOp>(def))
-        parametersOnly = false;
-    }
-    if (!readsParameter || !parametersOnly)
-      continue;
-    for (Value result : op->getResults())
-      ofParameters.insert(result);
-    if (kept.contains(op))
-      continue;
-    if (llvm::any_of(op->getResults(),
+  // own; a chain of them is recomputed from the parameters. Those the step
+  // keeps (`kept`, with micro-batches) are left out.
+  DenseSet<Operation *> copies = parplan::parameterCopies(forward,
+                                                          /*anySize=*/true);
+  for (Operation *op : forward)
+    if (copies.contains(op) && !kept.contains(op) &&
+        llvm::any_of(op->getResults(),
                      [&](Value result) { return active.contains(result); }))
       groups.emplace_back(kParameterCopies, SmallVector<Operation *>{op});
-  }
 }
 
 LogicalResult NNAutodiffPass::checkOptions(func::FuncOp function,

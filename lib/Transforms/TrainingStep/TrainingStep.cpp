@@ -112,7 +112,8 @@ parplan::opsAfterMicroBatches(func::FuncOp function) {
   return after;
 }
 
-DenseSet<Operation *> parplan::parameterCopies(ArrayRef<Operation *> ops) {
+DenseSet<Operation *> parplan::parameterCopies(ArrayRef<Operation *> ops,
+                                               bool anySize) {
   DenseSet<Value> ofParameters;
   DenseSet<Operation *> copies;
   // -1: not known.
@@ -148,7 +149,8 @@ DenseSet<Operation *> parplan::parameterCopies(ArrayRef<Operation *> ops) {
       else if (!isa_and_present<ConstantOp>(operand.getDefiningOp()))
         parametersOnly = false;
     }
-    if (!readsParameter || !parametersOnly || (!layout && !noLarger(op)))
+    if (!readsParameter || !parametersOnly ||
+        (!layout && !anySize && !noLarger(op)))
       continue;
     copies.insert(op);
     for (Value result : op->getResults())

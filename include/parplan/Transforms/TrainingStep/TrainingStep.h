@@ -55,10 +55,11 @@ opsAfterMicroBatches(mlir::func::FuncOp function);
 /// others of them, and otherwise nn.constants only, whose results are no
 /// larger than its operands (a weight's low-precision copy, a transposed
 /// or sliced weight; not an expand to the batch's shape, which is cheaper
-/// to compute where it is read than to keep). Layout ops of the sbp
-/// dialect between them (a boxing; not a cross-mesh move) pass a copy on.
+/// to compute where it is read than to keep), or of any size with
+/// `anySize`. Layout ops of the sbp dialect between them (a boxing; not a
+/// cross-mesh move) pass a copy on.
 llvm::DenseSet<mlir::Operation *>
-parameterCopies(llvm::ArrayRef<mlir::Operation *> ops);
+parameterCopies(llvm::ArrayRef<mlir::Operation *> ops, bool anySize = false);
 
 /// The ops a step of several micro-batches runs once, before the first
 /// micro-batch: the parameter copies of its micro-batch part (not of
