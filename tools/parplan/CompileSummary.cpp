@@ -108,6 +108,22 @@ trialsLine(const PipelineSearchResult &search,
   return line;
 }
 
+/// `trials` with the chosen one (of `phase`) as the plan is, in its final
+/// shape and at its predicted step: the trial that chose it was priced
+/// before the later phases refined it, and the summary gives the chosen
+/// plan one step time.
+std::vector<PipelineTrial> asPlanned(const PipelineSearchResult &search,
+                                     const std::vector<PipelineTrial> &trials,
+                                     Phase phase, double stepSeconds) {
+  std::vector<PipelineTrial> planned = trials;
+  for (PipelineTrial &trial : planned)
+    if (trial.step && isChosen(search, trial, phase)) {
+      trial = search.chosen;
+      trial.step = stepSeconds;
+    }
+  return planned;
+}
+
 /// A stage mesh as the summary prints it: its shape, devices and the
 /// search's figures.
 std::string stageLine(const parplan::driver::StageFigures &stage) {
@@ -267,11 +283,15 @@ void parplan::cli::printSearch(const CompileOptions &options,
   }
   const PipelineSearchResult *search =
       result.search ? &*result.search : nullptr;
-  if (search && !search->stageCounts.empty())
+  std::vector<PipelineTrial> stageCounts =
+      search ? asPlanned(*search, search->stageCounts, Phase::StageCounts,
+                         figures.stepSeconds)
+             : std::vector<PipelineTrial>();
+  if (search && !stageCounts.empty())
     fmt::print(
         "  stage counts     {}\n",
         trialsLine(
-            *search, search->stageCounts, Phase::StageCounts,
+            *search, stageCounts, Phase::StageCounts,
             [&](const PipelineTrial &trial) {
               // A count's best schedule, where searched.
               bool other = result.scheduleSearched && trial.stages > 1 &&
@@ -312,11 +332,19 @@ void parplan::cli::printSearch(const CompileOptions &options,
                                  figures.chunks)
                    : ", stages run them by " + figures.schedule);
   if (search && !search->microBatchCounts.empty())
-    fmt::print("                   tried {}\n",
-               trialsLine(*search, search->microBatchCounts,
-                          Phase::MicroBatches, [](const PipelineTrial &trial) {
-                            return std::to_string(trial.microBatches);
-                          }));
+    fmt::print(
+        "                   tried {}\n",
+        trialsLine(*search,
+                   asPlanned(*search, search->microBatchCounts,
+                             Phase::MicroBatches, figures.stepSeconds),
+                   Phase::MicroBatches, [&](const PipelineTrial &trial) {
+                     bool other =
+                         result.scheduleSearched && trial.stages > 1 &&
+                         trial.schedule !=
+                             parplan::schedule::kDefaultPipelineScheduleName;
+                     return std::to_string(trial.microBatches) +
+                            (other ? " by " + trial.schedule : "");
+                   }));
   if (search && !search->schedules.empty())
     fmt::print(
         "  schedules        {}\n",

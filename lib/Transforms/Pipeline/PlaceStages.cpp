@@ -220,6 +220,8 @@ private:
   void copyUnchangingSources(func::FuncOp function,
                              DenseMap<Operation *, size_t> &stageOf,
                              size_t stageCount);
+  void sumWhereComputed(func::FuncOp function,
+                        DenseMap<Operation *, size_t> &stageOf);
   LogicalResult checkChunkFlow(ModuleOp module, func::FuncOp function,
                                const Placement &placement,
                                DenseMap<Operation *, size_t> &stageOf);
@@ -335,6 +337,7 @@ void PlaceStagesPass::runOnOperation() {
       failed(checkStageOrder(function, forward, placement, stageOf)))
     return signalPassFailure();
   copyUnchangingSources(function, stageOf, placement.stages.size());
+  sumWhereComputed(function, stageOf);
   if (failed(checkChunkFlow(module, function, placement, stageOf)))
     return signalPassFailure();
   Block &body = function.getBody().front();
@@ -548,6 +551,96 @@ void PlaceStagesPass::copyUnchangingSources(
       stageOf[copy] = earliestAndUses.first;
       for (OpOperand *use : earliestAndUses.second)
         use->set(copy->getResult(0));
+    }
+  }
+}
+
+/// A gradient with parts computed on several stages (a weight two stages
+/// read, as a tied embedding is by the first and the last) is summed over
+/// the micro-batches on each of them, and the sums are added once after
+/// the micro-batches (Megatron-LM's embedding group): summed where the
+/// parameter is, every micro-batch's part would move between the stages.
+/// The rewrite goes through the add of the parts and the casts back to
+/// the precision of the sum, which are linear, as the sum over
+/// micro-batches is.
+void PlaceStagesPass::sumWhereComputed(func::FuncOp function,
+                                       DenseMap<Operation *, size_t> &stageOf) {
+  SmallVector<nn::AccumulateOp> sums(
+      function.getBody().front().getOps<nn::AccumulateOp>());
+  for (nn::AccumulateOp sum : sums) {
+    SmallVector<nn::CastOp> casts; // from the sum back to the parts' add
+    Value value = sum.getInput();
+    while (auto cast = value.getDefiningOp<nn::CastOp>()) {
+      if (!cast->hasOneUse())
+        break;
+      casts.push_back(cast);
+      value = cast.getInput();
+    }
+    // The parts: the leaves of a tree of adds used once, all of one type.
+    Type type = value.getType();
+    SmallVector<nn::AddOp> adds;
+    SmallVector<Value> parts;
+    SmallVector<Value> pending = {value};
+    while (!pending.empty()) {
+      Value next = pending.pop_back_val();
+      auto add = next.getDefiningOp<nn::AddOp>();
+      if (add && add->hasOneUse() && add.getType() == type &&
+          add.getLhs().getType() == type && add.getRhs().getType() == type) {
+        adds.push_back(add);
+        pending.push_back(add.getRhs());
+        pending.push_back(add.getLhs());
+      } else {
+        parts.push_back(next);
+      }
+    }
+    // The parts by the virtual stage computing them.
+    if (llvm::any_of(parts, [](Value part) { return !part.getDefiningOp(); }))
+      continue;
+    std::map<size_t, SmallVector<Value>> partsByStage;
+    for (Value part : parts)
+      partsByStage[stageOf[part.getDefiningOp()]].push_back(part);
+    if (partsByStage.size() == 1 && partsByStage.begin()->first == stageOf[sum])
+      continue;
+    OpBuilder b(sum);
+    SmallVector<Value> stageSums;
+    for (auto &[stage, stageParts] : partsByStage) {
+      Operation *last = stageParts.front().getDefiningOp();
+      for (Value part : stageParts)
+        if (last->isBeforeInBlock(part.getDefiningOp()))
+          last = part.getDefiningOp();
+      b.setInsertionPointAfter(last);
+      auto place = [&](Operation *op) {
+        stageOf[op] = stage;
+        return op->getResult(0);
+      };
+      Value partSum = stageParts.front();
+      for (Value part : llvm::drop_begin(stageParts))
+        partSum = place(nn::AddOp::create(b, part.getLoc(), partSum, part));
+      for (nn::CastOp cast : llvm::reverse(casts)) {
+        Operation *copy = b.clone(*cast);
+        copy->setOperand(0, partSum);
+        partSum = place(copy);
+      }
+      stageSums.push_back(
+          place(nn::AccumulateOp::create(b, sum.getLoc(), partSum)));
+    }
+    b.setInsertionPoint(sum);
+    Value total = stageSums.front();
+    for (Value stageSum : llvm::drop_begin(stageSums)) {
+      auto add = nn::AddOp::create(b, sum.getLoc(), total, stageSum);
+      stageOf[add] = stageOf[sum];
+      total = add.getResult();
+    }
+    sum.getResult().replaceAllUsesWith(total);
+    stageOf.erase(sum);
+    sum->erase();
+    for (nn::CastOp cast : casts) {
+      stageOf.erase(cast);
+      cast->erase();
+    }
+    for (nn::AddOp add : adds) {
+      stageOf.erase(add);
+      add->erase();
     }
   }
 }

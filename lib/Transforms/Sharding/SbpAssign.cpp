@@ -549,6 +549,17 @@ private:
   double runsPerStep(const Node &node) const {
     return runsOncePerStep(node) ? 1.0 : static_cast<double>(microBatches);
   }
+  /// Whether a use's boxing or move runs once per step: that of its reader,
+  /// or a move of what runs once to another stage (a weight read there),
+  /// which the stage receives before its micro-batches and whose
+  /// gradient's part there moves back once, summed (place-stages).
+  bool runsOncePerStep(const Use &use) const {
+    return runsOncePerStep(nodes[use.consumer]) ||
+           (crossesStages(use) && runsOncePerStep(nodes[use.producer]));
+  }
+  double runsPerStep(const Use &use) const {
+    return runsOncePerStep(use) ? 1.0 : static_cast<double>(microBatches);
+  }
   double stepTime = 0, computeTime = 0, communicationTime = 0, memory = 0;
 
   /// The stage of a node (0 without stages; a sink's is its producer's).
@@ -1339,7 +1350,7 @@ void ShardingSearch::groupUses(Classes &grouped, const Classes *coarser) const {
 
 std::vector<double> ShardingSearch::useCosts(const Use &use) const {
   std::vector<double> costs = useCostsOnce(use);
-  double runs = runsPerStep(nodes[use.consumer]);
+  double runs = runsPerStep(use);
   if (runs != 1)
     for (double &cost : costs)
       cost *= runs;
@@ -1941,9 +1952,9 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     auto [plan, unplanned] = planned.try_emplace({alike.ofUse[u], a, b}, 0);
     if (unplanned)
       plan->second = moveCost(use, a, b, true);
-    double seconds = runsPerStep(consumer) * plan->second;
+    double seconds = runsPerStep(use) * plan->second;
     communicationTime += seconds - searched;
-    if (runsOncePerStep(consumer)) {
+    if (runsOncePerStep(use)) {
       stageFigures[stageOf(consumer)].update += seconds;
     } else if (!explicitStep) {
       sendForward[std::min(from, to)] += seconds / 2 / runs;

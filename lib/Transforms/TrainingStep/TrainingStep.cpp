@@ -136,8 +136,8 @@ DenseSet<Operation *> parplan::parameterCopies(ArrayRef<Operation *> ops,
       ofParameters.insert(op->getResult(0));
       continue;
     }
-    bool layout = isa<sbp::SBPDialect>(op->getDialect()) &&
-                  !isa<sbp::CrossMeshOp, sbp::MeshOp>(op);
+    bool layout =
+        isa<sbp::SBPDialect>(op->getDialect()) && !isa<sbp::MeshOp>(op);
     if (isSourceOp(op) || op->getNumOperands() == 0 ||
         op->getNumResults() == 0 || isa<AccumulateOp>(op) ||
         !(layout || isa<NNDialect>(op->getDialect())))
@@ -171,6 +171,7 @@ parplan::opsBeforeMicroBatches(func::FuncOp function,
   // program, so from the last op back.
   for (Operation *op : llvm::reverse(ops))
     if (before.contains(op) && isa<sbp::SBPDialect>(op->getDialect()) &&
+        !isa<sbp::CrossMeshOp>(op) &&
         llvm::none_of(op->getUsers(),
                       [&](Operation *user) { return before.contains(user); }))
       before.erase(op);

@@ -100,3 +100,86 @@ module attributes {sbp.annotations = {file = "s.yaml", text = "stages:\n  - mesh
     return %x : tensor<4xf32>
   }
 }
+
+// -----
+
+// A gradient with parts on two stages (a weight both read, as a tied
+// embedding is by the first and the last) is summed over the micro-batches
+// on each, after its last part there, and the sums added once: the
+// second stage's part does not move every micro-batch.
+// CHECK-LABEL: sbp.mesh @a1(shape = 1, devices = [0])
+// CHECK: func.func @main
+// CHECK: %[[S1:.*]] = nn.accumulate %{{.*}} {sbp.stage = @a1}
+// CHECK-NEXT: %[[P2:.*]] = nn.matmul {{.*}} {sbp.stage = @b1}
+// CHECK-NEXT: %[[S2:.*]] = nn.accumulate %[[P2]] {sbp.stage = @b1}
+// CHECK-NEXT: %[[SUM:.*]] = nn.add %[[S1]], %[[S2]] {sbp.stage = @a1}
+// CHECK-NEXT: return %{{.*}}, %[[SUM]]
+module attributes {nn.training = {micro_batches = 2 : i64}, sbp.annotations = {file = "s.yaml", text = "stages:\n  - mesh: a1\n    devices: [0]\n    nodes: [\"w\", \"/embed/*\"]\n  - mesh: b1\n    devices: [1]\n    nodes: [\"/head/*\"]\n"}} {
+  func.func @main() -> (tensor<4x4xf32> {nn.name = "h"}, tensor<4x4xf32>) {
+    %x = nn.input "x" : tensor<4x4xf32>
+    %w = nn.param "w" : tensor<4x4xf32>
+    %e = nn.matmul %x, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/embed/MatMul")
+    %h = nn.matmul %e, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/head/MatMul")
+    %p1 = nn.matmul %x, %e : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/embed/MatMul")
+    %p2 = nn.matmul %e, %h : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/head/MatMul")
+    %g = nn.add %p1, %p2 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/embed/MatMul")
+    %sum = nn.accumulate %g : tensor<4x4xf32> loc("w")
+    return %h, %sum : tensor<4x4xf32>, tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// Through the casts back to the sum's precision: each stage casts its own
+// part. Parts on one stage are added there first.
+// CHECK-LABEL: sbp.mesh @a2(shape = 1, devices = [0])
+// CHECK: func.func @main
+// CHECK: %[[C1:.*]] = nn.cast %{{.*}} {sbp.stage = @a2} : tensor<4x4xbf16> -> tensor<4x4xf32>
+// CHECK-NEXT: %[[S1:.*]] = nn.accumulate %[[C1]] {sbp.stage = @a2}
+// CHECK: %[[A2:.*]] = nn.add %{{.*}}, %{{.*}} {sbp.stage = @b2}
+// CHECK-NEXT: %[[C2:.*]] = nn.cast %[[A2]] {sbp.stage = @b2}
+// CHECK-NEXT: %[[S2:.*]] = nn.accumulate %[[C2]] {sbp.stage = @b2}
+// CHECK-NEXT: %[[SUM:.*]] = nn.add %[[S1]], %[[S2]] {sbp.stage = @a2}
+// CHECK-NEXT: return %{{.*}}, %[[SUM]]
+module attributes {nn.training = {micro_batches = 2 : i64}, sbp.annotations = {file = "s.yaml", text = "stages:\n  - mesh: a2\n    devices: [0]\n    nodes: [\"w\", \"/embed/*\"]\n  - mesh: b2\n    devices: [1]\n    nodes: [\"/head/*\"]\n"}} {
+  func.func @main() -> (tensor<4x4xbf16> {nn.name = "h"}, tensor<4x4xf32>) {
+    %x = nn.input "x" : tensor<4x4xbf16>
+    %w = nn.param "w" : tensor<4x4xbf16>
+    %e = nn.matmul %x, %w : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16> loc("/embed/MatMul")
+    %h = nn.matmul %e, %w : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16> loc("/head/MatMul")
+    %p1 = nn.matmul %x, %e : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16> loc("/embed/MatMul")
+    %p2 = nn.matmul %e, %h : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16> loc("/head/MatMul")
+    %p3 = nn.matmul %h, %h : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16> loc("/head/MatMul")
+    %a = nn.add %p1, %p2 : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16> loc("/embed/MatMul")
+    %g = nn.add %a, %p3 : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16> loc("/embed/MatMul")
+    %c = nn.cast %g : tensor<4x4xbf16> -> tensor<4x4xf32> loc("w")
+    %sum = nn.accumulate %c : tensor<4x4xf32> loc("w")
+    return %h, %sum : tensor<4x4xbf16>, tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// A gradient computed on another stage than its parameter's is summed
+// there, and the sum moves once. One computed on the sum's own stage, in
+// parts or not, stays as it is.
+// CHECK-LABEL: sbp.mesh @a3(shape = 1, devices = [0])
+// CHECK: func.func @main
+// CHECK: %[[S:.*]] = nn.accumulate %{{.*}} {sbp.stage = @b3}
+// CHECK: %[[Q:.*]] = nn.add {{.*}} {sbp.stage = @a3}
+// CHECK-NEXT: %[[T:.*]] = nn.accumulate %[[Q]] {sbp.stage = @a3}
+// CHECK-NEXT: return %{{.*}}, %[[S]], %[[T]]
+module attributes {nn.training = {micro_batches = 2 : i64}, sbp.annotations = {file = "s.yaml", text = "stages:\n  - mesh: a3\n    devices: [0]\n    nodes: [\"w\", \"v\", \"/embed/*\"]\n  - mesh: b3\n    devices: [1]\n    nodes: [\"/head/*\"]\n"}} {
+  func.func @main() -> (tensor<4x4xf32> {nn.name = "h"}, tensor<4x4xf32>, tensor<4x4xf32>) {
+    %x = nn.input "x" : tensor<4x4xf32>
+    %w = nn.param "w" : tensor<4x4xf32>
+    %e = nn.matmul %x, %x : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/embed/MatMul")
+    %h = nn.matmul %e, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/head/MatMul")
+    %p = nn.matmul %e, %h : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/head/MatMul")
+    %sum = nn.accumulate %p : tensor<4x4xf32> loc("w")
+    %q1 = nn.matmul %x, %e : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/embed/MatMul")
+    %q = nn.add %q1, %e : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/embed/MatMul")
+    %sum2 = nn.accumulate %q : tensor<4x4xf32> loc("v")
+    return %h, %sum, %sum2 : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+  }
+}

@@ -31,6 +31,11 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
     - a source the step never updates (a frozen parameter, a constant, a
       batch input: the same values by name on every device) gets a copy on
       each other stage reading it, rather than a move.
+    - a sum over micro-batches (`nn.accumulate`) of a gradient with parts
+      computed on other stages (a weight several stages read, as a tied
+      embedding is by the first and the last) becomes a sum on each stage
+      computing a part, added after the micro-batches: the parts move
+      once per step rather than once per micro-batch.
 
     A stage whose globs match nothing is an error.
 

@@ -56,8 +56,9 @@ opsAfterMicroBatches(mlir::func::FuncOp function);
 /// larger than its operands (a weight's low-precision copy, a transposed
 /// or sliced weight; not an expand to the batch's shape, which is cheaper
 /// to compute where it is read than to keep), or of any size with
-/// `anySize`. Layout ops of the sbp dialect between them (a boxing; not a
-/// cross-mesh move) pass a copy on.
+/// `anySize`. Layout ops of the sbp dialect between them pass a copy on: a
+/// boxing, and a cross-mesh move (a weight read on another stage, such as
+/// a tied embedding on the last).
 llvm::DenseSet<mlir::Operation *>
 parameterCopies(llvm::ArrayRef<mlir::Operation *> ops, bool anySize = false);
 
@@ -67,7 +68,9 @@ parameterCopies(llvm::ArrayRef<mlir::Operation *> ops, bool anySize = false);
 /// and the step keeps, as Megatron-LM keeps its fp16 weights beside the
 /// fp32 master copy. A boxing among them runs there only for a copy read
 /// there; one that serves a micro-batch's op (a sharded copy's gather
-/// ahead of its forward) runs once per micro-batch.
+/// ahead of its forward) runs once per micro-batch. A cross-mesh move
+/// among them runs there whatever reads it: its stage keeps what it
+/// received for the step, rather than receive it every micro-batch.
 llvm::DenseSet<mlir::Operation *>
 opsBeforeMicroBatches(mlir::func::FuncOp function,
                       const llvm::DenseSet<mlir::Operation *> &after);
