@@ -75,6 +75,7 @@ void parplan::driver::setPipelineOptions(CompilePipelineOptions &pipeline,
   pipeline.mesh = layout->mesh;
   pipeline.strategy = layout->strategy;
   pipeline.stages = layout->stages;
+  pipeline.evenShares = layout->evenShares;
 }
 
 std::optional<std::string>
@@ -831,6 +832,16 @@ void Compiler::readLayoutFigures() {
     entry.shape.assign(stageMesh.getShape().begin(),
                        stageMesh.getShape().end());
     entry.devices.assign(devices->begin(), devices->end());
+    std::string ignored;
+    if (const cost::Cluster *machines = clusterOf(*module, ignored))
+      for (int64_t device : entry.devices)
+        if (device >= 0 && device < machines->numDevices())
+          if (const std::string &type = machines->deviceTypeOf(device).name;
+              !llvm::is_contained(entry.deviceTypes, type))
+            entry.deviceTypes.push_back(type);
+    if (auto layers = stageMesh->getAttrOfType<IntegerAttr>(
+            parplan::kStageLayersAttrName))
+      entry.layers = layers.getInt();
     if (sbp::StageFiguresAttr predicted = stageFigures.lookup(entry.mesh)) {
       entry.predicted = true;
       entry.forward = predicted.getForwardTime();

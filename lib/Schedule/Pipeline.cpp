@@ -363,37 +363,36 @@ std::string drawPipeline(const std::vector<std::vector<PipelineTask>> &order,
 }
 
 std::vector<size_t> partitionRuns(const std::vector<double> &weights,
-                                  size_t parts) {
+                                  size_t parts,
+                                  const std::vector<double> &speeds) {
   size_t n = weights.size();
   std::vector<double> prefix(n + 1, 0);
   for (size_t i = 0; i < n; ++i)
     prefix[i + 1] = prefix[i] + weights[i];
-  // heaviest[k][i]: the least heaviest run cutting the first i weights into
-  // k + 1 runs; start[k][i] the first weight of its last run. Along j the
-  // runs before the last only get heavier and the last one lighter, so the
-  // best j is where the two cross: a binary search.
+  auto speed = [&](size_t k) { return k < speeds.size() ? speeds[k] : 1.0; };
+  // heaviest[k][i]: the least longest time (weight over its part's speed)
+  // cutting the first i weights into k + 1 runs; start[k][i] the first
+  // weight of its last run. Every j is tried: with parts of different
+  // speeds, heaviest[k - 1][j] need not grow with j (a longer prefix may
+  // put a heavy weight on a faster part), so no search by bisection.
   std::vector<std::vector<double>> heaviest(parts,
                                             std::vector<double>(n + 1, 0));
   std::vector<std::vector<size_t>> start(parts, std::vector<size_t>(n + 1, 0));
   for (size_t i = 0; i <= n; ++i)
-    heaviest[0][i] = prefix[i];
+    heaviest[0][i] = prefix[i] / speed(0);
   for (size_t k = 1; k < parts; ++k)
     for (size_t i = k + 1; i <= n; ++i) {
-      auto cost = [&](size_t j) {
-        return std::max(heaviest[k - 1][j], prefix[i] - prefix[j]);
-      };
-      size_t low = k, high = i - 1;
-      while (low < high) {
-        size_t middle = (low + high) / 2;
-        if (heaviest[k - 1][middle] < prefix[i] - prefix[middle])
-          low = middle + 1;
-        else
-          high = middle;
+      size_t best = k;
+      double least = std::numeric_limits<double>::infinity();
+      for (size_t j = k; j < i; ++j) {
+        double cost = std::max(heaviest[k - 1][j],
+                               (prefix[i] - prefix[j]) / speed(k));
+        if (cost < least) {
+          least = cost;
+          best = j;
+        }
       }
-      size_t best = low;
-      if (low > k && cost(low - 1) <= cost(low))
-        best = low - 1;
-      heaviest[k][i] = cost(best);
+      heaviest[k][i] = least;
       start[k][i] = best;
     }
   std::vector<size_t> cuts(parts, 0);

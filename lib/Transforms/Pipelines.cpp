@@ -63,12 +63,13 @@ assignOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
 /// search, then sbp-assign with `assign` (on the stages' meshes when there
 /// are some).
 void addSearchPasses(mlir::OpPassManager &pm, int64_t stages, int64_t chunks,
-                     parplan::SbpAssignOptions assign) {
+                     bool evenShares, parplan::SbpAssignOptions assign) {
   // Stages put ops on their meshes first; the moves between them are
   // priced by the search and written before the boxings.
   parplan::PlaceStagesOptions place;
   place.stages = stages;
   place.chunks = chunks;
+  place.evenShares = evenShares;
   place.mesh = assign.mesh;
   pm.addPass(parplan::createPlaceStages(place));
   if (stages > 1)
@@ -93,9 +94,9 @@ void addBoxingPasses(mlir::OpPassManager &pm,
 
 /// addSearchPasses, then addBoxingPasses.
 void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
-                              int64_t chunks,
+                              int64_t chunks, bool evenShares,
                               const parplan::SbpAssignOptions &assign) {
-  addSearchPasses(pm, stages, chunks, assign);
+  addSearchPasses(pm, stages, chunks, evenShares, assign);
   addBoxingPasses(pm, assign);
 }
 
@@ -118,12 +119,12 @@ compileAssignOptions(const parplan::CompilePipelineOptions &options) {
 void parplan::addLayoutPasses(mlir::OpPassManager &pm,
                               const CompilePipelineOptions &options) {
   addSearchAndBoxingPasses(pm, options.stages, options.chunks,
-                           compileAssignOptions(options));
+                           options.evenShares, compileAssignOptions(options));
 }
 
 void parplan::addLayoutSearchPasses(mlir::OpPassManager &pm,
                                     const CompilePipelineOptions &options) {
-  addSearchPasses(pm, options.stages, options.chunks,
+  addSearchPasses(pm, options.stages, options.chunks, options.evenShares,
                   compileAssignOptions(options));
 }
 
@@ -150,7 +151,8 @@ void parplan::buildShardPipeline(mlir::OpPassManager &pm,
   assign.optimizer = options.optimizer;
   assign.mixedPrecision = options.mixedPrecision;
   assign.explain = options.explain;
-  addSearchAndBoxingPasses(pm, options.stages, options.chunks, assign);
+  addSearchAndBoxingPasses(pm, options.stages, options.chunks,
+                           options.evenShares, assign);
 }
 
 void parplan::registerAllPasses() {

@@ -330,6 +330,45 @@ TEST_CASE("pipeline pictures", "[pipeline]") {
         "stage 1 |..F0B0  F1B1  F2B2  ....|\n");
 }
 
+namespace {
+
+/// The longest run of a cut (`firsts`, each run's first weight), a run k
+/// taking its weight over speeds[k].
+double longestRun(const std::vector<double> &weights,
+                  const std::vector<double> &speeds,
+                  const std::vector<size_t> &firsts) {
+  double most = 0;
+  for (size_t k = 0; k < firsts.size(); ++k) {
+    size_t end = k + 1 < firsts.size() ? firsts[k + 1] : weights.size();
+    REQUIRE(firsts[k] < end);
+    double sum = 0;
+    for (size_t i = firsts[k]; i < end; ++i)
+      sum += weights[i];
+    most = std::max(most, sum / speeds[k]);
+  }
+  return most;
+}
+
+/// The shortest longest run over every choice of `parts` - 1 cut points
+/// among the gaps between weights.
+double bestLongestRun(const std::vector<double> &weights,
+                      const std::vector<double> &speeds, size_t parts) {
+  double best = std::numeric_limits<double>::infinity();
+  size_t gaps = weights.size() - 1;
+  for (uint32_t mask = 0; mask < (1u << gaps); ++mask) {
+    if (static_cast<size_t>(__builtin_popcount(mask)) != parts - 1)
+      continue;
+    std::vector<size_t> firsts = {0};
+    for (size_t g = 0; g < gaps; ++g)
+      if (mask & (1u << g))
+        firsts.push_back(g + 1);
+    best = std::min(best, longestRun(weights, speeds, firsts));
+  }
+  return best;
+}
+
+} // namespace
+
 TEST_CASE("partitionRuns balances the heaviest run", "[pipeline]") {
   // Equal layers: equal runs.
   CHECK(partitionRuns(std::vector<double>(8, 1), 4) ==
@@ -339,34 +378,33 @@ TEST_CASE("partitionRuns balances the heaviest run", "[pipeline]") {
   CHECK(partitionRuns({4, 4}, 1) == std::vector<size_t>{0});
   // Against every cut of small inputs: no cut has a lighter heaviest run.
   std::vector<double> weights = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+  std::vector<double> alike(weights.size(), 1);
   for (size_t parts = 1; parts <= weights.size(); ++parts) {
     std::vector<size_t> cuts = partitionRuns(weights, parts);
     REQUIRE(cuts.size() == parts);
     CHECK(cuts.front() == 0);
-    auto heaviest = [&](const std::vector<size_t> &firsts) {
-      double most = 0;
-      for (size_t k = 0; k < firsts.size(); ++k) {
-        size_t end = k + 1 < firsts.size() ? firsts[k + 1] : weights.size();
-        REQUIRE(firsts[k] < end);
-        double sum = 0;
-        for (size_t i = firsts[k]; i < end; ++i)
-          sum += weights[i];
-        most = std::max(most, sum);
-      }
-      return most;
-    };
-    double best = std::numeric_limits<double>::infinity();
-    // Every choice of parts - 1 cut points among the n - 1 gaps.
-    size_t gaps = weights.size() - 1;
-    for (uint32_t mask = 0; mask < (1u << gaps); ++mask) {
-      if (static_cast<size_t>(__builtin_popcount(mask)) != parts - 1)
-        continue;
-      std::vector<size_t> firsts = {0};
-      for (size_t g = 0; g < gaps; ++g)
-        if (mask & (1u << g))
-          firsts.push_back(g + 1);
-      best = std::min(best, heaviest(firsts));
-    }
-    CHECK(heaviest(cuts) == best);
+    CHECK(longestRun(weights, alike, cuts) ==
+          bestLongestRun(weights, alike, parts));
+  }
+}
+
+TEST_CASE("partitionRuns gives faster parts more", "[pipeline]") {
+  // A part twice as fast takes twice the layers.
+  CHECK(partitionRuns(std::vector<double>(9, 1), 2, {2, 1}) ==
+        std::vector<size_t>{0, 6});
+  CHECK(partitionRuns(std::vector<double>(9, 1), 2, {1, 2}) ==
+        std::vector<size_t>{0, 3});
+  // Speeds of 1 are the plain partition.
+  CHECK(partitionRuns({5, 1, 1, 1, 1, 1}, 2, {1, 1}) ==
+        partitionRuns({5, 1, 1, 1, 1, 1}, 2));
+  // Against every cut of small inputs: none has a shorter longest run.
+  std::vector<double> weights = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+  std::vector<double> speeds = {1.7, 1, 2.5, 1, 1.3, 3, 1, 1, 2, 1};
+  for (size_t parts = 1; parts <= weights.size(); ++parts) {
+    std::vector<double> partSpeeds(speeds.begin(), speeds.begin() + parts);
+    std::vector<size_t> cuts = partitionRuns(weights, parts, partSpeeds);
+    REQUIRE(cuts.size() == parts);
+    CHECK(longestRun(weights, partSpeeds, cuts) ==
+          Approx(bestLongestRun(weights, partSpeeds, parts)));
   }
 }

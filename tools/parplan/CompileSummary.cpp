@@ -12,9 +12,12 @@
 #include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Support/Text.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <set>
 
 using namespace parplan;
 using parplan::driver::CompileResult;
@@ -126,10 +129,20 @@ std::vector<PipelineTrial> asPlanned(const PipelineSearchResult &search,
 
 /// A stage mesh as the summary prints it: its shape, devices and the
 /// search's figures.
-std::string stageLine(const parplan::driver::StageFigures &stage) {
+std::string stageLine(const parplan::driver::StageFigures &stage,
+                      int64_t layersInAll, bool mixedTypes) {
   std::string line = fmt::format("{} {} on devices {}", stage.mesh,
                                  parplan::cost::formatMeshShape(stage.shape),
                                  parplan::formatDevices(stage.devices));
+  // On a cluster of mixed types, what each stage is and how much of the
+  // model its speed earned it.
+  std::vector<std::string> notes;
+  if (mixedTypes && !stage.deviceTypes.empty())
+    notes.push_back(llvm::join(stage.deviceTypes, " + "));
+  if (mixedTypes && stage.layers > 0)
+    notes.push_back(fmt::format("{} of {} layers", stage.layers, layersInAll));
+  if (!notes.empty())
+    line += " (" + llvm::join(notes, ", ") + ")";
   if (stage.predicted)
     line += fmt::format(
         ": forward {}, backward {} per micro-batch, bubble {}, memory {}",
@@ -151,9 +164,13 @@ summaryFields(const parplan::cli::CompileOptions &options,
   std::vector<PipelineTrial> none;
   llvm::json::Array stages;
   for (const parplan::driver::StageFigures &stage : figures.stages) {
-    llvm::json::Object entry{{"mesh", stage.mesh},
-                             {"shape", llvm::json::Array(stage.shape)},
-                             {"devices", llvm::json::Array(stage.devices)}};
+    llvm::json::Object entry{
+        {"mesh", stage.mesh},
+        {"shape", llvm::json::Array(stage.shape)},
+        {"devices", llvm::json::Array(stage.devices)},
+        {"device_types", llvm::json::Array(stage.deviceTypes)}};
+    if (stage.layers > 0)
+      entry["layers"] = stage.layers;
     if (stage.predicted) {
       entry["predicted_forward_time_s"] = stage.forward;
       entry["predicted_backward_time_s"] = stage.backward;
@@ -314,8 +331,14 @@ void parplan::cli::printSearch(const CompileOptions &options,
                           : " with " + trial.recompute + " recomputation");
             }));
   std::vector<std::string> stageLines;
+  int64_t layersInAll = 0;
+  std::set<std::string> types;
+  for (const parplan::driver::StageFigures &stage : figures.stages) {
+    layersInAll += stage.layers;
+    types.insert(stage.deviceTypes.begin(), stage.deviceTypes.end());
+  }
   for (const parplan::driver::StageFigures &stage : figures.stages)
-    stageLines.push_back(stageLine(stage));
+    stageLines.push_back(stageLine(stage, layersInAll, types.size() > 1));
   for (size_t s = 0; s < stageLines.size(); ++s)
     fmt::print("  {}{}\n", s == 0 ? "stages           " : "                 ",
                stageLines[s]);

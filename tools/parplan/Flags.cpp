@@ -163,6 +163,11 @@ void parplan::cli::addLayoutOptions(CLI::App *command, LayoutOptions &layout) {
                              "'";
           },
           "N|auto"));
+  command->add_flag("--even-shares", layout.evenShares,
+                    "With --stages: cut the layers by their work alone, as "
+                    "on devices all alike, not by each stage's speed (the "
+                    "default gives a stage of faster devices more layers; "
+                    "docs/pipeline.md)");
   command
       ->add_option("--tensor", layout.tensor,
                    "With --strategy megatron: the tensor-parallel degree, "

@@ -31,6 +31,9 @@ inline constexpr llvm::StringLiteral kLayoutPlanAttrName = "sbp.plan";
 inline constexpr llvm::StringLiteral kNoFitAttrName = "sbp.no_fit";
 /// On an op: the stage's mesh it runs on.
 inline constexpr llvm::StringLiteral kStageAttrName = "sbp.stage";
+/// On a stage's sbp.mesh placed by place-stages' stages=N: the layers its
+/// cut gave it (its chunks' together).
+inline constexpr llvm::StringLiteral kStageLayersAttrName = "sbp.layers";
 /// On the module: the model chunks of each stage.
 inline constexpr llvm::StringLiteral kChunksAttrName = "sbp.chunks";
 /// On an op: the model chunk it runs in (a move's sending side).

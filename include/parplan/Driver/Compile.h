@@ -63,6 +63,10 @@ sbp::MeshOp layoutMesh(mlir::ModuleOp module);
 struct StageFigures {
   std::string mesh;
   std::vector<int64_t> shape, devices;
+  /// Its devices' types, in device order, each once.
+  std::vector<std::string> deviceTypes;
+  /// Placed by --stages: the layers its cut gave it (0: placed otherwise).
+  int64_t layers = 0;
   bool predicted = false;
   double forward = 0, backward = 0, update = 0, busy = 0, bubble = 0;
   int64_t memoryBytes = 0;

@@ -40,6 +40,10 @@ struct LayoutOptions {
   /// The stage count of least predicted step, climbed over the divisors
   /// of the mesh's first axis.
   bool autoStages = false;
+  /// Stages' layers cut by their work alone, as on devices all alike,
+  /// rather than by each stage's speed (Whale's switch from its
+  /// hardware-aware balancing to even shares).
+  bool evenShares = false;
   /// Megatron's grid (0: not given): the tensor-parallel degree, the mesh's
   /// last axis, and the pipeline stages; data parallel over the rest.
   int64_t tensor = 0;

@@ -186,11 +186,15 @@ std::string drawPipeline(const std::vector<std::vector<PipelineTask>> &order,
                          const PipelineTimeline &timeline, int64_t columns);
 
 /// Cuts `weights`, in order, into `parts` contiguous non-empty runs so
-/// that the heaviest run is as light as it can be (the balanced partition
-/// of layers over stages): the index of each run's first weight, `parts`
-/// of them, the first 0. Requires 1 <= parts <= weights.size().
+/// that the longest run is as short as it can be (the balanced partition
+/// of layers over stages), a run k taking its weight over `speeds[k]` (1
+/// where `speeds` has no entry: the heaviest run as light as it can be;
+/// a stage of faster devices takes more layers): the index of each run's
+/// first weight, `parts` of them, the first 0. Requires 1 <= parts <=
+/// weights.size() and positive speeds.
 std::vector<size_t> partitionRuns(const std::vector<double> &weights,
-                                  size_t parts);
+                                  size_t parts,
+                                  const std::vector<double> &speeds = {});
 
 } // namespace parplan::schedule
 

@@ -57,6 +57,11 @@ struct LayoutPipelineOptions : public mlir::PassPipelineOptions<Derived> {
       llvm::cl::desc("Model chunks of each of those stages, for the "
                      "interleaved schedule (place-stages)"),
       llvm::cl::init(1)};
+  Option<bool> evenShares{
+      *this, "even-shares",
+      llvm::cl::desc("Cut those stages' layers by their work alone, not by "
+                     "each stage's speed (place-stages)"),
+      llvm::cl::init(false)};
 };
 
 /// The options of `parplan compile`'s pipeline, `parplan-compile`: the

@@ -86,6 +86,13 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
              << attribute.getName() << " must be a non-negative integer";
     return success();
   }
+  if (attribute.getName() == parplan::kStageLayersAttrName) {
+    auto layers = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!isa<MeshOp>(op) || !layers || layers.getInt() < 1)
+      return op->emitOpError()
+             << "sbp.layers must be a positive integer on an sbp.mesh";
+    return success();
+  }
   if (attribute.getName() != parplan::kShardingAttrName)
     return op->emitOpError()
            << "unknown sbp attribute '" << attribute.getName() << "'";

@@ -30,10 +30,12 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
 #include <map>
 
 namespace parplan {
@@ -53,6 +55,8 @@ struct Placement {
     cost::DeviceMesh devices;
     /// Where a stage's errors point: the annotations entry, or the option.
     std::string location;
+    /// Placed by the option: the layers (runs) of its cut.
+    int64_t layers = 0;
   };
   std::vector<Stage> stages;
   /// The annotations' stages, whose globs name nodes; empty when placed
@@ -233,6 +237,32 @@ std::string describeOp(Operation *op) {
   return name.empty() ? op->getName().getStringRef().str() : name;
 }
 
+/// Each virtual stage's speed at the layers' work, for their partition:
+/// its devices' FLOP/s (the cost model's, of the matrix products' element
+/// type), a mesh of mixed types at its slowest member's, as even shares
+/// run it. On a cluster of one device type, all alike.
+std::vector<double> stageSpeeds(const cost::Cluster &machines,
+                                func::FuncOp function,
+                                ArrayRef<cost::DeviceMesh> blocks,
+                                int64_t chunks) {
+  Type elementType = Float32Type::get(function.getContext());
+  function.walk([&](nn::MatMulOp matmul) {
+    elementType = getElementTypeOrSelf(matmul.getType());
+    return WalkResult::interrupt();
+  });
+  std::vector<double> speeds;
+  for (int64_t c = 0; c < chunks; ++c)
+    for (const cost::DeviceMesh &block : blocks) {
+      ShardingCostModel model =
+          ShardingCostModel::onMesh(machines, block, /*mixedPrecision=*/false);
+      double seconds = model.computeTime(1e12, 0, elementType);
+      speeds.push_back(seconds > 0 && std::isfinite(seconds)
+                           ? static_cast<double>(block.size()) / seconds
+                           : 1.0);
+    }
+  return speeds;
+}
+
 LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
                                            func::FuncOp function,
                                            Placement &placement) {
@@ -270,8 +300,10 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
   if (total <= 0)
     for (size_t r = 0; r < cut.runs.size(); ++r)
       cut.flops[r] = static_cast<double>(cut.runs[r].size());
-  std::vector<size_t> firsts =
-      schedule::partitionRuns(cut.flops, static_cast<size_t>(virtualCount));
+  std::vector<size_t> firsts = schedule::partitionRuns(
+      cut.flops, static_cast<size_t>(virtualCount),
+      evenShares ? std::vector<double>()
+                 : stageSpeeds(*machines, function, *blocks, chunks));
   for (int64_t s = 0; s < count; ++s)
     placement.stages.push_back({"stage" + std::to_string(s), (*blocks)[s],
                                 "stages=" + std::to_string(count)});
@@ -280,6 +312,8 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
         std::upper_bound(firsts.begin(), firsts.end(), run) - firsts.begin() -
         1);
   };
+  for (size_t r = 0; r < cut.runs.size(); ++r)
+    ++placement.stages[stageOfRun(r) % static_cast<size_t>(count)].layers;
   for (size_t r = 0; r < cut.runs.size(); ++r)
     for (Operation *op : cut.runs[r])
       if (std::string name = nn::nodeName(op); !name.empty())
@@ -394,9 +428,13 @@ PlaceStagesPass::declareMeshes(ModuleOp module, const Placement &placement) {
                          << "; place-stages runs once";
       return failure();
     }
-    sbp::MeshOp::create(builder, module.getLoc(), stage.mesh,
-                        builder.getDenseI64ArrayAttr(stage.devices.shape),
-                        builder.getDenseI64ArrayAttr(stage.devices.devices));
+    auto mesh = sbp::MeshOp::create(
+        builder, module.getLoc(), stage.mesh,
+        builder.getDenseI64ArrayAttr(stage.devices.shape),
+        builder.getDenseI64ArrayAttr(stage.devices.devices));
+    if (stage.layers > 0)
+      mesh->setAttr(parplan::kStageLayersAttrName,
+                    builder.getI64IntegerAttr(stage.layers));
     meshes.push_back(FlatSymbolRefAttr::get(module.getContext(), stage.mesh));
   }
   return meshes;

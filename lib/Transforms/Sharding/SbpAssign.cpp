@@ -1919,7 +1919,7 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
           nodes[i].activation[choice[i]];
   }
   std::vector<double> sendForward(virtualCount - 1, 0),
-      sendBackward(virtualCount - 1, 0);
+      sendBackward(virtualCount - 1, 0), prologueMoves(count, 0);
   // insert-cross-mesh moves a value once to each stage (and chunk) and
   // layout its readers there want, however many they are: a move counts
   // once, though the search priced it per reader.
@@ -1954,8 +1954,18 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       plan->second = moveCost(use, a, b, true);
     double seconds = runsPerStep(use) * plan->second;
     communicationTime += seconds - searched;
-    if (runsOncePerStep(use)) {
-      stageFigures[stageOf(consumer)].update += seconds;
+    if (runsOncePerStep(use) && runsOncePerStep(consumer) &&
+        !beforeMicroBatches.contains(consumer.op)) {
+      // A sum moving after the micro-batches (a gradient's part to its
+      // parameter's stage): the sender's last work, under the receiver's
+      // last backward.
+      stageFigures[stageOf(producer)].update += seconds;
+    } else if (runsOncePerStep(use)) {
+      // A copy received before the micro-batches (a weight read on another
+      // stage): the stage waits for it only beyond its first micro-batch's
+      // arrival.
+      int64_t stage = stageOf(consumer);
+      prologueMoves[stage] = std::max(prologueMoves[stage], seconds);
     } else if (!explicitStep) {
       sendForward[std::min(from, to)] += seconds / 2 / runs;
       sendBackward[std::min(from, to)] += seconds / 2 / runs;
@@ -1964,6 +1974,11 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     } else {
       sendBackward[to] += seconds / runs;
     }
+  }
+  double arrival = 0;
+  for (int64_t s = 0; s < count; ++s) {
+    stageFigures[s].update += std::max(0.0, prologueMoves[s] - arrival);
+    arrival += stageFigures[s].forward;
   }
   if (!pipelined()) {
     // One stage after another, sends between them: every second adds up,

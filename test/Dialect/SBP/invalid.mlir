@@ -359,3 +359,17 @@ module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto",
 // expected-error @+1 {{failed to parse SBP_LayoutPlanAttr parameter 'step_time'}}
 module attributes {sbp.plan = #sbp.layout_plan<cluster = "c", strategy = "auto", start = "auto", training = false, step_time = "1 s", compute_time = 1.0, communication_time = 0.0, overlap_time = 0.0, memory_bytes = 1, device_memory_bytes = 2, baselines = {}, stages = [], schedule = "sequential", search_nodes = 1>} {
 }
+
+// -----
+
+// A stage's layer count (place-stages' stages=N) is on its mesh.
+// expected-error @+1 {{'sbp.mesh' op sbp.layers must be a positive integer on an sbp.mesh}}
+sbp.mesh @stage0(shape = 2, devices = [0, 1]) {sbp.layers = 0 : i64}
+
+// -----
+
+func.func @layers_not_on_a_mesh(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.relu' op sbp.layers must be a positive integer on an sbp.mesh}}
+  %0 = nn.relu %x {sbp.layers = 2 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -1,5 +1,7 @@
 // RUN: parplan-opt %s -split-input-file -attach-cluster -place-stages="stages=2 mesh=4x2" -verify-diagnostics | FileCheck %s
 // RUN: parplan-opt %S/../Inputs/four-layers.mlir -attach-cluster -place-stages="stages=2 chunks=2 mesh=4x2" | FileCheck %s --check-prefix=CHUNKS
+// RUN: parplan-opt %S/../Inputs/four-layers.mlir -attach-cluster="cluster=whale-v100-p100" -place-stages="stages=2 mesh=4x8" | FileCheck %s --check-prefix=BY-SPEED
+// RUN: parplan-opt %S/../Inputs/four-layers.mlir -attach-cluster="cluster=whale-v100-p100" -place-stages="stages=2 mesh=4x8 even-shares=true" | FileCheck %s --check-prefix=EVEN-SHARES
 
 // A model without numbered layers: each module's parameters ("fc1", "fc2",
 // ...) are a layer. Four equal layers on two stages: two each. The meshes
@@ -169,3 +171,12 @@ module {
     return %t : tensor<4x4xf32>
   }
 }
+
+// On a cluster of mixed types the layers are cut by each stage's speed:
+// the stage of V100s (15.7 TFLOP/s in f32) takes three of the four equal
+// layers, the stage of P100s (9.3) one; with even-shares, two each.
+// BY-SPEED: sbp.mesh @stage0(shape = 2x8, devices = [0,
+// BY-SPEED: nn.param "fc3.weight" {sbp.stage = @stage0}
+// BY-SPEED-NEXT: nn.param "fc4.weight" {sbp.stage = @stage1}
+// EVEN-SHARES: nn.param "fc2.weight" {sbp.stage = @stage0}
+// EVEN-SHARES-NEXT: nn.param "fc3.weight" {sbp.stage = @stage1}

@@ -43,7 +43,11 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
     places N stages itself: meshes `@stage0` .. `@stageN-1` cut the first
     axis of the mesh (`mesh`, else the cluster's default) into N equal
     blocks of consecutive devices, and the forward pass is cut between its
-    layers into N contiguous runs of balanced work (the op cost's flops):
+    layers into N contiguous runs of balanced time (the op cost's flops
+    over the stage's speed: its devices' FLOP/s at the matrix products'
+    element type, a mesh of mixed device types at its slowest member's;
+    on a cluster of mixed types a stage of faster devices takes more
+    layers):
     a layer is the ops reading the parameters of one numbered prefix
     ("transformer.h.3"), or of one module ("fc1") where the names have no
     number, and the ops that follow from them. Each forward op's backward
@@ -75,6 +79,9 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
   let options = [
     Option<"stages", "stages", "int64_t", "0",
            "Stages to place, cutting the mesh and the layers evenly">,
+    Option<"evenShares", "even-shares", "bool", "false",
+           "With stages=N: cut the layers by their work alone, not by each "
+           "stage's speed">,
     Option<"chunks", "chunks", "int64_t", "1",
            "Model chunks per stage (the interleaved schedule's)">,
     Option<"mesh", "mesh", "std::string", "\"\"",
