@@ -385,8 +385,8 @@ std::vector<size_t> partitionRuns(const std::vector<double> &weights,
       size_t best = k;
       double least = std::numeric_limits<double>::infinity();
       for (size_t j = k; j < i; ++j) {
-        double cost = std::max(heaviest[k - 1][j],
-                               (prefix[i] - prefix[j]) / speed(k));
+        double cost =
+            std::max(heaviest[k - 1][j], (prefix[i] - prefix[j]) / speed(k));
         if (cost < least) {
           least = cost;
           best = j;

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Mixed clusters (docs/pipeline.md#mixed-device-types): for each mixed
+# cluster and model, the automatic plan, the uniform plan on the same
+# devices (--even-shares: the layers cut by work alone, as if the devices
+# were alike) and the best automatic plan on each one-type part of the
+# cluster alone (a cluster file of that type's nodes), each compiled and
+# timed by `parplan simulate`; the efficiency (the mixed plan's throughput
+# over the sum of the parts' throughputs) and the compile time of the
+# automatic plan (median of RUNS).
+# Goals (the heterogeneous-cluster issue): on whale-v100-p100 at least 1.2x
+# the uniform plan and never slower than a one-type part; efficiency at
+# least 0.95 on every row; the predicted step within 5% of the simulated;
+# compile under 5 s for 64 mixed devices on one core.
+#
+#   bench/heterogeneous.sh            print the table
+#   bench/heterogeneous.sh --record   also append it to
+#                                     bench/results/heterogeneous.md
+#
+# About a minute on the development VM. Environment: PARPLAN_BUILD_DIR
+# (default build), RUNS (compile runs, default 3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-3}
+source bench/common.sh
+require parplan parplan-zoo
+mode=${1:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# name|zoo options|batch|clusters
+models=(
+  "gpt 8 layers, hidden 1024, seq 512, vocab 32000, fp32|--layers 8 --hidden 1024 --heads 16 --seq 512 --vocab 32000|64|whale-v100-p100 mixed-a100-v100 mixed-t4-a100"
+)
+
+# step MS: a `parplan simulate` step in milliseconds ("150.89 ms", "1.2 s").
+ms() { awk -v v="$1" -v u="$2" 'BEGIN { printf "%.2f", v * (u == "s" ? 1000 : u == "us" ? 0.001 : 1) }'; }
+
+# compile_and_simulate OUT CLUSTER MODEL BATCH [OPTIONS...]: compiles, then
+# sets `plan`, `predicted` and `simulated` (ms) and `difference`.
+compile_and_simulate() {
+  local out=$1 cluster=$2 model=$3 batch=$4
+  shift 4
+  "$bin/parplan" compile "$model" --train --batch "$batch" --cluster "$cluster" "$@" -o "$out" -q >"$out.txt" 2>/dev/null
+  "$bin/parplan" simulate "$out/plan.pb" >"$out.sim"
+  plan=$(sed -n 's/^compiled .* for \([0-9]* devices (.*)\) in .*/\1/p' "$out.txt" | sed 's/, [^,]*, auto)/)/')
+  local layers
+  layers=$(sed -n 's/.*on devices [0-9.]* (\([^)]*\)).*/\1/p' "$out.txt" | tr '\n' ';' | sed 's/;$//; s/;/; /g')
+  [[ -n $layers ]] && plan+=": $layers"
+  read -r predicted simulated difference < <(awk '
+    / simulated; the cost model predicted/ {
+      s = $2 * ($3 == "s" ? 1000 : $3 == "us" ? 0.001 : 1)
+      p = $(NF-3) * ($(NF-2) == "s" ? 1000 : $(NF-2) == "us" ? 0.001 : 1)
+      d = $(NF-1); gsub(/[(%]/, "", d)
+      printf "%.2f %.2f %s%%\n", p, s, d
+    }' "$out.sim")
+}
+
+# one_type_part CLUSTER TYPE FILE: the cluster's nodes of TYPE alone.
+one_type_part() {
+  "$bin/parplan" cluster show "$1" --format json | python3 -c '
+import json, sys
+cluster = json.load(sys.stdin)
+kind = sys.argv[1]
+cluster["name"] += " (" + kind + " alone)"
+cluster["device_types"] = [t for t in cluster["device_types"] if t["name"] == kind]
+cluster["nodes"] = [n for n in cluster["nodes"] if n["device_type"] == kind]
+names = {n["name"] for n in cluster["nodes"]}
+if "node_links" in cluster:
+    cluster["node_links"] = [l for l in cluster["node_links"] if all(x in names for x in l["nodes"])]
+    if not cluster["node_links"]:
+        del cluster["node_links"]
+cluster.pop("device_links", None)
+if len(cluster["nodes"]) == 1 and cluster["nodes"][0].get("count", 1) == 1:
+    cluster["links"].pop("inter_node", None)
+json.dump(cluster, open(sys.argv[2], "w"), indent=2)
+' "$2" "$3"
+}
+
+table="| model | cluster | plan | predicted | simulated | difference | uniform plan (--even-shares), simulated | speed-up over uniform | one-type parts alone, simulated | efficiency | compile (median of $RUNS) |
+|---|---|---|---|---|---|---|---|---|---|---|"
+for entry in "${models[@]}"; do
+  IFS='|' read -r name zoo batch clusters <<<"$entry"
+  model="$work/model.onnx"
+  # shellcheck disable=SC2086
+  "$bin/parplan-zoo" gpt $zoo --dynamic-batch --shape-only -o "$model" >/dev/null
+  for cluster in $clusters; do
+    compile_and_simulate "$work/auto" "$cluster" "$model" "$batch"
+    autoPlan=$plan autoPredicted=$predicted autoSimulated=$simulated autoDifference=$difference
+    compile_and_simulate "$work/uniform" "$cluster" "$model" "$batch" --even-shares
+    uniformPlan=$plan uniformSimulated=$simulated
+    # Each device type's nodes alone; the sum of their throughputs.
+    parts="" throughput=0 fastestPart=""
+    for kind in $("$bin/parplan" cluster show "$cluster" --format json | python3 -c '
+import json, sys
+print(" ".join(t["name"] for t in json.load(sys.stdin)["device_types"]))'); do
+      one_type_part "$cluster" "$kind" "$work/$kind.json"
+      compile_and_simulate "$work/part" "$work/$kind.json" "$model" "$batch"
+      parts+="${parts:+; }$kind: $plan, $simulated ms"
+      throughput=$(awk -v t="$throughput" -v s="$simulated" 'BEGIN { print t + 1 / s }')
+      if [[ -z $fastestPart ]] || awk -v s="$simulated" -v f="$fastestPart" 'BEGIN { exit !(s < f) }'; then
+        fastestPart=$simulated
+      fi
+    done
+    efficiency=$(awk -v t="$throughput" -v s="$autoSimulated" 'BEGIN { printf "%.2f", (1 / s) / t }')
+    speedup=$(awk -v u="$uniformSimulated" -v s="$autoSimulated" 'BEGIN { printf "%.2fx", u / s }')
+    slower=$(awk -v f="$fastestPart" -v s="$autoSimulated" 'BEGIN { if (s > f) printf " (slower than the fastest part, %.2f ms)", f }')
+    times=()
+    for ((run = 0; run < runs; ++run)); do
+      start=$(date +%s.%N)
+      taskset -c 0 "$bin/parplan" compile "$model" --train --batch "$batch" --cluster "$cluster" -o "$work/timed" -q >/dev/null 2>&1
+      times+=("$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')")
+    done
+    summarize "${times[@]}"
+    table+="
+| $name, batch $batch | $cluster | $autoPlan | $autoPredicted ms | $autoSimulated ms | $autoDifference | $uniformPlan: $uniformSimulated ms | $speedup | $parts | $efficiency$slower | $median s |"
+  done
+done
+echo "$table"
+if [[ $mode == --record ]]; then
+  record bench/results/heterogeneous.md "each plan compiled and simulated once (both deterministic); compile time of the automatic plan on one core (taskset -c 0), median of $RUNS" "$table"
+fi
