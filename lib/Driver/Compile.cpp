@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Driver/Compile.h"
+#include "parplan/Cost/Presets.h"
 
 #include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
@@ -1079,22 +1080,35 @@ LogicalResult Compiler::layOutAndLower() {
 
 } // namespace
 
-FailureOr<CompileResult> parplan::driver::compile(
-    const ModelImporter &importAt, const CompileOptions &options,
-    MLIRContext &context, Location location, TimingScope &timing,
-    std::vector<std::unique_ptr<PassManager>> &passManagers) {
-  // The IR a compile emits (--emit) is held until the compile whose plan
-  // is kept is known.
+namespace {
+
+/// `options` with the IR a compile emits (--emit) held in `held`, until
+/// the compile whose plan is kept is known.
+CompileOptions holdingIR(const CompileOptions &options,
+                         OwningOpRef<ModuleOp> &held) {
+  CompileOptions holding = options;
+  if (options.emitIR)
+    holding.emitIR = [&held](ModuleOp stage) { held = stage.clone(); };
+  return holding;
+}
+
+/// Emits what `held` holds, where `options` emit IR.
+void emitHeld(const CompileOptions &options, OwningOpRef<ModuleOp> &held) {
+  if (held && options.emitIR)
+    options.emitIR(*held);
+}
+
+/// The compile on one mesh (the options'), with a second layout under a
+/// budget where the first's arena misses its estimate.
+FailureOr<CompileResult>
+compileOnMesh(const parplan::driver::ModelImporter &importAt,
+              const CompileOptions &options, MLIRContext &context,
+              Location location, TimingScope &timing,
+              std::vector<std::unique_ptr<PassManager>> &passManagers) {
   auto holding = [&](OwningOpRef<ModuleOp> &held) {
-    CompileOptions holdingOptions = options;
-    if (options.emitIR)
-      holdingOptions.emitIR = [&held](ModuleOp stage) { held = stage.clone(); };
-    return holdingOptions;
+    return holdingIR(options, held);
   };
-  auto emit = [&](OwningOpRef<ModuleOp> &held) {
-    if (held && options.emitIR)
-      options.emitIR(*held);
-  };
+  auto emit = [&](OwningOpRef<ModuleOp> &held) { emitHeld(options, held); };
   OwningOpRef<ModuleOp> emitted, emittedAgain;
   CompileOptions first = holding(emitted);
   Compiler compiler(importAt, first, context, location, timing, passManagers);
@@ -1128,4 +1142,101 @@ FailureOr<CompileResult> parplan::driver::compile(
   }
   emit(emitted);
   return compiler.finish();
+}
+
+/// The leading devices of one type of a cluster of mixed types (its first
+/// node's type, up to the first node of another), as a mesh shape: nodes x
+/// devices per node, or one axis where the nodes differ in size. None on a
+/// cluster of one type, or when the options choose the mesh or stages.
+std::optional<std::pair<std::vector<int64_t>, std::string>>
+leadingOneTypePart(const CompileOptions &options) {
+  const parplan::driver::LayoutOptions &layout = options.layout;
+  if (!layout.mesh.empty() || layout.strategy != "auto" ||
+      !layout.annotations.empty() || options.stagesGiven ||
+      options.stopAfter != CompileStage::Plan || options.memoryBudget != 0 ||
+      layout.tensor != 0 || layout.pipeline != 0)
+    return std::nullopt;
+  // The cluster the compile attached (one the model carries is not
+  // compiled for twice).
+  std::string error;
+  std::optional<cost::Cluster> cluster =
+      layout.cluster.empty() ? std::nullopt
+                             : cost::resolveCluster(layout.cluster, error);
+  if (!cluster || cluster->nodes.empty())
+    return std::nullopt;
+  const std::string &type = cluster->nodes.front().deviceType;
+  int64_t nodes = 0, devices = 0;
+  bool even = true;
+  for (const cost::Node &node : cluster->nodes) {
+    if (node.deviceType != type)
+      break;
+    even &= node.devices == cluster->nodes.front().devices;
+    ++nodes;
+    devices += node.devices;
+  }
+  if (devices == cluster->numDevices())
+    return std::nullopt;
+  std::vector<int64_t> shape =
+      even && nodes > 1
+          ? std::vector<int64_t>{nodes, cluster->nodes.front().devices}
+          : std::vector<int64_t>{devices};
+  return std::make_pair(shape, type);
+}
+
+} // namespace
+
+FailureOr<CompileResult> parplan::driver::compile(
+    const ModelImporter &importAt, const CompileOptions &options,
+    MLIRContext &context, Location location, TimingScope &timing,
+    std::vector<std::unique_ptr<PassManager>> &passManagers) {
+  // On a cluster of mixed types, its leading devices of one type are
+  // compiled alone too, and kept where the others only slow the step
+  // (Whale and Metis leave out what does not pay): both compiles' IR is
+  // held until the one kept is known.
+  OwningOpRef<ModuleOp> heldAll, heldPart;
+  auto holding = [&](OwningOpRef<ModuleOp> &held) {
+    CompileOptions holdingOptions = options;
+    if (options.emitIR)
+      holdingOptions.emitIR = [&held](ModuleOp stage) { held = stage.clone(); };
+    return holdingOptions;
+  };
+  auto emit = [&](OwningOpRef<ModuleOp> &held) {
+    if (held && options.emitIR)
+      options.emitIR(*held);
+  };
+  FailureOr<CompileResult> all = compileOnMesh(
+      importAt, holding(heldAll), context, location, timing, passManagers);
+  std::optional<std::pair<std::vector<int64_t>, std::string>> part;
+  if (succeeded(all))
+    part = leadingOneTypePart(options);
+  if (!part) {
+    emit(heldAll);
+    return all;
+  }
+  CompileOptions partOptions = holding(heldPart);
+  partOptions.layout.mesh = cost::formatMeshShape(part->first);
+  FailureOr<CompileResult> alone = failure();
+  {
+    // What does not fit on the part alone is not the user's error.
+    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &said) {
+      return success(said.getSeverity() != DiagnosticSeverity::Remark);
+    });
+    alone = compileOnMesh(importAt, partOptions, context, location, timing,
+                          passManagers);
+  }
+  PlanFigures::OneTypePart figures;
+  figures.deviceType = part->second;
+  figures.devices = meshSize(part->first);
+  figures.clusterDevices = all->figures.devices;
+  figures.allStepSeconds = all->figures.stepSeconds;
+  bool fits = succeeded(alone) && !alone->figures.overMemory();
+  if (fits)
+    figures.stepSeconds = alone->figures.stepSeconds;
+  figures.kept =
+      fits && (all->figures.overMemory() ||
+               alone->figures.stepSeconds < all->figures.stepSeconds);
+  FailureOr<CompileResult> &kept = figures.kept ? alone : all;
+  kept->figures.oneTypePart = figures;
+  emit(figures.kept ? heldPart : heldAll);
+  return std::move(kept);
 }

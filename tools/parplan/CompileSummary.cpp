@@ -229,6 +229,16 @@ summaryFields(const parplan::cli::CompileOptions &options,
       {"programs", std::move(programs)}};
   if (simulated)
     summary["simulated_step_time_s"] = simulated->stepSeconds;
+  if (const auto &part = figures.oneTypePart)
+    summary["one_type_part"] = llvm::json::Object{
+        {"device_type", part->deviceType},
+        {"devices", part->devices},
+        {"predicted_step_time_s", part->stepSeconds
+                                      ? llvm::json::Value(*part->stepSeconds)
+                                      : llvm::json::Value(nullptr)},
+        {"all_devices", part->clusterDevices},
+        {"all_devices_predicted_step_time_s", part->allStepSeconds},
+        {"kept", part->kept}};
   if (figures.overMemory()) {
     const parplan::driver::StageFigures *stage =
         figures.stageOf(figures.peakDevice);
@@ -297,6 +307,20 @@ void parplan::cli::printSearch(const CompileOptions &options,
                           parplan::formatSeconds(step),
                           name == figures.start ? " (chosen)" : "");
     fmt::print("  starts           {}\n", line);
+  }
+  if (const auto &part = figures.oneTypePart) {
+    // The devices of the cluster's first type alone, beside all of them.
+    std::string alone = fmt::format(
+        "the {} {} alone (devices 0..{}) {}", part->devices, part->deviceType,
+        part->devices - 1,
+        part->stepSeconds ? parplan::formatSeconds(*part->stepSeconds)
+                          : std::string("no fit"));
+    std::string all = fmt::format("all {} devices {}", part->clusterDevices,
+                                  parplan::formatSeconds(part->allStepSeconds));
+    fmt::print("  one type alone   {}\n",
+               part->kept
+                   ? alone + " (kept: the others only slow the step), " + all
+                   : alone + ", " + all + " (kept)");
   }
   const PipelineSearchResult *search =
       result.search ? &*result.search : nullptr;

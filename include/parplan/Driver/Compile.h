@@ -149,6 +149,22 @@ struct PlanFigures {
     return peakMemoryBytes + peakInFlightBytes > deviceMemoryBytes;
   }
 
+  /// On a cluster of mixed device types compiled on the default mesh: its
+  /// leading devices of one type (its first node's), compiled alone beside
+  /// all of them, and whether the plan kept is theirs (the other devices
+  /// only slowed the step).
+  struct OneTypePart {
+    std::string deviceType;
+    /// The first `devices` of the cluster, of `clusterDevices`.
+    int64_t devices = 0, clusterDevices = 0;
+    /// Its plan's predicted step; none where no plan fits on them.
+    std::optional<double> stepSeconds;
+    /// The plan's on every device.
+    double allStepSeconds = 0;
+    bool kept = false;
+  };
+  std::optional<OneTypePart> oneTypePart;
+
   /// The stage `device` is on; null on one mesh.
   const StageFigures *stageOf(int64_t device) const {
     for (const StageFigures &stage : stages)
@@ -179,7 +195,10 @@ struct CompileResult {
 /// `options`, to the stage `options.stopAfter` names: checks the options,
 /// imports the model, resolves Megatron's grid, searches what the options
 /// leave open (stages, micro-batches, schedule; docs/pipeline.md), falls
-/// back to recomputation when nothing fits, lowers, and exports. `location`
+/// back to recomputation when nothing fits, lowers, and exports. On a
+/// cluster of mixed device types compiled on its default mesh, its leading
+/// devices of one type are compiled alone too, and their plan kept where
+/// faster (PlanFigures::oneTypePart). `location`
 /// names the model in diagnostics about the options. Every pass is timed
 /// under `timing`; the pass managers are kept in `passManagers` (a timing
 /// report knows a pass by its address). Failure once the reason has been
