@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Mixed clusters (docs/pipeline.md#mixed-device-types): for each mixed
-# cluster and model, the automatic plan, the uniform plan on the same
-# devices (--even-shares: the layers cut by work alone, as if the devices
-# were alike) and the best automatic plan on each one-type part of the
+# cluster and model, the automatic plan, the uniform plan on all its
+# devices (--even-shares on the default mesh: the layers cut by work
+# alone, as if the devices were alike) and the best automatic plan on each one-type part of the
 # cluster alone (a cluster file of that type's nodes), each compiled and
 # timed by `parplan simulate`; the efficiency (the mixed plan's throughput
 # over the sum of the parts' throughputs) and the compile time of the
@@ -76,7 +76,7 @@ json.dump(cluster, open(sys.argv[2], "w"), indent=2)
 ' "$2" "$3"
 }
 
-table="| model | cluster | plan | predicted | simulated | difference | uniform plan (--even-shares), simulated | speed-up over uniform | one-type parts alone, simulated | efficiency | compile (median of $RUNS) |
+table="| model | cluster | plan | predicted | simulated | difference | uniform plan on every device (--even-shares), simulated | speed-up over uniform | one-type parts alone, simulated | efficiency | compile (median of $RUNS) |
 |---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${models[@]}"; do
   IFS='|' read -r name zoo batch clusters <<<"$entry"
@@ -86,7 +86,10 @@ for entry in "${models[@]}"; do
   for cluster in $clusters; do
     compile_and_simulate "$work/auto" "$cluster" "$model" "$batch"
     autoPlan=$plan autoPredicted=$predicted autoSimulated=$simulated autoDifference=$difference
-    compile_and_simulate "$work/uniform" "$cluster" "$model" "$batch" --even-shares
+    # On every device (the default mesh given, which the compile keeps
+    # whole), the layers cut by work alone.
+    everyDevice=$("$bin/parplan" cluster show "$cluster" | sed -n 's/^mesh \([0-9x]*\) .*/\1/p')
+    compile_and_simulate "$work/uniform" "$cluster" "$model" "$batch" --even-shares --mesh "$everyDevice"
     uniformPlan=$plan uniformSimulated=$simulated
     # Each device type's nodes alone; the sum of their throughputs.
     parts="" throughput=0 fastestPart=""
