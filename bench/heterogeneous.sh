@@ -29,7 +29,7 @@ trap 'rm -rf "$work"' EXIT
 
 # name|zoo options|batch|clusters
 models=(
-  "gpt 8 layers, hidden 1024, seq 512, vocab 32000, fp32|--layers 8 --hidden 1024 --heads 16 --seq 512 --vocab 32000|64|whale-v100-p100 mixed-a100-v100 mixed-t4-a100"
+  "gpt 8 layers, hidden 1024, seq 512, vocab 32000, fp32|--layers 8 --hidden 1024 --heads 16 --seq 512 --vocab 32000|64|whale-v100-p100 mixed-a100-v100 mixed-t4-a100 $work/whale-v100-p100-x2.json"
 )
 
 # step MS: a `parplan simulate` step in milliseconds ("150.89 ms", "1.2 s").
@@ -76,6 +76,29 @@ json.dump(cluster, open(sys.argv[2], "w"), indent=2)
 ' "$2" "$3"
 }
 
+# 64 mixed devices (the compile-time goal's): whale-v100-p100's nodes
+# twice over, each type's together.
+"$bin/parplan" cluster show whale-v100-p100 --format json | python3 -c '
+import json, sys
+cluster = json.load(sys.stdin)
+cluster["name"] = "whale-v100-p100-x2"
+nodes = []
+for kind in cluster["device_types"]:
+    of = [n for n in cluster["nodes"] if n["device_type"] == kind["name"]]
+    for copy in range(2):
+        for n in of:
+            nodes.append(dict(n, name=n["name"] + "-" + str(copy)))
+names = {n["name"] for n in nodes}
+cluster["nodes"] = nodes
+links = []
+for link in cluster.get("node_links", []):
+    for copy in range(2):
+        links.append(dict(link, nodes=[x + "-" + str(copy) for x in link["nodes"]]))
+if links:
+    cluster["node_links"] = links
+json.dump(cluster, open(sys.argv[1], "w"), indent=2)
+' "$work/whale-v100-p100-x2.json"
+
 table="| model | cluster | plan | predicted | simulated | difference | uniform plan on every device (--even-shares), simulated | speed-up over uniform | one-type parts alone, simulated | efficiency | compile (median of $RUNS) |
 |---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${models[@]}"; do
@@ -115,7 +138,7 @@ print(" ".join(t["name"] for t in json.load(sys.stdin)["device_types"]))'); do
     done
     summarize "${times[@]}"
     table+="
-| $name, batch $batch | $cluster | $autoPlan | $autoPredicted ms | $autoSimulated ms | $autoDifference | $uniformPlan: $uniformSimulated ms | $speedup | $parts | $efficiency$slower | $median s |"
+| $name, batch $batch | $(basename "$cluster" .json) | $autoPlan | $autoPredicted ms | $autoSimulated ms | $autoDifference | $uniformPlan: $uniformSimulated ms | $speedup | $parts | $efficiency$slower | $median s |"
   done
 done
 echo "$table"
