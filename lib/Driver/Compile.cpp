@@ -1153,8 +1153,8 @@ leadingOneTypePart(const CompileOptions &options) {
   const parplan::driver::LayoutOptions &layout = options.layout;
   if (!layout.mesh.empty() || layout.strategy != "auto" ||
       !layout.annotations.empty() || options.stagesGiven ||
-      options.stopAfter != CompileStage::Plan || options.memoryBudget != 0 ||
-      layout.tensor != 0 || layout.pipeline != 0)
+      options.stopAfter == CompileStage::TrainingStep ||
+      options.memoryBudget != 0 || layout.tensor != 0 || layout.pipeline != 0)
     return std::nullopt;
   // The cluster the compile attached (one the model carries is not
   // compiled for twice).
