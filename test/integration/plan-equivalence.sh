@@ -168,9 +168,12 @@ done
 # it (docs/training.md). The GPT in bf16 with full recomputation, 4
 # micro-batches on 1 device, gives the whole batch's losses and weights up
 # to bf16's rounding of the gradients, summed per micro-batch in f32
-# (1e-2), and so with the gradients summed in bf16 (--gradient-sums low);
-# the MLP in bf16 on two stages of 2 devices under 1F1B (data parallelism
-# inside each) gives its 4 micro-batches on 1 device.
+# (1e-2), and so with the gradients summed in bf16 (--gradient-sums low),
+# and on two stages, its tied embedding received by the head's stage
+# before the micro-batches and the head's part of its gradient summed
+# there and moved back once, after them; the MLP in bf16 on two stages of
+# 2 devices under 1F1B (data parallelism inside each) gives its 4
+# micro-batches on 1 device.
 # run_bf16 MODEL BATCH M RANKS LAYOUT...: prints the log's path.
 run_bf16() {
   model=$1 batch=$2 micro=$3 ranks=$4
@@ -185,6 +188,7 @@ run_bf16() {
   echo "$out.log"
 }
 for config in "gpt 8 1e-2 1 --mesh 1" "gpt 8 1e-2 1 --mesh 1 --gradient-sums low" \
+              "gpt 8 1e-2 2 --mesh 2 --stages 2" \
               "mlp 16 1e-5 4 --annotations $(stage_file stages-bf16 [2] [0,1] [2,3])"; do
   set -- $config
   model=$1 batch=$2 tol=$3 ranks=$4
