@@ -24,4 +24,10 @@ class Parplan_DoubleParameter<string desc> :
   let printer = [{ $_printer << static_cast<double>($_self) }];
 }
 
+// The same, 0 where left out (and not printed when 0).
+class Parplan_DoubleParameterOrZero<string desc> :
+    Parplan_DoubleParameter<desc> {
+  let defaultValue = "::parplan::AttrDouble(0.0)";
+}
+
 #endif // PARPLAN_PARAMETERS

@@ -132,7 +132,10 @@ def SBP_StageFiguresAttr : SBP_Attr<"StageFigures", "stage_figures"> {
     its forward, backward and its sends of activations (forward) and
     gradients (backward) to the next stage, the optimizer's update once per
     step, then the stage's busy and idle (bubble) time in the step, its
-    peak memory per device and the activations of that peak.
+    peak memory per device and the activations of that peak, and what it
+    runs and receives once before its first micro-batch (its parameters'
+    copies, a weight another stage holds), which holds its first task back
+    (`prologue_time`, left out when 0).
     ```mlir
     #sbp.stage_figures<mesh = @stage0, forward_time = 1.0e-03,
         backward_time = 2.0e-03, update_time = 1.0e-04,
@@ -149,7 +152,8 @@ def SBP_StageFiguresAttr : SBP_Attr<"StageFigures", "stage_figures"> {
       Parplan_DoubleParameter<"seconds per micro-batch">:$send_backward_time,
       Parplan_DoubleParameter<"seconds per step">:$busy_time,
       Parplan_DoubleParameter<"seconds per step">:$bubble_time,
-      "int64_t":$memory_bytes, "int64_t":$activation_bytes);
+      "int64_t":$memory_bytes, "int64_t":$activation_bytes,
+      Parplan_DoubleParameterOrZero<"seconds per step">:$prologue_time);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

@@ -848,6 +848,7 @@ void Compiler::readLayoutFigures() {
       entry.forward = predicted.getForwardTime();
       entry.backward = predicted.getBackwardTime();
       entry.update = predicted.getUpdateTime();
+      entry.prologue = predicted.getPrologueTime();
       entry.busy = predicted.getBusyTime();
       entry.bubble = predicted.getBubbleTime();
       entry.memoryBytes = predicted.getMemoryBytes();

@@ -92,6 +92,7 @@ void readFigures(ModuleOp laidOut, PipelineTrial &trial) {
     trial.costs.forward.push_back(stage.getForwardTime());
     trial.costs.backward.push_back(stage.getBackwardTime());
     trial.update.push_back(stage.getUpdateTime());
+    trial.costs.start.push_back(stage.getPrologueTime());
     if (index + 1 < stageCount) {
       trial.costs.sendForward.push_back(stage.getSendForwardTime());
       trial.costs.sendBackward.push_back(stage.getSendBackwardTime());
@@ -524,6 +525,7 @@ std::optional<double> timelineOf(const PipelineTrial &base, StringRef name,
                                                  : wrapBack);
         }
       }
+    costs.start = base.costs.start;
   }
   return simulateStep(schedule, shape, costs, base.update).seconds;
 }

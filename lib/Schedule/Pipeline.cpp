@@ -234,6 +234,8 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
   timeline.spans.resize(static_cast<size_t>(p));
   std::vector<size_t> next(static_cast<size_t>(p), 0);
   std::vector<double> free(static_cast<size_t>(p), 0);
+  for (size_t s = 0; s < free.size() && s < costs.start.size(); ++s)
+    free[s] = costs.start[s];
   // Stages that may run their next task: every stage at first, then the
   // stages a finished task handed something to, so that the work is in
   // proportion to the tasks, not to rounds over all stages.

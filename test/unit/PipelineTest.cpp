@@ -225,6 +225,32 @@ TEST_CASE("pipeline timelines: slow links between stages", "[pipeline]") {
   }
 }
 
+TEST_CASE("pipeline timelines: what a stage runs before its micro-batches",
+          "[pipeline]") {
+  // One micro-batch on 2 stages, forward 1 and backward 2: F0 on stage 0
+  // from 0 to 1, on stage 1 from 1 to 2, B0 from 2 to 4 there and from 4 to
+  // 6 on stage 0.
+  PipelineShape shape{2, 1, 1};
+  std::vector<std::vector<PipelineTask>> order =
+      pipelineOrder(PipelineSchedule::OneFOneB, shape);
+  PipelineCosts costs = PipelineCosts::uniform(shape, 1, 2, 0);
+  CHECK(simulatePipeline(order, shape, costs).seconds == Approx(6));
+  // Stage 1 receiving a weight until 5 (a tied embedding, before the
+  // micro-batches) holds its forward back to 5, and so the step to 10.
+  costs.start = {0, 5};
+  PipelineTimeline late = simulatePipeline(order, shape, costs);
+  CHECK(late.seconds == Approx(10));
+  CHECK(late.spans[1].front().first == Approx(5));
+  // Within the first micro-batch's arrival it costs nothing; on the first
+  // stage every task waits.
+  costs.start = {0, 0.5};
+  CHECK(simulatePipeline(order, shape, costs).seconds == Approx(6));
+  costs.start = {3};
+  CHECK(simulatePipeline(order, shape, costs).seconds == Approx(9));
+  // The stages' busy time is their tasks' alone.
+  CHECK(simulatePipeline(order, shape, costs).busy[0] == Approx(3));
+}
+
 TEST_CASE("pipeline steps: the updates after the last backward", "[pipeline]") {
   // Each stage updates after its own last backward; the step ends with the
   // last to finish. Under 1F1B the first stage ends last, so its update

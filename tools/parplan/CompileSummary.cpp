@@ -175,6 +175,7 @@ summaryFields(const parplan::cli::CompileOptions &options,
       entry["predicted_forward_time_s"] = stage.forward;
       entry["predicted_backward_time_s"] = stage.backward;
       entry["predicted_update_time_s"] = stage.update;
+      entry["predicted_prologue_time_s"] = stage.prologue;
       entry["predicted_busy_time_s"] = stage.busy;
       entry["predicted_bubble_time_s"] = stage.bubble;
       entry["estimated_memory_bytes_per_device"] = stage.memoryBytes;

@@ -69,6 +69,8 @@ struct StageFigures {
   int64_t layers = 0;
   bool predicted = false;
   double forward = 0, backward = 0, update = 0, busy = 0, bubble = 0;
+  /// What it runs and receives once before its first micro-batch.
+  double prologue = 0;
   int64_t memoryBytes = 0;
   /// FLOPs of one step on each of its devices.
   double flops = 0;

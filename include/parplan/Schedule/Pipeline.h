@@ -142,6 +142,9 @@ pipelineInFlightByChunk(const std::vector<std::vector<PipelineTask>> &order,
 /// on and its gradient coming back.
 struct PipelineCosts {
   std::vector<double> forward, backward, sendForward, sendBackward;
+  /// Per stage, when its first task may start at the earliest (what it
+  /// runs and receives once before the micro-batches); none: at 0.
+  std::vector<double> start;
 
   /// Every virtual stage alike, every boundary alike; empty for a shape
   /// without stages or chunks.

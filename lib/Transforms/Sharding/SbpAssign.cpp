@@ -614,8 +614,10 @@ private:
   /// The predicted figures of one stage under the chosen layouts.
   struct StageFigures {
     /// Seconds per micro-batch of its forward and backward, and per step
-    /// of what runs once (the optimizer, gradient synchronization).
-    double forward = 0, backward = 0, update = 0;
+    /// of what runs once after the micro-batches (the optimizer, gradient
+    /// synchronization) and before them (its parameters' copies, and the
+    /// weights it receives from other stages: its first task waits).
+    double forward = 0, backward = 0, update = 0, prologue = 0;
     /// Seconds per micro-batch of the activation's move to the next stage
     /// and of its gradient's back (0 on the last stage).
     double sendForward = 0, sendBackward = 0;
@@ -1882,10 +1884,12 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   // backward's figure shows it (the update's alone is the optimizer's few
   // seconds of state traffic).
   for (int64_t s = 0; s < count; ++s) {
-    double saved = updateOverlap[s].shared + updateOverlap[s].overlap +
-                   beforeOverlap[s].shared + beforeOverlap[s].overlap;
+    double savedAfter = updateOverlap[s].shared + updateOverlap[s].overlap,
+           savedBefore = beforeOverlap[s].shared + beforeOverlap[s].overlap;
+    double saved = savedAfter + savedBefore;
     if (microBatches > 1) {
-      stageFigures[s].update -= saved;
+      stageFigures[s].update -= savedAfter;
+      stageFigures[s].prologue -= savedBefore;
       continue;
     }
     stageFigures[s].backward -= saved;
@@ -1901,7 +1905,9 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       stage += part;
       chunk += part;
     };
-    if (runsOncePerStep(node)) {
+    if (beforeMicroBatches.contains(node.op)) {
+      figures.prologue += seconds;
+    } else if (runsOncePerStep(node)) {
       figures.update += seconds;
     } else if (!explicitStep) {
       add(figures.forward, forward[v], seconds / 3 / runs);
@@ -1962,8 +1968,7 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       stageFigures[stageOf(producer)].update += seconds;
     } else if (runsOncePerStep(use)) {
       // A copy received before the micro-batches (a weight read on another
-      // stage): the stage waits for it only beyond its first micro-batch's
-      // arrival.
+      // stage): the stage's first task waits for it.
       int64_t stage = stageOf(consumer);
       prologueMoves[stage] = std::max(prologueMoves[stage], seconds);
     } else if (!explicitStep) {
@@ -1975,18 +1980,16 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       sendBackward[to] += seconds / runs;
     }
   }
-  double arrival = 0;
-  for (int64_t s = 0; s < count; ++s) {
-    stageFigures[s].update += std::max(0.0, prologueMoves[s] - arrival);
-    arrival += stageFigures[s].forward;
-  }
+  for (int64_t s = 0; s < count; ++s)
+    stageFigures[s].prologue += prologueMoves[s];
   if (!pipelined()) {
     // One stage after another, sends between them: every second adds up,
     // but what each stage's streams overlap.
     stepTime = computeTime + communicationTime - overlapTime;
     for (StageFigures &figures : stageFigures) {
-      figures.busy =
-          runs * (figures.forward + figures.backward) + figures.update;
+      figures.busy = figures.prologue +
+                     runs * (figures.forward + figures.backward) +
+                     figures.update;
       figures.bubble = stepTime - figures.busy;
     }
     return;
@@ -2004,8 +2007,10 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   schedule::PipelineShape shape{count, microBatches, stages.chunks};
   schedule::PipelineCosts costs;
   std::vector<double> update;
-  for (const StageFigures &figures : stageFigures)
+  for (const StageFigures &figures : stageFigures) {
     update.push_back(figures.update);
+    costs.start.push_back(figures.prologue);
+  }
   costs.forward = forward;
   costs.backward = backward;
   costs.sendForward = sendForward;
@@ -2014,7 +2019,7 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       *schedule::parsePipelineSchedule(options.schedule), shape, costs, update);
   stepTime = timeline.seconds;
   for (int64_t s = 0; s < count; ++s) {
-    stageFigures[s].busy = timeline.busy[s];
+    stageFigures[s].busy = stageFigures[s].prologue + timeline.busy[s];
     stageFigures[s].bubble = stepTime - stageFigures[s].busy;
   }
 }
@@ -2234,7 +2239,7 @@ void ShardingSearch::annotate(
           context, stages.names[index], figures.forward, figures.backward,
           figures.update, figures.sendForward, figures.sendBackward,
           figures.busy, figures.bubble, static_cast<int64_t>(figures.memory),
-          static_cast<int64_t>(figures.activation)));
+          static_cast<int64_t>(figures.activation), figures.prologue));
   module->setAttr(
       parplan::kLayoutPlanAttrName,
       sbp::LayoutPlanAttr::get(
