@@ -469,13 +469,19 @@ private:
     return stages.models.empty() ? model
                                  : stages.models[static_cast<size_t>(stage)];
   }
-  /// The bytes per device a plan may use: the smallest device's memory (of
-  /// every stage), or the memory budget where that is less.
-  double memoryCapacity() const {
+  /// The smallest device's memory, of every stage (on a cluster of mixed
+  /// types, the smallest type's).
+  double smallestDeviceMemory() const {
     auto device = static_cast<double>(model.getDeviceMemoryBytes());
     for (const ShardingCostModel &stage : stages.models)
       device =
           std::min(device, static_cast<double>(stage.getDeviceMemoryBytes()));
+    return device;
+  }
+  /// The bytes per device a plan may use: the smallest device's memory, or
+  /// the memory budget where that is less.
+  double memoryCapacity() const {
+    double device = smallestDeviceMemory();
     return options.memoryBudget > 0 ? std::min(device, options.memoryBudget)
                                     : device;
   }
@@ -1712,7 +1718,14 @@ ShardingSearch::failNoFit(const Classes &searched,
                           const std::optional<cost::LayoutSolution> &smallest,
                           double needed) {
   double capacity = memoryCapacity();
+  // The device of least memory, of every stage.
   int64_t device = model.getSmallestMemoryDevice();
+  double least = static_cast<double>(model.getDeviceMemoryBytes());
+  for (const ShardingCostModel &stageModel : stages.models)
+    if (static_cast<double>(stageModel.getDeviceMemoryBytes()) < least) {
+      least = static_cast<double>(stageModel.getDeviceMemoryBytes());
+      device = stageModel.getSmallestMemoryDevice();
+    }
   // On stages, the fullest stage is the one that does not fit.
   std::string stage;
   if (smallest && !stages.names.empty()) {
@@ -1732,7 +1745,7 @@ ShardingSearch::failNoFit(const Classes &searched,
                                          : static_cast<int64_t>(needed),
                       static_cast<int64_t>(capacity), device, stage));
   // A budget below the device's memory is what the plan lacks against.
-  bool budgeted = capacity < static_cast<double>(model.getDeviceMemoryBytes());
+  bool budgeted = capacity < smallestDeviceMemory();
   return function.emitError()
          << "no plan fits in memory: the smallest needs "
          << groupThousands(static_cast<int64_t>(needed)) << " bytes per device"
@@ -2248,7 +2261,7 @@ void ShardingSearch::annotate(
                               explicitStep),
           stepTime, computeTime, communicationTime, overlapTime,
           static_cast<int64_t>(memory),
-          static_cast<int64_t>(model.getDeviceMemoryBytes()), baselineTimes,
+          static_cast<int64_t>(smallestDeviceMemory()), baselineTimes,
           builder.getArrayAttr(stageEntries),
           pipelined() ? StringRef(options.schedule) : StringRef("sequential"),
           static_cast<int64_t>(classes.representative.size())));
