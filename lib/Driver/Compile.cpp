@@ -824,6 +824,8 @@ void Compiler::readLayoutFigures() {
   llvm::StringMap<sbp::StageFiguresAttr> stageFigures;
   for (sbp::StageFiguresAttr entry : planAttr.getStageFigures())
     stageFigures[entry.getMesh().getValue()] = entry;
+  std::string noCluster;
+  const cost::Cluster *machines = clusterOf(*module, noCluster);
   for (sbp::MeshOp stageMesh : module->getOps<sbp::MeshOp>()) {
     std::optional<ArrayRef<int64_t>> devices = stageMesh.getDevices();
     if (!devices)
@@ -833,8 +835,7 @@ void Compiler::readLayoutFigures() {
     entry.shape.assign(stageMesh.getShape().begin(),
                        stageMesh.getShape().end());
     entry.devices.assign(devices->begin(), devices->end());
-    std::string ignored;
-    if (const cost::Cluster *machines = clusterOf(*module, ignored))
+    if (machines)
       for (int64_t device : entry.devices)
         if (device >= 0 && device < machines->numDevices())
           if (const std::string &type = machines->deviceTypeOf(device).name;
@@ -1106,15 +1107,11 @@ compileOnMesh(const parplan::driver::ModelImporter &importAt,
               const CompileOptions &options, MLIRContext &context,
               Location location, TimingScope &timing,
               std::vector<std::unique_ptr<PassManager>> &passManagers) {
-  auto holding = [&](OwningOpRef<ModuleOp> &held) {
-    return holdingIR(options, held);
-  };
-  auto emit = [&](OwningOpRef<ModuleOp> &held) { emitHeld(options, held); };
   OwningOpRef<ModuleOp> emitted, emittedAgain;
-  CompileOptions first = holding(emitted);
+  CompileOptions first = holdingIR(options, emitted);
   Compiler compiler(importAt, first, context, location, timing, passManagers);
   if (failed(compiler.layOutAndLower())) {
-    emit(emitted);
+    emitHeld(options, emitted);
     return failure();
   }
   // The cost model's estimate leaves out some transients: where the arena
@@ -1126,7 +1123,7 @@ compileOnMesh(const parplan::driver::ModelImporter &importAt,
   std::optional<double> budget = compiler.budgetForMiss();
   if (budget && options.memoryBudget == 0 &&
       options.stopAfter == CompileStage::Plan) {
-    CompileOptions retry = holding(emittedAgain);
+    CompileOptions retry = holdingIR(options, emittedAgain);
     retry.memoryBudget = *budget;
     Compiler again(importAt, retry, context, location, timing, passManagers);
     bool fits;
@@ -1137,11 +1134,11 @@ compileOnMesh(const parplan::driver::ModelImporter &importAt,
       fits = succeeded(again.layOutAndLower()) && !again.overMemory();
     }
     if (fits) {
-      emit(emittedAgain);
+      emitHeld(options, emittedAgain);
       return again.finish();
     }
   }
-  emit(emitted);
+  emitHeld(options, emitted);
   return compiler.finish();
 }
 
@@ -1195,26 +1192,17 @@ FailureOr<CompileResult> parplan::driver::compile(
   // (Whale and Metis leave out what does not pay): both compiles' IR is
   // held until the one kept is known.
   OwningOpRef<ModuleOp> heldAll, heldPart;
-  auto holding = [&](OwningOpRef<ModuleOp> &held) {
-    CompileOptions holdingOptions = options;
-    if (options.emitIR)
-      holdingOptions.emitIR = [&held](ModuleOp stage) { held = stage.clone(); };
-    return holdingOptions;
-  };
-  auto emit = [&](OwningOpRef<ModuleOp> &held) {
-    if (held && options.emitIR)
-      options.emitIR(*held);
-  };
-  FailureOr<CompileResult> all = compileOnMesh(
-      importAt, holding(heldAll), context, location, timing, passManagers);
+  FailureOr<CompileResult> all =
+      compileOnMesh(importAt, holdingIR(options, heldAll), context, location,
+                    timing, passManagers);
   std::optional<std::pair<std::vector<int64_t>, std::string>> part;
   if (succeeded(all))
     part = leadingOneTypePart(options);
   if (!part) {
-    emit(heldAll);
+    emitHeld(options, heldAll);
     return all;
   }
-  CompileOptions partOptions = holding(heldPart);
+  CompileOptions partOptions = holdingIR(options, heldPart);
   partOptions.layout.mesh = cost::formatMeshShape(part->first);
   FailureOr<CompileResult> alone = failure();
   {
@@ -1238,6 +1226,6 @@ FailureOr<CompileResult> parplan::driver::compile(
                alone->figures.stepSeconds < all->figures.stepSeconds);
   FailureOr<CompileResult> &kept = figures.kept ? alone : all;
   kept->figures.oneTypePart = figures;
-  emit(figures.kept ? heldPart : heldAll);
+  emitHeld(options, figures.kept ? heldPart : heldAll);
   return std::move(kept);
 }

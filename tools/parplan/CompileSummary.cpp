@@ -111,6 +111,16 @@ trialsLine(const PipelineSearchResult &search,
   return line;
 }
 
+/// " by SCHEDULE": a trial's best schedule, where the schedule was searched
+/// and it is not the default one.
+std::string bySchedule(const CompileResult &result,
+                       const PipelineTrial &trial) {
+  bool other =
+      result.scheduleSearched && trial.stages > 1 &&
+      trial.schedule != parplan::schedule::kDefaultPipelineScheduleName;
+  return other ? " by " + trial.schedule : "";
+}
+
 /// `trials` with the chosen one (of `phase`) as the plan is, in its final
 /// shape and at its predicted step: the trial that chose it was priced
 /// before the later phases refined it, and the summary gives the chosen
@@ -335,16 +345,11 @@ void parplan::cli::printSearch(const CompileOptions &options,
         trialsLine(
             *search, stageCounts, Phase::StageCounts,
             [&](const PipelineTrial &trial) {
-              // A count's best schedule, where searched.
-              bool other = result.scheduleSearched && trial.stages > 1 &&
-                           trial.schedule !=
-                               parplan::schedule::kDefaultPipelineScheduleName;
               // Judged at another micro-batch count than the
               // plan's: the figure is of that shape.
               bool elsewhere =
                   trial.microBatches != search->chosen.microBatches;
-              return std::to_string(trial.stages) +
-                     (other ? " by " + trial.schedule : "") +
+              return std::to_string(trial.stages) + bySchedule(result, trial) +
                      (elsewhere
                           ? " at " + std::to_string(trial.microBatches) +
                                 (trial.microBatches == 1 ? " micro-batch"
@@ -380,19 +385,14 @@ void parplan::cli::printSearch(const CompileOptions &options,
                                  figures.chunks)
                    : ", stages run them by " + figures.schedule);
   if (search && !search->microBatchCounts.empty())
-    fmt::print(
-        "                   tried {}\n",
-        trialsLine(*search,
-                   asPlanned(*search, search->microBatchCounts,
-                             Phase::MicroBatches, figures.stepSeconds),
-                   Phase::MicroBatches, [&](const PipelineTrial &trial) {
-                     bool other =
-                         result.scheduleSearched && trial.stages > 1 &&
-                         trial.schedule !=
-                             parplan::schedule::kDefaultPipelineScheduleName;
-                     return std::to_string(trial.microBatches) +
-                            (other ? " by " + trial.schedule : "");
-                   }));
+    fmt::print("                   tried {}\n",
+               trialsLine(*search,
+                          asPlanned(*search, search->microBatchCounts,
+                                    Phase::MicroBatches, figures.stepSeconds),
+                          Phase::MicroBatches, [&](const PipelineTrial &trial) {
+                            return std::to_string(trial.microBatches) +
+                                   bySchedule(result, trial);
+                          }));
   if (search && !search->schedules.empty())
     fmt::print(
         "  schedules        {}\n",

@@ -312,12 +312,12 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
         std::upper_bound(firsts.begin(), firsts.end(), run) - firsts.begin() -
         1);
   };
-  for (size_t r = 0; r < cut.runs.size(); ++r)
+  for (size_t r = 0; r < cut.runs.size(); ++r) {
     ++placement.stages[stageOfRun(r) % static_cast<size_t>(count)].layers;
-  for (size_t r = 0; r < cut.runs.size(); ++r)
     for (Operation *op : cut.runs[r])
       if (std::string name = nn::nodeName(op); !name.empty())
         placement.stageOfName.try_emplace(name, stageOfRun(r));
+  }
   // A parameter, and so its update (which carries the location of the
   // parameter's node), on the stage that first reads it.
   for (Operation &op : function.getBody().front())

@@ -469,14 +469,17 @@ private:
     return stages.models.empty() ? model
                                  : stages.models[static_cast<size_t>(stage)];
   }
-  /// The smallest device's memory, of every stage (on a cluster of mixed
-  /// types, the smallest type's).
-  double smallestDeviceMemory() const {
-    auto device = static_cast<double>(model.getDeviceMemoryBytes());
+  /// The model, of the mesh's and every stage's, whose smallest device has
+  /// the least memory (on a cluster of mixed types, the smallest type's).
+  const ShardingCostModel &leastMemoryModel() const {
+    const ShardingCostModel *least = &model;
     for (const ShardingCostModel &stage : stages.models)
-      device =
-          std::min(device, static_cast<double>(stage.getDeviceMemoryBytes()));
-    return device;
+      if (stage.getDeviceMemoryBytes() < least->getDeviceMemoryBytes())
+        least = &stage;
+    return *least;
+  }
+  double smallestDeviceMemory() const {
+    return static_cast<double>(leastMemoryModel().getDeviceMemoryBytes());
   }
   /// The bytes per device a plan may use: the smallest device's memory, or
   /// the memory budget where that is less.
@@ -1718,14 +1721,7 @@ ShardingSearch::failNoFit(const Classes &searched,
                           const std::optional<cost::LayoutSolution> &smallest,
                           double needed) {
   double capacity = memoryCapacity();
-  // The device of least memory, of every stage.
-  int64_t device = model.getSmallestMemoryDevice();
-  double least = static_cast<double>(model.getDeviceMemoryBytes());
-  for (const ShardingCostModel &stageModel : stages.models)
-    if (static_cast<double>(stageModel.getDeviceMemoryBytes()) < least) {
-      least = static_cast<double>(stageModel.getDeviceMemoryBytes());
-      device = stageModel.getSmallestMemoryDevice();
-    }
+  int64_t device = leastMemoryModel().getSmallestMemoryDevice();
   // On stages, the fullest stage is the one that does not fit.
   std::string stage;
   if (smallest && !stages.names.empty()) {
