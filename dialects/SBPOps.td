@@ -33,15 +33,33 @@ def SBP_MeshOp : SBP_Op<"mesh", [Symbol]> {
            v  |  4 |  5 |  6 |  7 |
               +----+----+----+----+
     ```
+
+    `shares`, when present, lists per mesh axis the weights of its
+    positions' parts of every split along it (Whale's hardware-aware
+    shares, docs/slicing.md#weighted-shares); an empty list is even shares.
+    On a mesh of two fast and two slow nodes, the fast ones take 9 rows of
+    every 14 of the batch:
+
+    ```mlir
+    sbp.mesh @mesh(shape = 4x8, shares = [[9, 9, 5, 5], []])
+    ```
+
+    Along an axis of uneven shares the devices only reduce whole values
+    (sbp.all_reduce) and cut their own part (sbp.slice, sbp.to_partial):
+    collectives that exchange parts of a split cut balanced parts.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$shape,
-                       OptionalAttr<DenseI64ArrayAttr>:$devices);
+                       OptionalAttr<DenseI64ArrayAttr>:$devices,
+                       OptionalAttr<TypedArrayAttrBase<DenseI64ArrayAttr,
+                           "shares per mesh axis">>:$shares);
   let assemblyFormat = [{
     $sym_name `(` `shape` `=` custom<DimensionList>($shape)
-    (`,` `devices` `=` $devices^)? `)` attr-dict
+    `` custom<MeshPlacement>($devices, $shares) `)` attr-dict
   }];
   let extraClassDeclaration = [{
     int64_t getRank() { return getShape().size(); }
+    /// The weights of each axis's shares (empty: even on every axis).
+    ::parplan::MeshShares getMeshShares();
     /// Number of devices in the mesh.
     int64_t getNumDevices();
     /// Physical device id at a linear (row-major) mesh position.

@@ -3,6 +3,7 @@
 #include "parplan/Cost/Boxing.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace parplan;
 using namespace parplan::cost;
@@ -136,13 +137,19 @@ BoxingStep parplan::cost::priceStep(const ReshardStep &step,
 
 std::optional<BoxingCost> parplan::cost::boxingCost(
     const NdSbp &from, const NdSbp &to, const TensorExtent &tensor,
-    const std::vector<int64_t> &meshShape, const std::vector<Link> &axisLinks) {
+    const std::vector<int64_t> &meshShape, const std::vector<Link> &axisLinks,
+    const MeshShares &shares) {
   if (axisLinks.size() != meshShape.size())
     return std::nullopt;
-  std::optional<std::vector<ReshardStep>> steps =
-      planResharding(from, to, meshShape, [&](const ReshardStep &step) {
+  std::vector<bool> wholeOnly(meshShape.size());
+  for (size_t axis = 0; axis < meshShape.size(); ++axis)
+    wholeOnly[axis] = hasUnevenShares(shares, axis);
+  std::optional<std::vector<ReshardStep>> steps = planResharding(
+      from, to, meshShape,
+      [&](const ReshardStep &step) {
         return priceStep(step, tensor, meshShape, axisLinks).time;
-      });
+      },
+      wholeOnly);
   if (!steps)
     return std::nullopt;
   BoxingCost cost;

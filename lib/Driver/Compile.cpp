@@ -76,7 +76,7 @@ void parplan::driver::setPipelineOptions(CompilePipelineOptions &pipeline,
   pipeline.mesh = layout->mesh;
   pipeline.strategy = layout->strategy;
   pipeline.stages = layout->stages;
-  pipeline.evenShares = layout->evenShares;
+  pipeline.shares = layout->evenShares ? "even" : layout->shares;
 }
 
 std::optional<std::string>
@@ -826,6 +826,24 @@ void Compiler::readLayoutFigures() {
     stageFigures[entry.getMesh().getValue()] = entry;
   std::string noCluster;
   const cost::Cluster *machines = clusterOf(*module, noCluster);
+  parplan::MeshShares meshShares = mesh.getMeshShares();
+  for (size_t axis = 0; axis < meshShares.size(); ++axis) {
+    if (!hasUnevenShares(meshShares, axis))
+      continue;
+    parplan::driver::PlanFigures::MeshShares &shares = figures.shares.emplace();
+    shares.axis = static_cast<int64_t>(axis);
+    shares.weights = meshShares[axis];
+    for (int64_t i = 0; i < figures.meshShape[axis]; ++i) {
+      std::vector<int64_t> coordinate(figures.meshShape.size(), 0);
+      coordinate[axis] = i;
+      int64_t device =
+          mesh.getDeviceId(meshLinearIndex(figures.meshShape, coordinate));
+      shares.deviceTypes.push_back(machines && device < machines->numDevices()
+                                       ? machines->deviceTypeOf(device).name
+                                       : std::string());
+    }
+    break;
+  }
   for (sbp::MeshOp stageMesh : module->getOps<sbp::MeshOp>()) {
     std::optional<ArrayRef<int64_t>> devices = stageMesh.getDevices();
     if (!devices)

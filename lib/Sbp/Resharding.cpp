@@ -153,10 +153,14 @@ parplan::checkReshardStep(const NdSbp &from, const NdSbp &to, int64_t meshAxis,
   return problem;
 }
 
-std::optional<std::vector<ReshardStep>>
-parplan::planResharding(const NdSbp &from, const NdSbp &to,
-                        const std::vector<int64_t> &meshShape,
-                        const ReshardStepCost &cost) {
+bool parplan::exchangesParts(ReshardKind kind) {
+  return kind == ReshardKind::AllGather || kind == ReshardKind::ReduceScatter ||
+         kind == ReshardKind::AllToAll;
+}
+
+std::optional<std::vector<ReshardStep>> parplan::planResharding(
+    const NdSbp &from, const NdSbp &to, const std::vector<int64_t> &meshShape,
+    const ReshardStepCost &cost, const std::vector<bool> &wholeOnly) {
   size_t rank = meshShape.size();
   if (from.size() != rank || to.size() != rank)
     return std::nullopt;
@@ -165,6 +169,9 @@ parplan::planResharding(const NdSbp &from, const NdSbp &to,
   // The entries each axis may hold on the way: its source, its destination
   // and B. An axis that keeps a split may still have to give it up for a
   // while, when an outer axis changes the same dimension.
+  auto isWholeOnly = [&](size_t axis) {
+    return axis < wholeOnly.size() && wholeOnly[axis];
+  };
   std::vector<std::vector<Sbp>> entries(rank);
   for (size_t axis = 0; axis < rank; ++axis) {
     std::vector<Sbp> &options = entries[axis];
@@ -176,6 +183,10 @@ parplan::planResharding(const NdSbp &from, const NdSbp &to,
         std::find(options.begin(), options.end(), Sbp::broadcast()) ==
             options.end())
       options.push_back(Sbp::broadcast());
+    if (isWholeOnly(axis) && (!keeps || from[axis].isSplit()) &&
+        std::find(options.begin(), options.end(), Sbp::partial()) ==
+            options.end())
+      options.push_back(Sbp::partial());
   }
   // A state is a choice per axis, numbered in mixed radix (the last axis
   // varies fastest); the search runs in the search's inner loop, so every
@@ -234,6 +245,8 @@ parplan::planResharding(const NdSbp &from, const NdSbp &to,
                  .empty())
           continue;
         makeStep(code, next, axis);
+        if (isWholeOnly(axis) && exchangesParts(step.kind))
+          continue;
         auto candidate = std::make_pair(distance + cost(step), steps + 1);
         if (best[next] && *best[next] <= candidate)
           continue;

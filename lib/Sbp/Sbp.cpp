@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <functional>
 #include <limits>
+#include <numeric>
 #include <set>
 
 namespace parplan {
@@ -279,6 +281,71 @@ Range balancedShard(int64_t dimSize, int64_t numShards, int64_t index) {
   return {offset, quotient + (index < remainder ? 1 : 0)};
 }
 
+Range weightedShard(int64_t dimSize, const std::vector<int64_t> &weights,
+                    int64_t index) {
+  assert(!weights.empty() && index >= 0 &&
+         index < static_cast<int64_t>(weights.size()));
+  int64_t total = 0;
+  for (int64_t weight : weights)
+    total += weight;
+  // Exact integer shares: dimSize * w_i = floor_i * W + remainder_i.
+  std::vector<int64_t> sizes(weights.size()), remainders(weights.size());
+  int64_t left = dimSize;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    __int128 scaled = static_cast<__int128>(dimSize) * weights[i];
+    sizes[i] = static_cast<int64_t>(scaled / total);
+    remainders[i] = static_cast<int64_t>(scaled % total);
+    left -= sizes[i];
+  }
+  std::vector<size_t> order(weights.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return remainders[a] > remainders[b];
+  });
+  for (size_t k = 0; k < static_cast<size_t>(left); ++k)
+    ++sizes[order[k]];
+  int64_t offset = 0;
+  for (int64_t i = 0; i < index; ++i)
+    offset += sizes[static_cast<size_t>(i)];
+  return {offset, sizes[static_cast<size_t>(index)]};
+}
+
+Range axisShard(int64_t dimSize, const std::vector<int64_t> &meshShape,
+                const MeshShares &shares, size_t meshAxis, int64_t index) {
+  if (meshAxis < shares.size() && !shares[meshAxis].empty())
+    return weightedShard(dimSize, shares[meshAxis], index);
+  return balancedShard(dimSize, meshShape[meshAxis], index);
+}
+
+std::optional<std::string> checkShares(const std::vector<int64_t> &meshShape,
+                                       const MeshShares &shares) {
+  if (shares.size() > meshShape.size())
+    return "shares for " + std::to_string(shares.size()) +
+           " mesh axes on a mesh of rank " + std::to_string(meshShape.size());
+  for (size_t axis = 0; axis < shares.size(); ++axis) {
+    const std::vector<int64_t> &weights = shares[axis];
+    if (weights.empty())
+      continue;
+    if (static_cast<int64_t>(weights.size()) != meshShape[axis])
+      return "mesh axis " + std::to_string(axis) + " has " +
+             std::to_string(meshShape[axis]) + " devices but " +
+             std::to_string(weights.size()) + " shares";
+    for (int64_t weight : weights)
+      if (weight <= 0 || weight > (int64_t(1) << 31))
+        return "share " + std::to_string(weight) + " of mesh axis " +
+               std::to_string(axis) + " is not in 1 .. 2^31";
+  }
+  return std::nullopt;
+}
+
+bool hasUnevenShares(const MeshShares &shares, size_t meshAxis) {
+  if (meshAxis >= shares.size() || shares[meshAxis].empty())
+    return false;
+  const std::vector<int64_t> &weights = shares[meshAxis];
+  return std::adjacent_find(weights.begin(), weights.end(),
+                            std::not_equal_to<>()) != weights.end();
+}
+
 int64_t meshSize(const std::vector<int64_t> &meshShape) {
   int64_t size = 1;
   for (int64_t axisSize : meshShape)
@@ -331,16 +398,18 @@ std::optional<std::string> checkLayout(const std::vector<int64_t> &shape,
 
 Slice deviceSlice(const std::vector<int64_t> &shape,
                   const std::vector<int64_t> &meshShape, const NdSbp &sbp,
-                  const std::vector<int64_t> &coordinate) {
+                  const std::vector<int64_t> &coordinate,
+                  const MeshShares &shares) {
   assert(!checkLayout(shape, meshShape, sbp) && "invalid layout");
   assert(coordinate.size() == meshShape.size());
+  assert(!checkShares(meshShape, shares) && "invalid shares");
   Slice slice{std::vector<int64_t>(shape.size(), 0), shape};
   for (size_t meshAxis = 0; meshAxis < sbp.size(); ++meshAxis) {
     if (!sbp[meshAxis].isSplit())
       continue;
     size_t dim = static_cast<size_t>(sbp[meshAxis].axis);
-    Range part = balancedShard(slice.sizes[dim], meshShape[meshAxis],
-                               coordinate[meshAxis]);
+    Range part = axisShard(slice.sizes[dim], meshShape, shares, meshAxis,
+                           coordinate[meshAxis]);
     slice.offsets[dim] += part.offset;
     slice.sizes[dim] = part.size;
   }
@@ -386,13 +455,14 @@ std::optional<std::string> checkDeviceIds(const std::vector<int64_t> &ids) {
 }
 
 bool hasEvenBlocks(const std::vector<int64_t> &shape,
-                   const std::vector<int64_t> &meshShape, const NdSbp &sbp) {
+                   const std::vector<int64_t> &meshShape, const NdSbp &sbp,
+                   const MeshShares &shares) {
   std::vector<int64_t> sizes = shape;
   for (size_t axis = 0; axis < sbp.size(); ++axis) {
     if (!sbp[axis].isSplit())
       continue;
     int64_t &size = sizes[static_cast<size_t>(sbp[axis].axis)];
-    if (size % meshShape[axis] != 0)
+    if (size % meshShape[axis] != 0 || hasUnevenShares(shares, axis))
       return false;
     size /= meshShape[axis];
   }
@@ -433,8 +503,9 @@ NdSbp fromSplits(const std::vector<int64_t> &splits) {
 std::vector<int64_t> localShape(const std::vector<int64_t> &shape,
                                 const std::vector<int64_t> &meshShape,
                                 const NdSbp &sbp,
-                                const std::vector<int64_t> &coordinate) {
-  return deviceSlice(shape, meshShape, sbp, coordinate).sizes;
+                                const std::vector<int64_t> &coordinate,
+                                const MeshShares &shares) {
+  return deviceSlice(shape, meshShape, sbp, coordinate, shares).sizes;
 }
 
 bool isCanonicalHolder(const NdSbp &sbp,

@@ -370,6 +370,25 @@ LogicalResult parplan::exportPlan(ModuleOp module, pp::Plan &plan) {
   });
   // The plan's whole mesh, whatever named mesh a program is on.
   copyInts(pp::planMeshShape(programs.front()), plan.mutable_mesh_shape());
+  if (auto shares =
+          module->getAttrOfType<ArrayAttr>(parplan::kPlanMeshSharesAttrName)) {
+    parplan::MeshShares weights;
+    for (Attribute list : shares) {
+      auto axis = dyn_cast<DenseI64ArrayAttr>(list);
+      if (!axis)
+        return module.emitError()
+               << parplan::kPlanMeshSharesAttrName << " holds " << list
+               << ", not an array<i64> of weights";
+      weights.emplace_back(axis.asArrayRef().begin(), axis.asArrayRef().end());
+      copyInts(weights.back(), plan.add_mesh_shares()->mutable_weights());
+    }
+    std::vector<int64_t> meshShape(plan.mesh_shape().begin(),
+                                   plan.mesh_shape().end());
+    if (std::optional<std::string> error =
+            parplan::checkShares(meshShape, weights))
+      return module.emitError()
+             << parplan::kPlanMeshSharesAttrName << ": " << *error;
+  }
   auto microBatches =
       module->getAttrOfType<IntegerAttr>(parplan::kPlanMicroBatchesAttrName);
   if (microBatches && microBatches.getInt() > 1)

@@ -63,15 +63,17 @@ assignOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
 /// search, then sbp-assign with `assign` (on the stages' meshes when there
 /// are some).
 void addSearchPasses(mlir::OpPassManager &pm, int64_t stages, int64_t chunks,
-                     bool evenShares, parplan::SbpAssignOptions assign) {
+                     const std::string &shares,
+                     parplan::SbpAssignOptions assign) {
   // Stages put ops on their meshes first; the moves between them are
   // priced by the search and written before the boxings.
   parplan::PlaceStagesOptions place;
   place.stages = stages;
   place.chunks = chunks;
-  place.evenShares = evenShares;
+  place.evenShares = shares == "even";
   place.mesh = assign.mesh;
   pm.addPass(parplan::createPlaceStages(place));
+  assign.shares = shares;
   if (stages > 1)
     assign.mesh.clear();
   pm.addPass(parplan::createSbpAssign(assign));
@@ -94,9 +96,9 @@ void addBoxingPasses(mlir::OpPassManager &pm,
 
 /// addSearchPasses, then addBoxingPasses.
 void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
-                              int64_t chunks, bool evenShares,
+                              int64_t chunks, const std::string &shares,
                               const parplan::SbpAssignOptions &assign) {
-  addSearchPasses(pm, stages, chunks, evenShares, assign);
+  addSearchPasses(pm, stages, chunks, shares, assign);
   addBoxingPasses(pm, assign);
 }
 
@@ -118,13 +120,13 @@ compileAssignOptions(const parplan::CompilePipelineOptions &options) {
 
 void parplan::addLayoutPasses(mlir::OpPassManager &pm,
                               const CompilePipelineOptions &options) {
-  addSearchAndBoxingPasses(pm, options.stages, options.chunks,
-                           options.evenShares, compileAssignOptions(options));
+  addSearchAndBoxingPasses(pm, options.stages, options.chunks, options.shares,
+                           compileAssignOptions(options));
 }
 
 void parplan::addLayoutSearchPasses(mlir::OpPassManager &pm,
                                     const CompilePipelineOptions &options) {
-  addSearchPasses(pm, options.stages, options.chunks, options.evenShares,
+  addSearchPasses(pm, options.stages, options.chunks, options.shares,
                   compileAssignOptions(options));
 }
 
@@ -151,8 +153,8 @@ void parplan::buildShardPipeline(mlir::OpPassManager &pm,
   assign.optimizer = options.optimizer;
   assign.mixedPrecision = options.mixedPrecision;
   assign.explain = options.explain;
-  addSearchAndBoxingPasses(pm, options.stages, options.chunks,
-                           options.evenShares, assign);
+  addSearchAndBoxingPasses(pm, options.stages, options.chunks, options.shares,
+                           assign);
 }
 
 void parplan::registerAllPasses() {

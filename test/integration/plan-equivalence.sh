@@ -11,6 +11,8 @@
 # (parplan-run --host-kernels device), to 1e-4. The MLP also runs on two
 # pipeline stages (the annotations file's `stages`), one after the other,
 # on meshes of 2 and 2x2 devices: the same losses and weights, to 1e-5.
+# On a node of A100s and one of V100s, each node's part of the batch by
+# its speed gives them too.
 # Usage: plan-equivalence.sh BIN-DIR SOURCE-DIR
 set -u
 bin=$1
@@ -161,6 +163,38 @@ for model in mlp gpt; do
       status=1
     fi
   done
+done
+
+# Mixed device types (docs/slicing.md#weighted-shares): on a node of A100s
+# and a node of V100s (Inputs/mixed-2x2.json), `--shares speed` gives each
+# node a part of the batch by its devices' speed (the V100s fewer rows):
+# programs of other block extents, the loss a mean over the whole batch,
+# splits along the nodes' axis gathered as summed zero-padded parts. The
+# same losses and weights as the whole batch on 1 device, with and
+# without micro-batches, data parallel, with tensor parallelism inside each
+# node (megatron) and as the search lays it out, and
+# with the CUDA kernels and memory plan on the host (1e-4).
+for config in "mlp 16 data-parallel 1" "mlp 16 auto 2" "gpt 8 data-parallel 1" \
+              "gpt 8 megatron 1" "gpt 16 auto 2" "gpt 8 data-parallel 1 device"; do
+  set -- $config
+  model=$1 batch=$2 strategy=$3 micro=$4 kernels=${5:-reference} tol=1e-5
+  [ "$kernels" = device ] && tol=1e-4
+  want=$(run_micro $model $batch 1 auto 1) || { status=1; continue; }
+  out=$dir/$model-shares-$strategy-$micro-$kernels
+  if "$bin/parplan" compile "$dir/$model-batch.onnx" --train --optimizer adam --lr 0.01 \
+       --batch "$batch" --micro-batches "$micro" --cluster "$src/Inputs/mixed-2x2.json" \
+       --stages 1 --strategy "$strategy" --shares speed -o "$out" >"$out.compile.log" 2>&1 &&
+     timeout 120 mpirun --oversubscribe -np 4 "$bin/parplan-run" "$out/plan.pb" \
+       --backend cpu --steps 5 --print-weights --host-kernels "$kernels" >"$out.log" 2>&1 &&
+     grep -q '^  shares           mesh axis 0 splits by device speed: [0-9]* (A100-SXM4-40GB), [0-9]* (V100-SXM2-32GB)' "$out.compile.log" &&
+     awk -v tol=$tol -v steps=5 -f "$src/compare-runs.awk" "$want" "$out.log"; then
+    echo "ok: $model, batch $batch in $micro micro-batches on mixed-2x2 ($strategy, $kernels kernels), $(sed -n 's/^  shares *//p' "$out.compile.log"): $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
+  else
+    echo "FAIL: $model, batch $batch in $micro micro-batches on mixed-2x2 ($strategy, $kernels kernels, parts by speed) differs from the whole batch on 1 device:"
+    cat "$out.compile.log" "$out.log"
+    paste "$want" "$out.log"
+    status=1
+  fi
 done
 
 # Mixed precision: with micro-batches, a weight's bf16 copy is made once

@@ -118,6 +118,42 @@ TEST_CASE("an outer axis changes a dimension the inner splits by a detour") {
   CHECK(describe(*relabel) == "all_reduce on 0, to_partial on 0");
 }
 
+TEST_CASE("along an axis of uneven shares, parts move only as whole sums") {
+  // Axis 0's devices hold parts of other sizes than balanced ones: no
+  // all-gather, reduce-scatter or all-to-all there, but a split is gathered
+  // as its zero-padded part summed, and a sum scattered by cutting it.
+  std::vector<int64_t> mesh = {2, 2};
+  std::vector<bool> wholeOnly = {true, false};
+  auto gathered = planResharding({S(0), B}, {B, B}, mesh, unitCost, wholeOnly);
+  REQUIRE(gathered);
+  CHECK(describe(*gathered) == "to_partial on 0, all_reduce on 0");
+  auto scattered = planResharding({P, B}, {S(1), B}, mesh, unitCost, wholeOnly);
+  REQUIRE(scattered);
+  CHECK(describe(*scattered) == "all_reduce on 0, slice on 0");
+  auto moved = planResharding({S(0), B}, {S(1), B}, mesh, unitCost, wholeOnly);
+  REQUIRE(moved);
+  CHECK(describe(*moved) == "to_partial on 0, all_reduce on 0, slice on 0");
+  // The even axis keeps its collectives.
+  auto inner = planResharding({B, S(0)}, {B, B}, mesh, unitCost, wholeOnly);
+  REQUIRE(inner);
+  CHECK(describe(*inner) == "all_gather on 1");
+  // Without the mark, the one-step collective.
+  CHECK(describe(*planResharding({S(0), B}, {B, B}, mesh, unitCost)) ==
+        "all_gather on 0");
+  // Every pair of layouts still has a sequence where it had one, and no
+  // step of it exchanges parts along axis 0.
+  for (const NdSbp &from : allLayouts(2, 2))
+    for (const NdSbp &to : allLayouts(2, 2)) {
+      bool plain = planResharding(from, to, mesh, unitCost).has_value();
+      auto steps = planResharding(from, to, mesh, unitCost, wholeOnly);
+      INFO(toString(from) << " -> " << toString(to));
+      CHECK(steps.has_value() == plain);
+      if (steps)
+        for (const ReshardStep &step : *steps)
+          CHECK_FALSE((step.meshAxis == 0 && exchangesParts(step.kind)));
+    }
+}
+
 TEST_CASE("the cheapest sequence wins, and ties resolve the same way") {
   std::vector<int64_t> mesh = {2, 4};
   // Axis 0 is dear: an all-gather there costs 10, elsewhere 1.

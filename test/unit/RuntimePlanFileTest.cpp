@@ -165,7 +165,7 @@ TEST_CASE("plan file errors name the file", "[plan]") {
 
   std::string payload = smallPlan().SerializeAsString();
   CHECK(errorOf(envelope(7, payload, planChecksum(payload)))
-            .find("has schema version 7; this parplan-run reads version 5") !=
+            .find("has schema version 7; this parplan-run reads version 6") !=
         std::string::npos);
 
   // The payload's last byte comes just before the checksum's tag and 8
@@ -493,6 +493,52 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
   CHECK(has(checkPlan(sending).error,
             "device 0 sends 1 message(s) with tag 4 to device 1 that it "
             "does not receive alike"));
+}
+
+TEST_CASE("a plan's mesh shares cut each device's block", "[plan][shares]") {
+  // smallPlan's x (4 rows over 2 devices) by shares 3 : 1: device 0 holds
+  // rows 0..2, device 1 row 3, each in a program of its own.
+  plan::Plan shared = perDevicePlan();
+  shared.add_mesh_shares()->add_weights(3);
+  shared.mutable_mesh_shares(0)->add_weights(1);
+  for (int p = 0; p < 2; ++p) {
+    plan::Program &program = *shared.mutable_programs(p);
+    program.mutable_buffers(0)->set_shape(0, p == 0 ? 3 : 1);
+    program.mutable_buffers(2)->set_shape(0, p == 0 ? 3 : 1);
+  }
+  REQUIRE(checkPlan(shared).error == "");
+  for (int64_t device : {0, 1}) {
+    DeviceProgram view;
+    REQUIRE(instantiateProgram(shared, device, view).ok());
+    const plan::Buffer &x = view.program.buffers(0);
+    CHECK(x.offsets(0) == (device == 0 ? 0 : 3));
+  }
+  // Balanced blocks are not the shares' blocks.
+  plan::Plan balanced = perDevicePlan();
+  *balanced.add_mesh_shares() = shared.mesh_shares(0);
+  CHECK(has(checkPlan(balanced).error, "device 0's block"));
+  // Shares that are not the mesh's.
+  plan::Plan wrong = shared;
+  wrong.mutable_mesh_shares(0)->add_weights(1);
+  CHECK(checkPlan(wrong).error ==
+        "plan mesh_shares: mesh axis 0 has 2 devices but 3 shares");
+  plan::Plan zero = shared;
+  zero.mutable_mesh_shares(0)->set_weights(1, 0);
+  CHECK(has(checkPlan(zero).error, "share 0 of mesh axis 0"));
+  // Parts exchanged along the axis of uneven shares: refused.
+  plan::Plan gather = shared;
+  for (int p = 0; p < 2; ++p) {
+    plan::Collective &collective = *gather.mutable_programs(p)
+                                        ->mutable_instructions(2)
+                                        ->mutable_collective();
+    collective.set_kind(plan::Collective::ALL_GATHER);
+    collective.set_group("line");
+  }
+  plan::Group *line = gather.add_groups();
+  line->set_name("line");
+  line->add_mesh_axes(0);
+  CHECK(has(checkPlan(gather).error,
+            "exchanges parts along mesh axis 0, whose mesh_shares are uneven"));
 }
 
 TEST_CASE("instantiateProgram works out each device's program", "[plan]") {

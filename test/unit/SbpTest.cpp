@@ -90,6 +90,67 @@ TEST_CASE("balanced split gives the first dim % n shards one more element") {
   CHECK(balancedShard(2, 4, 3).offset == 2);
 }
 
+TEST_CASE("weighted split: parts in proportion to the shares", "[sbp]") {
+  auto sizes = [](int64_t dim, const std::vector<int64_t> &weights) {
+    std::vector<int64_t> parts;
+    int64_t next = 0;
+    for (size_t i = 0; i < weights.size(); ++i) {
+      Range shard = weightedShard(dim, weights, static_cast<int64_t>(i));
+      CHECK(shard.offset == next); // consecutive, from 0
+      next += shard.size;
+      parts.push_back(shard.size);
+    }
+    CHECK(next == dim); // the parts cover the dimension
+    return parts;
+  };
+  // 64 rows over two fast and two slow devices, 9 : 5.
+  CHECK(sizes(64, {9, 9, 5, 5}) == std::vector<int64_t>{21, 21, 11, 11});
+  // Leftovers go to the largest remainders: 10 * 3/7 = 4.29, 10 * 4/7 = 5.71.
+  CHECK(sizes(10, {3, 4}) == std::vector<int64_t>{4, 6});
+  // Equal remainders: the lower index first, as balancedShard does.
+  CHECK(sizes(6, {1, 1, 2}) == std::vector<int64_t>{2, 1, 3});
+  CHECK(sizes(0, {5, 1}) == std::vector<int64_t>{0, 0});
+  CHECK(sizes(1, {1, 5}) == std::vector<int64_t>{0, 1});
+  // Equal weights are balanced shards, for every size.
+  for (int64_t dim = 0; dim <= 13; ++dim)
+    for (int64_t n = 1; n <= 5; ++n)
+      for (int64_t i = 0; i < n; ++i) {
+        Range weighted = weightedShard(
+            dim, std::vector<int64_t>(static_cast<size_t>(n), 7), i);
+        Range balanced = balancedShard(dim, n, i);
+        CHECK(weighted.offset == balanced.offset);
+        CHECK(weighted.size == balanced.size);
+      }
+}
+
+TEST_CASE("a mesh axis with shares cuts every split by them", "[sbp]") {
+  Sbp s0 = Sbp::split(0), s1 = Sbp::split(1), b = Sbp::broadcast();
+  MeshShares shares = {{3, 1}, {}};
+  // [S(0), S(0)] on 2x2: axis 0 cuts 8 rows 6 + 2, axis 1 halves each.
+  CHECK(deviceSlice({8, 4}, {2, 2}, {s0, s0}, {0, 1}, shares) ==
+        Slice{{3, 0}, {3, 4}});
+  CHECK(deviceSlice({8, 4}, {2, 2}, {s0, s0}, {1, 0}, shares) ==
+        Slice{{6, 0}, {1, 4}});
+  // A broadcast along the weighted axis does not cut.
+  CHECK(localShape({8, 4}, {2, 2}, {b, s1}, {1, 1}, shares) ==
+        std::vector<int64_t>{8, 2});
+  CHECK_FALSE(hasEvenBlocks({8, 4}, {2, 2}, {s0, s1}, shares));
+  CHECK(hasEvenBlocks({8, 4}, {2, 2}, {b, s1}, shares));
+  CHECK(hasEvenBlocks({8, 4}, {2, 2}, {s0, s1}, {{2, 2}, {}}));
+  CHECK(hasUnevenShares(shares, 0));
+  CHECK_FALSE(hasUnevenShares(shares, 1));
+  CHECK_FALSE(hasUnevenShares({{4, 4}}, 0));
+
+  CHECK_FALSE(checkShares({2, 2}, shares));
+  CHECK_FALSE(checkShares({2, 2}, {}));
+  CHECK(*checkShares({2, 2}, {{1, 1, 1}}) ==
+        "mesh axis 0 has 2 devices but 3 shares");
+  CHECK(*checkShares({2}, {{1, 0}}) == "share 0 of mesh axis 0 is not in 1 .. "
+                                       "2^31");
+  CHECK(*checkShares({2}, {{}, {}}) == "shares for 2 mesh axes on a mesh of "
+                                       "rank 1");
+}
+
 TEST_CASE("hasNonEmptyBlocks: every device holds an element") {
   Sbp s0 = Sbp::split(0), s1 = Sbp::split(1), b = Sbp::broadcast();
   CHECK(hasNonEmptyBlocks({8, 3}, {8}, {s0}));

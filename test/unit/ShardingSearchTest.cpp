@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Cost/Collectives.h"
+#include "parplan/Cost/Compute.h"
 #include "parplan/Cost/Mesh.h"
 #include "parplan/Cost/Presets.h"
 #include "parplan/Dialect/AttrNames.h"
@@ -491,6 +492,109 @@ TEST_CASE_METHOD(SearchFixture, "auto is never worse than a baseline",
           CHECK(chosen.getBaseline(baseline) == step);
       }
     }
+}
+
+TEST_CASE_METHOD(SearchFixture,
+                 "a mesh of fast and slow nodes splits the batch by speed",
+                 "[sharding-search][shares]") {
+  // mixed-a100-v100 as 4x8: two A100 nodes, then two V100 nodes.
+  auto planned = [&](const char *shares) {
+    module =
+        parseSourceString<ModuleOp>(gptBlocks(2, 64, 128, 256, 4), &context);
+    REQUIRE(module);
+    SbpAssignOptions options;
+    options.mesh = "4x8";
+    options.shares = shares;
+    plan(options, "mixed-a100-v100");
+    PassManager pm(&context);
+    ExpandBoxingOptions steps;
+    steps.mixedPrecision = options.mixedPrecision;
+    pm.addPass(createExpandBoxing(steps));
+    REQUIRE(succeeded(pm.run(*module)));
+    return module->lookupSymbol<sbp::MeshOp>("mesh").getMeshShares();
+  };
+  MeshShares bySpeed = planned("speed");
+  // The batch's 64 rows, more of them on each A100 node than on each V100
+  // one, and nothing split unevenly along the nodes' axis is exchanged.
+  REQUIRE(bySpeed.size() == 2);
+  CHECK(bySpeed[1].empty());
+  REQUIRE(bySpeed[0].size() == 4);
+  CHECK(bySpeed[0][0] == bySpeed[0][1]);
+  CHECK(bySpeed[0][2] == bySpeed[0][3]);
+  CHECK(bySpeed[0][0] > bySpeed[0][2]);
+  CHECK(bySpeed[0][0] + bySpeed[0][1] + bySpeed[0][2] + bySpeed[0][3] == 64);
+  module->walk([&](Operation *op) {
+    if (std::optional<ReshardStep> step = sbp::getReshardStep(op))
+      CHECK_FALSE((step->meshAxis == 0 && exchangesParts(step->kind)));
+  });
+  double speedStep =
+      (*module)
+          ->getAttrOfType<sbp::LayoutPlanAttr>(parplan::kLayoutPlanAttrName)
+          .getStepTime();
+  // Even parts: no shares on the mesh.
+  CHECK(planned("even").empty());
+  double evenStep =
+      (*module)
+          ->getAttrOfType<sbp::LayoutPlanAttr>(parplan::kLayoutPlanAttrName)
+          .getStepTime();
+  // auto lays out both and keeps the faster; the other's starts are
+  // listed, labelled.
+  MeshShares chosen = planned("auto");
+  auto figures = (*module)->getAttrOfType<sbp::LayoutPlanAttr>(
+      parplan::kLayoutPlanAttrName);
+  CHECK(figures.getStepTime() == std::min(speedStep, evenStep));
+  CHECK(chosen.empty() == (evenStep <= speedStep));
+  CHECK(static_cast<bool>(figures.getBaselines().get(
+      chosen.empty() ? "auto (parts by speed)" : "auto")));
+}
+
+TEST_CASE("a split along an axis of uneven shares takes as long as its "
+          "slowest position",
+          "[cost-model][shares]") {
+  std::string error;
+  std::optional<ShardingCostModel> even =
+      ShardingCostModel::load("mixed-a100-v100", std::vector<int64_t>{4, 8},
+                              /*mixedPrecision=*/false, error);
+  REQUIRE(even);
+  cost::DeviceMesh mesh = even->getMesh();
+  mesh.shares = {{3, 3, 1, 1}, {}};
+  ShardingCostModel shared =
+      ShardingCostModel::onMesh(even->getCluster(), mesh, false);
+  const cost::Cluster &cluster = even->getCluster();
+  const cost::DeviceType &a100 = cluster.deviceTypeOf(0);
+  const cost::DeviceType &v100 = cluster.deviceTypeOf(31);
+  REQUIRE(a100.name == "A100-SXM4-40GB");
+  REQUIRE(v100.name == "V100-SXM2-32GB");
+  // An even part of 1 TFLOP on each of the 4 positions: the A100 nodes do
+  // 3/8 of 4 TFLOP, the V100 nodes 1/8.
+  ShardingCostModel::LocalWork part{1e12, 0, cost::ComputeType::F32, true};
+  double expected =
+      std::max(*cost::computeTime(1.5e12, 0, a100, cost::ComputeType::F32),
+               *cost::computeTime(0.5e12, 0, v100, cost::ComputeType::F32));
+  CHECK(shared.computeTime(part) == Approx(expected));
+  // Work not split along the nodes is whole on every node: the V100's.
+  part.bySharesAxis = false;
+  CHECK(shared.computeTime(part) ==
+        Approx(*cost::computeTime(1e12, 0, v100, cost::ComputeType::F32)));
+  // Even shares price every part on the slowest device.
+  part.bySharesAxis = true;
+  CHECK(even->computeTime(part) ==
+        Approx(*cost::computeTime(1e12, 0, v100, cost::ComputeType::F32)));
+  // The largest block is an A100 node's.
+  CHECK(shared.largestBlockCoordinate() == std::vector<int64_t>{0, 0});
+  mesh.shares = {{1, 2, 1, 1}, {}};
+  CHECK(ShardingCostModel::onMesh(cluster, mesh, false)
+            .largestBlockCoordinate() == std::vector<int64_t>{1, 0});
+  // A gather along the nodes is a sum of zero-padded parts there.
+  MLIRContext context;
+  Type type = RankedTensorType::get({64, 256}, Float32Type::get(&context));
+  const std::optional<cost::BoxingCost> &gather =
+      shared.boxing({Sbp::split(0), Sbp::broadcast()},
+                    {Sbp::broadcast(), Sbp::broadcast()}, type);
+  REQUIRE(gather);
+  REQUIRE(gather->steps.size() == 2);
+  CHECK(gather->steps[0].step.kind == ReshardKind::ToPartial);
+  CHECK(gather->steps[1].step.kind == ReshardKind::AllReduce);
 }
 
 TEST_CASE("a move between meshes is priced the same whatever was priced "

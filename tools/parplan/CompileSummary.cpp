@@ -240,6 +240,17 @@ summaryFields(const parplan::cli::CompileOptions &options,
       {"programs", std::move(programs)}};
   if (simulated)
     summary["simulated_step_time_s"] = simulated->stepSeconds;
+  if (const auto &shares = figures.shares) {
+    llvm::json::Array weights, types;
+    for (int64_t weight : shares->weights)
+      weights.push_back(weight);
+    for (const std::string &type : shares->deviceTypes)
+      types.push_back(type);
+    summary["mesh_shares"] =
+        llvm::json::Object{{"axis", shares->axis},
+                           {"weights", std::move(weights)},
+                           {"device_types", std::move(types)}};
+  }
   if (const auto &part = figures.oneTypePart)
     summary["one_type_part"] = llvm::json::Object{
         {"device_type", part->deviceType},
@@ -314,10 +325,25 @@ void parplan::cli::printSearch(const CompileOptions &options,
     std::string line;
     for (const auto &[step, name] : starts)
       line += fmt::format("{}{} {}{}", line.empty() ? "" : ", ",
-                          name == "auto" ? "search" : name,
+                          llvm::StringRef(name).starts_with("auto")
+                              ? "search" + name.substr(4)
+                              : name,
                           parplan::formatSeconds(step),
                           name == figures.start ? " (chosen)" : "");
     fmt::print("  starts           {}\n", line);
+  }
+  if (const auto &shares = figures.shares) {
+    // Whale's hardware-aware shares: what each node's devices take.
+    std::string parts;
+    int64_t total = 0;
+    for (size_t i = 0; i < shares->weights.size(); ++i) {
+      parts += fmt::format("{}{} ({})", i ? ", " : "", shares->weights[i],
+                           shares->deviceTypes[i]);
+      total += shares->weights[i];
+    }
+    fmt::print("  shares           mesh axis {} splits by device speed: {} of "
+               "every {}\n",
+               shares->axis, parts, total);
   }
   if (const auto &part = figures.oneTypePart) {
     // The devices of the cluster's first type alone, beside all of them.

@@ -164,10 +164,20 @@ void parplan::cli::addLayoutOptions(CLI::App *command, LayoutOptions &layout) {
           },
           "N|auto"));
   command->add_flag("--even-shares", layout.evenShares,
-                    "With --stages: cut the layers by their work alone, as "
-                    "on devices all alike, not by each stage's speed (the "
-                    "default gives a stage of faster devices more layers; "
-                    "docs/pipeline.md)");
+                    "On devices of mixed types, shares as if all were alike: "
+                    "stages cut by their layers' work alone, and a mesh of "
+                    "a type per node splits the batch evenly (the default "
+                    "gives faster devices more layers and a larger part; "
+                    "docs/pipeline.md, docs/slicing.md)");
+  command
+      ->add_option("--shares", layout.shares,
+                   "On one mesh whose device types differ from node to node: "
+                   "each node's part of the batch by its devices' speed "
+                   "(speed), the same part everywhere (even), or both laid "
+                   "out and the faster kept (auto, the default; "
+                   "docs/slicing.md)")
+      ->check(CLI::IsMember({"auto", "speed", "even"}))
+      ->excludes("--even-shares");
   command
       ->add_option("--tensor", layout.tensor,
                    "With --strategy megatron: the tensor-parallel degree, "

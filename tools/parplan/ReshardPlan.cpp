@@ -76,7 +76,7 @@ std::optional<plan::Plan> parplan::cli::lowerReshardPlan(
   auto declare = [&](StringRef name, ArrayRef<int64_t> shape,
                      ArrayRef<int64_t> devices) {
     sbp::MeshOp::create(b, loc, name, b.getDenseI64ArrayAttr(shape),
-                        b.getDenseI64ArrayAttr(devices));
+                        b.getDenseI64ArrayAttr(devices), ArrayAttr());
     return FlatSymbolRefAttr::get(&context, name);
   };
   FlatSymbolRefAttr source =

@@ -139,7 +139,7 @@ int cli::runShard(const ShardOptions &options) {
   pipeline.mesh = layout.mesh;
   pipeline.strategy = layout.strategy;
   pipeline.stages = layout.stages;
-  pipeline.evenShares = layout.evenShares;
+  pipeline.shares = layout.evenShares ? "even" : layout.shares;
   pipeline.training = !options.inference;
   pipeline.optimizer = options.optimizer;
   pipeline.mixedPrecision = !options.fullPrecision;

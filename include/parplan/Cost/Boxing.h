@@ -63,11 +63,14 @@ BoxingStep priceStep(const ReshardStep &step, const TensorExtent &tensor,
 
 /// The cheapest way to change `tensor` from `from` to `to` over a mesh of
 /// `meshShape` whose axes cross `axisLinks` (planResharding priced by
-/// priceStep). std::nullopt when no sequence of steps can do it.
+/// priceStep), without a step that exchanges parts along an axis of
+/// uneven `shares` (exchangesParts). std::nullopt when no sequence of steps
+/// can do it.
 std::optional<BoxingCost> boxingCost(const NdSbp &from, const NdSbp &to,
                                      const TensorExtent &tensor,
                                      const std::vector<int64_t> &meshShape,
-                                     const std::vector<Link> &axisLinks);
+                                     const std::vector<Link> &axisLinks,
+                                     const MeshShares &shares = {});
 
 } // namespace parplan::cost
 

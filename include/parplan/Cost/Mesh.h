@@ -12,6 +12,7 @@
 #define PARPLAN_COST_MESH_H
 
 #include "parplan/Cost/Cluster.h"
+#include "parplan/Sbp/Sbp.h"
 
 #include <cstdint>
 #include <optional>
@@ -25,6 +26,8 @@ struct DeviceMesh {
   /// Physical device ids, row-major (last axis fastest): the device at mesh
   /// coordinate c is devices[meshLinearIndex(shape, c)].
   std::vector<int64_t> devices;
+  /// The weights of each axis's shares of its splits (empty: even).
+  MeshShares shares = {};
 
   /// The product of the axis sizes (1 for a rank-0 mesh).
   int64_t size() const;

@@ -72,6 +72,10 @@ inline constexpr llvm::StringLiteral kPlanMicroBatchesAttrName =
     "plan.micro_batches";
 /// On a plan module: the whole mesh.
 inline constexpr llvm::StringLiteral kPlanMeshShapeAttrName = "plan.mesh_shape";
+/// The plan's own mesh's shares of its splits (sbp.mesh `shares`): per
+/// mesh axis a DenseI64ArrayAttr of weights, empty for even shares.
+inline constexpr llvm::StringLiteral kPlanMeshSharesAttrName =
+    "plan.mesh_shares";
 /// On a plan module: the search's predicted step.
 inline constexpr llvm::StringLiteral kPlanPredictionAttrName =
     "plan.prediction";

@@ -103,6 +103,15 @@ struct PlanFigures {
   /// The mesh shape the layouts are on (every stage's).
   std::vector<int64_t> meshShape;
   std::vector<StageFigures> stages;
+  /// Where one mesh of mixed types splits by its devices' speed: the
+  /// mesh axis, each position's weight (the batch rows it takes, where
+  /// the batch allows) and its devices' type.
+  struct MeshShares {
+    int64_t axis = 0;
+    std::vector<int64_t> weights;
+    std::vector<std::string> deviceTypes;
+  };
+  std::optional<MeshShares> shares;
   /// The start the search kept (its step is stepSeconds).
   std::string start;
   /// The other starts' predicted steps, by name, as sbp-assign recorded

@@ -44,6 +44,11 @@ struct LayoutOptions {
   /// rather than by each stage's speed (Whale's switch from its
   /// hardware-aware balancing to even shares).
   bool evenShares = false;
+  /// Where device types differ along one mesh axis: "auto" lays the mesh
+  /// out with parts by speed and with even parts and keeps the faster,
+  /// "speed" and "even" one of them ("even" also cuts stages by work
+  /// alone, as evenShares does).
+  std::string shares = "auto";
   /// Megatron's grid (0: not given): the tensor-parallel degree, the mesh's
   /// last axis, and the pipeline stages; data parallel over the rest.
   int64_t tensor = 0;

@@ -37,8 +37,9 @@ namespace parplan::runtime {
 /// 4: cross-mesh moves as one table per move (Plan.cross_mesh_moves) read
 /// by every device's cross_mesh_send or cross_mesh_recv, so the devices of
 /// a stage share their programs. Version 5: large constants stored once
-/// in the plan (Plan.constant_data, Buffer.shared_data).
-constexpr uint32_t kPlanSchemaVersion = 5;
+/// in the plan (Plan.constant_data, Buffer.shared_data). Version 6: the
+/// plan's mesh may split by uneven weights (Plan.mesh_shares).
+constexpr uint32_t kPlanSchemaVersion = 6;
 
 /// FNV-1a 64 of `bytes`: PlanFile.checksum of a payload.
 uint64_t planChecksum(std::string_view bytes);

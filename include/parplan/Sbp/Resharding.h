@@ -44,6 +44,11 @@ enum class ReshardKind {
   ToPartial
 };
 
+/// Whether the devices along the step's mesh axis exchange parts of a
+/// split (all-gather, reduce-scatter, all-to-all): parts cut balanced, so
+/// never along an axis of uneven shares (Sbp.h MeshShares).
+bool exchangesParts(ReshardKind kind);
+
 /// "all_gather", "reduce_scatter", "all_reduce", "all_to_all", "slice",
 /// "to_partial": the sbp op mnemonics.
 const char *toString(ReshardKind kind);
@@ -113,10 +118,15 @@ using ReshardStepCost = std::function<double(const ReshardStep &)>;
 /// that the source does not already hold, or layouts of another rank than
 /// the mesh). Steps along axes of one device are included: they move
 /// nothing but keep the layout the IR states exact.
-std::optional<std::vector<ReshardStep>>
-planResharding(const NdSbp &from, const NdSbp &to,
-               const std::vector<int64_t> &meshShape,
-               const ReshardStepCost &cost);
+///
+/// Along the axes `wholeOnly` marks (axes of uneven shares, Sbp.h
+/// MeshShares) no step exchanges parts (exchangesParts); an axis there may
+/// also hold P(sum) on the way, so that a split is gathered as its
+/// zero-padded part summed (to_partial, all_reduce) and a partial sum
+/// scattered as the sum cut (all_reduce, slice).
+std::optional<std::vector<ReshardStep>> planResharding(
+    const NdSbp &from, const NdSbp &to, const std::vector<int64_t> &meshShape,
+    const ReshardStepCost &cost, const std::vector<bool> &wholeOnly = {});
 
 } // namespace parplan
 

@@ -95,6 +95,35 @@ struct Range {
 /// 0 <= index < numShards.
 Range balancedShard(int64_t dimSize, int64_t numShards, int64_t index);
 
+/// Per mesh axis, the weights of its positions' shares of whatever that
+/// axis splits (Whale's hardware-aware shares: a fast device takes a larger
+/// part of the batch). An empty list, or no entry for the axis, is even
+/// shares (balancedShard). Empty: every axis even.
+using MeshShares = std::vector<std::vector<int64_t>>;
+
+/// Shard `index` of a dimension of `dimSize` elements split over
+/// weights.size() devices in proportion to `weights` (all positive): shard
+/// i gets floor(dimSize * w_i / W) elements, and the dimSize minus their
+/// sum left over go one each to the shards with the largest remainders of
+/// that division, the lower index first on equal remainders. Equal
+/// weights give balancedShard's parts.
+Range weightedShard(int64_t dimSize, const std::vector<int64_t> &weights,
+                    int64_t index);
+
+/// The shard of mesh axis `meshAxis` at `index`: weightedShard by the
+/// axis's shares, balancedShard where it has none.
+Range axisShard(int64_t dimSize, const std::vector<int64_t> &meshShape,
+                const MeshShares &shares, size_t meshAxis, int64_t index);
+
+/// Why `shares` are not shares of a mesh of `meshShape`: more lists than
+/// axes, a list whose length is not its axis's size, a weight that is not
+/// positive. std::nullopt when they are.
+std::optional<std::string> checkShares(const std::vector<int64_t> &meshShape,
+                                       const MeshShares &shares);
+
+/// Whether mesh axis `meshAxis` has shares that are not all equal.
+bool hasUnevenShares(const MeshShares &shares, size_t meshAxis);
+
 /// Why a list of device ids is not one (a negative id, an id listed
 /// twice); nullopt when it is.
 std::optional<std::string> checkDeviceIds(const std::vector<int64_t> &ids);
@@ -115,6 +144,8 @@ int64_t meshLinearIndex(const std::vector<int64_t> &meshShape,
 struct PlacedMesh {
   std::vector<int64_t> shape;
   std::vector<int64_t> devices;
+  /// The shares its splits give each position (empty: even).
+  MeshShares shares = {};
 
   /// The row-major position of `device`; -1 when the mesh lacks it.
   int64_t indexOf(int64_t device) const;
@@ -149,10 +180,12 @@ std::optional<std::string> checkLayout(const std::vector<int64_t> &shape,
 /// `coordinate` holds under `sbp`. Mesh axes that split the same tensor
 /// dimension split it in turn, outer mesh axis first, each one splitting the
 /// part the previous ones left (balanced at every level). Broadcast and
-/// Partial axes do not cut the tensor. Requires checkLayout() to pass.
+/// Partial axes do not cut the tensor. A mesh axis with `shares` cuts by
+/// them (axisShard). Requires checkLayout() to pass.
 Slice deviceSlice(const std::vector<int64_t> &shape,
                   const std::vector<int64_t> &meshShape, const NdSbp &sbp,
-                  const std::vector<int64_t> &coordinate);
+                  const std::vector<int64_t> &coordinate,
+                  const MeshShares &shares = {});
 
 /// A layout as a plan file gives a block (Buffer.splits): per mesh axis the
 /// tensor dimension it splits, or -1 where it does not (B and P both hold
@@ -161,9 +194,10 @@ std::vector<int64_t> toSplits(const NdSbp &sbp);
 NdSbp fromSplits(const std::vector<int64_t> &splits);
 
 /// Whether every device's block has the same extent: each split cuts an
-/// extent its mesh axis divides.
+/// extent its mesh axis divides, along an axis of even shares.
 bool hasEvenBlocks(const std::vector<int64_t> &shape,
-                   const std::vector<int64_t> &meshShape, const NdSbp &sbp);
+                   const std::vector<int64_t> &meshShape, const NdSbp &sbp,
+                   const MeshShares &shares = {});
 
 /// Whether every device's block holds at least one element: each split
 /// dimension has at least as many elements as the devices splitting it.
@@ -174,7 +208,8 @@ bool hasNonEmptyBlocks(const std::vector<int64_t> &shape,
 std::vector<int64_t> localShape(const std::vector<int64_t> &shape,
                                 const std::vector<int64_t> &meshShape,
                                 const NdSbp &sbp,
-                                const std::vector<int64_t> &coordinate);
+                                const std::vector<int64_t> &coordinate,
+                                const MeshShares &shares = {});
 
 /// True when the device at `coordinate` is the canonical holder of its slice:
 /// its index is 0 along every Broadcast axis. Copies on the other devices of

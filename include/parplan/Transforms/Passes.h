@@ -57,11 +57,13 @@ struct LayoutPipelineOptions : public mlir::PassPipelineOptions<Derived> {
       llvm::cl::desc("Model chunks of each of those stages, for the "
                      "interleaved schedule (place-stages)"),
       llvm::cl::init(1)};
-  Option<bool> evenShares{
-      *this, "even-shares",
-      llvm::cl::desc("Cut those stages' layers by their work alone, not by "
-                     "each stage's speed (place-stages)"),
-      llvm::cl::init(false)};
+  Option<std::string> shares{
+      *this, "shares",
+      llvm::cl::desc("On devices of mixed types: auto (a mesh's parts by "
+                     "speed where that is faster), speed or even (stages "
+                     "cut by work alone, even parts; place-stages, "
+                     "sbp-assign)"),
+      llvm::cl::init("auto")};
 };
 
 /// The options of `parplan compile`'s pipeline, `parplan-compile`: the

@@ -119,7 +119,16 @@ static parplan::PlacedMesh placedMesh(Operation *op, FlatSymbolRefAttr ref) {
     if (auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, ref))
       return mesh.getPlacedMesh();
   SmallVector<int64_t> shape = planMeshShape(op);
-  return {std::vector<int64_t>(shape.begin(), shape.end()), {}};
+  parplan::PlacedMesh mesh{std::vector<int64_t>(shape.begin(), shape.end()),
+                           {}};
+  if (auto module = op->getParentOfType<ModuleOp>())
+    if (auto shares =
+            module->getAttrOfType<ArrayAttr>(parplan::kPlanMeshSharesAttrName))
+      for (Attribute weights : shares)
+        if (auto list = dyn_cast<DenseI64ArrayAttr>(weights))
+          mesh.shares.emplace_back(list.asArrayRef().begin(),
+                                   list.asArrayRef().end());
+  return mesh;
 }
 
 /// A `mesh` attribute naming a plan.mesh.
@@ -295,15 +304,15 @@ LogicalResult BufferOp::verify() {
   std::vector<int64_t> mesh(meshShape.begin(), meshShape.end());
   parplan::NdSbp layout =
       parplan::fromSplits(std::vector<int64_t>(splits.begin(), splits.end()));
-  bool even = parplan::hasEvenBlocks(shape, mesh, layout);
   parplan::PlacedMesh placed = program.getPlacedMesh();
+  bool even = parplan::hasEvenBlocks(shape, mesh, layout, placed.shares);
   for (int64_t device : program.getDevices()) {
     if (placed.indexOf(device) < 0)
       return emitOpError() << "runs on device " << device
                            << ", outside the mesh of "
                            << parplan::meshSize(mesh);
-    std::vector<int64_t> block =
-        parplan::localShape(shape, mesh, layout, placed.coordinate(device));
+    std::vector<int64_t> block = parplan::localShape(
+        shape, mesh, layout, placed.coordinate(device), placed.shares);
     if (ArrayRef<int64_t>(block) != type.getShape())
       return emitOpError() << "device " << device << "'s block of the logical "
                            << "shape has extent ["
@@ -462,6 +471,21 @@ FailureOr<GroupOp> lookupGroup(Operation *op,
   return group;
 }
 
+/// A collective that exchanges parts of a split (balanced parts) over a
+/// group along no mesh axis of uneven shares.
+LogicalResult verifyEvenParts(Operation *op, GroupOp group) {
+  std::optional<ArrayRef<int64_t>> axes = group.getMeshAxes();
+  if (!axes)
+    return success();
+  parplan::PlacedMesh mesh = group.getPlacedMesh();
+  for (int64_t axis : *axes)
+    if (parplan::hasUnevenShares(mesh.shares, static_cast<size_t>(axis)))
+      return op->emitOpError()
+             << "exchanges parts along mesh axis " << axis
+             << ", whose shares are uneven; parts are balanced";
+  return success();
+}
+
 /// The distinct ranks in `group` of the devices running `op`'s program.
 SmallVector<int64_t> memberRanks(Operation *op, GroupOp group) {
   auto program = op->getParentOfType<ProgramOp>();
@@ -483,6 +507,8 @@ int64_t groupSize(GroupOp group) { return group.getSize(); }
 LogicalResult verifySlicePair(Operation *op, GroupOp group, MemRefType part,
                               MemRefType whole, int64_t axis,
                               StringRef partName, StringRef wholeName) {
+  if (failed(verifyEvenParts(op, group)))
+    return failure();
   int64_t n = groupSize(group);
   if (part.getElementType() != whole.getElementType())
     return op->emitOpError()
@@ -543,6 +569,8 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<GroupOp> group = lookupGroup(*this, symbolTable, getGroupAttr());
   if (failed(group))
+    return failure();
+  if (failed(verifyEvenParts(*this, *group)))
     return failure();
   MemRefType in = getInput().getType(), out = getOutput().getType();
   int64_t n = groupSize(*group), split = getSplitAxis(),

@@ -10,6 +10,59 @@
 using namespace mlir;
 using namespace parplan::sbp;
 
+/// `, devices = [0, 1]` and `, shares = [[9, 5], []]`, each optional.
+static ParseResult parseMeshPlacement(OpAsmParser &parser,
+                                      DenseI64ArrayAttr &devices,
+                                      ArrayAttr &shares) {
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc at = parser.getCurrentLocation();
+    StringRef keyword;
+    if (parser.parseKeyword(&keyword) || parser.parseEqual())
+      return failure();
+    if (keyword == "devices" && !devices) {
+      devices = llvm::dyn_cast_or_null<DenseI64ArrayAttr>(
+          DenseI64ArrayAttr::parse(parser, Type()));
+      if (!devices)
+        return failure();
+      continue;
+    }
+    if (keyword == "shares" && !shares) {
+      SmallVector<Attribute> lists;
+      if (parser.parseCommaSeparatedList(
+              AsmParser::Delimiter::Square, [&]() -> ParseResult {
+                auto list = llvm::dyn_cast_or_null<DenseI64ArrayAttr>(
+                    DenseI64ArrayAttr::parse(parser, Type()));
+                if (!list)
+                  return failure();
+                lists.push_back(list);
+                return success();
+              }))
+        return failure();
+      shares = parser.getBuilder().getArrayAttr(lists);
+      continue;
+    }
+    return parser.emitError(at) << "expected 'devices' or 'shares' (once "
+                                   "each), got '"
+                                << keyword << "'";
+  }
+  return success();
+}
+
+static void printMeshPlacement(OpAsmPrinter &printer, Operation *,
+                               DenseI64ArrayAttr devices, ArrayAttr shares) {
+  if (devices) {
+    printer << ", devices = ";
+    devices.print(printer);
+  }
+  if (shares) {
+    printer << ", shares = [";
+    llvm::interleaveComma(shares, printer, [&](Attribute list) {
+      cast<DenseI64ArrayAttr>(list).print(printer);
+    });
+    printer << "]";
+  }
+}
+
 #define GET_OP_CLASSES
 #include "parplan/Dialect/SBP/SBPOps.cpp.inc"
 
@@ -28,6 +81,15 @@ int64_t MeshOp::getDeviceId(int64_t linearIndex) {
   return linearIndex;
 }
 
+parplan::MeshShares MeshOp::getMeshShares() {
+  parplan::MeshShares shares;
+  if (std::optional<ArrayAttr> lists = getShares())
+    for (Attribute list : *lists)
+      shares.emplace_back(cast<DenseI64ArrayAttr>(list).asArrayRef().begin(),
+                          cast<DenseI64ArrayAttr>(list).asArrayRef().end());
+  return shares;
+}
+
 LogicalResult MeshOp::verify() {
   if (getShape().empty())
     return emitOpError() << "needs at least one mesh axis";
@@ -42,6 +104,10 @@ LogicalResult MeshOp::verify() {
   for (int64_t size : getShape())
     if (__builtin_mul_overflow(count, size, &count))
       return emitOpError() << "has more devices than int64 can count";
+  if (std::optional<std::string> error = parplan::checkShares(
+          std::vector<int64_t>(getShape().begin(), getShape().end()),
+          getMeshShares()))
+    return emitOpError() << "shares: " << *error;
   std::optional<ArrayRef<int64_t>> devices = getDevices();
   if (!devices)
     return success();
@@ -177,6 +243,14 @@ LogicalResult verifyStep(StepOp op, SymbolTableCollection &symbolTable) {
            << "turns " << step.from[step.meshAxis].str() << " into "
            << step.to[step.meshAxis].str() << " along mesh axis "
            << step.meshAxis << ", which is sbp." << parplan::toString(*kind);
+  if (parplan::exchangesParts(step.kind) &&
+      parplan::hasUnevenShares(mesh.getMeshShares(),
+                               static_cast<size_t>(step.meshAxis)))
+    return op.emitOpError()
+           << "exchanges parts along mesh axis " << step.meshAxis << " of @"
+           << mesh.getSymName()
+           << ", whose shares are uneven; there devices only reduce whole "
+              "values or cut their own part";
   return success();
 }
 

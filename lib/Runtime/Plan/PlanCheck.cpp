@@ -89,6 +89,9 @@ private:
       devices *= axis;
     }
     meshShape_ = toVector(plan_.mesh_shape());
+    if (std::optional<std::string> error =
+            checkShares(meshShape_, meshView(plan_, "").shares))
+      return Status::failure("plan mesh_shares: " + *error);
     owner_.assign(static_cast<size_t>(devices), -1);
     for (int p = 0; p < plan_.programs_size(); ++p) {
       const plan::Program &program = plan_.programs(p);
@@ -124,7 +127,7 @@ private:
   /// devices of the plan; a program naming one runs on devices it holds.
   Status checkNamedMeshes() {
     int64_t devices = static_cast<int64_t>(owner_.size());
-    meshes_[""] = PlacedMesh{meshShape_, {}};
+    meshes_[""] = meshView(plan_, "");
     std::vector<int> holder(static_cast<size_t>(devices), -1);
     for (int m = 0; m < plan_.meshes_size(); ++m) {
       const plan::Mesh &mesh = plan_.meshes(m);
@@ -490,7 +493,8 @@ private:
                                         : toVector(move.source_splits()));
     for (int64_t device : program.devices()) {
       std::vector<int64_t> coordinate = mesh.coordinate(device);
-      Shape extent = localShape(logical, mesh.shape, layout, coordinate);
+      Shape extent =
+          localShape(logical, mesh.shape, layout, coordinate, mesh.shares);
       if (extent != toVector(block.shape()))
         return Status::failure(at + ": device " + std::to_string(device) +
                                "'s block of move '" + move.name() + "' is " +
@@ -531,7 +535,8 @@ private:
   std::vector<int64_t> devicesToCheck(const plan::Program &program,
                                       const Shape &shape,
                                       const std::vector<int64_t> &splits) {
-    if (hasEvenBlocks(shape, meshOf(program).shape, fromSplits(splits)))
+    if (hasEvenBlocks(shape, meshOf(program).shape, fromSplits(splits),
+                      meshOf(program).shares))
       return {program.devices(0)};
     return toVector(program.devices());
   }
@@ -563,8 +568,8 @@ private:
       return status;
     NdSbp layout = fromSplits(splits);
     for (int64_t device : devicesToCheck(program, logical, splits)) {
-      Shape block =
-          localShape(logical, mesh.shape, layout, mesh.coordinate(device));
+      Shape block = localShape(logical, mesh.shape, layout,
+                               mesh.coordinate(device), mesh.shares);
       if (block != shape)
         return Status::failure(
             where + ": device " + std::to_string(device) + "'s block of " +
@@ -776,6 +781,19 @@ private:
                              collective.group() + "', which the plan lacks");
     const plan::Group &group = *found->second;
     int64_t n = groupSize(group);
+    bool exchangesParts =
+        collective.kind() == plan::Collective::ALL_GATHER ||
+        collective.kind() == plan::Collective::REDUCE_SCATTER ||
+        collective.kind() == plan::Collective::ALL_TO_ALL;
+    if (exchangesParts && group.devices_size() == 0)
+      for (int64_t axis : group.mesh_axes())
+        if (hasUnevenShares(meshView(plan_, group.mesh()).shares,
+                            static_cast<size_t>(axis)))
+          return Status::failure(
+              where + ": " + name + " over group '" + group.name() +
+              "' exchanges parts along mesh "
+              "axis " +
+              std::to_string(axis) + ", whose mesh_shares are uneven");
     std::vector<int64_t> ranks;
     if (Status status = memberRanks(program, group, ranks); !status.ok())
       return Status::failure(where + ": " + name + " over group '" +

@@ -490,7 +490,7 @@ Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
     Shape logical = toVector(buffer.logical_shape());
     Slice block =
         deviceSlice(logical, meshShape, fromSplits(toVector(buffer.splits())),
-                    out.coordinate);
+                    out.coordinate, mesh.shares);
     if (buffer.kind() != plan::Buffer::CONSTANT) {
       buffer.mutable_offsets()->Assign(block.offsets.begin(),
                                        block.offsets.end());
@@ -535,9 +535,9 @@ Status instantiateProgram(const plan::Plan &planMessage, int64_t device,
       if (!attr.has_block_offset())
         continue;
       const plan::BlockOffset &offset = attr.block_offset();
-      Slice block =
-          deviceSlice(toVector(offset.shape()), meshShape,
-                      fromSplits(toVector(offset.splits())), out.coordinate);
+      Slice block = deviceSlice(toVector(offset.shape()), meshShape,
+                                fromSplits(toVector(offset.splits())),
+                                out.coordinate, mesh.shares);
       int64_t dim = offset.dim();
       if (dim >= 0) {
         attr.set_int_value(block.offsets[static_cast<size_t>(dim)]);

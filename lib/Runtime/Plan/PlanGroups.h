@@ -24,8 +24,12 @@ template <typename List> std::vector<int64_t> toVector(const List &list) {
 /// exist.
 inline PlacedMesh meshView(const plan::Plan &planMessage,
                            const std::string &name) {
-  if (name.empty())
-    return {toVector(planMessage.mesh_shape()), {}};
+  if (name.empty()) {
+    PlacedMesh mesh{toVector(planMessage.mesh_shape()), {}};
+    for (const plan::Weights &axis : planMessage.mesh_shares())
+      mesh.shares.push_back(toVector(axis.weights()));
+    return mesh;
+  }
   for (const plan::Mesh &mesh : planMessage.meshes())
     if (mesh.name() == name)
       return {toVector(mesh.shape()), toVector(mesh.devices())};

@@ -79,9 +79,9 @@ std::vector<int64_t> DeviceLowering::shapeOf(Type type) {
 std::vector<int64_t>
 DeviceLowering::blockShape(const std::vector<int64_t> &shape,
                            const NdSbp &layout) {
-  if (!hasEvenBlocks(shape, meshShape, layout))
+  if (!hasEvenBlocks(shape, meshShape, layout, shares))
     uneven.emplace(shape, toSplits(layout));
-  return localShape(shape, meshShape, layout, coordinate);
+  return localShape(shape, meshShape, layout, coordinate, shares);
 }
 
 MemRefType DeviceLowering::localType(Type type, const NdSbp &layout) {

@@ -251,8 +251,6 @@ bool runsOn(Operation *op, FlatSymbolRefAttr mesh) {
   return op->getAttrOfType<FlatSymbolRefAttr>("mesh") == mesh;
 }
 
-/// The meshes the programs run on: the plan's own (`sbp.mesh @mesh`, or
-/// one device), or the named meshes of stages, over the plan's devices.
 /// The cost model's figures for the device's share of `op` on the first
 /// kernel its lowering emitted (from `first` on), which does its work; the
 /// helpers a lowering adds around it (a scale, a copy) go without.
@@ -270,7 +268,7 @@ void addKernelFigures(Operation &op, const ShardingCostModel &model,
   for (Value result : op.getResults())
     results.push_back(lowering.layoutOf(result));
   std::optional<ShardingCostModel::LocalWork> work =
-      model.localWork(&op, operands, results);
+      model.localWork(&op, operands, results, &lowering.getCoordinate());
   if (!work)
     return;
   Builder b(op.getContext());
@@ -565,6 +563,9 @@ void LowerToPlanPass::runOnOperation() {
   finishPlanModule(module, planShape, order,
                    order.microBatches > 1 && order.staged && pipelineSchedule,
                    cluster);
+  if (mesh && !order.staged)
+    if (ArrayAttr shares = mesh.getSharesAttr())
+      module->setAttr(parplan::kPlanMeshSharesAttrName, shares);
   function.erase();
   for (sbp::MeshOp meshOp : declared)
     meshOp.erase();
@@ -630,6 +631,8 @@ LogicalResult LowerToPlanPass::lowerPrograms(func::FuncOp function,
                               meshCoordinate(meshShape, first),
                               static_cast<bool>(mesh) || order.staged,
                               programMesh.name, deviceAt(first));
+      MeshShares shares = meshOp ? meshOp.getMeshShares() : MeshShares();
+      lowering.setShares(shares);
       if (moves)
         lowering.setCrossMeshMoves(&*moves);
       if (failed(lowerStep(b, function, programMesh.name, order, lowering,
@@ -639,8 +642,8 @@ LogicalResult LowerToPlanPass::lowerPrograms(func::FuncOp function,
         std::vector<int64_t> coordinate = meshCoordinate(meshShape, position);
         std::vector<std::vector<int64_t>> blocks;
         for (const auto &[shape, splits] : lowering.unevenBlocks())
-          blocks.push_back(
-              localShape(shape, meshShape, fromSplits(splits), coordinate));
+          blocks.push_back(localShape(shape, meshShape, fromSplits(splits),
+                                      coordinate, shares));
         return blocks;
       };
       std::vector<std::vector<int64_t>> own = extents(first);

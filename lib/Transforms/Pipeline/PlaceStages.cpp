@@ -431,7 +431,7 @@ PlaceStagesPass::declareMeshes(ModuleOp module, const Placement &placement) {
     auto mesh = sbp::MeshOp::create(
         builder, module.getLoc(), stage.mesh,
         builder.getDenseI64ArrayAttr(stage.devices.shape),
-        builder.getDenseI64ArrayAttr(stage.devices.devices));
+        builder.getDenseI64ArrayAttr(stage.devices.devices), ArrayAttr());
     if (stage.layers > 0)
       mesh->setAttr(parplan::kStageLayersAttrName,
                     builder.getI64IntegerAttr(stage.layers));

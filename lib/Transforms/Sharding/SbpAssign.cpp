@@ -192,13 +192,13 @@ std::vector<int64_t> staticShape(Type type) {
                               tensor.getShape().end());
 }
 
-/// Elements the most loaded device holds (device 0 gets the larger parts of
-/// balanced splits).
-double localElements(Type type, const std::vector<int64_t> &meshShape,
+/// Elements the most loaded device holds.
+double localElements(Type type, const ShardingCostModel &model,
                      const NdSbp &layout) {
   std::vector<int64_t> shape = staticShape(type);
-  std::vector<int64_t> local = parplan::localShape(
-      shape, meshShape, layout, std::vector<int64_t>(meshShape.size(), 0));
+  std::vector<int64_t> local =
+      parplan::localShape(shape, model.getMeshShape(), layout,
+                          model.largestBlockCoordinate(), model.getShares());
   double elements = 1;
   for (int64_t dim : local)
     elements *= static_cast<double>(dim);
@@ -277,6 +277,29 @@ bool splitsDivide(Type type, const NdSbp &layout,
   for (size_t d = 0; d < shape.size(); ++d)
     if (shape[d] % shards[d] != 0)
       return false;
+  return true;
+}
+
+/// Whether a reshape from `in` laid out by `from` to `out` laid out by
+/// `to` keeps every device's elements on a mesh of uneven shares: a split
+/// along that axis cuts the reshaped dimensions in proportion, and the
+/// parts of, say, 64 rows and of their 32768 rows times columns differ.
+/// (The other axes cut evenly: splitsDivide.)
+bool sharesKeepReshapeParts(Type in, const NdSbp &from, Type out,
+                            const NdSbp &to, const ShardingCostModel &model) {
+  const std::vector<int64_t> &meshShape = model.getMeshShape();
+  const MeshShares &shares = model.getShares();
+  for (size_t axis = 0; axis < meshShape.size(); ++axis) {
+    if (!hasUnevenShares(shares, axis))
+      continue;
+    std::vector<int64_t> coordinate(meshShape.size(), 0);
+    for (int64_t &i = coordinate[axis]; i < meshShape[axis]; ++i)
+      if (deviceSlice(staticShape(in), meshShape, from, coordinate, shares)
+              .numElements() !=
+          deviceSlice(staticShape(out), meshShape, to, coordinate, shares)
+              .numElements())
+        return false;
+  }
   return true;
 }
 
@@ -366,6 +389,8 @@ public:
         stages(stages), meshShape(model.getMeshShape()),
         explicitStep(module->hasAttr(parplan::kTrainingAttrName)) {}
 
+  const ShardingCostModel &getModel() const { return model; }
+
   /// Lays the program out: pins, prices, the search; the IR is untouched.
   /// With `giveUpUnfit`, a program that fits on no layout fails before the
   /// search, without saying why (a start of auto's, dropped quietly).
@@ -374,7 +399,9 @@ public:
   /// when asked, and sbp.plan with the strategy asked for, this search's
   /// own as `start`, and `baselines`, the predicted steps of the other
   /// starts tried (strategy name to seconds).
-  void annotate(StringRef requested,
+  /// `startLabel` follows the start's name where the step chose between
+  /// meshes of even parts and parts by speed.
+  void annotate(StringRef requested, StringRef startLabel,
                 ArrayRef<std::pair<std::string, double>> baselines);
 
   double getStepTime() const { return stepTime; }
@@ -728,6 +755,10 @@ ShardingSearch::composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis) {
       ok = valid(op->getOperand(i).getType(), candidate.operands[i]);
     for (unsigned i = 0; ok && i < op->getNumResults(); ++i)
       ok = valid(op->getResult(i).getType(), candidate.results[i]);
+    if (ok && isReshape)
+      ok = sharesKeepReshapeParts(
+          op->getOperand(0).getType(), candidate.operands[0],
+          op->getResult(0).getType(), candidate.results[0], model);
     if (ok)
       list.push_back(std::move(candidate));
   }
@@ -787,7 +818,7 @@ void ShardingSearch::priceCandidates(Node &node) {
             : static_cast<double>(stageModel.elementBytes(
                   elementTypeOf(op->getResult(0).getType())));
     for (size_t k = 0; k < count; ++k) {
-      double elements = localElements(op->getResult(0).getType(), meshShape,
+      double elements = localElements(op->getResult(0).getType(), model,
                                       node.candidates[k].results[0]);
       node.memory[k] = elements * stateBytes;
       // The optimizer step reads and writes the state once.
@@ -812,7 +843,7 @@ void ShardingSearch::priceCandidates(Node &node) {
     // accumulates over micro-batches for the whole step.
     if (isa<nn::AccumulateOp>(op))
       node.memory[k] +=
-          localElements(op->getResult(0).getType(), meshShape,
+          localElements(op->getResult(0).getType(), model,
                         candidate.results[0]) *
           static_cast<double>(stageModel.elementBytes(elementType));
     // A copy of parameters made before the micro-batches is kept for the
@@ -820,7 +851,7 @@ void ShardingSearch::priceCandidates(Node &node) {
     bool keptForStep = beforeMicroBatches.contains(op);
     if (keptForStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
-        node.memory[k] += localElements(op->getResult(i).getType(), meshShape,
+        node.memory[k] += localElements(op->getResult(i).getType(), model,
                                         candidate.results[i]) *
                           static_cast<double>(stageModel.elementBytes(
                               elementTypeOf(op->getResult(i).getType())));
@@ -829,8 +860,8 @@ void ShardingSearch::priceCandidates(Node &node) {
     if ((options.training || explicitStep) && !keptForStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
         if (options.training || savedActivations.contains(op->getResult(i)))
-          node.activation[k] += localElements(op->getResult(i).getType(),
-                                              meshShape, candidate.results[i]) *
+          node.activation[k] += localElements(op->getResult(i).getType(), model,
+                                              candidate.results[i]) *
                                 static_cast<double>(stageModel.elementBytes(
                                     elementTypeOf(op->getResult(i).getType())));
     node.memory[k] += held * node.activation[k];
@@ -852,7 +883,7 @@ double ShardingSearch::transientBytes(Operation *op,
            savedActivations.contains(value) || beforeMicroBatches.contains(def);
   };
   auto bytesOf = [&](Value value, const NdSbp &layout) {
-    return localElements(value.getType(), meshShape, layout) *
+    return localElements(value.getType(), model, layout) *
            static_cast<double>(
                model.elementBytes(elementTypeOf(value.getType())));
   };
@@ -2184,7 +2215,8 @@ void ShardingSearch::explainChoices() {
 }
 
 void ShardingSearch::annotate(
-    StringRef requested, ArrayRef<std::pair<std::string, double>> baselines) {
+    StringRef requested, StringRef startLabel,
+    ArrayRef<std::pair<std::string, double>> baselines) {
   MLIRContext *context = module.getContext();
   OpBuilder builder(context);
   if (options.explain)
@@ -2252,7 +2284,8 @@ void ShardingSearch::annotate(
   module->setAttr(
       parplan::kLayoutPlanAttrName,
       sbp::LayoutPlanAttr::get(
-          context, model.getCluster().name, requested, options.strategy,
+          context, model.getCluster().name, requested,
+          (options.strategy + startLabel).str(),
           builder.getBoolAttr(static_cast<bool>(options.training) ||
                               explicitStep),
           stepTime, computeTime, communicationTime, overlapTime,
@@ -2328,14 +2361,26 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
   return success();
 }
 
+/// The rows of the batch a step (or micro-batch) reads: the greatest
+/// common divisor of the inputs' first extents; 0 without inputs.
+int64_t batchRows(func::FuncOp function) {
+  int64_t rows = 0;
+  function.walk([&](nn::InputOp input) {
+    auto type = dyn_cast<RankedTensorType>(input.getType());
+    if (type && type.getRank() > 0 && type.getDimSize(0) > 0)
+      rows = std::gcd(rows, type.getDimSize(0));
+  });
+  return rows;
+}
+
 struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
   using SbpAssignBase::SbpAssignBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SbpAssignOptions options{mesh,           strategy,    training, optimizer,
-                             mixedPrecision, shareLayers, starts,   explain,
-                             schedule,       memoryBudget};
+    SbpAssignOptions options{mesh,           strategy,     training, optimizer,
+                             mixedPrecision, shareLayers,  starts,   explain,
+                             schedule,       memoryBudget, shares};
     // A training step (nn-autodiff's output) states its backward pass, its
     // optimizer and its element types: nothing is added on top.
     if (module->hasAttr(parplan::kTrainingAttrName)) {
@@ -2413,65 +2458,114 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
         getAnalysis<ClusterAnalysis>().require(module, "sbp-assign");
     if (!cluster)
       return signalPassFailure();
-    std::optional<ShardingCostModel> model =
+    std::optional<ShardingCostModel> evenModel =
         ShardingCostModel::load(*cluster, shape, options.mixedPrecision, error);
-    if (!model) {
+    if (!evenModel) {
       module.emitError() << error;
       return signalPassFailure();
     }
     for (auto [name, mesh] : llvm::zip(stages->names, stages->meshes)) {
       if (std::optional<std::string> why =
-              cost::checkMesh(model->getCluster(), mesh)) {
+              cost::checkMesh(evenModel->getCluster(), mesh)) {
         module.emitError() << "stage mesh " << name << " on cluster '"
-                           << model->getCluster().name << "': " << *why;
+                           << evenModel->getCluster().name << "': " << *why;
         return signalPassFailure();
       }
       stages->models.push_back(ShardingCostModel::onMesh(
-          model->getCluster(), mesh, options.mixedPrecision));
+          evenModel->getCluster(), mesh, options.mixedPrecision));
     }
     if (stages->names.empty() && module.lookupSymbol("mesh")) {
       module.emitError() << "the module already has a symbol @mesh; "
                             "sbp-assign runs once";
       return signalPassFailure();
     }
+    if (options.shares != "auto" && options.shares != "speed" &&
+        options.shares != "even") {
+      module.emitError() << "unknown shares '" << options.shares
+                         << "' (expected auto, speed or even)";
+      return signalPassFailure();
+    }
+    // One mesh of mixed types is laid out with even parts and with each
+    // position's part by its speed; with shares=auto the least predicted
+    // step wins, even parts on a tie (a batch too small to share by speed,
+    // or a layout that needs parts exchanged along the shared axis, is
+    // better even).
+    MeshShares bySpeed;
+    if (stages->names.empty() && options.shares != "even")
+      bySpeed = speedShares(*cluster, evenModel->getMesh(), function,
+                            options.mixedPrecision, batchRows(function));
+    cost::DeviceMesh sharedMesh = evenModel->getMesh();
+    sharedMesh.shares = std::move(bySpeed);
+    std::vector<ShardingCostModel> models;
+    if (options.shares != "speed" || sharedMesh.shares.empty())
+      models.push_back(std::move(*evenModel));
+    if (!sharedMesh.shares.empty())
+      models.push_back(ShardingCostModel::onMesh(
+          *cluster, std::move(sharedMesh), options.mixedPrecision));
     // auto is the search and, under the same cost model, every shipped
     // baseline: the least predicted step wins, so that auto is never worse
     // than a baseline. A baseline that cannot lay the program out (a pin
     // of the user's it contradicts, no fit in memory) is left out quietly.
     bool isAuto = options.strategy == "auto";
+    bool searches = !isAuto || options.starts != "baselines";
     std::unique_ptr<ShardingSearch> best;
-    if (!isAuto || options.starts != "baselines") {
-      best = std::make_unique<ShardingSearch>(module, function, *model, options,
-                                              *stages);
-      if (failed(best->run()))
-        return signalPassFailure();
-    }
+    std::string bestLabel;
     // The predicted step of every start but the one kept.
     std::vector<std::pair<std::string, double>> others;
-    if (isAuto && options.starts != "search") {
+    auto keep = [&](std::unique_ptr<ShardingSearch> search, std::string label) {
+      if (!best) {
+        best = std::move(search);
+        bestLabel = std::move(label);
+        return;
+      }
+      if (search->getStepTime() < best->getStepTime()) {
+        std::swap(search, best);
+        std::swap(label, bestLabel);
+      }
+      others.emplace_back(search->getStrategy().str() + label,
+                          search->getStepTime());
+    };
+    bool searched = false;
+    for (const ShardingCostModel &model : models) {
+      std::string label = model.getShares().empty() ? "" : " (parts by speed)";
+      if (searches) {
+        // With two meshes, a failure is reported below if both fail.
+        std::optional<ScopedDiagnosticHandler> quiet;
+        if (models.size() > 1)
+          quiet.emplace(&getContext(), [](Diagnostic &) { return success(); });
+        auto search = std::make_unique<ShardingSearch>(module, function, model,
+                                                       options, *stages);
+        if (succeeded(search->run(/*giveUpUnfit=*/models.size() > 1))) {
+          searched = true;
+          keep(std::move(search), label);
+        }
+      }
+      if (!isAuto || options.starts == "search")
+        continue;
       ScopedDiagnosticHandler quiet(&getContext(),
                                     [](Diagnostic &) { return success(); });
       for (const char *baseline : kBaselines) {
         SbpAssignOptions start = options;
         start.strategy = baseline;
-        auto search = std::make_unique<ShardingSearch>(module, function, *model,
+        auto search = std::make_unique<ShardingSearch>(module, function, model,
                                                        start, *stages);
         if (failed(search->run(/*giveUpUnfit=*/true))) {
           PARPLAN_DEBUG(kSbpAssignDebugType,
                         debugLine(kSbpAssignDebugType)
-                            << "start " << baseline
+                            << "start " << baseline << label
                             << ": left out (no layout fits, or a pin "
                                "contradicts it)\n");
           continue;
         }
-        if (!best) {
-          best = std::move(search);
-          continue;
-        }
-        if (search->getStepTime() < best->getStepTime())
-          std::swap(search, best);
-        others.emplace_back(search->getStrategy().str(), search->getStepTime());
+        keep(std::move(search), label);
       }
+    }
+    if (searches && !searched) {
+      // Said again aloud: why the first mesh cannot be laid out.
+      if (models.size() > 1)
+        (void)ShardingSearch(module, function, models.front(), options, *stages)
+            .run();
+      return signalPassFailure();
     }
     if (!best) {
       module.emitError() << "sbp-assign: no baseline lays @main out "
@@ -2483,13 +2577,21 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
                       << "kept start " << best->getStrategy() << " (step "
                       << best->getStepTime() << " s) of " << others.size() + 1
                       << " laid out\n");
-    best->annotate(options.strategy, others);
+    best->annotate(options.strategy, bestLabel, others);
     if (!stages->names.empty())
       return;
     OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+    const ShardingCostModel &chosen = best->getModel();
+    ArrayAttr shares;
+    if (!chosen.getShares().empty()) {
+      SmallVector<Attribute> lists;
+      for (const std::vector<int64_t> &weights : chosen.getShares())
+        lists.push_back(builder.getDenseI64ArrayAttr(weights));
+      shares = builder.getArrayAttr(lists);
+    }
     sbp::MeshOp::create(builder, module.getLoc(), "mesh",
-                        builder.getDenseI64ArrayAttr(model->getMeshShape()),
-                        DenseI64ArrayAttr());
+                        builder.getDenseI64ArrayAttr(chosen.getMeshShape()),
+                        DenseI64ArrayAttr(), shares);
   }
 };
 

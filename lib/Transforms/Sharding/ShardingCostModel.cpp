@@ -13,6 +13,7 @@
 
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -109,7 +110,40 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
         peakOf(model.cluster.deviceTypeOf(model.slowestDevice), reference))
       model.slowestDevice = device;
   }
+  const MeshShares &shares = model.mesh.shares;
+  for (size_t axis = 0; axis < shares.size() && model.sharesAxis < 0; ++axis)
+    if (hasUnevenShares(shares, axis))
+      model.sharesAxis = static_cast<int64_t>(axis);
+  if (model.sharesAxis >= 0) {
+    const std::vector<int64_t> &weights =
+        shares[static_cast<size_t>(model.sharesAxis)];
+    double total = 0;
+    for (int64_t weight : weights)
+      total += static_cast<double>(weight);
+    for (int64_t weight : weights)
+      model.shareFractions.push_back(static_cast<double>(weight) / total);
+    model.shareSlowestDevices.assign(weights.size(), -1);
+    for (int64_t position = 0; position < model.mesh.size(); ++position) {
+      int64_t device = model.mesh.devices[static_cast<size_t>(position)];
+      int64_t &slowest = model.shareSlowestDevices[static_cast<size_t>(
+          meshCoordinate(model.mesh.shape,
+                         position)[static_cast<size_t>(model.sharesAxis)])];
+      if (slowest < 0 ||
+          peakOf(model.cluster.deviceTypeOf(device), reference) <
+              peakOf(model.cluster.deviceTypeOf(slowest), reference))
+        slowest = device;
+    }
+  }
   return model;
+}
+
+std::vector<int64_t> ShardingCostModel::largestBlockCoordinate() const {
+  std::vector<int64_t> coordinate(mesh.shape.size(), 0);
+  if (sharesAxis >= 0)
+    coordinate[static_cast<size_t>(sharesAxis)] =
+        std::max_element(shareFractions.begin(), shareFractions.end()) -
+        shareFractions.begin();
+  return coordinate;
 }
 
 double ShardingCostModel::getDeviceMemoryBytes() const {
@@ -151,20 +185,36 @@ double ShardingCostModel::computeTime(double flops, double bytes,
   return computeTime(LocalWork{flops, bytes, computeType(elementType)});
 }
 
-double ShardingCostModel::computeTime(const LocalWork &work) const {
-  const cost::DeviceType &device = getSlowestDeviceType();
+double ShardingCostModel::rooflineTime(const LocalWork &work,
+                                       int64_t device) const {
+  const cost::DeviceType &type = cluster.deviceTypeOf(device);
   if (std::optional<double> time =
-          cost::computeTime(work.flops, work.bytes, device, work.type))
+          cost::computeTime(work.flops, work.bytes, type, work.type))
     return *time;
   // A device without a peak for the type: price it at its f32 peak.
-  return cost::computeTime(work.flops, work.bytes, device,
-                           cost::ComputeType::F32)
+  return cost::computeTime(work.flops, work.bytes, type, cost::ComputeType::F32)
       .value_or(std::numeric_limits<double>::infinity());
+}
+
+double ShardingCostModel::computeTime(const LocalWork &work) const {
+  if (!work.bySharesAxis || sharesAxis < 0)
+    return rooflineTime(work, slowestDevice);
+  // Each position's share of the even part it was counted as.
+  auto positions = static_cast<double>(shareFractions.size());
+  double longest = 0;
+  for (size_t i = 0; i < shareFractions.size(); ++i) {
+    LocalWork share = work;
+    share.flops *= positions * shareFractions[i];
+    share.bytes *= positions * shareFractions[i];
+    longest = std::max(longest, rooflineTime(share, shareSlowestDevices[i]));
+  }
+  return longest;
 }
 
 std::optional<ShardingCostModel::LocalWork>
 ShardingCostModel::localWork(Operation *op, const std::vector<NdSbp> &operands,
-                             const std::vector<NdSbp> &results) const {
+                             const std::vector<NdSbp> &results,
+                             const std::vector<int64_t> *coordinate) const {
   auto shardable = dyn_cast<nn::ShardableOpInterface>(op);
   if (!shardable || op->getNumResults() == 0)
     return std::nullopt;
@@ -184,11 +234,23 @@ ShardingCostModel::localWork(Operation *op, const std::vector<NdSbp> &operands,
       byteScale = static_cast<double>(elementBytes(elementType)) / (bits / 8.0);
   }
   double fraction = localWorkFraction(operands, results, mesh.shape);
+  bool bySharesAxis = false;
+  if (sharesAxis >= 0) {
+    auto axis = static_cast<size_t>(sharesAxis);
+    for (const std::vector<NdSbp> *layouts : {&operands, &results})
+      for (const NdSbp &layout : *layouts)
+        bySharesAxis |= axis < layout.size() && layout[axis].isSplit();
+    if (bySharesAxis && coordinate) {
+      fraction *= static_cast<double>(shareFractions.size()) *
+                  shareFractions[static_cast<size_t>((*coordinate)[axis])];
+      bySharesAxis = false;
+    }
+  }
   return LocalWork{
       opCost->flops * fraction,
       static_cast<double>(opCost->bytesRead + opCost->bytesWritten) *
           byteScale * fraction,
-      computeType(elementType)};
+      computeType(elementType), bySharesAxis};
 }
 
 cost::TensorExtent ShardingCostModel::extent(Type type) const {
@@ -209,8 +271,8 @@ ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to, Type type) const {
       std::make_tuple(encode(from), encode(to), type.getAsOpaquePointer());
   auto [found, inserted] = boxingIndex.try_emplace(key, boxingCosts.size());
   if (inserted)
-    boxingCosts.push_back(
-        cost::boxingCost(from, to, extent(type), mesh.shape, axisLinks));
+    boxingCosts.push_back(cost::boxingCost(from, to, extent(type), mesh.shape,
+                                           axisLinks, mesh.shares));
   return boxingCosts[found->second];
 }
 
@@ -233,10 +295,22 @@ const ShardingCostModel *MeshCostModels::get(sbp::MeshOp mesh,
     return nullptr;
   }
   std::vector<int64_t> shape(mesh.getShape().begin(), mesh.getShape().end());
-  std::optional<ShardingCostModel> &model =
-      models[cost::formatMeshShape(shape)];
+  MeshShares shares = mesh.getMeshShares();
+  std::string key = cost::formatMeshShape(shape);
+  for (const std::vector<int64_t> &weights : shares) {
+    key += ";";
+    for (int64_t weight : weights)
+      key += std::to_string(weight) + ",";
+  }
+  std::optional<ShardingCostModel> &model = models[key];
   if (!model)
     model = ShardingCostModel::load(*cluster, shape, mixedPrecision, error);
+  if (model && !shares.empty() && model->getShares() != shares) {
+    cost::DeviceMesh placed = model->getMesh();
+    placed.shares = std::move(shares);
+    model =
+        ShardingCostModel::onMesh(*cluster, std::move(placed), mixedPrecision);
+  }
   return model ? &*model : nullptr;
 }
 
@@ -245,7 +319,75 @@ cost::DeviceMesh parplan::deviceMeshOf(sbp::MeshOp mesh) {
   placed.shape.assign(mesh.getShape().begin(), mesh.getShape().end());
   for (int64_t i = 0; i < mesh.getNumDevices(); ++i)
     placed.devices.push_back(mesh.getDeviceId(i));
+  placed.shares = mesh.getMeshShares();
   return placed;
+}
+
+MeshShares parplan::speedShares(const cost::Cluster &cluster,
+                                const cost::DeviceMesh &mesh,
+                                func::FuncOp function, bool mixedPrecision,
+                                int64_t rows) {
+  // The one axis along which the device types differ.
+  int64_t typedAxis = -1;
+  for (int64_t position = 0; position < mesh.size(); ++position) {
+    std::vector<int64_t> coordinate = meshCoordinate(mesh.shape, position);
+    for (size_t axis = 0; axis < mesh.shape.size(); ++axis) {
+      if (coordinate[axis] == 0)
+        continue;
+      std::vector<int64_t> first = coordinate;
+      first[axis] = 0;
+      int64_t device = mesh.devices[static_cast<size_t>(position)];
+      int64_t other =
+          mesh.devices[static_cast<size_t>(meshLinearIndex(mesh.shape, first))];
+      if (cluster.deviceTypeOf(device).name == cluster.deviceTypeOf(other).name)
+        continue;
+      if (typedAxis >= 0 && typedAxis != static_cast<int64_t>(axis))
+        return {};
+      typedAxis = static_cast<int64_t>(axis);
+    }
+  }
+  if (typedAxis < 0)
+    return {};
+  auto axis = static_cast<size_t>(typedAxis);
+  // Each position's device at coordinate 0 elsewhere: its type is the
+  // position's.
+  std::vector<double> seconds;
+  for (int64_t i = 0; i < mesh.shape[axis]; ++i) {
+    std::vector<int64_t> coordinate(mesh.shape.size(), 0);
+    coordinate[axis] = i;
+    cost::DeviceMesh alone{{1},
+                           {mesh.devices[static_cast<size_t>(
+                               meshLinearIndex(mesh.shape, coordinate))]}};
+    ShardingCostModel model =
+        ShardingCostModel::onMesh(cluster, std::move(alone), mixedPrecision);
+    double total = 0;
+    function.walk([&](Operation *op) {
+      if (std::optional<ShardingCostModel::LocalWork> work =
+              model.localWork(op, {}, {}))
+        total += model.computeTime(*work);
+    });
+    seconds.push_back(total);
+  }
+  double fastest = *std::min_element(seconds.begin(), seconds.end());
+  if (!(fastest > 0) || !std::isfinite(fastest))
+    return {};
+  std::vector<int64_t> thousandths;
+  for (double time : seconds)
+    thousandths.push_back(
+        std::max<int64_t>(1, std::llround(1000 * fastest / time)));
+  MeshShares shares(mesh.shape.size());
+  if (rows <= 0) {
+    shares[axis] = std::move(thousandths);
+    return shares;
+  }
+  for (size_t i = 0; i < thousandths.size(); ++i) {
+    int64_t part =
+        weightedShard(rows, thousandths, static_cast<int64_t>(i)).size;
+    if (part == 0)
+      return {};
+    shares[axis].push_back(part);
+  }
+  return shares;
 }
 
 /// `layout` with its Partial entries as Broadcast.

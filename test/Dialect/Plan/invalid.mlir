@@ -336,6 +336,33 @@ module attributes {plan.mesh_shape = array<i64: 2>} {
 
 // -----
 
+// Shares 3 : 1 cut 8 rows 6 and 2: device 1 holds 2, not the balanced 4.
+module attributes {plan.mesh_shape = array<i64: 2>, plan.mesh_shares = [array<i64: 3, 1>]} {
+  plan.program @fast devices = [0] {
+    %0 = plan.buffer kind = input {name = "x", logical_shape = array<i64: 8>, splits = array<i64: 0>} : memref<6xf32>
+  }
+  plan.program @slow devices = [1] {
+    // expected-error @+1 {{'plan.buffer' op device 1's block of the logical shape has extent [2], not the buffer's}}
+    %0 = plan.buffer kind = input {name = "x", logical_shape = array<i64: 8>, splits = array<i64: 0>} : memref<4xf32>
+  }
+}
+
+// -----
+
+// Collectives cut balanced parts: none exchanges parts along an axis of
+// uneven shares.
+module attributes {plan.mesh_shape = array<i64: 2>, plan.mesh_shares = [array<i64: 3, 1>]} {
+  plan.group @line mesh_axes = [0]
+  plan.program @fast devices = [0] {
+    %0 = plan.buffer : memref<6xf32>
+    %1 = plan.buffer : memref<8xf32>
+    // expected-error @+1 {{'plan.all_gather' op exchanges parts along mesh axis 0, whose shares are uneven; parts are balanced}}
+    plan.all_gather %0 into %1 on @line axis = 0 : memref<6xf32> -> memref<8xf32>
+  }
+}
+
+// -----
+
 module attributes {plan.mesh_shape = array<i64: 2, 2>} {
   plan.program @all devices = [0, 1, 2, 3] {
     // expected-error @+1 {{'plan.buffer' op splits need one entry per axis of the mesh (2)}}

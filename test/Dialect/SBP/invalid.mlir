@@ -45,6 +45,39 @@ sbp.mesh @twice(shape = 2x2, devices = [0, 3, 2, 3])
 
 // -----
 
+// expected-error @+1 {{'sbp.mesh' op shares: mesh axis 0 has 2 devices but 3 shares}}
+sbp.mesh @short_shares(shape = 2x4, shares = [[3, 1, 1], []])
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op shares: share 0 of mesh axis 1 is not in 1 .. 2^31}}
+sbp.mesh @zero_share(shape = 2x2, shares = [[], [1, 0]])
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op shares: shares for 2 mesh axes on a mesh of rank 1}}
+sbp.mesh @extra_shares(shape = 2, shares = [[1, 2], []])
+
+// -----
+
+sbp.mesh @shared(shape = 2x2, shares = [[3, 1], []])
+func.func @gather_uneven(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{'sbp.all_gather' op exchanges parts along mesh axis 0 of @shared, whose shares are uneven; there devices only reduce whole values or cut their own part}}
+  %0 = sbp.all_gather %x on @shared axis 0 [#sbp.s<0>, #sbp.b] -> [#sbp.b, #sbp.b] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+sbp.mesh @shared(shape = 2x2, shares = [[3, 1], []])
+func.func @scatter_uneven(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{'sbp.reduce_scatter' op exchanges parts along mesh axis 0 of @shared}}
+  %0 = sbp.reduce_scatter %x on @shared axis 0 [#sbp.p<sum>, #sbp.b] -> [#sbp.s<1>, #sbp.b] : tensor<8x4xf32>
+  return
+}
+
+// -----
+
 func.func @no_mesh(%x: tensor<4xf32>) {
   // expected-error @+1 {{'sbp.annotate' op @missing does not name an sbp.mesh}}
   %0 = sbp.annotate %x on @missing [#sbp.b] : tensor<4xf32>

@@ -3,9 +3,27 @@
 // CHECK: sbp.mesh @node(shape = 2x4)
 // CHECK: sbp.mesh @stage1(shape = 2x2, devices = [4, 5, 6, 7])
 // CHECK: sbp.mesh @line(shape = 8)
+// CHECK: sbp.mesh @mixed(shape = 2x4, shares = {{\[\[}}9, 5], []])
 sbp.mesh @node(shape = 2x4)
 sbp.mesh @stage1(shape = 2x2, devices = [4, 5, 6, 7])
 sbp.mesh @line(shape = 8)
+sbp.mesh @mixed(shape = 2x4, shares = [[9, 5], []])
+
+// Along an axis of uneven shares the devices reduce whole values and cut
+// their own parts; along the even axis anything goes.
+// CHECK-LABEL: func.func @uneven_shares
+func.func @uneven_shares(%x: tensor<14x8xf32>) -> tensor<14x8xf32> {
+  // CHECK: sbp.slice %{{.*}} on @mixed axis 0 [#sbp.b, #sbp.b] -> [#sbp.s<0>, #sbp.b]
+  %0 = sbp.slice %x on @mixed axis 0 [#sbp.b, #sbp.b] -> [#sbp.s<0>, #sbp.b] : tensor<14x8xf32>
+  // CHECK: sbp.all_gather %{{.*}} on @mixed axis 1 [#sbp.s<0>, #sbp.s<1>] -> [#sbp.s<0>, #sbp.b]
+  %1 = sbp.slice %0 on @mixed axis 1 [#sbp.s<0>, #sbp.b] -> [#sbp.s<0>, #sbp.s<1>] : tensor<14x8xf32>
+  %2 = sbp.all_gather %1 on @mixed axis 1 [#sbp.s<0>, #sbp.s<1>] -> [#sbp.s<0>, #sbp.b] : tensor<14x8xf32>
+  // CHECK: sbp.to_partial %{{.*}} on @mixed axis 0 [#sbp.s<0>, #sbp.b] -> [#sbp.p<sum>, #sbp.b]
+  %3 = sbp.to_partial %2 on @mixed axis 0 [#sbp.s<0>, #sbp.b] -> [#sbp.p<sum>, #sbp.b] : tensor<14x8xf32>
+  // CHECK: sbp.all_reduce %{{.*}} on @mixed axis 0 [#sbp.p<sum>, #sbp.b] -> [#sbp.b, #sbp.b]
+  %4 = sbp.all_reduce %3 on @mixed axis 0 [#sbp.p<sum>, #sbp.b] -> [#sbp.b, #sbp.b] : tensor<14x8xf32>
+  return %4 : tensor<14x8xf32>
+}
 
 // CHECK-LABEL: func.func @annotate
 func.func @annotate(%x: tensor<8x768xf32>) -> tensor<8x768xf32> {

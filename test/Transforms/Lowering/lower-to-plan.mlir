@@ -136,6 +136,34 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 
 // -----
 
+// Shares 3 : 1 (a fast device and a slow one): device 0 holds 3 of x's 4
+// rows, device 1 one, so each has a program of its own; the plan says the
+// shares, by which each device finds where its rows start (the slice of
+// the whole y). The figures of each kernel are its own device's work.
+// CHECK: module attributes {{{.*}}plan.mesh_shares = {{\[}}array<i64: 3, 1>]
+// CHECK: plan.program @program0 devices = [0] {
+// CHECK: plan.buffer kind = input {logical_shape = array<i64: 4, 6>, name = "x", splits = array<i64: 0>} : memref<3x6xf32>
+// CHECK: plan.kernel "matmul" {{.*}} outs(%{{.*}} : memref<3xf32>) {{{.*}}flops = 3.600000e+01 : f64}
+// CHECK: plan.kernel "slice" {{.*}} outs(%{{.*}} : memref<3xf32>) {attrs = {sizes = array<i64: 3>, starts = #plan.block_offset<shape = [4], splits = [0], dim = -1>
+// CHECK: plan.program @program1 devices = [1] {
+// CHECK: plan.buffer kind = input {logical_shape = array<i64: 4, 6>, name = "x", splits = array<i64: 0>} : memref<1x6xf32>
+// CHECK: plan.kernel "matmul" {{.*}} outs(%{{.*}} : memref<1xf32>) {{{.*}}flops = 1.200000e+01 : f64}
+// CHECK: plan.kernel "slice" {{.*}} outs(%{{.*}} : memref<1xf32>) {attrs = {sizes = array<i64: 1>
+sbp.mesh @mesh(shape = 2, shares = [[3, 1]])
+func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x6xf32>
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<6xf32>
+  %y = nn.matmul %x, %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.b]] -> [[#sbp.s<0>]]>} : tensor<4x6xf32>, tensor<6xf32> -> tensor<4xf32>
+  %e = nn.param "e" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %c = sbp.slice %e on @mesh axis 0 [#sbp.b] -> [#sbp.s<0>] : tensor<4xf32>
+  %sum = nn.add %y, %c {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %s = nn.reduce_sum %sum keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4xf32> -> tensor<f32>
+  %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> []>} %l : tensor<f32>
+}
+
+// -----
+
 // The all-reduce runs on a copy where the partial sum is read after it
 // (here by a second reduction of the sum, doubled): the copy keeps the
 // addend whole for that reader.

@@ -103,6 +103,9 @@ public:
   mlir::OpBuilder &getBuilder() { return builder; }
   const std::vector<int64_t> &getMeshShape() const { return meshShape; }
   const std::vector<int64_t> &getCoordinate() const { return coordinate; }
+  /// The mesh's shares of its splits (sbp.mesh `shares`; empty: even).
+  const MeshShares &getShares() const { return shares; }
+  void setShares(MeshShares meshShares) { shares = std::move(meshShares); }
   /// The named mesh lowered for (null: the plan's), and the device.
   mlir::FlatSymbolRefAttr getMesh() const { return mesh; }
   int64_t getDevice() const { return device; }
@@ -184,6 +187,7 @@ private:
   DeviceGroups &groups;
   std::vector<int64_t> meshShape;
   std::vector<int64_t> coordinate;
+  MeshShares shares;
   bool hasMesh;
   mlir::FlatSymbolRefAttr mesh;
   int64_t device = 0;

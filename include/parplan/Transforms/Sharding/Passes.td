@@ -91,6 +91,12 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
     - `memory-budget`: the bytes per device a plan may use, where less than
       a device's memory (default 0: all of it). The compile driver sets it
       when the arena plan-memory lays out misses the cost model's estimate.
+    - `shares`: on one mesh whose device types differ along one mesh axis
+      (a node of each type), `speed` gives each position along it a part
+      of every split in proportion to its devices' speed (`speedShares`,
+      stated as the mesh's `shares`), `even` the same part to every
+      device, and `auto` (default) lays the program out both ways and
+      keeps the least predicted step (even on a tie).
 
     Layouts pinned on named nodes (docs/sbp-annotations.md) come from the
     module's `sbp.annotations` (`{file, text}`, attached by the tools'
@@ -122,7 +128,9 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
            "or sequential">,
     Option<"memoryBudget", "memory-budget", "double", "0",
            "Bytes per device the layouts may use, below each device's "
-           "memory (0: all of it)">
+           "memory (0: all of it)">,
+    Option<"shares", "shares", "std::string", "\"auto\"",
+           "On a mesh of mixed device types: auto, speed or even parts">
   ];
   let dependentDialects = ["::parplan::sbp::SBPDialect"];
 }

@@ -18,6 +18,7 @@
 #include "parplan/Cost/Mesh.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Types.h"
 
@@ -73,6 +74,11 @@ public:
   const cost::DeviceMesh &getMesh() const { return mesh; }
   const std::vector<int64_t> &getMeshShape() const { return mesh.shape; }
   const std::vector<cost::Link> &getAxisLinks() const { return axisLinks; }
+  const MeshShares &getShares() const { return mesh.shares; }
+  /// The coordinate of a device holding the largest block of every layout:
+  /// the largest share along the axis of uneven shares, 0 elsewhere (the
+  /// first parts of balanced splits are the larger).
+  std::vector<int64_t> largestBlockCoordinate() const;
 
   /// The mesh device with the least memory, and the slowest one (lowest
   /// peak in the compute type): they bound memory and compute time.
@@ -97,17 +103,25 @@ public:
     double flops = 0;
     double bytes = 0;
     cost::ComputeType type = cost::ComputeType::F32;
+    /// The work is a split along the axis of uneven shares, counted as
+    /// an even part: each position there does its share of it.
+    bool bySharesAxis = false;
   };
   /// The work of `op` on one device of the mesh with its operands and
   /// results laid out as given: the op's own cost (getCost) times
   /// localWorkFraction. std::nullopt for an op without a cost. One formula
   /// for the search's compute time and the figures lower-to-plan writes on
-  /// each kernel for the simulator (docs/simulate.md).
-  std::optional<LocalWork> localWork(mlir::Operation *op,
-                                     const std::vector<NdSbp> &operands,
-                                     const std::vector<NdSbp> &results) const;
+  /// each kernel for the simulator (docs/simulate.md). With `coordinate`,
+  /// the work of the device there (its own share along the axis of uneven
+  /// shares).
+  std::optional<LocalWork>
+  localWork(mlir::Operation *op, const std::vector<NdSbp> &operands,
+            const std::vector<NdSbp> &results,
+            const std::vector<int64_t> *coordinate = nullptr) const;
   /// Roofline time of `work` on the slowest device (its f32 peak where it
-  /// has none for the type).
+  /// has none for the type); on a mesh of uneven shares, the longest of
+  /// the positions along that axis, each doing its share on its slowest
+  /// device.
   double computeTime(const LocalWork &work) const;
 
   /// The shape of a ranked tensor type and its elementBytes().
@@ -160,6 +174,12 @@ private:
   int64_t smallestMemoryDevice = 0;
   int64_t slowestDevice = 0;
   bool mixedPrecision = true;
+  /// The mesh axis of uneven shares (-1: none); per position along it, its
+  /// share of a split and its slowest device.
+  int64_t sharesAxis = -1;
+  std::vector<double> shareFractions;
+  std::vector<int64_t> shareSlowestDevices;
+  double rooflineTime(const LocalWork &work, int64_t device) const;
   /// The memo of boxing(): a hash of (from, to, type) to a position in
   /// `boxingCosts`, whose entries stay in place as it grows.
   mutable llvm::DenseMap<std::tuple<uint64_t, uint64_t, const void *>, size_t>
@@ -235,8 +255,23 @@ private:
   std::map<std::string, std::optional<ShardingCostModel>> models;
 };
 
-/// The shape and devices of `mesh` (0 .. N-1 when it lists none).
+/// The shape, devices (0 .. N-1 when it lists none) and shares of `mesh`.
 cost::DeviceMesh deviceMeshOf(sbp::MeshOp mesh);
+
+/// Whale's hardware-aware shares for `mesh`: where its devices' types
+/// differ along one mesh axis only (each node one type, say), that axis's
+/// positions weighted by how fast their devices run `function`'s ops (the
+/// inverse of the sum of the ops' roofline times, whole, on the position's
+/// devices). With `rows` (the batch's, 0: none) the weights are the rows
+/// each position takes, summing to `rows`, so that a split of the batch,
+/// or of any multiple of it (the rows times the sequence after a reshape),
+/// is exactly in proportion; else thousandths of the fastest. Empty where
+/// the types are alike or differ along more than one axis, or where
+/// `rows` leaves a position none.
+MeshShares speedShares(const cost::Cluster &cluster,
+                       const cost::DeviceMesh &mesh,
+                       mlir::func::FuncOp function, bool mixedPrecision,
+                       int64_t rows);
 
 /// The layout gradients take: Split stays Split, Broadcast becomes Partial
 /// (each user adds its contribution), Partial becomes Broadcast. The backward
