@@ -98,6 +98,16 @@ public:
 private:
   bool readPin(const YamlTree &entry, size_t index, LayoutPin &pin);
   bool readStage(const YamlTree &entry, size_t index, StagePin &stage);
+  /// `key`'s list of globs in `entry`, or none where it is absent and
+  /// not `required`.
+  bool
+  readGlobs(const YamlTree &entry, const char *key, const std::string &what,
+            bool required, std::vector<std::string> &nodes,
+            std::vector<std::shared_ptr<const LayoutPin::CompiledGlob>> &globs);
+  /// A replicate or split scope of `entry` (the file or a stage), if any.
+  bool readScope(const YamlTree &entry, const char *key, ScopePin::Kind kind,
+                 const std::string &stage, const std::string &what,
+                 std::vector<ScopePin> &scopes);
   bool readIntegers(const YamlTree *list, const char *listAt,
                     const std::string &what, int64_t minimum,
                     std::vector<int64_t> &out);
@@ -115,16 +125,33 @@ std::optional<Annotations> Reader::read(const YamlTree &root) {
     diags.failAt(1, 1, "empty annotations file");
     return std::nullopt;
   }
-  if (!cost::checkFields(root, "the annotations file", {"pins", "stages"},
+  if (!cost::checkFields(root, "the annotations file",
+                         {"pins", "stages", "replicate", "split", "balance"},
                          diags))
     return std::nullopt;
   const YamlTree *pins = root.get("pins");
   const YamlTree *stages = root.get("stages");
-  if (!pins && !stages) {
-    diags.fail(root.loc, "the annotations file: missing 'pins' or 'stages'");
+  if (!pins && !stages && !root.get("replicate") && !root.get("split")) {
+    diags.fail(root.loc, "the annotations file: missing 'pins', 'stages', "
+                         "'replicate' or 'split'");
     return std::nullopt;
   }
   Annotations annotations;
+  if (const YamlTree *balance = root.get("balance")) {
+    if (balance->kind != YamlTree::Scalar ||
+        (balance->value != "speed" && balance->value != "even")) {
+      diags.fail(valueAt(root, "balance"),
+                 "balance must be speed (each device's share by its speed) "
+                 "or even");
+      return std::nullopt;
+    }
+    annotations.evenShares = balance->value == "even";
+  }
+  if (!readScope(root, "replicate", ScopePin::Kind::Replicate, "", "replicate",
+                 annotations.scopes) ||
+      !readScope(root, "split", ScopePin::Kind::Split, "", "split",
+                 annotations.scopes))
+    return std::nullopt;
   for (auto [key, list] : {std::pair{"pins", pins}, {"stages", stages}}) {
     if (list && list->kind != YamlTree::Sequence) {
       diags.fail(valueAt(root, key),
@@ -145,7 +172,10 @@ std::optional<Annotations> Reader::read(const YamlTree &root) {
     std::map<int64_t, std::string> deviceStage;
     for (size_t i = 0; i < stages->children.size(); ++i) {
       StagePin stage;
-      if (!readStage(stages->children[i], i, stage))
+      if (!readStage(stages->children[i], i, stage) ||
+          !readScope(stages->children[i], "split", ScopePin::Kind::Split,
+                     stage.mesh, "stage " + quoted(stage.mesh) + ": split",
+                     annotations.scopes))
         return std::nullopt;
       for (const StagePin &earlier : annotations.stages)
         if (earlier.mesh == stage.mesh) {
@@ -199,8 +229,8 @@ bool Reader::readStage(const YamlTree &entry, size_t index, StagePin &stage) {
     if (const YamlTree *mesh = entry.get("mesh"))
       if (mesh->kind == YamlTree::Scalar && !mesh->value.empty())
         what = "stage " + quoted(mesh->value);
-  if (!cost::checkFields(entry, what, {"mesh", "devices", "shape", "nodes"},
-                         diags))
+  if (!cost::checkFields(entry, what,
+                         {"mesh", "devices", "shape", "nodes", "split"}, diags))
     return false;
   stage.location = diags.location(entry.loc);
   const YamlTree *mesh = entry.get("mesh");
@@ -226,13 +256,23 @@ bool Reader::readStage(const YamlTree &entry, size_t index, StagePin &stage) {
   } else {
     stage.shape = {static_cast<int64_t>(stage.devices.size())};
   }
-  const YamlTree *nodes = entry.get("nodes");
-  if (!nodes || nodes->kind != YamlTree::Sequence || nodes->children.empty())
-    return diags.fail(nodes ? valueAt(entry, "nodes") : entry.loc,
-                      what + ": nodes must be a non-empty list of globs");
-  for (const YamlTree &item : nodes->children) {
+  return readGlobs(entry, "nodes", what + ": nodes", /*required=*/true,
+                   stage.nodes, stage.globs);
+}
+
+bool Reader::readGlobs(
+    const YamlTree &entry, const char *key, const std::string &what,
+    bool required, std::vector<std::string> &nodes,
+    std::vector<std::shared_ptr<const LayoutPin::CompiledGlob>> &globs) {
+  const YamlTree *list = entry.get(key);
+  if (!list && !required)
+    return true;
+  if (!list || list->kind != YamlTree::Sequence || list->children.empty())
+    return diags.fail(list ? valueAt(entry, key) : entry.loc,
+                      what + " must be a non-empty list of globs");
+  for (const YamlTree &item : list->children) {
     if (item.kind != YamlTree::Scalar || item.value.empty())
-      return diags.fail(item.loc, what + ": nodes: expected a glob, not " +
+      return diags.fail(item.loc, what + ": expected a glob, not " +
                                       (item.kind == YamlTree::Scalar
                                            ? std::string("an empty string")
                                            : std::string(item.kindName())));
@@ -240,10 +280,25 @@ bool Reader::readStage(const YamlTree &entry, size_t index, StagePin &stage) {
     std::shared_ptr<const LayoutPin::CompiledGlob> glob =
         compileGlob(item.value, &reason);
     if (!glob)
-      return diags.fail(item.valueLoc, what + ": nodes: " + reason);
-    stage.nodes.push_back(item.value);
-    stage.globs.push_back(std::move(glob));
+      return diags.fail(item.valueLoc, what + ": " + reason);
+    nodes.push_back(item.value);
+    globs.push_back(std::move(glob));
   }
+  return true;
+}
+
+bool Reader::readScope(const YamlTree &entry, const char *key,
+                       ScopePin::Kind kind, const std::string &stage,
+                       const std::string &what, std::vector<ScopePin> &scopes) {
+  if (!entry.get(key))
+    return true;
+  ScopePin scope;
+  scope.kind = kind;
+  scope.stage = stage;
+  scope.location = diags.location(valueAt(entry, key));
+  if (!readGlobs(entry, key, what, /*required=*/true, scope.nodes, scope.globs))
+    return false;
+  scopes.push_back(std::move(scope));
   return true;
 }
 
@@ -375,11 +430,27 @@ bool LayoutPin::matches(StringRef name) const {
   return globMatches(node, glob, name);
 }
 
-bool StagePin::matches(StringRef name) const {
+/// Whether one of `nodes` (compiled as `globs`, where set) matches `name`.
+static bool anyGlobMatches(
+    const std::vector<std::string> &nodes,
+    const std::vector<std::shared_ptr<const LayoutPin::CompiledGlob>> &globs,
+    StringRef name) {
   for (size_t i = 0; i < nodes.size(); ++i)
     if (globMatches(nodes[i], i < globs.size() ? globs[i] : nullptr, name))
       return true;
   return false;
+}
+
+bool StagePin::matches(StringRef name) const {
+  return anyGlobMatches(nodes, globs, name);
+}
+
+bool ScopePin::matches(StringRef name) const {
+  return anyGlobMatches(nodes, globs, name);
+}
+
+const char *ScopePin::kindName() const {
+  return kind == Kind::Replicate ? "replicate" : "split";
 }
 
 std::vector<const LayoutPin *> Annotations::pinsFor(StringRef name) const {

@@ -225,9 +225,10 @@ TEST_CASE("annotations errors name the file, line and column",
         "a.yaml:1:1: unknown field 'pin' (did you mean 'pins'?)");
   CHECK(parseError("pins: []\nlayouts: []\n") ==
         "a.yaml:2:1: unknown field 'layouts' in the annotations file; "
-        "expected pins, stages");
+        "expected pins, stages, replicate, split, balance");
   CHECK(parseError("{}\n") ==
-        "a.yaml:1:1: the annotations file: missing 'pins' or 'stages'");
+        "a.yaml:1:1: the annotations file: missing 'pins', 'stages', "
+        "'replicate' or 'split'");
   CHECK(parseError("pins: 3\n") ==
         "a.yaml:1:7: pins must be a list, not a scalar");
   CHECK(parseError("pins:\n") == "a.yaml:1:1: pins must be a list, not "
@@ -330,6 +331,56 @@ TEST_CASE("stages pin nodes to meshes", "[annotations]") {
   byHand.nodes = {"a?"};
   CHECK(byHand.matches("ab"));
   CHECK_FALSE(byHand.matches("abc"));
+}
+
+TEST_CASE("Whale's replicate and split scopes, nested in stages",
+          "[annotations]") {
+  // Whale's pipeline of stages, a split inside the second stage, a
+  // replicated scope around them, and its switch to even shares.
+  Annotations annotations = mustParse("replicate: [\"transformer.*\"]\n"
+                                      "split: [\"classifier.*\"]\n"
+                                      "balance: even\n"
+                                      "stages:\n"
+                                      "  - mesh: first\n"
+                                      "    devices: [0, 1]\n"
+                                      "    nodes: [\"/h.0/*\"]\n"
+                                      "  - mesh: second\n"
+                                      "    devices: [2, 3]\n"
+                                      "    nodes: [\"/h.1/*\"]\n"
+                                      "    split: [\"/h.1/mlp/*\"]\n");
+  CHECK(annotations.evenShares);
+  REQUIRE(annotations.scopes.size() == 3);
+  const ScopePin &replicate = annotations.scopes[0];
+  CHECK(replicate.kind == ScopePin::Kind::Replicate);
+  CHECK(std::string(replicate.kindName()) == "replicate");
+  CHECK(replicate.stage.empty());
+  CHECK(replicate.location == "a.yaml:1:12");
+  CHECK(replicate.matches("transformer.h.0.mlp.c_fc.weight"));
+  CHECK_FALSE(replicate.matches("classifier.weight"));
+  CHECK(annotations.scopes[1].kind == ScopePin::Kind::Split);
+  CHECK(annotations.scopes[1].matches("classifier.bias"));
+  const ScopePin &nested = annotations.scopes[2];
+  CHECK(nested.kind == ScopePin::Kind::Split);
+  CHECK(nested.stage == "second");
+  CHECK(nested.matches("/h.1/mlp/MatMul"));
+  CHECK(nested.location == "a.yaml:11:12");
+  // Scopes alone make a file; balance is speed by default.
+  Annotations alone = mustParse("split: [\"fc*\"]\n");
+  CHECK_FALSE(alone.evenShares);
+  CHECK(alone.scopes.size() == 1);
+
+  CHECK(parseError("split: fc\n") ==
+        "a.yaml:1:8: split must be a non-empty list of globs");
+  CHECK(parseError("replicate: []\n") ==
+        "a.yaml:1:12: replicate must be a non-empty list of globs");
+  CHECK(parseError("split: [\"h.[0\"]\n") ==
+        "a.yaml:1:10: split: invalid glob pattern, unmatched '['");
+  CHECK(parseError("split: [a]\nbalance: fast\n") ==
+        "a.yaml:2:10: balance must be speed (each device's share by its "
+        "speed) or even");
+  CHECK(parseError("stages:\n  - mesh: a\n    devices: [0]\n"
+                   "    nodes: [x]\n    split: [[x]]\n") ==
+        "a.yaml:5:13: stage 'a': split: expected a glob, not a list");
 }
 
 TEST_CASE("stage errors name the file, line and column", "[annotations]") {

@@ -78,12 +78,42 @@ struct StagePin {
   std::vector<std::shared_ptr<const LayoutPin::CompiledGlob>> globs;
 };
 
+/// A scope of Whale's primitives over named nodes: `replicate` keeps the
+/// parameters of the nodes it names whole on every device (data
+/// parallelism around them); `split` splits their matrix products over
+/// the mesh's last axis, column then row (tensor parallelism, as
+/// Megatron-LM splits a transformer's). A scope inside a stage
+/// (`stages[].split`) holds only that stage's nodes.
+struct ScopePin {
+  enum class Kind { Replicate, Split };
+  Kind kind = Kind::Replicate;
+  /// Globs, as LayoutPin::node.
+  std::vector<std::string> nodes;
+  /// The stage's mesh the scope is nested in; empty at the top.
+  std::string stage;
+  /// "FILE:LINE:COL" of the scope.
+  std::string location;
+
+  /// Whether one of the globs matches the whole of `name`.
+  bool matches(llvm::StringRef name) const;
+  /// "replicate" or "split".
+  const char *kindName() const;
+
+  std::vector<std::shared_ptr<const LayoutPin::CompiledGlob>> globs;
+};
+
 /// The contents of an annotations file.
 struct Annotations {
   /// In file order.
   std::vector<LayoutPin> pins;
   /// In file order: the stages' meshes are disjoint.
   std::vector<StagePin> stages;
+  /// Whale's replicate and split scopes, at the top first, then each
+  /// stage's, in file order.
+  std::vector<ScopePin> scopes;
+  /// Whale's switch from hardware-aware balancing to even shares
+  /// (`balance: even`; default `speed`).
+  bool evenShares = false;
 
   /// The pins whose glob matches `name`, in file order.
   std::vector<const LayoutPin *> pinsFor(llvm::StringRef name) const;

@@ -348,6 +348,9 @@ void PlaceStagesPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  // The annotations' `balance: even`: Whale's switch to even shares.
+  if (annotations && annotations->evenShares)
+    evenShares = true;
   Placement placement;
   if (pinned) {
     placement.pins = &annotations->stages;

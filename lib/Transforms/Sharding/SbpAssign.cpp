@@ -446,6 +446,15 @@ private:
   LogicalResult collectPins();
   LogicalResult addPin(Operation *op, Pin pin);
   LogicalResult addStrategyPins();
+  /// Whale's replicate and split scopes of the annotations.
+  LogicalResult addScopePins(const Annotations &annotations);
+  /// Megatron-LM's tensor parallelism on the last mesh axis, for the
+  /// weights `inScope` admits: a matmul by a weight is column-parallel
+  /// (weight S(1)) unless its input derives from a column-parallel matmul
+  /// since the last layer norm, which makes it row-parallel (weight S(0))
+  /// and closes the pair; embedding tables split by rows. Pins by `origin`.
+  LogicalResult pinColumnThenRow(llvm::function_ref<bool(nn::ParamOp)> inScope,
+                                 const std::string &origin);
   LogicalResult applyPins();
   /// Groups the nodes into classes, on stages of alike meshes together
   /// when `shareStages`. The class-uses of a finer grouping take their
@@ -1083,6 +1092,8 @@ LogicalResult ShardingSearch::collectPins() {
                << layoutPin.location << ": pin '" << layoutPin.node
                << "' matches no node of @" << function.getName();
   }
+  if (annotations && failed(addScopePins(*annotations)))
+    return failure();
   if (failed(addStrategyPins()))
     return failure();
   return applyPins();
@@ -1134,20 +1145,30 @@ LogicalResult ShardingSearch::addStrategyPins() {
   }
   if (!megatron || conflict)
     return failure(conflict);
-  // Column-then-row: a matmul by a weight is column-parallel (weight S(1))
-  // unless its input derives from a column-parallel matmul since the last
-  // layer norm, which makes it row-parallel (weight S(0)) and closes the
-  // pair. Embedding tables split by rows (vocabulary-parallel).
+  return pinColumnThenRow([](nn::ParamOp) { return true; },
+                          "strategy " + options.strategy);
+}
+
+LogicalResult
+ShardingSearch::pinColumnThenRow(llvm::function_ref<bool(nn::ParamOp)> inScope,
+                                 const std::string &origin) {
+  size_t rank = meshShape.size();
+  bool conflict = false;
   DenseSet<Value> fromColumn;
   // In a training step, the forward pass's products decide: the backward
   // pass's read the same weights at layouts of their own.
   std::optional<DenseSet<Operation *>> forward;
   if (explicitStep)
     forward = parplan::forwardPassOps(function);
-  auto tensorAxisPin = [&](Operation *param, Sbp sbp) {
-    PinnedLayout layout(rank);
-    layout[rank - 1] = sbp;
-    fullPin(param, 0, layout);
+  auto tensorAxisPin = [&](nn::ParamOp param, Sbp sbp) {
+    if (!inScope(param))
+      return;
+    Pin pin;
+    pin.results.resize(1);
+    pin.results[0] = PinnedLayout(rank);
+    (*pin.results[0])[rank - 1] = sbp;
+    pin.origins.push_back(origin);
+    conflict |= failed(addPin(param, std::move(pin)));
   };
   for (Node &node : nodes) {
     if (node.isSink())
@@ -1163,7 +1184,8 @@ LogicalResult ShardingSearch::addStrategyPins() {
     auto matmul = dyn_cast<nn::MatMulOp>(op);
     nn::ParamOp weight =
         matmul ? nn::paramBehindCasts(matmul.getRhs()) : nullptr;
-    if (weight && staticShape(weight.getType()).size() == 2) {
+    if (weight && staticShape(weight.getType()).size() == 2 &&
+        inScope(weight)) {
       bool row = fromColumn.contains(matmul.getLhs());
       // A weight read transposed keeps its rows in dimension 1.
       bool stored = matmul.getTransposeRhs();
@@ -1181,6 +1203,69 @@ LogicalResult ShardingSearch::addStrategyPins() {
         fromColumn.insert(result);
   }
   return failure(conflict);
+}
+
+LogicalResult ShardingSearch::addScopePins(const Annotations &annotations) {
+  size_t rank = meshShape.size();
+  // A parameter is in a scope where the scope's globs name it or the node
+  // reading it (a weight is often named by its layer), and, in a stage's
+  // scope, where it is on that stage.
+  auto within = [&](const ScopePin &scope, nn::ParamOp param) {
+    if (!scope.stage.empty()) {
+      auto stage =
+          param->getAttrOfType<FlatSymbolRefAttr>(parplan::kStageAttrName);
+      if (!stage || stage.getValue() != scope.stage)
+        return false;
+    }
+    if (scope.matches(nodeName(param)))
+      return true;
+    return llvm::any_of(param->getUsers(), [&](Operation *user) {
+      return scope.matches(nodeName(user));
+    });
+  };
+  // A split nested in a replicated scope keeps the last axis to itself
+  // (Whale's replicate(N) around split(M): N replicas of an M-way split).
+  auto inSomeSplit = [&](nn::ParamOp param) {
+    return llvm::any_of(annotations.scopes, [&](const ScopePin &scope) {
+      return scope.kind == ScopePin::Kind::Split && within(scope, param);
+    });
+  };
+  for (const ScopePin &scope : annotations.scopes) {
+    std::string origin = scope.location + ": " + scope.kindName();
+    auto inScope = [&](nn::ParamOp param) { return within(scope, param); };
+    bool used = false;
+    for (Node &node : nodes) {
+      auto param = node.isSink() ? nullptr : dyn_cast<nn::ParamOp>(node.op);
+      if (param && inScope(param))
+        used = true;
+    }
+    if (!used)
+      return module.emitError()
+             << origin << " matches no parameter of @" << function.getName()
+             << (scope.stage.empty() ? "" : " on stage @" + scope.stage);
+    if (scope.kind == ScopePin::Kind::Split) {
+      if (rank < 2 && meshShape.front() == 1)
+        continue;
+      if (failed(pinColumnThenRow(inScope, origin)))
+        return failure();
+      continue;
+    }
+    // Replicated: whole on every device.
+    for (Node &node : nodes) {
+      auto param = node.isSink() ? nullptr : dyn_cast<nn::ParamOp>(node.op);
+      if (!param || !inScope(param))
+        continue;
+      Pin pin;
+      pin.results.resize(1);
+      pin.results[0] = PinnedLayout(rank, Sbp::broadcast());
+      if (rank > 1 && inSomeSplit(param))
+        (*pin.results[0])[rank - 1] = std::nullopt;
+      pin.origins.push_back(origin);
+      if (failed(addPin(param, std::move(pin))))
+        return failure();
+    }
+  }
+  return success();
 }
 
 LogicalResult ShardingSearch::applyPins() {
@@ -2490,6 +2575,12 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
     // step wins, even parts on a tie (a batch too small to share by speed,
     // or a layout that needs parts exchanged along the shared axis, is
     // better even).
+    // The annotations' `balance: even` is Whale's switch to even shares.
+    std::string noAnnotations;
+    if (std::optional<Annotations> annotations =
+            carriedAnnotations(module, noAnnotations);
+        annotations && annotations->evenShares)
+      options.shares = "even";
     MeshShares bySpeed;
     if (stages->names.empty() && options.shares != "even")
       bySpeed = speedShares(*cluster, evenModel->getMesh(), function,
