@@ -923,7 +923,15 @@ parplan::driver::searchPipeline(
     OwningOpRef<ModuleOp> baselines = trials.takeOther();
     if (others->step && baselines) {
       if (*others->step < *best.step) {
-        addBaseline(*baselines, "auto", *best.step);
+        // The search's start by its name (`auto`, or `auto (parts by
+        // speed)` where one mesh split the batch by speed), and the
+        // starts it beat.
+        auto searched = (*laidOut)->getAttrOfType<sbp::LayoutPlanAttr>(
+            parplan::kLayoutPlanAttrName);
+        addBaseline(*baselines, searched.getStart(), *best.step);
+        for (NamedAttribute entry : searched.getBaselines())
+          addBaseline(*baselines, entry.getName().getValue(),
+                      cast<FloatAttr>(entry.getValue()).getValueAsDouble());
         laidOut = std::move(baselines);
         best = *others;
       } else {
