@@ -121,14 +121,42 @@ static parplan::PlacedMesh placedMesh(Operation *op, FlatSymbolRefAttr ref) {
   SmallVector<int64_t> shape = planMeshShape(op);
   parplan::PlacedMesh mesh{std::vector<int64_t>(shape.begin(), shape.end()),
                            {}};
-  if (auto module = op->getParentOfType<ModuleOp>())
-    if (auto shares =
-            module->getAttrOfType<ArrayAttr>(parplan::kPlanMeshSharesAttrName))
-      for (Attribute weights : shares)
-        if (auto list = dyn_cast<DenseI64ArrayAttr>(weights))
-          mesh.shares.emplace_back(list.asArrayRef().begin(),
-                                   list.asArrayRef().end());
+  // Shares that are not the mesh's are plan.program's to report; here
+  // they cut nothing.
+  std::string invalid;
+  if (planMeshShares(op, mesh.shape, mesh.shares, invalid))
+    mesh.shares.clear();
   return mesh;
+}
+
+bool parplan::plan::planMeshShares(Operation *op,
+                                   const std::vector<int64_t> &meshShape,
+                                   MeshShares &shares, std::string &invalid) {
+  shares.clear();
+  auto module = op->getParentOfType<ModuleOp>();
+  auto lists =
+      module
+          ? module->getAttrOfType<ArrayAttr>(parplan::kPlanMeshSharesAttrName)
+          : ArrayAttr();
+  if (!module || !module->hasAttr(parplan::kPlanMeshSharesAttrName))
+    return false;
+  if (!lists) {
+    invalid = "not a list of array<i64>";
+    return true;
+  }
+  for (Attribute weights : lists) {
+    auto list = dyn_cast<DenseI64ArrayAttr>(weights);
+    if (!list) {
+      invalid = "an entry is not an array<i64> of weights";
+      return true;
+    }
+    shares.emplace_back(list.asArrayRef().begin(), list.asArrayRef().end());
+  }
+  if (std::optional<std::string> error = checkShares(meshShape, shares)) {
+    invalid = *error;
+    return true;
+  }
+  return false;
 }
 
 /// A `mesh` attribute naming a plan.mesh.
@@ -222,6 +250,14 @@ LogicalResult ProgramOp::verify() {
   ArrayRef<int64_t> devices = getDevices();
   if (devices.empty())
     return emitOpError() << "needs at least one device";
+  SmallVector<int64_t> planShape = planMeshShape(*this);
+  MeshShares shares;
+  std::string invalid;
+  if (planMeshShares(*this,
+                     std::vector<int64_t>(planShape.begin(), planShape.end()),
+                     shares, invalid))
+    return emitOpError() << "reads the plan's "
+                         << parplan::kPlanMeshSharesAttrName << ": " << invalid;
   for (size_t i = 0; i < devices.size(); ++i)
     if (devices[i] < 0 || (i > 0 && devices[i] <= devices[i - 1]))
       return emitOpError() << "devices must be ascending and non-negative";

@@ -108,6 +108,10 @@ LogicalResult MeshOp::verify() {
           std::vector<int64_t>(getShape().begin(), getShape().end()),
           getMeshShares()))
     return emitOpError() << "shares: " << *error;
+  if (getShares() && getDevices())
+    return emitOpError() << "lists devices and shares: shares are the plan's "
+                            "own mesh's; a mesh over listed devices (a "
+                            "stage) splits evenly";
   std::optional<ArrayRef<int64_t>> devices = getDevices();
   if (!devices)
     return success();

@@ -7,6 +7,8 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace parplan;
 
@@ -142,7 +144,16 @@ Value DeviceLowering::scalarConstant(Location loc, Type elementType,
 
 Value DeviceLowering::firstAlongAxis(Location loc, Type elementType,
                                      int64_t meshAxis, bool scalar) {
+  // One element per device, split along the axis: the first holds 1. On
+  // an axis of uneven shares a split cuts by the weights, so the constant
+  // has their sum of elements, each device's block its weight of them,
+  // summed to one.
+  bool weighted = hasUnevenShares(shares, static_cast<size_t>(meshAxis));
   int64_t n = meshShape[meshAxis];
+  if (weighted) {
+    const std::vector<int64_t> &weights = shares[static_cast<size_t>(meshAxis)];
+    n = std::accumulate(weights.begin(), weights.end(), int64_t{0});
+  }
   NdSbp layout(meshShape.size(), Sbp::broadcast());
   layout[meshAxis] = Sbp::split(0);
   auto logical = RankedTensorType::get({n}, elementType);
@@ -152,11 +163,19 @@ Value DeviceLowering::firstAlongAxis(Location loc, Type elementType,
         isa<FloatType>(elementType)
             ? Attribute(builder.getFloatAttr(elementType, i == 0 ? 1.0 : 0.0))
             : Attribute(builder.getIntegerAttr(elementType, i == 0 ? 1 : 0)));
-  auto buffer = makeBuffer(loc, MemRefType::get({1}, elementType),
-                           plan::BufferKind::constant);
+  auto buffer =
+      makeBuffer(loc, localType(logical, layout), plan::BufferKind::constant);
   buffer.setLogicalShapeAttr(builder.getDenseI64ArrayAttr({n}));
   buffer.setSplitsAttr(splitsOf(layout));
   buffer.setValueAttr(DenseElementsAttr::get(logical, values));
+  if (weighted)
+    return kernel(
+        loc, "reduce_sum", buffer.getResult(),
+        MemRefType::get(scalar ? ArrayRef<int64_t>() : ArrayRef<int64_t>{1},
+                        elementType),
+        builder.getDictionaryAttr(
+            {builder.getNamedAttr("axes", builder.getDenseI64ArrayAttr({})),
+             builder.getNamedAttr("keepdims", builder.getBoolAttr(!scalar))}));
   if (!scalar)
     return buffer.getResult();
   return kernel(loc, "reshape", buffer.getResult(),

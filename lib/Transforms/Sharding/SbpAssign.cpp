@@ -283,22 +283,25 @@ bool splitsDivide(Type type, const NdSbp &layout,
 /// Whether a reshape from `in` laid out by `from` to `out` laid out by
 /// `to` keeps every device's elements on a mesh of uneven shares: a split
 /// along that axis cuts the reshaped dimensions in proportion, and the
-/// parts of, say, 64 rows and of their 32768 rows times columns differ.
-/// (The other axes cut evenly: splitsDivide.)
+/// parts of, say, 64 rows and of their 32768 rows times columns differ;
+/// an inner axis then cuts each position's part, evenly or not. Every
+/// device is checked (meshes of uneven shares are one node per position).
 bool sharesKeepReshapeParts(Type in, const NdSbp &from, Type out,
                             const NdSbp &to, const ShardingCostModel &model) {
   const std::vector<int64_t> &meshShape = model.getMeshShape();
   const MeshShares &shares = model.getShares();
-  for (size_t axis = 0; axis < meshShape.size(); ++axis) {
-    if (!hasUnevenShares(shares, axis))
-      continue;
-    std::vector<int64_t> coordinate(meshShape.size(), 0);
-    for (int64_t &i = coordinate[axis]; i < meshShape[axis]; ++i)
-      if (deviceSlice(staticShape(in), meshShape, from, coordinate, shares)
-              .numElements() !=
-          deviceSlice(staticShape(out), meshShape, to, coordinate, shares)
-              .numElements())
-        return false;
+  bool uneven = false;
+  for (size_t axis = 0; axis < meshShape.size(); ++axis)
+    uneven |= hasUnevenShares(shares, axis);
+  if (!uneven)
+    return true;
+  for (int64_t position = 0; position < meshSize(meshShape); ++position) {
+    std::vector<int64_t> coordinate = meshCoordinate(meshShape, position);
+    if (deviceSlice(staticShape(in), meshShape, from, coordinate, shares)
+            .numElements() !=
+        deviceSlice(staticShape(out), meshShape, to, coordinate, shares)
+            .numElements())
+      return false;
   }
   return true;
 }
@@ -2447,12 +2450,13 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
 }
 
 /// The rows of the batch a step (or micro-batch) reads: the greatest
-/// common divisor of the inputs' first extents; 0 without inputs.
+/// common divisor of the inputs' first extents over one (an input of one
+/// row, position ids say, is not batched); 0 without such inputs.
 int64_t batchRows(func::FuncOp function) {
   int64_t rows = 0;
   function.walk([&](nn::InputOp input) {
     auto type = dyn_cast<RankedTensorType>(input.getType());
-    if (type && type.getRank() > 0 && type.getDimSize(0) > 0)
+    if (type && type.getRank() > 0 && type.getDimSize(0) > 1)
       rows = std::gcd(rows, type.getDimSize(0));
   });
   return rows;

@@ -349,6 +349,24 @@ module attributes {plan.mesh_shape = array<i64: 2>, plan.mesh_shares = [array<i6
 
 // -----
 
+// Shares that are not the plan mesh's.
+module attributes {plan.mesh_shape = array<i64: 4>, plan.mesh_shares = [array<i64: 3, 1>]} {
+  // expected-error @+1 {{'plan.program' op reads the plan's plan.mesh_shares: mesh axis 0 has 4 devices but 2 shares}}
+  plan.program @all devices = [0, 1, 2, 3] {
+    %0 = plan.buffer kind = input {name = "x", logical_shape = array<i64: 8>, splits = array<i64: 0>} : memref<2xf32>
+  }
+}
+
+// -----
+
+module attributes {plan.mesh_shape = array<i64: 2>, plan.mesh_shares = [3, 1]} {
+  // expected-error @+1 {{'plan.program' op reads the plan's plan.mesh_shares: an entry is not an array<i64> of weights}}
+  plan.program @all devices = [0, 1] {
+  }
+}
+
+// -----
+
 // Collectives cut balanced parts: none exchanges parts along an axis of
 // uneven shares.
 module attributes {plan.mesh_shape = array<i64: 2>, plan.mesh_shares = [array<i64: 3, 1>]} {

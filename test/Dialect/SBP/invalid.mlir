@@ -60,6 +60,11 @@ sbp.mesh @extra_shares(shape = 2, shares = [[1, 2], []])
 
 // -----
 
+// expected-error @+1 {{'sbp.mesh' op lists devices and shares: shares are the plan's own mesh's; a mesh over listed devices (a stage) splits evenly}}
+sbp.mesh @stage_shares(shape = 2, devices = [2, 3], shares = [[3, 1]])
+
+// -----
+
 sbp.mesh @shared(shape = 2x2, shares = [[3, 1], []])
 func.func @gather_uneven(%x: tensor<8x4xf32>) {
   // expected-error @+1 {{'sbp.all_gather' op exchanges parts along mesh axis 0 of @shared, whose shares are uneven; there devices only reduce whole values or cut their own part}}

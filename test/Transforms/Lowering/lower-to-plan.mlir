@@ -164,6 +164,27 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 
 // -----
 
+// A whole value made a partial sum along an axis of shares 3 : 1: the
+// device at coordinate 0 keeps it, the other adds zeros. The constant that
+// says which is split by the shares too (3 elements and 1 of 4), each
+// device's block summed to one element.
+// CHECK: plan.program @program0 devices = [0] {
+// CHECK: %[[C0:.*]] = plan.buffer kind = constant {logical_shape = array<i64: 4>, splits = array<i64: 0>, value = dense<[1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]> : tensor<4xf32>} : memref<3xf32>
+// CHECK: plan.kernel "reduce_sum" ins(%[[C0]] : memref<3xf32>) outs(%[[K0:.*]] : memref<1xf32>) {attrs = {axes = array<i64>, keepdims = true}}
+// CHECK: plan.kernel "mul" ins(%{{.*}}, %[[K0]] : memref<6xf32>, memref<1xf32>)
+// CHECK: plan.program @program1 devices = [1] {
+// CHECK: plan.buffer kind = constant {{.*}} : memref<1xf32>
+sbp.mesh @mesh(shape = 2, shares = [[3, 1]])
+func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<6xf32>
+  %p = sbp.to_partial %w on @mesh axis 0 [#sbp.b] -> [#sbp.p<sum>] : tensor<6xf32>
+  %s = nn.reduce_sum %p keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.p<sum>]] -> [[#sbp.p<sum>]]>} : tensor<6xf32> -> tensor<f32>
+  %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> []>} %l : tensor<f32>
+}
+
+// -----
+
 // The all-reduce runs on a copy where the partial sum is read after it
 // (here by a second reduction of the sum, doubled): the copy keeps the
 // addend whole for that reader.

@@ -36,6 +36,12 @@ BufferKind toPlanBufferKind(parplan::BufferKind kind);
 /// Programs and groups naming a plan.mesh read coordinates in that one.
 llvm::SmallVector<int64_t> planMeshShape(mlir::Operation *op);
 
+/// The plan's `plan.mesh_shares` for a mesh of `meshShape`, into `shares`
+/// (empty without the attribute). True, with `invalid` set to why, where
+/// they are not shares of that mesh.
+bool planMeshShares(mlir::Operation *op, const std::vector<int64_t> &meshShape,
+                    MeshShares &shares, std::string &invalid);
+
 /// The bytes of a buffer of `type` (an i1 takes a byte).
 int64_t bufferBytes(mlir::MemRefType type);
 
