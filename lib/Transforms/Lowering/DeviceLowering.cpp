@@ -146,13 +146,16 @@ Value DeviceLowering::firstAlongAxis(Location loc, Type elementType,
                                      int64_t meshAxis, bool scalar) {
   // One element per device, split along the axis: the first holds 1. On
   // an axis of uneven shares a split cuts by the weights, so the constant
-  // has their sum of elements, each device's block its weight of them,
-  // summed to one.
+  // has their sum (over their common divisor) of elements, each device's
+  // block its weight of them, summed to one.
   bool weighted = hasUnevenShares(shares, static_cast<size_t>(meshAxis));
   int64_t n = meshShape[meshAxis];
   if (weighted) {
     const std::vector<int64_t> &weights = shares[static_cast<size_t>(meshAxis)];
-    n = std::accumulate(weights.begin(), weights.end(), int64_t{0});
+    int64_t common = 0;
+    for (int64_t weight : weights)
+      common = std::gcd(common, weight);
+    n = std::accumulate(weights.begin(), weights.end(), int64_t{0}) / common;
   }
   NdSbp layout(meshShape.size(), Sbp::broadcast());
   layout[meshAxis] = Sbp::split(0);

@@ -134,16 +134,13 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
         slowest = device;
     }
   }
+  model.largestBlock.assign(model.mesh.shape.size(), 0);
+  if (model.sharesAxis >= 0)
+    model.largestBlock[static_cast<size_t>(model.sharesAxis)] =
+        std::max_element(model.shareFractions.begin(),
+                         model.shareFractions.end()) -
+        model.shareFractions.begin();
   return model;
-}
-
-std::vector<int64_t> ShardingCostModel::largestBlockCoordinate() const {
-  std::vector<int64_t> coordinate(mesh.shape.size(), 0);
-  if (sharesAxis >= 0)
-    coordinate[static_cast<size_t>(sharesAxis)] =
-        std::max_element(shareFractions.begin(), shareFractions.end()) -
-        shareFractions.begin();
-  return coordinate;
 }
 
 double ShardingCostModel::getDeviceMemoryBytes() const {

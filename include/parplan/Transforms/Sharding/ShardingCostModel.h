@@ -78,7 +78,9 @@ public:
   /// The coordinate of a device holding the largest block of every layout:
   /// the largest share along the axis of uneven shares, 0 elsewhere (the
   /// first parts of balanced splits are the larger).
-  std::vector<int64_t> largestBlockCoordinate() const;
+  const std::vector<int64_t> &largestBlockCoordinate() const {
+    return largestBlock;
+  }
 
   /// The mesh device with the least memory, and the slowest one (lowest
   /// peak in the compute type): they bound memory and compute time.
@@ -179,6 +181,9 @@ private:
   int64_t sharesAxis = -1;
   std::vector<double> shareFractions;
   std::vector<int64_t> shareSlowestDevices;
+  /// largestBlockCoordinate(), set once: the search asks for it per
+  /// candidate.
+  std::vector<int64_t> largestBlock;
   double rooflineTime(const LocalWork &work, int64_t device) const;
   /// The memo of boxing(): a hash of (from, to, type) to a position in
   /// `boxingCosts`, whose entries stay in place as it grows.
