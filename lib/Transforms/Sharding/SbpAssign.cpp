@@ -586,6 +586,13 @@ private:
   /// With micro-batches: the copies of parameters run once before them
   /// and kept for the whole step (opsBeforeMicroBatches).
   DenseSet<Operation *> beforeMicroBatches;
+  /// On stages without micro-batches, what moves between them outside the
+  /// chain of a micro-batch's activations and their gradients: copies of
+  /// parameters (parameterCopies), which the program moves before its
+  /// forward, and the ops reading parts of a parameter's gradient alone
+  /// (parameterGradientOps), which wait for the update only.
+  DenseSet<Operation *> parameterCopiesOfOneMicroBatch,
+      gradientPartsOfOneMicroBatch;
   /// Whether a node runs once per step (the sinks, the parameters, their
   /// copies before the micro-batches and what follows them), not once per
   /// micro-batch.
@@ -636,6 +643,19 @@ private:
     return !use.tie && !nodes[use.consumer].isSink() &&
            stageOf(nodes[use.producer]) != stageOf(nodes[use.consumer]);
   }
+  /// Whether a use between stages of one micro-batch moves a part of a
+  /// parameter's gradient that only such parts read where it goes.
+  bool movesGradientPart(const Use &use) const {
+    if (gradientPartsOfOneMicroBatch.empty())
+      return false;
+    int64_t to = stageOf(nodes[use.consumer]);
+    Value moved = nodes[use.producer].op->getResult(use.result);
+    return llvm::all_of(moved.getUsers(), [&](Operation *user) {
+      auto node = nodeOf.find(user);
+      return node == nodeOf.end() || stageOf(nodes[node->second]) != to ||
+             gradientPartsOfOneMicroBatch.contains(user);
+    });
+  }
   int64_t stageCount() const {
     return std::max<int64_t>(1, static_cast<int64_t>(stages.names.size()));
   }
@@ -644,6 +664,13 @@ private:
   bool pipelined() const {
     return stageCount() > 1 && microBatches > 1 &&
            options.schedule != "sequential";
+  }
+  /// Whether the step is the stages' timeline: pipelined, or one
+  /// micro-batch through the stages, where a stage's update runs while the
+  /// stages before it are in their backward (updateOpsOfOneMicroBatch).
+  bool onTimeline() const {
+    return pipelined() || (stageCount() > 1 && microBatches == 1 &&
+                           stages.chunks == 1 && explicitStep);
   }
   /// Per virtual stage (chunk * stages + stage): the micro-batches whose
   /// activations of that chunk its stage holds at once (1 unless
@@ -2020,6 +2047,13 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       stageFigures[s].prologue -= savedBefore;
       continue;
     }
+    // On the timeline a stage's update may run beside another stage's
+    // backward: what its reductions overlap comes off the update first.
+    if (onTimeline()) {
+      double fromUpdate = std::min(saved, stageFigures[s].update);
+      stageFigures[s].update -= fromUpdate;
+      saved -= fromUpdate;
+    }
     stageFigures[s].backward -= saved;
     backward[s] -= saved;
   }
@@ -2088,13 +2122,15 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       plan->second = moveCost(use, a, b, true);
     double seconds = runsPerStep(use) * plan->second;
     communicationTime += seconds - searched;
-    if (runsOncePerStep(use) && runsOncePerStep(consumer) &&
-        !beforeMicroBatches.contains(consumer.op)) {
+    if ((runsOncePerStep(use) && runsOncePerStep(consumer) &&
+         !beforeMicroBatches.contains(consumer.op)) ||
+        movesGradientPart(use)) {
       // A sum moving after the micro-batches (a gradient's part to its
       // parameter's stage): the sender's last work, under the receiver's
       // last backward.
       stageFigures[stageOf(producer)].update += seconds;
-    } else if (runsOncePerStep(use)) {
+    } else if (runsOncePerStep(use) ||
+               parameterCopiesOfOneMicroBatch.contains(producer.op)) {
       // A copy received before the micro-batches (a weight read on another
       // stage): the stage's first task waits for it.
       int64_t stage = stageOf(consumer);
@@ -2110,7 +2146,7 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   }
   for (int64_t s = 0; s < count; ++s)
     stageFigures[s].prologue += prologueMoves[s];
-  if (!pipelined()) {
+  if (!onTimeline()) {
     // One stage after another, sends between them: every second adds up,
     // but what each stage's streams overlap.
     stepTime = computeTime + communicationTime - overlapTime;
@@ -2143,8 +2179,11 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   costs.backward = backward;
   costs.sendForward = sendForward;
   costs.sendBackward = sendBackward;
+  // One micro-batch runs alike under every schedule.
   schedule::PipelineTimeline timeline = schedule::simulateStep(
-      *schedule::parsePipelineSchedule(options.schedule), shape, costs, update);
+      pipelined() ? *schedule::parsePipelineSchedule(options.schedule)
+                  : schedule::PipelineSchedule::OneFOneB,
+      shape, costs, update);
   stepTime = timeline.seconds;
   for (int64_t s = 0; s < count; ++s) {
     stageFigures[s].busy = stageFigures[s].prologue + timeline.busy[s];
@@ -2398,8 +2437,17 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
         return failure();
       afterMicroBatches = std::move(*after);
       beforeMicroBatches = opsBeforeMicroBatches(function, afterMicroBatches);
+    } else if (stageCount() > 1) {
+      afterMicroBatches = updateOpsOfOneMicroBatch(function);
+      SmallVector<Operation *> ops;
+      for (Operation &op : function.front())
+        ops.push_back(&op);
+      parameterCopiesOfOneMicroBatch = parameterCopies(ops);
     }
     forwardOps = forwardPassOps(function);
+    if (microBatches == 1 && stageCount() > 1)
+      gradientPartsOfOneMicroBatch =
+          parameterGradientOps(function, forwardOps, afterMicroBatches);
   }
   inFlight.assign(stageCount() * stages.chunks, 1);
   if (pipelined()) {

@@ -112,6 +112,44 @@ parplan::opsAfterMicroBatches(func::FuncOp function) {
   return after;
 }
 
+bool parplan::isOptimizerUpdate(Operation *op) {
+  return isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp>(op);
+}
+
+DenseSet<Operation *> parplan::updateOpsOfOneMicroBatch(func::FuncOp function) {
+  DenseSet<Operation *> after;
+  for (Operation &op : function.front()) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    if (isOptimizerUpdate(&op) ||
+        llvm::any_of(op.getOperands(), [&](Value operand) {
+          return after.contains(operand.getDefiningOp());
+        }))
+      after.insert(&op);
+  }
+  return after;
+}
+
+DenseSet<Operation *>
+parplan::parameterGradientOps(func::FuncOp function,
+                              const DenseSet<Operation *> &forward,
+                              const DenseSet<Operation *> &after) {
+  DenseSet<Operation *> parts;
+  // Readers come after their operands: in reverse, each op's readers are
+  // known before it.
+  for (Operation &op : llvm::reverse(function.front())) {
+    if (isSourceOp(&op) || forward.contains(&op) || after.contains(&op) ||
+        op.getNumResults() == 0 || op.use_empty())
+      continue;
+    if (!op.hasOneUse())
+      continue;
+    Operation *user = *op.getUsers().begin();
+    if (after.contains(user) || parts.contains(user))
+      parts.insert(&op);
+  }
+  return parts;
+}
+
 DenseSet<Operation *> parplan::parameterCopies(ArrayRef<Operation *> ops,
                                                bool anySize) {
   DenseSet<Value> ofParameters;
@@ -226,7 +264,7 @@ parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
         stats.forwardMatmulFlops += flops;
     } else if (op->hasAttr(parplan::kRecomputedAttrName)) {
       stats.recomputeFlops += flops;
-    } else if (isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp>(op)) {
+    } else if (isOptimizerUpdate(op)) {
       stats.optimizerFlops += flops;
     } else {
       stats.backwardFlops += flops;

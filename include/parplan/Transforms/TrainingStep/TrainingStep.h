@@ -50,6 +50,29 @@ int64_t microBatchCount(mlir::ModuleOp module);
 mlir::FailureOr<llvm::DenseSet<mlir::Operation *>>
 opsAfterMicroBatches(mlir::func::FuncOp function);
 
+/// Whether `op` is an optimizer's update of a parameter (nn.sgd_update,
+/// nn.momentum_update, nn.adam_update).
+bool isOptimizerUpdate(mlir::Operation *op);
+
+/// The ops a step of one micro-batch runs after its backward: the
+/// optimizer's updates and the ops reading their results. On a stage of a
+/// pipeline they run while the stages before it are still in their
+/// backward (opsAfterMicroBatches is their counterpart with micro-batches).
+llvm::DenseSet<mlir::Operation *>
+updateOpsOfOneMicroBatch(mlir::func::FuncOp function);
+
+/// Of a step's backward, the ops whose result is a parameter's gradient or
+/// a part of it: outside `forward` (forwardPassOps) and `after` (the
+/// updates), each read by one op, of `after` or another of them (a weight's
+/// gradient product, a tied weight's parts and their sum, their casts).
+/// The backward of an activation reads on to more than one op. Moved to
+/// another stage, such a part waits for no stage's backward, only for the
+/// update.
+llvm::DenseSet<mlir::Operation *>
+parameterGradientOps(mlir::func::FuncOp function,
+                     const llvm::DenseSet<mlir::Operation *> &forward,
+                     const llvm::DenseSet<mlir::Operation *> &after);
+
 /// Of `ops` (in program order), those computing a copy of the parameters
 /// alone: an nn op reading at least one nn.param, directly or through
 /// others of them, and otherwise nn.constants only, whose results are no
