@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <set>
 
 using namespace parplan::cost;
@@ -165,7 +166,19 @@ Link Cluster::link(int64_t a, int64_t b) const {
     if ((override.nodeA == nodeA && override.nodeB == nodeB) ||
         (override.nodeA == nodeB && override.nodeB == nodeA))
       return override.link;
+  if (nodeA >= 0 && nodeB >= 0 && nodeA != nodeB)
+    return linkBetweenNodes(nodeA, nodeB);
   return levelLink(*this, level(a, b));
+}
+
+Link Cluster::linkBetweenNodes(int64_t nodeA, int64_t nodeB) const {
+  const std::string &regionA = nodes[static_cast<size_t>(nodeA)].region;
+  const std::string &regionB = nodes[static_cast<size_t>(nodeB)].region;
+  for (const RegionLinkOverride &override : regionOverrides)
+    if ((override.regionA == regionA && override.regionB == regionB) ||
+        (override.regionA == regionB && override.regionB == regionA))
+      return override.link;
+  return regionA == regionB ? interNode : interRegion;
 }
 
 ClusterIndex::ClusterIndex(const Cluster &cluster) : indexed(&cluster) {
@@ -185,6 +198,12 @@ ClusterIndex::ClusterIndex(const Cluster &cluster) : indexed(&cluster) {
   for (const NodeLinkOverride &override : cluster.nodeOverrides)
     nodeLinks.emplace(std::minmax(override.nodeA, override.nodeB),
                       override.link);
+  for (const RegionLinkOverride &override : cluster.regionOverrides) {
+    auto a = regionIds.find(override.regionA),
+         b = regionIds.find(override.regionB);
+    if (a != regionIds.end() && b != regionIds.end())
+      regionLinks.emplace(std::minmax(a->second, b->second), override.link);
+  }
 }
 
 LinkLevel ClusterIndex::level(int64_t a, int64_t b) const {
@@ -207,6 +226,13 @@ Link ClusterIndex::link(int64_t a, int64_t b) const {
     if (found != nodeLinks.end())
       return found->second;
   }
+  if (!regionLinks.empty() && nodeOf(a) >= 0 && nodeOf(b) >= 0 &&
+      nodeOf(a) != nodeOf(b)) {
+    auto found =
+        regionLinks.find(std::minmax(regionOf(nodeOf(a)), regionOf(nodeOf(b))));
+    if (found != regionLinks.end())
+      return found->second;
+  }
   return levelLink(*indexed, level(a, b));
 }
 
@@ -224,6 +250,33 @@ std::optional<std::string> checkLink(const Link &link,
 }
 
 } // namespace
+
+std::optional<std::pair<int64_t, int64_t>>
+parplan::cost::nodesOnLevelDefault(const Cluster &cluster, bool sameRegion) {
+  std::set<std::pair<std::string, std::string>> covered;
+  for (const RegionLinkOverride &override : cluster.regionOverrides)
+    covered.insert(std::minmax(override.regionA, override.regionB));
+  // Per region, its first node, in order of first appearance.
+  std::map<std::string, int64_t> firstIn;
+  std::vector<int64_t> firsts;
+  for (size_t n = 0; n < cluster.nodes.size(); ++n) {
+    const std::string &region = cluster.nodes[n].region;
+    auto [it, inserted] = firstIn.emplace(region, static_cast<int64_t>(n));
+    if (inserted)
+      firsts.push_back(static_cast<int64_t>(n));
+    else if (sameRegion && !covered.count({region, region}))
+      return std::make_pair(it->second, static_cast<int64_t>(n));
+  }
+  if (sameRegion)
+    return std::nullopt;
+  for (size_t i = 0; i < firsts.size(); ++i)
+    for (size_t j = i + 1; j < firsts.size(); ++j)
+      if (!covered.count(std::minmax(
+              cluster.nodes[static_cast<size_t>(firsts[i])].region,
+              cluster.nodes[static_cast<size_t>(firsts[j])].region)))
+        return std::make_pair(firsts[i], firsts[j]);
+  return std::nullopt;
+}
 
 std::optional<std::string> parplan::cost::checkCluster(const Cluster &cluster) {
   std::set<std::string> typeNames;
@@ -265,12 +318,25 @@ std::optional<std::string> parplan::cost::checkCluster(const Cluster &cluster) {
   if (multiDeviceNode)
     if (auto error = checkLink(cluster.intraNode, "intra-node link"))
       return error;
-  if (sharedRegion)
+  if (sharedRegion && nodesOnLevelDefault(cluster, /*sameRegion=*/true))
     if (auto error = checkLink(cluster.interNode, "inter-node link"))
       return error;
-  if (regions.size() > 1)
+  if (regions.size() > 1 && nodesOnLevelDefault(cluster, /*sameRegion=*/false))
     if (auto error = checkLink(cluster.interRegion, "inter-region link"))
       return error;
+  std::set<std::pair<std::string, std::string>> regionPairs;
+  for (const RegionLinkOverride &override : cluster.regionOverrides) {
+    std::string what =
+        "region link '" + override.regionA + "'-'" + override.regionB + "'";
+    for (const std::string *region : {&override.regionA, &override.regionB})
+      if (!regions.count(*region))
+        return what + ": no node is in region '" + *region + "'";
+    if (!regionPairs.insert(std::minmax(override.regionA, override.regionB))
+             .second)
+      return what + " is given twice";
+    if (auto error = checkLink(override.link, what))
+      return error;
+  }
   int64_t devices = cluster.numDevices();
   for (const LinkOverride &override : cluster.overrides) {
     std::string what = "device link " + std::to_string(override.deviceA) + "-" +

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -156,6 +157,13 @@ public:
 
 private:
   bool readLinkLevels(const Tree *links, const Tree &root, Cluster &cluster);
+  const Tree *
+  readNamePair(const Tree &entry, const std::string &what, const char *key,
+               const std::string &pairOf, const std::vector<std::string> &names,
+               const std::function<bool(const std::string &)> &known,
+               const std::function<std::string(const std::string &)> &unknown,
+               std::string (&ends)[2]);
+  bool readRegionLinks(const Tree *regionLinks, Cluster &cluster);
   bool readNodeLinks(const Tree *nodeLinks, Cluster &cluster);
   bool readDeviceLinks(const Tree *deviceLinks, Cluster &cluster);
 
@@ -474,7 +482,7 @@ std::optional<Cluster> Reader::read(const Tree &root) {
   }
   Fields fields(*this, root, "the cluster file");
   if (!fields.check({"name", "description", "source", "device_types", "nodes",
-                     "links", "node_links", "device_links"}))
+                     "links", "region_links", "node_links", "device_links"}))
     return std::nullopt;
   const Tree *name = fields.require("name");
   if (!name || !readString(name, "name", cluster.name))
@@ -502,6 +510,11 @@ std::optional<Cluster> Reader::read(const Tree &root) {
     if (!readNode(nodes->children[i], i, cluster, nodeNames))
       return std::nullopt;
 
+  // Region links first: where they cover a level, its default is not
+  // needed.
+  if (const Tree *regionLinks = fields.get("region_links"))
+    if (!readRegionLinks(regionLinks, cluster))
+      return std::nullopt;
   if (!readLinkLevels(fields.get("links"), root, cluster))
     return std::nullopt;
   if (const Tree *nodeLinks = fields.get("node_links"))
@@ -546,18 +559,17 @@ bool Reader::readLinkLevels(const Tree *links, const Tree &root,
                  : "the cluster file: missing 'links' with '" +
                        std::string(key) + "'";
   };
-  std::map<std::string, const Node *> firstInRegion;
   const Node *multiDevice = nullptr;
-  const Node *sameRegion[2] = {nullptr, nullptr};
-  for (const Node &node : cluster.nodes) {
+  for (const Node &node : cluster.nodes)
     if (node.devices > 1 && !multiDevice)
       multiDevice = &node;
-    auto [it, inserted] = firstInRegion.emplace(node.region, &node);
-    if (!inserted && !sameRegion[0]) {
-      sameRegion[0] = it->second;
-      sameRegion[1] = &node;
-    }
-  }
+  std::optional<std::pair<int64_t, int64_t>> sameRegion =
+      nodesOnLevelDefault(cluster, /*sameRegion=*/true);
+  std::optional<std::pair<int64_t, int64_t>> twoRegions =
+      nodesOnLevelDefault(cluster, /*sameRegion=*/false);
+  auto nodeAt = [&](int64_t n) -> const Node & {
+    return cluster.nodes[static_cast<size_t>(n)];
+  };
   auto quoteRegion = [](const std::string &region) {
     return region.empty() ? std::string("the default region")
                           : "region '" + region + "'";
@@ -571,23 +583,106 @@ bool Reader::readLinkLevels(const Tree *links, const Tree &root,
                                 " devices");
     return false;
   }
-  if (sameRegion[0] && !given.count("inter_node")) {
-    diags.fail(linksAt.loc, missing("inter_node") +
-                                ", needed "
-                                "because nodes '" +
-                                sameRegion[0]->name + "' and '" +
-                                sameRegion[1]->name + "' are both in " +
-                                quoteRegion(sameRegion[0]->region));
+  bool regionLinks = !cluster.regionOverrides.empty();
+  if (sameRegion && !given.count("inter_node")) {
+    diags.fail(
+        linksAt.loc,
+        missing("inter_node") +
+            ", needed "
+            "because nodes '" +
+            nodeAt(sameRegion->first).name + "' and '" +
+            nodeAt(sameRegion->second).name + "' are both in " +
+            quoteRegion(nodeAt(sameRegion->first).region) +
+            (regionLinks ? ", which has no region link of its own" : ""));
     return false;
   }
-  if (firstInRegion.size() > 1 && !given.count("inter_region")) {
-    auto first = firstInRegion.begin(), second = std::next(first);
-    diags.fail(linksAt.loc, missing("inter_region") +
-                                ", needed "
-                                "because nodes are in " +
-                                quoteRegion(first->first) + " and " +
-                                quoteRegion(second->first));
+  if (twoRegions && !given.count("inter_region")) {
+    diags.fail(linksAt.loc,
+               missing("inter_region") +
+                   ", needed "
+                   "because nodes are in " +
+                   quoteRegion(nodeAt(twoRegions->first).region) + " and " +
+                   quoteRegion(nodeAt(twoRegions->second).region) +
+                   (regionLinks ? ", which have no region link" : ""));
     return false;
+  }
+  return true;
+}
+
+/// The `key` of a link entry: a list of two names that are `known`, into
+/// `ends`; the list (for positions), or null once said why (`pairOf` says
+/// what two it must name, `unknown` what another name is, and the closest
+/// of `names` is suggested).
+const Tree *Reader::readNamePair(
+    const Tree &entry, const std::string &what, const char *key,
+    const std::string &pairOf, const std::vector<std::string> &names,
+    const std::function<bool(const std::string &)> &known,
+    const std::function<std::string(const std::string &)> &unknown,
+    std::string (&ends)[2]) {
+  std::string where = what + ": " + key;
+  const Tree *pair = Fields(*this, entry, what).require(key);
+  if (!pair || !readList(pair, where, false))
+    return nullptr;
+  if (pair->children.size() != 2) {
+    diags.fail(pair->loc, where + " must name " + pairOf + ", not " +
+                              std::to_string(pair->children.size()));
+    return nullptr;
+  }
+  for (int k = 0; k < 2; ++k) {
+    if (!readString(&pair->children[k], where, ends[k]))
+      return nullptr;
+    if (!known(ends[k])) {
+      std::string close = closestName(ends[k], names);
+      diags.fail(pair->children[k].valueLoc,
+                 what + ": " + unknown(ends[k]) +
+                     (close.empty() ? "" : " (did you mean '" + close + "'?)"));
+      return nullptr;
+    }
+  }
+  return pair;
+}
+
+/// `region_links`: a link per pair of regions its nodes name, each pair
+/// once.
+bool Reader::readRegionLinks(const Tree *regionLinks, Cluster &cluster) {
+  if (!readList(regionLinks, "region_links", /*nonEmpty=*/false))
+    return false;
+  std::vector<std::string> names;
+  std::set<std::string> regions;
+  for (const Node &node : cluster.nodes)
+    if (regions.insert(node.region).second)
+      names.push_back(node.region);
+  std::map<std::pair<std::string, std::string>, const char *> seen;
+  for (size_t i = 0; i < regionLinks->children.size(); ++i) {
+    const Tree &entry = regionLinks->children[i];
+    std::string what = "region link " + std::to_string(i);
+    RegionLinkOverride override;
+    if (!readLink(entry, what, override.link, {"regions"}))
+      return false;
+    std::string ends[2];
+    const Tree *pair = readNamePair(
+        entry, what, "regions",
+        "two regions (the same one twice for the links between its nodes)",
+        names,
+        [&](const std::string &region) { return regions.count(region) > 0; },
+        [](const std::string &region) {
+          return "no node is in region '" + region + "'";
+        },
+        ends);
+    if (!pair)
+      return false;
+    override.regionA = ends[0];
+    override.regionB = ends[1];
+    auto [it, inserted] = seen.emplace(
+        std::minmax(override.regionA, override.regionB), entry.loc);
+    if (!inserted) {
+      diags.fail(pair->loc, what + ": regions '" + override.regionA +
+                                "' and '" + override.regionB +
+                                "' already have a link (at " +
+                                diags.lineColumn(it->second) + ")");
+      return false;
+    }
+    cluster.regionOverrides.push_back(override);
   }
   return true;
 }
@@ -609,30 +704,17 @@ bool Reader::readNodeLinks(const Tree *nodeLinks, Cluster &cluster) {
     NodeLinkOverride override;
     if (!readLink(entry, what, override.link, {"nodes"}))
       return false;
-    const Tree *pair = Fields(*this, entry, what).require("nodes");
-    if (!pair || !readList(pair, what + ": nodes", false))
+    std::string ends[2];
+    const Tree *pair = readNamePair(
+        entry, what, "nodes", "two nodes", names,
+        [&](const std::string &node) { return nodeIds.count(node) > 0; },
+        [](const std::string &node) {
+          return "node '" + node + "' is not defined";
+        },
+        ends);
+    if (!pair)
       return false;
-    if (pair->children.size() != 2) {
-      diags.fail(pair->loc, what + ": nodes must name two nodes, not " +
-                                std::to_string(pair->children.size()));
-      return false;
-    }
-    int64_t ids[2];
-    for (int k = 0; k < 2; ++k) {
-      std::string nodeName;
-      if (!readString(&pair->children[k], what + ": nodes", nodeName))
-        return false;
-      auto found = nodeIds.find(nodeName);
-      if (found == nodeIds.end()) {
-        std::string close = closestName(nodeName, names);
-        diags.fail(
-            pair->children[k].valueLoc,
-            what + ": node '" + nodeName + "' is not defined" +
-                (close.empty() ? "" : " (did you mean '" + close + "'?)"));
-        return false;
-      }
-      ids[k] = found->second;
-    }
+    int64_t ids[2] = {nodeIds.at(ends[0]), nodeIds.at(ends[1])};
     override.nodeA = ids[0];
     override.nodeB = ids[1];
     auto [it, inserted] =
@@ -821,6 +903,17 @@ public:
         end();
       }
     end();
+    if (!cluster.regionOverrides.empty()) {
+      beginList("region_links");
+      for (const RegionLinkOverride &override : cluster.regionOverrides) {
+        beginMap();
+        field("regions", "[" + quote(override.regionA) + ", " +
+                             quote(override.regionB) + "]");
+        writeLink(override.link);
+        end();
+      }
+      end();
+    }
     if (!cluster.nodeOverrides.empty()) {
       beginList("node_links");
       for (const NodeLinkOverride &override : cluster.nodeOverrides) {

@@ -26,8 +26,9 @@ MeshPlacement
 parplan::cost::placeMeshes(const Cluster &cluster,
                            const std::vector<const DeviceMesh *> &meshes) {
   int64_t perNode = cluster.nodes.empty() ? 0 : cluster.nodes.front().devices;
-  bool alikeNodes =
-      perNode > 0 && cluster.overrides.empty() && cluster.nodeOverrides.empty();
+  bool alikeNodes = perNode > 0 && cluster.overrides.empty() &&
+                    cluster.nodeOverrides.empty() &&
+                    cluster.regionOverrides.empty();
   for (const Node &node : cluster.nodes)
     alikeNodes &= node.devices == perNode;
   int64_t numDevices = perNode * static_cast<int64_t>(cluster.nodes.size());
@@ -251,10 +252,25 @@ AxisSummary summarizeAxis(const Cluster &cluster, const DeviceMesh &mesh,
     }
   }
 
+  // A node pair's link without a node-pair override: its regions'
+  // override, else the level's default.
+  std::map<NodePair, Link> regionLinks;
+  for (const RegionLinkOverride &override : cluster.regionOverrides) {
+    auto a = regionIds.find(override.regionA),
+         b = regionIds.find(override.regionB);
+    if (a != regionIds.end() && b != regionIds.end())
+      regionLinks.emplace(std::minmax(a->second, b->second), override.link);
+  }
+  auto regionLink = [&](int64_t regionA, int64_t regionB) -> const Link & {
+    auto found = regionLinks.find(std::minmax(regionA, regionB));
+    if (found != regionLinks.end())
+      return found->second;
+    return regionA == regionB ? cluster.interNode : cluster.interRegion;
+  };
   auto defaultLink = [&](int64_t a, int64_t b) -> const Link & {
     if (a == b)
       return cluster.intraNode;
-    return regionOf[a] == regionOf[b] ? cluster.interNode : cluster.interRegion;
+    return regionLink(regionOf[a], regionOf[b]);
   };
 
   for (size_t g = 0; g < groups.size(); ++g) {
@@ -276,17 +292,23 @@ AxisSummary summarizeAxis(const Cluster &cluster, const DeviceMesh &mesh,
       walkPairs(cluster, group, summary);
       continue;
     }
-    std::unordered_map<int64_t, int64_t> nodesIn;
+    std::map<int64_t, int64_t> nodesIn;
     int64_t multiDeviceNodes = 0;
     for (const auto &[node, count] : devicesOn) {
       ++nodesIn[regionOf[node]];
       multiDeviceNodes += count > 1;
     }
     int64_t numNodes = static_cast<int64_t>(devicesOn.size());
-    int64_t sameRegionPairs = 0;
-    for (const auto &[region, count] : nodesIn)
-      sameRegionPairs += count * (count - 1) / 2;
-    int64_t crossRegionPairs = numNodes * (numNodes - 1) / 2 - sameRegionPairs;
+    // Node pairs per region pair: each pair's default link is its
+    // regions' (regionLink).
+    std::map<NodePair, int64_t> regionPairs;
+    for (auto a = nodesIn.begin(); a != nodesIn.end(); ++a)
+      for (auto b = a; b != nodesIn.end(); ++b) {
+        int64_t pairs =
+            a == b ? a->second * (a->second - 1) / 2 : a->second * b->second;
+        if (pairs > 0)
+          regionPairs[{a->first, b->first}] = pairs;
+      }
     summary.highest =
         std::max(summary.highest, nodesIn.size() > 1 ? LinkLevel::InterRegion
                                   : numNodes > 1     ? LinkLevel::InterNode
@@ -321,26 +343,29 @@ AxisSummary summarizeAxis(const Cluster &cluster, const DeviceMesh &mesh,
             special[nodes] = &link;
       }
     }
-    int64_t specialIntra = 0, specialSameRegion = 0, specialCrossRegion = 0;
+    int64_t specialIntra = 0;
+    std::map<NodePair, int64_t> specialInRegions;
     for (const auto &[nodes, link] : special) {
       auto [a, b] = nodes;
       int64_t pairs = a == b ? devicesOn[a] * (devicesOn[a] - 1) / 2
                              : devicesOn[a] * devicesOn[b];
       if (pairs == 0)
         continue;
-      (a == b                       ? specialIntra
-       : regionOf[a] == regionOf[b] ? specialSameRegion
-                                    : specialCrossRegion) += 1;
+      if (a == b)
+        ++specialIntra;
+      else
+        ++specialInRegions[std::minmax(regionOf[a], regionOf[b])];
       auto it = covered.find(nodes);
       if (pairs > (it == covered.end() ? 0 : it->second))
         summary.add(link ? *link : defaultLink(a, b));
     }
     if (multiDeviceNodes > specialIntra)
       summary.add(cluster.intraNode);
-    if (sameRegionPairs > specialSameRegion)
-      summary.add(cluster.interNode);
-    if (crossRegionPairs > specialCrossRegion)
-      summary.add(cluster.interRegion);
+    for (const auto &[regions, pairs] : regionPairs) {
+      auto it = specialInRegions.find(regions);
+      if (pairs > (it == specialInRegions.end() ? 0 : it->second))
+        summary.add(regionLink(regions.first, regions.second));
+    }
   }
   return summary;
 }

@@ -91,6 +91,12 @@ void checkSameCluster(const Cluster &a, const Cluster &b) {
     CHECK(a.nodeOverrides[i].nodeB == b.nodeOverrides[i].nodeB);
     checkSameLink(a.nodeOverrides[i].link, b.nodeOverrides[i].link);
   }
+  REQUIRE(a.regionOverrides.size() == b.regionOverrides.size());
+  for (size_t i = 0; i < a.regionOverrides.size(); ++i) {
+    CHECK(a.regionOverrides[i].regionA == b.regionOverrides[i].regionA);
+    CHECK(a.regionOverrides[i].regionB == b.regionOverrides[i].regionB);
+    checkSameLink(a.regionOverrides[i].link, b.regionOverrides[i].link);
+  }
 }
 
 /// axisLink and axisLevel the slow way: every pair of devices of every
@@ -854,6 +860,101 @@ TEST_CASE("node counts, regions and the links they need", "[cluster][file]") {
         "c.yaml:6:12: node 'n1' is defined twice (first at 5:12)");
 }
 
+TEST_CASE("region links: a world-wide cluster by its region pairs",
+          "[cluster][file]") {
+  const std::string cluster =
+      "name: world\n"
+      "device_types:\n"
+      "  - {name: g, memory: 16 GB, memory_bandwidth: 900 GB/s, peak_flops: "
+      "{f16: 125 TFLOP/s}}\n"
+      "nodes:\n" // 4
+      "  - {name: us, device_type: g, devices: 1, count: 2, region: "
+      "oregon}\n"
+      "  - {name: eu, device_type: g, devices: 1, count: 2, region: paris}\n"
+      "  - {name: jp, device_type: g, devices: 1, region: tokyo}\n"
+      "links:\n" // 8
+      "  inter_node: {bandwidth: 10 Gbit/s, latency: 1 ms}\n"
+      "region_links:\n" // 10
+      "  - {regions: [oregon, paris], bandwidth: 1.2 Gbit/s, latency: 140 "
+      "ms}\n"
+      "  - {regions: [tokyo, oregon], bandwidth: 0.6 Gbit/s, latency: 100 "
+      "ms}\n"
+      "  - {regions: [paris, tokyo], bandwidth: 0.3 Gbit/s, latency: 250 "
+      "ms}\n"
+      "  - {regions: [paris, paris], bandwidth: 25 Gbit/s, latency: 0.5 "
+      "ms}\n";
+  // Every pair of regions has its link: no inter_region default needed.
+  Cluster world = mustParse(cluster, "world.yaml");
+  REQUIRE(world.regionOverrides.size() == 4);
+  // Devices: us0 0, us1 1, eu0 2, eu1 3, jp0 4.
+  CHECK(world.link(0, 1).latency == Approx(1e-3));
+  CHECK(world.link(2, 3).latency == Approx(0.5e-3));
+  CHECK(world.link(3, 2).bandwidth == Approx(25e9 / 8));
+  CHECK(world.link(1, 3).latency == Approx(140e-3));
+  CHECK(world.link(4, 0).latency == Approx(100e-3));
+  CHECK(world.link(2, 4).bandwidth == Approx(0.3e9 / 8));
+  CHECK(world.level(2, 4) == LinkLevel::InterRegion);
+  // A node link comes before its regions'.
+  Cluster overridden = mustParse(
+      cluster + "node_links:\n  - {nodes: [us1, jp], bandwidth: 2 Gbit/s, "
+                "latency: 90 ms}\n",
+      "world.yaml");
+  CHECK(overridden.link(1, 4).latency == Approx(90e-3));
+  CHECK(overridden.link(0, 4).latency == Approx(100e-3));
+  // The mesh's axis summary finds the slowest region pair.
+  std::string error;
+  std::optional<DeviceMesh> all = makeMesh(world, {5}, error);
+  REQUIRE(all);
+  CHECK(axisLink(world, *all, 0).bandwidth == Approx(0.3e9 / 8));
+  CHECK(axisLink(world, *all, 0).latency == Approx(250e-3));
+  ClusterIndex index(world);
+  CHECK(index.hasOverrides());
+  CHECK(index.link(2, 4).latency == Approx(250e-3));
+  // Written out and read back, the region links stay region links.
+  checkSameCluster(mustParse(writeClusterYaml(world), "w.yaml"), world);
+  checkSameCluster(mustParse(writeClusterJson(world), "w.json"), world);
+
+  // Without the Tokyo-Paris link, that pair needs the default.
+  std::string lessLinks =
+      cluster.substr(0, cluster.find("  - {regions: [paris, tokyo]")) +
+      "  - {regions: [paris, paris], bandwidth: 25 Gbit/s, "
+      "latency: 0.5 ms}\n";
+  CHECK(parseError(lessLinks) ==
+        "c.yaml:9:3: links: missing 'inter_region', needed because nodes are "
+        "in region 'paris' and region 'tokyo', which have no region link");
+  // Without Paris's own link, its two nodes need the inter-node default.
+  std::string noInterNode = cluster;
+  noInterNode.replace(noInterNode.find("  inter_node"),
+                      noInterNode.find("region_links") -
+                          noInterNode.find("  inter_node"),
+                      "  intra_node: {bandwidth: 1 GB/s, latency: 1 us}\n");
+  CHECK(parseError(noInterNode) ==
+        "c.yaml:9:3: links: missing 'inter_node', needed because nodes 'us0' "
+        "and 'us1' are both in region 'oregon', which has no region link of "
+        "its own");
+  CHECK(parseError(cluster + "  - {regions: [paris, lisbon], bandwidth: 1 "
+                             "Gbit/s, latency: 1 ms}\n") ==
+        "c.yaml:15:23: region link 4: no node is in region 'lisbon'");
+  CHECK(parseError(cluster + "  - {regions: [paris, oregn], bandwidth: 1 "
+                             "Gbit/s, latency: 1 ms}\n") ==
+        "c.yaml:15:23: region link 4: no node is in region 'oregn' (did you "
+        "mean 'oregon'?)");
+  CHECK(parseError(cluster + "  - {regions: [paris, oregon], bandwidth: 1 "
+                             "Gbit/s, latency: 1 ms}\n") ==
+        "c.yaml:15:15: region link 4: regions 'paris' and 'oregon' already "
+        "have a link (at 11:5)");
+  CHECK(parseError(cluster + "  - {regions: [paris], bandwidth: 1 "
+                             "Gbit/s, latency: 1 ms}\n") ==
+        "c.yaml:15:15: region link 4: regions must name two regions (the same "
+        "one twice for the links between its nodes), not 1");
+  // checkCluster's net: a region override naming no node's region.
+  Cluster stray = world;
+  stray.regionOverrides.push_back({"oregon", "mars", {1e9, 0.1}});
+  REQUIRE(checkCluster(stray));
+  CHECK(*checkCluster(stray) ==
+        "region link 'oregon'-'mars': no node is in region 'mars'");
+}
+
 TEST_CASE("syntax errors and strict JSON", "[cluster][file]") {
   CHECK(parseError("name: [a, b\n") ==
         "c.yaml:1:12: invalid YAML: could not find closing ]");
@@ -993,6 +1094,10 @@ static Cluster regionsAndOverrides() {
   cluster.overrides = {{4, 1, {7, 6}},     {0, 1, {300, 0.5}},
                        {1, 0, {0.2, 80}},  {5, 6, {20, 0.25}},
                        {5, 7, {30, 0.75}}, {10, 2, {0.3, 11}}};
+  // east-east replaces the inter-node default for a-e and b-e (a-b has a
+  // node link); west-east the inter-region one; north pairs keep it.
+  cluster.regionOverrides = {{"west", "east", {0.7, 13}},
+                             {"east", "east", {8, 2.5}}};
   return cluster;
 }
 
@@ -1052,7 +1157,8 @@ TEST_CASE("ClusterIndex answers as Cluster does", "[cluster]") {
     INFO(tested.name);
     CHECK(index.numDevices() == tested.numDevices());
     CHECK(index.hasOverrides() ==
-          (!tested.overrides.empty() || !tested.nodeOverrides.empty()));
+          (!tested.overrides.empty() || !tested.nodeOverrides.empty() ||
+           !tested.regionOverrides.empty()));
     for (int64_t a = -1; a <= tested.numDevices(); ++a) {
       CHECK(index.nodeOf(a) == tested.nodeOf(a));
       for (int64_t b = -1; b <= tested.numDevices(); ++b) {

@@ -62,14 +62,14 @@ void printError(const std::string &error, const std::string &path) {
 /// Which levels a cluster's device pairs can cross.
 std::set<LinkLevel> usedLevels(const Cluster &cluster) {
   std::set<LinkLevel> levels;
-  std::set<std::string> regions;
-  for (const Node &node : cluster.nodes) {
+  for (const Node &node : cluster.nodes)
     if (node.devices > 1)
       levels.insert(LinkLevel::IntraNode);
-    if (!regions.insert(node.region).second)
-      levels.insert(LinkLevel::InterNode);
-  }
-  if (regions.size() > 1)
+  // A level's default is crossed where some node pair of it has no
+  // region link.
+  if (nodesOnLevelDefault(cluster, /*sameRegion=*/true))
+    levels.insert(LinkLevel::InterNode);
+  if (nodesOnLevelDefault(cluster, /*sameRegion=*/false))
     levels.insert(LinkLevel::InterRegion);
   return levels;
 }
@@ -209,11 +209,19 @@ int parplan::cli::runClusterShow(const ClusterShowOptions &options) {
                formatLatency(link->latency),
                used.count(level) ? "" : " (not crossed)");
   }
-  fmt::print("overrides: {} device pair{}, {} node pair{}\n",
+  for (const RegionLinkOverride &region : cluster->regionOverrides)
+    fmt::print("  {} - {}: {}, {}\n",
+               region.regionA.empty() ? "(default region)" : region.regionA,
+               region.regionB.empty() ? "(default region)" : region.regionB,
+               formatBandwidth(region.link.bandwidth),
+               formatLatency(region.link.latency));
+  fmt::print("overrides: {} device pair{}, {} node pair{}, {} region pair{}\n",
              cluster->overrides.size(),
              cluster->overrides.size() == 1 ? "" : "s",
              cluster->nodeOverrides.size(),
-             cluster->nodeOverrides.size() == 1 ? "" : "s");
+             cluster->nodeOverrides.size() == 1 ? "" : "s",
+             cluster->regionOverrides.size(),
+             cluster->regionOverrides.size() == 1 ? "" : "s");
 
   fmt::print("mesh {}{}:\n", formatMeshShape(mesh->shape),
              mesh->size() == numDevices

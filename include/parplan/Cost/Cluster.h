@@ -87,6 +87,17 @@ struct NodeLinkOverride {
   Link link;
 };
 
+/// A link between the nodes of two regions that replaces the level's
+/// default for every pair of devices on different nodes across them;
+/// regionA == regionB: between the nodes of that one region. Node-pair and
+/// device-pair overrides come first. A world-wide cluster is described by
+/// its region pairs rather than every pair of its machines.
+struct RegionLinkOverride {
+  std::string regionA;
+  std::string regionB;
+  Link link;
+};
+
 /// A cluster. Devices are numbered 0 .. N-1 node by node, in node order.
 struct Cluster {
   std::string name;
@@ -113,6 +124,13 @@ struct Cluster {
   /// Per-node-pair links, looked up after `overrides` (device pairs) and
   /// before the level defaults.
   std::vector<NodeLinkOverride> nodeOverrides;
+  /// Per-region-pair links, looked up after `nodeOverrides` and before the
+  /// level defaults.
+  std::vector<RegionLinkOverride> regionOverrides;
+
+  /// The link between two different nodes without a node-pair override:
+  /// their regions' override, else the default of their level.
+  Link linkBetweenNodes(int64_t nodeA, int64_t nodeB) const;
 
   /// The device type named `name`, or nullptr.
   const DeviceType *findDeviceType(const std::string &name) const;
@@ -145,7 +163,7 @@ public:
   /// Whether some link is not its level's default (a device-pair or
   /// node-pair override).
   bool hasOverrides() const {
-    return !deviceLinks.empty() || !nodeLinks.empty();
+    return !deviceLinks.empty() || !nodeLinks.empty() || !regionLinks.empty();
   }
 
 private:
@@ -154,7 +172,18 @@ private:
   std::vector<int64_t> nodes, regions;
   /// The overrides Cluster::link finds: the first naming each pair.
   std::map<std::pair<int64_t, int64_t>, Link> deviceLinks, nodeLinks;
+  /// By pair of region numbers (regionOf).
+  std::map<std::pair<int64_t, int64_t>, Link> regionLinks;
 };
+
+/// A pair of nodes whose link is a level's default for want of a region
+/// override (Cluster::regionOverrides): two nodes of one region
+/// (`sameRegion`: the inter-node default) or of two regions (the
+/// inter-region default); none when every such pair has its regions'
+/// override, or there is no such pair. Node-pair overrides are not looked
+/// at: a level is described wherever its structure needs it.
+std::optional<std::pair<int64_t, int64_t>>
+nodesOnLevelDefault(const Cluster &cluster, bool sameRegion);
 
 /// Checks what the accessors above rely on: at least one node, every node
 /// has a positive device count and a defined device type, names of nodes and
