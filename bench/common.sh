@@ -49,3 +49,48 @@ record() {
   } >> "$1"
   echo "recorded in $1"
 }
+
+# simulated_figures SIM SCALE [FORMAT]: "PREDICTED SIMULATED DIFFERENCE"
+# from a `parplan simulate` output SIM, the steps in seconds times SCALE
+# (1000: milliseconds) printed by FORMAT (default %.2f), the difference as
+# it prints it (+1.5%).
+simulated_figures() {
+  awk -v scale="$2" -v format="${3:-%.2f}" '
+    / simulated; the cost model predicted/ {
+      s = $2 * ($3 == "ms" ? 0.001 : $3 == "us" ? 1e-6 : 1) * scale
+      p = $(NF-3) * ($(NF-2) == "ms" ? 0.001 : $(NF-2) == "us" ? 1e-6 : 1) * scale
+      d = $(NF-1); gsub(/[(%]/, "", d)
+      printf format " " format " %s%%\n", p, s, d
+    }' "$1"
+}
+
+# cluster_part CLUSTER FIELD VALUE FILE: writes to FILE the cluster of
+# CLUSTER's nodes whose FIELD (device_type, region) is VALUE alone, with
+# the links among them.
+cluster_part() {
+  "$bin/parplan" cluster show "$1" --format json | python3 -c '
+import json, sys
+cluster = json.load(sys.stdin)
+field, value = sys.argv[1], sys.argv[2]
+cluster["name"] += " (" + value + " alone)"
+cluster["nodes"] = [n for n in cluster["nodes"] if n.get(field, "") == value]
+types = {n["device_type"] for n in cluster["nodes"]}
+cluster["device_types"] = [t for t in cluster["device_types"] if t["name"] in types]
+names = {n["name"] for n in cluster["nodes"]}
+if "node_links" in cluster:
+    cluster["node_links"] = [l for l in cluster["node_links"] if all(x in names for x in l["nodes"])]
+    if not cluster["node_links"]:
+        del cluster["node_links"]
+regions = {n.get("region", "") for n in cluster["nodes"]}
+if "region_links" in cluster:
+    cluster["region_links"] = [l for l in cluster["region_links"] if all(x in regions for x in l["regions"])]
+    if not cluster["region_links"]:
+        del cluster["region_links"]
+cluster.pop("device_links", None)
+if len(regions) == 1:
+    cluster["links"].pop("inter_region", None)
+if len(cluster["nodes"]) == 1:
+    cluster["links"].pop("inter_node", None)
+json.dump(cluster, open(sys.argv[3], "w"), indent=2)
+' "$2" "$3" "$4"
+}

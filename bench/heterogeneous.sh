@@ -32,8 +32,6 @@ models=(
   "gpt 8 layers, hidden 1024, seq 512, vocab 32000, fp32|--layers 8 --hidden 1024 --heads 16 --seq 512 --vocab 32000|64|whale-v100-p100 mixed-a100-v100 mixed-t4-a100 $work/whale-v100-p100-x2.json"
 )
 
-# step MS: a `parplan simulate` step in milliseconds ("150.89 ms", "1.2 s").
-ms() { awk -v v="$1" -v u="$2" 'BEGIN { printf "%.2f", v * (u == "s" ? 1000 : u == "us" ? 0.001 : 1) }'; }
 
 # compile_and_simulate OUT CLUSTER MODEL BATCH [OPTIONS...]: compiles, then
 # sets `plan`, `predicted` and `simulated` (ms) and `difference`.
@@ -46,34 +44,7 @@ compile_and_simulate() {
   local layers
   layers=$(sed -n 's/.*on devices [0-9.]* (\([^)]*\)).*/\1/p' "$out.txt" | tr '\n' ';' | sed 's/;$//; s/;/; /g')
   [[ -n $layers ]] && plan+=": $layers"
-  read -r predicted simulated difference < <(awk '
-    / simulated; the cost model predicted/ {
-      s = $2 * ($3 == "s" ? 1000 : $3 == "us" ? 0.001 : 1)
-      p = $(NF-3) * ($(NF-2) == "s" ? 1000 : $(NF-2) == "us" ? 0.001 : 1)
-      d = $(NF-1); gsub(/[(%]/, "", d)
-      printf "%.2f %.2f %s%%\n", p, s, d
-    }' "$out.sim")
-}
-
-# one_type_part CLUSTER TYPE FILE: the cluster's nodes of TYPE alone.
-one_type_part() {
-  "$bin/parplan" cluster show "$1" --format json | python3 -c '
-import json, sys
-cluster = json.load(sys.stdin)
-kind = sys.argv[1]
-cluster["name"] += " (" + kind + " alone)"
-cluster["device_types"] = [t for t in cluster["device_types"] if t["name"] == kind]
-cluster["nodes"] = [n for n in cluster["nodes"] if n["device_type"] == kind]
-names = {n["name"] for n in cluster["nodes"]}
-if "node_links" in cluster:
-    cluster["node_links"] = [l for l in cluster["node_links"] if all(x in names for x in l["nodes"])]
-    if not cluster["node_links"]:
-        del cluster["node_links"]
-cluster.pop("device_links", None)
-if len(cluster["nodes"]) == 1 and cluster["nodes"][0].get("count", 1) == 1:
-    cluster["links"].pop("inter_node", None)
-json.dump(cluster, open(sys.argv[2], "w"), indent=2)
-' "$2" "$3"
+  read -r predicted simulated difference < <(simulated_figures "$out.sim" 1000)
 }
 
 # 64 mixed devices (the compile-time goal's): whale-v100-p100's nodes
@@ -119,7 +90,7 @@ for entry in "${models[@]}"; do
     for kind in $("$bin/parplan" cluster show "$cluster" --format json | python3 -c '
 import json, sys
 print(" ".join(t["name"] for t in json.load(sys.stdin)["device_types"]))'); do
-      one_type_part "$cluster" "$kind" "$work/$kind.json"
+      cluster_part "$cluster" device_type "$kind" "$work/$kind.json"
       compile_and_simulate "$work/part" "$work/$kind.json" "$model" "$batch"
       parts+="${parts:+; }$kind: $plan, $simulated ms"
       throughput=$(awk -v t="$throughput" -v s="$simulated" 'BEGIN { print t + 1 / s }')

@@ -251,6 +251,73 @@ std::optional<std::string> checkLink(const Link &link,
 
 } // namespace
 
+Cluster parplan::cost::subCluster(const Cluster &cluster,
+                                  const std::vector<int64_t> &nodes,
+                                  const std::string &name) {
+  Cluster sub;
+  sub.name = name;
+  sub.description = cluster.description;
+  sub.source = cluster.source;
+  sub.intraNode = cluster.intraNode;
+  sub.interNode = cluster.interNode;
+  sub.interRegion = cluster.interRegion;
+  // Old node and device ids to new ones.
+  std::map<int64_t, int64_t> nodeIds, deviceIds;
+  std::set<std::string> regions;
+  for (int64_t node : nodes) {
+    if (!nodeIds.emplace(node, static_cast<int64_t>(sub.nodes.size())).second)
+      continue;
+    int64_t first = cluster.firstDevice(node);
+    for (int64_t d = 0; d < cluster.nodes[static_cast<size_t>(node)].devices;
+         ++d)
+      deviceIds.emplace(first + d, sub.numDevices() + d);
+    sub.nodes.push_back(cluster.nodes[static_cast<size_t>(node)]);
+    regions.insert(sub.nodes.back().region);
+  }
+  // In the order its nodes first use them: the same nodes in the same
+  // order give the same cluster, whatever order `cluster` lists its types.
+  for (const Node &node : sub.nodes)
+    if (const DeviceType *type = cluster.findDeviceType(node.deviceType);
+        type && !sub.findDeviceType(node.deviceType))
+      sub.deviceTypes.push_back(*type);
+  for (const LinkOverride &link : cluster.overrides) {
+    auto a = deviceIds.find(link.deviceA), b = deviceIds.find(link.deviceB);
+    if (a != deviceIds.end() && b != deviceIds.end())
+      sub.overrides.push_back({std::min(a->second, b->second),
+                               std::max(a->second, b->second), link.link});
+  }
+  for (const NodeLinkOverride &link : cluster.nodeOverrides) {
+    auto a = nodeIds.find(link.nodeA), b = nodeIds.find(link.nodeB);
+    if (a != nodeIds.end() && b != nodeIds.end())
+      sub.nodeOverrides.push_back({std::min(a->second, b->second),
+                                   std::max(a->second, b->second), link.link});
+  }
+  for (const RegionLinkOverride &link : cluster.regionOverrides)
+    if (regions.count(link.regionA) && regions.count(link.regionB))
+      sub.regionOverrides.push_back({std::min(link.regionA, link.regionB),
+                                     std::max(link.regionA, link.regionB),
+                                     link.link});
+  // Links by the pairs they join, not by the order `cluster` lists them
+  // (stable: of two naming one pair, the first still wins).
+  std::stable_sort(sub.overrides.begin(), sub.overrides.end(),
+                   [](const LinkOverride &x, const LinkOverride &y) {
+                     return std::minmax(x.deviceA, x.deviceB) <
+                            std::minmax(y.deviceA, y.deviceB);
+                   });
+  std::stable_sort(sub.nodeOverrides.begin(), sub.nodeOverrides.end(),
+                   [](const NodeLinkOverride &x, const NodeLinkOverride &y) {
+                     return std::minmax(x.nodeA, x.nodeB) <
+                            std::minmax(y.nodeA, y.nodeB);
+                   });
+  std::stable_sort(
+      sub.regionOverrides.begin(), sub.regionOverrides.end(),
+      [](const RegionLinkOverride &x, const RegionLinkOverride &y) {
+        return std::minmax(x.regionA, x.regionB) <
+               std::minmax(y.regionA, y.regionB);
+      });
+  return sub;
+}
+
 std::optional<std::pair<int64_t, int64_t>>
 parplan::cost::nodesOnLevelDefault(const Cluster &cluster, bool sameRegion) {
   std::set<std::pair<std::string, std::string>> covered;

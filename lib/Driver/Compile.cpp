@@ -10,6 +10,7 @@
 
 #include "parplan/Driver/Compile.h"
 #include "parplan/Cost/Presets.h"
+#include "parplan/Driver/Placement.h"
 
 #include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
@@ -18,6 +19,7 @@
 #include "parplan/Dialect/SBP/SBPAttrs.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 #include "parplan/Runtime/PlanFile.h"
+#include "parplan/Simulate/Simulator.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Target/PlanExport.h"
 #include "parplan/Transforms/Debug.h"
@@ -51,6 +53,7 @@ using parplan::driver::CompileResult;
 using parplan::driver::CompileStage;
 using parplan::driver::NoFit;
 using parplan::driver::PipelineSearchResult;
+using parplan::driver::PlanFigures;
 
 void parplan::driver::setPipelineOptions(CompilePipelineOptions &pipeline,
                                          const TrainingOptions &training,
@@ -387,7 +390,11 @@ LogicalResult Compiler::findFixedBatch() {
 LogicalResult Compiler::attachInputs(ModuleOp model) {
   // The cluster and the annotations are read once, for the first model,
   // and attached as they are to the others.
-  if (!layout.cluster.empty()) {
+  if (layout.placedCluster) {
+    if (!cluster)
+      cluster = sbp::ClusterAttr::get(&context, *layout.placedCluster);
+    model->setAttr(kClusterAttrName, cluster);
+  } else if (!layout.cluster.empty()) {
     std::string why;
     if (!cluster)
       cluster = sbp::ClusterAttr::resolve(&context, layout.cluster, why);
@@ -1160,25 +1167,43 @@ compileOnMesh(const parplan::driver::ModelImporter &importAt,
   return compiler.finish();
 }
 
-/// The leading devices of one type of a cluster of mixed types (its first
-/// node's type, up to the first node of another), as a mesh shape: nodes x
-/// devices per node, or one axis where the nodes differ in size. None on a
-/// cluster of one type, or when the options choose the mesh or stages.
-std::optional<std::pair<std::vector<int64_t>, std::string>>
-leadingOneTypePart(const CompileOptions &options) {
+/// The cluster the compile attaches, where the options leave the devices
+/// to the compile (no mesh, stages, annotations, strategy or Megatron grid
+/// chosen). None otherwise, or for a cluster the model carries (not
+/// compiled for twice).
+std::optional<cost::Cluster> clusterLeftOpen(const CompileOptions &options) {
   const parplan::driver::LayoutOptions &layout = options.layout;
   if (!layout.mesh.empty() || layout.strategy != "auto" ||
       !layout.annotations.empty() || options.stagesGiven ||
       options.stopAfter == CompileStage::TrainingStep ||
-      options.memoryBudget != 0 || layout.tensor != 0 || layout.pipeline != 0)
+      options.memoryBudget != 0 || layout.tensor != 0 || layout.pipeline != 0 ||
+      layout.placedCluster)
     return std::nullopt;
-  // The cluster the compile attached (one the model carries is not
-  // compiled for twice).
   std::string error;
   std::optional<cost::Cluster> cluster =
       layout.cluster.empty() ? std::nullopt
                              : cost::resolveCluster(layout.cluster, error);
   if (!cluster || cluster->nodes.empty())
+    return std::nullopt;
+  return cluster;
+}
+
+/// Whether `cluster`'s nodes are in more than one region.
+bool spansRegions(const cost::Cluster &cluster) {
+  return llvm::any_of(cluster.nodes, [&](const cost::Node &node) {
+    return node.region != cluster.nodes.front().region;
+  });
+}
+
+/// The leading devices of one type of a cluster of mixed types (its first
+/// node's type, up to the first node of another), as a mesh shape: nodes x
+/// devices per node, or one axis where the nodes differ in size. None on a
+/// cluster of one type or of several regions (placed otherwise:
+/// compileWithPlacement), or when the options choose the mesh or stages.
+std::optional<std::pair<std::vector<int64_t>, std::string>>
+leadingOneTypePart(const CompileOptions &options) {
+  std::optional<cost::Cluster> cluster = clusterLeftOpen(options);
+  if (!cluster || spansRegions(*cluster))
     return std::nullopt;
   const std::string &type = cluster->nodes.front().deviceType;
   int64_t nodes = 0, devices = 0;
@@ -1199,12 +1224,154 @@ leadingOneTypePart(const CompileOptions &options) {
   return std::make_pair(shape, type);
 }
 
+/// What placement's estimates need of the step: its FLOPs (the plan on
+/// every device's, all devices together) and its parameters' bytes (the
+/// model imported at one micro-batch).
+parplan::driver::StepWork
+stepWorkOf(const parplan::driver::ModelImporter &importAt,
+           const CompileOptions &options, const PlanFigures &all) {
+  parplan::driver::StepWork work;
+  for (const parplan::driver::ProgramFigures &program : all.programs)
+    work.flops += program.flops * static_cast<double>(program.devices.size());
+  if (options.training.mixedPrecision == "bf16")
+    work.type = cost::ComputeType::BF16;
+  else if (options.training.mixedPrecision == "fp16")
+    work.type = cost::ComputeType::F16;
+  if (OwningOpRef<ModuleOp> model = importAt(1))
+    model->walk([&](nn::ParamOp param) {
+      auto type = dyn_cast<ShapedType>(param.getType());
+      if (type && type.hasStaticShape() &&
+          isa<FloatType>(type.getElementType()))
+        work.parameterBytes +=
+            static_cast<double>(type.getNumElements()) *
+            std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+    });
+  return work;
+}
+
+/// The step a placement is judged by: the plan's simulation on its
+/// cluster (the executor's streams and links, which the analytic step of
+/// plans crossing slow links misses), else its predicted step; none where
+/// the plan does not fit.
+std::optional<double> judgedStep(const FailureOr<CompileResult> &compiled,
+                                 const cost::Cluster &cluster,
+                                 std::optional<double> &simulated) {
+  if (failed(compiled) || compiled->figures.overMemory())
+    return std::nullopt;
+  if (compiled->plan) {
+    simulate::Simulation simulation;
+    if (simulate::simulatePlan(*compiled->plan, cluster, {}, simulation).ok())
+      simulated = simulation.stepSeconds;
+  }
+  return std::max(compiled->figures.stepSeconds, simulated.value_or(0));
+}
+
+/// The compile on a cluster spread over regions: the plan on every device
+/// in the cluster's order, and on each group of nodes placementsToTry
+/// takes (a cluster of those nodes alone); the fastest plan that fits is
+/// kept (docs/pipeline.md#placement).
+FailureOr<CompileResult>
+compileWithPlacement(const parplan::driver::ModelImporter &importAt,
+                     const CompileOptions &options,
+                     const cost::Cluster &cluster, MLIRContext &context,
+                     Location location, TimingScope &timing,
+                     std::vector<std::unique_ptr<PassManager>> &passManagers) {
+  // How many groups are laid out: a node, a group within a region, and the
+  // next best.
+  constexpr size_t kGroupsTried = 3;
+  OwningOpRef<ModuleOp> heldAll;
+  FailureOr<CompileResult> all =
+      compileOnMesh(importAt, holdingIR(options, heldAll), context, location,
+                    timing, passManagers);
+  if (failed(all)) {
+    emitHeld(options, heldAll);
+    return all;
+  }
+  parplan::driver::StepWork work = stepWorkOf(importAt, options, all->figures);
+  std::vector<parplan::driver::PlacementCandidate> candidates =
+      parplan::driver::placementCandidates(cluster, work.type);
+  for (parplan::driver::PlacementCandidate &candidate : candidates)
+    candidate.estimate =
+        parplan::driver::quickEstimate(cluster, candidate.nodes, work);
+  PlanFigures::Placement placement;
+  placement.candidates = candidates.size();
+  placement.clusterDevices = cluster.numDevices();
+  std::optional<double> allJudged =
+      judgedStep(all, cluster, placement.allSimulatedSeconds);
+  if (allJudged)
+    placement.allStepSeconds = all->figures.stepSeconds;
+
+  struct Laid {
+    FailureOr<CompileResult> result = failure();
+    OwningOpRef<ModuleOp> held;
+  };
+  std::vector<Laid> laid;
+  std::vector<parplan::driver::PlacementCandidate> tried =
+      parplan::driver::placementsToTry(candidates, kGroupsTried);
+  laid.resize(tried.size());
+  std::vector<std::optional<double>> judged(tried.size());
+  for (size_t i = 0; i < tried.size(); ++i) {
+    const parplan::driver::PlacementCandidate &group = tried[i];
+    CompileOptions groupOptions = holdingIR(options, laid[i].held);
+    auto groupCluster = std::make_shared<cost::Cluster>(cost::subCluster(
+        cluster, group.nodes, cluster.name + ": " + group.what));
+    groupOptions.layout.placedCluster = groupCluster;
+    {
+      // What does not fit on a group is not the user's error.
+      ScopedDiagnosticHandler quiet(&context, [](Diagnostic &said) {
+        return success(said.getSeverity() != DiagnosticSeverity::Remark);
+      });
+      laid[i].result = compileOnMesh(importAt, groupOptions, context, location,
+                                     timing, passManagers);
+    }
+    PlanFigures::Placement::Tried entry;
+    entry.what = group.what;
+    entry.devices = group.devices;
+    entry.estimate = group.estimate;
+    for (int64_t node : group.nodes)
+      entry.nodes.push_back(cluster.nodes[static_cast<size_t>(node)].name);
+    judged[i] =
+        judgedStep(laid[i].result, *groupCluster, entry.simulatedSeconds);
+    if (judged[i])
+      entry.stepSeconds = laid[i].result->figures.stepSeconds;
+    placement.tried.push_back(std::move(entry));
+  }
+  // The group whose plan is fastest, by the longer of its predicted and
+  // simulated steps, kept where it beats every device.
+  std::optional<size_t> best;
+  for (size_t i = 0; i < judged.size(); ++i)
+    if (judged[i] && (!best || *judged[i] < *judged[*best]))
+      best = i;
+  placement.keptAll = !best || (allJudged && *allJudged <= *judged[*best]);
+  // The kept group first, the others by their step (no fit last).
+  std::vector<size_t> order(placement.tried.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return judged[a] && (!judged[b] || *judged[a] < *judged[b]);
+  });
+  std::vector<PlanFigures::Placement::Tried> sorted;
+  for (size_t i : order)
+    sorted.push_back(placement.tried[i]);
+  placement.tried = std::move(sorted);
+  bool keptAll = placement.keptAll;
+  FailureOr<CompileResult> &kept = keptAll ? all : laid[*best].result;
+  kept->figures.placement = std::move(placement);
+  emitHeld(options, keptAll ? heldAll : laid[*best].held);
+  return std::move(kept);
+}
+
 } // namespace
 
 FailureOr<CompileResult> parplan::driver::compile(
     const ModelImporter &importAt, const CompileOptions &options,
     MLIRContext &context, Location location, TimingScope &timing,
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
+  // On a cluster spread over regions, placement chooses the machines.
+  if (std::optional<cost::Cluster> open = clusterLeftOpen(options);
+      open && spansRegions(*open))
+    return compileWithPlacement(importAt, options, *open, context, location,
+                                timing, passManagers);
   // On a cluster of mixed types, its leading devices of one type are
   // compiled alone too, and kept where the others only slow the step
   // (Whale and Metis leave out what does not pay): both compiles' IR is

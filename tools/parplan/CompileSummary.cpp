@@ -261,6 +261,39 @@ summaryFields(const parplan::cli::CompileOptions &options,
         {"all_devices", part->clusterDevices},
         {"all_devices_predicted_step_time_s", part->allStepSeconds},
         {"kept", part->kept}};
+  if (const auto &placement = figures.placement) {
+    llvm::json::Array tried;
+    for (const auto &group : placement->tried) {
+      llvm::json::Array nodes;
+      for (const std::string &node : group.nodes)
+        nodes.push_back(node);
+      tried.push_back(llvm::json::Object{
+          {"group", group.what},
+          {"nodes", std::move(nodes)},
+          {"devices", group.devices},
+          {"estimated_step_time_s", group.estimate},
+          {"predicted_step_time_s", group.stepSeconds
+                                        ? llvm::json::Value(*group.stepSeconds)
+                                        : llvm::json::Value(nullptr)},
+          {"simulated_step_time_s",
+           group.simulatedSeconds ? llvm::json::Value(*group.simulatedSeconds)
+                                  : llvm::json::Value(nullptr)}});
+    }
+    summary["placement"] = llvm::json::Object{
+        {"tried", std::move(tried)},
+        {"candidates", static_cast<int64_t>(placement->candidates)},
+        {"all_devices", placement->clusterDevices},
+        {"all_devices_predicted_step_time_s",
+         placement->allStepSeconds
+             ? llvm::json::Value(*placement->allStepSeconds)
+             : llvm::json::Value(nullptr)},
+        {"all_devices_simulated_step_time_s",
+         placement->allSimulatedSeconds
+             ? llvm::json::Value(*placement->allSimulatedSeconds)
+             : llvm::json::Value(nullptr)},
+        {"kept", placement->keptAll ? std::string("all devices")
+                                    : placement->tried.front().what}};
+  }
   if (figures.overMemory()) {
     const parplan::driver::StageFigures *stage =
         figures.stageOf(figures.peakDevice);
@@ -358,6 +391,41 @@ void parplan::cli::printSearch(const CompileOptions &options,
                part->kept
                    ? alone + " (kept: the others only slow the step), " + all
                    : alone + ", " + all + " (kept)");
+  }
+  if (const auto &placement = figures.placement) {
+    // Which machines: the groups laid out, the kept one first, beside
+    // every device in the cluster's order.
+    auto step = [](const std::optional<double> &seconds,
+                   const std::optional<double> &simulated) {
+      if (!seconds)
+        return std::string("no fit");
+      return parplan::formatSeconds(*seconds) +
+             (simulated
+                  ? " (simulated " + parplan::formatSeconds(*simulated) + ")"
+                  : std::string());
+    };
+    std::string all = fmt::format(
+        "all {} devices in the cluster's order {}", placement->clusterDevices,
+        step(placement->allStepSeconds, placement->allSimulatedSeconds));
+    std::vector<std::string> groups;
+    for (const auto &group : placement->tried)
+      groups.push_back(
+          fmt::format("{} ({} devices) {}", group.what, group.devices,
+                      step(group.stepSeconds, group.simulatedSeconds)));
+    if (placement->keptAll)
+      fmt::print("  placement        {} (kept); of {} groups of nodes, {} "
+                 "laid out: {}\n",
+                 all, placement->candidates, groups.size(),
+                 llvm::join(groups, ", "));
+    else
+      fmt::print("  placement        {} (kept: the other machines only slow "
+                 "the step); of {} groups of nodes, {} laid out{}; {}\n",
+                 groups.front(), placement->candidates, groups.size(),
+                 groups.size() > 1
+                     ? "; then " +
+                           llvm::join(llvm::ArrayRef(groups).drop_front(), ", ")
+                     : std::string(),
+                 all);
   }
   const PipelineSearchResult *search =
       result.search ? &*result.search : nullptr;

@@ -176,6 +176,17 @@ private:
   std::map<std::pair<int64_t, int64_t>, Link> regionLinks;
 };
 
+/// The cluster of `nodes` of `cluster` alone, in that order (each once),
+/// named `name`: their devices numbered anew node by node, the device
+/// types they use, the level defaults, and the device, node and region
+/// links among them. The link between any two of its devices is the one
+/// between the same devices of `cluster`. Its device types and links are
+/// listed in the order of its nodes and of the pairs they join: the same
+/// nodes in the same order give the same cluster, whatever order `cluster`
+/// lists them in.
+Cluster subCluster(const Cluster &cluster, const std::vector<int64_t> &nodes,
+                   const std::string &name);
+
 /// A pair of nodes whose link is a level's default for want of a region
 /// override (Cluster::regionOverrides): two nodes of one region
 /// (`sameRegion`: the inter-node default) or of two regions (the

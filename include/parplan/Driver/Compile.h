@@ -176,6 +176,32 @@ struct PlanFigures {
   };
   std::optional<OneTypePart> oneTypePart;
 
+  /// On a cluster spread over regions compiled on its default mesh: the
+  /// groups of nodes laid out (docs/pipeline.md#placement), the first
+  /// kept, beside the plan on every device in the cluster's order. Each
+  /// is judged by the longer of its predicted and simulated steps.
+  struct Placement {
+    struct Tried {
+      std::string what;
+      std::vector<std::string> nodes;
+      int64_t devices = 0;
+      /// quickEstimate's step, the plan's predicted step (none: no plan
+      /// fits) and its simulated step (none: not simulated).
+      double estimate = 0;
+      std::optional<double> stepSeconds, simulatedSeconds;
+    };
+    /// The kept group, and the others, by predicted step.
+    std::vector<Tried> tried;
+    /// The plan on every device in the cluster's order (none: no fit),
+    /// kept where no group beats it, and its simulated step.
+    std::optional<double> allStepSeconds, allSimulatedSeconds;
+    int64_t clusterDevices = 0;
+    /// Candidates estimated, of which `tried` were laid out.
+    size_t candidates = 0;
+    bool keptAll = false;
+  };
+  std::optional<Placement> placement;
+
   /// The stage `device` is on; null on one mesh.
   const StageFigures *stageOf(int64_t device) const {
     for (const StageFigures &stage : stages)

@@ -9,10 +9,12 @@
 #ifndef PARPLAN_DRIVER_COMPILEOPTIONS_H
 #define PARPLAN_DRIVER_COMPILEOPTIONS_H
 
+#include "parplan/Cost/Cluster.h"
 #include "parplan/Schedule/Pipeline.h"
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,9 @@ struct LayoutOptions {
   /// model the compile imports (attachCluster), in place of any it
   /// carries; empty: the cluster the model carries.
   std::string cluster = "dgx-h100";
+  /// Where placement chose some of the cluster's nodes: the cluster of
+  /// those alone (cost::subCluster), attached instead of `cluster`'s.
+  std::shared_ptr<const cost::Cluster> placedCluster;
   std::string mesh;
   std::string strategy = "auto";
   /// An annotations file (docs/sbp-annotations.md), read once and attached

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Clusters spread over regions (docs/pipeline.md#placement): for each
+# cluster, the automatic plan (placement chooses the machines), the plan
+# on every device in the cluster's device-number order (the default mesh
+# given, which the compile keeps whole) and the automatic plan on each
+# region alone (a cluster file of that region's nodes), each compiled and
+# timed by `parplan simulate`; the automatic plan's speed-up over the best
+# single region and over the device-number order, and its compile time
+# (median of RUNS, on one core).
+# Goals (the geo-distributed placement issue): on hulk-geo at least 1.2x
+# the best single-region plan and never slower than any; world-wide 8x8 at
+# least 4.8x the device-number order; the predicted step within 10% of the
+# simulated; placement of hulk-geo under 5 s on one core.
+#
+#   bench/geo.sh            print the table
+#   bench/geo.sh --record   also append it to bench/results/geo.md
+#
+# A few minutes on the development VM. Environment: PARPLAN_BUILD_DIR
+# (default build), RUNS (compile runs, default 3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-3}
+source bench/common.sh
+require parplan parplan-zoo
+mode=${1:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+clusters=(hulk-geo examples/clusters/world-8x8.yaml)
+batch=64
+model="$work/model.onnx"
+"$bin/parplan-zoo" gpt --layers 8 --hidden 1024 --heads 16 --seq 512 --vocab 32000 \
+  --dynamic-batch --shape-only -o "$model" >/dev/null
+
+# compile_and_simulate OUT CLUSTER [OPTIONS...]: compiles, then sets
+# `devices`, `predicted` and `simulated` (s) and `difference`.
+compile_and_simulate() {
+  local out=$1 cluster=$2
+  shift 2
+  "$bin/parplan" compile "$model" --train --batch "$batch" --cluster "$cluster" "$@" -o "$out" -q >"$out.txt" 2>/dev/null
+  "$bin/parplan" simulate "$out/plan.pb" >"$out.sim"
+  devices=$(sed -n 's/^compiled .* for \([0-9]* devices (.*)\) in .*/\1/p' "$out.txt" | sed 's/, [^,]*, auto)/)/')
+  read -r predicted simulated difference < <(simulated_figures "$out.sim" 1 %.6g)
+}
+
+fmt_s() { awk -v v="$1" 'BEGIN { if (v < 1) printf "%.1f ms", v * 1000; else printf "%.2f s", v }'; }
+
+table="| cluster | automatic plan | predicted | simulated | difference | every device in device-number order, simulated | best single region, simulated | speed-up over the best region | over device-number order | compile (median of $RUNS, one core) |
+|---|---|---|---|---|---|---|---|---|---|"
+for cluster in "${clusters[@]}"; do
+  compile_and_simulate "$work/auto" "$cluster"
+  kept=$(sed -n 's/^  placement *\(.*\) ([0-9]* devices) .*(kept: .*/\1/p' "$work/auto.txt")
+  autoPlan="$devices${kept:+, $kept}" autoPredicted=$predicted autoSimulated=$simulated autoDifference=$difference
+  everyDevice=$("$bin/parplan" cluster show "$cluster" | sed -n 's/^mesh \([0-9x]*\) .*/\1/p')
+  compile_and_simulate "$work/order" "$cluster" --mesh "$everyDevice"
+  orderSimulated=$simulated
+  best="" bestRegion="" slowerThan=""
+  for region in $("$bin/parplan" cluster show "$cluster" --format json | python3 -c '
+import json, sys
+seen = []
+for n in json.load(sys.stdin)["nodes"]:
+    if n.get("region", "") not in seen:
+        seen.append(n.get("region", ""))
+print(" ".join(seen))'); do
+    cluster_part "$cluster" region "$region" "$work/region.json"
+    compile_and_simulate "$work/region" "$work/region.json"
+    if [[ -z $best ]] || awk -v s="$simulated" -v b="$best" 'BEGIN { exit !(s < b) }'; then
+      best=$simulated bestRegion="$region: $devices"
+    fi
+    if awk -v s="$simulated" -v a="$autoSimulated" 'BEGIN { exit !(s < a) }'; then
+      slowerThan+=" $region"
+    fi
+  done
+  overRegion=$(awk -v b="$best" -v a="$autoSimulated" 'BEGIN { printf "%.2fx", b / a }')
+  overOrder=$(awk -v o="$orderSimulated" -v a="$autoSimulated" 'BEGIN { printf "%.2fx", o / a }')
+  times=()
+  for ((run = 0; run < runs; ++run)); do
+    start=$(date +%s.%N)
+    taskset -c 0 "$bin/parplan" compile "$model" --train --batch "$batch" --cluster "$cluster" -o "$work/timed" -q >/dev/null 2>&1
+    times+=("$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')")
+  done
+  summarize "${times[@]}"
+  table+="
+| $(basename "$cluster" .yaml) | $autoPlan | $(fmt_s "$autoPredicted") | $(fmt_s "$autoSimulated") | $autoDifference | $(fmt_s "$orderSimulated") | $bestRegion, $(fmt_s "$best") | $overRegion${slowerThan:+ (slower than:$slowerThan)} | $overOrder | $median s ($low to $high) |"
+done
+echo "$table"
+if [[ $mode == --record ]]; then
+  record bench/results/geo.md "GPT of 8 layers, hidden 1024, seq 512, vocab 32000, fp32, batch 64; each plan timed by \`parplan simulate\`" "$table"
+fi

@@ -1,0 +1,73 @@
+//===- Placement.h - which machines of a cluster a plan runs on -*- C++ -*-===//
+//
+// On a cluster spread over regions, the machines that take part in the plan:
+// groups of nodes (a node, a region's nodes of one device type, a region,
+// every node region by region), each listed in an order that does not depend
+// on the order the cluster file lists its machines, ranked by a quick
+// estimate of the step; the compile lays out the best few on a cluster of
+// those nodes alone and keeps the fastest plan (docs/pipeline.md#placement).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARPLAN_DRIVER_PLACEMENT_H
+#define PARPLAN_DRIVER_PLACEMENT_H
+
+#include "parplan/Cost/Cluster.h"
+
+#include <string>
+#include <vector>
+
+namespace parplan::driver {
+
+/// A group of a cluster's nodes a plan may be placed on.
+struct PlacementCandidate {
+  enum class Kind { Node, RegionType, Region, Everything };
+  Kind kind = Kind::Node;
+  /// Node ids of the cluster, in the order the group's cluster numbers
+  /// them.
+  std::vector<int64_t> nodes;
+  /// What it is, for the summary: "node rome-44", "region Rome's
+  /// A100-SXM4-80GB", "region Rome", "every node, region by region".
+  std::string what;
+  /// Its devices, and the step of quickEstimate.
+  int64_t devices = 0;
+  double estimate = 0;
+};
+
+/// What quickEstimate needs of the model's training step.
+struct StepWork {
+  /// FLOPs of one step, all devices together.
+  double flops = 0;
+  /// Bytes of the trained parameters (their gradients are as large).
+  double parameterBytes = 0;
+  /// The element type of its matrix products.
+  cost::ComputeType type = cost::ComputeType::F32;
+};
+
+/// The candidates of `cluster`: every node; per region, its nodes of each
+/// device type and all its nodes; every node, region by region. A group's
+/// nodes go fastest device type first, then more devices first, then by
+/// name, and regions by their total speed, then by name: the same nodes
+/// listed in another order give the same groups. Groups of the same nodes
+/// are listed once (the smallest kind).
+std::vector<PlacementCandidate>
+placementCandidates(const cost::Cluster &cluster, cost::ComputeType type);
+
+/// A quick estimate of a step of `work` on `nodes` of `cluster`, to rank
+/// candidates (not a prediction): the FLOPs at the devices' summed speed,
+/// plus a ring all-reduce of the gradients over the slowest link between
+/// the nodes (within the node on one). Infinite where the devices' memory
+/// together cannot hold four copies of the parameters (weights, gradients,
+/// two optimizer moments).
+double quickEstimate(const cost::Cluster &cluster,
+                     const std::vector<int64_t> &nodes, const StepWork &work);
+
+/// Of `candidates` (estimated), those the compile lays out: the best by
+/// estimate of single nodes, of groups within one region, and of all, each
+/// once, at most `count`, best first; none that cannot fit.
+std::vector<PlacementCandidate>
+placementsToTry(std::vector<PlacementCandidate> candidates, size_t count);
+
+} // namespace parplan::driver
+
+#endif // PARPLAN_DRIVER_PLACEMENT_H

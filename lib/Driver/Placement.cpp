@@ -1,0 +1,199 @@
+//===- Placement.cpp - which machines of a cluster a plan runs on ---------===//
+
+#include "parplan/Driver/Placement.h"
+
+#include "parplan/Cost/Compute.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+using namespace parplan;
+using namespace parplan::driver;
+using cost::Cluster;
+
+namespace {
+
+/// FLOP/s of one device of `type` at `dtype` as the cost model prices a
+/// kernel (its efficiency), or at f32 where it has no peak for `dtype`.
+double deviceSpeed(const cost::DeviceType &type, cost::ComputeType dtype) {
+  std::optional<double> seconds = cost::computeTime(1e12, 0, type, dtype);
+  if (!seconds)
+    seconds = cost::computeTime(1e12, 0, type, cost::ComputeType::F32);
+  return seconds && *seconds > 0 ? 1e12 / *seconds : 0;
+}
+
+double nodeSpeed(const Cluster &cluster, int64_t node,
+                 cost::ComputeType dtype) {
+  const cost::Node &n = cluster.nodes[static_cast<size_t>(node)];
+  const cost::DeviceType *type = cluster.findDeviceType(n.deviceType);
+  return type ? static_cast<double>(n.devices) * deviceSpeed(*type, dtype) : 0;
+}
+
+} // namespace
+
+std::vector<PlacementCandidate>
+parplan::driver::placementCandidates(const Cluster &cluster,
+                                     cost::ComputeType type) {
+  using Kind = PlacementCandidate::Kind;
+  auto numNodes = static_cast<int64_t>(cluster.nodes.size());
+  // Nodes in an order of their own, not the file's: faster devices, then
+  // more of them, then the name.
+  auto perDevice = [&](int64_t node) {
+    const cost::DeviceType *device = cluster.findDeviceType(
+        cluster.nodes[static_cast<size_t>(node)].deviceType);
+    return device ? deviceSpeed(*device, type) : 0;
+  };
+  auto before = [&](int64_t a, int64_t b) {
+    const cost::Node &x = cluster.nodes[static_cast<size_t>(a)];
+    const cost::Node &y = cluster.nodes[static_cast<size_t>(b)];
+    return std::make_tuple(-perDevice(a), -x.devices, x.name) <
+           std::make_tuple(-perDevice(b), -y.devices, y.name);
+  };
+  std::map<std::string, std::vector<int64_t>> regions;
+  for (int64_t n = 0; n < numNodes; ++n)
+    regions[cluster.nodes[static_cast<size_t>(n)].region].push_back(n);
+  std::vector<std::pair<std::string, std::vector<int64_t>>> ordered;
+  for (auto &[region, nodes] : regions) {
+    std::sort(nodes.begin(), nodes.end(), before);
+    ordered.emplace_back(region, nodes);
+  }
+  auto speedOf = [&](const std::vector<int64_t> &nodes) {
+    double speed = 0;
+    for (int64_t n : nodes)
+      speed += nodeSpeed(cluster, n, type);
+    return speed;
+  };
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [&](const auto &a, const auto &b) {
+                     return speedOf(a.second) > speedOf(b.second);
+                   });
+  auto regionName = [](const std::string &region) {
+    return region.empty() ? std::string("the default region")
+                          : "region " + region;
+  };
+
+  std::vector<PlacementCandidate> candidates;
+  std::set<std::vector<int64_t>> seen;
+  auto add = [&](Kind kind, std::vector<int64_t> nodes, std::string what) {
+    std::vector<int64_t> key = nodes;
+    std::sort(key.begin(), key.end());
+    if (!seen.insert(key).second)
+      return;
+    PlacementCandidate candidate;
+    candidate.kind = kind;
+    candidate.nodes = std::move(nodes);
+    candidate.what = std::move(what);
+    for (int64_t n : candidate.nodes)
+      candidate.devices += cluster.nodes[static_cast<size_t>(n)].devices;
+    candidates.push_back(std::move(candidate));
+  };
+  for (const auto &[region, nodes] : ordered)
+    for (int64_t n : nodes)
+      add(Kind::Node, {n},
+          "node " + cluster.nodes[static_cast<size_t>(n)].name);
+  for (const auto &[region, nodes] : ordered) {
+    // The region's device types, fastest first (its nodes' order).
+    std::vector<std::string> types;
+    for (int64_t n : nodes) {
+      const std::string &t = cluster.nodes[static_cast<size_t>(n)].deviceType;
+      if (std::find(types.begin(), types.end(), t) == types.end())
+        types.push_back(t);
+    }
+    for (const std::string &t : types) {
+      std::vector<int64_t> ofType;
+      for (int64_t n : nodes)
+        if (cluster.nodes[static_cast<size_t>(n)].deviceType == t)
+          ofType.push_back(n);
+      add(Kind::RegionType, ofType, regionName(region) + "'s " + t);
+    }
+    add(Kind::Region, nodes, regionName(region));
+  }
+  std::vector<int64_t> everything;
+  for (const auto &[region, nodes] : ordered)
+    everything.insert(everything.end(), nodes.begin(), nodes.end());
+  add(Kind::Everything, everything, "every node, region by region");
+  return candidates;
+}
+
+double parplan::driver::quickEstimate(const Cluster &cluster,
+                                      const std::vector<int64_t> &nodes,
+                                      const StepWork &work) {
+  double speed = 0, memory = 0;
+  int64_t devices = 0;
+  for (int64_t n : nodes) {
+    const cost::Node &node = cluster.nodes[static_cast<size_t>(n)];
+    speed += nodeSpeed(cluster, n, work.type);
+    if (const cost::DeviceType *type = cluster.findDeviceType(node.deviceType))
+      memory += static_cast<double>(node.devices) * type->memoryBytes;
+    devices += node.devices;
+  }
+  if (speed <= 0 || memory < 4 * work.parameterBytes)
+    return std::numeric_limits<double>::infinity();
+  double seconds = work.flops / speed;
+  // The gradients' ring all-reduce: 2 (n - 1) / n of their bytes over the
+  // slowest link of the ring, and 2 (n - 1) of its latencies.
+  auto ring = [&](double parts, const cost::Link &link) {
+    if (parts < 2 || link.bandwidth <= 0)
+      return 0.0;
+    return 2 * (parts - 1) / parts * work.parameterBytes / link.bandwidth +
+           2 * (parts - 1) * link.latency;
+  };
+  if (nodes.size() == 1) {
+    int64_t first = cluster.firstDevice(nodes.front());
+    if (devices > 1)
+      seconds +=
+          ring(static_cast<double>(devices), cluster.link(first, first + 1));
+    return seconds;
+  }
+  cost::Link slowest{std::numeric_limits<double>::infinity(), 0};
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (size_t j = i + 1; j < nodes.size(); ++j) {
+      cost::Link link = cluster.link(cluster.firstDevice(nodes[i]),
+                                     cluster.firstDevice(nodes[j]));
+      slowest.bandwidth = std::min(slowest.bandwidth, link.bandwidth);
+      slowest.latency = std::max(slowest.latency, link.latency);
+    }
+  return seconds + ring(static_cast<double>(nodes.size()), slowest);
+}
+
+std::vector<PlacementCandidate>
+parplan::driver::placementsToTry(std::vector<PlacementCandidate> candidates,
+                                 size_t count) {
+  using Kind = PlacementCandidate::Kind;
+  std::stable_sort(
+      candidates.begin(), candidates.end(),
+      [](const PlacementCandidate &a, const PlacementCandidate &b) {
+        return a.estimate < b.estimate;
+      });
+  std::vector<PlacementCandidate> chosen;
+  std::vector<bool> taken(candidates.size(), false);
+  auto take = [&](auto matches) {
+    for (size_t i = 0; i < candidates.size() && chosen.size() < count; ++i)
+      if (!taken[i] && std::isfinite(candidates[i].estimate) &&
+          matches(candidates[i])) {
+        taken[i] = true;
+        chosen.push_back(candidates[i]);
+        return;
+      }
+  };
+  take([](const PlacementCandidate &c) { return c.kind == Kind::Node; });
+  take([](const PlacementCandidate &c) {
+    return c.kind == Kind::RegionType || c.kind == Kind::Region;
+  });
+  while (chosen.size() < count) {
+    size_t before = chosen.size();
+    take([](const PlacementCandidate &) { return true; });
+    if (chosen.size() == before)
+      break;
+  }
+  std::stable_sort(
+      chosen.begin(), chosen.end(),
+      [](const PlacementCandidate &a, const PlacementCandidate &b) {
+        return a.estimate < b.estimate;
+      });
+  return chosen;
+}
