@@ -55,13 +55,8 @@ for cluster in "${clusters[@]}"; do
   compile_and_simulate "$work/order" "$cluster" --mesh "$everyDevice"
   orderSimulated=$simulated
   best="" bestRegion="" slowerThan=""
-  for region in $("$bin/parplan" cluster show "$cluster" --format json | python3 -c '
-import json, sys
-seen = []
-for n in json.load(sys.stdin)["nodes"]:
-    if n.get("region", "") not in seen:
-        seen.append(n.get("region", ""))
-print(" ".join(seen))'); do
+  # Region names may hold spaces (New Delhi): one a line.
+  while IFS= read -r region; do
     cluster_part "$cluster" region "$region" "$work/region.json"
     compile_and_simulate "$work/region" "$work/region.json"
     if [[ -z $best ]] || awk -v s="$simulated" -v b="$best" 'BEGIN { exit !(s < b) }'; then
@@ -70,7 +65,13 @@ print(" ".join(seen))'); do
     if awk -v s="$simulated" -v a="$autoSimulated" 'BEGIN { exit !(s < a) }'; then
       slowerThan+=" $region"
     fi
-  done
+  done < <("$bin/parplan" cluster show "$cluster" --format json | python3 -c '
+import json, sys
+seen = []
+for n in json.load(sys.stdin)["nodes"]:
+    if n.get("region", "") not in seen:
+        seen.append(n.get("region", ""))
+print("\n".join(seen))')
   overRegion=$(awk -v b="$best" -v a="$autoSimulated" 'BEGIN { printf "%.2fx", b / a }')
   overOrder=$(awk -v o="$orderSimulated" -v a="$autoSimulated" 'BEGIN { printf "%.2fx", o / a }')
   times=()

@@ -1224,28 +1224,40 @@ leadingOneTypePart(const CompileOptions &options) {
   return std::make_pair(shape, type);
 }
 
-/// What placement's estimates need of the step: its FLOPs (the plan on
-/// every device's, all devices together) and its parameters' bytes (the
-/// model imported at one micro-batch).
+/// What placement's estimates need of the step, from the model imported
+/// at one micro-batch: its FLOPs and memory traffic (the forward's, three
+/// times over for the forward and the backward's two products per
+/// product), its parameters' bytes, and the element type its products
+/// run in.
 parplan::driver::StepWork
 stepWorkOf(const parplan::driver::ModelImporter &importAt,
-           const CompileOptions &options, const PlanFigures &all) {
+           const CompileOptions &options) {
   parplan::driver::StepWork work;
-  for (const parplan::driver::ProgramFigures &program : all.programs)
-    work.flops += program.flops * static_cast<double>(program.devices.size());
+  work.batch = options.batch;
   if (options.training.mixedPrecision == "bf16")
     work.type = cost::ComputeType::BF16;
   else if (options.training.mixedPrecision == "fp16")
     work.type = cost::ComputeType::F16;
-  if (OwningOpRef<ModuleOp> model = importAt(1))
-    model->walk([&](nn::ParamOp param) {
+  OwningOpRef<ModuleOp> model = importAt(1);
+  if (!model)
+    return work;
+  model->walk([&](Operation *op) {
+    if (auto param = dyn_cast<nn::ParamOp>(op)) {
       auto type = dyn_cast<ShapedType>(param.getType());
       if (type && type.hasStaticShape() &&
           isa<FloatType>(type.getElementType()))
         work.parameterBytes +=
             static_cast<double>(type.getNumElements()) *
             std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
-    });
+      return;
+    }
+    if (auto shardable = dyn_cast<nn::ShardableOpInterface>(op))
+      if (FailureOr<OpCost> cost = shardable.getCost(); succeeded(cost)) {
+        work.flops += 3 * cost->flops;
+        work.bytes +=
+            3 * static_cast<double>(cost->bytesRead + cost->bytesWritten);
+      }
+  });
   return work;
 }
 
@@ -1287,7 +1299,7 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
     emitHeld(options, heldAll);
     return all;
   }
-  parplan::driver::StepWork work = stepWorkOf(importAt, options, all->figures);
+  parplan::driver::StepWork work = stepWorkOf(importAt, options);
   std::vector<parplan::driver::PlacementCandidate> candidates =
       parplan::driver::placementCandidates(cluster, work.type);
   for (parplan::driver::PlacementCandidate &candidate : candidates)
@@ -1307,7 +1319,7 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
   };
   std::vector<Laid> laid;
   std::vector<parplan::driver::PlacementCandidate> tried =
-      parplan::driver::placementsToTry(candidates, kGroupsTried);
+      parplan::driver::placementsToTry(cluster, candidates, kGroupsTried);
   laid.resize(tried.size());
   std::vector<std::optional<double>> judged(tried.size());
   for (size_t i = 0; i < tried.size(); ++i) {

@@ -122,18 +122,29 @@ parplan::driver::placementCandidates(const Cluster &cluster,
 double parplan::driver::quickEstimate(const Cluster &cluster,
                                       const std::vector<int64_t> &nodes,
                                       const StepWork &work) {
-  double speed = 0, memory = 0;
+  double speed = 0, memory = 0, bandwidth = 0;
   int64_t devices = 0;
   for (int64_t n : nodes) {
     const cost::Node &node = cluster.nodes[static_cast<size_t>(n)];
     speed += nodeSpeed(cluster, n, work.type);
-    if (const cost::DeviceType *type = cluster.findDeviceType(node.deviceType))
+    if (const cost::DeviceType *type =
+            cluster.findDeviceType(node.deviceType)) {
       memory += static_cast<double>(node.devices) * type->memoryBytes;
+      bandwidth += static_cast<double>(node.devices) * type->memoryBandwidth;
+    }
     devices += node.devices;
   }
-  if (speed <= 0 || memory < 4 * work.parameterBytes)
+  if (speed <= 0 || bandwidth <= 0 || memory < 4 * work.parameterBytes)
     return std::numeric_limits<double>::infinity();
-  double seconds = work.flops / speed;
+  if (work.batch > 0) {
+    int64_t busy = std::min(devices, work.batch);
+    while (work.batch % busy != 0)
+      --busy;
+    double used = static_cast<double>(busy) / static_cast<double>(devices);
+    speed *= used;
+    bandwidth *= used;
+  }
+  double seconds = work.flops / speed + work.bytes / bandwidth;
   // The gradients' ring all-reduce: 2 (n - 1) / n of their bytes over the
   // slowest link of the ring, and 2 (n - 1) of its latencies.
   auto ring = [&](double parts, const cost::Link &link) {
@@ -161,7 +172,8 @@ double parplan::driver::quickEstimate(const Cluster &cluster,
 }
 
 std::vector<PlacementCandidate>
-parplan::driver::placementsToTry(std::vector<PlacementCandidate> candidates,
+parplan::driver::placementsToTry(const Cluster &cluster,
+                                 std::vector<PlacementCandidate> candidates,
                                  size_t count) {
   using Kind = PlacementCandidate::Kind;
   std::stable_sort(
@@ -171,11 +183,28 @@ parplan::driver::placementsToTry(std::vector<PlacementCandidate> candidates,
       });
   std::vector<PlacementCandidate> chosen;
   std::vector<bool> taken(candidates.size(), false);
+  // A node alike one taken would lay out the same plan.
+  std::set<std::tuple<std::string, int64_t, double, double>> nodesTaken;
+  auto alike = [&](const PlacementCandidate &candidate) {
+    if (candidate.kind != Kind::Node)
+      return std::make_tuple(std::string(), int64_t(-1), 0.0, 0.0);
+    const cost::Node &node =
+        cluster.nodes[static_cast<size_t>(candidate.nodes.front())];
+    int64_t first = cluster.firstDevice(candidate.nodes.front());
+    cost::Link within =
+        node.devices > 1 ? cluster.link(first, first + 1) : cost::Link{};
+    return std::make_tuple(node.deviceType, node.devices, within.bandwidth,
+                           within.latency);
+  };
   auto take = [&](auto matches) {
     for (size_t i = 0; i < candidates.size() && chosen.size() < count; ++i)
       if (!taken[i] && std::isfinite(candidates[i].estimate) &&
-          matches(candidates[i])) {
+          matches(candidates[i]) &&
+          (candidates[i].kind != Kind::Node ||
+           !nodesTaken.count(alike(candidates[i])))) {
         taken[i] = true;
+        if (candidates[i].kind == Kind::Node)
+          nodesTaken.insert(alike(candidates[i]));
         chosen.push_back(candidates[i]);
         return;
       }

@@ -139,7 +139,7 @@ TEST_CASE("the groups laid out: a node, a group in a region, the next best",
       placementCandidates(cluster, work.type);
   for (PlacementCandidate &candidate : candidates)
     candidate.estimate = quickEstimate(cluster, candidate.nodes, work);
-  std::vector<PlacementCandidate> tried = placementsToTry(candidates, 3);
+  std::vector<PlacementCandidate> tried = placementsToTry(cluster, candidates, 3);
   REQUIRE(tried.size() == 3);
   CHECK(std::is_sorted(
       tried.begin(), tried.end(),
@@ -163,5 +163,5 @@ TEST_CASE("the groups laid out: a node, a group in a region, the next best",
   // Nothing that cannot fit.
   for (PlacementCandidate &candidate : candidates)
     candidate.estimate = INFINITY;
-  CHECK(placementsToTry(candidates, 3).empty());
+  CHECK(placementsToTry(cluster, candidates, 3).empty());
 }

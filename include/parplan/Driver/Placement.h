@@ -36,10 +36,14 @@ struct PlacementCandidate {
 
 /// What quickEstimate needs of the model's training step.
 struct StepWork {
-  /// FLOPs of one step, all devices together.
-  double flops = 0;
+  /// FLOPs of one step and the bytes its ops move in device memory, all
+  /// devices together.
+  double flops = 0, bytes = 0;
   /// Bytes of the trained parameters (their gradients are as large).
   double parameterBytes = 0;
+  /// The global batch (0: not known): split over the devices, it keeps as
+  /// many busy as its largest divisor not above their count.
+  int64_t batch = 0;
   /// The element type of its matrix products.
   cost::ComputeType type = cost::ComputeType::F32;
 };
@@ -54,19 +58,24 @@ std::vector<PlacementCandidate>
 placementCandidates(const cost::Cluster &cluster, cost::ComputeType type);
 
 /// A quick estimate of a step of `work` on `nodes` of `cluster`, to rank
-/// candidates (not a prediction): the FLOPs at the devices' summed speed,
-/// plus a ring all-reduce of the gradients over the slowest link between
-/// the nodes (within the node on one). Infinite where the devices' memory
-/// together cannot hold four copies of the parameters (weights, gradients,
-/// two optimizer moments).
+/// candidates (not a prediction): the FLOPs at the devices' summed speed
+/// and the bytes at their summed memory bandwidth (the cost model's
+/// roofline, the work split evenly over as many devices as the batch
+/// divides among), plus a ring all-reduce of the gradients over the slowest
+/// link between the nodes (within the node on one). Infinite where the devices'
+/// memory together cannot hold four copies of the parameters (weights,
+/// gradients, two optimizer moments).
 double quickEstimate(const cost::Cluster &cluster,
                      const std::vector<int64_t> &nodes, const StepWork &work);
 
 /// Of `candidates` (estimated), those the compile lays out: the best by
-/// estimate of single nodes, of groups within one region, and of all, each
-/// once, at most `count`, best first; none that cannot fit.
+/// estimate of single nodes, of groups within one region, and of all, at
+/// most `count`, best first; none that cannot fit, and no node alike
+/// another taken (of the same device type and count, and the same link
+/// within).
 std::vector<PlacementCandidate>
-placementsToTry(std::vector<PlacementCandidate> candidates, size_t count);
+placementsToTry(const cost::Cluster &cluster,
+                std::vector<PlacementCandidate> candidates, size_t count);
 
 } // namespace parplan::driver
 
