@@ -185,6 +185,7 @@ ClusterIndex::ClusterIndex(const Cluster &cluster) : indexed(&cluster) {
   std::map<std::string, int64_t> regionIds;
   for (size_t n = 0; n < cluster.nodes.size(); ++n) {
     const Node &node = cluster.nodes[n];
+    firsts.push_back(static_cast<int64_t>(nodes.size()));
     nodes.insert(nodes.end(),
                  static_cast<size_t>(std::max<int64_t>(node.devices, 0)),
                  static_cast<int64_t>(n));

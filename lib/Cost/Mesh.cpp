@@ -190,11 +190,13 @@ void walkPairs(const Cluster &cluster, const std::vector<int64_t> &group,
 /// Summarizes the groups along `axis` without visiting every device pair.
 ///
 /// The link of a device pair is its device-pair override if one names it,
-/// else its node pair's link (a node-pair override, else the default of the
-/// level). So a node pair's link is crossed when the group holds more device
-/// pairs across those two nodes than device-pair overrides name; a level's
-/// default is crossed when the group holds more node pairs of that level
-/// than those with a node-pair override or with every device pair overridden.
+/// else its node pair's link (a node-pair override, else its regions'
+/// override, else the default of the level). So a node pair's link is
+/// crossed when the group holds more device pairs across those two nodes
+/// than device-pair overrides name; a region pair's link (its override or
+/// its level's default) is crossed when the group holds more node pairs
+/// across those regions than those with a node-pair override or with
+/// every device pair overridden.
 /// Per group this costs its size plus the overrides within it (or the
 /// square of its distinct nodes, when that is less than the node-pair
 /// overrides).

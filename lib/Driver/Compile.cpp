@@ -1278,52 +1278,54 @@ std::optional<double> judgedStep(const FailureOr<CompileResult> &compiled,
   return std::max(compiled->figures.stepSeconds, simulated.value_or(0));
 }
 
-/// The compile on a cluster spread over regions: the plan on every device
-/// in the cluster's order, and on each group of nodes placementsToTry
-/// takes (a cluster of those nodes alone); the fastest plan that fits is
-/// kept (docs/pipeline.md#placement).
+/// The compile on a cluster spread over regions: the plan on every node,
+/// region by region, and on each group of nodes placementsToTry takes,
+/// each on a cluster of its nodes alone in an order of their own; the
+/// fastest plan that fits is kept (docs/pipeline.md#placement).
 FailureOr<CompileResult>
 compileWithPlacement(const parplan::driver::ModelImporter &importAt,
                      const CompileOptions &options,
                      const cost::Cluster &cluster, MLIRContext &context,
                      Location location, TimingScope &timing,
                      std::vector<std::unique_ptr<PassManager>> &passManagers) {
-  // How many groups are laid out: a node, a group within a region, and the
-  // next best.
+  using parplan::driver::PlacementCandidate;
+  // How many groups are laid out beside every node: a node, a group within
+  // a region, and the next best.
   constexpr size_t kGroupsTried = 3;
-  OwningOpRef<ModuleOp> heldAll;
-  FailureOr<CompileResult> all =
-      compileOnMesh(importAt, holdingIR(options, heldAll), context, location,
-                    timing, passManagers);
-  if (failed(all)) {
-    emitHeld(options, heldAll);
-    return all;
-  }
+  cost::ClusterIndex index(cluster);
   parplan::driver::StepWork work = stepWorkOf(importAt, options);
-  std::vector<parplan::driver::PlacementCandidate> candidates =
+  std::vector<PlacementCandidate> candidates =
       parplan::driver::placementCandidates(cluster, work.type);
-  for (parplan::driver::PlacementCandidate &candidate : candidates)
+  for (PlacementCandidate &candidate : candidates)
     candidate.estimate =
-        parplan::driver::quickEstimate(cluster, candidate.nodes, work);
+        parplan::driver::quickEstimate(index, candidate.nodes, work);
   PlanFigures::Placement placement;
   placement.candidates = candidates.size();
   placement.clusterDevices = cluster.numDevices();
-  std::optional<double> allJudged =
-      judgedStep(all, cluster, placement.allSimulatedSeconds);
-  if (allJudged)
-    placement.allStepSeconds = all->figures.stepSeconds;
+  // Every node, region by region, is laid out whatever its estimate: the
+  // plan the groups must beat, in an order that is not the file's.
+  auto everything = llvm::find_if(candidates, [](const auto &candidate) {
+    return candidate.kind == PlacementCandidate::Kind::Everything;
+  });
+  if (everything == candidates.end())
+    return compileOnMesh(importAt, options, context, location, timing,
+                         passManagers);
+  std::vector<PlacementCandidate> others;
+  for (const PlacementCandidate &candidate : candidates)
+    if (candidate.kind != PlacementCandidate::Kind::Everything)
+      others.push_back(candidate);
+  std::vector<PlacementCandidate> groups =
+      parplan::driver::placementsToTry(index, std::move(others), kGroupsTried);
+  groups.insert(groups.begin(), *everything);
 
   struct Laid {
     FailureOr<CompileResult> result = failure();
     OwningOpRef<ModuleOp> held;
+    std::optional<double> judged;
   };
-  std::vector<Laid> laid;
-  std::vector<parplan::driver::PlacementCandidate> tried =
-      parplan::driver::placementsToTry(cluster, candidates, kGroupsTried);
-  laid.resize(tried.size());
-  std::vector<std::optional<double>> judged(tried.size());
-  for (size_t i = 0; i < tried.size(); ++i) {
-    const parplan::driver::PlacementCandidate &group = tried[i];
+  std::vector<Laid> laid(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const PlacementCandidate &group = groups[i];
     CompileOptions groupOptions = holdingIR(options, laid[i].held);
     auto groupCluster = std::make_shared<cost::Cluster>(cost::subCluster(
         cluster, group.nodes, cluster.name + ": " + group.what));
@@ -1336,41 +1338,55 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
       laid[i].result = compileOnMesh(importAt, groupOptions, context, location,
                                      timing, passManagers);
     }
+    std::optional<double> simulated;
+    laid[i].judged = judgedStep(laid[i].result, *groupCluster, simulated);
+    std::optional<double> predicted;
+    if (laid[i].judged)
+      predicted = laid[i].result->figures.stepSeconds;
+    if (i == 0) {
+      placement.allStepSeconds = predicted;
+      placement.allSimulatedSeconds = simulated;
+      continue;
+    }
     PlanFigures::Placement::Tried entry;
     entry.what = group.what;
     entry.devices = group.devices;
     entry.estimate = group.estimate;
     for (int64_t node : group.nodes)
       entry.nodes.push_back(cluster.nodes[static_cast<size_t>(node)].name);
-    judged[i] =
-        judgedStep(laid[i].result, *groupCluster, entry.simulatedSeconds);
-    if (judged[i])
-      entry.stepSeconds = laid[i].result->figures.stepSeconds;
+    entry.stepSeconds = predicted;
+    entry.simulatedSeconds = simulated;
     placement.tried.push_back(std::move(entry));
   }
   // The group whose plan is fastest, by the longer of its predicted and
-  // simulated steps, kept where it beats every device.
+  // simulated steps, kept unless every node's is faster still.
   std::optional<size_t> best;
-  for (size_t i = 0; i < judged.size(); ++i)
-    if (judged[i] && (!best || *judged[i] < *judged[*best]))
+  for (size_t i = 1; i < laid.size(); ++i)
+    if (laid[i].judged && (!best || *laid[i].judged < *laid[*best].judged))
       best = i;
-  placement.keptAll = !best || (allJudged && *allJudged <= *judged[*best]);
+  if (!best && !laid.front().judged) {
+    // Nowhere fits: the compile on the cluster as given says why.
+    return compileOnMesh(importAt, options, context, location, timing,
+                         passManagers);
+  }
+  placement.keptAll = !best || (laid.front().judged &&
+                                *laid.front().judged < *laid[*best].judged);
   // The kept group first, the others by their step (no fit last).
   std::vector<size_t> order(placement.tried.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
+  auto judgedOf = [&](size_t entry) { return laid[entry + 1].judged; };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return judged[a] && (!judged[b] || *judged[a] < *judged[b]);
+    return judgedOf(a) && (!judgedOf(b) || *judgedOf(a) < *judgedOf(b));
   });
   std::vector<PlanFigures::Placement::Tried> sorted;
   for (size_t i : order)
     sorted.push_back(placement.tried[i]);
   placement.tried = std::move(sorted);
-  bool keptAll = placement.keptAll;
-  FailureOr<CompileResult> &kept = keptAll ? all : laid[*best].result;
-  kept->figures.placement = std::move(placement);
-  emitHeld(options, keptAll ? heldAll : laid[*best].held);
-  return std::move(kept);
+  Laid &kept = laid[placement.keptAll ? 0 : *best];
+  kept.result->figures.placement = std::move(placement);
+  emitHeld(options, kept.held);
+  return std::move(kept.result);
 }
 
 } // namespace

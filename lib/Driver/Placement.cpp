@@ -119,9 +119,10 @@ parplan::driver::placementCandidates(const Cluster &cluster,
   return candidates;
 }
 
-double parplan::driver::quickEstimate(const Cluster &cluster,
+double parplan::driver::quickEstimate(const cost::ClusterIndex &index,
                                       const std::vector<int64_t> &nodes,
                                       const StepWork &work) {
+  const Cluster &cluster = index.cluster();
   double speed = 0, memory = 0, bandwidth = 0;
   int64_t devices = 0;
   for (int64_t n : nodes) {
@@ -137,7 +138,7 @@ double parplan::driver::quickEstimate(const Cluster &cluster,
   if (speed <= 0 || bandwidth <= 0 || memory < 4 * work.parameterBytes)
     return std::numeric_limits<double>::infinity();
   if (work.batch > 0) {
-    int64_t busy = std::min(devices, work.batch);
+    int64_t busy = std::max<int64_t>(1, std::min(devices, work.batch));
     while (work.batch % busy != 0)
       --busy;
     double used = static_cast<double>(busy) / static_cast<double>(devices);
@@ -154,17 +155,17 @@ double parplan::driver::quickEstimate(const Cluster &cluster,
            2 * (parts - 1) * link.latency;
   };
   if (nodes.size() == 1) {
-    int64_t first = cluster.firstDevice(nodes.front());
+    int64_t first = index.firstDevice(nodes.front());
     if (devices > 1)
       seconds +=
-          ring(static_cast<double>(devices), cluster.link(first, first + 1));
+          ring(static_cast<double>(devices), index.link(first, first + 1));
     return seconds;
   }
   cost::Link slowest{std::numeric_limits<double>::infinity(), 0};
   for (size_t i = 0; i < nodes.size(); ++i)
     for (size_t j = i + 1; j < nodes.size(); ++j) {
-      cost::Link link = cluster.link(cluster.firstDevice(nodes[i]),
-                                     cluster.firstDevice(nodes[j]));
+      cost::Link link =
+          index.link(index.firstDevice(nodes[i]), index.firstDevice(nodes[j]));
       slowest.bandwidth = std::min(slowest.bandwidth, link.bandwidth);
       slowest.latency = std::max(slowest.latency, link.latency);
     }
@@ -172,9 +173,10 @@ double parplan::driver::quickEstimate(const Cluster &cluster,
 }
 
 std::vector<PlacementCandidate>
-parplan::driver::placementsToTry(const Cluster &cluster,
+parplan::driver::placementsToTry(const cost::ClusterIndex &index,
                                  std::vector<PlacementCandidate> candidates,
                                  size_t count) {
+  const Cluster &cluster = index.cluster();
   using Kind = PlacementCandidate::Kind;
   std::stable_sort(
       candidates.begin(), candidates.end(),
@@ -190,9 +192,9 @@ parplan::driver::placementsToTry(const Cluster &cluster,
       return std::make_tuple(std::string(), int64_t(-1), 0.0, 0.0);
     const cost::Node &node =
         cluster.nodes[static_cast<size_t>(candidate.nodes.front())];
-    int64_t first = cluster.firstDevice(candidate.nodes.front());
+    int64_t first = index.firstDevice(candidate.nodes.front());
     cost::Link within =
-        node.devices > 1 ? cluster.link(first, first + 1) : cost::Link{};
+        node.devices > 1 ? index.link(first, first + 1) : cost::Link{};
     return std::make_tuple(node.deviceType, node.devices, within.bandwidth,
                            within.latency);
   };

@@ -12,7 +12,8 @@
 # pipeline stages (the annotations file's `stages`), one after the other,
 # on meshes of 2 and 2x2 devices: the same losses and weights, to 1e-5.
 # On a node of A100s and one of V100s, each node's part of the batch by
-# its speed gives them too.
+# its speed gives them too, and so does a plan placed on one node of a
+# cluster of two regions.
 # Usage: plan-equivalence.sh BIN-DIR SOURCE-DIR
 set -u
 bin=$1
@@ -191,6 +192,30 @@ for config in "mlp 16 data-parallel 1" "mlp 16 auto 2" "gpt 8 data-parallel 1" \
     echo "ok: $model, batch $batch in $micro micro-batches on mixed-2x2 ($strategy, $kernels kernels), $(sed -n 's/^  shares *//p' "$out.compile.log"): $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
   else
     echo "FAIL: $model, batch $batch in $micro micro-batches on mixed-2x2 ($strategy, $kernels kernels, parts by speed) differs from the whole batch on 1 device:"
+    cat "$out.compile.log" "$out.log"
+    paste "$want" "$out.log"
+    status=1
+  fi
+done
+
+# Placement (docs/pipeline.md#placement): on a cluster of two regions
+# (Inputs/geo-2-regions.yaml), the compile keeps the plan on the near
+# node's devices alone, a cluster of its own numbered from 0; placement
+# moves no numbers: the same losses and weights as 1 device.
+for model in mlp gpt; do
+  batch=16
+  [ "$model" = gpt ] && batch=8
+  want=$(run_micro $model $batch 1 auto 1) || { status=1; continue; }
+  out=$dir/$model-placed
+  if "$bin/parplan" compile "$dir/$model-batch.onnx" --train --optimizer adam --lr 0.01 \
+       --batch "$batch" --cluster "$src/Inputs/geo-2-regions.yaml" -o "$out" >"$out.compile.log" 2>&1 &&
+     grep -q '^  placement        node near (2 devices) .*(kept' "$out.compile.log" &&
+     timeout 120 mpirun --oversubscribe -np 2 "$bin/parplan-run" "$out/plan.pb" \
+       --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 &&
+     awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$out.log"; then
+    echo "ok: $model, batch $batch placed on geo-2-regions' near node: $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
+  else
+    echo "FAIL: $model, batch $batch placed on geo-2-regions differs from the whole batch on 1 device:"
     cat "$out.compile.log" "$out.log"
     paste "$want" "$out.log"
     status=1

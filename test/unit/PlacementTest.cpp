@@ -111,35 +111,37 @@ TEST_CASE("placement candidates do not depend on the order of the nodes",
 TEST_CASE("quick estimates rank faster and better linked groups first",
           "[placement]") {
   Cluster cluster = hulk();
+  cost::ClusterIndex index(cluster);
   StepWork work;
   work.flops = 1e14;
   work.parameterBytes = 1e9;
   // rome-44: 8 A100 80GB on NVLink; rome-41: 3 A40 on PCIe.
-  double a100 = quickEstimate(cluster, {44}, work);
-  double a40 = quickEstimate(cluster, {41}, work);
+  double a100 = quickEstimate(index, {44}, work);
+  double a40 = quickEstimate(index, {41}, work);
   CHECK(a100 < a40);
   // Two Rome nodes halve the compute but add a ring over 10 Gbit/s, longer
   // here; Rome and Beijing one over 100 Mbit/s: longer still.
-  double rome = quickEstimate(cluster, {44, 43}, work);
-  double world = quickEstimate(cluster, {44, 3}, work);
+  double rome = quickEstimate(index, {44, 43}, work);
+  double world = quickEstimate(index, {44, 3}, work);
   CHECK(rome > a100);
   CHECK(world > rome);
   // A group whose memory cannot hold four copies of the parameters.
   work.parameterBytes = 1e12;
-  CHECK(std::isinf(quickEstimate(cluster, {41}, work)));
+  CHECK(std::isinf(quickEstimate(index, {41}, work)));
 }
 
 TEST_CASE("the groups laid out: a node, a group in a region, the next best",
           "[placement]") {
   Cluster cluster = hulk();
+  cost::ClusterIndex index(cluster);
   StepWork work;
   work.flops = 1e15;
   work.parameterBytes = 500e6;
   std::vector<PlacementCandidate> candidates =
       placementCandidates(cluster, work.type);
   for (PlacementCandidate &candidate : candidates)
-    candidate.estimate = quickEstimate(cluster, candidate.nodes, work);
-  std::vector<PlacementCandidate> tried = placementsToTry(cluster, candidates, 3);
+    candidate.estimate = quickEstimate(index, candidate.nodes, work);
+  std::vector<PlacementCandidate> tried = placementsToTry(index, candidates, 3);
   REQUIRE(tried.size() == 3);
   CHECK(std::is_sorted(
       tried.begin(), tried.end(),
@@ -163,5 +165,5 @@ TEST_CASE("the groups laid out: a node, a group in a region, the next best",
   // Nothing that cannot fit.
   for (PlacementCandidate &candidate : candidates)
     candidate.estimate = INFINITY;
-  CHECK(placementsToTry(cluster, candidates, 3).empty());
+  CHECK(placementsToTry(index, candidates, 3).empty());
 }

@@ -291,7 +291,7 @@ summaryFields(const parplan::cli::CompileOptions &options,
          placement->allSimulatedSeconds
              ? llvm::json::Value(*placement->allSimulatedSeconds)
              : llvm::json::Value(nullptr)},
-        {"kept", placement->keptAll ? std::string("all devices")
+        {"kept", placement->keptAll ? std::string("every node")
                                     : placement->tried.front().what}};
   }
   if (figures.overMemory()) {
@@ -405,7 +405,8 @@ void parplan::cli::printSearch(const CompileOptions &options,
                   : std::string());
     };
     std::string all = fmt::format(
-        "all {} devices in the cluster's order {}", placement->clusterDevices,
+        "every node, region by region ({} devices) {}",
+        placement->clusterDevices,
         step(placement->allStepSeconds, placement->allSimulatedSeconds));
     std::vector<std::string> groups;
     for (const auto &group : placement->tried)

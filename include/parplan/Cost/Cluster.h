@@ -115,8 +115,10 @@ struct Cluster {
   int64_t nodeOf(int64_t device) const;
   const DeviceType &deviceTypeOf(int64_t device) const;
   LinkLevel level(int64_t a, int64_t b) const;
-  /// The link between two devices: an override if one names the pair,
-  /// else the default of their level. Local (a == b) is free.
+  /// The link between two devices: a device-pair override if one names
+  /// the pair, else a node-pair override, else (on different nodes) a
+  /// region-pair override, else the default of their level. Local (a == b)
+  /// is free.
   Link link(int64_t a, int64_t b) const;
 
   /// One line for listings ("4 DGX A100 nodes, InfiniBand HDR").
@@ -158,18 +160,22 @@ public:
   int64_t regionOf(int64_t node) const {
     return regions[static_cast<size_t>(node)];
   }
+  /// As Cluster::firstDevice.
+  int64_t firstDevice(int64_t node) const {
+    return firsts[static_cast<size_t>(node)];
+  }
   LinkLevel level(int64_t a, int64_t b) const;
   Link link(int64_t a, int64_t b) const;
-  /// Whether some link is not its level's default (a device-pair or
-  /// node-pair override).
+  /// Whether some link is not its level's default (a device-pair,
+  /// node-pair or region-pair override).
   bool hasOverrides() const {
     return !deviceLinks.empty() || !nodeLinks.empty() || !regionLinks.empty();
   }
 
 private:
   const Cluster *indexed;
-  /// Per device, its node; per node, its region's number.
-  std::vector<int64_t> nodes, regions;
+  /// Per device, its node; per node, its region's number and first device.
+  std::vector<int64_t> nodes, regions, firsts;
   /// The overrides Cluster::link finds: the first naming each pair.
   std::map<std::pair<int64_t, int64_t>, Link> deviceLinks, nodeLinks;
   /// By pair of region numbers (regionOf).

@@ -177,9 +177,9 @@ struct PlanFigures {
   std::optional<OneTypePart> oneTypePart;
 
   /// On a cluster spread over regions compiled on its default mesh: the
-  /// groups of nodes laid out (docs/pipeline.md#placement), the first
-  /// kept, beside the plan on every device in the cluster's order. Each
-  /// is judged by the longer of its predicted and simulated steps.
+  /// groups of nodes laid out (docs/pipeline.md#placement) beside the plan
+  /// on every node, region by region. Each is judged by the longer of its
+  /// predicted and simulated steps.
   struct Placement {
     struct Tried {
       std::string what;
@@ -190,10 +190,11 @@ struct PlanFigures {
       double estimate = 0;
       std::optional<double> stepSeconds, simulatedSeconds;
     };
-    /// The kept group, and the others, by predicted step.
+    /// The groups by the step they are judged by: the kept one first,
+    /// unless `keptAll`.
     std::vector<Tried> tried;
-    /// The plan on every device in the cluster's order (none: no fit),
-    /// kept where no group beats it, and its simulated step.
+    /// The plan on every node, region by region (none: no fit), kept
+    /// where it beats every group, and its simulated step.
     std::optional<double> allStepSeconds, allSimulatedSeconds;
     int64_t clusterDevices = 0;
     /// Candidates estimated, of which `tried` were laid out.

@@ -65,7 +65,7 @@ placementCandidates(const cost::Cluster &cluster, cost::ComputeType type);
 /// link between the nodes (within the node on one). Infinite where the devices'
 /// memory together cannot hold four copies of the parameters (weights,
 /// gradients, two optimizer moments).
-double quickEstimate(const cost::Cluster &cluster,
+double quickEstimate(const cost::ClusterIndex &cluster,
                      const std::vector<int64_t> &nodes, const StepWork &work);
 
 /// Of `candidates` (estimated), those the compile lays out: the best by
@@ -74,7 +74,7 @@ double quickEstimate(const cost::Cluster &cluster,
 /// another taken (of the same device type and count, and the same link
 /// within).
 std::vector<PlacementCandidate>
-placementsToTry(const cost::Cluster &cluster,
+placementsToTry(const cost::ClusterIndex &cluster,
                 std::vector<PlacementCandidate> candidates, size_t count);
 
 } // namespace parplan::driver

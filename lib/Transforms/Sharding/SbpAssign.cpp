@@ -2037,7 +2037,8 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   // Without micro-batches the range is the stage's whole program, whose
   // overlap is mostly the gradients' reductions under the backward: the
   // backward's figure shows it (the update's alone is the optimizer's few
-  // seconds of state traffic).
+  // seconds of state traffic), but on the timeline, where the update is a
+  // part of its own, it comes off the update first.
   for (int64_t s = 0; s < count; ++s) {
     double savedAfter = updateOverlap[s].shared + updateOverlap[s].overlap,
            savedBefore = beforeOverlap[s].shared + beforeOverlap[s].overlap;

@@ -134,12 +134,27 @@ DenseSet<Operation *>
 parplan::parameterGradientOps(func::FuncOp function,
                               const DenseSet<Operation *> &forward,
                               const DenseSet<Operation *> &after) {
+  // A part has a parameter's shape: an activation's gradient whose one
+  // reader leads to a parameter's (the first layer's, whose input needs
+  // none) does not.
+  DenseSet<Type> parameterTypes;
+  for (Operation &op : function.front())
+    if (auto param = dyn_cast<ParamOp>(op))
+      parameterTypes.insert(param.getType());
+  auto parameterShaped = [&](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return shaped && llvm::any_of(parameterTypes, [&](Type param) {
+             auto other = dyn_cast<ShapedType>(param);
+             return other && other.getShape() == shaped.getShape();
+           });
+  };
   DenseSet<Operation *> parts;
   // Readers come after their operands: in reverse, each op's readers are
   // known before it.
   for (Operation &op : llvm::reverse(function.front())) {
     if (isSourceOp(&op) || forward.contains(&op) || after.contains(&op) ||
-        op.getNumResults() == 0 || op.use_empty())
+        op.getNumResults() != 1 || op.use_empty() ||
+        !parameterShaped(op.getResult(0).getType()))
       continue;
     if (!op.hasOneUse())
       continue;

@@ -63,9 +63,10 @@ updateOpsOfOneMicroBatch(mlir::func::FuncOp function);
 
 /// Of a step's backward, the ops whose result is a parameter's gradient or
 /// a part of it: outside `forward` (forwardPassOps) and `after` (the
-/// updates), each read by one op, of `after` or another of them (a weight's
-/// gradient product, a tied weight's parts and their sum, their casts).
-/// The backward of an activation reads on to more than one op. Moved to
+/// updates), of one result shaped as some parameter, read by one op, of
+/// `after` or another of them (a weight's gradient product, a tied
+/// weight's parts and their sum, their casts). The backward of an
+/// activation reads on to more than one op, or has its shape. Moved to
 /// another stage, such a part waits for no stage's backward, only for the
 /// update.
 llvm::DenseSet<mlir::Operation *>
