@@ -1195,35 +1195,6 @@ bool spansRegions(const cost::Cluster &cluster) {
   });
 }
 
-/// The leading devices of one type of a cluster of mixed types (its first
-/// node's type, up to the first node of another), as a mesh shape: nodes x
-/// devices per node, or one axis where the nodes differ in size. None on a
-/// cluster of one type or of several regions (placed otherwise:
-/// compileWithPlacement), or when the options choose the mesh or stages.
-std::optional<std::pair<std::vector<int64_t>, std::string>>
-leadingOneTypePart(const CompileOptions &options) {
-  std::optional<cost::Cluster> cluster = clusterLeftOpen(options);
-  if (!cluster || spansRegions(*cluster))
-    return std::nullopt;
-  const std::string &type = cluster->nodes.front().deviceType;
-  int64_t nodes = 0, devices = 0;
-  bool even = true;
-  for (const cost::Node &node : cluster->nodes) {
-    if (node.deviceType != type)
-      break;
-    even &= node.devices == cluster->nodes.front().devices;
-    ++nodes;
-    devices += node.devices;
-  }
-  if (devices == cluster->numDevices())
-    return std::nullopt;
-  std::vector<int64_t> shape =
-      even && nodes > 1
-          ? std::vector<int64_t>{nodes, cluster->nodes.front().devices}
-          : std::vector<int64_t>{devices};
-  return std::make_pair(shape, type);
-}
-
 /// What placement's estimates need of the step, from the model imported
 /// at one micro-batch: its FLOPs and memory traffic (the forward's, three
 /// times over for the forward and the backward's two products per
@@ -1234,10 +1205,7 @@ stepWorkOf(const parplan::driver::ModelImporter &importAt,
            const CompileOptions &options) {
   parplan::driver::StepWork work;
   work.batch = options.batch;
-  if (options.training.mixedPrecision == "bf16")
-    work.type = cost::ComputeType::BF16;
-  else if (options.training.mixedPrecision == "fp16")
-    work.type = cost::ComputeType::F16;
+  work.type = parplan::driver::stepComputeType(options.training.mixedPrecision);
   OwningOpRef<ModuleOp> model = importAt(1);
   if (!model)
     return work;
@@ -1400,23 +1368,29 @@ FailureOr<CompileResult> parplan::driver::compile(
       open && spansRegions(*open))
     return compileWithPlacement(importAt, options, *open, context, location,
                                 timing, passManagers);
-  // On a cluster of mixed types, its leading devices of one type are
-  // compiled alone too, and kept where the others only slow the step
-  // (Whale and Metis leave out what does not pay): both compiles' IR is
-  // held until the one kept is known.
+  // On a cluster of mixed types, its nodes of the fastest type are
+  // compiled alone too (a cluster of their own), and kept where the others
+  // only slow the step (Whale and Metis leave out what does not pay): both
+  // compiles' IR is held until the one kept is known.
   OwningOpRef<ModuleOp> heldAll, heldPart;
   FailureOr<CompileResult> all =
       compileOnMesh(importAt, holdingIR(options, heldAll), context, location,
                     timing, passManagers);
-  std::optional<std::pair<std::vector<int64_t>, std::string>> part;
-  if (succeeded(all))
-    part = leadingOneTypePart(options);
-  if (!part) {
+  std::optional<cost::Cluster> open = clusterLeftOpen(options);
+  std::vector<int64_t> fastest;
+  if (succeeded(all) && open)
+    fastest = parplan::driver::fastestTypeNodes(
+        *open,
+        parplan::driver::stepComputeType(options.training.mixedPrecision));
+  if (fastest.empty()) {
     emitHeld(options, heldAll);
     return all;
   }
+  const std::string &type =
+      open->nodes[static_cast<size_t>(fastest.front())].deviceType;
   CompileOptions partOptions = holdingIR(options, heldPart);
-  partOptions.layout.mesh = cost::formatMeshShape(part->first);
+  partOptions.layout.placedCluster = std::make_shared<cost::Cluster>(
+      cost::subCluster(*open, fastest, open->name + ": " + type + " alone"));
   FailureOr<CompileResult> alone = failure();
   {
     // What does not fit on the part alone is not the user's error.
@@ -1427,8 +1401,11 @@ FailureOr<CompileResult> parplan::driver::compile(
                           passManagers);
   }
   PlanFigures::OneTypePart figures;
-  figures.deviceType = part->second;
-  figures.devices = meshSize(part->first);
+  figures.deviceType = type;
+  for (int64_t node : fastest) {
+    figures.nodes.push_back(open->nodes[static_cast<size_t>(node)].name);
+    figures.devices += open->nodes[static_cast<size_t>(node)].devices;
+  }
   figures.clusterDevices = all->figures.devices;
   figures.allStepSeconds = all->figures.stepSeconds;
   bool fits = succeeded(alone) && !alone->figures.overMemory();

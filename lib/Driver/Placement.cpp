@@ -4,6 +4,8 @@
 
 #include "parplan/Cost/Compute.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -35,13 +37,10 @@ double nodeSpeed(const Cluster &cluster, int64_t node,
 
 } // namespace
 
-std::vector<PlacementCandidate>
-parplan::driver::placementCandidates(const Cluster &cluster,
-                                     cost::ComputeType type) {
-  using Kind = PlacementCandidate::Kind;
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+parplan::driver::regionsInOrder(const Cluster &cluster,
+                                cost::ComputeType type) {
   auto numNodes = static_cast<int64_t>(cluster.nodes.size());
-  // Nodes in an order of their own, not the file's: faster devices, then
-  // more of them, then the name.
   auto perDevice = [&](int64_t node) {
     const cost::DeviceType *device = cluster.findDeviceType(
         cluster.nodes[static_cast<size_t>(node)].deviceType);
@@ -71,6 +70,15 @@ parplan::driver::placementCandidates(const Cluster &cluster,
                    [&](const auto &a, const auto &b) {
                      return speedOf(a.second) > speedOf(b.second);
                    });
+  return ordered;
+}
+
+std::vector<PlacementCandidate>
+parplan::driver::placementCandidates(const Cluster &cluster,
+                                     cost::ComputeType type) {
+  using Kind = PlacementCandidate::Kind;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> ordered =
+      regionsInOrder(cluster, type);
   auto regionName = [](const std::string &region) {
     return region.empty() ? std::string("the default region")
                           : "region " + region;
@@ -117,6 +125,39 @@ parplan::driver::placementCandidates(const Cluster &cluster,
     everything.insert(everything.end(), nodes.begin(), nodes.end());
   add(Kind::Everything, everything, "every node, region by region");
   return candidates;
+}
+
+cost::ComputeType
+parplan::driver::stepComputeType(const std::string &mixedPrecision) {
+  if (mixedPrecision == "bf16")
+    return cost::ComputeType::BF16;
+  if (mixedPrecision == "fp16")
+    return cost::ComputeType::F16;
+  return cost::ComputeType::F32;
+}
+
+std::vector<int64_t> parplan::driver::fastestTypeNodes(const Cluster &cluster,
+                                                       cost::ComputeType type) {
+  std::string fastest;
+  double best = -1;
+  for (const cost::DeviceType &device : cluster.deviceTypes) {
+    bool used = llvm::any_of(cluster.nodes, [&](const cost::Node &node) {
+      return node.deviceType == device.name;
+    });
+    double speed = deviceSpeed(device, type);
+    if (used && (speed > best || (speed == best && device.name < fastest))) {
+      best = speed;
+      fastest = device.name;
+    }
+  }
+  std::vector<int64_t> nodes;
+  for (const auto &[region, inRegion] : regionsInOrder(cluster, type))
+    for (int64_t node : inRegion)
+      if (cluster.nodes[static_cast<size_t>(node)].deviceType == fastest)
+        nodes.push_back(node);
+  if (nodes.size() == cluster.nodes.size())
+    nodes.clear();
+  return nodes;
 }
 
 double parplan::driver::quickEstimate(const cost::ClusterIndex &index,

@@ -254,12 +254,14 @@ summaryFields(const parplan::cli::CompileOptions &options,
   if (const auto &part = figures.oneTypePart)
     summary["one_type_part"] = llvm::json::Object{
         {"device_type", part->deviceType},
+        {"nodes", llvm::json::Array(part->nodes)},
         {"devices", part->devices},
         {"predicted_step_time_s", part->stepSeconds
                                       ? llvm::json::Value(*part->stepSeconds)
                                       : llvm::json::Value(nullptr)},
         {"all_devices", part->clusterDevices},
         {"all_devices_predicted_step_time_s", part->allStepSeconds},
+
         {"kept", part->kept}};
   if (const auto &placement = figures.placement) {
     llvm::json::Array tried;
@@ -379,10 +381,10 @@ void parplan::cli::printSearch(const CompileOptions &options,
                shares->axis, parts, total);
   }
   if (const auto &part = figures.oneTypePart) {
-    // The devices of the cluster's first type alone, beside all of them.
+    // The nodes of the cluster's fastest type alone, beside all of them.
     std::string alone = fmt::format(
-        "the {} {} alone (devices 0..{}) {}", part->devices, part->deviceType,
-        part->devices - 1,
+        "the {} {} alone (node{} {}) {}", part->devices, part->deviceType,
+        part->nodes.size() == 1 ? "" : "s", llvm::join(part->nodes, ", "),
         part->stepSeconds ? parplan::formatSeconds(*part->stepSeconds)
                           : std::string("no fit"));
     std::string all = fmt::format("all {} devices {}", part->clusterDevices,

@@ -161,12 +161,13 @@ struct PlanFigures {
   }
 
   /// On a cluster of mixed device types compiled on the default mesh: its
-  /// leading devices of one type (its first node's), compiled alone beside
-  /// all of them, and whether the plan kept is theirs (the other devices
-  /// only slowed the step).
+  /// nodes of the fastest type (driver::fastestTypeNodes), compiled alone
+  /// beside all of them on a cluster of their own, and whether the plan
+  /// kept is theirs (the other devices only slowed the step).
   struct OneTypePart {
     std::string deviceType;
-    /// The first `devices` of the cluster, of `clusterDevices`.
+    /// Its nodes, and their `devices` of the cluster's `clusterDevices`.
+    std::vector<std::string> nodes;
     int64_t devices = 0, clusterDevices = 0;
     /// Its plan's predicted step; none where no plan fits on them.
     std::optional<double> stepSeconds;
@@ -234,9 +235,10 @@ struct CompileResult {
 /// imports the model, resolves Megatron's grid, searches what the options
 /// leave open (stages, micro-batches, schedule; docs/pipeline.md), falls
 /// back to recomputation when nothing fits, lowers, and exports. On a
-/// cluster of mixed device types compiled on its default mesh, its leading
-/// devices of one type are compiled alone too, and their plan kept where
-/// faster (PlanFigures::oneTypePart). `location`
+/// cluster of mixed device types compiled on its default mesh, its nodes
+/// of the fastest type are compiled alone too, and their plan kept where
+/// faster (PlanFigures::oneTypePart); on one spread over regions,
+/// placement chooses the machines (PlanFigures::placement). `location`
 /// names the model in diagnostics about the options. Every pass is timed
 /// under `timing`; the pass managers are kept in `passManagers` (a timing
 /// report knows a pass by its address). Failure once the reason has been

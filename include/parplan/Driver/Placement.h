@@ -57,6 +57,22 @@ struct StepWork {
 std::vector<PlacementCandidate>
 placementCandidates(const cost::Cluster &cluster, cost::ComputeType type);
 
+/// The regions of `cluster` and their nodes in the candidates' order, not
+/// the file's: nodes of faster devices first, then of more devices, then
+/// by name; regions of more speed first, then by name.
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+regionsInOrder(const cost::Cluster &cluster, cost::ComputeType type);
+
+/// The element type a training step's matrix products run in under
+/// `mixedPrecision` (a compile's option: none, bf16, fp16).
+cost::ComputeType stepComputeType(const std::string &mixedPrecision);
+
+/// The nodes of `cluster`'s fastest device type at `type` (a device's
+/// FLOP/s as the cost model prices a kernel), in the candidates' order;
+/// empty where every node is of that type.
+std::vector<int64_t> fastestTypeNodes(const cost::Cluster &cluster,
+                                      cost::ComputeType type);
+
 /// A quick estimate of a step of `work` on `nodes` of `cluster`, to rank
 /// candidates (not a prediction): the FLOPs at the devices' summed speed
 /// and the bytes at their summed memory bandwidth (the cost model's
