@@ -94,3 +94,15 @@ if len(cluster["nodes"]) == 1:
 json.dump(cluster, open(sys.argv[3], "w"), indent=2)
 ' "$2" "$3" "$4"
 }
+
+# time_on_one_core COMMAND...: runs COMMAND `runs` times on core 0 (its
+# output dropped) and sets `median`, `low` and `high` of its wall seconds.
+time_on_one_core() {
+  local times=() start run
+  for ((run = 0; run < runs; ++run)); do
+    start=$(date +%s.%N)
+    taskset -c 0 "$@" >/dev/null 2>&1
+    times+=("$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')")
+  done
+  summarize "${times[@]}"
+}

@@ -74,13 +74,7 @@ for n in json.load(sys.stdin)["nodes"]:
 print("\n".join(seen))')
   overRegion=$(awk -v b="$best" -v a="$autoSimulated" 'BEGIN { printf "%.2fx", b / a }')
   overOrder=$(awk -v o="$orderSimulated" -v a="$autoSimulated" 'BEGIN { printf "%.2fx", o / a }')
-  times=()
-  for ((run = 0; run < runs; ++run)); do
-    start=$(date +%s.%N)
-    taskset -c 0 "$bin/parplan" compile "$model" --train --batch "$batch" --cluster "$cluster" -o "$work/timed" -q >/dev/null 2>&1
-    times+=("$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')")
-  done
-  summarize "${times[@]}"
+  time_on_one_core "$bin/parplan" compile "$model" --train --batch "$batch" --cluster "$cluster" -o "$work/timed" -q
   table+="
 | $(basename "$cluster" .yaml) | $autoPlan | $(fmt_s "$autoPredicted") | $(fmt_s "$autoSimulated") | $autoDifference | $(fmt_s "$orderSimulated") | $bestRegion, $(fmt_s "$best") | $overRegion${slowerThan:+ (slower than:$slowerThan)} | $overOrder | $median s ($low to $high) |"
 done

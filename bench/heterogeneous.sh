@@ -101,13 +101,7 @@ print(" ".join(t["name"] for t in json.load(sys.stdin)["device_types"]))'); do
     efficiency=$(awk -v t="$throughput" -v s="$autoSimulated" 'BEGIN { printf "%.2f", (1 / s) / t }')
     speedup=$(awk -v u="$uniformSimulated" -v s="$autoSimulated" 'BEGIN { printf "%.2fx", u / s }')
     slower=$(awk -v f="$fastestPart" -v s="$autoSimulated" 'BEGIN { if (s > f) printf " (slower than the fastest part, %.2f ms)", f }')
-    times=()
-    for ((run = 0; run < runs; ++run)); do
-      start=$(date +%s.%N)
-      taskset -c 0 "$bin/parplan" compile "$model" --train --batch "$batch" --cluster "$cluster" -o "$work/timed" -q >/dev/null 2>&1
-      times+=("$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')")
-    done
-    summarize "${times[@]}"
+    time_on_one_core "$bin/parplan" compile "$model" --train --batch "$batch" --cluster "$cluster" -o "$work/timed" -q
     table+="
 | $name, batch $batch | $(basename "$cluster" .json) | $autoPlan | $autoPredicted ms | $autoSimulated ms | $autoDifference | $uniformPlan: $uniformSimulated ms | $speedup | $parts | $efficiency$slower | $median s |"
   done

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 using namespace parplan::cost;
 
@@ -263,17 +264,17 @@ Cluster parplan::cost::subCluster(const Cluster &cluster,
   sub.interNode = cluster.interNode;
   sub.interRegion = cluster.interRegion;
   // Old node and device ids to new ones.
+  ClusterIndex index(cluster);
   std::map<int64_t, int64_t> nodeIds, deviceIds;
   std::set<std::string> regions;
+  int64_t devices = 0;
   for (int64_t node : nodes) {
     if (!nodeIds.emplace(node, static_cast<int64_t>(sub.nodes.size())).second)
       continue;
-    int64_t first = cluster.firstDevice(node);
-    for (int64_t d = 0; d < cluster.nodes[static_cast<size_t>(node)].devices;
-         ++d)
-      deviceIds.emplace(first + d, sub.numDevices() + d);
     sub.nodes.push_back(cluster.nodes[static_cast<size_t>(node)]);
     regions.insert(sub.nodes.back().region);
+    for (int64_t d = 0; d < sub.nodes.back().devices; ++d)
+      deviceIds.emplace(index.firstDevice(node) + d, devices++);
   }
   // In the order its nodes first use them: the same nodes in the same
   // order give the same cluster, whatever order `cluster` lists its types.
@@ -298,23 +299,23 @@ Cluster parplan::cost::subCluster(const Cluster &cluster,
       sub.regionOverrides.push_back({std::min(link.regionA, link.regionB),
                                      std::max(link.regionA, link.regionB),
                                      link.link});
-  // Links by the pairs they join, not by the order `cluster` lists them
-  // (stable: of two naming one pair, the first still wins).
+  // Links by the pairs they join (each written lesser end first), not by
+  // the order `cluster` lists them (stable: of two naming one pair, the
+  // first still wins).
   std::stable_sort(sub.overrides.begin(), sub.overrides.end(),
                    [](const LinkOverride &x, const LinkOverride &y) {
-                     return std::minmax(x.deviceA, x.deviceB) <
-                            std::minmax(y.deviceA, y.deviceB);
+                     return std::tie(x.deviceA, x.deviceB) <
+                            std::tie(y.deviceA, y.deviceB);
                    });
   std::stable_sort(sub.nodeOverrides.begin(), sub.nodeOverrides.end(),
                    [](const NodeLinkOverride &x, const NodeLinkOverride &y) {
-                     return std::minmax(x.nodeA, x.nodeB) <
-                            std::minmax(y.nodeA, y.nodeB);
+                     return std::tie(x.nodeA, x.nodeB) <
+                            std::tie(y.nodeA, y.nodeB);
                    });
   std::stable_sort(
       sub.regionOverrides.begin(), sub.regionOverrides.end(),
       [](const RegionLinkOverride &x, const RegionLinkOverride &y) {
-        return std::minmax(x.regionA, x.regionB) <
-               std::minmax(y.regionA, y.regionB);
+        return std::tie(x.regionA, x.regionB) < std::tie(y.regionA, y.regionB);
       });
   return sub;
 }

@@ -1229,10 +1229,24 @@ stepWorkOf(const parplan::driver::ModelImporter &importAt,
   return work;
 }
 
-/// The step a placement is judged by: the plan's simulation on its
-/// cluster (the executor's streams and links, which the analytic step of
-/// plans crossing slow links misses), else its predicted step; none where
-/// the plan does not fit.
+/// compileOnMesh for a part of the cluster the compile tries beside the
+/// whole: what does not fit there is not the user's error.
+FailureOr<CompileResult>
+compileQuietly(const parplan::driver::ModelImporter &importAt,
+               const CompileOptions &options, MLIRContext &context,
+               Location location, TimingScope &timing,
+               std::vector<std::unique_ptr<PassManager>> &passManagers) {
+  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &said) {
+    return success(said.getSeverity() != DiagnosticSeverity::Remark);
+  });
+  return compileOnMesh(importAt, options, context, location, timing,
+                       passManagers);
+}
+
+/// The step a placement is judged by: the longer of the plan's predicted
+/// step and its simulation on its cluster (`simulated`: the executor's
+/// streams and links, which the analytic step of plans crossing slow
+/// links misses); none where the plan does not fit.
 std::optional<double> judgedStep(const FailureOr<CompileResult> &compiled,
                                  const cost::Cluster &cluster,
                                  std::optional<double> &simulated) {
@@ -1298,14 +1312,8 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
     auto groupCluster = std::make_shared<cost::Cluster>(cost::subCluster(
         cluster, group.nodes, cluster.name + ": " + group.what));
     groupOptions.layout.placedCluster = groupCluster;
-    {
-      // What does not fit on a group is not the user's error.
-      ScopedDiagnosticHandler quiet(&context, [](Diagnostic &said) {
-        return success(said.getSeverity() != DiagnosticSeverity::Remark);
-      });
-      laid[i].result = compileOnMesh(importAt, groupOptions, context, location,
-                                     timing, passManagers);
-    }
+    laid[i].result = compileQuietly(importAt, groupOptions, context, location,
+                                    timing, passManagers);
     std::optional<double> simulated;
     laid[i].judged = judgedStep(laid[i].result, *groupCluster, simulated);
     std::optional<double> predicted;
@@ -1364,8 +1372,8 @@ FailureOr<CompileResult> parplan::driver::compile(
     MLIRContext &context, Location location, TimingScope &timing,
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
   // On a cluster spread over regions, placement chooses the machines.
-  if (std::optional<cost::Cluster> open = clusterLeftOpen(options);
-      open && spansRegions(*open))
+  std::optional<cost::Cluster> open = clusterLeftOpen(options);
+  if (open && spansRegions(*open))
     return compileWithPlacement(importAt, options, *open, context, location,
                                 timing, passManagers);
   // On a cluster of mixed types, its nodes of the fastest type are
@@ -1376,7 +1384,6 @@ FailureOr<CompileResult> parplan::driver::compile(
   FailureOr<CompileResult> all =
       compileOnMesh(importAt, holdingIR(options, heldAll), context, location,
                     timing, passManagers);
-  std::optional<cost::Cluster> open = clusterLeftOpen(options);
   std::vector<int64_t> fastest;
   if (succeeded(all) && open)
     fastest = parplan::driver::fastestTypeNodes(
@@ -1391,15 +1398,8 @@ FailureOr<CompileResult> parplan::driver::compile(
   CompileOptions partOptions = holdingIR(options, heldPart);
   partOptions.layout.placedCluster = std::make_shared<cost::Cluster>(
       cost::subCluster(*open, fastest, open->name + ": " + type + " alone"));
-  FailureOr<CompileResult> alone = failure();
-  {
-    // What does not fit on the part alone is not the user's error.
-    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &said) {
-      return success(said.getSeverity() != DiagnosticSeverity::Remark);
-    });
-    alone = compileOnMesh(importAt, partOptions, context, location, timing,
-                          passManagers);
-  }
+  FailureOr<CompileResult> alone = compileQuietly(
+      importAt, partOptions, context, location, timing, passManagers);
   PlanFigures::OneTypePart figures;
   figures.deviceType = type;
   for (int64_t node : fastest) {

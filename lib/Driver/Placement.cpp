@@ -2,7 +2,9 @@
 
 #include "parplan/Driver/Placement.h"
 
+#include "parplan/Cost/Collectives.h"
 #include "parplan/Cost/Compute.h"
+#include "parplan/Cost/Mesh.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -28,11 +30,18 @@ double deviceSpeed(const cost::DeviceType &type, cost::ComputeType dtype) {
   return seconds && *seconds > 0 ? 1e12 / *seconds : 0;
 }
 
+/// The FLOP/s of one device of `node` (deviceSpeed).
+double speedPerDevice(const Cluster &cluster, int64_t node,
+                      cost::ComputeType dtype) {
+  const cost::DeviceType *type = cluster.findDeviceType(
+      cluster.nodes[static_cast<size_t>(node)].deviceType);
+  return type ? deviceSpeed(*type, dtype) : 0;
+}
+
 double nodeSpeed(const Cluster &cluster, int64_t node,
                  cost::ComputeType dtype) {
-  const cost::Node &n = cluster.nodes[static_cast<size_t>(node)];
-  const cost::DeviceType *type = cluster.findDeviceType(n.deviceType);
-  return type ? static_cast<double>(n.devices) * deviceSpeed(*type, dtype) : 0;
+  return static_cast<double>(cluster.nodes[static_cast<size_t>(node)].devices) *
+         speedPerDevice(cluster, node, dtype);
 }
 
 } // namespace
@@ -41,35 +50,38 @@ std::vector<std::pair<std::string, std::vector<int64_t>>>
 parplan::driver::regionsInOrder(const Cluster &cluster,
                                 cost::ComputeType type) {
   auto numNodes = static_cast<int64_t>(cluster.nodes.size());
-  auto perDevice = [&](int64_t node) {
-    const cost::DeviceType *device = cluster.findDeviceType(
-        cluster.nodes[static_cast<size_t>(node)].deviceType);
-    return device ? deviceSpeed(*device, type) : 0;
-  };
+  std::vector<double> perDevice;
+  for (int64_t n = 0; n < numNodes; ++n)
+    perDevice.push_back(speedPerDevice(cluster, n, type));
   auto before = [&](int64_t a, int64_t b) {
     const cost::Node &x = cluster.nodes[static_cast<size_t>(a)];
     const cost::Node &y = cluster.nodes[static_cast<size_t>(b)];
-    return std::make_tuple(-perDevice(a), -x.devices, x.name) <
-           std::make_tuple(-perDevice(b), -y.devices, y.name);
+    return std::make_tuple(-perDevice[static_cast<size_t>(a)], -x.devices,
+                           x.name) <
+           std::make_tuple(-perDevice[static_cast<size_t>(b)], -y.devices,
+                           y.name);
   };
+  // By region name, then (stable) by the region's speed.
   std::map<std::string, std::vector<int64_t>> regions;
   for (int64_t n = 0; n < numNodes; ++n)
     regions[cluster.nodes[static_cast<size_t>(n)].region].push_back(n);
-  std::vector<std::pair<std::string, std::vector<int64_t>>> ordered;
+  std::vector<std::pair<double, std::pair<std::string, std::vector<int64_t>>>>
+      bySpeed;
   for (auto &[region, nodes] : regions) {
     std::sort(nodes.begin(), nodes.end(), before);
-    ordered.emplace_back(region, nodes);
-  }
-  auto speedOf = [&](const std::vector<int64_t> &nodes) {
     double speed = 0;
     for (int64_t n : nodes)
-      speed += nodeSpeed(cluster, n, type);
-    return speed;
-  };
-  std::stable_sort(ordered.begin(), ordered.end(),
-                   [&](const auto &a, const auto &b) {
-                     return speedOf(a.second) > speedOf(b.second);
-                   });
+      speed +=
+          static_cast<double>(cluster.nodes[static_cast<size_t>(n)].devices) *
+          perDevice[static_cast<size_t>(n)];
+    bySpeed.push_back({speed, {region, std::move(nodes)}});
+  }
+  std::stable_sort(
+      bySpeed.begin(), bySpeed.end(),
+      [](const auto &a, const auto &b) { return a.first > b.first; });
+  std::vector<std::pair<std::string, std::vector<int64_t>>> ordered;
+  for (auto &[speed, region] : bySpeed)
+    ordered.push_back(std::move(region));
   return ordered;
 }
 
@@ -187,30 +199,23 @@ double parplan::driver::quickEstimate(const cost::ClusterIndex &index,
     bandwidth *= used;
   }
   double seconds = work.flops / speed + work.bytes / bandwidth;
-  // The gradients' ring all-reduce: 2 (n - 1) / n of their bytes over the
-  // slowest link of the ring, and 2 (n - 1) of its latencies.
-  auto ring = [&](double parts, const cost::Link &link) {
-    if (parts < 2 || link.bandwidth <= 0)
-      return 0.0;
-    return 2 * (parts - 1) / parts * work.parameterBytes / link.bandwidth +
-           2 * (parts - 1) * link.latency;
-  };
+  // The gradients' ring all-reduce over the slowest link of the ring: the
+  // node's devices, or one device of each node.
+  cost::DeviceMesh ring;
   if (nodes.size() == 1) {
     int64_t first = index.firstDevice(nodes.front());
-    if (devices > 1)
-      seconds +=
-          ring(static_cast<double>(devices), index.link(first, first + 1));
-    return seconds;
+    for (int64_t d = 0; d < devices; ++d)
+      ring.devices.push_back(first + d);
+  } else {
+    for (int64_t n : nodes)
+      ring.devices.push_back(index.firstDevice(n));
   }
-  cost::Link slowest{std::numeric_limits<double>::infinity(), 0};
-  for (size_t i = 0; i < nodes.size(); ++i)
-    for (size_t j = i + 1; j < nodes.size(); ++j) {
-      cost::Link link =
-          index.link(index.firstDevice(nodes[i]), index.firstDevice(nodes[j]));
-      slowest.bandwidth = std::min(slowest.bandwidth, link.bandwidth);
-      slowest.latency = std::max(slowest.latency, link.latency);
-    }
-  return seconds + ring(static_cast<double>(nodes.size()), slowest);
+  ring.shape = {static_cast<int64_t>(ring.devices.size())};
+  if (ring.devices.size() < 2)
+    return seconds;
+  return seconds + cost::collectiveTime(cost::Collective::AllReduce,
+                                        ring.shape.front(), work.parameterBytes,
+                                        cost::axisLink(cluster, ring, 0));
 }
 
 std::vector<PlacementCandidate>

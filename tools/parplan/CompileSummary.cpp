@@ -241,24 +241,17 @@ summaryFields(const parplan::cli::CompileOptions &options,
   if (simulated)
     summary["simulated_step_time_s"] = simulated->stepSeconds;
   if (const auto &shares = figures.shares) {
-    llvm::json::Array weights, types;
-    for (int64_t weight : shares->weights)
-      weights.push_back(weight);
-    for (const std::string &type : shares->deviceTypes)
-      types.push_back(type);
-    summary["mesh_shares"] =
-        llvm::json::Object{{"axis", shares->axis},
-                           {"weights", std::move(weights)},
-                           {"device_types", std::move(types)}};
+    summary["mesh_shares"] = llvm::json::Object{
+        {"axis", shares->axis},
+        {"weights", llvm::json::Array(shares->weights)},
+        {"device_types", llvm::json::Array(shares->deviceTypes)}};
   }
   if (const auto &part = figures.oneTypePart)
     summary["one_type_part"] = llvm::json::Object{
         {"device_type", part->deviceType},
         {"nodes", llvm::json::Array(part->nodes)},
         {"devices", part->devices},
-        {"predicted_step_time_s", part->stepSeconds
-                                      ? llvm::json::Value(*part->stepSeconds)
-                                      : llvm::json::Value(nullptr)},
+        {"predicted_step_time_s", part->stepSeconds},
         {"all_devices", part->clusterDevices},
         {"all_devices_predicted_step_time_s", part->allStepSeconds},
 
@@ -266,33 +259,20 @@ summaryFields(const parplan::cli::CompileOptions &options,
   if (const auto &placement = figures.placement) {
     llvm::json::Array tried;
     for (const auto &group : placement->tried) {
-      llvm::json::Array nodes;
-      for (const std::string &node : group.nodes)
-        nodes.push_back(node);
       tried.push_back(llvm::json::Object{
           {"group", group.what},
-          {"nodes", std::move(nodes)},
+          {"nodes", llvm::json::Array(group.nodes)},
           {"devices", group.devices},
           {"estimated_step_time_s", group.estimate},
-          {"predicted_step_time_s", group.stepSeconds
-                                        ? llvm::json::Value(*group.stepSeconds)
-                                        : llvm::json::Value(nullptr)},
-          {"simulated_step_time_s",
-           group.simulatedSeconds ? llvm::json::Value(*group.simulatedSeconds)
-                                  : llvm::json::Value(nullptr)}});
+          {"predicted_step_time_s", group.stepSeconds},
+          {"simulated_step_time_s", group.simulatedSeconds}});
     }
     summary["placement"] = llvm::json::Object{
         {"tried", std::move(tried)},
         {"candidates", static_cast<int64_t>(placement->candidates)},
         {"all_devices", placement->clusterDevices},
-        {"all_devices_predicted_step_time_s",
-         placement->allStepSeconds
-             ? llvm::json::Value(*placement->allStepSeconds)
-             : llvm::json::Value(nullptr)},
-        {"all_devices_simulated_step_time_s",
-         placement->allSimulatedSeconds
-             ? llvm::json::Value(*placement->allSimulatedSeconds)
-             : llvm::json::Value(nullptr)},
+        {"all_devices_predicted_step_time_s", placement->allStepSeconds},
+        {"all_devices_simulated_step_time_s", placement->allSimulatedSeconds},
         {"kept", placement->keptAll ? std::string("every node")
                                     : placement->tried.front().what}};
   }
@@ -396,7 +376,7 @@ void parplan::cli::printSearch(const CompileOptions &options,
   }
   if (const auto &placement = figures.placement) {
     // Which machines: the groups laid out, the kept one first, beside
-    // every device in the cluster's order.
+    // every node, region by region.
     auto step = [](const std::optional<double> &seconds,
                    const std::optional<double> &simulated) {
       if (!seconds)

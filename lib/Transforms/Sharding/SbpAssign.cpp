@@ -2438,17 +2438,15 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
         return failure();
       afterMicroBatches = std::move(*after);
       beforeMicroBatches = opsBeforeMicroBatches(function, afterMicroBatches);
-    } else if (stageCount() > 1) {
-      afterMicroBatches = updateOpsOfOneMicroBatch(function);
-      SmallVector<Operation *> ops;
-      for (Operation &op : function.front())
-        ops.push_back(&op);
-      parameterCopiesOfOneMicroBatch = parameterCopies(ops);
     }
     forwardOps = forwardPassOps(function);
-    if (microBatches == 1 && stageCount() > 1)
+    if (microBatches == 1 && stageCount() > 1) {
+      afterMicroBatches = updateOpsOfOneMicroBatch(function);
+      parameterCopiesOfOneMicroBatch = parameterCopies(
+          llvm::to_vector(llvm::make_pointer_range(function.front())));
       gradientPartsOfOneMicroBatch =
           parameterGradientOps(function, forwardOps, afterMicroBatches);
+    }
   }
   inFlight.assign(stageCount() * stages.chunks, 1);
   if (pipelined()) {

@@ -13,6 +13,8 @@
 #include "parplan/Dialect/NN/NNOps.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace parplan::nn;
 
@@ -137,26 +139,24 @@ parplan::parameterGradientOps(func::FuncOp function,
   // A part has a parameter's shape: an activation's gradient whose one
   // reader leads to a parameter's (the first layer's, whose input needs
   // none) does not.
-  DenseSet<Type> parameterTypes;
+  std::set<SmallVector<int64_t>> parameterShapes;
   for (Operation &op : function.front())
     if (auto param = dyn_cast<ParamOp>(op))
-      parameterTypes.insert(param.getType());
+      if (auto shaped = dyn_cast<ShapedType>(param.getType());
+          shaped && shaped.hasRank())
+        parameterShapes.insert(SmallVector<int64_t>(shaped.getShape()));
   auto parameterShaped = [&](Type type) {
     auto shaped = dyn_cast<ShapedType>(type);
-    return shaped && llvm::any_of(parameterTypes, [&](Type param) {
-             auto other = dyn_cast<ShapedType>(param);
-             return other && other.getShape() == shaped.getShape();
-           });
+    return shaped && shaped.hasRank() &&
+           parameterShapes.count(SmallVector<int64_t>(shaped.getShape()));
   };
   DenseSet<Operation *> parts;
   // Readers come after their operands: in reverse, each op's readers are
   // known before it.
   for (Operation &op : llvm::reverse(function.front())) {
     if (isSourceOp(&op) || forward.contains(&op) || after.contains(&op) ||
-        op.getNumResults() != 1 || op.use_empty() ||
+        op.getNumResults() != 1 || !op.hasOneUse() ||
         !parameterShaped(op.getResult(0).getType()))
-      continue;
-    if (!op.hasOneUse())
       continue;
     Operation *user = *op.getUsers().begin();
     if (after.contains(user) || parts.contains(user))
