@@ -2,11 +2,15 @@
 # Clusters spread over regions (docs/pipeline.md#placement): for each
 # cluster, the automatic plan (placement chooses the machines), the plan
 # on every device in the cluster's device-number order (the default mesh
-# given, which the compile keeps whole) and the automatic plan on each
-# region alone (a cluster file of that region's nodes), each compiled and
-# timed by `parplan simulate`; the automatic plan's speed-up over the best
-# single region and over the device-number order, and its compile time
-# (median of RUNS, on one core).
+# given, --placement file) and the automatic plan on each region alone (a
+# cluster file of that region's nodes), each compiled and timed by
+# `parplan simulate`; the automatic plan's speed-up over the best single
+# region and over the device-number order, and its compile time (median
+# of RUNS, on one core). A second table gives, for the automatic plan's
+# stages and groups and for a shape on every device (DT-FM's 8 stages of 8
+# on the world-wide case), the plan numbered by the compile beside the
+# same shape in device-number order, as the file lists the machines and as
+# a shuffled listing does (seed 7).
 # Goals (the geo-distributed placement issue): on hulk-geo at least 1.2x
 # the best single-region plan and never slower than any; world-wide 8x8 at
 # least 4.8x the device-number order; the predicted step within 10% of the
@@ -52,7 +56,7 @@ for cluster in "${clusters[@]}"; do
   kept=$(sed -n 's/^  placement *\(.*\) ([0-9]* devices) .*(kept: .*/\1/p' "$work/auto.txt")
   autoPlan="$devices${kept:+, $kept}" autoPredicted=$predicted autoSimulated=$simulated autoDifference=$difference
   everyDevice=$("$bin/parplan" cluster show "$cluster" | sed -n 's/^mesh \([0-9x]*\) .*/\1/p')
-  compile_and_simulate "$work/order" "$cluster" --mesh "$everyDevice"
+  compile_and_simulate "$work/order" "$cluster" --mesh "$everyDevice" --placement file
   orderSimulated=$simulated
   best="" bestRegion="" slowerThan=""
   # Region names may hold spaces (New Delhi): one a line.
@@ -78,6 +82,51 @@ print("\n".join(seen))')
   table+="
 | $(basename "$cluster" .yaml) | $autoPlan | $(fmt_s "$autoPredicted") | $(fmt_s "$autoSimulated") | $autoDifference | $(fmt_s "$orderSimulated") | $bestRegion, $(fmt_s "$best") | $overRegion${slowerThan:+ (slower than:$slowerThan)} | $overOrder | $median s ($low to $high) |"
 done
+
+# The same stages and groups, numbered three ways: by the compile
+# (--placement auto; the automatic plan itself for its shape), as the file
+# lists the machines, and as a shuffled listing does (--placement file).
+orders="| cluster | stages and groups | numbered by the compile, simulated | predicted | in the file's device order, simulated | in a shuffled listing's device order, simulated | speed-up over the file's order | over the shuffled order |
+|---|---|---|---|---|---|---|---|"
+for cluster in "${clusters[@]}"; do
+  name=$(basename "$cluster" .yaml)
+  "$bin/parplan" cluster show "$cluster" --format yaml >"$work/listed.yaml"
+  python3 test/tools/parplan/Inputs/shuffle-nodes.py "$work/listed.yaml" 7 >"$work/shuffled.yaml"
+  compile_and_simulate "$work/auto" "$cluster"
+  autoShape=$(python3 -c '
+import json, math, sys
+s = json.load(open(sys.argv[1]))
+stages = s["devices"] // math.prod(s["mesh"])
+mesh = "x".join(str(d * (stages if i == 0 else 1)) for i, d in enumerate(s["mesh"]))
+shape = ["--mesh", mesh]
+if stages > 1:
+    shape += ["--stages", stages, "--micro-batches", s["micro_batches"], "--schedule", s["schedule"]]
+print(*shape)' "$work/auto/summary.json")
+  shapes=("$autoShape")
+  [[ $name == world-8x8 ]] && shapes+=("--mesh 64 --stages 8")
+  [[ $name == hulk-geo ]] && shapes+=("--mesh 267 --stages 3")
+  for shape in "${shapes[@]}"; do
+    # shellcheck disable=SC2086
+    if [[ $shape == "$autoShape" ]]; then
+      placedPlan="the automatic plan's: $devices"
+    else
+      compile_and_simulate "$work/placed" "$cluster" $shape
+      placedPlan="$devices"
+    fi
+    placedSimulated=$simulated placedPredicted=$predicted
+    # shellcheck disable=SC2086
+    compile_and_simulate "$work/file" "$work/listed.yaml" $shape --placement file
+    fileSimulated=$simulated
+    # shellcheck disable=SC2086
+    compile_and_simulate "$work/shuffled" "$work/shuffled.yaml" $shape --placement file
+    shuffledSimulated=$simulated
+    orders+="
+| $name | $placedPlan (\`$shape\`) | $(fmt_s "$placedSimulated") | $(fmt_s "$placedPredicted") | $(fmt_s "$fileSimulated") | $(fmt_s "$shuffledSimulated") | $(awk -v f="$fileSimulated" -v p="$placedSimulated" 'BEGIN { printf "%.2fx", f / p }') | $(awk -v f="$shuffledSimulated" -v p="$placedSimulated" 'BEGIN { printf "%.2fx", f / p }') |"
+  done
+done
+table+="
+
+$orders"
 echo "$table"
 if [[ $mode == --record ]]; then
   record bench/results/geo.md "GPT of 8 layers, hidden 1024, seq 512, vocab 32000, fp32, batch 64; each plan timed by \`parplan simulate\`" "$table"

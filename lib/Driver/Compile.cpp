@@ -1209,24 +1209,84 @@ stepWorkOf(const parplan::driver::ModelImporter &importAt,
   OwningOpRef<ModuleOp> model = importAt(1);
   if (!model)
     return work;
+  std::vector<double> resultBytes;
   model->walk([&](Operation *op) {
     if (auto param = dyn_cast<nn::ParamOp>(op)) {
       auto type = dyn_cast<ShapedType>(param.getType());
       if (type && type.hasStaticShape() &&
-          isa<FloatType>(type.getElementType()))
-        work.parameterBytes +=
-            static_cast<double>(type.getNumElements()) *
-            std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+          isa<FloatType>(type.getElementType())) {
+        double bytes = static_cast<double>(type.getNumElements()) *
+                       std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+        work.parameterBytes += bytes;
+        if (!param->hasOneUse() && !param->use_empty())
+          work.loopBytes += bytes;
+      }
       return;
     }
-    if (auto shardable = dyn_cast<nn::ShardableOpInterface>(op))
+    if (auto shardable = dyn_cast<nn::ShardableOpInterface>(op)) {
       if (FailureOr<OpCost> cost = shardable.getCost(); succeeded(cost)) {
         work.flops += 3 * cost->flops;
         work.bytes +=
             3 * static_cast<double>(cost->bytesRead + cost->bytesWritten);
       }
+      for (Type type : op->getResultTypes())
+        if (auto shaped = dyn_cast<ShapedType>(type);
+            shaped && shaped.hasStaticShape() &&
+            shaped.getElementType().isIntOrFloat())
+          resultBytes.push_back(
+              static_cast<double>(shaped.getNumElements()) *
+              std::max<unsigned>(1, shaped.getElementTypeBitWidth() / 8));
+    }
   });
+  if (!resultBytes.empty()) {
+    auto middle = resultBytes.begin() +
+                  static_cast<std::ptrdiff_t>(resultBytes.size() / 2);
+    std::nth_element(resultBytes.begin(), middle, resultBytes.end());
+    work.crossingBytes = *middle;
+  }
   return work;
+}
+
+/// A cluster's nodes region by region along regionsAlongPath, as a
+/// cluster of its own numbered in that order, and the regions in it.
+struct AlongPath {
+  cost::Cluster cluster, asListed;
+  std::vector<std::string> regions;
+  /// Whether the file lists the nodes in that order already.
+  bool listedSo = false;
+};
+
+/// Where the options give the plan's shape on a cluster spread over
+/// regions and leave the numbering of its devices to the compile
+/// (--placement auto, no annotations naming devices): every node along
+/// regionsAlongPath.
+std::optional<AlongPath>
+clusterAlongPath(const parplan::driver::ModelImporter &importAt,
+                 const CompileOptions &options) {
+  const parplan::driver::LayoutOptions &layout = options.layout;
+  if (layout.placement != "auto" || !layout.annotations.empty() ||
+      layout.placedCluster || layout.cluster.empty() ||
+      options.stopAfter == CompileStage::TrainingStep)
+    return std::nullopt;
+  std::string error;
+  std::optional<cost::Cluster> cluster =
+      cost::resolveCluster(layout.cluster, error);
+  if (!cluster || cluster->nodes.empty() || !spansRegions(*cluster))
+    return std::nullopt;
+  cost::ClusterIndex index(*cluster);
+  AlongPath along;
+  std::vector<int64_t> nodes;
+  for (const auto &[region, inRegion] : parplan::driver::regionsAlongPath(
+           index, stepWorkOf(importAt, options))) {
+    along.regions.push_back(region);
+    nodes.insert(nodes.end(), inRegion.begin(), inRegion.end());
+  }
+  along.listedSo = llvm::equal(
+      nodes, llvm::seq<int64_t>(0, static_cast<int64_t>(nodes.size())));
+  along.cluster = cost::subCluster(
+      *cluster, nodes, cluster->name + ": every node, region by region");
+  along.asListed = std::move(*cluster);
+  return along;
 }
 
 /// compileOnMesh for a part of the cluster the compile tries beside the
@@ -1277,11 +1337,14 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
   cost::ClusterIndex index(cluster);
   parplan::driver::StepWork work = stepWorkOf(importAt, options);
   std::vector<PlacementCandidate> candidates =
-      parplan::driver::placementCandidates(cluster, work.type);
+      parplan::driver::placementCandidates(index, work);
   for (PlacementCandidate &candidate : candidates)
     candidate.estimate =
         parplan::driver::quickEstimate(index, candidate.nodes, work);
   PlanFigures::Placement placement;
+  for (const auto &[region, inRegion] :
+       parplan::driver::regionsAlongPath(index, work))
+    placement.regions.push_back(region);
   placement.candidates = candidates.size();
   placement.clusterDevices = cluster.numDevices();
   // Every node, region by region, is laid out whatever its estimate: the
@@ -1365,17 +1428,74 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
   return std::move(kept.result);
 }
 
+/// The compile of a shape the options give on a cluster spread over
+/// regions: every node numbered along the path, and beside it, where the
+/// file lists them otherwise, in the file's order; the faster by the longer
+/// of predicted and simulated steps is kept, the path's on a tie.
+FailureOr<CompileResult>
+compileAlongPath(const parplan::driver::ModelImporter &importAt,
+                 const CompileOptions &options, AlongPath along,
+                 MLIRContext &context, Location location, TimingScope &timing,
+                 std::vector<std::unique_ptr<PassManager>> &passManagers) {
+  OwningOpRef<ModuleOp> heldPath, heldListed;
+  CompileOptions placed = holdingIR(options, heldPath);
+  auto pathCluster = std::make_shared<cost::Cluster>(std::move(along.cluster));
+  placed.layout.placedCluster = pathCluster;
+  FailureOr<CompileResult> path =
+      compileOnMesh(importAt, placed, context, location, timing, passManagers);
+  if (failed(path))
+    return path;
+  PlanFigures::Placement placement;
+  placement.regions = std::move(along.regions);
+  placement.searched = false;
+  placement.keptAll = true;
+  placement.clusterDevices = pathCluster->numDevices();
+  std::optional<double> simulated;
+  std::optional<double> pathJudged = judgedStep(path, *pathCluster, simulated);
+  placement.allStepSeconds = path->figures.stepSeconds;
+  placement.allSimulatedSeconds = simulated;
+  if (!along.listedSo) {
+    CompileOptions listedOptions = holdingIR(options, heldListed);
+    auto listedCluster =
+        std::make_shared<cost::Cluster>(std::move(along.asListed));
+    listedOptions.layout.placedCluster = listedCluster;
+    FailureOr<CompileResult> listed = compileQuietly(
+        importAt, listedOptions, context, location, timing, passManagers);
+    std::optional<double> listedSimulated;
+    std::optional<double> listedJudged =
+        judgedStep(listed, *listedCluster, listedSimulated);
+    if (listedJudged) {
+      placement.listedStepSeconds = listed->figures.stepSeconds;
+      placement.listedSimulatedSeconds = listedSimulated;
+    }
+    if (listedJudged && (!pathJudged || *listedJudged < *pathJudged)) {
+      placement.keptListed = true;
+      listed->figures.placement = std::move(placement);
+      emitHeld(options, heldListed);
+      return listed;
+    }
+  }
+  path->figures.placement = std::move(placement);
+  emitHeld(options, heldPath);
+  return path;
+}
+
 } // namespace
 
 FailureOr<CompileResult> parplan::driver::compile(
     const ModelImporter &importAt, const CompileOptions &options,
     MLIRContext &context, Location location, TimingScope &timing,
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
-  // On a cluster spread over regions, placement chooses the machines.
+  // On a cluster spread over regions, placement chooses the machines; where
+  // the options give the plan's shape, it numbers their devices.
   std::optional<cost::Cluster> open = clusterLeftOpen(options);
-  if (open && spansRegions(*open))
+  if (open && spansRegions(*open) && options.layout.placement == "auto")
     return compileWithPlacement(importAt, options, *open, context, location,
                                 timing, passManagers);
+  if (!open)
+    if (std::optional<AlongPath> along = clusterAlongPath(importAt, options))
+      return compileAlongPath(importAt, options, std::move(*along), context,
+                              location, timing, passManagers);
   // On a cluster of mixed types, its nodes of the fastest type are
   // compiled alone too (a cluster of their own), and kept where the others
   // only slow the step (Whale and Metis leave out what does not pay): both

@@ -85,12 +85,222 @@ parplan::driver::regionsInOrder(const Cluster &cluster,
   return ordered;
 }
 
+namespace {
+
+/// The hops a path through regions pays: `next[a][b]` from a to the next
+/// region b, and where the last stage sends back to the first (weights
+/// tied between them), `back[last][first]` (empty: nothing sent back).
+struct Hops {
+  std::vector<std::vector<double>> next, back;
+  size_t count() const { return next.size(); }
+};
+
+/// A path's cost: its slowest hop, then its hops summed.
+struct PathCost {
+  double slowest = 0, total = 0;
+  bool operator<(const PathCost &other) const {
+    return std::tie(slowest, total) < std::tie(other.slowest, other.total);
+  }
+};
+
+PathCost costOf(const std::vector<size_t> &path, const Hops &hops) {
+  PathCost cost;
+  auto add = [&](double seconds) {
+    cost.slowest = std::max(cost.slowest, seconds);
+    cost.total += seconds;
+  };
+  for (size_t i = 1; i < path.size(); ++i)
+    add(hops.next[path[i - 1]][path[i]]);
+  if (!hops.back.empty() && path.size() > 1)
+    add(hops.back[path.back()][path.front()]);
+  return cost;
+}
+
+/// The path through every region whose hops, each at most `bound`, sum
+/// least (Held-Karp's dynamic program over subsets, from each first
+/// region); with !sumsToo, any path under the bound. Empty where none
+/// keeps every hop under it; ties go to lower indices.
+std::vector<size_t> leastPathUnder(const Hops &hops, double bound,
+                                   bool sumsToo) {
+  size_t count = hops.count();
+  size_t subsets = size_t(1) << count;
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  std::vector<size_t> best;
+  double bestSum = kNone;
+  // least[set][last]: the least sum of a path through `set` ending at
+  // `last`.
+  std::vector<double> least(subsets * count);
+  std::vector<uint8_t> before(subsets * count);
+  // Paths from any first region at once; with a hop back, which region is
+  // first matters to the last hop: from each in turn.
+  std::vector<std::optional<size_t>> firsts = {std::nullopt};
+  if (!hops.back.empty()) {
+    firsts.clear();
+    for (size_t first = 0; first < count; ++first)
+      firsts.push_back(first);
+  }
+  for (std::optional<size_t> first : firsts) {
+    std::fill(least.begin(), least.end(), kNone);
+    for (size_t p = 0; p < count; ++p)
+      if (!first || p == *first)
+        least[(size_t(1) << p) * count + p] = 0;
+    for (size_t set = 1; set < subsets; ++set) {
+      if (first && !(set & (size_t(1) << *first)))
+        continue;
+      for (size_t last = 0; last < count; ++last) {
+        double here = least[set * count + last];
+        if (here == kNone)
+          continue;
+        for (size_t next = 0; next < count; ++next) {
+          double hop = hops.next[last][next];
+          if (set & (size_t(1) << next) || hop > bound)
+            continue;
+          size_t grown = (set | (size_t(1) << next)) * count + next;
+          double sum = sumsToo ? here + hop : 0;
+          if (sum < least[grown]) {
+            least[grown] = sum;
+            before[grown] = static_cast<uint8_t>(last);
+          }
+        }
+      }
+    }
+    size_t full = subsets - 1;
+    for (size_t last = 0; last < count; ++last) {
+      double sum = least[full * count + last];
+      if (sum == kNone)
+        continue;
+      if (first && count > 1) {
+        double back = hops.back[last][*first];
+        if (back > bound)
+          continue;
+        sum += sumsToo ? back : 0;
+      }
+      if (sum >= bestSum)
+        continue;
+      bestSum = sum;
+      best.clear();
+      for (size_t set = full, at = last;;) {
+        best.push_back(at);
+        size_t rest = set & ~(size_t(1) << at);
+        if (!rest)
+          break;
+        at = before[set * count + at];
+        set = rest;
+      }
+      std::reverse(best.begin(), best.end());
+      if (!sumsToo)
+        return best;
+    }
+  }
+  return best;
+}
+
+/// The path through every region of least PathCost: exact up to
+/// kExactRegions, else the best nearest-neighbour path.
+std::vector<size_t> leastPath(const Hops &hops) {
+  constexpr size_t kExactRegions = 12;
+  size_t count = hops.count();
+  if (count <= kExactRegions) {
+    // The least bound some path keeps every hop under, then the least sum
+    // under it.
+    std::vector<double> bounds;
+    for (const auto *matrix : {&hops.next, &hops.back})
+      for (size_t a = 0; a < matrix->size(); ++a)
+        for (size_t b = 0; b < count; ++b)
+          if (a != b)
+            bounds.push_back((*matrix)[a][b]);
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    size_t low = 0, high = bounds.size() - 1;
+    while (low < high) {
+      size_t middle = (low + high) / 2;
+      if (leastPathUnder(hops, bounds[middle], /*sumsToo=*/false).empty())
+        low = middle + 1;
+      else
+        high = middle;
+    }
+    return leastPathUnder(hops, bounds[low], /*sumsToo=*/true);
+  }
+  std::vector<size_t> best;
+  PathCost bestCost;
+  for (size_t start = 0; start < count; ++start) {
+    std::vector<size_t> path = {start};
+    std::vector<bool> visited(count, false);
+    visited[start] = true;
+    while (path.size() < count) {
+      std::optional<size_t> next;
+      for (size_t p = 0; p < count; ++p)
+        if (!visited[p] && (!next || hops.next[path.back()][p] <
+                                         hops.next[path.back()][*next]))
+          next = p;
+      visited[*next] = true;
+      path.push_back(*next);
+    }
+    PathCost cost = costOf(path, hops);
+    if (best.empty() || cost < bestCost) {
+      best = std::move(path);
+      bestCost = cost;
+    }
+  }
+  return best;
+}
+
+} // namespace
+
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+parplan::driver::regionsAlongPath(const cost::ClusterIndex &index,
+                                  const StepWork &work) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> regions =
+      regionsInOrder(index.cluster(), work.type);
+  if (regions.size() < 3 && work.loopBytes <= 0)
+    return regions;
+  size_t count = regions.size();
+  Hops hops;
+  hops.next.assign(count, std::vector<double>(count, 0));
+  if (work.loopBytes > 0)
+    hops.back.assign(count, std::vector<double>(count, 0));
+  for (size_t a = 0; a < count; ++a)
+    for (size_t b = 0; b < count; ++b) {
+      if (a == b)
+        continue;
+      cost::Link link =
+          index.link(index.firstDevice(regions[a].second.front()),
+                     index.firstDevice(regions[b].second.front()));
+      auto seconds = [&](double bytes) {
+        return link.latency + (link.bandwidth > 0
+                                   ? bytes / link.bandwidth
+                                   : std::numeric_limits<double>::max());
+      };
+      hops.next[a][b] = seconds(work.crossingBytes);
+      if (!hops.back.empty())
+        hops.back[a][b] = seconds(work.loopBytes);
+    }
+  std::vector<size_t> path = leastPath(hops);
+  // The end regionsInOrder lists first (the faster) leads.
+  if (path.back() < path.front())
+    std::reverse(path.begin(), path.end());
+  std::vector<std::pair<std::string, std::vector<int64_t>>> along;
+  for (size_t region : path)
+    along.push_back(std::move(regions[region]));
+  return along;
+}
+
+std::vector<int64_t>
+parplan::driver::nodesAlongPath(const cost::ClusterIndex &index,
+                                const StepWork &work) {
+  std::vector<int64_t> nodes;
+  for (const auto &[region, inRegion] : regionsAlongPath(index, work))
+    nodes.insert(nodes.end(), inRegion.begin(), inRegion.end());
+  return nodes;
+}
+
 std::vector<PlacementCandidate>
-parplan::driver::placementCandidates(const Cluster &cluster,
-                                     cost::ComputeType type) {
+parplan::driver::placementCandidates(const cost::ClusterIndex &index,
+                                     const StepWork &work) {
   using Kind = PlacementCandidate::Kind;
+  const Cluster &cluster = index.cluster();
   std::vector<std::pair<std::string, std::vector<int64_t>>> ordered =
-      regionsInOrder(cluster, type);
+      regionsInOrder(cluster, work.type);
   auto regionName = [](const std::string &region) {
     return region.empty() ? std::string("the default region")
                           : "region " + region;
@@ -132,10 +342,8 @@ parplan::driver::placementCandidates(const Cluster &cluster,
     }
     add(Kind::Region, nodes, regionName(region));
   }
-  std::vector<int64_t> everything;
-  for (const auto &[region, nodes] : ordered)
-    everything.insert(everything.end(), nodes.begin(), nodes.end());
-  add(Kind::Everything, everything, "every node, region by region");
+  add(Kind::Everything, nodesAlongPath(index, work),
+      "every node, region by region");
   return candidates;
 }
 

@@ -198,6 +198,65 @@ PipelineCosts PipelineCosts::uniform(const PipelineShape &shape, double forward,
   return costs;
 }
 
+namespace {
+
+/// When a stage's card is busy sending (or receiving): intervals by start,
+/// not overlapping. The timeline books them out of time order (one stage
+/// runs ahead of another), so a later booking may fill an earlier gap.
+class CardCalendar {
+public:
+  /// The first start at or after `earliest` when `seconds` fit in a gap
+  /// of both `a` and `b`.
+  static double firstFit(const CardCalendar &a, const CardCalendar &b,
+                         double earliest, double seconds) {
+    double start = earliest;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const CardCalendar *card : {&a, &b}) {
+        double after = card->freeFrom(start, seconds);
+        if (after > start) {
+          start = after;
+          moved = true;
+        }
+      }
+    }
+    return start;
+  }
+
+  void book(double start, double end) {
+    if (end <= start)
+      return;
+    auto at =
+        std::upper_bound(busy.begin(), busy.end(), start,
+                         [](double t, const std::pair<double, double> &b) {
+                           return t < b.first;
+                         });
+    busy.insert(at, {start, end});
+  }
+
+private:
+  /// The first time at or after `start` from which `seconds` fit before
+  /// the next busy interval.
+  double freeFrom(double start, double seconds) const {
+    // The first interval that ends after `start`.
+    auto at =
+        std::upper_bound(busy.begin(), busy.end(), start,
+                         [](double t, const std::pair<double, double> &b) {
+                           return t < b.second;
+                         });
+    for (; at != busy.end(); ++at) {
+      if (start + seconds <= at->first)
+        return start;
+      start = std::max(start, at->second);
+    }
+    return start;
+  }
+
+  std::vector<std::pair<double, double>> busy;
+};
+
+} // namespace
+
 PipelineTimeline
 simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
                  const PipelineShape &shape, const PipelineCosts &costs) {
@@ -226,9 +285,20 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
   std::vector<double> backwardReady = forwardReady, forwardDone = forwardReady;
   for (int64_t mb = 0; mb < m; ++mb)
     forwardReady[index(0, mb)] = 0;
-  // When the link out of each stage is next free, each direction: the
-  // chunks of a stage share its wires.
-  std::vector<double> linkOn(static_cast<size_t>(p), 0), linkBack = linkOn;
+  // When each stage's card is busy sending and receiving: a send holds its
+  // stage's sending side and the receiver's receiving side (the card sends
+  // and receives at once, one message each way at a time, as the simulator
+  // holds a move's cards), whichever way it goes and whichever chunk.
+  std::vector<CardCalendar> sending(static_cast<size_t>(p)),
+      receiving(static_cast<size_t>(p));
+  auto send = [&](int64_t from, int64_t to, double ready, double seconds) {
+    CardCalendar &out = sending[static_cast<size_t>(from)];
+    CardCalendar &in = receiving[static_cast<size_t>(to)];
+    double start = CardCalendar::firstFit(out, in, ready, seconds);
+    out.book(start, start + seconds);
+    in.book(start, start + seconds);
+    return start + seconds;
+  };
 
   timeline.busy.assign(static_cast<size_t>(p), 0);
   timeline.spans.resize(static_cast<size_t>(p));
@@ -286,22 +356,16 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
           continue;
         }
         double arrives = end;
-        if (p > 1) {
-          double &link = linkOn[static_cast<size_t>(s)];
-          link =
-              std::max(link, end) + costs.sendForward[static_cast<size_t>(v)];
-          arrives = link;
-        }
+        if (p > 1)
+          arrives = send(s, (v + 1) % p, end,
+                         costs.sendForward[static_cast<size_t>(v)]);
         forwardReady[index(v + 1, task.microBatch)] = arrives;
         wake((v + 1) % p);
       } else if (v > 0) {
         double arrives = end;
-        if (p > 1) {
-          double &link = linkBack[static_cast<size_t>(s)];
-          link = std::max(link, end) +
-                 costs.sendBackward[static_cast<size_t>(v - 1)];
-          arrives = link;
-        }
+        if (p > 1)
+          arrives = send(s, (v - 1) % p, end,
+                         costs.sendBackward[static_cast<size_t>(v - 1)]);
         backwardReady[index(v - 1, task.microBatch)] = arrives;
         wake((v - 1) % p);
       }

@@ -198,28 +198,40 @@ for config in "mlp 16 data-parallel 1" "mlp 16 auto 2" "gpt 8 data-parallel 1" \
   fi
 done
 
-# Placement (docs/pipeline.md#placement): on a cluster of two regions
-# (Inputs/geo-2-regions.yaml), the compile keeps the plan on the near
-# node's devices alone, a cluster of its own numbered from 0; placement
-# moves no numbers: the same losses and weights as 1 device.
-for model in mlp gpt; do
-  batch=16
-  [ "$model" = gpt ] && batch=8
-  want=$(run_micro $model $batch 1 auto 1) || { status=1; continue; }
-  out=$dir/$model-placed
+# Placement (docs/pipeline.md#placement) moves no numbers: the same losses
+# and weights as 1 device. run_geo MODEL BATCH WANT NAME RANKS SUMMARY WHAT
+# [OPTIONS...] compiles MODEL on Inputs/geo-2-regions.yaml with OPTIONS,
+# checks the summary has a line matching SUMMARY, and runs it on RANKS.
+run_geo() {
+  local model=$1 batch=$2 want=$3 out=$dir/$1-$4 ranks=$5 summary=$6 what=$7
+  shift 7
   if "$bin/parplan" compile "$dir/$model-batch.onnx" --train --optimizer adam --lr 0.01 \
-       --batch "$batch" --cluster "$src/Inputs/geo-2-regions.yaml" -o "$out" >"$out.compile.log" 2>&1 &&
-     grep -q '^  placement        node near (2 devices) .*(kept' "$out.compile.log" &&
-     timeout 120 mpirun --oversubscribe -np 2 "$bin/parplan-run" "$out/plan.pb" \
+       --batch "$batch" --cluster "$src/Inputs/geo-2-regions.yaml" "$@" -o "$out" >"$out.compile.log" 2>&1 &&
+     grep -q "$summary" "$out.compile.log" &&
+     timeout 120 mpirun --oversubscribe -np "$ranks" "$bin/parplan-run" "$out/plan.pb" \
        --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 &&
      awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$out.log"; then
-    echo "ok: $model, batch $batch placed on geo-2-regions' near node: $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
+    echo "ok: $model, batch $batch $what: $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
   else
-    echo "FAIL: $model, batch $batch placed on geo-2-regions differs from the whole batch on 1 device:"
+    echo "FAIL: $model, batch $batch $what differs from the whole batch on 1 device:"
     cat "$out.compile.log" "$out.log"
     paste "$want" "$out.log"
     status=1
   fi
+}
+for model in mlp gpt; do
+  batch=16
+  [ "$model" = gpt ] && batch=8
+  want=$(run_micro $model $batch 1 auto 1) || { status=1; continue; }
+  # On the cluster of two regions the compile keeps the plan on the near
+  # node's devices alone, a cluster of its own numbered from 0.
+  run_geo $model $batch "$want" placed 2 '^  placement        node near (2 devices) .*(kept' \
+    "placed on geo-2-regions' near node"
+  # Stages given on both regions: the devices numbered region by region
+  # (the near node's faster devices first) or as the file lists them,
+  # whichever the compile judges faster.
+  run_geo $model $batch "$want" regions 4 '^  placement        .*every node, region by region: oregon, paris' \
+    "on 2 stages across geo-2-regions' regions" --mesh 4 --stages 2
 done
 
 # Mixed precision: with micro-batches, a weight's bf16 copy is made once

@@ -225,6 +225,37 @@ TEST_CASE("pipeline timelines: slow links between stages", "[pipeline]") {
   }
 }
 
+TEST_CASE("pipeline timelines: a card sends one message and receives one at "
+          "a time",
+          "[pipeline]") {
+  // Sends far longer than the work: a middle stage of three sends M
+  // activations on and M gradients back on its one card, so the step takes
+  // at least 2M sends, whatever the schedule; with 2 stages each card sends
+  // one way only, and under 1F1B the sends of one direction overlap those
+  // of the other.
+  constexpr int64_t kMicroBatches = 8;
+  constexpr double kSend = 1, kWork = 1e-3;
+  for (PipelineSchedule schedule :
+       {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB,
+        PipelineSchedule::EagerOneFOneB}) {
+    CAPTURE(toString(schedule));
+    PipelineShape three{3, kMicroBatches, 1};
+    double step =
+        simulatePipeline(pipelineOrder(schedule, three), three,
+                         PipelineCosts::uniform(three, kWork, kWork, kSend))
+            .seconds;
+    CHECK(step >= 2 * kMicroBatches * kSend);
+    // GPipe sends every gradient after every activation anyway.
+    if (schedule == PipelineSchedule::GPipe)
+      continue;
+    PipelineShape two{2, kMicroBatches, 1};
+    step = simulatePipeline(pipelineOrder(schedule, two), two,
+                            PipelineCosts::uniform(two, kWork, kWork, kSend))
+               .seconds;
+    CHECK(step < 2 * kMicroBatches * kSend);
+  }
+}
+
 TEST_CASE("pipeline timelines: what a stage runs before its micro-batches",
           "[pipeline]") {
   // One micro-batch on 2 stages, forward 1 and backward 2: F0 on stage 0

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <set>
 
@@ -32,6 +33,61 @@ Cluster shuffled(const Cluster &cluster, unsigned seed) {
   std::mt19937 random(seed);
   std::shuffle(order.begin(), order.end(), random);
   return cost::subCluster(cluster, order, cluster.name);
+}
+
+/// `regions` regions of two one-GPU machines each, the links between
+/// regions of random bandwidth and latency (the same for the same seed).
+Cluster randomWorld(size_t regions, unsigned seed) {
+  Cluster world = hulk();
+  world.name = "random world";
+  world.nodes.clear();
+  world.overrides.clear();
+  world.nodeOverrides.clear();
+  world.regionOverrides.clear();
+  world.deviceTypes.resize(1);
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> gbits(0.1, 2), ms(5, 250);
+  for (size_t r = 0; r < regions; ++r) {
+    std::string region = "r" + std::to_string(r);
+    for (int machine = 0; machine < 2; ++machine)
+      world.nodes.push_back({region + "-" + std::to_string(machine),
+                             world.deviceTypes.front().name, 1, region});
+    for (size_t other = 0; other < r; ++other)
+      world.regionOverrides.push_back(
+          {"r" + std::to_string(other), region,
+           cost::Link{gbits(random) * 1e9 / 8, ms(random) * 1e-3}});
+  }
+  REQUIRE_FALSE(cost::checkCluster(world));
+  return world;
+}
+
+/// The regions of `along` by name.
+std::vector<std::string> regionNames(
+    const std::vector<std::pair<std::string, std::vector<int64_t>>> &along) {
+  std::vector<std::string> names;
+  for (const auto &[region, nodes] : along)
+    names.push_back(region);
+  return names;
+}
+
+/// A path's slowest hop and its hops summed, as regionsAlongPath weighs
+/// them.
+std::pair<double, double> pathCost(const cost::ClusterIndex &index,
+                                   const std::vector<int64_t> &firstNodes,
+                                   double bytes, double backBytes = 0) {
+  double slowest = 0, total = 0;
+  auto add = [&](int64_t from, int64_t to, double sent) {
+    cost::Link link =
+        index.link(index.firstDevice(from), index.firstDevice(to));
+    double hop = link.latency + sent / link.bandwidth;
+    slowest = std::max(slowest, hop);
+    total += hop;
+  };
+  for (size_t i = 1; i < firstNodes.size(); ++i)
+    add(firstNodes[i - 1], firstNodes[i], bytes);
+  if (backBytes > 0)
+    add(firstNodes.back(), firstNodes.front(), backBytes);
+  return {slowest, total};
 }
 
 /// Each candidate as the names of its nodes, in its order.
@@ -82,8 +138,10 @@ TEST_CASE("subCluster keeps the links between the chosen devices",
 TEST_CASE("placement candidates do not depend on the order of the nodes",
           "[placement]") {
   Cluster cluster = hulk();
+  StepWork work;
+  work.crossingBytes = 100e6;
   std::vector<PlacementCandidate> candidates =
-      placementCandidates(cluster, cost::ComputeType::F32);
+      placementCandidates(cost::ClusterIndex(cluster), work);
   // Every node alone, each region, each region's types, and everything.
   size_t nodes = 0, regions = 0, everything = 0;
   for (const PlacementCandidate &candidate : candidates) {
@@ -103,8 +161,9 @@ TEST_CASE("placement candidates do not depend on the order of the nodes",
   }
   for (unsigned seed : {1u, 2u, 3u}) {
     Cluster other = shuffled(cluster, seed);
-    CHECK(namesOf(other, placementCandidates(other, cost::ComputeType::F32)) ==
-          namesOf(cluster, candidates));
+    CHECK(
+        namesOf(other, placementCandidates(cost::ClusterIndex(other), work)) ==
+        namesOf(cluster, candidates));
   }
 }
 
@@ -137,8 +196,7 @@ TEST_CASE("the groups laid out: a node, a group in a region, the next best",
   StepWork work;
   work.flops = 1e15;
   work.parameterBytes = 500e6;
-  std::vector<PlacementCandidate> candidates =
-      placementCandidates(cluster, work.type);
+  std::vector<PlacementCandidate> candidates = placementCandidates(index, work);
   for (PlacementCandidate &candidate : candidates)
     candidate.estimate = quickEstimate(index, candidate.nodes, work);
   std::vector<PlacementCandidate> tried = placementsToTry(index, candidates, 3);
@@ -166,4 +224,93 @@ TEST_CASE("the groups laid out: a node, a group in a region, the next best",
   for (PlacementCandidate &candidate : candidates)
     candidate.estimate = INFINITY;
   CHECK(placementsToTry(index, candidates, 3).empty());
+}
+
+TEST_CASE("the regions along the path of fastest links", "[placement]") {
+  std::string error;
+  std::optional<Cluster> world = cost::resolveCluster(
+      PARPLAN_SOURCE_DIR "/examples/clusters/world-8x8.yaml", error);
+  REQUIRE(world);
+  cost::ClusterIndex index(*world);
+  StepWork work;
+  work.crossingBytes = 134e6;
+  // A model whose embedding is tied to its output layer sends it back from
+  // the last stage to the first.
+  bool tied = GENERATE(false, true);
+  work.loopBytes = tied ? 131e6 : 0;
+  INFO((tied ? "tied" : "untied") << " weights");
+  auto along = regionsAlongPath(index, work);
+  REQUIRE(along.size() == 8);
+  std::vector<int64_t> firstNodes;
+  for (const auto &[region, nodes] : along) {
+    CHECK(nodes.size() == 8);
+    firstNodes.push_back(nodes.front());
+  }
+  // Exact: no order of the 8 regions has a faster slowest hop, or the same
+  // and faster hops in all.
+  std::pair<double, double> found =
+      pathCost(index, firstNodes, work.crossingBytes, work.loopBytes);
+  std::vector<int64_t> order = firstNodes;
+  std::sort(order.begin(), order.end());
+  size_t orders = 0;
+  do {
+    std::pair<double, double> other =
+        pathCost(index, order, work.crossingBytes, work.loopBytes);
+    CHECK_FALSE(other.first < found.first * (1 - 1e-12));
+    if (other.first == found.first)
+      CHECK_FALSE(other.second < found.second * (1 - 1e-12));
+    ++orders;
+  } while (std::next_permutation(order.begin(), order.end()));
+  CHECK(orders == 40320);
+  // The file's order (oregon, virginia, ohio, tokyo, seoul, london, ...)
+  // crosses Seoul-London at 0.3 Gbit/s; the path never takes a 0.3 link,
+  // nor does the hop back from its last region to its first.
+  CHECK(found.first < 131e6 / (0.3e9 / 8));
+  // The same machines listed otherwise give the same path.
+  for (unsigned seed : {1u, 2u}) {
+    Cluster other = shuffled(*world, seed);
+    CHECK(regionNames(regionsAlongPath(cost::ClusterIndex(other), work)) ==
+          regionNames(along));
+  }
+  // Every node once, region by region.
+  std::vector<int64_t> nodes = nodesAlongPath(index, work);
+  REQUIRE(nodes.size() == world->nodes.size());
+  std::vector<int64_t> sorted = nodes;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> all(world->nodes.size());
+  std::iota(all.begin(), all.end(), 0);
+  CHECK(sorted == all);
+}
+
+TEST_CASE("the path through many regions: nearest neighbours, no worse than "
+          "any region order tried at random",
+          "[placement]") {
+  for (size_t regions : {size_t(9), size_t(20)}) {
+    INFO(regions << " regions");
+    Cluster world = randomWorld(regions, 7);
+    cost::ClusterIndex index(world);
+    StepWork work;
+    work.crossingBytes = 50e6;
+    auto along = regionsAlongPath(index, work);
+    REQUIRE(along.size() == regions);
+    std::vector<int64_t> firstNodes;
+    for (const auto &[region, nodes] : along)
+      firstNodes.push_back(nodes.front());
+    std::pair<double, double> found =
+        pathCost(index, firstNodes, work.crossingBytes);
+    std::mt19937 random(11);
+    std::vector<int64_t> order = firstNodes;
+    for (int trial = 0; trial < 2000; ++trial) {
+      std::shuffle(order.begin(), order.end(), random);
+      std::pair<double, double> other =
+          pathCost(index, order, work.crossingBytes);
+      // Exact up to 14 regions; beyond, better than random orders.
+      if (regions <= 14)
+        CHECK_FALSE(other < found);
+      else
+        CHECK_FALSE(other.first < found.first);
+    }
+    CHECK(regionNames(regionsAlongPath(cost::ClusterIndex(shuffled(world, 3)),
+                                       work)) == regionNames(along));
+  }
 }

@@ -273,8 +273,14 @@ summaryFields(const parplan::cli::CompileOptions &options,
         {"all_devices", placement->clusterDevices},
         {"all_devices_predicted_step_time_s", placement->allStepSeconds},
         {"all_devices_simulated_step_time_s", placement->allSimulatedSeconds},
-        {"kept", placement->keptAll ? std::string("every node")
-                                    : placement->tried.front().what}};
+        {"kept", placement->keptListed ? std::string("the file's order")
+                 : placement->keptAll  ? std::string("every node")
+                                       : placement->tried.front().what},
+        {"regions", llvm::json::Array(placement->regions)},
+        {"searched", placement->searched},
+        {"file_order_predicted_step_time_s", placement->listedStepSeconds},
+        {"file_order_simulated_step_time_s",
+         placement->listedSimulatedSeconds}};
   }
   if (figures.overMemory()) {
     const parplan::driver::StageFigures *stage =
@@ -386,8 +392,9 @@ void parplan::cli::printSearch(const CompileOptions &options,
                   ? " (simulated " + parplan::formatSeconds(*simulated) + ")"
                   : std::string());
     };
+    std::string path = llvm::join(placement->regions, ", ");
     std::string all = fmt::format(
-        "every node, region by region ({} devices) {}",
+        "every node, region by region ({}; {} devices) {}", path,
         placement->clusterDevices,
         step(placement->allStepSeconds, placement->allSimulatedSeconds));
     std::vector<std::string> groups;
@@ -395,7 +402,26 @@ void parplan::cli::printSearch(const CompileOptions &options,
       groups.push_back(
           fmt::format("{} ({} devices) {}", group.what, group.devices,
                       step(group.stepSeconds, group.simulatedSeconds)));
-    if (placement->keptAll)
+    if (!placement->searched) {
+      // The shape given: the devices numbered along the path, or as the
+      // file lists them where that is faster.
+      std::string along = fmt::format(
+          "every node, region by region: {} ({} devices numbered in that "
+          "order) {}",
+          path, placement->clusterDevices,
+          step(placement->allStepSeconds, placement->allSimulatedSeconds));
+      std::string listed =
+          "the file's order " +
+          step(placement->listedStepSeconds, placement->listedSimulatedSeconds);
+      if (placement->keptListed)
+        fmt::print("  placement        {} (kept); {}\n", listed, along);
+      else if (placement->listedStepSeconds)
+        fmt::print("  placement        {} (kept); {}\n", along, listed);
+      else
+        fmt::print("  placement        {} (kept; the file lists them so, or "
+                   "in its order no plan fits)\n",
+                   along);
+    } else if (placement->keptAll)
       fmt::print("  placement        {} (kept); of {} groups of nodes, {} "
                  "laid out: {}\n",
                  all, placement->candidates, groups.size(),

@@ -87,6 +87,15 @@ CLI::App *addCompileCommand(CLI::App &app,
                    "Bind the symbolic dimension 'batch' (the global batch)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   addLayoutOptions(command, options.compile.layout);
+  command
+      ->add_option(
+          "--placement", options.compile.layout.placement,
+          "On a cluster spread over regions: 'auto' (default) chooses the "
+          "machines that take part (on the default mesh) and numbers the "
+          "devices region by region along the path of fastest links; "
+          "'file' numbers them as the cluster file lists them "
+          "(docs/pipeline.md#placement)")
+      ->check(CLI::IsMember({"auto", "file"}));
   command->add_flag("--train", options.train,
                     "Compile a training step (required for now)");
   addTrainingOptions(command, options.compile.training,

@@ -201,6 +201,16 @@ struct PlanFigures {
     /// Candidates estimated, of which `tried` were laid out.
     size_t candidates = 0;
     bool keptAll = false;
+    /// The regions in the order every node's devices are numbered
+    /// (regionsAlongPath).
+    std::vector<std::string> regions;
+    /// False where the options gave the plan's shape: the compile numbered
+    /// every node's devices along `regions` and chose no machines; where
+    /// the file lists them otherwise, the plan in the file's order too
+    /// (none: no fit, or listed so), kept where faster.
+    bool searched = true;
+    std::optional<double> listedStepSeconds, listedSimulatedSeconds;
+    bool keptListed = false;
   };
   std::optional<Placement> placement;
 

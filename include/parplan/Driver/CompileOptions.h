@@ -35,6 +35,10 @@ struct LayoutOptions {
   /// Where placement chose some of the cluster's nodes: the cluster of
   /// those alone (cost::subCluster), attached instead of `cluster`'s.
   std::shared_ptr<const cost::Cluster> placedCluster;
+  /// On a cluster spread over regions: "auto" chooses the machines and
+  /// numbers their devices region by region (driver/Placement.h), "file"
+  /// takes the cluster's devices in the file's order.
+  std::string placement = "auto";
   std::string mesh;
   std::string strategy = "auto";
   /// An annotations file (docs/sbp-annotations.md), read once and attached

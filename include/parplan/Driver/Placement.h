@@ -46,22 +46,49 @@ struct StepWork {
   int64_t batch = 0;
   /// The element type of its matrix products.
   cost::ComputeType type = cost::ComputeType::F32;
+  /// Bytes the step's activations carry across a cut between layers one
+  /// way (0: not known): the median forward op result at the whole batch.
+  /// What a pipeline sends from one stage to the next per step.
+  double crossingBytes = 0;
+  /// Bytes of the parameters read in more than one place (an embedding
+  /// tied to the output layer): what the last stage sends back to the
+  /// first per step, each way.
+  double loopBytes = 0;
 };
 
 /// The candidates of `cluster`: every node; per region, its nodes of each
-/// device type and all its nodes; every node, region by region. A group's
-/// nodes go fastest device type first, then more devices first, then by
-/// name, and regions by their total speed, then by name: the same nodes
-/// listed in another order give the same groups. Groups of the same nodes
-/// are listed once (the smallest kind).
+/// device type and all its nodes; every node, region by region along
+/// regionsAlongPath. A group's nodes go fastest device type first, then
+/// more devices first, then by name, and regions by their total speed,
+/// then by name: the same nodes listed in another order give the same
+/// groups. Groups of the same nodes are listed once (the smallest kind).
 std::vector<PlacementCandidate>
-placementCandidates(const cost::Cluster &cluster, cost::ComputeType type);
+placementCandidates(const cost::ClusterIndex &cluster, const StepWork &work);
 
 /// The regions of `cluster` and their nodes in the candidates' order, not
 /// the file's: nodes of faster devices first, then of more devices, then
 /// by name; regions of more speed first, then by name.
 std::vector<std::pair<std::string, std::vector<int64_t>>>
 regionsInOrder(const cost::Cluster &cluster, cost::ComputeType type);
+
+/// The regions of `cluster` (each with its nodes as regionsInOrder lists
+/// them) in the order a pipeline's stages pass through them when its
+/// devices are numbered region by region: the path through every region
+/// whose slowest hop is fastest, then whose hops together are fastest, a
+/// hop taking the link's latency plus `work.crossingBytes` at its
+/// bandwidth (between the regions' first nodes), and where the model ties
+/// weights, the hop back from the last region to the first
+/// `work.loopBytes`. Exact up to 12 regions (a bottleneck bound, then
+/// Held-Karp's dynamic program under it);
+/// beyond, the best of the nearest-neighbour paths from each region. Of
+/// its two ends, the one regionsInOrder lists first leads, and the same
+/// machines listed in another order give the same path.
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+regionsAlongPath(const cost::ClusterIndex &cluster, const StepWork &work);
+
+/// Every node of `cluster`, region by region along regionsAlongPath.
+std::vector<int64_t> nodesAlongPath(const cost::ClusterIndex &cluster,
+                                    const StepWork &work);
 
 /// The element type a training step's matrix products run in under
 /// `mixedPrecision` (a compile's option: none, bf16, fp16).

@@ -154,9 +154,11 @@ struct PipelineCosts {
 
 /// When each task ran: a stage runs its tasks one at a time in its order,
 /// each as soon as the stage is free and its inputs have arrived. A send
-/// starts when its task ends and its stage's link that way (one out to the
-/// next stage, one back to the previous, shared by its chunks) is free, and
-/// does not hold the stage: sends overlap compute. `seconds` is infinite
+/// starts when its task ends and both its stage's card is free to send and
+/// the receiving stage's to receive (a card sends one message and receives
+/// one at a time, whichever way each goes and whichever chunk, as
+/// `parplan simulate` holds a move's cards), and does not hold the stage:
+/// sends overlap compute. `seconds` is infinite
 /// when the order waits on itself or does not fit `shape` and `costs`.
 struct PipelineTimeline {
   double seconds = 0;
