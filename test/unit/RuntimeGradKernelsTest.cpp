@@ -285,6 +285,15 @@ TEST_CASE("conv gradients match finite differences with stride, padding, "
                 {1, 0, 2, 1},
                 {2, 2},
                 2},
+           // Depthwise with stride 2, as MobileNetV2's: a group per
+           // channel, its window over the padding at the far edge.
+           Case{"depthwise conv2d",
+                {2, 4, 6, 6},
+                {4, 1, 3, 3},
+                {2, 2},
+                {1, 1, 1, 1},
+                {1, 1},
+                4},
            // 1-d and 3-d, to exercise the N-d indexing.
            Case{"conv1d", {1, 3, 9}, {2, 3, 3}, {2}, {2, 1}, {1}, 1},
            Case{"conv3d",

@@ -227,6 +227,52 @@ TEST_CASE_METHOD(TrainingFixture,
        "dilations = [1, 2] group = 2 : tensor<2x2x5x5xf64>, "
        "tensor<4x1x3x3xf64>, tensor<4xf64> -> tensor<2x4x3x2xf64>",
        "tensor<2x4x3x2xf64>"},
+      {"depthwise conv with stride 2 and padding (MobileNetV2's)",
+       "  %x = nn.param \"x\" : tensor<2x3x6x6xf64>\n"
+       "  %w = nn.param \"w\" : tensor<3x1x3x3xf64>\n",
+       "  %y = nn.conv %x, %w strides = [2, 2] pads = [1, 1, 1, 1] "
+       "dilations = [1, 1] group = 3 : tensor<2x3x6x6xf64>, "
+       "tensor<3x1x3x3xf64> -> tensor<2x3x3x3xf64>",
+       "tensor<2x3x3x3xf64>"},
+      {"an inverted residual (MobileNetV2's): expand, depthwise, project, "
+       "batch norms, ReLU6 as clip, and the shortcut",
+       "  %x = nn.param \"x\" : tensor<2x4x4x4xf64>\n"
+       "  %w1 = nn.param \"w1\" : tensor<8x4x1x1xf64>\n"
+       "  %w2 = nn.param \"w2\" : tensor<8x1x3x3xf64>\n"
+       "  %w3 = nn.param \"w3\" : tensor<4x8x1x1xf64>\n"
+       "  %s1 = nn.param \"s1\" : tensor<8xf64>\n"
+       "  %c1 = nn.param \"c1\" : tensor<8xf64>\n"
+       "  %s2 = nn.param \"s2\" : tensor<8xf64>\n"
+       "  %c2 = nn.param \"c2\" : tensor<8xf64>\n"
+       "  %s3 = nn.param \"s3\" : tensor<4xf64>\n"
+       "  %c3 = nn.param \"c3\" : tensor<4xf64>\n"
+       "  %m8 = nn.constant dense<0.0> : tensor<8xf64>\n"
+       "  %v8 = nn.constant dense<1.0> : tensor<8xf64>\n"
+       "  %m4 = nn.constant dense<0.0> : tensor<4xf64>\n"
+       "  %v4 = nn.constant dense<1.0> : tensor<4xf64>\n",
+       "  %e = nn.conv %x, %w1 strides = [1, 1] pads = [0, 0, 0, 0] "
+       "dilations = [1, 1] group = 1 : tensor<2x4x4x4xf64>, "
+       "tensor<8x4x1x1xf64> -> tensor<2x8x4x4xf64>\n"
+       "  %n1 = nn.batch_norm %e, %s1, %c1, %m8, %v8 : tensor<2x8x4x4xf64>, "
+       "tensor<8xf64>, tensor<8xf64>, tensor<8xf64>, tensor<8xf64> -> "
+       "tensor<2x8x4x4xf64>\n"
+       "  %r1 = nn.clip %n1 min = 0.0 max = 6.0 : tensor<2x8x4x4xf64>\n"
+       "  %d = nn.conv %r1, %w2 strides = [1, 1] pads = [1, 1, 1, 1] "
+       "dilations = [1, 1] group = 8 : tensor<2x8x4x4xf64>, "
+       "tensor<8x1x3x3xf64> -> tensor<2x8x4x4xf64>\n"
+       "  %n2 = nn.batch_norm %d, %s2, %c2, %m8, %v8 : tensor<2x8x4x4xf64>, "
+       "tensor<8xf64>, tensor<8xf64>, tensor<8xf64>, tensor<8xf64> -> "
+       "tensor<2x8x4x4xf64>\n"
+       "  %r2 = nn.clip %n2 min = 0.0 max = 6.0 : tensor<2x8x4x4xf64>\n"
+       "  %p = nn.conv %r2, %w3 strides = [1, 1] pads = [0, 0, 0, 0] "
+       "dilations = [1, 1] group = 1 : tensor<2x8x4x4xf64>, "
+       "tensor<4x8x1x1xf64> -> tensor<2x4x4x4xf64>\n"
+       "  %n3 = nn.batch_norm %p, %s3, %c3, %m4, %v4 : tensor<2x4x4x4xf64>, "
+       "tensor<4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<4xf64> -> "
+       "tensor<2x4x4x4xf64>\n"
+       "  %y = nn.add %n3, %x : tensor<2x4x4x4xf64>, tensor<2x4x4x4xf64> -> "
+       "tensor<2x4x4x4xf64>",
+       "tensor<2x4x4x4xf64>"},
       {"add and sub with broadcasting", a23 + b3,
        "  %s = nn.add %a, %b : tensor<2x3xf64>, tensor<3xf64> -> "
        "tensor<2x3xf64>\n"
