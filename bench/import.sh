@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
-require time parplan-zoo parplan
+require time parplan-zoo parplan parplan-onnx-conformance parplan-translate
 work=${TMPDIR:-/tmp}/parplan-bench-import
 mkdir -p "$work"
 
@@ -44,6 +44,22 @@ for entry in "${models[@]}"; do
     'BEGIN { printf "| %s | %.1f | %.2f | %.2f | %.2f | %.0f | %.2f |", n, b / 1e6, m, lo, hi, p / 1024, (p * 1024) / b }')
   table+=$'\n'"$row"
 done
+
+# What imports: ONNX's own node tests (Debian's libonnx-testdata), and the
+# third-party models of test/integration/third-party-models.sh.
+if data=$(test/integration/fetch-onnx-testdata.sh 2>/dev/null); then
+  report=$("$bin/parplan-onnx-conformance" --floor 0 "$data" 2>&1)
+  imported=$(sed -n 's/^imported \([0-9]* of [0-9]*\)$/\1/p' <<<"$report")
+  computed=$(sed -n 's/^computed \([0-9]*\) of [0-9]* imported$/\1/p' <<<"$report")
+  table+=$'\n\n'"ONNX node tests ($data): $imported import, $computed of them compute their test outputs"
+fi
+models=$(test/integration/third-party-models.sh "$bin/parplan-translate" 2>&1 | awk '
+  /^[a-z0-9-]+: \// { name = $1; sub(/:$/, "", name) }
+  /^  imported in / { printf "| %s | imports (%s ms, %s lines) |\n", name, $3, $5 }
+  /^  expected failure: / { e = $0; sub(/.*unsupported ops: /, "", e); printf "| %s | not yet: %s |\n", name, e }
+  /^  FAIL: / { printf "| %s | FAILS: %s |\n", name, substr($0, 9) }
+  /^skipped: / { print "| (offline) | " $0 " |" }')
+table+=$'\n\n'"| third-party model | import |"$'\n'"|---|---|"$'\n'"$models"
 
 echo "$table"
 if [[ ${1:-} == --record ]]; then

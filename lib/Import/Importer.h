@@ -174,6 +174,9 @@ private:
   Value reshape(const onnx::NodeProto &node, Value value,
                 ArrayRef<int64_t> shape);
   Value castTo(const onnx::NodeProto &node, Value value, Type elementType);
+  /// A constant of `type` holding `value` everywhere (an integer type's
+  /// truncated), made in the prologue.
+  Value splat(const onnx::NodeProto &node, RankedTensorType type, double value);
 
   // Converters, one per ONNX op type (or family).
   void convertMatMul(const onnx::NodeProto &node);
@@ -205,6 +208,9 @@ private:
   void convertDropout(const onnx::NodeProto &node);
   void convertWhere(const onnx::NodeProto &node);
   void convertCompare(const onnx::NodeProto &node);
+  void convertVariadic(const onnx::NodeProto &node);
+  void convertNeg(const onnx::NodeProto &node);
+  void convertPad(const onnx::NodeProto &node);
   void convertNot(const onnx::NodeProto &node);
   void convertExpand(const onnx::NodeProto &node);
   void convertConstant(const onnx::NodeProto &node);

@@ -193,6 +193,14 @@ void Importer::convertCast(const onnx::NodeProto &node) {
   define(node, 0, castTo(node, x, target));
 }
 
+void Importer::convertNeg(const onnx::NodeProto &node) {
+  // 0 - x: the subtraction's rules and gradient.
+  Value x = input(node, 0);
+  Value zeroValue =
+      splat(node, RankedTensorType::get({}, typeOf(x).getElementType()), 0);
+  define(node, 0, build<nn::SubOp>(node, 1, zeroValue, x)[0]);
+}
+
 void Importer::convertCompare(const onnx::NodeProto &node) {
   Value lhs = input(node, 0), rhs = input(node, 1);
   const std::string &type = node.op_type();
@@ -205,8 +213,54 @@ void Importer::convertCompare(const onnx::NodeProto &node) {
     result = build<nn::GreaterOp>(node, 1, lhs, rhs)[0];
   else if (type == "And")
     result = build<nn::AndOp>(node, 1, lhs, rhs)[0];
-  else
+  else if (type == "Or")
     result = build<nn::OrOp>(node, 1, lhs, rhs)[0];
+  else if (type == "LessOrEqual" || type == "GreaterOrEqual") {
+    // Strict or equal: false where either side is NaN, as ONNX's are (the
+    // negation of the opposite comparison would be true there).
+    Value strict = type == "LessOrEqual"
+                       ? build<nn::LessOp>(node, 1, lhs, rhs)[0]
+                       : build<nn::GreaterOp>(node, 1, lhs, rhs)[0];
+    result = build<nn::OrOp>(node, 1, strict,
+                             build<nn::EqualOp>(node, 1, lhs, rhs)[0])[0];
+  } else {
+    // Xor: either, and not both.
+    Value both = build<nn::AndOp>(node, 1, lhs, rhs)[0];
+    Value either = build<nn::OrOp>(node, 1, lhs, rhs)[0];
+    Value notBoth = buildTyped<nn::NotOp>(node, both.getType(), both);
+    result = build<nn::AndOp>(node, 1, either, notBoth)[0];
+  }
+  define(node, 0, result);
+}
+
+void Importer::convertVariadic(const onnx::NodeProto &node) {
+  // One or more inputs, broadcast together as numpy does: a chain of
+  // binary ops in input order (Max and Min as a where of a comparison,
+  // whose gradient goes to the later input on a tie), so every rule,
+  // kernel and gradient is the binary ops' own.
+  const std::string &type = node.op_type();
+  if (node.input_size() == 0)
+    failAt(node, "needs at least one input");
+  Value result = input(node, 0);
+  for (int i = 1; i < node.input_size(); ++i) {
+    Value next = input(node, i);
+    if (type == "Sum" || type == "Mean") {
+      result = build<nn::AddOp>(node, 1, result, next)[0];
+      continue;
+    }
+    Value keep = type == "Max" ? build<nn::GreaterOp>(node, 1, result, next)[0]
+                               : build<nn::LessOp>(node, 1, result, next)[0];
+    result = build<nn::WhereOp>(node, 1, keep, result, next)[0];
+  }
+  if (type == "Mean" && node.input_size() > 1) {
+    Type element = typeOf(result).getElementType();
+    if (!isa<FloatType>(element))
+      failAt(node, "averages a tensor of " + typeName(element) +
+                       "; ONNX's Mean takes floating-point tensors");
+    Value divisor = splat(node, RankedTensorType::get({}, element),
+                          static_cast<double>(node.input_size()));
+    result = build<nn::DivOp>(node, 1, result, divisor)[0];
+  }
   define(node, 0, result);
 }
 

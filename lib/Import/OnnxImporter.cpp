@@ -77,6 +77,15 @@ const llvm::StringMap<Importer::Converter> &Importer::converters() {
       {"Less", &Importer::convertCompare},
       {"Greater", &Importer::convertCompare},
       {"And", &Importer::convertCompare},
+      {"LessOrEqual", &Importer::convertCompare},
+      {"GreaterOrEqual", &Importer::convertCompare},
+      {"Xor", &Importer::convertCompare},
+      {"Sum", &Importer::convertVariadic},
+      {"Mean", &Importer::convertVariadic},
+      {"Max", &Importer::convertVariadic},
+      {"Min", &Importer::convertVariadic},
+      {"Neg", &Importer::convertNeg},
+      {"Pad", &Importer::convertPad},
       {"Or", &Importer::convertCompare},
       {"Not", &Importer::convertNot},
       {"Expand", &Importer::convertExpand},
@@ -902,6 +911,20 @@ Value Importer::reshape(const onnx::NodeProto &node, Value value,
                         ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(shape, typeOf(value).getElementType());
   return buildTyped<nn::ReshapeOp>(node, type, value);
+}
+
+Value Importer::splat(const onnx::NodeProto &node, RankedTensorType type,
+                      double value) {
+  Type element = type.getElementType();
+  Attribute fill = isa<FloatType>(element)
+                       ? Attribute(builder.getFloatAttr(element, value))
+                       : Attribute(builder.getIntegerAttr(
+                             element, static_cast<int64_t>(value)));
+  return prologue([&](OpBuilder &b) {
+    return nn::ConstantOp::create(b, loc(node),
+                                  DenseElementsAttr::get(type, fill))
+        .getResult();
+  });
 }
 
 Value Importer::castTo(const onnx::NodeProto &node, Value value,

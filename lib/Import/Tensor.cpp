@@ -247,6 +247,109 @@ void Importer::convertSlice(const onnx::NodeProto &node) {
                             builder.getDenseI64ArrayAttr(outSteps))[0]);
 }
 
+void Importer::convertPad(const onnx::NodeProto &node) {
+  // Axis by axis: negative pads crop (a slice), positive ones grow (a
+  // concat with the padding: a constant, the edge expanded, the mirror or
+  // the far end sliced), so every rule, kernel and gradient is those ops'.
+  Value x = input(node, 0);
+  RankedTensorType type = typeOf(x);
+  int64_t rank = type.getRank();
+  if (!type.hasStaticShape())
+    failAt(node,
+           "pads a tensor of dynamic shape " + shapeString(type.getShape()));
+  std::string mode = stringAttr(node, "mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+      mode != "wrap")
+    failAt(node, "mode '" + mode + "' is not constant, reflect, edge or wrap");
+  std::vector<int64_t> pads;
+  float value = 0;
+  std::vector<int64_t> axes;
+  if (opset < 11) {
+    pads = intsAttr(node, "pads").value_or(std::vector<int64_t>{});
+    value = floatAttr(node, "value", 0);
+  } else {
+    pads = constantInts(node, 1, "pads");
+    value = optionalConstantScalar(node, 2, "constant_value").value_or(0.0f);
+    axes =
+        optionalConstantInts(node, 3, "axes").value_or(std::vector<int64_t>{});
+  }
+  if (axes.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  if (pads.size() != 2 * axes.size())
+    failAt(node, "pads " + listString(pads) + " has " +
+                     std::to_string(pads.size()) + " values for " +
+                     std::to_string(axes.size()) + " axes (2 per axis)");
+  Type element = type.getElementType();
+  auto slice = [&](Value from, int64_t axis, int64_t start, int64_t size,
+                   int64_t step) {
+    ArrayRef<int64_t> shape = typeOf(from).getShape();
+    SmallVector<int64_t> starts(shape.size(), 0), sizes(shape),
+        steps(shape.size(), 1);
+    starts[axis] = start;
+    sizes[axis] = size;
+    steps[axis] = step;
+    return build<nn::SliceOp>(node, 1, from,
+                              builder.getDenseI64ArrayAttr(starts),
+                              builder.getDenseI64ArrayAttr(sizes),
+                              builder.getDenseI64ArrayAttr(steps))[0];
+  };
+  for (size_t i = 0; i < axes.size(); ++i) {
+    std::optional<int64_t> axis = normalizeAxis(axes[i], rank);
+    if (!axis)
+      failAt(node, "axis " + std::to_string(axes[i]) +
+                       " is out of range for rank " + std::to_string(rank));
+    int64_t before = pads[i], after = pads[i + axes.size()];
+    int64_t dim = typeOf(x).getDimSize(*axis);
+    if (-before - after > dim || before < -dim || after < -dim)
+      failAt(node, "pads " + std::to_string(before) + " and " +
+                       std::to_string(after) + " crop more than axis " +
+                       std::to_string(*axis) + "'s " + std::to_string(dim));
+    if (before < 0 || after < 0) {
+      int64_t cropBefore = std::max<int64_t>(0, -before);
+      int64_t cropAfter = std::max<int64_t>(0, -after);
+      x = slice(x, *axis, cropBefore, dim - cropBefore - cropAfter, 1);
+      dim -= cropBefore + cropAfter;
+      before = std::max<int64_t>(0, before);
+      after = std::max<int64_t>(0, after);
+    }
+    if (before == 0 && after == 0)
+      continue;
+    if ((mode == "reflect" && (before >= dim || after >= dim)) ||
+        ((mode == "edge" || mode == "wrap") && dim == 0) ||
+        (mode == "wrap" && (before > dim || after > dim)))
+      failAt(node, mode + " padding of " + std::to_string(before) + " and " +
+                       std::to_string(after) + " on axis " +
+                       std::to_string(*axis) + " of size " +
+                       std::to_string(dim) + " reads past the tensor");
+    auto padding = [&](int64_t size, bool leading) -> Value {
+      if (mode == "reflect")
+        return leading ? slice(x, *axis, size, size, -1)
+                       : slice(x, *axis, dim - 2, size, -1);
+      if (mode == "wrap")
+        return leading ? slice(x, *axis, dim - size, size, 1)
+                       : slice(x, *axis, 0, size, 1);
+      SmallVector<int64_t> shape(typeOf(x).getShape());
+      shape[*axis] = size;
+      auto padType = RankedTensorType::get(shape, element);
+      if (mode == "edge") {
+        Value edge = slice(x, *axis, leading ? 0 : dim - 1, 1, 1);
+        return buildTyped<nn::ExpandOp>(node, padType, edge);
+      }
+      return splat(node, padType, value);
+    };
+    SmallVector<Value> pieces;
+    if (before > 0)
+      pieces.push_back(padding(before, /*leading=*/true));
+    pieces.push_back(x);
+    if (after > 0)
+      pieces.push_back(padding(after, /*leading=*/false));
+    x = build<nn::ConcatOp>(node, 1, ValueRange(pieces),
+                            builder.getI64IntegerAttr(*axis))[0];
+  }
+  define(node, 0, x);
+}
+
 void Importer::convertGather(const onnx::NodeProto &node) {
   Value data = input(node, 0), indices = input(node, 1);
   define(node, 0,

