@@ -291,6 +291,8 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
   // holds a move's cards), whichever way it goes and whichever chunk.
   std::vector<CardCalendar> sending(static_cast<size_t>(p)),
       receiving(static_cast<size_t>(p));
+  for (size_t s = 0; s < sending.size() && s < costs.sending.size(); ++s)
+    sending[s].book(0, costs.sending[s]);
   auto send = [&](int64_t from, int64_t to, double ready, double seconds) {
     CardCalendar &out = sending[static_cast<size_t>(from)];
     CardCalendar &in = receiving[static_cast<size_t>(to)];

@@ -256,6 +256,27 @@ TEST_CASE("pipeline timelines: a card sends one message and receives one at "
   }
 }
 
+TEST_CASE("pipeline timelines: a card busy with copies before the "
+          "micro-batches",
+          "[pipeline]") {
+  // Stage 0's card sends a weight's copy for 5 s before anything else: its
+  // first activation leaves at 5 s, not at the end of its first forward.
+  PipelineShape shape{2, 1, 1};
+  PipelineCosts costs = PipelineCosts::uniform(shape, 1, 2, 1);
+  std::vector<std::vector<PipelineTask>> order =
+      pipelineOrder(PipelineSchedule::OneFOneB, shape);
+  double free = simulatePipeline(order, shape, costs).seconds;
+  // F0 on stage 0 [0, 1], send [1, 2], F0 and B0 on stage 1 [2, 5], send
+  // back [5, 6], B0 on stage 0 [6, 8].
+  CHECK(free == Approx(8));
+  costs.sending = {5, 0};
+  // The send waits for the card: [5, 6]; all else 4 s later.
+  CHECK(simulatePipeline(order, shape, costs).seconds == Approx(12));
+  // Stage 1's card busy until 6 s holds its gradient back 1 s: [6, 7].
+  costs.sending = {0, 6};
+  CHECK(simulatePipeline(order, shape, costs).seconds == Approx(9));
+}
+
 TEST_CASE("pipeline timelines: what a stage runs before its micro-batches",
           "[pipeline]") {
   // One micro-batch on 2 stages, forward 1 and backward 2: F0 on stage 0

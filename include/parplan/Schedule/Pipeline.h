@@ -145,6 +145,9 @@ struct PipelineCosts {
   /// Per stage, when its first task may start at the earliest (what it
   /// runs and receives once before the micro-batches); none: at 0.
   std::vector<double> start;
+  /// Per stage, how long its card sends from 0 before any micro-batch's
+  /// send (copies of weights other stages read); none: free at 0.
+  std::vector<double> sending;
 
   /// Every virtual stage alike, every boundary alike; empty for a shape
   /// without stages or chunks.

@@ -2089,6 +2089,10 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   }
   std::vector<double> sendForward(virtualCount - 1, 0),
       sendBackward(virtualCount - 1, 0), prologueMoves(count, 0);
+  // Moves before the micro-batches take turns on their sender's card: how
+  // long each stage's card sends them, and the stages each sends to.
+  std::vector<double> prologueSends(count, 0);
+  std::vector<std::set<int64_t>> prologueSenders(count);
   // insert-cross-mesh moves a value once to each stage (and chunk) and
   // layout its readers there want, however many they are: a move counts
   // once, though the search priced it per reader.
@@ -2134,8 +2138,10 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
                parameterCopiesOfOneMicroBatch.contains(producer.op)) {
       // A copy received before the micro-batches (a weight read on another
       // stage): the stage's first task waits for it.
-      int64_t stage = stageOf(consumer);
+      int64_t stage = stageOf(consumer), sender = stageOf(producer);
       prologueMoves[stage] = std::max(prologueMoves[stage], seconds);
+      prologueSends[sender] += seconds;
+      prologueSenders[stage].insert(sender);
     } else if (!explicitStep) {
       sendForward[std::min(from, to)] += seconds / 2 / runs;
       sendBackward[std::min(from, to)] += seconds / 2 / runs;
@@ -2145,8 +2151,14 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       sendBackward[to] += seconds / runs;
     }
   }
-  for (int64_t s = 0; s < count; ++s)
+  // A stage waits for its copies, which arrive once their senders' cards
+  // have sent all of theirs (in an order the plan's program sets: the last
+  // one bounds each).
+  for (int64_t s = 0; s < count; ++s) {
+    for (int64_t sender : prologueSenders[s])
+      prologueMoves[s] = std::max(prologueMoves[s], prologueSends[sender]);
     stageFigures[s].prologue += prologueMoves[s];
+  }
   if (!onTimeline()) {
     // One stage after another, sends between them: every second adds up,
     // but what each stage's streams overlap.
@@ -2180,6 +2192,7 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   costs.backward = backward;
   costs.sendForward = sendForward;
   costs.sendBackward = sendBackward;
+  costs.sending = prologueSends;
   // One micro-batch runs alike under every schedule.
   schedule::PipelineTimeline timeline = schedule::simulateStep(
       pipelined() ? *schedule::parsePipelineSchedule(options.schedule)
