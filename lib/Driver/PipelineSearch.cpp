@@ -526,6 +526,8 @@ std::optional<double> timelineOf(const PipelineTrial &base, StringRef name,
         }
       }
     costs.start = base.costs.start;
+    costs.sending = base.costs.sending;
+    costs.updateWaits = base.costs.updateWaits;
   }
   return simulateStep(schedule, shape, costs, base.update).seconds;
 }

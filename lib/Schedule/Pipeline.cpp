@@ -390,14 +390,20 @@ PipelineTimeline simulateStep(PipelineSchedule schedule,
     return timeline;
   // A stage updates after its own last task, as the executor runs it: no
   // stage waits for another's backward (a later stage's update runs while
-  // an earlier one finishes its backwards).
+  // an earlier one finishes its backwards), but for a part of a gradient
+  // another stage sends it after its own.
+  size_t stages = timeline.busy.size();
+  std::vector<double> last(stages, 0);
+  for (size_t s = 0; s < stages; ++s)
+    last[s] = timeline.spans[s].empty() ? 0 : timeline.spans[s].back().second;
   double step = timeline.seconds;
-  for (size_t s = 0; s < timeline.busy.size() && s < update.size(); ++s) {
-    double last =
-        timeline.spans[s].empty() ? 0 : timeline.spans[s].back().second;
-    step = std::max(step, last + update[s]);
+  for (size_t s = 0; s < stages && s < update.size(); ++s) {
+    step = std::max(step, last[s] + update[s]);
     timeline.busy[s] += update[s];
   }
+  for (const PipelineCosts::UpdateWait &wait : costs.updateWaits)
+    if (wait.from < stages && wait.to < stages)
+      step = std::max(step, last[wait.from] + wait.seconds);
   timeline.seconds = step;
   return timeline;
 }

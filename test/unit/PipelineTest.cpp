@@ -275,6 +275,21 @@ TEST_CASE("pipeline timelines: a card busy with copies before the "
   // Stage 1's card busy until 6 s holds its gradient back 1 s: [6, 7].
   costs.sending = {0, 6};
   CHECK(simulatePipeline(order, shape, costs).seconds == Approx(9));
+  costs.sending.clear();
+  // A part of a gradient stage 1 sends stage 0 after its last task (at
+  // 5 s), and what stage 0 does with it, 4 s: the step ends at 9 s, not
+  // at stage 0's last task (8 s); the rest of an update overlaps it.
+  costs.updateWaits = {{1, 0, 4}};
+  CHECK(
+      simulateStep(PipelineSchedule::OneFOneB, shape, costs, {0, 0}).seconds ==
+      Approx(9));
+  CHECK(
+      simulateStep(PipelineSchedule::OneFOneB, shape, costs, {2, 0}).seconds ==
+      Approx(10));
+  costs.updateWaits = {{1, 0, 2}};
+  CHECK(
+      simulateStep(PipelineSchedule::OneFOneB, shape, costs, {0, 0}).seconds ==
+      Approx(8));
 }
 
 TEST_CASE("pipeline timelines: what a stage runs before its micro-batches",

@@ -148,6 +148,14 @@ struct PipelineCosts {
   /// Per stage, how long its card sends from 0 before any micro-batch's
   /// send (copies of weights other stages read); none: free at 0.
   std::vector<double> sending;
+  /// A stage's update waiting for a part of a gradient another stage
+  /// sends it after that stage's last task (a tied weight's, from the last
+  /// stage to the first): `seconds` after the sender's last task.
+  struct UpdateWait {
+    size_t from = 0, to = 0;
+    double seconds = 0;
+  };
+  std::vector<UpdateWait> updateWaits;
 
   /// Every virtual stage alike, every boundary alike; empty for a shape
   /// without stages or chunks.
@@ -178,7 +186,9 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
 /// A training step on P stages: the schedule's timeline on `costs`, then
 /// each stage's `update` (its once-per-step work: the optimizer, gradient
 /// synchronization) after that stage's own last task, as the executor
-/// runs it. The step ends with the last stage to finish; a stage's busy
+/// runs it, and no sooner than each of `costs.updateWaits` (a gradient's
+/// part from another stage and the work it feeds) after its sender's last
+/// task. The step ends with the last stage to finish; a stage's busy
 /// time includes its update. One formula for the search's predicted step
 /// and for trying another schedule on the same stage costs.
 PipelineTimeline simulateStep(PipelineSchedule schedule,

@@ -2093,6 +2093,14 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   // long each stage's card sends them, and the stages each sends to.
   std::vector<double> prologueSends(count, 0);
   std::vector<std::set<int64_t>> prologueSenders(count);
+  // Parts of gradients moved after the micro-batches: from, to, the
+  // receiving node, the move's seconds.
+  struct GradientPart {
+    int64_t from, to;
+    size_t receiver;
+    double seconds;
+  };
+  std::vector<GradientPart> gradientParts;
   // insert-cross-mesh moves a value once to each stage (and chunk) and
   // layout its readers there want, however many they are: a move counts
   // once, though the search priced it per reader.
@@ -2132,8 +2140,10 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
         movesGradientPart(use)) {
       // A sum moving after the micro-batches (a gradient's part to its
       // parameter's stage): the sender's last work, under the receiver's
-      // last backward.
+      // last backward, and the receiver's update waits for it.
       stageFigures[stageOf(producer)].update += seconds;
+      gradientParts.push_back({stageOf(producer), stageOf(consumer),
+                               static_cast<size_t>(use.consumer), seconds});
     } else if (runsOncePerStep(use) ||
                parameterCopiesOfOneMicroBatch.contains(producer.op)) {
       // A copy received before the micro-batches (a weight read on another
@@ -2193,6 +2203,36 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   costs.sendForward = sendForward;
   costs.sendBackward = sendBackward;
   costs.sending = prologueSends;
+  // A part of a gradient arrives after its sender's last task; what the
+  // receiver does with it (the sum, its reduction, the parameter's update:
+  // the once-per-step ops on that stage it reaches) follows it, while the
+  // rest of the receiver's update need not wait.
+  std::vector<std::vector<size_t>> usesOf(nodes.size());
+  if (!gradientParts.empty())
+    for (size_t u = 0; u < uses.size(); ++u)
+      usesOf[uses[u].producer].push_back(u);
+  for (const GradientPart &part : gradientParts) {
+    if (part.from == part.to)
+      continue;
+    double after = part.seconds;
+    std::vector<size_t> pending = {part.receiver};
+    std::set<size_t> reached = {part.receiver};
+    while (!pending.empty()) {
+      size_t n = pending.back();
+      pending.pop_back();
+      after += nodes[n].time[choice[n]];
+      for (size_t u : usesOf[n]) {
+        const Node &next = nodes[uses[u].consumer];
+        if (stageOf(next) != part.to || !runsOncePerStep(next) ||
+            !reached.insert(uses[u].consumer).second)
+          continue;
+        after += useTime(u);
+        pending.push_back(uses[u].consumer);
+      }
+    }
+    costs.updateWaits.push_back(
+        {static_cast<size_t>(part.from), static_cast<size_t>(part.to), after});
+  }
   // One micro-batch runs alike under every schedule.
   schedule::PipelineTimeline timeline = schedule::simulateStep(
       pipelined() ? *schedule::parsePipelineSchedule(options.schedule)
