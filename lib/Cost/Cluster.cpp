@@ -206,6 +206,20 @@ ClusterIndex::ClusterIndex(const Cluster &cluster) : indexed(&cluster) {
     if (a != regionIds.end() && b != regionIds.end())
       regionLinks.emplace(std::minmax(a->second, b->second), override.link);
   }
+  // The link between two devices of two nodes, looked up once per pair of
+  // nodes where they are few enough (placement and the cross-mesh planner
+  // ask for it millions of times): from each node's first device to the
+  // other's (its second within one node).
+  constexpr size_t kTabledNodes = 256;
+  size_t count = firsts.size();
+  if (count > kTabledNodes)
+    return;
+  nodePairs.assign(count * count, Link{});
+  for (size_t x = 0; x < count; ++x)
+    for (size_t y = 0; y < count; ++y) {
+      int64_t a = firsts[x], b = firsts[y] + (x == y ? 1 : 0);
+      nodePairs[x * count + y] = nodePairLink(a, b);
+    }
 }
 
 LinkLevel ClusterIndex::level(int64_t a, int64_t b) const {
@@ -223,6 +237,14 @@ Link ClusterIndex::link(int64_t a, int64_t b) const {
     if (found != deviceLinks.end())
       return found->second;
   }
+  int64_t nodeA = nodeOf(a), nodeB = nodeOf(b);
+  if (!nodePairs.empty() && nodeA >= 0 && nodeB >= 0)
+    return nodePairs[static_cast<size_t>(nodeA) * firsts.size() +
+                     static_cast<size_t>(nodeB)];
+  return nodePairLink(a, b);
+}
+
+Link ClusterIndex::nodePairLink(int64_t a, int64_t b) const {
   if (!nodeLinks.empty()) {
     auto found = nodeLinks.find(std::minmax(nodeOf(a), nodeOf(b)));
     if (found != nodeLinks.end())

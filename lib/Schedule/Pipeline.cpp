@@ -223,6 +223,9 @@ public:
     return start;
   }
 
+  /// Books [start, end), which overlaps nothing booked; touching
+  /// intervals merge, so that a card sending back to back is one interval
+  /// and a later fit skips it at once.
   void book(double start, double end) {
     if (end <= start)
       return;
@@ -231,6 +234,21 @@ public:
                          [](double t, const std::pair<double, double> &b) {
                            return t < b.first;
                          });
+    bool joinsNext = at != busy.end() && at->first <= end;
+    if (at != busy.begin() && std::prev(at)->second >= start) {
+      auto previous = std::prev(at);
+      previous->second = std::max(previous->second, end);
+      if (joinsNext) {
+        previous->second = std::max(previous->second, at->second);
+        busy.erase(at);
+      }
+      return;
+    }
+    if (joinsNext) {
+      at->first = start;
+      at->second = std::max(at->second, end);
+      return;
+    }
     busy.insert(at, {start, end});
   }
 

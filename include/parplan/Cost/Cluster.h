@@ -180,6 +180,12 @@ private:
   std::map<std::pair<int64_t, int64_t>, Link> deviceLinks, nodeLinks;
   /// By pair of region numbers (regionOf).
   std::map<std::pair<int64_t, int64_t>, Link> regionLinks;
+  /// Per ordered pair of nodes (count x count, row-major), the link between
+  /// two of their devices without a device-pair override; empty for
+  /// clusters of many nodes.
+  std::vector<Link> nodePairs;
+  /// link() below its device-pair overrides, from the maps.
+  Link nodePairLink(int64_t a, int64_t b) const;
 };
 
 /// The cluster of `nodes` of `cluster` alone, in that order (each once),
