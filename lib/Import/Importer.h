@@ -211,6 +211,7 @@ private:
   void convertVariadic(const onnx::NodeProto &node);
   void convertNeg(const onnx::NodeProto &node);
   void convertPad(const onnx::NodeProto &node);
+  void convertTile(const onnx::NodeProto &node);
   void convertNot(const onnx::NodeProto &node);
   void convertExpand(const onnx::NodeProto &node);
   void convertConstant(const onnx::NodeProto &node);

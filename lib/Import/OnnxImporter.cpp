@@ -86,6 +86,7 @@ const llvm::StringMap<Importer::Converter> &Importer::converters() {
       {"Min", &Importer::convertVariadic},
       {"Neg", &Importer::convertNeg},
       {"Pad", &Importer::convertPad},
+      {"Tile", &Importer::convertTile},
       {"Or", &Importer::convertCompare},
       {"Not", &Importer::convertNot},
       {"Expand", &Importer::convertExpand},

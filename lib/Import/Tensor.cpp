@@ -350,6 +350,33 @@ void Importer::convertPad(const onnx::NodeProto &node) {
   define(node, 0, x);
 }
 
+void Importer::convertTile(const onnx::NodeProto &node) {
+  // The input repeated along each axis: a concat of its copies, so that the
+  // concat's rules, kernels and gradient (the copies' gradients summed) are
+  // Tile's.
+  Value x = input(node, 0);
+  RankedTensorType type = typeOf(x);
+  std::vector<int64_t> repeats = constantInts(node, 1, "repeats");
+  if (static_cast<int64_t>(repeats.size()) != type.getRank())
+    failAt(node, "repeats " + listString(repeats) + " has " +
+                     std::to_string(repeats.size()) + " values for rank " +
+                     std::to_string(type.getRank()));
+  for (int64_t axis = 0; axis < type.getRank(); ++axis) {
+    int64_t times = repeats[static_cast<size_t>(axis)];
+    if (times < 1)
+      failAt(node, "repeats " + listString(repeats) + " has " +
+                       std::to_string(times) + " on axis " +
+                       std::to_string(axis) +
+                       "; parplan tiles 1 or more times");
+    if (times == 1)
+      continue;
+    SmallVector<Value> copies(static_cast<size_t>(times), x);
+    x = build<nn::ConcatOp>(node, 1, ValueRange(copies),
+                            builder.getI64IntegerAttr(axis))[0];
+  }
+  define(node, 0, x);
+}
+
 void Importer::convertGather(const onnx::NodeProto &node) {
   Value data = input(node, 0), indices = input(node, 1);
   define(node, 0,
