@@ -49,11 +49,15 @@ compile_and_simulate() {
 
 fmt_s() { awk -v v="$1" 'BEGIN { if (v < 1) printf "%.1f ms", v * 1000; else printf "%.2f s", v }'; }
 
+declare -A autoDevices autoPredictedOf autoSimulatedOf
 table="| cluster | automatic plan | predicted | simulated | difference | every device in device-number order, simulated | best single region, simulated | speed-up over the best region | over device-number order | compile (median of $RUNS, one core) |
 |---|---|---|---|---|---|---|---|---|---|"
 for cluster in "${clusters[@]}"; do
-  compile_and_simulate "$work/auto" "$cluster"
-  kept=$(sed -n 's/^  placement *\(.*\) ([0-9]* devices) .*(kept: .*/\1/p' "$work/auto.txt")
+  name=$(basename "$cluster" .yaml)
+  compile_and_simulate "$work/auto-$name" "$cluster"
+  # Kept for the second table.
+  autoDevices[$name]=$devices autoPredictedOf[$name]=$predicted autoSimulatedOf[$name]=$simulated
+  kept=$(sed -n 's/^  placement *\(.*\) ([0-9]* devices) .*(kept: .*/\1/p' "$work/auto-$name.txt")
   autoPlan="$devices${kept:+, $kept}" autoPredicted=$predicted autoSimulated=$simulated autoDifference=$difference
   everyDevice=$("$bin/parplan" cluster show "$cluster" | sed -n 's/^mesh \([0-9x]*\) .*/\1/p')
   compile_and_simulate "$work/order" "$cluster" --mesh "$everyDevice" --placement file
@@ -92,7 +96,6 @@ for cluster in "${clusters[@]}"; do
   name=$(basename "$cluster" .yaml)
   "$bin/parplan" cluster show "$cluster" --format yaml >"$work/listed.yaml"
   python3 test/tools/parplan/Inputs/shuffle-nodes.py "$work/listed.yaml" 7 >"$work/shuffled.yaml"
-  compile_and_simulate "$work/auto" "$cluster"
   autoShape=$(python3 -c '
 import json, math, sys
 s = json.load(open(sys.argv[1]))
@@ -101,19 +104,19 @@ mesh = "x".join(str(d * (stages if i == 0 else 1)) for i, d in enumerate(s["mesh
 shape = ["--mesh", mesh]
 if stages > 1:
     shape += ["--stages", stages, "--micro-batches", s["micro_batches"], "--schedule", s["schedule"]]
-print(*shape)' "$work/auto/summary.json")
+print(*shape)' "$work/auto-$name/summary.json")
   shapes=("$autoShape")
   [[ $name == world-8x8 ]] && shapes+=("--mesh 64 --stages 8")
   [[ $name == hulk-geo ]] && shapes+=("--mesh 267 --stages 3")
   for shape in "${shapes[@]}"; do
     # shellcheck disable=SC2086
     if [[ $shape == "$autoShape" ]]; then
-      placedPlan="the automatic plan's: $devices"
+      placedPlan="the automatic plan's: ${autoDevices[$name]}"
+      placedSimulated=${autoSimulatedOf[$name]} placedPredicted=${autoPredictedOf[$name]}
     else
       compile_and_simulate "$work/placed" "$cluster" $shape
-      placedPlan="$devices"
+      placedPlan="$devices" placedSimulated=$simulated placedPredicted=$predicted
     fi
-    placedSimulated=$simulated placedPredicted=$predicted
     # shellcheck disable=SC2086
     compile_and_simulate "$work/file" "$work/listed.yaml" $shape --placement file
     fileSimulated=$simulated

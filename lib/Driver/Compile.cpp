@@ -1247,6 +1247,19 @@ stepWorkOf(const parplan::driver::ModelImporter &importAt,
   return work;
 }
 
+/// The regions of `nodes` of `cluster` in the order the nodes list them,
+/// each once where its nodes stand together (region by region).
+std::vector<std::string> regionsOf(const cost::Cluster &cluster,
+                                   const std::vector<int64_t> &nodes) {
+  std::vector<std::string> regions;
+  for (int64_t node : nodes) {
+    const std::string &region = cluster.nodes[static_cast<size_t>(node)].region;
+    if (regions.empty() || regions.back() != region)
+      regions.push_back(region);
+  }
+  return regions;
+}
+
 /// A cluster's nodes region by region along regionsAlongPath, as a
 /// cluster of its own numbered in that order, and the regions in it.
 struct AlongPath {
@@ -1273,14 +1286,10 @@ clusterAlongPath(const parplan::driver::ModelImporter &importAt,
       cost::resolveCluster(layout.cluster, error);
   if (!cluster || cluster->nodes.empty() || !spansRegions(*cluster))
     return std::nullopt;
-  cost::ClusterIndex index(*cluster);
+  std::vector<int64_t> nodes = parplan::driver::nodesAlongPath(
+      cost::ClusterIndex(*cluster), stepWorkOf(importAt, options));
   AlongPath along;
-  std::vector<int64_t> nodes;
-  for (const auto &[region, inRegion] : parplan::driver::regionsAlongPath(
-           index, stepWorkOf(importAt, options))) {
-    along.regions.push_back(region);
-    nodes.insert(nodes.end(), inRegion.begin(), inRegion.end());
-  }
+  along.regions = regionsOf(*cluster, nodes);
   along.listedSo = llvm::equal(
       nodes, llvm::seq<int64_t>(0, static_cast<int64_t>(nodes.size())));
   along.cluster = cost::subCluster(
@@ -1342,9 +1351,6 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
     candidate.estimate =
         parplan::driver::quickEstimate(index, candidate.nodes, work);
   PlanFigures::Placement placement;
-  for (const auto &[region, inRegion] :
-       parplan::driver::regionsAlongPath(index, work))
-    placement.regions.push_back(region);
   placement.candidates = candidates.size();
   placement.clusterDevices = cluster.numDevices();
   // Every node, region by region, is laid out whatever its estimate: the
@@ -1355,6 +1361,7 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
   if (everything == candidates.end())
     return compileOnMesh(importAt, options, context, location, timing,
                          passManagers);
+  placement.regions = regionsOf(cluster, everything->nodes);
   std::vector<PlacementCandidate> others;
   for (const PlacementCandidate &candidate : candidates)
     if (candidate.kind != PlacementCandidate::Kind::Everything)
