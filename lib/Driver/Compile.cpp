@@ -312,7 +312,7 @@ private:
 
 LogicalResult Compiler::checkOptions() {
   const parplan::driver::TrainingOptions &training = options.training;
-  if (training.optimizer == "none")
+  if (!options.inference && training.optimizer == "none")
     return error() << "--optimizer none returns gradients; a plan needs an "
                       "optimizer to update with";
   int64_t count = training.microBatches;
@@ -523,7 +523,8 @@ LogicalResult Compiler::searchShape() {
   choice.schedule = pipeline.schedule;
   choice.chunks = options.chunks;
   choice.batch = batch;
-  choice.autoRecompute = !options.recomputeGiven &&
+  // An inference step keeps no activations to recompute.
+  choice.autoRecompute = !options.inference && !options.recomputeGiven &&
                          options.emit != CompileStage::TrainingStep &&
                          options.stopAfter != CompileStage::TrainingStep;
   int64_t trials = 0;
@@ -617,8 +618,7 @@ Outcome Compiler::buildAndLayOut(std::optional<NoFit> &noFit,
     return laidOutOutcome(runStage(
         [&](OpPassManager &pm) { addLayoutBoxingPasses(pm, pipeline); }));
   }
-  if (!runStage(
-          [&](OpPassManager &pm) { addTrainingStepPasses(pm, pipeline); }))
+  if (!runStage([&](OpPassManager &pm) { addStepPasses(pm, pipeline); }))
     return Outcome::Failed;
   if (options.emit == CompileStage::TrainingStep && options.emitIR)
     options.emitIR(*module);
@@ -662,7 +662,7 @@ std::optional<Lowered> Compiler::lowerCopy(ModuleOp source) {
 // plan kept. A pipeline search that chose a shape with recomputation (one
 // that fits only so) starts from its level.
 LogicalResult Compiler::layOutWithFallback() {
-  fallback = !options.recomputeGiven &&
+  fallback = !options.inference && !options.recomputeGiven &&
              options.emit != CompileStage::TrainingStep &&
              options.stopAfter != CompileStage::TrainingStep;
   std::vector<std::string> levels = {pipeline.recompute};
@@ -1089,6 +1089,7 @@ LogicalResult Compiler::layOutAndLower() {
           parplan::driver::resolveMegatronGrid(*module, layout))
     return error() << *why;
   parplan::driver::setPipelineOptions(pipeline, options.training, &layout);
+  pipeline.inference = options.inference;
   pipeline.microBatches = microBatches;
   pipeline.memoryBudget = options.memoryBudget;
   if (failed(choosePipeline()))

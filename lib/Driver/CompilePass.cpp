@@ -62,6 +62,7 @@ struct ParplanCompilePass
     if (failed(countOrAuto(stages, "stages", 0, location, options.stagesGiven,
                            layout.autoStages, layout.stages)))
       return failure();
+    options.inference = !train;
     parplan::driver::TrainingOptions &training = options.training;
     training.loss = loss;
     training.outputIndex = outputIndex;

@@ -159,7 +159,7 @@ public:
     pm.enableTiming(stepTiming);
     pipeline.microBatches = microBatches;
     pipeline.recompute = recompute;
-    parplan::addTrainingStepPasses(pm, pipeline);
+    parplan::addStepPasses(pm, pipeline);
     if (failed(pm.run(*step))) {
       step = nullptr;
       if (error.empty())

@@ -233,6 +233,10 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     if (isa<nn::ConstantOp>(op) && op.use_empty())
       op.erase();
   function.setFunctionType(builder.getFunctionType({}, resultTypes));
+  // The graph outputs' names: what an inference plan's outputs are called.
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    function.setResultAttr(static_cast<unsigned>(i), parplan::kOutputAttrName,
+                           builder.getStringAttr(output.name()));
   module->getOperation()->setAttr(
       parplan::kSourceAttrName,
       builder.getStringAttr(llvm::sys::path::filename(path)));

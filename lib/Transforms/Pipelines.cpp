@@ -39,12 +39,18 @@ void parplan::addAutodiffPass(mlir::OpPassManager &pm,
   pm.addPass(createNNAutodiff(autodiff));
 }
 
-void parplan::addTrainingStepPasses(mlir::OpPassManager &pm,
-                                    const CompilePipelineOptions &options) {
+void parplan::addStepPasses(mlir::OpPassManager &pm,
+                            const CompilePipelineOptions &options) {
   // Fused projections (GPT-2's query-key-value) become one per part, each
   // free to take its own layout.
   pm.addNestedPass<mlir::func::FuncOp>(createNNSplitFusedProjections());
-  addAutodiffPass(pm, options);
+  if (!options.inference) {
+    addAutodiffPass(pm, options);
+    return;
+  }
+  NNInferenceStepOptions step;
+  step.microBatches = options.microBatches;
+  pm.addPass(createNNInferenceStep(step));
 }
 
 namespace {

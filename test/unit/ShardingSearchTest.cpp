@@ -58,7 +58,7 @@ struct SearchFixture {
     addCanonicalFormPasses(pm);
     CompilePipelineOptions training;
     training.frozen = frozen;
-    addTrainingStepPasses(pm, training);
+    addStepPasses(pm, training);
     REQUIRE(succeeded(pm.run(*module)));
   }
 

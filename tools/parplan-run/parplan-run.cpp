@@ -88,8 +88,9 @@ bool agreeOnFailure(int rank, const std::string &error) {
   return false;
 }
 
-/// Every rank's `text`, in rank order, on rank 0 (empty elsewhere).
-std::string gatherToRankZero(const std::string &text) {
+/// Every rank's `text` on rank 0, by rank (empty elsewhere). Each must be
+/// under 2 GiB (MPI counts in int).
+std::vector<std::string> gatherEachToRankZero(const std::string &text) {
   int size = 0, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -105,6 +106,19 @@ std::string gatherToRankZero(const std::string &text) {
   std::string all(rank == 0 ? static_cast<size_t>(total) : 0, '\0');
   MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(),
               displacements.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<std::string> each;
+  if (rank == 0)
+    for (int r = 0; r < size; ++r)
+      each.push_back(all.substr(static_cast<size_t>(displacements[r]),
+                                static_cast<size_t>(lengths[r])));
+  return each;
+}
+
+/// Every rank's `text`, in rank order, on rank 0 (empty elsewhere).
+std::string gatherToRankZero(const std::string &text) {
+  std::string all;
+  for (const std::string &part : gatherEachToRankZero(text))
+    all += part;
   return all;
 }
 
@@ -192,6 +206,7 @@ struct RunOptions {
   std::string tracePath;
   bool oneBatch = false;
   bool check = false;
+  std::string outputsPath;
 };
 
 /// Declares parplan-run's options on `app`, into `options`.
@@ -255,6 +270,10 @@ void addOptions(CLI::App &app, RunOptions &options) {
                "after the steps, compare every OUTPUT buffer (a "
                "resharding's destination, parplan reshard -o) with the "
                "synthetic values of its tensor; exit 1 if any differs");
+  app.add_option("--outputs", options.outputsPath,
+                 "write each step's outputs (an inference plan's, parplan "
+                 "compile without --train) as DIR/step-N/NAME.npy, gathered "
+                 "on rank 0 (docs/inference.md)");
   app.add_flag("--one-batch", options.oneBatch,
                "train on the first synthetic batch at every step (the loss "
                "then falls as the model learns it)");
@@ -408,6 +427,57 @@ struct StepRecord {
   double tracedMs = 0;
 };
 
+/// --outputs: the step's output blocks of every rank put together on rank
+/// 0 and written to `directory`/step-N/NAME.npy, a line saying so. False
+/// (on every rank) when they cannot be.
+bool writeStepOutputs(const Executor &executor, const std::string &directory,
+                      int64_t step, int rank) {
+  std::string mine = serializeOutputBlocks(executor.outputs());
+  if (!agreeOnFailure(
+          rank, mine.size() < (size_t{1} << 31)
+                    ? std::string()
+                    : "--outputs: device " + std::to_string(rank) +
+                          " holds 2 GiB of outputs or more in a step, more "
+                          "than one message gathers"))
+    return false;
+  std::vector<std::string> each = gatherEachToRankZero(mine);
+  std::string error;
+  std::string lines;
+  if (rank == 0) {
+    std::vector<OutputBlock> blocks;
+    for (const std::string &part : each)
+      if (Status status = parseOutputBlocks(part, blocks); !status.ok())
+        error = status.error;
+    std::map<std::string, Tensor> outputs;
+    if (error.empty())
+      if (Status status = assembleOutputs(blocks, outputs); !status.ok())
+        error = "--outputs: " + status.error;
+    std::filesystem::path stepDirectory =
+        std::filesystem::path(directory) / ("step-" + std::to_string(step + 1));
+    std::error_code failure;
+    if (error.empty() &&
+        (std::filesystem::create_directories(stepDirectory, failure), failure))
+      error = "--outputs: cannot create '" + stepDirectory.string() +
+              "': " + failure.message();
+    for (const auto &[name, value] : outputs) {
+      if (!error.empty())
+        break;
+      std::string path = (stepDirectory / outputFileName(name)).string();
+      if (Status status = writeNpy(value, path); !status.ok())
+        error = "--outputs: " + status.error;
+      lines += "outputs: " + name + " " + toString(value.shape()) + " " +
+               toString(value.dtype()) + " in " + path + "\n";
+    }
+  }
+  if (!agreeOnFailure(rank, error))
+    return false;
+  if (rank == 0) {
+    std::printf("%s", lines.c_str());
+    std::fflush(stdout);
+  }
+  return true;
+}
+
 /// Runs the steps, rank 0 printing each one's time and loss. False when
 /// the ranks must stop.
 bool runSteps(Executor &executor, const RunOptions &options,
@@ -453,16 +523,21 @@ bool runSteps(Executor &executor, const RunOptions &options,
     }
     if (lossRank > 0 && rank == lossRank)
       MPI_Send(&loss, 1, MPI_DOUBLE, 0, 0, lossComm);
-    if (rank != 0)
-      continue;
-    if (lossRank > 0)
-      MPI_Recv(&loss, 1, MPI_DOUBLE, lossRank, 0, lossComm, MPI_STATUS_IGNORE);
-    if (lossRank < 0)
-      std::printf("step %lld: %.1f ms\n", static_cast<long long>(step + 1), ms);
-    else
-      std::printf("step %lld: loss %.6f (%.1f ms)\n",
-                  static_cast<long long>(step + 1), loss, ms);
-    std::fflush(stdout);
+    if (rank == 0) {
+      if (lossRank > 0)
+        MPI_Recv(&loss, 1, MPI_DOUBLE, lossRank, 0, lossComm,
+                 MPI_STATUS_IGNORE);
+      if (lossRank < 0)
+        std::printf("step %lld: %.1f ms\n", static_cast<long long>(step + 1),
+                    ms);
+      else
+        std::printf("step %lld: loss %.6f (%.1f ms)\n",
+                    static_cast<long long>(step + 1), loss, ms);
+      std::fflush(stdout);
+    }
+    if (!options.outputsPath.empty() &&
+        !writeStepOutputs(executor, options.outputsPath, step, rank))
+      return false;
   }
   if (lossComm != MPI_COMM_NULL)
     MPI_Comm_free(&lossComm);
@@ -520,6 +595,30 @@ int run(int argc, char **argv, int rank, int worldSize, int threadLevel) {
                                   " backend records no timeline; run with "
                                   "--backend cpu"))
       return 1;
+    // Said before the steps, not after them: a directory that cannot be
+    // made, or a plan without outputs.
+    if (!options.outputsPath.empty()) {
+      std::string error;
+      if (rank == 0) {
+        std::error_code failure;
+        std::filesystem::create_directories(options.outputsPath, failure);
+        if (failure || !std::filesystem::is_directory(options.outputsPath))
+          error = "--outputs: cannot create the directory '" +
+                  options.outputsPath + "'" +
+                  (failure ? ": " + failure.message() : std::string());
+        bool any = false;
+        for (const plan::Program &program : planMessage.programs())
+          for (const plan::Buffer &buffer : program.buffers())
+            any |= buffer.kind() == plan::Buffer::OUTPUT;
+        if (error.empty() && !any)
+          error = "--outputs: plan file " + options.planPath +
+                  " has no outputs (a training plan's step returns its "
+                  "loss; compile without --train for an inference plan)";
+      }
+      if (!agreeOnFailure(rank, error))
+        return 1;
+      executor.setKeepOutputs(true);
+    }
     if (rank == 0)
       printBackend(executor, options, *useCuda, unavailable, planMessage);
     StepRecord record;

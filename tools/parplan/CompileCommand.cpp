@@ -120,6 +120,7 @@ bool writeReport(const parplan::cli::CompileOptions &options,
 driver::CompileOptions driverOptions(const cli::CompileOptions &options,
                                      Progress &progress) {
   driver::CompileOptions settings = options.compile;
+  settings.inference = !options.train;
   settings.onStage = [&](const std::string &what, double done) {
     progress.stage(what, done);
   };
@@ -154,9 +155,10 @@ void printFigures(const cli::CompileOptions &options,
                   double compileSeconds, StringRef planPath) {
   const PlanFigures &figures = result.figures;
   size_t programs = figures.programs.size();
-  fmt::print("compiled {} for {} devices ({}, {}, {}) in {}: {} ({} "
+  fmt::print("compiled {} for {}{} devices ({}, {}, {}) in {}: {} ({} "
              "program{})\n",
-             options.input, figures.devices, meshDescription(figures),
+             options.input, options.train ? "" : "inference on ",
+             figures.devices, meshDescription(figures),
              options.compile.layout.cluster, options.compile.layout.strategy,
              formatSeconds(compileSeconds), planPath.str(), programs,
              programs == 1 ? "" : "s");
@@ -212,11 +214,6 @@ void printParameterLayouts(const PlanFigures &figures, StringRef summaryPath) {
 
 int parplan::cli::runCompile(const CompileOptions &options) {
   auto started = std::chrono::steady_clock::now();
-  if (!options.train) {
-    llvm::errs() << "parplan compile: error: inference plans are not "
-                    "compiled yet; pass --train\n";
-    return 1;
-  }
   if (options.output.empty() && options.emit.empty()) {
     llvm::errs() << "parplan compile: error: give an output directory (-o) "
                     "or --emit\n";

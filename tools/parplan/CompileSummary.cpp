@@ -140,7 +140,7 @@ std::vector<PipelineTrial> asPlanned(const PipelineSearchResult &search,
 /// A stage mesh as the summary prints it: its shape, devices and the
 /// search's figures.
 std::string stageLine(const parplan::driver::StageFigures &stage,
-                      int64_t layersInAll, bool mixedTypes) {
+                      int64_t layersInAll, bool mixedTypes, bool inference) {
   std::string line = fmt::format("{} {} on devices {}", stage.mesh,
                                  parplan::cost::formatMeshShape(stage.shape),
                                  parplan::formatDevices(stage.devices));
@@ -154,12 +154,13 @@ std::string stageLine(const parplan::driver::StageFigures &stage,
   if (!notes.empty())
     line += " (" + llvm::join(notes, ", ") + ")";
   if (stage.predicted)
-    line += fmt::format(
-        ": forward {}, backward {} per micro-batch, bubble {}, memory {}",
-        parplan::formatSeconds(stage.forward),
-        parplan::formatSeconds(stage.backward),
-        parplan::formatSeconds(stage.bubble),
-        parplan::formatBytes(stage.memoryBytes));
+    line += fmt::format(": forward {}{} per micro-batch, bubble {}, memory {}",
+                        parplan::formatSeconds(stage.forward),
+                        inference ? std::string()
+                                  : ", backward " +
+                                        parplan::formatSeconds(stage.backward),
+                        parplan::formatSeconds(stage.bubble),
+                        parplan::formatBytes(stage.memoryBytes));
   return line;
 }
 
@@ -207,6 +208,7 @@ summaryFields(const parplan::cli::CompileOptions &options,
         {"flops", program.flops}});
   llvm::json::Object summary{
       {"model", options.input},
+      {"step", options.train ? "training" : "inference"},
       {"cluster", options.compile.layout.cluster},
       {"strategy", options.compile.layout.strategy},
       {"start", figures.start},
@@ -471,16 +473,17 @@ void parplan::cli::printSearch(const CompileOptions &options,
     types.insert(stage.deviceTypes.begin(), stage.deviceTypes.end());
   }
   for (const parplan::driver::StageFigures &stage : figures.stages)
-    stageLines.push_back(stageLine(stage, layersInAll, types.size() > 1));
+    stageLines.push_back(
+        stageLine(stage, layersInAll, types.size() > 1, !options.train));
   for (size_t s = 0; s < stageLines.size(); ++s)
     fmt::print("  {}{}\n", s == 0 ? "stages           " : "                 ",
                stageLines[s]);
   int64_t batch = figures.batch;
   if (figures.microBatches > 1)
-    fmt::print("  micro-batches    {} of {} (batch {}{}), gradients summed "
-               "before one update{}\n",
+    fmt::print("  micro-batches    {} of {} (batch {}{}){}{}\n",
                figures.microBatches, batch / figures.microBatches, batch,
                figures.batchFixed ? ", fixed in the model" : "",
+               options.train ? ", gradients summed before one update" : "",
                figures.schedule.empty() ? ""
                : figures.schedule == "interleaved"
                    ? fmt::format(", stages run them by interleaved ({} "

@@ -4,9 +4,21 @@
 
 #include <CLI/CLI.hpp>
 
-void parplan::cli::addTrainingOptions(CLI::App *command,
-                                      TrainingOptions &training,
-                                      bool *autoMicroBatches) {
+namespace {
+
+/// The options `command` gained after its first `before`.
+std::vector<CLI::Option *> addedSince(CLI::App *command, size_t before) {
+  std::vector<CLI::Option *> all = command->get_options();
+  return std::vector<CLI::Option *>(all.begin() + static_cast<long>(before),
+                                    all.end());
+}
+
+} // namespace
+
+std::vector<CLI::Option *>
+parplan::cli::addTrainingOptions(CLI::App *command, TrainingOptions &training,
+                                 bool *autoMicroBatches) {
+  size_t before = command->get_options().size();
   command
       ->add_option("--loss", training.loss,
                    "cross-entropy (default, against integer labels) or mse")
@@ -83,7 +95,7 @@ void parplan::cli::addTrainingOptions(CLI::App *command,
                      "Accumulate gradients over M micro-batches before one "
                      "update (default 1)")
         ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
-    return;
+    return addedSince(command, before);
   }
   command
       ->add_option_function<std::string>(
@@ -111,6 +123,7 @@ void parplan::cli::addTrainingOptions(CLI::App *command,
                              text + "'";
           },
           "M|auto"));
+  return addedSince(command, before);
 }
 
 void parplan::cli::addDimOption(CLI::App *command,

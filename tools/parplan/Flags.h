@@ -15,15 +15,17 @@
 
 namespace CLI {
 class App;
+class Option;
 } // namespace CLI
 
 namespace parplan::cli {
 
 /// The flags of nn-autodiff's options, for every command that builds a
 /// training step. With `autoMicroBatches` (compile), `--micro-batches auto`
-/// leaves the count to the search and sets it.
-void addTrainingOptions(CLI::App *command, TrainingOptions &training,
-                        bool *autoMicroBatches = nullptr);
+/// leaves the count to the search and sets it. Returns the options added.
+std::vector<CLI::Option *> addTrainingOptions(CLI::App *command,
+                                              TrainingOptions &training,
+                                              bool *autoMicroBatches = nullptr);
 
 /// `--dim NAME=VALUE`, repeatable. One value per flag: CLI11 lets a vector
 /// option take every following argument, which would swallow the model path

@@ -96,10 +96,18 @@ CLI::App *addCompileCommand(CLI::App &app,
           "'file' numbers them as the cluster file lists them "
           "(docs/pipeline.md#placement)")
       ->check(CLI::IsMember({"auto", "file"}));
-  command->add_flag("--train", options.train,
-                    "Compile a training step (required for now)");
-  addTrainingOptions(command, options.compile.training,
-                     &options.compile.autoMicroBatches);
+  CLI::Option *train = command->add_flag(
+      "--train", options.train,
+      "Compile a training step (forward, loss, backward, optimizer); "
+      "without it, the forward pass alone for serving "
+      "(docs/inference.md)");
+  // An inference plan has no loss, gradients or optimizer: of the
+  // training options it reads only the micro-batches.
+  for (CLI::Option *option :
+       addTrainingOptions(command, options.compile.training,
+                          &options.compile.autoMicroBatches))
+    if (!option->check_lname("micro-batches"))
+      option->needs(train);
   command->add_option(
       "--schedule", options.compile.schedule,
       "On stages with micro-batches, the order each stage runs their "

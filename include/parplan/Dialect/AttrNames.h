@@ -43,6 +43,9 @@ inline constexpr llvm::StringLiteral kDestinationChunkAttrName =
     "sbp.destination_chunk";
 /// On the module: how nn-autodiff built the step.
 inline constexpr llvm::StringLiteral kTrainingAttrName = "nn.training";
+/// On the module: how nn-inference-step built the step (a forward pass
+/// for serving).
+inline constexpr llvm::StringLiteral kInferenceAttrName = "nn.inference";
 /// On a result of @main: the parameter it updates.
 inline constexpr llvm::StringLiteral kUpdatesAttrName = "nn.updates";
 /// On a result of @main: its name ("loss").

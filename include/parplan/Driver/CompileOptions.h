@@ -103,6 +103,10 @@ enum class CompileStage {
 /// Everything `parplan compile` is told, but the files it reads and writes.
 struct CompileOptions {
   LayoutOptions layout;
+  /// The step compiled: a training step under `training`, or with
+  /// `inference` the forward pass alone, for serving (docs/inference.md),
+  /// which reads only `training.microBatches` of it.
+  bool inference = false;
   TrainingOptions training;
   /// The global batch the micro-batches divide (0: not given).
   int64_t batch = 0;

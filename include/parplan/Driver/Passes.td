@@ -38,6 +38,10 @@ def ParplanCompile : Pass<"parplan-compile", "mlir::ModuleOp"> {
     - `recompute`: none, selective or full (empty: not given, when a step
       that fits nowhere is tried with selective, then full);
       `recompute-layers`.
+    - `train`: a training step (default true, as `--train`); false
+      compiles an inference plan, the forward pass alone
+      (docs/inference.md), which reads none of the training step's options
+      below.
     - `loss`, `output-index`, `labels`, `optimizer`, `lr`, `weight-decay`,
       `frozen`, `mixed-precision`, `gradient-sums`, `batch-norm`, `dropout`,
       `dropout-seed`, `untie`: the training step.
@@ -72,6 +76,8 @@ def ParplanCompile : Pass<"parplan-compile", "mlir::ModuleOp"> {
            "none, selective or full (empty: not given)">,
     Option<"recomputeLayers", "recompute-layers", "int64_t", "-1",
            "With full: the first N layers of each class (-1: all)">,
+    Option<"train", "train", "bool", "true",
+           "A training step (false: an inference plan)">,
     Option<"loss", "loss", "std::string", "\"cross-entropy\"",
            "cross-entropy or mse">,
     Option<"outputIndex", "output-index", "unsigned", "0",

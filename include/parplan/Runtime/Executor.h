@@ -14,6 +14,7 @@
 #include "parplan/Runtime/Backend.h"
 #include "parplan/Runtime/Communicator.h"
 #include "parplan/Runtime/KernelCall.h"
+#include "parplan/Runtime/OutputFile.h"
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Runtime/Tensor.h"
 
@@ -86,6 +87,15 @@ public:
   /// Checks every OUTPUT buffer of the device's program.
   Status checkOutputs(std::vector<OutputCheck> &checks) const;
 
+  /// From the next step on, keeps each step's OUTPUT blocks (outputs()):
+  /// read from the device after each micro-batch's forward, which the next
+  /// micro-batch overwrites.
+  void setKeepOutputs(bool keep) { keepOutputs_ = keep; }
+  /// The last step's OUTPUT blocks, one per buffer and micro-batch, in the
+  /// step's whole batch: micro-batch k's rows lie k micro-batches down
+  /// dimension 0, as its inputs' do (fillBatch).
+  const std::vector<OutputBlock> &outputs() const { return outputs_; }
+
   int64_t numBuffers() const { return program_.buffers_size(); }
   /// A copy of buffer `index`'s current value, from wherever the backend
   /// keeps it.
@@ -131,6 +141,9 @@ private:
   /// Writes micro-batch `microBatch`'s slice of step `stepIndex`'s batch
   /// into the INPUT buffers.
   Status fillBatch(int64_t stepIndex, int64_t microBatch);
+  /// Reads micro-batch `microBatch`'s OUTPUT blocks into outputs_,
+  /// replacing what an earlier chunk of it left there.
+  Status keepOutputs(int64_t microBatch);
 
   /// The device's instance of its program (instantiateProgram).
   plan::Program program_;
@@ -159,6 +172,10 @@ private:
   bool loaded_ = false, initialized_ = false;
   bool tracing_ = false;
   std::vector<TracedRun> traced_;
+  bool keepOutputs_ = false;
+  std::vector<OutputBlock> outputs_;
+  /// outputs_'s block of each (OUTPUT buffer, micro-batch).
+  std::map<std::pair<int64_t, int64_t>, size_t> outputAt_;
 };
 
 } // namespace parplan::runtime

@@ -78,6 +78,11 @@ struct CompilePipelineOptions
       llvm::cl::desc("With strategy auto: all (the search and every "
                      "baseline), search or baselines"),
       llvm::cl::init("all")};
+  Option<bool> inference{
+      *this, "inference",
+      llvm::cl::desc("Build an inference step (the forward pass, for "
+                     "serving) rather than a training step"),
+      llvm::cl::init(false)};
   Option<std::string> loss{*this, "loss",
                            llvm::cl::desc("cross-entropy or mse"),
                            llvm::cl::init("cross-entropy")};
@@ -149,12 +154,13 @@ struct CompilePipelineOptions
 void addAutodiffPass(mlir::OpPassManager &pm,
                      const CompilePipelineOptions &options);
 
-/// The stages of the compile pipeline, in order: the training step
-/// (nn-split-fused-projections, nn-autodiff), the layout (place-stages,
+/// The stages of the compile pipeline, in order: the step
+/// (nn-split-fused-projections, then nn-autodiff, or nn-inference-step
+/// with `inference`), the layout (place-stages,
 /// sbp-assign, insert-cross-mesh, insert-boxing, expand-boxing, priced
 /// alike) and the per-device programs (lower-to-plan, plan-memory).
-void addTrainingStepPasses(mlir::OpPassManager &pm,
-                           const CompilePipelineOptions &options);
+void addStepPasses(mlir::OpPassManager &pm,
+                   const CompilePipelineOptions &options);
 void addLayoutPasses(mlir::OpPassManager &pm,
                      const CompilePipelineOptions &options);
 /// The layout stage's search alone (place-stages, sbp-assign): what a

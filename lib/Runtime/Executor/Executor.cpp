@@ -233,6 +233,31 @@ Status Executor::checkOutputs(std::vector<OutputCheck> &checks) const {
   return Status::success();
 }
 
+Status Executor::keepOutputs(int64_t microBatch) {
+  for (int b = 0; b < program_.buffers_size(); ++b) {
+    const plan::Buffer &buffer = program_.buffers(b);
+    if (buffer.kind() != plan::Buffer::OUTPUT)
+      continue;
+    OutputBlock block;
+    block.name = buffer.name();
+    block.logicalShape = toVector(buffer.logical_shape());
+    block.offsets = toVector(buffer.offsets());
+    if (microBatches_ > 1 && !block.logicalShape.empty()) {
+      block.offsets[0] += microBatch * block.logicalShape[0];
+      block.logicalShape[0] *= microBatches_;
+    }
+    block.value = hostBuffer(b);
+    if (Status status = read(b, block.value); !status.ok())
+      return status;
+    auto [at, added] = outputAt_.try_emplace({b, microBatch}, outputs_.size());
+    if (added)
+      outputs_.push_back(std::move(block));
+    else
+      outputs_[at->second] = std::move(block);
+  }
+  return Status::success();
+}
+
 Status Executor::fillBatch(int64_t stepIndex, int64_t microBatch) {
   for (int b = 0; b < program_.buffers_size(); ++b) {
     if (program_.buffers(b).kind() != plan::Buffer::INPUT)
@@ -300,6 +325,8 @@ Status Executor::step(int64_t stepIndex, double *loss) {
   if (!initialized_)
     return Status::failure("the executor is not initialized (call "
                            "initialize before the first step)");
+  outputs_.clear();
+  outputAt_.clear();
   // Sums over micro-batches start from zero every step.
   for (int b = 0; b < program_.buffers_size(); ++b)
     if (program_.buffers(b).kind() == plan::Buffer::ACCUMULATOR)
@@ -358,6 +385,9 @@ Status Executor::step(int64_t stepIndex, double *loss) {
           return status;
       if (Status status = run(begin, end, &task); !status.ok())
         return status;
+      if (keepOutputs_ && microBatches_ > 1)
+        if (Status status = keepOutputs(task.microBatch); !status.ok())
+          return status;
       // schedule::pipelineKeptAside counts what this rule keeps aside.
       bool backwardNext = t + 1 < tasks.size() && tasks[t + 1].backward &&
                           tasks[t + 1].microBatch == task.microBatch &&
@@ -388,6 +418,9 @@ Status Executor::step(int64_t stepIndex, double *loss) {
   if (Status status = communicator_->flushSends(); !status.ok())
     return Status::failure("device " + std::to_string(device_) + ": " +
                            status.error);
+  if (keepOutputs_ && microBatches_ == 1)
+    if (Status status = keepOutputs(0); !status.ok())
+      return status;
   if (loss) {
     *loss = std::numeric_limits<double>::quiet_NaN();
     if (program_.loss() >= 0) {

@@ -284,8 +284,7 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
     blocks = cost::splitMesh(*whole, count, error);
   if (!blocks)
     return function.emitError() << "stages=" << count << ": " << error;
-  LayerRuns cut =
-      cutIntoLayerRuns(function, module->hasAttr(parplan::kTrainingAttrName));
+  LayerRuns cut = cutIntoLayerRuns(function, parplan::isStep(module));
   if (cut.runs.size() < static_cast<size_t>(virtualCount))
     return function.emitError()
            << "stages=" << count
@@ -367,7 +366,7 @@ void PlaceStagesPass::runOnOperation() {
   // In a training step, the forward pass's ops: data goes forward through
   // the stages and gradients back.
   std::optional<DenseSet<Operation *>> forward;
-  if (module->hasAttr(parplan::kTrainingAttrName))
+  if (parplan::isStep(module))
     forward = forwardPassOps(function);
   DenseMap<Operation *, size_t> stageOf;
   if (failed(assignStages(module, function, forward, placement, stageOf)) ||

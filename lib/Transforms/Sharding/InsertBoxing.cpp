@@ -83,7 +83,7 @@ void InsertBoxingPass::runOnOperation() {
   // as the cost model counts it: a backward reader boxes it anew, rather
   // than read a forward boxing's result, which would be kept as well.
   DenseSet<Operation *> forward;
-  bool training = module->hasAttr(parplan::kTrainingAttrName);
+  bool training = parplan::isStep(module);
   if (training)
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isExternal())

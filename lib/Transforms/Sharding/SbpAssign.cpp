@@ -390,7 +390,7 @@ public:
                  const SbpAssignOptions &options, const StageMeshes &stages)
       : module(module), function(function), model(model), options(options),
         stages(stages), meshShape(model.getMeshShape()),
-        explicitStep(module->hasAttr(parplan::kTrainingAttrName)) {}
+        explicitStep(parplan::isStep(module)) {}
 
   const ShardingCostModel &getModel() const { return model; }
 
@@ -2570,9 +2570,10 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
     SbpAssignOptions options{mesh,           strategy,     training, optimizer,
                              mixedPrecision, shareLayers,  starts,   explain,
                              schedule,       memoryBudget, shares};
-    // A training step (nn-autodiff's output) states its backward pass, its
-    // optimizer and its element types: nothing is added on top.
-    if (module->hasAttr(parplan::kTrainingAttrName)) {
+    // A step (nn-autodiff's or nn-inference-step's output) states its
+    // backward pass or its lack of one, its optimizer and its element
+    // types: nothing is added on top.
+    if (parplan::isStep(module)) {
       options.training = false;
       options.mixedPrecision = false;
     }

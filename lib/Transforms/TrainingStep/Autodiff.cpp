@@ -949,8 +949,8 @@ void NNAutodiffPass::runOnOperation() {
     module.emitError() << "nn-autodiff: the module has no function @main";
     return signalPassFailure();
   }
-  if (module->hasAttr(parplan::kTrainingAttrName)) {
-    module.emitError() << "nn-autodiff: @main is already a training step";
+  if (StringRef step = parplan::describeStep(module); !step.empty()) {
+    module.emitError() << "nn-autodiff: @main is already " << step;
     return signalPassFailure();
   }
   if (!function.getBody().hasOneBlock() || function.getNumArguments() != 0) {

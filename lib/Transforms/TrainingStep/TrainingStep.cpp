@@ -22,13 +22,27 @@ bool parplan::isSourceOp(Operation *op) {
   return isa<ParamOp, InputOp, ConstantOp, MicroBatchOp>(op);
 }
 
+bool parplan::isStep(ModuleOp module) {
+  return module->hasAttr(parplan::kTrainingAttrName) ||
+         module->hasAttr(parplan::kInferenceAttrName);
+}
+
+StringRef parplan::describeStep(ModuleOp module) {
+  if (module->hasAttr(parplan::kTrainingAttrName))
+    return "a training step";
+  if (module->hasAttr(parplan::kInferenceAttrName))
+    return "an inference step";
+  return "";
+}
+
 DenseSet<Operation *> parplan::forwardPassOps(func::FuncOp function,
                                               ArrayRef<Operation *> alsoOf) {
   DenseSet<Operation *> forward;
   auto returnOp = cast<func::ReturnOp>(function.front().getTerminator());
   SmallVector<Operation *> work(alsoOf.begin(), alsoOf.end());
   for (unsigned i = 0; i < returnOp.getNumOperands(); ++i)
-    if (function.getResultAttr(i, parplan::kResultNameAttrName))
+    if (function.getResultAttr(i, parplan::kResultNameAttrName) ||
+        function.getResultAttr(i, parplan::kOutputAttrName))
       if (Operation *def = returnOp.getOperand(i).getDefiningOp())
         work.push_back(def);
   while (!work.empty()) {
@@ -68,10 +82,10 @@ llvm::DenseSet<Value> parplan::savedActivations(func::FuncOp function) {
 }
 
 int64_t parplan::microBatchCount(ModuleOp module) {
-  auto training =
-      module->getAttrOfType<DictionaryAttr>(parplan::kTrainingAttrName);
-  auto count =
-      training ? training.getAs<IntegerAttr>("micro_batches") : IntegerAttr();
+  auto step = module->getAttrOfType<DictionaryAttr>(parplan::kTrainingAttrName);
+  if (!step)
+    step = module->getAttrOfType<DictionaryAttr>(parplan::kInferenceAttrName);
+  auto count = step ? step.getAs<IntegerAttr>("micro_batches") : IntegerAttr();
   return count ? std::max<int64_t>(1, count.getInt()) : 1;
 }
 

@@ -48,6 +48,16 @@ module attributes {nn.training = {}} {
 
 // -----
 
+// An inference step (nn-inference-step's) is no forward program to train.
+// expected-error @+1 {{nn-autodiff: @main is already an inference step}}
+module attributes {nn.inference = {}} {
+  func.func @main() {
+    return
+  }
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op nn-autodiff: the loss depends on no trainable parameter}}
 func.func @main() -> tensor<4x3xf32> {
   %x = nn.input "x" : tensor<4x3xf32>

@@ -53,6 +53,46 @@ def NNDivideBatch : Pass<"nn-divide-batch", "::mlir::ModuleOp"> {
   ];
 }
 
+def NNInferenceStep : Pass<"nn-inference-step", "::mlir::ModuleOp"> {
+  let summary = "Make the forward program @main an inference step";
+  let description = [{
+    Marks `@main`, a forward program, as the step an inference plan runs
+    for serving: the forward pass alone, every result an output the plan
+    writes. Nothing is added: no loss, no backward pass, no optimizer, so
+    no activation is kept beyond its last reader and no parameter has
+    state; the sharding search, the stages and the lowering price and run
+    it as such (docs/inference.md). Each result keeps the name the
+    importer gave it (`nn.output = "NAME"`, the ONNX graph output's
+    name); a result without one is named `output<i>`. The module gets
+    `nn.inference`, a dictionary of the options used.
+
+    ```mlir
+    // nn-inference-step="micro-batches=2"
+    module attributes {nn.inference = {micro_batches = 2 : i64}} {
+      func.func @main() -> (tensor<4x10xf32> {nn.output = "logits"}) { ... }
+    }
+    ```
+
+    The pass fails, naming the result or the module, where `@main` is
+    already a step (training or inference), where a result is not a
+    floating-point or integer tensor of rank 1 or more under micro-batches,
+    or where, with micro-batches, a result's dimension 0 is not the
+    micro-batch's rows (the inputs' dimension 0): the executor stacks each
+    micro-batch's outputs along dimension 0, as it slices the inputs.
+
+    Options:
+    - `micro-batches`: M (default 1). With M > 1, `@main` is the program
+      of one micro-batch (its inputs are a slice of the batch, 1/M of it)
+      and the step runs it M times; pipelined serving overlaps the stages'
+      micro-batches. `nn.inference` keeps `micro_batches = M`.
+  }];
+  let dependentDialects = ["::parplan::nn::NNDialect"];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "Micro-batches the step runs the forward pass for">,
+  ];
+}
+
 def NNAutodiff : Pass<"nn-autodiff", "::mlir::ModuleOp"> {
   let summary = "Make the forward program @main a training step";
   let description = [{

@@ -24,8 +24,17 @@ namespace parplan {
 /// constant): what it reads rather than computes.
 bool isSourceOp(mlir::Operation *op);
 
-/// The forward pass: the ops the named results (the loss) depend on, and
-/// `alsoOf` with the ops they depend on.
+/// Whether `module` holds a step: a training step (nn-autodiff's output,
+/// `nn.training`) or an inference step (nn-inference-step's,
+/// `nn.inference`). A step states its passes, element types and
+/// micro-batches; a forward program as imported states none of them.
+bool isStep(mlir::ModuleOp module);
+/// "a training step", "an inference step", or "" for a module that is no
+/// step: what a pass that builds one says it was given.
+llvm::StringRef describeStep(mlir::ModuleOp module);
+
+/// The forward pass: the ops the named results (the loss, or an inference
+/// step's outputs) depend on, and `alsoOf` with the ops they depend on.
 llvm::DenseSet<mlir::Operation *>
 forwardPassOps(mlir::func::FuncOp function,
                llvm::ArrayRef<mlir::Operation *> alsoOf = {});
@@ -36,9 +45,9 @@ forwardPassOps(mlir::func::FuncOp function,
 /// marked `nn.name = "loss"`.
 llvm::DenseSet<mlir::Value> savedActivations(mlir::func::FuncOp function);
 
-/// The micro-batches a training step accumulates over (nn-autodiff's
-/// `micro-batches`, kept as nn.training's `micro_batches`): 1 when the
-/// module says none.
+/// The micro-batches a step runs (nn-autodiff's or nn-inference-step's
+/// `micro-batches`, kept as nn.training's or nn.inference's
+/// `micro_batches`): 1 when the module says none.
 int64_t microBatchCount(mlir::ModuleOp module);
 
 /// The ops a step of several micro-batches runs once, after the last
