@@ -31,6 +31,35 @@ def NN_Dialect : Dialect {
   let hasConstantMaterializer = 1;
 }
 
+def NN_ResizeMode : I32EnumAttr<"ResizeMode",
+    "how nn.resize samples the input", [
+      I32EnumAttrCase<"nearest", 0>,
+      I32EnumAttrCase<"linear", 1>
+    ]> {
+  let cppNamespace = "::parplan::nn";
+}
+
+def NN_ResizeCoordinates : I32EnumAttr<"ResizeCoordinates",
+    "where nn.resize takes an output element from in the input", [
+      I32EnumAttrCase<"half_pixel", 0>,
+      I32EnumAttrCase<"pytorch_half_pixel", 1>,
+      I32EnumAttrCase<"align_corners", 2>,
+      I32EnumAttrCase<"asymmetric", 3>,
+      I32EnumAttrCase<"tf_half_pixel_for_nn", 4>
+    ]> {
+  let cppNamespace = "::parplan::nn";
+}
+
+def NN_NearestRounding : I32EnumAttr<"NearestRounding",
+    "how nearest resizing rounds a coordinate to an index", [
+      I32EnumAttrCase<"round_prefer_floor", 0>,
+      I32EnumAttrCase<"round_prefer_ceil", 1>,
+      I32EnumAttrCase<"floor", 2>,
+      I32EnumAttrCase<"ceil", 3>
+    ]> {
+  let cppNamespace = "::parplan::nn";
+}
+
 def NN_GeluApproximation : I32EnumAttr<"GeluApproximation",
     "how gelu evaluates the Gaussian CDF", [
       I32EnumAttrCase<"none", 0>,

@@ -567,6 +567,47 @@ class NN_PoolOp<string mnemonic, string onnx> : NN_InferredOp<mnemonic,
 def NN_MaxPoolOp : NN_PoolOp<"max_pool", "MaxPool">;
 def NN_AvgPoolOp : NN_PoolOp<"avg_pool", "AveragePool">;
 
+def NN_ResizeOp : NN_ComputeOp<"resize", [SameOperandsAndResultElementType]> {
+  let summary = "Resize by nearest or n-linear sampling (ONNX Resize)";
+  let description = [{
+    Every output element samples the input at a coordinate per axis, from
+    its index `x` and the axis's scale `s = out / in` (the result type says
+    the extents):
+
+    | `coordinates` | coordinate in the input |
+    |---|---|
+    | `half_pixel` | `(x + 0.5) / s - 0.5` |
+    | `pytorch_half_pixel` | as `half_pixel`, or 0 where `out` is 1 |
+    | `align_corners` | `x * (in - 1) / (out - 1)`, or 0 where `out` is 1 |
+    | `asymmetric` | `x / s` |
+    | `tf_half_pixel_for_nn` | `(x + 0.5) / s` |
+
+    `nearest` takes the element at that coordinate rounded by `rounding`
+    (half to the lower index, half to the higher, down or up); `linear`
+    interpolates between the two elements around it on each axis whose
+    extent changes. Coordinates outside the input take its edge. An axis
+    of unchanged extent is the identity under every mode, so the batch and
+    channels of an image split freely.
+
+    ```mlir
+    %y = nn.resize %x mode = linear coordinates = half_pixel
+           : tensor<1x64x32x32xf32> -> tensor<1x64x64x64xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+      DefaultValuedAttr<NN_ResizeMode, "::parplan::nn::ResizeMode::nearest">:$mode,
+      DefaultValuedAttr<NN_ResizeCoordinates,
+                        "::parplan::nn::ResizeCoordinates::half_pixel">:$coordinates,
+      DefaultValuedAttr<NN_NearestRounding,
+                        "::parplan::nn::NearestRounding::round_prefer_floor">:$rounding);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`mode` `=` $mode^)? (`coordinates` `=` $coordinates^)?
+    (`rounding` `=` $rounding^)? attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

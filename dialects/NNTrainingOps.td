@@ -265,6 +265,32 @@ def NN_AvgPoolGradOp : NN_ComputeOp<"avg_pool_grad", [SameOperandsAndResultEleme
   let hasVerifier = 1;
 }
 
+def NN_ResizeGradOp : NN_ComputeOp<"resize_grad", [SameOperandsAndResultElementType]> {
+  let summary = "Gradient of nn.resize";
+  let description = [{
+    Each output element's cotangent added back to the input elements it
+    sampled, with the weights it sampled them by. The result type is the
+    forward input's.
+
+    ```mlir
+    %dx = nn.resize_grad %dy mode = linear coordinates = half_pixel
+            : tensor<1x64x64x64xf32> -> tensor<1x64x32x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$grad,
+      DefaultValuedAttr<NN_ResizeMode, "::parplan::nn::ResizeMode::nearest">:$mode,
+      DefaultValuedAttr<NN_ResizeCoordinates,
+                        "::parplan::nn::ResizeCoordinates::half_pixel">:$coordinates,
+      DefaultValuedAttr<NN_NearestRounding,
+                        "::parplan::nn::NearestRounding::round_prefer_floor">:$rounding);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad (`mode` `=` $mode^)? (`coordinates` `=` $coordinates^)?
+    (`rounding` `=` $rounding^)? attr-dict `:` type($grad) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement gradients
 //===----------------------------------------------------------------------===//

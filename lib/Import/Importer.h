@@ -83,12 +83,14 @@ inline std::string typeName(Type type) {
 class Importer {
 public:
   /// `rawData` locates, in the model file, the raw bytes of top-level
-  /// initializers (see stripWeightData); empty for text models.
+  /// initializers, and `constantData` those of Constant nodes' values, by
+  /// output (see stripWeightData); empty for text models.
   Importer(MLIRContext &context, StringRef path,
            const parplan::OnnxImportOptions &options,
-           const std::map<std::string, parplan::ByteRange> &rawData)
+           const std::map<std::string, parplan::ByteRange> &rawData,
+           const std::map<std::string, parplan::ByteRange> &constantData)
       : context(context), builder(&context), path(path.str()), options(options),
-        rawData(rawData) {}
+        rawData(rawData), constantData(constantData) {}
 
   OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
 
@@ -155,6 +157,13 @@ private:
   std::optional<std::vector<int64_t>>
   optionalConstantInts(const onnx::NodeProto &node, int index,
                        const std::string &role);
+  /// A constant input's values (a float initializer read from its data,
+  /// not made a parameter), or none where the input is absent; one naming
+  /// the node where it is computed.
+  std::optional<std::vector<double>>
+  optionalConstantValues(const onnx::NodeProto &node, int index,
+                         const std::string &role,
+                         const std::string &expected = "a constant");
   std::optional<float> optionalConstantScalar(const onnx::NodeProto &node,
                                               int index,
                                               const std::string &role);
@@ -190,7 +199,13 @@ private:
   void convertSoftmax(const onnx::NodeProto &node);
   void convertLayerNorm(const onnx::NodeProto &node);
   void convertBatchNorm(const onnx::NodeProto &node);
+  /// A conv weight's window (its dimensions after the first two), which
+  /// the node's kernel_shape, where given, must be.
+  std::vector<int64_t> convKernel(const onnx::NodeProto &node,
+                                  RankedTensorType weight);
   void convertConv(const onnx::NodeProto &node);
+  void convertConvTranspose(const onnx::NodeProto &node);
+  void convertResize(const onnx::NodeProto &node);
   void convertPool(const onnx::NodeProto &node);
   void convertGlobalAveragePool(const onnx::NodeProto &node);
   void convertFlatten(const onnx::NodeProto &node);
@@ -224,6 +239,7 @@ private:
   std::string path;
   const parplan::OnnxImportOptions &options;
   const std::map<std::string, parplan::ByteRange> &rawData;
+  const std::map<std::string, parplan::ByteRange> &constantData;
   int64_t opset = 0;
   std::string lastDiagnostic;
 

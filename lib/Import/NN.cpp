@@ -80,18 +80,24 @@ resolveAutoPad(const std::string &autoPad, ArrayRef<int64_t> spatial,
 }
 } // namespace
 
+std::vector<int64_t> Importer::convKernel(const onnx::NodeProto &node,
+                                          RankedTensorType weight) {
+  std::vector<int64_t> kernel(weight.getShape().begin() + 2,
+                              weight.getShape().end());
+  if (auto declared = intsAttr(node, "kernel_shape");
+      declared && *declared != kernel)
+    failAt(node, "kernel_shape " + listString(*declared) +
+                     " contradicts the weight's " + listString(kernel));
+  return kernel;
+}
+
 void Importer::convertConv(const onnx::NodeProto &node) {
   Value x = input(node, 0), w = input(node, 1);
   RankedTensorType xType = typeOf(x), wType = typeOf(w);
   if (xType.getRank() < 3 || wType.getRank() != xType.getRank())
     failAt(node, "needs an input [N, C, D...] and a weight of the same rank");
   size_t spatial = xType.getRank() - 2;
-  std::vector<int64_t> kernel(wType.getShape().begin() + 2,
-                              wType.getShape().end());
-  if (auto declared = intsAttr(node, "kernel_shape");
-      declared && *declared != kernel)
-    failAt(node, "kernel_shape " + listString(*declared) +
-                     " contradicts the weight's " + listString(kernel));
+  std::vector<int64_t> kernel = convKernel(node, wType);
   std::vector<int64_t> strides =
       intsAttr(node, "strides").value_or(std::vector<int64_t>(spatial, 1));
   std::vector<int64_t> dilations =
@@ -110,6 +116,202 @@ void Importer::convertConv(const onnx::NodeProto &node) {
              builder.getDenseI64ArrayAttr(pads),
              builder.getDenseI64ArrayAttr(dilations),
              builder.getI64IntegerAttr(intAttr(node, "group", 1)))[0]);
+}
+
+// A transposed convolution is the gradient of a convolution with respect to
+// its input: nn.conv_grad_input of the input with the weight, whose result
+// type says the output's extents (output_padding's extra rows, which no
+// input element reaches, hold the bias alone).
+void Importer::convertConvTranspose(const onnx::NodeProto &node) {
+  Value x = input(node, 0), w = input(node, 1);
+  RankedTensorType xType = typeOf(x), wType = typeOf(w);
+  if (xType.getRank() < 3 || wType.getRank() != xType.getRank())
+    failAt(node, "needs an input [N, C, D...] and a weight [C, M / group, "
+                 "K...] of the same rank");
+  size_t spatial = xType.getRank() - 2;
+  int64_t group = intAttr(node, "group", 1);
+  if (group < 1 || xType.getDimSize(1) != wType.getDimSize(0) ||
+      xType.getDimSize(1) % group != 0)
+    failAt(node, "the input's " + std::to_string(xType.getDimSize(1)) +
+                     " channels are not the weight's dimension 0 (" +
+                     std::to_string(wType.getDimSize(0)) + ") in groups of " +
+                     std::to_string(group));
+  std::vector<int64_t> kernel = convKernel(node, wType);
+  auto listOf = [&](const char *name, size_t size, int64_t fill) {
+    std::vector<int64_t> values =
+        intsAttr(node, name).value_or(std::vector<int64_t>(size, fill));
+    if (values.size() != size)
+      failAt(node, std::string(name) + " " + listString(values) + " has " +
+                       std::to_string(values.size()) + " values, not " +
+                       std::to_string(size));
+    return values;
+  };
+  std::vector<int64_t> strides = listOf("strides", spatial, 1);
+  std::vector<int64_t> dilations = listOf("dilations", spatial, 1);
+  std::vector<int64_t> outputPadding = listOf("output_padding", spatial, 0);
+  std::vector<int64_t> pads = listOf("pads", 2 * spatial, 0);
+  std::string autoPad = autoPadAttr(node);
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    failAt(node, "auto_pad '" + autoPad +
+                     "' is not NOTSET, VALID, "
+                     "SAME_UPPER or SAME_LOWER");
+  if (autoPad == "VALID")
+    pads.assign(2 * spatial, 0);
+  // Without pads, the output's extent: the input's times the stride (SAME)
+  // or as output_shape says; the padding is what makes it so.
+  std::optional<std::vector<int64_t>> outputShape =
+      intsAttr(node, "output_shape");
+  if (outputShape && outputShape->size() == spatial + 2)
+    outputShape->erase(outputShape->begin(), outputShape->begin() + 2);
+  if (outputShape && outputShape->size() != spatial)
+    failAt(node, "output_shape " + listString(*outputShape) + " has " +
+                     std::to_string(outputShape->size()) + " values, not the " +
+                     std::to_string(spatial) + " spatial extents");
+  std::vector<int64_t> shape = {xType.getDimSize(0),
+                                wType.getDimSize(1) * group};
+  for (size_t i = 0; i < spatial; ++i) {
+    if (strides[i] < 1 || dilations[i] < 1 || outputPadding[i] < 0 ||
+        outputPadding[i] >= std::max(strides[i], dilations[i]))
+      failAt(node, "needs positive strides and dilations and each "
+                   "output_padding below its stride or dilation");
+    int64_t full = strides[i] * (xType.getDimSize(2 + i) - 1) +
+                   outputPadding[i] + (kernel[i] - 1) * dilations[i] + 1;
+    std::optional<int64_t> target;
+    if (outputShape)
+      target = (*outputShape)[i];
+    else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
+      target = xType.getDimSize(2 + i) * strides[i];
+    if (target) {
+      int64_t total = full - *target;
+      if (total < 0)
+        failAt(node, "an output extent of " + std::to_string(*target) +
+                         " is more than the " + std::to_string(full) +
+                         " the input and kernel reach");
+      bool upper = autoPad == "SAME_UPPER";
+      pads[i] = upper ? total / 2 : total - total / 2;
+      pads[spatial + i] = total - pads[i];
+    }
+    shape.push_back(full - pads[i] - pads[spatial + i]);
+    if (shape.back() < 1)
+      failAt(node, "the pads leave an output extent of " +
+                       std::to_string(shape.back()));
+  }
+  Value result = buildTyped<nn::ConvGradInputOp>(
+      node, RankedTensorType::get(shape, xType.getElementType()), x, w,
+      builder.getDenseI64ArrayAttr(strides), builder.getDenseI64ArrayAttr(pads),
+      builder.getDenseI64ArrayAttr(dilations),
+      builder.getI64IntegerAttr(group));
+  if (Value bias = optionalInput(node, 2)) {
+    if (typeOf(bias).getRank() != 1 || typeOf(bias).getDimSize(0) != shape[1])
+      failAt(node, "needs a bias of the " + std::to_string(shape[1]) +
+                       " output channels");
+    std::vector<int64_t> column(spatial + 1, 1);
+    column[0] = shape[1];
+    result = build<nn::AddOp>(node, 1, result, reshape(node, bias, column))[0];
+  }
+  define(node, 0, result);
+}
+
+// Resize's extents come from `sizes` or from `scales`; a scale that does not
+// give a whole extent would sample at a coordinate the result type cannot
+// say (ONNX takes the scale as given, not the extents' ratio), so it is
+// refused. Upsample (opset 7 to 9) and Resize of opset 10 sample as
+// `asymmetric` with `floor`, the nearest element at or before.
+void Importer::convertResize(const onnx::NodeProto &node) {
+  Value x = input(node, 0);
+  RankedTensorType type = typeOf(x);
+  size_t rank = static_cast<size_t>(type.getRank());
+  bool upsample = node.op_type() == "Upsample";
+  bool legacy = upsample || opset < 11;
+  std::string mode = stringAttr(node, "mode", "nearest");
+  std::string coordinates =
+      legacy ? "asymmetric"
+             : stringAttr(node, "coordinate_transformation_mode", "half_pixel");
+  std::string rounding =
+      legacy ? "floor" : stringAttr(node, "nearest_mode", "round_prefer_floor");
+  if (mode == "bilinear")
+    mode = "linear";
+  std::optional<nn::ResizeMode> resizeMode = nn::symbolizeResizeMode(mode);
+  if (!resizeMode)
+    failAt(node, "mode '" + mode + "' is not supported (nearest or linear)");
+  std::optional<nn::ResizeCoordinates> resizeCoordinates =
+      nn::symbolizeResizeCoordinates(coordinates);
+  if (!resizeCoordinates)
+    failAt(node, "coordinate_transformation_mode '" + coordinates +
+                     "' is not supported (half_pixel, pytorch_half_pixel, "
+                     "align_corners, asymmetric or tf_half_pixel_for_nn)");
+  std::optional<nn::NearestRounding> resizeRounding =
+      nn::symbolizeNearestRounding(rounding);
+  if (!resizeRounding)
+    failAt(node, "nearest_mode '" + rounding + "' is unknown");
+  if (intAttr(node, "antialias", 0) != 0 ||
+      intAttr(node, "exclude_outside", 0) != 0)
+    failAt(node, "antialias and exclude_outside are not supported");
+  if (stringAttr(node, "keep_aspect_ratio_policy", "stretch") != "stretch")
+    failAt(node, "keep_aspect_ratio_policy '" +
+                     stringAttr(node, "keep_aspect_ratio_policy", "") +
+                     "' is not supported (stretch)");
+  // The axes `scales` and `sizes` list (opset 18), all by default.
+  std::vector<int64_t> axes;
+  for (int64_t axis : intsAttr(node, "axes").value_or(std::vector<int64_t>{}))
+    axes.push_back(axis < 0 ? axis + static_cast<int64_t>(rank) : axis);
+  if (axes.empty())
+    for (size_t d = 0; d < rank; ++d)
+      axes.push_back(static_cast<int64_t>(d));
+  for (int64_t axis : axes)
+    if (axis < 0 || axis >= static_cast<int64_t>(rank))
+      failAt(node, "axes " + listString(axes) + " are not axes of rank " +
+                       std::to_string(rank));
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  int scalesIndex = legacy ? 1 : 2;
+  std::optional<std::vector<double>> scales;
+  if (upsample && opset < 9)
+    if (auto attr = node.attribute(); !attr.empty())
+      for (const onnx::AttributeProto &a : attr)
+        if (a.name() == "scales")
+          scales = std::vector<double>(a.floats().begin(), a.floats().end());
+  if (!scales)
+    scales = optionalConstantValues(node, scalesIndex, "scales");
+  std::optional<std::vector<int64_t>> sizes =
+      legacy ? std::nullopt : optionalConstantInts(node, 3, "sizes");
+  if (scales && scales->empty())
+    scales.reset();
+  if (sizes && sizes->empty())
+    sizes.reset();
+  if (!legacy && optionalInput(node, 1) && coordinates == "tf_crop_and_resize")
+    failAt(node, "tf_crop_and_resize (a region of interest) is not supported");
+  if (scales.has_value() == sizes.has_value())
+    failAt(node, "needs one of scales and sizes");
+  const std::vector<double> *given = scales ? &*scales : nullptr;
+  size_t count = scales ? scales->size() : sizes->size();
+  if (count != axes.size())
+    failAt(node, std::string(scales ? "scales" : "sizes") + " has " +
+                     std::to_string(count) + " values for " +
+                     std::to_string(axes.size()) + " axes");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t in = type.getDimSize(axes[i]);
+    if (sizes) {
+      shape[axes[i]] = (*sizes)[i];
+      continue;
+    }
+    double extent = static_cast<double>(in) * (*given)[i];
+    double whole = std::round(extent);
+    if (!((*given)[i] > 0) || std::fabs(extent - whole) > 1e-6 * whole)
+      failAt(node, "scale " + std::to_string((*given)[i]) + " of axis " +
+                       std::to_string(axes[i]) + " (" + std::to_string(in) +
+                       " elements) gives no whole extent; give sizes");
+    shape[axes[i]] = static_cast<int64_t>(whole);
+  }
+  for (int64_t extent : shape)
+    if (extent < 1)
+      failAt(node, "resizes to the empty shape " + listString(shape));
+  define(node, 0,
+         buildTyped<nn::ResizeOp>(
+             node, RankedTensorType::get(shape, type.getElementType()), x,
+             nn::ResizeModeAttr::get(&context, *resizeMode),
+             nn::ResizeCoordinatesAttr::get(&context, *resizeCoordinates),
+             nn::NearestRoundingAttr::get(&context, *resizeRounding)));
 }
 
 void Importer::convertPool(const onnx::NodeProto &node) {

@@ -55,6 +55,9 @@ const llvm::StringMap<Importer::Converter> &Importer::converters() {
       {"LayerNormalization", &Importer::convertLayerNorm},
       {"BatchNormalization", &Importer::convertBatchNorm},
       {"Conv", &Importer::convertConv},
+      {"ConvTranspose", &Importer::convertConvTranspose},
+      {"Resize", &Importer::convertResize},
+      {"Upsample", &Importer::convertResize},
       {"MaxPool", &Importer::convertPool},
       {"AveragePool", &Importer::convertPool},
       {"GlobalAveragePool", &Importer::convertGlobalAveragePool},
@@ -304,6 +307,7 @@ void Importer::countUses(const onnx::GraphProto &graph) {
   // Operand positions that hold weights, by op type.
   static const llvm::StringMap<std::vector<int>> weightOperands = {
       {"Conv", {1, 2}},
+      {"ConvTranspose", {1, 2}},
       {"Gemm", {1, 2}},
       {"MatMul", {1}},
       {"BatchNormalization", {1, 2, 3, 4}},
@@ -849,13 +853,14 @@ std::vector<int64_t> Importer::constantInts(const onnx::NodeProto &node,
   return *ints;
 }
 
-std::optional<float>
-Importer::optionalConstantScalar(const onnx::NodeProto &node, int index,
-                                 const std::string &role) {
+std::optional<std::vector<double>>
+Importer::optionalConstantValues(const onnx::NodeProto &node, int index,
+                                 const std::string &role,
+                                 const std::string &expected) {
   if (index >= node.input_size() || node.input(index).empty())
     return std::nullopt;
   const std::string &name = node.input(index);
-  // A float initializer is a parameter (or becomes one when read); a bound
+  // A float initializer is a parameter (or becomes one when read); a value
   // given as one is read from the initializer's data instead, unless it is
   // a graph input with a default, which may be fed another value.
   const onnx::TensorProto *tensor = nullptr;
@@ -875,13 +880,30 @@ Importer::optionalConstantScalar(const onnx::NodeProto &node, int index,
     dense =
         constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
   }
-  if (!dense || dense.getNumElements() != 1)
+  if (!dense)
+    failAt(node, "input " + std::to_string(index) + " (" + role + ") must be " +
+                     expected);
+  std::vector<double> result;
+  if (isa<FloatType>(dense.getElementType()))
+    for (const APFloat &element : dense.getValues<APFloat>())
+      result.push_back(element.convertToDouble());
+  else
+    for (const APInt &element : dense.getValues<APInt>())
+      result.push_back(static_cast<double>(element.getSExtValue()));
+  return result;
+}
+
+std::optional<float>
+Importer::optionalConstantScalar(const onnx::NodeProto &node, int index,
+                                 const std::string &role) {
+  std::optional<std::vector<double>> values =
+      optionalConstantValues(node, index, role, "a constant scalar");
+  if (!values)
+    return std::nullopt;
+  if (values->size() != 1)
     failAt(node, "input " + std::to_string(index) + " (" + role +
                      ") must be a constant scalar");
-  if (isa<FloatType>(dense.getElementType()))
-    return static_cast<float>(
-        (*dense.getValues<APFloat>().begin()).convertToDouble());
-  return static_cast<float>((*dense.getValues<APInt>().begin()).getSExtValue());
+  return static_cast<float>(values->front());
 }
 
 SmallVector<Value> Importer::finish(const onnx::NodeProto &node,
@@ -1028,7 +1050,8 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
     }
     static const std::map<std::string, ByteRange> noRawData;
     Importer importer(context, path, options,
-                      stripped ? stripped->rawData : noRawData);
+                      stripped ? stripped->rawData : noRawData,
+                      stripped ? stripped->constantData : noRawData);
     OwningOpRef<ModuleOp> module = importer.run(model);
     // The file's size and fingerprint: parameters are read back at their
     // offsets in it (plan.proto's model_bytes and model_fingerprint).

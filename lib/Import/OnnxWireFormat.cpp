@@ -18,7 +18,13 @@ namespace {
 
 // Field numbers of onnx.proto (ONNX 1.12, unchanged since).
 constexpr uint32_t kModelGraph = 7;
+constexpr uint32_t kGraphNode = 1;
 constexpr uint32_t kGraphInitializer = 5;
+constexpr uint32_t kNodeOutput = 2;
+constexpr uint32_t kNodeOpType = 4;
+constexpr uint32_t kNodeAttribute = 5;
+constexpr uint32_t kAttributeName = 1;
+constexpr uint32_t kAttributeTensor = 5;
 constexpr uint32_t kTensorDataType = 2;
 constexpr uint32_t kTensorName = 8;
 constexpr uint32_t kTensorRawData = 9;
@@ -125,6 +131,7 @@ public:
   }
 
   std::map<std::string, ByteRange> rawData;
+  std::map<std::string, ByteRange> constantData;
 
 private:
   template <typename Rewrite>
@@ -150,9 +157,64 @@ private:
   }
 
   std::optional<std::string> graph(std::string_view bytes) {
+    Reader reader(bytes);
+    while (!reader.done()) {
+      std::optional<Field> field = reader.field();
+      if (!field)
+        return std::nullopt;
+      if (field->number == kGraphNode && field->wireType == 2 &&
+          !constant(field->payload))
+        return std::nullopt;
+    }
     return rewrite(bytes, kGraphInitializer, [this](std::string_view tensor) {
       return this->tensor(tensor);
     });
+  }
+
+  /// Records where a Constant node's raw value bytes are (a node of
+  /// another type is left alone); false on malformed bytes.
+  bool constant(std::string_view node) {
+    std::string_view opType, output, value;
+    Reader reader(node);
+    while (!reader.done()) {
+      std::optional<Field> field = reader.field();
+      if (!field)
+        return false;
+      if (field->wireType != 2)
+        continue;
+      if (field->number == kNodeOpType)
+        opType = field->payload;
+      else if (field->number == kNodeOutput && output.empty())
+        output = field->payload;
+      else if (field->number == kNodeAttribute) {
+        std::string_view name, tensor;
+        Reader attribute(field->payload);
+        while (!attribute.done()) {
+          std::optional<Field> inner = attribute.field();
+          if (!inner)
+            return false;
+          if (inner->number == kAttributeName && inner->wireType == 2)
+            name = inner->payload;
+          else if (inner->number == kAttributeTensor && inner->wireType == 2)
+            tensor = inner->payload;
+        }
+        if (name == "value")
+          value = tensor;
+      }
+    }
+    if (opType != "Constant" || output.empty() || value.empty())
+      return true;
+    Reader tensor(value);
+    while (!tensor.done()) {
+      std::optional<Field> field = tensor.field();
+      if (!field)
+        return false;
+      if (field->number == kTensorRawData && field->wireType == 2)
+        constantData[std::string(output)] = ByteRange{
+            static_cast<uint64_t>(field->payload.data() - whole.data()),
+            field->payload.size()};
+    }
+    return true;
   }
 
   std::optional<std::string> tensor(std::string_view bytes) {
@@ -204,5 +266,6 @@ std::optional<StrippedModel> parplan::stripWeightData(std::string_view bytes,
   std::optional<std::string> stripped = stripper.model(bytes);
   if (!stripped)
     return std::nullopt;
-  return StrippedModel{std::move(*stripped), std::move(stripper.rawData)};
+  return StrippedModel{std::move(*stripped), std::move(stripper.rawData),
+                       std::move(stripper.constantData)};
 }

@@ -74,11 +74,19 @@ rt::Tensor toTensor(DenseElementsAttr value) {
   return tensor;
 }
 
-std::optional<rt::AttrValue> toKernelAttr(Attribute attr) {
-  // Enum attributes are i32 IntegerAttrs underneath, so this comes before
-  // the IntegerAttr case: the runtime takes an enum by its case name.
-  if (auto gelu = dyn_cast<GeluApproximationAttr>(attr))
-    return rt::AttrValue(stringifyGeluApproximation(gelu.getValue()).str());
+std::optional<rt::AttrValue> toKernelAttr(Attribute attr,
+                                          const rt::KernelAttr *declared) {
+  // Enum attributes are i32 IntegerAttrs underneath, which no attribute
+  // class tells apart (any enum's value fits another's): the kernel's
+  // declaration says which are enums, and the runtime takes one by its
+  // case name (cases in value order, parplan-tblgen checks).
+  if (auto integer = dyn_cast<IntegerAttr>(attr);
+      integer && declared && declared->type == rt::AttrType::Enum) {
+    int64_t value = integer.getValue().getSExtValue();
+    if (value < 0 || value >= static_cast<int64_t>(declared->cases.size()))
+      return std::nullopt;
+    return rt::AttrValue(declared->cases[static_cast<size_t>(value)]);
+  }
   if (auto flag = dyn_cast<BoolAttr>(attr))
     return rt::AttrValue(flag.getValue());
   if (auto integer = dyn_cast<IntegerAttr>(attr))
@@ -100,6 +108,8 @@ FailureOr<rt::AttrMap> toKernelAttrs(Operation *op) {
   std::optional<RegisteredOperationName> info = op->getRegisteredInfo();
   if (!info)
     return op->emitOpError() << "is not a registered op";
+  std::optional<rt::KernelId> id =
+      rt::lookupKernelId(op->getName().stripDialect());
   // The inherent (ODS) attributes only: discardable ones (sharding
   // annotations, nn.updates) are no business of the kernel. An absent
   // default-valued attribute stays absent; runKernel applies the .td
@@ -111,7 +121,8 @@ FailureOr<rt::AttrMap> toKernelAttrs(Operation *op) {
     std::optional<Attribute> attr = op->getInherentAttr(name);
     if (!attr || !*attr)
       continue;
-    std::optional<rt::AttrValue> value = toKernelAttr(*attr);
+    std::optional<rt::AttrValue> value = toKernelAttr(
+        *attr, id ? rt::kernelOp(*id).findAttr(name.getValue()) : nullptr);
     if (!value)
       return op->emitOpError() << "attribute '" << name.getValue() << "' ("
                                << *attr << ") has no runtime form";

@@ -155,8 +155,9 @@ LogicalResult ProgramExporter::kernel(pp::KernelOp op) {
         block.set_dim(offset.getDim());
         continue;
       }
-      std::optional<rt::AttrValue> value =
-          parplan::toKernelAttr(attr.getValue());
+      std::optional<rt::AttrValue> value = parplan::toKernelAttr(
+          attr.getValue(), rt::kernelOp(*rt::lookupKernelId(name))
+                               .findAttr(attr.getName().getValue()));
       if (!value)
         return op.emitOpError() << "attribute '" << attr.getName().getValue()
                                 << "' has no runtime form";

@@ -95,7 +95,7 @@ expect_param_elements() {
 # then Gemm + Sigmoid). Static shapes.
 begin wakeword-mlp
 if import; then
-  expect_line 'func.func @main() -> tensor<1x1xf32> {'
+  expect_line 'func.func @main() -> (tensor<1x1xf32> {nn.output = '
   expect_line 'nn.input "onnx::Flatten_0" : tensor<1x25x96xf32>'
   expect_count 3 ' = nn.gemm '
   expect_count 4 ' = nn.reduce_mean '
@@ -112,7 +112,7 @@ end
 begin ocr-cls-cnn
 if import --dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=48 \
   --dim p2o.DynamicDimension.2=192; then
-  expect_line 'func.func @main() -> tensor<1x2xf32> {'
+  expect_line 'func.func @main() -> (tensor<1x2xf32> {nn.output = '
   expect_line 'nn.input "x" : tensor<1x3x48x192xf32>'
   expect_count 53 ' = nn.conv '
   expect_count 35 ' = nn.batch_norm '
@@ -130,7 +130,7 @@ end
 # 6625-way CTC head), batch and width symbolic.
 begin ocr-rec-svtr
 if import --dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=320; then
-  expect_line 'func.func @main() -> tensor<1x40x6625xf32> {'
+  expect_line 'func.func @main() -> (tensor<1x40x6625xf32> {nn.output = '
   expect_line 'nn.input "x" : tensor<1x3x48x320xf32>'
   expect_count 38 ' = nn.conv '
   expect_count 13 ' = nn.matmul '
@@ -141,22 +141,47 @@ if import --dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=320; then
 fi
 end
 
-# EXPECTED TO FAIL: PaddleOCR's PP-OCRv4 text detector (DBNet) needs Resize
-# and ConvTranspose, which the importer does not convert yet. This checks the
-# one-line error names both. When it imports, this check fails on purpose:
-# replace it with real checks, as for the models above.
+# A segmentation network: PaddleOCR's PP-OCRv4 text detector (DBNet: a CNN
+# backbone, a feature pyramid whose levels are upsampled by nearest Resize
+# and summed, then a head that upsamples twice by ConvTranspose to a
+# probability map of the input's size), batch, height and width symbolic.
 begin ocr-det-dbnet
-if "$translate" --import-onnx "${path[$model]}" \
-  --dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=640 \
-  --dim p2o.DynamicDimension.2=640 -o "$mlir" 2>"$out/$model.err"; then
-  problem "imports now (expected to fail): turn this into real checks"
-else
-  error=$(cat "$out/$model.err")
-  for expected in 'unsupported ops: ConvTranspose (2 nodes' 'Resize (6 nodes'; do
-    [[ $error == *"$expected"* ]] ||
-      problem "expected failure, but the error lacks '$expected': $error"
-  done
-  ((problems)) || echo "  expected failure: $error"
+if import --dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=640 \
+  --dim p2o.DynamicDimension.2=640; then
+  expect_line 'func.func @main() -> (tensor<1x1x640x640xf32> {nn.output = "sigmoid_0.tmp_0"})'
+  expect_line 'nn.input "x" : tensor<1x3x640x640xf32>'
+  expect_count 62 ' = nn.conv '
+  # The pyramid: each level twice the one below, then all to 160x160.
+  expect_count 6 ' = nn.resize '
+  expect_line 'coordinates = asymmetric rounding = floor : tensor<1x96x20x20xf32> -> tensor<1x96x40x40xf32>'
+  expect_line 'coordinates = asymmetric rounding = floor : tensor<1x24x20x20xf32> -> tensor<1x24x160x160xf32>'
+  # The head's transposed convolutions, 2x2 stride 2, back to 640x640.
+  expect_count 2 ' = nn.conv_grad_input '
+  expect_line 'strides = [2, 2] pads = [0, 0, 0, 0] dilations = [1, 1] group = 1 : tensor<1x24x320x320xf32>, tensor<24x1x2x2xf32> -> tensor<1x1x640x640xf32>'
+  # Served on its own weights (Constant nodes' bytes, read where they lie
+  # in the file): 4 images of 160x160 on 4 CPU ranks, and on 2 stages of
+  # 2 with 2 micro-batches, write the 1-device probability maps.
+  bin=$(dirname "$translate")
+  if command -v mpirun >/dev/null && [[ -x $bin/parplan-run ]]; then
+    [[ $(id -u) != 0 ]] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    dims=(--dim p2o.DynamicDimension.0=4 --dim p2o.DynamicDimension.1=160
+      --dim p2o.DynamicDimension.2=160)
+    for shape in "1 --mesh 1" "4 --mesh 4" "4 --mesh 4 --stages 2 --micro-batches 2"; do
+      read -r ranks flags <<<"$shape"
+      name=$out/dbnet-${shape// /_}
+      # shellcheck disable=SC2086
+      "$bin/parplan" compile "${path[$model]}" "${dims[@]}" --cluster dgx-a100 \
+        $flags -o "$name" -q >/dev/null 2>"$name.err" &&
+        timeout 120 mpirun --oversubscribe -np "$ranks" "$bin/parplan-run" \
+          "$name/plan.pb" --weights "${path[$model]}" --steps 1 \
+          --outputs "$name.out" </dev/null >"$name.log" 2>&1 ||
+        { problem "serving on $shape failed: $(tail -3 "$name.err" "$name.log")"; continue; }
+      [[ $ranks == 1 ]] && one=$name.out && continue
+      "$bin/parplan-compare-outputs" "$one" "$name.out" 1e-5 >"$name.compare" ||
+        problem "serving on $shape: $(cat "$name.compare")"
+    done
+    ((problems)) || echo "  served on 1 device, 4, and 2 stages of 2 alike: $(head -1 "$name.compare")"
+  fi
 fi
 end
 
@@ -165,7 +190,7 @@ end
 # them: a Greater and a Where each), batch symbolic.
 begin wakeword-embedding
 if import --dim unk__314=1; then
-  expect_line 'func.func @main() -> tensor<1x1x1x96xf32> {'
+  expect_line 'func.func @main() -> (tensor<1x1x1x96xf32> {nn.output = '
   expect_line 'nn.input "input_1" : tensor<1x76x32x1xf32>'
   expect_count 20 ' = nn.conv '
   expect_count 19 ' = nn.greater '

@@ -115,3 +115,40 @@ TEST_CASE("malformed bytes are reported, not guessed at") {
   REQUIRE(empty);
   CHECK(empty->bytes.empty());
 }
+
+TEST_CASE("a Constant node's raw value is located by the node's output") {
+  // paddle2onnx stores every weight as a Constant node.
+  onnx::ModelProto model = sampleModel();
+  onnx::GraphProto &graph = *model.mutable_graph();
+  auto addConstant = [&](const std::string &opType, const std::string &output,
+                         const std::string &attributeName, char fill) {
+    onnx::NodeProto *node = graph.add_node();
+    node->set_op_type(opType);
+    node->add_output(output);
+    onnx::AttributeProto *attribute = node->add_attribute();
+    attribute->set_name(attributeName);
+    attribute->set_type(onnx::AttributeProto::TENSOR);
+    onnx::TensorProto *tensor = attribute->mutable_t();
+    tensor->add_dims(6);
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    tensor->set_raw_data(std::string(24, fill));
+  };
+  addConstant("Constant", "conv.weight", "value", 'w');
+  // Not Constant nodes' values: another op's tensor attribute, and a
+  // Constant's attribute of another name.
+  addConstant("ConstantOfShape", "zeros", "value", 'z');
+  addConstant("Constant", "other", "sparse_value", 's');
+  std::string bytes = model.SerializeAsString();
+  std::optional<StrippedModel> stripped = stripWeightData(bytes, 1024);
+  REQUIRE(stripped);
+  REQUIRE(stripped->constantData.size() == 1);
+  ByteRange range = stripped->constantData.at("conv.weight");
+  REQUIRE(range.length == 24);
+  REQUIRE(range.offset + range.length <= bytes.size());
+  CHECK(std::string(bytes.data() + range.offset, range.length) ==
+        std::string(24, 'w'));
+  // The nodes are kept as they are.
+  onnx::ModelProto back;
+  REQUIRE(back.ParseFromString(stripped->bytes));
+  CHECK(back.graph().node_size() == 4);
+}

@@ -491,6 +491,49 @@ TEST_CASE("kernels: clip", "[runtime]") {
   expectValues(y, {0, 0, 0.5, 2, std::nan("")});
 }
 
+TEST_CASE("kernels: resize and its gradient", "[runtime]") {
+  Tensor x = f32({1, 4}, {0, 10, 20, 30});
+  Tensor y(DType::F32, {1, 8});
+  // PyTorch's interpolate(scale_factor=2), nearest and bilinear with
+  // align_corners=False: half-pixel coordinates, edges clamped.
+  expectOk(resize(x, "nearest", "half_pixel", "round_prefer_floor", y));
+  expectValues(y, {0, 0, 10, 10, 20, 20, 30, 30});
+  expectOk(resize(x, "linear", "half_pixel", "round_prefer_floor", y));
+  expectValues(y, {0, 2.5, 7.5, 12.5, 17.5, 22.5, 27.5, 30});
+  Tensor seven(DType::F32, {1, 7});
+  expectOk(resize(x, "linear", "align_corners", "round_prefer_floor", seven));
+  expectValues(seven, {0, 5, 10, 15, 20, 25, 30});
+  // Upsample's: the element at or before x / scale; downsampling too.
+  expectOk(resize(x, "nearest", "asymmetric", "floor", y));
+  expectValues(y, {0, 0, 10, 10, 20, 20, 30, 30});
+  Tensor two(DType::F32, {1, 2});
+  expectOk(resize(x, "nearest", "asymmetric", "floor", two));
+  expectValues(two, {0, 20});
+  expectOk(resize(x, "nearest", "half_pixel", "round_prefer_ceil", two));
+  expectValues(two, {10, 30});
+  // The gradient is the adjoint: <resize(a), b> = <a, resize_grad(b)>.
+  Tensor a(DType::F64, {1, 2, 3, 3}), b(DType::F64, {1, 2, 6, 5});
+  for (int64_t i = 0; i < a.numElements(); ++i)
+    a.set(i, std::sin(static_cast<double>(i) + 0.5));
+  for (int64_t i = 0; i < b.numElements(); ++i)
+    b.set(i, std::cos(0.7 * static_cast<double>(i)));
+  for (const char *mode : {"nearest", "linear"}) {
+    Tensor resized(DType::F64, b.shape()), back(DType::F64, a.shape());
+    expectOk(resize(a, mode, "half_pixel", "round_prefer_floor", resized));
+    expectOk(resizeGrad(b, mode, "half_pixel", "round_prefer_floor", back));
+    double forward = 0, adjoint = 0;
+    for (int64_t i = 0; i < b.numElements(); ++i)
+      forward += resized.get(i) * b.get(i);
+    for (int64_t i = 0; i < a.numElements(); ++i)
+      adjoint += a.get(i) * back.get(i);
+    INFO(mode);
+    CHECK(forward == Approx(adjoint).epsilon(1e-12));
+  }
+  Tensor flat(DType::F32, {8});
+  CHECK(resize(x, "nearest", "half_pixel", "floor", flat).error ==
+        "resize: an input of rank 2 and a result of rank 1");
+}
+
 TEST_CASE("kernels: cast", "[runtime]") {
   SECTION("to bf16 and f16 round to nearest even") {
     Tensor x = f32({4}, {1 + std::ldexp(1.0, -8), 1 + std::ldexp(3.0, -8),

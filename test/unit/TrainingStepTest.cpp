@@ -227,6 +227,25 @@ TEST_CASE_METHOD(TrainingFixture,
        "dilations = [1, 2] group = 2 : tensor<2x2x5x5xf64>, "
        "tensor<4x1x3x3xf64>, tensor<4xf64> -> tensor<2x4x3x2xf64>",
        "tensor<2x4x3x2xf64>"},
+      {"transposed conv (ConvTranspose) with stride 2, padding, "
+       "output_padding and groups",
+       "  %x = nn.param \"x\" : tensor<2x4x3x3xf64>\n"
+       "  %w = nn.param \"w\" : tensor<4x1x3x3xf64>\n",
+       "  %y = nn.conv_grad_input %x, %w strides = [2, 2] pads = [1, 1, 1, 0] "
+       "dilations = [1, 1] group = 2 : tensor<2x4x3x3xf64>, "
+       "tensor<4x1x3x3xf64> -> tensor<2x2x6x6xf64>",
+       "tensor<2x2x6x6xf64>"},
+      {"resize, linear with half-pixel coordinates (a segmentation head's "
+       "upsampling)",
+       "  %x = nn.param \"x\" : tensor<2x2x3x3xf64>\n",
+       "  %y = nn.resize %x mode = linear coordinates = half_pixel : "
+       "tensor<2x2x3x3xf64> -> tensor<2x2x6x5xf64>",
+       "tensor<2x2x6x5xf64>"},
+      {"resize, nearest with asymmetric coordinates",
+       "  %x = nn.param \"x\" : tensor<2x2x3x3xf64>\n",
+       "  %y = nn.resize %x coordinates = asymmetric rounding = floor : "
+       "tensor<2x2x3x3xf64> -> tensor<2x2x6x9xf64>",
+       "tensor<2x2x6x9xf64>"},
       {"depthwise conv with stride 2 and padding (MobileNetV2's)",
        "  %x = nn.param \"x\" : tensor<2x3x6x6xf64>\n"
        "  %w = nn.param \"w\" : tensor<3x1x3x3xf64>\n",

@@ -115,8 +115,15 @@ void emitAttr(const Record &op, const mlir::tblgen::NamedAttribute &named,
     mlir::tblgen::EnumInfo info(base.getDef());
     if (info.isBitEnum())
       fail(op, named.name, "a bit enum has no runtime form");
-    for (const mlir::tblgen::EnumCase &enumCase : info.getAllCases())
+    // The runtime reads an enum's value as its index among the cases.
+    for (const mlir::tblgen::EnumCase &enumCase : info.getAllCases()) {
+      if (enumCase.getValue() != static_cast<int64_t>(cases.size()))
+        fail(op, named.name,
+             "case '" + enumCase.getSymbol() + "' has value " +
+                 std::to_string(enumCase.getValue()) + ", not its index " +
+                 std::to_string(cases.size()));
       cases.push_back(enumCase.getSymbol().str());
+    }
   } else {
     StringRef odsName = base.getDef().getName();
     for (const AttrTypeName &type : kAttrTypes)

@@ -32,6 +32,10 @@ struct StrippedModel {
   /// For every top-level graph initializer stored as raw_data, by name:
   /// where its bytes are in the original buffer (left out or not).
   std::map<std::string, ByteRange> rawData;
+  /// For every top-level Constant node whose value is stored as raw_data,
+  /// by the node's output: where those bytes are (paddle2onnx stores every
+  /// weight so).
+  std::map<std::string, ByteRange> constantData;
 };
 
 /// Copies the serialized ModelProto in `bytes`, leaving out the raw_data of

@@ -95,6 +95,16 @@ Status unary(UnaryKind kind, const Tensor &input, Tensor &result,
              double alpha = 0, double beta = 0);
 Status clip(const Tensor &input, std::optional<double> min,
             std::optional<double> max, Tensor &result);
+/// nn.resize: `result`'s extents say the scales; `mode` ("nearest" or
+/// "linear"), `coordinates` and `rounding` are the op's case names.
+Status resize(const Tensor &input, const std::string &mode,
+              const std::string &coordinates, const std::string &rounding,
+              Tensor &result);
+/// nn.resize_grad: `dy`'s elements added back to the elements of `dx` (the
+/// forward input's shape) that nn.resize sampled, by the same weights.
+Status resizeGrad(const Tensor &dy, const std::string &mode,
+                  const std::string &coordinates, const std::string &rounding,
+                  Tensor &dx);
 /// Any element type to any other (floats round to nearest even; float to
 /// integer truncates toward zero; anything non-zero becomes true).
 Status cast(const Tensor &input, Tensor &result);

@@ -43,9 +43,12 @@ runtime::Tensor toTensor(mlir::DenseElementsAttr value);
 mlir::FailureOr<runtime::AttrMap> toKernelAttrs(mlir::Operation *op);
 
 /// One kernel attribute in the runtime's form (integers, floats, bools,
-/// strings, enum case names, i64 lists; a unit attribute is true); none for
-/// kinds the runtime has no form of.
-std::optional<runtime::AttrValue> toKernelAttr(mlir::Attribute attr);
+/// strings, i64 lists; a unit attribute is true; an enum, which `declared`
+/// (the kernel's attribute) says it is, by its case name); none for kinds
+/// the runtime has no form of.
+std::optional<runtime::AttrValue>
+toKernelAttr(mlir::Attribute attr,
+             const runtime::KernelAttr *declared = nullptr);
 
 /// Runs `function` (no arguments) and returns its results. Every nn.input
 /// and nn.param must be fed, except parameters with `source = "zeros"`,

@@ -135,6 +135,15 @@ FailureOr<OpCost> BatchNormOp::getCost() { return elementwise(*this, 3); }
 FailureOr<OpCost> MaxPoolOp::getCost() {
   return elementwise(*this, static_cast<double>(product(getKernel())));
 }
+// Nearest copies an element; linear weighs two per resized axis.
+FailureOr<OpCost> ResizeOp::getCost() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  double corners = 1;
+  if (getMode() == ResizeMode::linear)
+    for (auto [from, to] : llvm::zip_equal(input, getType().getShape()))
+      corners *= from == to ? 1 : 2;
+  return elementwise(*this, corners > 1 ? 2 * corners : 0);
+}
 FailureOr<OpCost> AvgPoolOp::getCost() {
   return elementwise(*this, static_cast<double>(product(getKernel())));
 }
@@ -201,6 +210,16 @@ FailureOr<OpCost> ConvGradWeightOp::getCost() {
   int64_t perOutput = product(weight.getShape().drop_front(1));
   return movement(*this, 2.0 * elementsOf(getGrad()) * perOutput);
 }
+// A multiply-add per sample of the forward, scattered back.
+FailureOr<OpCost> ResizeGradOp::getCost() {
+  double corners = 1;
+  if (getMode() == ResizeMode::linear)
+    for (auto [from, to] :
+         llvm::zip_equal(getType().getShape(), getGrad().getType().getShape()))
+      corners *= from == to ? 1 : 2;
+  return movement(*this, 2 * corners * elementsOf(getGrad()));
+}
+
 // Each window compares again to find its maximum.
 FailureOr<OpCost> MaxPoolGradOp::getCost() {
   return movement(

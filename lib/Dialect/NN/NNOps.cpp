@@ -661,6 +661,28 @@ OpFoldResult DropoutOp::fold(FoldAdaptor) {
   return {};
 }
 
+/// nn.resize's and nn.resize_grad's shapes: `from` resized into `to`.
+static LogicalResult verifyResizeShapes(Operation *op, RankedTensorType from,
+                                        RankedTensorType to) {
+  if (from.getRank() != to.getRank())
+    return op->emitOpError() << "resizes a tensor of rank " << from.getRank()
+                             << " into one of rank " << to.getRank();
+  for (int64_t d = 0; d < from.getRank(); ++d)
+    if (from.getDimSize(d) == 0 || to.getDimSize(d) == 0)
+      return op->emitOpError()
+             << "resizes axis " << d << " from " << from.getDimSize(d) << " to "
+             << to.getDimSize(d) << " elements; neither may be empty";
+  return success();
+}
+
+LogicalResult ResizeOp::verify() {
+  return verifyResizeShapes(*this, getInput().getType(), getType());
+}
+
+LogicalResult ResizeGradOp::verify() {
+  return verifyResizeShapes(*this, getType(), getGrad().getType());
+}
+
 LogicalResult ClipOp::verify() {
   if (getMin() && getMax() &&
       getMin()->convertToFloat() > getMax()->convertToFloat())

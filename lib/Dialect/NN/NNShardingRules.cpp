@@ -388,6 +388,13 @@ LogicalResult MaxPoolOp::getSbpSignatures(Signatures &out) {
   addReplicated(*this, out);
   return success();
 }
+// An axis whose extent the resize keeps maps every element to itself.
+LogicalResult ResizeOp::getSbpSignatures(Signatures &out) {
+  ArrayRef<int64_t> input = shapeOf(getInput()), result = shapeOf(getResult());
+  addSameSplits(*this, out, [&](int64_t d) { return input[d] == result[d]; });
+  addReplicated(*this, out);
+  return success();
+}
 LogicalResult AvgPoolOp::getSbpSignatures(Signatures &out) {
   addSameSplits(*this, out, [](int64_t d) { return d < 2; });
   addReplicated(*this, out);
@@ -641,6 +648,14 @@ LogicalResult ConvGradWeightOp::getSbpSignatures(Signatures &out) {
     add(out, {S(1), S(1)}, {S(0)}); // Depthwise: channels.
   add(out, {B, B}, {B});
   add(out, {P, B}, {P});
+  return success();
+}
+
+// As nn.resize: the axes whose extent it keeps.
+LogicalResult ResizeGradOp::getSbpSignatures(Signatures &out) {
+  ArrayRef<int64_t> grad = shapeOf(getGrad()), result = shapeOf(getResult());
+  addSameSplits(*this, out, [&](int64_t d) { return grad[d] == result[d]; });
+  addReplicated(*this, out);
   return success();
 }
 

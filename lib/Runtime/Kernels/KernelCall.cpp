@@ -441,6 +441,24 @@ std::vector<Entry> elementwiseEntries() {
          UnaryKind kind = geluKind(c);
          return c.run([&] { return unary(kind, c.in(0), c.out(0)); });
        }},
+      {KernelId::Resize,
+       [](Call &c) {
+         std::string mode = c.enumCase("mode");
+         std::string coordinates = c.enumCase("coordinates");
+         std::string rounding = c.enumCase("rounding");
+         return c.run([&] {
+           return resize(c.in(0), mode, coordinates, rounding, c.out(0));
+         });
+       }},
+      {KernelId::ResizeGrad,
+       [](Call &c) {
+         std::string mode = c.enumCase("mode");
+         std::string coordinates = c.enumCase("coordinates");
+         std::string rounding = c.enumCase("rounding");
+         return c.run([&] {
+           return resizeGrad(c.in(0), mode, coordinates, rounding, c.out(0));
+         });
+       }},
       {KernelId::Clip,
        [](Call &c) {
          std::optional<double> min = c.optionalF32("min");

@@ -734,6 +734,153 @@ Status unary(UnaryKind kind, const Tensor &input, Tensor &result, double alpha,
   return Status::success();
 }
 
+namespace {
+
+/// Where output index `x` of an axis resized from `in` to `out` elements
+/// samples the input (before rounding or interpolation).
+double resizeCoordinate(const std::string &coordinates, int64_t x, int64_t in,
+                        int64_t out) {
+  double scale = static_cast<double>(out) / static_cast<double>(in);
+  auto at = static_cast<double>(x);
+  if (coordinates == "align_corners")
+    return out == 1 ? 0
+                    : at * static_cast<double>(in - 1) /
+                          static_cast<double>(out - 1);
+  if (coordinates == "asymmetric")
+    return at / scale;
+  if (coordinates == "tf_half_pixel_for_nn")
+    return (at + 0.5) / scale;
+  if (coordinates == "pytorch_half_pixel" && out == 1)
+    return 0;
+  return (at + 0.5) / scale - 0.5;
+}
+
+/// What each output element of nn.resize reads: per axis and output index,
+/// the input's two indices around its coordinate and the second's weight
+/// (one index and weight 0 where the axis keeps its extent or the mode is
+/// nearest). resize and resizeGrad walk the same samples, one to gather,
+/// the other to scatter back.
+struct ResizeSamples {
+  ResizeSamples(const Shape &in, const Shape &out, const std::string &mode,
+                const std::string &coordinates, const std::string &rounding)
+      : out(out), linear(mode == "linear"), low(in.size()), high(in.size()),
+        weight(in.size()), inStride(in.size(), 1) {
+    size_t rank = in.size();
+    for (size_t d = rank; d-- > 1;)
+      inStride[d - 1] = inStride[d] * in[d];
+    for (size_t d = 0; d < rank; ++d) {
+      auto clamp = [&](double index) {
+        return static_cast<int64_t>(
+            std::clamp(index, 0.0, static_cast<double>(in[d] - 1)));
+      };
+      for (int64_t x = 0; x < out[d]; ++x) {
+        double at = in[d] == out[d]
+                        ? static_cast<double>(x)
+                        : resizeCoordinate(coordinates, x, in[d], out[d]);
+        double floor = std::floor(at), fraction = at - floor;
+        double index = floor;
+        if (in[d] != out[d] && linear) {
+          low[d].push_back(clamp(floor));
+          high[d].push_back(clamp(floor + 1));
+          weight[d].push_back(fraction);
+          continue;
+        }
+        if (in[d] != out[d])
+          index = rounding == "floor"  ? floor
+                  : rounding == "ceil" ? std::ceil(at)
+                  : rounding == "round_prefer_ceil"
+                      ? (fraction < 0.5 ? floor : floor + 1)
+                      : (fraction <= 0.5 ? floor : floor + 1);
+        low[d].push_back(clamp(index));
+        high[d].push_back(clamp(index));
+        weight[d].push_back(0);
+      }
+    }
+  }
+
+  /// Calls `visit(outputElement, inputElement, weight)` for every input
+  /// element each output element reads, with a weight that is not zero.
+  template <typename Visit> void forEach(Visit visit) const {
+    size_t rank = out.size();
+    int64_t elements = numElements(out);
+    int64_t corners = int64_t{1} << (linear ? rank : 0);
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t i = 0; i < elements; ++i) {
+      for (int64_t corner = 0; corner < corners; ++corner) {
+        double cornerWeight = 1;
+        int64_t source = 0;
+        for (size_t d = 0; d < rank && cornerWeight != 0; ++d) {
+          auto x = static_cast<size_t>(index[d]);
+          bool upper = (corner >> d) & 1;
+          double w = weight[d][x];
+          cornerWeight *= upper ? w : 1 - w;
+          source += (upper ? high[d] : low[d])[x] * inStride[d];
+        }
+        if (cornerWeight != 0)
+          visit(i, source, cornerWeight);
+      }
+      for (size_t d = rank; d-- > 0;) {
+        if (++index[d] < out[d])
+          break;
+        index[d] = 0;
+      }
+    }
+  }
+
+  Shape out;
+  bool linear;
+  std::vector<std::vector<int64_t>> low, high;
+  std::vector<std::vector<double>> weight;
+  std::vector<int64_t> inStride;
+};
+
+Status checkResizeShapes(const char *kernel, const Tensor &input,
+                         const Tensor &result) {
+  if (Status s = requireFloatsOfOneType(kernel, {&input, &result}); !s.ok())
+    return s;
+  if (input.rank() != result.rank())
+    return Status::failure(std::string(kernel) + ": an input of rank " +
+                           std::to_string(input.rank()) +
+                           " and a result of rank " +
+                           std::to_string(result.rank()));
+  return Status::success();
+}
+
+} // namespace
+
+Status resize(const Tensor &input, const std::string &mode,
+              const std::string &coordinates, const std::string &rounding,
+              Tensor &result) {
+  if (Status s = checkResizeShapes("resize", input, result); !s.ok())
+    return s;
+  if (input.numElements() == 0 || result.numElements() == 0)
+    return Status::success();
+  std::vector<double> sums(static_cast<size_t>(result.numElements()), 0);
+  ResizeSamples(input.shape(), result.shape(), mode, coordinates, rounding)
+      .forEach([&](int64_t at, int64_t source, double weight) {
+        sums[static_cast<size_t>(at)] += weight * input.get(source);
+      });
+  for (int64_t i = 0; i < result.numElements(); ++i)
+    result.set(i, sums[static_cast<size_t>(i)]);
+  return Status::success();
+}
+
+Status resizeGrad(const Tensor &dy, const std::string &mode,
+                  const std::string &coordinates, const std::string &rounding,
+                  Tensor &dx) {
+  if (Status s = checkResizeShapes("resize_grad", dx, dy); !s.ok())
+    return s;
+  std::vector<double> sums(static_cast<size_t>(dx.numElements()), 0);
+  if (dx.numElements() > 0 && dy.numElements() > 0)
+    ResizeSamples(dx.shape(), dy.shape(), mode, coordinates, rounding)
+        .forEach([&](int64_t at, int64_t source, double weight) {
+          sums[static_cast<size_t>(source)] += weight * dy.get(at);
+        });
+  for (int64_t i = 0; i < dx.numElements(); ++i)
+    dx.set(i, sums[static_cast<size_t>(i)]);
+  return Status::success();
+}
+
 Status clip(const Tensor &input, std::optional<double> min,
             std::optional<double> max, Tensor &result) {
   const char *kernel = "clip";

@@ -21,14 +21,16 @@ struct ByteRange {
   int64_t offset = 0, length = -1;
 };
 
-/// "initializer@12+34" or "external:data.bin@0+400".
+/// "initializer@12+34", "constant@12+34" (a Constant node's value) or
+/// "external:data.bin@0+400".
 bool parseSource(const std::string &source, const std::string &modelPath,
                  ByteRange &range) {
   std::string location;
   std::string rest;
-  if (source.rfind("initializer@", 0) == 0) {
+  if (source.rfind("initializer@", 0) == 0 ||
+      source.rfind("constant@", 0) == 0) {
     range.file = modelPath;
-    rest = source.substr(std::string("initializer@").size());
+    rest = source.substr(source.find('@') + 1);
   } else if (source.rfind("external:", 0) == 0) {
     std::string tail = source.substr(std::string("external:").size());
     size_t at = tail.rfind('@');

@@ -160,6 +160,40 @@ LogicalResult gradient(ConvOp conv, Differentiator &d) {
   return success();
 }
 
+// ConvTranspose (imported as the conv's input gradient) is linear in each
+// operand: its input's gradient is the convolution of dy with the weight,
+// and the weight's the correlation of its input with dy, the roles of the
+// conv's input and result swapped.
+LogicalResult gradient(ConvGradInputOp transposed, Differentiator &d) {
+  ImplicitLocOpBuilder &b = d.b;
+  Value dy = d.resultGradient(0);
+  if (d.needs(transposed.getGrad()))
+    d.accumulate(transposed.getGrad(),
+                 ConvOp::create(
+                     b, tensorType(transposed.getGrad()), dy,
+                     d.primal(transposed.getWeight()), Value(),
+                     transposed.getStridesAttr(), transposed.getPadsAttr(),
+                     transposed.getDilationsAttr(), transposed.getGroupAttr()));
+  if (d.needs(transposed.getWeight()))
+    d.accumulate(transposed.getWeight(),
+                 ConvGradWeightOp::create(
+                     b, tensorType(transposed.getWeight()),
+                     d.primal(transposed.getGrad()), dy,
+                     transposed.getStridesAttr(), transposed.getPadsAttr(),
+                     transposed.getDilationsAttr(), transposed.getGroupAttr()));
+  return success();
+}
+
+LogicalResult gradient(ResizeOp resize, Differentiator &d) {
+  if (d.needs(resize.getInput()))
+    d.accumulate(resize.getInput(),
+                 ResizeGradOp::create(d.b, tensorType(resize.getInput()),
+                                      d.resultGradient(0), resize.getModeAttr(),
+                                      resize.getCoordinatesAttr(),
+                                      resize.getRoundingAttr()));
+  return success();
+}
+
 LogicalResult gradient(AddOp add, Differentiator &d) {
   Value dy = d.resultGradient(0);
   d.accumulateBroadcast(add.getLhs(), dy);
@@ -559,12 +593,13 @@ template <typename... Ops> void attachToAll(MLIRContext *context) {
 
 void parplan::registerNNGradients(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, NNDialect *) {
-    attachToAll<MatMulOp, GemmOp, ConvOp, AddOp, SubOp, MulOp, DivOp, PowOp,
-                WhereOp, ReluOp, LeakyReluOp, HardSigmoidOp, HardSwishOp,
-                ClipOp, GeluOp, TanhOp, SigmoidOp, SqrtOp, ExpOp, LogOp, ErfOp,
-                DropoutOp, CastOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-                BatchNormOp, MaxPoolOp, AvgPoolOp, ReshapeOp, ExpandOp,
-                TransposeOp, ConcatOp, SplitOp, SliceOp, GatherOp, ReduceSumOp,
-                ReduceMeanOp, SoftmaxCrossEntropyOp>(context);
+    attachToAll<MatMulOp, GemmOp, ConvOp, ConvGradInputOp, ResizeOp, AddOp,
+                SubOp, MulOp, DivOp, PowOp, WhereOp, ReluOp, LeakyReluOp,
+                HardSigmoidOp, HardSwishOp, ClipOp, GeluOp, TanhOp, SigmoidOp,
+                SqrtOp, ExpOp, LogOp, ErfOp, DropoutOp, CastOp, SoftmaxOp,
+                LogSoftmaxOp, LayerNormOp, BatchNormOp, MaxPoolOp, AvgPoolOp,
+                ReshapeOp, ExpandOp, TransposeOp, ConcatOp, SplitOp, SliceOp,
+                GatherOp, ReduceSumOp, ReduceMeanOp, SoftmaxCrossEntropyOp>(
+        context);
   });
 }
