@@ -205,6 +205,11 @@ private:
                                   RankedTensorType weight);
   void convertConv(const onnx::NodeProto &node);
   void convertConvTranspose(const onnx::NodeProto &node);
+  void convertLoss(const onnx::NodeProto &node);
+  void convertComposite(const onnx::NodeProto &node);
+  void convertTrilu(const onnx::NodeProto &node);
+  /// |x| as where(x < 0, 0 - x, x).
+  Value absolute(const onnx::NodeProto &node, Value x);
   void convertResize(const onnx::NodeProto &node);
   void convertPool(const onnx::NodeProto &node);
   void convertGlobalAveragePool(const onnx::NodeProto &node);

@@ -7,6 +7,8 @@
 
 #include "Importer.h"
 
+#include <numeric>
+
 // The converters are Importer's members: their bodies see its namespace.
 using namespace parplan::import;
 
@@ -159,18 +161,44 @@ void Importer::convertSoftmax(const onnx::NodeProto &node) {
   define(node, 0, reshape(node, make(flat, 1), type.getShape()));
 }
 
+Value Importer::absolute(const onnx::NodeProto &node, Value x) {
+  Value zero =
+      splat(node, RankedTensorType::get({}, typeOf(x).getElementType()), 0);
+  Value negative = build<nn::LessOp>(node, 1, x, zero)[0];
+  Value negated = build<nn::SubOp>(node, 1, zero, x)[0];
+  return build<nn::WhereOp>(node, 1, negative, negated, x)[0];
+}
+
 void Importer::convertReduce(const onnx::NodeProto &node) {
   Value x = input(node, 0);
-  bool mean = node.op_type() == "ReduceMean";
+  const std::string &type = node.op_type();
+  bool mean = type == "ReduceMean";
+  // The reductions of a sum of something, written as that something, the
+  // sum, and what the sum becomes: every rule, kernel and gradient is
+  // those ops' own (LogSumExp without the max subtracted, as its
+  // definition reads).
+  if (type == "ReduceSumSquare" || type == "ReduceL2")
+    x = build<nn::MulOp>(node, 1, x, x)[0];
+  else if (type == "ReduceL1")
+    x = absolute(node, x);
+  else if (type == "ReduceLogSumExp")
+    x = build<nn::ExpOp>(node, 1, x)[0];
+  auto finish = [&](Value sum) {
+    if (type == "ReduceL2")
+      return build<nn::SqrtOp>(node, 1, sum)[0];
+    if (type == "ReduceLogSum" || type == "ReduceLogSumExp")
+      return build<nn::LogOp>(node, 1, sum)[0];
+    return sum;
+  };
   // Axes moved from an attribute to an input: ReduceSum at 13, others at 18.
-  bool axesAsInput = mean ? opset >= 18 : opset >= 13;
+  bool axesAsInput = type == "ReduceSum" ? opset >= 13 : opset >= 18;
   std::optional<std::vector<int64_t>> axes =
       axesAsInput ? optionalConstantInts(node, 1, "axes")
                   : intsAttr(node, "axes");
   bool keepdims = intAttr(node, "keepdims", 1) != 0;
   if ((!axes || axes->empty()) &&
       intAttr(node, "noop_with_empty_axes", 0) != 0) {
-    define(node, 0, x);
+    define(node, 0, finish(x));
     return;
   }
   DenseI64ArrayAttr axesAttr =
@@ -180,7 +208,196 @@ void Importer::convertReduce(const onnx::NodeProto &node) {
                                                builder.getBoolAttr(keepdims))[0]
                      : build<nn::ReduceSumOp>(node, 1, x, axesAttr,
                                               builder.getBoolAttr(keepdims))[0];
+  define(node, 0, finish(result));
+}
+
+// NegativeLogLikelihoodLoss, and SoftmaxCrossEntropyLoss as it on the
+// log-softmax over the classes: the class each target names is picked by a
+// one-hot mask (an nn.equal of the target against the class indices), so
+// the loss is elementwise ops and sums, differentiable by their rules. A
+// target outside the classes (ignore_index is often -1 or -100) picks
+// nothing; ignore_index's elements weigh 0, and `mean` divides by the
+// weights of the elements not ignored, as ONNX does.
+void Importer::convertLoss(const onnx::NodeProto &node) {
+  bool softmax = node.op_type() == "SoftmaxCrossEntropyLoss";
+  Value scores = input(node, 0), target = input(node, 1);
+  RankedTensorType type = typeOf(scores);
+  Type element = type.getElementType();
+  int64_t rank = type.getRank();
+  if (!isa<FloatType>(element) || rank < 2)
+    failAt(node, "needs floating-point scores [N, C, D...]");
+  ArrayRef<int64_t> shape = type.getShape();
+  std::vector<int64_t> targetShape = {shape[0]};
+  targetShape.insert(targetShape.end(), shape.begin() + 2, shape.end());
+  if (typeOf(target).getShape() != ArrayRef<int64_t>(targetShape) ||
+      !isa<IntegerType>(typeOf(target).getElementType()))
+    failAt(node,
+           "needs an integer target of shape " + listString(targetShape) +
+               " for scores of shape " +
+               listString(std::vector<int64_t>(shape.begin(), shape.end())));
+  std::string reduction = stringAttr(node, "reduction", "mean");
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
+    failAt(node, "reduction '" + reduction + "' is not mean, sum or none");
+  Value logProbabilities =
+      softmax ? buildTyped<nn::LogSoftmaxOp>(node, type, scores,
+                                             builder.getI64IntegerAttr(1))
+              : scores;
+  Type i64 = builder.getI64Type();
+  target = castTo(node, target, i64);
+  int64_t classes = shape[1];
+  std::vector<int64_t> columnShape(static_cast<size_t>(rank), 1);
+  columnShape[1] = classes;
+  std::vector<int64_t> indices(static_cast<size_t>(classes));
+  std::iota(indices.begin(), indices.end(), 0);
+  auto classType = RankedTensorType::get(columnShape, i64);
+  Value classIndices = prologue([&](OpBuilder &b) {
+    return nn::ConstantOp::create(
+               b, loc(node),
+               DenseElementsAttr::get(classType, ArrayRef<int64_t>(indices)))
+        .getResult();
+  });
+  std::vector<int64_t> spread = targetShape;
+  spread.insert(spread.begin() + 1, 1);
+  Value oneHot =
+      castTo(node,
+             build<nn::EqualOp>(node, 1, reshape(node, target, spread),
+                                classIndices)[0],
+             element);
+  DenseI64ArrayAttr classAxis = builder.getDenseI64ArrayAttr({1});
+  auto sumOverClasses = [&](Value value) {
+    return build<nn::ReduceSumOp>(node, 1, value, classAxis,
+                                  builder.getBoolAttr(false))[0];
+  };
+  Value zero = splat(node, RankedTensorType::get({}, element), 0);
+  Value loss = build<nn::SubOp>(node, 1, zero,
+                                sumOverClasses(build<nn::MulOp>(
+                                    node, 1, logProbabilities, oneHot)[0]))[0];
+  // Each element's weight: its class's, and 0 where ignored.
+  Value weight;
+  if (Value classWeights = optionalInput(node, 2)) {
+    if (typeOf(classWeights).getShape() != ArrayRef<int64_t>{classes})
+      failAt(node,
+             "needs weights of the " + std::to_string(classes) + " classes");
+    weight = sumOverClasses(build<nn::MulOp>(
+        node, 1, oneHot, reshape(node, classWeights, columnShape))[0]);
+  }
+  if (const onnx::AttributeProto *ignore = attribute(node, "ignore_index")) {
+    Value ignored = splat(node, RankedTensorType::get({}, i64),
+                          static_cast<double>(ignore->i()));
+    Value kept =
+        castTo(node,
+               build<nn::NotOp>(
+                   node, 1, build<nn::EqualOp>(node, 1, target, ignored)[0])[0],
+               element);
+    weight = weight ? build<nn::MulOp>(node, 1, weight, kept)[0] : kept;
+  }
+  if (weight)
+    loss = build<nn::MulOp>(node, 1, loss, weight)[0];
+  DenseI64ArrayAttr all = builder.getDenseI64ArrayAttr({});
+  BoolAttr scalar = builder.getBoolAttr(false);
+  if (reduction == "sum")
+    loss = build<nn::ReduceSumOp>(node, 1, loss, all, scalar)[0];
+  else if (reduction == "mean" && !weight)
+    loss = build<nn::ReduceMeanOp>(node, 1, loss, all, scalar)[0];
+  else if (reduction == "mean") {
+    Value total = build<nn::ReduceSumOp>(node, 1, loss, all, scalar)[0];
+    Value weights = build<nn::ReduceSumOp>(node, 1, weight, all, scalar)[0];
+    loss = build<nn::DivOp>(node, 1, total, weights)[0];
+  }
+  define(node, 0, loss);
+  if (softmax && node.output_size() > 1 && !node.output(1).empty())
+    define(node, 1, logProbabilities);
+}
+
+// Activations and elementwise ops written in ops parplan has, so that their
+// rules, costs, kernels and gradients are those ops' own.
+void Importer::convertComposite(const onnx::NodeProto &node) {
+  const std::string &type = node.op_type();
+  Value x = input(node, 0);
+  Type element = typeOf(x).getElementType();
+  auto scalar = [&](double value) {
+    return splat(node, RankedTensorType::get({}, element), value);
+  };
+  if (type == "CastLike") {
+    define(node, 0, castTo(node, x, typeOf(input(node, 1)).getElementType()));
+    return;
+  }
+  if (type == "Size") {
+    define(node, 0,
+           splat(node, RankedTensorType::get({}, builder.getI64Type()),
+                 static_cast<double>(typeOf(x).getNumElements())));
+    return;
+  }
+  if (type == "Abs") {
+    define(node, 0, absolute(node, x));
+    return;
+  }
+  if (!isa<FloatType>(element))
+    failAt(node, "takes a tensor of " + typeName(element) +
+                     "; parplan computes " + type + " in floating point");
+  if (type == "Reciprocal") {
+    define(node, 0, build<nn::DivOp>(node, 1, scalar(1), x)[0]);
+    return;
+  }
+  Value negative = build<nn::LessOp>(node, 1, x, scalar(0))[0];
+  if (type == "PRelu") {
+    Value scaled = build<nn::MulOp>(node, 1, x, input(node, 1))[0];
+    if (typeOf(scaled) != typeOf(x))
+      failAt(node, "slope of shape " +
+                       listString(std::vector<int64_t>(
+                           typeOf(input(node, 1)).getShape().begin(),
+                           typeOf(input(node, 1)).getShape().end())) +
+                       " does not broadcast to the input's");
+    define(node, 0, build<nn::WhereOp>(node, 1, negative, scaled, x)[0]);
+    return;
+  }
+  // Elu and Selu: alpha * (exp(x) - 1) below 0, of x clamped to 0 there,
+  // so that no exp of a large x overflows into the gradient.
+  bool selu = type == "Selu";
+  double alpha =
+      floatAttr(node, "alpha", selu ? 1.67326319217681884765625f : 1.0f);
+  Value below = build<nn::WhereOp>(node, 1, negative, x, scalar(0))[0];
+  Value curve = build<nn::MulOp>(
+      node, 1, scalar(alpha),
+      build<nn::SubOp>(node, 1, build<nn::ExpOp>(node, 1, below)[0],
+                       scalar(1))[0])[0];
+  Value result = build<nn::WhereOp>(node, 1, negative, curve, x)[0];
+  if (selu)
+    result = build<nn::MulOp>(
+        node, 1, scalar(floatAttr(node, "gamma", 1.05070102214813232421875f)),
+        result)[0];
   define(node, 0, result);
+}
+
+// Trilu keeps the upper (or lower) triangle of the last two axes from
+// diagonal k: a where on a constant mask.
+void Importer::convertTrilu(const onnx::NodeProto &node) {
+  Value x = input(node, 0);
+  RankedTensorType type = typeOf(x);
+  if (type.getRank() < 2)
+    failAt(node, "needs a tensor of rank 2 or more");
+  int64_t k = 0;
+  if (auto given = optionalConstantInts(node, 1, "k")) {
+    if (given->size() != 1)
+      failAt(node, "needs k as one integer");
+    k = given->front();
+  }
+  bool upper = intAttr(node, "upper", 1) != 0;
+  int64_t rows = type.getDimSize(type.getRank() - 2),
+          columns = type.getDimSize(type.getRank() - 1);
+  SmallVector<bool> keep;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < columns; ++j)
+      keep.push_back(upper ? j - i >= k : j - i <= k);
+  auto maskType = RankedTensorType::get({rows, columns}, builder.getI1Type());
+  Value mask = prologue([&](OpBuilder &b) {
+    return nn::ConstantOp::create(
+               b, loc(node),
+               DenseElementsAttr::get(maskType, ArrayRef<bool>(keep)))
+        .getResult();
+  });
+  Value zero = splat(node, RankedTensorType::get({}, type.getElementType()), 0);
+  define(node, 0, build<nn::WhereOp>(node, 1, mask, x, zero)[0]);
 }
 
 void Importer::convertCast(const onnx::NodeProto &node) {
