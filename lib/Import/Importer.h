@@ -208,6 +208,8 @@ private:
   void convertLoss(const onnx::NodeProto &node);
   void convertComposite(const onnx::NodeProto &node);
   void convertTrilu(const onnx::NodeProto &node);
+  void convertEinsum(const onnx::NodeProto &node);
+  void convertCumSum(const onnx::NodeProto &node);
   /// |x| as where(x < 0, 0 - x, x).
   Value absolute(const onnx::NodeProto &node, Value x);
   void convertResize(const onnx::NodeProto &node);

@@ -7,6 +7,7 @@
 
 #include "Importer.h"
 
+#include <cctype>
 #include <numeric>
 
 // The converters are Importer's members: their bodies see its namespace.
@@ -398,6 +399,214 @@ void Importer::convertTrilu(const onnx::NodeProto &node) {
   });
   Value zero = splat(node, RankedTensorType::get({}, type.getElementType()), 0);
   define(node, 0, build<nn::WhereOp>(node, 1, mask, x, zero)[0]);
+}
+
+// Einsum of one or two operands without ellipses or repeated indices (the
+// equations of attention and linear layers) is transposes, reshapes, sums
+// and one nn.matmul: indices of one operand alone that the output drops are
+// summed first; the rest are batch (both operands and the output),
+// contracted (both, not the output) or free (one operand and the output),
+// and the product runs as [batch..., M, K] x [batch..., K, N].
+void Importer::convertEinsum(const onnx::NodeProto &node) {
+  std::string equation;
+  for (char c : stringAttr(node, "equation", ""))
+    if (c != ' ')
+      equation += c;
+  size_t arrow = equation.find("->");
+  std::string inputsText = equation.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    size_t comma = inputsText.find(',', start);
+    terms.push_back(inputsText.substr(start, comma - start));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (terms.size() != static_cast<size_t>(node.input_size()) ||
+      terms.size() > 2)
+    failAt(node, "equation '" + equation + "' has " +
+                     std::to_string(terms.size()) + " operands for " +
+                     std::to_string(node.input_size()) +
+                     " inputs; parplan takes one or two");
+  std::map<char, int64_t> extent, count;
+  std::vector<Value> operands;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    Value value = input(node, static_cast<int>(i));
+    ArrayRef<int64_t> shape = typeOf(value).getShape();
+    for (size_t d = 0; d < terms[i].size(); ++d)
+      if (!std::isalpha(static_cast<unsigned char>(terms[i][d])) ||
+          terms[i].find(terms[i][d]) != d)
+        failAt(node, "equation '" + equation +
+                         "': parplan takes letters, each once per term (no "
+                         "ellipsis or diagonal)");
+    if (terms[i].size() != shape.size())
+      failAt(node, "term '" + terms[i] + "' names " +
+                       std::to_string(terms[i].size()) +
+                       " axes of an operand of rank " +
+                       std::to_string(shape.size()));
+    for (size_t d = 0; d < terms[i].size(); ++d) {
+      char index = terms[i][d];
+      auto [known, added] = extent.try_emplace(index, shape[d]);
+      if (!added && known->second != shape[d])
+        failAt(node, std::string("index '") + index + "' is " +
+                         std::to_string(known->second) + " and " +
+                         std::to_string(shape[d]) + " long");
+      ++count[index];
+    }
+    operands.push_back(value);
+  }
+  // Without "->", the output is the indices named once, alphabetically.
+  std::string output;
+  if (arrow != std::string::npos)
+    output = equation.substr(arrow + 2);
+  else
+    for (auto [index, times] : count)
+      if (times == 1)
+        output += index;
+  for (char index : output)
+    if (!extent.count(index) || output.find(index) != output.rfind(index))
+      failAt(node, "output '" + output +
+                       "' names an index no operand has, "
+                       "or one twice");
+  auto inOutput = [&](char index) {
+    return output.find(index) != std::string::npos;
+  };
+  // Sums an operand over the indices no one else needs; `term` follows.
+  auto sumAlone = [&](Value value, std::string &term,
+                      const std::string &other) {
+    std::vector<int64_t> axes;
+    std::string kept;
+    for (size_t d = 0; d < term.size(); ++d) {
+      if (!inOutput(term[d]) && other.find(term[d]) == std::string::npos)
+        axes.push_back(static_cast<int64_t>(d));
+      else
+        kept += term[d];
+    }
+    term = kept;
+    if (axes.empty())
+      return value;
+    return build<nn::ReduceSumOp>(node, 1, value,
+                                  builder.getDenseI64ArrayAttr(axes),
+                                  builder.getBoolAttr(false))[0];
+  };
+  // `value`, whose axes `term` names, with its axes in the order `order`.
+  auto arrange = [&](Value value, const std::string &term,
+                     const std::string &order) {
+    std::vector<int64_t> perm;
+    for (char index : order)
+      perm.push_back(static_cast<int64_t>(term.find(index)));
+    bool identity = true;
+    for (size_t d = 0; d < perm.size(); ++d)
+      identity = identity && perm[d] == static_cast<int64_t>(d);
+    if (identity)
+      return value;
+    return build<nn::TransposeOp>(node, 1, value,
+                                  builder.getDenseI64ArrayAttr(perm))[0];
+  };
+  auto extents = [&](const std::string &indices) {
+    std::vector<int64_t> shape;
+    for (char index : indices)
+      shape.push_back(extent[index]);
+    return shape;
+  };
+  auto product = [&](const std::string &indices) {
+    int64_t size = 1;
+    for (char index : indices)
+      size *= extent[index];
+    return size;
+  };
+  if (operands.size() == 1) {
+    std::string term = terms[0];
+    Value summed = sumAlone(operands[0], term, "");
+    define(node, 0, arrange(summed, term, output));
+    return;
+  }
+  std::string a = terms[0], b = terms[1];
+  Value lhs = sumAlone(operands[0], a, b);
+  Value rhs = sumAlone(operands[1], b, a);
+  std::string batch, contracted, freeA, freeB;
+  for (char index : output) {
+    bool inA = a.find(index) != std::string::npos;
+    bool inB = b.find(index) != std::string::npos;
+    (inA && inB ? batch : inA ? freeA : freeB) += index;
+  }
+  for (char index : a)
+    if (!inOutput(index))
+      contracted += index;
+  for (const auto &[value, term] : {std::pair{lhs, a}, std::pair{rhs, b}})
+    if (!isa<FloatType>(typeOf(value).getElementType()))
+      failAt(node, "multiplies a tensor of " +
+                       typeName(typeOf(value).getElementType()) +
+                       "; parplan's products take floating point");
+  std::vector<int64_t> batchShape = extents(batch);
+  auto withBatch = [&](std::vector<int64_t> tail) {
+    std::vector<int64_t> shape = batchShape;
+    shape.insert(shape.end(), tail.begin(), tail.end());
+    return shape;
+  };
+  lhs = reshape(node, arrange(lhs, a, batch + freeA + contracted),
+                withBatch({product(freeA), product(contracted)}));
+  rhs = reshape(node, arrange(rhs, b, batch + contracted + freeB),
+                withBatch({product(contracted), product(freeB)}));
+  Value result = build<nn::MatMulOp>(node, 1, lhs, rhs, UnitAttr(), UnitAttr(),
+                                     FloatAttr())[0];
+  std::vector<int64_t> unfolded = batchShape;
+  for (int64_t size : extents(freeA + freeB))
+    unfolded.push_back(size);
+  result = reshape(node, result, unfolded);
+  define(node, 0, arrange(result, batch + freeA + freeB, output));
+}
+
+// CumSum along an axis of n elements is a product with an n x n triangle
+// of ones (the axis moved last and back): its rules, kernels and gradient
+// are the matmul's. Integers go through f64, exact below 2^53.
+void Importer::convertCumSum(const onnx::NodeProto &node) {
+  Value x = input(node, 0);
+  RankedTensorType type = typeOf(x);
+  int64_t rank = type.getRank();
+  std::vector<int64_t> axisValues = constantInts(node, 1, "axis");
+  if (axisValues.size() != 1 || rank == 0)
+    failAt(node, "needs one axis of a tensor of rank 1 or more");
+  std::optional<int64_t> axis = normalizeAxis(axisValues.front(), rank);
+  if (!axis)
+    failAt(node, "axis " + std::to_string(axisValues.front()) +
+                     " is out of range for rank " + std::to_string(rank));
+  bool exclusive = intAttr(node, "exclusive", 0) != 0;
+  bool reverse = intAttr(node, "reverse", 0) != 0;
+  Type element = type.getElementType();
+  Type computed = isa<FloatType>(element) ? element : builder.getF64Type();
+  int64_t n = type.getDimSize(*axis);
+  SmallVector<Attribute> ones;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      bool sums = reverse ? i >= j : i <= j;
+      if (exclusive && i == j)
+        sums = false;
+      ones.push_back(builder.getFloatAttr(computed, sums ? 1.0 : 0.0));
+    }
+  auto triangleType = RankedTensorType::get({n, n}, computed);
+  Value triangle = prologue([&](OpBuilder &b) {
+    return nn::ConstantOp::create(b, loc(node),
+                                  DenseElementsAttr::get(triangleType, ones))
+        .getResult();
+  });
+  std::vector<int64_t> toLast, back(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis)
+      toLast.push_back(d);
+  toLast.push_back(*axis);
+  for (int64_t d = 0; d < rank; ++d)
+    back[static_cast<size_t>(toLast[static_cast<size_t>(d)])] = d;
+  Value moved = castTo(node, x, computed);
+  if (*axis != rank - 1)
+    moved = build<nn::TransposeOp>(node, 1, moved,
+                                   builder.getDenseI64ArrayAttr(toLast))[0];
+  Value sums = build<nn::MatMulOp>(node, 1, moved, triangle, UnitAttr(),
+                                   UnitAttr(), FloatAttr())[0];
+  if (*axis != rank - 1)
+    sums = build<nn::TransposeOp>(node, 1, sums,
+                                  builder.getDenseI64ArrayAttr(back))[0];
+  define(node, 0, castTo(node, sums, element));
 }
 
 void Importer::convertCast(const onnx::NodeProto &node) {

@@ -86,6 +86,8 @@ const llvm::StringMap<Importer::Converter> &Importer::converters() {
       {"Selu", &Importer::convertComposite},
       {"Size", &Importer::convertComposite},
       {"Trilu", &Importer::convertTrilu},
+      {"Einsum", &Importer::convertEinsum},
+      {"CumSum", &Importer::convertCumSum},
       {"SoftmaxCrossEntropyLoss", &Importer::convertLoss},
       {"Cast", &Importer::convertCast},
       {"Identity", &Importer::convertIdentity},
