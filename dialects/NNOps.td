@@ -567,6 +567,32 @@ class NN_PoolOp<string mnemonic, string onnx> : NN_InferredOp<mnemonic,
 def NN_MaxPoolOp : NN_PoolOp<"max_pool", "MaxPool">;
 def NN_AvgPoolOp : NN_PoolOp<"avg_pool", "AveragePool">;
 
+def NN_TopKOp : NN_ComputeOp<"top_k"> {
+  let summary = "The k largest (or smallest) elements along an axis (ONNX TopK)";
+  let description = [{
+    Along `axis` (signed), the `k` largest elements (the smallest, with
+    `largest = false`) in order, largest (smallest) first, and their
+    indices; of equal elements the one of the lower index comes first.
+    `sorted = false` lets ONNX return them in any order: they come sorted
+    all the same. Forward only: a training step cannot differentiate it.
+
+    ```mlir
+    %values, %indices = nn.top_k %logits axis = -1 k = 5
+      : tensor<8x1000xf32> -> tensor<8x5xf32>, tensor<8x5xi64>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$axis, I64Attr:$k,
+                       DefaultValuedAttr<BoolAttr, "true">:$largest,
+                       DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs NN_FloatTensor:$values,
+                      StaticShapeTensorOf<[I64]>:$indices);
+  let assemblyFormat = [{
+    $input `axis` `=` $axis `k` `=` $k attr-dict `:` type($input) `->`
+    type($values) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
+
 def NN_ResizeOp : NN_ComputeOp<"resize", [SameOperandsAndResultElementType]> {
   let summary = "Resize by nearest or n-linear sampling (ONNX Resize)";
   let description = [{

@@ -210,6 +210,7 @@ private:
   void convertTrilu(const onnx::NodeProto &node);
   void convertEinsum(const onnx::NodeProto &node);
   void convertCumSum(const onnx::NodeProto &node);
+  void convertTopK(const onnx::NodeProto &node);
   /// |x| as where(x < 0, 0 - x, x).
   Value absolute(const onnx::NodeProto &node, Value x);
   void convertResize(const onnx::NodeProto &node);

@@ -609,6 +609,42 @@ void Importer::convertCumSum(const onnx::NodeProto &node) {
   define(node, 0, castTo(node, sums, element));
 }
 
+void Importer::convertTopK(const onnx::NodeProto &node) {
+  Value x = input(node, 0);
+  RankedTensorType type = typeOf(x);
+  int64_t axis = intAttr(node, "axis", -1);
+  std::optional<int64_t> normalized = normalizeAxis(axis, type.getRank());
+  if (!normalized)
+    failAt(node, "axis " + std::to_string(axis) + " is out of range for rank " +
+                     std::to_string(type.getRank()));
+  int64_t k = 0;
+  if (opset < 10) {
+    k = intAttr(node, "k", -1);
+  } else {
+    std::vector<int64_t> given = constantInts(node, 1, "K");
+    if (given.size() != 1)
+      failAt(node, "needs K as one integer");
+    k = given.front();
+  }
+  if (k < 0 || k > type.getDimSize(*normalized))
+    failAt(node, "k " + std::to_string(k) + " is not between 0 and the " +
+                     std::to_string(type.getDimSize(*normalized)) +
+                     " elements of axis " + std::to_string(*normalized));
+  SmallVector<int64_t> shape(type.getShape());
+  shape[*normalized] = k;
+  auto op = nn::TopKOp::create(
+      builder, loc(node),
+      TypeRange{RankedTensorType::get(shape, type.getElementType()),
+                RankedTensorType::get(shape, builder.getI64Type())},
+      x, builder.getI64IntegerAttr(axis), builder.getI64IntegerAttr(k),
+      builder.getBoolAttr(intAttr(node, "largest", 1) != 0),
+      builder.getBoolAttr(intAttr(node, "sorted", 1) != 0));
+  SmallVector<Value> results = finish(node, op);
+  for (int i = 0; i < 2 && i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      define(node, i, results[static_cast<size_t>(i)]);
+}
+
 void Importer::convertCast(const onnx::NodeProto &node) {
   Value x = input(node, 0);
   if (!attribute(node, "to"))

@@ -88,6 +88,7 @@ const llvm::StringMap<Importer::Converter> &Importer::converters() {
       {"Trilu", &Importer::convertTrilu},
       {"Einsum", &Importer::convertEinsum},
       {"CumSum", &Importer::convertCumSum},
+      {"TopK", &Importer::convertTopK},
       {"SoftmaxCrossEntropyLoss", &Importer::convertLoss},
       {"Cast", &Importer::convertCast},
       {"Identity", &Importer::convertIdentity},

@@ -534,6 +534,24 @@ TEST_CASE("kernels: resize and its gradient", "[runtime]") {
         "resize: an input of rank 2 and a result of rank 1");
 }
 
+TEST_CASE("kernels: top_k", "[runtime]") {
+  // Along the last axis, and along the first; ties keep the lower index.
+  Tensor x = f32({2, 4}, {3, 1, 3, 2, -1, 5, 0, 5});
+  Tensor values(DType::F32, {2, 2}), indices(DType::I64, {2, 2});
+  expectOk(topK(x, 1, true, values, indices));
+  expectValues(values, {3, 3, 5, 5});
+  expectValues(indices, {0, 2, 1, 3});
+  expectOk(topK(x, 1, false, values, indices));
+  expectValues(values, {1, 2, -1, 0});
+  expectValues(indices, {1, 3, 0, 2});
+  Tensor column(DType::F32, {1, 4}), where(DType::I64, {1, 4});
+  expectOk(topK(x, 0, true, column, where));
+  expectValues(column, {3, 5, 3, 5});
+  expectValues(where, {0, 1, 0, 1});
+  Tensor tooMany(DType::F32, {2, 5}), tooManyIndices(DType::I64, {2, 5});
+  CHECK(!topK(x, 1, true, tooMany, tooManyIndices).ok());
+}
+
 TEST_CASE("kernels: cast", "[runtime]") {
   SECTION("to bf16 and f16 round to nearest even") {
     Tensor x = f32({4}, {1 + std::ldexp(1.0, -8), 1 + std::ldexp(3.0, -8),

@@ -95,6 +95,11 @@ Status unary(UnaryKind kind, const Tensor &input, Tensor &result,
              double alpha = 0, double beta = 0);
 Status clip(const Tensor &input, std::optional<double> min,
             std::optional<double> max, Tensor &result);
+/// nn.top_k: the k largest (smallest) elements along `axis` and their
+/// indices, first the largest (smallest), of equal ones the lower index;
+/// k is `values`' extent along `axis`.
+Status topK(const Tensor &input, int64_t axis, bool largest, Tensor &values,
+            Tensor &indices);
 /// nn.resize: `result`'s extents say the scales; `mode` ("nearest" or
 /// "linear"), `coordinates` and `rounding` are the op's case names.
 Status resize(const Tensor &input, const std::string &mode,

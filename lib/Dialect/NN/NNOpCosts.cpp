@@ -135,6 +135,13 @@ FailureOr<OpCost> BatchNormOp::getCost() { return elementwise(*this, 3); }
 FailureOr<OpCost> MaxPoolOp::getCost() {
   return elementwise(*this, static_cast<double>(product(getKernel())));
 }
+// A comparison per input element and log2(k + 1) heap steps.
+FailureOr<OpCost> TopKOp::getCost() {
+  return movement(*this,
+                  static_cast<double>(elementsOf(getInput())) *
+                      std::log2(static_cast<double>(getKAttr().getInt()) + 1));
+}
+
 // Nearest copies an element; linear weighs two per resized axis.
 FailureOr<OpCost> ResizeOp::getCost() {
   ArrayRef<int64_t> input = getInput().getType().getShape();

@@ -675,6 +675,30 @@ static LogicalResult verifyResizeShapes(Operation *op, RankedTensorType from,
   return success();
 }
 
+LogicalResult TopKOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  int64_t signedAxis = getAxisAttr().getInt(), k = getKAttr().getInt();
+  std::optional<int64_t> axis = normalizeAxis(signedAxis, input.getRank());
+  if (!axis)
+    return emitOpError() << "axis " << signedAxis
+                         << " is out of range for rank " << input.getRank();
+  if (k < 0 || k > input.getDimSize(*axis))
+    return emitOpError() << "k " << k << " is not between 0 and axis " << *axis
+                         << "'s " << input.getDimSize(*axis) << " elements";
+  SmallVector<int64_t> shape(input.getShape());
+  shape[*axis] = k;
+  for (Value result : {getValues(), getIndices()})
+    if (cast<RankedTensorType>(result.getType()).getShape() !=
+        ArrayRef<int64_t>(shape))
+      return emitOpError() << "results must be of shape "
+                           << RankedTensorType::get(shape,
+                                                    input.getElementType())
+                           << ", not " << result.getType();
+  if (getValues().getType().getElementType() != input.getElementType())
+    return emitOpError() << "values must be of the input's element type";
+  return success();
+}
+
 LogicalResult ResizeOp::verify() {
   return verifyResizeShapes(*this, getInput().getType(), getType());
 }

@@ -388,6 +388,15 @@ LogicalResult MaxPoolOp::getSbpSignatures(Signatures &out) {
   addReplicated(*this, out);
   return success();
 }
+// Every axis but the one it picks along splits; that one must be whole.
+LogicalResult TopKOp::getSbpSignatures(Signatures &out) {
+  int64_t axis =
+      normalized(getAxisAttr().getInt(), getInput().getType().getRank());
+  addSameSplits(*this, out, [&](int64_t d) { return d != axis; });
+  addReplicated(*this, out);
+  return success();
+}
+
 // An axis whose extent the resize keeps maps every element to itself.
 LogicalResult ResizeOp::getSbpSignatures(Signatures &out) {
   ArrayRef<int64_t> input = shapeOf(getInput()), result = shapeOf(getResult());

@@ -441,6 +441,16 @@ std::vector<Entry> elementwiseEntries() {
          UnaryKind kind = geluKind(c);
          return c.run([&] { return unary(kind, c.in(0), c.out(0)); });
        }},
+      {KernelId::TopK,
+       [](Call &c) {
+         int64_t axis = c.axis("axis", c.in(0).rank());
+         bool largest = c.flag("largest");
+         // k is the results' extent; sorted or not, they come sorted.
+         c.unused("k");
+         c.unused("sorted");
+         return c.run(
+             [&] { return topK(c.in(0), axis, largest, c.out(0), c.out(1)); });
+       }},
       {KernelId::Resize,
        [](Call &c) {
          std::string mode = c.enumCase("mode");

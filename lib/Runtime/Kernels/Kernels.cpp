@@ -19,6 +19,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <numeric>
 
 namespace parplan::runtime {
 
@@ -847,6 +848,51 @@ Status checkResizeShapes(const char *kernel, const Tensor &input,
 }
 
 } // namespace
+
+Status topK(const Tensor &input, int64_t axis, bool largest, Tensor &values,
+            Tensor &indices) {
+  const char *kernel = "top_k";
+  if (Status s = requireFloatsOfOneType(kernel, {&input, &values}); !s.ok())
+    return s;
+  Shape shape = input.shape();
+  if (axis < 0 || axis >= input.rank() || indices.dtype() != DType::I64 ||
+      values.shape() != indices.shape() || values.rank() != input.rank())
+    return Status::failure("top_k: values and i64 indices of one shape, "
+                           "along an axis of the input, expected");
+  int64_t k = values.shape()[static_cast<size_t>(axis)];
+  int64_t n = shape[static_cast<size_t>(axis)];
+  shape[static_cast<size_t>(axis)] = k;
+  if (Status s = requireShape(kernel, values, shape); !s.ok())
+    return s;
+  if (k > n)
+    return Status::failure("top_k: k " + std::to_string(k) + " is more than " +
+                           std::to_string(n) + " elements");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= input.shape()[static_cast<size_t>(d)];
+  for (int64_t d = axis + 1; d < input.rank(); ++d)
+    inner *= input.shape()[static_cast<size_t>(d)];
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  auto *out = indices.data<int64_t>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t j) { return input.get((o * n + j) * inner + i); };
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                        [&](int64_t a, int64_t b) {
+                          double x = at(a), y = at(b);
+                          if (x != y)
+                            return largest ? x > y : x < y;
+                          return a < b;
+                        });
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t position = (o * k + j) * inner + i;
+        values.set(position, at(order[static_cast<size_t>(j)]));
+        out[position] = order[static_cast<size_t>(j)];
+      }
+    }
+  return Status::success();
+}
 
 Status resize(const Tensor &input, const std::string &mode,
               const std::string &coordinates, const std::string &rounding,
