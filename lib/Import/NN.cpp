@@ -266,11 +266,10 @@ void Importer::convertResize(const onnx::NodeProto &node) {
   std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
   int scalesIndex = legacy ? 1 : 2;
   std::optional<std::vector<double>> scales;
-  if (upsample && opset < 9)
-    if (auto attr = node.attribute(); !attr.empty())
-      for (const onnx::AttributeProto &a : attr)
-        if (a.name() == "scales")
-          scales = std::vector<double>(a.floats().begin(), a.floats().end());
+  // Upsample before opset 9 gives its scales as an attribute.
+  if (const onnx::AttributeProto *attr = attribute(node, "scales");
+      attr && upsample)
+    scales = std::vector<double>(attr->floats().begin(), attr->floats().end());
   if (!scales)
     scales = optionalConstantValues(node, scalesIndex, "scales");
   std::optional<std::vector<int64_t>> sizes =
@@ -279,11 +278,8 @@ void Importer::convertResize(const onnx::NodeProto &node) {
     scales.reset();
   if (sizes && sizes->empty())
     sizes.reset();
-  if (!legacy && optionalInput(node, 1) && coordinates == "tf_crop_and_resize")
-    failAt(node, "tf_crop_and_resize (a region of interest) is not supported");
   if (scales.has_value() == sizes.has_value())
     failAt(node, "needs one of scales and sizes");
-  const std::vector<double> *given = scales ? &*scales : nullptr;
   size_t count = scales ? scales->size() : sizes->size();
   if (count != axes.size())
     failAt(node, std::string(scales ? "scales" : "sizes") + " has " +
@@ -295,10 +291,11 @@ void Importer::convertResize(const onnx::NodeProto &node) {
       shape[axes[i]] = (*sizes)[i];
       continue;
     }
-    double extent = static_cast<double>(in) * (*given)[i];
+    double scale = (*scales)[i];
+    double extent = static_cast<double>(in) * scale;
     double whole = std::round(extent);
-    if (!((*given)[i] > 0) || std::fabs(extent - whole) > 1e-6 * whole)
-      failAt(node, "scale " + std::to_string((*given)[i]) + " of axis " +
+    if (!(scale > 0) || std::fabs(extent - whole) > 1e-6 * whole)
+      failAt(node, "scale " + std::to_string(scale) + " of axis " +
                        std::to_string(axes[i]) + " (" + std::to_string(in) +
                        " elements) gives no whole extent; give sizes");
     shape[axes[i]] = static_cast<int64_t>(whole);

@@ -418,17 +418,15 @@ void Importer::convertConstant(const onnx::NodeProto &node) {
         (type.getNumElements() > kMaxInlineFloatElements ||
          weightInputs.contains(name))) {
       (void)checkWeightData(attr->t(), type, what);
-      // Raw bytes in a binary model are read where they lie, as an
-      // initializer's are; typed values have no byte range to read.
+      // Raw bytes in a binary model (checkWeightData checked their length)
+      // are read where they lie, as an initializer's are; typed values have
+      // no byte range to read.
       auto range = constantData.find(name);
-      std::string source =
-          range != constantData.end() &&
-                  range->second.length ==
-                      static_cast<uint64_t>(type.getNumElements() *
-                                            (type.getElementTypeBitWidth() / 8))
-              ? "constant@" + std::to_string(range->second.offset) + "+" +
-                    std::to_string(range->second.length)
-              : "constant:" + nodeLabel(node);
+      std::string source = range != constantData.end()
+                               ? "constant@" +
+                                     std::to_string(range->second.offset) +
+                                     "+" + std::to_string(range->second.length)
+                               : "constant:" + nodeLabel(node);
       values[name] = prologue([&](OpBuilder &b) {
         return nn::ParamOp::create(b, loc(node), type, name,
                                    b.getStringAttr(source), StringAttr(),

@@ -143,6 +143,7 @@ LogicalResult ProgramExporter::kernel(pp::KernelOp op) {
            << "runs '" << name << "', which the runtime has no kernel for";
   pp::Kernel &kernel = *program.add_instructions()->mutable_kernel();
   kernel.set_op(name);
+  const rt::KernelOp &declared = rt::kernelOp(*rt::lookupKernelId(name));
   if (std::optional<DictionaryAttr> attrs = op.getAttrs()) {
     // A DictionaryAttr is sorted by name: the bytes are deterministic.
     for (NamedAttribute attr : *attrs) {
@@ -156,8 +157,7 @@ LogicalResult ProgramExporter::kernel(pp::KernelOp op) {
         continue;
       }
       std::optional<rt::AttrValue> value = parplan::toKernelAttr(
-          attr.getValue(), rt::kernelOp(*rt::lookupKernelId(name))
-                               .findAttr(attr.getName().getValue()));
+          attr.getValue(), declared.findAttr(attr.getName().getValue()));
       if (!value)
         return op.emitOpError() << "attribute '" << attr.getName().getValue()
                                 << "' has no runtime form";

@@ -142,14 +142,20 @@ FailureOr<OpCost> TopKOp::getCost() {
                       std::log2(static_cast<double>(getKAttr().getInt()) + 1));
 }
 
-// Nearest copies an element; linear weighs two per resized axis.
-FailureOr<OpCost> ResizeOp::getCost() {
-  ArrayRef<int64_t> input = getInput().getType().getShape();
+// The input elements an output element of a resize between `from` and
+// `to` reads: two per resized axis under linear, one under nearest.
+double resizeSamples(ResizeMode mode, ShapedType from, ShapedType to) {
   double corners = 1;
-  if (getMode() == ResizeMode::linear)
-    for (auto [from, to] : llvm::zip_equal(input, getType().getShape()))
-      corners *= from == to ? 1 : 2;
-  return elementwise(*this, corners > 1 ? 2 * corners : 0);
+  if (mode == ResizeMode::linear)
+    for (auto [in, out] : llvm::zip_equal(from.getShape(), to.getShape()))
+      corners *= in == out ? 1 : 2;
+  return corners;
+}
+
+// Nearest copies an element; linear weighs its samples.
+FailureOr<OpCost> ResizeOp::getCost() {
+  double samples = resizeSamples(getMode(), getInput().getType(), getType());
+  return elementwise(*this, samples > 1 ? 2 * samples : 0);
 }
 FailureOr<OpCost> AvgPoolOp::getCost() {
   return elementwise(*this, static_cast<double>(product(getKernel())));
@@ -219,12 +225,9 @@ FailureOr<OpCost> ConvGradWeightOp::getCost() {
 }
 // A multiply-add per sample of the forward, scattered back.
 FailureOr<OpCost> ResizeGradOp::getCost() {
-  double corners = 1;
-  if (getMode() == ResizeMode::linear)
-    for (auto [from, to] :
-         llvm::zip_equal(getType().getShape(), getGrad().getType().getShape()))
-      corners *= from == to ? 1 : 2;
-  return movement(*this, 2 * corners * elementsOf(getGrad()));
+  return movement(*this,
+                  2 * resizeSamples(getMode(), getType(), getGrad().getType()) *
+                      elementsOf(getGrad()));
 }
 
 // Each window compares again to find its maximum.

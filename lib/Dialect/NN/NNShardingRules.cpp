@@ -397,11 +397,15 @@ LogicalResult TopKOp::getSbpSignatures(Signatures &out) {
   return success();
 }
 
-// An axis whose extent the resize keeps maps every element to itself.
+// An axis whose extent a resize keeps maps every element to itself (the
+// rule of nn.resize and of its gradient).
+void addResizeSignatures(Operation *op, Value from, Signatures &out) {
+  ArrayRef<int64_t> input = shapeOf(from), result = shapeOf(op->getResult(0));
+  addSameSplits(op, out, [&](int64_t d) { return input[d] == result[d]; });
+  addReplicated(op, out);
+}
 LogicalResult ResizeOp::getSbpSignatures(Signatures &out) {
-  ArrayRef<int64_t> input = shapeOf(getInput()), result = shapeOf(getResult());
-  addSameSplits(*this, out, [&](int64_t d) { return input[d] == result[d]; });
-  addReplicated(*this, out);
+  addResizeSignatures(*this, getInput(), out);
   return success();
 }
 LogicalResult AvgPoolOp::getSbpSignatures(Signatures &out) {
@@ -660,11 +664,8 @@ LogicalResult ConvGradWeightOp::getSbpSignatures(Signatures &out) {
   return success();
 }
 
-// As nn.resize: the axes whose extent it keeps.
 LogicalResult ResizeGradOp::getSbpSignatures(Signatures &out) {
-  ArrayRef<int64_t> grad = shapeOf(getGrad()), result = shapeOf(getResult());
-  addSameSplits(*this, out, [&](int64_t d) { return grad[d] == result[d]; });
-  addReplicated(*this, out);
+  addResizeSignatures(*this, getGrad(), out);
   return success();
 }
 

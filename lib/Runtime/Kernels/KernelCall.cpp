@@ -294,6 +294,18 @@ Handler compareOp(CompareKind kind) {
     return c.run([&] { return compare(kind, c.in(0), c.in(1), c.out(0)); });
   };
 }
+/// nn.resize and nn.resize_grad: the same attributes, one kernel each.
+Handler resizeOp(Status (*kernel)(const Tensor &, const std::string &,
+                                  const std::string &, const std::string &,
+                                  Tensor &)) {
+  return [kernel](Call &c) {
+    std::string mode = c.enumCase("mode");
+    std::string coordinates = c.enumCase("coordinates");
+    std::string rounding = c.enumCase("rounding");
+    return c.run(
+        [&] { return kernel(c.in(0), mode, coordinates, rounding, c.out(0)); });
+  };
+}
 Handler unaryOp(UnaryKind kind) {
   return [kind](Call &c) {
     return c.run([&] { return unary(kind, c.in(0), c.out(0)); });
@@ -451,24 +463,8 @@ std::vector<Entry> elementwiseEntries() {
          return c.run(
              [&] { return topK(c.in(0), axis, largest, c.out(0), c.out(1)); });
        }},
-      {KernelId::Resize,
-       [](Call &c) {
-         std::string mode = c.enumCase("mode");
-         std::string coordinates = c.enumCase("coordinates");
-         std::string rounding = c.enumCase("rounding");
-         return c.run([&] {
-           return resize(c.in(0), mode, coordinates, rounding, c.out(0));
-         });
-       }},
-      {KernelId::ResizeGrad,
-       [](Call &c) {
-         std::string mode = c.enumCase("mode");
-         std::string coordinates = c.enumCase("coordinates");
-         std::string rounding = c.enumCase("rounding");
-         return c.run([&] {
-           return resizeGrad(c.in(0), mode, coordinates, rounding, c.out(0));
-         });
-       }},
+      {KernelId::Resize, resizeOp(resize)},
+      {KernelId::ResizeGrad, resizeOp(resizeGrad)},
       {KernelId::Clip,
        [](Call &c) {
          std::optional<double> min = c.optionalF32("min");

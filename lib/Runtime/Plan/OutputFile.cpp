@@ -21,7 +21,7 @@ void putInteger(std::string &bytes, uint64_t value) {
 
 /// Reads what putInteger wrote, advancing `at`; false past the end.
 bool takeInteger(const std::string &bytes, size_t &at, uint64_t &value) {
-  if (bytes.size() - at < 8 || at > bytes.size())
+  if (at > bytes.size() || bytes.size() - at < 8)
     return false;
   value = 0;
   for (int i = 0; i < 8; ++i)

@@ -78,13 +78,14 @@ void InsertBoxingPass::runOnOperation() {
     return model;
   };
 
-  // The forward pass of a training step. A value it makes that the
+  // The forward pass of a step (all of an inference step). A value it
+  // makes that the
   // backward pass reads is kept between the two at its producer's layout,
   // as the cost model counts it: a backward reader boxes it anew, rather
   // than read a forward boxing's result, which would be kept as well.
   DenseSet<Operation *> forward;
-  bool training = parplan::isStep(module);
-  if (training)
+  bool step = parplan::isStep(module);
+  if (step)
     for (auto function : module.getOps<func::FuncOp>())
       if (!function.isExternal())
         for (Operation *op : parplan::forwardPassOps(function))
@@ -127,7 +128,7 @@ void InsertBoxingPass::runOnOperation() {
       // runs its micro-batches at its own times.
       Attribute chunk = user->getAttr(parplan::kChunkAttrName);
       // Of a forward value, read by the backward pass.
-      bool backward = training && !forward.contains(user) &&
+      bool backward = step && !forward.contains(user) &&
                       !isa<func::ReturnOp>(user) &&
                       forward.contains(value.getDefiningOp());
       auto [it, inserted] =
