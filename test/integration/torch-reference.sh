@@ -9,7 +9,9 @@
 #   says why), and every parameter's and running statistic's sum and sum of
 #   squares after one step of SGD at lr 1e3 (the gradients) to 1e-3
 #   (PyTorch's own float32 step is 5e-3 off);
-# - inference: the logits of 2 batches to 1e-5 (parplan-compare-outputs).
+# - inference: the logits of 2 batches to 1e-5 (parplan-compare-outputs);
+# and the zoo's GPT, BERT (both outputs), ViT and ResNet-50, on their own
+# weights, write the outputs of the same models written in PyTorch to 1e-5.
 # Needs Debian's python3-torch and python3-torchvision (scripts/setup.sh
 # installs them); without them prints "skipped: ...".
 # Usage: torch-reference.sh BIN-DIR
@@ -128,13 +130,42 @@ serve() {
   done
 }
 
+# zoo KIND HEADS ZOO-FLAGS...: a parplan-zoo model's outputs of 2 batches
+# of 2 on one device (the zoo's own N-device runs are inference-
+# equivalence's), against the model written in PyTorch on its weights.
+zoo() {
+  kind=$1 heads=$2
+  shift 2
+  work=$dir/zoo-$kind
+  "$bin/parplan-zoo" "$kind" "$@" --dynamic-batch -o "$work.onnx" >/dev/null &&
+    "$bin/parplan" import "$work.onnx" --dim batch=2 >"$work.mlir" ||
+    { fail "parplan-zoo $kind $*"; return; }
+  $reference zoo "$kind" "$work.onnx" "$work.mlir" "$heads" "$work" \
+    >"$work.log" 2>&1 ||
+    { fail "torch_reference.py zoo $kind:"; tail -5 "$work.log"; return; }
+  compile "$work.onnx" "$work.plan" --batch 2 --mesh 1 || return
+  run "$work.plan" 1 --steps 2 --weights "$work.onnx" \
+    --batches "$work/batches" --outputs "$work.out" || return
+  if "$bin/parplan-compare-outputs" "$work/expected" "$work.out" 1e-5 \
+    >"$work.compare"; then
+    sed "s/^/  zoo $kind: /" "$work.compare"
+  else
+    fail "zoo $kind: outputs differ from PyTorch's:"
+    cat "$work.compare"
+  fi
+}
+
 train resnet18 1e-4
 train mobilenet_v2 "1e-4 2e-4 5e-4"
 serve resnet18
 serve mobilenet_v2
+zoo gpt 4 --layers 2 --hidden 64 --heads 4 --seq 16 --vocab 128
+zoo bert 4 --layers 2 --hidden 64 --heads 4 --seq 16 --vocab 128 --pooler
+zoo vit_b_16 4 --layers 2 --hidden 64 --heads 4 --classes 10
+zoo resnet50 0 --classes 10
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1
 fi
-echo "torchvision models train and serve as PyTorch computes them"
+echo "torchvision models train and serve, and the zoo's serve, as PyTorch computes them"
