@@ -42,14 +42,20 @@ the outputs to DIR/expected/step-S/NAME.npy.
 """
 import copy
 import os
+import re
 import sys
 
+import numpy
+import torch
+import torch.nn.functional as F
+import torchvision
+
 BATCH, SIZE, CLASSES, STEPS = 8, 32, 10, 3
+# The batches a served model runs: parplan-run --steps 2.
+SERVED_STEPS = 2
 
 
 def build(arch):
-    import torch
-    import torchvision
     torch.manual_seed(0)
     model = getattr(torchvision.models, arch)(num_classes=CLASSES)
     for module in model.modules():
@@ -59,7 +65,6 @@ def build(arch):
 
 
 def batches(directory, steps, labels):
-    import torch
     inputs = torch.randn(steps, BATCH, 3, SIZE, SIZE)
     os.makedirs(os.path.join(directory, "batches"), exist_ok=True)
     inputs.numpy().tofile(os.path.join(directory, "batches", "input.bin"))
@@ -71,7 +76,6 @@ def batches(directory, steps, labels):
 
 
 def export(model, example, path, training):
-    import torch
     mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     torch.onnx.export(model, example, path, training=mode,
                       do_constant_folding=not training, opset_version=13,
@@ -79,7 +83,6 @@ def export(model, example, path, training):
 
 
 def run_steps(model, inputs, targets, steps, dtype, lr, momentum):
-    import torch
     model = copy.deepcopy(model).to(dtype)
     model.train()
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
@@ -100,7 +103,6 @@ def write_lines(path, lines):
 
 
 def train(arch, directory):
-    import torch
     model = build(arch)
     model.train()
     inputs, targets = batches(directory, STEPS, labels=True)
@@ -119,8 +121,6 @@ def train(arch, directory):
 
 
 def serve(arch, directory):
-    import numpy
-    import torch
     model = build(arch)
     # An untrained model's running statistics (mean 0, variance 1) shrink
     # mobilenet_v2's logits to 1e-10: calibrate them on random batches
@@ -130,11 +130,11 @@ def serve(arch, directory):
         for _ in range(20):
             model(torch.randn(BATCH, 3, SIZE, SIZE))
     model.eval()
-    inputs, _ = batches(directory, 2, labels=False)
+    inputs, _ = batches(directory, SERVED_STEPS, labels=False)
     export(model, inputs[0], os.path.join(directory, arch + ".onnx"), False)
     reference = copy.deepcopy(model).double()
     with torch.no_grad():
-        for step in range(2):
+        for step in range(SERVED_STEPS):
             folder = os.path.join(directory, "expected", f"step-{step + 1}")
             os.makedirs(folder, exist_ok=True)
             logits = reference(inputs[step].double()).float().numpy()
@@ -143,8 +143,6 @@ def serve(arch, directory):
 
 def read_params(onnx_path, mlir_path):
     """The float32 parameters of a model, by name, from its file."""
-    import re
-    import torch
     pattern = re.compile(r'nn\.param "([^"]+)" \{source = "initializer@(\d+)\+(\d+)"\}'
                          r' : tensor<([0-9x]*)xf32>')
     with open(onnx_path, "rb") as model:
@@ -160,13 +158,11 @@ def read_params(onnx_path, mlir_path):
 
 
 def layer_norm(x, params, prefix):
-    import torch.nn.functional as F
     return F.layer_norm(x, x.shape[-1:], params[prefix + ".weight"],
                         params[prefix + ".bias"], 1e-5)
 
 
 def attention(q, k, v, heads, causal):
-    import torch
     b, s, h = q.shape
     split = [t.reshape(b, s, heads, h // heads).transpose(1, 2) for t in (q, k, v)]
     scores = split[0] @ split[1].transpose(2, 3) / (h // heads) ** 0.5
@@ -183,12 +179,10 @@ def linear(x, params, prefix):
 
 
 def layer_count(params, pattern):
-    import re
     return len({m.group(1) for n in params for m in [re.match(pattern, n)] if m})
 
 
 def zoo_gpt(params, heads, ids):
-    import torch.nn.functional as F
     s = ids.shape[1]
     x = params["transformer.wte.weight"][ids] + params["transformer.wpe.weight"][:s]
     for i in range(layer_count(params, r"transformer\.h\.(\d+)\.")):
@@ -203,8 +197,6 @@ def zoo_gpt(params, heads, ids):
 
 
 def zoo_bert(params, heads, ids, types):
-    import torch
-    import torch.nn.functional as F
     s = ids.shape[1]
     x = (params["embeddings.word_embeddings.weight"][ids] +
          params["embeddings.token_type_embeddings.weight"][types] +
@@ -226,8 +218,6 @@ def zoo_bert(params, heads, ids, types):
 
 
 def zoo_vit(params, heads, images):
-    import torch
-    import torch.nn.functional as F
     patches = F.conv2d(images, params["conv_proj.weight"], params["conv_proj.bias"],
                        stride=params["conv_proj.weight"].shape[-1])
     x = patches.flatten(2).transpose(1, 2)
@@ -246,37 +236,33 @@ def zoo_vit(params, heads, images):
 
 
 def zoo_resnet50(params, images):
-    import torch
-    import torchvision
     model = torchvision.models.resnet50(num_classes=params["fc.bias"].numel()).double()
     missing, unexpected = model.load_state_dict(params, strict=False)
     if unexpected or any(not n.endswith("num_batches_tracked") for n in missing):
         sys.exit(f"resnet50: weights missing {missing[:3]}, unexpected {unexpected[:3]}")
     model.eval()
-    with torch.no_grad():
-        return {"output": model(images)}
+    return {"output": model(images)}
 
 
 def zoo(kind, onnx_path, mlir_path, heads, directory):
-    import numpy
-    import torch
     params = read_params(onnx_path, mlir_path)
     torch.manual_seed(0)
     batch = 2
+    shape = (SERVED_STEPS, batch)
     inputs = {}
     if kind in ("gpt", "bert"):
         table = "transformer.wte.weight" if kind == "gpt" else "embeddings.word_embeddings.weight"
         seq = (params["transformer.wpe.weight"] if kind == "gpt" else
                params["embeddings.position_embeddings.weight"]).shape[0]
-        inputs["input_ids"] = torch.randint(0, params[table].shape[0], (2, batch, seq))
+        inputs["input_ids"] = torch.randint(0, params[table].shape[0], shape + (seq,))
         if kind == "bert":
-            inputs["token_type_ids"] = torch.randint(0, 2, (2, batch, seq))
+            inputs["token_type_ids"] = torch.randint(0, 2, shape + (seq,))
     else:
-        inputs["input"] = torch.randn(2, batch, 3, 224, 224)
+        inputs["input"] = torch.randn(*shape, 3, 224, 224)
     os.makedirs(os.path.join(directory, "batches"), exist_ok=True)
     for name, value in inputs.items():
         value.numpy().tofile(os.path.join(directory, "batches", name + ".bin"))
-    for step in range(2):
+    for step in range(SERVED_STEPS):
         given = [inputs[n][step] for n in inputs]
         given = [g.double() if g.is_floating_point() else g for g in given]
         with torch.no_grad():
