@@ -17,7 +17,8 @@ void Importer::convertIf(const onnx::NodeProto &node) {
   if (!dense || dense.getNumElements() != 1)
     failAt(node, "condition " + quote(node.input(0)) +
                      " is not a constant; parplan plans graphs without "
-                     "data-dependent control flow");
+                     "data-dependent control flow (hold the graph input it "
+                     "depends on with --input-value NAME=VALUE)");
   if (!isa<IntegerType>(dense.getElementType()))
     failAt(node, "condition " + quote(node.input(0)) + " must be a bool");
   bool taken = dense.getElementType().isInteger(1)

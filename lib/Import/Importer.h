@@ -1,8 +1,8 @@
 //===- Importer.h - the importer the converters share -----------*- C++ -*-===//
 //
 // The importer's state and helpers, shared by the converters of each op
-// family (Math.cpp, NN.cpp, Tensor.cpp, ControlFlow.cpp) and the graph
-// walk (OnnxImporter.cpp). Private to lib/Import.
+// family (Math.cpp, NN.cpp, Recurrent.cpp, Tensor.cpp, ControlFlow.cpp)
+// and the graph walk (OnnxImporter.cpp). Private to lib/Import.
 //
 // Errors are thrown as ImportError inside lib/Import and caught at the API
 // boundary (importOnnx); no exception crosses an MLIR frame.
@@ -129,6 +129,10 @@ private:
   void requireUnused(const onnx::NodeProto &node, int fromIndex);
   /// `isGraphInput`: the initializer is a graph input's default, which may
   /// be fed another value, so it is never folded into a constant if float.
+  /// A graph input given a value by OnnxImportOptions::inputValues: a
+  /// constant of the input's type.
+  Value fixedInput(const onnx::ValueInfoProto &graphInput,
+                   const std::vector<double> &numbers);
   Value materializeInitializer(const std::string &name,
                                bool isGraphInput = false);
   std::string checkWeightData(const onnx::TensorProto &tensor,
@@ -241,6 +245,8 @@ private:
   void convertConstantOfShape(const onnx::NodeProto &node);
   void convertShape(const onnx::NodeProto &node);
   void convertIf(const onnx::NodeProto &node);
+  /// RNN, GRU and LSTM (Recurrent.cpp).
+  void convertRecurrent(const onnx::NodeProto &node);
 
   MLIRContext &context;
   OpBuilder builder;

@@ -115,6 +115,9 @@ const llvm::StringMap<Importer::Converter> &Importer::converters() {
       {"ConstantOfShape", &Importer::convertConstantOfShape},
       {"Shape", &Importer::convertShape},
       {"If", &Importer::convertIf},
+      {"RNN", &Importer::convertRecurrent},
+      {"GRU", &Importer::convertRecurrent},
+      {"LSTM", &Importer::convertRecurrent},
   };
   return table;
 }
@@ -158,7 +161,7 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     const std::string &name = graphInput.name();
     if (values.count(name))
       fail("graph input " + quote(name) + " is declared twice");
-    if (initializers.count(name)) {
+    if (initializers.count(name) && !options.inputValues.count(name)) {
       // An integer one is data, a constant like any integer initializer.
       if (auto param = materializeInitializer(name, /*isGraphInput=*/true)
                            .getDefiningOp<nn::ParamOp>())
@@ -171,6 +174,11 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
          graphInput.type().tensor_type().shape().dim())
       if (dim.has_dim_param())
         inputDimNames.insert(dim.dim_param());
+    if (auto fixed = options.inputValues.find(name);
+        fixed != options.inputValues.end()) {
+      values[name] = fixedInput(graphInput, fixed->second);
+      continue;
+    }
     RankedTensorType type =
         tensorType(graphInput.type(), "graph input " + quote(name));
     values[name] = prologue([&](OpBuilder &b) {
@@ -181,6 +189,17 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
 
   // A binding no input reads is a typo, or a batch given to a model whose
   // batch is fixed: the program would silently have other shapes than asked.
+  for (const auto &binding : options.inputValues) {
+    if (!options.refuseUnusedDims || values.count(binding.first))
+      continue;
+    std::string known;
+    for (const onnx::ValueInfoProto &graphInput : graph.input())
+      if (!initializers.count(graphInput.name()))
+        known += (known.empty() ? "" : ", ") + quote(graphInput.name());
+    fail("input " + quote(binding.first) +
+         " is given a value, but the graph has no such input (its inputs: " +
+         (known.empty() ? std::string("none") : known) + ")");
+  }
   for (const auto &binding : options.dims) {
     if (!options.refuseUnusedDims || inputDimNames.count(binding.first))
       continue;
@@ -330,6 +349,9 @@ void Importer::countUses(const onnx::GraphProto &graph) {
       {"MatMul", {1}},
       {"BatchNormalization", {1, 2, 3, 4}},
       {"LayerNormalization", {1, 2}},
+      {"RNN", {1, 2, 3}},
+      {"GRU", {1, 2, 3}},
+      {"LSTM", {1, 2, 3, 7}},
       {"Gather", {0}}};
   for (const onnx::NodeProto &node : graph.node()) {
     for (const std::string &name : node.input())
@@ -611,6 +633,42 @@ Value Importer::prologue(function_ref<Value(OpBuilder &)> create) {
   Value value = create(prologueBuilder);
   lastPrologueOp = value.getDefiningOp();
   return value;
+}
+
+Value Importer::fixedInput(const onnx::ValueInfoProto &graphInput,
+                           const std::vector<double> &numbers) {
+  const std::string &name = graphInput.name();
+  std::string what = "graph input " + quote(name);
+  RankedTensorType type = tensorType(graphInput.type(), what);
+  if (type.getNumElements() != static_cast<int64_t>(numbers.size()))
+    fail(what + " is " + typeName(type) + ", " +
+         std::to_string(type.getNumElements()) +
+         " elements, and --input-value gives it " +
+         std::to_string(numbers.size()));
+  Type element = type.getElementType();
+  SmallVector<Attribute> elements;
+  for (double number : numbers) {
+    if (isa<FloatType>(element)) {
+      elements.push_back(builder.getFloatAttr(element, number));
+      continue;
+    }
+    bool fits = number == std::trunc(number) &&
+                (element.isInteger(1) ? number == 0 || number == 1
+                                      : std::abs(number) < 0x1p63);
+    if (!fits) {
+      std::ostringstream text;
+      text << number;
+      fail(what + " is " + typeName(type) + " and cannot hold the value " +
+           text.str());
+    }
+    elements.push_back(
+        builder.getIntegerAttr(element, static_cast<int64_t>(number)));
+  }
+  auto value = DenseElementsAttr::get(type, elements);
+  return prologue([&](OpBuilder &b) {
+    return nn::ConstantOp::create(b, NameLoc::get(b.getStringAttr(name)), value)
+        .getResult();
+  });
 }
 
 Value Importer::materializeInitializer(const std::string &name,
@@ -1103,6 +1161,27 @@ std::optional<std::string> parplan::addDimBinding(OnnxImportOptions &options,
     return "--dim " + binding.str() +
            ": expected NAME=VALUE with a positive integer VALUE";
   options.dims[name.str()] = size;
+  return std::nullopt;
+}
+
+std::optional<std::string>
+parplan::addInputValueBinding(OnnxImportOptions &options, StringRef binding) {
+  auto [name, list] = binding.split('=');
+  std::vector<double> numbers;
+  SmallVector<StringRef> items;
+  list.split(items, ',');
+  for (StringRef item : items) {
+    double number = 0;
+    if (item.trim().getAsDouble(number)) {
+      numbers.clear();
+      break;
+    }
+    numbers.push_back(number);
+  }
+  if (name.empty() || numbers.empty())
+    return "--input-value " + binding.str() +
+           ": expected NAME=VALUE or NAME=V1,V2,... with numbers";
+  options.inputValues[name.str()] = std::move(numbers);
   return std::nullopt;
 }
 

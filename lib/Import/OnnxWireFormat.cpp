@@ -9,6 +9,7 @@
 
 #include "parplan/Import/OnnxWireFormat.h"
 
+#include <functional>
 #include <vector>
 
 using parplan::ByteRange;
@@ -25,6 +26,8 @@ constexpr uint32_t kNodeOpType = 4;
 constexpr uint32_t kNodeAttribute = 5;
 constexpr uint32_t kAttributeName = 1;
 constexpr uint32_t kAttributeTensor = 5;
+constexpr uint32_t kAttributeGraph = 6;
+constexpr uint32_t kAttributeGraphs = 11;
 constexpr uint32_t kTensorDataType = 2;
 constexpr uint32_t kTensorName = 8;
 constexpr uint32_t kTensorRawData = 9;
@@ -125,8 +128,10 @@ public:
       : whole(whole), threshold(threshold) {}
 
   std::optional<std::string> model(std::string_view bytes) {
-    return rewrite(bytes, kModelGraph, [this](std::string_view graph) {
-      return this->graph(graph);
+    return rewrite(bytes, [this](uint32_t number) -> Rewrite {
+      if (number == kModelGraph)
+        return [this](std::string_view graph) { return this->graph(graph); };
+      return nullptr;
     });
   }
 
@@ -134,9 +139,14 @@ public:
   std::map<std::string, ByteRange> constantData;
 
 private:
-  template <typename Rewrite>
-  std::optional<std::string> rewrite(std::string_view bytes, uint32_t target,
-                                     Rewrite rewriteTarget) {
+  using Rewrite =
+      std::function<std::optional<std::string>(std::string_view payload)>;
+
+  /// Copies the message in `bytes`, each length-delimited field for which
+  /// `rewriteFor(number)` gives a rewrite replaced by what it returns.
+  template <typename RewriteFor>
+  std::optional<std::string> rewrite(std::string_view bytes,
+                                     RewriteFor rewriteFor) {
     std::string out;
     out.reserve(bytes.size() < (1u << 20) ? bytes.size() : (1u << 20));
     Reader reader(bytes);
@@ -144,30 +154,46 @@ private:
       std::optional<Field> field = reader.field();
       if (!field)
         return std::nullopt;
-      if (field->number == target && field->wireType == 2) {
-        std::optional<std::string> inner = rewriteTarget(field->payload);
-        if (!inner)
-          return std::nullopt;
-        appendLengthDelimited(out, field->number, *inner);
-      } else {
+      Rewrite rewriteField =
+          field->wireType == 2 ? rewriteFor(field->number) : nullptr;
+      if (!rewriteField) {
         out.append(field->bytes);
+        continue;
       }
+      std::optional<std::string> inner = rewriteField(field->payload);
+      if (!inner)
+        return std::nullopt;
+      appendLengthDelimited(out, field->number, *inner);
     }
     return out;
   }
 
+  /// A graph: the top-level one, or a subgraph (an If branch), whose
+  /// initializers and Constant nodes are recorded the same way.
   std::optional<std::string> graph(std::string_view bytes) {
-    Reader reader(bytes);
-    while (!reader.done()) {
-      std::optional<Field> field = reader.field();
-      if (!field)
-        return std::nullopt;
-      if (field->number == kGraphNode && field->wireType == 2 &&
-          !constant(field->payload))
-        return std::nullopt;
-    }
-    return rewrite(bytes, kGraphInitializer, [this](std::string_view tensor) {
-      return this->tensor(tensor);
+    return rewrite(bytes, [this](uint32_t number) -> Rewrite {
+      if (number == kGraphNode)
+        return [this](std::string_view node) { return this->node(node); };
+      if (number == kGraphInitializer)
+        return [this](std::string_view tensor) { return this->tensor(tensor); };
+      return nullptr;
+    });
+  }
+
+  std::optional<std::string> node(std::string_view bytes) {
+    if (!constant(bytes))
+      return std::nullopt;
+    return rewrite(bytes, [this](uint32_t number) -> Rewrite {
+      if (number != kNodeAttribute)
+        return nullptr;
+      return [this](std::string_view attribute) {
+        return rewrite(attribute, [this](uint32_t inner) -> Rewrite {
+          if (inner == kAttributeGraph || inner == kAttributeGraphs)
+            return
+                [this](std::string_view graph) { return this->graph(graph); };
+          return nullptr;
+        });
+      };
     });
   }
 

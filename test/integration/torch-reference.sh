@@ -10,6 +10,9 @@
 #   squares after one step of SGD at lr 1e3 (the gradients) to 1e-3
 #   (PyTorch's own float32 step is 5e-3 off);
 # - inference: the logits of 2 batches to 1e-5 (parplan-compare-outputs);
+# the same training checks for two recurrent classifiers exported by
+# torch.onnx (a 2-layer LSTM, a bidirectional GRU, over the images' rows),
+# which parplan imports unrolled;
 # and the zoo's GPT, BERT (both outputs), ViT and ResNet-50, on their own
 # weights, write the outputs of the same models written in PyTorch to 1e-5.
 # Needs Debian's python3-torch and python3-torchvision (scripts/setup.sh
@@ -157,6 +160,8 @@ zoo() {
 
 train resnet18 1e-4
 train mobilenet_v2 "1e-4 2e-4 5e-4"
+train lstm 1e-4
+train gru 1e-4
 serve resnet18
 serve mobilenet_v2
 zoo gpt 4 --layers 2 --hidden 64 --heads 4 --seq 16 --vocab 128
@@ -168,4 +173,4 @@ if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)"
   exit 1
 fi
-echo "torchvision models train and serve, and the zoo's serve, as PyTorch computes them"
+echo "torchvision and recurrent models train, torchvision models and the zoo's serve, as PyTorch computes them"

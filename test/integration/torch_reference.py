@@ -9,7 +9,9 @@
                                         PyTorch's outputs of a parplan-zoo model
 
 ARCH is a torchvision classifier (resnet18, mobilenet_v2) built with 10
-classes and its dropout set to 0, seeded, on batches of 8 images of 32x32.
+classes and its dropout set to 0, or a recurrent one (lstm: 2 LSTM layers;
+gru: a bidirectional GRU) reading each image's 32 rows as a sequence;
+seeded, on batches of 8 images of 32x32.
 
 `train` writes DIR/ARCH.onnx (exported with its batch norms in training
 mode), DIR/batches/{input,labels}.bin for 3 steps (parplan-run --batches),
@@ -55,8 +57,34 @@ BATCH, SIZE, CLASSES, STEPS = 8, 32, 10, 3
 SERVED_STEPS = 2
 
 
+class RecurrentClassifier(torch.nn.Module):
+    """Images read row by row: SIZE steps of 3 * SIZE features through a
+    2-layer LSTM (`lstm`) or a bidirectional GRU (`gru`) of 32, the last
+    step's output to CLASSES logits."""
+
+    def __init__(self, kind):
+        super().__init__()
+        features, hidden = 3 * SIZE, 32
+        if kind == "lstm":
+            self.rnn = torch.nn.LSTM(features, hidden, num_layers=2,
+                                     batch_first=True)
+        else:
+            self.rnn = torch.nn.GRU(features, hidden, batch_first=True,
+                                    bidirectional=True)
+            hidden *= 2
+        self.head = torch.nn.Linear(hidden, CLASSES)
+
+    def forward(self, images):
+        rows = images.permute(0, 2, 1, 3).reshape(images.shape[0], SIZE,
+                                                  3 * SIZE)
+        outputs, _ = self.rnn(rows)
+        return self.head(outputs[:, -1])
+
+
 def build(arch):
     torch.manual_seed(0)
+    if arch in ("lstm", "gru"):
+        return RecurrentClassifier(arch)
     model = getattr(torchvision.models, arch)(num_classes=CLASSES)
     for module in model.modules():
         if isinstance(module, torch.nn.Dropout):

@@ -152,3 +152,60 @@ TEST_CASE("a Constant node's raw value is located by the node's output") {
   REQUIRE(back.ParseFromString(stripped->bytes));
   CHECK(back.graph().node_size() == 4);
 }
+
+TEST_CASE("the initializers and Constant nodes of If branches are located") {
+  // Exporters put a branch's weights in the branch: Silero's voice-activity
+  // detector keeps its LSTM weights in the If that its sample rate selects.
+  onnx::ModelProto model = sampleModel();
+  onnx::NodeProto *branching = model.mutable_graph()->add_node();
+  branching->set_op_type("If");
+  branching->add_input("condition");
+  branching->add_output("y2");
+  onnx::AttributeProto *thenBranch = branching->add_attribute();
+  thenBranch->set_name("then_branch");
+  thenBranch->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto &branch = *thenBranch->mutable_g();
+  addInitializer(branch, "branch.weight", onnx::TensorProto::FLOAT, 2000, 'e');
+  // A nested If inside the branch, holding a Constant node.
+  onnx::NodeProto *nested = branch.add_node();
+  nested->set_op_type("If");
+  onnx::AttributeProto *elseBranch = nested->add_attribute();
+  elseBranch->set_name("else_branch");
+  elseBranch->set_type(onnx::AttributeProto::GRAPH);
+  onnx::NodeProto *constant = elseBranch->mutable_g()->add_node();
+  constant->set_op_type("Constant");
+  constant->add_output("nested.value");
+  onnx::AttributeProto *value = constant->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_dims(3);
+  value->mutable_t()->set_raw_data(std::string(12, 'n'));
+
+  std::string bytes = model.SerializeAsString();
+  std::optional<StrippedModel> stripped = stripWeightData(bytes, 1024);
+  REQUIRE(stripped);
+  REQUIRE(stripped->rawData.count("branch.weight"));
+  ByteRange range = stripped->rawData.at("branch.weight");
+  REQUIRE(range.length == 8000);
+  CHECK(std::string(bytes.data() + range.offset, range.length) ==
+        std::string(8000, 'e'));
+  REQUIRE(stripped->constantData.count("nested.value"));
+  range = stripped->constantData.at("nested.value");
+  CHECK(std::string(bytes.data() + range.offset, range.length) ==
+        std::string(12, 'n'));
+  // The branch's large payload is left out too; the rest of it is kept.
+  CHECK(bytes.size() - stripped->bytes.size() >= 408000 + 8000);
+  onnx::ModelProto back;
+  REQUIRE(back.ParseFromString(stripped->bytes));
+  const onnx::GraphProto &parsedBranch = back.graph().node(1).attribute(0).g();
+  CHECK_FALSE(parsedBranch.initializer(0).has_raw_data());
+  CHECK(parsedBranch.initializer(0).name() == "branch.weight");
+  CHECK(parsedBranch.node(0)
+            .attribute(0)
+            .g()
+            .node(0)
+            .attribute(0)
+            .t()
+            .raw_data() == std::string(12, 'n'));
+}

@@ -30,6 +30,13 @@ llvm::cl::list<std::string>
                                "a model lacks is ignored"),
                 llvm::cl::value_desc("NAME=VALUE"));
 
+llvm::cl::list<std::string> inputValueBindings(
+    "input-value",
+    llvm::cl::desc("Hold a graph input fixed, a constant: NAME=V or "
+                   "NAME=V1,V2,... in row-major order (repeatable); a name "
+                   "a model lacks is ignored"),
+    llvm::cl::value_desc("NAME=VALUES"));
+
 TranslateToMLIRRegistration importOnnx(
     "import-onnx", "ONNX model (binary or text) to the nn dialect",
     [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
@@ -39,6 +46,12 @@ TranslateToMLIRRegistration importOnnx(
       for (const std::string &binding : dimBindings)
         if (std::optional<std::string> problem =
                 parplan::addDimBinding(options, binding)) {
+          llvm::errs() << "parplan-translate: error: " << *problem << "\n";
+          return nullptr;
+        }
+      for (const std::string &binding : inputValueBindings)
+        if (std::optional<std::string> problem =
+                parplan::addInputValueBinding(options, binding)) {
           llvm::errs() << "parplan-translate: error: " << *problem << "\n";
           return nullptr;
         }

@@ -15,6 +15,15 @@
 
 namespace parplan::cli {
 
+/// What an ONNX import is told about the model's graph inputs: `--dim
+/// NAME=VALUE` for symbolic dimensions and `--input-value NAME=V[,V...]` for
+/// inputs held fixed.
+struct ImportBindings {
+  std::vector<std::string> dims;
+  std::vector<std::string> inputValues;
+  bool empty() const { return dims.empty() && inputValues.empty(); }
+};
+
 struct CheckOptions {
   std::string input;
   bool printIR = false;
@@ -22,7 +31,7 @@ struct CheckOptions {
 
 struct ImportOptions {
   std::string input;
-  std::vector<std::string> dims;
+  ImportBindings bindings;
   std::string output;
   bool raw = false;
 };
@@ -42,7 +51,7 @@ using TrainingOptions = driver::TrainingOptions;
 
 struct ShardOptions {
   std::string input;
-  std::vector<std::string> dims;
+  ImportBindings bindings;
   LayoutOptions layout;
   std::string optimizer = "adam";
   bool inference = false;
@@ -54,14 +63,14 @@ struct ShardOptions {
 
 struct TrainStepOptions {
   std::string input;
-  std::vector<std::string> dims;
+  ImportBindings bindings;
   TrainingOptions training;
   std::string output;
 };
 
 struct CompileOptions {
   std::string input;
-  std::vector<std::string> dims;
+  ImportBindings bindings;
   bool train = false;
   std::string emit;
   std::string output;

@@ -239,10 +239,11 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   TimingScope timingRoot = timing.getRootScope();
   driver::ModelImporter importAt = [&](int64_t count) {
     TimingScope importTiming = timingRoot.nest("Import");
-    std::vector<std::string> dims = options.dims;
+    ImportBindings bindings = options.bindings;
     if (options.compile.batch > 0)
-      dims.push_back("batch=" + std::to_string(options.compile.batch / count));
-    return loadModel(options.input, dims, /*raw=*/false, context);
+      bindings.dims.push_back("batch=" +
+                              std::to_string(options.compile.batch / count));
+    return loadModel(options.input, bindings, /*raw=*/false, context);
   };
   driver::CompileOptions settings = driverOptions(options, progress);
   // The pass managers live to the end: the timing report knows a pass by

@@ -126,11 +126,17 @@ parplan::cli::addTrainingOptions(CLI::App *command, TrainingOptions &training,
   return addedSince(command, before);
 }
 
-void parplan::cli::addDimOption(CLI::App *command,
-                                std::vector<std::string> &dims) {
+void parplan::cli::addImportBindingOptions(CLI::App *command,
+                                           ImportBindings &bindings) {
   command
-      ->add_option("--dim", dims,
+      ->add_option("--dim", bindings.dims,
                    "Bind a symbolic dimension: NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  command
+      ->add_option("--input-value", bindings.inputValues,
+                   "Hold a graph input fixed: NAME=V or NAME=V1,V2,... in "
+                   "row-major order (repeatable); the input becomes a "
+                   "constant, e.g. a sample rate that selects an If branch")
       ->allow_extra_args(false);
 }
 

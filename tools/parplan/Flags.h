@@ -27,10 +27,11 @@ std::vector<CLI::Option *> addTrainingOptions(CLI::App *command,
                                               TrainingOptions &training,
                                               bool *autoMicroBatches = nullptr);
 
-/// `--dim NAME=VALUE`, repeatable. One value per flag: CLI11 lets a vector
-/// option take every following argument, which would swallow the model path
-/// in `import --dim batch=32 model.onnx`.
-void addDimOption(CLI::App *command, std::vector<std::string> &dims);
+/// `--dim NAME=VALUE` and `--input-value NAME=V[,V...]`, repeatable. One
+/// value per flag: CLI11 lets a vector option take every following
+/// argument, which would swallow the model path in `import --dim batch=32
+/// model.onnx`.
+void addImportBindingOptions(CLI::App *command, ImportBindings &bindings);
 
 /// The flags of sbp-assign's layout: cluster, mesh, strategy, pins.
 void addLayoutOptions(CLI::App *command, LayoutOptions &layout);

@@ -26,7 +26,7 @@ int parplan::cli::runImport(const ImportOptions &options) {
   registerAllDialects(registry);
   MLIRContext context(registry);
   OwningOpRef<ModuleOp> module =
-      loadModel(options.input, options.dims, options.raw, context);
+      loadModel(options.input, options.bindings, options.raw, context);
   if (!module)
     return 1;
   if (!writeIR(*module, options.output))

@@ -23,26 +23,31 @@
 
 using namespace mlir;
 
-OwningOpRef<ModuleOp>
-parplan::cli::loadModel(const std::string &path,
-                        const std::vector<std::string> &dims, bool raw,
-                        MLIRContext &context) {
+OwningOpRef<ModuleOp> parplan::cli::loadModel(const std::string &path,
+                                              const ImportBindings &bindings,
+                                              bool raw, MLIRContext &context) {
   if (llvm::StringRef(path).ends_with(".mlir")) {
-    if (!dims.empty()) {
+    if (!bindings.empty()) {
       fmt::print(stderr,
-                 "parplan: error: --dim binds ONNX dimensions; '{}' is IR\n",
+                 "parplan: error: --dim and --input-value bind an ONNX "
+                 "model's inputs; '{}' is IR\n",
                  path);
       return nullptr;
     }
     return parseIRFile(path, context);
   }
   OnnxImportOptions importOptions;
-  for (const std::string &binding : dims)
-    if (std::optional<std::string> problem =
-            addDimBinding(importOptions, binding)) {
-      fmt::print(stderr, "parplan: error: {}\n", *problem);
-      return nullptr;
-    }
+  std::optional<std::string> problem;
+  for (const std::string &binding : bindings.dims)
+    if (!problem)
+      problem = addDimBinding(importOptions, binding);
+  for (const std::string &binding : bindings.inputValues)
+    if (!problem)
+      problem = addInputValueBinding(importOptions, binding);
+  if (problem) {
+    fmt::print(stderr, "parplan: error: {}\n", *problem);
+    return nullptr;
+  }
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                   /*RequiresNullTerminator=*/false);

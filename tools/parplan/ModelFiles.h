@@ -30,14 +30,14 @@ class PassManager;
 
 namespace parplan::cli {
 
-/// Imports the ONNX model at `path` (binary or text) with the `dims`
-/// bindings (NAME=VALUE) and, unless `raw`, brings it to canonical form. A
-/// path ending in ".mlir" is parsed as IR instead (`dims` must be empty).
-/// On failure the reason has been printed as one line and the result is
-/// null.
-mlir::OwningOpRef<mlir::ModuleOp>
-loadModel(const std::string &path, const std::vector<std::string> &dims,
-          bool raw, mlir::MLIRContext &context);
+/// Imports the ONNX model at `path` (binary or text) with the `bindings`
+/// and, unless `raw`, brings it to canonical form. A path ending in ".mlir"
+/// is parsed as IR instead (`bindings` must be empty). On failure the
+/// reason has been printed as one line and the result is null.
+mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
+                                            const ImportBindings &bindings,
+                                            bool raw,
+                                            mlir::MLIRContext &context);
 
 /// Writes `module` to `path`, or to stdout when `path` is empty; false (the
 /// reason printed) when it cannot.

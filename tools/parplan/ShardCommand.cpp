@@ -119,7 +119,7 @@ int cli::runShard(const ShardOptions &options) {
   registerAllDialects(registry);
   MLIRContext context(registry);
   OwningOpRef<ModuleOp> module =
-      loadModel(options.input, options.dims, /*raw=*/false, context);
+      loadModel(options.input, options.bindings, /*raw=*/false, context);
   if (!module)
     return 1;
 

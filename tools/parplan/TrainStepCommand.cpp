@@ -22,7 +22,7 @@ int parplan::cli::runTrainStep(const TrainStepOptions &options) {
   registerAllDialects(registry);
   MLIRContext context(registry);
   OwningOpRef<ModuleOp> module =
-      loadModel(options.input, options.dims, /*raw=*/false, context);
+      loadModel(options.input, options.bindings, /*raw=*/false, context);
   if (!module)
     return 1;
 

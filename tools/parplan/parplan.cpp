@@ -13,7 +13,7 @@
 #include <new>
 #include <tuple>
 
-using parplan::cli::addDimOption;
+using parplan::cli::addImportBindingOptions;
 using parplan::cli::addLayoutOptions;
 using parplan::cli::addTrainingOptions;
 
@@ -37,7 +37,7 @@ CLI::App *addImportCommand(CLI::App &app,
       "import", "Import an ONNX model (binary or text) into the nn dialect, "
                 "in canonical form (layer norms and GELUs fused)");
   command->add_option("model", options.input, "ONNX model")->required();
-  addDimOption(command, options.dims);
+  addImportBindingOptions(command, options.bindings);
   command->add_option("-o,--output", options.output,
                       "Write the IR here and print a summary");
   command->add_flag("--raw", options.raw,
@@ -53,7 +53,7 @@ CLI::App *addShardCommand(CLI::App &app, parplan::cli::ShardOptions &options) {
                "a cluster, by the cost model, and insert the boxing it needs");
   command->add_option("model", options.input, "ONNX model, or nn IR (.mlir)")
       ->required();
-  addDimOption(command, options.dims);
+  addImportBindingOptions(command, options.bindings);
   addLayoutOptions(command, options.layout);
   command
       ->add_option("--optimizer", options.optimizer,
@@ -81,7 +81,7 @@ CLI::App *addCompileCommand(CLI::App &app,
                  "(docs/cli.md)");
   command->add_option("model", options.input, "ONNX model, or nn IR (.mlir)")
       ->required();
-  addDimOption(command, options.dims);
+  addImportBindingOptions(command, options.bindings);
   command
       ->add_option("--batch", options.compile.batch,
                    "Bind the symbolic dimension 'batch' (the global batch)")
@@ -166,7 +166,7 @@ CLI::App *addTrainStepCommand(CLI::App &app,
                     "backward and optimizer update (docs/training.md)");
   command->add_option("model", options.input, "ONNX model, or nn IR (.mlir)")
       ->required();
-  addDimOption(command, options.dims);
+  addImportBindingOptions(command, options.bindings);
   addTrainingOptions(command, options.training);
   command->add_option("-o,--output", options.output,
                       "Write the IR here and print a summary");

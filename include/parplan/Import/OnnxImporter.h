@@ -25,9 +25,14 @@ namespace parplan {
 struct OnnxImportOptions {
   /// Values for symbolic dimensions (dim_param), e.g. {"batch", 32}.
   std::map<std::string, int64_t> dims;
-  /// Fail the import on a binding of `dims` that no graph input has (a
-  /// typo, or a batch for a model whose batch is fixed). parplan-translate
-  /// turns it off: one set of bindings serves every split of a test file.
+  /// Fixed values for graph inputs, by name, in row-major order: each such
+  /// input becomes a constant, so that what depends on it folds (a sample
+  /// rate that selects an If branch, a flag, a length).
+  std::map<std::string, std::vector<double>> inputValues;
+  /// Fail the import on a binding of `dims` or `inputValues` that no graph
+  /// input has (a typo, or a batch for a model whose batch is fixed).
+  /// parplan-translate turns it off: one set of bindings serves every split
+  /// of a test file.
   bool refuseUnusedDims = true;
   /// Name of the function the graph becomes.
   std::string functionName = "main";
@@ -37,6 +42,11 @@ struct OnnxImportOptions {
 /// `options.dims`. Returns the reason when `binding` is malformed.
 std::optional<std::string> addDimBinding(OnnxImportOptions &options,
                                          llvm::StringRef binding);
+
+/// Adds one `--input-value` binding, "NAME=V[,V...]" with numbers V, to
+/// `options.inputValues`. Returns the reason when `binding` is malformed.
+std::optional<std::string> addInputValueBinding(OnnxImportOptions &options,
+                                                llvm::StringRef binding);
 
 /// Imports the ONNX model in `bytes` (binary protobuf, or the ONNX text
 /// format when the first non-blank character is '<'); `path` names the model

@@ -29,20 +29,21 @@ struct ByteRange {
 struct StrippedModel {
   /// The model's wire bytes without the left-out payloads.
   std::string bytes;
-  /// For every top-level graph initializer stored as raw_data, by name:
-  /// where its bytes are in the original buffer (left out or not).
+  /// For every graph initializer stored as raw_data, by name, those of
+  /// subgraphs (If branches) included: where its bytes are in the original
+  /// buffer (left out or not).
   std::map<std::string, ByteRange> rawData;
-  /// For every top-level Constant node whose value is stored as raw_data,
-  /// by the node's output: where those bytes are (paddle2onnx stores every
-  /// weight so).
+  /// For every Constant node, in any graph, whose value is stored as
+  /// raw_data, by the node's output: where those bytes are (paddle2onnx
+  /// stores every weight so).
   std::map<std::string, ByteRange> constantData;
 };
 
 /// Copies the serialized ModelProto in `bytes`, leaving out the raw_data of
-/// top-level graph initializers whose element type is a floating-point type
-/// and whose payload exceeds `threshold` bytes. Returns std::nullopt when
-/// `bytes` is not well-formed protobuf (the caller then reports the error
-/// from a regular parse).
+/// graph initializers (subgraphs' included) whose element type is a
+/// floating-point type and whose payload exceeds `threshold` bytes. Returns
+/// std::nullopt when `bytes` is not well-formed protobuf (the caller then
+/// reports the error from a regular parse).
 std::optional<StrippedModel> stripWeightData(std::string_view bytes,
                                              uint64_t threshold);
 
