@@ -138,7 +138,7 @@ def Plan_BufferOp : Plan_Op<"buffer", [HasParent<"ProgramOp">]> {
     | kind | contents | attributes |
     |---|---|---|
     | `temporary` (default) | written by an op of the step | |
-    | `parameter` | a block of a model parameter: loaded once, updated by the step | `name`, `logical_shape`, `splits`, `source`, `part_of`/`part` |
+    | `parameter` | a block of a model parameter: loaded once, updated by the step | `name`, `logical_shape`, `splits`, `source`, `part_of`/`part`, `synthetic_center` (1 for a batch norm's running variance: where synthetic values are centered) |
     | `input` | a block of a batch tensor, fed at every step | `name`, `logical_shape`, `splits`, `value_bound` for integers |
     | `state` | optimizer state: zeros, then updated | `name`, `logical_shape`, `splits` |
     | `constant` | fixed elements | `value`; with `logical_shape` and `splits`, `value` is the logical tensor and each device keeps its block |
@@ -167,6 +167,7 @@ def Plan_BufferOp : Plan_Op<"buffer", [HasParent<"ProgramOp">]> {
                        OptionalAttr<StrAttr>:$part_of,
                        OptionalAttr<DenseI64ArrayAttr>:$part,
                        OptionalAttr<I64Attr>:$value_bound,
+                       OptionalAttr<F64Attr>:$synthetic_center,
                        OptionalAttr<ElementsAttr>:$value);
   let results = (outs Plan_Buffer:$result);
   let assemblyFormat = [{

@@ -110,6 +110,8 @@ LogicalResult ProgramExporter::buffer(pp::BufferOp op) {
     copyInts(*op.getPart(), buffer.mutable_part());
   if (op.getValueBound())
     buffer.set_value_bound(static_cast<int64_t>(*op.getValueBound()));
+  if (op.getSyntheticCenter())
+    buffer.set_synthetic_center(op.getSyntheticCenter()->convertToDouble());
   if (auto value = op.getValueAttr()) {
     auto dense = dyn_cast<DenseElementsAttr>(value);
     if (!dense)

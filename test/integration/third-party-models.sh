@@ -90,30 +90,39 @@ expect_param_elements() {
   ((count == $1)) || problem "parameters hold $count elements, expected $1"
 }
 
-# serve IMPORT-FLAG...: compiles the current model for inference (bound by
-# the flags) and serves one batch on its own weights on 1 CPU rank, on 4,
-# and on 2 stages of 2 with 2 micro-batches; 4 ranks and the stages must
-# write the outputs of 1 device (1e-5). Skipped without mpirun.
+# serve [--synthetic] IMPORT-FLAG...: compiles the current model for
+# inference (bound by the flags) and serves one batch on its own weights
+# (with --synthetic, on parplan-run's synthetic ones) on 1 CPU rank, on 4,
+# on 2 stages of 2 with 2 micro-batches, and on 4 with the CUDA backend's
+# kernels run on the host (--host-kernels device); each must write the
+# outputs of 1 device (1e-5; a NaN fails). Skipped without mpirun.
 serve() {
-  local bin one name shape ranks flags
+  local bin one name run ranks flags runFlags weights=(--weights "${path[$model]}")
+  if [[ $1 == --synthetic ]]; then
+    weights=()
+    shift
+  fi
   bin=$(dirname "$translate")
   command -v mpirun >/dev/null && [[ -x $bin/parplan-run ]] || return 0
   [[ $(id -u) != 0 ]] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  for shape in "1 --mesh 1" "4 --mesh 4" "4 --mesh 4 --stages 2 --micro-batches 2"; do
-    read -r ranks flags <<<"$shape"
-    name=$out/$model-${shape// /_}
+  # RANKS|COMPILE-FLAGS|RUN-FLAGS
+  for run in "1|--mesh 1|" "4|--mesh 4|" \
+    "4|--mesh 4 --stages 2 --micro-batches 2|" \
+    "4|--mesh 4|--host-kernels device"; do
+    IFS='|' read -r ranks flags runFlags <<<"$run"
+    name=$out/$model-$ranks${flags// /_}${runFlags// /_}
     # shellcheck disable=SC2086
     "$bin/parplan" compile "${path[$model]}" "$@" --cluster dgx-a100 \
       $flags -o "$name" -q >/dev/null 2>"$name.err" &&
       timeout 120 mpirun --oversubscribe -np "$ranks" "$bin/parplan-run" \
-        "$name/plan.pb" --weights "${path[$model]}" --steps 1 \
+        "$name/plan.pb" "${weights[@]}" $runFlags --steps 1 \
         --outputs "$name.out" </dev/null >"$name.log" 2>&1 ||
-      { problem "serving on $shape failed: $(tail -3 "$name.err" "$name.log")"; continue; }
+      { problem "serving on $ranks ($flags $runFlags) failed: $(tail -3 "$name.err" "$name.log")"; continue; }
     [[ $ranks == 1 ]] && one=$name.out && continue
     "$bin/parplan-compare-outputs" "$one" "$name.out" 1e-5 >"$name.compare" ||
-      problem "serving on $shape: $(cat "$name.compare")"
+      problem "serving on $ranks ($flags $runFlags): $(cat "$name.compare")"
   done
-  ((problems)) || echo "  served on 1 device, 4, and 2 stages of 2 alike: $(head -1 "$name.compare")"
+  ((problems)) || echo "  served on 1 device, 4, 2 stages of 2 and 4 with device kernels alike: $(head -1 "$name.compare")"
 }
 
 # A small MLP: a wake-word classifier from openWakeWord-JS (Flatten, then
@@ -148,6 +157,11 @@ if import --dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=48 \
   expect_line 'group = 8 : tensor<1x8x24x96xf32>, tensor<8x1x3x3xf32>'
   expect_count 1 ' = nn.max_pool '
   expect_count 1 ' = nn.softmax '
+  # Served without its weights: the 35 batch norms' running variances are
+  # drawn around 1, so the probabilities are numbers (a NaN fails), the
+  # same on 4 ranks and on 2 stages as on 1.
+  serve --synthetic --dim p2o.DynamicDimension.0=4 \
+    --dim p2o.DynamicDimension.1=48 --dim p2o.DynamicDimension.2=192
 fi
 end
 

@@ -1,6 +1,7 @@
 //===- DeviceLinearTest.cpp - contraction, row-wise and gather kernels ----===//
 //
-// The device kernels of Linear.h, Normalization.h and Gather.h, the
+// The device kernels of Linear.h, Normalization.h, Gather.h and
+// Sampling.h, the
 // collective packing of Pack.h and the synthetic values of Synthetic.h, run
 // on the host through HostLauncher and
 // compared element by element with the reference kernels (runKernel) on
@@ -15,6 +16,7 @@
 #include "Device/Linear.h"
 #include "Device/Normalization.h"
 #include "Device/Pack.h"
+#include "Device/Sampling.h"
 #include "Device/Synthetic.h"
 
 #include "parplan/Runtime/Communicator.h"
@@ -121,7 +123,7 @@ void expectClose(const Tensor &expected, const Tensor &actual) {
   CHECK(mismatches == 0);
 }
 
-enum class KernelGroup { Linear, Normalization, Gather };
+enum class KernelGroup { Linear, Normalization, Gather, Sampling };
 
 template <class L>
 bool launchIn(KernelGroup group, L &launcher, const std::string &op,
@@ -141,6 +143,9 @@ bool launchIn(KernelGroup group, L &launcher, const std::string &op,
   case KernelGroup::Gather:
     return launchGather(launcher, *id, attrs, operands, results, launch,
                         status);
+  case KernelGroup::Sampling:
+    return launchSampling(launcher, *id, attrs, operands, results, launch,
+                          status);
   }
   return false;
 }
@@ -860,6 +865,110 @@ TEST_CASE("gather: shards give zero rows and skip rows they do not hold",
 // Synthetic.h
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// Sampling.h
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Resizes that upsample, downsample and keep axes at once, by whole and
+/// fractional ratios, at ranks 1 to 4, one extent 1 (align_corners' and
+/// pytorch_half_pixel's special case).
+const std::vector<std::pair<Shape, Shape>> &resizeShapes() {
+  static const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{5}, {12}},
+      {{7}, {3}},
+      {{2, 3, 4}, {2, 6, 3}},
+      {{1, 2, 5, 7}, {1, 2, 10, 3}},
+      {{2, 1, 4, 4}, {2, 1, 8, 1}},
+      {{1, 3, 3}, {1, 7, 5}},
+  };
+  return shapes;
+}
+
+const char *const kCoordinateModes[] = {"half_pixel", "pytorch_half_pixel",
+                                        "align_corners", "asymmetric",
+                                        "tf_half_pixel_for_nn"};
+const char *const kRoundings[] = {"round_prefer_floor", "round_prefer_ceil",
+                                  "floor", "ceil"};
+
+} // namespace
+
+TEST_CASE("sampling: resize, nearest and linear, every coordinate mode",
+          "[device][sampling]") {
+  uint64_t seed = 1200;
+  for (DType type : kFloatTypes)
+    for (const auto &[in, out] : resizeShapes())
+      for (const char *coordinates : kCoordinateModes) {
+        INFO(toString(type) << " " << describe(in, out) << " " << coordinates);
+        Tensor input = randomTensor(type, in, seed++);
+        expectSame(KernelGroup::Sampling, "resize",
+                   {{"mode", "linear"}, {"coordinates", coordinates}}, {&input},
+                   {{type, out}});
+        for (const char *rounding : kRoundings) {
+          INFO(rounding);
+          expectSame(KernelGroup::Sampling, "resize",
+                     {{"mode", "nearest"},
+                      {"coordinates", coordinates},
+                      {"rounding", rounding}},
+                     {&input}, {{type, out}});
+        }
+      }
+}
+
+TEST_CASE("sampling: resize_grad adds every share back, nearest and linear",
+          "[device][sampling]") {
+  uint64_t seed = 1300;
+  for (DType type : kFloatTypes)
+    for (const auto &[in, out] : resizeShapes())
+      for (const char *coordinates : {"half_pixel", "asymmetric"})
+        for (const char *mode : {"nearest", "linear"}) {
+          INFO(toString(type) << " " << describe(in, out) << " " << mode << " "
+                              << coordinates);
+          Tensor dy = randomTensor(type, out, seed++);
+          // A whole-ratio nearest upsampling meets several dy elements in
+          // one input element: the atomic adds.
+          expectSame(KernelGroup::Sampling, "resize_grad",
+                     {{"mode", mode}, {"coordinates", coordinates}}, {&dy},
+                     {{type, in}}, /*parallelism=*/3);
+        }
+}
+
+TEST_CASE("sampling: top_k along every axis, ties to the lower index",
+          "[device][sampling]") {
+  uint64_t seed = 1400;
+  const Shape shape{3, 6, 4};
+  for (DType type : kFloatTypes)
+    for (int64_t axis : {0, 1, 2, -1})
+      for (bool largest : {true, false}) {
+        int64_t at = axis < 0 ? axis + 3 : axis;
+        // Whole numbers in [-3, 3): many ties within a row.
+        Tensor input = randomTensor(type, shape, seed++, -3, 3);
+        for (int64_t i = 0; i < input.numElements(); ++i)
+          input.set(i, std::floor(input.get(i)));
+        for (int64_t k : {int64_t{1}, shape[at] / 2, shape[at]}) {
+          INFO(toString(type) << " axis " << axis << " k " << k
+                              << (largest ? " largest" : " smallest"));
+          Shape result(shape);
+          result[at] = k;
+          expectSame(KernelGroup::Sampling, "top_k",
+                     {{"axis", axis}, {"k", k}, {"largest", largest}}, {&input},
+                     {{type, result}, {DType::I64, result}});
+        }
+      }
+}
+
+TEST_CASE("sampling: shapes the reference rejects are a failed status",
+          "[device][sampling]") {
+  Tensor input = randomTensor(DType::F32, {2, 5}, 1);
+  Outcome outcome = runBoth(KernelGroup::Sampling, "top_k",
+                            {{"axis", int64_t{1}}, {"k", int64_t{6}}}, {&input},
+                            {{DType::F32, {2, 6}}, {DType::I64, {2, 6}}});
+  CHECK_FALSE(outcome.reference.ok());
+  CHECK(outcome.inGroup);
+  CHECK_FALSE(outcome.status.ok());
+}
+
 TEST_CASE("synthetic: a block drawn by a launcher holds fillBlock's values",
           "[device][synthetic]") {
   const std::vector<int64_t> logical{6, 5, 4};
@@ -1113,10 +1222,16 @@ TEST_CASE("probe: each group claims its own ops only", "[device][probe]") {
     CHECK_FALSE(claims(KernelGroup::Linear, op));
     CHECK_FALSE(claims(KernelGroup::Normalization, op));
   }
+  for (const char *op : {"resize", "resize_grad", "top_k"}) {
+    CHECK(claims(KernelGroup::Sampling, op));
+    CHECK_FALSE(claims(KernelGroup::Linear, op));
+    CHECK_FALSE(claims(KernelGroup::Gather, op));
+  }
   for (const char *op : {"add", "conv", "transpose", "adam_update"}) {
     CHECK_FALSE(claims(KernelGroup::Linear, op));
     CHECK_FALSE(claims(KernelGroup::Normalization, op));
     CHECK_FALSE(claims(KernelGroup::Gather, op));
+    CHECK_FALSE(claims(KernelGroup::Sampling, op));
   }
   // A claimed op with the wrong operand count launches nothing.
   CHECK(claims(KernelGroup::Linear, "matmul"));

@@ -135,6 +135,31 @@ TEST_CASE("the weight loader hook fills parameters", "[executor]") {
   CHECK(executor.buffer(kW2).get(5) != 0.25);
 }
 
+TEST_CASE("a parameter's synthetic values are centered on its "
+          "synthetic_center",
+          "[executor]") {
+  // A batch norm's running variance (lower-to-plan marks it) must not be
+  // drawn around 0: its square root would be NaN.
+  plan::Plan mlp = buildMlpPlan(1, 8, 0.1);
+  mlp.mutable_programs(0)->mutable_buffers(kW1)->set_synthetic_center(1.0);
+  LocalCommunicator communicator;
+  Executor executor;
+  REQUIRE(executor.load(mlp, 0, communicator).ok());
+  REQUIRE(executor.initialize().ok());
+  Tensor w1 = executor.buffer(kW1), drawn = w1;
+  REQUIRE(fillBlock(drawn, w1.shape(), {0, 0}, executor.seed(), "w1",
+                    parameterScale(w1.shape()), 0)
+              .ok());
+  for (int64_t i = 0; i < w1.numElements(); ++i)
+    REQUIRE(w1.get(i) == Approx(1.0 + drawn.get(i)).epsilon(1e-6));
+  // Unset, the values are centered on 0.
+  Tensor w2 = executor.buffer(kW2);
+  double sum = 0;
+  for (int64_t i = 0; i < w2.numElements(); ++i)
+    sum += w2.get(i);
+  CHECK(std::abs(sum / static_cast<double>(w2.numElements())) < 0.05);
+}
+
 TEST_CASE("executor errors", "[executor]") {
   LocalCommunicator communicator;
   SECTION("a plan for more devices than processes") {

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <unistd.h>
 
@@ -374,6 +375,11 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
               x->set_dtype(plan::I64);
             }),
             "is an integer input without a positive value_bound"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->mutable_buffers(1)->set_synthetic_center(
+                  std::numeric_limits<double>::quiet_NaN());
+            }),
+            "has a synthetic_center that is not a finite number"));
   CHECK(has(errorAfter([](plan::Plan &p) {
               p.mutable_programs(0)
                   ->mutable_instructions(0)

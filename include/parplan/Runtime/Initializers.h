@@ -38,13 +38,15 @@ double syntheticValue(uint64_t seed, std::string_view tensorName,
 
 /// Fills `block`, which starts at `offsets` in a logical tensor of
 /// `logicalShape`, with the logical tensor's values: for a float block,
-/// scale * syntheticValue of each element's logical row-major index; for an
+/// center + scale * syntheticValue of each element's logical row-major
+/// index; for an
 /// integer block, floor(u * integerBound) with u the same bits mapped to
 /// [0, 1) (so in [0, integerBound); integerBound must be positive). Errors
 /// when the block does not fit.
 Status fillBlock(Tensor &block, const std::vector<int64_t> &logicalShape,
                  const std::vector<int64_t> &offsets, uint64_t seed,
-                 std::string_view name, double scale, int64_t integerBound);
+                 std::string_view name, double scale, int64_t integerBound,
+                 double center = 0);
 
 /// The scale of a synthetic parameter of `logicalShape` (one rule for
 /// every parameter, since the plan does not say what a parameter is for):

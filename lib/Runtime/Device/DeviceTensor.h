@@ -336,6 +336,21 @@ PARPLAN_HD void hdAtomicAdd(double *address, double value) {
 }
 template <typename T> PARPLAN_HD T hdMin(T a, T b) { return b < a ? b : a; }
 
+/// The scatter-adds' sums (gather_grad, resize_grad): zeroed first, then
+/// added to atomically; 16-bit results sum in a float workspace, stored
+/// rounded once at the end.
+template <typename A> struct ZeroFill {
+  A *data;
+  PARPLAN_HD void operator()(int64_t i) const { data[i] = A(0); }
+};
+template <typename T> struct StoreSums {
+  const float *sums;
+  typename T::Storage *result;
+  PARPLAN_HD void operator()(int64_t i) const {
+    T::store(result, i, static_cast<typename T::Compute>(sums[i]));
+  }
+};
+
 /// Elements a thread of forEachStaged takes at once: on a GPU, spaced by
 /// the grid's thread count; on the host, consecutive.
 inline constexpr int kStagedElements = 4;

@@ -7,7 +7,8 @@
 // op's functors through a launcher (DeviceTensor.h).
 //
 // Each group header (Elementwise.h, Movement.h, Optimizers.h,
-// Normalization.h, Gather.h, Linear.h) has one entry point of the form
+// Normalization.h, Gather.h, Sampling.h, Linear.h) has one entry point of
+// the form
 //
 //   template <class L>
 //   bool launchXxx(L &launcher, KernelId op, const AttrMap &attrs,
@@ -35,6 +36,7 @@
 #include "Device/Movement.h"
 #include "Device/Normalization.h"
 #include "Device/Optimizers.h"
+#include "Device/Sampling.h"
 #include "parplan/Runtime/KernelCall.h"
 
 #include <string>
@@ -59,6 +61,7 @@ Launch launchDeviceKernel(L &launcher, KernelId op, const AttrMap &attrs,
       launchNormalization(launcher, op, attrs, operands, results, launch,
                           status) ||
       launchGather(launcher, op, attrs, operands, results, launch, status) ||
+      launchSampling(launcher, op, attrs, operands, results, launch, status) ||
       launchLinear(launcher, op, attrs, operands, results, launch, status))
     return launch;
   return Launch::Unsupported;

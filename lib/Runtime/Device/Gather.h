@@ -77,11 +77,6 @@ template <typename S> struct GatherElements {
   }
 };
 
-template <typename A> struct ZeroFill {
-  A *data;
-  PARPLAN_HD void operator()(int64_t i) const { data[i] = A(0); }
-};
-
 /// One dy element per thread, added into `sums` (the table itself for f32
 /// and f64, a zeroed float workspace for 16-bit tables).
 template <typename T, typename A> struct ScatterAdd {
@@ -92,14 +87,6 @@ template <typename T, typename A> struct ScatterAdd {
     int64_t element = tableElement(map, i);
     if (element >= 0)
       hdAtomicAdd(sums + element, static_cast<A>(T::load(dy, i)));
-  }
-};
-
-template <typename T> struct StoreSums {
-  const float *sums;
-  typename T::Storage *result;
-  PARPLAN_HD void operator()(int64_t i) const {
-    T::store(result, i, static_cast<typename T::Compute>(sums[i]));
   }
 };
 

@@ -149,13 +149,15 @@ Tensor Executor::buffer(int64_t index) const {
 
 /// A synthetic PARAMETER block, or the values an OUTPUT block of the same
 /// tensor must hold: integer tensors (rare: a lookup table of ids) get
-/// values in [0, value_bound) or [0, 2).
+/// values in [0, value_bound) or [0, 2); floats are centered on
+/// synthetic_center.
 static Status fillSyntheticBlock(const plan::Buffer &buffer, uint64_t seed,
                                  Tensor &block) {
   std::vector<int64_t> logical = toVector(buffer.logical_shape());
   return fillBlock(block, logical, toVector(buffer.offsets()), seed,
                    buffer.name(), parameterScale(logical),
-                   buffer.value_bound() > 0 ? buffer.value_bound() : 2);
+                   buffer.value_bound() > 0 ? buffer.value_bound() : 2,
+                   buffer.synthetic_center());
 }
 
 Status Executor::initialize() {

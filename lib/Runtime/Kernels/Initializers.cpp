@@ -37,7 +37,8 @@ double syntheticValue(uint64_t seed, std::string_view tensorName,
 
 Status fillBlock(Tensor &block, const std::vector<int64_t> &logicalShape,
                  const std::vector<int64_t> &offsets, uint64_t seed,
-                 std::string_view name, double scale, int64_t integerBound) {
+                 std::string_view name, double scale, int64_t integerBound,
+                 double center) {
   const Shape &shape = block.shape();
   size_t rank = shape.size();
   std::string what = "synthetic values for '" + std::string(name) + "': ";
@@ -76,7 +77,7 @@ Status fillBlock(Tensor &block, const std::vector<int64_t> &logicalShape,
     for (int64_t j = 0; j < length; ++j) {
       uint64_t bits = splitmix64(key + static_cast<uint64_t>(logical + j));
       if (floating) {
-        double value = scale * (2 * unitInterval(bits) - 1);
+        double value = center + scale * (2 * unitInterval(bits) - 1);
         if (f32)
           f32[first + j] = static_cast<float>(value);
         else if (f64)

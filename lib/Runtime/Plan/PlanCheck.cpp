@@ -18,6 +18,7 @@
 #include "parplan/Support/Hash.h"
 #include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -657,6 +658,9 @@ private:
                              "' but part has " +
                              std::to_string(buffer.part_size()) +
                              " entries, not [axis, offset, extent]");
+    if (!std::isfinite(buffer.synthetic_center()))
+      return Status::failure(where + " has a synthetic_center that is not a "
+                                     "finite number");
     if (buffer.kind() == plan::Buffer::INPUT &&
         !isFloat(*toRuntimeDType(buffer.dtype())) && buffer.value_bound() <= 0)
       return Status::failure(where + " is an integer input without a "

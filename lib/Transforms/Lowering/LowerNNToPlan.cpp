@@ -60,6 +60,27 @@ std::optional<int64_t> integerBound(Value input) {
   return bound;
 }
 
+/// The center of a parameter's synthetic values, from how the program reads
+/// it: 1 for a batch norm's running variance (PyTorch's initial value),
+/// where values around 0 would be negative and the normalization NaN. None
+/// for any other parameter (centered on 0).
+std::optional<double> syntheticCenter(Value param) {
+  for (OpOperand &use : param.getUses()) {
+    Operation *user = use.getOwner();
+    // Through a change of layout, the same values.
+    if (isa<sbp::SBPDialect>(user->getDialect()) &&
+        user->getNumResults() == 1) {
+      if (std::optional<double> through = syntheticCenter(user->getResult(0)))
+        return through;
+      continue;
+    }
+    if (auto norm = dyn_cast<nn::BatchNormOp>(user);
+        norm && use.get() == norm.getVariance())
+      return 1.0;
+  }
+  return std::nullopt;
+}
+
 /// The kernel of the op's name on the device's blocks, with the op's own
 /// attributes (not the discardable sbp.* and nn.* marks) and `extraAttrs`.
 /// Returns the result buffers.
@@ -105,6 +126,10 @@ LogicalResult lowerOp(nn::ParamOp param, DeviceLowering &lowering) {
   lowering.describeBlock(buffer, param.getName(), param.getType(), layout);
   if (!state && param.getSource())
     buffer.setSourceAttr(param.getSourceAttr());
+  if (std::optional<double> center = syntheticCenter(param.getResult());
+      center && !state)
+    buffer.setSyntheticCenterAttr(
+        lowering.getBuilder().getF64FloatAttr(*center));
   if (param.getPart()) {
     buffer.setPartOfAttr(param.getPartOfAttr());
     buffer.setPartAttr(param.getPartAttr());

@@ -499,6 +499,29 @@ func.func @main() -> (tensor<4xf32> {nn.output = "t"}) {
 
 // -----
 
+// A batch norm's running variance, read directly or through a change of
+// layout, draws its synthetic values around 1, not 0 (a model served
+// without its weights would take the square root of a negative number);
+// the other statistics and parameters keep the default center.
+// CHECK-LABEL: module attributes {{{.*}}plan.mesh_shape = array<i64: 2>}
+// CHECK: plan.buffer kind = parameter {logical_shape = array<i64: 4>, name = "scale", splits = array<i64: -1>} : memref<4xf32>
+// CHECK: plan.buffer kind = parameter {logical_shape = array<i64: 4>, name = "bias", splits = array<i64: -1>} : memref<4xf32>
+// CHECK: plan.buffer kind = parameter {logical_shape = array<i64: 4>, name = "mean", splits = array<i64: -1>} : memref<4xf32>
+// CHECK: plan.buffer kind = parameter {logical_shape = array<i64: 4>, name = "var", splits = array<i64: 0>, synthetic_center = 1.000000e+00 : f64} : memref<2xf32>
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<2x4x3xf32> {nn.output = "y"}) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<2x4x3xf32>
+  %scale = nn.param "scale" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %bias = nn.param "bias" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %mean = nn.param "mean" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %var = nn.param "var" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4xf32>
+  %varb = sbp.all_gather %var on @mesh axis 0 [#sbp.s<0>] -> [#sbp.b] : tensor<4xf32>
+  %y = nn.batch_norm %x, %scale, %bias, %mean, %varb {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.b], [#sbp.b], [#sbp.b], [#sbp.b]] -> [[#sbp.s<0>]]>} : tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4x3xf32>
+  return %y : tensor<2x4x3xf32>
+}
+
+// -----
+
 // An output must be computed by the step: a parameter is not.
 sbp.mesh @a(shape = 1, devices = [0])
 sbp.mesh @b(shape = 1, devices = [1])
