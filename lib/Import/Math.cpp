@@ -428,17 +428,115 @@ void Importer::convertEinsum(const onnx::NodeProto &node) {
                      std::to_string(terms.size()) + " operands for " +
                      std::to_string(node.input_size()) +
                      " inputs; parplan takes one or two");
-  std::map<char, int64_t> extent, count;
   std::vector<Value> operands;
+  for (size_t i = 0; i < terms.size(); ++i)
+    operands.push_back(input(node, static_cast<int>(i)));
+  // An ellipsis stands for the axes its term's letters leave; those of all
+  // terms broadcast right-aligned (numpy's rule). They become letters the
+  // equation does not use, and an operand whose ellipsis axis is 1 where
+  // another's is longer is expanded to it.
+  std::string fresh;
+  {
+    std::string unused;
+    for (char c : std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstu"
+                              "vwxyz"))
+      if (equation.find(c) == std::string::npos)
+        unused += c;
+    std::vector<int64_t> ellipsisRanks(terms.size(), -1);
+    int64_t widest = 0;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      size_t dots = terms[i].find("...");
+      if (dots == std::string::npos)
+        continue;
+      int64_t letters = static_cast<int64_t>(terms[i].size()) - 3;
+      int64_t rank = typeOf(operands[i]).getRank();
+      if (terms[i].find('.', dots + 3) != std::string::npos || letters > rank)
+        failAt(node, "term '" + terms[i] + "' has more than one ellipsis, " +
+                         "or more letters than its operand's " +
+                         std::to_string(rank) + " axes");
+      ellipsisRanks[i] = rank - letters;
+      widest = std::max(widest, rank - letters);
+    }
+    if (widest > static_cast<int64_t>(unused.size()))
+      failAt(node, "equation '" + equation +
+                       "' leaves too few letters for its ellipsis axes");
+    fresh = unused.substr(0, static_cast<size_t>(widest));
+    std::vector<int64_t> broadcast(fresh.size(), 1);
+    for (size_t i = 0; i < terms.size(); ++i) {
+      if (ellipsisRanks[i] < 0)
+        continue;
+      std::string letters = fresh.substr(fresh.size() - ellipsisRanks[i]);
+      size_t dots = terms[i].find("...");
+      ArrayRef<int64_t> shape = typeOf(operands[i]).getShape();
+      for (size_t j = 0; j < letters.size(); ++j) {
+        int64_t size = shape[dots + j];
+        int64_t &target = broadcast[fresh.size() - letters.size() + j];
+        if (size != 1 && target != 1 && size != target)
+          failAt(node, "the ellipsis axes of '" + terms[i] +
+                           "' do not broadcast with the other operand's");
+        target = std::max(target, size);
+      }
+      terms[i].replace(dots, 3, letters);
+    }
+    for (size_t i = 0; i < terms.size(); ++i) {
+      if (ellipsisRanks[i] <= 0)
+        continue;
+      RankedTensorType type = typeOf(operands[i]);
+      SmallVector<int64_t> shape(type.getShape());
+      for (size_t d = 0; d < terms[i].size(); ++d)
+        if (size_t at = fresh.find(terms[i][d]); at != std::string::npos)
+          shape[d] = broadcast[at];
+      if (ArrayRef<int64_t>(shape) != type.getShape())
+        operands[i] =
+            buildTyped<nn::ExpandOp>(node, type.clone(shape), operands[i]);
+    }
+  }
+  // A letter twice in a term takes the diagonal: the operand times an
+  // identity mask over the two axes, summed over the second.
+  for (size_t i = 0; i < terms.size(); ++i)
+    for (size_t second = 1; second < terms[i].size(); ++second) {
+      size_t first = terms[i].find(terms[i][second]);
+      if (first == second ||
+          !std::isalpha(static_cast<unsigned char>(terms[i][second])))
+        continue;
+      RankedTensorType type = typeOf(operands[i]);
+      int64_t n = type.getDimSize(static_cast<int64_t>(first));
+      if (type.getDimSize(static_cast<int64_t>(second)) != n)
+        failAt(node, std::string("index '") + terms[i][second] + "' is " +
+                         std::to_string(n) + " and " +
+                         std::to_string(type.getDimSize(second)) + " long");
+      SmallVector<int64_t> maskShape(type.getRank(), 1);
+      maskShape[first] = maskShape[second] = n;
+      std::vector<Attribute> ones;
+      Type element = type.getElementType();
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t c = 0; c < n; ++c)
+          ones.push_back(isa<FloatType>(element)
+                             ? Attribute(builder.getFloatAttr(element, r == c))
+                             : Attribute(builder.getIntegerAttr(
+                                   element, static_cast<int64_t>(r == c))));
+      auto maskType = RankedTensorType::get(maskShape, element);
+      Value mask = prologue([&](OpBuilder &b) {
+        return nn::ConstantOp::create(b, loc(node),
+                                      DenseElementsAttr::get(maskType, ones))
+            .getResult();
+      });
+      Value masked = build<nn::MulOp>(node, 1, operands[i], mask)[0];
+      operands[i] = build<nn::ReduceSumOp>(
+          node, 1, masked,
+          builder.getDenseI64ArrayAttr({static_cast<int64_t>(second)}),
+          builder.getBoolAttr(false))[0];
+      terms[i].erase(second, 1);
+      --second;
+    }
+  std::map<char, int64_t> extent, count;
   for (size_t i = 0; i < terms.size(); ++i) {
-    Value value = input(node, static_cast<int>(i));
+    Value value = operands[i];
     ArrayRef<int64_t> shape = typeOf(value).getShape();
     for (size_t d = 0; d < terms[i].size(); ++d)
-      if (!std::isalpha(static_cast<unsigned char>(terms[i][d])) ||
-          terms[i].find(terms[i][d]) != d)
+      if (!std::isalpha(static_cast<unsigned char>(terms[i][d])))
         failAt(node, "equation '" + equation +
-                         "': parplan takes letters, each once per term (no "
-                         "ellipsis or diagonal)");
+                         "': a term may hold letters and one ellipsis");
     if (terms[i].size() != shape.size())
       failAt(node, "term '" + terms[i] + "' names " +
                        std::to_string(terms[i].size()) +
@@ -453,16 +551,20 @@ void Importer::convertEinsum(const onnx::NodeProto &node) {
                          std::to_string(shape[d]) + " long");
       ++count[index];
     }
-    operands.push_back(value);
   }
-  // Without "->", the output is the indices named once, alphabetically.
+  // Without "->", the output is the ellipsis axes, then the indices named
+  // once, alphabetically.
   std::string output;
-  if (arrow != std::string::npos)
+  if (arrow != std::string::npos) {
     output = equation.substr(arrow + 2);
-  else
+    if (size_t dots = output.find("..."); dots != std::string::npos)
+      output.replace(dots, 3, fresh);
+  } else {
+    output = fresh;
     for (auto [index, times] : count)
-      if (times == 1)
+      if (times == 1 && fresh.find(index) == std::string::npos)
         output += index;
+  }
   for (char index : output)
     if (!extent.count(index) || output.find(index) != output.rfind(index))
       failAt(node, "output '" + output +
