@@ -19,6 +19,7 @@
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Simulate/Report.h"
 #include "parplan/Simulate/Simulator.h"
+#include "parplan/Support/Files.h"
 #include "parplan/Support/Text.h"
 #include "parplan/Transforms/Debug.h"
 
@@ -266,7 +267,6 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   const CompileResult &result = *compiled;
   const PlanFigures &figures = result.figures;
 
-  TimingScope writeTiming = timingRoot.nest("Write");
   if (std::error_code error =
           llvm::sys::fs::create_directories(options.output)) {
     progress.abandon();
@@ -277,14 +277,6 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   SmallString<256> planPath(options.output), summaryPath(options.output);
   llvm::sys::path::append(planPath, "plan.pb");
   llvm::sys::path::append(summaryPath, "summary.json");
-  if (runtime::Status status =
-          runtime::writePlanFile(*result.plan, planPath.str().str());
-      !status.ok()) {
-    progress.abandon();
-    llvm::errs() << "parplan compile: error: " << status.error << "\n";
-    return 1;
-  }
-  writeTiming.stop();
 
   // --trace: the plan's step simulated (docs/simulate.md), its timeline
   // written for Perfetto.
@@ -300,16 +292,38 @@ int parplan::cli::runCompile(const CompileOptions &options) {
     }
   }
 
-  progress.finish();
-  TimingScope summaryWriteTiming = timingRoot.nest("Summary");
+  // plan.pb and summary.json replace the previous ones only once both are
+  // ready, each whole, under the directory's lock: a compile that fails or
+  // is interrupted leaves the previous pair, and two compiles into one
+  // directory leave one's pair, not a plan beside another's summary.
+  TimingScope writeTiming = timingRoot.nest("Write");
   double compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
           .count();
-  if (!writeFile(summaryPath.str().str(), [&](llvm::raw_ostream &out) {
-        writeSummaryJson(out, options, result, compileSeconds, simulated);
-      }))
+  std::string summary;
+  {
+    llvm::raw_string_ostream out(summary);
+    writeSummaryJson(out, options, result, compileSeconds, simulated);
+  }
+  std::string lockError;
+  std::optional<DirectoryLock> lock =
+      DirectoryLock::acquire(options.output, lockError);
+  std::optional<std::string> problem;
+  if (!lock)
+    problem = lockError;
+  if (!problem)
+    problem = writeFileAtomically(planPath.str().str(),
+                                  runtime::serializePlan(*result.plan));
+  if (!problem)
+    problem = writeFileAtomically(summaryPath.str().str(), summary);
+  lock.reset();
+  if (problem) {
+    progress.abandon();
+    llvm::errs() << "parplan compile: error: " << *problem << "\n";
     return 1;
-  summaryWriteTiming.stop();
+  }
+  writeTiming.stop();
+  progress.finish();
 
   printFigures(options, *compiled, simulated, compileSeconds, planPath.str());
   if (!options.report.empty()) {

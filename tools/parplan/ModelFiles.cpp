@@ -7,6 +7,7 @@
 #include "parplan/Cost/Mesh.h"
 #include "parplan/Driver/Compile.h"
 #include "parplan/Import/OnnxImporter.h"
+#include "parplan/Support/Files.h"
 #include "parplan/Transforms/Passes.h"
 #include "parplan/Transforms/Sharding/ClusterAnalysis.h"
 #include "parplan/Transforms/Sharding/ShardingCostModel.h"
@@ -76,19 +77,12 @@ OwningOpRef<ModuleOp> parplan::cli::loadModel(const std::string &path,
 bool parplan::cli::writeFile(
     const std::string &path,
     llvm::function_ref<void(llvm::raw_ostream &)> write) {
-  std::error_code fileError;
-  llvm::raw_fd_ostream out(path, fileError, llvm::sys::fs::OF_Text);
-  if (fileError) {
-    fmt::print(stderr, "parplan: error: cannot write '{}': {}\n", path,
-               fileError.message());
-    return false;
-  }
+  std::string text;
+  llvm::raw_string_ostream out(text);
   write(out);
-  out.close();
-  if (out.has_error()) {
-    fmt::print(stderr, "parplan: error: cannot write '{}': {}\n", path,
-               out.error().message());
-    out.clear_error();
+  out.flush();
+  if (std::optional<std::string> problem = writeFileAtomically(path, text)) {
+    fmt::print(stderr, "parplan: error: {}\n", *problem);
     return false;
   }
   return true;

@@ -43,8 +43,9 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(const std::string &path,
 /// reason printed) when it cannot.
 bool writeIR(mlir::ModuleOp module, const std::string &path);
 
-/// Writes `path` with `write`; prints "parplan: error: cannot write ..."
-/// and returns false when the file cannot be written.
+/// Writes `path` with `write`, whole or not at all (writeFileAtomically: a
+/// failure leaves the previous file); prints "parplan: error: cannot
+/// write ..." and returns false when the file cannot be written.
 bool writeFile(const std::string &path,
                llvm::function_ref<void(llvm::raw_ostream &)> write);
 

@@ -48,7 +48,8 @@ uint64_t planChecksum(std::string_view bytes);
 /// always gives the same bytes (plans can be compared and cached by hash).
 std::string serializePlan(const plan::Plan &plan);
 
-/// Writes serializePlan(plan) to `path`.
+/// Writes serializePlan(plan) to `path`, whole or not at all
+/// (writeFileAtomically): a failure leaves a previous file as it was.
 Status writePlanFile(const plan::Plan &plan, const std::string &path);
 
 /// Reads the plan file at `path` into `out`, checking its envelope: that it

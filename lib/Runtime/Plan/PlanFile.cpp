@@ -35,6 +35,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "parplan/Support/Files.h"
 #include "parplan/Support/Hash.h"
 
 namespace parplan::runtime {
@@ -80,18 +81,9 @@ std::string serializePlan(const plan::Plan &planMessage) {
 }
 
 Status writePlanFile(const plan::Plan &planMessage, const std::string &path) {
-  std::string bytes = serializePlan(planMessage);
-  std::FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file)
-    return Status::failure("cannot write plan file " + path + ": " +
-                           std::strerror(errno));
-  size_t written = std::fwrite(bytes.data(), 1, bytes.size(), file);
-  int writeErrno = errno;
-  bool closed = std::fclose(file) == 0;
-  if (written != bytes.size() || !closed)
-    return Status::failure(
-        "cannot write plan file " + path + ": " +
-        std::strerror(written != bytes.size() ? writeErrno : errno));
+  if (std::optional<std::string> problem =
+          writeFileAtomically(path, serializePlan(planMessage)))
+    return Status::failure("plan file: " + *problem);
   return Status::success();
 }
 
