@@ -491,6 +491,12 @@ void Importer::convertEinsum(const onnx::NodeProto &node) {
             buildTyped<nn::ExpandOp>(node, type.clone(shape), operands[i]);
     }
   }
+  // How often each letter is named, diagonals included: without "->", the
+  // output keeps the letters named once ("ii" is a trace, not a diagonal).
+  std::map<char, int64_t> count;
+  for (const std::string &term : terms)
+    for (char index : term)
+      ++count[index];
   // A letter twice in a term takes the diagonal: the operand times an
   // identity mask over the two axes, summed over the second.
   for (size_t i = 0; i < terms.size(); ++i)
@@ -529,7 +535,7 @@ void Importer::convertEinsum(const onnx::NodeProto &node) {
       terms[i].erase(second, 1);
       --second;
     }
-  std::map<char, int64_t> extent, count;
+  std::map<char, int64_t> extent;
   for (size_t i = 0; i < terms.size(); ++i) {
     Value value = operands[i];
     ArrayRef<int64_t> shape = typeOf(value).getShape();
@@ -549,7 +555,6 @@ void Importer::convertEinsum(const onnx::NodeProto &node) {
         failAt(node, std::string("index '") + index + "' is " +
                          std::to_string(known->second) + " and " +
                          std::to_string(shape[d]) + " long");
-      ++count[index];
     }
   }
   // Without "->", the output is the ellipsis axes, then the indices named

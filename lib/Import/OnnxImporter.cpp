@@ -652,9 +652,14 @@ Value Importer::fixedInput(const onnx::ValueInfoProto &graphInput,
       elements.push_back(builder.getFloatAttr(element, number));
       continue;
     }
-    bool fits = number == std::trunc(number) &&
-                (element.isInteger(1) ? number == 0 || number == 1
-                                      : std::abs(number) < 0x1p63);
+    // Within the type's range: [0, 2^w) unsigned (i1: 0 or 1), else
+    // [-2^(w-1), 2^(w-1)).
+    unsigned width = element.getIntOrFloatBitWidth();
+    bool isUnsigned = element.isUnsignedInteger() || width == 1;
+    double low = isUnsigned ? 0 : -std::ldexp(1.0, static_cast<int>(width) - 1);
+    double high =
+        std::ldexp(1.0, static_cast<int>(width) - (isUnsigned ? 0 : 1));
+    bool fits = number == std::trunc(number) && number >= low && number < high;
     if (!fits) {
       std::ostringstream text;
       text << number;

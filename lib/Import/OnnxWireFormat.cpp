@@ -10,6 +10,7 @@
 #include "parplan/Import/OnnxWireFormat.h"
 
 #include <functional>
+#include <set>
 #include <vector>
 
 using parplan::ByteRange;
@@ -124,8 +125,12 @@ void appendLengthDelimited(std::string &out, uint32_t number,
 
 class Stripper {
 public:
-  Stripper(std::string_view whole, uint64_t threshold)
-      : whole(whole), threshold(threshold) {}
+  /// `ambiguous`: names that more than one tensor has (a then and an else
+  /// branch may both name a weight `w`), whose ranges are not recorded
+  /// and whose bytes stay in the model.
+  Stripper(std::string_view whole, uint64_t threshold,
+           const std::set<std::string> &ambiguous)
+      : whole(whole), threshold(threshold), ambiguous(ambiguous) {}
 
   std::optional<std::string> model(std::string_view bytes) {
     return rewrite(bytes, [this](uint32_t number) -> Rewrite {
@@ -137,6 +142,8 @@ public:
 
   std::map<std::string, ByteRange> rawData;
   std::map<std::string, ByteRange> constantData;
+  /// Names recorded twice with different bytes.
+  std::set<std::string> duplicates;
 
 private:
   using Rewrite =
@@ -171,13 +178,22 @@ private:
   /// A graph: the top-level one, or a subgraph (an If branch), whose
   /// initializers and Constant nodes are recorded the same way.
   std::optional<std::string> graph(std::string_view bytes) {
-    return rewrite(bytes, [this](uint32_t number) -> Rewrite {
-      if (number == kGraphNode)
-        return [this](std::string_view node) { return this->node(node); };
-      if (number == kGraphInitializer)
-        return [this](std::string_view tensor) { return this->tensor(tensor); };
-      return nullptr;
-    });
+    // Deeper than protobuf parses: the regular parse reports it.
+    if (depth >= kMaxGraphDepth)
+      return std::nullopt;
+    ++depth;
+    std::optional<std::string> out =
+        rewrite(bytes, [this](uint32_t number) -> Rewrite {
+          if (number == kGraphNode)
+            return [this](std::string_view node) { return this->node(node); };
+          if (number == kGraphInitializer)
+            return [this](std::string_view tensor) {
+              return this->tensor(tensor);
+            };
+          return nullptr;
+        });
+    --depth;
+    return out;
   }
 
   std::optional<std::string> node(std::string_view bytes) {
@@ -236,9 +252,7 @@ private:
       if (!field)
         return false;
       if (field->number == kTensorRawData && field->wireType == 2)
-        constantData[std::string(output)] = ByteRange{
-            static_cast<uint64_t>(field->payload.data() - whole.data()),
-            field->payload.size()};
+        record(constantData, std::string(output), field->payload);
     }
     return true;
   }
@@ -266,11 +280,10 @@ private:
     }
     bool isFloat = dataType == kFloat || dataType == kFloat16 ||
                    dataType == kDouble || dataType == kBFloat16;
-    bool strip = raw && isFloat && raw->payload.size() > threshold;
+    bool strip = raw && isFloat && raw->payload.size() > threshold &&
+                 !ambiguous.count(name);
     if (raw && !name.empty())
-      rawData[name] =
-          ByteRange{static_cast<uint64_t>(raw->payload.data() - whole.data()),
-                    raw->payload.size()};
+      record(rawData, name, raw->payload);
     if (!strip)
       return std::string(bytes);
     std::string out;
@@ -280,18 +293,47 @@ private:
     return out;
   }
 
+  /// Where `payload` lies in the file, under `name`, unless the name is
+  /// ambiguous; a second tensor of the name with other bytes makes it so.
+  void record(std::map<std::string, ByteRange> &ranges, const std::string &name,
+              std::string_view payload) {
+    if (ambiguous.count(name))
+      return;
+    ByteRange range{static_cast<uint64_t>(payload.data() - whole.data()),
+                    payload.size()};
+    auto [known, added] = ranges.try_emplace(name, range);
+    if (!added && (known->second.offset != range.offset ||
+                   known->second.length != range.length))
+      duplicates.insert(name);
+  }
+
+  static constexpr int kMaxGraphDepth = 100;
   std::string_view whole;
   uint64_t threshold;
+  const std::set<std::string> &ambiguous;
+  int depth = 0;
 };
 
 } // namespace
 
 std::optional<StrippedModel> parplan::stripWeightData(std::string_view bytes,
                                                       uint64_t threshold) {
-  Stripper stripper(bytes, threshold);
+  std::set<std::string> ambiguous;
+  Stripper stripper(bytes, threshold, ambiguous);
   std::optional<std::string> stripped = stripper.model(bytes);
   if (!stripped)
     return std::nullopt;
+  if (!stripper.duplicates.empty()) {
+    // Once more, keeping the tensors whose names are not unique whole: a
+    // lookup by name cannot tell which one the importer means.
+    ambiguous = stripper.duplicates;
+    Stripper again(bytes, threshold, ambiguous);
+    stripped = again.model(bytes);
+    if (!stripped)
+      return std::nullopt;
+    return StrippedModel{std::move(*stripped), std::move(again.rawData),
+                         std::move(again.constantData)};
+  }
   return StrippedModel{std::move(*stripped), std::move(stripper.rawData),
                        std::move(stripper.constantData)};
 }

@@ -209,3 +209,33 @@ TEST_CASE("the initializers and Constant nodes of If branches are located") {
             .t()
             .raw_data() == std::string(12, 'n'));
 }
+
+TEST_CASE("a name two branches give different tensors is not located",
+          "[import]") {
+  // A then and an else branch may both call their weight `w`: a lookup by
+  // name cannot tell them apart, so neither is recorded nor stripped (the
+  // importer then reads it from the model, and --weights says it cannot).
+  onnx::ModelProto model = sampleModel();
+  onnx::NodeProto *branching = model.mutable_graph()->add_node();
+  branching->set_op_type("If");
+  for (const char *name : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto *branch = branching->add_attribute();
+    branch->set_name(name);
+    branch->set_type(onnx::AttributeProto::GRAPH);
+    addInitializer(*branch->mutable_g(), "w", onnx::TensorProto::FLOAT, 2000,
+                   name[0]);
+  }
+  std::string bytes = model.SerializeAsString();
+  std::optional<StrippedModel> stripped = stripWeightData(bytes, 1024);
+  REQUIRE(stripped);
+  CHECK_FALSE(stripped->rawData.count("w"));
+  CHECK(stripped->rawData.count("big"));
+  onnx::ModelProto back;
+  REQUIRE(back.ParseFromString(stripped->bytes));
+  const onnx::NodeProto &parsed = back.graph().node(1);
+  CHECK(parsed.attribute(0).g().initializer(0).raw_data() ==
+        std::string(8000, 't'));
+  CHECK(parsed.attribute(1).g().initializer(0).raw_data() ==
+        std::string(8000, 'e'));
+  CHECK_FALSE(back.graph().initializer(0).has_raw_data());
+}

@@ -116,3 +116,35 @@ TEST_CASE("files: one writer at a time holds a directory's lock", "[support]") {
       DirectoryLock::acquire((scratch.path / "missing").string(), error));
   CHECK(error.find("cannot lock '") == 0);
 }
+
+TEST_CASE("files: several files are replaced together or not at all",
+          "[support]") {
+  ScratchDirectory scratch;
+  std::string plan = (scratch.path / "plan.pb").string();
+  std::string summary = (scratch.path / "summary.json").string();
+  REQUIRE_FALSE(writeFilesAtomically({{plan, "plan 1"}, {summary, "sum 1"}}));
+  REQUIRE_FALSE(writeFilesAtomically({{plan, "plan 2"}, {summary, "sum 2"}}));
+  CHECK(contents(plan) == "plan 2");
+  CHECK(contents(summary) == "sum 2");
+  // The second file cannot be written: the first keeps its old contents
+  // too, and no temporary file stays.
+  std::string missing = (scratch.path / "missing" / "summary.json").string();
+  REQUIRE(writeFilesAtomically({{plan, "plan 3"}, {missing, "sum 3"}}));
+  CHECK(contents(plan) == "plan 2");
+  CHECK(entries(scratch.path) == 2);
+}
+
+TEST_CASE("files: a link's target is replaced and keeps its permissions",
+          "[support]") {
+  ScratchDirectory scratch;
+  fs::path target = scratch.path / "target.json";
+  fs::path link = scratch.path / "link.json";
+  REQUIRE_FALSE(writeFileAtomically(target.string(), "old"));
+  fs::permissions(target, fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink(target, link);
+  REQUIRE_FALSE(writeFileAtomically(link.string(), "new"));
+  CHECK(fs::is_symlink(link));
+  CHECK(contents(target) == "new");
+  CHECK(fs::status(target).permissions() ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+}

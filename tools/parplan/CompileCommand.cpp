@@ -311,11 +311,10 @@ int parplan::cli::runCompile(const CompileOptions &options) {
   std::optional<std::string> problem;
   if (!lock)
     problem = lockError;
+  std::string planBytes = runtime::serializePlan(*result.plan);
   if (!problem)
-    problem = writeFileAtomically(planPath.str().str(),
-                                  runtime::serializePlan(*result.plan));
-  if (!problem)
-    problem = writeFileAtomically(summaryPath.str().str(), summary);
+    problem = writeFilesAtomically({{planPath.str().str(), planBytes},
+                                    {summaryPath.str().str(), summary}});
   lock.reset();
   if (problem) {
     progress.abandon();

@@ -77,6 +77,12 @@ OwningOpRef<ModuleOp> parplan::cli::loadModel(const std::string &path,
 bool parplan::cli::writeFile(
     const std::string &path,
     llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  // "-" is standard output, as for LLVM's tools.
+  if (path == "-") {
+    write(llvm::outs());
+    llvm::outs().flush();
+    return true;
+  }
   std::string text;
   llvm::raw_string_ostream out(text);
   write(out);

@@ -15,15 +15,25 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace parplan {
 
 /// Writes `bytes` to `path` so that the file holds either what it held
 /// before or all of `bytes`: into `path.tmp-PID`, flushed to disk, then
-/// renamed over `path`; the temporary file is removed on failure. Returns
-/// the reason ("cannot write 'PATH': No space left on device") on failure.
+/// renamed over `path` (a symbolic link's target; the file's permissions
+/// kept); the temporary file is removed on failure. A path that is not a
+/// regular file (/dev/null) is written in place. Returns the reason
+/// ("cannot write 'PATH': No space left on device") on failure.
 std::optional<std::string> writeFileAtomically(const std::string &path,
                                                std::string_view bytes);
+
+/// The same for several files, replaced together: every temporary file is
+/// written and flushed before the first rename, so a failure while writing
+/// leaves every previous file.
+std::optional<std::string> writeFilesAtomically(
+    const std::vector<std::pair<std::string, std::string_view>> &files);
 
 /// An exclusive advisory lock (flock) on DIRECTORY/.parplan-lock, held
 /// until the object is destroyed: writers of one directory's outputs take

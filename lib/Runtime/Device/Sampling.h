@@ -285,7 +285,7 @@ Launch resize(L &launcher, KernelId op, const AttrMap &attrs,
     if constexpr (sizeof(S) == sizeof(C)) {
       // f32 and f64 add into the result itself.
       launcher.forEach(inElements, ZeroFill<C>{to.template as<C>()});
-      if (outElements > 0)
+      if (inElements > 0 && outElements > 0)
         launcher.forEach(outElements, ResizeScatterFunctor<T, C>{
                                           from.template as<const S>(),
                                           to.template as<C>(), geometry});
@@ -295,7 +295,7 @@ Launch resize(L &launcher, KernelId op, const AttrMap &attrs,
       if (!sums)
         return; // ProbeLauncher, or out of memory (the launcher says so)
       launcher.forEach(inElements, ZeroFill<float>{sums});
-      if (outElements > 0)
+      if (inElements > 0 && outElements > 0)
         launcher.forEach(outElements,
                          ResizeScatterFunctor<T, float>{
                              from.template as<const S>(), sums, geometry});
