@@ -5,8 +5,8 @@
 // gradient, and top_k.
 //
 // resize runs a thread per result element: it finds, per axis, the input's
-// indices around its coordinate and the weight of the upper one, with the
-// reference kernel's arithmetic (Kernels.cpp, ResizeSamples: in double),
+// indices around its coordinate and the weight of the upper one with the
+// reference kernel's own function (ResizeSample.h, in double),
 // then sums the corners in the reference's order, in double, so a float32
 // result is the reference's to the bit. resize_grad runs a thread per dy
 // element adding its weighted share into each input element it read,
@@ -28,6 +28,7 @@
 
 #include "Device/Attrs.h"
 #include "Device/DeviceTensor.h"
+#include "Device/ResizeSample.h"
 #include "Kernels/KernelSupport.h"
 
 #include <string>
@@ -37,89 +38,12 @@ namespace parplan::runtime::device {
 
 namespace sampling_detail {
 
-/// nn.resize's `coordinates` and `rounding` cases, as the functors take
-/// them.
-enum class Coordinates : int {
-  HalfPixel,
-  PytorchHalfPixel,
-  AlignCorners,
-  Asymmetric,
-  TfHalfPixelForNn
-};
-enum class Rounding : int { PreferFloor, PreferCeil, Floor, Ceil };
-
 /// What a resize reads: the input's and result's shapes and how a result
 /// index maps to the input along each axis.
 struct ResizeGeometry {
   Dims in, out;
-  bool linear = false;
-  Coordinates coordinates = Coordinates::HalfPixel;
-  Rounding rounding = Rounding::PreferFloor;
+  ResizeMode mode;
 };
-
-/// Where result index `x` of an axis resized from `in` to `out` elements
-/// samples the input (Kernels.cpp's resizeCoordinate).
-PARPLAN_HD double resizeCoordinate(Coordinates coordinates, int64_t x,
-                                   int64_t in, int64_t out) {
-  double scale = static_cast<double>(out) / static_cast<double>(in);
-  auto at = static_cast<double>(x);
-  switch (coordinates) {
-  case Coordinates::AlignCorners:
-    return out == 1 ? 0
-                    : at * static_cast<double>(in - 1) /
-                          static_cast<double>(out - 1);
-  case Coordinates::Asymmetric:
-    return at / scale;
-  case Coordinates::TfHalfPixelForNn:
-    return (at + 0.5) / scale;
-  case Coordinates::PytorchHalfPixel:
-    if (out == 1)
-      return 0;
-    return (at + 0.5) / scale - 0.5;
-  default:
-    return (at + 0.5) / scale - 0.5;
-  }
-}
-
-/// Axis d's sample of result index x: the input index below (low) and
-/// above (high) its coordinate and the upper one's weight; one index and
-/// weight 0 where the axis keeps its extent or the mode is nearest.
-PARPLAN_HD void axisSample(const ResizeGeometry &geometry, int64_t d, int64_t x,
-                           int64_t &low, int64_t &high, double &weight) {
-  int64_t in = geometry.in.size[d], out = geometry.out.size[d];
-  weight = 0;
-  if (in == out) {
-    low = high = x;
-    return;
-  }
-  double at = resizeCoordinate(geometry.coordinates, x, in, out);
-  double below = floor(at), fraction = at - below;
-  auto clamp = [in](double index) {
-    double top = static_cast<double>(in - 1);
-    return static_cast<int64_t>(index < 0 ? 0 : index > top ? top : index);
-  };
-  if (geometry.linear) {
-    low = clamp(below);
-    high = clamp(below + 1);
-    weight = fraction;
-    return;
-  }
-  double index = below;
-  switch (geometry.rounding) {
-  case Rounding::Floor:
-    break;
-  case Rounding::Ceil:
-    index = ceil(at);
-    break;
-  case Rounding::PreferCeil:
-    index = fraction < 0.5 ? below : below + 1;
-    break;
-  default:
-    index = fraction <= 0.5 ? below : below + 1;
-    break;
-  }
-  low = high = clamp(index);
-}
 
 /// Calls visit(source, weight) for each input element result element i
 /// reads with a weight that is not zero, in the reference's order (corners
@@ -134,14 +58,15 @@ PARPLAN_HD void forEachSample(const ResizeGeometry &geometry, int64_t i,
   for (int64_t d = rank - 1; d >= 0; --d) {
     int64_t x = rest % geometry.out.size[d];
     rest /= geometry.out.size[d];
-    axisSample(geometry, d, x, low[d], high[d], weight[d]);
+    resizeAxisSample(geometry.mode, geometry.in.size[d], geometry.out.size[d],
+                     x, low[d], high[d], weight[d]);
   }
   int64_t running = 1;
   for (int64_t d = rank - 1; d >= 0; --d) {
     stride[d] = running;
     running *= geometry.in.size[d];
   }
-  int64_t corners = int64_t{1} << (geometry.linear ? rank : 0);
+  int64_t corners = int64_t{1} << (geometry.mode.linear ? rank : 0);
   for (int64_t corner = 0; corner < corners; ++corner) {
     double cornerWeight = 1;
     int64_t source = 0;
@@ -234,19 +159,9 @@ template <typename T> struct TopKFunctor {
 
 inline bool parseGeometry(const AttrMap &attrs, const Shape &in,
                           const Shape &out, ResizeGeometry &geometry) {
-  std::string coordinates = attrString(attrs, "coordinates");
-  std::string rounding = attrString(attrs, "rounding");
-  geometry.linear = attrString(attrs, "mode") == "linear";
-  geometry.coordinates =
-      coordinates == "pytorch_half_pixel"     ? Coordinates::PytorchHalfPixel
-      : coordinates == "align_corners"        ? Coordinates::AlignCorners
-      : coordinates == "asymmetric"           ? Coordinates::Asymmetric
-      : coordinates == "tf_half_pixel_for_nn" ? Coordinates::TfHalfPixelForNn
-                                              : Coordinates::HalfPixel;
-  geometry.rounding = rounding == "round_prefer_ceil" ? Rounding::PreferCeil
-                      : rounding == "floor"           ? Rounding::Floor
-                      : rounding == "ceil"            ? Rounding::Ceil
-                                                      : Rounding::PreferFloor;
+  geometry.mode =
+      resizeMode(attrString(attrs, "mode"), attrString(attrs, "coordinates"),
+                 attrString(attrs, "rounding"));
   return toDims(in, geometry.in) && toDims(out, geometry.out);
 }
 

@@ -12,6 +12,7 @@
 #include "parplan/Runtime/Kernels.h"
 
 #include "Device/DropoutMask.h"
+#include "Device/ResizeSample.h"
 #include "KernelSupport.h"
 
 #include <algorithm>
@@ -737,25 +738,6 @@ Status unary(UnaryKind kind, const Tensor &input, Tensor &result, double alpha,
 
 namespace {
 
-/// Where output index `x` of an axis resized from `in` to `out` elements
-/// samples the input (before rounding or interpolation).
-double resizeCoordinate(const std::string &coordinates, int64_t x, int64_t in,
-                        int64_t out) {
-  double scale = static_cast<double>(out) / static_cast<double>(in);
-  auto at = static_cast<double>(x);
-  if (coordinates == "align_corners")
-    return out == 1 ? 0
-                    : at * static_cast<double>(in - 1) /
-                          static_cast<double>(out - 1);
-  if (coordinates == "asymmetric")
-    return at / scale;
-  if (coordinates == "tf_half_pixel_for_nn")
-    return (at + 0.5) / scale;
-  if (coordinates == "pytorch_half_pixel" && out == 1)
-    return 0;
-  return (at + 0.5) / scale - 0.5;
-}
-
 /// What each output element of nn.resize reads: per axis and output index,
 /// the input's two indices around its coordinate and the second's weight
 /// (one index and weight 0 where the axis keeps its extent or the mode is
@@ -769,34 +751,16 @@ struct ResizeSamples {
     size_t rank = in.size();
     for (size_t d = rank; d-- > 1;)
       inStride[d - 1] = inStride[d] * in[d];
-    for (size_t d = 0; d < rank; ++d) {
-      auto clamp = [&](double index) {
-        return static_cast<int64_t>(
-            std::clamp(index, 0.0, static_cast<double>(in[d] - 1)));
-      };
+    device::ResizeMode parsed = device::resizeMode(mode, coordinates, rounding);
+    for (size_t d = 0; d < rank; ++d)
       for (int64_t x = 0; x < out[d]; ++x) {
-        double at = in[d] == out[d]
-                        ? static_cast<double>(x)
-                        : resizeCoordinate(coordinates, x, in[d], out[d]);
-        double floor = std::floor(at), fraction = at - floor;
-        double index = floor;
-        if (in[d] != out[d] && linear) {
-          low[d].push_back(clamp(floor));
-          high[d].push_back(clamp(floor + 1));
-          weight[d].push_back(fraction);
-          continue;
-        }
-        if (in[d] != out[d])
-          index = rounding == "floor"  ? floor
-                  : rounding == "ceil" ? std::ceil(at)
-                  : rounding == "round_prefer_ceil"
-                      ? (fraction < 0.5 ? floor : floor + 1)
-                      : (fraction <= 0.5 ? floor : floor + 1);
-        low[d].push_back(clamp(index));
-        high[d].push_back(clamp(index));
-        weight[d].push_back(0);
+        int64_t below = 0, above = 0;
+        double upper = 0;
+        device::resizeAxisSample(parsed, in[d], out[d], x, below, above, upper);
+        low[d].push_back(below);
+        high[d].push_back(above);
+        weight[d].push_back(upper);
       }
-    }
   }
 
   /// Calls `visit(outputElement, inputElement, weight)` for every input

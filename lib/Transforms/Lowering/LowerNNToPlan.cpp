@@ -29,6 +29,19 @@ using namespace parplan;
 
 namespace {
 
+/// Calls visit(use) for each use of `value`, looking through changes of
+/// layout (single-result sbp ops), which carry the same values.
+void forEachUseOfValues(Value value,
+                        llvm::function_ref<void(OpOperand &)> visit) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<sbp::SBPDialect>(user->getDialect()) && user->getNumResults() == 1)
+      forEachUseOfValues(user->getResult(0), visit);
+    else
+      visit(use);
+  }
+}
+
 /// The largest integer an input may hold, from how the program reads it:
 /// token ids index a table, labels index the classes. None when no use
 /// says.
@@ -37,15 +50,8 @@ std::optional<int64_t> integerBound(Value input) {
   auto tighten = [&](int64_t value) {
     bound = bound ? std::min(*bound, value) : value;
   };
-  for (OpOperand &use : input.getUses()) {
+  forEachUseOfValues(input, [&](OpOperand &use) {
     Operation *user = use.getOwner();
-    // Through a change of layout, the same values.
-    if (isa<sbp::SBPDialect>(user->getDialect()) &&
-        user->getNumResults() == 1) {
-      if (std::optional<int64_t> through = integerBound(user->getResult(0)))
-        tighten(*through);
-      continue;
-    }
     if (auto gather = dyn_cast<nn::GatherOp>(user);
         gather && use.getOperandNumber() == 1) {
       auto table = gather.getInput().getType();
@@ -56,7 +62,7 @@ std::optional<int64_t> integerBound(Value input) {
     } else if (auto grad = dyn_cast<nn::SoftmaxCrossEntropyGradOp>(user)) {
       tighten(grad.getLogits().getType().getShape().back());
     }
-  }
+  });
   return bound;
 }
 
@@ -65,20 +71,13 @@ std::optional<int64_t> integerBound(Value input) {
 /// where values around 0 would be negative and the normalization NaN. None
 /// for any other parameter (centered on 0).
 std::optional<double> syntheticCenter(Value param) {
-  for (OpOperand &use : param.getUses()) {
-    Operation *user = use.getOwner();
-    // Through a change of layout, the same values.
-    if (isa<sbp::SBPDialect>(user->getDialect()) &&
-        user->getNumResults() == 1) {
-      if (std::optional<double> through = syntheticCenter(user->getResult(0)))
-        return through;
-      continue;
-    }
-    if (auto norm = dyn_cast<nn::BatchNormOp>(user);
+  std::optional<double> center;
+  forEachUseOfValues(param, [&](OpOperand &use) {
+    if (auto norm = dyn_cast<nn::BatchNormOp>(use.getOwner());
         norm && use.get() == norm.getVariance())
-      return 1.0;
-  }
-  return std::nullopt;
+      center = 1.0;
+  });
+  return center;
 }
 
 /// The kernel of the op's name on the device's blocks, with the op's own
