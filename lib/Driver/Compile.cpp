@@ -245,6 +245,7 @@ public:
   /// where it does not).
   LogicalResult layOutAndLower();
   bool overMemory() const { return result.figures.overMemory(); }
+  const parplan::driver::PlanFigures &figures() const { return result.figures; }
   /// A budget under which a layout whose estimate misses the arena by as
   /// much as this one's does would fit; none where it fits, or cannot.
   std::optional<double> budgetForMiss() const;
@@ -678,6 +679,10 @@ LogicalResult Compiler::layOutWithFallback() {
     imported = module->clone();
   }
   std::optional<double> neededWithout;
+  // The last level whose estimate fit and whose arena did not: the plan
+  // the compile keeps (and says does not fit) when no later level fits.
+  OwningOpRef<ModuleOp> overArena;
+  std::string overArenaLevel;
   for (size_t level = first; level < levels.size(); ++level) {
     bool last = level + 1 == levels.size();
     pipeline.recompute = levels[level];
@@ -738,6 +743,8 @@ LogicalResult Compiler::layOutWithFallback() {
             parplan::formatBytes(static_cast<int64_t>(capacity)),
             parplan::formatBytes(layoutPlan(*module).getMemoryBytes()));
       lowered.reset();
+      overArena = std::move(module);
+      overArenaLevel = levels[level];
       continue;
     }
     // No plan fits: what sbp-assign said of it is the reason to give.
@@ -746,6 +753,11 @@ LogicalResult Compiler::layOutWithFallback() {
     if (level == 0) {
       result.figures.withoutRecompute = reason;
       neededWithout = noFit->neededBytes;
+    }
+    if (last && overArena) {
+      module = std::move(overArena);
+      pipeline.recompute = overArenaLevel;
+      break;
     }
     if (last) {
       emitError(said.empty() ? location : said.front().getLocation())
@@ -785,33 +797,46 @@ void Compiler::recomputeFewerLayers(double neededWithout) {
   lowered = lowerCopy(*module);
   double plannedAll = lowered ? lowered->peak : withAll;
   int64_t count = layersFor(capacity - std::max(0.0, plannedAll - withAll));
-  if (count < 1 || count >= perClass)
-    return;
   OwningOpRef<ModuleOp> allLayers = std::move(module);
-  module = imported->clone();
-  pipeline.recomputeLayers = count;
-  std::optional<NoFit> noFit;
-  std::vector<Diagnostic> said;
-  Outcome outcome = buildAndLayOut(noFit, said, /*quiet=*/true);
-  // Kept when faster and its arena fits too.
+  // The line is a guess: a count whose plan does not fit (its estimate or
+  // its arena), or fits only by layouts slower than every layer's, is
+  // tried again with a layer more, a few times (a layer more leaves the
+  // layouts more room).
+  constexpr int64_t kCountsTried = 3;
   std::optional<Lowered> fewer;
-  if (outcome == Outcome::Fits &&
-      layoutPlan(*module).getStepTime() < layoutPlan(*allLayers).getStepTime())
-    fewer = lowerCopy(*module);
-  PARPLAN_DEBUG(
-      kRecomputeDebugType,
-      debugLine(kRecomputeDebugType)
-          << "recompute " << count << " of " << perClass << " layers: "
-          << (outcome != Outcome::Fits
-                  ? std::string("no fit")
-                  : "step " +
-                        std::to_string(layoutPlan(*module).getStepTime()) +
-                        " s against " +
-                        std::to_string(layoutPlan(*allLayers).getStepTime()) +
-                        " s with every layer")
-          << (fewer && fewer->peak <= capacity ? ", kept\n"
-                                               : ", every layer kept\n"));
-  if (fewer && fewer->peak <= capacity) {
+  for (int64_t tried = 0;
+       tried < kCountsTried && count >= 1 && count < perClass && !fewer;
+       ++tried, ++count) {
+    module = imported->clone();
+    pipeline.recomputeLayers = count;
+    std::optional<NoFit> noFit;
+    std::vector<Diagnostic> said;
+    Outcome outcome = buildAndLayOut(noFit, said, /*quiet=*/true);
+    bool faster =
+        outcome == Outcome::Fits && layoutPlan(*module).getStepTime() <
+                                        layoutPlan(*allLayers).getStepTime();
+    if (faster)
+      fewer = lowerCopy(*module);
+    bool arenaFits = fewer && fewer->peak <= capacity;
+    PARPLAN_DEBUG(
+        kRecomputeDebugType,
+        debugLine(kRecomputeDebugType)
+            << "recompute " << count << " of " << perClass << " layers: "
+            << (outcome != Outcome::Fits
+                    ? std::string("no fit")
+                    : "step " +
+                          std::to_string(layoutPlan(*module).getStepTime()) +
+                          " s against " +
+                          std::to_string(layoutPlan(*allLayers).getStepTime()) +
+                          " s with every layer")
+            << (arenaFits                  ? ", kept\n"
+                : fewer                    ? ", its arena does not fit\n"
+                : outcome == Outcome::Fits ? ", slower\n"
+                                           : "\n"));
+    if (!arenaFits)
+      fewer.reset();
+  }
+  if (fewer) {
     lowered = std::move(fewer);
   } else {
     module = std::move(allLayers);
@@ -1140,8 +1165,9 @@ compileOnMesh(const parplan::driver::ModelImporter &importAt,
     emitHeld(options, emitted);
     return failure();
   }
-  // The cost model's estimate leaves out some transients: where the arena
-  // misses it by enough not to fit, the layout is searched once more under
+  // The arena may hold more than the estimate (the gaps between its
+  // buffers, what the estimate does not count): where it misses it by
+  // enough not to fit, the layout is searched once more under
   // a budget smaller by the miss, and that plan is kept where it fits. The
   // second compile's own errors (nothing fits the budget) are not the
   // user's: the first plan's check then says what does not fit, or warns
@@ -1161,7 +1187,14 @@ compileOnMesh(const parplan::driver::ModelImporter &importAt,
     }
     if (fits) {
       emitHeld(options, emittedAgain);
-      return again.finish();
+      const parplan::driver::PlanFigures &firstFigures = compiler.figures();
+      parplan::driver::PlanFigures::LaidOutAgain laidOut{
+          firstFigures.peakMemoryBytes + firstFigures.peakInFlightBytes,
+          firstFigures.estimatedMemoryBytes, static_cast<int64_t>(*budget)};
+      FailureOr<CompileResult> finished = again.finish();
+      if (succeeded(finished))
+        finished->figures.laidOutAgain = laidOut;
+      return finished;
     }
   }
   emitHeld(options, emitted);

@@ -195,6 +195,13 @@ void printFigures(const cli::CompileOptions &options,
              formatBytes(figures.estimatedMemoryBytes),
              formatBytes(static_cast<int64_t>(figures.commBytes)),
              formatFlops(figures.flopsPerDevice));
+  if (figures.laidOutAgain)
+    fmt::print("  memory budget    laid out again under {}: the first "
+               "layout's plan needed {} ({} estimated) of the device's {}\n",
+               formatBytes(figures.laidOutAgain->budgetBytes),
+               formatBytes(figures.laidOutAgain->firstPlannedBytes),
+               formatBytes(figures.laidOutAgain->firstEstimatedBytes),
+               formatBytes(figures.deviceMemoryBytes));
 }
 
 /// The first parameters' layouts; summary.json has them all.

@@ -284,6 +284,11 @@ summaryFields(const parplan::cli::CompileOptions &options,
         {"file_order_simulated_step_time_s",
          placement->listedSimulatedSeconds}};
   }
+  if (figures.laidOutAgain)
+    summary["laid_out_again"] = llvm::json::Object{
+        {"budget_bytes", figures.laidOutAgain->budgetBytes},
+        {"first_planned_bytes", figures.laidOutAgain->firstPlannedBytes},
+        {"first_estimated_bytes", figures.laidOutAgain->firstEstimatedBytes}};
   if (figures.overMemory()) {
     const parplan::driver::StageFigures *stage =
         figures.stageOf(figures.peakDevice);

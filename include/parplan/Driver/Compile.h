@@ -144,6 +144,14 @@ struct PlanFigures {
   std::vector<std::string> recomputedLayers;
   size_t layersInAll = 0;
   std::string withoutRecompute;
+  /// Where the first layout's plan did not fit its devices although its
+  /// estimate did: that plan's bytes on its fullest device (arena and
+  /// activations in flight) and estimate, and the budget the plan kept was
+  /// laid out under (compileOnMesh).
+  struct LaidOutAgain {
+    int64_t firstPlannedBytes = 0, firstEstimatedBytes = 0, budgetBytes = 0;
+  };
+  std::optional<LaidOutAgain> laidOutAgain;
   /// Per program (with CompileStage::Plan): memory and communication; the
   /// device of largest peak (`peakDevice`) with the other micro-batches'
   /// activations in flight beside its arena, and the most bytes a device

@@ -178,17 +178,37 @@ void writeUpdatesInPlace(plan::ProgramOp program) {
     auto sourceBuffer = source.getDefiningOp<plan::BufferOp>();
     if (!sourceBuffer || sourceBuffer.getKind() != plan::BufferKind::temporary)
       continue;
-    plan::KernelOp writer;
+    Operation *only = nullptr;
     bool onlyWritten = true;
     for (Operation *user : source.getUsers()) {
-      auto kernel = dyn_cast<plan::KernelOp>(user);
       if (user == update.getOperation())
         continue;
-      if (!kernel || writer || llvm::is_contained(kernel.getIns(), source))
+      if (only)
         onlyWritten = false;
-      writer = kernel;
+      only = user;
     }
-    if (!onlyWritten || !writer)
+    if (!onlyWritten || !only)
+      continue;
+    // An update gathered whole from its parts (an optimizer stepping a
+    // split copy of a replicated parameter): the gather writes the
+    // parameter, where nothing after it reads the parameter, rather than
+    // every gathered parameter living beside the old one until the end of
+    // the step.
+    if (auto gather = dyn_cast<plan::AllGatherOp>(only)) {
+      bool safe = gather.getOutput() == source && gather.getInput() != target;
+      for (Operation *user : target.getUsers())
+        if (user != update.getOperation() &&
+            position[user] >= position[gather.getOperation()])
+          safe = false;
+      if (!safe)
+        continue;
+      gather.getOutputMutable().set(target);
+      update.erase();
+      sourceBuffer.erase();
+      continue;
+    }
+    auto writer = dyn_cast<plan::KernelOp>(only);
+    if (!writer || llvm::is_contained(writer.getIns(), source))
       continue;
     const runtime::KernelSignature *signature =
         runtime::lookupKernel(writer.getKernel().str());

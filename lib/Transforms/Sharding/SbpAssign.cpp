@@ -157,12 +157,6 @@ struct Node {
   std::vector<double> time;
   std::vector<double> memory;
   std::vector<double> activation;
-  /// Per candidate, in an explicit training step: the bytes the op's run holds
-  /// that nothing counts for longer, its results and operands that are neither
-  /// kept for the backward or the step nor model state (the loss's fp32
-  /// logits and their gradient at once). A stage's memory adds its
-  /// largest, not their sum: they live one op at a time.
-  std::vector<double> transient;
   bool isSink() const { return sinkOperand >= 0; }
 };
 
@@ -203,6 +197,15 @@ double localElements(Type type, const ShardingCostModel &model,
   for (int64_t dim : local)
     elements *= static_cast<double>(dim);
   return elements;
+}
+
+Type elementTypeOf(Type type);
+
+/// Bytes the most loaded device holds of a value of `type` at `layout`.
+double localBytes(Type type, const ShardingCostModel &model,
+                  const NdSbp &layout) {
+  return localElements(type, model, layout) *
+         static_cast<double>(model.elementBytes(elementTypeOf(type)));
 }
 
 bool isFloatTensor(Type type) {
@@ -419,6 +422,9 @@ private:
     int64_t count = 0;
     /// Shared with the class-use of a coarser grouping it lies in.
     std::shared_ptr<const std::vector<double>> costs;
+    /// In an explicit step, per pair of layouts: the bytes of the reader's
+    /// boxed copy (useBoxedBytes), shared alike; empty elsewhere.
+    std::shared_ptr<const std::vector<double>> boxedBytes;
   };
   /// Ops grouped into classes of alike ops, each given one layout by the
   /// search, and their uses into class-level uses.
@@ -443,8 +449,8 @@ private:
   LogicalResult buildNodes();
   LogicalResult composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis);
   void sinkCandidates(Node &node, Value value);
-  /// Node::transient of `op` at `candidate`.
-  double transientBytes(Operation *op, const Candidate &candidate) const;
+  /// In an explicit training step: heldValues and stagePositions.
+  void collectHeldValues();
   void priceCandidates(Node &node);
   LogicalResult collectPins();
   LogicalResult addPin(Operation *op, Pin pin);
@@ -473,6 +479,11 @@ private:
   /// use over a step: the boxing runs where its consumer does.
   std::vector<double> useCosts(const Use &use) const;
   std::vector<double> useCostsOnce(const Use &use) const;
+  /// Per pair of layouts of a use within a stage, the bytes per device of
+  /// the copy its reader reads where the two differ (the boxing's result);
+  /// priced beside the ops' memory, so that the price of memory sees the
+  /// gathered copies of split parameters.
+  std::vector<double> useBoxedBytes(const Use &use) const;
   /// Seconds of one run of a use between stages with its producer at
   /// candidate `a` and its consumer at `b`: the move insert-cross-mesh
   /// writes, and in an implicit training step its gradient's way back;
@@ -496,10 +507,13 @@ private:
   /// The search over `grouped` with each byte per device priced
   /// `bytePrice` seconds (or the plan of least memory), started also from
   /// `hint` (a choice per class), by the solver's stages `solverOptions`.
+  /// The plan of least memory counts the boxed copies its readers read
+  /// (ClassUse::boxedBytes) with `boxedCopies`.
   std::optional<cost::LayoutSolution>
   solveAt(const Classes &grouped, double bytePrice, bool memoryOnly,
           const std::vector<int64_t> &hint,
-          const cost::LayoutSolverOptions &solverOptions = {}) const;
+          const cost::LayoutSolverOptions &solverOptions = {},
+          bool boxedCopies = false) const;
   double planMemory(const Classes &grouped,
                     const std::vector<int64_t> &classChoice) const;
   /// The cost model of stage `stage`'s devices (the mesh's without
@@ -676,6 +690,36 @@ private:
   /// activations of that chunk its stage holds at once (1 unless
   /// pipelined).
   std::vector<int64_t> inFlight;
+  /// In an explicit training step, per stage, the values its devices hold
+  /// between ops, each from the op that makes it to its last reader there
+  /// (positions count the stage's ops in program order): one micro-batch's
+  /// activations until the backward reads them, the gradients until the
+  /// update does, and every op's operands and results while it runs. The
+  /// most of them alive at once is the stage's working memory
+  /// (stageMemory).
+  struct HeldValue {
+    int64_t node = 0;
+    unsigned result = 0;
+    int64_t begin = 0, end = 0;
+  };
+  std::vector<std::vector<HeldValue>> heldValues;
+  /// Per stage, the reads of one value there by one pass (insert-boxing's
+  /// grouping): the readers whose layout is not the value's share a boxed
+  /// copy per layout, made after the value (`made`, its position) or, read
+  /// by the backward pass of a forward value or a sum over micro-batches,
+  /// before the first such reader (`made` -1), and held to the last.
+  /// A value another stage makes is received (received) in each layout
+  /// its readers here read, whatever the sender's: held from its first
+  /// reader to the last, and, read by the backward pass of a forward
+  /// value, kept for every micro-batch in flight like an activation.
+  struct BoxedReads {
+    int64_t made = -1;
+    bool received = false;
+    /// Per read, the use and its reader's position.
+    std::vector<std::pair<int64_t, int64_t>> reads;
+  };
+  std::vector<std::vector<BoxedReads>> boxedReads;
+  std::vector<int64_t> stagePositions;
   /// Per stage, the first stage of its kind: alike meshes (shifts of
   /// each other, cost::placeMeshes), whose ops share classes.
   std::vector<int64_t> stageKind;
@@ -841,7 +885,6 @@ void ShardingSearch::priceCandidates(Node &node) {
   node.time.assign(count, 0);
   node.memory.assign(count, 0);
   node.activation.assign(count, 0);
-  node.transient.assign(count, 0);
   if (node.isSink())
     return;
   Operation *op = node.op;
@@ -867,7 +910,6 @@ void ShardingSearch::priceCandidates(Node &node) {
     }
     return;
   }
-  Type elementType = elementTypeOf(op->getResult(0).getType());
   // Backward costs twice the forward (a gradient for the input and one for
   // the weights, each as large as the forward).
   double passes = options.training ? 3 : 1;
@@ -882,59 +924,122 @@ void ShardingSearch::priceCandidates(Node &node) {
     // accumulates over micro-batches for the whole step.
     if (isa<nn::AccumulateOp>(op))
       node.memory[k] +=
-          localElements(op->getResult(0).getType(), model,
-                        candidate.results[0]) *
-          static_cast<double>(stageModel.elementBytes(elementType));
+          localBytes(op->getResult(0).getType(), model, candidate.results[0]);
     // A copy of parameters made before the micro-batches is kept for the
     // whole step, once.
     bool keptForStep = beforeMicroBatches.contains(op);
     if (keptForStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
-        node.memory[k] += localElements(op->getResult(i).getType(), model,
-                                        candidate.results[i]) *
-                          static_cast<double>(stageModel.elementBytes(
-                              elementTypeOf(op->getResult(i).getType())));
+        node.memory[k] +=
+            localBytes(op->getResult(i).getType(), model, candidate.results[i]);
     // A stage keeps them for every micro-batch its schedule has in flight.
     auto held = static_cast<double>(inFlight[virtualStageOf(node)]);
     if ((options.training || explicitStep) && !keptForStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
         if (options.training || savedActivations.contains(op->getResult(i)))
-          node.activation[k] += localElements(op->getResult(i).getType(), model,
-                                              candidate.results[i]) *
-                                static_cast<double>(stageModel.elementBytes(
-                                    elementTypeOf(op->getResult(i).getType())));
+          node.activation[k] += localBytes(op->getResult(i).getType(), model,
+                                           candidate.results[i]);
     node.memory[k] += held * node.activation[k];
-    // A forward priced as training (no explicit step) counts every
-    // activation as kept already.
-    if (explicitStep)
-      node.transient[k] = transientBytes(op, candidate);
   }
 }
 
-double ShardingSearch::transientBytes(Operation *op,
-                                      const Candidate &candidate) const {
-  // Held elsewhere for longer: what the backward reads of the forward,
-  // what the step keeps (copies of parameters, sums over micro-batches),
-  // and parameters, inputs and constants.
-  auto countedElsewhere = [&](Value value) {
-    Operation *def = value.getDefiningOp();
-    return !def || parplan::isSourceOp(def) || isa<nn::AccumulateOp>(def) ||
-           savedActivations.contains(value) || beforeMicroBatches.contains(def);
-  };
-  auto bytesOf = [&](Value value, const NdSbp &layout) {
-    return localElements(value.getType(), model, layout) *
-           static_cast<double>(
-               model.elementBytes(elementTypeOf(value.getType())));
-  };
-  double bytes = 0;
-  for (unsigned i = 0; i < op->getNumResults(); ++i)
-    if (!countedElsewhere(op->getResult(i)))
-      bytes += bytesOf(op->getResult(i), candidate.results[i]);
-  for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    if (isFloatTensor(op->getOperand(i).getType()) &&
-        !countedElsewhere(op->getOperand(i)))
-      bytes += bytesOf(op->getOperand(i), candidate.operands[i]);
-  return bytes;
+void ShardingSearch::collectHeldValues() {
+  int64_t count = stageCount();
+  heldValues.assign(count, {});
+  stagePositions.assign(count, 0);
+  std::vector<int64_t> position(nodes.size(), -1);
+  DenseSet<Value> updates;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node &node = nodes[i];
+    if (!node.isSink()) {
+      position[i] = stagePositions[stageOf(node)]++;
+      continue;
+    }
+    if (function.getResultAttrOfType<StringAttr>(
+            static_cast<unsigned>(node.sinkOperand), parplan::kUpdatesAttrName))
+      updates.insert(node.op->getOperand(node.sinkOperand));
+  }
+  // Per value: its stage and its entry there.
+  DenseMap<Value, std::pair<int64_t, size_t>> entryOf;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node &node = nodes[i];
+    if (node.isSink())
+      continue;
+    Operation *op = node.op;
+    int64_t stage = stageOf(node);
+    // Held for the whole step and counted so (Node::memory): model state,
+    // sums over micro-batches, copies made before them.
+    if (parplan::isSourceOp(op) || isa<nn::AccumulateOp>(op) ||
+        beforeMicroBatches.contains(op))
+      continue;
+    // A reshape's result is a view of its operand (plan-memory): one
+    // value's bytes, living as long as either.
+    if (isa<nn::ReshapeOp>(op)) {
+      auto operand = entryOf.find(op->getOperand(0));
+      if (operand != entryOf.end() && operand->second.first == stage) {
+        // Copied first: inserting may move the map's entries.
+        std::pair<int64_t, size_t> entry = operand->second;
+        entryOf[op->getResult(0)] = entry;
+        continue;
+      }
+    }
+    for (unsigned r = 0; r < op->getNumResults(); ++r) {
+      // An update is written into its parameter's bytes.
+      if (updates.contains(op->getResult(r)))
+        continue;
+      entryOf[op->getResult(r)] = {stage, heldValues[stage].size()};
+      heldValues[stage].push_back(
+          HeldValue{static_cast<int64_t>(i), r, position[i], position[i]});
+    }
+  }
+  boxedReads.assign(count, {});
+  // Per stage, value and pass: its entry in boxedReads.
+  std::map<std::tuple<int64_t, int64_t, unsigned, bool>, size_t> groupOf;
+  for (size_t u = 0; u < uses.size(); ++u) {
+    const Use &use = uses[u];
+    const Node &reader = nodes[use.consumer];
+    if (use.tie || reader.isSink())
+      continue;
+    int64_t stage = stageOf(reader);
+    bool received = crossesStages(use);
+    bool backward = !received && !forwardOps.contains(reader.op) &&
+                    forwardOps.contains(nodes[use.producer].op);
+    auto [group, added] = groupOf.try_emplace(
+        {stage, use.producer, use.result, backward}, boxedReads[stage].size());
+    if (added) {
+      BoxedReads reads;
+      reads.received = received;
+      // A sum over the micro-batches is boxed before its first reader
+      // (the update), as a forward value for the backward pass is.
+      if (!backward && stageOf(nodes[use.producer]) == stage &&
+          !isa<nn::AccumulateOp>(nodes[use.producer].op))
+        reads.made = position[use.producer];
+      boxedReads[stage].push_back(std::move(reads));
+    }
+    boxedReads[stage][group->second].reads.emplace_back(static_cast<int64_t>(u),
+                                                        position[use.consumer]);
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node &node = nodes[i];
+    auto readBy = [&](Value value) {
+      auto entry = entryOf.find(value);
+      if (entry == entryOf.end())
+        return;
+      auto [stage, index] = entry->second;
+      HeldValue &held = heldValues[stage][index];
+      // What the step returns is held to its end; what another stage
+      // reads leaves this one when it is sent, as it is made.
+      if (node.isSink())
+        held.end = stagePositions[stage] - 1;
+      else if (stageOf(node) == stage)
+        held.end = std::max(held.end, position[i]);
+    };
+    if (node.isSink())
+      readBy(node.op->getOperand(node.sinkOperand));
+    else
+      for (Value operand : node.op->getOperands())
+        readBy(operand);
+  }
 }
 
 LogicalResult ShardingSearch::buildNodes() {
@@ -1498,11 +1603,36 @@ void ShardingSearch::groupUses(Classes &grouped, const Classes *coarser) const {
       classUse.costs =
           coarser ? coarser->uses[coarser->ofUse[u]].costs
                   : std::make_shared<const std::vector<double>>(useCosts(use));
+      if (explicitStep)
+        classUse.boxedBytes = coarser
+                                  ? coarser->uses[coarser->ofUse[u]].boxedBytes
+                                  : std::make_shared<const std::vector<double>>(
+                                        useBoxedBytes(use));
       grouped.uses.push_back(std::move(classUse));
     }
     ++grouped.uses[it->second].count;
     grouped.ofUse.push_back(it->second);
   }
+}
+
+std::vector<double> ShardingSearch::useBoxedBytes(const Use &use) const {
+  const Node &producer = nodes[use.producer];
+  const Node &consumer = nodes[use.consumer];
+  size_t rows = producer.candidates.size(),
+         columns = consumer.candidates.size();
+  std::vector<double> bytes;
+  if (use.tie || consumer.isSink() || crossesStages(use))
+    return bytes;
+  bytes.assign(rows * columns, 0);
+  Value value = consumer.op->getOperand(use.operand);
+  for (size_t b = 0; b < columns; ++b) {
+    const NdSbp &to = consumer.candidates[b].operands[use.operand];
+    double copy = localBytes(value.getType(), model, to);
+    for (size_t a = 0; a < rows; ++a)
+      if (producer.candidates[a].results[use.result] != to)
+        bytes[a * columns + b] = copy;
+  }
+  return bytes;
 }
 
 std::vector<double> ShardingSearch::useCosts(const Use &use) const {
@@ -1612,7 +1742,8 @@ std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
 std::optional<cost::LayoutSolution>
 ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
                         bool memoryOnly, const std::vector<int64_t> &hint,
-                        const cost::LayoutSolverOptions &solverOptions) const {
+                        const cost::LayoutSolverOptions &solverOptions,
+                        bool boxedCopies) const {
   cost::LayoutProblem problem;
   problem.hint = hint;
   for (size_t c = 0; c < grouped.representative.size(); ++c) {
@@ -1632,6 +1763,9 @@ ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
       // Memory alone still refuses impossible boxings.
       cost = memoryOnly ? (std::isinf(cost) ? kInfinity : 0)
                         : cost * static_cast<double>(use.count);
+    if (memoryOnly && boxedCopies && use.boxedBytes && !use.boxedBytes->empty())
+      for (size_t k = 0; k < costs.size(); ++k)
+        costs[k] += (*use.boxedBytes)[k] * static_cast<double>(use.count);
     problem.addEdge(use.producerClass, use.consumerClass, std::move(costs));
   }
   if (options.strategy == "exact")
@@ -1642,18 +1776,92 @@ ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
 std::vector<double>
 ShardingSearch::stageMemory(const Classes &grouped,
                             const std::vector<int64_t> &classChoice) const {
-  std::vector<double> bytes(stageCount(), 0), transient(stageCount(), 0);
-  for (size_t c = 0; c < grouped.representative.size(); ++c) {
-    const Node &node = nodes[grouped.representative[c]];
-    for (const Classes::StageBytes &stage : grouped.memory[c]) {
-      bytes[stage.stage] += stage.bytes[classChoice[c]];
-      if (!node.transient.empty())
-        transient[stage.stage] =
-            std::max(transient[stage.stage], node.transient[classChoice[c]]);
-    }
+  std::vector<double> bytes(stageCount(), 0);
+  if (!explicitStep) {
+    // A forward priced as training counts every activation as kept.
+    for (size_t c = 0; c < grouped.representative.size(); ++c)
+      for (const Classes::StageBytes &stage : grouped.memory[c])
+        bytes[stage.stage] += stage.bytes[classChoice[c]];
+    return bytes;
   }
-  for (size_t s = 0; s < bytes.size(); ++s)
-    bytes[s] += transient[s];
+  // What lives for the step, and the other micro-batches' activations a
+  // schedule holds in flight; then the most that one micro-batch's run
+  // holds at once.
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node &node = nodes[i];
+    if (node.isSink())
+      continue;
+    int64_t k = classChoice[grouped.ofNode[i]];
+    bytes[stageOf(node)] += node.memory[k] - node.activation[k];
+  }
+  std::vector<double> change;
+  for (size_t s = 0; s < bytes.size(); ++s) {
+    change.assign(static_cast<size_t>(stagePositions[s]) + 1, 0);
+    for (const HeldValue &held : heldValues[s]) {
+      const Node &node = nodes[held.node];
+      Value value = node.op->getResult(held.result);
+      const NdSbp &layout =
+          node.candidates[classChoice[grouped.ofNode[held.node]]]
+              .results[held.result];
+      double valueBytes = localBytes(value.getType(), model, layout);
+      change[held.begin] += valueBytes;
+      change[held.end + 1] -= valueBytes;
+    }
+    // Per copy: its layout, the positions it lives between, and the
+    // micro-batches in flight a backward reader keeps it for (1: none).
+    struct Copy {
+      const NdSbp *layout;
+      int64_t begin, end, held;
+    };
+    std::vector<Copy> copies;
+    for (const BoxedReads &group : boxedReads[s]) {
+      copies.clear();
+      Value value;
+      int64_t first = std::numeric_limits<int64_t>::max();
+      for (auto [u, at] : group.reads)
+        first = std::min(first, at);
+      for (auto [u, at] : group.reads) {
+        const Use &use = uses[u];
+        const Node &reader = nodes[use.consumer];
+        const NdSbp &read =
+            reader.candidates[classChoice[grouped.ofNode[use.consumer]]]
+                .operands[use.operand];
+        if (!group.received &&
+            read == nodes[use.producer]
+                        .candidates[classChoice[grouped.ofNode[use.producer]]]
+                        .results[use.result])
+          continue;
+        value = reader.op->getOperand(use.operand);
+        int64_t held = group.received && !forwardOps.contains(reader.op) &&
+                               forwardOps.contains(nodes[use.producer].op)
+                           ? inFlight[virtualStageOf(reader)]
+                           : 1;
+        auto copy = llvm::find_if(
+            copies, [&](const Copy &entry) { return *entry.layout == read; });
+        if (copy == copies.end()) {
+          int64_t begin = group.made >= 0  ? group.made
+                          : group.received ? first
+                                           : at;
+          copies.push_back(Copy{&read, begin, at, held});
+        } else {
+          copy->end = std::max(copy->end, at);
+          copy->held = std::max(copy->held, held);
+        }
+      }
+      for (const Copy &copy : copies) {
+        double copyBytes = localBytes(value.getType(), model, *copy.layout);
+        change[copy.begin] += copyBytes;
+        change[copy.end + 1] -= copyBytes;
+        bytes[s] += static_cast<double>(copy.held - 1) * copyBytes;
+      }
+    }
+    double live = 0, most = 0;
+    for (double delta : change) {
+      live += delta;
+      most = std::max(most, live);
+    }
+    bytes[s] += most;
+  }
   return bytes;
 }
 
@@ -1737,10 +1945,26 @@ LogicalResult ShardingSearch::solve() {
   double explainedPrice = 0;
   if (planMemory(searched, best->choice) > capacity) {
     // The plan of least memory first: when even it does not fit, nothing
-    // does, and the answer comes at once.
+    // does, and the answer comes at once. Its objective is a sum over ops,
+    // the peak is not: the plan counting the boxed copies its readers read
+    // (the gathers of split parameters, held from the forward to the
+    // backward) and the plan without them are both solved, and the one of
+    // the smaller peak kept.
     std::optional<cost::LayoutSolution> smallest = solveSearched(0, true);
     double needed =
         smallest ? planMemory(searched, smallest->choice) : kInfinity;
+    if (explicitStep) {
+      std::optional<cost::LayoutSolution> withCopies =
+          solveAt(searched, 0, true, searched.replicatedHint, {},
+                  /*boxedCopies=*/true);
+      if (withCopies && !std::isinf(withCopies->cost)) {
+        double peak = planMemory(searched, withCopies->choice);
+        if (peak < needed) {
+          smallest = std::move(withCopies);
+          needed = peak;
+        }
+      }
+    }
     if (needed > capacity)
       return failNoFit(searched, smallest, needed);
     // The smallest price per byte at which the plan fits, walked along
@@ -2515,6 +2739,8 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
   }
   for (Node &node : nodes)
     priceCandidates(node);
+  if (explicitStep)
+    collectHeldValues();
   if (giveUpUnfit) {
     // Each op at its candidate of least memory: no layout of a stage
     // needs less.

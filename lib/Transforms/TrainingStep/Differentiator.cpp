@@ -21,6 +21,20 @@ void Differentiator::setRecomputeGroups(
   for (auto [index, group] : llvm::enumerate(recomputeGroups))
     for (Operation *op : group)
       groupOf[op] = index;
+  groupOutputs.clear();
+  for (auto [index, group] : llvm::enumerate(recomputeGroups)) {
+    if (fromParameters[index])
+      continue;
+    for (Operation *op : group)
+      for (Value result : op->getResults())
+        if (llvm::any_of(
+                result.getUsers(), [&, index = index](Operation *user) {
+                  auto reader = groupOf.find(user);
+                  return reader != groupOf.end() && reader->second != index &&
+                         !fromParameters[reader->second];
+                }))
+          groupOutputs.insert(result);
+  }
 }
 
 LogicalResult Differentiator::differentiate(Operation *op) {
@@ -58,7 +72,7 @@ Value Differentiator::primal(Value value) {
   if (!def)
     return value;
   auto group = groupOf.find(def);
-  if (group == groupOf.end())
+  if (group == groupOf.end() || groupOutputs.contains(value))
     return value;
   if (cloned.insert(group->second).second)
     for (Operation *op : recomputeGroups[group->second]) {

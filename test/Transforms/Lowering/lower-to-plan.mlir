@@ -83,6 +83,55 @@ module attributes {nn.training = {}} {
 
 // -----
 
+// A replicated parameter stepped in halves (its optimizer state split):
+// the gather of the new halves writes the parameter itself, as nothing
+// after it reads the parameter, rather than wait beside it for an update
+// at the step's end.
+// CHECK: // {{-----}}
+// CHECK: %[[W:.*]] = plan.buffer kind = parameter {{[{].*}}name = "w"
+// CHECK: plan.kernel "sgd_update" ins(%{{.*}}, %{{.*}} : memref<2xf32>, memref<2xf32>) outs(%[[HALF:.*]] : memref<2xf32>)
+// CHECK-NEXT: plan.all_gather %[[HALF]] into %[[W]] on @axis0 axis = 0 : memref<2xf32> -> memref<4xf32>
+// CHECK-NOT: plan.update
+// CHECK: // {{-----}}
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<4xf32>
+    %g = nn.relu %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+    %l = nn.reduce_sum %g keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32> -> tensor<f32>
+    %wh = sbp.slice %w on @mesh axis 0 [#sbp.b] -> [#sbp.s<0>] : tensor<4xf32>
+    %gh = sbp.slice %g on @mesh axis 0 [#sbp.b] -> [#sbp.s<0>] : tensor<4xf32>
+    %w1h = nn.sgd_update %wh, %gh lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<4xf32>
+    %w1 = sbp.all_gather %w1h on @mesh axis 0 [#sbp.s<0>] -> [#sbp.b] : tensor<4xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+// The same with the old parameter read after the gather (%r): the gather
+// writes a buffer of its own, and the update stays for the step's end.
+// CHECK: %[[W:.*]] = plan.buffer kind = parameter {{[{].*}}name = "w"
+// CHECK: plan.all_gather %{{.*}} into %[[NEW:.*]] on @axis0 axis = 0 : memref<2xf32> -> memref<4xf32>
+// CHECK: plan.kernel "relu" ins(%[[W]] : memref<4xf32>)
+// CHECK: plan.update %[[W]] from %[[NEW]] : memref<4xf32>
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<4xf32>
+    %g = nn.relu %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+    %wh = sbp.slice %w on @mesh axis 0 [#sbp.b] -> [#sbp.s<0>] : tensor<4xf32>
+    %gh = sbp.slice %g on @mesh axis 0 [#sbp.b] -> [#sbp.s<0>] : tensor<4xf32>
+    %w1h = nn.sgd_update %wh, %gh lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<4xf32>
+    %w1 = sbp.all_gather %w1h on @mesh axis 0 [#sbp.s<0>] -> [#sbp.b] : tensor<4xf32>
+    %r = nn.relu %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+    %l = nn.reduce_sum %r keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32> -> tensor<f32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
 // A laid-out program on a mesh of one device: resharding steps are no-ops.
 // CHECK: // {{-----}}
 // CHECK-NOT: sbp.

@@ -105,12 +105,17 @@ func.func @main() -> tensor<2x4x16xf32> {
 // Two layers of one class: full recomputation recomputes both, the step
 // names them; with recompute-layers=1 only the first is recomputed (its
 // relu cloned into the backward program), the second keeps its
-// activations; with 0, none.
+// activations; with 0, none. The first layer's output is the second's
+// input, saved for the second's recomputation: the second's backward reads
+// it saved too, and the first recomputes only what its own backward reads
+// (its matmul), in its own backward.
 // FULL-LABEL: nn.training = {{{.*}}recompute = "full", recomputed_layers = ["h.0", "h.1"]
-// FULL: nn.matmul %{{.*}}, %{{.*}} {nn.recomputed}
+// FULL: %[[R0:.*]] = nn.relu
+// FULL: nn.matmul %[[R0]], %{{.*}} {nn.recomputed}
 // FULL-NEXT: nn.relu %{{.*}} {nn.recomputed}
+// FULL: nn.matmul %[[R0]], %{{.*}} {transpose_lhs}
 // FULL: nn.matmul %{{.*}}, %{{.*}} {nn.recomputed}
-// FULL-NEXT: nn.relu %{{.*}} {nn.recomputed}
+// FULL-NEXT: nn.relu_grad
 // FIRST-LABEL: nn.training = {{{.*}}recompute = "full", recomputed_layers = ["h.0"]
 // FIRST: %[[W0:.*]] = nn.param "h.0.w"
 // FIRST: nn.matmul %{{.*}}, %[[W0]] {nn.recomputed}

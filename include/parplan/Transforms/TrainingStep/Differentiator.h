@@ -41,7 +41,8 @@ public:
   /// Groups of forward ops that backward recomputes instead of reading
   /// their saved results. A group of `fromParameters` (values of parameters
   /// alone) is recomputed too where another group reads it; another
-  /// group's results are read saved (a layer's input).
+  /// group's results are read saved (a layer's input), by the recomputed
+  /// ops and the backward alike.
   void
   setRecomputeGroups(std::vector<llvm::SmallVector<mlir::Operation *>> groups,
                      std::vector<bool> fromParameters);
@@ -80,7 +81,10 @@ public:
       accumulate(op->getOperand(0), grad);
   }
   /// The forward value as backward reads it: recomputed when its op is in
-  /// a recompute group.
+  /// a recompute group, unless another group reads it (a layer's output,
+  /// the next recomputed layer's input, which is saved for that layer
+  /// anyway: recomputing it for the next layer's backward would run the
+  /// layer's recomputation early, and on stages send it forward).
   mlir::Value primal(mlir::Value value);
 
   //===--------------------------------------------------------------------===//
@@ -104,6 +108,9 @@ private:
   llvm::SmallVector<mlir::Value> resultGradients;
   std::vector<llvm::SmallVector<mlir::Operation *>> recomputeGroups;
   llvm::DenseMap<mlir::Operation *, size_t> groupOf;
+  /// Results of groups not of parameters alone that another such group
+  /// reads.
+  llvm::DenseSet<mlir::Value> groupOutputs;
   std::vector<bool> fromParameters;
   llvm::DenseSet<size_t> cloned;
   mlir::IRMapping recomputed;
