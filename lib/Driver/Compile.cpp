@@ -1081,8 +1081,9 @@ std::optional<double> Compiler::budgetForMiss() const {
   const parplan::driver::PlanFigures &figures = result.figures;
   if (!figures.overMemory() || figures.estimatedMemoryBytes <= 0)
     return std::nullopt;
-  // What the arena holds beyond the estimate (transients the cost model
-  // does not count), and 1% of the device besides.
+  // What the arena holds beyond the estimate (the gaps between its
+  // buffers, what the cost model does not count), and 1% of the device
+  // besides.
   auto device = static_cast<double>(figures.deviceMemoryBytes);
   double miss =
       static_cast<double>(figures.peakMemoryBytes + figures.peakInFlightBytes -

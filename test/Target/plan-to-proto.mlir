@@ -1,6 +1,7 @@
 // RUN: parplan-translate %s -split-input-file --plan-to-proto -o %t.pb
 // RUN: not parplan-translate %S/Inputs/overlapping-meshes.mlir --plan-to-proto -o %t.bad 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // RUN: not parplan-translate %S/Inputs/update-per-micro-batch.mlir --plan-to-proto -o %t.bad 2>&1 | FileCheck %s --check-prefix=MICRO-BATCH
+// RUN: not parplan-translate %S/Inputs/gather-per-micro-batch.mlir --plan-to-proto -o %t.bad 2>&1 | FileCheck %s --check-prefix=GATHER-MICRO-BATCH
 // RUN: not parplan-translate %S/Inputs/send-against-stages.mlir --plan-to-proto -o %t.bad 2>&1 | FileCheck %s --check-prefix=AGAINST-STAGES
 // RUN: not parplan-translate %S/Inputs/move-missing-tile.mlir --plan-to-proto -o %t.bad 2>&1 | FileCheck %s --check-prefix=MISSING-TILE
 
@@ -11,6 +12,8 @@
 // OVERLAP: the plan is invalid: plan meshes[1] 'b' lists device 1, which mesh 'a' holds too
 // A plan of micro-batches updates its parameters once, after them.
 // MICRO-BATCH: the plan is invalid: program 0 instruction 0 writes parameter buffer 0 'w' once per micro-batch (before update_begin 1)
+// So would a collective writing it (a gathered update).
+// GATHER-MICRO-BATCH: the plan is invalid: program 0 instruction 0 writes parameter buffer 0 'w' once per micro-batch (before update_begin 1)
 // A schedule runs stages' micro-batches in their own orders: backwards send
 // to earlier stages only.
 // A cross-mesh move's table is checked whole: every destination block is

@@ -1052,12 +1052,13 @@ private:
                              "backward (0 to " +
                              std::to_string(backwardBeginOf(program)) + ")");
     // A parameter written in place before update_begin would be updated
-    // once per micro-batch.
+    // once per micro-batch: by a kernel, a collective or a message alike.
+    std::vector<int64_t> reads, writes;
     for (int i = 0; i < program.update_begin(); ++i) {
-      const plan::Instruction &instruction = program.instructions(i);
-      if (!instruction.has_kernel())
-        continue;
-      for (int64_t result : instruction.kernel().results()) {
+      instructionBuffers(program.instructions(i), reads, writes);
+      for (int64_t result : writes) {
+        if (result < 0 || result >= program.buffers_size())
+          continue; // checkInstructions names it
         plan::Buffer::Kind kind = program.buffers(result).kind();
         if (kind == plan::Buffer::PARAMETER || kind == plan::Buffer::STATE)
           return Status::failure(

@@ -172,30 +172,35 @@ void reduceInPlace(plan::ProgramOp program) {
 void writeUpdatesInPlace(plan::ProgramOp program) {
   Block &body = program.getBody().front();
   DenseMap<Operation *, int64_t> position = positionsIn(body);
+  auto afterMicroBatches = body.getOps<plan::AfterMicroBatchesOp>();
+  int64_t microBatchesEnd =
+      afterMicroBatches.empty() ? -1 : position[*afterMicroBatches.begin()];
   for (auto update :
        llvm::make_early_inc_range(body.getOps<plan::UpdateOp>())) {
     Value target = update.getTarget(), source = update.getSource();
     auto sourceBuffer = source.getDefiningOp<plan::BufferOp>();
     if (!sourceBuffer || sourceBuffer.getKind() != plan::BufferKind::temporary)
       continue;
-    Operation *only = nullptr;
+    Operation *soleUser = nullptr;
     bool onlyWritten = true;
     for (Operation *user : source.getUsers()) {
       if (user == update.getOperation())
         continue;
-      if (only)
+      if (soleUser)
         onlyWritten = false;
-      only = user;
+      soleUser = user;
     }
-    if (!onlyWritten || !only)
+    if (!onlyWritten || !soleUser)
       continue;
     // An update gathered whole from its parts (an optimizer stepping a
     // split copy of a replicated parameter): the gather writes the
     // parameter, where nothing after it reads the parameter, rather than
     // every gathered parameter living beside the old one until the end of
     // the step.
-    if (auto gather = dyn_cast<plan::AllGatherOp>(only)) {
-      bool safe = gather.getOutput() == source && gather.getInput() != target;
+    if (auto gather = dyn_cast<plan::AllGatherOp>(soleUser)) {
+      // Once per step: after the micro-batches, which read the parameter.
+      bool safe = gather.getOutput() == source && gather.getInput() != target &&
+                  position[gather.getOperation()] > microBatchesEnd;
       for (Operation *user : target.getUsers())
         if (user != update.getOperation() &&
             position[user] >= position[gather.getOperation()])
@@ -207,7 +212,7 @@ void writeUpdatesInPlace(plan::ProgramOp program) {
       sourceBuffer.erase();
       continue;
     }
-    auto writer = dyn_cast<plan::KernelOp>(only);
+    auto writer = dyn_cast<plan::KernelOp>(soleUser);
     if (!writer || llvm::is_contained(writer.getIns(), source))
       continue;
     const runtime::KernelSignature *signature =

@@ -449,8 +449,12 @@ private:
   LogicalResult buildNodes();
   LogicalResult composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis);
   void sinkCandidates(Node &node, Value value);
-  /// In an explicit training step: heldValues and stagePositions.
+  /// In an explicit training step: heldValues, boxedReads and
+  /// stagePositions.
   void collectHeldValues();
+  /// Whether `value` is an activation its own stage keeps for the
+  /// backward: one that a backward op on that stage reads.
+  bool keptOnItsStage(Value value) const;
   void priceCandidates(Node &node);
   LogicalResult collectPins();
   LogicalResult addPin(Operation *op, Pin pin);
@@ -719,7 +723,17 @@ private:
     std::vector<std::pair<int64_t, int64_t>> reads;
   };
   std::vector<std::vector<BoxedReads>> boxedReads;
+  /// Bytes per device of a result at each candidate of its op, and of an
+  /// operand at each candidate of its reader: stageMemory reads them for
+  /// every probe of the memory price, so each is worked out once.
+  double resultBytes(int64_t node, unsigned result, int64_t candidate) const;
+  double operandBytes(int64_t use, int64_t candidate) const;
+  mutable DenseMap<std::pair<int64_t, unsigned>, std::vector<double>>
+      resultBytesCache;
+  mutable DenseMap<int64_t, std::vector<double>> operandBytesCache;
   std::vector<int64_t> stagePositions;
+  /// Per node, its stage (stageOf), for stageMemory's every call.
+  std::vector<int64_t> nodeStage;
   /// Per stage, the first stage of its kind: alike meshes (shifts of
   /// each other, cost::placeMeshes), whose ops share classes.
   std::vector<int64_t> stageKind;
@@ -880,6 +894,45 @@ void ShardingSearch::sinkCandidates(Node &node, Value value) {
   node.candidates = Candidates(std::move(list));
 }
 
+double ShardingSearch::resultBytes(int64_t node, unsigned result,
+                                   int64_t candidate) const {
+  const Node &producer = nodes[node];
+  std::vector<double> &bytes = resultBytesCache[{node, result}];
+  if (bytes.empty())
+    bytes.assign(producer.candidates.size(), -1);
+  double &known = bytes[candidate];
+  if (known < 0)
+    known = localBytes(producer.op->getResult(result).getType(), model,
+                       producer.candidates[candidate].results[result]);
+  return known;
+}
+
+double ShardingSearch::operandBytes(int64_t use, int64_t candidate) const {
+  const Use &read = uses[use];
+  const Node &reader = nodes[read.consumer];
+  std::vector<double> &bytes = operandBytesCache[use];
+  if (bytes.empty())
+    bytes.assign(reader.candidates.size(), -1);
+  double &known = bytes[candidate];
+  if (known < 0)
+    known = localBytes(reader.op->getOperand(read.operand).getType(), model,
+                       reader.candidates[candidate].operands[read.operand]);
+  return known;
+}
+
+bool ShardingSearch::keptOnItsStage(Value value) const {
+  if (!savedActivations.contains(value))
+    return false;
+  if (stages.names.empty())
+    return true;
+  // What only another stage's backward reads is sent as it is made, and
+  // kept there (stageMemory's received copies).
+  int64_t stage = stages.stageOf.lookup(value.getDefiningOp());
+  return llvm::any_of(value.getUsers(), [&](Operation *user) {
+    return !forwardOps.contains(user) && stages.stageOf.lookup(user) == stage;
+  });
+}
+
 void ShardingSearch::priceCandidates(Node &node) {
   size_t count = node.candidates.size();
   node.time.assign(count, 0);
@@ -936,7 +989,7 @@ void ShardingSearch::priceCandidates(Node &node) {
     auto held = static_cast<double>(inFlight[virtualStageOf(node)]);
     if ((options.training || explicitStep) && !keptForStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
-        if (options.training || savedActivations.contains(op->getResult(i)))
+        if (options.training || keptOnItsStage(op->getResult(i)))
           node.activation[k] += localBytes(op->getResult(i).getType(), model,
                                            candidate.results[i]);
     node.memory[k] += held * node.activation[k];
@@ -947,6 +1000,9 @@ void ShardingSearch::collectHeldValues() {
   int64_t count = stageCount();
   heldValues.assign(count, {});
   stagePositions.assign(count, 0);
+  nodeStage.resize(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i)
+    nodeStage[i] = stageOf(nodes[i]);
   std::vector<int64_t> position(nodes.size(), -1);
   DenseSet<Value> updates;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -974,7 +1030,7 @@ void ShardingSearch::collectHeldValues() {
       continue;
     // A reshape's result is a view of its operand (plan-memory): one
     // value's bytes, living as long as either.
-    if (isa<nn::ReshapeOp>(op)) {
+    if (isa<nn::ReshapeOp>(op) && !updates.contains(op->getResult(0))) {
       auto operand = entryOf.find(op->getOperand(0));
       if (operand != entryOf.end() && operand->second.first == stage) {
         // Copied first: inserting may move the map's entries.
@@ -994,7 +1050,8 @@ void ShardingSearch::collectHeldValues() {
   }
   boxedReads.assign(count, {});
   // Per stage, value and pass: its entry in boxedReads.
-  std::map<std::tuple<int64_t, int64_t, unsigned, bool>, size_t> groupOf;
+  std::map<std::tuple<int64_t, int64_t, unsigned, bool, int64_t>, size_t>
+      groupOf;
   for (size_t u = 0; u < uses.size(); ++u) {
     const Use &use = uses[u];
     const Node &reader = nodes[use.consumer];
@@ -1004,8 +1061,11 @@ void ShardingSearch::collectHeldValues() {
     bool received = crossesStages(use);
     bool backward = !received && !forwardOps.contains(reader.op) &&
                     forwardOps.contains(nodes[use.producer].op);
-    auto [group, added] = groupOf.try_emplace(
-        {stage, use.producer, use.result, backward}, boxedReads[stage].size());
+    // On interleaved stages each chunk boxes for itself (insert-boxing).
+    int64_t chunk = stages.chunkOf.lookup(reader.op);
+    auto [group, added] =
+        groupOf.try_emplace({stage, use.producer, use.result, backward, chunk},
+                            boxedReads[stage].size());
     if (added) {
       BoxedReads reads;
       reads.received = received;
@@ -1792,18 +1852,14 @@ ShardingSearch::stageMemory(const Classes &grouped,
     if (node.isSink())
       continue;
     int64_t k = classChoice[grouped.ofNode[i]];
-    bytes[stageOf(node)] += node.memory[k] - node.activation[k];
+    bytes[nodeStage[i]] += node.memory[k] - node.activation[k];
   }
   std::vector<double> change;
   for (size_t s = 0; s < bytes.size(); ++s) {
     change.assign(static_cast<size_t>(stagePositions[s]) + 1, 0);
     for (const HeldValue &held : heldValues[s]) {
-      const Node &node = nodes[held.node];
-      Value value = node.op->getResult(held.result);
-      const NdSbp &layout =
-          node.candidates[classChoice[grouped.ofNode[held.node]]]
-              .results[held.result];
-      double valueBytes = localBytes(value.getType(), model, layout);
+      double valueBytes = resultBytes(held.node, held.result,
+                                      classChoice[grouped.ofNode[held.node]]);
       change[held.begin] += valueBytes;
       change[held.end + 1] -= valueBytes;
     }
@@ -1811,12 +1867,12 @@ ShardingSearch::stageMemory(const Classes &grouped,
     // micro-batches in flight a backward reader keeps it for (1: none).
     struct Copy {
       const NdSbp *layout;
-      int64_t begin, end, held;
+      int64_t begin, end, microBatchesKept;
+      double bytes;
     };
     std::vector<Copy> copies;
     for (const BoxedReads &group : boxedReads[s]) {
       copies.clear();
-      Value value;
       int64_t first = std::numeric_limits<int64_t>::max();
       for (auto [u, at] : group.reads)
         first = std::min(first, at);
@@ -1826,13 +1882,15 @@ ShardingSearch::stageMemory(const Classes &grouped,
         const NdSbp &read =
             reader.candidates[classChoice[grouped.ofNode[use.consumer]]]
                 .operands[use.operand];
-        if (!group.received &&
-            read == nodes[use.producer]
-                        .candidates[classChoice[grouped.ofNode[use.producer]]]
-                        .results[use.result])
+        const NdSbp &made =
+            nodes[use.producer]
+                .candidates[classChoice[grouped.ofNode[use.producer]]]
+                .results[use.result];
+        // An all-reduce runs in place on the value (lower-to-plan), which
+        // its own interval holds.
+        if (!group.received && (read == made || allReducesOnly(made, read)))
           continue;
-        value = reader.op->getOperand(use.operand);
-        int64_t held = group.received && !forwardOps.contains(reader.op) &&
+        int64_t kept = group.received && !forwardOps.contains(reader.op) &&
                                forwardOps.contains(nodes[use.producer].op)
                            ? inFlight[virtualStageOf(reader)]
                            : 1;
@@ -1842,17 +1900,18 @@ ShardingSearch::stageMemory(const Classes &grouped,
           int64_t begin = group.made >= 0  ? group.made
                           : group.received ? first
                                            : at;
-          copies.push_back(Copy{&read, begin, at, held});
+          copies.push_back(
+              Copy{&read, begin, at, kept,
+                   operandBytes(u, classChoice[grouped.ofNode[use.consumer]])});
         } else {
           copy->end = std::max(copy->end, at);
-          copy->held = std::max(copy->held, held);
+          copy->microBatchesKept = std::max(copy->microBatchesKept, kept);
         }
       }
       for (const Copy &copy : copies) {
-        double copyBytes = localBytes(value.getType(), model, *copy.layout);
-        change[copy.begin] += copyBytes;
-        change[copy.end + 1] -= copyBytes;
-        bytes[s] += static_cast<double>(copy.held - 1) * copyBytes;
+        change[copy.begin] += copy.bytes;
+        change[copy.end + 1] -= copy.bytes;
+        bytes[s] += static_cast<double>(copy.microBatchesKept - 1) * copy.bytes;
       }
     }
     double live = 0, most = 0;
@@ -2744,10 +2803,19 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
   if (giveUpUnfit) {
     // Each op at its candidate of least memory: no layout of a stage
     // needs less.
+    // In an explicit step one micro-batch's activations are all alive
+    // where its backward begins, so stageMemory's peak holds them; but a
+    // reshape's result shares its operand's bytes there.
     std::vector<double> least(stageCount(), 0);
-    for (const Node &node : nodes)
-      least[stageOf(node)] +=
-          *std::min_element(node.memory.begin(), node.memory.end());
+    for (const Node &node : nodes) {
+      bool view = explicitStep && !node.isSink() && isa<nn::ReshapeOp>(node.op);
+      double smallest = kInfinity;
+      for (size_t k = 0; k < node.memory.size(); ++k)
+        smallest = std::min(smallest,
+                            node.memory[k] - (view ? node.activation[k] : 0.0));
+      if (!node.memory.empty())
+        least[stageOf(node)] += smallest;
+    }
     if (*std::max_element(least.begin(), least.end()) > memoryCapacity())
       return failure();
   }

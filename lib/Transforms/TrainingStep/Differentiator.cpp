@@ -18,6 +18,7 @@ void Differentiator::setRecomputeGroups(
   recomputeGroups = std::move(groups);
   fromParameters = std::move(ofParameters);
   fromParameters.resize(recomputeGroups.size(), false);
+  groupOf.clear();
   for (auto [index, group] : llvm::enumerate(recomputeGroups))
     for (Operation *op : group)
       groupOf[op] = index;
