@@ -719,8 +719,15 @@ private:
   struct BoxedReads {
     int64_t made = -1;
     bool received = false;
-    /// Per read, the use and its reader's position.
-    std::vector<std::pair<int64_t, int64_t>> reads;
+    /// The first reader's position.
+    int64_t first = std::numeric_limits<int64_t>::max();
+    struct Read {
+      int64_t use = 0, at = 0;
+      /// The micro-batches in flight a received copy is kept for (its
+      /// reader is the backward's, of a forward value), else 1.
+      int64_t microBatchesKept = 1;
+    };
+    std::vector<Read> reads;
   };
   std::vector<std::vector<BoxedReads>> boxedReads;
   /// Bytes per device of a result at each candidate of its op, and of an
@@ -1008,7 +1015,7 @@ void ShardingSearch::collectHeldValues() {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node &node = nodes[i];
     if (!node.isSink()) {
-      position[i] = stagePositions[stageOf(node)]++;
+      position[i] = stagePositions[nodeStage[i]]++;
       continue;
     }
     if (function.getResultAttrOfType<StringAttr>(
@@ -1022,7 +1029,7 @@ void ShardingSearch::collectHeldValues() {
     if (node.isSink())
       continue;
     Operation *op = node.op;
-    int64_t stage = stageOf(node);
+    int64_t stage = nodeStage[i];
     // Held for the whole step and counted so (Node::memory): model state,
     // sums over micro-batches, copies made before them.
     if (parplan::isSourceOp(op) || isa<nn::AccumulateOp>(op) ||
@@ -1057,7 +1064,7 @@ void ShardingSearch::collectHeldValues() {
     const Node &reader = nodes[use.consumer];
     if (use.tie || reader.isSink())
       continue;
-    int64_t stage = stageOf(reader);
+    int64_t stage = nodeStage[use.consumer];
     bool received = crossesStages(use);
     bool backward = !received && !forwardOps.contains(reader.op) &&
                     forwardOps.contains(nodes[use.producer].op);
@@ -1071,13 +1078,20 @@ void ShardingSearch::collectHeldValues() {
       reads.received = received;
       // A sum over the micro-batches is boxed before its first reader
       // (the update), as a forward value for the backward pass is.
-      if (!backward && stageOf(nodes[use.producer]) == stage &&
+      if (!backward && nodeStage[use.producer] == stage &&
           !isa<nn::AccumulateOp>(nodes[use.producer].op))
         reads.made = position[use.producer];
       boxedReads[stage].push_back(std::move(reads));
     }
-    boxedReads[stage][group->second].reads.emplace_back(static_cast<int64_t>(u),
-                                                        position[use.consumer]);
+    BoxedReads &reads = boxedReads[stage][group->second];
+    int64_t at = position[use.consumer];
+    reads.first = std::min(reads.first, at);
+    reads.reads.push_back(
+        BoxedReads::Read{static_cast<int64_t>(u), at,
+                         received && !forwardOps.contains(reader.op) &&
+                                 forwardOps.contains(nodes[use.producer].op)
+                             ? inFlight[virtualStageOf(reader)]
+                             : 1});
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node &node = nodes[i];
@@ -1091,7 +1105,7 @@ void ShardingSearch::collectHeldValues() {
       // reads leaves this one when it is sent, as it is made.
       if (node.isSink())
         held.end = stagePositions[stage] - 1;
-      else if (stageOf(node) == stage)
+      else if (nodeStage[i] == stage)
         held.end = std::max(held.end, position[i]);
     };
     if (node.isSink())
@@ -1873,10 +1887,9 @@ ShardingSearch::stageMemory(const Classes &grouped,
     std::vector<Copy> copies;
     for (const BoxedReads &group : boxedReads[s]) {
       copies.clear();
-      int64_t first = std::numeric_limits<int64_t>::max();
-      for (auto [u, at] : group.reads)
-        first = std::min(first, at);
-      for (auto [u, at] : group.reads) {
+      for (const BoxedReads::Read &groupRead : group.reads) {
+        int64_t u = groupRead.use, at = groupRead.at,
+                kept = groupRead.microBatchesKept;
         const Use &use = uses[u];
         const Node &reader = nodes[use.consumer];
         const NdSbp &read =
@@ -1890,15 +1903,11 @@ ShardingSearch::stageMemory(const Classes &grouped,
         // its own interval holds.
         if (!group.received && (read == made || allReducesOnly(made, read)))
           continue;
-        int64_t kept = group.received && !forwardOps.contains(reader.op) &&
-                               forwardOps.contains(nodes[use.producer].op)
-                           ? inFlight[virtualStageOf(reader)]
-                           : 1;
         auto copy = llvm::find_if(
             copies, [&](const Copy &entry) { return *entry.layout == read; });
         if (copy == copies.end()) {
           int64_t begin = group.made >= 0  ? group.made
-                          : group.received ? first
+                          : group.received ? group.first
                                            : at;
           copies.push_back(
               Copy{&read, begin, at, kept,
