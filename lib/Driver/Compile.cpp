@@ -262,6 +262,9 @@ private:
   /// Attaches the cluster and the annotations of the options to `model`.
   LogicalResult attachInputs(ModuleOp model);
   OwningOpRef<ModuleOp> importAt(int64_t count);
+  /// A copy of `imported`, imported first where the search went on from
+  /// its laid-out step (null once the importer has said why not).
+  OwningOpRef<ModuleOp> importedCopy();
   LogicalResult choosePipeline();
   LogicalResult searchShape();
   bool runStage(function_ref<void(OpPassManager &)> addPasses,
@@ -450,6 +453,12 @@ OwningOpRef<ModuleOp> Compiler::importAt(int64_t count) {
   return model;
 }
 
+OwningOpRef<ModuleOp> Compiler::importedCopy() {
+  if (!imported)
+    imported = importAt(microBatches);
+  return imported ? imported->clone() : nullptr;
+}
+
 LogicalResult Compiler::choosePipeline() {
   std::string why;
   std::optional<Annotations> annotations = carriedAnnotations(*module, why);
@@ -523,6 +532,7 @@ LogicalResult Compiler::searchShape() {
   choice.microBatches = microBatches;
   choice.schedule = pipeline.schedule;
   choice.chunks = options.chunks;
+  choice.model = *module;
   choice.batch = batch;
   // An inference step keeps no activations to recompute.
   choice.autoRecompute = !options.inference && !options.recomputeGiven &&
@@ -558,17 +568,21 @@ LogicalResult Compiler::searchShape() {
   pipeline.chunks = chosen.schedule == "interleaved" ? options.chunks : 1;
   if (!chosen.recompute.empty())
     pipeline.recompute = chosen.recompute;
-  if (chosen.microBatches != microBatches) {
-    microBatches = chosen.microBatches;
-    module = importAt(microBatches);
-    if (!module)
-      return failure();
-  }
+  bool otherCount = chosen.microBatches != microBatches;
+  microBatches = chosen.microBatches;
   pipeline.microBatches = microBatches;
   // The training step to print is built again.
   if (options.stopAfter != CompileStage::TrainingStep &&
       options.emit != CompileStage::TrainingStep)
     laidOut = std::move(searched->laidOut);
+  // The model at the chosen count: the compile goes on from the search's
+  // laid-out step, and the recomputation fallback imports it again only
+  // when it lays the model out again (importedCopy).
+  if (otherCount) {
+    module = nullptr;
+    if (!laidOut && !(module = importAt(microBatches)))
+      return failure();
+  }
   result.search = std::move(searched);
   return success();
 }
@@ -676,7 +690,8 @@ LogicalResult Compiler::layOutWithFallback() {
       first = 0;
     else if (first > 0)
       result.figures.withoutRecompute = "the chosen stage count does not fit";
-    imported = module->clone();
+    if (module)
+      imported = module->clone();
   }
   std::optional<double> neededWithout;
   // The last level whose estimate fit and whose arena did not: the plan
@@ -686,8 +701,8 @@ LogicalResult Compiler::layOutWithFallback() {
   for (size_t level = first; level < levels.size(); ++level) {
     bool last = level + 1 == levels.size();
     pipeline.recompute = levels[level];
-    if (level > first)
-      module = imported->clone();
+    if (level > first && !(module = importedCopy()))
+      return failure();
     std::optional<NoFit> noFit;
     std::vector<Diagnostic> said;
     Outcome outcome = buildAndLayOut(noFit, said, /*quiet=*/false);
@@ -807,7 +822,8 @@ void Compiler::recomputeFewerLayers(double neededWithout) {
   for (int64_t tried = 0;
        tried < kCountsTried && count >= 1 && count < perClass && !fewer;
        ++tried, ++count) {
-    module = imported->clone();
+    if (!(module = importedCopy()))
+      break;
     pipeline.recomputeLayers = count;
     std::optional<NoFit> noFit;
     std::vector<Diagnostic> said;

@@ -22,8 +22,11 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <thread>
 #include <tuple>
 
@@ -146,8 +149,11 @@ public:
       return {};
     // Errors say why a trial failed; warnings about the model (tied
     // parameters) go on to the command's handler, which says each once.
+    // Trials laid out on another thread meanwhile say their own.
+    std::thread::id building = std::this_thread::get_id();
     ScopedDiagnosticHandler quiet(step->getContext(), [&](Diagnostic &said) {
-      if (said.getSeverity() == DiagnosticSeverity::Warning)
+      if (said.getSeverity() == DiagnosticSeverity::Warning ||
+          std::this_thread::get_id() != building)
         return failure();
       if (said.getSeverity() == DiagnosticSeverity::Error && error.empty())
         error = said.str();
@@ -210,47 +216,84 @@ public:
         keyOf(shape.stages, shape.microBatches, shape.schedule, trialStarts);
     return tried.count(key) || fetched.count(key);
   }
-  /// Lays out the shapes of `shapes` not tried yet two at a time, on two
-  /// threads, ahead of the run()s that ask for them: shapes the search
-  /// will try, or may (a guess costs the other thread's time only). run()
-  /// keeps a trial laid out ahead as it keeps one it lays out itself, in
-  /// the order it is asked for, so the search decides on the same figures
-  /// in the same order and keeps the same plan; a trial never asked for is
-  /// dropped. Where the context has no threads, a search explains itself
-  /// (its lines would interleave) or the trials lay out more than the
-  /// search's start (sbp-assign silences the context while it lays out
-  /// baselines, the other thread's trial too), nothing is laid out ahead;
-  /// a shape left without a partner is set up, and laid out when asked for.
+  /// Lays out the shapes of `shapes` not tried yet on two threads, ahead
+  /// of the run()s that ask for them: shapes the search will try, or may (a
+  /// guess costs the other thread's time only). Each thread takes the next
+  /// trial when it is done with one, the second starting on the first
+  /// while this one imports the others' models. run() keeps a trial laid
+  /// out ahead as it keeps one it lays out itself, in the order it is asked
+  /// for, so the search decides on the same figures in the same order and
+  /// keeps the same plan; a trial never asked for is dropped. Where the
+  /// context has no threads, a search explains itself (its lines would
+  /// interleave) or the trials lay out more than the search's start
+  /// (sbp-assign silences the context while it lays out baselines, the
+  /// other thread's trial too), nothing is laid out ahead; a shape left
+  /// without a partner is set up, and laid out when asked for.
   void prefetch(ArrayRef<Shape> shapes) {
     if (trialStarts != "search" ||
         parplan::isDebugEnabled(parplan::kSbpAssignDebugType) ||
         parplan::isDebugEnabled(parplan::kPipelineSearchDebugType))
       return;
+    std::vector<const Shape *> fresh;
+    for (const Shape &shape : shapes)
+      if (!known(shape))
+        fresh.push_back(&shape);
+    // The trials set up so far, the next one for a thread to take, and
+    // whether the setting up is done: the second thread lays out the first
+    // trial while this one imports the others' models.
     std::vector<Pending *> pendings;
-    for (const Shape &shape : shapes) {
-      if (known(shape))
-        continue;
+    size_t next = 0;
+    bool allSetUp = false;
+    std::mutex mutex;
+    std::condition_variable setUp;
+    auto work = [&] {
+      for (;;) {
+        Pending *pending = nullptr;
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          setUp.wait(lock, [&] { return next < pendings.size() || allSetUp; });
+          if (next == pendings.size())
+            return;
+          pending = pendings[next++];
+        }
+        execute(*pending);
+      }
+    };
+    std::optional<ScopedDiagnosticHandler> quiet;
+    std::optional<std::thread> second;
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      const Shape &shape = *fresh[i];
       std::string ignored;
       std::unique_ptr<Pending> pending =
           prepare(shape.stages, shape.count, shape.microBatches, shape.schedule,
                   trialStarts, ignored);
       if (!pending)
         continue;
-      if (!pending->step.getContext()->isMultithreadingEnabled())
-        return;
-      pendings.push_back(pending.get());
+      MLIRContext *context = pending->step.getContext();
+      Pending *set = pending.get();
       fetched.emplace(pending->key, std::move(pending));
+      // A shape without a partner is laid out when asked for.
+      if (!context->isMultithreadingEnabled() || fresh.size() < 2)
+        break;
+      if (!second) {
+        quiet.emplace(context, routeErrors);
+        second.emplace(work);
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        pendings.push_back(set);
+      }
+      setUp.notify_one();
     }
-    if (pendings.size() < 2)
+    if (!second)
       return;
-    ScopedDiagnosticHandler quiet(pendings.front()->step.getContext(),
-                                  routeErrors);
-    for (size_t i = 0; i + 1 < pendings.size(); i += 2) {
-      Pending &other = *pendings[i + 1];
-      std::thread second([&other] { execute(other); });
-      execute(*pendings[i]);
-      second.join();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      allSetUp = true;
     }
+    setUp.notify_all();
+    work();
+    second->join();
   }
 
   /// The laid-out step of `trial`, when it is the fastest tried.
@@ -336,8 +379,11 @@ private:
   /// diagnostic of a trial stays with the search (the command's handler
   /// says the model's warnings, once, when the step is built).
   static LogicalResult routeErrors(Diagnostic &said) {
-    if (running && said.getSeverity() == DiagnosticSeverity::Error &&
-        running->why.empty())
+    // What this thread says outside a trial (a step built beside the
+    // trials) goes on to the handlers before this one.
+    if (!running)
+      return failure();
+    if (said.getSeverity() == DiagnosticSeverity::Error && running->why.empty())
       running->why = said.str();
     return success();
   }
@@ -624,7 +670,8 @@ parplan::driver::searchPipeline(
   // first trial imports.
   PipelineTrial best;
   if (choice.autoStages) {
-    ModuleOp step = trials.stepAt(firstCount, error);
+    ModuleOp step =
+        choice.model ? choice.model : trials.stepAt(firstCount, error);
     if (!step)
       return std::nullopt;
     auto clusterAndMesh =
@@ -711,6 +758,8 @@ parplan::driver::searchPipeline(
       std::vector<Trials::Shape> first{baseShape(at)};
       if (fresh(at + 1))
         first.push_back(baseShape(at + 1));
+      if (at > 0 && fresh(at - 1))
+        first.push_back(baseShape(at - 1));
       trials.prefetch(first);
     }
     if (!judge(at))
@@ -823,6 +872,10 @@ parplan::driver::searchPipeline(
     };
     // The first rung up and the first down, laid out together: the climb
     // asks for the one up, and for the one down when that does not help.
+    // Where the first rung fits, the counts between it and each of them
+    // are laid out beside them: wherever the climb ends (here, up or down),
+    // it asks for one of the two, or both, and a trial that finds no fit
+    // ends early, leaving its thread free for them.
     {
       size_t at = llvm::find(ladder, best.microBatches) - ladder.begin();
       std::vector<Trials::Shape> ahead;
@@ -830,6 +883,15 @@ parplan::driver::searchPipeline(
         if (rung < ladder.size())
           ahead.push_back(
               {stagesOption, best.stages, ladder[rung], best.schedule});
+      if (best.step)
+        for (size_t rung : {at + 1, at - 1})
+          if (rung < ladder.size())
+            if (std::optional<int64_t> between = divisorBetween(
+                    choice.batch, std::min(ladder[rung], best.microBatches),
+                    std::max(ladder[rung], best.microBatches),
+                    interleaved ? best.stages : 1))
+              ahead.push_back(
+                  {stagesOption, best.stages, *between, best.schedule});
       trials.prefetch(ahead);
     }
     std::optional<bool> up = climb(+1);

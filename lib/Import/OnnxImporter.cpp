@@ -555,17 +555,19 @@ Importer::tensorData(const onnx::TensorProto &tensor, RankedTensorType type,
          shapeString(type.getShape()) + " (" + std::to_string(count) + ")");
   };
   if (element.isInteger(1)) {
-    std::vector<bool> bits;
-    if (tensor.has_raw_data()) {
-      for (char byte : tensor.raw_data())
-        bits.push_back(byte != 0);
-    } else {
-      for (int32_t value : tensor.int32_data())
-        bits.push_back(value != 0);
-    }
-    if (static_cast<int64_t>(bits.size()) != count)
-      sizeMismatch(bits.size());
-    SmallVector<bool> values(bits.begin(), bits.end());
+    // A causal mask is millions of them, read at every import.
+    int64_t got = tensor.has_raw_data()
+                      ? static_cast<int64_t>(tensor.raw_data().size())
+                      : tensor.int32_data_size();
+    if (got != count)
+      sizeMismatch(got);
+    SmallVector<bool> values(static_cast<size_t>(count));
+    if (tensor.has_raw_data())
+      llvm::transform(tensor.raw_data(), values.begin(),
+                      [](char byte) { return byte != 0; });
+    else
+      llvm::transform(tensor.int32_data(), values.begin(),
+                      [](int32_t value) { return value != 0; });
     return DenseElementsAttr::get(type, ArrayRef<bool>(values));
   }
   unsigned bytes = element.getIntOrFloatBitWidth() / 8;

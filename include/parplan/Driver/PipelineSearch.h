@@ -95,6 +95,10 @@ struct PipelineChoice {
   /// Told each trial's shape as it starts ("16 stages, 64 micro-batches,
   /// 1f1b"), for progress.
   std::function<void(const std::string &)> onTrial;
+  /// The model as imported, whose cluster (and the mesh on it) the stage
+  /// counts are read off; null: the first trial's training step is built
+  /// to read them.
+  mlir::ModuleOp model;
 };
 
 /// The search's trials, phase by phase, and the shape it keeps.

@@ -457,8 +457,8 @@ int64_t chunkOf(Operation &op, FlatSymbolRefAttr mesh) {
 /// the accumulated sums. On stages of several chunks, each pass of a
 /// micro-batch is each chunk's part in turn, marked by plan.chunk.
 LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
-                        FlatSymbolRefAttr mesh, const StepOrder &order,
-                        DeviceLowering &lowering,
+                        FlatSymbolRefAttr mesh, ArrayRef<Operation *> opsOnMesh,
+                        const StepOrder &order, DeviceLowering &lowering,
                         const ShardingCostModel *costModel) {
   Location loc = function.getLoc();
   bool split = order.microBatches > 1;
@@ -481,9 +481,9 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
       int64_t chunk = part == StepPart::Backward ? passes - 1 - i : i;
       if (passes > 1)
         plan::ChunkOp::create(b, loc, chunk);
-      for (Operation &op : function.front()) {
+      for (Operation *opOnMesh : opsOnMesh) {
+        Operation &op = *opOnMesh;
         if (order.partOfOp(op) != part ||
-            (order.staged && !runsOn(&op, mesh)) ||
             (passes > 1 && chunkOf(op, mesh) != chunk))
           continue;
         before |= part == StepPart::BeforeMicroBatches;
@@ -640,6 +640,11 @@ LogicalResult LowerToPlanPass::lowerPrograms(func::FuncOp function,
     std::string unpriced;
     const ShardingCostModel *costModel =
         meshOp ? costModels.get(meshOp, unpriced) : nullptr;
+    // Every program of the mesh lowers the same ops, looked for once.
+    std::vector<Operation *> opsOnMesh;
+    for (Operation &op : function.front())
+      if (!order.staged || runsOn(&op, programMesh.name))
+        opsOnMesh.push_back(&op);
     std::vector<int64_t> unplaced(static_cast<size_t>(meshSize(meshShape)));
     std::iota(unplaced.begin(), unplaced.end(), 0);
     for (; !unplaced.empty(); ++index) {
@@ -660,8 +665,8 @@ LogicalResult LowerToPlanPass::lowerPrograms(func::FuncOp function,
       lowering.setShares(shares);
       if (moves)
         lowering.setCrossMeshMoves(&*moves);
-      if (failed(lowerStep(b, function, programMesh.name, order, lowering,
-                           costModel)))
+      if (failed(lowerStep(b, function, programMesh.name, opsOnMesh, order,
+                           lowering, costModel)))
         return failure();
       auto extents = [&](int64_t position) {
         std::vector<int64_t> coordinate = meshCoordinate(meshShape, position);

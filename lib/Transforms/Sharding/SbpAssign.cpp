@@ -36,12 +36,14 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 namespace parplan {
@@ -412,6 +414,10 @@ public:
 
   double getStepTime() const { return stepTime; }
   StringRef getStrategy() const { return options.strategy; }
+  /// Why run() found no fit, as the compile driver reads it off the module
+  /// (sbp.no_fit); null otherwise. Set on the module by the pass: starts
+  /// may run on other threads, which leave the module alone.
+  sbp::NoFitAttr getNoFit() const { return noFit; }
 
 private:
   /// Per distinct class-level use: the cost matrix of one use, how many
@@ -575,6 +581,7 @@ private:
   const ShardingCostModel &model;
   SbpAssignOptions options;
   const StageMeshes &stages;
+  sbp::NoFitAttr noFit;
   std::vector<int64_t> meshShape;
 
   std::vector<Node> nodes;
@@ -735,9 +742,14 @@ private:
   /// every probe of the memory price, so each is worked out once.
   double resultBytes(int64_t node, unsigned result, int64_t candidate) const;
   double operandBytes(int64_t use, int64_t candidate) const;
-  mutable DenseMap<std::pair<int64_t, unsigned>, std::vector<double>>
-      resultBytesCache;
-  mutable DenseMap<int64_t, std::vector<double>> operandBytesCache;
+  /// [node][result][candidate] and [use][candidate]; -1: not yet known.
+  mutable std::vector<std::vector<std::vector<double>>> resultBytesCache;
+  mutable std::vector<std::vector<double>> operandBytesCache;
+  /// stageMemory's last answer: a probe of the memory price asks for the
+  /// same choice's bytes more than once.
+  mutable const Classes *lastMemoryClasses = nullptr;
+  mutable std::vector<int64_t> lastMemoryChoice;
+  mutable std::vector<double> lastMemoryBytes;
   std::vector<int64_t> stagePositions;
   /// Per node, its stage (stageOf), for stageMemory's every call.
   std::vector<int64_t> nodeStage;
@@ -748,6 +760,9 @@ private:
   std::vector<double>
   stageMemory(const Classes &grouped,
               const std::vector<int64_t> &classChoice) const;
+  std::vector<double>
+  stageMemoryOf(const Classes &grouped,
+                const std::vector<int64_t> &classChoice) const;
   /// In an explicit training step: the forward pass's ops.
   DenseSet<Operation *> forwardOps;
 
@@ -904,7 +919,12 @@ void ShardingSearch::sinkCandidates(Node &node, Value value) {
 double ShardingSearch::resultBytes(int64_t node, unsigned result,
                                    int64_t candidate) const {
   const Node &producer = nodes[node];
-  std::vector<double> &bytes = resultBytesCache[{node, result}];
+  if (resultBytesCache.size() != nodes.size())
+    resultBytesCache.resize(nodes.size());
+  std::vector<std::vector<double>> &results = resultBytesCache[node];
+  if (results.size() <= result)
+    results.resize(producer.op->getNumResults());
+  std::vector<double> &bytes = results[result];
   if (bytes.empty())
     bytes.assign(producer.candidates.size(), -1);
   double &known = bytes[candidate];
@@ -917,6 +937,8 @@ double ShardingSearch::resultBytes(int64_t node, unsigned result,
 double ShardingSearch::operandBytes(int64_t use, int64_t candidate) const {
   const Use &read = uses[use];
   const Node &reader = nodes[read.consumer];
+  if (operandBytesCache.size() != uses.size())
+    operandBytesCache.resize(uses.size());
   std::vector<double> &bytes = operandBytesCache[use];
   if (bytes.empty())
     bytes.assign(reader.candidates.size(), -1);
@@ -1850,6 +1872,18 @@ ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
 std::vector<double>
 ShardingSearch::stageMemory(const Classes &grouped,
                             const std::vector<int64_t> &classChoice) const {
+  if (lastMemoryClasses == &grouped && lastMemoryChoice == classChoice)
+    return lastMemoryBytes;
+  std::vector<double> bytes = stageMemoryOf(grouped, classChoice);
+  lastMemoryClasses = &grouped;
+  lastMemoryChoice = classChoice;
+  lastMemoryBytes = bytes;
+  return bytes;
+}
+
+std::vector<double>
+ShardingSearch::stageMemoryOf(const Classes &grouped,
+                              const std::vector<int64_t> &classChoice) const {
   std::vector<double> bytes(stageCount(), 0);
   if (!explicitStep) {
     // A forward priced as training counts every activation as kept.
@@ -2172,12 +2206,11 @@ ShardingSearch::failNoFit(const Classes &searched,
   }
   std::string where = stage.empty() ? "" : " of stage " + stage;
   // The numbers the compile driver decides on; the error is for people.
-  module->setAttr(parplan::kNoFitAttrName,
-                  sbp::NoFitAttr::get(
-                      module.getContext(),
-                      std::isinf(needed) ? std::numeric_limits<int64_t>::max()
-                                         : static_cast<int64_t>(needed),
-                      static_cast<int64_t>(capacity), device, stage));
+  noFit = sbp::NoFitAttr::get(module.getContext(),
+                              std::isinf(needed)
+                                  ? std::numeric_limits<int64_t>::max()
+                                  : static_cast<int64_t>(needed),
+                              static_cast<int64_t>(capacity), device, stage);
   // A budget below the device's memory is what the plan lacks against.
   bool budgeted = capacity < smallestDeviceMemory();
   return function.emitError()
@@ -2845,6 +2878,7 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
   if (alikeStages)
     acrossStages = groupClasses(true);
   classes = groupClasses(false, alikeStages ? &acrossStages : nullptr);
+  lastMemoryClasses = nullptr;
   searchAcrossStages = alikeStages && acrossStages.representative.size() <
                                           classes.representative.size();
   if (failed(solve()))
@@ -2864,6 +2898,9 @@ int64_t batchRows(func::FuncOp function) {
   });
   return rows;
 }
+
+/// Whether this thread lays out a start whose diagnostics are quiet.
+thread_local bool quietStart = false;
 
 struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
   using SbpAssignBase::SbpAssignBase;
@@ -3024,46 +3061,102 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       others.emplace_back(search->getStrategy().str() + label,
                           search->getStepTime());
     };
-    bool searched = false;
+    // The starts, in the order the least step is kept in (the first on a
+    // tie). A baseline's diagnostics are quiet (one that cannot lay the
+    // program out is left out), as are the search's with two meshes (a
+    // failure is reported below if both fail).
+    struct Start {
+      const ShardingCostModel *model;
+      std::string strategy, label;
+      bool isSearch;
+      std::unique_ptr<ShardingSearch> search;
+      bool succeeded = false;
+    };
+    std::vector<Start> starts;
     for (const ShardingCostModel &model : models) {
       std::string label = model.getShares().empty() ? "" : " (parts by speed)";
-      if (searches) {
-        // With two meshes, a failure is reported below if both fail.
-        std::optional<ScopedDiagnosticHandler> quiet;
-        if (models.size() > 1)
-          quiet.emplace(&getContext(), [](Diagnostic &) { return success(); });
-        auto search = std::make_unique<ShardingSearch>(module, function, model,
-                                                       options, *stages);
-        if (succeeded(search->run(/*giveUpUnfit=*/models.size() > 1))) {
-          searched = true;
-          keep(std::move(search), label);
-        }
+      if (searches)
+        starts.push_back({&model, options.strategy, label, true});
+      if (isAuto && options.starts != "search")
+        for (const char *baseline : kBaselines)
+          starts.push_back({&model, baseline, label, false});
+    }
+    // On two threads where the context has them (but for debug lines,
+    // which would interleave), each start is laid out on copies of the
+    // cost models, whose memos are not for two threads at once; on one,
+    // the starts share them, and each finds the last one's memos.
+    bool twoThreads = getContext().isMultithreadingEnabled() &&
+                      starts.size() > 1 && !isDebugEnabled(kSbpAssignDebugType);
+    std::vector<StageMeshes> stageCopies;
+    std::vector<ShardingCostModel> modelCopies;
+    if (twoThreads) {
+      stageCopies.assign(starts.size(), *stages);
+      modelCopies.reserve(starts.size());
+      for (Start &start : starts)
+        modelCopies.push_back(*start.model);
+    }
+    auto layOut = [&](size_t index) {
+      Start &start = starts[index];
+      SbpAssignOptions startOptions = options;
+      startOptions.strategy = start.strategy;
+      bool quiet = !start.isSearch || models.size() > 1;
+      start.search = std::make_unique<ShardingSearch>(
+          module, function, twoThreads ? modelCopies[index] : *start.model,
+          startOptions, twoThreads ? stageCopies[index] : *stages);
+      quietStart = quiet;
+      start.succeeded = succeeded(start.search->run(/*giveUpUnfit=*/quiet));
+      quietStart = false;
+      PARPLAN_DEBUG(kSbpAssignDebugType, {
+        if (!start.succeeded && !start.isSearch)
+          debugLine(kSbpAssignDebugType)
+              << "start " << start.strategy << start.label
+              << ": left out (no layout fits, or a pin contradicts it)\n";
+      });
+    };
+    {
+      // Quiet starts say nothing; the others' diagnostics go on to the
+      // handlers before this one.
+      ScopedDiagnosticHandler quiet(
+          &getContext(), [](Diagnostic &) { return success(quietStart); });
+      if (twoThreads) {
+        // The searches on the pass's own thread, whose caller's handlers
+        // may tell its diagnostics apart by thread; the baselines beside
+        // them, on the second thread and then on both.
+        std::vector<size_t> searchStarts, baselineStarts;
+        for (size_t i = 0; i < starts.size(); ++i)
+          (starts[i].isSearch ? searchStarts : baselineStarts).push_back(i);
+        std::atomic<size_t> next = 0;
+        auto layOutBaselines = [&] {
+          for (size_t i = next++; i < baselineStarts.size(); i = next++)
+            layOut(baselineStarts[i]);
+        };
+        std::thread second(layOutBaselines);
+        for (size_t i : searchStarts)
+          layOut(i);
+        layOutBaselines();
+        second.join();
+      } else {
+        for (size_t i = 0; i < starts.size(); ++i)
+          layOut(i);
       }
-      if (!isAuto || options.starts == "search")
+    }
+    bool searched = false;
+    for (Start &start : starts) {
+      if (sbp::NoFitAttr noFit = start.search->getNoFit())
+        module->setAttr(parplan::kNoFitAttrName, noFit);
+      if (!start.succeeded)
         continue;
-      ScopedDiagnosticHandler quiet(&getContext(),
-                                    [](Diagnostic &) { return success(); });
-      for (const char *baseline : kBaselines) {
-        SbpAssignOptions start = options;
-        start.strategy = baseline;
-        auto search = std::make_unique<ShardingSearch>(module, function, model,
-                                                       start, *stages);
-        if (failed(search->run(/*giveUpUnfit=*/true))) {
-          PARPLAN_DEBUG(kSbpAssignDebugType,
-                        debugLine(kSbpAssignDebugType)
-                            << "start " << baseline << label
-                            << ": left out (no layout fits, or a pin "
-                               "contradicts it)\n");
-          continue;
-        }
-        keep(std::move(search), label);
-      }
+      searched |= start.isSearch;
+      keep(std::move(start.search), start.label);
     }
     if (searches && !searched) {
       // Said again aloud: why the first mesh cannot be laid out.
-      if (models.size() > 1)
-        (void)ShardingSearch(module, function, models.front(), options, *stages)
-            .run();
+      if (models.size() > 1) {
+        ShardingSearch aloud(module, function, models.front(), options,
+                             *stages);
+        if (failed(aloud.run()) && aloud.getNoFit())
+          module->setAttr(parplan::kNoFitAttrName, aloud.getNoFit());
+      }
       return signalPassFailure();
     }
     if (!best) {

@@ -10,6 +10,11 @@
 // -parplan-debug-only=sbp-assign explains each start and which was kept.
 // RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4" -parplan-debug-only=sbp-assign -o /dev/null 2>&1 | FileCheck %s --check-prefix=DEBUG
 // RUN: not parplan-opt %s -parplan-debug-only=sbp-assign,layouts 2>&1 | FileCheck %s --check-prefix=DEBUG-UNKNOWN
+// The starts laid out on two threads (each on its own copies of the cost
+// models) keep what one thread keeps, the starts sharing them.
+// RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4" -o %t.two
+// RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4" --mlir-disable-threading -o %t.one
+// RUN: diff %t.one %t.two
 // A strategy other than auto is one start, whatever `starts` says.
 // RUN: parplan-opt %s -attach-cluster -sbp-assign="mesh=1x4 strategy=megatron starts=baselines" | FileCheck %s --check-prefix=MEGATRON
 
