@@ -224,9 +224,9 @@ public:
   /// out ahead as it keeps one it lays out itself, in the order it is asked
   /// for, so the search decides on the same figures in the same order and
   /// keeps the same plan; a trial never asked for is dropped. Where the
-  /// context has no threads, a search explains itself (its lines would
-  /// interleave) or the trials lay out more than the search's start
-  /// (sbp-assign silences the context while it lays out baselines, the
+  /// context has fewer than two threads (or cores), a search explains itself
+  /// (its lines would interleave) or the trials lay out more than the search's
+  /// start (sbp-assign silences the context while it lays out baselines, the
   /// other thread's trial too), nothing is laid out ahead; a shape left
   /// without a partner is set up, and laid out when asked for.
   void prefetch(ArrayRef<Shape> shapes) {
@@ -273,7 +273,7 @@ public:
       Pending *set = pending.get();
       fetched.emplace(pending->key, std::move(pending));
       // A shape without a partner is laid out when asked for.
-      if (!context->isMultithreadingEnabled() || fresh.size() < 2)
+      if (context->getNumThreads() < 2 || fresh.size() < 2)
         break;
       if (!second) {
         quiet.emplace(context, routeErrors);

@@ -3081,12 +3081,13 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
         for (const char *baseline : kBaselines)
           starts.push_back({&model, baseline, label, false});
     }
-    // On two threads where the context has them (but for debug lines,
-    // which would interleave), each start is laid out on copies of the
-    // cost models, whose memos are not for two threads at once; on one,
-    // the starts share them, and each finds the last one's memos.
-    bool twoThreads = getContext().isMultithreadingEnabled() &&
-                      starts.size() > 1 && !isDebugEnabled(kSbpAssignDebugType);
+    // On two threads where the context has them (its pool has two cores
+    // or more to run on) and no debug lines would interleave, each start
+    // is laid out on copies of the cost models, whose memos are not for
+    // two threads at once; on one, the starts share them, and each finds
+    // the last one's memos.
+    bool twoThreads = getContext().getNumThreads() > 1 && starts.size() > 1 &&
+                      !isDebugEnabled(kSbpAssignDebugType);
     std::vector<StageMeshes> stageCopies;
     std::vector<ShardingCostModel> modelCopies;
     if (twoThreads) {
