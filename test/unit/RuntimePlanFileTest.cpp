@@ -502,6 +502,61 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
             "does not receive alike"));
 }
 
+TEST_CASE("checkPlan refuses weights read from outside the model",
+          "[plan][hostile]") {
+  // Buffer 1 is the parameter w, [3, 5] float32: 60 bytes.
+  auto errorWith = [](const std::string &source, uint64_t modelBytes = 0) {
+    return checkErrorAfter(smallPlan(), [&](plan::Plan &p) {
+      p.set_model_bytes(modelBytes);
+      p.mutable_programs(0)->mutable_buffers(1)->set_source(source);
+    });
+  };
+  // What the importer writes passes, and sources that name no bytes.
+  for (const char *source :
+       {"initializer@100+60", "constant@0+60", "external:w.bin@0+60",
+        "external:data/w.bin@8", "zeros", "initializer", "constant:/c"})
+    CHECK(errorWith(source, 1000).empty());
+  CHECK(has(errorWith("external:../secret@0+60"),
+            "program 0 buffer 1 'w': source 'external:../secret@0+60' names "
+            "a file outside the model's folder"));
+  CHECK(has(errorWith("external:/etc/passwd@0+60"), "outside the model's"));
+  CHECK(has(errorWith("external:a/../../b@0"), "outside the model's"));
+  CHECK(has(errorWith("external:w.bin"), "gives no byte offset"));
+  CHECK(has(errorWith("initializer@-4+60"), "has no valid byte range"));
+  CHECK(has(errorWith("initializer@4+x"), "has no valid byte range"));
+  CHECK(has(errorWith("initializer@99999999999999999999+60"),
+            "has no valid byte range"));
+  // Past the end of the model the plan names (its model_bytes).
+  CHECK(has(errorWith("initializer@980+60", 1000),
+            "program 0 buffer 1 'w''s weights ('initializer@980+60') lie past "
+            "the end of the model's 1000 bytes"));
+  CHECK(errorWith("initializer@980+60").empty());
+}
+
+TEST_CASE("weight sources parse as the executor reads them",
+          "[plan][weights]") {
+  std::optional<WeightRange> range;
+  REQUIRE(parseWeightSource("external:d/w.bin@16+400", range).ok());
+  REQUIRE(range);
+  CHECK(range->location == "d/w.bin");
+  CHECK(range->offset == 16);
+  CHECK(range->length == 400);
+  REQUIRE(parseWeightSource("initializer@7", range).ok());
+  REQUIRE(range);
+  CHECK(range->location.empty());
+  CHECK(range->length == -1);
+  REQUIRE(parseWeightSource("zeros", range).ok());
+  CHECK(!range);
+  // A loader refuses the same sources, naming the parameter.
+  plan::Plan p = smallPlan();
+  plan::Buffer buffer = p.programs(0).buffers(1);
+  buffer.set_source("external:../w.bin@0+60");
+  Tensor block(DType::F32, {3, 5});
+  Status status = loadWeightBlock(buffer, "/tmp/model.onnx", block);
+  CHECK(has(status.error, "parameter 'w': source 'external:../w.bin@0+60' "
+                          "names a file outside the model's folder"));
+}
+
 TEST_CASE("a plan's mesh shares cut each device's block", "[plan][shares]") {
   // smallPlan's x (4 rows over 2 devices) by shares 3 : 1: device 0 holds
   // rows 0..2, device 1 row 3, each in a program of its own.

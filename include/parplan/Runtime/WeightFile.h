@@ -14,9 +14,31 @@
 #include "parplan/Runtime/Tensor.h"
 #include "parplan/Runtime/plan.pb.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace parplan::runtime {
+
+/// Where a parameter's bytes lie, as its `source` says: in the model file
+/// ("initializer@OFFSET+LENGTH", "constant@OFFSET+LENGTH") or in a file
+/// beside it ("external:LOCATION@OFFSET" with an optional "+LENGTH").
+struct WeightRange {
+  /// Empty for the model file; else the file's path relative to the
+  /// model's folder.
+  std::string location;
+  int64_t offset = 0;
+  /// -1 where the source gives none.
+  int64_t length = -1;
+};
+
+/// Reads `source` into `range`: nothing (and success) for a source that
+/// names no bytes ("zeros", "initializer" of typed values, a constant by
+/// its node); an error for a byte range that is malformed, negative, past
+/// 2^62, or, for external data, a location that is absolute or climbs out
+/// of the model's folder ("..").
+Status parseWeightSource(const std::string &source,
+                         std::optional<WeightRange> &range);
 
 /// Fills `block` (a PARAMETER buffer's local block) from the model at
 /// `modelPath`. `source` is "initializer@OFFSET+LENGTH" (bytes of the model

@@ -13,6 +13,7 @@
 #include "parplan/Runtime/CrossMeshSteps.h"
 #include "parplan/Runtime/KernelCall.h"
 #include "parplan/Runtime/StreamSchedule.h"
+#include "parplan/Runtime/WeightFile.h"
 #include "parplan/Sbp/Sbp.h"
 #include "parplan/Schedule/Pipeline.h"
 #include "parplan/Support/Hash.h"
@@ -609,6 +610,21 @@ private:
         (buffer.shape_size() != 0 || buffer.dtype() != plan::I64))
       return Status::failure(where + " is the micro-batch index, which is an "
                                      "int64 scalar");
+    if (buffer.kind() == plan::Buffer::PARAMETER) {
+      // The byte range is read at load, by every rank: a hostile one is
+      // refused before anything is allocated.
+      std::optional<WeightRange> range;
+      if (Status status = parseWeightSource(buffer.source(), range);
+          !status.ok())
+        return Status::failure(where + ": " + status.error);
+      if (range && range->location.empty() && plan_.model_bytes() != 0 &&
+          static_cast<uint64_t>(range->offset +
+                                std::max<int64_t>(range->length, 0)) >
+              plan_.model_bytes())
+        return Status::failure(where + "'s weights ('" + buffer.source() +
+                               "') lie past the end of the model's " +
+                               std::to_string(plan_.model_bytes()) + " bytes");
+    }
     if (buffer.kind() == plan::Buffer::TEMPORARY ||
         buffer.kind() == plan::Buffer::ACCUMULATOR ||
         buffer.kind() == plan::Buffer::MICRO_BATCH) {

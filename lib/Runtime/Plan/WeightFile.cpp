@@ -16,45 +16,6 @@ namespace parplan::runtime {
 
 namespace {
 
-struct ByteRange {
-  std::string file;
-  int64_t offset = 0, length = -1;
-};
-
-/// "initializer@12+34", "constant@12+34" (a Constant node's value) or
-/// "external:data.bin@0+400".
-bool parseSource(const std::string &source, const std::string &modelPath,
-                 ByteRange &range) {
-  std::string location;
-  std::string rest;
-  if (source.rfind("initializer@", 0) == 0 ||
-      source.rfind("constant@", 0) == 0) {
-    range.file = modelPath;
-    rest = source.substr(source.find('@') + 1);
-  } else if (source.rfind("external:", 0) == 0) {
-    std::string tail = source.substr(std::string("external:").size());
-    size_t at = tail.rfind('@');
-    if (at == std::string::npos)
-      return false;
-    std::string directory;
-    size_t slash = modelPath.rfind('/');
-    if (slash != std::string::npos)
-      directory = modelPath.substr(0, slash + 1);
-    range.file = directory + tail.substr(0, at);
-    rest = tail.substr(at + 1);
-  } else {
-    return false;
-  }
-  size_t plus = rest.find('+');
-  char *end = nullptr;
-  range.offset = std::strtoll(rest.c_str(), &end, 10);
-  if (end == rest.c_str() || range.offset < 0)
-    return false;
-  if (plus != std::string::npos)
-    range.length = std::strtoll(rest.c_str() + plus + 1, nullptr, 10);
-  return true;
-}
-
 /// Reads `block`, which starts at `origin` in a row-major tensor of
 /// `stored` shape stored at byte `offset` of `path`.
 Status readBlock(const std::string &name, const std::string &path,
@@ -99,13 +60,76 @@ Status readBlock(const std::string &name, const std::string &path,
 
 } // namespace
 
+Status parseWeightSource(const std::string &source,
+                         std::optional<WeightRange> &range) {
+  range.reset();
+  std::string rest;
+  WeightRange found;
+  if (source.rfind("initializer@", 0) == 0 ||
+      source.rfind("constant@", 0) == 0) {
+    rest = source.substr(source.find('@') + 1);
+  } else if (source.rfind("external:", 0) == 0) {
+    std::string tail = source.substr(std::string("external:").size());
+    size_t at = tail.rfind('@');
+    if (at == std::string::npos)
+      return Status::failure("source '" + source +
+                             "' gives no byte offset (external:FILE@OFFSET)");
+    found.location = tail.substr(0, at);
+    rest = tail.substr(at + 1);
+    // The executor opens the file beside the model: no way out of its
+    // folder, as the importer allows none.
+    bool climbs = found.location.empty() || found.location.front() == '/';
+    for (size_t begin = 0; !climbs && begin <= found.location.size();) {
+      size_t slash = found.location.find('/', begin);
+      if (slash == std::string::npos)
+        slash = found.location.size();
+      climbs = found.location.compare(begin, slash - begin, "..") == 0 &&
+               slash - begin == 2;
+      begin = slash + 1;
+    }
+    if (climbs)
+      return Status::failure("source '" + source +
+                             "' names a file outside the model's folder");
+  } else {
+    return Status::success();
+  }
+  // OFFSET or OFFSET+LENGTH, decimal digits only, each below 2^62 so that
+  // their sum and the reads past them stay in range.
+  auto number = [](const std::string &digits, int64_t &value) {
+    if (digits.empty() || digits.size() > 18 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    value = std::stoll(digits);
+    return value < (int64_t{1} << 62);
+  };
+  size_t plus = rest.find('+');
+  bool ok = number(rest.substr(0, plus), found.offset) &&
+            (plus == std::string::npos ||
+             number(rest.substr(plus + 1), found.length));
+  if (!ok)
+    return Status::failure("source '" + source +
+                           "' has no valid byte range (OFFSET or "
+                           "OFFSET+LENGTH, non-negative integers)");
+  range = std::move(found);
+  return Status::success();
+}
+
 Status loadWeightBlock(const plan::Buffer &buffer, const std::string &modelPath,
                        Tensor &block) {
   std::string name = "parameter '" + buffer.name() + "'";
-  ByteRange range;
-  if (!parseSource(buffer.source(), modelPath, range))
+  std::optional<WeightRange> range;
+  if (Status status = parseWeightSource(buffer.source(), range); !status.ok())
+    return Status::failure(name + ": " + status.error);
+  if (!range)
     return Status::failure(name + ": its weights ('" + buffer.source() +
                            "') cannot be read from a file");
+  std::string path = modelPath;
+  if (!range->location.empty()) {
+    size_t slash = modelPath.rfind('/');
+    path = (slash == std::string::npos ? std::string()
+                                       : modelPath.substr(0, slash + 1)) +
+           range->location;
+  }
   // The stored tensor: the logical one, or the tensor a part is cut from.
   std::vector<int64_t> stored(buffer.logical_shape().begin(),
                               buffer.logical_shape().end());
@@ -119,12 +143,12 @@ Status loadWeightBlock(const plan::Buffer &buffer, const std::string &modelPath,
   }
   int64_t width = static_cast<int64_t>(byteWidth(block.dtype()));
   int64_t storedBytes = numElements(stored) * width;
-  if (range.length >= 0 && range.length != storedBytes)
-    return Status::failure(name + ": " + std::to_string(range.length) +
+  if (range->length >= 0 && range->length != storedBytes)
+    return Status::failure(name + ": " + std::to_string(range->length) +
                            " bytes in the file, but its stored shape " +
                            toString(stored) + " needs " +
                            std::to_string(storedBytes));
-  return readBlock(name, range.file, range.offset, stored, origin, block);
+  return readBlock(name, path, range->offset, stored, origin, block);
 }
 
 Status loadBatchBlock(const plan::Buffer &buffer, const std::string &directory,
