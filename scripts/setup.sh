@@ -6,6 +6,8 @@
 # the first run, then builds incrementally. Environment:
 #   PARPLAN_BUILD_DIR   build directory (default: build)
 #   PARPLAN_BUILD_TYPE  CMake build type on first configure (default: Release)
+#   PARPLAN_CXX_FLAGS   compile and link flags on first configure (default: none;
+#                       scripts/sanitize.sh sets the sanitizers')
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,7 +56,10 @@ if [[ ! -f $build_dir/build.ninja ]]; then
     -DMLIR_DIR="$(llvm-config-22 --prefix)/lib/cmake/mlir" \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
     -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache \
-    -DCMAKE_EXE_LINKER_FLAGS="-fuse-ld=lld -B$llvm_bin" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fuse-ld=lld -B$llvm_bin ${PARPLAN_CXX_FLAGS:-}" \
+    -DCMAKE_SHARED_LINKER_FLAGS="${PARPLAN_CXX_FLAGS:-}" \
+    -DCMAKE_C_FLAGS="${PARPLAN_CXX_FLAGS:-}" \
+    -DCMAKE_CXX_FLAGS="${PARPLAN_CXX_FLAGS:-}" \
     -DPARPLAN_WERROR=ON
 fi
 ninja -C "$build_dir" -j"$(nproc)"
