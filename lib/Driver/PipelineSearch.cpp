@@ -24,9 +24,7 @@
 
 #include <atomic>
 #include <cmath>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <tuple>
 
@@ -149,11 +147,8 @@ public:
       return {};
     // Errors say why a trial failed; warnings about the model (tied
     // parameters) go on to the command's handler, which says each once.
-    // Trials laid out on another thread meanwhile say their own.
-    std::thread::id building = std::this_thread::get_id();
     ScopedDiagnosticHandler quiet(step->getContext(), [&](Diagnostic &said) {
-      if (said.getSeverity() == DiagnosticSeverity::Warning ||
-          std::this_thread::get_id() != building)
+      if (said.getSeverity() == DiagnosticSeverity::Warning)
         return failure();
       if (said.getSeverity() == DiagnosticSeverity::Error && error.empty())
         error = said.str();
@@ -219,8 +214,9 @@ public:
   /// Lays out the shapes of `shapes` not tried yet on two threads, ahead
   /// of the run()s that ask for them: shapes the search will try, or may (a
   /// guess costs the other thread's time only). Each thread takes the next
-  /// trial when it is done with one, the second starting on the first
-  /// while this one imports the others' models. run() keeps a trial laid
+  /// trial when it is done with one; the models are imported and the steps
+  /// built first, on this thread (the trials' errors are told apart by
+  /// thread, not the importer's). run() keeps a trial laid
   /// out ahead as it keeps one it lays out itself, in the order it is asked
   /// for, so the search decides on the same figures in the same order and
   /// keeps the same plan; a trial never asked for is dropped. Where the
@@ -234,66 +230,35 @@ public:
         parplan::isDebugEnabled(parplan::kSbpAssignDebugType) ||
         parplan::isDebugEnabled(parplan::kPipelineSearchDebugType))
       return;
-    std::vector<const Shape *> fresh;
-    for (const Shape &shape : shapes)
-      if (!known(shape))
-        fresh.push_back(&shape);
-    // The trials set up so far, the next one for a thread to take, and
-    // whether the setting up is done: the second thread lays out the first
-    // trial while this one imports the others' models.
     std::vector<Pending *> pendings;
-    size_t next = 0;
-    bool allSetUp = false;
-    std::mutex mutex;
-    std::condition_variable setUp;
-    auto work = [&] {
-      for (;;) {
-        Pending *pending = nullptr;
-        {
-          std::unique_lock<std::mutex> lock(mutex);
-          setUp.wait(lock, [&] { return next < pendings.size() || allSetUp; });
-          if (next == pendings.size())
-            return;
-          pending = pendings[next++];
-        }
-        execute(*pending);
-      }
-    };
-    std::optional<ScopedDiagnosticHandler> quiet;
-    std::optional<std::thread> second;
-    for (size_t i = 0; i < fresh.size(); ++i) {
-      const Shape &shape = *fresh[i];
+    for (const Shape &shape : shapes) {
+      if (known(shape))
+        continue;
       std::string ignored;
       std::unique_ptr<Pending> pending =
           prepare(shape.stages, shape.count, shape.microBatches, shape.schedule,
                   trialStarts, ignored);
       if (!pending)
         continue;
-      MLIRContext *context = pending->step.getContext();
-      Pending *set = pending.get();
+      if (pending->step.getContext()->getNumThreads() < 2)
+        return;
+      pendings.push_back(pending.get());
       fetched.emplace(pending->key, std::move(pending));
-      // A shape without a partner is laid out when asked for.
-      if (context->getNumThreads() < 2 || fresh.size() < 2)
-        break;
-      if (!second) {
-        quiet.emplace(context, routeErrors);
-        second.emplace(work);
-      }
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        pendings.push_back(set);
-      }
-      setUp.notify_one();
     }
-    if (!second)
+    if (pendings.size() < 2)
       return;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      allSetUp = true;
-    }
-    setUp.notify_all();
+    ScopedDiagnosticHandler quiet(pendings.front()->step.getContext(),
+                                  routeErrors);
+    // Two threads take the trials in order, each the next one left when it
+    // is done: a third trial starts beside the longer of the first two.
+    std::atomic<size_t> next = 0;
+    auto work = [&] {
+      for (size_t i = next++; i < pendings.size(); i = next++)
+        execute(*pendings[i]);
+    };
+    std::thread second(work);
     work();
-    second->join();
+    second.join();
   }
 
   /// The laid-out step of `trial`, when it is the fastest tried.
@@ -379,11 +344,8 @@ private:
   /// diagnostic of a trial stays with the search (the command's handler
   /// says the model's warnings, once, when the step is built).
   static LogicalResult routeErrors(Diagnostic &said) {
-    // What this thread says outside a trial (a step built beside the
-    // trials) goes on to the handlers before this one.
-    if (!running)
-      return failure();
-    if (said.getSeverity() == DiagnosticSeverity::Error && running->why.empty())
+    if (running && said.getSeverity() == DiagnosticSeverity::Error &&
+        running->why.empty())
       running->why = said.str();
     return success();
   }
