@@ -551,9 +551,6 @@ private:
     return options.memoryBudget > 0 ? std::min(device, options.memoryBudget)
                                     : device;
   }
-  /// The bytes the price of memory is on: every stage's, summed.
-  double pricedBytes(const Classes &grouped,
-                     const std::vector<int64_t> &classChoice) const;
   /// The seconds the search minimizes (compute and uses, as priced by
   /// the search) of a choice per class.
   double searchedTime(const Classes &grouped,
@@ -745,11 +742,6 @@ private:
   /// [node][result][candidate] and [use][candidate]; -1: not yet known.
   mutable std::vector<std::vector<std::vector<double>>> resultBytesCache;
   mutable std::vector<std::vector<double>> operandBytesCache;
-  /// stageMemory's last answer: a probe of the memory price asks for the
-  /// same choice's bytes more than once.
-  mutable const Classes *lastMemoryClasses = nullptr;
-  mutable std::vector<int64_t> lastMemoryChoice;
-  mutable std::vector<double> lastMemoryBytes;
   std::vector<int64_t> stagePositions;
   /// Per node, its stage (stageOf), for stageMemory's every call.
   std::vector<int64_t> nodeStage;
@@ -760,9 +752,6 @@ private:
   std::vector<double>
   stageMemory(const Classes &grouped,
               const std::vector<int64_t> &classChoice) const;
-  std::vector<double>
-  stageMemoryOf(const Classes &grouped,
-                const std::vector<int64_t> &classChoice) const;
   /// In an explicit training step: the forward pass's ops.
   DenseSet<Operation *> forwardOps;
 
@@ -1872,18 +1861,6 @@ ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
 std::vector<double>
 ShardingSearch::stageMemory(const Classes &grouped,
                             const std::vector<int64_t> &classChoice) const {
-  if (lastMemoryClasses == &grouped && lastMemoryChoice == classChoice)
-    return lastMemoryBytes;
-  std::vector<double> bytes = stageMemoryOf(grouped, classChoice);
-  lastMemoryClasses = &grouped;
-  lastMemoryChoice = classChoice;
-  lastMemoryBytes = bytes;
-  return bytes;
-}
-
-std::vector<double>
-ShardingSearch::stageMemoryOf(const Classes &grouped,
-                              const std::vector<int64_t> &classChoice) const {
   std::vector<double> bytes(stageCount(), 0);
   if (!explicitStep) {
     // A forward priced as training counts every activation as kept.
@@ -1999,13 +1976,6 @@ ShardingSearch::planMemory(const Classes &grouped,
   return *std::max_element(bytes.begin(), bytes.end());
 }
 
-double
-ShardingSearch::pricedBytes(const Classes &grouped,
-                            const std::vector<int64_t> &classChoice) const {
-  std::vector<double> bytes = stageMemory(grouped, classChoice);
-  return std::accumulate(bytes.begin(), bytes.end(), 0.0);
-}
-
 LogicalResult ShardingSearch::solve() {
   // The price of memory is searched on the coarser classes when there are
   // some; the plan is the finer classes' descent from that answer.
@@ -2085,12 +2055,16 @@ LogicalResult ShardingSearch::solve() {
     struct End {
       double price;
       cost::LayoutSolution solution;
-      double seconds, bytes;
+      /// `bytes` summed over every stage (what the price of memory is on),
+      /// `fullest` the stage's that must fit.
+      double seconds, bytes, fullest;
     };
     auto endAt = [&](double price, cost::LayoutSolution solution) {
       double seconds = searchedTime(searched, solution.choice);
-      double bytes = pricedBytes(searched, solution.choice);
-      return End{price, std::move(solution), seconds, bytes};
+      std::vector<double> perStage = stageMemory(searched, solution.choice);
+      return End{price, std::move(solution), seconds,
+                 std::accumulate(perStage.begin(), perStage.end(), 0.0),
+                 *std::max_element(perStage.begin(), perStage.end())};
     };
     auto same = [](double a, double b) {
       return std::abs(a - b) <= kSamePlan * std::max(std::abs(a), std::abs(b));
@@ -2121,7 +2095,7 @@ LogicalResult ShardingSearch::solve() {
       if (!candidate || std::isinf(candidate->cost))
         break;
       End found = endAt(price, std::move(*candidate));
-      if (planMemory(searched, found.solution.choice) <= capacity) {
+      if (found.fullest <= capacity) {
         bisecting |= !(found.seconds < high.seconds) ||
                      same(found.seconds, high.seconds);
         // As fast as the plan of least time: no fitting plan is faster.
@@ -2878,7 +2852,6 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
   if (alikeStages)
     acrossStages = groupClasses(true);
   classes = groupClasses(false, alikeStages ? &acrossStages : nullptr);
-  lastMemoryClasses = nullptr;
   searchAcrossStages = alikeStages && acrossStages.representative.size() <
                                           classes.representative.size();
   if (failed(solve()))
