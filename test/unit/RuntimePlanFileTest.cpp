@@ -1075,3 +1075,106 @@ TEST_CASE("the plan file's enums convert to the vocabulary by name",
   REQUIRE_FALSE(runtime::toCollectiveKind(plan::Collective::Kind_MAX + 1));
   REQUIRE(std::string(runtime::collectiveName(99)) == "collective");
 }
+
+namespace {
+
+void addCollective(plan::Program &program, plan::Collective::Kind kind,
+                   const std::string &group) {
+  plan::Collective *collective =
+      program.add_instructions()->mutable_collective();
+  collective->set_kind(kind);
+  collective->set_group(group);
+  collective->set_input(4);
+  collective->set_output(4);
+}
+
+void addMessage(plan::Program &program, bool send, int64_t peer, int64_t tag) {
+  plan::Instruction *instruction = program.add_instructions();
+  if (send) {
+    instruction->mutable_send()->set_buffer(4);
+    instruction->mutable_send()->set_peer(peer);
+    instruction->mutable_send()->set_tag(tag);
+  } else {
+    instruction->mutable_recv()->set_buffer(4);
+    instruction->mutable_recv()->set_peer(peer);
+    instruction->mutable_recv()->set_tag(tag);
+  }
+}
+
+/// perDevicePlan with a second group of both devices, "pair".
+plan::Plan twoGroupPlan() {
+  plan::Plan plan = perDevicePlan();
+  plan::Group *pair = plan.add_groups();
+  pair->set_name("pair");
+  pair->add_devices(0);
+  pair->add_devices(1);
+  return plan;
+}
+
+} // namespace
+
+TEST_CASE("checkPlan refuses a step that would never end", "[plan]") {
+  const std::string hangs = "the step never ends: device 0 waits forever at "
+                            "instruction ";
+  SECTION("collectives over two groups in crossing orders") {
+    for (bool crossing : {false, true}) {
+      plan::Plan plan = twoGroupPlan();
+      addCollective(*plan.mutable_programs(0), plan::Collective::ALL_REDUCE,
+                    "all");
+      addCollective(*plan.mutable_programs(0), plan::Collective::ALL_REDUCE,
+                    "pair");
+      addCollective(*plan.mutable_programs(1), plan::Collective::ALL_REDUCE,
+                    crossing ? "pair" : "all");
+      addCollective(*plan.mutable_programs(1), plan::Collective::ALL_REDUCE,
+                    crossing ? "all" : "pair");
+      std::string error = checkPlan(plan).error;
+      INFO(error);
+      if (!crossing) {
+        CHECK(error.empty());
+        continue;
+      }
+      CHECK(error == hangs + "4 of program 0 (all_reduce over 'all') for "
+                             "device 1, itself waiting at instruction 4 of "
+                             "program 1 (all_reduce over 'pair')");
+      CHECK(error.find('\n') == std::string::npos);
+    }
+  }
+  SECTION("two devices that each receive before they send") {
+    for (bool sendFirst : {false, true}) {
+      plan::Plan plan = perDevicePlan();
+      addMessage(*plan.mutable_programs(0), sendFirst, 1, 3);
+      addMessage(*plan.mutable_programs(0), !sendFirst, 1, 3);
+      addMessage(*plan.mutable_programs(1), false, 0, 3);
+      addMessage(*plan.mutable_programs(1), true, 0, 3);
+      std::string error = checkPlan(plan).error;
+      INFO(error);
+      CHECK(error.empty() == sendFirst);
+      if (!sendFirst)
+        CHECK(error == hangs + "4 of program 0 (a receive from device 1, "
+                               "tag 3) for device 1, itself waiting at "
+                               "instruction 4 of program 1 (a receive from "
+                               "device 0, tag 3)");
+    }
+  }
+  SECTION("a collective that waits for a message sent after it") {
+    // Device 0 runs the collective, then sends to device 1, which
+    // receives before the collective: an all-reduce waits for device 1,
+    // a broadcast from device 0 does not.
+    for (auto kind :
+         {plan::Collective::BROADCAST, plan::Collective::ALL_REDUCE}) {
+      plan::Plan plan = twoGroupPlan();
+      addCollective(*plan.mutable_programs(0), kind, "pair");
+      addMessage(*plan.mutable_programs(0), true, 1, 9);
+      addMessage(*plan.mutable_programs(1), false, 0, 9);
+      addCollective(*plan.mutable_programs(1), kind, "pair");
+      std::string error = checkPlan(plan).error;
+      INFO(error);
+      if (kind == plan::Collective::BROADCAST)
+        CHECK(error.empty());
+      else
+        CHECK(error == hangs + "4 of program 0 (all_reduce over 'pair') for "
+                               "device 1, itself waiting at instruction 4 of "
+                               "program 1 (a receive from device 0, tag 9)");
+    }
+  }
+}

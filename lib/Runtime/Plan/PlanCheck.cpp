@@ -3,13 +3,15 @@
 // checkPlan validates everything the executor indexes or allocates with, so
 // that the executor itself can index without checking: the meshes and
 // groups, the cross-mesh moves, each program's buffers, instructions and
-// arena, the messages between devices, the schedule and the model chunks.
+// arena, the messages between devices, the schedule and the model chunks,
+// and last that a step cannot hang (PlanProgress.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Runtime/PlanFile.h"
 
 #include "PlanGroups.h"
+#include "PlanProgress.h"
 #include "parplan/Runtime/CrossMeshSteps.h"
 #include "parplan/Runtime/KernelCall.h"
 #include "parplan/Runtime/StreamSchedule.h"
@@ -70,7 +72,9 @@ public:
         return status;
     if (Status status = checkMessages(); !status.ok())
       return status;
-    return checkSchedule();
+    if (Status status = checkSchedule(); !status.ok())
+      return status;
+    return detail::checkProgress(plan_);
   }
 
 private:
