@@ -1,9 +1,11 @@
 //===- YamlTree.cpp - YAML and JSON files as trees with positions ---------===//
 
 #include "parplan/Cost/YamlTree.h"
+#include "parplan/Support/Text.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -44,15 +46,15 @@ const YamlTree *YamlTree::get(StringRef key) const {
 
 bool YamlDiagnostics::fail(const char *loc, const llvm::Twine &message) {
   if (error.empty())
-    error = location(loc) + ": " + message.str();
+    error = oneLine(location(loc) + ": " + message.str());
   return false;
 }
 
 bool YamlDiagnostics::failAt(unsigned line, unsigned column,
                              const llvm::Twine &message) {
   if (error.empty())
-    error = path.str() + ":" + std::to_string(line) + ":" +
-            std::to_string(column) + ": " + message.str();
+    error = oneLine(path.str() + ":" + std::to_string(line) + ":" +
+                    std::to_string(column) + ": " + message.str());
   return false;
 }
 
@@ -190,6 +192,13 @@ std::string withArticle(StringRef noun) {
 bool parplan::cost::parseYamlTree(StringRef text, YamlTree &tree,
                                   YamlDiagnostics &diags, StringRef fileNoun,
                                   int maxDepth) {
+  // YAML is Unicode: a byte that is not UTF-8 would pass into names and
+  // messages, and out into the JSON parplan writes.
+  const auto *first = reinterpret_cast<const llvm::UTF8 *>(text.begin());
+  if (!llvm::isLegalUTF8String(
+          &first, reinterpret_cast<const llvm::UTF8 *>(text.end())))
+    return diags.fail(reinterpret_cast<const char *>(first),
+                      "invalid UTF-8 sequence");
   llvm::SourceMgr sourceMgr;
   struct Context {
     YamlDiagnostics *diags;

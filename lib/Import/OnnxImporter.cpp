@@ -15,6 +15,8 @@
 
 #include "Importer.h"
 
+#include "parplan/Support/Text.h"
+
 using namespace mlir;
 namespace nn = parplan::nn;
 using parplan::nn::listString;
@@ -1153,9 +1155,9 @@ OwningOpRef<ModuleOp> parplan::importOnnx(StringRef bytes, StringRef path,
     }
     return module;
   } catch (const ImportError &failure) {
-    error = path.str() + ": " + failure.what();
+    error = oneLine(path.str() + ": " + failure.what());
   } catch (const std::exception &failure) {
-    error = path.str() + ": " + failure.what();
+    error = oneLine(path.str() + ": " + failure.what());
   }
   return nullptr;
 }

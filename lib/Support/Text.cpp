@@ -60,3 +60,26 @@ std::string parplan::formatDevices(const std::vector<int64_t> &devices) {
     text += (text.empty() ? "" : ", ") + std::to_string(device);
   return text;
 }
+
+std::string parplan::oneLine(std::string_view text) {
+  std::string line;
+  line.reserve(text.size());
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      line += c;
+    } else if (c == '\n') {
+      line += "\\n";
+    } else if (c == '\r') {
+      line += "\\r";
+    } else if (c == '\t') {
+      line += "\\t";
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      line += "\\x";
+      line += hex[byte >> 4];
+      line += hex[byte & 15];
+    }
+  }
+  return line;
+}

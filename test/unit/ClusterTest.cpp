@@ -978,6 +978,14 @@ TEST_CASE("syntax errors and strict JSON", "[cluster][file]") {
         "c.json:1:1: the cluster file: missing required field 'device_types'");
   CHECK(parseError("{\"name\": \"c\", \"name\": \"d\"}", "c.json") ==
         "c.json:1:15: duplicate key 'name' (first at 1:2)");
+  // Found by the cluster file fuzz target (test/fuzz/cluster-file): a
+  // byte that is not UTF-8 was read in YAML and written out as JSON that
+  // does not read back; a key with a line break broke the error's line.
+  CHECK(parseError("name: c\ndescription: \"caf\xe9\"\n") ==
+        "c.yaml:2:18: invalid UTF-8 sequence");
+  CHECK(parseError("{a\n\nn}")
+            .find("c.yaml:1:2: unknown field 'a\\nn' in the cluster file") ==
+        0);
 }
 
 TEST_CASE("deeply nested JSON is rejected before llvm::json parses it",

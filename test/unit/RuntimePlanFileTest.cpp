@@ -268,6 +268,19 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
               b->set_shape(1, int64_t{1} << 40);
             }),
             "is too large"));
+  // Hostile sizes within each buffer's bound: 2^38 floats per device, or
+  // an arena of 10^18 bytes, are refused before anything is allocated.
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              auto *b = p.mutable_programs(0)->mutable_buffers(2);
+              b->set_shape(0, int64_t{1} << 19);
+              b->set_shape(1, int64_t{1} << 19);
+            }),
+            "program 0 holds 1099511627984 bytes of buffers per device, more "
+            "than the 1099511627776 (1 TiB) a plan may ask of a device"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
+              p.mutable_programs(0)->set_arena_bytes(1000000000000000000);
+            }),
+            "program 0 holds 1000000000000000000 bytes of arena per device"));
   CHECK(has(errorAfter([](plan::Plan &p) {
               p.mutable_programs(0)->mutable_buffers(0)->add_offsets(0);
             }),

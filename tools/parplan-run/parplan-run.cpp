@@ -20,16 +20,22 @@
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <set>
 #include <string>
@@ -66,6 +72,68 @@ std::string checkWeightsFile(const std::string &path, const plan::Plan &plan);
   }
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::abort();
+}
+
+/// Where this rank is, for a stop by a signal: its 1-based step, 0 before
+/// the first, -1 after the last.
+volatile std::sig_atomic_t currentStep = 0;
+/// "parplan-run: rank N: " for the signal handler, which may not format.
+char rankPrefix[48] = "parplan-run: ";
+
+/// Appends the decimal `value` at `out`; returns the end.
+char *appendDecimal(char *out, long value) {
+  char digits[24];
+  int count = 0;
+  bool negative = value < 0;
+  unsigned long magnitude = negative ? 0UL - static_cast<unsigned long>(value)
+                                     : static_cast<unsigned long>(value);
+  do {
+    digits[count++] = static_cast<char>('0' + magnitude % 10);
+    magnitude /= 10;
+  } while (magnitude != 0);
+  if (negative)
+    *out++ = '-';
+  while (count > 0)
+    *out++ = digits[--count];
+  return out;
+}
+
+/// A rank stopped by a signal (mpirun sends SIGTERM to the others when a
+/// rank dies; a user's Ctrl-C) says so in one line and exits non-zero:
+/// async-signal-safe, so only write(2) and _exit.
+extern "C" void onStopSignal(int signal) {
+  char line[200];
+  char *out = line;
+  auto append = [&](const char *text) {
+    while (*text && out < line + sizeof(line) - 32)
+      *out++ = *text++;
+  };
+  append(rankPrefix);
+  append("stopped by signal ");
+  out = appendDecimal(out, signal);
+  long step = currentStep;
+  if (step > 0) {
+    append(" in step ");
+    out = appendDecimal(out, step);
+  } else {
+    append(step == 0 ? " before its first step" : " after its last step");
+  }
+  append(" (another rank failed, or the job was stopped)\n");
+  ssize_t ignored = ::write(2, line, static_cast<size_t>(out - line));
+  (void)ignored;
+  ::_exit(128 + signal);
+}
+
+void stopOnSignals(int rank) {
+  char *out = rankPrefix + std::strlen(rankPrefix);
+  std::memcpy(out, "rank ", 5);
+  out = appendDecimal(out + 5, rank);
+  std::memcpy(out, ": ", 3);
+  struct sigaction action = {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  for (int signal : {SIGTERM, SIGINT, SIGHUP})
+    sigaction(signal, &action, nullptr);
 }
 
 /// Whether no rank failed: every rank passes its error (empty if none);
@@ -496,6 +564,8 @@ bool runSteps(Executor &executor, const RunOptions &options,
   if (lossRank > 0)
     MPI_Comm_dup(MPI_COMM_WORLD, &lossComm);
   for (int64_t step = 0; step < steps; ++step) {
+    currentStep = static_cast<std::sig_atomic_t>(
+        std::min<int64_t>(step + 1, std::numeric_limits<int>::max()));
     // The first step warms up (cuBLAS heuristics, NCCL connections).
     if (options.profile && step == std::min<int64_t>(1, steps - 1))
       executor.backend()->setProfiling(true);
@@ -539,6 +609,7 @@ bool runSteps(Executor &executor, const RunOptions &options,
         !writeStepOutputs(executor, options.outputsPath, step, rank))
       return false;
   }
+  currentStep = -1;
   if (lossComm != MPI_COMM_NULL)
     MPI_Comm_free(&lossComm);
   return true;
@@ -933,7 +1004,16 @@ int main(int argc, char **argv) {
   int rank = 0, worldSize = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
-  int code = run(argc, argv, rank, worldSize, threads);
+  stopOnSignals(rank);
+  int code = 1;
+  try {
+    code = run(argc, argv, rank, worldSize, threads);
+  } catch (const std::bad_alloc &) {
+    // A plan within checkPlan's bounds that this host cannot hold.
+    abortAll(rank, "out of host memory: the plan's buffers do not fit in "
+                   "this machine's memory (run fewer ranks per machine, or "
+                   "compile for devices with less memory)");
+  }
   MPI_Finalize();
   return code;
 }

@@ -108,7 +108,8 @@ struct Trace {
 /// counter ("C") per process. Deterministic: the same trace gives the
 /// same bytes.
 void writeChromeTrace(const Trace &trace, std::ostream &out);
-/// The same into the file at `path`.
+/// The same into the file at `path`, whole or not at all (the previous
+/// file kept on failure).
 Status writeChromeTraceFile(const Trace &trace, const std::string &path);
 /// Whether writeChromeTraceFile could write `path`, with its error when
 /// not: checked before a run, so that a long run does not end in a lost

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace parplan {
@@ -23,6 +24,12 @@ std::string formatFlops(double flops);
 
 /// Device ids: "8..15" when consecutive (more than one), else "4, 5, 8, 9".
 std::string formatDevices(const std::vector<int64_t> &devices);
+
+/// `text` as one line, for an error that quotes what a file holds: each
+/// control character (a line break, a tab, any other below 0x20, DEL)
+/// written as its C escape ("\\n", "\\t", "\\x1b"). Every reader's error
+/// passes through it, so that a name in a file cannot break its one line.
+std::string oneLine(std::string_view text);
 
 } // namespace parplan
 

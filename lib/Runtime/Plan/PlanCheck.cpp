@@ -19,6 +19,7 @@
 #include "parplan/Sbp/Sbp.h"
 #include "parplan/Schedule/Pipeline.h"
 #include "parplan/Support/Hash.h"
+#include "parplan/Support/Text.h"
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
@@ -51,6 +52,11 @@ constexpr int64_t kMaxBufferElements = int64_t{1} << 48;
 constexpr int64_t kMaxDevices = int64_t{1} << 24;
 /// More micro-batches than any step takes: a corrupt field, not a plan.
 constexpr int64_t kMaxMicroBatches = int64_t{1} << 24;
+/// The most memory a device's program may hold (its arena, or its buffers
+/// when it has none): 1 TiB, beyond any accelerator's and most hosts'
+/// memory, so that an absurd size is refused before the executor tries
+/// to allocate it.
+constexpr int64_t kMaxDeviceBytes = int64_t{1} << 40;
 
 class PlanChecker {
 public:
@@ -965,6 +971,17 @@ private:
                               program.buffers(b).name() + "'");
           !status.ok())
         return status;
+    int64_t deviceBytes = 0;
+    for (const plan::Buffer &buffer : program.buffers())
+      deviceBytes += bufferBytes(buffer);
+    if (program.arena_bytes() > 0)
+      deviceBytes = program.arena_bytes();
+    if (deviceBytes > kMaxDeviceBytes)
+      return Status::failure(
+          where + " holds " + std::to_string(deviceBytes) + " bytes " +
+          (program.arena_bytes() > 0 ? "of arena" : "of buffers") +
+          " per device, more than the " + std::to_string(kMaxDeviceBytes) +
+          " (1 TiB) a plan may ask of a device");
     if (Status status = checkInstructions(index, where); !status.ok())
       return status;
     if (Status status = checkUpdateBegin(program, where); !status.ok())
@@ -1681,7 +1698,9 @@ private:
 } // namespace
 
 Status checkPlan(const plan::Plan &planMessage) {
-  return PlanChecker(planMessage).check();
+  Status status = PlanChecker(planMessage).check();
+  status.error = oneLine(status.error);
+  return status;
 }
 
 } // namespace parplan::runtime

@@ -2,6 +2,8 @@
 
 #include "parplan/Runtime/Trace.h"
 
+#include "parplan/Support/Files.h"
+
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace parplan::runtime {
 
@@ -255,15 +258,12 @@ Status checkTraceWritable(const std::string &path) {
 }
 
 Status writeChromeTraceFile(const Trace &trace, const std::string &path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out)
-    return Status::failure("cannot write trace " + path + ": " +
-                           std::strerror(errno));
+  // Whole or not at all: a run stopped while writing, or a full disk,
+  // leaves the previous trace.
+  std::ostringstream out;
   writeChromeTrace(trace, out);
-  out.close();
-  if (!out)
-    return Status::failure("cannot write trace " + path + ": " +
-                           std::strerror(errno));
+  if (std::optional<std::string> problem = writeFileAtomically(path, out.str()))
+    return Status::failure("trace: " + *problem);
   return Status::success();
 }
 
