@@ -124,7 +124,8 @@ for target in "${targets[@]}"; do
   plan-file)
     # The mpirun test's MLP plans, and compiled ones: data and tensor
     # parallel, stages under a schedule, inference.
-    [[ -x $bin/parplan-write-mlp-plans ]] && "$bin/parplan-write-mlp-plans" "$work"
+    write_plans=${PARPLAN_BUILD_DIR:-build}/test/integration/parplan-write-mlp-plans
+    [[ -x $write_plans ]] && "$write_plans" "$work"
     seed plan-file "$work"/mlp-*.pb
     if [[ -x $bin/parplan && -x $bin/parplan-zoo ]]; then
       "$bin/parplan-zoo" mlp --sizes 8,6,4 --batch 4 -o "$work/small.onnx" >/dev/null

@@ -20,7 +20,11 @@ build_dir=${PARPLAN_SANITIZE_BUILD_DIR:-build-sanitize}
 PARPLAN_BUILD_DIR=$build_dir PARPLAN_BUILD_TYPE=Release \
   PARPLAN_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer -g1" \
   ./scripts/setup.sh
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
+# allow_user_poisoning=0: LLVM's and MLIR's libraries are Debian's, not
+# instrumented, while their headers poison allocator memory in code that
+# is; half of that bookkeeping runs, and reads of memory the other half
+# handed out would look like use-after-poison.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:allow_user_poisoning=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # Whole stacks (no fast unwinding), so that a leak inside Open MPI, whose
 # libraries keep no frame pointers, is matched by its library.

@@ -497,6 +497,19 @@ void Importer::convertEinsum(const onnx::NodeProto &node) {
   for (const std::string &term : terms)
     for (char index : term)
       ++count[index];
+  // Each term names every axis of its operand, by letters alone (checked
+  // before the diagonals index the operand's axes by the term's).
+  for (size_t i = 0; i < terms.size(); ++i) {
+    int64_t rank = typeOf(operands[i]).getRank();
+    for (size_t d = 0; d < terms[i].size(); ++d)
+      if (!std::isalpha(static_cast<unsigned char>(terms[i][d])))
+        failAt(node, "equation '" + equation +
+                         "': a term may hold letters and one ellipsis");
+    if (static_cast<int64_t>(terms[i].size()) != rank)
+      failAt(node, "term '" + terms[i] + "' names " +
+                       std::to_string(terms[i].size()) +
+                       " axes of an operand of rank " + std::to_string(rank));
+  }
   // A letter twice in a term takes the diagonal: the operand times an
   // identity mask over the two axes, summed over the second.
   for (size_t i = 0; i < terms.size(); ++i)
@@ -537,17 +550,7 @@ void Importer::convertEinsum(const onnx::NodeProto &node) {
     }
   std::map<char, int64_t> extent;
   for (size_t i = 0; i < terms.size(); ++i) {
-    Value value = operands[i];
-    ArrayRef<int64_t> shape = typeOf(value).getShape();
-    for (size_t d = 0; d < terms[i].size(); ++d)
-      if (!std::isalpha(static_cast<unsigned char>(terms[i][d])))
-        failAt(node, "equation '" + equation +
-                         "': a term may hold letters and one ellipsis");
-    if (terms[i].size() != shape.size())
-      failAt(node, "term '" + terms[i] + "' names " +
-                       std::to_string(terms[i].size()) +
-                       " axes of an operand of rank " +
-                       std::to_string(shape.size()));
+    ArrayRef<int64_t> shape = typeOf(operands[i]).getShape();
     for (size_t d = 0; d < terms[i].size(); ++d) {
       char index = terms[i][d];
       auto [known, added] = extent.try_emplace(index, shape[d]);

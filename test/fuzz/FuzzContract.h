@@ -15,6 +15,20 @@
 #include <string>
 #include <string_view>
 
+/// AddressSanitizer's defaults for every fuzz target, so that a finding
+/// replays the same without ASAN_OPTIONS. LLVM's and MLIR's libraries are
+/// Debian's, built without the sanitizer, while their headers poison and
+/// unpoison allocator memory when the code including them is instrumented:
+/// half of that bookkeeping runs, and reads of memory the other half
+/// handed out look like use-after-poison. Manual poisoning is therefore
+/// off (allow_user_poisoning=0); everything else ASan checks stays on.
+/// Defined here, not inline: each fuzz target is one source file that
+/// includes this header, and the runtime looks the symbol up.
+extern "C" __attribute__((used, visibility("default"))) const char *
+__asan_default_options() {
+  return "allow_user_poisoning=0";
+}
+
 namespace parplan::fuzz {
 
 /// Aborts with `what` when `holds` is false.

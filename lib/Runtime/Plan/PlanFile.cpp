@@ -22,6 +22,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <cerrno>
 #include <cinttypes>
@@ -95,6 +96,9 @@ static std::string hex(uint64_t value) {
 
 Status parsePlanFile(std::string_view bytes, const std::string &name,
                      plan::Plan &out) {
+  // Protobuf logs a line of its own for a string that is not UTF-8 before
+  // the parse fails; the reader's one line says it.
+  google::protobuf::LogSilencer quiet;
   plan::PlanFile envelope;
   // A PlanFile has exactly the three known fields and a non-zero version;
   // arbitrary bytes often parse as a message of unknown fields, so those
