@@ -18,12 +18,13 @@
 # the table names it. Replay it with the target's binary and the file, then
 # commit it under test/fuzz/regressions/TARGET/ with the fix (ctest replays
 # every file there in every build).
-# Environment: PARPLAN_FUZZ_BUILD_DIR (default build-fuzz); PARPLAN_FUZZ_DIR
+# Environment: PARPLAN_SANITIZE_BUILD_DIR (default build-sanitize, shared
+# with scripts/sanitize.sh); PARPLAN_FUZZ_DIR
 # (corpora and findings, default ~/.cache/parplan/fuzz; the corpora grow
 # from run to run); PARPLAN_BUILD_DIR (default build: its parplan,
 # parplan-zoo and parplan-write-mlp-plans write seeds when built).
 # The first run installs clang-22 and its runtime libraries and builds the
-# targets' libraries with clang (about 15 minutes on 2 cores, ccache'd).
+# targets and their libraries (about 15 minutes on 2 cores, ccache'd).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/common.sh
@@ -41,39 +42,13 @@ while (($#)); do
 done
 ((${#targets[@]})) || targets=(cluster-file annotations plan-file onnx-import)
 
-fuzz_build=${PARPLAN_FUZZ_BUILD_DIR:-build-fuzz}
+fuzz_build=${PARPLAN_SANITIZE_BUILD_DIR:-build-sanitize}
 fuzz_dir=${PARPLAN_FUZZ_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/parplan/fuzz}
 
-# clang and its libFuzzer, from the LLVM 22 packages the build already uses.
-missing=()
-for package in clang-22 libclang-rt-22-dev; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$package")
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing ${missing[*]}"
-  sudo=()
-  [[ $(id -u) -eq 0 ]] || sudo=(sudo)
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq \
-    --no-install-recommends "${missing[@]}" >/dev/null
-fi
-
-if [[ ! -f $fuzz_build/build.ninja ]]; then
-  llvm_bin=$(llvm-config-22 --bindir)
-  # CUDA and mimalloc off: the targets link neither, and mimalloc would
-  # hide allocations from AddressSanitizer.
-  CCACHE_BASEDIR=$PWD cmake -G Ninja -S . -B "$fuzz_build" \
-    -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER="$llvm_bin/clang" -DCMAKE_CXX_COMPILER="$llvm_bin/clang++" \
-    -DMLIR_DIR="$(llvm-config-22 --prefix)/lib/cmake/mlir" \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DCMAKE_EXE_LINKER_FLAGS="-fuse-ld=lld" \
-    -DLLVM_USE_SANITIZER="Address;Undefined" -DLLVM_USE_SANITIZE_COVERAGE=ON \
-    -DPARPLAN_ENABLE_CUDA=OFF -DPARPLAN_MIMALLOC=OFF >/dev/null
-fi
+# The sanitizers' build (clang, ASan, UBSan, coverage), where the targets
+# are libFuzzer binaries.
 # shellcheck disable=SC2046 # one word per target
-CCACHE_BASEDIR=$PWD ninja -C "$fuzz_build" -j"$(nproc)" \
+PARPLAN_SANITIZE_BUILD_DIR=$fuzz_build scripts/sanitize.sh --build \
   $(printf 'parplan-%s-fuzzer ' "${targets[@]}")
 
 # seed TARGET FILE...: copies each FILE into the target's corpus under a
@@ -185,6 +160,6 @@ for target in "${targets[@]}"; do
 done
 echo
 echo "$table"
-details="clang $(clang++-22 --version | awk 'NR == 1 { print $NF }'), ASan+UBSan, libFuzzer, one process per target, at most ${seconds} s$( ((max_runs > 0)) && echo " or $max_runs executions") each"
+details="clang $(clang++-22 --version | sed -n 's/.*clang version \([0-9.]*\).*/\1/p'), ASan+UBSan, libFuzzer, one process per target, at most ${seconds} s$( ((max_runs > 0)) && echo " or $max_runs executions") each"
 [[ $mode == record ]] && record bench/results/fuzz.md "$details" "$table"
 exit 0

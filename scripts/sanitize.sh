@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The whole ctest suite under AddressSanitizer and UndefinedBehaviorSanitizer,
-# in a build directory of its own (docs/building.md#sanitizers).
+# parplan under AddressSanitizer and UndefinedBehaviorSanitizer, in a
+# build directory of its own (docs/building.md#sanitizers), built with
+# clang the way LLVM builds itself for fuzzing: -DLLVM_USE_SANITIZER=
+# "Address;Undefined" -DLLVM_USE_SANITIZE_COVERAGE=ON. The same build
+# serves bench/fuzz.sh, whose targets it makes libFuzzer binaries.
 #
-#   scripts/sanitize.sh              configure (first run), build, run ctest
-#   scripts/sanitize.sh -R unit      ctest's arguments after the script's
+#   scripts/sanitize.sh               configure (first run), build all, run ctest
+#   scripts/sanitize.sh -R unit       ctest's arguments after the script's
+#   scripts/sanitize.sh --build T...  configure and build targets T only
 #
 # Every finding fails its test: UBSan does not recover, ASan stops at the
 # first error. Leaks are reported (LeakSanitizer) except those of the
@@ -11,15 +15,50 @@
 # allocations to the end of the process). The LLVM/MLIR libraries are
 # Debian's, not instrumented: what parplan's own code does with them is.
 # Environment: PARPLAN_SANITIZE_BUILD_DIR (default build-sanitize).
+# The first run installs clang-22 and its runtime libraries (libFuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${PARPLAN_SANITIZE_BUILD_DIR:-build-sanitize}
-# vptr needs RTTI, which LLVM's libraries and so parplan build without.
-# Release with line tables (-g1): reports name files and lines, and the
-# MLIR-heavy sources build in less time than with full debug information.
-PARPLAN_BUILD_DIR=$build_dir PARPLAN_BUILD_TYPE=Release \
-  PARPLAN_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer -g1" \
-  ./scripts/setup.sh
+
+missing=()
+for package in clang-22 libclang-rt-22-dev; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "sanitize: installing ${missing[*]}"
+  sudo=()
+  [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Paths under the checkout hashed relative to it, as scripts/setup.sh does.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+if [[ ! -f $build_dir/build.ninja ]]; then
+  llvm_bin=$(llvm-config-22 --bindir)
+  # Release with line tables (HandleLLVMOptions adds -gline-tables-only
+  # and -fno-omit-frame-pointer): reports name files and lines. CUDA off
+  # (nvcc is not clang), mimalloc off (it would hide allocations from
+  # ASan). vptr is off in LLVM's UBSan flags: it needs RTTI, which LLVM's
+  # libraries, and so parplan, build without.
+  cmake -G Ninja -S . -B "$build_dir" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER="$llvm_bin/clang" -DCMAKE_CXX_COMPILER="$llvm_bin/clang++" \
+    -DMLIR_DIR="$(llvm-config-22 --prefix)/lib/cmake/mlir" \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_EXE_LINKER_FLAGS="-fuse-ld=lld" \
+    -DLLVM_USE_SANITIZER="Address;Undefined" -DLLVM_USE_SANITIZE_COVERAGE=ON \
+    -DPARPLAN_ENABLE_CUDA=OFF -DPARPLAN_MIMALLOC=OFF >/dev/null
+fi
+if [[ ${1:-} == --build ]]; then
+  shift
+  ninja -C "$build_dir" -j"$(nproc)" "$@"
+  exit 0
+fi
+ninja -C "$build_dir" -j"$(nproc)"
+
 # allow_user_poisoning=0: LLVM's and MLIR's libraries are Debian's, not
 # instrumented, while their headers poison allocator memory in code that
 # is; half of that bookkeeping runs, and reads of memory the other half
