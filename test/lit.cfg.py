@@ -8,8 +8,10 @@ from lit.llvm.subst import ToolSubst
 config.name = "parplan"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test", ".onnxtxt", ".td"]
+# fuzz/: the fuzz targets' regression inputs, replayed by ctest
+# (fuzz-regressions-*), not lit tests.
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "consumer", "lib",
-                   "Inputs"]
+                   "Inputs", "fuzz"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.parplan_obj_root, "test")
 config.substitutions.append(("%parplan_src_root", config.parplan_src_root))
