@@ -283,8 +283,6 @@ private:
     else if (instruction.has_collective())
       what = std::string(collectiveName(instruction.collective().kind())) +
              " over '" + instruction.collective().group() + "'";
-    else if (instruction.has_send())
-      what = "a send";
     else
       what = "its part of move '" +
              plan_
