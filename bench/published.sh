@@ -7,14 +7,14 @@
 # published one. Goal: predicted throughput within 15% of the published.
 #
 # Sources (each row names its own):
-#   [N21] Narayanan et al., "Efficient Large-Scale Language Model Training
+#   [N21] "Efficient Large-Scale Language Model Training
 #         on GPU Clusters Using Megatron-LM", SC 2021, Table 1: GPT models of
 #         1.7B to 1T parameters on DGX A100 80GB nodes (Selene: NVSwitch,
 #         8 x 200 Gb/s HDR InfiniBand per node), achieved teraFLOP/s per GPU.
 #         The published step is the paper's FLOPs per iteration (its
 #         equation 3, which counts the recomputed forward) over that rate
 #         and the GPUs.
-#   [S22] Smith et al., "Using DeepSpeed and Megatron to Train
+#   [S22] "Using DeepSpeed and Megatron to Train
 #         Megatron-Turing NLG 530B", arXiv:2201.11990, 2022: the 530B model
 #         (vocabulary 50,272) on 280, 350 and 420 DGX A100 nodes, tensor 8 x
 #         pipeline 35, batch 1920: iteration times 60.1, 50.2 and 44.4 s.
@@ -32,7 +32,7 @@
 #
 # Auto against the published configurations (the issue's goal that the
 # automatic compile fits wherever a published configuration fits and
-# predicts a step at most as long): each Narayanan et al. model also
+# predicts a step at most as long): each [N21] model also
 # compiled with parplan's defaults (`--strategy auto`, stages, micro-batches
 # and recomputation its own) at the same batch, precision and GPUs, to a
 # plan (memory planned; its summary's predicted step), with the memory the

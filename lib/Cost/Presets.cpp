@@ -247,7 +247,7 @@ Cluster dgxA100() {
 }
 
 // Alpa's testbed: 8 AWS p3.16xlarge, each with 8 V100 16 GB joined by NVLink,
-// and a 25 Gbps network between nodes (Zheng et al., "Alpa: Automating
+// and a 25 Gbps network between nodes ("Alpa: Automating
 // Inter- and Intra-Operator Parallelism for Distributed Deep Learning",
 // OSDI 2022, section 8; AWS EC2 P3 instance page: p3.16xlarge, 8 V100,
 // NVLink peer to peer, 25 Gbps). V100 figures: NVIDIA Tesla V100 datasheet.
@@ -284,8 +284,8 @@ Cluster oneGpuPerNode() {
 
 // Five AWS p3.8xlarge: 4 V100 16 GB each joined by NVLink, 10 Gbps between
 // hosts (AWS EC2 P3 instance page: p3.8xlarge, 4 V100, NVLink peer to peer,
-// 10 Gbps). The testbed of the cross-mesh resharding microbenchmarks (Zhuang
-// et al., "On Optimizing the Communication of Model Parallelism", MLSys
+// 10 Gbps). The testbed of the cross-mesh resharding microbenchmarks ("On
+// Optimizing the Communication of Model Parallelism", MLSys
 // 2023). Within a p3.8xlarge each V100 has NVLinks to the other three.
 Cluster awsP3FiveNodes() {
   Cluster cluster;
@@ -301,7 +301,7 @@ Cluster awsP3FiveNodes() {
   return cluster;
 }
 
-// A mixed V100/P100 cluster in the manner of Whale (Jia et al., "Whale:
+// A mixed V100/P100 cluster in the manner of Whale ("Whale:
 // Efficient Giant Model Training over Heterogeneous GPUs", USENIX ATC 2022),
 // which balances work across V100 and P100 servers of a shared production
 // cluster. The node counts (two 8-GPU servers of each kind) are this
@@ -371,7 +371,7 @@ Cluster mixedT4A100() {
 // Hulk
 //===----------------------------------------------------------------------===//
 
-// Hulk (Yuan et al., "Hulk: Graph Neural Networks for Optimizing Regionally
+// Hulk ("Hulk: Graph Neural Networks for Optimizing Regionally
 // Distributed Computing Systems", arXiv 2302.13741, 2023) published 47
 // machines in 12 cities with their GPUs' compute capability and memory, and
 // measured latencies between 613 machine pairs (data/hulk/README.md).
@@ -400,8 +400,8 @@ Cluster mixedT4A100() {
 //                      between machines of one city (metro fiber);
 //   same country:       1 Gbps  (125 MB/s): dedicated inter-city WAN
 //                      capacity of the order cloud providers sell;
-//   different countries: 100 Mbps (12.5 MB/s): Gaia (Hsieh et al., NSDI
-//                      2017) measured 11 EC2 regions and found WAN
+//   different countries: 100 Mbps (12.5 MB/s): Gaia (NSDI 2017)
+//                      measured 11 EC2 regions and found WAN
 //                      bandwidth up to 12x below LAN within a continent and
 //                      down to tens of Mbps between distant regions.
 // Source: Hulk's data (data/hulk/), the datasheets above, Gaia.

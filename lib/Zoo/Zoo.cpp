@@ -229,9 +229,9 @@ const std::vector<ModelKind> &parplan::zoo::allModels() {
 
 const std::vector<Preset> &parplan::zoo::presets() {
   constexpr ModelKind gpt = ModelKind::Gpt;
-  constexpr const char *gpt3 = "GPT-3 (Brown et al. 2020, Table 2.1)";
+  constexpr const char *gpt3 = "GPT-3 (NeurIPS 2020, Table 2.1)";
   constexpr const char *megatron =
-      "Megatron-LM (Narayanan et al. 2021, Table 1)";
+      "Megatron-LM (SC 2021, Table 1)";
   static const std::vector<Preset> all{
       {"gpt3-125m", gpt, 12, 768, 12, 2048, 51200, gpt3},
       {"gpt3-350m", gpt, 24, 1024, 16, 2048, 51200, gpt3},
@@ -255,9 +255,9 @@ const std::vector<Preset> &parplan::zoo::presets() {
       {"megatron-530b", gpt, 105, 20480, 128, 2048, 51200, megatron},
       {"megatron-1t", gpt, 128, 25600, 160, 2048, 51200, megatron},
       {"bert-base", ModelKind::Bert, 12, 768, 12, 512, 30522,
-       "BERT (Devlin et al. 2019)"},
+       "BERT (NAACL 2019)"},
       {"bert-large", ModelKind::Bert, 24, 1024, 16, 512, 30522,
-       "BERT (Devlin et al. 2019)"},
+       "BERT (NAACL 2019)"},
   };
   return all;
 }

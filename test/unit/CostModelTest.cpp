@@ -77,7 +77,7 @@ TEST_CASE("GPT parameter count: 174.6B for GPT-3") {
         Approx(12.0 * 2 * 64 * 64 + 13.0 * 2 * 64 + (100 + 16) * 64.0));
 }
 
-TEST_CASE("activation memory per layer (Korthikanti et al. 2022)") {
+TEST_CASE("activation memory per layer (arXiv 2205.05198)") {
   CHECK(transformerActivationBytes(2048, 1, 12288, 96, 1, false,
                                    Recompute::None) == 2868903936.0);
   CHECK(transformerActivationBytes(2048, 1, 12288, 96, 8, false,

@@ -103,7 +103,7 @@ TEST_CASE_METHOD(CostFixture, "values that enter the program cost nothing") {
 TEST_CASE_METHOD(CostFixture,
                  "an imported GPT's matmuls cost 24bsh^2 + 4bs^2h per layer "
                  "plus the LM head") {
-  // Megatron-LM (Narayanan et al. 2021): a transformer layer's forward
+  // Megatron-LM (SC 2021): a transformer layer's forward
   // matmuls take 24 b s h^2 + 4 b s^2 h FLOPs.
   zoo::ModelSpec spec;
   spec.kind = zoo::ModelKind::Gpt;

@@ -46,7 +46,7 @@ double gptParameterCount(int64_t layers, int64_t hidden, int64_t vocab,
 enum class Recompute { None, Selective, Full };
 
 /// Activation bytes one transformer layer keeps for backward in fp16 per
-/// device (Korthikanti et al. 2022, "Reducing Activation Recomputation in
+/// device ("Reducing Activation Recomputation in
 /// Large Transformer Models", Table 2): s b h (34 + 5 a s / h) unsharded,
 /// s b h (10 + 24 / t + 5 a s / (h t)) with t-way tensor parallelism,
 /// s b h (34 / t + 5 a s / (h t)) with sequence parallelism too; selective
