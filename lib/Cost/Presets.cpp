@@ -567,6 +567,88 @@ Cluster hulk() {
   return cluster;
 }
 
+//===----------------------------------------------------------------------===//
+// Generated geo-distributed clusters
+//===----------------------------------------------------------------------===//
+
+// splitmix64: the draws of a generated cluster are this generator's, so that
+// a spec gives the same cluster whatever the standard library.
+class Draws {
+public:
+  explicit Draws(uint64_t seed) : state(seed) {}
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  /// In [0, 1).
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  /// An index drawn with the given weights.
+  size_t weighted(llvm::ArrayRef<double> weights) {
+    double total = 0;
+    for (double weight : weights)
+      total += weight;
+    double at = uniform() * total;
+    for (size_t i = 0; i + 1 < weights.size(); ++i) {
+      if (at < weights[i])
+        return i;
+      at -= weights[i];
+    }
+    return weights.size() - 1;
+  }
+
+private:
+  uint64_t state;
+};
+
+// The machines a generated cluster draws from, with the share of machines
+// of each kind (of the order of Hulk's published mix: V100s and A40s most,
+// then A100s, P40s and T4s) and the link within a machine of that kind.
+struct GeneratedMachineKind {
+  DeviceType (*deviceType)();
+  double weight;
+  Link intraNode;
+};
+
+const GeneratedMachineKind generatedMachineKinds[] = {
+    {[] { return v100Sxm2(true); }, 24, nvlink2},
+    {[] { return v100Sxm2(false); }, 10, nvlink2},
+    {[] { return a100Sxm(false); }, 14, nvlink3},
+    {[] { return a100Sxm(true); }, 8, nvlink3},
+    {h100Sxm, 6, nvlink4},
+    {a40, 16, pcie4},
+    {t4, 10, pcie3},
+    {p40, 12, pcie3},
+};
+
+// Devices per machine: 1, 2, 4 or 8, with these shares.
+const int64_t generatedDeviceCounts[] = {1, 2, 4, 8};
+const double generatedDeviceCountWeights[] = {25, 20, 25, 30};
+
+// DT-FM's world-wide case: wide-area links of 10 to 250 ms and 0.3 to 1.2
+// Gbit/s. Latency grows linearly with the great-circle distance, from
+// 10 ms between neighbours to 250 ms between antipodes; bandwidth falls
+// with latency in the steps examples/clusters/world-8x8.yaml assumes.
+Link generatedWideAreaLink(double angleOverPi) {
+  // To a tenth of a millisecond: files that read as written.
+  double latencyMs = std::round((10 + 240 * angleOverPi) * 10) / 10;
+  double gbitPerS = latencyMs < 40 ? 1.2 : latencyMs < 100 ? 0.8
+                                         : latencyMs < 180 ? 0.5
+                                                           : 0.3;
+  return {gbitPerS * Gbps, latencyMs * ms};
+}
+
+// Between the machines of a region: a data-center Ethernet port.
+const Link generatedWithinRegion{10 * Gbps, 0.1 * ms};
+
+std::string zeroPadded(int64_t value, int64_t largest) {
+  std::string text = std::to_string(value);
+  size_t width = std::to_string(largest).size();
+  return std::string(width > text.size() ? width - text.size() : 0, '0') +
+         text;
+}
+
 struct PresetEntry {
   const char *name;
   Cluster (*build)();
@@ -688,4 +770,120 @@ parplan::cost::resolveCluster(const std::string &nameOrPath,
           " (NAMExN for N copies of one, N up to " +
           std::to_string(maxPresetCopies) + ")";
   return std::nullopt;
+}
+
+std::optional<Cluster>
+parplan::cost::generateGeoCluster(const GeoClusterSpec &spec,
+                                  std::string &error) {
+  if (spec.machines < 1 || spec.machines > maxGeneratedMachines) {
+    error = "--machines must be from 1 to " +
+            std::to_string(maxGeneratedMachines) + " (got " +
+            std::to_string(spec.machines) + ")";
+    return std::nullopt;
+  }
+  int64_t regions = spec.regions;
+  if (regions == 0)
+    regions = std::clamp<int64_t>(
+        std::llround(std::sqrt(static_cast<double>(spec.machines))), 1, 64);
+  if (regions < 1 || regions > maxGeneratedRegions) {
+    error = "--regions must be from 1 to " +
+            std::to_string(maxGeneratedRegions) + " (got " +
+            std::to_string(regions) + ")";
+    return std::nullopt;
+  }
+  if (regions > spec.machines) {
+    error = "--regions (" + std::to_string(regions) +
+            ") must not exceed --machines (" + std::to_string(spec.machines) +
+            "): every region has a machine";
+    return std::nullopt;
+  }
+
+  Draws draws(spec.seed);
+  Cluster cluster;
+  cluster.name = "geo-" + std::to_string(spec.machines) + "x" +
+                 std::to_string(regions) + "-seed" + std::to_string(spec.seed);
+  cluster.description = std::to_string(spec.machines) + " machines in " +
+                        std::to_string(regions) +
+                        " regions, generated from seed " +
+                        std::to_string(spec.seed);
+  cluster.source =
+      "parplan cluster generate (docs/cluster.md#generated-geo-distributed-"
+      "clusters): wide-area links as in DT-FM's world-wide case (NeurIPS "
+      "2022), 10 to 250 ms by distance and 0.3 to 1.2 Gbit/s by latency; "
+      "10 Gbit/s within a region; the presets' device types and links "
+      "within a machine";
+
+  // Regions at points drawn evenly over the inhabited latitudes (40 S to
+  // 60 N), each with a weight for its share of the machines.
+  constexpr double pi = 3.14159265358979323846;
+  std::vector<std::string> regionNames;
+  std::vector<double> latitudes, longitudes, weights;
+  double south = std::sin(-40 * pi / 180), north = std::sin(60 * pi / 180);
+  for (int64_t r = 0; r < regions; ++r) {
+    regionNames.push_back("r" + zeroPadded(r, regions - 1));
+    latitudes.push_back(std::asin(south + (north - south) * draws.uniform()));
+    longitudes.push_back((2 * draws.uniform() - 1) * pi);
+    weights.push_back(0.25 + draws.uniform());
+  }
+
+  // Each region one machine, the rest by weight (largest remainder, ties to
+  // the lower region).
+  std::vector<int64_t> machinesOf(regions, 1);
+  int64_t rest = spec.machines - regions;
+  double totalWeight = 0;
+  for (double weight : weights)
+    totalWeight += weight;
+  std::vector<std::pair<double, int64_t>> remainders;
+  int64_t given = 0;
+  for (int64_t r = 0; r < regions; ++r) {
+    double share = static_cast<double>(rest) * weights[r] / totalWeight;
+    int64_t whole = static_cast<int64_t>(std::floor(share));
+    machinesOf[r] += whole;
+    given += whole;
+    remainders.push_back({-(share - static_cast<double>(whole)), r});
+  }
+  std::sort(remainders.begin(), remainders.end());
+  for (int64_t i = 0; i < rest - given; ++i)
+    ++machinesOf[remainders[static_cast<size_t>(i)].second];
+
+  std::vector<double> kindWeights;
+  for (const GeneratedMachineKind &kind : generatedMachineKinds)
+    kindWeights.push_back(kind.weight);
+  std::vector<bool> kindUsed(kindWeights.size(), false);
+  int64_t machine = 0;
+  for (int64_t r = 0; r < regions; ++r)
+    for (int64_t i = 0; i < machinesOf[r]; ++i, ++machine) {
+      size_t kind = draws.weighted(kindWeights);
+      int64_t devices =
+          generatedDeviceCounts[draws.weighted(generatedDeviceCountWeights)];
+      kindUsed[kind] = true;
+      const GeneratedMachineKind &machineKind = generatedMachineKinds[kind];
+      cluster.nodes.push_back(
+          {regionNames[r] + "-m" + zeroPadded(machine, spec.machines - 1),
+           machineKind.deviceType().name, devices, regionNames[r]});
+      int64_t node = static_cast<int64_t>(cluster.nodes.size()) - 1;
+      if (devices > 1 && machineKind.intraNode.bandwidth != pcie3.bandwidth)
+        cluster.nodeOverrides.push_back({node, node, machineKind.intraNode});
+    }
+  for (size_t kind = 0; kind < kindUsed.size(); ++kind)
+    if (kindUsed[kind])
+      cluster.deviceTypes.push_back(generatedMachineKinds[kind].deviceType());
+
+  for (int64_t a = 0; a < regions; ++a)
+    for (int64_t b = a + 1; b < regions; ++b) {
+      // Haversine: the angle between the two points, over pi.
+      double dLat = latitudes[b] - latitudes[a];
+      double dLon = longitudes[b] - longitudes[a];
+      double h = std::sin(dLat / 2) * std::sin(dLat / 2) +
+                 std::cos(latitudes[a]) * std::cos(latitudes[b]) *
+                     std::sin(dLon / 2) * std::sin(dLon / 2);
+      double angle = 2 * std::asin(std::min(1.0, std::sqrt(h)));
+      cluster.regionOverrides.push_back(
+          {regionNames[a], regionNames[b], generatedWideAreaLink(angle / pi)});
+    }
+
+  cluster.intraNode = pcie3;
+  cluster.interNode = generatedWithinRegion;
+  cluster.interRegion = generatedWideAreaLink(1);
+  return cluster;
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 
@@ -594,6 +595,62 @@ TEST_CASE("every preset round-trips through YAML and JSON", "[cluster][file]") {
   }
   Cluster two = mustParse(writeClusterYaml(mustPreset("dgx-h100")), "x.yaml");
   CHECK(two.link(0, 1).bandwidth == 450 * GBps);
+}
+
+TEST_CASE("generated geo-distributed clusters", "[cluster][generate]") {
+  std::string error;
+  for (auto [machines, regions] :
+       {std::pair<int64_t, int64_t>{1, 1}, {10, 0}, {97, 9}, {4096, 0}}) {
+    INFO(machines << " machines, " << regions << " regions");
+    std::optional<Cluster> cluster =
+        generateGeoCluster({machines, regions, 3}, error);
+    INFO(error);
+    REQUIRE(cluster);
+    CHECK(checkCluster(*cluster) == std::nullopt);
+    CHECK(static_cast<int64_t>(cluster->nodes.size()) == machines);
+    std::map<std::string, int64_t> perRegion;
+    std::set<std::string> names;
+    for (const Node &node : cluster->nodes) {
+      ++perRegion[node.region];
+      names.insert(node.name);
+      CHECK((node.devices == 1 || node.devices == 2 || node.devices == 4 ||
+             node.devices == 8));
+      CHECK(cluster->findDeviceType(node.deviceType));
+    }
+    int64_t expectedRegions =
+        regions ? regions
+                : std::min<int64_t>(64, std::llround(std::sqrt(machines)));
+    CHECK(static_cast<int64_t>(perRegion.size()) == expectedRegions);
+    CHECK(static_cast<int64_t>(names.size()) == machines);
+    CHECK(static_cast<int64_t>(cluster->regionOverrides.size()) ==
+          expectedRegions * (expectedRegions - 1) / 2);
+    for (const RegionLinkOverride &link : cluster->regionOverrides) {
+      CHECK(link.link.latency >= 10e-3);
+      CHECK(link.link.latency <= 250e-3);
+      CHECK(link.link.bandwidth >= 0.3e9 / 8);
+      CHECK(link.link.bandwidth <= 1.2e9 / 8);
+    }
+    // The same spec, the same cluster; it survives the file format.
+    std::optional<Cluster> again =
+        generateGeoCluster({machines, regions, 3}, error);
+    REQUIRE(again);
+    CHECK(writeClusterJson(*again) == writeClusterJson(*cluster));
+    if (machines <= 100)
+      checkSameCluster(mustParse(writeClusterYaml(*cluster), "g.yaml"),
+                       *cluster);
+  }
+  std::optional<Cluster> other = generateGeoCluster({97, 9, 4}, error);
+  REQUIRE(other);
+  CHECK(writeClusterJson(*other) !=
+        writeClusterJson(*generateGeoCluster({97, 9, 3}, error)));
+
+  CHECK_FALSE(generateGeoCluster({0, 0, 1}, error));
+  CHECK(error == "--machines must be from 1 to 65536 (got 0)");
+  CHECK_FALSE(generateGeoCluster({4, 5, 1}, error));
+  CHECK(error == "--regions (5) must not exceed --machines (4): every region "
+                 "has a machine");
+  CHECK_FALSE(generateGeoCluster({4, -1, 1}, error));
+  CHECK(error == "--regions must be from 1 to 1024 (got -1)");
 }
 
 /// A one-device cluster file whose device type 'g' has `line` (a field, or

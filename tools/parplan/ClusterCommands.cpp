@@ -1,6 +1,7 @@
-//===- ClusterCommands.cpp - parplan clusters, parplan cluster show -------===//
+//===- ClusterCommands.cpp - parplan clusters, cluster show, generate -----===//
 
 #include "Commands.h"
+#include "ModelFiles.h"
 
 #include "parplan/Cost/ClusterFile.h"
 #include "parplan/Cost/Mesh.h"
@@ -240,5 +241,32 @@ int parplan::cli::runClusterShow(const ClusterShowOptions &options) {
                toString(level), formatBandwidth(link.bandwidth),
                formatLatency(link.latency));
   }
+  return 0;
+}
+
+int parplan::cli::runClusterGenerate(const ClusterGenerateOptions &options) {
+  std::string error;
+  std::optional<Cluster> cluster = generateGeoCluster(options.spec, error);
+  if (!cluster) {
+    printError(error, "");
+    return 1;
+  }
+  bool json = options.format.empty()
+                  ? llvm::StringRef(options.output).ends_with_insensitive(".json")
+                  : options.format == "json";
+  std::string text = json ? writeClusterJson(*cluster) : writeClusterYaml(*cluster);
+  if (options.output.empty()) {
+    fmt::print("{}", text);
+    return 0;
+  }
+  if (!writeFile(options.output,
+                 [&](llvm::raw_ostream &out) { out << text; }))
+    return 1;
+  std::set<std::string> regions;
+  for (const Node &node : cluster->nodes)
+    regions.insert(node.region);
+  fmt::print("wrote {}: cluster '{}', {} machines in {} regions, {} devices\n",
+             options.output, cluster->name, cluster->nodes.size(),
+             regions.size(), cluster->numDevices());
   return 0;
 }

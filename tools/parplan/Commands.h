@@ -8,6 +8,7 @@
 #ifndef PARPLAN_TOOLS_PARPLAN_COMMANDS_H
 #define PARPLAN_TOOLS_PARPLAN_COMMANDS_H
 
+#include "parplan/Cost/Presets.h"
 #include "parplan/Driver/CompileOptions.h"
 
 #include <string>
@@ -42,6 +43,14 @@ struct ClusterShowOptions {
   /// A mesh shape such as "4x8"; empty for the cluster's default mesh.
   std::string mesh;
   /// "yaml" or "json": print the cluster in the file format instead.
+  std::string format;
+};
+
+struct ClusterGenerateOptions {
+  parplan::cost::GeoClusterSpec spec;
+  /// The file to write; empty for standard output.
+  std::string output;
+  /// "yaml" or "json"; empty: by `output`'s extension.
   std::string format;
 };
 
@@ -140,6 +149,7 @@ int runClusters();
 /// `parplan cluster show`: print a cluster (a preset or a file) with its
 /// device types, nodes, links and the levels and links of a mesh's axes.
 int runClusterShow(const ClusterShowOptions &options);
+int runClusterGenerate(const ClusterGenerateOptions &options);
 
 /// `parplan import`: import an ONNX model into the nn dialect and bring it
 /// to canonical form. Returns the process exit code.

@@ -312,6 +312,37 @@ CLI::App *addClusterShowCommand(CLI::App &app,
   return command;
 }
 
+/// `parplan cluster generate` (under `parplan cluster`, which
+/// addClusterShowCommand adds): its options into `options`.
+CLI::App *
+addClusterGenerateCommand(CLI::App &app,
+                          parplan::cli::ClusterGenerateOptions &options) {
+  CLI::App *command = app.get_subcommand("cluster")->add_subcommand(
+      "generate", "Write a geo-distributed cluster file drawn from a seed: "
+                  "regions over the globe, wide-area links by distance, "
+                  "machines of mixed GPU types (docs/cluster.md)");
+  command
+      ->add_option("--machines", options.spec.machines,
+                   "How many machines (1 to 65536, default 64)")
+      ->check(CLI::Range(int64_t(1), parplan::cost::maxGeneratedMachines));
+  command
+      ->add_option("--regions", options.spec.regions,
+                   "How many regions (default: the square root of the "
+                   "machine count, at most 64)")
+      ->check(CLI::Range(int64_t(1), parplan::cost::maxGeneratedRegions));
+  command->add_option("--seed", options.spec.seed,
+                      "The draws' seed (default 1): the same options give "
+                      "the same file");
+  command->add_option("-o,--output", options.output,
+                      "Write the cluster file here (FILE.yaml, or FILE.json "
+                      "for JSON; default: YAML on stdout)");
+  command
+      ->add_option("--format", options.format,
+                   "yaml or json (default: by the output's extension)")
+      ->check(CLI::IsMember({"yaml", "json"}));
+  return command;
+}
+
 /// `parplan calibrate`: its options into `options`.
 CLI::App *addCalibrateCommand(CLI::App &app,
                               parplan::cli::CalibrateOptions &options) {
@@ -366,6 +397,9 @@ int main(int argc, char **argv) {
   CLI::App *clustersCommand = addClustersCommand(app);
   parplan::cli::ClusterShowOptions clusterShow;
   CLI::App *clusterShowCommand = addClusterShowCommand(app, clusterShow);
+  parplan::cli::ClusterGenerateOptions clusterGenerate;
+  CLI::App *clusterGenerateCommand =
+      addClusterGenerateCommand(app, clusterGenerate);
   parplan::cli::CalibrateOptions calibrate;
   CLI::App *calibrateCommand = addCalibrateCommand(app, calibrate);
 
@@ -405,6 +439,8 @@ int main(int argc, char **argv) {
       return parplan::cli::runClusters();
     if (clusterShowCommand->parsed())
       return parplan::cli::runClusterShow(clusterShow);
+    if (clusterGenerateCommand->parsed())
+      return parplan::cli::runClusterGenerate(clusterGenerate);
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "parplan: error: out of memory\n");
     return 1;

@@ -12,6 +12,7 @@
 
 #include "parplan/Cost/Cluster.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,31 @@ constexpr int64_t maxPresetCopies = 4096;
 /// maxPresetCopies) is N copies of preset NAME joined by its inter-node link:
 /// `dgx-h100x128` is 128 DGX H100 nodes, 1,024 GPUs.
 std::optional<Cluster> preset(const std::string &name);
+
+/// What `generateGeoCluster` draws: `machines` machines in `regions`
+/// regions (0: the square root of the machine count, at most 64), from
+/// `seed`.
+struct GeoClusterSpec {
+  int64_t machines = 64;
+  int64_t regions = 0;
+  uint64_t seed = 1;
+};
+
+/// The most machines and regions a generated cluster has.
+constexpr int64_t maxGeneratedMachines = 1 << 16;
+constexpr int64_t maxGeneratedRegions = 1024;
+
+/// A geo-distributed cluster drawn from `spec` (docs/cluster.md#generated-
+/// geo-distributed-clusters): regions at points on the globe, wide-area
+/// links whose latency grows with the distance between them (10 to 250 ms)
+/// and whose bandwidth falls with it (1.2 to 0.3 Gbit/s, as in DT-FM's
+/// world-wide case), machines of the presets' device types with 1 to 8
+/// devices each, 10 Gbit/s between the machines of a region. The same spec
+/// gives the same cluster on every platform (the draws are the
+/// generator's own, not the standard library's distributions). On a spec
+/// out of range returns std::nullopt and sets `error`, naming the option.
+std::optional<Cluster> generateGeoCluster(const GeoClusterSpec &spec,
+                                          std::string &error);
 
 /// A preset name, else a cluster file (YAML or JSON). An argument that is
 /// neither gives an error that lists the presets; a file that does not parse
