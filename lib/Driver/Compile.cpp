@@ -1559,9 +1559,22 @@ FailureOr<CompileResult> parplan::driver::compile(
   // only slow the step (Whale and Metis leave out what does not pay): both
   // compiles' IR is held until the one kept is known.
   OwningOpRef<ModuleOp> heldAll, heldPart;
-  FailureOr<CompileResult> all =
-      compileOnMesh(importAt, holdingIR(options, heldAll), context, location,
-                    timing, passManagers);
+  // Stages and a mesh's inner axes take consecutive devices: on a cluster
+  // listing its types interleaved (a scaled preset's copies, V100 nodes,
+  // P100 nodes, V100 nodes again), every device is laid out with each
+  // type's nodes together, so that a stage or a node group can be of one
+  // type (Metis's stages on one GPU type). A cluster listing them so
+  // already is laid out as listed.
+  CompileOptions allOptions = holdingIR(options, heldAll);
+  if (open)
+    if (std::vector<int64_t> grouped =
+            parplan::driver::nodesGroupedByType(*open);
+        !grouped.empty())
+      allOptions.layout.placedCluster =
+          std::make_shared<cost::Cluster>(cost::subCluster(
+              *open, grouped, open->name + ": nodes by device type"));
+  FailureOr<CompileResult> all = compileOnMesh(
+      importAt, allOptions, context, location, timing, passManagers);
   std::vector<int64_t> fastest;
   if (succeeded(all) && open)
     fastest = parplan::driver::fastestTypeNodes(

@@ -380,6 +380,25 @@ std::vector<int64_t> parplan::driver::fastestTypeNodes(const Cluster &cluster,
   return nodes;
 }
 
+std::vector<int64_t>
+parplan::driver::nodesGroupedByType(const Cluster &cluster) {
+  std::vector<std::string> types;
+  for (const cost::Node &node : cluster.nodes)
+    if (!llvm::is_contained(types, node.deviceType))
+      types.push_back(node.deviceType);
+  std::vector<int64_t> nodes;
+  for (const std::string &type : types)
+    for (size_t n = 0; n < cluster.nodes.size(); ++n)
+      if (cluster.nodes[n].deviceType == type)
+        nodes.push_back(static_cast<int64_t>(n));
+  bool listedSo = true;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    listedSo &= nodes[i] == static_cast<int64_t>(i);
+  if (listedSo)
+    nodes.clear();
+  return nodes;
+}
+
 double parplan::driver::quickEstimate(const cost::ClusterIndex &index,
                                       const std::vector<int64_t> &nodes,
                                       const StepWork &work) {

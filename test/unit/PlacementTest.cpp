@@ -314,3 +314,26 @@ TEST_CASE("the path through many regions: nearest neighbours, no worse than "
                                        work)) == regionNames(along));
   }
 }
+
+TEST_CASE("nodes grouped by device type, the types as first listed",
+          "[placement]") {
+  std::string error;
+  std::optional<Cluster> whale = cost::resolveCluster("whale-v100-p100", error);
+  REQUIRE(whale);
+  // Listed so already: nothing to regroup.
+  CHECK(nodesGroupedByType(*whale).empty());
+  // Two copies list V100, V100, P100, P100, then the same again.
+  std::optional<Cluster> twice =
+      cost::resolveCluster("whale-v100-p100x2", error);
+  REQUIRE(twice);
+  std::vector<int64_t> grouped = nodesGroupedByType(*twice);
+  CHECK(grouped == std::vector<int64_t>{0, 1, 4, 5, 2, 3, 6, 7});
+  // Listed P100 first: the P100s stay first, each type's nodes in order.
+  Cluster reversed = cost::subCluster(*twice, {7, 6, 5, 4, 3, 2, 1, 0},
+                                      twice->name);
+  std::vector<int64_t> regrouped = nodesGroupedByType(reversed);
+  CHECK(regrouped == std::vector<int64_t>{0, 1, 4, 5, 2, 3, 6, 7});
+  for (size_t i = 0; i < regrouped.size(); ++i)
+    CHECK(reversed.nodes[static_cast<size_t>(regrouped[i])].deviceType ==
+          (i < 4 ? "P100-PCIe-16GB" : "V100-SXM2-32GB"));
+}
