@@ -633,9 +633,10 @@ const double generatedDeviceCountWeights[] = {25, 20, 25, 30};
 Link generatedWideAreaLink(double angleOverPi) {
   // To a tenth of a millisecond: files that read as written.
   double latencyMs = std::round((10 + 240 * angleOverPi) * 10) / 10;
-  double gbitPerS = latencyMs < 40 ? 1.2 : latencyMs < 100 ? 0.8
-                                         : latencyMs < 180 ? 0.5
-                                                           : 0.3;
+  double gbitPerS = latencyMs < 40    ? 1.2
+                    : latencyMs < 100 ? 0.8
+                    : latencyMs < 180 ? 0.5
+                                      : 0.3;
   return {gbitPerS * Gbps, latencyMs * ms};
 }
 
@@ -645,8 +646,7 @@ const Link generatedWithinRegion{10 * Gbps, 0.1 * ms};
 std::string zeroPadded(int64_t value, int64_t largest) {
   std::string text = std::to_string(value);
   size_t width = std::to_string(largest).size();
-  return std::string(width > text.size() ? width - text.size() : 0, '0') +
-         text;
+  return std::string(width > text.size() ? width - text.size() : 0, '0') + text;
 }
 
 struct PresetEntry {

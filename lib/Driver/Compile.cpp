@@ -1573,8 +1573,8 @@ FailureOr<CompileResult> parplan::driver::compile(
       allOptions.layout.placedCluster =
           std::make_shared<cost::Cluster>(cost::subCluster(
               *open, grouped, open->name + ": nodes by device type"));
-  FailureOr<CompileResult> all = compileOnMesh(
-      importAt, allOptions, context, location, timing, passManagers);
+  FailureOr<CompileResult> all = compileOnMesh(importAt, allOptions, context,
+                                               location, timing, passManagers);
   std::vector<int64_t> fastest;
   if (succeeded(all) && open)
     fastest = parplan::driver::fastestTypeNodes(

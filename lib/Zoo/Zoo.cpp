@@ -230,8 +230,7 @@ const std::vector<ModelKind> &parplan::zoo::allModels() {
 const std::vector<Preset> &parplan::zoo::presets() {
   constexpr ModelKind gpt = ModelKind::Gpt;
   constexpr const char *gpt3 = "GPT-3 (NeurIPS 2020, Table 2.1)";
-  constexpr const char *megatron =
-      "Megatron-LM (SC 2021, Table 1)";
+  constexpr const char *megatron = "Megatron-LM (SC 2021, Table 1)";
   static const std::vector<Preset> all{
       {"gpt3-125m", gpt, 12, 768, 12, 2048, 51200, gpt3},
       {"gpt3-350m", gpt, 24, 1024, 16, 2048, 51200, gpt3},

@@ -329,8 +329,8 @@ TEST_CASE("nodes grouped by device type, the types as first listed",
   std::vector<int64_t> grouped = nodesGroupedByType(*twice);
   CHECK(grouped == std::vector<int64_t>{0, 1, 4, 5, 2, 3, 6, 7});
   // Listed P100 first: the P100s stay first, each type's nodes in order.
-  Cluster reversed = cost::subCluster(*twice, {7, 6, 5, 4, 3, 2, 1, 0},
-                                      twice->name);
+  Cluster reversed =
+      cost::subCluster(*twice, {7, 6, 5, 4, 3, 2, 1, 0}, twice->name);
   std::vector<int64_t> regrouped = nodesGroupedByType(reversed);
   CHECK(regrouped == std::vector<int64_t>{0, 1, 4, 5, 2, 3, 6, 7});
   for (size_t i = 0; i < regrouped.size(); ++i)

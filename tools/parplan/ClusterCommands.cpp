@@ -251,16 +251,17 @@ int parplan::cli::runClusterGenerate(const ClusterGenerateOptions &options) {
     printError(error, "");
     return 1;
   }
-  bool json = options.format.empty()
-                  ? llvm::StringRef(options.output).ends_with_insensitive(".json")
-                  : options.format == "json";
-  std::string text = json ? writeClusterJson(*cluster) : writeClusterYaml(*cluster);
+  bool json =
+      options.format.empty()
+          ? llvm::StringRef(options.output).ends_with_insensitive(".json")
+          : options.format == "json";
+  std::string text =
+      json ? writeClusterJson(*cluster) : writeClusterYaml(*cluster);
   if (options.output.empty()) {
     fmt::print("{}", text);
     return 0;
   }
-  if (!writeFile(options.output,
-                 [&](llvm::raw_ostream &out) { out << text; }))
+  if (!writeFile(options.output, [&](llvm::raw_ostream &out) { out << text; }))
     return 1;
   std::set<std::string> regions;
   for (const Node &node : cluster->nodes)
