@@ -14,7 +14,9 @@
 # libraries listed in scripts/sanitize-leaks.supp (Open MPI keeps its
 # allocations to the end of the process). The LLVM/MLIR libraries are
 # Debian's, not instrumented: what parplan's own code does with them is.
-# Environment: PARPLAN_SANITIZE_BUILD_DIR (default build-sanitize).
+# Environment: PARPLAN_SANITIZE_BUILD_DIR (default build-sanitize),
+# PARPLAN_TEST_TIME_SCALE (factor on the integration tests' time limits,
+# default 8).
 # The first run installs clang-22 and its runtime libraries (libFuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +54,9 @@ if [[ ! -f $build_dir/build.ninja ]]; then
     -DLLVM_USE_SANITIZER="Address;Undefined" -DLLVM_USE_SANITIZE_COVERAGE=ON \
     -DPARPLAN_ENABLE_CUDA=OFF -DPARPLAN_MIMALLOC=OFF >/dev/null
 fi
+# Instrumented, the integration tests take several times their usual
+# time (and 8 MPI ranks share 2 cores): their limits are 8 times longer.
+cmake "$build_dir" -DPARPLAN_TEST_TIME_SCALE="${PARPLAN_TEST_TIME_SCALE:-8}" >/dev/null
 if [[ ${1:-} == --build ]]; then
   shift
   ninja -C "$build_dir" -j"$(nproc)" "$@"

@@ -39,13 +39,21 @@ double groupBytes(const NdSbp &layout, const std::vector<int64_t> &meshShape,
   return bytes;
 }
 
-/// The mean over the mesh of the bytes a device sends in the all-to-all
-/// `step`: its part of the block minus the part it keeps. Balanced parts of
-/// uneven sizes make this differ from (n-1)/n of the mean part, so the
-/// devices that split the two dimensions are enumerated; every other
-/// dimension contributes its mean extent.
-double allToAllBytesSent(const ReshardStep &step, const TensorExtent &tensor,
-                         const std::vector<int64_t> &meshShape) {
+/// What the devices send in an all-to-all: the mean over the mesh, and the
+/// most any one device sends.
+struct AllToAllSent {
+  double mean = 0, most = 0;
+};
+
+/// The bytes a device sends in the all-to-all `step`: its part of the block
+/// minus the part it keeps, as the mean over the mesh and the most. Balanced
+/// parts of uneven sizes make the mean differ from (n-1)/n of the mean part,
+/// and the most from the mean (16 rows over 32 devices: half of them send a
+/// row, half nothing), so the devices that split the two dimensions are
+/// enumerated; every other dimension contributes its mean extent.
+AllToAllSent allToAllBytesSent(const ReshardStep &step,
+                               const TensorExtent &tensor,
+                               const std::vector<int64_t> &meshShape) {
   int64_t axis = step.meshAxis, n = meshShape[axis];
   int64_t concat = step.concatAxis(), split = step.tensorAxis();
   double others = tensor.elementBytes;
@@ -69,7 +77,7 @@ double allToAllBytesSent(const ReshardStep &step, const TensorExtent &tensor,
       axes.push_back(static_cast<int64_t>(other));
   }
   std::vector<int64_t> coordinate(axes.size(), 0);
-  double total = 0;
+  double total = 0, most = 0;
   int64_t combinations = 0;
   while (true) {
     int64_t concatBlock = tensor.shape[concat],
@@ -85,7 +93,9 @@ double allToAllBytesSent(const ReshardStep &step, const TensorExtent &tensor,
         coordinate[std::find(axes.begin(), axes.end(), axis) - axes.begin()];
     double part = static_cast<double>(balancedShard(concatBlock, n, me).size);
     double kept = static_cast<double>(balancedShard(splitBlock, n, me).size);
-    total += part * (static_cast<double>(splitBlock) - kept);
+    double sent = part * (static_cast<double>(splitBlock) - kept);
+    total += sent;
+    most = std::max(most, sent);
     ++combinations;
     size_t i = axes.size();
     while (i-- > 0 && ++coordinate[i] == meshShape[axes[i]])
@@ -93,7 +103,7 @@ double allToAllBytesSent(const ReshardStep &step, const TensorExtent &tensor,
     if (i == static_cast<size_t>(-1))
       break;
   }
-  return others * total / static_cast<double>(combinations);
+  return {others * total / static_cast<double>(combinations), others * most};
 }
 
 } // namespace
@@ -124,13 +134,19 @@ BoxingStep parplan::cost::priceStep(const ReshardStep &step,
   }
   priced.bytes =
       groupBytes(step.from, meshShape, step.meshAxis, tensor.bytes());
+  double timedBytes = priced.bytes;
   if (step.kind == ReshardKind::AllToAll) {
-    // Each device re-cuts its part, keeping its own share of it.
-    double sent = allToAllBytesSent(step, tensor, meshShape);
-    priced.bytes = sent * static_cast<double>(n) / static_cast<double>(n - 1);
+    // Each device re-cuts its part, keeping its own share of it. The step
+    // lasts until the device with the most to send has sent it: on parts
+    // of uneven sizes, longer than the mean part would take (lowering gives
+    // each device its own part's buffer; parplan simulate times each).
+    AllToAllSent sent = allToAllBytesSent(step, tensor, meshShape);
+    double perSent = static_cast<double>(n) / static_cast<double>(n - 1);
+    priced.bytes = sent.mean * perSent;
+    timedBytes = sent.most * perSent;
   }
   priced.bytesSent = bytesSentPerDevice(*priced.collective, n, priced.bytes);
-  priced.time = collectiveTime(*priced.collective, n, priced.bytes,
+  priced.time = collectiveTime(*priced.collective, n, timedBytes,
                                axisLinks[step.meshAxis]);
   return priced;
 }

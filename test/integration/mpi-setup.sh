@@ -10,3 +10,14 @@ if [ "$(id -u)" = 0 ]; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+# A sanitized build runs several times slower (docs/building.md#sanitizers):
+# PARPLAN_TIME_SCALE (a whole number, set by ctest where the build was
+# configured with PARPLAN_TEST_TIME_SCALE) stretches every `timeout` limit
+# of the test by that factor.
+if [ "${PARPLAN_TIME_SCALE:-1}" -gt 1 ] 2>/dev/null; then
+  timeout() {
+    limit=$1
+    shift
+    command timeout "$((limit * PARPLAN_TIME_SCALE))" "$@"
+  }
+fi

@@ -35,6 +35,9 @@ struct BoxingStep {
   /// (bytesSentPerDevice of `bytes`); 0 for local steps. What a lowered
   /// plan sends, averaged over its devices, is exactly this.
   double bytesSent = 0;
+  /// How long the step takes: its collective on `bytes`, but for an
+  /// all-to-all of uneven parts, on the largest part (the devices wait for
+  /// the one with the most to send).
   double time = 0;
 };
 
