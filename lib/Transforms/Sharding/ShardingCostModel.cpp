@@ -134,6 +134,13 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
         slowest = device;
     }
   }
+  auto typeIndex = [&](int64_t device) {
+    return static_cast<size_t>(&model.cluster.deviceTypeOf(device) -
+                               model.cluster.deviceTypes.data());
+  };
+  model.slowestType = typeIndex(model.slowestDevice);
+  for (int64_t device : model.shareSlowestDevices)
+    model.shareSlowestTypes.push_back(typeIndex(device));
   model.largestBlock.assign(model.mesh.shape.size(), 0);
   if (model.sharesAxis >= 0)
     model.largestBlock[static_cast<size_t>(model.sharesAxis)] =
@@ -148,7 +155,7 @@ double ShardingCostModel::getDeviceMemoryBytes() const {
 }
 
 const cost::DeviceType &ShardingCostModel::getSlowestDeviceType() const {
-  return cluster.deviceTypeOf(slowestDevice);
+  return cluster.deviceTypes[slowestType];
 }
 
 cost::ComputeType ShardingCostModel::computeType(Type elementType) const {
@@ -183,8 +190,7 @@ double ShardingCostModel::computeTime(double flops, double bytes,
 }
 
 double ShardingCostModel::rooflineTime(const LocalWork &work,
-                                       int64_t device) const {
-  const cost::DeviceType &type = cluster.deviceTypeOf(device);
+                                       const cost::DeviceType &type) const {
   if (std::optional<double> time =
           cost::computeTime(work.flops, work.bytes, type, work.type))
     return *time;
@@ -195,7 +201,7 @@ double ShardingCostModel::rooflineTime(const LocalWork &work,
 
 double ShardingCostModel::computeTime(const LocalWork &work) const {
   if (!work.bySharesAxis || sharesAxis < 0)
-    return rooflineTime(work, slowestDevice);
+    return rooflineTime(work, cluster.deviceTypes[slowestType]);
   // Each position's share of the even part it was counted as.
   auto positions = static_cast<double>(shareFractions.size());
   double longest = 0;
@@ -203,7 +209,9 @@ double ShardingCostModel::computeTime(const LocalWork &work) const {
     LocalWork share = work;
     share.flops *= positions * shareFractions[i];
     share.bytes *= positions * shareFractions[i];
-    longest = std::max(longest, rooflineTime(share, shareSlowestDevices[i]));
+    longest = std::max(
+        longest,
+        rooflineTime(share, cluster.deviceTypes[shareSlowestTypes[i]]));
   }
   return longest;
 }

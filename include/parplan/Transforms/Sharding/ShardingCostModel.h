@@ -181,10 +181,16 @@ private:
   int64_t sharesAxis = -1;
   std::vector<double> shareFractions;
   std::vector<int64_t> shareSlowestDevices;
+  /// The positions in `cluster.deviceTypes` of the slowest device's type
+  /// and of each share's slowest device's, set once: every candidate's
+  /// compute time reads them (a device's type is a walk over the nodes).
+  size_t slowestType = 0;
+  std::vector<size_t> shareSlowestTypes;
   /// largestBlockCoordinate(), set once: the search asks for it per
   /// candidate.
   std::vector<int64_t> largestBlock;
-  double rooflineTime(const LocalWork &work, int64_t device) const;
+  double rooflineTime(const LocalWork &work,
+                      const cost::DeviceType &type) const;
   /// The memo of boxing(): a hash of (from, to, type) to a position in
   /// `boxingCosts`, whose entries stay in place as it grows.
   mutable llvm::DenseMap<std::tuple<uint64_t, uint64_t, const void *>, size_t>
