@@ -910,6 +910,7 @@ void Compiler::readLayoutFigures() {
     if (auto layers = stageMesh->getAttrOfType<IntegerAttr>(
             parplan::kStageLayersAttrName))
       entry.layers = layers.getInt();
+    entry.head = stageMesh->hasAttr(parplan::kStageHeadAttrName);
     if (sbp::StageFiguresAttr predicted = stageFigures.lookup(entry.mesh)) {
       entry.predicted = true;
       entry.forward = predicted.getForwardTime();

@@ -62,6 +62,41 @@ namespace {
 
 using parplan::driver::PipelineTrial;
 
+/// On a cluster of mixed device types, the index in `counts` (divisors of
+/// the mesh's first axis, ascending) of the fewest stages, more than one,
+/// that each hold devices of one type; none on a cluster of one type, or
+/// where no count does.
+std::optional<size_t> fewestOneTypeStages(const parplan::cost::Cluster &cluster,
+                                          const std::vector<int64_t> &shape,
+                                          const std::vector<int64_t> &counts) {
+  if (cluster.deviceTypes.size() < 2 || shape.empty())
+    return std::nullopt;
+  std::string ignored;
+  std::optional<parplan::cost::DeviceMesh> mesh =
+      parplan::cost::makeMesh(cluster, shape, ignored);
+  if (!mesh)
+    return std::nullopt;
+  auto size = static_cast<int64_t>(mesh->devices.size());
+  for (size_t index = 0; index < counts.size(); ++index) {
+    int64_t count = counts[index];
+    if (count < 2)
+      continue;
+    int64_t block = size / count;
+    bool oneType = true;
+    for (int64_t first = 0; first < size && oneType; first += block) {
+      const std::string &type =
+          cluster.deviceTypeOf(mesh->devices[static_cast<size_t>(first)]).name;
+      for (int64_t d = first + 1; d < first + block && oneType; ++d)
+        oneType =
+            cluster.deviceTypeOf(mesh->devices[static_cast<size_t>(d)]).name ==
+            type;
+    }
+    if (oneType)
+      return index;
+  }
+  return std::nullopt;
+}
+
 /// Whether `a` is a better trial than `b`: it fits and predicts a shorter
 /// step (or `b` does not fit).
 bool isBetter(const PipelineTrial &a, const PipelineTrial &b) {
@@ -762,6 +797,16 @@ parplan::driver::searchPipeline(
           break;
         at = next;
       }
+    // On devices of mixed types, the fewest stages of one type each (a
+    // stage per GPU type, as Metis searches) are judged too: the climb
+    // stops where both neighbours are worse, and counts whose stages mix
+    // types (at the slower's speed) may surround a far better one
+    // (mixed-t4-a100 on one axis of 24: 6 stages beat 4 and 8, while 3, its
+    // A100 node and two stages of T4s, beat them all).
+    if (std::optional<size_t> oneType =
+            fewestOneTypeStages(*clusterAndMesh->first, meshShape, counts);
+        oneType && !judged.count(*oneType) && !judge(*oneType))
+      return std::nullopt;
     for (const auto &[index, trial] : judged)
       result.stageCounts.push_back(trial);
     // The least predicted step (the fewer stages on a tie); when none

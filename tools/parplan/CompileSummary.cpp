@@ -150,7 +150,10 @@ std::string stageLine(const parplan::driver::StageFigures &stage,
   if (mixedTypes && !stage.deviceTypes.empty())
     notes.push_back(llvm::join(stage.deviceTypes, " + "));
   if (mixedTypes && stage.layers > 0)
-    notes.push_back(fmt::format("{} of {} layers", stage.layers, layersInAll));
+    notes.push_back(fmt::format("{} of {} layers{}", stage.layers, layersInAll,
+                                stage.head ? " and the head" : ""));
+  else if (mixedTypes && stage.head)
+    notes.push_back("the head alone");
   if (!notes.empty())
     line += " (" + llvm::join(notes, ", ") + ")";
   if (stage.predicted)
@@ -182,6 +185,8 @@ summaryFields(const parplan::cli::CompileOptions &options,
         {"device_types", llvm::json::Array(stage.deviceTypes)}};
     if (stage.layers > 0)
       entry["layers"] = stage.layers;
+    if (stage.head)
+      entry["head"] = true;
     if (stage.predicted) {
       entry["predicted_forward_time_s"] = stage.forward;
       entry["predicted_backward_time_s"] = stage.backward;

@@ -34,6 +34,10 @@ inline constexpr llvm::StringLiteral kStageAttrName = "sbp.stage";
 /// On a stage's sbp.mesh placed by place-stages' stages=N: the layers its
 /// cut gave it (its chunks' together).
 inline constexpr llvm::StringLiteral kStageLayersAttrName = "sbp.layers";
+/// On a stage's sbp.mesh placed by place-stages' stages=N: the model's
+/// head (the ops after its last layer, cut off as a run of their own) is
+/// this stage's.
+inline constexpr llvm::StringLiteral kStageHeadAttrName = "sbp.head";
 /// On the module: the model chunks of each stage.
 inline constexpr llvm::StringLiteral kChunksAttrName = "sbp.chunks";
 /// On an op: the model chunk it runs in (a move's sending side).

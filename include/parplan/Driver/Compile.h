@@ -67,6 +67,9 @@ struct StageFigures {
   std::vector<std::string> deviceTypes;
   /// Placed by --stages: the layers its cut gave it (0: placed otherwise).
   int64_t layers = 0;
+  /// Placed by --stages: whether the model's head (the ops after its last
+  /// layer) is the stage's.
+  bool head = false;
   bool predicted = false;
   double forward = 0, backward = 0, update = 0, busy = 0, bubble = 0;
   /// What it runs and receives once before its first micro-batch.

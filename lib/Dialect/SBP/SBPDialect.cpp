@@ -93,6 +93,12 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
              << "sbp.layers must be a positive integer on an sbp.mesh";
     return success();
   }
+  if (attribute.getName() == parplan::kStageHeadAttrName) {
+    if (!isa<MeshOp>(op) || !isa<UnitAttr>(attribute.getValue()))
+      return op->emitOpError() << "sbp.head must be a unit attribute on an "
+                                  "sbp.mesh";
+    return success();
+  }
   if (attribute.getName() != parplan::kShardingAttrName)
     return op->emitOpError()
            << "unknown sbp attribute '" << attribute.getName() << "'";

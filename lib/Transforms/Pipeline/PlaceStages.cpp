@@ -55,8 +55,10 @@ struct Placement {
     cost::DeviceMesh devices;
     /// Where a stage's errors point: the annotations entry, or the option.
     std::string location;
-    /// Placed by the option: the layers (runs) of its cut.
+    /// Placed by the option: the layers (runs) of its cut, and whether the
+    /// model's head is among them.
     int64_t layers = 0;
+    bool head = false;
   };
   std::vector<Stage> stages;
   /// The annotations' stages, whose globs name nodes; empty when placed
@@ -96,10 +98,63 @@ struct Placement {
 struct LayerRuns {
   std::vector<SmallVector<Operation *>> runs;
   std::vector<double> flops;
+  /// Whether the last run is the model's head (cutOffHead), not a layer.
+  bool head = false;
+  size_t layerCount() const { return runs.size() - (head ? 1 : 0); }
   /// Per parameter the forward reads, the first run reading it (0 for one
   /// read before the first layer): its stage, and its update's.
   DenseMap<Operation *, size_t> firstRunOfParameter;
 };
+
+double flopsOf(Operation &op) {
+  if (auto shardable = dyn_cast<nn::ShardableOpInterface>(op))
+    if (FailureOr<OpCost> opCost = shardable.getCost(); succeeded(opCost))
+      return opCost->flops;
+  return 0;
+}
+
+/// Cuts the model's head off the last layer's run, as a run of its own: the
+/// ops after the last layer's own (a final norm, a language model's
+/// projection onto its vocabulary, the loss), when one of them reads
+/// weights of no layer. A tied or large head weighs as much as a few
+/// layers; as a run of its own, a pipeline may give it a stage alone (on
+/// devices of mixed types, a slower stage) where it would otherwise
+/// weigh on the stage of the last layer.
+void cutOffHead(LayerRuns &cut, const DenseMap<size_t, size_t> &lastOfLayer,
+                const DenseSet<Operation *> &readsLayerless,
+                const DenseMap<Value, Operation *> &weightParameter) {
+  if (cut.runs.empty())
+    return;
+  size_t last = cut.runs.size() - 1;
+  SmallVector<Operation *> &ops = cut.runs[last];
+  // The head starts at the first op after the layer's own weights that
+  // reads weights of no layer; the ops before it (the layer's residual
+  // add) stay in the layer.
+  auto first = std::find_if(
+      ops.begin() + std::min<size_t>(lastOfLayer.lookup(last), ops.size()),
+      ops.end(), [&](Operation *op) { return readsLayerless.contains(op); });
+  if (lastOfLayer.lookup(last) == 0 || first == ops.end())
+    return;
+  SmallVector<Operation *> head(first, ops.end());
+  ops.erase(first, ops.end());
+  double flops = 0;
+  for (Operation *op : head)
+    flops += flopsOf(*op);
+  cut.flops[last] -= flops;
+  // A parameter the last layer does not read (the final norm's) is the
+  // head's.
+  DenseSet<Operation *> readByLast;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (Operation *parameter = weightParameter.lookup(operand))
+        readByLast.insert(parameter);
+  for (auto &[parameter, run] : cut.firstRunOfParameter)
+    if (run == last && !readByLast.contains(parameter))
+      run = last + 1;
+  cut.runs.push_back(std::move(head));
+  cut.flops.push_back(flops);
+  cut.head = true;
+}
 
 LayerRuns cutIntoLayerRuns(func::FuncOp function, bool trainingStep) {
   DenseSet<Operation *> forward;
@@ -123,6 +178,10 @@ LayerRuns cutIntoLayerRuns(func::FuncOp function, bool trainingStep) {
   DenseMap<Value, Operation *> weightParameter;
   llvm::StringMap<size_t> runOfLayer;
   DenseMap<Operation *, size_t> runOf;
+  // Per run, how many of its ops lead up to its last one reading its
+  // layer's weights; the ops reading weights of no layer.
+  DenseMap<size_t, size_t> lastOfLayer;
+  DenseSet<Operation *> readsLayerless;
   for (Operation &op : body.without_terminator()) {
     if (!inForward(op))
       continue;
@@ -189,10 +248,14 @@ LayerRuns cutIntoLayerRuns(func::FuncOp function, bool trainingStep) {
       continue;
     runOf[&op] = *run;
     cut.runs[*run].push_back(&op);
-    if (auto shardable = dyn_cast<nn::ShardableOpInterface>(op))
-      if (FailureOr<OpCost> opCost = shardable.getCost(); succeeded(opCost))
-        cut.flops[*run] += opCost->flops;
+    if (!layer.empty())
+      lastOfLayer[*run] = cut.runs[*run].size();
+    else if (readsWeight)
+      readsLayerless.insert(&op);
+    cut.flops[*run] += flopsOf(op);
   }
+  if (numbered)
+    cutOffHead(cut, lastOfLayer, readsLayerless, weightParameter);
   return cut;
 }
 
@@ -289,8 +352,9 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
     return function.emitError()
            << "stages=" << count
            << (chunks > 1 ? " chunks=" + std::to_string(chunks) : "")
-           << ": @main has " << cut.runs.size() << " layer"
-           << (cut.runs.size() == 1 ? "" : "s") << " to place, fewer than the "
+           << ": @main has " << cut.layerCount() << " layer"
+           << (cut.layerCount() == 1 ? "" : "s")
+           << (cut.head ? " and a head" : "") << " to place, fewer than the "
            << (chunks > 1 ? "stages times the chunks" : "stages");
   // A model without flops (data movement only) is cut by op count.
   double total = 0;
@@ -312,7 +376,12 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
         1);
   };
   for (size_t r = 0; r < cut.runs.size(); ++r) {
-    ++placement.stages[stageOfRun(r) % static_cast<size_t>(count)].layers;
+    Placement::Stage &stage =
+        placement.stages[stageOfRun(r) % static_cast<size_t>(count)];
+    if (cut.head && r + 1 == cut.runs.size())
+      stage.head = true;
+    else
+      ++stage.layers;
     for (Operation *op : cut.runs[r])
       if (std::string name = nn::nodeName(op); !name.empty())
         placement.stageOfName.try_emplace(name, stageOfRun(r));
@@ -437,6 +506,8 @@ PlaceStagesPass::declareMeshes(ModuleOp module, const Placement &placement) {
     if (stage.layers > 0)
       mesh->setAttr(parplan::kStageLayersAttrName,
                     builder.getI64IntegerAttr(stage.layers));
+    if (stage.head)
+      mesh->setAttr(parplan::kStageHeadAttrName, builder.getUnitAttr());
     meshes.push_back(FlatSymbolRefAttr::get(module.getContext(), stage.mesh));
   }
   return meshes;

@@ -411,3 +411,17 @@ func.func @layers_not_on_a_mesh(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = nn.relu %x {sbp.layers = 2 : i64} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// The stage holding the model's head says so on its mesh.
+// expected-error @+1 {{'sbp.mesh' op sbp.head must be a unit attribute on an sbp.mesh}}
+sbp.mesh @stage0(shape = 2, devices = [0, 1]) {sbp.head = 1 : i64}
+
+// -----
+
+func.func @head_not_on_a_mesh(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.relu' op sbp.head must be a unit attribute on an sbp.mesh}}
+  %0 = nn.relu %x {sbp.head} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -76,6 +76,48 @@ module {
 
 // -----
 
+// The head: the ops after the last layer's own, from the first reading a
+// weight of no layer (the final norm's scale, a language model's
+// projection onto its vocabulary), are a run of their own, so that a
+// stage may hold them alone; the last layer keeps its residual add. The
+// head's projection outweighs the two layers together: h.0, h.1 |
+// head. The final norm's parameter is the head's; the embedding, read
+// first by the gather, stays on the first stage (never updated here, the
+// head's stage reads a copy of its own). The stage holding the
+// head says so (sbp.head); its layer count leaves the head out.
+// CHECK: sbp.mesh @stage0(shape = 2x2, devices = [0, 1, 2, 3]) {sbp.layers = 2 : i64}
+// CHECK-NEXT: sbp.mesh @stage1(shape = 2x2, devices = [4, 5, 6, 7]) {sbp.head}
+// CHECK-LABEL: func.func @main
+// CHECK: nn.param "wte" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.param "wte" {sbp.stage = @stage1}
+// CHECK-NEXT: nn.param "ln_f.w" {sbp.stage = @stage1}
+// CHECK-NEXT: nn.param "h.0.w" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.param "h.1.w" {sbp.stage = @stage0}
+// CHECK-NEXT: nn.gather {{.*}} {sbp.stage = @stage0}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage0}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage0}
+// CHECK-NEXT: nn.add {{.*}} {sbp.stage = @stage0}
+// CHECK-NEXT: nn.mul {{.*}} {sbp.stage = @stage1}
+// CHECK-NEXT: nn.matmul {{.*}} {sbp.stage = @stage1, transpose_rhs}
+module {
+  func.func @main() -> tensor<4x16xf32> {
+    %ids = nn.input "ids" : tensor<4xi64>
+    %wte = nn.param "wte" : tensor<16x4xf32>
+    %lnf = nn.param "ln_f.w" : tensor<4x4xf32>
+    %w0 = nn.param "h.0.w" : tensor<4x4xf32>
+    %w1 = nn.param "h.1.w" : tensor<4x4xf32>
+    %e = nn.gather %wte, %ids {axis = 0 : i64} : tensor<16x4xf32>, tensor<4xi64> -> tensor<4x4xf32> loc("/wte/Gather")
+    %0 = nn.matmul %e, %w0 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/h.0/MatMul")
+    %1 = nn.matmul %0, %w1 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/h.1/MatMul")
+    %2 = nn.add %1, %0 : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/h.1/Add")
+    %3 = nn.mul %2, %lnf : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32> loc("/ln_f/Mul")
+    %4 = nn.matmul %3, %wte {transpose_rhs} : tensor<4x4xf32>, tensor<16x4xf32> -> tensor<4x16xf32> loc("/lm_head/MatMul")
+    return %4 : tensor<4x16xf32>
+  }
+}
+
+// -----
+
 // Fewer layers than stages.
 module {
   // expected-error @+1 {{stages=2: @main has 1 layer to place, fewer than the stages}}

@@ -50,7 +50,10 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
     layers):
     a layer is the ops reading the parameters of one numbered prefix
     ("transformer.h.3"), or of one module ("fc1") where the names have no
-    number, and the ops that follow from them. Each forward op's backward
+    number, and the ops that follow from them. With numbered layers, the
+    head (the ops after the last layer's own, from the first reading a
+    parameter of no layer: a final norm, a projection onto a vocabulary)
+    is a run of its own, and its stage's mesh gets `sbp.head`. Each forward op's backward
     ops and updates follow it as above. Errors: N not dividing the mesh's
     first axis, fewer layers than stages, a negative N, and stages in both
     the option and the annotations.
