@@ -130,10 +130,13 @@ void cutOffHead(LayerRuns &cut, const DenseMap<size_t, size_t> &lastOfLayer,
   // The head starts at the first op after the layer's own weights that
   // reads weights of no layer; the ops before it (the layer's residual
   // add) stay in the layer.
-  auto first = std::find_if(
-      ops.begin() + std::min<size_t>(lastOfLayer.lookup(last), ops.size()),
-      ops.end(), [&](Operation *op) { return readsLayerless.contains(op); });
-  if (lastOfLayer.lookup(last) == 0 || first == ops.end())
+  size_t layerEnd = lastOfLayer.lookup(last);
+  if (layerEnd == 0)
+    return;
+  auto first =
+      std::find_if(ops.begin() + std::min(layerEnd, ops.size()), ops.end(),
+                   [&](Operation *op) { return readsLayerless.contains(op); });
+  if (first == ops.end())
     return;
   SmallVector<Operation *> head(first, ops.end());
   ops.erase(first, ops.end());

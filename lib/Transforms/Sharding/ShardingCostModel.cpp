@@ -97,18 +97,26 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
   for (int64_t axis = 0; axis < static_cast<int64_t>(model.mesh.shape.size());
        ++axis)
     model.axisLinks.push_back(cost::axisLink(model.cluster, model.mesh, axis));
-  model.smallestMemoryDevice = model.mesh.devices.front();
-  model.slowestDevice = model.mesh.devices.front();
   cost::ComputeType reference =
       mixedPrecision ? cost::ComputeType::BF16 : cost::ComputeType::F32;
+  // A device's type as its position in `deviceTypes`.
+  auto typeIndex = [&](int64_t device) {
+    return static_cast<size_t>(&model.cluster.deviceTypeOf(device) -
+                               model.cluster.deviceTypes.data());
+  };
+  auto slower = [&](size_t a, size_t b) {
+    return peakOf(model.cluster.deviceTypes[a], reference) <
+           peakOf(model.cluster.deviceTypes[b], reference);
+  };
+  model.smallestMemoryDevice = model.mesh.devices.front();
+  model.slowestType = typeIndex(model.mesh.devices.front());
   for (int64_t device : model.mesh.devices) {
-    const cost::DeviceType &type = model.cluster.deviceTypeOf(device);
-    if (type.memoryBytes <
+    size_t type = typeIndex(device);
+    if (model.cluster.deviceTypes[type].memoryBytes <
         model.cluster.deviceTypeOf(model.smallestMemoryDevice).memoryBytes)
       model.smallestMemoryDevice = device;
-    if (peakOf(type, reference) <
-        peakOf(model.cluster.deviceTypeOf(model.slowestDevice), reference))
-      model.slowestDevice = device;
+    if (slower(type, model.slowestType))
+      model.slowestType = type;
   }
   const MeshShares &shares = model.mesh.shares;
   for (size_t axis = 0; axis < shares.size() && model.sharesAxis < 0; ++axis)
@@ -122,25 +130,18 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
       total += static_cast<double>(weight);
     for (int64_t weight : weights)
       model.shareFractions.push_back(static_cast<double>(weight) / total);
-    model.shareSlowestDevices.assign(weights.size(), -1);
+    std::vector<bool> seen(weights.size(), false);
+    model.shareSlowestTypes.assign(weights.size(), 0);
     for (int64_t position = 0; position < model.mesh.size(); ++position) {
-      int64_t device = model.mesh.devices[static_cast<size_t>(position)];
-      int64_t &slowest = model.shareSlowestDevices[static_cast<size_t>(
-          meshCoordinate(model.mesh.shape,
-                         position)[static_cast<size_t>(model.sharesAxis)])];
-      if (slowest < 0 ||
-          peakOf(model.cluster.deviceTypeOf(device), reference) <
-              peakOf(model.cluster.deviceTypeOf(slowest), reference))
-        slowest = device;
+      auto along = static_cast<size_t>(meshCoordinate(
+          model.mesh.shape, position)[static_cast<size_t>(model.sharesAxis)]);
+      size_t type =
+          typeIndex(model.mesh.devices[static_cast<size_t>(position)]);
+      if (!seen[along] || slower(type, model.shareSlowestTypes[along]))
+        model.shareSlowestTypes[along] = type;
+      seen[along] = true;
     }
   }
-  auto typeIndex = [&](int64_t device) {
-    return static_cast<size_t>(&model.cluster.deviceTypeOf(device) -
-                               model.cluster.deviceTypes.data());
-  };
-  model.slowestType = typeIndex(model.slowestDevice);
-  for (int64_t device : model.shareSlowestDevices)
-    model.shareSlowestTypes.push_back(typeIndex(device));
   model.largestBlock.assign(model.mesh.shape.size(), 0);
   if (model.sharesAxis >= 0)
     model.largestBlock[static_cast<size_t>(model.sharesAxis)] =

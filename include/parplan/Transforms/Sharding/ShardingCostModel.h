@@ -174,17 +174,15 @@ private:
   cost::DeviceMesh mesh;
   std::vector<cost::Link> axisLinks;
   int64_t smallestMemoryDevice = 0;
-  int64_t slowestDevice = 0;
   bool mixedPrecision = true;
+  /// The slowest device's type, as its position in `cluster.deviceTypes`
+  /// (every candidate's compute time reads it; a device's type is a walk
+  /// over the nodes).
+  size_t slowestType = 0;
   /// The mesh axis of uneven shares (-1: none); per position along it, its
-  /// share of a split and its slowest device.
+  /// share of a split and its slowest device's type (as `slowestType`).
   int64_t sharesAxis = -1;
   std::vector<double> shareFractions;
-  std::vector<int64_t> shareSlowestDevices;
-  /// The positions in `cluster.deviceTypes` of the slowest device's type
-  /// and of each share's slowest device's, set once: every candidate's
-  /// compute time reads them (a device's type is a walk over the nodes).
-  size_t slowestType = 0;
   std::vector<size_t> shareSlowestTypes;
   /// largestBlockCoordinate(), set once: the search asks for it per
   /// candidate.
