@@ -1562,25 +1562,30 @@ FailureOr<CompileResult> parplan::driver::compile(
   OwningOpRef<ModuleOp> heldAll, heldPart;
   // Stages and a mesh's inner axes take consecutive devices: on a cluster
   // listing its types interleaved (a scaled preset's copies, V100 nodes,
-  // P100 nodes, V100 nodes again), every device is laid out with each
-  // type's nodes together, so that a stage or a node group can be of one
-  // type (Metis's stages on one GPU type). A cluster listing them so
-  // already is laid out as listed.
+  // P100 nodes, V100 nodes again) or slowest first, every device is laid
+  // out with each type's nodes together, fastest type first, so that a
+  // stage or a node group can be of one type (Metis's stages on one GPU
+  // type). A cluster listing them so already is laid out as listed.
   CompileOptions allOptions = holdingIR(options, heldAll);
-  if (open)
-    if (std::vector<int64_t> grouped =
-            parplan::driver::nodesGroupedByType(*open);
-        !grouped.empty())
+  cost::ComputeType stepType =
+      parplan::driver::stepComputeType(options.training.mixedPrecision);
+  std::vector<int64_t> grouped;
+  if (open) {
+    grouped = parplan::driver::nodesGroupedByType(*open, stepType);
+    if (!grouped.empty())
       allOptions.layout.placedCluster =
           std::make_shared<cost::Cluster>(cost::subCluster(
               *open, grouped, open->name + ": nodes by device type"));
+  }
   FailureOr<CompileResult> all = compileOnMesh(importAt, allOptions, context,
                                                location, timing, passManagers);
+  if (succeeded(all))
+    for (int64_t node : grouped)
+      all->figures.nodeOrder.push_back(
+          open->nodes[static_cast<size_t>(node)].name);
   std::vector<int64_t> fastest;
   if (succeeded(all) && open)
-    fastest = parplan::driver::fastestTypeNodes(
-        *open,
-        parplan::driver::stepComputeType(options.training.mixedPrecision));
+    fastest = parplan::driver::fastestTypeNodes(*open, stepType);
   if (fastest.empty()) {
     emitHeld(options, heldAll);
     return all;

@@ -381,15 +381,28 @@ std::vector<int64_t> parplan::driver::fastestTypeNodes(const Cluster &cluster,
 }
 
 std::vector<int64_t>
-parplan::driver::nodesGroupedByType(const Cluster &cluster) {
-  std::vector<std::string> types;
+parplan::driver::nodesGroupedByType(const Cluster &cluster,
+                                    cost::ComputeType type) {
+  std::vector<std::pair<double, std::string>> types;
   for (const cost::Node &node : cluster.nodes)
-    if (!llvm::is_contained(types, node.deviceType))
-      types.push_back(node.deviceType);
+    if (llvm::none_of(types, [&](const auto &known) {
+          return known.second == node.deviceType;
+        })) {
+      const cost::DeviceType *device = cluster.findDeviceType(node.deviceType);
+      types.emplace_back(device ? deviceSpeed(*device, type) : 0,
+                         node.deviceType);
+    }
+  // Fastest first, then by name, whatever order the file lists them in:
+  // the fast devices' stages first (whale-v100-p100 listed P100s first
+  // gave all 32 devices a plan slower than the V100s' alone, 193 ms where
+  // V100s first take 149 ms).
+  llvm::sort(types, [](const auto &a, const auto &b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
   std::vector<int64_t> nodes;
-  for (const std::string &type : types)
+  for (const auto &[speed, name] : types)
     for (size_t n = 0; n < cluster.nodes.size(); ++n)
-      if (cluster.nodes[n].deviceType == type)
+      if (cluster.nodes[n].deviceType == name)
         nodes.push_back(static_cast<int64_t>(n));
   bool listedSo = true;
   for (size_t i = 0; i < nodes.size(); ++i)

@@ -315,25 +315,32 @@ TEST_CASE("the path through many regions: nearest neighbours, no worse than "
   }
 }
 
-TEST_CASE("nodes grouped by device type, the types as first listed",
+TEST_CASE("nodes grouped by device type, the fastest type first",
           "[placement]") {
   std::string error;
   std::optional<Cluster> whale = cost::resolveCluster("whale-v100-p100", error);
   REQUIRE(whale);
   // Listed so already: nothing to regroup.
-  CHECK(nodesGroupedByType(*whale).empty());
+  CHECK(nodesGroupedByType(*whale, cost::ComputeType::F32).empty());
   // Two copies list V100, V100, P100, P100, then the same again.
   std::optional<Cluster> twice =
       cost::resolveCluster("whale-v100-p100x2", error);
   REQUIRE(twice);
-  std::vector<int64_t> grouped = nodesGroupedByType(*twice);
+  std::vector<int64_t> grouped =
+      nodesGroupedByType(*twice, cost::ComputeType::F32);
   CHECK(grouped == std::vector<int64_t>{0, 1, 4, 5, 2, 3, 6, 7});
-  // Listed P100 first: the P100s stay first, each type's nodes in order.
+  // Listed P100 first: the V100s come first all the same, each type's
+  // nodes in their listed order.
   Cluster reversed =
       cost::subCluster(*twice, {7, 6, 5, 4, 3, 2, 1, 0}, twice->name);
-  std::vector<int64_t> regrouped = nodesGroupedByType(reversed);
-  CHECK(regrouped == std::vector<int64_t>{0, 1, 4, 5, 2, 3, 6, 7});
+  std::vector<int64_t> regrouped =
+      nodesGroupedByType(reversed, cost::ComputeType::F32);
+  CHECK(regrouped == std::vector<int64_t>{2, 3, 6, 7, 0, 1, 4, 5});
   for (size_t i = 0; i < regrouped.size(); ++i)
     CHECK(reversed.nodes[static_cast<size_t>(regrouped[i])].deviceType ==
-          (i < 4 ? "P100-PCIe-16GB" : "V100-SXM2-32GB"));
+          (i < 4 ? "V100-SXM2-32GB" : "P100-PCIe-16GB"));
+  // The whale preset listed P100s first, as a file of its nodes would.
+  Cluster p100First = cost::subCluster(*whale, {2, 3, 0, 1}, whale->name);
+  CHECK(nodesGroupedByType(p100First, cost::ComputeType::F32) ==
+        std::vector<int64_t>{2, 3, 0, 1});
 }

@@ -263,6 +263,8 @@ summaryFields(const parplan::cli::CompileOptions &options,
         {"all_devices_predicted_step_time_s", part->allStepSeconds},
 
         {"kept", part->kept}};
+  if (!figures.nodeOrder.empty())
+    summary["node_order"] = llvm::json::Array(figures.nodeOrder);
   if (const auto &placement = figures.placement) {
     llvm::json::Array tried;
     for (const auto &group : placement->tried) {
@@ -392,6 +394,11 @@ void parplan::cli::printSearch(const CompileOptions &options,
                    ? alone + " (kept: the others only slow the step), " + all
                    : alone + ", " + all + " (kept)");
   }
+  if (!figures.nodeOrder.empty())
+    fmt::print("  node order       {}: each type's nodes together, the "
+               "fastest type first (the file lists them otherwise; ranks "
+               "follow this order)\n",
+               llvm::join(figures.nodeOrder, ", "));
   if (const auto &placement = figures.placement) {
     // Which machines: the groups laid out, the kept one first, beside
     // every node, region by region.

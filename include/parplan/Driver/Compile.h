@@ -188,6 +188,12 @@ struct PlanFigures {
   };
   std::optional<OneTypePart> oneTypePart;
 
+  /// Where the plan's devices are numbered through the nodes in another
+  /// order than the file lists them (each type's nodes together, the
+  /// fastest type first: driver::nodesGroupedByType): the nodes' names in
+  /// that order, which ranks follow. Empty where numbered as listed.
+  std::vector<std::string> nodeOrder;
+
   /// On a cluster spread over regions compiled on its default mesh: the
   /// groups of nodes laid out (docs/pipeline.md#placement) beside the plan
   /// on every node, region by region. Each is judged by the longer of its

@@ -101,9 +101,11 @@ std::vector<int64_t> fastestTypeNodes(const cost::Cluster &cluster,
                                       cost::ComputeType type);
 
 /// The nodes of `cluster` with those of each device type together: the
-/// types in the order the cluster first lists them, each type's nodes in
-/// their listed order. Empty where the cluster lists them so already.
-std::vector<int64_t> nodesGroupedByType(const cost::Cluster &cluster);
+/// types fastest first at `type` (as fastestTypeNodes judges them), then
+/// by name, each type's nodes in their listed order. Empty where the
+/// cluster lists them so already.
+std::vector<int64_t> nodesGroupedByType(const cost::Cluster &cluster,
+                                        cost::ComputeType type);
 
 /// A quick estimate of a step of `work` on `nodes` of `cluster`, to rank
 /// candidates (not a prediction): the FLOPs at the devices' summed speed

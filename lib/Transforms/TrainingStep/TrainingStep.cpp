@@ -125,6 +125,20 @@ parplan::opsAfterMicroBatches(func::FuncOp function) {
     else if (perBatchOperand)
       ofBatch.insert(&op);
   }
+  // Backward: an op of neither kind whose every reader is once-run (the
+  // slice of a replicated weight into its sharded update's layout) runs
+  // once too; per micro-batch it would redo the same work M times. Not a
+  // move to another stage: sent after the micro-batches, it would wait for
+  // its stage's last backward (the first stage's is the step's last).
+  for (Operation &op : llvm::reverse(function.front())) {
+    if (after.contains(&op) || ofBatch.contains(&op) || isSourceOp(&op) ||
+        isa<sbp::CrossMeshOp>(op) || op.getNumResults() == 0 || op.use_empty())
+      continue;
+    if (llvm::all_of(op.getUsers(), [&](Operation *user) {
+          return !isa<func::ReturnOp>(user) && after.contains(user);
+        }))
+      after.insert(&op);
+  }
   return after;
 }
 
@@ -235,10 +249,12 @@ parplan::opsBeforeMicroBatches(func::FuncOp function,
       ops.push_back(&op);
   DenseSet<Operation *> before = parameterCopies(ops);
   // A layout op stays for a reader of the part; readers come later in the
-  // program, so from the last op back.
+  // program, so from the last op back. A slice stays whatever reads it: its
+  // part is no larger than the copy it reads, which the step keeps, and a
+  // micro-batch would keep its own part from its forward to its backward.
   for (Operation *op : llvm::reverse(ops))
     if (before.contains(op) && isa<sbp::SBPDialect>(op->getDialect()) &&
-        !isa<sbp::CrossMeshOp>(op) &&
+        !isa<sbp::CrossMeshOp, sbp::SliceOp>(op) &&
         llvm::none_of(op->getUsers(),
                       [&](Operation *user) { return before.contains(user); }))
       before.erase(op);

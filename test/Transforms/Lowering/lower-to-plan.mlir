@@ -662,6 +662,43 @@ module attributes {nn.training = {micro_batches = 2 : i64}} {
 
 // -----
 
+// A slice of a replicated weight runs once per step wherever it is read: a
+// micro-batch's matmul reads its part (once, before plan.forward_begin: the
+// step keeps the weight it cuts), the sharded update the other part (once,
+// after plan.after_micro_batches, the update alone reading it). Per
+// micro-batch each would cut the same part M times.
+// CHECK-LABEL: module attributes {{{.*}}plan.micro_batches = 2 : i64
+// CHECK: %[[W:.*]] = plan.buffer kind = parameter {{[{].*}}name = "w"
+// CHECK-NEXT: %[[WS:.*]] = plan.buffer : memref<4x2xf32>
+// CHECK-NEXT: plan.kernel "slice" ins(%[[W]] : memref<4x4xf32>) outs(%[[WS]] : memref<4x2xf32>)
+// CHECK-NEXT: plan.forward_begin
+// CHECK-NOT: plan.kernel "slice"
+// CHECK: plan.kernel "matmul" ins(%{{.*}}, %[[WS]] :
+// CHECK-NOT: plan.kernel "slice"
+// CHECK: plan.after_micro_batches
+// CHECK-NEXT: %[[W0:.*]] = plan.buffer : memref<2x4xf32>
+// CHECK-NEXT: plan.kernel "slice" ins(%[[W]] : memref<4x4xf32>) outs(%[[W0]] : memref<2x4xf32>)
+// CHECK: plan.kernel "sgd_update" ins(%[[W0]],
+module attributes {nn.training = {micro_batches = 2 : i64}} {
+sbp.mesh @m(shape = 2, devices = [0, 1])
+func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4x4xf32> {nn.updates = "w"}) {
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@m, [] -> [[#sbp.b]]>} : tensor<4x4xf32>
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@m, [] -> [[#sbp.b]]>} : tensor<3x4xf32>
+  %l = nn.reduce_mean %x keepdims = false {sbp.sharding = #sbp.sharding<@m, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<3x4xf32> -> tensor<f32>
+  %ls = nn.accumulate %l {sbp.sharding = #sbp.sharding<@m, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<f32>
+  %ws = sbp.slice %w on @m axis 0 [#sbp.b] -> [#sbp.s<1>] : tensor<4x4xf32>
+  %y = nn.matmul %x, %ws {sbp.sharding = #sbp.sharding<@m, [[#sbp.b], [#sbp.s<1>]] -> [[#sbp.s<1>]]>} : tensor<3x4xf32>, tensor<4x4xf32> -> tensor<3x4xf32>
+  %g = nn.matmul %y, %x {transpose_lhs, sbp.sharding = #sbp.sharding<@m, [[#sbp.s<1>], [#sbp.b]] -> [[#sbp.s<0>]]>} : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<4x4xf32>
+  %gs = nn.accumulate %g {sbp.sharding = #sbp.sharding<@m, [[#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<4x4xf32>
+  %w0 = sbp.slice %w on @m axis 0 [#sbp.b] -> [#sbp.s<0>] : tensor<4x4xf32>
+  %w1 = nn.sgd_update %w0, %gs lr = 0.1 {sbp.sharding = #sbp.sharding<@m, [[#sbp.s<0>], [#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<4x4xf32>
+  %wg = sbp.all_gather %w1 on @m axis 0 [#sbp.s<0>] -> [#sbp.b] : tensor<4x4xf32>
+  return {sbp.sharding = #sbp.sharding<@m, [[#sbp.b], [#sbp.b]] -> []>} %ls, %wg : tensor<f32>, tensor<4x4xf32>
+}
+}
+
+// -----
+
 // Once run after the micro-batches, an op would see only the last one's
 // batch.
 module attributes {nn.training = {micro_batches = 2 : i64}} {

@@ -52,10 +52,12 @@ int64_t microBatchCount(mlir::ModuleOp module);
 
 /// The ops a step of several micro-batches runs once, after the last
 /// micro-batch: those reading an nn.accumulate result, directly or through
-/// others (the updates, and the boxing and casts before them). The others
-/// run once per micro-batch. Fails, naming the op, when one of the once-run
-/// ops reads a value of the batch other than through an nn.accumulate: it
-/// would see the last micro-batch alone.
+/// others (the updates, and the boxing and casts before them), and those
+/// read by such ops alone that read nothing of the batch (a replicated
+/// weight's slice into its sharded update's layout), but a cross-mesh move.
+/// The others run once per micro-batch. Fails, naming the op, when one of the
+/// once-run ops reads a value of the batch other than through an nn.accumulate:
+/// it would see the last micro-batch alone.
 mlir::FailureOr<llvm::DenseSet<mlir::Operation *>>
 opsAfterMicroBatches(mlir::func::FuncOp function);
 
@@ -101,7 +103,8 @@ parameterCopies(llvm::ArrayRef<mlir::Operation *> ops, bool anySize = false);
 /// and the step keeps, as Megatron-LM keeps its fp16 weights beside the
 /// fp32 master copy. A boxing among them runs there only for a copy read
 /// there; one that serves a micro-batch's op (a sharded copy's gather
-/// ahead of its forward) runs once per micro-batch. A cross-mesh move
+/// ahead of its forward) runs once per micro-batch, but a slice, whose part
+/// is no larger than the copy it cuts. A cross-mesh move
 /// among them runs there whatever reads it: its stage keeps what it
 /// received for the step, rather than receive it every micro-batch.
 llvm::DenseSet<mlir::Operation *>
