@@ -5,8 +5,9 @@
 # alone, as if the devices were alike) and the best automatic plan on each one-type part of the
 # cluster alone (a cluster file of that type's nodes), each compiled and
 # timed by `parplan simulate`; the efficiency (the mixed plan's throughput
-# over the sum of the parts' throughputs) and the compile time of the
-# automatic plan (median of RUNS).
+# over the sum of the parts' throughputs), again with the mixed plan at
+# the parts' batches summed (each part trains its own batch: weak
+# scaling), and the compile time of the automatic plan (median of RUNS).
 # Goals (the heterogeneous-cluster issue): on whale-v100-p100 at least 1.2x
 # the uniform plan and never slower than a one-type part; efficiency at
 # least 0.95 on every row; the predicted step within 5% of the simulated;
@@ -70,8 +71,8 @@ if links:
 json.dump(cluster, open(sys.argv[1], "w"), indent=2)
 ' "$work/whale-v100-p100-x2.json"
 
-table="| model | cluster | plan | predicted | simulated | difference | uniform plan on every device (--even-shares), simulated | speed-up over uniform | one-type parts alone, simulated | efficiency | compile (median of $RUNS) |
-|---|---|---|---|---|---|---|---|---|---|---|"
+table="| model | cluster | plan | predicted | simulated | difference | uniform plan on every device (--even-shares), simulated | speed-up over uniform | one-type parts alone, simulated | efficiency | at the parts' batches summed, simulated | compile (median of $RUNS) |
+|---|---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${models[@]}"; do
   IFS='|' read -r name zoo batch clusters <<<"$entry"
   model="$work/model.onnx"
@@ -99,11 +100,20 @@ print(" ".join(t["name"] for t in json.load(sys.stdin)["device_types"]))'); do
       fi
     done
     efficiency=$(awk -v t="$throughput" -v s="$autoSimulated" 'BEGIN { printf "%.2f", (1 / s) / t }')
+    # The parts together train their batches at once: the mixed plan at the
+    # batches' sum, against the parts' summed throughput (weak scaling;
+    # at the same batch each device has fewer rows than in its part).
+    partCount=$("$bin/parplan" cluster show "$cluster" --format json | python3 -c '
+import json, sys
+print(len(json.load(sys.stdin)["device_types"]))')
+    compile_and_simulate "$work/summed" "$cluster" "$model" "$((batch * partCount))"
+    summedEfficiency=$(awk -v t="$throughput" -v s="$simulated" -v n="$partCount" 'BEGIN { printf "%.2f", (n / s) / t }')
+    summed="batch $((batch * partCount)): $simulated ms, efficiency $summedEfficiency"
     speedup=$(awk -v u="$uniformSimulated" -v s="$autoSimulated" 'BEGIN { printf "%.2fx", u / s }')
     slower=$(awk -v f="$fastestPart" -v s="$autoSimulated" 'BEGIN { if (s > f) printf " (slower than the fastest part, %.2f ms)", f }')
     time_on_one_core "$bin/parplan" compile "$model" --train --batch "$batch" --cluster "$cluster" -o "$work/timed" -q
     table+="
-| $name, batch $batch | $(basename "$cluster" .json) | $autoPlan | $autoPredicted ms | $autoSimulated ms | $autoDifference | $uniformPlan: $uniformSimulated ms | $speedup | $parts | $efficiency$slower | $median s |"
+| $name, batch $batch | $(basename "$cluster" .json) | $autoPlan | $autoPredicted ms | $autoSimulated ms | $autoDifference | $uniformPlan: $uniformSimulated ms | $speedup | $parts | $efficiency$slower | $summed | $median s |"
   done
 done
 echo "$table"
