@@ -30,6 +30,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 
@@ -462,6 +463,27 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
                         const ShardingCostModel *costModel) {
   Location loc = function.getLoc();
   bool split = order.microBatches > 1;
+  // Of the once-per-step part, what waits for a move from another stage
+  // (a gradient's part, sent after its stage's last backward) goes last:
+  // the rest of the update runs while it travels, as the cost model's
+  // timeline has it (SbpAssign's updateWaits). Every send comes no later
+  // than in @main's order, so no stage waits longer for another.
+  SmallVector<Operation *> ordered(opsOnMesh);
+  if (split) {
+    DenseSet<Operation *> waiting;
+    for (Operation *op : opsOnMesh) {
+      if (order.partOfOp(*op) != StepPart::OncePerStep)
+        continue;
+      auto move = dyn_cast<sbp::CrossMeshOp>(op);
+      if (isa<func::ReturnOp>(op) || (move && move.getDstMeshAttr() == mesh) ||
+          llvm::any_of(op->getOperands(), [&](Value operand) {
+            return waiting.contains(operand.getDefiningOp());
+          }))
+        waiting.insert(op);
+    }
+    std::stable_partition(ordered.begin(), ordered.end(),
+                          [&](Operation *op) { return !waiting.contains(op); });
+  }
   // Whether the program has a once-per-step part before the micro-batches.
   bool before = false;
   for (StepPart part : {StepPart::BeforeMicroBatches, StepPart::Forward,
@@ -481,7 +503,7 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
       int64_t chunk = part == StepPart::Backward ? passes - 1 - i : i;
       if (passes > 1)
         plan::ChunkOp::create(b, loc, chunk);
-      for (Operation *opOnMesh : opsOnMesh) {
+      for (Operation *opOnMesh : ordered) {
         Operation &op = *opOnMesh;
         if (order.partOfOp(op) != part ||
             (passes > 1 && chunkOf(op, mesh) != chunk))

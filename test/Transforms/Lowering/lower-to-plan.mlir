@@ -699,6 +699,48 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4x4xf32> {nn.update
 
 // -----
 
+// After the micro-batches, what waits for a move from another stage (w's
+// gradient part from @b, sent after @b's last backward) comes last in the
+// program: v's update, first in @main after it, runs while the part
+// travels.
+// CHECK-LABEL: module attributes {{{.*}}plan.micro_batches = 2 : i64
+// CHECK: plan.program @program0 devices = [0] mesh = @a {
+// CHECK: %[[W:.*]] = plan.buffer kind = parameter {{[{].*}}name = "w"
+// CHECK: %[[V:.*]] = plan.buffer kind = parameter {{[{].*}}name = "v"
+// CHECK: plan.after_micro_batches
+// CHECK-NEXT: plan.kernel "sgd_update" ins(%[[V]],
+// CHECK-NEXT: %[[G:.*]] = plan.buffer : memref<4xf32>
+// CHECK-NEXT: plan.cross_mesh_recv @move1 %[[G]]
+// CHECK-NEXT: %[[GW:.*]] = plan.buffer : memref<4xf32>
+// CHECK-NEXT: plan.kernel "add" ins(%{{.*}}, %[[G]] :
+// CHECK-NEXT: plan.kernel "sgd_update" ins(%[[W]], %[[GW]] :
+module attributes {nn.training = {micro_batches = 2 : i64}} {
+sbp.mesh @a(shape = 1, devices = [0])
+sbp.mesh @b(shape = 1, devices = [1])
+func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}, tensor<4xf32> {nn.updates = "v"}) {
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %v = nn.param "v" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %h = nn.mul %x, %w {sbp.sharding = #sbp.sharding<@a, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %hm = sbp.cross_mesh %h from @a [#sbp.b] to @b [#sbp.b] {mode = "send-recv", balancing = "none"} : tensor<4xf32>
+  %l = nn.reduce_mean %hm axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32> -> tensor<f32>
+  %ls = nn.accumulate %l {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<f32>
+  %gb = nn.mul %hm, %hm {sbp.sharding = #sbp.sharding<@b, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %gbs = nn.accumulate %gb {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+  %g = sbp.cross_mesh %gbs from @b [#sbp.b] to @a [#sbp.b] {mode = "send-recv", balancing = "none"} : tensor<4xf32>
+  %ga = nn.mul %x, %x {sbp.sharding = #sbp.sharding<@a, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %gas = nn.accumulate %ga {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+  %gw = nn.add %gas, %g {sbp.sharding = #sbp.sharding<@a, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %w1 = nn.sgd_update %w, %gw lr = 0.1 {sbp.sharding = #sbp.sharding<@a, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+  %gv = nn.mul %x, %v {sbp.sharding = #sbp.sharding<@a, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %gvs = nn.accumulate %gv {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+  %v1 = nn.sgd_update %v, %gvs lr = 0.1 {sbp.sharding = #sbp.sharding<@a, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+  return {sbp.sharding = #sbp.sharding<@b, [[#sbp.b], [#sbp.b], [#sbp.b]] -> []>} %ls, %w1, %v1 : tensor<f32>, tensor<4xf32>, tensor<4xf32>
+}
+}
+
+// -----
+
 // Once run after the micro-batches, an op would see only the last one's
 // batch.
 module attributes {nn.training = {micro_batches = 2 : i64}} {
