@@ -1565,12 +1565,13 @@ FailureOr<CompileResult> parplan::driver::compile(
   // P100 nodes, V100 nodes again) or slowest first, every device is laid
   // out with each type's nodes together, fastest type first, so that a
   // stage or a node group can be of one type (Metis's stages on one GPU
-  // type). A cluster listing them so already is laid out as listed.
+  // type). A cluster listing them so already, or compiled with --placement
+  // file, is laid out as listed.
   CompileOptions allOptions = holdingIR(options, heldAll);
   cost::ComputeType stepType =
       parplan::driver::stepComputeType(options.training.mixedPrecision);
   std::vector<int64_t> grouped;
-  if (open) {
+  if (open && options.layout.placement != "file") {
     grouped = parplan::driver::nodesGroupedByType(*open, stepType);
     if (!grouped.empty())
       allOptions.layout.placedCluster =

@@ -1,6 +1,7 @@
 //===- PlacementTest.cpp - groups of nodes a plan may be placed on --------===//
 
 #include "parplan/Driver/Placement.h"
+#include "parplan/Cost/ClusterFile.h"
 #include "parplan/Cost/Presets.h"
 
 #include <catch2/catch.hpp>
@@ -343,4 +344,34 @@ TEST_CASE("nodes grouped by device type, the fastest type first",
   Cluster p100First = cost::subCluster(*whale, {2, 3, 0, 1}, whale->name);
   CHECK(nodesGroupedByType(p100First, cost::ComputeType::F32) ==
         std::vector<int64_t>{2, 3, 0, 1});
+}
+
+TEST_CASE("nodes grouped by device type: speed at the step's type, ties by "
+          "name",
+          "[placement]") {
+  // A P100 outruns a T4 in f32 (9.3 against 8.1 TFLOP/s), a T4 the P100
+  // in f16 (65 against 18.7); two types of one speed go by name.
+  std::string error;
+  std::optional<Cluster> cluster = cost::parseCluster(R"(name: mixed
+device_types:
+  - {name: T4, memory: 16 GB, memory_bandwidth: 320 GB/s, peak_flops: {f32: 8.1 TFLOP/s, f16: 65 TFLOP/s}}
+  - {name: P100, memory: 16 GB, memory_bandwidth: 732 GB/s, peak_flops: {f32: 9.3 TFLOP/s, f16: 18.7 TFLOP/s}}
+  - {name: B-twin, memory: 16 GB, memory_bandwidth: 320 GB/s, peak_flops: {f32: 1 TFLOP/s, f16: 1 TFLOP/s}}
+  - {name: A-twin, memory: 16 GB, memory_bandwidth: 320 GB/s, peak_flops: {f32: 1 TFLOP/s, f16: 1 TFLOP/s}}
+nodes:
+  - {name: t4, device_type: T4, devices: 4}
+  - {name: b, device_type: B-twin, devices: 1}
+  - {name: p100, device_type: P100, devices: 4}
+  - {name: a, device_type: A-twin, devices: 1}
+links:
+  intra_node: {bandwidth: 16 GB/s, latency: 5 us}
+  inter_node: {bandwidth: 12.5 GB/s, latency: 5 us}
+)",
+                                                      "mixed.yaml", error);
+  INFO(error);
+  REQUIRE(cluster);
+  CHECK(nodesGroupedByType(*cluster, cost::ComputeType::F32) ==
+        std::vector<int64_t>{2, 0, 3, 1});
+  CHECK(nodesGroupedByType(*cluster, cost::ComputeType::F16) ==
+        std::vector<int64_t>{0, 2, 3, 1});
 }

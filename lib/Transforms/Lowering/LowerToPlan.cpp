@@ -466,8 +466,10 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
   // Of the once-per-step part, what waits for a move from another stage
   // (a gradient's part, sent after its stage's last backward) goes last:
   // the rest of the update runs while it travels, as the cost model's
-  // timeline has it (SbpAssign's updateWaits). Every send comes no later
-  // than in @main's order, so no stage waits longer for another.
+  // timeline has it (SbpAssign's updateWaits). Only local work moves up:
+  // every move after the first wait stays after it, in @main's order, so
+  // that the stages' sends and receives still pair in the same order
+  // (NCCL's blocking sends would otherwise wait on each other).
   SmallVector<Operation *> ordered(opsOnMesh);
   if (split) {
     DenseSet<Operation *> waiting;
@@ -475,7 +477,8 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
       if (order.partOfOp(*op) != StepPart::OncePerStep)
         continue;
       auto move = dyn_cast<sbp::CrossMeshOp>(op);
-      if (isa<func::ReturnOp>(op) || (move && move.getDstMeshAttr() == mesh) ||
+      if (isa<func::ReturnOp>(op) ||
+          (move && (move.getDstMeshAttr() == mesh || !waiting.empty())) ||
           llvm::any_of(op->getOperands(), [&](Value operand) {
             return waiting.contains(operand.getDefiningOp());
           }))

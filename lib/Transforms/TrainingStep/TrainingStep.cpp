@@ -97,7 +97,7 @@ parplan::opsAfterMicroBatches(func::FuncOp function) {
   DenseSet<Operation *> after;
   DenseSet<Operation *> ofBatch;
   for (Operation &op : function.front()) {
-    if (isa<InputOp>(op)) {
+    if (isa<InputOp, MicroBatchOp>(op)) {
       ofBatch.insert(&op);
       continue;
     }
@@ -128,11 +128,14 @@ parplan::opsAfterMicroBatches(func::FuncOp function) {
   // Backward: an op of neither kind whose every reader is once-run (the
   // slice of a replicated weight into its sharded update's layout) runs
   // once too; per micro-batch it would redo the same work M times. Not a
-  // move to another stage: sent after the micro-batches, it would wait for
-  // its stage's last backward (the first stage's is the step's last).
+  // sum over the micro-batches, even of what reads no batch (a constant's
+  // gradient): once, it would count one micro-batch of M. Not a move to
+  // another stage: sent after the micro-batches, it would wait for its
+  // stage's last backward (the first stage's is the step's last).
   for (Operation &op : llvm::reverse(function.front())) {
     if (after.contains(&op) || ofBatch.contains(&op) || isSourceOp(&op) ||
-        isa<sbp::CrossMeshOp>(op) || op.getNumResults() == 0 || op.use_empty())
+        isa<AccumulateOp, sbp::CrossMeshOp>(op) || op.getNumResults() == 0 ||
+        op.use_empty())
       continue;
     if (llvm::all_of(op.getUsers(), [&](Operation *user) {
           return !isa<func::ReturnOp>(user) && after.contains(user);

@@ -701,8 +701,9 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4x4xf32> {nn.update
 
 // After the micro-batches, what waits for a move from another stage (w's
 // gradient part from @b, sent after @b's last backward) comes last in the
-// program: v's update, first in @main after it, runs while the part
-// travels.
+// program: v's update, after it in @main, runs while the part travels.
+// Moves keep @main's order: the send of v's sum to @b stays after the
+// receive, as @b's program pairs them.
 // CHECK-LABEL: module attributes {{{.*}}plan.micro_batches = 2 : i64
 // CHECK: plan.program @program0 devices = [0] mesh = @a {
 // CHECK: %[[W:.*]] = plan.buffer kind = parameter {{[{].*}}name = "w"
@@ -714,12 +715,14 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4x4xf32> {nn.update
 // CHECK-NEXT: %[[GW:.*]] = plan.buffer : memref<4xf32>
 // CHECK-NEXT: plan.kernel "add" ins(%{{.*}}, %[[G]] :
 // CHECK-NEXT: plan.kernel "sgd_update" ins(%[[W]], %[[GW]] :
+// CHECK-NEXT: plan.cross_mesh_send @move2
 module attributes {nn.training = {micro_batches = 2 : i64}} {
 sbp.mesh @a(shape = 1, devices = [0])
 sbp.mesh @b(shape = 1, devices = [1])
-func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}, tensor<4xf32> {nn.updates = "v"}) {
+func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}, tensor<4xf32> {nn.updates = "v"}, tensor<4xf32> {nn.updates = "u"}) {
   %w = nn.param "w" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
   %v = nn.param "v" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
+  %u = nn.param "u" {sbp.sharding = #sbp.sharding<@b, [] -> [[#sbp.b]]>} : tensor<4xf32>
   %x = nn.input "x" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32>
   %h = nn.mul %x, %w {sbp.sharding = #sbp.sharding<@a, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   %hm = sbp.cross_mesh %h from @a [#sbp.b] to @b [#sbp.b] {mode = "send-recv", balancing = "none"} : tensor<4xf32>
@@ -735,8 +738,36 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates 
   %gv = nn.mul %x, %v {sbp.sharding = #sbp.sharding<@a, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   %gvs = nn.accumulate %gv {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
   %v1 = nn.sgd_update %v, %gvs lr = 0.1 {sbp.sharding = #sbp.sharding<@a, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
-  return {sbp.sharding = #sbp.sharding<@b, [[#sbp.b], [#sbp.b], [#sbp.b]] -> []>} %ls, %w1, %v1 : tensor<f32>, tensor<4xf32>, tensor<4xf32>
+  %gvm = sbp.cross_mesh %gvs from @a [#sbp.b] to @b [#sbp.b] {mode = "send-recv", balancing = "none"} : tensor<4xf32>
+  %gu = nn.add %gvm, %gbs {sbp.sharding = #sbp.sharding<@b, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %u1 = nn.sgd_update %u, %gu lr = 0.1 {sbp.sharding = #sbp.sharding<@b, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+  return {sbp.sharding = #sbp.sharding<@b, [[#sbp.b], [#sbp.b], [#sbp.b], [#sbp.b]] -> []>} %ls, %w1, %v1, %u1 : tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+}
+
+// -----
+
+// A sum over the micro-batches runs in each of them even where what it
+// sums reads no batch (a constant's gradient): once after them, it would
+// count one micro-batch of the M. What reads it alone runs once.
+// CHECK-LABEL: module attributes {{{.*}}plan.micro_batches = 2 : i64
+// CHECK: plan.backward_begin
+// CHECK: plan.kernel "mul" ins(%[[C:.*]], %[[C]] :
+// CHECK: plan.kernel "accumulate"
+// CHECK: plan.after_micro_batches
+// CHECK-NEXT: plan.kernel "sgd_update"
+module attributes {nn.training = {micro_batches = 2 : i64}} {
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" : tensor<4xf32>
+    %x = nn.input "x" : tensor<3x4xf32>
+    %c = nn.constant dense<0.5> : tensor<4xf32>
+    %loss = nn.reduce_mean %x keepdims = false : tensor<3x4xf32> -> tensor<f32>
+    %g = nn.mul %c, %c : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %sum = nn.accumulate %g : tensor<4xf32>
+    %w1 = nn.sgd_update %w, %sum lr = 0.1 : tensor<4xf32>
+    %losses = nn.accumulate %loss : tensor<f32>
+    return %losses, %w1 : tensor<f32>, tensor<4xf32>
+  }
 }
 
 // -----
