@@ -14,18 +14,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/NN/NNUtils.h"
 
 using namespace mlir;
 using namespace parplan::nn;
 using parplan::OpCost;
 
 namespace {
-
-int64_t bytesOf(Type type) {
-  auto shaped = cast<ShapedType>(type);
-  int64_t width = std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
-  return shaped.getNumElements() * width;
-}
 
 int64_t elementsOf(Value value) {
   return cast<ShapedType>(value.getType()).getNumElements();
@@ -43,9 +38,9 @@ OpCost movement(Operation *op, double flops = 0) {
   OpCost cost;
   cost.flops = flops;
   for (Value operand : op->getOperands())
-    cost.bytesRead += bytesOf(operand.getType());
+    cost.bytesRead += tensorBytes(operand.getType());
   for (Value result : op->getResults())
-    cost.bytesWritten += bytesOf(result.getType());
+    cost.bytesWritten += tensorBytes(result.getType());
   return cost;
 }
 
@@ -179,15 +174,16 @@ FailureOr<OpCost> SplitOp::getCost() { return movement(*this); }
 FailureOr<OpCost> SliceOp::getCost() {
   // Reads only the elements it keeps.
   OpCost cost;
-  cost.bytesRead = cost.bytesWritten = bytesOf(getType());
+  cost.bytesRead = cost.bytesWritten = tensorBytes(getType());
   return cost;
 }
 
 FailureOr<OpCost> GatherOp::getCost() {
   // Reads the indices and the rows they pick, not the whole table.
   OpCost cost;
-  cost.bytesRead = bytesOf(getIndices().getType()) + bytesOf(getType());
-  cost.bytesWritten = bytesOf(getType());
+  cost.bytesRead =
+      tensorBytes(getIndices().getType()) + nn::tensorBytes(getType());
+  cost.bytesWritten = tensorBytes(getType());
   return cost;
 }
 

@@ -85,6 +85,12 @@ std::string parplan::nn::layerKey(llvm::StringRef parameterName) {
   return "";
 }
 
+int64_t parplan::nn::tensorBytes(mlir::Type type) {
+  auto shaped = mlir::cast<mlir::ShapedType>(type);
+  return shaped.getNumElements() *
+         std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
+}
+
 llvm::StringRef parplan::nn::layerClass(llvm::StringRef layer) {
   return layer.rsplit('.').first;
 }

@@ -111,7 +111,10 @@ void InsertCrossMeshPass::runOnOperation() {
           return WalkResult::interrupt();
         }
         MLIRContext *context = module.getContext();
-        Location loc = user->getLoc();
+        // A move is named after what it moves (its producer's node, or
+        // the parameter), not after its first reader: a critical path or
+        // trace then reads forward, from the value to where it goes.
+        Location loc = result.getOwner()->getLoc();
         builder.setInsertionPointAfter(result.getOwner());
         Value current = value;
         auto boxTo = [&](FlatSymbolRefAttr mesh, ArrayAttr from, ArrayAttr to) {

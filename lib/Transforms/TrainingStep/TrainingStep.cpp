@@ -11,6 +11,7 @@
 
 #include "parplan/Dialect/AttrNames.h"
 #include "parplan/Dialect/NN/NNOps.h"
+#include "parplan/Dialect/NN/NNUtils.h"
 #include "parplan/Dialect/SBP/SBPOps.h"
 
 #include <set>
@@ -55,16 +56,6 @@ DenseSet<Operation *> parplan::forwardPassOps(func::FuncOp function,
   }
   return forward;
 }
-
-namespace {
-
-int64_t bytesOf(Type type) {
-  auto shaped = cast<ShapedType>(type);
-  return shaped.getNumElements() *
-         std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
-}
-
-} // namespace
 
 llvm::DenseSet<Value> parplan::savedActivations(func::FuncOp function) {
   DenseSet<Value> saved;
@@ -207,7 +198,7 @@ DenseSet<Operation *> parplan::parameterCopies(ArrayRef<Operation *> ops,
       auto shaped = dyn_cast<ShapedType>(value.getType());
       if (!shaped || !shaped.hasStaticShape())
         return -1;
-      total += bytesOf(shaped);
+      total += tensorBytes(shaped);
     }
     return total;
   };
@@ -284,10 +275,10 @@ parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
     if (auto param = dyn_cast<ParamOp>(op)) {
       auto type = cast<ShapedType>(param.getType());
       if (param.getSource() && *param.getSource() == "zeros") {
-        stats.stateBytes += bytesOf(type);
+        stats.stateBytes += tensorBytes(type);
         return;
       }
-      stats.parameterBytes += bytesOf(type);
+      stats.parameterBytes += tensorBytes(type);
       if (updated.contains(param.getName())) {
         stats.parameters += type.getNumElements();
         ++stats.parameterTensors;
@@ -319,6 +310,6 @@ parplan::TrainingStepStats parplan::analyzeTrainingStep(func::FuncOp function) {
     }
   });
   for (Value value : savedActivations(function))
-    stats.savedActivationBytes += bytesOf(value.getType());
+    stats.savedActivationBytes += tensorBytes(value.getType());
   return stats;
 }

@@ -2,6 +2,8 @@
 // RUN: parplan-opt %s -split-input-file -attach-cluster -insert-cross-mesh="mode=broadcast" -verify-diagnostics | FileCheck %s --check-prefix=FORCED
 // RUN: not parplan-opt %s -split-input-file -attach-cluster -insert-cross-mesh="mode=multicast" 2>&1 | FileCheck %s --check-prefix=MODE
 
+// RUN: parplan-opt %s -split-input-file -attach-cluster -insert-cross-mesh -verify-diagnostics -mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
+
 // MODE: error: insert-cross-mesh: unknown mode 'multicast' (expected cheapest, send-recv, send-recv+all-gather, broadcast)
 
 // A value read on another stage's mesh moves once per layout wanted there,
@@ -74,4 +76,30 @@ func.func @main() -> tensor<4xf32> {
   // expected-error @+1 {{insert-cross-mesh: operand 0 from @a to @b: moving 'tensor<4xf32>' from mesh 2 on devices 0..1 to mesh 2 on devices 8..9: the destination device 8 is out of range}}
   %r = nn.relu %x {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
   return {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> []>} %r : tensor<4xf32>
+}
+
+// -----
+
+// A move carries its value's location (the producer's node: a parameter's
+// name, a layer's last op), not its first reader's, so that a trace or a
+// critical path names it after what it moves.
+// CHECK-LABEL: func.func @named
+// CHECK-COUNT-2: sbp.cross_mesh
+// LOC-LABEL: func.func @named
+// LOC: %[[W:.*]] = nn.param "w" {{.*}} loc(#[[WEIGHT:loc[0-9]*]])
+// LOC-NEXT: sbp.cross_mesh %[[W]] {{.*}} loc(#[[WEIGHT]])
+// LOC-NEXT: %[[R:.*]] = nn.relu {{.*}} loc(#[[PRODUCER:loc[0-9]*]])
+// LOC-NEXT: sbp.cross_mesh %[[R]] {{.*}} loc(#[[PRODUCER]])
+// LOC-NEXT: nn.add {{.*}} loc(#[[READER:loc[0-9]*]])
+// LOC-DAG: #[[WEIGHT]] = loc("w")
+// LOC-DAG: #[[PRODUCER]] = loc("/h.0/Relu")
+// LOC-DAG: #[[READER]] = loc("/h.1/Add")
+sbp.mesh @a(shape = 2, devices = [0, 1])
+sbp.mesh @b(shape = 2, devices = [2, 3])
+func.func @named() -> tensor<4xf32> {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.s<0>]]>} : tensor<4xf32> loc("x")
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@a, [] -> [[#sbp.b]]>} : tensor<4xf32> loc("w")
+  %r = nn.relu %x {sbp.sharding = #sbp.sharding<@a, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32> loc("/h.0/Relu")
+  %y = nn.add %r, %w {sbp.sharding = #sbp.sharding<@b, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32> loc("/h.1/Add")
+  return {sbp.sharding = #sbp.sharding<@b, [[#sbp.b]] -> []>} %y : tensor<4xf32>
 }

@@ -13,6 +13,7 @@
 
 namespace mlir {
 class Operation;
+class Type;
 class Value;
 } // namespace mlir
 
@@ -59,6 +60,10 @@ std::string locationName(mlir::Operation *op);
 /// "transformer.h.3"); empty when there is none. Recomputation works by
 /// layer.
 std::string layerKey(llvm::StringRef parameterName);
+
+/// The bytes of a statically shaped tensor type: its elements times their
+/// width (a byte at least).
+int64_t tensorBytes(mlir::Type type);
 
 /// "transformer.h.3" -> "transformer.h": layers named alike but for their
 /// number are one class.
