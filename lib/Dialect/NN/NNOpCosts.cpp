@@ -181,8 +181,7 @@ FailureOr<OpCost> SliceOp::getCost() {
 FailureOr<OpCost> GatherOp::getCost() {
   // Reads the indices and the rows they pick, not the whole table.
   OpCost cost;
-  cost.bytesRead =
-      tensorBytes(getIndices().getType()) + nn::tensorBytes(getType());
+  cost.bytesRead = tensorBytes(getIndices().getType()) + tensorBytes(getType());
   cost.bytesWritten = tensorBytes(getType());
   return cost;
 }
