@@ -80,6 +80,7 @@ void parplan::driver::setPipelineOptions(CompilePipelineOptions &pipeline,
   pipeline.strategy = layout->strategy;
   pipeline.stages = layout->stages;
   pipeline.shares = layout->evenShares ? "even" : layout->shares;
+  pipeline.cutInsideLayers = layout->stageCuts == "inside-layers";
 }
 
 std::optional<std::string>
@@ -527,6 +528,7 @@ LogicalResult Compiler::searchShape() {
   choice.autoStages = layout.autoStages;
   choice.autoMicroBatches = autoMicroBatches;
   choice.autoSchedule = autoSchedule;
+  choice.autoCuts = layout.stageCuts == "auto";
   choice.stages = layout.stages;
   choice.annotatedStages = annotatedStages;
   choice.microBatches = microBatches;
@@ -568,6 +570,7 @@ LogicalResult Compiler::searchShape() {
   pipeline.chunks = chosen.schedule == "interleaved" ? options.chunks : 1;
   if (!chosen.recompute.empty())
     pipeline.recompute = chosen.recompute;
+  pipeline.cutInsideLayers = chosen.cutInsideLayers;
   bool otherCount = chosen.microBatches != microBatches;
   microBatches = chosen.microBatches;
   pipeline.microBatches = microBatches;
@@ -911,6 +914,10 @@ void Compiler::readLayoutFigures() {
             parplan::kStageLayersAttrName))
       entry.layers = layers.getInt();
     entry.head = stageMesh->hasAttr(parplan::kStageHeadAttrName);
+    if (auto parts = stageMesh->getAttrOfType<ArrayAttr>(
+            parplan::kStageLayerPartsAttrName))
+      for (auto part : parts.getAsRange<StringAttr>())
+        entry.layerParts.push_back(part.str());
     if (sbp::StageFiguresAttr predicted = stageFigures.lookup(entry.mesh)) {
       entry.predicted = true;
       entry.forward = predicted.getForwardTime();
@@ -929,11 +936,14 @@ void Compiler::readLayoutFigures() {
   if (result.search) {
     PipelineSearchResult &search = *result.search;
     for (std::vector<parplan::driver::PipelineTrial> *phase :
-         {&search.stageCounts, &search.microBatchCounts, &search.schedules})
+         {&search.stageCounts, &search.microBatchCounts, &search.schedules,
+          &search.cuts})
       for (parplan::driver::PipelineTrial &trial : *phase)
         if (trial.searched && trial.stages == search.chosen.stages &&
             trial.microBatches == search.chosen.microBatches &&
-            trial.schedule == search.chosen.schedule) {
+            trial.schedule == search.chosen.schedule &&
+            (phase != &search.cuts ||
+             trial.cutInsideLayers == search.chosen.cutInsideLayers)) {
           trial.step = figures.stepSeconds;
           trial.noFit.reset();
           trial.why.clear();

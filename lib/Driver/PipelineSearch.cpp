@@ -157,9 +157,10 @@ public:
          std::vector<std::unique_ptr<PassManager>> &passManagers,
          std::function<void(const std::string &)> onTrial)
       : startsAsked(pipeline.starts), trialStarts("search"),
-        recompute(pipeline.recompute), importAt(importAt), pipeline(pipeline),
-        chunks(chunks), timing(timing), passManagers(passManagers),
-        onTrial(std::move(onTrial)) {}
+        recompute(pipeline.recompute),
+        cutInsideLayers(pipeline.cutInsideLayers), importAt(importAt),
+        pipeline(pipeline), chunks(chunks), timing(timing),
+        passManagers(passManagers), onTrial(std::move(onTrial)) {}
 
   /// The starts of sbp-assign's the compile asked for (`all`: the search
   /// and every baseline). The trials compare shapes by the search alone,
@@ -170,6 +171,9 @@ public:
   std::string trialStarts;
   /// The recomputation the trials build their training steps with.
   std::string recompute;
+  /// Whether the trials' stages may end inside layers (place-stages'
+  /// cut-inside-layers).
+  bool cutInsideLayers;
 
   /// The training step at `microBatches` (and `recompute`); null with
   /// `error` set (empty when the importer said why).
@@ -299,22 +303,32 @@ public:
   /// The laid-out step of `trial`, when it is the fastest tried.
   OwningOpRef<ModuleOp> takeLaidOut(const PipelineTrial &trial,
                                     int64_t stages) {
-    if (!fastest || fastestKey != std::make_tuple(stages, trial.microBatches,
-                                                  trial.schedule, trialStarts,
-                                                  trial.recompute))
+    if (!isFastest(trial, stages))
       return nullptr;
     return std::move(fastest);
+  }
+  /// Whether place-stages found a cut inside layers balancing `trial`'s
+  /// stages better (sbp.finer_cut), when it is the fastest tried.
+  bool hasFinerCut(const PipelineTrial &trial, int64_t stages) const {
+    return isFastest(trial, stages) &&
+           (*fastest)->hasAttr(parplan::kFinerCutAttrName);
   }
   /// The laid-out step of the last run with other starts than the trials'.
   OwningOpRef<ModuleOp> takeOther() { return std::move(other); }
 
 private:
   using Key =
-      std::tuple<int64_t, int64_t, std::string, std::string, std::string>;
+      std::tuple<int64_t, int64_t, std::string, std::string, std::string, bool>;
   Key keyOf(int64_t stages, int64_t microBatches, StringRef schedule,
             StringRef starts) const {
     return std::make_tuple(stages, microBatches, schedule.str(), starts.str(),
-                           recompute);
+                           recompute, cutInsideLayers);
+  }
+  bool isFastest(const PipelineTrial &trial, int64_t stages) const {
+    return fastest && fastestKey == std::make_tuple(stages, trial.microBatches,
+                                                    trial.schedule, trialStarts,
+                                                    trial.recompute,
+                                                    trial.cutInsideLayers);
   }
 
   /// A trial set up to run: its step, its pass manager (the search passes
@@ -349,13 +363,16 @@ private:
     trial.microBatches = microBatches;
     trial.schedule = schedule.str();
     trial.recompute = recompute;
-    pending->shape =
-        std::to_string(trial.stages) +
-        (trial.stages == 1 ? " stage, " : " stages, ") +
-        std::to_string(microBatches) + " micro-batches, " + trial.schedule +
-        (starts == trialStarts ? "" : ", " + starts.str()) +
-        (recompute.empty() || recompute == "none" ? ""
-                                                  : ", recompute " + recompute);
+    trial.cutInsideLayers = cutInsideLayers;
+    pending->shape = std::to_string(trial.stages) +
+                     (trial.stages == 1 ? " stage, " : " stages, ") +
+                     std::to_string(microBatches) + " micro-batches, " +
+                     trial.schedule +
+                     (starts == trialStarts ? "" : ", " + starts.str()) +
+                     (recompute.empty() || recompute == "none"
+                          ? ""
+                          : ", recompute " + recompute) +
+                     (cutInsideLayers ? ", cut inside layers" : "");
     if (onTrial)
       onTrial(pending->shape);
     pending->timing = timing.nest(pending->shape);
@@ -368,6 +385,7 @@ private:
     pipeline.schedule = schedule.str();
     pipeline.chunks = schedule == "interleaved" ? chunks : 1;
     pipeline.starts = starts.str();
+    pipeline.cutInsideLayers = cutInsideLayers;
     parplan::addLayoutSearchPasses(*pending->pm, pipeline);
     pipeline.starts = startsAsked;
     return pending;
@@ -998,6 +1016,22 @@ parplan::driver::searchPipeline(
         best = result.schedules.back();
     }
   }
+  // On stages of different speeds place-stages may find stages ending
+  // inside layers better balanced by FLOPs (sbp.finer_cut); the FLOPs do
+  // not see a stage's once-per-step work (a slow stage's gradients over
+  // slow links), so a trial of its own judges the cut.
+  if (choice.autoCuts && best.stages > 1 && best.step &&
+      !trials.cutInsideLayers && trials.hasFinerCut(best, stagesOption)) {
+    trials.cutInsideLayers = true;
+    const PipelineTrial *inside = trials.run(
+        stagesOption, best.stages, best.microBatches, best.schedule, error);
+    if (!inside)
+      return std::nullopt;
+    result.cuts = {best, *inside};
+    if (isClearlyBetter(*inside, best))
+      best = *inside;
+    trials.cutInsideLayers = best.cutInsideLayers;
+  }
   // Unless the trials planned them, the shapes were compared by the
   // search's own layouts; the baselines are laid out on the chosen shape
   // (sbp-assign starts=baselines), and the least predicted step of the
@@ -1037,11 +1071,14 @@ parplan::driver::searchPipeline(
       }
     }
     for (std::vector<PipelineTrial> *phase :
-         {&result.stageCounts, &result.microBatchCounts, &result.schedules})
+         {&result.stageCounts, &result.microBatchCounts, &result.schedules,
+          &result.cuts})
       for (PipelineTrial &trial : *phase)
         if (trial.searched && trial.stages == best.stages &&
             trial.microBatches == best.microBatches &&
-            trial.schedule == best.schedule)
+            trial.schedule == best.schedule &&
+            (phase != &result.cuts ||
+             trial.cutInsideLayers == best.cutInsideLayers))
           trial = best;
   }
   result.chosen = best;

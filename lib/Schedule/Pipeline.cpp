@@ -496,4 +496,18 @@ std::vector<size_t> partitionRuns(const std::vector<double> &weights,
   return cuts;
 }
 
+double longestRun(const std::vector<double> &weights,
+                  const std::vector<size_t> &firsts,
+                  const std::vector<double> &speeds) {
+  double longest = 0;
+  for (size_t k = 0; k < firsts.size(); ++k) {
+    size_t end = k + 1 < firsts.size() ? firsts[k + 1] : weights.size();
+    double weight = 0;
+    for (size_t i = firsts[k]; i < end; ++i)
+      weight += weights[i];
+    longest = std::max(longest, weight / (k < speeds.size() ? speeds[k] : 1.0));
+  }
+  return longest;
+}
+
 } // namespace parplan::schedule

@@ -65,22 +65,31 @@ assignOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
   return assign;
 }
 
-/// place-stages cutting `stages` stages from the mesh sbp-assign would
-/// search, then sbp-assign with `assign` (on the stages' meshes when there
-/// are some).
-void addSearchPasses(mlir::OpPassManager &pm, int64_t stages, int64_t chunks,
+/// place-stages' options in a layout pipeline: the stages cut from the
+/// mesh sbp-assign would search.
+template <typename Derived>
+parplan::PlaceStagesOptions
+placeOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
+  parplan::PlaceStagesOptions place;
+  place.stages = layout.stages;
+  place.chunks = layout.chunks;
+  place.evenShares = layout.shares == "even";
+  place.cutInsideLayers = layout.cutInsideLayers;
+  place.mesh = layout.mesh;
+  return place;
+}
+
+/// place-stages with `place`, then sbp-assign with `assign` (on the
+/// stages' meshes when there are some).
+void addSearchPasses(mlir::OpPassManager &pm,
+                     const parplan::PlaceStagesOptions &place,
                      const std::string &shares,
                      parplan::SbpAssignOptions assign) {
   // Stages put ops on their meshes first; the moves between them are
   // priced by the search and written before the boxings.
-  parplan::PlaceStagesOptions place;
-  place.stages = stages;
-  place.chunks = chunks;
-  place.evenShares = shares == "even";
-  place.mesh = assign.mesh;
   pm.addPass(parplan::createPlaceStages(place));
   assign.shares = shares;
-  if (stages > 1)
+  if (place.stages > 1)
     assign.mesh.clear();
   pm.addPass(parplan::createSbpAssign(assign));
 }
@@ -101,10 +110,11 @@ void addBoxingPasses(mlir::OpPassManager &pm,
 }
 
 /// addSearchPasses, then addBoxingPasses.
-void addSearchAndBoxingPasses(mlir::OpPassManager &pm, int64_t stages,
-                              int64_t chunks, const std::string &shares,
+void addSearchAndBoxingPasses(mlir::OpPassManager &pm,
+                              const parplan::PlaceStagesOptions &place,
+                              const std::string &shares,
                               const parplan::SbpAssignOptions &assign) {
-  addSearchPasses(pm, stages, chunks, shares, assign);
+  addSearchPasses(pm, place, shares, assign);
   addBoxingPasses(pm, assign);
 }
 
@@ -126,13 +136,13 @@ compileAssignOptions(const parplan::CompilePipelineOptions &options) {
 
 void parplan::addLayoutPasses(mlir::OpPassManager &pm,
                               const CompilePipelineOptions &options) {
-  addSearchAndBoxingPasses(pm, options.stages, options.chunks, options.shares,
+  addSearchAndBoxingPasses(pm, placeOptions(options), options.shares,
                            compileAssignOptions(options));
 }
 
 void parplan::addLayoutSearchPasses(mlir::OpPassManager &pm,
                                     const CompilePipelineOptions &options) {
-  addSearchPasses(pm, options.stages, options.chunks, options.shares,
+  addSearchPasses(pm, placeOptions(options), options.shares,
                   compileAssignOptions(options));
 }
 
@@ -159,8 +169,7 @@ void parplan::buildShardPipeline(mlir::OpPassManager &pm,
   assign.optimizer = options.optimizer;
   assign.mixedPrecision = options.mixedPrecision;
   assign.explain = options.explain;
-  addSearchAndBoxingPasses(pm, options.stages, options.chunks, options.shares,
-                           assign);
+  addSearchAndBoxingPasses(pm, placeOptions(options), options.shares, assign);
 }
 
 void parplan::registerAllPasses() {

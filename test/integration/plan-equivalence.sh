@@ -198,6 +198,27 @@ for config in "mlp 16 data-parallel 1" "mlp 16 auto 2" "gpt 8 data-parallel 1" \
   fi
 done
 
+# Stages of mixed types ending inside a layer (docs/pipeline.md#mixed-device-types):
+# the A100s' stage holds the GPT's first layer and the attention of its
+# second, the V100s' the rest; the residual stream and its gradient cross
+# there. The same losses and weights as the whole batch on 1 device.
+want=$(run_micro gpt 8 1 auto 1) || status=1
+out=$dir/gpt-inside-layers
+if [ -n "$want" ] &&
+   "$bin/parplan" compile "$dir/gpt-batch.onnx" --train --optimizer adam --lr 0.01 \
+     --batch 8 --micro-batches 2 --cluster "$src/Inputs/mixed-2x2.json" --stages 2 \
+     --stage-cuts inside-layers -o "$out" >"$out.compile.log" 2>&1 &&
+   grep -q 'stage0 1x2 on devices 0..1 (A100-SXM4-40GB, 1 of 2 layers and part of transformer.h.1)' "$out.compile.log" &&
+   timeout 120 mpirun --oversubscribe -np 4 "$bin/parplan-run" "$out/plan.pb" \
+     --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 &&
+   awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$out.log"; then
+  echo "ok: gpt, batch 8 in 2 micro-batches on mixed-2x2, 2 stages cut inside transformer.h.1: $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
+else
+  echo "FAIL: gpt on mixed-2x2, 2 stages cut inside a layer, differs from the whole batch on 1 device:"
+  cat "$out.compile.log" "$out.log" 2>/dev/null
+  status=1
+fi
+
 # Placement (docs/pipeline.md#placement) moves no numbers: the same losses
 # and weights as 1 device. run_geo MODEL BATCH WANT NAME RANKS SUMMARY WHAT
 # [OPTIONS...] compiles MODEL on Inputs/geo-2-regions.yaml with OPTIONS,

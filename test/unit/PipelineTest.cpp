@@ -499,5 +499,11 @@ TEST_CASE("partitionRuns gives faster parts more", "[pipeline]") {
     REQUIRE(cuts.size() == parts);
     CHECK(longestRun(weights, partSpeeds, cuts) ==
           Approx(bestLongestRun(weights, partSpeeds, parts)));
+    // The library's measure of a partition (place-stages compares cuts
+    // by it) is this test's.
+    CHECK(parplan::schedule::longestRun(weights, cuts, partSpeeds) ==
+          Approx(longestRun(weights, partSpeeds, cuts)));
   }
+  // Without speeds, every part is as fast.
+  CHECK(parplan::schedule::longestRun({3, 1, 4, 1}, {0, 2}) == 5);
 }

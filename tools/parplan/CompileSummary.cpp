@@ -60,7 +60,7 @@ std::string describeLayers(const std::vector<std::string> &layers,
 /// matches the chosen shape in what the phase searched and the phases
 /// before it: a stage count keeps its count whatever the micro-batches the
 /// next phase chose.
-enum class Phase { StageCounts, MicroBatches, Schedules };
+enum class Phase { StageCounts, MicroBatches, Schedules, Cuts };
 
 bool isChosen(const PipelineSearchResult &search, const PipelineTrial &trial,
               Phase phase) {
@@ -68,7 +68,9 @@ bool isChosen(const PipelineSearchResult &search, const PipelineTrial &trial,
   return trial.stages == chosen.stages &&
          (phase == Phase::StageCounts ||
           trial.microBatches == chosen.microBatches) &&
-         (phase != Phase::Schedules || trial.schedule == chosen.schedule);
+         (phase < Phase::Schedules || trial.schedule == chosen.schedule) &&
+         (phase != Phase::Cuts ||
+          trial.cutInsideLayers == chosen.cutInsideLayers);
 }
 
 /// Each trial of one phase: its shape and predicted step, or why it failed.
@@ -83,6 +85,8 @@ llvm::json::Array trialsJson(const PipelineSearchResult *search,
                              {"recompute", trial.recompute},
                              {"chosen", isChosen(*search, trial, phase)},
                              {"searched", trial.searched}};
+    if (phase == Phase::Cuts)
+      entry["cut_inside_layers"] = trial.cutInsideLayers;
     if (trial.step)
       entry["predicted_step_time_s"] = *trial.step;
     else
@@ -149,11 +153,22 @@ std::string stageLine(const parplan::driver::StageFigures &stage,
   std::vector<std::string> notes;
   if (mixedTypes && !stage.deviceTypes.empty())
     notes.push_back(llvm::join(stage.deviceTypes, " + "));
-  if (mixedTypes && stage.layers > 0)
-    notes.push_back(fmt::format("{} of {} layers{}", stage.layers, layersInAll,
-                                stage.head ? " and the head" : ""));
-  else if (mixedTypes && stage.head)
+  if (mixedTypes && (stage.layers > 0 || !stage.layerParts.empty())) {
+    std::vector<std::string> parts;
+    if (stage.layers > 0)
+      parts.push_back(
+          fmt::format("{} of {} layers", stage.layers, layersInAll));
+    if (!stage.layerParts.empty())
+      parts.push_back("part of " + llvm::join(stage.layerParts, " and "));
+    if (stage.head)
+      parts.push_back("the head");
+    notes.push_back(parts.size() == 1
+                        ? parts.front()
+                        : llvm::join(llvm::ArrayRef(parts).drop_back(), ", ") +
+                              " and " + parts.back());
+  } else if (mixedTypes && stage.head) {
     notes.push_back("the head alone");
+  }
   if (!notes.empty())
     line += " (" + llvm::join(notes, ", ") + ")";
   if (stage.predicted)
@@ -187,6 +202,8 @@ summaryFields(const parplan::cli::CompileOptions &options,
       entry["layers"] = stage.layers;
     if (stage.head)
       entry["head"] = true;
+    if (!stage.layerParts.empty())
+      entry["layer_parts"] = llvm::json::Array(stage.layerParts);
     if (stage.predicted) {
       entry["predicted_forward_time_s"] = stage.forward;
       entry["predicted_backward_time_s"] = stage.backward;
@@ -244,6 +261,8 @@ summaryFields(const parplan::cli::CompileOptions &options,
                   Phase::MicroBatches)},
       {"schedules",
        trialsJson(search, search ? search->schedules : none, Phase::Schedules)},
+      {"stage_cuts",
+       trialsJson(search, search ? search->cuts : none, Phase::Cuts)},
       {"programs", std::move(programs)}};
   if (simulated)
     summary["simulated_step_time_s"] = simulated->stepSeconds;
@@ -485,10 +504,13 @@ void parplan::cli::printSearch(const CompileOptions &options,
   std::vector<std::string> stageLines;
   int64_t layersInAll = 0;
   std::set<std::string> types;
+  std::set<std::string> splitLayers;
   for (const parplan::driver::StageFigures &stage : figures.stages) {
     layersInAll += stage.layers;
+    splitLayers.insert(stage.layerParts.begin(), stage.layerParts.end());
     types.insert(stage.deviceTypes.begin(), stage.deviceTypes.end());
   }
+  layersInAll += static_cast<int64_t>(splitLayers.size());
   for (const parplan::driver::StageFigures &stage : figures.stages)
     stageLines.push_back(
         stageLine(stage, layersInAll, types.size() > 1, !options.train));
@@ -521,6 +543,13 @@ void parplan::cli::printSearch(const CompileOptions &options,
         "  schedules        {}\n",
         trialsLine(*search, search->schedules, Phase::Schedules,
                    [](const PipelineTrial &trial) { return trial.schedule; }));
+  if (search && !search->cuts.empty())
+    fmt::print("  stage cuts       {}\n",
+               trialsLine(*search, search->cuts, Phase::Cuts,
+                          [](const PipelineTrial &trial) {
+                            return trial.cutInsideLayers ? "inside layers"
+                                                         : "whole layers";
+                          }));
   if (figures.recompute != "none") {
     std::string line = figures.recompute;
     if (!figures.recomputedLayers.empty())

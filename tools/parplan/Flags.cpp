@@ -198,6 +198,14 @@ void parplan::cli::addLayoutOptions(CLI::App *command, LayoutOptions &layout) {
       ->check(CLI::IsMember({"auto", "speed", "even"}))
       ->excludes("--even-shares");
   command
+      ->add_option("--stage-cuts", layout.stageCuts,
+                   "On stages of different device types: end them between "
+                   "layers and try a cut inside layers where it balances "
+                   "them better (auto, the default), between layers only "
+                   "(layers), or inside layers where that balances them "
+                   "better (inside-layers; docs/pipeline.md)")
+      ->check(CLI::IsMember({"auto", "layers", "inside-layers"}));
+  command
       ->add_option("--tensor", layout.tensor,
                    "With --strategy megatron: the tensor-parallel degree, "
                    "the mesh's last axis (default: devices per node)")

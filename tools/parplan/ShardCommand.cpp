@@ -140,6 +140,7 @@ int cli::runShard(const ShardOptions &options) {
   pipeline.strategy = layout.strategy;
   pipeline.stages = layout.stages;
   pipeline.shares = layout.evenShares ? "even" : layout.shares;
+  pipeline.cutInsideLayers = layout.stageCuts == "inside-layers";
   pipeline.training = !options.inference;
   pipeline.optimizer = options.optimizer;
   pipeline.mixedPrecision = !options.fullPrecision;

@@ -38,6 +38,16 @@ inline constexpr llvm::StringLiteral kStageLayersAttrName = "sbp.layers";
 /// head (the ops after its last layer, cut off as a run of their own) is
 /// this stage's.
 inline constexpr llvm::StringLiteral kStageHeadAttrName = "sbp.head";
+/// On a stage's sbp.mesh placed by place-stages' stages=N: the layers
+/// (their parameters' prefix, "transformer.h.6") its cut gave it a part of,
+/// cut where no more crosses than between layers, the rest on another
+/// stage.
+inline constexpr llvm::StringLiteral kStageLayerPartsAttrName =
+    "sbp.layer_parts";
+/// On the module: place-stages found, on stages of different speeds, a cut
+/// inside layers balancing them better than whole layers, which its option
+/// cut-inside-layers makes (the pipeline search tries it).
+inline constexpr llvm::StringLiteral kFinerCutAttrName = "sbp.finer_cut";
 /// On the module: the model chunks of each stage.
 inline constexpr llvm::StringLiteral kChunksAttrName = "sbp.chunks";
 /// On an op: the model chunk it runs in (a move's sending side).

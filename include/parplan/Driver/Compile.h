@@ -70,6 +70,9 @@ struct StageFigures {
   /// Placed by --stages: whether the model's head (the ops after its last
   /// layer) is the stage's.
   bool head = false;
+  /// Placed by --stages: the layers it runs a part of, the rest on
+  /// another stage (a cut inside a layer).
+  std::vector<std::string> layerParts;
   bool predicted = false;
   double forward = 0, backward = 0, update = 0, busy = 0, bubble = 0;
   /// What it runs and receives once before its first micro-batch.

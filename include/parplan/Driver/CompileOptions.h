@@ -58,6 +58,11 @@ struct LayoutOptions {
   /// "speed" and "even" one of them ("even" also cuts stages by work
   /// alone, as evenShares does).
   std::string shares = "auto";
+  /// Where stages of different device types end: "auto" between layers,
+  /// and the pipeline search tries a cut inside layers where it balances
+  /// them better; "layers" between layers only; "inside-layers" inside
+  /// them where that balances them better (docs/pipeline.md).
+  std::string stageCuts = "auto";
   /// Megatron's grid (0: not given): the tensor-parallel degree, the mesh's
   /// last axis, and the pipeline stages; data parallel over the rest.
   int64_t tensor = 0;

@@ -61,6 +61,9 @@ struct PipelineTrial {
   /// The recomputation its training step was built with (none, selective
   /// or full).
   std::string recompute;
+  /// Whether its stages may end inside layers (place-stages'
+  /// cut-inside-layers).
+  bool cutInsideLayers = false;
   std::optional<double> step;
   std::string why;
   std::optional<NoFit> noFit;
@@ -81,6 +84,9 @@ struct PipelineTrial {
 /// stages, `annotatedStages` of them).
 struct PipelineChoice {
   bool autoStages = false, autoMicroBatches = false, autoSchedule = false;
+  /// Whether the best shape on stages of different speeds is tried with a
+  /// cut inside layers (place-stages' sbp.finer_cut).
+  bool autoCuts = true;
   int64_t stages = 0, annotatedStages = 0;
   int64_t microBatches = 1;
   std::string schedule = schedule::kDefaultPipelineScheduleName;
@@ -104,6 +110,10 @@ struct PipelineChoice {
 /// The search's trials, phase by phase, and the shape it keeps.
 struct PipelineSearchResult {
   std::vector<PipelineTrial> stageCounts, microBatchCounts, schedules;
+  /// On stages of different speeds where place-stages found a better
+  /// balanced cut inside layers: the chosen shape with whole layers, then
+  /// with that cut.
+  std::vector<PipelineTrial> cuts;
   PipelineTrial chosen;
   /// The chosen shape's training step laid out by the search passes
   /// (addLayoutSearchPasses), for the compile to go on from; null when the
@@ -129,6 +139,9 @@ using ModelImporter =
 ///   3. on more than one stage and micro-batch, each schedule parplan-run
 ///      runs (not `sequential`): searched when its timeline on the best
 ///      trial's stage costs beats that trial's step, else only priced so.
+/// Then, on stages of different speeds where place-stages found stages
+/// ending inside layers better balanced (sbp.finer_cut), the best shape
+/// with that cut, kept where its step is clearly shorter.
 /// The training step is built once per micro-batch count; `pipeline`'s
 /// stages, micro-batches and schedule are set to each trial's in turn. Each
 /// trial's passes are timed under `timing` and their pass managers kept in

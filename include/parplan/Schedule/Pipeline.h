@@ -214,6 +214,12 @@ std::vector<size_t> partitionRuns(const std::vector<double> &weights,
                                   size_t parts,
                                   const std::vector<double> &speeds = {});
 
+/// The longest part of the partition `firsts` (partitionRuns's answer) of
+/// `weights`: its weight over its part's speed.
+double longestRun(const std::vector<double> &weights,
+                  const std::vector<size_t> &firsts,
+                  const std::vector<double> &speeds = {});
+
 } // namespace parplan::schedule
 
 #endif // PARPLAN_SCHEDULE_PIPELINE_H

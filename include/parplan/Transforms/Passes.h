@@ -64,6 +64,11 @@ struct LayoutPipelineOptions : public mlir::PassPipelineOptions<Derived> {
                      "cut by work alone, even parts; place-stages, "
                      "sbp-assign)"),
       llvm::cl::init("auto")};
+  Option<bool> cutInsideLayers{
+      *this, "cut-inside-layers",
+      llvm::cl::desc("On stages of different speeds: end stages inside "
+                     "layers where that balances them better (place-stages)"),
+      llvm::cl::init(false)};
 };
 
 /// The options of `parplan compile`'s pipeline, `parplan-compile`: the

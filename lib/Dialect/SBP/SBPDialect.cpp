@@ -93,6 +93,23 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
              << "sbp.layers must be a positive integer on an sbp.mesh";
     return success();
   }
+  if (attribute.getName() == parplan::kFinerCutAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<UnitAttr>(attribute.getValue()))
+      return op->emitOpError()
+             << "sbp.finer_cut must be a unit attribute on a module";
+    return success();
+  }
+  if (attribute.getName() == parplan::kStageLayerPartsAttrName) {
+    auto layers = dyn_cast<ArrayAttr>(attribute.getValue());
+    if (!isa<MeshOp>(op) || !layers || layers.empty() ||
+        !llvm::all_of(layers, [](Attribute layer) {
+          auto name = dyn_cast<StringAttr>(layer);
+          return name && !name.getValue().empty();
+        }))
+      return op->emitOpError() << "sbp.layer_parts must be a non-empty array "
+                                  "of layer names on an sbp.mesh";
+    return success();
+  }
   if (attribute.getName() == parplan::kStageHeadAttrName) {
     if (!isa<MeshOp>(op) || !isa<UnitAttr>(attribute.getValue()))
       return op->emitOpError() << "sbp.head must be a unit attribute on an "

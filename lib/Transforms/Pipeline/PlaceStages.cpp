@@ -37,6 +37,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace parplan {
 #define GEN_PASS_DEF_PLACESTAGES
@@ -59,6 +60,9 @@ struct Placement {
     /// model's head is among them.
     int64_t layers = 0;
     bool head = false;
+    /// The layers of which its cut gave it a part, the rest to a
+    /// neighbour.
+    std::vector<std::string> layerParts;
   };
   std::vector<Stage> stages;
   /// The annotations' stages, whose globs name nodes; empty when placed
@@ -98,12 +102,18 @@ struct Placement {
 struct LayerRuns {
   std::vector<SmallVector<Operation *>> runs;
   std::vector<double> flops;
+  /// Each run's layer ("transformer.h.3"; empty for the head). After
+  /// cutAtNarrowPoints a layer may have several runs, one after another.
+  std::vector<std::string> layers;
   /// Whether the last run is the model's head (cutOffHead), not a layer.
   bool head = false;
   size_t layerCount() const { return runs.size() - (head ? 1 : 0); }
   /// Per parameter the forward reads, the first run reading it (0 for one
   /// read before the first layer): its stage, and its update's.
   DenseMap<Operation *, size_t> firstRunOfParameter;
+  /// Values computed from parameters alone (a parameter, its transpose or
+  /// cast), with the parameter they come from.
+  DenseMap<Value, Operation *> weightParameter;
 };
 
 double flopsOf(Operation &op) {
@@ -121,8 +131,8 @@ double flopsOf(Operation &op) {
 /// devices of mixed types, a slower stage) where it would otherwise
 /// weigh on the stage of the last layer.
 void cutOffHead(LayerRuns &cut, const DenseMap<size_t, size_t> &lastOfLayer,
-                const DenseSet<Operation *> &readsLayerless,
-                const DenseMap<Value, Operation *> &weightParameter) {
+                const DenseSet<Operation *> &readsLayerless) {
+  const DenseMap<Value, Operation *> &weightParameter = cut.weightParameter;
   if (cut.runs.empty())
     return;
   size_t last = cut.runs.size() - 1;
@@ -156,15 +166,15 @@ void cutOffHead(LayerRuns &cut, const DenseMap<size_t, size_t> &lastOfLayer,
       run = last + 1;
   cut.runs.push_back(std::move(head));
   cut.flops.push_back(flops);
+  cut.layers.emplace_back();
   cut.head = true;
 }
 
-LayerRuns cutIntoLayerRuns(func::FuncOp function, bool trainingStep) {
-  DenseSet<Operation *> forward;
-  if (trainingStep)
-    forward = forwardPassOps(function);
+/// `forward`: a training step's forward ops (null: every op is).
+LayerRuns cutIntoLayerRuns(func::FuncOp function,
+                           const DenseSet<Operation *> *forward) {
   auto inForward = [&](Operation &op) {
-    return !trainingStep || forward.contains(&op);
+    return !forward || forward->contains(&op);
   };
   Block &body = function.getBody().front();
   bool numbered = false;
@@ -178,7 +188,7 @@ LayerRuns cutIntoLayerRuns(func::FuncOp function, bool trainingStep) {
   // Values computed from parameters alone, with their layer ("" for none)
   // and the parameter they come from.
   DenseMap<Value, std::string> weightLayer;
-  DenseMap<Value, Operation *> weightParameter;
+  DenseMap<Value, Operation *> &weightParameter = cut.weightParameter;
   llvm::StringMap<size_t> runOfLayer;
   DenseMap<Operation *, size_t> runOf;
   // Per run, how many of its ops lead up to its last one reading its
@@ -229,6 +239,7 @@ LayerRuns cutIntoLayerRuns(func::FuncOp function, bool trainingStep) {
       runOfLayer[layer] = *run;
       cut.runs.emplace_back();
       cut.flops.push_back(0);
+      cut.layers.push_back(layer);
     } else if (latest && known != runOfLayer.end()) {
       // A layer's op that reads an earlier run's output (BERT's key and
       // value projections read the previous layer's, after the query's
@@ -258,8 +269,106 @@ LayerRuns cutIntoLayerRuns(func::FuncOp function, bool trainingStep) {
     cut.flops[*run] += flopsOf(op);
   }
   if (numbered)
-    cutOffHead(cut, lastOfLayer, readsLayerless, weightParameter);
+    cutOffHead(cut, lastOfLayer, readsLayerless);
   return cut;
+}
+
+/// `cut` with each layer's run cut again wherever no more bytes of the
+/// forward's values cross than at the layer's start (in a transformer, the
+/// residual stream after attention's add: what crosses a layer boundary
+/// crosses there too). A stage may then end inside a layer, which balances
+/// stages of different speeds, or more stages than layers divide evenly,
+/// finer than whole layers. A run whose ops interleave with another's, and
+/// the head, stay whole; every part computes.
+LayerRuns cutAtNarrowPoints(const LayerRuns &cut, func::FuncOp function,
+                            const DenseSet<Operation *> *forward) {
+  // The forward's computing ops in program order (not its sources nor
+  // what computes from parameters alone), and the bytes crossing a cut
+  // before each: a value crosses from its op to its last forward reader.
+  Block &body = function.getBody().front();
+  std::vector<Operation *> order;
+  DenseMap<Operation *, size_t> position;
+  for (Operation &op : body.without_terminator()) {
+    if ((forward && !forward->contains(&op)) || isSourceOp(&op) ||
+        isa<nn::ParamOp>(op) ||
+        (op.getNumResults() > 0 &&
+         cut.weightParameter.contains(op.getResult(0))))
+      continue;
+    position[&op] = order.size();
+    order.push_back(&op);
+  }
+  std::vector<double> crossing(order.size() + 2, 0);
+  for (size_t p = 0; p < order.size(); ++p)
+    for (Value result : order[p]->getResults()) {
+      if (!isa<ShapedType>(result.getType()) ||
+          !cast<ShapedType>(result.getType()).hasStaticShape())
+        continue;
+      size_t last = p;
+      for (Operation *user : result.getUsers())
+        if (Operation *top = body.findAncestorOpInBlock(*user))
+          if (auto found = position.find(top); found != position.end())
+            last = std::max(last, found->second);
+      double bytes = static_cast<double>(nn::tensorBytes(result.getType()));
+      crossing[p + 1] += bytes;
+      crossing[last + 1] -= bytes;
+    }
+  for (size_t c = 1; c < crossing.size(); ++c)
+    crossing[c] += crossing[c - 1];
+  LayerRuns fine;
+  fine.head = cut.head;
+  fine.weightParameter = cut.weightParameter;
+  std::vector<size_t> firstPartOfRun;
+  for (size_t r = 0; r < cut.runs.size(); ++r) {
+    firstPartOfRun.push_back(fine.runs.size());
+    ArrayRef<Operation *> ops = cut.runs[r];
+    SmallVector<size_t> cuts{0};
+    bool layer = !(cut.head && r + 1 == cut.runs.size());
+    size_t start = ops.empty() ? 0 : position.lookup(ops.front());
+    bool contiguous = layer && !ops.empty() &&
+                      llvm::all_of(llvm::enumerate(ops), [&](auto indexed) {
+                        auto found = position.find(indexed.value());
+                        return found != position.end() &&
+                               found->second == start + indexed.index();
+                      });
+    double atStart = contiguous ? crossing[start] : 0;
+    double since = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (i > 0 && atStart > 0 && since > 0 && crossing[start + i] <= atStart) {
+        cuts.push_back(i);
+        since = 0;
+      }
+      since += flopsOf(*ops[i]);
+    }
+    // The last part computes too, or joins the one before it.
+    if (cuts.size() > 1 && since <= 0)
+      cuts.pop_back();
+    cuts.push_back(ops.size());
+    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+      fine.runs.emplace_back(ops.begin() + cuts[k], ops.begin() + cuts[k + 1]);
+      double flops = 0;
+      for (Operation *op : fine.runs.back())
+        flops += flopsOf(*op);
+      fine.flops.push_back(flops);
+      fine.layers.push_back(cut.layers[r]);
+    }
+  }
+  // A parameter on the first part reading it.
+  for (auto [parameter, run] : cut.firstRunOfParameter) {
+    size_t part = firstPartOfRun[run];
+    size_t end =
+        run + 1 < cut.runs.size() ? firstPartOfRun[run + 1] : fine.runs.size();
+    for (size_t p = part; p < end; ++p)
+      if (llvm::any_of(fine.runs[p], [&](Operation *op) {
+            return llvm::any_of(op->getOperands(), [&](Value operand) {
+              return cut.weightParameter.lookup(operand) == parameter;
+            });
+          })) {
+        part = p;
+        break;
+      }
+    fine.firstRunOfParameter[parameter] = part;
+  }
+  return fine;
 }
 
 struct PlaceStagesPass : parplan::impl::PlaceStagesBase<PlaceStagesPass> {
@@ -273,7 +382,9 @@ private:
                              const std::optional<Annotations> &annotations,
                              bool pinned);
   /// The option's stages: the mesh cut into blocks, the layers into runs.
+  /// `forward`: a training step's forward ops (null: every op is).
   LogicalResult placeEvenly(ModuleOp module, func::FuncOp function,
+                            const DenseSet<Operation *> *forward,
                             Placement &placement);
   FailureOr<SmallVector<FlatSymbolRefAttr>>
   declareMeshes(ModuleOp module, const Placement &placement);
@@ -331,6 +442,7 @@ std::vector<double> stageSpeeds(const cost::Cluster &machines,
 
 LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
                                            func::FuncOp function,
+                                           const DenseSet<Operation *> *forward,
                                            Placement &placement) {
   int64_t count = stages;
   int64_t virtualCount = count * chunks;
@@ -350,7 +462,7 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
     blocks = cost::splitMesh(*whole, count, error);
   if (!blocks)
     return function.emitError() << "stages=" << count << ": " << error;
-  LayerRuns cut = cutIntoLayerRuns(function, parplan::isStep(module));
+  LayerRuns cut = cutIntoLayerRuns(function, forward);
   if (cut.runs.size() < static_cast<size_t>(virtualCount))
     return function.emitError()
            << "stages=" << count
@@ -366,10 +478,37 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
   if (total <= 0)
     for (size_t r = 0; r < cut.runs.size(); ++r)
       cut.flops[r] = static_cast<double>(cut.runs[r].size());
-  std::vector<size_t> firsts = schedule::partitionRuns(
-      cut.flops, static_cast<size_t>(virtualCount),
+  std::vector<double> speeds =
       evenShares ? std::vector<double>()
-                 : stageSpeeds(*machines, function, *blocks, chunks));
+                 : stageSpeeds(*machines, function, *blocks, chunks);
+  std::vector<size_t> firsts = schedule::partitionRuns(
+      cut.flops, static_cast<size_t>(virtualCount), speeds);
+  // On stages of different speeds whole layers may balance badly (a slow
+  // stage takes one layer too few or one too many). Where a cut inside
+  // layers shortens the longest stage by FLOPs over speed, cut-inside-layers
+  // makes it; without, the module says one exists (sbp.finer_cut), for the
+  // pipeline search to try: the FLOPs do not see a stage's once-per-step
+  // work, which its trial prices. Stages alike keep whole layers, as
+  // Megatron-LM's.
+  bool alike = llvm::all_of(
+      speeds, [&](double speed) { return speed == speeds.front(); });
+  if (total > 0 && !alike) {
+    LayerRuns fine = cutAtNarrowPoints(cut, function, forward);
+    if (fine.runs.size() > cut.runs.size()) {
+      std::vector<size_t> fineFirsts = schedule::partitionRuns(
+          fine.flops, static_cast<size_t>(virtualCount), speeds);
+      if (schedule::longestRun(fine.flops, fineFirsts, speeds) <
+          schedule::longestRun(cut.flops, firsts, speeds) * (1 - 1e-6)) {
+        if (cutInsideLayers) {
+          cut = std::move(fine);
+          firsts = std::move(fineFirsts);
+        } else {
+          module->setAttr(parplan::kFinerCutAttrName,
+                          UnitAttr::get(module.getContext()));
+        }
+      }
+    }
+  }
   for (int64_t s = 0; s < count; ++s)
     placement.stages.push_back({"stage" + std::to_string(s), (*blocks)[s],
                                 "stages=" + std::to_string(count)});
@@ -378,13 +517,23 @@ LogicalResult PlaceStagesPass::placeEvenly(ModuleOp module,
         std::upper_bound(firsts.begin(), firsts.end(), run) - firsts.begin() -
         1);
   };
+  // A layer whose runs went to several stages is a part of each.
+  llvm::StringMap<std::set<size_t>> stagesOfLayer;
+  for (size_t r = 0; r < cut.runs.size(); ++r)
+    if (!(cut.head && r + 1 == cut.runs.size()))
+      stagesOfLayer[cut.layers[r]].insert(stageOfRun(r) %
+                                          static_cast<size_t>(count));
   for (size_t r = 0; r < cut.runs.size(); ++r) {
     Placement::Stage &stage =
         placement.stages[stageOfRun(r) % static_cast<size_t>(count)];
     if (cut.head && r + 1 == cut.runs.size())
       stage.head = true;
-    else
+    else if (stagesOfLayer[cut.layers[r]].size() > 1) {
+      if (!llvm::is_contained(stage.layerParts, cut.layers[r]))
+        stage.layerParts.push_back(cut.layers[r]);
+    } else if (r == 0 || cut.layers[r] != cut.layers[r - 1]) {
       ++stage.layers;
+    }
     for (Operation *op : cut.runs[r])
       if (std::string name = nn::nodeName(op); !name.empty())
         placement.stageOfName.try_emplace(name, stageOfRun(r));
@@ -422,24 +571,25 @@ void PlaceStagesPass::runOnOperation() {
   // The annotations' `balance: even`: Whale's switch to even shares.
   if (annotations && annotations->evenShares)
     evenShares = true;
+  // In a training step, the forward pass's ops: the layers are cut from
+  // them, and data goes forward through the stages and gradients back.
+  std::optional<DenseSet<Operation *>> forward;
+  if (parplan::isStep(module))
+    forward = forwardPassOps(function);
   Placement placement;
   if (pinned) {
     placement.pins = &annotations->stages;
     for (const StagePin &pin : annotations->stages)
       placement.stages.push_back(
           {pin.mesh, cost::DeviceMesh{pin.shape, pin.devices}, pin.location});
-  } else if (failed(placeEvenly(module, function, placement))) {
+  } else if (failed(placeEvenly(module, function, forward ? &*forward : nullptr,
+                                placement))) {
     return signalPassFailure();
   }
   FailureOr<SmallVector<FlatSymbolRefAttr>> meshes =
       declareMeshes(module, placement);
   if (failed(meshes))
     return signalPassFailure();
-  // In a training step, the forward pass's ops: data goes forward through
-  // the stages and gradients back.
-  std::optional<DenseSet<Operation *>> forward;
-  if (parplan::isStep(module))
-    forward = forwardPassOps(function);
   DenseMap<Operation *, size_t> stageOf;
   if (failed(assignStages(module, function, forward, placement, stageOf)) ||
       failed(checkStageOrder(function, forward, placement, stageOf)))
@@ -511,6 +661,10 @@ PlaceStagesPass::declareMeshes(ModuleOp module, const Placement &placement) {
                     builder.getI64IntegerAttr(stage.layers));
     if (stage.head)
       mesh->setAttr(parplan::kStageHeadAttrName, builder.getUnitAttr());
+    if (!stage.layerParts.empty())
+      mesh->setAttr(parplan::kStageLayerPartsAttrName,
+                    builder.getStrArrayAttr(
+                        llvm::to_vector_of<StringRef>(stage.layerParts)));
     meshes.push_back(FlatSymbolRefAttr::get(module.getContext(), stage.mesh));
   }
   return meshes;

@@ -414,6 +414,37 @@ func.func @layers_not_on_a_mesh(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// The layers a stage holds part of are named, on its mesh.
+// expected-error @+1 {{'sbp.mesh' op sbp.layer_parts must be a non-empty array of layer names on an sbp.mesh}}
+sbp.mesh @stage0(shape = 2, devices = [0, 1]) {sbp.layer_parts = []}
+
+// -----
+
+// expected-error @+1 {{'sbp.mesh' op sbp.layer_parts must be a non-empty array of layer names on an sbp.mesh}}
+sbp.mesh @stage0(shape = 2, devices = [0, 1]) {sbp.layer_parts = ["h.1", 3]}
+
+// -----
+
+func.func @layer_parts_not_on_a_mesh(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.relu' op sbp.layer_parts must be a non-empty array of layer names on an sbp.mesh}}
+  %0 = nn.relu %x {sbp.layer_parts = ["h.1"]} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A finer cut found by place-stages is said on the module.
+// expected-error @+1 {{'sbp.mesh' op sbp.finer_cut must be a unit attribute on a module}}
+sbp.mesh @stage0(shape = 2, devices = [0, 1]) {sbp.finer_cut}
+
+// -----
+
+// expected-error @+1 {{'builtin.module' op sbp.finer_cut must be a unit attribute on a module}}
+module attributes {sbp.finer_cut = 1 : i64} {
+}
+
+// -----
+
 // The stage holding the model's head says so on its mesh.
 // expected-error @+1 {{'sbp.mesh' op sbp.head must be a unit attribute on an sbp.mesh}}
 sbp.mesh @stage0(shape = 2, devices = [0, 1]) {sbp.head = 1 : i64}

@@ -2,6 +2,10 @@
 // RUN: parplan-opt %S/../Inputs/four-layers.mlir -attach-cluster -place-stages="stages=2 chunks=2 mesh=4x2" | FileCheck %s --check-prefix=CHUNKS
 // RUN: parplan-opt %S/../Inputs/four-layers.mlir -attach-cluster="cluster=whale-v100-p100" -place-stages="stages=2 mesh=4x8" | FileCheck %s --check-prefix=BY-SPEED
 // RUN: parplan-opt %S/../Inputs/four-layers.mlir -attach-cluster="cluster=whale-v100-p100" -place-stages="stages=2 mesh=4x8 even-shares=true" | FileCheck %s --check-prefix=EVEN-SHARES
+// RUN: parplan-opt %S/../Inputs/residual-layers.mlir -attach-cluster="cluster=whale-v100-p100" -place-stages="stages=2 mesh=4x8 cut-inside-layers=true" | FileCheck %s --check-prefix=INSIDE
+// RUN: parplan-opt %S/../Inputs/residual-layers.mlir -attach-cluster="cluster=whale-v100-p100" -place-stages="stages=2 mesh=4x8" | FileCheck %s --check-prefix=FINER
+// RUN: parplan-opt %S/../Inputs/residual-layers.mlir -attach-cluster="cluster=whale-v100-p100" -place-stages="stages=2 mesh=4x8 even-shares=true cut-inside-layers=true" | FileCheck %s --check-prefix=ALIKE
+// RUN: parplan-opt %S/../Inputs/residual-layers.mlir -attach-cluster -place-stages="stages=2 mesh=4x2 cut-inside-layers=true" | FileCheck %s --check-prefix=ALIKE
 
 // A model without numbered layers: each module's parameters ("fc1", "fc2",
 // ...) are a layer. Four equal layers on two stages: two each. The meshes
@@ -222,3 +226,29 @@ module {
 // BY-SPEED-NEXT: nn.param "fc4.weight" {sbp.stage = @stage1}
 // EVEN-SHARES: nn.param "fc2.weight" {sbp.stage = @stage0}
 // EVEN-SHARES-NEXT: nn.param "fc3.weight" {sbp.stage = @stage1}
+
+// Two residual layers of two halves on whale-v100-p100: whole layers give
+// each stage one (the P100s' two halves at 9.3 TFLOP/s are the longest);
+// cut after h.1's first half, the V100s (15.7) take three halves and the
+// P100s one, shorter. With cut-inside-layers the stages end there, each
+// naming the layer it holds part of; without, the module says the cut
+// exists for the pipeline search to try. Stages alike (even shares, or a
+// cluster of one type) keep whole layers.
+// INSIDE-NOT: sbp.finer_cut
+// INSIDE: sbp.mesh @stage0({{.*}}) {sbp.layer_parts = ["h.1"], sbp.layers = 1 : i64}
+// INSIDE-NEXT: sbp.mesh @stage1({{.*}}) {sbp.layer_parts = ["h.1"]}
+// INSIDE: %[[ATTN:.*]] = nn.param "h.1.attn.weight" {sbp.stage = @stage0}
+// INSIDE-NEXT: %[[MLP:.*]] = nn.param "h.1.mlp.weight" {sbp.stage = @stage1}
+// INSIDE: nn.matmul %{{.*}}, %[[ATTN]] {sbp.stage = @stage0}
+// INSIDE-NEXT: nn.add {{.*}} {sbp.stage = @stage0}
+// INSIDE-NEXT: nn.matmul %{{.*}}, %[[MLP]] {sbp.stage = @stage1}
+// INSIDE-NEXT: nn.add {{.*}} {sbp.stage = @stage1}
+// INSIDE-NEXT: return
+// FINER: module attributes {{{.*}}sbp.finer_cut}
+// FINER: sbp.mesh @stage0({{.*}}) {sbp.layers = 1 : i64}
+// FINER-NEXT: sbp.mesh @stage1({{.*}}) {sbp.layers = 1 : i64}
+// FINER: nn.param "h.1.attn.weight" {sbp.stage = @stage1}
+// ALIKE-NOT: sbp.finer_cut
+// ALIKE: sbp.mesh @stage0({{.*}}) {sbp.layers = 1 : i64}
+// ALIKE-NEXT: sbp.mesh @stage1({{.*}}) {sbp.layers = 1 : i64}
+// ALIKE-NOT: sbp.layer_parts

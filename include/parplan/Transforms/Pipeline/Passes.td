@@ -58,6 +58,15 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
     first axis, fewer layers than stages, a negative N, and stages in both
     the option and the annotations.
 
+    On stages of different speeds whole layers may balance badly. A layer
+    can also be cut where no more bytes of the forward's values cross than
+    at its start (in a transformer, after attention's residual add). Where
+    such cuts shorten the longest stage (FLOPs over speed), with
+    `cut-inside-layers` the stages end there (a stage holding part of a
+    layer gets `sbp.layer_parts` naming it); without, the module gets
+    `sbp.finer_cut`, for the pipeline search to try the option by a trial
+    of its own. Stages alike keep whole layers.
+
     With `chunks=V` (V > 1, with `stages=N`), each stage holds V model
     chunks for the interleaved schedule (Megatron-LM 2021): the layers are
     cut into N x V runs, run v on virtual stage v, which is chunk v / N of
@@ -78,6 +87,10 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
       annotations' stages).
     - `chunks`: the model chunks of each stage (1: one run of layers each).
     - `mesh`: the mesh the stages cut, e.g. 16x8 (default: the cluster's).
+    - `even-shares`: cut the layers by their FLOPs alone, as if every stage
+      were as fast.
+    - `cut-inside-layers`: on stages of different speeds, end stages inside
+      layers where that balances them better.
   }];
   let options = [
     Option<"stages", "stages", "int64_t", "0",
@@ -85,6 +98,9 @@ def PlaceStages : Pass<"place-stages", "::mlir::ModuleOp"> {
     Option<"evenShares", "even-shares", "bool", "false",
            "With stages=N: cut the layers by their work alone, not by each "
            "stage's speed">,
+    Option<"cutInsideLayers", "cut-inside-layers", "bool", "false",
+           "On stages of different speeds: end stages inside layers where "
+           "that balances them better">,
     Option<"chunks", "chunks", "int64_t", "1",
            "Model chunks per stage (the interleaved schedule's)">,
     Option<"mesh", "mesh", "std::string", "\"\"",
