@@ -225,6 +225,12 @@ def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"ProgramOp">, AttrSizedOperandS
 
 //===----------------------------------------------------------------------===//
 // Collectives
+//
+// `feeds_update` marks an in-place collective (all-reduce, broadcast)
+// whose result only parameter updates read (a gradient's reduction,
+// through the other reductions of its boxing): the executor runs it on a
+// stream of its own, so that the collectives the forward and backward wait
+// for never queue behind it (docs/cuda.md#streams-and-overlap).
 //===----------------------------------------------------------------------===//
 
 class Plan_CollectiveOp<string mnemonic, list<Trait> traits = []>
@@ -251,7 +257,8 @@ def Plan_AllReduceOp : Plan_CollectiveOp<"all_reduce"> {
   }];
   let arguments = (ins Plan_Buffer:$buffer, FlatSymbolRefAttr:$group,
                        DefaultValuedAttr<Plan_ReduceKind,
-                         "::parplan::plan::ReduceKind::sum">:$reduce);
+                         "::parplan::plan::ReduceKind::sum">:$reduce,
+                       UnitAttr:$feeds_update);
   let assemblyFormat = [{
     $buffer `on` $group (`reduce` `=` $reduce^)? attr-dict `:` type($buffer)
   }];
@@ -343,7 +350,8 @@ def Plan_BroadcastOp : Plan_CollectiveOp<"broadcast"> {
     ```
   }];
   let arguments = (ins Plan_Buffer:$buffer, FlatSymbolRefAttr:$group,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$root);
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$root,
+                       UnitAttr:$feeds_update);
   let assemblyFormat = [{
     $buffer `on` $group `root` `=` $root attr-dict `:` type($buffer)
   }];

@@ -41,10 +41,11 @@ enum class Kind { Kernel, Collective, Send, Recv, MoveSend, MoveRecv };
 /// What a class needs of an instruction, worked out once.
 struct Step {
   Kind kind = Kind::Kernel;
-  /// 0 compute, 1 communication (always 0 with one stream).
+  /// 0 compute, 1 communication, 2 gradients (runtime::Stream; always 0
+  /// with one stream).
   int stream = 0;
-  /// The instruction on the other stream it waits for, or kNone.
-  int64_t waitFor = kNone;
+  /// By stream: the instruction on it this one waits for, or kNone.
+  std::array<int64_t, runtime::kStreams> waitFor = {kNone, kNone, kNone};
   /// Seconds it takes once started (a receive: 0, it ends when its
   /// message has arrived).
   double seconds = 0;
@@ -131,8 +132,8 @@ struct ClassState {
   bool started = false, done = false;
   /// Running the once-per-step instructions before the first task.
   bool beforeTasks = false;
-  double free[2] = {0, 0};
-  int64_t last[2] = {kNone, kNone};
+  double free[runtime::kStreams] = {0, 0, 0};
+  int64_t last[runtime::kStreams] = {kNone, kNone, kNone};
   /// The run of each instruction in the range running (for waitFor).
   std::vector<int64_t> runOf;
   std::vector<uint32_t> rangeOf;
@@ -277,8 +278,8 @@ Status Simulator::run() {
     }
   }
   for (size_t c = 0; c < infos.size(); ++c)
-    result.stepSeconds =
-        std::max({result.stepSeconds, states[c].free[0], states[c].free[1]});
+    result.stepSeconds = std::max({result.stepSeconds, states[c].free[0],
+                                   states[c].free[1], states[c].free[2]});
   for (DeviceClass &figures : result.classes) {
     figures.idle = result.stepSeconds - figures.computeBusy;
     if (options.streams == 1)
@@ -502,15 +503,15 @@ Status Simulator::buildSteps(ClassInfo &info,
   info.order = runtime::stepOrder(plan, program);
   // One stream needs no schedule of two.
   runtime::StreamSchedule streams;
-  if (options.streams == 2)
-    streams = runtime::scheduleStreams(program);
+  if (options.streams > 1)
+    streams = runtime::scheduleStreams(program, options.streams == 3);
   std::map<std::string, cost::Link> groupLinks;
   int count = program.instructions_size();
   info.steps.resize(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
     const plan::Instruction &instruction = program.instructions(i);
     Step &step = info.steps[static_cast<size_t>(i)];
-    if (options.streams == 2) {
+    if (options.streams > 1) {
       step.stream = static_cast<int>(streams.stream[static_cast<size_t>(i)]);
       step.waitFor = streams.waitFor[static_cast<size_t>(i)];
     }
@@ -673,11 +674,14 @@ void Simulator::nextRange(int64_t c) {
   } else {
     range = {info.order.updateBegin, info.order.end};
   }
-  // The backend returns from a range when both streams are done.
-  int latest = state.free[1] > state.free[0] ? 1 : 0;
+  // The backend returns from a range when all its streams are done.
+  int latest = 0;
+  for (int s = 1; s < runtime::kStreams; ++s)
+    if (state.free[s] > state.free[latest])
+      latest = s;
   double barrier = state.free[latest];
   int64_t previous = state.last[latest];
-  for (int s : {0, 1}) {
+  for (int s = 0; s < runtime::kStreams; ++s) {
     state.free[s] = barrier;
     state.last[s] = previous;
   }
@@ -708,17 +712,19 @@ bool Simulator::step(int64_t c) {
   DeviceClass &figures = result.classes[static_cast<size_t>(c)];
   auto i = static_cast<size_t>(state.position);
   const Step &step = info.steps[i];
-  // Ready: the stream is free and what it waits for on the other stream
+  // Ready: the stream is free and what it waits for on the other streams
   // (earlier in this range) has ended.
   double ready = state.free[step.stream];
   int64_t previous = state.last[step.stream];
-  if (step.waitFor != kNone &&
-      state.rangeOf[static_cast<size_t>(step.waitFor)] == state.range) {
-    const Run &awaited = runs[static_cast<size_t>(
-        state.runOf[static_cast<size_t>(step.waitFor)])];
+  for (int64_t waitFor : step.waitFor) {
+    if (waitFor == kNone ||
+        state.rangeOf[static_cast<size_t>(waitFor)] != state.range)
+      continue;
+    const Run &awaited =
+        runs[static_cast<size_t>(state.runOf[static_cast<size_t>(waitFor)])];
     if (awaited.end > ready) {
       ready = awaited.end;
-      previous = state.runOf[static_cast<size_t>(step.waitFor)];
+      previous = state.runOf[static_cast<size_t>(waitFor)];
     }
   }
   Run run;
@@ -1056,8 +1062,8 @@ void Simulator::buildTrace() {
 Status simulatePlan(const plan::Plan &plan, const cost::Cluster &cluster,
                     const SimulateOptions &options, Simulation &result) {
   result = Simulation();
-  if (options.streams != 1 && options.streams != 2)
-    return Status::failure("a device has 1 or 2 streams, not " +
+  if (options.streams < 1 || options.streams > runtime::kStreams)
+    return Status::failure("a device has 1, 2 or 3 streams, not " +
                            std::to_string(options.streams));
   Simulator simulator(plan, cluster, options, result);
   return simulator.run();

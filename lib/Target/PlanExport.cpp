@@ -204,12 +204,14 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
     program.set_arena_bytes(arena.getInt());
   for (Operation &inner : op.getBody().front()) {
     auto collective = [&](pp::Collective::Kind kind, StringRef group,
-                          Value input, Value output) -> pp::Collective & {
+                          Value input, Value output,
+                          bool feedsUpdate) -> pp::Collective & {
       pp::Collective &c = *program.add_instructions()->mutable_collective();
       c.set_kind(kind);
       c.set_group(group.str());
       c.set_input(indexOf(input));
       c.set_output(indexOf(output));
+      c.set_feeds_update(feedsUpdate);
       return c;
     };
     LogicalResult result = success();
@@ -219,31 +221,31 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
         .Case([&](pp::KernelOp o) { result = kernel(o); })
         .Case([&](pp::AllReduceOp o) {
           collective(pp::Collective::ALL_REDUCE, o.getGroup(), o.getBuffer(),
-                     o.getBuffer())
+                     o.getBuffer(), o.getFeedsUpdate())
               .set_reduce(rt::toProto(pp::toReduceKind(o.getReduce())));
         })
         .Case([&](pp::AllGatherOp o) {
           collective(pp::Collective::ALL_GATHER, o.getGroup(), o.getInput(),
-                     o.getOutput())
+                     o.getOutput(), false)
               .set_axis(static_cast<int64_t>(o.getAxis()));
         })
         .Case([&](pp::ReduceScatterOp o) {
           pp::Collective &c =
               collective(pp::Collective::REDUCE_SCATTER, o.getGroup(),
-                         o.getInput(), o.getOutput());
+                         o.getInput(), o.getOutput(), false);
           c.set_axis(static_cast<int64_t>(o.getAxis()));
           c.set_reduce(rt::toProto(pp::toReduceKind(o.getReduce())));
         })
         .Case([&](pp::AllToAllOp o) {
           pp::Collective &c =
               collective(pp::Collective::ALL_TO_ALL, o.getGroup(), o.getInput(),
-                         o.getOutput());
+                         o.getOutput(), false);
           c.set_axis(static_cast<int64_t>(o.getSplitAxis()));
           c.set_concat_axis(static_cast<int64_t>(o.getConcatAxis()));
         })
         .Case([&](pp::BroadcastOp o) {
           collective(pp::Collective::BROADCAST, o.getGroup(), o.getBuffer(),
-                     o.getBuffer())
+                     o.getBuffer(), o.getFeedsUpdate())
               .set_root(static_cast<int64_t>(o.getRoot()));
         })
         .Case([&](pp::SendOp o) {

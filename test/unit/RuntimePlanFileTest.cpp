@@ -467,6 +467,16 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
             "program 0 instruction 2: all_reduce over group 'rows', which "
             "the plan lacks"));
   CHECK(has(errorAfter([](plan::Plan &p) {
+              plan::Collective *c = p.mutable_programs(0)
+                                        ->mutable_instructions(2)
+                                        ->mutable_collective();
+              c->set_kind(plan::Collective::ALL_GATHER);
+              c->set_feeds_update(true);
+            }),
+            "program 0 instruction 2: all_gather with feeds_update: only an "
+            "all_reduce or a broadcast, in place, runs on the gradients "
+            "stream"));
+  CHECK(has(errorAfter([](plan::Plan &p) {
               p.mutable_groups(0)->clear_devices();
               p.mutable_groups(0)->add_devices(0);
             }),

@@ -135,7 +135,7 @@ struct SimulateOptions {
   std::string plan;
   /// A preset or cluster file; empty: the cluster the plan carries.
   std::string cluster;
-  int streams = 2;
+  int streams = 3;
   /// Write the timeline here (Chrome trace-event JSON), with the measured
   /// trace `merge` (parplan-run --trace) beside it when given.
   std::string trace, merge;

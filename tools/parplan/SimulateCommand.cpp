@@ -339,7 +339,7 @@ int parplan::cli::runSimulate(const SimulateOptions &options) {
   // The same step on one stream per device: what overlapping buys, and
   // the figure the cost model's sum of compute and communication is.
   std::optional<simulate::Simulation> oneStream;
-  if (options.streams == 2) {
+  if (options.streams > 1) {
     simulate::SimulateOptions serial = settings;
     serial.streams = 1;
     serial.trace = false;

@@ -259,10 +259,13 @@ CLI::App *addSimulateCommand(CLI::App &app,
       "cluster the plan was compiled for)");
   command
       ->add_option("--streams", options.streams,
-                   "Streams per device: 2 (default), kernels beside "
-                   "collectives and messages as the CUDA backend runs them, "
-                   "or 1, every instruction in turn as the CPU backend does")
-      ->check(CLI::IsMember({1, 2}));
+                   "Streams per device: 3 (default), as the CUDA backend "
+                   "runs them: kernels beside collectives and messages, "
+                   "and a gradient's reductions that only updates read on "
+                   "a third; 2, those reductions on the communication "
+                   "stream; 1, every instruction in turn as the CPU "
+                   "backend does")
+      ->check(CLI::IsMember({1, 2, 3}));
   command->add_option(
       "--trace", options.trace,
       "Write the timeline as Chrome trace-event JSON (ui.perfetto.dev, "

@@ -153,9 +153,10 @@ enum class HostKernels { Reference, Device };
 /// (which must outlive it) for collectives and messages. With `streams` 2,
 /// collectives and messages run on a thread of their own beside the
 /// kernels, each instruction waiting only for what runtime::scheduleStreams
-/// says it waits for, as a GPU's two streams run them (the communicator is
-/// then called from that thread alone while a range runs); with 1, every
-/// instruction in turn.
+/// says it waits for, as a GPU's streams run them (the gradients stream's
+/// all-reduces too, in program order with the other collectives: the
+/// communicator is then called from that thread alone while a range runs);
+/// with 1, every instruction in turn.
 std::unique_ptr<Backend>
 createCpuBackend(Communicator &communicator,
                  HostKernels kernels = HostKernels::Reference, int streams = 1);

@@ -128,7 +128,7 @@ struct StepOrder {
   /// where each sum is complete, then start under the rest of that
   /// backward, as data-parallel training overlaps them
   /// (docs/cost-model.md#overlap). Otherwise a range returns only when
-  /// both streams are done.
+  /// all the streams are done.
   bool updateWithLastTask = false;
   /// The program's instruction count, where the once-per-step part ends.
   int64_t end = 0;

@@ -1,17 +1,22 @@
 //===- StreamSchedule.h - compute and communication streams -----*- C++ -*-===//
 //
-// A GPU backend runs a program's kernels on one stream and its collectives
+// A GPU backend runs a program's kernels on one stream, its collectives
 // and messages on another, so that communication overlaps the kernels that
-// do not need its results (a gradient's all-reduce under the next layer's
-// backward). The program is a sequence; the schedule keeps every ordering
-// the buffers imply: an instruction waits for the last one on the other
-// stream that wrote a buffer it touches (read after write, write after
-// write) or read a buffer it writes (write after read), where a buffer
-// that shares arena bytes with the one written counts as written too (the
-// CUDA backend places buffers by their arena offsets). Within a stream
-// order is kept by the stream itself, so one wait, on the latest such
-// instruction, covers all of them. No MLIR or CUDA dependency: the
-// schedule is computed and tested on the host.
+// do not need its results, and the reductions of gradients that only
+// parameter updates read (Collective.feeds_update) on a third, so that the
+// collectives the forward and backward wait for never queue behind them
+// (a gradient's all-reduce, which waits for the slowest member of its
+// group, under the next layer's backward and its tensor-parallel
+// collectives). The program is a sequence; the schedule keeps every
+// ordering the buffers imply: an instruction waits, on each other stream,
+// for the last instruction that wrote a buffer it touches (read after
+// write, write after write) or read a buffer it writes (write after read),
+// where a buffer that shares arena bytes with the one written counts as
+// written too (the CUDA backend places buffers by their arena offsets).
+// Within a stream order is kept by the stream itself, so one wait per
+// other stream, on the latest such instruction, covers all of them. No
+// MLIR or CUDA dependency: the schedule is computed and tested on the
+// host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,20 +25,23 @@
 
 #include "parplan/Runtime/PlanFile.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
 namespace parplan::runtime {
 
-enum class Stream { Compute = 0, Communication = 1 };
+enum class Stream { Compute = 0, Communication = 1, Gradients = 2 };
+constexpr int kStreams = 3;
 
 struct StreamSchedule {
-  /// By instruction: the stream it runs on (kernels on Compute; collectives,
-  /// sends and receives on Communication).
+  /// By instruction: the stream it runs on (kernels on Compute; collectives
+  /// that feed only updates on Gradients; other collectives, sends and
+  /// receives on Communication).
   std::vector<Stream> stream;
-  /// By instruction: the instruction on the other stream it must wait for,
-  /// or -1.
-  std::vector<int64_t> waitFor;
+  /// By instruction and stream: the instruction on that stream it must
+  /// wait for, or -1 (always -1 on its own stream).
+  std::vector<std::array<int64_t, kStreams>> waitFor;
   /// By instruction: whether some instruction waits for it (the backend
   /// records an event after it).
   std::vector<bool> awaited;
@@ -45,7 +53,11 @@ void instructionBuffers(const plan::Instruction &instruction,
                         std::vector<int64_t> &reads,
                         std::vector<int64_t> &writes);
 
-StreamSchedule scheduleStreams(const plan::Program &program);
+/// With `gradientsStream` false, the reductions that feed only updates
+/// stay on the communication stream (an executor of two streams; `parplan
+/// simulate --streams 2`).
+StreamSchedule scheduleStreams(const plan::Program &program,
+                               bool gradientsStream = true);
 
 } // namespace parplan::runtime
 

@@ -32,11 +32,13 @@
 namespace parplan::simulate {
 
 struct SimulateOptions {
-  /// Streams per device: 2 as the CUDA backend runs a program (kernels on
-  /// one, collectives and messages on the other, each waiting only for
-  /// what its buffers need), 1 as the CPU backend does (every instruction
-  /// in turn).
-  int streams = 2;
+  /// Streams per device: 3 as the CUDA backend runs a program (kernels on
+  /// one, collectives and messages on another, the reductions of gradients
+  /// that only updates read on a third, each waiting only for what its
+  /// buffers need: runtime::scheduleStreams), 2 with those reductions on
+  /// the communication stream, 1 as the CPU backend does (every
+  /// instruction in turn).
+  int streams = 3;
   /// Whether to record the timeline (Simulation::trace).
   bool trace = false;
   /// A trace holds a process per device up to this many devices, and past

@@ -28,6 +28,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace parplan::runtime {
 
@@ -187,10 +188,22 @@ private:
   /// Runs the messages first..last (consecutive sends and receives) in one
   /// NCCL group, as MPI's buffered sends would let them progress.
   Status runMessages(int64_t first, int64_t last);
-  Status runCollective(const plan::Collective &collective);
+  /// Runs a collective on `stream`: the gradients stream's (feeds_update)
+  /// on the group's communicator of that stream.
+  Status runCollective(const plan::Collective &collective, cudaStream_t stream);
   /// One of a collective's steps (not a group bracket).
   Status runStep(const CollectiveStep &step, const plan::Collective &collective,
-                 const GroupComm &group);
+                 const GroupComm &group, cudaStream_t stream);
+  /// A communicator of its own, split from the group's, for each group the
+  /// program reduces gradients over on the gradients stream (issue's own
+  /// resources: a split sharing its parent's would be serialized with the
+  /// parent's collectives, which the stream exists to pass).
+  Status openGradientComms();
+  cudaStream_t streamOf(Stream stream) const {
+    return stream == Stream::Compute         ? computeStream_
+           : stream == Stream::Communication ? commStream_
+                                             : gradientStream_;
+  }
   Status copyAsync(void *target, const void *source, size_t bytes,
                    cudaStream_t stream) {
     if (bytes == 0)
@@ -217,6 +230,7 @@ private:
            byteWidth(tensors_[buffer].dtype);
   }
   Status synchronize() {
+    PARPLAN_CHECK(cudaStreamSynchronize(gradientStream_));
     PARPLAN_CHECK(cudaStreamSynchronize(commStream_));
     PARPLAN_CHECK(cudaStreamSynchronize(computeStream_));
     return Status::success();
@@ -229,7 +243,8 @@ private:
   CudaOptions options_;
   int device_ = 0;
   std::string deviceName_;
-  cudaStream_t computeStream_ = nullptr, commStream_ = nullptr;
+  cudaStream_t computeStream_ = nullptr, commStream_ = nullptr,
+               gradientStream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   static constexpr size_t kBlasWorkspaceBytes = size_t{32} << 20;
   void *blasWorkspace_ = nullptr;
@@ -252,6 +267,8 @@ private:
 
   ncclComm_t worldComm_ = nullptr;
   std::map<std::string, GroupComm> groupComms_;
+  /// By group: the gradients stream's communicator (openGradientComms).
+  std::map<std::string, GroupComm> gradientComms_;
 
   /// A range's graph: its runs before capture, failed captures, the
   /// executable graph once made and the scratch it was captured with.
@@ -272,8 +289,9 @@ private:
   /// Timing events around every instruction, made on the first profiled
   /// or traced step.
   std::vector<cudaEvent_t> starts_, ends_;
-  /// With the timeline on: its zero, recorded on both streams when it was
-  /// turned on, and the instructions run since, timed by starts_ and ends_
+  /// With the timeline on: its zero, recorded on the compute stream, which
+  /// the other streams wait for, when it was turned on, and the
+  /// instructions run since, timed by starts_ and ends_
   /// (recorded as the streams reach them, without synchronizing).
   bool timeline_ = false;
   cudaEvent_t origin_ = nullptr;
@@ -285,11 +303,12 @@ void CudaBackend::setTimeline(bool on) {
   runs_.clear();
   if (!on)
     return;
-  // Both streams are idle between steps; the communication stream waits
-  // for the zero, so that no instruction of either starts before it.
+  // The streams are idle between steps; the communication streams wait for
+  // the zero, so that no instruction of any starts before it.
   if ((origin_ || cudaEventCreate(&origin_) == cudaSuccess) &&
       cudaEventRecord(origin_, computeStream_) == cudaSuccess &&
-      cudaStreamWaitEvent(commStream_, origin_, 0) == cudaSuccess)
+      cudaStreamWaitEvent(commStream_, origin_, 0) == cudaSuccess &&
+      cudaStreamWaitEvent(gradientStream_, origin_, 0) == cudaSuccess)
     return;
   cudaGetLastError(); // no timeline then: run reports nothing recorded
   timeline_ = false;
@@ -312,6 +331,8 @@ Status CudaBackend::open() {
   PARPLAN_CHECK(
       cudaStreamCreateWithFlags(&computeStream_, cudaStreamNonBlocking));
   PARPLAN_CHECK(cudaStreamCreateWithFlags(&commStream_, cudaStreamNonBlocking));
+  PARPLAN_CHECK(
+      cudaStreamCreateWithFlags(&gradientStream_, cudaStreamNonBlocking));
   PARPLAN_CHECK(cublasCreate(&blas_));
   PARPLAN_CHECK(cublasSetStream(blas_, computeStream_));
   // cuBLAS's workspace of its own, so that a graph capture (launchGraph)
@@ -335,6 +356,9 @@ void CudaBackend::releaseProgram() {
     if (comm)
       failed_ ? ncclCommAbort(comm) : ncclCommDestroy(comm);
   };
+  for (auto &[name, group] : gradientComms_)
+    finish(group.comm);
+  gradientComms_.clear();
   for (auto &[name, group] : groupComms_)
     finish(group.comm);
   groupComms_.clear();
@@ -344,6 +368,8 @@ void CudaBackend::releaseProgram() {
     cudaStreamSynchronize(computeStream_);
   if (commStream_)
     cudaStreamSynchronize(commStream_);
+  if (gradientStream_)
+    cudaStreamSynchronize(gradientStream_);
   for (auto *events : {&events_, &starts_, &ends_}) {
     for (cudaEvent_t event : *events)
       if (event)
@@ -377,10 +403,10 @@ void CudaBackend::release() {
   if (blas_)
     cublasDestroy(blas_);
   blas_ = nullptr;
-  for (cudaStream_t stream : {computeStream_, commStream_})
+  for (cudaStream_t stream : {computeStream_, commStream_, gradientStream_})
     if (stream)
       cudaStreamDestroy(stream);
-  computeStream_ = commStream_ = nullptr;
+  computeStream_ = commStream_ = gradientStream_ = nullptr;
 }
 
 Status CudaBackend::allocate() {
@@ -490,6 +516,31 @@ Status CudaBackend::openNccl() {
   return Status::success();
 }
 
+Status CudaBackend::openGradientComms() {
+  // Every member of a group runs its collectives alike, so the members that
+  // reduce gradients over it all split it, group by group in name order.
+  std::set<std::string> reduced;
+  for (const plan::Instruction &instruction : program_->instructions())
+    if (instruction.has_collective() && instruction.collective().feeds_update())
+      reduced.insert(instruction.collective().group());
+  for (const std::string &name : reduced) {
+    auto found = groupComms_.find(name);
+    if (found == groupComms_.end())
+      continue; // runCollective reports the missing group
+    GroupComm group = found->second;
+    if (group.comm) {
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.splitShare = 0;
+      ncclComm_t own = nullptr;
+      PARPLAN_CHECK(ncclCommSplit(
+          found->second.comm, 0, static_cast<int>(group.index), &own, &config));
+      group.comm = own;
+    }
+    gradientComms_[name] = group;
+  }
+  return Status::success();
+}
+
 Status CudaBackend::load(const plan::Program &program,
                          const std::vector<AttrMap> &attrs,
                          const std::map<std::string, Group> &groups) {
@@ -508,6 +559,8 @@ Status CudaBackend::load(const plan::Program &program,
       !status.ok())
     return status;
   schedule_ = scheduleStreams(program);
+  if (Status status = openGradientComms(); !status.ok())
+    return status;
   events_.assign(program.instructions_size(), nullptr);
   for (int64_t i = 0; i < program.instructions_size(); ++i)
     if (schedule_.awaited[i])
@@ -621,9 +674,12 @@ Status CudaBackend::runKernelInstruction(int64_t index) {
   return Status::success();
 }
 
-Status CudaBackend::runCollective(const plan::Collective &collective) {
-  auto found = groupComms_.find(collective.group());
-  if (found == groupComms_.end())
+Status CudaBackend::runCollective(const plan::Collective &collective,
+                                  cudaStream_t stream) {
+  const std::map<std::string, GroupComm> &comms =
+      collective.feeds_update() ? gradientComms_ : groupComms_;
+  auto found = comms.find(collective.group());
+  if (found == comms.end())
     return Status::failure("no group '" + collective.group() + "'");
   const GroupComm &group = found->second;
   if (group.size > 1 && !group.comm)
@@ -647,8 +703,9 @@ Status CudaBackend::runCollective(const plan::Collective &collective) {
         return closed;
     } else if (grouped) {
       // Noted, not returned: the group must be closed.
-      grouped->note(runStep(step, collective, group));
-    } else if (Status status = runStep(step, collective, group); !status.ok()) {
+      grouped->note(runStep(step, collective, group, stream));
+    } else if (Status status = runStep(step, collective, group, stream);
+               !status.ok()) {
       return status;
     }
   }
@@ -657,7 +714,7 @@ Status CudaBackend::runCollective(const plan::Collective &collective) {
 
 Status CudaBackend::runStep(const CollectiveStep &step,
                             const plan::Collective &collective,
-                            const GroupComm &group) {
+                            const GroupComm &group, cudaStream_t stream) {
   DeviceTensor &in = tensors_[collective.input()];
   DeviceTensor &out = tensors_[collective.output()];
   auto address = [&](device::Place place) -> char * {
@@ -687,7 +744,6 @@ Status CudaBackend::runStep(const CollectiveStep &step,
   ncclDataType_t type = ncclType(step.type);
   ncclRedOp_t op = ncclOp(step.op);
   int root = static_cast<int>(step.root), peer = static_cast<int>(step.peer);
-  cudaStream_t stream = commStream_;
   switch (step.kind) {
   case StepKind::Copy:
     return copyAsync(destination, source, step.bytes(), stream);
@@ -768,12 +824,11 @@ Status CudaBackend::issue(int64_t begin, int64_t end,
     if (isMessage(first))
       while (last + 1 < end && isMessage(last + 1))
         ++last;
-    cudaStream_t stream = schedule_.stream[first] == Stream::Compute
-                              ? computeStream_
-                              : commStream_;
+    cudaStream_t stream = streamOf(schedule_.stream[first]);
     for (int64_t i = first; i <= last; ++i)
-      if (int64_t wait = schedule_.waitFor[i]; wait >= 0)
-        PARPLAN_CHECK(cudaStreamWaitEvent(stream, events_[wait], 0));
+      for (int64_t wait : schedule_.waitFor[i])
+        if (wait >= 0)
+          PARPLAN_CHECK(cudaStreamWaitEvent(stream, events_[wait], 0));
     // Profiled instructions run one at a time, so that each event pair
     // brackets that instruction alone; a timeline's run as they would.
     if (profiling_)
@@ -801,7 +856,7 @@ Status CudaBackend::issue(int64_t begin, int64_t end,
       }
       break;
     case plan::Instruction::kCollective:
-      status = runCollective(instruction.collective());
+      status = runCollective(instruction.collective(), stream);
       break;
     case plan::Instruction::kSend:
     case plan::Instruction::kRecv:
@@ -834,7 +889,9 @@ bool CudaBackend::deviceKernelsAlone(int64_t begin, int64_t end) const {
   // replay records no events for the comm stream.
   for (int64_t i = begin; i < end; ++i)
     if (!program_->instructions(i).has_kernel() || !prepared_.onDevice[i] ||
-        schedule_.waitFor[i] >= 0 || schedule_.awaited[i])
+        std::any_of(schedule_.waitFor[i].begin(), schedule_.waitFor[i].end(),
+                    [](int64_t wait) { return wait >= 0; }) ||
+        schedule_.awaited[i])
       return false;
   return begin < end;
 }

@@ -14,6 +14,7 @@
 #include "Device/HostLauncher.h"
 #include "Device/KernelPreparation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -291,11 +292,11 @@ private:
   }
 
   /// [begin, end) with the collectives and messages on a thread of their
-  /// own: each stream runs its instructions in order, an instruction
-  /// waiting for the one of the other stream scheduleStreams names (one
-  /// before `begin` has ended: the previous range returned after both).
-  /// Returns when both are done; the first failure, once both have
-  /// stopped.
+  /// own (the gradients stream's too, in program order with the others):
+  /// each thread runs its instructions in order, an instruction waiting for
+  /// those of the other streams scheduleStreams names (one before `begin`
+  /// has ended: the previous range returned after both threads). Returns
+  /// when both are done; the first failure, once both have stopped.
   Status runOnTwoStreams(int64_t begin, int64_t end) {
     std::mutex mutex;
     std::condition_variable changed;
@@ -304,14 +305,19 @@ private:
     Status failure = Status::success();
     auto runStream = [&](Stream stream) {
       for (int64_t i = begin; i < end; ++i) {
-        if (schedule_.stream[i] != stream)
+        if ((schedule_.stream[i] == Stream::Compute) !=
+            (stream == Stream::Compute))
           continue;
-        int64_t awaited = schedule_.waitFor[i];
         {
           std::unique_lock<std::mutex> lock(mutex);
           changed.wait(lock, [&] {
-            return stopped || awaited < begin ||
-                   ended[static_cast<size_t>(awaited - begin)];
+            return stopped ||
+                   std::all_of(
+                       schedule_.waitFor[i].begin(), schedule_.waitFor[i].end(),
+                       [&](int64_t awaited) {
+                         return awaited < begin ||
+                                ended[static_cast<size_t>(awaited - begin)];
+                       });
           });
           if (stopped)
             return;

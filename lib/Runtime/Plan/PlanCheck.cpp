@@ -805,6 +805,15 @@ private:
     if (!plan::Reduction_IsValid(collective.reduce()))
       return Status::failure(where + " has an unknown reduce kind (" +
                              std::to_string(collective.reduce()) + ")");
+    // The gradients stream runs beside the communication stream: a
+    // collective there must use no staging of the other's (in place).
+    if (collective.feeds_update() &&
+        collective.kind() != plan::Collective::ALL_REDUCE &&
+        collective.kind() != plan::Collective::BROADCAST)
+      return Status::failure(where + ": " + name +
+                             " with feeds_update: only an all_reduce or a "
+                             "broadcast, in place, runs on the gradients "
+                             "stream");
     auto found = groups_.find(collective.group());
     if (found == groups_.end())
       return Status::failure(where + ": " + name + " over group '" +

@@ -44,20 +44,22 @@ void instructionBuffers(const plan::Instruction &instruction,
   }
 }
 
-StreamSchedule scheduleStreams(const plan::Program &program) {
+StreamSchedule scheduleStreams(const plan::Program &program,
+                               bool gradientsStream) {
   int64_t count = program.instructions_size();
   StreamSchedule schedule;
   schedule.stream.resize(count, Stream::Compute);
-  schedule.waitFor.assign(count, -1);
+  schedule.waitFor.assign(count, {-1, -1, -1});
   schedule.awaited.assign(count, false);
   // By buffer: the last instruction that wrote it, and by stream the last
   // one that read it since.
   int64_t numBuffers = program.buffers_size();
   std::vector<int64_t> lastWriter(numBuffers, -1);
-  std::vector<int64_t> lastReader[2] = {std::vector<int64_t>(numBuffers, -1),
-                                        std::vector<int64_t>(numBuffers, -1)};
+  std::vector<int64_t> lastReader[kStreams];
+  for (auto &readers : lastReader)
+    readers.assign(numBuffers, -1);
   // Buffers that share arena bytes: writing one ends the others' values,
-  // so a write waits for their readers and writers on the other stream too.
+  // so a write waits for their readers and writers on the other streams too.
   std::vector<std::vector<int64_t>> sharing(numBuffers);
   for (int64_t b = 0; b < numBuffers; ++b)
     sharing[b].push_back(b);
@@ -68,31 +70,40 @@ StreamSchedule scheduleStreams(const plan::Program &program) {
   std::vector<int64_t> reads, writes;
   for (int64_t i = 0; i < count; ++i) {
     const plan::Instruction &instruction = program.instructions(i);
-    Stream stream =
-        instruction.has_kernel() ? Stream::Compute : Stream::Communication;
+    Stream stream = instruction.has_kernel() ? Stream::Compute
+                    : gradientsStream && instruction.has_collective() &&
+                            instruction.collective().feeds_update()
+                        ? Stream::Gradients
+                        : Stream::Communication;
     schedule.stream[i] = stream;
-    int other = stream == Stream::Compute ? 1 : 0;
+    int own = static_cast<int>(stream);
     instructionBuffers(instruction, reads, writes);
-    int64_t wait = -1;
+    std::array<int64_t, kStreams> &wait = schedule.waitFor[i];
     auto consider = [&](int64_t j) {
-      if (j >= 0 && static_cast<int>(schedule.stream[j]) == other)
-        wait = std::max(wait, j);
+      if (j < 0)
+        return;
+      int on = static_cast<int>(schedule.stream[j]);
+      if (on != own)
+        wait[on] = std::max(wait[on], j);
     };
     for (int64_t b : reads)
       consider(lastWriter[b]);
     for (int64_t written : writes)
       for (int64_t b : sharing[written]) {
         consider(lastWriter[b]);
-        consider(lastReader[other][b]);
+        for (int other = 0; other < kStreams; ++other)
+          if (other != own)
+            consider(lastReader[other][b]);
       }
-    schedule.waitFor[i] = wait;
-    if (wait >= 0)
-      schedule.awaited[wait] = true;
+    for (int64_t j : wait)
+      if (j >= 0)
+        schedule.awaited[j] = true;
     for (int64_t b : reads)
-      lastReader[static_cast<int>(stream)][b] = i;
+      lastReader[own][b] = i;
     for (int64_t b : writes) {
       lastWriter[b] = i;
-      lastReader[0][b] = lastReader[1][b] = -1;
+      for (auto &readers : lastReader)
+        readers[b] = -1;
     }
   }
   return schedule;

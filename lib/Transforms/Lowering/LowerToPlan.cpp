@@ -450,6 +450,33 @@ int64_t chunkOf(Operation &op, FlatSymbolRefAttr mesh) {
   return chunk ? chunk.getInt() : 0;
 }
 
+/// Whether only parameter updates read what the resharding step `step`
+/// makes, directly or through its boxing's later collectives: a
+/// gradient's reduction that no kernel waits for before the update. A
+/// later step that is a kernel (a slice) would make the compute stream
+/// wait for it wherever it ran.
+bool feedsOnlyUpdates(Operation *step) {
+  return !step->use_empty() &&
+         llvm::all_of(step->getUsers(), [](Operation *user) {
+           if (isOptimizerUpdate(user))
+             return true;
+           std::optional<ReshardStep> next = sbp::getReshardStep(user);
+           return next && isCollective(next->kind) && feedsOnlyUpdates(user);
+         });
+}
+
+/// Marks the all-reduces in [first, end of block) feeds_update: the
+/// executor runs them on its gradients stream. Only those in place: their
+/// buffer lives until the update reads it, so no later instruction takes
+/// its bytes and waits for the reduction (plan-memory). A gather or a
+/// scatter reads a buffer of its own, which would have to outlive its
+/// place in the program by as long as the gradients stream runs late.
+void markFeedsUpdate(Operation *first) {
+  for (Operation *op = first; op; op = op->getNextNode())
+    if (auto reduction = dyn_cast<plan::AllReduceOp>(op))
+      reduction.setFeedsUpdate(true);
+}
+
 /// Lowers the step's ops that run on `mesh` into the program `b` writes:
 /// the copies of parameters every micro-batch reads (then
 /// plan.forward_begin), a micro-batch's forward, then its backward (which a
@@ -520,10 +547,13 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
                 : cast<PlanLoweringOpInterface>(op).lowerToDevice(lowering);
         if (failed(lowered))
           return failure();
-        if (costModel && isa<nn::ShardableOpInterface>(op) &&
-            !programBody->empty())
-          addKernelFigures(op, *costModel, lowering,
-                           last ? last->getNextNode() : &programBody->front());
+        Operation *firstLowered =
+            last ? last->getNextNode()
+                 : (programBody->empty() ? nullptr : &programBody->front());
+        if (firstLowered && sbp::getReshardStep(&op) && feedsOnlyUpdates(&op))
+          markFeedsUpdate(firstLowered);
+        if (costModel && isa<nn::ShardableOpInterface>(op) && firstLowered)
+          addKernelFigures(op, *costModel, lowering, firstLowered);
       }
     }
   }

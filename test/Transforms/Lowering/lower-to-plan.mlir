@@ -896,3 +896,100 @@ module attributes {sbp.plan = #sbp.layout_plan<cluster = "dgx-h100", strategy = 
     return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> []>} %s, %r : tensor<f32>, tensor<16x4xf32>
   }
 }
+
+// -----
+
+// A gradient's all-reduce that only the update reads feeds_update: the
+// executor runs it on its gradients stream. The loss's all-reduce, which
+// the step returns, does not.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<2x4xf32>) outs(%[[G:.*]] : memref<4xf32>)
+// CHECK: plan.all_reduce %[[G]] on @axis0 {feeds_update} : memref<4xf32>
+// CHECK: plan.all_reduce %{{.*}} on @axis0 : memref<f32>
+// CHECK: plan.kernel "sgd_update" ins(%{{.*}}, %[[G]] : memref<4xf32>, memref<4xf32>)
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<4xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x4xf32>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<4xf32>
+    %gb = sbp.all_reduce %g on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<4xf32>
+    %s = nn.reduce_sum %x keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<f32>
+    %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+    %w1 = nn.sgd_update %w, %gb lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+// Read by a kernel besides the update (%r), the all-reduce stays on the
+// communication stream: the kernel waits for it wherever it runs.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<2x4xf32>) outs(%[[G:.*]] : memref<4xf32>)
+// CHECK-NOT: feeds_update
+// CHECK: plan.kernel "sgd_update"
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<4xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x4xf32>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<4xf32>
+    %gb = sbp.all_reduce %g on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<4xf32>
+    %r = nn.reduce_sum %gb keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32> -> tensor<f32>
+    %w1 = nn.sgd_update %w, %gb lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> []>} %r, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+// Sliced after its all-reduce (the parameter's half updated on each
+// device), the slice's kernel would wait for the all-reduce: not marked.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK-NOT: feeds_update
+// CHECK: plan.kernel "slice"
+// CHECK: plan.kernel "sgd_update"
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x4xf32>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<4xf32>
+    %gb = sbp.all_reduce %g on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<4xf32>
+    %gh = sbp.slice %gb on @mesh axis 0 [#sbp.b] -> [#sbp.s<0>] : tensor<4xf32>
+    %s = nn.reduce_sum %x keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<f32>
+    %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+    %w1 = nn.sgd_update %w, %gh lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<4xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.s<0>]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+// Reduced along both axes of a 2x2 mesh, a reduce-scatter then an
+// all-reduce: the all-reduce, in place on what the update reads, is
+// marked; the reduce-scatter, which reads a buffer of its own, is not.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK: plan.reduce_scatter %{{.*}} into %[[H:.*]] on @axis1 axis = 0 : memref<4xf32> -> memref<2xf32>
+// CHECK-NEXT: plan.all_reduce %[[H]] on @axis0 {feeds_update} : memref<2xf32>
+// CHECK: plan.kernel "sgd_update"
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2x2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b, #sbp.s<0>]]>} : tensor<4xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>, #sbp.s<0>]]>} : tensor<4x4xf32>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.p<sum>, #sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<4xf32>
+    %gs = sbp.reduce_scatter %g on @mesh axis 1 [#sbp.p<sum>, #sbp.p<sum>] -> [#sbp.p<sum>, #sbp.s<0>] : tensor<4xf32>
+    %gb = sbp.all_reduce %gs on @mesh axis 0 [#sbp.p<sum>, #sbp.s<0>] -> [#sbp.b, #sbp.s<0>] : tensor<4xf32>
+    %s = nn.reduce_sum %x keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.p<sum>, #sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<f32>
+    %l0 = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>, #sbp.p<sum>] -> [#sbp.b, #sbp.p<sum>] : tensor<f32>
+    %l = sbp.all_reduce %l0 on @mesh axis 1 [#sbp.b, #sbp.p<sum>] -> [#sbp.b, #sbp.b] : tensor<f32>
+    %w1 = nn.sgd_update %w, %gb lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.s<0>], [#sbp.b, #sbp.s<0>]] -> [[#sbp.b, #sbp.s<0>]]>} : tensor<4xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.b, #sbp.s<0>]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
