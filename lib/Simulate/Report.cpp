@@ -153,7 +153,7 @@ void drawTimelines(const Simulation &simulation, std::ostream &out) {
   };
   std::vector<Lane> lanes;
   for (size_t c = 0; c < simulation.timelines.size(); ++c)
-    for (int thread = 0; thread < 3; ++thread) {
+    for (int thread = 0; thread < 4; ++thread) {
       const std::vector<TimelineColumn> &columns =
           simulation.timelines[c].threads[thread];
       bool busy = std::any_of(
@@ -177,7 +177,7 @@ void drawTimelines(const Simulation &simulation, std::ostream &out) {
       << px(kLabelWidth + kPlot + 20) << "\" height=\"" << px(axis + 24)
       << "\">\n";
   static const char *const threadNames[] = {"compute", "communication",
-                                            "moves out"};
+                                            "moves out", "gradients"};
   for (size_t l = 0; l < lanes.size(); ++l) {
     const Lane &lane = lanes[l];
     const DeviceClass &figures = simulation.classes[lane.deviceClass];

@@ -734,10 +734,12 @@ bool Simulator::step(int64_t c) {
                      state.position < info.order.updateBegin
                  ? static_cast<int32_t>(state.task)
                  : static_cast<int32_t>(kNone);
-  // Drawn by kind, as parplan-run's trace draws them, whatever the
-  // streams.
+  // Drawn by kind, as parplan-run's trace draws them, the gradients
+  // stream's on a row of its own.
   run.thread = step.kind == Kind::Kernel ? TraceThread::Compute
-                                         : TraceThread::Communication;
+               : step.stream == static_cast<int>(runtime::Stream::Gradients)
+                   ? TraceThread::Gradients
+                   : TraceThread::Communication;
   run.start = ready;
   run.previous = previous;
   int64_t flowFrom = kNone;

@@ -537,6 +537,25 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
   send->set_peer(1);
   send->set_tag(4);
   CHECK(checkPlan(perDevicePlan()).error == "");
+  // The members of a group run its calls on the same stream: marked
+  // feeds_update in both programs, or in neither.
+  plan::Plan marked = perDevicePlan();
+  for (int p = 0; p < 2; ++p)
+    marked.mutable_programs(p)
+        ->mutable_instructions(2)
+        ->mutable_collective()
+        ->set_feeds_update(true);
+  CHECK(checkPlan(marked).error == "");
+  CHECK(has(checkErrorAfter(marked,
+                            [](plan::Plan &p) {
+                              p.mutable_programs(1)
+                                  ->mutable_instructions(2)
+                                  ->mutable_collective()
+                                  ->set_feeds_update(false);
+                            }),
+            "program 1 instruction 2: all_reduce over group 'all' is not "
+            "marked feeds_update, but program 0's call 0 over that group "
+            "is: every member of a group runs its calls on the same stream"));
   CHECK(has(checkPlan(sending).error,
             "device 0 sends 1 message(s) with tag 4 to device 1 that it "
             "does not receive alike"));

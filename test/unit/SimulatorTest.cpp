@@ -185,6 +185,70 @@ TEST_CASE("the communication stream overlaps kernels that do not need it",
   CHECK(one.stepSeconds == Approx(kernels + reduce));
 }
 
+TEST_CASE("a gradient's all-reduce on its own stream lets the backward's "
+          "collectives pass it",
+          "[simulate]") {
+  // A 2x2 mesh over two hosts: devices 0 and 1 (host h0) run program 0,
+  // devices 2 and 3 (host h1) program 1, whose first kernel is three times
+  // longer. Each reduces a gradient over mesh axis 0 (across the hosts:
+  // feeds_update), then gathers a value over axis 1 (within its host).
+  cost::Cluster cluster = testCluster();
+  plan::Plan plan;
+  plan.add_mesh_shape(2);
+  plan.add_mesh_shape(2);
+  for (int axis = 0; axis < 2; ++axis) {
+    plan::Group &group = *plan.add_groups();
+    group.set_name("axis" + std::to_string(axis));
+    group.add_mesh_axes(axis);
+  }
+  for (int p = 0; p < 2; ++p) {
+    plan::Program &program = *plan.add_programs();
+    program.add_devices(2 * p);
+    program.add_devices(2 * p + 1);
+    program.set_loss(-1);
+    addBuffer(program, "x", {1024}, plan::Buffer::PARAMETER); // 0
+    addBuffer(program, "g", {1024}, plan::Buffer::PARAMETER); // 1
+    addBuffer(program, "", {1024});                           // 2: a
+    addBuffer(program, "", {2048});                           // 3: b
+    addBuffer(program, "", {2048});                           // 4: c
+    for (int b = 0; b < 2; ++b) // parameters: whole on both mesh axes
+      program.mutable_buffers(b)->add_splits(-1);
+    pricedKernel(program, "relu", {0}, {1}, p == 0 ? 1e9 : 3e9);
+    addAllReduce(program, 1);
+    program.mutable_instructions(1)->mutable_collective()->set_group("axis0");
+    program.mutable_instructions(1)->mutable_collective()->set_feeds_update(
+        true);
+    pricedKernel(program, "relu", {0}, {2}, 1e9);
+    plan::Collective *gather = program.add_instructions()->mutable_collective();
+    gather->set_kind(plan::Collective::ALL_GATHER);
+    gather->set_group("axis1");
+    gather->set_input(2);
+    gather->set_output(3);
+    pricedKernel(program, "relu", {3}, {4}, 1e9);
+  }
+  double kernel = seconds(cluster, 1e9);
+  double reduce = cost::collectiveTime(cost::Collective::AllReduce, 2,
+                                       1024 * 4.0, cluster.link(0, 2));
+  auto gatherStart = [&](int streams) {
+    Simulation result = simulated(plan, cluster, streams, true);
+    for (const runtime::TraceEvent &event : result.trace.events)
+      if (event.process == 0 && event.label.op == "all_gather")
+        return event.start;
+    FAIL("no all_gather of device 0");
+    return 0.0;
+  };
+  // Behind the all-reduce, device 0's gather waits for program 1's long
+  // kernel; on the gradients stream, only for its own.
+  CHECK(gatherStart(2) == Approx(3 * kernel + reduce));
+  CHECK(gatherStart(3) == Approx(2 * kernel));
+  Simulation three = simulated(plan, cluster, 3, true);
+  bool onGradients = false;
+  for (const runtime::TraceEvent &event : three.trace.events)
+    if (event.label.op == "all_reduce")
+      onGradients = event.thread == runtime::TraceThread::Gradients;
+  CHECK(onGradients);
+}
+
 TEST_CASE("the step's reductions run under the last micro-batch's backward",
           "[simulate]") {
   // A gradient summed over 2 micro-batches where the backward completes it,
@@ -539,6 +603,7 @@ TEST_CASE("the trace is Chrome trace-event JSON", "[simulate][trace]") {
   CHECK(threads.count({0, "compute"}) == 1);
   CHECK(threads.count({1, "communication"}) == 1);
   CHECK(threads.count({2, "transfers"}) == 1);
+  CHECK(threads.count({3, "gradients"}) == 1);
   CHECK(moves == 2 * 4);
   CHECK(flowEnds.size() == 2 * 4);
   for (const auto &[id, ends] : flowEnds)

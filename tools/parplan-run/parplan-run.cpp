@@ -54,7 +54,8 @@ void printProfile(const Profile &profile, int64_t steps,
                   std::vector<double> stepMs);
 bool writeTrace(const std::string &path, const plan::Plan &planMessage,
                 const std::vector<Executor::TracedRun> &runs, double stepMs,
-                const std::string &backend, int rank, int worldSize);
+                const std::string &backend, bool gradientsStream, int rank,
+                int worldSize);
 
 std::string checkWeightsFile(const std::string &path, const plan::Plan &plan);
 
@@ -269,6 +270,7 @@ struct RunOptions {
   int streams = 1;
   bool tf32 = false;
   bool noGraphs = false;
+  bool noGradientsStream = false;
   bool profile = false;
   std::string schedule;
   std::string tracePath;
@@ -313,7 +315,7 @@ void addOptions(CLI::App &app, RunOptions &options) {
                  "their own beside the kernels, as a GPU's two streams do (a "
                  "gradient's all-reduce under the rest of the backward; "
                  "--trace shows it), 1 every instruction in turn (the CUDA "
-                 "backend always runs two)")
+                 "backend always runs its streams)")
       ->check(CLI::IsMember({1, 2}));
   app.add_flag("--tf32", options.tf32,
                "cuda: let float32 matmuls use TF32 tensor cores (faster; "
@@ -322,6 +324,11 @@ void addOptions(CLI::App &app, RunOptions &options) {
                "cuda: launch every instruction every step, instead of "
                "replaying a step's device kernels from a CUDA graph captured "
                "on its second run (--profile and --trace do not replay)");
+  app.add_flag("--no-gradients-stream", options.noGradientsStream,
+               "cuda: run the all-reduces of gradients that only updates "
+               "read on the communication stream, in program order with the "
+               "other collectives, instead of on a stream and communicators "
+               "of their own");
   app.add_flag("--profile", options.profile,
                "time every instruction (one at a time, so without overlap) "
                "from the second step on, and print rank 0's time per kind of "
@@ -639,6 +646,7 @@ int run(int argc, char **argv, int rank, int worldSize, int threadLevel) {
   CudaOptions cudaOptions;
   cudaOptions.tf32 = options.tf32;
   cudaOptions.graphs = !options.noGraphs;
+  cudaOptions.gradientsStream = !options.noGradientsStream;
   std::string unavailable;
   std::optional<bool> useCuda =
       chooseCuda(options, planMessage, rank, cudaOptions, unavailable);
@@ -709,8 +717,8 @@ int run(int argc, char **argv, int rank, int worldSize, int threadLevel) {
                         record.profiledMs);
     if (!options.tracePath.empty() && options.steps > 0 &&
         !writeTrace(options.tracePath, planMessage, record.traced,
-                    record.tracedMs, executor.backend()->describe(), rank,
-                    worldSize))
+                    record.tracedMs, executor.backend()->describe(),
+                    *useCuda && cudaOptions.gradientsStream, rank, worldSize))
       return 1;
   }
   // Sub-communicators are freed before MPI_Finalize.
@@ -725,7 +733,8 @@ int run(int argc, char **argv, int rank, int worldSize, int threadLevel) {
 /// when the file was written.
 bool writeTrace(const std::string &path, const plan::Plan &planMessage,
                 const std::vector<Executor::TracedRun> &runs, double stepMs,
-                const std::string &backend, int rank, int worldSize) {
+                const std::string &backend, bool gradientsStream, int rank,
+                int worldSize) {
   constexpr int kFields = 6;
   std::vector<double> mine;
   for (const Executor::TracedRun &run : runs)
@@ -779,7 +788,10 @@ bool writeTrace(const std::string &path, const plan::Plan &planMessage,
             program.instructions(static_cast<int>(event.instruction));
         event.label = traceLabel(planMessage, program, event.instruction);
         event.thread = instruction.has_kernel() ? TraceThread::Compute
-                                                : TraceThread::Communication;
+                       : gradientsStream && instruction.has_collective() &&
+                               instruction.collective().feeds_update()
+                           ? TraceThread::Gradients
+                           : TraceThread::Communication;
         if (instruction.has_collective())
           event.group = instruction.collective().group();
         if (instruction.has_send())

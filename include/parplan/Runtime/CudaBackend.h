@@ -33,6 +33,13 @@ struct CudaOptions {
   /// its second run: one launch per step for the host instead of one or
   /// more per instruction. Off: every instruction is launched every step.
   bool graphs = true;
+  /// Run the all-reduces of gradients that only updates read
+  /// (Collective.feeds_update) on a gradients stream of their own, on
+  /// communicators of their own (docs/cuda.md#streams-and-overlap). Off:
+  /// on the communication stream, in program order with the other
+  /// collectives (NCCL does not promise that collectives on two
+  /// communicators over the same GPUs progress at once).
+  bool gradientsStream = true;
 };
 
 /// Whether this build has the CUDA backend.

@@ -26,10 +26,16 @@
 namespace parplan::runtime {
 
 /// The rows of a device in a trace: its kernels, its collectives and
-/// messages, and the cross-mesh moves it sends (which run on its links
-/// without holding either stream).
-enum class TraceThread { Compute = 0, Communication = 1, Transfers = 2 };
-/// "compute", "communication", "transfers".
+/// messages, the cross-mesh moves it sends (which run on its links
+/// without holding a stream), and the all-reduces of its gradients stream
+/// (StreamSchedule.h).
+enum class TraceThread {
+  Compute = 0,
+  Communication = 1,
+  Transfers = 2,
+  Gradients = 3
+};
+/// "compute", "communication", "transfers", "gradients".
 const char *toString(TraceThread thread);
 
 /// What an instruction is called in a trace, and what it does.

@@ -59,7 +59,7 @@ struct TimelineColumn {
 
 /// A class's step in equal columns of time, per TraceThread.
 struct ClassTimeline {
-  std::vector<TimelineColumn> threads[3];
+  std::vector<TimelineColumn> threads[4];
 };
 
 /// Devices that run alike: one program on one device type.

@@ -520,9 +520,11 @@ Status CudaBackend::openGradientComms() {
   // Every member of a group runs its collectives alike, so the members that
   // reduce gradients over it all split it, group by group in name order.
   std::set<std::string> reduced;
-  for (const plan::Instruction &instruction : program_->instructions())
-    if (instruction.has_collective() && instruction.collective().feeds_update())
-      reduced.insert(instruction.collective().group());
+  if (options_.gradientsStream)
+    for (const plan::Instruction &instruction : program_->instructions())
+      if (instruction.has_collective() &&
+          instruction.collective().feeds_update())
+        reduced.insert(instruction.collective().group());
   for (const std::string &name : reduced) {
     auto found = groupComms_.find(name);
     if (found == groupComms_.end())
@@ -548,9 +550,12 @@ Status CudaBackend::load(const plan::Program &program,
   program_ = &program;
   attrs_ = &attrs;
   groups_ = &groups;
-  // NCCL's own buffers first: a plan sized to fill the GPU must leave them
-  // room, and its allocation then says how much is free.
+  // NCCL's own buffers first (the gradients stream's communicators too): a
+  // plan sized to fill the GPU must leave them room, and its allocation
+  // then says how much is free.
   if (Status status = openNccl(); !status.ok())
+    return status;
+  if (Status status = openGradientComms(); !status.ok())
     return status;
   if (Status status = allocate(); !status.ok())
     return status;
@@ -558,9 +563,7 @@ Status CudaBackend::load(const plan::Program &program,
           device::prepareKernels(program, attrs, tensors_, prepared_);
       !status.ok())
     return status;
-  schedule_ = scheduleStreams(program);
-  if (Status status = openGradientComms(); !status.ok())
-    return status;
+  schedule_ = scheduleStreams(program, options_.gradientsStream);
   events_.assign(program.instructions_size(), nullptr);
   for (int64_t i = 0; i < program.instructions_size(); ++i)
     if (schedule_.awaited[i])
@@ -677,7 +680,7 @@ Status CudaBackend::runKernelInstruction(int64_t index) {
 Status CudaBackend::runCollective(const plan::Collective &collective,
                                   cudaStream_t stream) {
   const std::map<std::string, GroupComm> &comms =
-      collective.feeds_update() ? gradientComms_ : groupComms_;
+      stream == gradientStream_ ? gradientComms_ : groupComms_;
   auto found = comms.find(collective.group());
   if (found == comms.end())
     return Status::failure("no group '" + collective.group() + "'");

@@ -78,12 +78,57 @@ public:
         return status;
     if (Status status = checkMessages(); !status.ok())
       return status;
+    if (Status status = checkGradientsStream(); !status.ok())
+      return status;
     if (Status status = checkSchedule(); !status.ok())
       return status;
     return detail::checkProgress(plan_);
   }
 
 private:
+  /// The programs that run collectives over one group mark them
+  /// feeds_update alike, call by call: the CUDA backend runs the marked
+  /// ones on communicators of their own, which every member of the group
+  /// opens, and a member calling a collective on the other communicator
+  /// than its peers would wait for them forever.
+  Status checkGradientsStream() {
+    // By group: the first program's marks, call by call, and its index.
+    std::map<std::string, std::pair<std::vector<bool>, int>> marks;
+    for (int p = 0; p < plan_.programs_size(); ++p) {
+      std::map<std::string, std::vector<bool>> own;
+      const plan::Program &program = plan_.programs(p);
+      for (int i = 0; i < program.instructions_size(); ++i) {
+        if (!program.instructions(i).has_collective())
+          continue;
+        const plan::Collective &collective =
+            program.instructions(i).collective();
+        std::vector<bool> &calls = own[collective.group()];
+        auto [first, inserted] =
+            marks.try_emplace(collective.group(), std::vector<bool>(), p);
+        if (!inserted && first->second.second != p &&
+            calls.size() < first->second.first.size() &&
+            first->second.first[calls.size()] != collective.feeds_update())
+          return Status::failure(
+              "program " + std::to_string(p) + " instruction " +
+              std::to_string(i) + ": " + collectiveName(collective.kind()) +
+              " over group '" + collective.group() + "' is " +
+              (collective.feeds_update() ? "" : "not ") +
+              "marked feeds_update, but program " +
+              std::to_string(first->second.second) + "'s call " +
+              std::to_string(calls.size()) + " over that group is" +
+              (collective.feeds_update() ? " not" : "") +
+              ": every member of a group runs its calls on the same "
+              "stream");
+        calls.push_back(collective.feeds_update());
+      }
+      for (auto &[group, calls] : own)
+        if (std::pair<std::vector<bool>, int> &first = marks[group];
+            first.second == p)
+          first.first = std::move(calls);
+    }
+    return Status::success();
+  }
+
   /// The mesh, and every device in exactly one program.
   Status checkMesh() {
     if (plan_.programs_size() == 0)

@@ -23,6 +23,8 @@ const char *toString(TraceThread thread) {
     return "communication";
   case TraceThread::Transfers:
     return "transfers";
+  case TraceThread::Gradients:
+    return "gradients";
   }
   return "?";
 }
@@ -183,8 +185,9 @@ void writeChromeTrace(const Trace &trace, std::ostream &out) {
     begin();
     out << "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << p
         << ",\"tid\":0,\"args\":{\"sort_index\":" << p << "}}";
-    for (TraceThread thread : {TraceThread::Compute, TraceThread::Communication,
-                               TraceThread::Transfers}) {
+    for (TraceThread thread :
+         {TraceThread::Compute, TraceThread::Communication,
+          TraceThread::Transfers, TraceThread::Gradients}) {
       begin();
       out << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << p
           << ",\"tid\":" << static_cast<int>(thread)

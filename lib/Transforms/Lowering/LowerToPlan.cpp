@@ -451,17 +451,19 @@ int64_t chunkOf(Operation &op, FlatSymbolRefAttr mesh) {
 }
 
 /// Whether only parameter updates read what the resharding step `step`
-/// makes, directly or through its boxing's later collectives: a
-/// gradient's reduction that no kernel waits for before the update. A
-/// later step that is a kernel (a slice) would make the compute stream
-/// wait for it wherever it ran.
+/// makes, directly or through its boxing's later all-reduces: a
+/// gradient's reduction that nothing on another stream waits for before
+/// the update. A later step that is a kernel (a slice) would make the
+/// compute stream wait for it wherever it ran, and a gather or a scatter
+/// (which stays on the communication stream) the backward's collectives.
 bool feedsOnlyUpdates(Operation *step) {
   return !step->use_empty() &&
          llvm::all_of(step->getUsers(), [](Operation *user) {
            if (isOptimizerUpdate(user))
              return true;
            std::optional<ReshardStep> next = sbp::getReshardStep(user);
-           return next && isCollective(next->kind) && feedsOnlyUpdates(user);
+           return next && next->kind == ReshardKind::AllReduce &&
+                  feedsOnlyUpdates(user);
          });
 }
 

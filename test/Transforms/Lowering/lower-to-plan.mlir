@@ -993,3 +993,29 @@ module attributes {nn.training = {}} {
     return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.b, #sbp.s<0>]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
   }
 }
+
+// -----
+
+// An all-reduce then a gather before the update: the gather stays on the
+// communication stream and would wait there for the all-reduce behind
+// every reduction queued before it: neither is marked.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK-NOT: feeds_update
+// CHECK: plan.all_gather
+// CHECK-NOT: feeds_update
+// CHECK: plan.kernel "sgd_update"
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2x2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b, #sbp.b]]>} : tensor<4xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>, #sbp.b]]>} : tensor<4x4xf32>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.b]] -> [[#sbp.p<sum>, #sbp.s<0>]]>} : tensor<4x4xf32> -> tensor<4xf32>
+    %gr = sbp.all_reduce %g on @mesh axis 0 [#sbp.p<sum>, #sbp.s<0>] -> [#sbp.b, #sbp.s<0>] : tensor<4xf32>
+    %gb = sbp.all_gather %gr on @mesh axis 1 [#sbp.b, #sbp.s<0>] -> [#sbp.b, #sbp.b] : tensor<4xf32>
+    %s = nn.reduce_sum %x keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.b]] -> [[#sbp.p<sum>, #sbp.b]]>} : tensor<4x4xf32> -> tensor<f32>
+    %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>, #sbp.b] -> [#sbp.b, #sbp.b] : tensor<f32>
+    %w1 = nn.sgd_update %w, %gb lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.b, #sbp.b]] -> [[#sbp.b, #sbp.b]]>} : tensor<4xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.b, #sbp.b]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
