@@ -195,9 +195,9 @@ private:
   Status runStep(const CollectiveStep &step, const plan::Collective &collective,
                  const GroupComm &group, cudaStream_t stream);
   /// A communicator of its own, split from the group's, for each group the
-  /// program reduces gradients over on the gradients stream (issue's own
-  /// resources: a split sharing its parent's would be serialized with the
-  /// parent's collectives, which the stream exists to pass).
+  /// program reduces gradients over on the gradients stream, with resources
+  /// of its own: a split sharing its parent's would be serialized with the
+  /// parent's collectives, which the stream exists to pass.
   Status openGradientComms();
   cudaStream_t streamOf(Stream stream) const {
     return stream == Stream::Compute         ? computeStream_
