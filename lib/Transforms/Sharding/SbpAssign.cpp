@@ -2636,8 +2636,15 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
     return items[a].place < items[b].place;
   });
   // When each kernel's node ends, and when each node's boxings are done.
+  // A gradient's all-reduces that only updates read run on the gradients
+  // stream, beside the communication stream (lower-to-plan's
+  // feeds_update): a boxing of all-reduces alone whose readers are all
+  // updates. Priced so on one mesh only: on stages it makes the search
+  // prefer layouts whose other boxings it misprices
+  // (docs/cost-model.md#overlap).
+  bool gradientsStream = stageCount() == 1;
   std::unordered_map<int64_t, double> written, boxed;
-  double compute = 0, communication = 0;
+  double compute = 0, communication = 0, gradients = 0;
   for (size_t k : order) {
     const Item &item = items[k];
     if (item.use < 0) {
@@ -2647,16 +2654,21 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
       written[item.node] = compute;
       continue;
     }
+    bool feedsUpdates = gradientsStream && !item.ownBuffer &&
+                        llvm::all_of(readers[k], [&](int64_t reader) {
+                          return isOptimizerUpdate(nodes[reader].op);
+                        });
+    double &stream = feedsUpdates ? gradients : communication;
     auto ready = written.find(item.node);
-    communication =
-        std::max({communication, ready == written.end() ? 0 : ready->second,
-                  item.ownBuffer ? compute : 0}) +
-        item.seconds;
+    stream = std::max({stream, ready == written.end() ? 0 : ready->second,
+                       item.ownBuffer ? compute : 0}) +
+             item.seconds;
     for (int64_t reader : readers[k])
-      boxed[reader] = std::max(boxed[reader], communication);
+      boxed[reader] = std::max(boxed[reader], stream);
   }
   return {shared,
-          std::max(0.0, added - shared - std::max(compute, communication))};
+          std::max(0.0, added - shared -
+                            std::max({compute, communication, gradients}))};
 }
 
 double ShardingSearch::localCost(int64_t node, int64_t candidate) const {
