@@ -2,9 +2,10 @@
 # The cost model's step against `parplan simulate`'s on the zoo GPTs
 # (docs/cost-model.md#overlap): each configuration compiled (shape only,
 # batch symbolic and bound by --batch), its plan simulated on the executor's
-# two streams, and the two steps side by side with what each says the two
-# streams overlap (the prediction's overlap_time, summed over stages and
-# micro-batches; the simulated step on one stream less the step on two).
+# streams (compute, communication, gradients), and the two steps side by
+# side with what each says the streams overlap (the prediction's
+# overlap_time, summed over stages and micro-batches; the simulated step on
+# one stream less the step on the executor's).
 # Goal (the cost-model issue): within 5% on every row. Beside them, the
 # memory the search estimated per device and what memory planning laid out
 # on the fullest device (its arena, and the other micro-batches' activations
@@ -38,7 +39,7 @@ configs=(
 )
 
 
-table="| configuration | plan | predicted step | simulated step | difference | overlapped, predicted (summed over stages and micro-batches) | simulated with one stream less with two | memory estimated | planned (arena + other micro-batches in flight) | difference |
+table="| configuration | plan | predicted step | simulated step | difference | overlapped, predicted (summed over stages and micro-batches) | simulated with one stream less with the executor's | memory estimated | planned (arena + other micro-batches in flight) | difference |
 |---|---|---|---|---|---|---|---|---|---|"
 worst=0 worstMemory=0
 for config in "${configs[@]}"; do
