@@ -803,6 +803,11 @@ private:
   RangeSavings overlapIn(const std::vector<int64_t> &range) const;
   /// The seconds of use `u` under the chosen layouts, per step.
   double useTime(size_t u) const;
+  /// Of a boxing's `seconds`, its last steps' that are all-reduces (those
+  /// lower-to-plan puts on the gradients stream when only updates read
+  /// the value).
+  double trailingReductions(const Use &use, const NdSbp &from, const NdSbp &to,
+                            double seconds) const;
 };
 
 LogicalResult
@@ -2544,6 +2549,24 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   }
 }
 
+double ShardingSearch::trailingReductions(const Use &use, const NdSbp &from,
+                                          const NdSbp &to,
+                                          double seconds) const {
+  const Node &producer = nodes[use.producer];
+  const std::optional<cost::BoxingCost> &boxing =
+      modelOf(stageOf(nodes[use.consumer]))
+          .boxing(from, to, producer.op->getResult(use.result).getType());
+  if (!boxing || !(boxing->time > 0))
+    return 0;
+  double last = 0;
+  for (auto step = boxing->steps.rbegin();
+       step != boxing->steps.rend() &&
+       step->step.kind == ReshardKind::AllReduce;
+       ++step)
+    last += step->time;
+  return seconds * std::min(1.0, last / boxing->time);
+}
+
 double ShardingSearch::useTime(size_t u) const {
   const Use &use = uses[u];
   size_t columns = nodes[use.consumer].candidates.size();
@@ -2565,9 +2588,16 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
     /// gives the buffer bytes that the kernels before it in the program
     /// may have used, so it starts when the compute stream gets there.
     bool ownBuffer = false;
+    /// Of `seconds`, the boxing's last steps' that are all-reduces, read
+    /// by an optimizer update: lowered onto the gradients stream when
+    /// every reader is one (lower-to-plan's feeds_update).
+    double trailingReductions = 0;
   };
   std::vector<Item> items;
   double added = 0, shared = 0;
+  // Priced on one mesh only: on stages it makes the search prefer layouts
+  // whose other boxings it misprices (docs/cost-model.md#overlap).
+  bool gradientsStream = stageCount() == 1;
   // With micro-batches, the once-per-step part comes after the backward in
   // the program (lower-to-plan), whatever its ops' places in @main: the
   // once-run ops' kernels, and the boxings of a sum over the micro-batches
@@ -2626,7 +2656,10 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
           {(once ? oncePart : 0) +
                (beforeReader ? static_cast<double>(use.consumer) - 0.5
                              : static_cast<double>(use.producer) + 0.5),
-           use.producer, u, seconds, !allReducesOnly(from, to)});
+           use.producer, u, seconds, !allReducesOnly(from, to),
+           gradientsStream && isOptimizerUpdate(consumer.op)
+               ? trailingReductions(use, from, to, seconds)
+               : 0});
     }
   }
   readers.resize(items.size());
@@ -2636,13 +2669,9 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
     return items[a].place < items[b].place;
   });
   // When each kernel's node ends, and when each node's boxings are done.
-  // A gradient's all-reduces that only updates read run on the gradients
-  // stream, beside the communication stream (lower-to-plan's
-  // feeds_update): a boxing of all-reduces alone whose readers are all
-  // updates. Priced so on one mesh only: on stages it makes the search
-  // prefer layouts whose other boxings it misprices
-  // (docs/cost-model.md#overlap).
-  bool gradientsStream = stageCount() == 1;
+  // A gradient's last all-reduces that only updates read run on the
+  // gradients stream, beside the communication stream (lower-to-plan's
+  // feeds_update), after the boxing's earlier steps.
   std::unordered_map<int64_t, double> written, boxed;
   double compute = 0, communication = 0, gradients = 0;
   for (size_t k : order) {
@@ -2654,17 +2683,21 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
       written[item.node] = compute;
       continue;
     }
-    bool feedsUpdates = gradientsStream && !item.ownBuffer &&
+    bool feedsUpdates = item.trailingReductions > 0 &&
                         llvm::all_of(readers[k], [&](int64_t reader) {
                           return isOptimizerUpdate(nodes[reader].op);
                         });
-    double &stream = feedsUpdates ? gradients : communication;
+    double reductions = feedsUpdates ? item.trailingReductions : 0;
     auto ready = written.find(item.node);
-    stream = std::max({stream, ready == written.end() ? 0 : ready->second,
-                       item.ownBuffer ? compute : 0}) +
-             item.seconds;
+    double done = std::max(ready == written.end() ? 0 : ready->second,
+                           item.ownBuffer ? compute : 0);
+    if (item.seconds > reductions)
+      done = communication =
+          std::max(communication, done) + item.seconds - reductions;
+    if (reductions > 0)
+      done = gradients = std::max(gradients, done) + reductions;
     for (int64_t reader : readers[k])
-      boxed[reader] = std::max(boxed[reader], stream);
+      boxed[reader] = std::max(boxed[reader], done);
   }
   return {shared,
           std::max(0.0, added - shared -
