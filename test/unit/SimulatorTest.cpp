@@ -241,12 +241,18 @@ TEST_CASE("a gradient's all-reduce on its own stream lets the backward's "
   // kernel; on the gradients stream, only for its own.
   CHECK(gatherStart(2) == Approx(3 * kernel + reduce));
   CHECK(gatherStart(3) == Approx(2 * kernel));
-  Simulation three = simulated(plan, cluster, 3, true);
-  bool onGradients = false;
-  for (const runtime::TraceEvent &event : three.trace.events)
-    if (event.label.op == "all_reduce")
-      onGradients = event.thread == runtime::TraceThread::Gradients;
-  CHECK(onGradients);
+  // Drawn on the gradients row where that stream runs them, every one.
+  for (int streams : {2, 3}) {
+    Simulation result = simulated(plan, cluster, streams, true);
+    int reductions = 0, onGradients = 0;
+    for (const runtime::TraceEvent &event : result.trace.events)
+      if (event.label.op == "all_reduce") {
+        ++reductions;
+        onGradients += event.thread == runtime::TraceThread::Gradients;
+      }
+    CHECK(reductions == 4);
+    CHECK(onGradients == (streams == 3 ? reductions : 0));
+  }
 }
 
 TEST_CASE("the step's reductions run under the last micro-batch's backward",
