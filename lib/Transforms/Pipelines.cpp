@@ -62,6 +62,7 @@ assignOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
   parplan::SbpAssignOptions assign;
   assign.mesh = layout.mesh;
   assign.strategy = layout.strategy;
+  assign.shares = layout.shares;
   return assign;
 }
 
@@ -83,12 +84,10 @@ placeOptions(const parplan::LayoutPipelineOptions<Derived> &layout) {
 /// stages' meshes when there are some).
 void addSearchPasses(mlir::OpPassManager &pm,
                      const parplan::PlaceStagesOptions &place,
-                     const std::string &shares,
                      parplan::SbpAssignOptions assign) {
   // Stages put ops on their meshes first; the moves between them are
   // priced by the search and written before the boxings.
   pm.addPass(parplan::createPlaceStages(place));
-  assign.shares = shares;
   if (place.stages > 1)
     assign.mesh.clear();
   pm.addPass(parplan::createSbpAssign(assign));
@@ -112,9 +111,8 @@ void addBoxingPasses(mlir::OpPassManager &pm,
 /// addSearchPasses, then addBoxingPasses.
 void addSearchAndBoxingPasses(mlir::OpPassManager &pm,
                               const parplan::PlaceStagesOptions &place,
-                              const std::string &shares,
                               const parplan::SbpAssignOptions &assign) {
-  addSearchPasses(pm, place, shares, assign);
+  addSearchPasses(pm, place, assign);
   addBoxingPasses(pm, assign);
 }
 
@@ -136,14 +134,13 @@ compileAssignOptions(const parplan::CompilePipelineOptions &options) {
 
 void parplan::addLayoutPasses(mlir::OpPassManager &pm,
                               const CompilePipelineOptions &options) {
-  addSearchAndBoxingPasses(pm, placeOptions(options), options.shares,
+  addSearchAndBoxingPasses(pm, placeOptions(options),
                            compileAssignOptions(options));
 }
 
 void parplan::addLayoutSearchPasses(mlir::OpPassManager &pm,
                                     const CompilePipelineOptions &options) {
-  addSearchPasses(pm, placeOptions(options), options.shares,
-                  compileAssignOptions(options));
+  addSearchPasses(pm, placeOptions(options), compileAssignOptions(options));
 }
 
 void parplan::addLayoutBoxingPasses(mlir::OpPassManager &pm,
@@ -169,7 +166,7 @@ void parplan::buildShardPipeline(mlir::OpPassManager &pm,
   assign.optimizer = options.optimizer;
   assign.mixedPrecision = options.mixedPrecision;
   assign.explain = options.explain;
-  addSearchAndBoxingPasses(pm, placeOptions(options), options.shares, assign);
+  addSearchAndBoxingPasses(pm, placeOptions(options), assign);
 }
 
 void parplan::registerAllPasses() {

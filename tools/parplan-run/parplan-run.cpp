@@ -14,6 +14,7 @@
 #include "parplan/Runtime/Executor.h"
 #include "parplan/Runtime/MpiCommunicator.h"
 #include "parplan/Runtime/PlanFile.h"
+#include "parplan/Runtime/StreamSchedule.h"
 #include "parplan/Runtime/Trace.h"
 #include "parplan/Runtime/WeightFile.h"
 #include "parplan/Support/Hash.h"
@@ -787,9 +788,9 @@ bool writeTrace(const std::string &path, const plan::Plan &planMessage,
         const plan::Instruction &instruction =
             program.instructions(static_cast<int>(event.instruction));
         event.label = traceLabel(planMessage, program, event.instruction);
-        event.thread = instruction.has_kernel() ? TraceThread::Compute
-                       : gradientsStream && instruction.has_collective() &&
-                               instruction.collective().feeds_update()
+        Stream stream = streamOf(instruction, gradientsStream);
+        event.thread = stream == Stream::Compute ? TraceThread::Compute
+                       : stream == Stream::Gradients
                            ? TraceThread::Gradients
                            : TraceThread::Communication;
         if (instruction.has_collective())

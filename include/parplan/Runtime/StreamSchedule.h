@@ -47,6 +47,12 @@ struct StreamSchedule {
   std::vector<bool> awaited;
 };
 
+/// The stream an instruction runs on: kernels on Compute; with
+/// `gradientsStream`, collectives that feed only updates
+/// (Collective.feeds_update) on Gradients; the rest on Communication.
+Stream streamOf(const plan::Instruction &instruction,
+                bool gradientsStream = true);
+
 /// The buffers an instruction reads and writes (an in-place collective
 /// both reads and writes its buffer).
 void instructionBuffers(const plan::Instruction &instruction,

@@ -199,7 +199,7 @@ private:
   /// of its own: a split sharing its parent's would be serialized with the
   /// parent's collectives, which the stream exists to pass.
   Status openGradientComms();
-  cudaStream_t streamOf(Stream stream) const {
+  cudaStream_t cudaStreamOf(Stream stream) const {
     return stream == Stream::Compute         ? computeStream_
            : stream == Stream::Communication ? commStream_
                                              : gradientStream_;
@@ -520,11 +520,9 @@ Status CudaBackend::openGradientComms() {
   // Every member of a group runs its collectives alike, so the members that
   // reduce gradients over it all split it, group by group in name order.
   std::set<std::string> reduced;
-  if (options_.gradientsStream)
-    for (const plan::Instruction &instruction : program_->instructions())
-      if (instruction.has_collective() &&
-          instruction.collective().feeds_update())
-        reduced.insert(instruction.collective().group());
+  for (const plan::Instruction &instruction : program_->instructions())
+    if (streamOf(instruction, options_.gradientsStream) == Stream::Gradients)
+      reduced.insert(instruction.collective().group());
   for (const std::string &name : reduced) {
     auto found = groupComms_.find(name);
     if (found == groupComms_.end())
@@ -827,7 +825,7 @@ Status CudaBackend::issue(int64_t begin, int64_t end,
     if (isMessage(first))
       while (last + 1 < end && isMessage(last + 1))
         ++last;
-    cudaStream_t stream = streamOf(schedule_.stream[first]);
+    cudaStream_t stream = cudaStreamOf(schedule_.stream[first]);
     for (int64_t i = first; i <= last; ++i)
       for (int64_t wait : schedule_.waitFor[i])
         if (wait >= 0)

@@ -6,6 +6,15 @@
 
 namespace parplan::runtime {
 
+Stream streamOf(const plan::Instruction &instruction, bool gradientsStream) {
+  if (instruction.has_kernel())
+    return Stream::Compute;
+  if (gradientsStream && instruction.has_collective() &&
+      instruction.collective().feeds_update())
+    return Stream::Gradients;
+  return Stream::Communication;
+}
+
 void instructionBuffers(const plan::Instruction &instruction,
                         std::vector<int64_t> &reads,
                         std::vector<int64_t> &writes) {
@@ -70,11 +79,7 @@ StreamSchedule scheduleStreams(const plan::Program &program,
   std::vector<int64_t> reads, writes;
   for (int64_t i = 0; i < count; ++i) {
     const plan::Instruction &instruction = program.instructions(i);
-    Stream stream = instruction.has_kernel() ? Stream::Compute
-                    : gradientsStream && instruction.has_collective() &&
-                            instruction.collective().feeds_update()
-                        ? Stream::Gradients
-                        : Stream::Communication;
+    Stream stream = streamOf(instruction, gradientsStream);
     schedule.stream[i] = stream;
     int own = static_cast<int>(stream);
     instructionBuffers(instruction, reads, writes);

@@ -42,6 +42,10 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
     parallelism). A layout change it cannot express (an uneven all-to-all)
     is an error naming the op, never a wrong plan. A result of `@main` that
     is neither the loss nor an update (an inference output) is refused.
+    An all-reduce whose result only optimizer updates read, directly or
+    through the boxing's later all-reduces, is marked `feeds_update`: the
+    executor runs it on its gradients stream
+    (docs/cuda.md#streams-and-overlap).
 
     A program placed on stages (`place-stages`, `insert-cross-mesh`) has its
     ops on named meshes over disjoint devices that together are the plan's
