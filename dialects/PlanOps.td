@@ -226,11 +226,13 @@ def Plan_KernelOp : Plan_Op<"kernel", [HasParent<"ProgramOp">, AttrSizedOperandS
 //===----------------------------------------------------------------------===//
 // Collectives
 //
-// `feeds_update` marks an in-place collective (all-reduce, broadcast)
-// whose result only parameter updates read (a gradient's reduction,
-// through the other reductions of its boxing): the executor runs it on a
-// stream of its own, so that the collectives the forward and backward wait
-// for never queue behind it (docs/cuda.md#streams-and-overlap).
+// `feeds_update` marks a collective (all-reduce, reduce-scatter,
+// all-gather, broadcast) whose result only parameter updates read (a
+// gradient's reduction, through the other steps of its boxing, such as a
+// hierarchical all-reduce's reduce-scatter, all-reduce and all-gather):
+// the executor runs it on a stream of its own, so that the collectives the
+// forward and backward wait for never queue behind it, and plan-memory
+// keeps its buffers until the update (docs/cuda.md#streams-and-overlap).
 //===----------------------------------------------------------------------===//
 
 class Plan_CollectiveOp<string mnemonic, list<Trait> traits = []>
@@ -285,7 +287,8 @@ def Plan_AllGatherOp : Plan_CollectiveOp<"all_gather"> {
   }];
   let arguments = (ins Plan_Buffer:$input, Plan_Buffer:$output,
                        FlatSymbolRefAttr:$group,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis,
+                       UnitAttr:$feeds_update);
   let assemblyFormat = [{
     $input `into` $output `on` $group `axis` `=` $axis attr-dict `:`
     type($input) `->` type($output)
@@ -308,7 +311,8 @@ def Plan_ReduceScatterOp : Plan_CollectiveOp<"reduce_scatter"> {
                        FlatSymbolRefAttr:$group,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$axis,
                        DefaultValuedAttr<Plan_ReduceKind,
-                         "::parplan::plan::ReduceKind::sum">:$reduce);
+                         "::parplan::plan::ReduceKind::sum">:$reduce,
+                       UnitAttr:$feeds_update);
   let assemblyFormat = [{
     $input `into` $output `on` $group `axis` `=` $axis
     (`reduce` `=` $reduce^)? attr-dict `:` type($input) `->` type($output)

@@ -151,6 +151,24 @@ BoxingStep parplan::cost::priceStep(const ReshardStep &step,
   return priced;
 }
 
+namespace {
+/// The dimension a hierarchical all-reduce scatters (planResharding's
+/// scatterDim): the largest that every device of the mesh can hold an
+/// equal part of, the first of equal ones; -1 when none can.
+int64_t scatterDimension(const std::vector<int64_t> &shape,
+                         const std::vector<int64_t> &meshShape) {
+  int64_t devices = 1;
+  for (int64_t size : meshShape)
+    devices *= size;
+  int64_t best = -1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] > 0 && shape[d] % devices == 0 &&
+        (best < 0 || shape[d] > shape[static_cast<size_t>(best)]))
+      best = static_cast<int64_t>(d);
+  return best;
+}
+} // namespace
+
 std::optional<BoxingCost> parplan::cost::boxingCost(
     const NdSbp &from, const NdSbp &to, const TensorExtent &tensor,
     const std::vector<int64_t> &meshShape, const std::vector<Link> &axisLinks,
@@ -165,7 +183,7 @@ std::optional<BoxingCost> parplan::cost::boxingCost(
       [&](const ReshardStep &step) {
         return priceStep(step, tensor, meshShape, axisLinks).time;
       },
-      wholeOnly);
+      wholeOnly, scatterDimension(tensor.shape, meshShape));
   if (!steps)
     return std::nullopt;
   BoxingCost cost;

@@ -153,6 +153,11 @@ parplan::checkReshardStep(const NdSbp &from, const NdSbp &to, int64_t meshAxis,
   return problem;
 }
 
+bool parplan::reducesOnGradientsStream(ReshardKind kind) {
+  return kind == ReshardKind::AllReduce || kind == ReshardKind::ReduceScatter ||
+         kind == ReshardKind::AllGather;
+}
+
 bool parplan::exchangesParts(ReshardKind kind) {
   return kind == ReshardKind::AllGather || kind == ReshardKind::ReduceScatter ||
          kind == ReshardKind::AllToAll;
@@ -160,7 +165,8 @@ bool parplan::exchangesParts(ReshardKind kind) {
 
 std::optional<std::vector<ReshardStep>> parplan::planResharding(
     const NdSbp &from, const NdSbp &to, const std::vector<int64_t> &meshShape,
-    const ReshardStepCost &cost, const std::vector<bool> &wholeOnly) {
+    const ReshardStepCost &cost, const std::vector<bool> &wholeOnly,
+    int64_t scatterDim) {
   size_t rank = meshShape.size();
   if (from.size() != rank || to.size() != rank)
     return std::nullopt;
@@ -187,6 +193,11 @@ std::optional<std::vector<ReshardStep>> parplan::planResharding(
         std::find(options.begin(), options.end(), Sbp::partial()) ==
             options.end())
       options.push_back(Sbp::partial());
+    Sbp scattered = Sbp::split(scatterDim);
+    if (scatterDim >= 0 && !isWholeOnly(axis) && meshShape[axis] > 1 &&
+        from[axis] == Sbp::partial() && to[axis].isBroadcast() &&
+        std::find(options.begin(), options.end(), scattered) == options.end())
+      options.push_back(scattered);
   }
   // A state is a choice per axis, numbered in mixed radix (the last axis
   // varies fastest); the search runs in the search's inner loop, so every

@@ -226,13 +226,13 @@ LogicalResult ProgramExporter::run(pp::ProgramOp op) {
         })
         .Case([&](pp::AllGatherOp o) {
           collective(pp::Collective::ALL_GATHER, o.getGroup(), o.getInput(),
-                     o.getOutput(), false)
+                     o.getOutput(), o.getFeedsUpdate())
               .set_axis(static_cast<int64_t>(o.getAxis()));
         })
         .Case([&](pp::ReduceScatterOp o) {
           pp::Collective &c =
               collective(pp::Collective::REDUCE_SCATTER, o.getGroup(),
-                         o.getInput(), o.getOutput(), false);
+                         o.getInput(), o.getOutput(), o.getFeedsUpdate());
           c.set_axis(static_cast<int64_t>(o.getAxis()));
           c.set_reduce(rt::toProto(pp::toReduceKind(o.getReduce())));
         })

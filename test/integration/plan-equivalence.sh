@@ -219,6 +219,34 @@ else
   status=1
 fi
 
+# A data-parallel gradient's hierarchical all-reduce (docs/resharding.md):
+# on mixed-2x2, the weights pinned whole and the rows split over both
+# axes, each gradient is reduce-scattered within the node, its part
+# all-reduced between the nodes and gathered back, all three on the
+# gradients stream (feeds_update), whose buffers plan-memory keeps until
+# the update. The same losses and weights as the whole batch on 1 device.
+"$bin/parplan-zoo" mlp --sizes 64,512,512,10 --dynamic-batch -o "$dir/mlp-wide.onnx" >/dev/null
+printf 'pins:\n  - node: "fc*"\n    results: ["[B, B]"]\n  - node: "input"\n    results: ["[S(0), S(0)]"]\n' >"$dir/data-parallel-pins.yaml"
+out=$dir/mlp-hierarchical
+hier=(--train --optimizer sgd --lr 0.01 --batch 1024)
+if "$bin/parplan" compile "$dir/mlp-wide.onnx" "${hier[@]}" --mesh 1 -o "$out-one" >"$out-one.compile.log" 2>&1 &&
+   timeout 300 "$bin/parplan-run" "$out-one/plan.pb" --backend cpu --steps 5 --print-weights >"$out-one.log" 2>&1 &&
+   "$bin/parplan" compile "$dir/mlp-wide.onnx" "${hier[@]}" --cluster "$src/Inputs/mixed-2x2.json" \
+     --stages 1 --annotations "$dir/data-parallel-pins.yaml" -o "$out" >"$out.compile.log" 2>&1 &&
+   "$bin/parplan" compile "$dir/mlp-wide.onnx" "${hier[@]}" --cluster "$src/Inputs/mixed-2x2.json" \
+     --stages 1 --annotations "$dir/data-parallel-pins.yaml" --emit plan 2>/dev/null >"$out.mlir" &&
+   grep -q 'plan.reduce_scatter .* on @axis1 axis = 0 {feeds_update} : memref<512x512xf32>' "$out.mlir" &&
+   grep -q 'plan.all_gather .* on @axis1 axis = 0 {feeds_update} : memref<256x512xf32> -> memref<512x512xf32>' "$out.mlir" &&
+   timeout 300 mpirun --oversubscribe -np 4 "$bin/parplan-run" "$out/plan.pb" \
+     --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 &&
+   awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$out-one.log" "$out.log"; then
+  echo "ok: mlp 64-512-512-10, batch 1024 on mixed-2x2, gradients reduced hierarchically on the gradients stream: $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
+else
+  echo "FAIL: mlp on mixed-2x2 with hierarchical all-reduces differs from the whole batch on 1 device:"
+  cat "$out-one.compile.log" "$out.compile.log" "$out.log" 2>/dev/null | tail -40
+  status=1
+fi
+
 # Placement (docs/pipeline.md#placement) moves no numbers: the same losses
 # and weights as 1 device. run_geo MODEL BATCH WANT NAME RANKS SUMMARY WHAT
 # [OPTIONS...] compiles MODEL on Inputs/geo-2-regions.yaml with OPTIONS,

@@ -217,6 +217,35 @@ TEST_CASE("n-D transitions go axis by axis in the cheapest order") {
   REQUIRE(grads);
   CHECK(grads->time ==
         Approx(collectiveTime(Collective::AllReduce, 2, bytes / 4, nic)));
+  // Data-parallel gradients over both axes: [P, P] -> [B, B] is the
+  // hierarchical all-reduce, the NIC carrying a quarter of the bytes:
+  // reduce-scatter within the node, all-reduce of the parts across
+  // nodes, all-gather within the node.
+  auto both =
+      boxingCost({Sbp::partial(), Sbp::partial()},
+                 {Sbp::broadcast(), Sbp::broadcast()}, tensor, mesh, links);
+  REQUIRE(both);
+  REQUIRE(both->steps.size() == 3);
+  CHECK(both->steps[0].step.kind == ReshardKind::ReduceScatter);
+  CHECK(both->steps[0].step.meshAxis == 1);
+  CHECK(both->steps[0].step.to[1] == Sbp::split(0));
+  CHECK(both->steps[1].step.kind == ReshardKind::AllReduce);
+  CHECK(both->steps[1].step.meshAxis == 0);
+  CHECK(both->steps[1].bytes == Approx(bytes / 4));
+  CHECK(both->steps[2].step.kind == ReshardKind::AllGather);
+  CHECK(both->time ==
+        Approx(hierarchicalAllReduceTime(4, nvlink, 2, nic, bytes)));
+  CHECK(both->time < collectiveTime(Collective::AllReduce, 4, bytes, nvlink) +
+                         collectiveTime(Collective::AllReduce, 2, bytes, nic));
+  // A tensor no dimension of which the 8 devices divide evenly is reduced
+  // axis by axis.
+  auto odd = boxingCost({Sbp::partial(), Sbp::partial()},
+                        {Sbp::broadcast(), Sbp::broadcast()},
+                        TensorExtent{{250001, 999}, 4}, mesh, links);
+  REQUIRE(odd);
+  REQUIRE(odd->steps.size() == 2);
+  CHECK(odd->steps[0].step.kind == ReshardKind::AllReduce);
+  CHECK(odd->steps[1].step.kind == ReshardKind::AllReduce);
   // Equal layouts cost nothing; mismatched ranks are rejected.
   CHECK(boxingCost({Sbp::split(0), Sbp::broadcast()},
                    {Sbp::split(0), Sbp::broadcast()}, tensor, mesh, links)

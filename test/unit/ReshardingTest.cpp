@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace parplan;
 
 namespace {
@@ -152,6 +154,38 @@ TEST_CASE("along an axis of uneven shares, parts move only as whole sums") {
         for (const ReshardStep &step : *steps)
           CHECK_FALSE((step.meshAxis == 0 && exchangesParts(step.kind)));
     }
+}
+
+TEST_CASE("a sum turned whole may pass through a split of scatterDim") {
+  std::vector<int64_t> mesh = {2, 4};
+  // Axis 0 is dear (10 per step), axis 1 cheap (1), and a collective on
+  // a part of the tensor costs half: the hierarchical all-reduce's three
+  // steps (1 + 5 + 1) beat the two all-reduces (10 + 1).
+  auto cost = [](const ReshardStep &step) {
+    double base = step.meshAxis == 0 ? 10 : 1;
+    auto split = [](const Sbp &sbp) { return sbp.isSplit(); };
+    bool onPart = std::any_of(step.from.begin(), step.from.end(), split) ||
+                  std::any_of(step.to.begin(), step.to.end(), split);
+    return step.kind != ReshardKind::AllGather &&
+                   step.kind != ReshardKind::ReduceScatter && onPart
+               ? base / 2
+               : base;
+  };
+  auto steps = planResharding({P, P}, {B, B}, mesh, cost, {}, 1);
+  REQUIRE(steps);
+  CHECK(describe(*steps) ==
+        "reduce_scatter on 1, all_reduce on 0, all_gather on 1");
+  CHECK((*steps)[0].to == NdSbp{P, S(1)});
+  // Without scatterDim, no split on the way.
+  CHECK(describe(*planResharding({P, P}, {B, B}, mesh, cost)) ==
+        "all_reduce on 1, all_reduce on 0");
+  // Beside an axis of uneven shares (its all-reduce works on the part),
+  // but not along one, where no step exchanges parts.
+  CHECK(
+      describe(*planResharding({P, P}, {B, B}, mesh, cost, {true, false}, 1)) ==
+      "reduce_scatter on 1, all_reduce on 0, all_gather on 1");
+  CHECK(describe(*planResharding({P, P}, {B, B}, mesh, cost, {false, true},
+                                 1)) == "all_reduce on 1, all_reduce on 0");
 }
 
 TEST_CASE("the cheapest sequence wins, and ties resolve the same way") {

@@ -470,12 +470,12 @@ TEST_CASE("checkPlan names what is wrong", "[plan]") {
               plan::Collective *c = p.mutable_programs(0)
                                         ->mutable_instructions(2)
                                         ->mutable_collective();
-              c->set_kind(plan::Collective::ALL_GATHER);
+              c->set_kind(plan::Collective::ALL_TO_ALL);
               c->set_feeds_update(true);
             }),
-            "program 0 instruction 2: all_gather with feeds_update: only an "
-            "all_reduce or a broadcast, in place, runs on the gradients "
-            "stream"));
+            "program 0 instruction 2: all_to_all with feeds_update: only an "
+            "all_reduce, a reduce_scatter, an all_gather or a broadcast runs "
+            "on the gradients stream"));
   CHECK(has(errorAfter([](plan::Plan &p) {
               p.mutable_groups(0)->clear_devices();
               p.mutable_groups(0)->add_devices(0);

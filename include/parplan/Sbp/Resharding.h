@@ -49,6 +49,12 @@ enum class ReshardKind {
 /// never along an axis of uneven shares (Sbp.h MeshShares).
 bool exchangesParts(ReshardKind kind);
 
+/// Whether a step of a gradient's boxing that only parameter updates read
+/// runs on the executor's gradients stream (lower-to-plan's feeds_update,
+/// sbp-assign's pricing of it): an all-reduce, or a hierarchical
+/// all-reduce's reduce-scatter, all-reduce and all-gather.
+bool reducesOnGradientsStream(ReshardKind kind);
+
 /// "all_gather", "reduce_scatter", "all_reduce", "all_to_all", "slice",
 /// "to_partial": the sbp op mnemonics.
 const char *toString(ReshardKind kind);
@@ -124,9 +130,17 @@ using ReshardStepCost = std::function<double(const ReshardStep &)>;
 /// also hold P(sum) on the way, so that a split is gathered as its
 /// zero-padded part summed (to_partial, all_reduce) and a partial sum
 /// scattered as the sum cut (all_reduce, slice).
+///
+/// With `scatterDim` (a tensor dimension that every mesh axis's devices
+/// may split evenly, or -1), an axis that turns P(sum) into B may also
+/// hold S(scatterDim) on the way: reduce-scatter, then all-gather, the two
+/// halves of a ring all-reduce, so that another axis reduces the scattered
+/// part between them (a hierarchical all-reduce: the slow links carry a
+/// fast axis's share of the bytes, not all of them).
 std::optional<std::vector<ReshardStep>> planResharding(
     const NdSbp &from, const NdSbp &to, const std::vector<int64_t> &meshShape,
-    const ReshardStepCost &cost, const std::vector<bool> &wholeOnly = {});
+    const ReshardStepCost &cost, const std::vector<bool> &wholeOnly = {},
+    int64_t scatterDim = -1);
 
 } // namespace parplan
 

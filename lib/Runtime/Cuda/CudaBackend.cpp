@@ -29,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 namespace parplan::runtime {
 
@@ -199,6 +200,10 @@ private:
   /// of its own: a split sharing its parent's would be serialized with the
   /// parent's collectives, which the stream exists to pass.
   Status openGradientComms();
+  void *stagingOf(cudaStream_t stream) const {
+    return stream == gradientStream_ && gradientStaging_ ? gradientStaging_
+                                                         : staging_;
+  }
   cudaStream_t cudaStreamOf(Stream stream) const {
     return stream == Stream::Compute         ? computeStream_
            : stream == Stream::Communication ? commStream_
@@ -261,8 +266,11 @@ private:
   std::vector<cudaEvent_t> events_;
   device::KernelPreparation prepared_;
   /// Staging for collectives that need their parts packed, and for the
-  /// updates when a source is also a target.
+  /// updates when a source is also a target; the gradients stream's
+  /// collectives (a hierarchical all-reduce's scatter and gather) pack in
+  /// a region of their own, as they run beside the communication stream's.
   void *staging_ = nullptr;
+  void *gradientStaging_ = nullptr;
   bool updatesDisjoint_ = true;
 
   ncclComm_t worldComm_ = nullptr;
@@ -385,10 +393,10 @@ void CudaBackend::releaseProgram() {
     if (graph.exec)
       cudaGraphExecDestroy(graph.exec);
   graphs_.clear();
-  for (void *memory : {pool_, staging_})
+  for (void *memory : {pool_, staging_, gradientStaging_})
     if (memory)
       cudaFree(memory);
-  pool_ = staging_ = nullptr;
+  pool_ = staging_ = gradientStaging_ = nullptr;
   failed_ = false;
 }
 
@@ -452,13 +460,22 @@ Status CudaBackend::allocate() {
 
   // Staging: a collective packs its input and receives into a second
   // region; the updates snapshot every source when they overlap.
-  size_t staging = 0;
+  size_t staging = 0, gradientStaging = 0;
   for (const plan::Instruction &instruction : program_->instructions())
-    if (instruction.has_collective())
-      staging = std::max(
-          staging,
+    if (instruction.has_collective()) {
+      size_t bytes =
           device::stagingBytes(byteSize(instruction.collective().input()),
-                               byteSize(instruction.collective().output())));
+                               byteSize(instruction.collective().output()));
+      (instruction.collective().feeds_update() ? gradientStaging : staging) =
+          std::max(instruction.collective().feeds_update() ? gradientStaging
+                                                           : staging,
+                   bytes);
+    }
+  // Without the gradients stream they run on the communication stream.
+  if (!options_.gradientsStream)
+    staging = std::max(staging, std::exchange(gradientStaging, 0));
+  if (gradientStaging > 0)
+    PARPLAN_CHECK(cudaMalloc(&gradientStaging_, gradientStaging));
   updatesDisjoint_ = updatesDisjoint(*program_);
   if (!updatesDisjoint_) {
     size_t updates = 0;
@@ -730,10 +747,10 @@ Status CudaBackend::runStep(const CollectiveStep &step,
       base = static_cast<char *>(out.data);
       break;
     case Region::StagingIn:
-      base = static_cast<char *>(staging_);
+      base = static_cast<char *>(stagingOf(stream));
       break;
     case Region::StagingOut:
-      base = static_cast<char *>(staging_) +
+      base = static_cast<char *>(stagingOf(stream)) +
              device::stagingOutOffset(byteSize(collective.input()));
       break;
     }

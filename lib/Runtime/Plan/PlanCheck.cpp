@@ -850,15 +850,17 @@ private:
     if (!plan::Reduction_IsValid(collective.reduce()))
       return Status::failure(where + " has an unknown reduce kind (" +
                              std::to_string(collective.reduce()) + ")");
-    // The gradients stream runs beside the communication stream: a
-    // collective there must use no staging of the other's (in place).
+    // The gradients stream carries a gradient's reduction: all-reduces,
+    // broadcasts, and a hierarchical all-reduce's scatter and gather.
     if (collective.feeds_update() &&
         collective.kind() != plan::Collective::ALL_REDUCE &&
+        collective.kind() != plan::Collective::REDUCE_SCATTER &&
+        collective.kind() != plan::Collective::ALL_GATHER &&
         collective.kind() != plan::Collective::BROADCAST)
       return Status::failure(where + ": " + name +
-                             " with feeds_update: only an all_reduce or a "
-                             "broadcast, in place, runs on the gradients "
-                             "stream");
+                             " with feeds_update: only an all_reduce, a "
+                             "reduce_scatter, an all_gather or a broadcast "
+                             "runs on the gradients stream");
     auto found = groups_.find(collective.group());
     if (found == groups_.end())
       return Status::failure(where + ": " + name + " over group '" +

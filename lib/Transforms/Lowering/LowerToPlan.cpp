@@ -29,6 +29,7 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
 #include <map>
@@ -450,33 +451,74 @@ int64_t chunkOf(Operation &op, FlatSymbolRefAttr mesh) {
   return chunk ? chunk.getInt() : 0;
 }
 
+/// Whether `op` is a boxing's slice (a local step) that only parameter
+/// updates read: lowered just before its first reader, not after the
+/// step it slices (lowerStep), so that the compute stream never waits
+/// mid-backward for a gradient's reduction that only the update needs.
+bool slicedForUpdates(Operation *op) {
+  std::optional<ReshardStep> step = sbp::getReshardStep(op);
+  return step && step->kind == ReshardKind::Slice && !op->use_empty() &&
+         llvm::all_of(op->getUsers(), isOptimizerUpdate);
+}
+
 /// Whether only parameter updates read what the resharding step `step`
-/// makes, directly or through its boxing's later all-reduces: a
-/// gradient's reduction that nothing on another stream waits for before
-/// the update. A later step that is a kernel (a slice) would make the
-/// compute stream wait for it wherever it ran, and a gather or a scatter
-/// (which stays on the communication stream) the backward's collectives.
+/// makes, directly, through its boxing's later steps that run on the
+/// gradients stream (reducesOnGradientsStream), or through a slice lowered
+/// just before the update (slicedForUpdates): a gradient's reduction that
+/// nothing on another stream waits for before the update.
 bool feedsOnlyUpdates(Operation *step) {
   return !step->use_empty() &&
          llvm::all_of(step->getUsers(), [](Operation *user) {
-           if (isOptimizerUpdate(user))
+           if (isOptimizerUpdate(user) || slicedForUpdates(user))
              return true;
            std::optional<ReshardStep> next = sbp::getReshardStep(user);
-           return next && next->kind == ReshardKind::AllReduce &&
+           return next && reducesOnGradientsStream(next->kind) &&
                   feedsOnlyUpdates(user);
          });
 }
 
-/// Marks the all-reduces in [first, end of block) feeds_update: the
-/// executor runs them on its gradients stream. Only those in place: their
-/// buffer lives until the update reads it, so no later instruction takes
-/// its bytes and waits for the reduction (plan-memory). A gather or a
-/// scatter reads a buffer of its own, which would have to outlive its
-/// place in the program by as long as the gradients stream runs late.
+/// `ops` with every slice of a reduction that feeds only updates
+/// (slicedForUpdates of a step feedsOnlyUpdates marks) moved to
+/// just before its first reader: the reduction runs on the gradients
+/// stream behind the backward, and the slice when the update needs it.
+SmallVector<Operation *> slicesBeforeUpdates(ArrayRef<Operation *> ops) {
+  DenseSet<Operation *> deferred;
+  for (Operation *op : ops) {
+    if (!slicedForUpdates(op))
+      continue;
+    Operation *source = op->getOperand(0).getDefiningOp();
+    std::optional<ReshardStep> reduction =
+        source ? sbp::getReshardStep(source) : std::nullopt;
+    if (reduction && reducesOnGradientsStream(reduction->kind) &&
+        feedsOnlyUpdates(source))
+      deferred.insert(op);
+  }
+  if (deferred.empty())
+    return SmallVector<Operation *>(ops);
+  SmallVector<Operation *> ordered;
+  ordered.reserve(ops.size());
+  for (Operation *op : ops) {
+    if (deferred.contains(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *slice = operand.getDefiningOp();
+          slice && deferred.erase(slice))
+        ordered.push_back(slice);
+    ordered.push_back(op);
+  }
+  return ordered;
+}
+
+/// Marks the all-reduces, reduce-scatters and all-gathers in [first, end
+/// of block) feeds_update: the executor runs them on its gradients stream,
+/// and plan-memory keeps what they read until the update, so that no later
+/// instruction takes those bytes and waits for the stream.
 void markFeedsUpdate(Operation *first) {
   for (Operation *op = first; op; op = op->getNextNode())
-    if (auto reduction = dyn_cast<plan::AllReduceOp>(op))
-      reduction.setFeedsUpdate(true);
+    llvm::TypeSwitch<Operation *>(op)
+        .Case([](plan::AllReduceOp o) { o.setFeedsUpdate(true); })
+        .Case([](plan::ReduceScatterOp o) { o.setFeedsUpdate(true); })
+        .Case([](plan::AllGatherOp o) { o.setFeedsUpdate(true); });
 }
 
 /// Lowers the step's ops that run on `mesh` into the program `b` writes:
@@ -499,7 +541,7 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
   // every move after the first wait stays after it, in @main's order, so
   // that the stages' sends and receives still pair in the same order
   // (NCCL's blocking sends would otherwise wait on each other).
-  SmallVector<Operation *> ordered(opsOnMesh);
+  SmallVector<Operation *> ordered = slicesBeforeUpdates(opsOnMesh);
   if (split) {
     DenseSet<Operation *> waiting;
     for (Operation *op : opsOnMesh) {

@@ -21,6 +21,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -334,25 +335,62 @@ private:
 /// under it (a sharded parameter's gather ahead of its forward). That
 /// first instruction waits for the collective, so the bytes are free
 /// after it.
+///
+/// A collective of the gradients stream (feeds_update) may run later than
+/// its place by as long as the stream lags the backward: what it reads is
+/// kept until the first instruction off that stream that reads what the
+/// stream's later collectives make of it (the update).
 void keepCollectiveInputs(Block &body,
                           const DenseMap<Operation *, int64_t> &position,
                           const DenseMap<Value, size_t> &intervalOf,
                           std::vector<Interval> &intervals) {
+  auto onGradientsStream = [](Operation *op) {
+    return llvm::TypeSwitch<Operation *, bool>(op)
+        .Case([](plan::AllReduceOp o) { return o.getFeedsUpdate(); })
+        .Case([](plan::ReduceScatterOp o) { return o.getFeedsUpdate(); })
+        .Case([](plan::AllGatherOp o) { return o.getFeedsUpdate(); })
+        .Default(false);
+  };
+  // The first reader after `at` of `value`, looking through the gradients
+  // stream's collectives when `throughGradients`.
+  std::function<int64_t(Value, int64_t, bool)> firstReader =
+      [&](Value value, int64_t at, bool throughGradients) {
+        int64_t reader = -1;
+        auto take = [&](int64_t place) {
+          if (place > at && (reader < 0 || place < reader))
+            reader = place;
+        };
+        for (Operation *user : value.getUsers()) {
+          int64_t place = position.lookup(user);
+          if (place <= at)
+            continue;
+          if (!throughGradients || !onGradientsStream(user)) {
+            take(place);
+            continue;
+          }
+          Value made =
+              llvm::TypeSwitch<Operation *, Value>(user)
+                  .Case([](plan::AllReduceOp o) { return o.getBuffer(); })
+                  .Case([](plan::ReduceScatterOp o) { return o.getOutput(); })
+                  .Case([](plan::AllGatherOp o) { return o.getOutput(); });
+          if (int64_t later = firstReader(made, place, true); later >= 0)
+            take(later);
+        }
+        return reader;
+      };
   auto keep = [&](Operation *collective, Value input, Value output) {
     auto interval = intervalOf.find(input);
     if (interval == intervalOf.end())
       return;
-    int64_t at = position.lookup(collective), reader = -1;
-    for (Operation *user : output.getUsers()) {
-      int64_t place = position.lookup(user);
-      if (place > at && (reader < 0 || place < reader))
-        reader = place;
-    }
+    int64_t at = position.lookup(collective);
+    int64_t reader = firstReader(output, at, onGradientsStream(collective));
     Interval &lives = intervals[interval->second];
     if (reader >= 0 && lives.buffer.getKind() == plan::BufferKind::temporary)
       lives.end = std::max(lives.end, reader);
   };
   for (Operation &op : body) {
+    // A gradient's all-reduce works in place: what reads its buffer after
+    // it keeps the buffer alive anyway.
     if (auto gather = dyn_cast<plan::AllGatherOp>(op))
       keep(&op, gather.getInput(), gather.getOutput());
     else if (auto scatter = dyn_cast<plan::ReduceScatterOp>(op))

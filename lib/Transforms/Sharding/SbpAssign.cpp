@@ -803,9 +803,10 @@ private:
   RangeSavings overlapIn(const std::vector<int64_t> &range) const;
   /// The seconds of use `u` under the chosen layouts, per step.
   double useTime(size_t u) const;
-  /// Of a boxing's `seconds`, its last steps' that are all-reduces (those
-  /// lower-to-plan puts on the gradients stream when only updates read
-  /// the value).
+  /// Of a boxing's `seconds`, its last steps' that reduce on the gradients
+  /// stream (reducesOnGradientsStream), before any trailing slice: those
+  /// lower-to-plan puts on that stream when only updates read the value,
+  /// the slice just before the update.
   double trailingReductions(const Use &use, const NdSbp &from, const NdSbp &to,
                             double seconds) const;
 };
@@ -2558,10 +2559,14 @@ double ShardingSearch::trailingReductions(const Use &use, const NdSbp &from,
           .boxing(from, to, producer.op->getResult(use.result).getType());
   if (!boxing || !(boxing->time > 0))
     return 0;
+  // A trailing slice runs just before the update (lower-to-plan), not
+  // after the reduction it slices.
+  auto step = boxing->steps.rbegin();
+  while (step != boxing->steps.rend() && step->step.kind == ReshardKind::Slice)
+    ++step;
   double last = 0;
-  for (auto step = boxing->steps.rbegin();
-       step != boxing->steps.rend() &&
-       step->step.kind == ReshardKind::AllReduce;
+  for (; step != boxing->steps.rend() &&
+         reducesOnGradientsStream(step->step.kind);
        ++step)
     last += step->time;
   return seconds * std::min(1.0, last / boxing->time);

@@ -947,12 +947,16 @@ module attributes {nn.training = {}} {
 // -----
 
 // Sliced after its all-reduce (the parameter's half updated on each
-// device), the slice's kernel would wait for the all-reduce: not marked.
+// device): the all-reduce is marked, and the slice is lowered just before
+// the update, after the loss's reduction, not where @main places it, so
+// that the compute stream does not wait there for the gradients stream.
 // CHECK: // {{-----}}
 // CHECK: plan.program @program0
-// CHECK-NOT: feeds_update
-// CHECK: plan.kernel "slice"
-// CHECK: plan.kernel "sgd_update"
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<2x4xf32>) outs(%[[G:.*]] : memref<4xf32>)
+// CHECK-NEXT: plan.all_reduce %[[G]] on @axis0 {feeds_update} : memref<4xf32>
+// CHECK: plan.all_reduce %{{.*}} on @axis0 : memref<f32>
+// CHECK: plan.kernel "slice" ins(%[[G]] : memref<4xf32>) outs(%[[H:.*]] : memref<2xf32>)
+// CHECK-NEXT: plan.kernel "sgd_update" ins(%{{.*}}, %[[H]] : memref<2xf32>, memref<2xf32>)
 module attributes {nn.training = {}} {
   sbp.mesh @mesh(shape = 2)
   func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
@@ -971,11 +975,10 @@ module attributes {nn.training = {}} {
 // -----
 
 // Reduced along both axes of a 2x2 mesh, a reduce-scatter then an
-// all-reduce: the all-reduce, in place on what the update reads, is
-// marked; the reduce-scatter, which reads a buffer of its own, is not.
+// all-reduce: both run on the gradients stream.
 // CHECK: // {{-----}}
 // CHECK: plan.program @program0
-// CHECK: plan.reduce_scatter %{{.*}} into %[[H:.*]] on @axis1 axis = 0 : memref<4xf32> -> memref<2xf32>
+// CHECK: plan.reduce_scatter %{{.*}} into %[[H:.*]] on @axis1 axis = 0 {feeds_update} : memref<4xf32> -> memref<2xf32>
 // CHECK-NEXT: plan.all_reduce %[[H]] on @axis0 {feeds_update} : memref<2xf32>
 // CHECK: plan.kernel "sgd_update"
 module attributes {nn.training = {}} {
@@ -996,14 +999,14 @@ module attributes {nn.training = {}} {
 
 // -----
 
-// An all-reduce then a gather before the update: the gather stays on the
-// communication stream and would wait there for the all-reduce behind
-// every reduction queued before it: neither is marked.
+// An all-reduce then a gather before the update (a hierarchical
+// all-reduce's second half): both run on the gradients stream; the loss's
+// all-reduce does not.
 // CHECK: // {{-----}}
 // CHECK: plan.program @program0
-// CHECK-NOT: feeds_update
-// CHECK: plan.all_gather
-// CHECK-NOT: feeds_update
+// CHECK: plan.all_reduce %[[R:.*]] on @axis0 {feeds_update} : memref<2xf32>
+// CHECK: plan.all_gather %[[R]] into %{{.*}} on @axis1 axis = 0 {feeds_update} : memref<2xf32> -> memref<4xf32>
+// CHECK: plan.all_reduce %{{.*}} on @axis0 : memref<f32>
 // CHECK: plan.kernel "sgd_update"
 module attributes {nn.training = {}} {
   sbp.mesh @mesh(shape = 2x2)

@@ -195,6 +195,61 @@ plan.program @gather_ahead devices = [0] {
 
 // -----
 
+// A gradient's hierarchical all-reduce on the gradients stream
+// (feeds_update) may run late by as long as the stream lags: the gradient
+// %g and its scattered part %h live until the update reads what the stream
+// makes of them, so neither the gathered %f nor the kernels before the
+// update (%c, %d, %l) take their bytes. Unmarked, %f takes %g's.
+// CHECK-LABEL: plan.program @gradients_stream
+// CHECK: %[[G:.*]] = plan.buffer {offset = [[GOFF:[0-9]+]] : i64} : memref<16xf32>
+// CHECK: %[[H:.*]] = plan.buffer {offset = [[HOFF:[0-9]+]] : i64} : memref<8xf32>
+// CHECK-NOT: offset = [[GOFF]] :
+// CHECK-NOT: offset = [[HOFF]] :
+// CHECK: plan.kernel "sgd_update"
+// CHECK-LABEL: plan.program @gradients_unmarked
+// CHECK: %[[G:.*]] = plan.buffer {offset = [[GOFF:[0-9]+]] : i64} : memref<16xf32>
+// CHECK: plan.buffer {offset = [[GOFF]] : i64} : memref<16xf32>
+// CHECK-NEXT: plan.all_gather
+plan.group @g2 devices = [0, 1]
+plan.program @gradients_stream devices = [0] {
+  %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 16>, splits = array<i64: -1>} : memref<16xf32>
+  %g = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%w : memref<16xf32>) outs(%g : memref<16xf32>)
+  %h = plan.buffer : memref<8xf32>
+  plan.reduce_scatter %g into %h on @g2 axis = 0 {feeds_update} : memref<16xf32> -> memref<8xf32>
+  plan.all_reduce %h on @g2 {feeds_update} : memref<8xf32>
+  %f = plan.buffer : memref<16xf32>
+  plan.all_gather %h into %f on @g2 axis = 0 {feeds_update} : memref<8xf32> -> memref<16xf32>
+  %c = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%w : memref<16xf32>) outs(%c : memref<16xf32>)
+  %d = plan.buffer : memref<8xf32>
+  plan.kernel "reduce_sum" ins(%c : memref<16xf32>) outs(%d : memref<8xf32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%d : memref<8xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  plan.kernel "sgd_update" ins(%w, %f : memref<16xf32>, memref<16xf32>) outs(%w : memref<16xf32>) {attrs = {lr = 1.0e-1 : f64}}
+  plan.loss %l : memref<f32>
+}
+plan.program @gradients_unmarked devices = [1] {
+  %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 16>, splits = array<i64: -1>} : memref<16xf32>
+  %g = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%w : memref<16xf32>) outs(%g : memref<16xf32>)
+  %h = plan.buffer : memref<8xf32>
+  plan.reduce_scatter %g into %h on @g2 axis = 0 : memref<16xf32> -> memref<8xf32>
+  plan.all_reduce %h on @g2 : memref<8xf32>
+  %f = plan.buffer : memref<16xf32>
+  plan.all_gather %h into %f on @g2 axis = 0 : memref<8xf32> -> memref<16xf32>
+  %c = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%w : memref<16xf32>) outs(%c : memref<16xf32>)
+  %d = plan.buffer : memref<8xf32>
+  plan.kernel "reduce_sum" ins(%c : memref<16xf32>) outs(%d : memref<8xf32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%d : memref<8xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  plan.kernel "sgd_update" ins(%w, %f : memref<16xf32>, memref<16xf32>) outs(%w : memref<16xf32>) {attrs = {lr = 1.0e-1 : f64}}
+  plan.loss %l : memref<f32>
+}
+
+// -----
+
 // What the step computes before the micro-batches (%wb, before
 // plan.forward_begin) lives until plan.after_micro_batches, though the
 // micro-batch's last reader of it comes first: the next micro-batch reads

@@ -42,10 +42,12 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
     parallelism). A layout change it cannot express (an uneven all-to-all)
     is an error naming the op, never a wrong plan. A result of `@main` that
     is neither the loss nor an update (an inference output) is refused.
-    An all-reduce whose result only optimizer updates read, directly or
-    through the boxing's later all-reduces, is marked `feeds_update`: the
-    executor runs it on its gradients stream
-    (docs/cuda.md#streams-and-overlap).
+    A step of a gradient's boxing that is an all-reduce, a reduce-scatter
+    or an all-gather, whose result only optimizer updates read, directly,
+    through the boxing's later such steps or through a slice, is marked
+    `feeds_update`: the executor runs it on its gradients stream
+    (docs/cuda.md#streams-and-overlap); the slice is lowered just before
+    the update it feeds.
 
     A program placed on stages (`place-stages`, `insert-cross-mesh`) has its
     ops on named meshes over disjoint devices that together are the plan's
@@ -94,6 +96,11 @@ def PlanMemory : Pass<"plan-memory", "::mlir::ModuleOp"> {
     greedy, largest buffer first, at the lowest offset that overlaps no
     placed buffer alive at the same time (64-byte aligned), so the arena is
     at least the peak of live bytes and usually close to it.
+
+    A reduce-scatter, all-gather or all-to-all keeps its input until its
+    output is first read; on the gradients stream (`feeds_update`), until
+    the first instruction off that stream reads what the stream makes of
+    it (the update), as the stream may run behind its place.
 
     A reshape's result is a view of its operand: when both are
     temporaries, the result is not touched before the reshape and nothing
