@@ -153,19 +153,18 @@ BoxingStep parplan::cost::priceStep(const ReshardStep &step,
 
 namespace {
 /// The dimension a hierarchical all-reduce scatters (planResharding's
-/// scatterDim): the largest that every device of the mesh can hold an
-/// equal part of, the first of equal ones; -1 when none can.
+/// scatterDim): the outermost that every device of the mesh can hold an
+/// equal part of, whose parts are contiguous runs of the buffer (no
+/// packing through staging on the device); -1 when none can.
 int64_t scatterDimension(const std::vector<int64_t> &shape,
                          const std::vector<int64_t> &meshShape) {
   int64_t devices = 1;
   for (int64_t size : meshShape)
     devices *= size;
-  int64_t best = -1;
   for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] > 0 && shape[d] % devices == 0 &&
-        (best < 0 || shape[d] > shape[static_cast<size_t>(best)]))
-      best = static_cast<int64_t>(d);
-  return best;
+    if (shape[d] > 0 && shape[d] % devices == 0)
+      return static_cast<int64_t>(d);
+  return -1;
 }
 } // namespace
 

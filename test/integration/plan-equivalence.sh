@@ -228,12 +228,12 @@ fi
 "$bin/parplan-zoo" mlp --sizes 64,512,512,10 --dynamic-batch -o "$dir/mlp-wide.onnx" >/dev/null
 printf 'pins:\n  - node: "fc*"\n    results: ["[B, B]"]\n  - node: "input"\n    results: ["[S(0), S(0)]"]\n' >"$dir/data-parallel-pins.yaml"
 out=$dir/mlp-hierarchical
-hier=(--train --optimizer sgd --lr 0.01 --batch 1024)
-if "$bin/parplan" compile "$dir/mlp-wide.onnx" "${hier[@]}" --mesh 1 -o "$out-one" >"$out-one.compile.log" 2>&1 &&
+hier="--train --optimizer sgd --lr 0.01 --batch 1024"
+if "$bin/parplan" compile "$dir/mlp-wide.onnx" $hier --mesh 1 -o "$out-one" >"$out-one.compile.log" 2>&1 &&
    timeout 300 "$bin/parplan-run" "$out-one/plan.pb" --backend cpu --steps 5 --print-weights >"$out-one.log" 2>&1 &&
-   "$bin/parplan" compile "$dir/mlp-wide.onnx" "${hier[@]}" --cluster "$src/Inputs/mixed-2x2.json" \
+   "$bin/parplan" compile "$dir/mlp-wide.onnx" $hier --cluster "$src/Inputs/mixed-2x2.json" \
      --stages 1 --annotations "$dir/data-parallel-pins.yaml" -o "$out" >"$out.compile.log" 2>&1 &&
-   "$bin/parplan" compile "$dir/mlp-wide.onnx" "${hier[@]}" --cluster "$src/Inputs/mixed-2x2.json" \
+   "$bin/parplan" compile "$dir/mlp-wide.onnx" $hier --cluster "$src/Inputs/mixed-2x2.json" \
      --stages 1 --annotations "$dir/data-parallel-pins.yaml" --emit plan 2>/dev/null >"$out.mlir" &&
    grep -q 'plan.reduce_scatter .* on @axis1 axis = 0 {feeds_update} : memref<512x512xf32>' "$out.mlir" &&
    grep -q 'plan.all_gather .* on @axis1 axis = 0 {feeds_update} : memref<256x512xf32> -> memref<512x512xf32>' "$out.mlir" &&

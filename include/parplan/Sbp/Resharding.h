@@ -131,8 +131,8 @@ using ReshardStepCost = std::function<double(const ReshardStep &)>;
 /// zero-padded part summed (to_partial, all_reduce) and a partial sum
 /// scattered as the sum cut (all_reduce, slice).
 ///
-/// With `scatterDim` (a tensor dimension that every mesh axis's devices
-/// may split evenly, or -1), an axis that turns P(sum) into B may also
+/// With `scatterDim` (a tensor dimension that the mesh's devices may split
+/// evenly, or -1), an axis that turns P(sum) into B may also
 /// hold S(scatterDim) on the way: reduce-scatter, then all-gather, the two
 /// halves of a ring all-reduce, so that another axis reduces the scattered
 /// part between them (a hierarchical all-reduce: the slow links carry a

@@ -460,12 +460,28 @@ Status CudaBackend::allocate() {
 
   // Staging: a collective packs its input and receives into a second
   // region; the updates snapshot every source when they overlap.
+  // Only collectives whose steps pack or unpack parts use it (not an
+  // all-reduce, nor a split along the outermost dimension).
+  auto stagingFor = [&](const plan::Collective &collective) -> size_t {
+    auto group = groupComms_.find(collective.group());
+    int64_t size = group == groupComms_.end() ? 1 : group->second.size;
+    int64_t member = group == groupComms_.end()
+                         ? 0
+                         : std::max<int64_t>(0, group->second.index);
+    const DeviceTensor &in = tensors_[collective.input()];
+    for (const CollectiveStep &step : device::collectiveSteps(
+             collective, in.shape, tensors_[collective.output()].shape,
+             in.dtype, size, member))
+      for (Region region : {step.source.region, step.destination.region})
+        if (region == Region::StagingIn || region == Region::StagingOut)
+          return device::stagingBytes(byteSize(collective.input()),
+                                      byteSize(collective.output()));
+    return 0;
+  };
   size_t staging = 0, gradientStaging = 0;
   for (const plan::Instruction &instruction : program_->instructions())
     if (instruction.has_collective()) {
-      size_t bytes =
-          device::stagingBytes(byteSize(instruction.collective().input()),
-                               byteSize(instruction.collective().output()));
+      size_t bytes = stagingFor(instruction.collective());
       (instruction.collective().feeds_update() ? gradientStaging : staging) =
           std::max(instruction.collective().feeds_update() ? gradientStaging
                                                            : staging,

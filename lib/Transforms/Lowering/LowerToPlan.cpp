@@ -506,6 +506,11 @@ SmallVector<Operation *> slicesBeforeUpdates(ArrayRef<Operation *> ops) {
         ordered.push_back(slice);
     ordered.push_back(op);
   }
+  // A slice whose updates run elsewhere (on another mesh) ends the list,
+  // in the order @main has them.
+  for (Operation *op : ops)
+    if (deferred.contains(op))
+      ordered.push_back(op);
   return ordered;
 }
 
@@ -519,6 +524,54 @@ void markFeedsUpdate(Operation *first) {
         .Case([](plan::AllReduceOp o) { o.setFeedsUpdate(true); })
         .Case([](plan::ReduceScatterOp o) { o.setFeedsUpdate(true); })
         .Case([](plan::AllGatherOp o) { o.setFeedsUpdate(true); });
+}
+
+/// A hierarchical all-reduce of a gradient on the gradients stream
+/// (reduce-scatter of %g into %part, all-reduce of %part, all-gather of
+/// %part into %whole) gathers into %g itself where nothing reads or
+/// writes %g after the reduce-scatter (a temporary, or a sum over
+/// micro-batches, which the next step zeroes) and %whole is as large: the
+/// reduction then holds the gradient and an axis's part of it, not two
+/// copies of the gradient, until the update (plan-memory keeps %g that
+/// long for the reduce-scatter anyway).
+void gatherIntoScatteredGradients(plan::ProgramOp program) {
+  SmallVector<plan::AllGatherOp> gathers;
+  program.walk([&](plan::AllGatherOp gather) {
+    if (gather.getFeedsUpdate())
+      gathers.push_back(gather);
+  });
+  for (plan::AllGatherOp gather : gathers) {
+    Value part = gather.getInput(), whole = gather.getOutput();
+    plan::ReduceScatterOp scatter;
+    for (Operation *user : part.getUsers())
+      if (auto candidate = dyn_cast<plan::ReduceScatterOp>(user);
+          candidate && candidate.getOutput() == part &&
+          candidate.getFeedsUpdate() && candidate->isBeforeInBlock(gather))
+        scatter = candidate;
+    if (!scatter)
+      continue;
+    Value gradient = scatter.getInput();
+    auto gradientBuffer = gradient.getDefiningOp<plan::BufferOp>();
+    auto wholeBuffer = whole.getDefiningOp<plan::BufferOp>();
+    // A sum over micro-batches (an accumulator) is zeroed again at the
+    // next step's start, so it may be overwritten as well.
+    if (!gradientBuffer || !wholeBuffer ||
+        (gradientBuffer.getKind() != plan::BufferKind::temporary &&
+         gradientBuffer.getKind() != plan::BufferKind::accumulator) ||
+        wholeBuffer.getKind() != plan::BufferKind::temporary ||
+        gradient.getType() != whole.getType())
+      continue;
+    bool gradientDone = llvm::all_of(gradient.getUsers(), [&](Operation *user) {
+      return user == scatter.getOperation() || user->isBeforeInBlock(scatter);
+    });
+    bool wholeAfter = llvm::all_of(whole.getUsers(), [&](Operation *user) {
+      return user == gather.getOperation() || gather->isBeforeInBlock(user);
+    });
+    if (!gradientDone || !wholeAfter)
+      continue;
+    whole.replaceAllUsesWith(gradient);
+    wholeBuffer.erase();
+  }
 }
 
 /// Lowers the step's ops that run on `mesh` into the program `b` writes:
@@ -684,6 +737,8 @@ void LowerToPlanPass::runOnOperation() {
   }
   if (failed(lowerPrograms(function, *meshes, mesh, order, cluster)))
     return signalPassFailure();
+  for (auto program : module.getOps<plan::ProgramOp>())
+    gatherIntoScatteredGradients(program);
   finishPlanModule(module, planShape, order,
                    order.microBatches > 1 && order.staged && pipelineSchedule,
                    cluster);

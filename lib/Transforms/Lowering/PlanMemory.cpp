@@ -400,6 +400,45 @@ void keepCollectiveInputs(Block &body,
   }
 }
 
+/// Reserves the buffer a collective of the gradients stream (feeds_update)
+/// writes of its own (a reduce-scatter's part) from the last instruction
+/// before it that touches its input (the gradient's last sum): the stream
+/// runs it as soon as that is done, ahead of its place by as long as the
+/// compute stream takes to get there, and an instruction in between given
+/// the same bytes would hold it back until then
+/// (runtime::scheduleStreams orders instructions on shared arena bytes).
+void reserveGradientOutputs(Block &body,
+                            const DenseMap<Operation *, int64_t> &position,
+                            const DenseMap<Value, size_t> &intervalOf,
+                            std::vector<Interval> &intervals) {
+  for (Operation &op : body) {
+    Value input, output;
+    if (auto scatter = dyn_cast<plan::ReduceScatterOp>(op);
+        scatter && scatter.getFeedsUpdate()) {
+      input = scatter.getInput();
+      output = scatter.getOutput();
+    } else if (auto gather = dyn_cast<plan::AllGatherOp>(op);
+               gather && gather.getFeedsUpdate()) {
+      input = gather.getInput();
+      output = gather.getOutput();
+    } else {
+      continue;
+    }
+    auto interval = intervalOf.find(output);
+    if (interval == intervalOf.end())
+      continue;
+    Interval &lives = intervals[interval->second];
+    if (lives.buffer.getKind() != plan::BufferKind::temporary)
+      continue;
+    int64_t at = position.lookup(&op), from = -1;
+    for (Operation *user : input.getUsers())
+      if (int64_t place = position.lookup(user); place < at)
+        from = std::max(from, place);
+    if (from >= 0)
+      lives.begin = std::min(lives.begin, from);
+  }
+}
+
 /// Keeps what the once-per-step part before the micro-batches writes
 /// (before plan.forward_begin) and a micro-batch reads alive to the end of
 /// the micro-batches (plan.after_micro_batches): each micro-batch reads it
@@ -467,6 +506,7 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
     std::vector<Interval> intervals =
         bufferIntervals(body, position, intervalOf, count);
     keepCollectiveInputs(body, position, intervalOf, intervals);
+    reserveGradientOutputs(body, position, intervalOf, intervals);
     keepAcrossMicroBatches(body, position, intervals, count);
     if (reshapeViews)
       joinReshapeViews(body, position, intervalOf, intervals);

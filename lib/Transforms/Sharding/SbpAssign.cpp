@@ -804,11 +804,16 @@ private:
   /// The seconds of use `u` under the chosen layouts, per step.
   double useTime(size_t u) const;
   /// Of a boxing's `seconds`, its last steps' that reduce on the gradients
-  /// stream (reducesOnGradientsStream), before any trailing slice: those
+  /// stream (reducesOnGradientsStream), before one trailing slice: those
   /// lower-to-plan puts on that stream when only updates read the value,
   /// the slice just before the update.
   double trailingReductions(const Use &use, const NdSbp &from, const NdSbp &to,
                             double seconds) const;
+  /// The bytes a device holds of the parts a boxing of `use` from `from`
+  /// to `to` reduce-scatters (a hierarchical all-reduce's), besides the
+  /// value it reduces in place; 0 for all-reduces alone.
+  double scatteredPartBytes(const Use &use, const NdSbp &from,
+                            const NdSbp &to) const;
 };
 
 LogicalResult
@@ -1917,8 +1922,14 @@ ShardingSearch::stageMemory(const Classes &grouped,
                 .candidates[classChoice[grouped.ofNode[use.producer]]]
                 .results[use.result];
         // An all-reduce runs in place on the value (lower-to-plan), which
-        // its own interval holds.
-        if (!group.received && (read == made || allReducesOnly(made, read)))
+        // its own interval holds; a hierarchical one also holds the part
+        // it reduce-scatters, until the reader.
+        double part =
+            !group.received && read != made && allReducesOnly(made, read)
+                ? scatteredPartBytes(use, made, read)
+                : 0;
+        if (!group.received &&
+            (read == made || (allReducesOnly(made, read) && part <= 0)))
           continue;
         auto copy = llvm::find_if(
             copies, [&](const Copy &entry) { return *entry.layout == read; });
@@ -1926,9 +1937,11 @@ ShardingSearch::stageMemory(const Classes &grouped,
           int64_t begin = group.made >= 0  ? group.made
                           : group.received ? group.first
                                            : at;
-          copies.push_back(
-              Copy{&read, begin, at, kept,
-                   operandBytes(u, classChoice[grouped.ofNode[use.consumer]])});
+          copies.push_back(Copy{
+              &read, begin, at, kept,
+              part > 0 ? part
+                       : operandBytes(
+                             u, classChoice[grouped.ofNode[use.consumer]])});
         } else {
           copy->end = std::max(copy->end, at);
           copy->microBatchesKept = std::max(copy->microBatchesKept, kept);
@@ -2559,10 +2572,11 @@ double ShardingSearch::trailingReductions(const Use &use, const NdSbp &from,
           .boxing(from, to, producer.op->getResult(use.result).getType());
   if (!boxing || !(boxing->time > 0))
     return 0;
-  // A trailing slice runs just before the update (lower-to-plan), not
-  // after the reduction it slices.
+  // A trailing slice runs just before the update (lower-to-plan's
+  // slicedForUpdates), not after the reduction it slices; a slice of a
+  // slice keeps the reduction on the communication stream.
   auto step = boxing->steps.rbegin();
-  while (step != boxing->steps.rend() && step->step.kind == ReshardKind::Slice)
+  if (step != boxing->steps.rend() && step->step.kind == ReshardKind::Slice)
     ++step;
   double last = 0;
   for (; step != boxing->steps.rend() &&
@@ -2570,6 +2584,23 @@ double ShardingSearch::trailingReductions(const Use &use, const NdSbp &from,
        ++step)
     last += step->time;
   return seconds * std::min(1.0, last / boxing->time);
+}
+
+double ShardingSearch::scatteredPartBytes(const Use &use, const NdSbp &from,
+                                          const NdSbp &to) const {
+  const std::optional<cost::BoxingCost> &boxing =
+      modelOf(stageOf(nodes[use.consumer]))
+          .boxing(from, to,
+                  nodes[use.producer].op->getResult(use.result).getType());
+  if (!boxing)
+    return 0;
+  double part = 0;
+  for (const cost::BoxingStep &step : boxing->steps)
+    if (step.step.kind == ReshardKind::ReduceScatter)
+      part +=
+          step.bytes / static_cast<double>(
+                           meshShape[static_cast<size_t>(step.step.meshAxis)]);
+  return part;
 }
 
 double ShardingSearch::useTime(size_t u) const {

@@ -1022,3 +1022,34 @@ module attributes {nn.training = {}} {
     return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.b, #sbp.b]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
   }
 }
+
+// -----
+
+// A hierarchical all-reduce of a gradient (reduce-scatter within a node,
+// all-reduce of the parts, all-gather): all three on the gradients
+// stream, and the all-gather writes the gradient's own buffer, which
+// nothing reads after the reduce-scatter, instead of a second copy.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<1x4xf32>) outs(%[[G:.*]] : memref<4xf32>)
+// CHECK-NEXT: %[[H:.*]] = plan.buffer : memref<2xf32>
+// CHECK-NEXT: plan.reduce_scatter %[[G]] into %[[H]] on @axis1 axis = 0 {feeds_update} : memref<4xf32> -> memref<2xf32>
+// CHECK-NEXT: plan.all_reduce %[[H]] on @axis0 {feeds_update} : memref<2xf32>
+// CHECK-NEXT: plan.all_gather %[[H]] into %[[G]] on @axis1 axis = 0 {feeds_update} : memref<2xf32> -> memref<4xf32>
+// CHECK: plan.kernel "sgd_update" ins(%{{.*}}, %[[G]] : memref<4xf32>, memref<4xf32>)
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2x2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b, #sbp.b]]>} : tensor<4xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>, #sbp.s<0>]]>} : tensor<4x4xf32>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.p<sum>, #sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<4xf32>
+    %gs = sbp.reduce_scatter %g on @mesh axis 1 [#sbp.p<sum>, #sbp.p<sum>] -> [#sbp.p<sum>, #sbp.s<0>] : tensor<4xf32>
+    %gr = sbp.all_reduce %gs on @mesh axis 0 [#sbp.p<sum>, #sbp.s<0>] -> [#sbp.b, #sbp.s<0>] : tensor<4xf32>
+    %gb = sbp.all_gather %gr on @mesh axis 1 [#sbp.b, #sbp.s<0>] -> [#sbp.b, #sbp.b] : tensor<4xf32>
+    %s = nn.reduce_sum %x keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.p<sum>, #sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<f32>
+    %l0 = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>, #sbp.p<sum>] -> [#sbp.b, #sbp.p<sum>] : tensor<f32>
+    %l = sbp.all_reduce %l0 on @mesh axis 1 [#sbp.b, #sbp.p<sum>] -> [#sbp.b, #sbp.b] : tensor<f32>
+    %w1 = nn.sgd_update %w, %gb lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.b, #sbp.b]] -> [[#sbp.b, #sbp.b]]>} : tensor<4xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.b, #sbp.b]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
