@@ -100,7 +100,10 @@ def PlanMemory : Pass<"plan-memory", "::mlir::ModuleOp"> {
     A reduce-scatter, all-gather or all-to-all keeps its input until its
     output is first read; on the gradients stream (`feeds_update`), until
     the first instruction off that stream reads what the stream makes of
-    it (the update), as the stream may run behind its place.
+    it (the update), as the stream may run behind its place; and what such
+    a collective writes of its own (a scattered part) is reserved from the
+    last instruction before it that touches its input (the gradient's last
+    sum), as the stream may also run ahead of its place.
 
     A reshape's result is a view of its operand: when both are
     temporaries, the result is not touched before the reshape and nothing
