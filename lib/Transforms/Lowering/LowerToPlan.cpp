@@ -32,6 +32,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
 
@@ -477,41 +478,92 @@ bool feedsOnlyUpdates(Operation *step) {
          });
 }
 
-/// `ops` with every slice of a reduction that feeds only updates
-/// (slicedForUpdates of a step feedsOnlyUpdates marks) moved to
-/// just before its first reader: the reduction runs on the gradients
-/// stream behind the backward, and the slice when the update needs it.
-SmallVector<Operation *> slicesBeforeUpdates(ArrayRef<Operation *> ops) {
+/// `ops` with every slice that a boxing takes after a collective (or after
+/// such a slice) moved to just before its first reader. The slice is a
+/// kernel: right after the collective, the compute stream would wait there
+/// for the communication stream, kernels that do not read the slice
+/// included, where sbp-assign's timeline prices a boxing whole on the
+/// communication stream and only its readers waiting for it. A gradient's
+/// reduction that only updates read so runs on the gradients stream behind
+/// the backward (feedsOnlyUpdates), and its slice when the update needs
+/// it (slicedForUpdates).
+SmallVector<Operation *> slicesBeforeReaders(ArrayRef<Operation *> ops) {
   DenseSet<Operation *> deferred;
   for (Operation *op : ops) {
-    if (!slicedForUpdates(op))
+    std::optional<ReshardStep> step = sbp::getReshardStep(op);
+    if (!step || step->kind != ReshardKind::Slice || op->use_empty())
       continue;
     Operation *source = op->getOperand(0).getDefiningOp();
-    std::optional<ReshardStep> reduction =
+    std::optional<ReshardStep> before =
         source ? sbp::getReshardStep(source) : std::nullopt;
-    if (reduction && reducesOnGradientsStream(reduction->kind) &&
-        feedsOnlyUpdates(source))
+    if (before && (isCollective(before->kind) || deferred.contains(source)))
       deferred.insert(op);
   }
   if (deferred.empty())
     return SmallVector<Operation *>(ops);
   SmallVector<Operation *> ordered;
   ordered.reserve(ops.size());
-  for (Operation *op : ops) {
-    if (deferred.contains(op))
-      continue;
+  // Each deferred slice is emitted once, before the first op reading it.
+  DenseSet<Operation *> pending = deferred;
+  std::function<void(Operation *)> emit = [&](Operation *op) {
     for (Value operand : op->getOperands())
       if (Operation *slice = operand.getDefiningOp();
-          slice && deferred.erase(slice))
-        ordered.push_back(slice);
+          slice && pending.erase(slice))
+        emit(slice);
     ordered.push_back(op);
-  }
-  // A slice whose updates run elsewhere (on another mesh) ends the list,
-  // in the order @main has them.
+  };
   for (Operation *op : ops)
-    if (deferred.contains(op))
-      ordered.push_back(op);
+    if (!deferred.contains(op))
+      emit(op);
+  // A slice that nothing here reads (its reader on another mesh) ends the
+  // list, in the order @main has them.
+  for (Operation *op : ops)
+    if (pending.erase(op))
+      emit(op);
   return ordered;
+}
+
+/// `ordered` with, in each run of boxing steps between two ops, the
+/// steps of the boxings that the op after the run reads first: insert-boxing
+/// puts a boxing right after its producer or just before its reader, so a
+/// run holds both the previous op's result boxed for a later reader and the
+/// next op's operands. The communication stream runs collectives in
+/// program order; the next op's come first, so that it does not wait
+/// behind a boxing a later op needs, as sbp-assign's timeline has it
+/// (overlapIn: a boxing before its reader precedes one after its producer
+/// at the same place).
+void nextReadersBoxingsFirst(SmallVectorImpl<Operation *> &ordered) {
+  auto isStep = [](Operation *op) {
+    return sbp::getReshardStep(op).has_value();
+  };
+  size_t begin = 0;
+  while (begin < ordered.size()) {
+    if (!isStep(ordered[begin])) {
+      ++begin;
+      continue;
+    }
+    size_t end = begin;
+    while (end < ordered.size() && isStep(ordered[end]))
+      ++end;
+    if (end < ordered.size()) {
+      Operation *next = ordered[end];
+      // Steps whose results the next op reads, directly or through later
+      // steps of the run.
+      DenseSet<Operation *> forNext;
+      for (size_t i = end; i-- > begin;) {
+        Operation *step = ordered[i];
+        if (llvm::any_of(step->getUsers(), [&](Operation *user) {
+              return user == next || forNext.contains(user);
+            }))
+          forNext.insert(step);
+      }
+      std::stable_partition(
+          ordered.begin() + static_cast<std::ptrdiff_t>(begin),
+          ordered.begin() + static_cast<std::ptrdiff_t>(end),
+          [&](Operation *step) { return forNext.contains(step); });
+    }
+    begin = end;
+  }
 }
 
 /// Marks the all-reduces, reduce-scatters and all-gathers in [first, end
@@ -594,7 +646,8 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
   // every move after the first wait stays after it, in @main's order, so
   // that the stages' sends and receives still pair in the same order
   // (NCCL's blocking sends would otherwise wait on each other).
-  SmallVector<Operation *> ordered = slicesBeforeUpdates(opsOnMesh);
+  SmallVector<Operation *> ordered = slicesBeforeReaders(opsOnMesh);
+  nextReadersBoxingsFirst(ordered);
   if (split) {
     DenseSet<Operation *> waiting;
     for (Operation *op : opsOnMesh) {

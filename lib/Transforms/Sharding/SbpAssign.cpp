@@ -2631,9 +2631,6 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
   };
   std::vector<Item> items;
   double added = 0, shared = 0;
-  // Priced on one mesh only: on stages it makes the search prefer layouts
-  // whose other boxings it misprices (docs/cost-model.md#overlap).
-  bool gradientsStream = stageCount() == 1;
   // With micro-batches, the once-per-step part comes after the backward in
   // the program (lower-to-plan), whatever its ops' places in @main: the
   // once-run ops' kernels, and the boxings of a sum over the micro-batches
@@ -2693,7 +2690,7 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
                (beforeReader ? static_cast<double>(use.consumer) - 0.5
                              : static_cast<double>(use.producer) + 0.5),
            use.producer, u, seconds, !allReducesOnly(from, to),
-           gradientsStream && isOptimizerUpdate(consumer.op)
+           isOptimizerUpdate(consumer.op)
                ? trailingReductions(use, from, to, seconds)
                : 0});
     }

@@ -948,15 +948,15 @@ module attributes {nn.training = {}} {
 
 // Sliced after its all-reduce (the parameter's half updated on each
 // device): the all-reduce is marked, and the slice is lowered just before
-// the update, after the loss's reduction, not where @main places it, so
+// the update, after the loss's reduce_sum, not where @main places it, so
 // that the compute stream does not wait there for the gradients stream.
 // CHECK: // {{-----}}
 // CHECK: plan.program @program0
 // CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<2x4xf32>) outs(%[[G:.*]] : memref<4xf32>)
 // CHECK-NEXT: plan.all_reduce %[[G]] on @axis0 {feeds_update} : memref<4xf32>
-// CHECK: plan.all_reduce %{{.*}} on @axis0 : memref<f32>
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<2x4xf32>) outs(%{{.*}} : memref<f32>)
 // CHECK: plan.kernel "slice" ins(%[[G]] : memref<4xf32>) outs(%[[H:.*]] : memref<2xf32>)
-// CHECK-NEXT: plan.kernel "sgd_update" ins(%{{.*}}, %[[H]] : memref<2xf32>, memref<2xf32>)
+// CHECK: plan.kernel "sgd_update" ins(%{{.*}}, %[[H]] : memref<2xf32>, memref<2xf32>)
 module attributes {nn.training = {}} {
   sbp.mesh @mesh(shape = 2)
   func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
@@ -1051,5 +1051,52 @@ module attributes {nn.training = {}} {
     %l = sbp.all_reduce %l0 on @mesh axis 1 [#sbp.b, #sbp.p<sum>] -> [#sbp.b, #sbp.b] : tensor<f32>
     %w1 = nn.sgd_update %w, %gb lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.b, #sbp.b]] -> [[#sbp.b, #sbp.b]]>} : tensor<4xf32>
     return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.b, #sbp.b]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+// In a run of boxings between two ops, the next op's (the gather of %x
+// that %b reads) comes before the previous op's result boxed for a later
+// reader (the gather of %a that %d reads): the communication stream runs
+// them in order, and %b need not wait behind the other, as sbp-assign's
+// timeline prices it. A slice after a gather runs just before its reader
+// (%e), not right after the gather, where the compute stream would wait
+// for the gather before %b and %c.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK: plan.kernel "relu" ins(%[[X:[0-9]+]] : memref<2x4xf32>)
+// CHECK-NEXT: %[[XG:[0-9]+]] = plan.buffer : memref<4x4xf32>
+// CHECK-NEXT: plan.all_gather %[[X]] into %[[XG]] on @axis0 axis = 0 : memref<2x4xf32> -> memref<4x4xf32>
+// CHECK-NEXT: %[[AG:[0-9]+]] = plan.buffer : memref<4x4xf32>
+// CHECK-NEXT: plan.all_gather %{{[0-9]+}} into %[[AG]] on @axis0 axis = 0 : memref<2x4xf32> -> memref<4x4xf32>
+// CHECK-NEXT: plan.buffer
+// CHECK-NEXT: plan.kernel "relu" ins(%[[XG]] : memref<4x4xf32>)
+// CHECK-NEXT: plan.buffer
+// CHECK-NEXT: plan.kernel "relu"
+// CHECK-NEXT: plan.buffer
+// CHECK-NEXT: plan.kernel "add"
+// CHECK-NEXT: plan.buffer
+// CHECK-NEXT: plan.kernel "slice"
+// CHECK-NEXT: plan.buffer
+// CHECK-NEXT: plan.kernel "slice" ins(%[[AG]] : memref<4x4xf32>)
+// CHECK-NEXT: plan.buffer
+// CHECK-NEXT: plan.kernel "add"
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x4xf32>
+    %a = nn.relu %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<4x4xf32>
+    %ag = sbp.all_gather %a on @mesh axis 0 [#sbp.s<0>] -> [#sbp.b] : tensor<4x4xf32>
+    %as = sbp.slice %ag on @mesh axis 0 [#sbp.b] -> [#sbp.s<1>] : tensor<4x4xf32>
+    %xg = sbp.all_gather %x on @mesh axis 0 [#sbp.s<0>] -> [#sbp.b] : tensor<4x4xf32>
+    %b = nn.relu %xg {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4x4xf32>
+    %c = nn.relu %b {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4x4xf32>
+    %d = nn.add %c, %b {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    %ds = sbp.slice %d on @mesh axis 0 [#sbp.b] -> [#sbp.s<1>] : tensor<4x4xf32>
+    %e = nn.add %as, %ds {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<1>], [#sbp.s<1>]] -> [[#sbp.s<1>]]>} : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    %s = nn.reduce_sum %e keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<1>]] -> [[#sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<f32>
+    %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> []>} %l : tensor<f32>
   }
 }

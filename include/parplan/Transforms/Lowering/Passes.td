@@ -49,6 +49,15 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
     (docs/cuda.md#streams-and-overlap); the slice is lowered just before
     the update it feeds.
 
+    Program order follows @main's, but for two rules that keep it the
+    order sbp-assign's timeline prices: a slice a boxing takes after a
+    collective is lowered just before its first reader (right after the
+    collective, the compute stream would wait there for it); and in each
+    run of boxing steps between two ops, the steps the next op reads come
+    first (the communication stream runs collectives in order, and a
+    boxing placed after its producer for a later reader would hold the
+    next op back).
+
     A program placed on stages (`place-stages`, `insert-cross-mesh`) has its
     ops on named meshes over disjoint devices that together are the plan's
     devices `0 .. N-1` (the plan's mesh is `[N]`): each becomes a
