@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -809,6 +810,15 @@ double bytesOf(Value buffer) {
 }
 
 } // namespace
+
+bool parplan::plan::feedsUpdate(Operation *op) {
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case([](AllReduceOp o) { return o.getFeedsUpdate(); })
+      .Case([](ReduceScatterOp o) { return o.getFeedsUpdate(); })
+      .Case([](AllGatherOp o) { return o.getFeedsUpdate(); })
+      .Case([](BroadcastOp o) { return o.getFeedsUpdate(); })
+      .Default(false);
+}
 
 double parplan::plan::bytesSent(Operation *op, SymbolTableCollection *symbols) {
   if (auto send = dyn_cast<SendOp>(op))

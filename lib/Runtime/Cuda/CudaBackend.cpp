@@ -481,11 +481,9 @@ Status CudaBackend::allocate() {
   size_t staging = 0, gradientStaging = 0;
   for (const plan::Instruction &instruction : program_->instructions())
     if (instruction.has_collective()) {
-      size_t bytes = stagingFor(instruction.collective());
-      (instruction.collective().feeds_update() ? gradientStaging : staging) =
-          std::max(instruction.collective().feeds_update() ? gradientStaging
-                                                           : staging,
-                   bytes);
+      size_t &bound =
+          instruction.collective().feeds_update() ? gradientStaging : staging;
+      bound = std::max(bound, stagingFor(instruction.collective()));
     }
   // Without the gradients stream they run on the communication stream.
   if (!options_.gradientsStream)

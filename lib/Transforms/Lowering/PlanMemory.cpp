@@ -339,18 +339,16 @@ private:
 /// A collective of the gradients stream (feeds_update) may run later than
 /// its place by as long as the stream lags the backward: what it reads is
 /// kept until the first instruction off that stream that reads what the
-/// stream's later collectives make of it (the update).
+/// stream's later collectives make of it (the update). It may also run
+/// ahead of its place, as soon as its input is done (the gradient's last
+/// sum), by as long as the compute stream takes to get there: what it
+/// writes of its own (a reduce-scatter's part) is reserved from the last
+/// instruction before it that touches its input, as an instruction in
+/// between given the same bytes would hold it back until then.
 void keepCollectiveInputs(Block &body,
                           const DenseMap<Operation *, int64_t> &position,
                           const DenseMap<Value, size_t> &intervalOf,
                           std::vector<Interval> &intervals) {
-  auto onGradientsStream = [](Operation *op) {
-    return llvm::TypeSwitch<Operation *, bool>(op)
-        .Case([](plan::AllReduceOp o) { return o.getFeedsUpdate(); })
-        .Case([](plan::ReduceScatterOp o) { return o.getFeedsUpdate(); })
-        .Case([](plan::AllGatherOp o) { return o.getFeedsUpdate(); })
-        .Default(false);
-  };
   // The first reader after `at` of `value`, looking through the gradients
   // stream's collectives when `throughGradients`.
   std::function<int64_t(Value, int64_t, bool)> firstReader =
@@ -364,7 +362,7 @@ void keepCollectiveInputs(Block &body,
           int64_t place = position.lookup(user);
           if (place <= at)
             continue;
-          if (!throughGradients || !onGradientsStream(user)) {
+          if (!throughGradients || !plan::feedsUpdate(user)) {
             take(place);
             continue;
           }
@@ -378,15 +376,28 @@ void keepCollectiveInputs(Block &body,
         }
         return reader;
       };
-  auto keep = [&](Operation *collective, Value input, Value output) {
-    auto interval = intervalOf.find(input);
+  auto temporary = [&](Value buffer) -> Interval * {
+    auto interval = intervalOf.find(buffer);
     if (interval == intervalOf.end())
-      return;
-    int64_t at = position.lookup(collective);
-    int64_t reader = firstReader(output, at, onGradientsStream(collective));
+      return nullptr;
     Interval &lives = intervals[interval->second];
-    if (reader >= 0 && lives.buffer.getKind() == plan::BufferKind::temporary)
-      lives.end = std::max(lives.end, reader);
+    return lives.buffer.getKind() == plan::BufferKind::temporary ? &lives
+                                                                 : nullptr;
+  };
+  auto keep = [&](Operation *collective, Value input, Value output) {
+    int64_t at = position.lookup(collective);
+    bool gradients = plan::feedsUpdate(collective);
+    if (Interval *lives = temporary(input))
+      if (int64_t reader = firstReader(output, at, gradients); reader >= 0)
+        lives->end = std::max(lives->end, reader);
+    if (Interval *lives = gradients ? temporary(output) : nullptr) {
+      int64_t from = -1;
+      for (Operation *user : input.getUsers())
+        if (int64_t place = position.lookup(user); place < at)
+          from = std::max(from, place);
+      if (from >= 0)
+        lives->begin = std::min(lives->begin, from);
+    }
   };
   for (Operation &op : body) {
     // A gradient's all-reduce works in place: what reads its buffer after
@@ -397,45 +408,6 @@ void keepCollectiveInputs(Block &body,
       keep(&op, scatter.getInput(), scatter.getOutput());
     else if (auto exchange = dyn_cast<plan::AllToAllOp>(op))
       keep(&op, exchange.getInput(), exchange.getOutput());
-  }
-}
-
-/// Reserves the buffer a collective of the gradients stream (feeds_update)
-/// writes of its own (a reduce-scatter's part) from the last instruction
-/// before it that touches its input (the gradient's last sum): the stream
-/// runs it as soon as that is done, ahead of its place by as long as the
-/// compute stream takes to get there, and an instruction in between given
-/// the same bytes would hold it back until then
-/// (runtime::scheduleStreams orders instructions on shared arena bytes).
-void reserveGradientOutputs(Block &body,
-                            const DenseMap<Operation *, int64_t> &position,
-                            const DenseMap<Value, size_t> &intervalOf,
-                            std::vector<Interval> &intervals) {
-  for (Operation &op : body) {
-    Value input, output;
-    if (auto scatter = dyn_cast<plan::ReduceScatterOp>(op);
-        scatter && scatter.getFeedsUpdate()) {
-      input = scatter.getInput();
-      output = scatter.getOutput();
-    } else if (auto gather = dyn_cast<plan::AllGatherOp>(op);
-               gather && gather.getFeedsUpdate()) {
-      input = gather.getInput();
-      output = gather.getOutput();
-    } else {
-      continue;
-    }
-    auto interval = intervalOf.find(output);
-    if (interval == intervalOf.end())
-      continue;
-    Interval &lives = intervals[interval->second];
-    if (lives.buffer.getKind() != plan::BufferKind::temporary)
-      continue;
-    int64_t at = position.lookup(&op), from = -1;
-    for (Operation *user : input.getUsers())
-      if (int64_t place = position.lookup(user); place < at)
-        from = std::max(from, place);
-    if (from >= 0)
-      lives.begin = std::min(lives.begin, from);
   }
 }
 
@@ -506,7 +478,6 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
     std::vector<Interval> intervals =
         bufferIntervals(body, position, intervalOf, count);
     keepCollectiveInputs(body, position, intervalOf, intervals);
-    reserveGradientOutputs(body, position, intervalOf, intervals);
     keepAcrossMicroBatches(body, position, intervals, count);
     if (reshapeViews)
       joinReshapeViews(body, position, intervalOf, intervals);

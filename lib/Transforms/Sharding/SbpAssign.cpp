@@ -814,6 +814,10 @@ private:
   /// value it reduces in place; 0 for all-reduces alone.
   double scatteredPartBytes(const Use &use, const NdSbp &from,
                             const NdSbp &to) const;
+  /// The boxing of `use`'s value from `from` to `to`, as the reader's
+  /// stage prices it.
+  const std::optional<cost::BoxingCost> &
+  boxingOf(const Use &use, const NdSbp &from, const NdSbp &to) const;
 };
 
 LogicalResult
@@ -1924,12 +1928,11 @@ ShardingSearch::stageMemory(const Classes &grouped,
         // An all-reduce runs in place on the value (lower-to-plan), which
         // its own interval holds; a hierarchical one also holds the part
         // it reduce-scatters, until the reader.
-        double part =
-            !group.received && read != made && allReducesOnly(made, read)
-                ? scatteredPartBytes(use, made, read)
-                : 0;
-        if (!group.received &&
-            (read == made || (allReducesOnly(made, read) && part <= 0)))
+        bool inPlace = read == made || allReducesOnly(made, read);
+        double part = !group.received && read != made && inPlace
+                          ? scatteredPartBytes(use, made, read)
+                          : 0;
+        if (!group.received && inPlace && part <= 0)
           continue;
         auto copy = llvm::find_if(
             copies, [&](const Copy &entry) { return *entry.layout == read; });
@@ -2563,13 +2566,18 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
   }
 }
 
+const std::optional<cost::BoxingCost> &
+ShardingSearch::boxingOf(const Use &use, const NdSbp &from,
+                         const NdSbp &to) const {
+  return modelOf(stageOf(nodes[use.consumer]))
+      .boxing(from, to,
+              nodes[use.producer].op->getResult(use.result).getType());
+}
+
 double ShardingSearch::trailingReductions(const Use &use, const NdSbp &from,
                                           const NdSbp &to,
                                           double seconds) const {
-  const Node &producer = nodes[use.producer];
-  const std::optional<cost::BoxingCost> &boxing =
-      modelOf(stageOf(nodes[use.consumer]))
-          .boxing(from, to, producer.op->getResult(use.result).getType());
+  const std::optional<cost::BoxingCost> &boxing = boxingOf(use, from, to);
   if (!boxing || !(boxing->time > 0))
     return 0;
   // A trailing slice runs just before the update (lower-to-plan's
@@ -2588,10 +2596,7 @@ double ShardingSearch::trailingReductions(const Use &use, const NdSbp &from,
 
 double ShardingSearch::scatteredPartBytes(const Use &use, const NdSbp &from,
                                           const NdSbp &to) const {
-  const std::optional<cost::BoxingCost> &boxing =
-      modelOf(stageOf(nodes[use.consumer]))
-          .boxing(from, to,
-                  nodes[use.producer].op->getResult(use.result).getType());
+  const std::optional<cost::BoxingCost> &boxing = boxingOf(use, from, to);
   if (!boxing)
     return 0;
   double part = 0;
@@ -2624,9 +2629,10 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
     /// gives the buffer bytes that the kernels before it in the program
     /// may have used, so it starts when the compute stream gets there.
     bool ownBuffer = false;
-    /// Of `seconds`, the boxing's last steps' that are all-reduces, read
-    /// by an optimizer update: lowered onto the gradients stream when
-    /// every reader is one (lower-to-plan's feeds_update).
+    /// Of `seconds`, the boxing's last steps' that reduce on the gradients
+    /// stream (trailingReductions), read by an optimizer update: lowered
+    /// onto that stream when every reader is one (lower-to-plan's
+    /// feeds_update).
     double trailingReductions = 0;
   };
   std::vector<Item> items;
@@ -2702,7 +2708,7 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
     return items[a].place < items[b].place;
   });
   // When each kernel's node ends, and when each node's boxings are done.
-  // A gradient's last all-reduces that only updates read run on the
+  // A gradient's last reductions that only updates read run on the
   // gradients stream, beside the communication stream (lower-to-plan's
   // feeds_update), after the boxing's earlier steps.
   std::unordered_map<int64_t, double> written, boxed;

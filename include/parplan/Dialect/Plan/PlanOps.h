@@ -45,6 +45,11 @@ bool planMeshShares(mlir::Operation *op, const std::vector<int64_t> &meshShape,
 /// The bytes of a buffer of `type` (an i1 takes a byte).
 int64_t bufferBytes(mlir::MemRefType type);
 
+/// Whether `op` is a collective marked `feeds_update`, which the executor
+/// runs on its gradients stream (an all-reduce, a reduce-scatter, an
+/// all-gather or a broadcast).
+bool feedsUpdate(mlir::Operation *op);
+
 /// The bytes each device running `op` sends in it (the devices of a
 /// program have blocks of the same extents, so send alike), under the ring
 /// algorithms the cost model assumes (docs/cost-model.md): an all-gather
