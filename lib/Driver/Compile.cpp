@@ -10,6 +10,7 @@
 
 #include "parplan/Driver/Compile.h"
 #include "parplan/Cost/Presets.h"
+#include "parplan/Driver/GnnPlacer.h"
 #include "parplan/Driver/Placement.h"
 
 #include "parplan/Dialect/AttrNames.h"
@@ -40,6 +41,7 @@
 #include <google/protobuf/arena.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 
@@ -1391,6 +1393,142 @@ std::optional<double> judgedStep(const FailureOr<CompileResult> &compiled,
   return std::max(compiled->figures.stepSeconds, simulated.value_or(0));
 }
 
+/// A group of nodes laid out: its plan on a cluster of its nodes alone (in
+/// their order), the IR held for emitting, and the step it is judged by
+/// (judgedStep; none: no fit) with its simulated step.
+struct LaidGroup {
+  FailureOr<CompileResult> result = failure();
+  OwningOpRef<ModuleOp> held;
+  std::optional<double> judged, simulated;
+};
+
+/// Lays `laid` out: `group` of `cluster`, compiled quietly and simulated.
+void layOutGroup(LaidGroup &laid,
+                 const parplan::driver::ModelImporter &importAt,
+                 const CompileOptions &options, const cost::Cluster &cluster,
+                 const parplan::driver::PlacementCandidate &group,
+                 MLIRContext &context, Location location, TimingScope &timing,
+                 std::vector<std::unique_ptr<PassManager>> &passManagers) {
+  CompileOptions groupOptions = holdingIR(options, laid.held);
+  auto groupCluster = std::make_shared<cost::Cluster>(
+      cost::subCluster(cluster, group.nodes, cluster.name + ": " + group.what));
+  groupOptions.layout.placedCluster = groupCluster;
+  laid.result = compileQuietly(importAt, groupOptions, context, location,
+                               timing, passManagers);
+  laid.judged = judgedStep(laid.result, *groupCluster, laid.simulated);
+}
+
+/// The summary's entry for `group` of `cluster`, laid out as `laid`.
+PlanFigures::Placement::Tried
+triedEntry(const cost::Cluster &cluster,
+           const parplan::driver::PlacementCandidate &group,
+           const LaidGroup &laid) {
+  PlanFigures::Placement::Tried entry;
+  entry.what = group.what;
+  entry.devices = group.devices;
+  entry.estimate = group.estimate;
+  for (int64_t node : group.nodes)
+    entry.nodes.push_back(cluster.nodes[static_cast<size_t>(node)].name);
+  if (laid.judged)
+    entry.stepSeconds = laid.result->figures.stepSeconds;
+  entry.simulatedSeconds = laid.simulated;
+  return entry;
+}
+
+/// The compile on a cluster spread over regions where Hulk's graph network
+/// chooses the machines: the few groups around its proposal
+/// (proposalNeighbourhood) laid out, the fastest plan kept; every node is
+/// not laid out unless proposed (docs/placement.md). `candidates` are
+/// estimated.
+FailureOr<CompileResult> compileWithPlacer(
+    const parplan::driver::ModelImporter &importAt,
+    const CompileOptions &options, const cost::Cluster &cluster,
+    const cost::ClusterIndex &index, const parplan::driver::StepWork &work,
+    const std::vector<parplan::driver::PlacementCandidate> &candidates,
+    PlanFigures::Placement placement, MLIRContext &context, Location location,
+    TimingScope &timing,
+    std::vector<std::unique_ptr<PassManager>> &passManagers) {
+  using parplan::driver::PlacementCandidate;
+  if (options.layout.placerModel.empty())
+    return emitError(location)
+               << "--placer gnn needs --placer-model DIR, a trained placer "
+                  "(scripts/train-placer.sh writes one)",
+           failure();
+  auto start = std::chrono::steady_clock::now();
+  std::string error;
+  parplan::driver::PlacerGraph graph =
+      parplan::driver::placerGraph(index, work);
+  FailureOr<std::vector<double>> scores = parplan::driver::placerScores(
+      options.layout.placerModel, graph, context, error);
+  if (failed(scores))
+    return emitError(location) << error, failure();
+  // The search's local moves around the proposal: its few groups of least
+  // estimate, each laid out and judged as the search judges its groups.
+  constexpr size_t kGroupsTried = 3;
+  std::vector<size_t> near =
+      parplan::driver::proposalNeighbourhood(candidates, *scores, kGroupsTried);
+  if (near.empty())
+    return emitError(location)
+               << "--placer gnn: no group of nodes holding the machines the "
+                  "placer proposes can hold the model (4 copies of its "
+                  "parameters); --placer search tries every group",
+           failure();
+  placement.placer = "gnn";
+  size_t best = 0;
+  for (size_t n = 0; n < scores->size(); ++n) {
+    placement.proposed += (*scores)[n] >= 0.5;
+    if ((*scores)[n] > (*scores)[best])
+      best = n;
+  }
+  placement.proposed = std::max<int64_t>(placement.proposed, 1);
+  placement.bestNode = cluster.nodes[best].name;
+  placement.bestScore = (*scores)[best];
+  placement.placerSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+
+  std::vector<LaidGroup> laid(near.size());
+  std::optional<size_t> kept;
+  for (size_t i = 0; i < near.size(); ++i) {
+    layOutGroup(laid[i], importAt, options, cluster, candidates[near[i]],
+                context, location, timing, passManagers);
+    if (laid[i].judged && (!kept || *laid[i].judged < *laid[*kept].judged))
+      kept = i;
+  }
+  if (!kept) {
+    // No group fits after all: the compile of the best estimated says why.
+    CompileOptions groupOptions = options;
+    groupOptions.layout.placedCluster =
+        std::make_shared<cost::Cluster>(cost::subCluster(
+            cluster, candidates[near.front()].nodes, cluster.name));
+    return compileOnMesh(importAt, groupOptions, context, location, timing,
+                         passManagers);
+  }
+  // The kept group first, the others by their step (no fit last).
+  std::vector<size_t> order(near.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return laid[a].judged &&
+           (!laid[b].judged || *laid[a].judged < *laid[b].judged);
+  });
+  for (size_t i : order) {
+    const PlacementCandidate &group = candidates[near[i]];
+    if (group.kind == PlacementCandidate::Kind::Everything) {
+      placement.keptAll = i == *kept;
+      if (laid[i].judged)
+        placement.allStepSeconds = laid[i].result->figures.stepSeconds;
+      placement.allSimulatedSeconds = laid[i].simulated;
+      continue;
+    }
+    placement.tried.push_back(triedEntry(cluster, group, laid[i]));
+  }
+  FailureOr<CompileResult> result = std::move(laid[*kept].result);
+  result->figures.placement = std::move(placement);
+  emitHeld(options, laid[*kept].held);
+  return result;
+}
+
 /// The compile on a cluster spread over regions: the plan on every node,
 /// region by region, and on each group of nodes placementsToTry takes,
 /// each on a cluster of its nodes alone in an order of their own; the
@@ -1415,6 +1553,13 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
   PlanFigures::Placement placement;
   placement.candidates = candidates.size();
   placement.clusterDevices = cluster.numDevices();
+  if (options.layout.placer == "gnn") {
+    placement.regions =
+        regionsOf(cluster, parplan::driver::nodesAlongPath(index, work));
+    return compileWithPlacer(importAt, options, cluster, index, work,
+                             candidates, std::move(placement), context,
+                             location, timing, passManagers);
+  }
   // Every node, region by region, is laid out whatever its estimate: the
   // plan the groups must beat, in an order that is not the file's.
   auto everything = llvm::find_if(candidates, [](const auto &candidate) {
@@ -1432,39 +1577,17 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
       parplan::driver::placementsToTry(index, std::move(others), kGroupsTried);
   groups.insert(groups.begin(), *everything);
 
-  struct Laid {
-    FailureOr<CompileResult> result = failure();
-    OwningOpRef<ModuleOp> held;
-    std::optional<double> judged;
-  };
-  std::vector<Laid> laid(groups.size());
+  std::vector<LaidGroup> laid(groups.size());
   for (size_t i = 0; i < groups.size(); ++i) {
-    const PlacementCandidate &group = groups[i];
-    CompileOptions groupOptions = holdingIR(options, laid[i].held);
-    auto groupCluster = std::make_shared<cost::Cluster>(cost::subCluster(
-        cluster, group.nodes, cluster.name + ": " + group.what));
-    groupOptions.layout.placedCluster = groupCluster;
-    laid[i].result = compileQuietly(importAt, groupOptions, context, location,
-                                    timing, passManagers);
-    std::optional<double> simulated;
-    laid[i].judged = judgedStep(laid[i].result, *groupCluster, simulated);
-    std::optional<double> predicted;
-    if (laid[i].judged)
-      predicted = laid[i].result->figures.stepSeconds;
+    layOutGroup(laid[i], importAt, options, cluster, groups[i], context,
+                location, timing, passManagers);
     if (i == 0) {
-      placement.allStepSeconds = predicted;
-      placement.allSimulatedSeconds = simulated;
+      if (laid[i].judged)
+        placement.allStepSeconds = laid[i].result->figures.stepSeconds;
+      placement.allSimulatedSeconds = laid[i].simulated;
       continue;
     }
-    PlanFigures::Placement::Tried entry;
-    entry.what = group.what;
-    entry.devices = group.devices;
-    entry.estimate = group.estimate;
-    for (int64_t node : group.nodes)
-      entry.nodes.push_back(cluster.nodes[static_cast<size_t>(node)].name);
-    entry.stepSeconds = predicted;
-    entry.simulatedSeconds = simulated;
-    placement.tried.push_back(std::move(entry));
+    placement.tried.push_back(triedEntry(cluster, groups[i], laid[i]));
   }
   // The group whose plan is fastest, by the longer of its predicted and
   // simulated steps, kept unless every node's is faster still.
@@ -1491,7 +1614,16 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
   for (size_t i : order)
     sorted.push_back(placement.tried[i]);
   placement.tried = std::move(sorted);
-  Laid &kept = laid[placement.keptAll ? 0 : *best];
+  LaidGroup &kept = laid[placement.keptAll ? 0 : *best];
+  // What the GNN placer learns from: this cluster and the machines kept.
+  if (!options.layout.placerDataset.empty()) {
+    std::string error;
+    if (failed(parplan::driver::appendPlacerExample(
+            options.layout.placerDataset,
+            parplan::driver::placerGraph(index, work),
+            parplan::driver::placerLabels(cluster, placement), error)))
+      return emitError(location) << error, failure();
+  }
   kept.result->figures.placement = std::move(placement);
   emitHeld(options, kept.held);
   return std::move(kept.result);
@@ -1561,6 +1693,16 @@ FailureOr<CompileResult> parplan::driver::compile(
   if (open && spansRegions(*open) && options.layout.placement == "auto")
     return compileWithPlacement(importAt, options, *open, context, location,
                                 timing, passManagers);
+  if (options.layout.placer != "search" ||
+      !options.layout.placerDataset.empty())
+    return emitError(location)
+               << (options.layout.placer != "search" ? "--placer gnn"
+                                                     : "--placer-dataset")
+               << ": machines are placed only on a cluster spread over "
+                  "regions, with --placement auto and no mesh, stages, "
+                  "annotations, strategy or memory budget given "
+                  "(docs/placement.md)",
+           failure();
   if (!open)
     if (std::optional<AlongPath> along = clusterAlongPath(importAt, options))
       return compileAlongPath(importAt, options, std::move(*along), context,

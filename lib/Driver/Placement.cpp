@@ -38,13 +38,13 @@ double speedPerDevice(const Cluster &cluster, int64_t node,
   return type ? deviceSpeed(*type, dtype) : 0;
 }
 
-double nodeSpeed(const Cluster &cluster, int64_t node,
-                 cost::ComputeType dtype) {
+} // namespace
+
+double parplan::driver::nodeSpeed(const Cluster &cluster, int64_t node,
+                                  cost::ComputeType dtype) {
   return static_cast<double>(cluster.nodes[static_cast<size_t>(node)].devices) *
          speedPerDevice(cluster, node, dtype);
 }
-
-} // namespace
 
 std::vector<std::pair<std::string, std::vector<int64_t>>>
 parplan::driver::regionsInOrder(const Cluster &cluster,

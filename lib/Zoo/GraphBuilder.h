@@ -138,6 +138,7 @@ std::string mergeHeads(GraphBuilder &b, const std::string &scope,
 
 /// Model bodies: each adds the inputs, nodes, initializers and outputs.
 void buildMlpGraph(GraphBuilder &b, const MlpOptions &options);
+void buildGnnGraph(GraphBuilder &b, const GnnOptions &options);
 void buildGptGraph(GraphBuilder &b, const GptOptions &options, int64_t opset);
 void buildBertGraph(GraphBuilder &b, const BertOptions &options, int64_t opset);
 void buildVgg16Graph(GraphBuilder &b, const Vgg16Options &options);

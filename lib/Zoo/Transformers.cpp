@@ -1,4 +1,4 @@
-//===- Transformers.cpp - MLP, GPT, BERT and ViT graphs -------------------===//
+//===- Transformers.cpp - MLP, GNN, GPT, BERT and ViT graphs --------------===//
 //
 // Layouts follow torch.onnx.export of the Hugging Face modules (GPT2Model +
 // LM head, BertModel) and torchvision's vit_b_16 in eval mode: dropout is
@@ -67,6 +67,28 @@ void parplan::zoo::detail::buildMlpGraph(GraphBuilder &b,
                                      options.dropout)});
   }
   b.output("output", kFloat, {kBatch, sizes.back()});
+}
+
+void parplan::zoo::detail::buildGnnGraph(GraphBuilder &b,
+                                         const GnnOptions &options) {
+  b.input("features", kFloat, {kBatch, options.features});
+  b.input("adjacency", kFloat, {kBatch, kBatch});
+  std::string h = "features";
+  int64_t in = options.features;
+  for (int64_t i = 0; i < options.layers; ++i, in = options.hidden) {
+    std::string name = "conv" + std::to_string(i + 1);
+    std::string self =
+        linear2d(b, "/" + name + "/self", name + ".self", h, in, options.hidden);
+    std::string weight =
+        b.parameter(name + ".neighbours.weight", {in, options.hidden});
+    std::string messages =
+        b.node("/" + name + "/neighbours", "MatMul", {h, weight});
+    std::string mean =
+        b.node("/" + name + "/neighbours", "MatMul", {"adjacency", messages});
+    h = b.node("/" + name, "Relu", {b.node("/" + name, "Add", {self, mean})});
+  }
+  linear2d(b, "/head", "head", h, in, options.classes, "output");
+  b.output("output", kFloat, {kBatch, options.classes});
 }
 
 void parplan::zoo::detail::buildGptGraph(GraphBuilder &b,

@@ -33,7 +33,8 @@ struct ModelEntry {
 const ModelEntry kModels[] = {
     {ModelKind::Mlp, "mlp"},           {ModelKind::Gpt, "gpt"},
     {ModelKind::Bert, "bert"},         {ModelKind::Vgg16, "vgg16"},
-    {ModelKind::ResNet50, "resnet50"}, {ModelKind::VitB16, "vit_b_16"}};
+    {ModelKind::ResNet50, "resnet50"}, {ModelKind::VitB16, "vit_b_16"},
+    {ModelKind::Gnn, "gnn"}};
 
 std::optional<std::string> checkPositive(const char *what, int64_t value,
                                          int64_t max = kMaxDim) {
@@ -115,6 +116,16 @@ std::optional<std::string> checkOptions(const ModelSpec &spec) {
       return error;
     return checkPositive("classes", o.numClasses);
   }
+  case ModelKind::Gnn: {
+    const GnnOptions &o = spec.gnn;
+    if (auto error = checkPositive("features", o.features))
+      return error;
+    if (auto error = checkPositive("hidden", o.hidden))
+      return error;
+    if (auto error = checkPositive("layers", o.layers, kMaxLayers))
+      return error;
+    return checkPositive("classes", o.classes);
+  }
   }
   // Bound the counts (l h^2 for transformers) before any int64 math.
   long double approx = 0;
@@ -162,6 +173,9 @@ std::unique_ptr<Draft> draft(const ModelSpec &spec) {
   switch (spec.kind) {
   case ModelKind::Mlp:
     buildMlpGraph(b, spec.mlp);
+    break;
+  case ModelKind::Gnn:
+    buildGnnGraph(b, spec.gnn);
     break;
   case ModelKind::Gpt:
     buildGptGraph(b, spec.gpt, spec.common.opset);
@@ -335,6 +349,13 @@ int64_t parplan::zoo::expectedParameterCount(const ModelSpec &spec) {
     return 12 * l * h * h + 13 * l * h + (768 + 1 + 1 + 197 + 2) * h +
            (h + 1) * o.numClasses;
   }
+  case ModelKind::Gnn: {
+    const GnnOptions &o = spec.gnn;
+    int64_t count = 0, in = o.features;
+    for (int64_t i = 0; i < o.layers; ++i, in = o.hidden)
+      count += (2 * in + 1) * o.hidden;
+    return count + (o.hidden + 1) * o.classes;
+  }
   }
   return 0;
 }
@@ -355,6 +376,8 @@ int64_t parplan::zoo::layerCount(const ModelSpec &spec) {
     return 50;
   case ModelKind::VitB16:
     return spec.vit.layers;
+  case ModelKind::Gnn:
+    return spec.gnn.layers;
   }
   return 0;
 }
@@ -396,6 +419,11 @@ onnx::ModelProto buildOne(ModelKind kind, Options ModelSpec::*field,
 onnx::ModelProto parplan::zoo::buildMlp(const MlpOptions &options,
                                         const CommonOptions &common) {
   return buildOne(ModelKind::Mlp, &ModelSpec::mlp, options, common);
+}
+
+onnx::ModelProto parplan::zoo::buildGnn(const GnnOptions &options,
+                                        const CommonOptions &common) {
+  return buildOne(ModelKind::Gnn, &ModelSpec::gnn, options, common);
 }
 
 onnx::ModelProto parplan::zoo::buildGpt(const GptOptions &options,

@@ -30,7 +30,8 @@ run() {
   out=$(lower_plan "$1" "$2" "$3") &&
     timeout 120 mpirun --oversubscribe -np "$(devices "$2")" \
       "$bin/parplan-run" "$out.pb" --backend cpu --steps 5 --print-weights \
-      --host-kernels "${4:-reference}" >"$out.${4:-reference}.log" 2>&1 ||
+      --host-kernels "${4:-reference}" \
+      --save-weights "$out.${4:-reference}.weights" >"$out.${4:-reference}.log" 2>&1 ||
     { echo "FAIL: $1 on $2 ($3):"; cat "$out.${4:-reference}.log" 2>/dev/null; return 1; }
   echo "$out.${4:-reference}.log"
 }
@@ -71,11 +72,16 @@ for model in mlp gpt cnn cnn-bn; do
     set -- $config
     got=$(run "$dir/$model.mlir" "$1" "$2") || { status=1; continue; }
     collectives=$(grep -cE 'plan\.(all_|reduce_scatter)' "${got%.reference.log}.plan.mlir")
-    if awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got"; then
+    # --save-weights gathers each parameter whole, whatever its layout:
+    # element by element the 1-device run's.
+    if awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$got" &&
+       "$bin/parplan-compare-outputs" "${want%.log}.weights" "${got%.log}.weights" \
+         1e-5 >"${got%.log}.weights.compare" 2>&1; then
       echo "ok: $model on $1 ($2), $collectives collectives, $(grep -c '^weights' "$got") parameters: $(grep -o 'loss [0-9.]*' "$got" | tr '\n' ' ')"
     else
       echo "FAIL: $model on $1 ($2) differs from 1 device:"
       paste "$want" "$got"
+      cat "${got%.log}.weights.compare" 2>/dev/null
       status=1
     fi
   done

@@ -177,6 +177,24 @@ TEST_CASE("every model builds and passes the checker", "[zoo]") {
     CHECK(countOps(built.model, "Gemm") == 3);
     CHECK(countOps(built.model, "Relu") == 2);
   }
+  SECTION("gnn: GraphSAGE layers over the adjacency input") {
+    ModelSpec spec = ofKind(ModelKind::Gnn);
+    spec.gnn.features = 12;
+    spec.gnn.layers = 3;
+    spec.common.batch = 24;
+    BuiltModel built = build(spec);
+    checkModel(built.model);
+    // A self Gemm and two neighbour MatMuls per layer, and the head's Gemm.
+    CHECK(countOps(built.model, "Gemm") == 4);
+    CHECK(countOps(built.model, "MatMul") == 6);
+    CHECK(countOps(built.model, "Relu") == 3);
+    CHECK(built.model.graph().input_size() == 2);
+    CHECK(built.model.graph().input(1).name() == "adjacency");
+    CHECK(outputShape(built.model, 0) == std::vector<int64_t>{24, 2});
+    CHECK(built.summary.parameters == expectedParameterCount(spec));
+    CHECK(expectedParameterCount(spec) ==
+          (2 * 12 + 1) * 32 + 2 * (2 * 32 + 1) * 32 + 33 * 2);
+  }
   SECTION("gpt, opset 13 and 17") {
     int64_t opset = GENERATE(13, 17);
     CAPTURE(opset);

@@ -278,6 +278,7 @@ struct RunOptions {
   bool oneBatch = false;
   bool check = false;
   std::string outputsPath;
+  std::string saveWeightsPath;
 };
 
 /// Declares parplan-run's options on `app`, into `options`.
@@ -350,6 +351,9 @@ void addOptions(CLI::App &app, RunOptions &options) {
                  "write each step's outputs (an inference plan's, parplan "
                  "compile without --train) as DIR/step-N/NAME.npy, gathered "
                  "on rank 0 (docs/inference.md)");
+  app.add_option("--save-weights", options.saveWeightsPath,
+                 "after the steps, write every parameter, whole, gathered on "
+                 "rank 0, as DIR/NAME.npy (what the plan trained)");
   app.add_flag("--one-batch", options.oneBatch,
                "train on the first synthetic batch at every step (the loss "
                "then falls as the model learns it)");
@@ -503,45 +507,44 @@ struct StepRecord {
   double tracedMs = 0;
 };
 
-/// --outputs: the step's output blocks of every rank put together on rank
-/// 0 and written to `directory`/step-N/NAME.npy, a line saying so. False
-/// (on every rank) when they cannot be.
-bool writeStepOutputs(const Executor &executor, const std::string &directory,
-                      int64_t step, int rank) {
-  std::string mine = serializeOutputBlocks(executor.outputs());
-  if (!agreeOnFailure(
-          rank, mine.size() < (size_t{1} << 31)
-                    ? std::string()
-                    : "--outputs: device " + std::to_string(rank) +
-                          " holds 2 GiB of outputs or more in a step, more "
-                          "than one message gathers"))
+/// Every rank's `blocks` put together on rank 0 into whole tensors and
+/// written to `directory`/NAME.npy, a line each beginning with `word`
+/// (errors with `option`). False (on every rank) when they cannot be.
+bool writeGatheredBlocks(const std::vector<OutputBlock> &blocks,
+                         const std::filesystem::path &directory,
+                         const std::string &option, const std::string &word,
+                         int rank) {
+  std::string mine = serializeOutputBlocks(blocks);
+  if (!agreeOnFailure(rank, mine.size() < (size_t{1} << 31)
+                                ? std::string()
+                                : option + ": device " + std::to_string(rank) +
+                                      " holds 2 GiB or more to write, more "
+                                      "than one message gathers"))
     return false;
   std::vector<std::string> each = gatherEachToRankZero(mine);
   std::string error;
   std::string lines;
   if (rank == 0) {
-    std::vector<OutputBlock> blocks;
+    std::vector<OutputBlock> all;
     for (const std::string &part : each)
-      if (Status status = parseOutputBlocks(part, blocks); !status.ok())
+      if (Status status = parseOutputBlocks(part, all); !status.ok())
         error = status.error;
-    std::map<std::string, Tensor> outputs;
+    std::map<std::string, Tensor> tensors;
     if (error.empty())
-      if (Status status = assembleOutputs(blocks, outputs); !status.ok())
-        error = "--outputs: " + status.error;
-    std::filesystem::path stepDirectory =
-        std::filesystem::path(directory) / ("step-" + std::to_string(step + 1));
+      if (Status status = assembleOutputs(all, tensors); !status.ok())
+        error = option + ": " + status.error;
     std::error_code failure;
     if (error.empty() &&
-        (std::filesystem::create_directories(stepDirectory, failure), failure))
-      error = "--outputs: cannot create '" + stepDirectory.string() +
+        (std::filesystem::create_directories(directory, failure), failure))
+      error = option + ": cannot create '" + directory.string() +
               "': " + failure.message();
-    for (const auto &[name, value] : outputs) {
+    for (const auto &[name, value] : tensors) {
       if (!error.empty())
         break;
-      std::string path = (stepDirectory / outputFileName(name)).string();
+      std::string path = (directory / outputFileName(name)).string();
       if (Status status = writeNpy(value, path); !status.ok())
-        error = "--outputs: " + status.error;
-      lines += "outputs: " + name + " " + toString(value.shape()) + " " +
+        error = option + ": " + status.error;
+      lines += word + " " + name + " " + toString(value.shape()) + " " +
                toString(value.dtype()) + " in " + path + "\n";
     }
   }
@@ -552,6 +555,43 @@ bool writeStepOutputs(const Executor &executor, const std::string &directory,
     std::fflush(stdout);
   }
   return true;
+}
+
+/// --outputs: the step's output blocks of every rank written to
+/// `directory`/step-N/NAME.npy.
+bool writeStepOutputs(const Executor &executor, const std::string &directory,
+                      int64_t step, int rank) {
+  return writeGatheredBlocks(executor.outputs(),
+                             std::filesystem::path(directory) /
+                                 ("step-" + std::to_string(step + 1)),
+                             "--outputs", "outputs:", rank);
+}
+
+/// --save-weights: every parameter, whole, after the steps, as
+/// `directory`/NAME.npy (the parameter's nn.param name), so that what a
+/// plan trained can be read back (the GNN placer's weights, docs/placement).
+bool saveWeights(const Executor &executor, const std::string &directory,
+                 int rank) {
+  std::vector<OutputBlock> blocks;
+  std::string error;
+  const plan::Program &program = executor.program();
+  for (int b = 0; b < program.buffers_size() && error.empty(); ++b) {
+    const plan::Buffer &buffer = program.buffers(b);
+    if (buffer.kind() != plan::Buffer::PARAMETER)
+      continue;
+    OutputBlock block;
+    block.name = buffer.name();
+    block.logicalShape.assign(buffer.logical_shape().begin(),
+                              buffer.logical_shape().end());
+    block.offsets.assign(buffer.offsets().begin(), buffer.offsets().end());
+    if (Status status = executor.read(b, block.value); !status.ok())
+      error = "--save-weights: " + status.error;
+    blocks.push_back(std::move(block));
+  }
+  if (!agreeOnFailure(rank, error))
+    return false;
+  return writeGatheredBlocks(blocks, directory, "--save-weights",
+                             "weights:", rank);
 }
 
 /// Runs the steps, rank 0 printing each one's time and loss. False when
@@ -706,6 +746,9 @@ int run(int argc, char **argv, int rank, int worldSize, int threadLevel) {
       return 1;
     if (options.printWeights)
       printWeightSummary(executor, rank);
+    if (!options.saveWeightsPath.empty() &&
+        !saveWeights(executor, options.saveWeightsPath, rank))
+      return 1;
     if (options.check && !checkOutputs(executor, rank))
       checkFailed = true;
     if (options.profile && rank == 0)

@@ -72,6 +72,10 @@ std::string describe(const ModelSpec &spec) {
       sizes += (sizes.empty() ? "" : ",") + std::to_string(size);
     return "sizes " + sizes;
   }
+  case ModelKind::Gnn:
+    return fmt::format("{} features, {} graph layers of {}, {} classes",
+                       spec.gnn.features, spec.gnn.layers, spec.gnn.hidden,
+                       spec.gnn.classes);
   case ModelKind::Gpt:
     return fmt::format("{} layers, hidden {}, {} heads, seq {}, vocab {}",
                        spec.gpt.layers, spec.gpt.hidden, spec.gpt.heads,
@@ -184,6 +188,19 @@ int main(int argc, char **argv) {
   mlp->add_option("--dropout", spec.mlp.dropout,
                   "A Dropout of this ratio after every ReLU (default: none)");
 
+  CLI::App *gnn = app.add_subcommand(
+      "gnn", "Graph network classifying a graph's nodes (GraphSAGE layers "
+             "with a weighted mean; the batch is the nodes)");
+  addCommon(gnn);
+  gnn->add_option("--features", spec.gnn.features, "Features per node")
+      ->capture_default_str();
+  gnn->add_option("--hidden", spec.gnn.hidden, "Width of each graph layer")
+      ->capture_default_str();
+  gnn->add_option("--layers", spec.gnn.layers, "Graph layers")
+      ->capture_default_str();
+  gnn->add_option("--classes", spec.gnn.classes, "Output classes")
+      ->capture_default_str();
+
   CLI::App *gpt = app.add_subcommand("gpt", "GPT-2/GPT-3 decoder");
   addCommon(gpt);
   TransformerFlags gptFlags;
@@ -238,7 +255,7 @@ int main(int argc, char **argv) {
   }
   if (app.get_subcommands().empty()) {
     fmt::print(stderr,
-               "parplan-zoo: error: name a model (mlp, gpt, bert, vgg16, "
+               "parplan-zoo: error: name a model (mlp, gnn, gpt, bert, vgg16, "
                "resnet50, vit_b_16) or --list; --help for usage\n");
     return 2;
   }

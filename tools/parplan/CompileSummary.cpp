@@ -307,8 +307,15 @@ summaryFields(const parplan::cli::CompileOptions &options,
         {"regions", llvm::json::Array(placement->regions)},
         {"searched", placement->searched},
         {"file_order_predicted_step_time_s", placement->listedStepSeconds},
-        {"file_order_simulated_step_time_s",
-         placement->listedSimulatedSeconds}};
+        {"file_order_simulated_step_time_s", placement->listedSimulatedSeconds},
+        {"placer", placement->placer}};
+    if (placement->placer == "gnn")
+      for (auto &[key, value] :
+           llvm::json::Object{{"proposed_machines", placement->proposed},
+                              {"best_machine", placement->bestNode},
+                              {"best_machine_score", placement->bestScore},
+                              {"placer_time_s", placement->placerSeconds}})
+        (*summary["placement"].getAsObject())[key] = std::move(value);
   }
   if (figures.laidOutAgain)
     summary["laid_out_again"] = llvm::json::Object{
@@ -440,7 +447,26 @@ void parplan::cli::printSearch(const CompileOptions &options,
       groups.push_back(
           fmt::format("{} ({} devices) {}", group.what, group.devices,
                       step(group.stepSeconds, group.simulatedSeconds)));
-    if (!placement->searched) {
+    if (placement->placer == "gnn") {
+      // The groups around the placer's proposal, the kept one first.
+      std::vector<std::string> laid = groups;
+      if (placement->keptAll)
+        laid.insert(laid.begin(), all);
+      else if (placement->allStepSeconds)
+        laid.push_back(all);
+      fmt::print("  placement        {} (kept: the GNN placer proposed {} "
+                 "machine{}, best {} at {:.2f}, in {}; of the {} groups of "
+                 "nodes, {} around them laid out{})\n",
+                 laid.front(), placement->proposed,
+                 placement->proposed == 1 ? "" : "s", placement->bestNode,
+                 placement->bestScore,
+                 parplan::formatSeconds(placement->placerSeconds),
+                 placement->candidates, laid.size(),
+                 laid.size() > 1
+                     ? "; then " +
+                           llvm::join(llvm::ArrayRef(laid).drop_front(), ", ")
+                     : std::string());
+    } else if (!placement->searched) {
       // The shape given: the devices numbered along the path, or as the
       // file lists them where that is faster.
       std::string along = fmt::format(

@@ -96,6 +96,22 @@ CLI::App *addCompileCommand(CLI::App &app,
           "'file' numbers them as the cluster file lists them "
           "(docs/pipeline.md#placement)")
       ->check(CLI::IsMember({"auto", "file"}));
+  command
+      ->add_option("--placer", options.compile.layout.placer,
+                   "With --placement auto: 'search' (default) lays out the "
+                   "best few groups of machines and keeps the fastest plan; "
+                   "'gnn' lays out the group a trained graph network "
+                   "(--placer-model) proposes (docs/placement.md)")
+      ->check(CLI::IsMember({"search", "gnn"}));
+  command->add_option(
+      "--placer-model", options.compile.layout.placerModel,
+      "--placer gnn: the trained placer's directory (model.onnx, weights/; "
+      "scripts/train-placer.sh writes one)");
+  command->add_option(
+      "--placer-dataset", options.compile.layout.placerDataset,
+      "After the search places the machines, append the cluster's graph and "
+      "the machines kept to the GNN placer's training batches in DIR "
+      "(docs/placement.md)");
   CLI::Option *train = command->add_flag(
       "--train", options.train,
       "Compile a training step (forward, loss, backward, optimizer); "

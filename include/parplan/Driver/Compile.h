@@ -231,6 +231,17 @@ struct PlanFigures {
     bool searched = true;
     std::optional<double> listedStepSeconds, listedSimulatedSeconds;
     bool keptListed = false;
+    /// "search", or "gnn": the graph network proposed `proposed` machines
+    /// (those it gives at least one half, or its best alone), best
+    /// `bestNode` at `bestScore`, and the one group laid out is the
+    /// proposal's group of least quick estimate; every node is not laid
+    /// out then. `placerSeconds`: the time to place, up to that group's
+    /// compile.
+    std::string placer = "search";
+    int64_t proposed = 0;
+    std::string bestNode;
+    double bestScore = 0;
+    double placerSeconds = 0;
   };
   std::optional<Placement> placement;
 

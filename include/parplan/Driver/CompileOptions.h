@@ -39,6 +39,16 @@ struct LayoutOptions {
   /// numbers their devices region by region (driver/Placement.h), "file"
   /// takes the cluster's devices in the file's order.
   std::string placement = "auto";
+  /// Who chooses the machines where placement is "auto": "search" lays out
+  /// the best few groups of nodes and keeps the fastest plan; "gnn" lays
+  /// out the one group Hulk's graph network proposes, refined by the quick
+  /// estimate (driver/GnnPlacer.h), the trained placer in `placerModel`.
+  std::string placer = "search";
+  std::string placerModel;
+  /// Where the search placed the machines: appends the cluster's graph and
+  /// the machines kept to the GNN placer's training batches in this
+  /// directory (appendPlacerExample).
+  std::string placerDataset;
   std::string mesh;
   std::string strategy = "auto";
   /// An annotations file (docs/sbp-annotations.md), read once and attached

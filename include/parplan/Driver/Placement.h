@@ -90,6 +90,11 @@ regionsAlongPath(const cost::ClusterIndex &cluster, const StepWork &work);
 std::vector<int64_t> nodesAlongPath(const cost::ClusterIndex &cluster,
                                     const StepWork &work);
 
+/// The FLOP/s of `node`'s devices together at `type`, as the cost model
+/// prices a kernel.
+double nodeSpeed(const cost::Cluster &cluster, int64_t node,
+                 cost::ComputeType type);
+
 /// The element type a training step's matrix products run in under
 /// `mixedPrecision` (a compile's option: none, bf16, fp16).
 cost::ComputeType stepComputeType(const std::string &mixedPrecision);

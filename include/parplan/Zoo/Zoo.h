@@ -33,9 +33,9 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-enum class ModelKind { Mlp, Gpt, Bert, Vgg16, ResNet50, VitB16 };
+enum class ModelKind { Mlp, Gpt, Bert, Vgg16, ResNet50, VitB16, Gnn };
 
-/// "mlp", "gpt", "bert", "vgg16", "resnet50", "vit_b_16".
+/// "mlp", "gpt", "bert", "vgg16", "resnet50", "vit_b_16", "gnn".
 const char *modelName(ModelKind kind);
 std::optional<ModelKind> parseModelKind(std::string_view name);
 /// Every model, in the order above.
@@ -116,6 +116,19 @@ struct VitOptions {
   int64_t numClasses = 1000;
 };
 
+/// A graph network classifying the nodes of one graph: the batch is the
+/// graph's nodes. Inputs `features` [batch, features] and `adjacency`
+/// [batch, batch] (row i: node i's weights over its neighbours, rows
+/// summing to 1 for a mean); each layer is GraphSAGE's with a weighted
+/// mean, h' = Relu(h Ws^T + bs + adjacency (h Wn)), then a Linear head to
+/// `output` [batch, classes]. The GNN placer's model (docs/placement.md).
+struct GnnOptions {
+  int64_t features = 16;
+  int64_t hidden = 32;
+  int64_t layers = 2;
+  int64_t classes = 2;
+};
+
 /// A model and all its options; only the struct of `kind` is used.
 struct ModelSpec {
   ModelKind kind = ModelKind::Mlp;
@@ -126,6 +139,7 @@ struct ModelSpec {
   Vgg16Options vgg16;
   ResNet50Options resnet50;
   VitOptions vit;
+  GnnOptions gnn;
 };
 
 /// A named configuration of a transformer: layers, hidden size and heads;
@@ -164,9 +178,12 @@ std::optional<std::string> validate(const ModelSpec &spec);
 ///   resnet50: 25,557,032 at 1000 classes
 ///   vit_b_16: 12 l h^2 + 13 l h + (768 + 1 + 1 + 197 + 2) h + (h + 1) C
 ///             (86,567,656 at 1000 classes)
+///   gnn:      per layer (2 in + 1) out from in = features, then hidden;
+///             (hidden + 1) classes for the head
 int64_t expectedParameterCount(const ModelSpec &spec);
 
-/// Weight layers: Linear layers (mlp), blocks (gpt, bert, vit), 16, 50.
+/// Weight layers: Linear layers (mlp), blocks (gpt, bert, vit), 16, 50,
+/// graph layers (gnn).
 int64_t layerCount(const ModelSpec &spec);
 
 /// What a build produced.
@@ -201,6 +218,8 @@ onnx::ModelProto buildVgg16(const Vgg16Options &options = {},
 onnx::ModelProto buildResNet50(const ResNet50Options &options = {},
                                const CommonOptions &common = {});
 onnx::ModelProto buildVit(const VitOptions &options = {},
+                          const CommonOptions &common = {});
+onnx::ModelProto buildGnn(const GnnOptions &options = {},
                           const CommonOptions &common = {});
 
 /// Builds the model and writes it to `path` with SerializeToOstream; the

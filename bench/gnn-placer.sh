@@ -1,0 +1,67 @@
+#!/bin/sh
+# The GNN placer against the search (docs/placement.md#the-gnn-placer): on
+# held-out generated clusters (seeds the training never saw, sizes beside
+# the training's), hulk-geo and world-8x8, the predicted and simulated
+# step of the plan each places and the compile's time on one core.
+# Trains the placer first (scripts/train-placer.sh) unless PLACER names
+# one.
+# Usage: bench/gnn-placer.sh [--record]   (BIN: default build/bin)
+set -eu
+cd "$(dirname "$0")/.."
+bin=${BIN:-build/bin}
+record=${1:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+placer=${PLACER:-$work/placer}
+[ -n "${PLACER:-}" ] || BIN=$bin scripts/train-placer.sh "$placer" >"$work/train.log"
+tail -2 "$work/train.log" 2>/dev/null || true
+model=$work/gpt.onnx
+"$bin/parplan-zoo" gpt --layers 8 --hidden 1024 --heads 16 --seq 512 \
+  --vocab 32000 --dynamic-batch --shape-only -o "$model" >/dev/null
+
+simulated() { "$bin/parplan" simulate "$1/plan.pb" 2>/dev/null | sed -n 's/^  step *\([0-9.]* m*s\) simulated.*/\1/p' | head -1; }
+seconds() { python3 -c 'import sys; print("%.2f" % float(sys.argv[1]))' "$1"; }
+
+# place NAME CLUSTER: a table row, search against GNN.
+place() {
+  name=$1 cluster=$2
+  for placer_kind in search gnn; do
+    dir=$work/$name-$placer_kind
+    start=$(date +%s.%N)
+    taskset -c 0 "$bin/parplan" compile "$model" --train --batch 64 \
+      --cluster "$cluster" --placer "$placer_kind" --placer-model "$placer" \
+      -o "$dir" >"$dir.log" 2>&1 || { echo "FAIL: $name $placer_kind"; tail -3 "$dir.log"; return 1; }
+    end=$(date +%s.%N)
+    eval "${placer_kind}_time=\$(seconds \$(echo \"$end - $start\" | bc))"
+    eval "${placer_kind}_kept=\$(sed -n 's/^  placement *\([^(]*\)(\([0-9]*\) devices.*/\1(\2 devices)/p' \"$dir.log\" | head -1)"
+    eval "${placer_kind}_step=\$(sed -n 's/^  predicted step *\([0-9.]* m*s\).*/\1/p' \"$dir.log\")"
+    eval "${placer_kind}_sim=\$(simulated \"$dir\")"
+  done
+  echo "| $name | $search_kept | $search_step | $search_sim | $search_time s | $gnn_kept | $gnn_step | $gnn_sim | $gnn_time s |"
+}
+
+rows=$work/rows
+{
+  for size in 16 24 64; do
+    for seed in 1001 1002 1003; do
+      "$bin/parplan" cluster generate --machines "$size" --seed "$seed" -o "$work/geo-$size-$seed.yaml" >/dev/null
+      place "geo-$size-seed$seed" "$work/geo-$size-$seed.yaml"
+    done
+  done
+  place hulk-geo hulk-geo
+  place world-8x8 examples/clusters/world-8x8.yaml
+} | tee "$rows"
+
+if [ "$record" = --record ]; then
+  {
+    echo
+    echo "## $(date -u +%Y-%m-%d) $(git rev-parse --short HEAD)"
+    echo
+    echo "$(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1); gpt 8 layers, hidden 1024, seq 512, vocab 32000, batch 64; compile on one core (taskset -c 0), one run each; placer: $(tail -1 "$work/train.log" 2>/dev/null || echo "$placer")"
+    echo
+    echo "| cluster | search: kept | predicted | simulated | compile | GNN: kept | predicted | simulated | compile |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    cat "$rows"
+  } >>bench/results/gnn-placer.md
+  echo "recorded in bench/results/gnn-placer.md"
+fi
