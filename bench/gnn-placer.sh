@@ -5,7 +5,8 @@
 # step of the plan each places and the compile's time on one core.
 # Trains the placer first (scripts/train-placer.sh) unless PLACER names
 # one.
-# Usage: bench/gnn-placer.sh [--record]   (BIN: default build/bin)
+# Usage: bench/gnn-placer.sh [--record]   (BIN: default build/bin; about
+# three minutes, the search on 256 machines one of them)
 set -eu
 cd "$(dirname "$0")/.."
 bin=${BIN:-build/bin}
@@ -25,7 +26,9 @@ seconds() { python3 -c 'import sys; print("%.2f" % float(sys.argv[1]))' "$1"; }
 # place NAME CLUSTER: a table row, search against GNN.
 place() {
   name=$1 cluster=$2
-  for placer_kind in search gnn; do
+  kinds="search gnn"
+  [ "${SEARCH:-yes}" = no ] && { kinds=gnn; search_kept="not run (every node's plan on all devices: see docs/placement.md)"; search_step=; search_sim=; search_time=-; }
+  for placer_kind in $kinds; do
     dir=$work/$name-$placer_kind
     start=$(date +%s.%N)
     taskset -c 0 "$bin/parplan" compile "$model" --train --batch 64 \
@@ -40,6 +43,15 @@ place() {
   echo "| $name | $search_kept | $search_step | $search_sim | $search_time s | $gnn_kept | $gnn_step | $gnn_sim | $gnn_time s |"
 }
 
+# What the placer was trained on, for the record.
+placer_line() {
+  if [ -s "$work/train.log" ]; then
+    echo "scripts/train-placer.sh's defaults ($(sed -n 's/.*(\(.*\))$/\1/p' "$work/train.log"), loss $(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$work/train.log") -> $(grep '^step' "$work/train.log" | tail -1 | sed -n 's/.*loss \([0-9.]*\).*/\1/p'))"
+  else
+    echo "$placer"
+  fi
+}
+
 rows=$work/rows
 {
   for size in 16 24 64; do
@@ -50,6 +62,11 @@ rows=$work/rows
   done
   place hulk-geo hulk-geo
   place world-8x8 examples/clusters/world-8x8.yaml
+  "$bin/parplan" cluster generate --machines 256 --seed 1 -o "$work/geo-256-1.yaml" >/dev/null
+  place geo-256-seed1 "$work/geo-256-1.yaml"
+  # The search lays out every node of 16,255 devices: not run here.
+  "$bin/parplan" cluster generate --machines 4096 --seed 1 -o "$work/geo-4096-1.yaml" >/dev/null
+  SEARCH=no place geo-4096-seed1 "$work/geo-4096-1.yaml"
 } | tee "$rows"
 
 if [ "$record" = --record ]; then
@@ -57,7 +74,7 @@ if [ "$record" = --record ]; then
     echo
     echo "## $(date -u +%Y-%m-%d) $(git rev-parse --short HEAD)"
     echo
-    echo "$(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1); gpt 8 layers, hidden 1024, seq 512, vocab 32000, batch 64; compile on one core (taskset -c 0), one run each; placer: $(tail -1 "$work/train.log" 2>/dev/null || echo "$placer")"
+    echo "$(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1); gpt 8 layers, hidden 1024, seq 512, vocab 32000, batch 64; compile on one core (taskset -c 0), one run each; placer: $(placer_line)"
     echo
     echo "| cluster | search: kept | predicted | simulated | compile | GNN: kept | predicted | simulated | compile |"
     echo "|---|---|---|---|---|---|---|---|---|"

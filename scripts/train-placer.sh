@@ -12,7 +12,9 @@
 #   defaults 48 clusters of 24 machines (seeds 1 to 48), 3000 steps; the
 #   model placed is MODEL (default: the issue's GPT of 8 layers, hidden
 #   1024, seq 512, vocab 32000, shape only) at batch BATCH (default 64);
-#   the binaries are in BIN (default build/bin). CPU only, one core.
+#   the binaries are in BIN (default build/bin). CPU only: on RANKS ranks
+#   (default 1; more under mpirun: data parallelism over the machines,
+#   the numbers of one rank).
 set -eu
 out=${1:?usage: train-placer.sh OUT [CLUSTERS [MACHINES [STEPS]]]}
 clusters=${2:-48}
@@ -20,6 +22,7 @@ machines=${3:-24}
 steps=${4:-3000}
 bin=${BIN:-build/bin}
 batch=${BATCH:-64}
+ranks=${RANKS:-1}
 mkdir -p "$out/clusters" "$out/placed"
 rm -rf "$out/data" "$out/weights"
 
@@ -49,9 +52,14 @@ done
 # The graph network, trained on them: a batch is one cluster's machines.
 "$bin/parplan-zoo" gnn --features 12 --hidden 32 --layers 2 --classes 2 \
   --dynamic-batch -o "$out/model.onnx" >/dev/null
+# On several ranks each takes its share of the machines (their rows of
+# the features and the adjacency), the gradients all-reduced.
+launch= strategy=auto
+[ "$ranks" -gt 1 ] && launch="mpirun --oversubscribe -np $ranks" strategy=data-parallel
 "$bin/parplan" compile "$out/model.onnx" --train --batch "$machines" \
-  --mesh 1 --optimizer adam --lr 0.003 -o "$out/train" -q >/dev/null
-"$bin/parplan-run" "$out/train/plan.pb" --backend cpu --steps "$steps" \
+  --mesh "$ranks" --strategy "$strategy" --optimizer adam --lr 0.003 \
+  -o "$out/train" -q >/dev/null
+$launch "$bin/parplan-run" "$out/train/plan.pb" --backend cpu --steps "$steps" \
   --batches "$out/data" --save-weights "$out/weights" >"$out/train.log"
 grep '^step' "$out/train.log" | sed -n '1p;$p'
-echo "train-placer: wrote $out/model.onnx and $out/weights/ ($clusters clusters of $machines machines, $steps steps)"
+echo "train-placer: wrote $out/model.onnx and $out/weights/ ($clusters clusters of $machines machines, $steps steps on $ranks rank$([ "$ranks" -gt 1 ] && echo s))"

@@ -1543,6 +1543,19 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
   // How many groups are laid out beside every node: a node, a group within
   // a region, and the next best.
   constexpr size_t kGroupsTried = 3;
+  if ((options.layout.placer == "gnn" ||
+       !options.layout.placerDataset.empty()) &&
+      static_cast<int64_t>(cluster.nodes.size()) >
+          parplan::driver::kPlacerMaxMachines)
+    return emitError(location)
+               << (options.layout.placer == "gnn" ? "--placer gnn"
+                                                  : "--placer-dataset")
+               << ": cluster '" << cluster.name << "' has "
+               << cluster.nodes.size()
+               << " machines; the placer's dense adjacency takes at most "
+               << parplan::driver::kPlacerMaxMachines
+               << " (--placer search places any number)",
+           failure();
   cost::ClusterIndex index(cluster);
   parplan::driver::StepWork work = stepWorkOf(importAt, options);
   std::vector<PlacementCandidate> candidates =

@@ -2,8 +2,8 @@
 # The GNN placer end to end (docs/placement.md#the-gnn-placer), as a user
 # trains and uses it: scripts/train-placer.sh places generated clusters by
 # the search, trains the `parplan-zoo gnn` model on them with parplan
-# compile --train and parplan-run (the loss falls; --save-weights writes
-# every parameter), then `parplan compile --placer gnn` places clusters it
+# compile --train and parplan-run on 2 ranks (the loss falls;
+# --save-weights writes every parameter, as 1 rank's training does), then `parplan compile --placer gnn` places clusters it
 # never saw: its plan's predicted step within 10% of the search's (issue
 # 43's goal), summary and summary.json saying the placer chose.
 # Usage: gnn-placer.sh BIN-DIR SOURCE-DIR
@@ -15,7 +15,7 @@ status=0
 
 "$bin/parplan-zoo" gpt --layers 2 --hidden 256 --heads 4 --seq 64 --vocab 1024 \
   --dynamic-batch --shape-only -o "$dir/gpt.onnx" >/dev/null
-if BIN=$bin MODEL=$dir/gpt.onnx BATCH=32 timeout 600 \
+if BIN=$bin MODEL=$dir/gpt.onnx BATCH=32 RANKS=2 timeout 600 \
   "$src/scripts/train-placer.sh" "$dir/placer" 16 12 1500 >"$dir/train.out" 2>&1; then
   first=$(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$dir/train.out")
   last=$(sed -n 's/^step 1500: loss \([0-9.]*\).*/\1/p' "$dir/train.out")
@@ -33,6 +33,19 @@ else
   echo "FAIL: scripts/train-placer.sh:"
   cat "$dir/train.out"
   exit 1
+fi
+
+# Trained on 2 ranks: the weights of the same training on one.
+"$bin/parplan" compile "$dir/placer/model.onnx" --train --batch 12 --mesh 1 \
+  --optimizer adam --lr 0.003 -o "$dir/train-one" -q >/dev/null &&
+  timeout 300 "$bin/parplan-run" "$dir/train-one/plan.pb" --backend cpu --steps 1500 \
+    --batches "$dir/placer/data" --save-weights "$dir/weights-one" >"$dir/train-one.log" 2>&1
+if "$bin/parplan-compare-outputs" "$dir/weights-one" "$dir/placer/weights" 1e-5 >"$dir/weights.compare" 2>&1; then
+  echo "ok: the placer trained on 2 ranks has the weights of 1 rank's training"
+else
+  echo "FAIL: the placer's weights on 2 ranks differ from 1 rank's:"
+  cat "$dir/weights.compare" "$dir/train-one.log" | tail -20
+  status=1
 fi
 
 # The plan's predicted step in summary.json $1.

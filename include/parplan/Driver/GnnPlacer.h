@@ -29,6 +29,10 @@ namespace parplan::driver {
 /// Features per machine the placer reads (docs/placement.md#features).
 constexpr int64_t kPlacerFeatures = 12;
 
+/// The most machines the placer takes: its adjacency is dense (machines
+/// squared floats, 256 MB at this bound).
+constexpr int64_t kPlacerMaxMachines = 8192;
+
 /// A cluster as the placer sees it: a row of features per node of the
 /// cluster, in its order, and the adjacency its graph layers average over.
 struct PlacerGraph {
