@@ -46,7 +46,7 @@ place() {
 # What the placer was trained on, for the record.
 placer_line() {
   if [ -s "$work/train.log" ]; then
-    echo "scripts/train-placer.sh's defaults ($(sed -n 's/.*(\(.*\))$/\1/p' "$work/train.log"), loss $(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$work/train.log") -> $(grep '^step' "$work/train.log" | tail -1 | sed -n 's/.*loss \([0-9.]*\).*/\1/p'))"
+    echo "scripts/train-placer.sh's defaults ($(sed -n 's/^train-placer: wrote .*(\(.*\))$/\1/p' "$work/train.log"), loss $(sed -n 's/^step 1: loss \([0-9.]*\).*/\1/p' "$work/train.log") -> $(grep '^step' "$work/train.log" | tail -1 | sed -n 's/.*loss \([0-9.]*\).*/\1/p'))"
   else
     echo "$placer"
   fi

@@ -1402,6 +1402,35 @@ struct LaidGroup {
   std::optional<double> judged, simulated;
 };
 
+/// Whether the compile builds the GNN placer's graph of the cluster: to
+/// place with it, or to add to its training data.
+bool usesPlacerGraph(const parplan::driver::LayoutOptions &layout) {
+  return layout.placer == "gnn" || !layout.placerDataset.empty();
+}
+
+/// The option that builds it, for errors.
+const char *placerFlag(const parplan::driver::LayoutOptions &layout) {
+  return layout.placer == "gnn" ? "--placer gnn" : "--placer-dataset";
+}
+
+/// How many groups of nodes placement lays out beside every node (the
+/// search: a node, a group within a region, and the next best) or around
+/// the GNN placer's proposal.
+constexpr size_t kPlacementGroupsTried = 3;
+
+/// Indices of `laid` by the step each is judged by, fastest first, those
+/// that do not fit last (in their order).
+std::vector<size_t> fastestFirst(llvm::ArrayRef<LaidGroup> laid) {
+  std::vector<size_t> order(laid.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return laid[a].judged &&
+           (!laid[b].judged || *laid[a].judged < *laid[b].judged);
+  });
+  return order;
+}
+
 /// Lays `laid` out: `group` of `cluster`, compiled quietly and simulated.
 void layOutGroup(LaidGroup &laid,
                  const parplan::driver::ModelImporter &importAt,
@@ -1449,11 +1478,6 @@ FailureOr<CompileResult> compileWithPlacer(
     TimingScope &timing,
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
   using parplan::driver::PlacementCandidate;
-  if (options.layout.placerModel.empty())
-    return emitError(location)
-               << "--placer gnn needs --placer-model DIR, a trained placer "
-                  "(scripts/train-placer.sh writes one)",
-           failure();
   auto start = std::chrono::steady_clock::now();
   std::string error;
   parplan::driver::PlacerGraph graph =
@@ -1461,72 +1485,52 @@ FailureOr<CompileResult> compileWithPlacer(
   FailureOr<std::vector<double>> scores = parplan::driver::placerScores(
       options.layout.placerModel, graph, context, error);
   if (failed(scores))
-    return emitError(location) << error, failure();
+    return emitError(location) << error;
+  parplan::driver::PlacerProposal proposal =
+      parplan::driver::placerProposal(*scores);
   // The search's local moves around the proposal: its few groups of least
   // estimate, each laid out and judged as the search judges its groups.
-  constexpr size_t kGroupsTried = 3;
-  std::vector<size_t> near =
-      parplan::driver::proposalNeighbourhood(candidates, *scores, kGroupsTried);
+  std::vector<size_t> near = parplan::driver::proposalNeighbourhood(
+      candidates, proposal, kPlacementGroupsTried);
   if (near.empty())
     return emitError(location)
-               << "--placer gnn: no group of nodes holding the machines the "
-                  "placer proposes can hold the model (4 copies of its "
-                  "parameters); --placer search tries every group",
-           failure();
+           << "--placer gnn: no group of nodes holding the machines the "
+              "placer proposes can hold the model (4 copies of its "
+              "parameters); --placer search tries every group";
   placement.placer = "gnn";
-  size_t best = 0;
-  for (size_t n = 0; n < scores->size(); ++n) {
-    placement.proposed += (*scores)[n] >= 0.5;
-    if ((*scores)[n] > (*scores)[best])
-      best = n;
-  }
-  placement.proposed = std::max<int64_t>(placement.proposed, 1);
-  placement.bestNode = cluster.nodes[best].name;
-  placement.bestScore = (*scores)[best];
+  placement.proposed = static_cast<int64_t>(proposal.count);
+  placement.bestNode = cluster.nodes[proposal.best].name;
+  placement.bestScore = (*scores)[proposal.best];
   placement.placerSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
 
   std::vector<LaidGroup> laid(near.size());
-  std::optional<size_t> kept;
-  for (size_t i = 0; i < near.size(); ++i) {
+  for (size_t i = 0; i < near.size(); ++i)
     layOutGroup(laid[i], importAt, options, cluster, candidates[near[i]],
                 context, location, timing, passManagers);
-    if (laid[i].judged && (!kept || *laid[i].judged < *laid[*kept].judged))
-      kept = i;
-  }
-  if (!kept) {
-    // No group fits after all: the compile of the best estimated says why.
-    CompileOptions groupOptions = options;
-    groupOptions.layout.placedCluster =
-        std::make_shared<cost::Cluster>(cost::subCluster(
-            cluster, candidates[near.front()].nodes, cluster.name));
-    return compileOnMesh(importAt, groupOptions, context, location, timing,
+  std::vector<size_t> order = fastestFirst(laid);
+  if (!laid[order.front()].judged)
+    // Nowhere fits: the compile on the cluster as given says why, as the
+    // search's does.
+    return compileOnMesh(importAt, options, context, location, timing,
                          passManagers);
-  }
-  // The kept group first, the others by their step (no fit last).
-  std::vector<size_t> order(near.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return laid[a].judged &&
-           (!laid[b].judged || *laid[a].judged < *laid[b].judged);
-  });
+  // Every group laid out is listed, every node's too where the placer
+  // proposed every machine (its steps also as every node's).
   for (size_t i : order) {
     const PlacementCandidate &group = candidates[near[i]];
     if (group.kind == PlacementCandidate::Kind::Everything) {
-      placement.keptAll = i == *kept;
+      placement.keptAll = i == order.front();
       if (laid[i].judged)
         placement.allStepSeconds = laid[i].result->figures.stepSeconds;
       placement.allSimulatedSeconds = laid[i].simulated;
-      continue;
     }
     placement.tried.push_back(triedEntry(cluster, group, laid[i]));
   }
-  FailureOr<CompileResult> result = std::move(laid[*kept].result);
-  result->figures.placement = std::move(placement);
-  emitHeld(options, laid[*kept].held);
-  return result;
+  LaidGroup &kept = laid[order.front()];
+  kept.result->figures.placement = std::move(placement);
+  emitHeld(options, kept.held);
+  return std::move(kept.result);
 }
 
 /// The compile on a cluster spread over regions: the plan on every node,
@@ -1540,22 +1544,24 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
                      Location location, TimingScope &timing,
                      std::vector<std::unique_ptr<PassManager>> &passManagers) {
   using parplan::driver::PlacementCandidate;
-  // How many groups are laid out beside every node: a node, a group within
-  // a region, and the next best.
-  constexpr size_t kGroupsTried = 3;
-  if ((options.layout.placer == "gnn" ||
-       !options.layout.placerDataset.empty()) &&
-      static_cast<int64_t>(cluster.nodes.size()) >
-          parplan::driver::kPlacerMaxMachines)
-    return emitError(location)
-               << (options.layout.placer == "gnn" ? "--placer gnn"
-                                                  : "--placer-dataset")
-               << ": cluster '" << cluster.name << "' has "
-               << cluster.nodes.size()
-               << " machines; the placer's dense adjacency takes at most "
-               << parplan::driver::kPlacerMaxMachines
-               << " (--placer search places any number)",
-           failure();
+  // The GNN placer's graph is dense; a dataset of another size is refused
+  // before the search's work.
+  if (usesPlacerGraph(options.layout)) {
+    if (static_cast<int64_t>(cluster.nodes.size()) >
+        parplan::driver::kPlacerMaxMachines)
+      return emitError(location)
+             << placerFlag(options.layout) << ": cluster '" << cluster.name
+             << "' has " << cluster.nodes.size()
+             << " machines; the placer's dense adjacency takes at most "
+             << parplan::driver::kPlacerMaxMachines
+             << " (--placer search places any number)";
+    std::string error;
+    if (!options.layout.placerDataset.empty() &&
+        failed(parplan::driver::placerDatasetGraphs(
+            options.layout.placerDataset,
+            static_cast<int64_t>(cluster.nodes.size()), error)))
+      return emitError(location) << error;
+  }
   cost::ClusterIndex index(cluster);
   parplan::driver::StepWork work = stepWorkOf(importAt, options);
   std::vector<PlacementCandidate> candidates =
@@ -1586,28 +1592,23 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
   for (const PlacementCandidate &candidate : candidates)
     if (candidate.kind != PlacementCandidate::Kind::Everything)
       others.push_back(candidate);
-  std::vector<PlacementCandidate> groups =
-      parplan::driver::placementsToTry(index, std::move(others), kGroupsTried);
+  std::vector<PlacementCandidate> groups = parplan::driver::placementsToTry(
+      index, std::move(others), kPlacementGroupsTried);
   groups.insert(groups.begin(), *everything);
 
   std::vector<LaidGroup> laid(groups.size());
-  for (size_t i = 0; i < groups.size(); ++i) {
+  for (size_t i = 0; i < groups.size(); ++i)
     layOutGroup(laid[i], importAt, options, cluster, groups[i], context,
                 location, timing, passManagers);
-    if (i == 0) {
-      if (laid[i].judged)
-        placement.allStepSeconds = laid[i].result->figures.stepSeconds;
-      placement.allSimulatedSeconds = laid[i].simulated;
-      continue;
-    }
-    placement.tried.push_back(triedEntry(cluster, groups[i], laid[i]));
-  }
-  // The group whose plan is fastest, by the longer of its predicted and
-  // simulated steps, kept unless every node's is faster still.
+  if (laid.front().judged)
+    placement.allStepSeconds = laid.front().result->figures.stepSeconds;
+  placement.allSimulatedSeconds = laid.front().simulated;
+  // The groups beside every node by the longer of their predicted and
+  // simulated steps: the fastest kept unless every node's is faster still.
+  std::vector<size_t> order = fastestFirst(llvm::ArrayRef(laid).drop_front());
   std::optional<size_t> best;
-  for (size_t i = 1; i < laid.size(); ++i)
-    if (laid[i].judged && (!best || *laid[i].judged < *laid[*best].judged))
-      best = i;
+  if (!order.empty() && laid[order.front() + 1].judged)
+    best = order.front() + 1;
   if (!best && !laid.front().judged) {
     // Nowhere fits: the compile on the cluster as given says why.
     return compileOnMesh(importAt, options, context, location, timing,
@@ -1615,18 +1616,8 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
   }
   placement.keptAll = !best || (laid.front().judged &&
                                 *laid.front().judged < *laid[*best].judged);
-  // The kept group first, the others by their step (no fit last).
-  std::vector<size_t> order(placement.tried.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  auto judgedOf = [&](size_t entry) { return laid[entry + 1].judged; };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return judgedOf(a) && (!judgedOf(b) || *judgedOf(a) < *judgedOf(b));
-  });
-  std::vector<PlanFigures::Placement::Tried> sorted;
   for (size_t i : order)
-    sorted.push_back(placement.tried[i]);
-  placement.tried = std::move(sorted);
+    placement.tried.push_back(triedEntry(cluster, groups[i + 1], laid[i + 1]));
   LaidGroup &kept = laid[placement.keptAll ? 0 : *best];
   // What the GNN placer learns from: this cluster and the machines kept.
   if (!options.layout.placerDataset.empty()) {
@@ -1635,7 +1626,7 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
             options.layout.placerDataset,
             parplan::driver::placerGraph(index, work),
             parplan::driver::placerLabels(cluster, placement), error)))
-      return emitError(location) << error, failure();
+      return emitError(location) << error;
   }
   kept.result->figures.placement = std::move(placement);
   emitHeld(options, kept.held);
@@ -1702,20 +1693,28 @@ FailureOr<CompileResult> parplan::driver::compile(
     std::vector<std::unique_ptr<PassManager>> &passManagers) {
   // On a cluster spread over regions, placement chooses the machines; where
   // the options give the plan's shape, it numbers their devices.
+  const LayoutOptions &layout = options.layout;
+  if (layout.placer == "gnn" && layout.placerModel.empty())
+    return emitError(location)
+           << "--placer gnn needs --placer-model DIR, a trained placer "
+              "(scripts/train-placer.sh writes one)";
+  if (layout.placer != "gnn" && !layout.placerModel.empty())
+    return emitError(location)
+           << "--placer-model names the GNN placer: add --placer gnn";
+  if (layout.placer == "gnn" && !layout.placerDataset.empty())
+    return emitError(location)
+           << "--placer-dataset records the search's placements; it does "
+              "not go with --placer gnn";
   std::optional<cost::Cluster> open = clusterLeftOpen(options);
   if (open && spansRegions(*open) && options.layout.placement == "auto")
     return compileWithPlacement(importAt, options, *open, context, location,
                                 timing, passManagers);
-  if (options.layout.placer != "search" ||
-      !options.layout.placerDataset.empty())
+  if (usesPlacerGraph(options.layout))
     return emitError(location)
-               << (options.layout.placer != "search" ? "--placer gnn"
-                                                     : "--placer-dataset")
-               << ": machines are placed only on a cluster spread over "
-                  "regions, with --placement auto and no mesh, stages, "
-                  "annotations, strategy or memory budget given "
-                  "(docs/placement.md)",
-           failure();
+           << placerFlag(options.layout)
+           << ": machines are placed only on a cluster spread over regions, "
+              "with --placement auto and no mesh, stages, annotations, "
+              "strategy or memory budget given (docs/placement.md)";
   if (!open)
     if (std::optional<AlongPath> along = clusterAlongPath(importAt, options))
       return compileAlongPath(importAt, options, std::move(*along), context,

@@ -9,12 +9,16 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
+#include <map>
+#include <optional>
 
 using namespace parplan;
 using namespace parplan::driver;
@@ -27,16 +31,6 @@ float ratio(double value, double best) {
       !std::isfinite(best))
     return 0;
   return static_cast<float>(value / best);
-}
-
-/// Bytes of the file at `path`, or none where it cannot be read.
-std::optional<std::string> readBytes(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
 }
 
 } // namespace
@@ -103,17 +97,9 @@ PlacerGraph parplan::driver::placerGraph(const cost::ClusterIndex &index,
     away[a] = awayCount ? awaySum / static_cast<double>(awayCount) : 0;
   }
 
-  auto largest = [](const auto &values) {
-    double best = 0;
-    for (const auto &value : values)
-      best = std::max(best, static_cast<double>(value));
-    return best;
-  };
-  auto least = [](const auto &values) {
-    double best = std::numeric_limits<double>::infinity();
-    for (const auto &value : values)
-      best = std::min(best, static_cast<double>(value));
-    return best;
+  // The scales each ratio is taken against, once for every row.
+  auto largest = [](const std::vector<double> &values) {
+    return values.empty() ? 0.0 : *llvm::max_element(values);
   };
   std::vector<double> regionSpeeds, regionEstimates, regionSizes;
   for (const auto &[region, nodes] : regions) {
@@ -121,27 +107,39 @@ PlacerGraph parplan::driver::placerGraph(const cost::ClusterIndex &index,
     regionEstimates.push_back(regionEstimate[region]);
     regionSizes.push_back(static_cast<double>(nodes.size()));
   }
-  double bestAlone = least(alone), bestRegion = least(regionEstimates);
-  double bestNodeOrRegion = std::min(bestAlone, bestRegion);
+  double mostDevices = largest(devices), fastest = largest(speed),
+         mostMemory = largest(memory), fastestRegion = largest(regionSpeeds),
+         largestRegion = largest(regionSizes), fastestIntra = largest(intra),
+         fastestAway = largest(away);
+  double bestAlone = *llvm::min_element(alone),
+         bestRegion = *llvm::min_element(regionEstimates);
+  // Whether every node together beats the best node or region alone: above
+  // one half where it does (a rate's share, so in [0, 1] either way).
+  double bestPart = std::min(bestAlone, bestRegion);
+  float togetherShare =
+      std::isfinite(everything) && everything > 0
+          ? std::isfinite(bestPart)
+                ? static_cast<float>(bestPart / (bestPart + everything))
+                : 1.0f
+          : 0.0f;
   for (int64_t n = 0; n < count; ++n) {
     int64_t region = index.regionOf(n);
     float *row = graph.features.data() + n * kPlacerFeatures;
     row[0] = 1;
-    row[1] = ratio(devices[n], largest(devices));
-    row[2] = ratio(speed[n], largest(speed));
-    row[3] = ratio(memory[n], largest(memory));
+    row[1] = ratio(devices[n], mostDevices);
+    row[2] = ratio(speed[n], fastest);
+    row[3] = ratio(memory[n], mostMemory);
     row[4] = static_cast<float>(
         work.parameterBytes > 0
             ? std::min(1.0, devices[n] * memory[n] / (4 * work.parameterBytes))
             : 1.0);
     row[5] = ratio(bestAlone, alone[n]);
-    row[6] = ratio(regionSpeed[region], largest(regionSpeeds));
+    row[6] = ratio(regionSpeed[region], fastestRegion);
     row[7] = ratio(bestRegion, regionEstimate[region]);
-    row[8] = ratio(static_cast<double>(regions[region].size()),
-                   largest(regionSizes));
-    row[9] = ratio(intra[n], largest(intra));
-    row[10] = ratio(away[n], largest(away));
-    row[11] = ratio(bestNodeOrRegion, everything);
+    row[8] = ratio(static_cast<double>(regions[region].size()), largestRegion);
+    row[9] = ratio(intra[n], fastestIntra);
+    row[10] = ratio(away[n], fastestAway);
+    row[11] = togetherShare;
   }
   return graph;
 }
@@ -159,10 +157,61 @@ parplan::driver::placerLabels(const cost::Cluster &cluster,
   return labels;
 }
 
+namespace {
+
+/// The batch files of a placer dataset and the bytes one graph of `nodes`
+/// machines takes in each.
+struct DatasetFile {
+  const char *name;
+  uintmax_t perGraph;
+};
+std::vector<DatasetFile> datasetFiles(int64_t nodes) {
+  auto n = static_cast<uintmax_t>(nodes);
+  return {{"features.bin", n * kPlacerFeatures * sizeof(float)},
+          {"adjacency.bin", n * n * sizeof(float)},
+          {"labels.bin", n * sizeof(int64_t)}};
+}
+
+} // namespace
+
+mlir::FailureOr<uintmax_t>
+parplan::driver::placerDatasetGraphs(const std::string &directory,
+                                     int64_t nodes, std::string &error) {
+  namespace fs = std::filesystem;
+  if (nodes < 1) {
+    error = "--placer-dataset: a cluster without machines";
+    return mlir::failure();
+  }
+  std::optional<uintmax_t> graphs;
+  for (const DatasetFile &file : datasetFiles(nodes)) {
+    fs::path path = fs::path(directory) / file.name;
+    std::error_code failure;
+    uintmax_t size = 0;
+    if (fs::exists(path, failure))
+      size = fs::file_size(path, failure);
+    if (failure || size % file.perGraph != 0 ||
+        (graphs && *graphs != size / file.perGraph)) {
+      error = "--placer-dataset: " + path.string() +
+              " does not hold whole graphs of " + std::to_string(nodes) +
+              " machines like the other files (every cluster of a dataset "
+              "has as many machines)";
+      return mlir::failure();
+    }
+    graphs = size / file.perGraph;
+  }
+  return *graphs;
+}
+
 mlir::LogicalResult parplan::driver::appendPlacerExample(
     const std::string &directory, const PlacerGraph &graph,
     const std::vector<int64_t> &labels, std::string &error) {
   namespace fs = std::filesystem;
+  if (static_cast<int64_t>(labels.size()) != graph.nodes) {
+    error = "--placer-dataset: " + std::to_string(labels.size()) +
+            " labels for a graph of " + std::to_string(graph.nodes) +
+            " machines";
+    return mlir::failure();
+  }
   std::error_code failure;
   fs::create_directories(directory, failure);
   if (failure) {
@@ -170,40 +219,25 @@ mlir::LogicalResult parplan::driver::appendPlacerExample(
             "': " + failure.message();
     return mlir::failure();
   }
-  auto n = static_cast<uintmax_t>(graph.nodes);
-  struct File {
-    const char *name;
-    const char *bytes;
-    uintmax_t size, perGraph;
-  } files[] = {
-      {"features.bin", reinterpret_cast<const char *>(graph.features.data()),
-       graph.features.size() * sizeof(float),
-       n * kPlacerFeatures * sizeof(float)},
-      {"adjacency.bin", reinterpret_cast<const char *>(graph.adjacency.data()),
-       graph.adjacency.size() * sizeof(float), n * n * sizeof(float)},
-      {"labels.bin", reinterpret_cast<const char *>(labels.data()),
-       labels.size() * sizeof(int64_t), n * sizeof(int64_t)}};
-  // Every file holds the same number of whole graphs of this size before
-  // any is written to.
-  std::optional<uintmax_t> graphs;
-  for (const File &file : files) {
-    fs::path path = fs::path(directory) / file.name;
-    uintmax_t size = fs::exists(path) ? fs::file_size(path, failure) : 0;
-    if (failure || size % file.perGraph != 0 ||
-        (graphs && *graphs != size / file.perGraph)) {
-      error = "--placer-dataset: " + path.string() +
-              " does not hold whole graphs of " + std::to_string(graph.nodes) +
-              " machines like the other files (every cluster of a dataset "
-              "has as many machines)";
-      return mlir::failure();
-    }
-    graphs = size / file.perGraph;
-  }
-  for (const File &file : files) {
-    fs::path path = fs::path(directory) / file.name;
+  mlir::FailureOr<uintmax_t> graphs =
+      placerDatasetGraphs(directory, graph.nodes, error);
+  if (mlir::failed(graphs))
+    return mlir::failure();
+  const char *bytes[] = {reinterpret_cast<const char *>(graph.features.data()),
+                         reinterpret_cast<const char *>(graph.adjacency.data()),
+                         reinterpret_cast<const char *>(labels.data())};
+  std::vector<DatasetFile> files = datasetFiles(graph.nodes);
+  for (size_t f = 0; f < files.size(); ++f) {
+    fs::path path = fs::path(directory) / files[f].name;
     std::ofstream out(path, std::ios::binary | std::ios::app);
-    out.write(file.bytes, static_cast<std::streamsize>(file.size));
+    out.write(bytes[f], static_cast<std::streamsize>(files[f].perGraph));
+    out.close();
     if (!out) {
+      // The files written so far go back to their whole graphs: the
+      // dataset stays one a later compile can append to.
+      for (size_t written = 0; written <= f; ++written)
+        fs::resize_file(fs::path(directory) / files[written].name,
+                        *graphs * files[written].perGraph, failure);
       error = "--placer-dataset: cannot write " + path.string();
       return mlir::failure();
     }
@@ -217,7 +251,8 @@ parplan::driver::placerScores(const std::string &directory,
                               mlir::MLIRContext &context, std::string &error) {
   namespace fs = std::filesystem;
   fs::path modelPath = fs::path(directory) / "model.onnx";
-  std::optional<std::string> bytes = readBytes(modelPath);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+      llvm::MemoryBuffer::getFile(modelPath.string());
   if (!bytes) {
     error = "--placer gnn: cannot read " + modelPath.string() +
             " (scripts/train-placer.sh writes a trained placer)";
@@ -225,11 +260,15 @@ parplan::driver::placerScores(const std::string &directory,
   }
   OnnxImportOptions importOptions;
   importOptions.dims["batch"] = std::max<int64_t>(graph.nodes, 1);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      importOnnx(*bytes, modelPath.string(), context, importOptions, error);
-  if (!module)
+  mlir::OwningOpRef<mlir::ModuleOp> module = importOnnx(
+      (*bytes)->getBuffer(), modelPath.string(), context, importOptions, error);
+  auto main = module ? module->lookupSymbol<mlir::func::FuncOp>("main")
+                     : mlir::func::FuncOp();
+  if (!main) {
+    error = "--placer gnn: " +
+            (module ? modelPath.string() + " has no graph" : error);
     return mlir::failure();
-  auto main = module->lookupSymbol<mlir::func::FuncOp>("main");
+  }
   NamedTensors feeds;
   auto n = graph.nodes;
   runtime::Tensor features(runtime::DType::F32, {n, kPlacerFeatures});
@@ -279,34 +318,53 @@ parplan::driver::placerScores(const std::string &directory,
   std::vector<double> scores(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     double out = logits.get(2 * i), in = logits.get(2 * i + 1);
+    // A diverged training's weights: no proposal, rather than node 0.
+    if (!std::isfinite(out) || !std::isfinite(in)) {
+      error = "--placer gnn: the placer in " + directory + " scores machine " +
+              std::to_string(i) +
+              " as not a number (weights of a diverged training?)";
+      return mlir::failure();
+    }
     scores[static_cast<size_t>(i)] = 1 / (1 + std::exp(out - in));
   }
   return scores;
 }
 
+PlacerProposal
+parplan::driver::placerProposal(const std::vector<double> &scores) {
+  PlacerProposal proposal;
+  proposal.machines.assign(scores.size(), false);
+  if (scores.empty())
+    return proposal;
+  for (size_t n = 0; n < scores.size(); ++n) {
+    if (scores[n] >= 0.5) {
+      proposal.machines[n] = true;
+      ++proposal.count;
+    }
+    if (scores[n] > scores[proposal.best])
+      proposal.best = n;
+  }
+  if (proposal.count == 0) {
+    proposal.machines[proposal.best] = true;
+    proposal.count = 1;
+  }
+  return proposal;
+}
+
 std::vector<size_t> parplan::driver::proposalNeighbourhood(
     const std::vector<PlacementCandidate> &candidates,
-    const std::vector<double> &scores, size_t count) {
-  if (scores.empty())
-    return {};
-  std::vector<bool> proposed(scores.size());
-  size_t proposedCount = 0;
-  for (size_t n = 0; n < scores.size(); ++n)
-    if ((proposed[n] = scores[n] >= 0.5))
-      ++proposedCount;
-  if (proposedCount == 0)
-    proposed[static_cast<size_t>(
-        std::max_element(scores.begin(), scores.end()) - scores.begin())] =
-        true;
+    const PlacerProposal &proposal, size_t count) {
   std::vector<size_t> near;
+  if (proposal.count == 0)
+    return near;
   for (size_t c = 0; c < candidates.size(); ++c) {
     const PlacementCandidate &candidate = candidates[c];
     if (candidate.kind == PlacementCandidate::Kind::Everything &&
-        proposedCount < scores.size())
+        proposal.count < proposal.machines.size())
       continue;
     if (std::isfinite(candidate.estimate) &&
         llvm::any_of(candidate.nodes, [&](int64_t node) {
-          return proposed[static_cast<size_t>(node)];
+          return proposal.machines[static_cast<size_t>(node)];
         }))
       near.push_back(c);
   }

@@ -77,8 +77,8 @@ void parplan::zoo::detail::buildGnnGraph(GraphBuilder &b,
   int64_t in = options.features;
   for (int64_t i = 0; i < options.layers; ++i, in = options.hidden) {
     std::string name = "conv" + std::to_string(i + 1);
-    std::string self =
-        linear2d(b, "/" + name + "/self", name + ".self", h, in, options.hidden);
+    std::string self = linear2d(b, "/" + name + "/self", name + ".self", h, in,
+                                options.hidden);
     std::string weight =
         b.parameter(name + ".neighbours.weight", {in, options.hidden});
     std::string messages =

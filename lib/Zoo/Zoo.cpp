@@ -4,6 +4,7 @@
 
 #include "parplan/Support/Text.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -30,11 +31,13 @@ struct ModelEntry {
   const char *name;
 };
 
-const ModelEntry kModels[] = {
-    {ModelKind::Mlp, "mlp"},           {ModelKind::Gpt, "gpt"},
-    {ModelKind::Bert, "bert"},         {ModelKind::Vgg16, "vgg16"},
-    {ModelKind::ResNet50, "resnet50"}, {ModelKind::VitB16, "vit_b_16"},
-    {ModelKind::Gnn, "gnn"}};
+const ModelEntry kModels[] = {{ModelKind::Mlp, "mlp"},
+                              {ModelKind::Gpt, "gpt"},
+                              {ModelKind::Bert, "bert"},
+                              {ModelKind::Vgg16, "vgg16"},
+                              {ModelKind::ResNet50, "resnet50"},
+                              {ModelKind::VitB16, "vit_b_16"},
+                              {ModelKind::Gnn, "gnn"}};
 
 std::optional<std::string> checkPositive(const char *what, int64_t value,
                                          int64_t max = kMaxDim) {
@@ -124,7 +127,9 @@ std::optional<std::string> checkOptions(const ModelSpec &spec) {
       return error;
     if (auto error = checkPositive("layers", o.layers, kMaxLayers))
       return error;
-    return checkPositive("classes", o.classes);
+    if (auto error = checkPositive("classes", o.classes))
+      return error;
+    break;
   }
   }
   // Bound the counts (l h^2 for transformers) before any int64 math.
@@ -139,6 +144,10 @@ std::optional<std::string> checkOptions(const ModelSpec &spec) {
     approx = 12.0L * spec.bert.layers * spec.bert.hidden * spec.bert.hidden;
   if (spec.kind == ModelKind::VitB16)
     approx = 12.0L * spec.vit.layers * spec.vit.hidden * spec.vit.hidden;
+  if (spec.kind == ModelKind::Gnn)
+    approx = 2.0L * spec.gnn.layers * spec.gnn.hidden *
+                 std::max(spec.gnn.hidden, spec.gnn.features) +
+             static_cast<long double>(spec.gnn.hidden) * spec.gnn.classes;
   if (approx > kMaxParameters)
     return "model too large: over 10^16 parameters";
   return std::nullopt;

@@ -6,7 +6,9 @@
 # per-device programs and run by parplan-run under mpirun; every rank count
 # must print the losses of the 1-device plan for 5 steps, to 1e-5 relative,
 # and the same final weights: per parameter the sum of squares to 1e-5
-# relative and the sum to 1e-5 of its scale (sqrt(n * sum of squares)).
+# relative and the sum to 1e-5 of its scale (sqrt(n * sum of squares)),
+# and on the meshes, each parameter gathered whole (--save-weights)
+# element by element to 1e-5 (parplan-compare-outputs).
 # Two meshes also run with the CUDA backend's kernels compiled for the CPU
 # (parplan-run --host-kernels device), to 1e-4. The MLP also runs on two
 # pipeline stages (the annotations file's `stages`), one after the other,

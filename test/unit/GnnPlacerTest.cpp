@@ -165,8 +165,17 @@ TEST_CASE("placer examples append as training batches of one size",
                                    std::vector<int64_t>(12, 0), error)));
   CHECK(error.find("features.bin does not hold whole graphs of 12 machines") !=
         std::string::npos);
-  CHECK(std::filesystem::file_size(directory / "labels.bin") ==
-        2 * 8 * sizeof(int64_t));
+  for (const char *file : {"features.bin", "adjacency.bin", "labels.bin"})
+    CHECK(std::filesystem::file_size(directory / file) ==
+          (std::string(file) == "features.bin"    ? 2 * 8 * kPlacerFeatures * 4
+           : std::string(file) == "adjacency.bin" ? 2 * 8 * 8 * 4
+                                                  : 2 * 8 * 8));
+  CHECK(succeeded(placerDatasetGraphs(directory, 8, error)));
+  CHECK(*placerDatasetGraphs(directory, 8, error) == 2);
+  CHECK(failed(placerDatasetGraphs(directory, 12, error)));
+  // Labels that are not one per machine.
+  CHECK(failed(appendPlacerExample(directory, graph, {1, 0}, error)));
+  CHECK(error == "--placer-dataset: 2 labels for a graph of 8 machines");
   std::filesystem::remove_all(directory);
 }
 
@@ -250,6 +259,19 @@ TEST_CASE("the placer's scores: the trained model, evaluated",
   CHECK(error.find("absent/model.onnx") != std::string::npos);
 }
 
+TEST_CASE("the placer's proposal: machines at one half, else its best",
+          "[placement][gnn]") {
+  PlacerProposal proposal = placerProposal({0.9, 0.2, 0.6, 0.1});
+  CHECK(proposal.machines == std::vector<bool>{true, false, true, false});
+  CHECK(proposal.count == 2);
+  CHECK(proposal.best == 0);
+  proposal = placerProposal({0.1, 0.4, 0.3, 0.4});
+  CHECK(proposal.machines == std::vector<bool>{false, true, false, false});
+  CHECK(proposal.count == 1);
+  CHECK(proposal.best == 1);
+  CHECK(placerProposal({}).count == 0);
+}
+
 TEST_CASE("the proposal's neighbourhood: groups holding proposed machines",
           "[placement][gnn]") {
   using Kind = PlacementCandidate::Kind;
@@ -261,19 +283,18 @@ TEST_CASE("the proposal's neighbourhood: groups holding proposed machines",
       group(Kind::Region, {0, 1}, 1.5),
       group(Kind::RegionType, {2, 3}, inf),
       group(Kind::Everything, {0, 1, 2, 3}, 0.5)};
+  auto near = [&](std::vector<double> scores, size_t count) {
+    return proposalNeighbourhood(candidates, placerProposal(scores), count);
+  };
   // Machines 0 and 1 proposed: their nodes and region, by estimate; not
   // every node, as machines 2 and 3 are not proposed.
-  CHECK(proposalNeighbourhood(candidates, {0.9, 0.6, 0.1, 0.2}, 3) ==
-        std::vector<size_t>{3, 1, 0});
-  CHECK(proposalNeighbourhood(candidates, {0.9, 0.6, 0.1, 0.2}, 1) ==
-        std::vector<size_t>{3});
+  CHECK(near({0.9, 0.6, 0.1, 0.2}, 3) == std::vector<size_t>{3, 1, 0});
+  CHECK(near({0.9, 0.6, 0.1, 0.2}, 1) == std::vector<size_t>{3});
   // None at one half: the best alone, and no group that cannot fit.
-  CHECK(proposalNeighbourhood(candidates, {0.1, 0.2, 0.4, 0.3}, 3) ==
-        std::vector<size_t>{2});
+  CHECK(near({0.1, 0.2, 0.4, 0.3}, 3) == std::vector<size_t>{2});
   // Machine 3 best: its only groups cannot fit, or are every node.
-  CHECK(proposalNeighbourhood(candidates, {0.1, 0.2, 0.3, 0.4}, 3).empty());
+  CHECK(near({0.1, 0.2, 0.3, 0.4}, 3).empty());
   // Every machine proposed: every node too.
-  CHECK(proposalNeighbourhood(candidates, {0.9, 0.9, 0.9, 0.9}, 2) ==
-        std::vector<size_t>{5, 2});
-  CHECK(proposalNeighbourhood(candidates, {}, 3).empty());
+  CHECK(near({0.9, 0.9, 0.9, 0.9}, 2) == std::vector<size_t>{5, 2});
+  CHECK(near({}, 3).empty());
 }

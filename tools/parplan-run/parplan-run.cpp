@@ -591,7 +591,7 @@ bool saveWeights(const Executor &executor, const std::string &directory,
   if (!agreeOnFailure(rank, error))
     return false;
   return writeGatheredBlocks(blocks, directory, "--save-weights",
-                             "weights:", rank);
+                             "saved:", rank);
 }
 
 /// Runs the steps, rank 0 printing each one's time and loss. False when

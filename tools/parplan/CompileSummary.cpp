@@ -448,23 +448,19 @@ void parplan::cli::printSearch(const CompileOptions &options,
           fmt::format("{} ({} devices) {}", group.what, group.devices,
                       step(group.stepSeconds, group.simulatedSeconds)));
     if (placement->placer == "gnn") {
-      // The groups around the placer's proposal, the kept one first.
-      std::vector<std::string> laid = groups;
-      if (placement->keptAll)
-        laid.insert(laid.begin(), all);
-      else if (placement->allStepSeconds)
-        laid.push_back(all);
+      // The groups around the placer's proposal, the kept one first
+      // (every node's too, where it proposed every machine).
       fmt::print("  placement        {} (kept: the GNN placer proposed {} "
                  "machine{}, best {} at {:.2f}, in {}; of the {} groups of "
                  "nodes, {} around them laid out{})\n",
-                 laid.front(), placement->proposed,
+                 groups.front(), placement->proposed,
                  placement->proposed == 1 ? "" : "s", placement->bestNode,
                  placement->bestScore,
                  parplan::formatSeconds(placement->placerSeconds),
-                 placement->candidates, laid.size(),
-                 laid.size() > 1
+                 placement->candidates, groups.size(),
+                 groups.size() > 1
                      ? "; then " +
-                           llvm::join(llvm::ArrayRef(laid).drop_front(), ", ")
+                           llvm::join(llvm::ArrayRef(groups).drop_front(), ", ")
                      : std::string());
     } else if (!placement->searched) {
       // The shape given: the devices numbered along the path, or as the

@@ -100,8 +100,9 @@ CLI::App *addCompileCommand(CLI::App &app,
       ->add_option("--placer", options.compile.layout.placer,
                    "With --placement auto: 'search' (default) lays out the "
                    "best few groups of machines and keeps the fastest plan; "
-                   "'gnn' lays out the group a trained graph network "
-                   "(--placer-model) proposes (docs/placement.md)")
+                   "'gnn' lays out the few groups around the machines a "
+                   "trained graph network (--placer-model) proposes "
+                   "(docs/placement.md)")
       ->check(CLI::IsMember({"search", "gnn"}));
   command->add_option(
       "--placer-model", options.compile.layout.placerModel,

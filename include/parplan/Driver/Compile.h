@@ -232,11 +232,11 @@ struct PlanFigures {
     std::optional<double> listedStepSeconds, listedSimulatedSeconds;
     bool keptListed = false;
     /// "search", or "gnn": the graph network proposed `proposed` machines
-    /// (those it gives at least one half, or its best alone), best
-    /// `bestNode` at `bestScore`, and the one group laid out is the
-    /// proposal's group of least quick estimate; every node is not laid
-    /// out then. `placerSeconds`: the time to place, up to that group's
-    /// compile.
+    /// (placerProposal), best `bestNode` at `bestScore`, and `tried` holds
+    /// the groups around them laid out (proposalNeighbourhood), every
+    /// node's too where it proposed every machine; every node is laid out
+    /// only then. `placerSeconds`: the time to propose, before the first
+    /// layout.
     std::string placer = "search";
     int64_t proposed = 0;
     std::string bestNode;

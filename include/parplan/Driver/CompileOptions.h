@@ -41,8 +41,8 @@ struct LayoutOptions {
   std::string placement = "auto";
   /// Who chooses the machines where placement is "auto": "search" lays out
   /// the best few groups of nodes and keeps the fastest plan; "gnn" lays
-  /// out the one group Hulk's graph network proposes, refined by the quick
-  /// estimate (driver/GnnPlacer.h), the trained placer in `placerModel`.
+  /// out the few groups around the machines Hulk's graph network proposes
+  /// (driver/GnnPlacer.h), the trained placer in `placerModel`.
   std::string placer = "search";
   std::string placerModel;
   /// Where the search placed the machines: appends the cluster's graph and

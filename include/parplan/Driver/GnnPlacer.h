@@ -53,11 +53,19 @@ PlacerGraph placerGraph(const cost::ClusterIndex &cluster,
 std::vector<int64_t> placerLabels(const cost::Cluster &cluster,
                                   const PlanFigures::Placement &placement);
 
+/// How many graphs of `nodes` machines the batch files of `directory`
+/// hold (0 where there are none yet); a one-line error naming the file
+/// where they do not hold whole graphs of that size alike.
+mlir::FailureOr<uintmax_t> placerDatasetGraphs(const std::string &directory,
+                                               int64_t nodes,
+                                               std::string &error);
+
 /// Appends `graph` and `labels` to the batch files of `directory`
 /// (features.bin, adjacency.bin, labels.bin: parplan-run --batches), made
 /// when missing. Every graph in a directory has the same number of nodes
 /// (a batch of the training plan); another count, or files that do not
-/// hold whole graphs, are a one-line error naming the file.
+/// hold whole graphs, are a one-line error naming the file; a failed
+/// write leaves the files as they were.
 mlir::LogicalResult appendPlacerExample(const std::string &directory,
                                         const PlacerGraph &graph,
                                         const std::vector<int64_t> &labels,
@@ -72,15 +80,24 @@ mlir::FailureOr<std::vector<double>> placerScores(const std::string &directory,
                                                   mlir::MLIRContext &context,
                                                   std::string &error);
 
+/// The machines the placer proposes: those it gives at least one half,
+/// or, where it gives none that much, its best alone.
+struct PlacerProposal {
+  std::vector<bool> machines;
+  size_t count = 0;
+  /// The best-scored machine (the first of equal scores).
+  size_t best = 0;
+};
+PlacerProposal placerProposal(const std::vector<double> &scores);
+
 /// The groups the placer's proposal is refined over, the search's local
-/// moves around it: of `candidates` (estimated), those holding a machine
-/// the placer gives at least one half (or, where it gives none that much,
-/// its best), but every node only where it proposes every machine; the
+/// moves around it: of `candidates` (estimated), those holding a proposed
+/// machine, but every node only where every machine is proposed; the
 /// `count` of least quick estimate, best first, none that cannot fit.
 /// Their indices in `candidates`.
 std::vector<size_t>
 proposalNeighbourhood(const std::vector<PlacementCandidate> &candidates,
-                      const std::vector<double> &scores, size_t count);
+                      const PlacerProposal &proposal, size_t count);
 
 } // namespace parplan::driver
 
