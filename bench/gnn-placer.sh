@@ -31,8 +31,11 @@ place() {
   for placer_kind in $kinds; do
     dir=$work/$name-$placer_kind
     start=$(date +%s.%N)
+    model_flags=
+    [ "$placer_kind" = gnn ] && model_flags="--placer-model $placer"
+    # shellcheck disable=SC2086
     taskset -c 0 "$bin/parplan" compile "$model" --train --batch 64 \
-      --cluster "$cluster" --placer "$placer_kind" --placer-model "$placer" \
+      --cluster "$cluster" --placer "$placer_kind" $model_flags \
       -o "$dir" >"$dir.log" 2>&1 || { echo "FAIL: $name $placer_kind"; tail -3 "$dir.log"; return 1; }
     end=$(date +%s.%N)
     eval "${placer_kind}_time=\$(seconds \$(echo \"$end - $start\" | bc))"
@@ -69,6 +72,10 @@ rows=$work/rows
   SEARCH=no place geo-4096-seed1 "$work/geo-4096-1.yaml"
 } | tee "$rows"
 
+if grep -q '^FAIL' "$rows"; then
+  echo "gnn-placer: a compile failed; nothing recorded" >&2
+  exit 1
+fi
 if [ "$record" = --record ]; then
   {
     echo
