@@ -36,6 +36,7 @@
 #include "llvm/Support/GlobPattern.h"
 
 #include <cmath>
+#include <limits>
 
 namespace parplan {
 #define GEN_PASS_DEF_NNAUTODIFF
@@ -741,7 +742,58 @@ LogicalResult NNAutodiffPass::addUpdates(func::FuncOp function,
     state.results.push_back(state.step);
     state.updates.push_back("optimizer.step");
   }
-  for (ParamOp param : state.trainable) {
+  // Updates in the order the backward pass completes their gradients: the
+  // compute stream runs them in program order after the backward, each
+  // waiting for its gradient's reduction, so one completed last (an
+  // embedding tied to the output layer, the first parameter) would hold
+  // back every update after it while its reduction runs.
+  DenseMap<Operation *, size_t> place;
+  for (auto [index, op] : llvm::enumerate(function.front()))
+    place[&op] = index;
+  auto completedAt = [&](ParamOp param) {
+    Value grad = backward.gradientOf(param.getResult());
+    // A gradient cast back to fp32 is complete where its input is.
+    if (auto cast = grad ? grad.getDefiningOp<CastOp>() : CastOp())
+      grad = cast.getInput();
+    Operation *op = grad ? grad.getDefiningOp() : nullptr;
+    auto found = op ? place.find(op) : place.end();
+    return found == place.end() ? std::numeric_limits<size_t>::max()
+                                : found->second;
+  };
+  SmallVector<ParamOp> byGradient(state.trainable.begin(),
+                                  state.trainable.end());
+  llvm::stable_sort(byGradient, [&](ParamOp a, ParamOp b) {
+    return completedAt(a) < completedAt(b);
+  });
+  // The step's results stay in the parameters' order: each update's are
+  // put back in place after the loop.
+  size_t first = state.results.size();
+  DenseMap<Operation *, std::pair<size_t, size_t>> resultsOf;
+  auto restoreOrder = [&] {
+    SmallVector<Value> results(state.results.begin(),
+                               state.results.begin() + first);
+    SmallVector<std::string> updates(state.updates.begin(),
+                                     state.updates.begin() + first);
+    for (ParamOp param : state.trainable) {
+      auto found = resultsOf.find(param);
+      if (found == resultsOf.end())
+        continue;
+      for (size_t r = found->second.first; r < found->second.second; ++r) {
+        results.push_back(state.results[r]);
+        updates.push_back(state.updates[r]);
+      }
+    }
+    state.results.assign(results.begin(), results.end());
+    state.updates = std::move(updates);
+  };
+  auto update = [&](ParamOp param, Value grad) {
+    size_t start = state.results.size();
+    if (failed(addUpdate(function, state, b, param, grad)))
+      return failure();
+    resultsOf[param] = {start, state.results.size()};
+    return success();
+  };
+  for (ParamOp param : byGradient) {
     Value grad = backward.gradientOf(param.getResult());
     if (!grad)
       continue;
@@ -763,7 +815,7 @@ LogicalResult NNAutodiffPass::addUpdates(func::FuncOp function,
       cast->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
       cast.getInputMutable().assign(sum);
       b.setLoc(param.getLoc());
-      if (failed(addUpdate(function, state, b, param, cast.getResult())))
+      if (failed(update(param, cast.getResult())))
         return failure();
       continue;
     }
@@ -776,9 +828,10 @@ LogicalResult NNAutodiffPass::addUpdates(func::FuncOp function,
     }
     grad = accumulated(b, grad, param.getLoc());
     b.setLoc(param.getLoc());
-    if (failed(addUpdate(function, state, b, param, grad)))
+    if (failed(update(param, grad)))
       return failure();
   }
+  restoreOrder();
   return success();
 }
 

@@ -9,11 +9,12 @@
 // Data parallel: replicated parameters, a split batch. Each weight
 // gradient is a partial sum over the batch, all-reduced into the update;
 // the updated weights come back replicated, as the next step reads them.
+// The updates run in the order the backward completes their gradients.
 // DP: nn.param "fc1.weight" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.b]]>}
 // DP: %[[G2:.*]] = sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>] -> [#sbp.b] {time{{.*}}} : tensor<1024x16xf32>
 // DP: %[[G1:.*]] = sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>] -> [#sbp.b] {time{{.*}}} : tensor<1024x1024xf32>
-// DP: nn.adam_update %{{.*}}, %[[G1]], {{.*}}#sbp.sharding<@mesh, {{\[}}[#sbp.b], [#sbp.b], [#sbp.b], [#sbp.b], [#sbp.b]] -> {{\[}}[#sbp.b], [#sbp.b], [#sbp.b]]>
 // DP: nn.adam_update %{{.*}}, %[[G2]],
+// DP: nn.adam_update %{{.*}}, %[[G1]], {{.*}}#sbp.sharding<@mesh, {{\[}}[#sbp.b], [#sbp.b], [#sbp.b], [#sbp.b], [#sbp.b]] -> {{\[}}[#sbp.b], [#sbp.b], [#sbp.b]]>
 // DP-NOT: sbp.boxing
 // DP: return
 //
@@ -29,8 +30,8 @@
 // MIXED: sbp.plan = #sbp.layout_plan<{{.*}} overlap_time = {{[1-9][0-9.]*}}E-{{[0-9]+}},
 // MIXED: sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>, #sbp.s<0>] -> [#sbp.b, #sbp.s<0>] {time
 // MIXED: sbp.boxing %{{.*}} on @mesh [#sbp.p<sum>, #sbp.s<1>] -> [#sbp.b, #sbp.s<1>] {time
-// MIXED: nn.adam_update {{.*}}-> {{\[}}[#sbp.b, #sbp.s<1>], [#sbp.b, #sbp.s<1>], [#sbp.b, #sbp.s<1>]]>
 // MIXED: nn.adam_update {{.*}}-> {{\[}}[#sbp.b, #sbp.s<0>], [#sbp.b, #sbp.s<0>], [#sbp.b, #sbp.s<0>]]>
+// MIXED: nn.adam_update {{.*}}-> {{\[}}[#sbp.b, #sbp.s<1>], [#sbp.b, #sbp.s<1>], [#sbp.b, #sbp.s<1>]]>
 // MIXED-NOT: sbp.boxing
 //
 // With 4 micro-batches, each device sums its partial gradients over them
@@ -41,8 +42,8 @@
 // MICRO-NEXT: %[[R2:.*]] = sbp.boxing %[[S2]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
 // MICRO: %[[S1:.*]] = nn.accumulate %{{.*}} {sbp.sharding = #sbp.sharding<@mesh, {{\[}}[#sbp.p<sum>]] -> {{\[}}[#sbp.p<sum>]]>} : tensor<1024x1024xf32>
 // MICRO-NEXT: %[[R1:.*]] = sbp.boxing %[[S1]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
-// MICRO: nn.adam_update %{{.*}}, %[[R1]],
-// MICRO-NEXT: nn.adam_update %{{.*}}, %[[R2]],
+// MICRO: nn.adam_update %{{.*}}, %[[R2]],
+// MICRO-NEXT: nn.adam_update %{{.*}}, %[[R1]],
 func.func @main() -> tensor<16384x16xf32> {
   %x = nn.input "x" : tensor<16384x1024xf32>
   %w1 = nn.param "fc1.weight" : tensor<1024x1024xf32>

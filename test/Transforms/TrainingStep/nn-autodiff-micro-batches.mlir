@@ -25,8 +25,9 @@
 // CHECK-NEXT: %[[QUARTER:.*]] = nn.constant dense<2.500000e-01> : tensor<f32>
 // CHECK-NEXT: %[[SHARE:.*]] = nn.mul %[[LOSS]], %[[QUARTER]]
 // CHECK-NEXT: %[[LOSS_SUM:.*]] = nn.accumulate %[[SHARE]] : tensor<f32>
-// CHECK: %[[NEW1:.*]] = nn.sgd_update %[[W1]], %[[G1_SUM]]
+// The updates in the order their sums complete, w2's first.
 // CHECK: %[[NEW2:.*]] = nn.sgd_update %[[W2]], %[[G2_SUM]]
+// CHECK: %[[NEW1:.*]] = nn.sgd_update %[[W1]], %[[G1_SUM]]
 // CHECK: return %[[LOSS_SUM]], %[[NEW1]], %[[NEW2]]
 
 // The step count is no sum: Adam reads it as it is, its moments the sums.

@@ -67,13 +67,14 @@
 // BF16: %[[LOGITS:.*]] = nn.cast %{{.*}} : tensor<2x4x16xbf16> -> tensor<2x4x16xf32>
 // BF16: nn.softmax_cross_entropy %[[LOGITS]]
 // Each fp32 gradient is cast just before its update, so that one at a time
-// lives beside the bf16 gradients.
-// BF16: %[[GW:.*]] = nn.cast %{{.*}} : tensor<16x8xbf16> -> tensor<16x8xf32>
-// BF16-NEXT: nn.sgd_update %[[W]], %[[GW]] lr = 1.000000e-03 : tensor<16x8xf32>
+// lives beside the bf16 gradients; the updates in the order the backward
+// completes their bf16 gradients (v's, q's, then the embedding's).
+// BF16: %[[GV:.*]] = nn.cast %{{.*}} : tensor<8x8xbf16> -> tensor<8x8xf32>
+// BF16-NEXT: nn.sgd_update %{{.*}}, %[[GV]] lr = 1.000000e-03 : tensor<8x8xf32>
 // BF16-NEXT: %[[GQ:.*]] = nn.cast %{{.*}} : tensor<8x8xbf16> -> tensor<8x8xf32>
 // BF16-NEXT: nn.sgd_update %{{.*}}, %[[GQ]] lr = 1.000000e-03 : tensor<8x8xf32>
-// BF16-NEXT: %[[GV:.*]] = nn.cast %{{.*}} : tensor<8x8xbf16> -> tensor<8x8xf32>
-// BF16-NEXT: nn.sgd_update %{{.*}}, %[[GV]] lr = 1.000000e-03 : tensor<8x8xf32>
+// BF16-NEXT: %[[GW:.*]] = nn.cast %{{.*}} : tensor<16x8xbf16> -> tensor<16x8xf32>
+// BF16-NEXT: nn.sgd_update %[[W]], %[[GW]] lr = 1.000000e-03 : tensor<16x8xf32>
 // BF16-NOT: {nn.updates = "mask"}
 //
 // fp16: the loss is scaled before backward and unscaled by the optimizer.

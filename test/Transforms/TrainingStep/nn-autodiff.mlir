@@ -12,6 +12,7 @@
 // CHECK: %[[W1:.*]] = nn.param "w1" : tensor<16x32xf32>
 // CHECK-NEXT: %[[M1:.*]] = nn.param "w1.adam.m" {source = "zeros"} : tensor<16x32xf32>
 // CHECK-NEXT: %[[V1:.*]] = nn.param "w1.adam.v" {source = "zeros"} : tensor<16x32xf32>
+// CHECK: %[[W2:.*]] = nn.param "w2" : tensor<32x10xf32>
 // CHECK: nn.relu
 // CHECK: %[[LOGITS:.*]] = nn.matmul
 // CHECK: %[[LABELS:.*]] = nn.input "labels" : tensor<8xi64>
@@ -21,9 +22,11 @@
 // CHECK: nn.relu_grad
 // CHECK: %[[ONE:.*]] = nn.constant dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[T:.*]] = nn.add %[[STEP]], %[[ONE]]
+// The updates run in the order the backward completes their gradients,
+// w2's first; the step returns them in the parameters' order.
+// CHECK: %[[NEW2:.*]], %[[NEWM2:.*]], %[[NEWV2:.*]] = nn.adam_update %[[W2]], %{{.*}} lr = 1.000000e-03 : tensor<32x10xf32>, tensor<f32>
 // CHECK: %[[NEW1:.*]], %[[NEWM1:.*]], %[[NEWV1:.*]] = nn.adam_update %[[W1]], %{{.*}}, %[[M1]], %[[V1]], %[[T]] lr = 1.000000e-03 : tensor<16x32xf32>, tensor<f32>
-// CHECK: nn.adam_update
-// CHECK: return %[[LOSS]], %[[T]], %[[NEW1]], %[[NEWM1]], %[[NEWV1]],
+// CHECK: return %[[LOSS]], %[[T]], %[[NEW1]], %[[NEWM1]], %[[NEWV1]], %[[NEW2]], %[[NEWM2]], %[[NEWV2]] :
 
 // SGD keeps no state.
 // SGD: func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<16x32xf32> {nn.updates = "w1"}, tensor<32x10xf32> {nn.updates = "w2"})
@@ -65,6 +68,29 @@ func.func @main() -> tensor<2x4x50xf32> {
   %e = nn.gather %wte, %ids : tensor<50x8xf32>, tensor<2x4xi64> -> tensor<2x4x8xf32>
   %t = nn.transpose %wte perm = [1, 0] : tensor<50x8xf32> -> tensor<8x50xf32>
   %y = nn.matmul %e, %t : tensor<2x4x8xf32>, tensor<8x50xf32> -> tensor<2x4x50xf32>
+  return %y : tensor<2x4x50xf32>
+}
+
+// -----
+
+// The tied embedding is the first parameter but its gradient completes
+// last (the lookup's scatter-add at the end of the backward): its update
+// runs after the layer's, whose gradient completes before; the results
+// stay in the parameters' order.
+// CHECK-LABEL: func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<f32> {nn.updates = "optimizer.step"}, tensor<50x8xf32> {nn.updates = "wte"}, tensor<50x8xf32> {nn.updates = "wte.adam.m"}, tensor<50x8xf32> {nn.updates = "wte.adam.v"}, tensor<8x8xf32> {nn.updates = "w"}
+// CHECK: %[[W:.*]] = nn.param "w" : tensor<8x8xf32>
+// CHECK: nn.gather_grad
+// CHECK: %[[NEWW:.*]], %{{.*}}, %{{.*}} = nn.adam_update %[[W]],
+// CHECK: %[[NEWWTE:.*]], %{{.*}}, %{{.*}} = nn.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lr = 1.000000e-03 : tensor<50x8xf32>
+// CHECK: return %{{.*}}, %{{.*}}, %[[NEWWTE]], %{{.*}}, %{{.*}}, %[[NEWW]],
+func.func @main() -> tensor<2x4x50xf32> {
+  %wte = nn.param "wte" : tensor<50x8xf32>
+  %w = nn.param "w" : tensor<8x8xf32>
+  %ids = nn.input "ids" : tensor<2x4xi64>
+  %e = nn.gather %wte, %ids : tensor<50x8xf32>, tensor<2x4xi64> -> tensor<2x4x8xf32>
+  %h = nn.matmul %e, %w : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %t = nn.transpose %wte perm = [1, 0] : tensor<50x8xf32> -> tensor<8x50xf32>
+  %y = nn.matmul %h, %t : tensor<2x4x8xf32>, tensor<8x50xf32> -> tensor<2x4x50xf32>
   return %y : tensor<2x4x50xf32>
 }
 
