@@ -48,6 +48,22 @@ else
   status=1
 fi
 
+# A --save-weights directory that cannot be made stops the run before its
+# first step, in one line.
+touch "$dir/a-file"
+"$bin/parplan-run" "$dir/train-one/plan.pb" --backend cpu --steps 5 \
+  --batches "$dir/placer/data" --save-weights "$dir/a-file/weights" >"$dir/unwritable.log" 2>&1
+code=$?
+if [ "$code" = 1 ] && ! grep -q '^step' "$dir/unwritable.log" &&
+   grep -q "^parplan-run: --save-weights: cannot create the directory '$dir/a-file/weights'" "$dir/unwritable.log" &&
+   [ "$(wc -l <"$dir/unwritable.log")" -le 2 ]; then
+  echo "ok: an unwritable --save-weights stops the run before its first step"
+else
+  echo "FAIL: an unwritable --save-weights (exit $code):"
+  cat "$dir/unwritable.log"
+  status=1
+fi
+
 # The plan's predicted step in summary.json $1.
 step() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["predicted_step_time_s"])' "$1" 2>/dev/null; }
 

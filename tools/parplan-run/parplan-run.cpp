@@ -498,6 +498,16 @@ void printBackend(const Executor &executor, const RunOptions &options,
   std::fflush(stdout);
 }
 
+/// Makes `path` (and its parents) for `option`: why it cannot be, or "".
+std::string makeDirectory(const std::string &option, const std::string &path) {
+  std::error_code failure;
+  std::filesystem::create_directories(path, failure);
+  if (!failure && std::filesystem::is_directory(path))
+    return "";
+  return option + ": cannot create the directory '" + path + "'" +
+         (failure ? ": " + failure.message() : std::string());
+}
+
 /// What the steps leave for the reports after them.
 struct StepRecord {
   /// --profile: each profiled step's milliseconds.
@@ -716,16 +726,11 @@ int run(int argc, char **argv, int rank, int worldSize, int threadLevel) {
                                   "--backend cpu"))
       return 1;
     // Said before the steps, not after them: a directory that cannot be
-    // made, or a plan without outputs.
+    // made (a long training is not lost to it), or a plan without outputs.
     if (!options.outputsPath.empty()) {
       std::string error;
       if (rank == 0) {
-        std::error_code failure;
-        std::filesystem::create_directories(options.outputsPath, failure);
-        if (failure || !std::filesystem::is_directory(options.outputsPath))
-          error = "--outputs: cannot create the directory '" +
-                  options.outputsPath + "'" +
-                  (failure ? ": " + failure.message() : std::string());
+        error = makeDirectory("--outputs", options.outputsPath);
         bool any = false;
         for (const plan::Program &program : planMessage.programs())
           for (const plan::Buffer &buffer : program.buffers())
@@ -739,6 +744,11 @@ int run(int argc, char **argv, int rank, int worldSize, int threadLevel) {
         return 1;
       executor.setKeepOutputs(true);
     }
+    if (!options.saveWeightsPath.empty() &&
+        !agreeOnFailure(rank, rank == 0 ? makeDirectory("--save-weights",
+                                                        options.saveWeightsPath)
+                                        : std::string()))
+      return 1;
     if (rank == 0)
       printBackend(executor, options, *useCuda, unavailable, planMessage);
     StepRecord record;
