@@ -8,7 +8,9 @@
 # and OUT/weights/, what `parplan compile --placer gnn --placer-model OUT`
 # reads.
 #
-# Usage: scripts/train-placer.sh OUT [CLUSTERS [MACHINES [STEPS]]]
+# Usage: scripts/train-placer.sh [OUT [CLUSTERS [MACHINES [STEPS]]]]
+#   OUT defaults to $PARPLAN_CACHE_DIR/placer ($HOME/.cache/parplan/placer),
+#   where `parplan compile --placer gnn` looks without --placer-model;
 #   defaults 48 clusters of 24 machines (seeds 1 to 48), 3000 steps; the
 #   model placed is MODEL (default: the GPT of 8 layers, hidden
 #   1024, seq 512, vocab 32000, shape only) at batch BATCH (default 64);
@@ -16,7 +18,7 @@
 #   (default 1; more under mpirun: data parallelism over the machines,
 #   the numbers of one rank).
 set -eu
-out=${1:?usage: train-placer.sh OUT [CLUSTERS [MACHINES [STEPS]]]}
+out=${1:-${PARPLAN_CACHE_DIR:-${HOME:-/tmp}/.cache/parplan}/placer}
 clusters=${2:-48}
 machines=${3:-24}
 steps=${4:-3000}

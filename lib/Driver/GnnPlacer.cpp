@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -34,6 +35,16 @@ float ratio(double value, double best) {
 }
 
 } // namespace
+
+std::string parplan::driver::defaultPlacerDirectory() {
+  namespace fs = std::filesystem;
+  if (const char *cache = std::getenv("PARPLAN_CACHE_DIR"); cache && *cache)
+    return (fs::path(cache) / "placer").string();
+  const char *home = std::getenv("HOME");
+  return (fs::path(home && *home ? home : "/tmp") / ".cache" / "parplan" /
+          "placer")
+      .string();
+}
 
 PlacerGraph parplan::driver::placerGraph(const cost::ClusterIndex &index,
                                          const StepWork &work) {
@@ -255,7 +266,9 @@ parplan::driver::placerScores(const std::string &directory,
       llvm::MemoryBuffer::getFile(modelPath.string());
   if (!bytes) {
     error = "--placer gnn: cannot read " + modelPath.string() +
-            " (scripts/train-placer.sh writes a trained placer)";
+            " (scripts/train-placer.sh writes a trained placer, by default "
+            "in " +
+            defaultPlacerDirectory() + "; --placer-model names another)";
     return mlir::failure();
   }
   OnnxImportOptions importOptions;

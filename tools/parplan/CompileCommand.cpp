@@ -15,6 +15,7 @@
 #include "parplan/Cost/ClusterFile.h"
 #include "parplan/Cost/Mesh.h"
 #include "parplan/Driver/Compile.h"
+#include "parplan/Driver/GnnPlacer.h"
 #include "parplan/InitAllDialects.h"
 #include "parplan/Runtime/PlanFile.h"
 #include "parplan/Simulate/Report.h"
@@ -122,6 +123,9 @@ driver::CompileOptions driverOptions(const cli::CompileOptions &options,
                                      Progress &progress) {
   driver::CompileOptions settings = options.compile;
   settings.inference = !options.train;
+  // The placer scripts/train-placer.sh writes by default.
+  if (settings.layout.placer == "gnn" && settings.layout.placerModel.empty())
+    settings.layout.placerModel = driver::defaultPlacerDirectory();
   settings.onStage = [&](const std::string &what, double done) {
     progress.stage(what, done);
   };

@@ -107,7 +107,8 @@ CLI::App *addCompileCommand(CLI::App &app,
   command->add_option(
       "--placer-model", options.compile.layout.placerModel,
       "--placer gnn: the trained placer's directory (model.onnx, weights/; "
-      "scripts/train-placer.sh writes one)");
+      "default: $PARPLAN_CACHE_DIR/placer, $HOME/.cache/parplan/placer, "
+      "where scripts/train-placer.sh writes one)");
   command->add_option(
       "--placer-dataset", options.compile.layout.placerDataset,
       "After the search places the machines, append the cluster's graph and "

@@ -71,6 +71,12 @@ mlir::LogicalResult appendPlacerExample(const std::string &directory,
                                         const std::vector<int64_t> &labels,
                                         std::string &error);
 
+/// Where scripts/train-placer.sh writes a placer by default, and `parplan
+/// compile --placer gnn` reads one without --placer-model:
+/// $PARPLAN_CACHE_DIR/placer, $PARPLAN_CACHE_DIR defaulting to
+/// $HOME/.cache/parplan (as the tests' downloads do).
+std::string defaultPlacerDirectory();
+
 /// Each node's probability of taking part, by the trained placer in
 /// `directory` (model.onnx, parplan-zoo gnn with kPlacerFeatures features
 /// and 2 classes; weights/NAME.npy, parplan-run --save-weights). A missing
