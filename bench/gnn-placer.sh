@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 placer=${PLACER:-$work/placer}
 [ -n "${PLACER:-}" ] || BIN=$bin scripts/train-placer.sh "$placer" >"$work/train.log"
 tail -2 "$work/train.log" 2>/dev/null || true
-model=$work/gpt.onnx
+model=$work/gpt.onnx batch=64
 "$bin/parplan-zoo" gpt --layers 8 --hidden 1024 --heads 16 --seq 512 \
   --vocab 32000 --dynamic-batch --shape-only -o "$model" >/dev/null
 
@@ -34,7 +34,7 @@ place() {
     model_flags=
     [ "$placer_kind" = gnn ] && model_flags="--placer-model $placer"
     # shellcheck disable=SC2086
-    taskset -c 0 "$bin/parplan" compile "$model" --train --batch 64 \
+    taskset -c 0 "$bin/parplan" compile "$model" --train --batch "$batch" \
       --cluster "$cluster" --placer "$placer_kind" $model_flags \
       -o "$dir" >"$dir.log" 2>&1 || { echo "FAIL: $name $placer_kind"; tail -3 "$dir.log"; return 1; }
     end=$(date +%s.%N)
@@ -76,7 +76,19 @@ rows=$work/rows
   SEARCH=no place geo-4096-seed1 "$work/geo-4096-1.yaml"
 } | tee "$rows"
 
-if grep -q '^FAIL' "$rows"; then
+# Another model than the placer was trained on: a GPT of 24 layers, hidden
+# 2048, seq 1024, vocab 50257 at batch 128, on held-out clusters.
+"$bin/parplan-zoo" gpt --layers 24 --hidden 2048 --heads 16 --seq 1024 \
+  --vocab 50257 --dynamic-batch --shape-only -o "$work/gpt-large.onnx" >/dev/null
+model=$work/gpt-large.onnx batch=128
+transfer=$work/transfer
+for spec in "16 2001" "24 2002" "64 2003" "64 2004"; do
+  set -- $spec
+  "$bin/parplan" cluster generate --machines "$1" --seed "$2" -o "$work/large-$1-$2.yaml" >/dev/null
+  place "geo-$1-seed$2" "$work/large-$1-$2.yaml"
+done | tee "$transfer"
+
+if grep -q '^FAIL' "$rows" "$transfer"; then
   echo "gnn-placer: a compile failed; nothing recorded" >&2
   exit 1
 fi
@@ -90,6 +102,12 @@ if [ "$record" = --record ]; then
     echo "| cluster | search: kept | predicted | simulated | compile | GNN: kept | predicted | simulated | compile |"
     echo "|---|---|---|---|---|---|---|---|---|"
     cat "$rows"
+    echo
+    echo "The same placer on another model: gpt 24 layers, hidden 2048, seq 1024, vocab 50257, batch 128"
+    echo
+    echo "| cluster | search: kept | predicted | simulated | compile | GNN: kept | predicted | simulated | compile |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    cat "$transfer"
   } >>bench/results/gnn-placer.md
   echo "recorded in bench/results/gnn-placer.md"
 fi
