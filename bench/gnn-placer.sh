@@ -2,11 +2,12 @@
 # The GNN placer against the search (docs/placement.md#the-gnn-placer): on
 # held-out generated clusters (seeds the training never saw, sizes beside
 # the training's), hulk-geo and world-8x8, the predicted and simulated
-# step of the plan each places and the compile's time on one core.
+# step of the plan each places and the compile's time on one core; then
+# the same placer on a larger GPT than it was trained for.
 # Trains the placer first (scripts/train-placer.sh) unless PLACER names
 # one.
 # Usage: bench/gnn-placer.sh [--record]   (BIN: default build/bin; about
-# three minutes, the search on 256 machines one of them)
+# four minutes, the search on 256 machines one of them)
 set -eu
 cd "$(dirname "$0")/.."
 bin=${BIN:-build/bin}
