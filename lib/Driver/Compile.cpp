@@ -1572,15 +1572,9 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
   PlanFigures::Placement placement;
   placement.candidates = candidates.size();
   placement.clusterDevices = cluster.numDevices();
-  if (options.layout.placer == "gnn") {
-    placement.regions =
-        regionsOf(cluster, parplan::driver::nodesAlongPath(index, work));
-    return compileWithPlacer(importAt, options, cluster, index, work,
-                             candidates, std::move(placement), context,
-                             location, timing, passManagers);
-  }
-  // Every node, region by region, is laid out whatever its estimate: the
-  // plan the groups must beat, in an order that is not the file's.
+  // Every node, region by region, in an order that is not the file's: the
+  // search lays it out whatever its estimate, the plan the groups must
+  // beat; the GNN placer only where it proposes every machine.
   auto everything = llvm::find_if(candidates, [](const auto &candidate) {
     return candidate.kind == PlacementCandidate::Kind::Everything;
   });
@@ -1588,6 +1582,10 @@ compileWithPlacement(const parplan::driver::ModelImporter &importAt,
     return compileOnMesh(importAt, options, context, location, timing,
                          passManagers);
   placement.regions = regionsOf(cluster, everything->nodes);
+  if (options.layout.placer == "gnn")
+    return compileWithPlacer(importAt, options, cluster, index, work,
+                             candidates, std::move(placement), context,
+                             location, timing, passManagers);
   std::vector<PlacementCandidate> others;
   for (const PlacementCandidate &candidate : candidates)
     if (candidate.kind != PlacementCandidate::Kind::Everything)

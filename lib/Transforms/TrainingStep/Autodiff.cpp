@@ -36,7 +36,6 @@
 #include "llvm/Support/GlobPattern.h"
 
 #include <cmath>
-#include <limits>
 
 namespace parplan {
 #define GEN_PASS_DEF_NNAUTODIFF
@@ -747,45 +746,23 @@ LogicalResult NNAutodiffPass::addUpdates(func::FuncOp function,
   // waiting for its gradient's reduction, so one completed last (an
   // embedding tied to the output layer, the first parameter) would hold
   // back every update after it while its reduction runs.
-  DenseMap<Operation *, size_t> place;
-  for (auto [index, op] : llvm::enumerate(function.front()))
-    place[&op] = index;
-  auto completedAt = [&](ParamOp param) {
+  auto completedBy = [&](ParamOp param) -> Operation * {
     Value grad = backward.gradientOf(param.getResult());
     // A gradient cast back to fp32 is complete where its input is.
     if (auto cast = grad ? grad.getDefiningOp<CastOp>() : CastOp())
       grad = cast.getInput();
-    Operation *op = grad ? grad.getDefiningOp() : nullptr;
-    auto found = op ? place.find(op) : place.end();
-    return found == place.end() ? std::numeric_limits<size_t>::max()
-                                : found->second;
+    return grad ? grad.getDefiningOp() : nullptr;
   };
-  SmallVector<ParamOp> byGradient(state.trainable.begin(),
-                                  state.trainable.end());
-  llvm::stable_sort(byGradient, [&](ParamOp a, ParamOp b) {
-    return completedAt(a) < completedAt(b);
+  SmallVector<std::pair<Operation *, ParamOp>> byGradient;
+  for (ParamOp param : state.trainable)
+    byGradient.push_back({completedBy(param), param});
+  llvm::stable_sort(byGradient, [](const auto &a, const auto &b) {
+    return a.first && (!b.first || a.first->isBeforeInBlock(b.first));
   });
   // The step's results stay in the parameters' order: each update's are
   // put back in place after the loop.
   size_t first = state.results.size();
   DenseMap<Operation *, std::pair<size_t, size_t>> resultsOf;
-  auto restoreOrder = [&] {
-    SmallVector<Value> results(state.results.begin(),
-                               state.results.begin() + first);
-    SmallVector<std::string> updates(state.updates.begin(),
-                                     state.updates.begin() + first);
-    for (ParamOp param : state.trainable) {
-      auto found = resultsOf.find(param);
-      if (found == resultsOf.end())
-        continue;
-      for (size_t r = found->second.first; r < found->second.second; ++r) {
-        results.push_back(state.results[r]);
-        updates.push_back(state.updates[r]);
-      }
-    }
-    state.results.assign(results.begin(), results.end());
-    state.updates = std::move(updates);
-  };
   auto update = [&](ParamOp param, Value grad) {
     size_t start = state.results.size();
     if (failed(addUpdate(function, state, b, param, grad)))
@@ -793,7 +770,7 @@ LogicalResult NNAutodiffPass::addUpdates(func::FuncOp function,
     resultsOf[param] = {start, state.results.size()};
     return success();
   };
-  for (ParamOp param : byGradient) {
+  for (ParamOp param : llvm::make_second_range(byGradient)) {
     Value grad = backward.gradientOf(param.getResult());
     if (!grad)
       continue;
@@ -831,7 +808,21 @@ LogicalResult NNAutodiffPass::addUpdates(func::FuncOp function,
     if (failed(update(param, grad)))
       return failure();
   }
-  restoreOrder();
+  SmallVector<Value> results(state.results.begin(),
+                             state.results.begin() + first);
+  SmallVector<std::string> updates(state.updates.begin(),
+                                   state.updates.begin() + first);
+  for (ParamOp param : state.trainable) {
+    auto found = resultsOf.find(param);
+    if (found == resultsOf.end())
+      continue;
+    for (size_t r = found->second.first; r < found->second.second; ++r) {
+      results.push_back(state.results[r]);
+      updates.push_back(state.updates[r]);
+    }
+  }
+  state.results = std::move(results);
+  state.updates = std::move(updates);
   return success();
 }
 
