@@ -190,6 +190,45 @@ TEST_CASE("quick estimates rank faster and better linked groups first",
   CHECK(std::isinf(quickEstimate(index, {41}, work)));
 }
 
+TEST_CASE("quick estimates price a pipeline through nodes of one type",
+          "[placement]") {
+  Cluster cluster = hulk();
+  cost::ClusterIndex index(cluster);
+  StepWork work;
+  work.flops = 1e16;
+  work.parameterBytes = 1e9;
+  // berlin-30 and berlin-31: 12 V100 each over 10 Gbit/s. Without what
+  // crosses a cut, only the data-parallel ring over that link.
+  double node = quickEstimate(index, {30}, work);
+  double ringOnly = quickEstimate(index, {30, 31}, work);
+  work.crossingBytes = 50e6;
+  double piped = quickEstimate(index, {30, 31}, work);
+  CHECK(piped < ringOnly);
+  // Half the compute each, the hop behind it, and each node's half of the
+  // gradients reduced within it.
+  CHECK(piped < 0.6 * node);
+  // A tied parameter's gradient and value cross back, exposed.
+  work.loopBytes = 200e6;
+  double looped = quickEstimate(index, {30, 31}, work);
+  CHECK(looped > piped + 2 * 200e6 / 1.25e9 * 0.99);
+  work.loopBytes = 0;
+  // Between countries (100 Mbit/s) the hop bounds the step; where it is
+  // slower than the ring, the ring's estimate stands.
+  work.crossingBytes = 0;
+  double abroadRing = quickEstimate(index, {30, 37}, work);
+  work.crossingBytes = 0.2e9;
+  double abroad = quickEstimate(index, {30, 37}, work);
+  CHECK(abroad >= 2 * 0.2e9 / 12.5e6);
+  CHECK(abroad < abroadRing);
+  work.crossingBytes = 5e9;
+  CHECK(quickEstimate(index, {30, 37}, work) == abroadRing);
+  // Nodes of two types: no pipeline estimate, the ring's alone.
+  work.crossingBytes = 50e6;
+  double mixed = quickEstimate(index, {44, 45}, work);
+  work.crossingBytes = 0;
+  CHECK(quickEstimate(index, {44, 45}, work) == mixed);
+}
+
 TEST_CASE("the groups laid out: a node, a group in a region, the next best",
           "[placement]") {
   Cluster cluster = hulk();
