@@ -427,17 +427,16 @@ double ringAllReduceTime(const Cluster &cluster, cost::DeviceMesh ring,
 
 /// quickEstimate of a pipeline through `nodes` (two or more, of one device
 /// type) in their order, a stage or more per node: every device busy,
-/// since stages split
-/// the layers rather than the batch; each node's share of the gradients
-/// reduced within it; the activations sent over every hop both ways per
-/// step, behind the other micro-batches' compute, so the slowest hop bounds
-/// the step rather than adds to it; and a tied parameter's gradient and
-/// value exchanged between the last node and the first, exposed. Infinite
-/// where the work does not say what crosses a cut (crossingBytes 0), and
-/// on nodes of several types, whose stages by type and memory the estimate
-/// cannot balance (region r1 of a generated cluster, 35 devices of four
-/// types, came out at 3.1 s, where its plan takes 14.8 s).
-/// `speed` and `bandwidth` are the nodes' together.
+/// since stages split the layers rather than the batch; each node's share
+/// of the gradients reduced within it; the activations sent over every hop
+/// both ways per step, behind the other micro-batches' compute, so the
+/// slowest hop bounds the step rather than adds to it; and a tied
+/// parameter's gradient and value exchanged between the last node and the
+/// first, exposed. Infinite where the work does not say what crosses a cut
+/// (crossingBytes 0), and on nodes of several types, whose stages by type
+/// and memory the estimate cannot balance (region r1 of a generated
+/// cluster, 35 devices of four types, came out at 3.1 s, where its plan
+/// takes 14.8 s). `speed` and `bandwidth` are the nodes' together.
 double pipelinedEstimate(const cost::ClusterIndex &index,
                          const std::vector<int64_t> &nodes,
                          const StepWork &work, double speed, double bandwidth) {
@@ -518,7 +517,6 @@ double parplan::driver::quickEstimate(const cost::ClusterIndex &index,
     for (int64_t n : nodes)
       ring.devices.push_back(index.firstDevice(n));
   }
-  ring.shape = {static_cast<int64_t>(ring.devices.size())};
   if (ring.devices.size() < 2)
     return seconds;
   return std::min(pipelined,
