@@ -200,11 +200,34 @@ ClusterIndex::ClusterIndex(const Cluster &cluster) : indexed(&cluster) {
   for (const NodeLinkOverride &override : cluster.nodeOverrides)
     nodeLinks.emplace(std::minmax(override.nodeA, override.nodeB),
                       override.link);
+  pairedNodes.assign(cluster.nodes.size(), 0);
+  selfLinks.assign(cluster.nodes.size(), std::nullopt);
+  for (const auto &[pair, link] : nodeLinks) {
+    if (pair.first < 0 ||
+        static_cast<size_t>(pair.second) >= cluster.nodes.size())
+      continue;
+    auto a = static_cast<size_t>(pair.first),
+         b = static_cast<size_t>(pair.second);
+    if (a == b)
+      selfLinks[a] = link;
+    else
+      pairedNodes[a] = pairedNodes[b] = 1;
+  }
   for (const RegionLinkOverride &override : cluster.regionOverrides) {
     auto a = regionIds.find(override.regionA),
          b = regionIds.find(override.regionB);
     if (a != regionIds.end() && b != regionIds.end())
       regionLinks.emplace(std::minmax(a->second, b->second), override.link);
+  }
+  regionCount = regionIds.size();
+  if (!regionLinks.empty()) {
+    regionPairs.assign(regionCount * regionCount, std::nullopt);
+    for (const auto &[pair, link] : regionLinks) {
+      auto a = static_cast<size_t>(pair.first),
+           b = static_cast<size_t>(pair.second);
+      regionPairs[a * regionCount + b] = regionPairs[b * regionCount + a] =
+          link;
+    }
   }
   // The link between two devices of two nodes, looked up once per pair of
   // nodes where they are few enough (placement and the cross-mesh planner
@@ -244,18 +267,60 @@ Link ClusterIndex::link(int64_t a, int64_t b) const {
   return nodePairLink(a, b);
 }
 
+double ClusterIndex::leastLatency(const std::vector<int64_t> &from,
+                                  const std::vector<int64_t> &to) const {
+  double least = std::numeric_limits<double>::infinity();
+  if (!deviceLinks.empty()) {
+    for (int64_t a : from)
+      for (int64_t b : to)
+        least = std::min(least, link(a, b).latency);
+    return least;
+  }
+  // A device of each node (its own number for none), and whether the
+  // meshes share a device (link() of a device to itself has no latency).
+  auto representatives = [&](const std::vector<int64_t> &devices) {
+    std::map<int64_t, int64_t> byNode;
+    for (int64_t device : devices)
+      byNode.try_emplace(nodeOf(device), device);
+    return byNode;
+  };
+  std::map<int64_t, int64_t> fromNodes = representatives(from),
+                             toNodes = representatives(to);
+  std::vector<int64_t> sorted = from;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t device : to)
+    if (std::binary_search(sorted.begin(), sorted.end(), device))
+      return 0;
+  // Without device-pair overrides, distinct devices of two nodes (or of
+  // one) are linked alike.
+  for (const auto &[nodeA, a] : fromNodes)
+    for (const auto &[nodeB, b] : toNodes)
+      least = std::min(least, link(a, b).latency);
+  return least;
+}
+
 Link ClusterIndex::nodePairLink(int64_t a, int64_t b) const {
-  if (!nodeLinks.empty()) {
-    auto found = nodeLinks.find(std::minmax(nodeOf(a), nodeOf(b)));
+  int64_t nodeA = nodeOf(a), nodeB = nodeOf(b);
+  // A node's own link from the table; a pair of two nodes looked up only
+  // where both are named with another node (a cluster of thousands lists
+  // each machine's own link, and few pairs).
+  if (nodeA == nodeB && nodeA >= 0) {
+    if (const std::optional<Link> &own = selfLinks[static_cast<size_t>(nodeA)])
+      return *own;
+  } else if (!nodeLinks.empty() &&
+             (nodeA == nodeB || (nodeA >= 0 && nodeB >= 0 &&
+                                 pairedNodes[static_cast<size_t>(nodeA)] &&
+                                 pairedNodes[static_cast<size_t>(nodeB)]))) {
+    auto found = nodeLinks.find(std::minmax(nodeA, nodeB));
     if (found != nodeLinks.end())
       return found->second;
   }
-  if (!regionLinks.empty() && nodeOf(a) >= 0 && nodeOf(b) >= 0 &&
-      nodeOf(a) != nodeOf(b)) {
-    auto found =
-        regionLinks.find(std::minmax(regionOf(nodeOf(a)), regionOf(nodeOf(b))));
-    if (found != regionLinks.end())
-      return found->second;
+  if (!regionPairs.empty() && nodeA >= 0 && nodeB >= 0 && nodeA != nodeB) {
+    const std::optional<Link> &found =
+        regionPairs[static_cast<size_t>(regionOf(nodeA)) * regionCount +
+                    static_cast<size_t>(regionOf(nodeB))];
+    if (found)
+      return *found;
   }
   return levelLink(*indexed, level(a, b));
 }

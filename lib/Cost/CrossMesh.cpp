@@ -14,6 +14,7 @@
 #include "parplan/Cost/CrossMesh.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -267,10 +268,10 @@ private:
   Window arrival(int64_t tile, int64_t device, const Scratch *scratch) const {
     if (scratch && arrivedIn(*scratch, tile, device))
       return scratch->arrival[static_cast<size_t>(device)];
-    for (const auto &[at, window] : arrivals[static_cast<size_t>(tile)])
-      if (at == device)
-        return window;
-    return Window{};
+    const llvm::DenseMap<int64_t, Window> &got =
+        arrivals[static_cast<size_t>(tile)];
+    auto found = got.find(device);
+    return found == got.end() ? Window{} : found->second;
   }
   void setArrival(int64_t tile, int64_t device, Window window,
                   Scratch *scratch) {
@@ -284,14 +285,7 @@ private:
       scratch->arrivalStamp[at] = scratch->stamp;
       return;
     }
-    std::vector<std::pair<int64_t, Window>> &got =
-        arrivals[static_cast<size_t>(tile)];
-    for (auto &[at, when] : got)
-      if (at == device) {
-        when = window;
-        return;
-      }
-    got.emplace_back(device, window);
+    arrivals[static_cast<size_t>(tile)][device] = window;
   }
 
   void charge(int64_t tile, int64_t sender, llvm::ArrayRef<int64_t> receivers) {
@@ -321,8 +315,10 @@ private:
   /// Per card and link (see resources): seconds of transfer charged to it,
   /// and when it is next free.
   std::vector<double> busy, freeAt;
-  /// Per tile, when each device that received it got it (a few each).
-  std::vector<std::vector<std::pair<int64_t, Window>>> arrivals;
+  /// Per tile, when each device that received it got it: a few each, or
+  /// every device of a mesh for a tensor replicated on it (a scan per
+  /// lookup made planning a move to a 3,251-device stage quadratic).
+  std::vector<llvm::DenseMap<int64_t, Window>> arrivals;
   double latency = 0;
   /// place()'s cards and links of the transfer, kept for their capacity.
   std::vector<size_t> held;
@@ -341,6 +337,25 @@ struct Senders {
 /// A tile's receivers by host, hosts in increasing order.
 using HostReceivers = std::vector<std::pair<int64_t, std::vector<int64_t>>>;
 
+/// `devices` by host, each host's in their order in `devices`.
+HostReceivers devicesByHost(const ClusterIndex &cluster,
+                            const std::vector<int64_t> &devices) {
+  std::map<int64_t, std::vector<int64_t>> byHost;
+  for (int64_t device : devices)
+    byHost[cluster.nodeOf(device)].push_back(device);
+  return HostReceivers(byHost.begin(), byHost.end());
+}
+
+/// The devices of `byHost` on `host` (none where it has none).
+llvm::ArrayRef<int64_t> devicesOn(const HostReceivers &byHost, int64_t host) {
+  auto found = std::lower_bound(
+      byHost.begin(), byHost.end(), host,
+      [](const auto &entry, int64_t key) { return entry.first < key; });
+  if (found == byHost.end() || found->first != host)
+    return {};
+  return found->second;
+}
+
 /// Every tile's receivers by host: what tileTransfers groups the tile's
 /// transfers by, the same in every trial.
 std::vector<HostReceivers>
@@ -348,12 +363,8 @@ receiversByHost(const ClusterIndex &cluster,
                 const std::vector<CrossMeshTile> &tiles) {
   std::vector<HostReceivers> result;
   result.reserve(tiles.size());
-  for (const CrossMeshTile &tile : tiles) {
-    std::map<int64_t, std::vector<int64_t>> byHost;
-    for (int64_t receiver : tile.receivers)
-      byHost[cluster.nodeOf(receiver)].push_back(receiver);
-    result.emplace_back(byHost.begin(), byHost.end());
-  }
+  for (const CrossMeshTile &tile : tiles)
+    result.push_back(devicesByHost(cluster, tile.receivers));
   return result;
 }
 
@@ -380,12 +391,7 @@ void tileTransfers(const ClusterIndex &cluster, const CrossMeshTile &tile,
     }
     return;
   }
-  auto receiversOn = [&](int64_t host) -> llvm::ArrayRef<int64_t> {
-    auto found = std::lower_bound(
-        byHost.begin(), byHost.end(), host,
-        [](const auto &entry, int64_t key) { return entry.first < key; });
-    return found->second;
-  };
+  auto receiversOn = [&](int64_t host) { return devicesOn(byHost, host); };
   // Hosts holding the tile pass it on within; the others get it over
   // their card, once.
   std::vector<int64_t> remoteHosts;
@@ -475,31 +481,37 @@ CrossMeshSchedule orderOnTimeline(const std::vector<CrossMeshTile> &tiles,
            std::tie(tiles[a].bytes, turn[b]);
   });
   std::vector<HostReceivers> byHost = receiversByHost(cluster, tiles);
-  // Each tile's holding hosts, in increasing order.
+  // Each tile's holders by host, and its holding hosts in increasing
+  // order: a tensor replicated on a stage of thousands of devices has as
+  // many holders, which a trial must not scan per host.
+  std::vector<HostReceivers> holdersByHost(tiles.size());
   std::vector<std::vector<int64_t>> holdingHosts(tiles.size());
   for (size_t t = 0; t < tiles.size(); ++t) {
-    for (int64_t holder : tiles[t].holders)
-      holdingHosts[t].push_back(cluster.nodeOf(holder));
-    std::sort(holdingHosts[t].begin(), holdingHosts[t].end());
-    holdingHosts[t].erase(
-        std::unique(holdingHosts[t].begin(), holdingHosts[t].end()),
-        holdingHosts[t].end());
+    holdersByHost[t] = devicesByHost(cluster, tiles[t].holders);
+    for (const auto &[holding, holders] : holdersByHost[t])
+      holdingHosts[t].push_back(holding);
   }
   // The tile and host a trial sends from, and what it placed so far.
   size_t t = 0;
   int64_t host = 0;
   Ledger::Scratch scratch = ledger.makeScratch();
+  // The holder on the trial's host whose links have sent least (as
+  // holderOn, balanced).
   auto remote = [&] {
-    return *holderOn(cluster, ledger, tiles[t], host, true);
+    llvm::ArrayRef<int64_t> holders = devicesOn(holdersByHost[t], host);
+    int64_t best = holders.front();
+    for (int64_t holder : holders.drop_front())
+      if (ledger.deviceSendSeconds(holder) < ledger.deviceSendSeconds(best))
+        best = holder;
+    return best;
   };
   // A holder on the host whose link frees first, this tile's transfers
   // so far counted: a host's receivers are served by all its holders.
   auto local = [&](int64_t at) {
     std::optional<int64_t> best;
-    for (int64_t holder : tiles[t].holders)
-      if (cluster.nodeOf(holder) == at &&
-          (!best || ledger.deviceSendFree(holder, &scratch) <
-                        ledger.deviceSendFree(*best, &scratch)))
+    for (int64_t holder : devicesOn(holdersByHost[t], at))
+      if (!best || ledger.deviceSendFree(holder, &scratch) <
+                       ledger.deviceSendFree(*best, &scratch))
         best = holder;
     return best;
   };

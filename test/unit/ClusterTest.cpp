@@ -1236,3 +1236,42 @@ TEST_CASE("ClusterIndex answers as Cluster does", "[cluster]") {
     }
   }
 }
+
+TEST_CASE("ClusterIndex's least latency is the least over every pair",
+          "[cluster]") {
+  // With and without device-pair overrides (the per-node shortcut is taken
+  // only without), with node and region overrides, on a preset of many
+  // nodes too.
+  Cluster overridden = regionsAndOverrides();
+  Cluster byNode = overridden;
+  byNode.overrides.clear();
+  Cluster hulk = mustPreset("hulk-geo");
+  std::mt19937 random(11);
+  for (const Cluster *tested : {&overridden, &byNode, &hulk}) {
+    ClusterIndex index(*tested);
+    INFO(tested->name);
+    int64_t count = tested->numDevices();
+    for (int trial = 0; trial < 60; ++trial) {
+      std::vector<int64_t> devices(count);
+      for (int64_t i = 0; i < count; ++i)
+        devices[i] = i;
+      std::shuffle(devices.begin(), devices.end(), random);
+      // Two meshes of random sizes, disjoint, or sharing a device every
+      // fourth trial; a device the cluster does not have now and then.
+      int64_t size =
+          1 + static_cast<int64_t>(random() % std::min<int64_t>(count / 2, 40));
+      std::vector<int64_t> from(devices.begin(), devices.begin() + size);
+      std::vector<int64_t> to(devices.begin() + size,
+                              devices.begin() + 2 * size);
+      if (trial % 4 == 3)
+        to.push_back(from.back());
+      if (trial % 5 == 4)
+        to.push_back(count);
+      double least = std::numeric_limits<double>::infinity();
+      for (int64_t a : from)
+        for (int64_t b : to)
+          least = std::min(least, tested->link(a, b).latency);
+      CHECK(index.leastLatency(from, to) == least);
+    }
+  }
+}

@@ -166,6 +166,12 @@ public:
   }
   LinkLevel level(int64_t a, int64_t b) const;
   Link link(int64_t a, int64_t b) const;
+  /// The least latency of a link from a device of `from` to one of `to`
+  /// (0 where they share a device), as link() gives it pair by pair, but
+  /// per pair of their nodes where no device-pair override could tell two
+  /// devices of a node apart.
+  double leastLatency(const std::vector<int64_t> &from,
+                      const std::vector<int64_t> &to) const;
   /// Whether some link is not its level's default (a device-pair,
   /// node-pair or region-pair override).
   bool hasOverrides() const {
@@ -178,8 +184,15 @@ private:
   std::vector<int64_t> nodes, regions, firsts;
   /// The overrides Cluster::link finds: the first naming each pair.
   std::map<std::pair<int64_t, int64_t>, Link> deviceLinks, nodeLinks;
-  /// By pair of region numbers (regionOf).
+  /// By pair of region numbers (regionOf), and as a table of every
+  /// ordered pair (empty without region overrides).
   std::map<std::pair<int64_t, int64_t>, Link> regionLinks;
+  std::vector<std::optional<Link>> regionPairs;
+  size_t regionCount = 0;
+  /// Per node, whether a node-pair override names it with another node,
+  /// and its override of its own link, if any.
+  std::vector<char> pairedNodes;
+  std::vector<std::optional<Link>> selfLinks;
   /// Per ordered pair of nodes (count x count, row-major), the link between
   /// two of their devices without a device-pair override; empty for
   /// clusters of many nodes.

@@ -478,10 +478,7 @@ ShardingCostModel::PlannedMove ShardingCostModel::planMove(
   double bound = cost::crossMeshLowerBound(tiles, links);
   // No schedule beats the bound plus the least latency between the meshes:
   // once one meets it, the later ones (which lose ties) are not planned.
-  double leastLatency = std::numeric_limits<double>::infinity();
-  for (int64_t from : source.devices)
-    for (int64_t to : destination.devices)
-      leastLatency = std::min(leastLatency, links.link(from, to).latency);
+  double leastLatency = links.leastLatency(source.devices, destination.devices);
   bool planned = false, unbeatable = false;
   for (cost::CrossMeshMode candidate : cost::kCrossMeshModes) {
     if (mode && candidate != *mode)
