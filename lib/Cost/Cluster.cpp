@@ -219,8 +219,11 @@ ClusterIndex::ClusterIndex(const Cluster &cluster) : indexed(&cluster) {
     if (a != regionIds.end() && b != regionIds.end())
       regionLinks.emplace(std::minmax(a->second, b->second), override.link);
   }
+  // A table of every pair of regions up to 1,024 of them (24 MB); beyond,
+  // the map.
+  constexpr size_t kTabledRegions = 1024;
   regionCount = regionIds.size();
-  if (!regionLinks.empty()) {
+  if (!regionLinks.empty() && regionCount <= kTabledRegions) {
     regionPairs.assign(regionCount * regionCount, std::nullopt);
     for (const auto &[pair, link] : regionLinks) {
       auto a = static_cast<size_t>(pair.first),
@@ -308,19 +311,25 @@ Link ClusterIndex::nodePairLink(int64_t a, int64_t b) const {
     if (const std::optional<Link> &own = selfLinks[static_cast<size_t>(nodeA)])
       return *own;
   } else if (!nodeLinks.empty() &&
-             (nodeA == nodeB || (nodeA >= 0 && nodeB >= 0 &&
-                                 pairedNodes[static_cast<size_t>(nodeA)] &&
-                                 pairedNodes[static_cast<size_t>(nodeB)]))) {
+             (nodeA < 0 || nodeB < 0 ||
+              (pairedNodes[static_cast<size_t>(nodeA)] &&
+               pairedNodes[static_cast<size_t>(nodeB)]))) {
     auto found = nodeLinks.find(std::minmax(nodeA, nodeB));
     if (found != nodeLinks.end())
       return found->second;
   }
-  if (!regionPairs.empty() && nodeA >= 0 && nodeB >= 0 && nodeA != nodeB) {
-    const std::optional<Link> &found =
-        regionPairs[static_cast<size_t>(regionOf(nodeA)) * regionCount +
-                    static_cast<size_t>(regionOf(nodeB))];
-    if (found)
-      return *found;
+  if (!regionLinks.empty() && nodeA >= 0 && nodeB >= 0 && nodeA != nodeB) {
+    int64_t regionA = regionOf(nodeA), regionB = regionOf(nodeB);
+    if (!regionPairs.empty()) {
+      if (const std::optional<Link> &found =
+              regionPairs[static_cast<size_t>(regionA) * regionCount +
+                          static_cast<size_t>(regionB)])
+        return *found;
+    } else {
+      auto found = regionLinks.find(std::minmax(regionA, regionB));
+      if (found != regionLinks.end())
+        return found->second;
+    }
   }
   return levelLink(*indexed, level(a, b));
 }

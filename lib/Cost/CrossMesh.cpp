@@ -285,7 +285,7 @@ private:
       scratch->arrivalStamp[at] = scratch->stamp;
       return;
     }
-    arrivals[static_cast<size_t>(tile)][device] = window;
+    arrivals[static_cast<size_t>(tile)].try_emplace(device, window);
   }
 
   void charge(int64_t tile, int64_t sender, llvm::ArrayRef<int64_t> receivers) {

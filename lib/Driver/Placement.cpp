@@ -461,14 +461,23 @@ double pipelinedEstimate(const cost::ClusterIndex &index,
     if (i + 1 < nodes.size())
       slowestHop = std::max(
           slowestHop, 2 * sent(nodes[i], nodes[i + 1], work.crossingBytes));
-    cost::DeviceMesh within;
+    // The node's ring at its slowest link, pair by pair from the index
+    // (axisLink walks the whole cluster's overrides per call).
     int64_t first = index.firstDevice(nodes[i]);
-    for (int64_t d = 0;
-         d < cluster.nodes[static_cast<size_t>(nodes[i])].devices; ++d)
-      within.devices.push_back(first + d);
+    int64_t devices = cluster.nodes[static_cast<size_t>(nodes[i])].devices;
+    if (devices < 2)
+      continue;
+    cost::Link slowest{std::numeric_limits<double>::infinity(), 0};
+    for (int64_t a = first; a < first + devices; ++a)
+      for (int64_t b = a + 1; b < first + devices; ++b) {
+        cost::Link link = index.link(a, b);
+        slowest.bandwidth = std::min(slowest.bandwidth, link.bandwidth);
+        slowest.latency = std::max(slowest.latency, link.latency);
+      }
     double share = nodeSpeed(cluster, nodes[i], work.type) / speed;
-    reduce = std::max(reduce, ringAllReduceTime(cluster, std::move(within),
-                                                share * work.parameterBytes));
+    reduce = std::max(
+        reduce, cost::collectiveTime(cost::Collective::AllReduce, devices,
+                                     share * work.parameterBytes, slowest));
   }
   double loop = work.loopBytes > 0
                     ? 2 * sent(nodes.back(), nodes.front(), work.loopBytes)

@@ -1217,7 +1217,17 @@ TEST_CASE("ClusterIndex answers as Cluster does", "[cluster]") {
   // The first override naming a pair wins, in either order.
   Cluster cluster = regionsAndOverrides();
   REQUIRE_FALSE(checkCluster(cluster));
-  for (const Cluster &tested : {cluster, mustPreset("dgx-h100x4")}) {
+  // Past 256 nodes the index answers without its table of node pairs.
+  Cluster wide = cluster;
+  for (int i = 0; i < 300; ++i)
+    wide.nodes.push_back({"w" + std::to_string(i), "gpu", 1 + i % 2,
+                          i % 3 == 0   ? "east"
+                          : i % 3 == 1 ? "west"
+                                       : "south"});
+  wide.nodeOverrides.push_back({7, 200, {3, 9}});
+  wide.nodeOverrides.push_back({100, 100, {40, 0.5}});
+  REQUIRE_FALSE(checkCluster(wide));
+  for (const Cluster &tested : {cluster, wide, mustPreset("dgx-h100x4")}) {
     ClusterIndex index(tested);
     INFO(tested.name);
     CHECK(index.numDevices() == tested.numDevices());

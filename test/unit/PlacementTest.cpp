@@ -2,6 +2,7 @@
 
 #include "parplan/Driver/Placement.h"
 #include "parplan/Cost/ClusterFile.h"
+#include "parplan/Cost/Collectives.h"
 #include "parplan/Cost/Presets.h"
 
 #include <catch2/catch.hpp>
@@ -196,31 +197,51 @@ TEST_CASE("quick estimates price a pipeline through nodes of one type",
   cost::ClusterIndex index(cluster);
   StepWork work;
   work.flops = 1e16;
-  work.parameterBytes = 1e9;
-  // berlin-30 and berlin-31: 12 V100 each over 10 Gbit/s. Without what
-  // crosses a cut, only the data-parallel ring over that link.
+  work.parameterBytes = 20e9;
+  // berlin-30 and berlin-31: 12 V100 each on NVLink, 10 Gbit/s between;
+  // paris-37: 12 V100 in another country (100 Mbit/s).
+  // Without what crosses a cut (crossingBytes 0), the ring's alone.
   double node = quickEstimate(index, {30}, work);
   double ringOnly = quickEstimate(index, {30, 31}, work);
+  // The pipeline's terms as documented: the compute on every device, each
+  // node's half of the gradients reduced on its own ring, a hop both ways.
+  double compute = work.flops / (nodeSpeed(cluster, 30, work.type) +
+                                 nodeSpeed(cluster, 31, work.type));
+  int64_t first = index.firstDevice(30);
+  double reduce = cost::collectiveTime(cost::Collective::AllReduce, 12,
+                                       0.5 * work.parameterBytes,
+                                       index.link(first, first + 1));
+  auto hop = [&](int64_t a, int64_t b, double bytes) {
+    cost::Link link = index.link(index.firstDevice(a), index.firstDevice(b));
+    return 2 * (link.latency + bytes / link.bandwidth);
+  };
   work.crossingBytes = 50e6;
   double piped = quickEstimate(index, {30, 31}, work);
   CHECK(piped < ringOnly);
-  // Half the compute each, the hop behind it, and each node's half of the
-  // gradients reduced within it.
   CHECK(piped < 0.6 * node);
+  // A hop under the compute hides behind it.
+  CHECK(hop(30, 31, work.crossingBytes) < compute);
+  CHECK(piped == Approx(compute + reduce));
+  // A hop over the compute bounds the step, both ways.
+  work.crossingBytes = 30e9;
+  REQUIRE(hop(30, 31, work.crossingBytes) > compute);
+  double bounded = quickEstimate(index, {30, 31}, work);
+  CHECK(bounded < ringOnly);
+  CHECK(bounded == Approx(hop(30, 31, work.crossingBytes) + reduce));
   // A tied parameter's gradient and value cross back, exposed.
   work.loopBytes = 200e6;
-  double looped = quickEstimate(index, {30, 31}, work);
-  CHECK(looped > piped + 2 * 200e6 / 1.25e9 * 0.99);
+  CHECK(quickEstimate(index, {30, 31}, work) ==
+        Approx(bounded + hop(31, 30, work.loopBytes)));
   work.loopBytes = 0;
-  // Between countries (100 Mbit/s) the hop bounds the step; where it is
-  // slower than the ring, the ring's estimate stands.
+  // Between countries: a hop of 2 GB bounds the step and still beats the
+  // ring over 100 Mbit/s; one of 20 GB does not, and the ring stands.
   work.crossingBytes = 0;
   double abroadRing = quickEstimate(index, {30, 37}, work);
-  work.crossingBytes = 0.2e9;
-  double abroad = quickEstimate(index, {30, 37}, work);
-  CHECK(abroad >= 2 * 0.2e9 / 12.5e6);
-  CHECK(abroad < abroadRing);
-  work.crossingBytes = 5e9;
+  work.crossingBytes = 2e9;
+  CHECK(quickEstimate(index, {30, 37}, work) ==
+        Approx(hop(30, 37, work.crossingBytes) + reduce));
+  CHECK(quickEstimate(index, {30, 37}, work) < abroadRing);
+  work.crossingBytes = 20e9;
   CHECK(quickEstimate(index, {30, 37}, work) == abroadRing);
   // Nodes of two types: no pipeline estimate, the ring's alone.
   work.crossingBytes = 50e6;

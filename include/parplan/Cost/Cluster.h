@@ -185,7 +185,7 @@ private:
   /// The overrides Cluster::link finds: the first naming each pair.
   std::map<std::pair<int64_t, int64_t>, Link> deviceLinks, nodeLinks;
   /// By pair of region numbers (regionOf), and as a table of every
-  /// ordered pair (empty without region overrides).
+  /// ordered pair (empty without region overrides or past 1,024 regions).
   std::map<std::pair<int64_t, int64_t>, Link> regionLinks;
   std::vector<std::optional<Link>> regionPairs;
   size_t regionCount = 0;

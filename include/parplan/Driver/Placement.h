@@ -119,13 +119,12 @@ std::vector<int64_t> nodesGroupedByType(const cost::Cluster &cluster,
 /// divides among), plus a ring all-reduce of the gradients over the slowest
 /// link between the nodes (within the node on one). On two nodes or more of
 /// one device type, the lesser of that and a pipeline through the nodes in
-/// their order
-/// (where `work.crossingBytes` is known): every device busy, each node's
-/// share of the gradients reduced within it, the slowest hop's activations
-/// (both ways) bounding the step, a tied parameter's exchange between the
-/// last node and the first added. Infinite where the devices' memory
-/// together cannot hold four copies of the parameters (weights, gradients,
-/// two optimizer moments).
+/// their order (where `work.crossingBytes` is known): every device busy,
+/// each node's share of the gradients reduced within it, the slowest hop's
+/// activations (both ways) bounding the step, a tied parameter's exchange
+/// between the last node and the first added. Infinite where the devices'
+/// memory together cannot hold four copies of the parameters (weights,
+/// gradients, two optimizer moments).
 double quickEstimate(const cost::ClusterIndex &cluster,
                      const std::vector<int64_t> &nodes, const StepWork &work);
 
