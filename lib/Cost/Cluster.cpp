@@ -195,42 +195,16 @@ ClusterIndex::ClusterIndex(const Cluster &cluster) : indexed(&cluster) {
             .first->second);
   }
   for (const LinkOverride &override : cluster.overrides)
-    deviceLinks.emplace(std::minmax(override.deviceA, override.deviceB),
-                        override.link);
+    deviceLinks.try_emplace(std::minmax(override.deviceA, override.deviceB),
+                            override.link);
   for (const NodeLinkOverride &override : cluster.nodeOverrides)
-    nodeLinks.emplace(std::minmax(override.nodeA, override.nodeB),
-                      override.link);
-  pairedNodes.assign(cluster.nodes.size(), 0);
-  selfLinks.assign(cluster.nodes.size(), std::nullopt);
-  for (const auto &[pair, link] : nodeLinks) {
-    if (pair.first < 0 ||
-        static_cast<size_t>(pair.second) >= cluster.nodes.size())
-      continue;
-    auto a = static_cast<size_t>(pair.first),
-         b = static_cast<size_t>(pair.second);
-    if (a == b)
-      selfLinks[a] = link;
-    else
-      pairedNodes[a] = pairedNodes[b] = 1;
-  }
+    nodeLinks.try_emplace(std::minmax(override.nodeA, override.nodeB),
+                          override.link);
   for (const RegionLinkOverride &override : cluster.regionOverrides) {
     auto a = regionIds.find(override.regionA),
          b = regionIds.find(override.regionB);
     if (a != regionIds.end() && b != regionIds.end())
-      regionLinks.emplace(std::minmax(a->second, b->second), override.link);
-  }
-  // A table of every pair of regions up to 1,024 of them (24 MB); beyond,
-  // the map.
-  constexpr size_t kTabledRegions = 1024;
-  regionCount = regionIds.size();
-  if (!regionLinks.empty() && regionCount <= kTabledRegions) {
-    regionPairs.assign(regionCount * regionCount, std::nullopt);
-    for (const auto &[pair, link] : regionLinks) {
-      auto a = static_cast<size_t>(pair.first),
-           b = static_cast<size_t>(pair.second);
-      regionPairs[a * regionCount + b] = regionPairs[b * regionCount + a] =
-          link;
-    }
+      regionLinks.try_emplace(std::minmax(a->second, b->second), override.link);
   }
   // The link between two devices of two nodes, looked up once per pair of
   // nodes where they are few enough (placement and the cross-mesh planner
@@ -304,32 +278,16 @@ double ClusterIndex::leastLatency(const std::vector<int64_t> &from,
 
 Link ClusterIndex::nodePairLink(int64_t a, int64_t b) const {
   int64_t nodeA = nodeOf(a), nodeB = nodeOf(b);
-  // A node's own link from the table; a pair of two nodes looked up only
-  // where both are named with another node (a cluster of thousands lists
-  // each machine's own link, and few pairs).
-  if (nodeA == nodeB && nodeA >= 0) {
-    if (const std::optional<Link> &own = selfLinks[static_cast<size_t>(nodeA)])
-      return *own;
-  } else if (!nodeLinks.empty() &&
-             (nodeA < 0 || nodeB < 0 ||
-              (pairedNodes[static_cast<size_t>(nodeA)] &&
-               pairedNodes[static_cast<size_t>(nodeB)]))) {
+  if (!nodeLinks.empty()) {
     auto found = nodeLinks.find(std::minmax(nodeA, nodeB));
     if (found != nodeLinks.end())
       return found->second;
   }
   if (!regionLinks.empty() && nodeA >= 0 && nodeB >= 0 && nodeA != nodeB) {
-    int64_t regionA = regionOf(nodeA), regionB = regionOf(nodeB);
-    if (!regionPairs.empty()) {
-      if (const std::optional<Link> &found =
-              regionPairs[static_cast<size_t>(regionA) * regionCount +
-                          static_cast<size_t>(regionB)])
-        return *found;
-    } else {
-      auto found = regionLinks.find(std::minmax(regionA, regionB));
-      if (found != regionLinks.end())
-        return found->second;
-    }
+    auto found =
+        regionLinks.find(std::minmax(regionOf(nodeA), regionOf(nodeB)));
+    if (found != regionLinks.end())
+      return found->second;
   }
   return levelLink(*indexed, level(a, b));
 }

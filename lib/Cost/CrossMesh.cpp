@@ -334,20 +334,20 @@ struct Senders {
   llvm::function_ref<void(std::vector<int64_t> &)> orderChain;
 };
 
-/// A tile's receivers by host, hosts in increasing order.
-using HostReceivers = std::vector<std::pair<int64_t, std::vector<int64_t>>>;
+/// A tile's receivers or holders by host, hosts in increasing order.
+using HostDevices = std::vector<std::pair<int64_t, std::vector<int64_t>>>;
 
 /// `devices` by host, each host's in their order in `devices`.
-HostReceivers devicesByHost(const ClusterIndex &cluster,
-                            const std::vector<int64_t> &devices) {
+HostDevices devicesByHost(const ClusterIndex &cluster,
+                          const std::vector<int64_t> &devices) {
   std::map<int64_t, std::vector<int64_t>> byHost;
   for (int64_t device : devices)
     byHost[cluster.nodeOf(device)].push_back(device);
-  return HostReceivers(byHost.begin(), byHost.end());
+  return HostDevices(byHost.begin(), byHost.end());
 }
 
 /// The devices of `byHost` on `host` (none where it has none).
-llvm::ArrayRef<int64_t> devicesOn(const HostReceivers &byHost, int64_t host) {
+llvm::ArrayRef<int64_t> devicesOn(const HostDevices &byHost, int64_t host) {
   auto found = std::lower_bound(
       byHost.begin(), byHost.end(), host,
       [](const auto &entry, int64_t key) { return entry.first < key; });
@@ -356,15 +356,18 @@ llvm::ArrayRef<int64_t> devicesOn(const HostReceivers &byHost, int64_t host) {
   return found->second;
 }
 
-/// Every tile's receivers by host: what tileTransfers groups the tile's
-/// transfers by, the same in every trial.
-std::vector<HostReceivers>
-receiversByHost(const ClusterIndex &cluster,
-                const std::vector<CrossMeshTile> &tiles) {
-  std::vector<HostReceivers> result;
+/// Every tile's receivers (or holders) by host, the same in every trial:
+/// what tileTransfers groups the tile's transfers by, and where a host's
+/// holders are found without a scan of them all (a tensor replicated on a
+/// stage of thousands of devices has as many).
+std::vector<HostDevices>
+tilesByHost(const ClusterIndex &cluster,
+            const std::vector<CrossMeshTile> &tiles,
+            std::vector<int64_t> CrossMeshTile::*devices) {
+  std::vector<HostDevices> result;
   result.reserve(tiles.size());
   for (const CrossMeshTile &tile : tiles)
-    result.push_back(devicesByHost(cluster, tile.receivers));
+    result.push_back(devicesByHost(cluster, tile.*devices));
   return result;
 }
 
@@ -376,7 +379,7 @@ using EmitTransfer =
 /// they run (a device forwards a tile only after a transfer brought it).
 /// `byHost` is the tile's receiversByHost.
 void tileTransfers(const ClusterIndex &cluster, const CrossMeshTile &tile,
-                   const HostReceivers &byHost, CrossMeshMode mode,
+                   const HostDevices &byHost, CrossMeshMode mode,
                    const Senders &senders, EmitTransfer emit) {
   auto send = [&](int64_t sender, llvm::ArrayRef<int64_t> receivers) {
     if (!receivers.empty())
@@ -429,16 +432,15 @@ void tileTransfers(const ClusterIndex &cluster, const CrossMeshTile &tile,
     send(receiversOn(host).front(), receiversOn(host).drop_front());
 }
 
-/// A holder of `tile` on `host`, if any: the first, or with `balanced` the
-/// one whose links have sent least.
-std::optional<int64_t> holderOn(const ClusterIndex &cluster,
-                                const Ledger &ledger, const CrossMeshTile &tile,
-                                int64_t host, bool balanced) {
+/// Of a tile's `holders` (by host), one on `host`, if any: the first, or
+/// with `balanced` the one whose links have sent least.
+std::optional<int64_t> holderOn(const Ledger &ledger,
+                                const HostDevices &holders, int64_t host,
+                                bool balanced) {
   std::optional<int64_t> best;
-  for (int64_t holder : tile.holders)
-    if (cluster.nodeOf(holder) == host &&
-        (!best || (balanced && ledger.deviceSendSeconds(holder) <
-                                   ledger.deviceSendSeconds(*best))))
+  for (int64_t holder : devicesOn(holders, host))
+    if (!best || (balanced && ledger.deviceSendSeconds(holder) <
+                                  ledger.deviceSendSeconds(*best)))
       best = holder;
   return best;
 }
@@ -480,31 +482,15 @@ CrossMeshSchedule orderOnTimeline(const std::vector<CrossMeshTile> &tiles,
     return std::tie(tiles[b].bytes, turn[a]) <
            std::tie(tiles[a].bytes, turn[b]);
   });
-  std::vector<HostReceivers> byHost = receiversByHost(cluster, tiles);
-  // Each tile's holders by host, and its holding hosts in increasing
-  // order: a tensor replicated on a stage of thousands of devices has as
-  // many holders, which a trial must not scan per host.
-  std::vector<HostReceivers> holdersByHost(tiles.size());
-  std::vector<std::vector<int64_t>> holdingHosts(tiles.size());
-  for (size_t t = 0; t < tiles.size(); ++t) {
-    holdersByHost[t] = devicesByHost(cluster, tiles[t].holders);
-    for (const auto &[holding, holders] : holdersByHost[t])
-      holdingHosts[t].push_back(holding);
-  }
+  std::vector<HostDevices> byHost =
+      tilesByHost(cluster, tiles, &CrossMeshTile::receivers);
+  std::vector<HostDevices> holdersByHost =
+      tilesByHost(cluster, tiles, &CrossMeshTile::holders);
   // The tile and host a trial sends from, and what it placed so far.
   size_t t = 0;
   int64_t host = 0;
   Ledger::Scratch scratch = ledger.makeScratch();
-  // The holder on the trial's host whose links have sent least (as
-  // holderOn, balanced).
-  auto remote = [&] {
-    llvm::ArrayRef<int64_t> holders = devicesOn(holdersByHost[t], host);
-    int64_t best = holders.front();
-    for (int64_t holder : holders.drop_front())
-      if (ledger.deviceSendSeconds(holder) < ledger.deviceSendSeconds(best))
-        best = holder;
-    return best;
-  };
+  auto remote = [&] { return *holderOn(ledger, holdersByHost[t], host, true); };
   // A holder on the host whose link frees first, this tile's transfers
   // so far counted: a host's receivers are served by all its holders.
   auto local = [&](int64_t at) {
@@ -541,7 +527,7 @@ CrossMeshSchedule orderOnTimeline(const std::vector<CrossMeshTile> &tiles,
   };
   double work = 0;
   for (size_t tile = 0; tile < tiles.size(); ++tile)
-    work += static_cast<double>(holdingHosts[tile].size() *
+    work += static_cast<double>(holdersByHost[tile].size() *
                                 tiles[tile].receivers.size());
   size_t window = kOrderWindow;
   if (work * static_cast<double>(kOrderWindow) > kOrderWork)
@@ -554,7 +540,7 @@ CrossMeshSchedule orderOnTimeline(const std::vector<CrossMeshTile> &tiles,
     for (size_t position = 0; position < std::min(order.size(), window);
          ++position) {
       t = order[position];
-      for (int64_t holding : holdingHosts[t]) {
+      for (const auto &[holding, holders] : holdersByHost[t]) {
         host = holding;
         Window span = tryTile(nullptr);
         std::tuple<double, int64_t, double> key{
@@ -794,7 +780,10 @@ CrossMeshSchedule planOn(const std::vector<CrossMeshTile> &tiles,
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return tiles[a].bytes > tiles[b].bytes;
     });
-  std::vector<HostReceivers> byHost = receiversByHost(cluster, tiles);
+  std::vector<HostDevices> byHost =
+      tilesByHost(cluster, tiles, &CrossMeshTile::receivers);
+  std::vector<HostDevices> holdersByHost =
+      tilesByHost(cluster, tiles, &CrossMeshTile::holders);
   for (size_t t : order) {
     const CrossMeshTile &tile = tiles[t];
     // The first holder, or the one on the host whose card has sent least.
@@ -808,7 +797,7 @@ CrossMeshSchedule planOn(const std::vector<CrossMeshTile> &tiles,
       return best;
     };
     auto local = [&](int64_t host) {
-      return holderOn(cluster, ledger, tile, host, byBytes);
+      return holderOn(ledger, holdersByHost[t], host, byBytes);
     };
     // The busiest sender last: the last host forwards nothing.
     auto orderChain = [&](std::vector<int64_t> &hosts) {

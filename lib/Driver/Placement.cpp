@@ -414,15 +414,25 @@ parplan::driver::nodesGroupedByType(const Cluster &cluster,
 
 namespace {
 
-/// A ring all-reduce of `bytes` over `ring`'s devices (their order), at
-/// its slowest link.
-double ringAllReduceTime(const Cluster &cluster, cost::DeviceMesh ring,
+/// A ring all-reduce of `bytes` over `node`'s devices at the slowest link
+/// between two of them, as axisLink finds it, pair by pair from the index
+/// (axisLink walks the whole cluster's overrides per call, and placement
+/// asks per node of thousands).
+double nodeAllReduceTime(const cost::ClusterIndex &index, int64_t node,
                          double bytes) {
-  ring.shape = {static_cast<int64_t>(ring.devices.size())};
-  if (ring.devices.size() < 2)
+  int64_t first = index.firstDevice(node);
+  int64_t devices = index.cluster().nodes[static_cast<size_t>(node)].devices;
+  if (devices < 2)
     return 0;
-  return cost::collectiveTime(cost::Collective::AllReduce, ring.shape.front(),
-                              bytes, cost::axisLink(cluster, ring, 0));
+  cost::Link slowest{std::numeric_limits<double>::infinity(), 0};
+  for (int64_t a = first; a < first + devices; ++a)
+    for (int64_t b = a + 1; b < first + devices; ++b) {
+      cost::Link link = index.link(a, b);
+      slowest.bandwidth = std::min(slowest.bandwidth, link.bandwidth);
+      slowest.latency = std::max(slowest.latency, link.latency);
+    }
+  return cost::collectiveTime(cost::Collective::AllReduce, devices, bytes,
+                              slowest);
 }
 
 /// quickEstimate of a pipeline through `nodes` (two or more, of one device
@@ -461,23 +471,9 @@ double pipelinedEstimate(const cost::ClusterIndex &index,
     if (i + 1 < nodes.size())
       slowestHop = std::max(
           slowestHop, 2 * sent(nodes[i], nodes[i + 1], work.crossingBytes));
-    // The node's ring at its slowest link, pair by pair from the index
-    // (axisLink walks the whole cluster's overrides per call).
-    int64_t first = index.firstDevice(nodes[i]);
-    int64_t devices = cluster.nodes[static_cast<size_t>(nodes[i])].devices;
-    if (devices < 2)
-      continue;
-    cost::Link slowest{std::numeric_limits<double>::infinity(), 0};
-    for (int64_t a = first; a < first + devices; ++a)
-      for (int64_t b = a + 1; b < first + devices; ++b) {
-        cost::Link link = index.link(a, b);
-        slowest.bandwidth = std::min(slowest.bandwidth, link.bandwidth);
-        slowest.latency = std::max(slowest.latency, link.latency);
-      }
     double share = nodeSpeed(cluster, nodes[i], work.type) / speed;
-    reduce = std::max(
-        reduce, cost::collectiveTime(cost::Collective::AllReduce, devices,
-                                     share * work.parameterBytes, slowest));
+    reduce = std::max(reduce, nodeAllReduceTime(index, nodes[i],
+                                                share * work.parameterBytes));
   }
   double loop = work.loopBytes > 0
                     ? 2 * sent(nodes.back(), nodes.front(), work.loopBytes)
@@ -517,20 +513,18 @@ double parplan::driver::quickEstimate(const cost::ClusterIndex &index,
   double seconds = work.flops / speed + work.bytes / bandwidth;
   // The gradients' ring all-reduce over the slowest link of the ring: the
   // node's devices, or one device of each node.
+  if (nodes.size() == 1)
+    return seconds +
+           nodeAllReduceTime(index, nodes.front(), work.parameterBytes);
   cost::DeviceMesh ring;
-  if (nodes.size() == 1) {
-    int64_t first = index.firstDevice(nodes.front());
-    for (int64_t d = 0; d < devices; ++d)
-      ring.devices.push_back(first + d);
-  } else {
-    for (int64_t n : nodes)
-      ring.devices.push_back(index.firstDevice(n));
-  }
-  if (ring.devices.size() < 2)
-    return seconds;
-  return std::min(pipelined,
-                  seconds + ringAllReduceTime(cluster, std::move(ring),
-                                              work.parameterBytes));
+  for (int64_t n : nodes)
+    ring.devices.push_back(index.firstDevice(n));
+  ring.shape = {static_cast<int64_t>(ring.devices.size())};
+  return std::min(
+      pipelined,
+      seconds + cost::collectiveTime(cost::Collective::AllReduce,
+                                     ring.shape.front(), work.parameterBytes,
+                                     cost::axisLink(cluster, ring, 0)));
 }
 
 std::vector<PlacementCandidate>

@@ -10,6 +10,8 @@
 #ifndef PARPLAN_COST_CLUSTER_H
 #define PARPLAN_COST_CLUSTER_H
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -182,17 +184,12 @@ private:
   const Cluster *indexed;
   /// Per device, its node; per node, its region's number and first device.
   std::vector<int64_t> nodes, regions, firsts;
-  /// The overrides Cluster::link finds: the first naming each pair.
-  std::map<std::pair<int64_t, int64_t>, Link> deviceLinks, nodeLinks;
-  /// By pair of region numbers (regionOf), and as a table of every
-  /// ordered pair (empty without region overrides or past 1,024 regions).
-  std::map<std::pair<int64_t, int64_t>, Link> regionLinks;
-  std::vector<std::optional<Link>> regionPairs;
-  size_t regionCount = 0;
-  /// Per node, whether a node-pair override names it with another node,
-  /// and its override of its own link, if any.
-  std::vector<char> pairedNodes;
-  std::vector<std::optional<Link>> selfLinks;
+  /// The overrides Cluster::link finds: the first naming each pair; by
+  /// pair of region numbers (regionOf) for regions. Hashed: the cross-mesh
+  /// planner asks for links millions of times on clusters of thousands of
+  /// nodes, past the table below.
+  llvm::DenseMap<std::pair<int64_t, int64_t>, Link> deviceLinks, nodeLinks,
+      regionLinks;
   /// Per ordered pair of nodes (count x count, row-major), the link between
   /// two of their devices without a device-pair override; empty for
   /// clusters of many nodes.
