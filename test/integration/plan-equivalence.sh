@@ -206,6 +206,33 @@ for config in "mlp 16 data-parallel 1" "mlp 16 auto 2" "gpt 8 data-parallel 1" \
   fi
 done
 
+# Per-device shares whose rows do not divide by the mesh (docs/slicing.md#weighted-shares):
+# mixed-2x2 as one axis of 4 devices, its peaks cut a thousandfold so that
+# compute outweighs communication and the batch stays split. 10 rows by
+# speed are 3, 3, 2, 2: the reshapes carry the split, since each device's
+# rows times the sequence are its elements after the reshape too.
+sed 's|TFLOP/s|GFLOP/s|; s|TOP/s|GOP/s|' "$src/Inputs/mixed-2x2.json" >"$dir/mixed-2x2-slow.json"
+want=$(run_micro gpt 10 1 auto 1) || status=1
+out=$dir/gpt-shares-rows
+if [ -n "$want" ] &&
+   "$bin/parplan" compile "$dir/gpt-batch.onnx" --train --optimizer adam --lr 0.01 \
+     --batch 10 --cluster "$dir/mixed-2x2-slow.json" --mesh 4 --stages 1 --shares speed \
+     --emit sbp >"$out.sbp" 2>"$out.compile.log" &&
+   grep -q 'shares = \[\[3, 3, 2, 2\]\]' "$out.sbp" &&
+   grep 'nn.reshape' "$out.sbp" | grep -q '\[\[#sbp.s<0>\]\] -> \[\[#sbp.s<0>\]\]' &&
+   "$bin/parplan" compile "$dir/gpt-batch.onnx" --train --optimizer adam --lr 0.01 \
+     --batch 10 --cluster "$dir/mixed-2x2-slow.json" --mesh 4 --stages 1 --shares speed \
+     -o "$out" >"$out.compile.log" 2>&1 &&
+   timeout 120 mpirun --oversubscribe -np 4 "$bin/parplan-run" "$out/plan.pb" \
+     --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 &&
+   awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$out.log"; then
+  echo "ok: gpt, batch 10 on mixed-2x2 as one axis of 4, rows 3, 3, 2, 2 split through the reshapes: $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
+else
+  echo "FAIL: gpt, batch 10 by rows 3, 3, 2, 2 on mixed-2x2 as one axis, split through the reshapes, differs from the whole batch on 1 device:"
+  cat "$out.compile.log" "$out.log" 2>/dev/null
+  status=1
+fi
+
 # Stages of mixed types ending inside a layer (docs/pipeline.md#mixed-device-types):
 # the A100s' stage holds the GPT's first layer and the attention of its
 # second, the V100s' the rest; the residual stream and its gradient cross

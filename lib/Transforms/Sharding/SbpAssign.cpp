@@ -270,36 +270,36 @@ PinnedLayout pinned(const NdSbp &layout) {
   return PinnedLayout(layout.begin(), layout.end());
 }
 
-/// Splits a reshape can carry only when every device's part is the same
-/// elements before and after: the split extents divide evenly.
-bool splitsDivide(Type type, const NdSbp &layout,
-                  const std::vector<int64_t> &meshShape) {
-  std::vector<int64_t> shape = staticShape(type);
-  std::vector<int64_t> shards(shape.size(), 1);
-  for (size_t axis = 0; axis < layout.size(); ++axis)
-    if (layout[axis].isSplit())
-      shards[layout[axis].axis] *= meshShape[axis];
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] % shards[d] != 0)
-      return false;
-  return true;
-}
-
-/// Whether a reshape from `in` laid out by `from` to `out` laid out by
-/// `to` keeps every device's elements on a mesh of uneven shares: a split
-/// along that axis cuts the reshaped dimensions in proportion, and the
-/// parts of, say, 64 rows and of their 32768 rows times columns differ;
-/// an inner axis then cuts each position's part, evenly or not. Every
-/// device is checked (meshes of uneven shares are one node per position).
-bool sharesKeepReshapeParts(Type in, const NdSbp &from, Type out,
-                            const NdSbp &to, const ShardingCostModel &model) {
+/// Whether a reshape from `in` laid out by `from` to `out` laid out by `to`
+/// keeps every device's elements. On a mesh of even parts, the split
+/// extents must divide evenly: balanced parts of 7 rows (4 and 3) and of
+/// their 3584 rows times columns (1792 each) differ. On a mesh of uneven
+/// shares, every device is checked instead: a split along that axis cuts
+/// the reshaped dimensions in proportion, so the parts of 128 rows by
+/// weights 9 and 3 and of their 65536 rows times columns are the same
+/// elements, whatever the axis's size; an inner axis then cuts each
+/// position's part, evenly or not.
+bool reshapeKeepsParts(Type in, const NdSbp &from, Type out, const NdSbp &to,
+                       const ShardingCostModel &model) {
   const std::vector<int64_t> &meshShape = model.getMeshShape();
   const MeshShares &shares = model.getShares();
   bool uneven = false;
   for (size_t axis = 0; axis < meshShape.size(); ++axis)
     uneven |= hasUnevenShares(shares, axis);
-  if (!uneven)
-    return true;
+  if (!uneven) {
+    auto splitsDivide = [&](Type type, const NdSbp &layout) {
+      std::vector<int64_t> shape = staticShape(type);
+      std::vector<int64_t> shards(shape.size(), 1);
+      for (size_t axis = 0; axis < layout.size(); ++axis)
+        if (layout[axis].isSplit())
+          shards[layout[axis].axis] *= meshShape[axis];
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (shape[d] % shards[d] != 0)
+          return false;
+      return true;
+    };
+    return splitsDivide(in, from) && splitsDivide(out, to);
+  }
   for (int64_t position = 0; position < meshSize(meshShape); ++position) {
     std::vector<int64_t> coordinate = meshCoordinate(meshShape, position);
     if (deviceSlice(staticShape(in), meshShape, from, coordinate, shares)
@@ -869,9 +869,7 @@ ShardingSearch::composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis) {
     auto valid = [&](Type type, const NdSbp &layout) {
       if (!isa<RankedTensorType>(type))
         return true;
-      if (parplan::checkLayout(staticShape(type), meshShape, layout))
-        return false;
-      return !isReshape || splitsDivide(type, layout, meshShape);
+      return !parplan::checkLayout(staticShape(type), meshShape, layout);
     };
     bool ok = true;
     for (unsigned i = 0; ok && i < op->getNumOperands(); ++i)
@@ -879,9 +877,9 @@ ShardingSearch::composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis) {
     for (unsigned i = 0; ok && i < op->getNumResults(); ++i)
       ok = valid(op->getResult(i).getType(), candidate.results[i]);
     if (ok && isReshape)
-      ok = sharesKeepReshapeParts(
-          op->getOperand(0).getType(), candidate.operands[0],
-          op->getResult(0).getType(), candidate.results[0], model);
+      ok = reshapeKeepsParts(op->getOperand(0).getType(), candidate.operands[0],
+                             op->getResult(0).getType(), candidate.results[0],
+                             model);
     if (ok)
       list.push_back(std::move(candidate));
   }

@@ -386,13 +386,31 @@ MeshShares parplan::speedShares(const cost::Cluster &cluster,
     shares[axis] = std::move(thousandths);
     return shares;
   }
-  for (size_t i = 0; i < thousandths.size(); ++i) {
-    int64_t part =
-        weightedShard(rows, thousandths, static_cast<int64_t>(i)).size;
-    if (part == 0)
-      return {};
-    shares[axis].push_back(part);
+  // Whole rows, so that the slowest position finishes first: each starts
+  // at its proportional part rounded down, and each row left goes where
+  // it ends soonest, (part + 1) / speed least, the lower index on a tie.
+  // Largest remainders would round 3.5 rows of a T4 up as readily as 9.0
+  // of an A100: 9 and 4 rows where 10 and 3 end sooner.
+  int64_t weightSum = 0;
+  for (int64_t weight : thousandths)
+    weightSum += weight;
+  std::vector<int64_t> parts;
+  int64_t given = 0;
+  for (int64_t weight : thousandths) {
+    parts.push_back(rows * weight / weightSum);
+    given += parts.back();
   }
+  for (; given < rows; ++given) {
+    size_t soonest = 0;
+    for (size_t i = 1; i < parts.size(); ++i)
+      if ((parts[i] + 1) * thousandths[soonest] <
+          (parts[soonest] + 1) * thousandths[i])
+        soonest = i;
+    ++parts[soonest];
+  }
+  if (llvm::is_contained(parts, 0))
+    return {};
+  shares[axis] = std::move(parts);
   return shares;
 }
 

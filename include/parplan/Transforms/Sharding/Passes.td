@@ -93,7 +93,8 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
       when the arena plan-memory lays out misses the cost model's estimate.
     - `shares`: on one mesh whose device types differ along one mesh axis
       (a node of each type), `speed` gives each position along it a part
-      of every split in proportion to its devices' speed (`speedShares`,
+      of every split in proportion to its devices' speed, in whole rows
+      of the batch that end the slowest position soonest (`speedShares`,
       stated as the mesh's `shares`), `even` the same part to every
       device, and `auto` (default) lays the program out both ways and
       keeps the least predicted step (even on a tie).

@@ -272,11 +272,12 @@ cost::DeviceMesh deviceMeshOf(sbp::MeshOp mesh);
 /// positions weighted by how fast their devices run `function`'s ops (the
 /// inverse of the sum of the ops' roofline times, whole, on the position's
 /// devices). With `rows` (the batch's, 0: none) the weights are the rows
-/// each position takes, summing to `rows`, so that a split of the batch,
-/// or of any multiple of it (the rows times the sequence after a reshape),
-/// is exactly in proportion; else thousandths of the fastest. Empty where
-/// the types are alike or differ along more than one axis, or where
-/// `rows` leaves a position none.
+/// each position takes, summing to `rows` and placed where they end
+/// soonest (the slowest position as early as whole rows allow), so that a
+/// split of the batch, or of any multiple of it (the rows times the
+/// sequence after a reshape), is exactly in proportion; else thousandths
+/// of the fastest. Empty where the types are alike or differ along more
+/// than one axis, or where `rows` leaves a position none.
 MeshShares speedShares(const cost::Cluster &cluster,
                        const cost::DeviceMesh &mesh,
                        mlir::func::FuncOp function, bool mixedPrecision,

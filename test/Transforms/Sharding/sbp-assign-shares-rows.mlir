@@ -1,0 +1,44 @@
+// RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-t4-a100" -sbp-assign="mesh=24 shares=speed" | FileCheck %s --check-prefix=SPEED
+// RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-t4-a100" -sbp-assign="mesh=24 shares=even" | FileCheck %s --check-prefix=EVEN
+
+// Whole rows by speed on mixed-t4-a100 laid out as one axis of 24 devices
+// (an A100 node of 8, four T4 nodes of 4): each device is a position. The
+// rows go where they end soonest: 12 to each A100 and 2 to each T4, the
+// same time on both. Rounding the largest remainders gave 11 to each A100
+// and 3 to half the T4s, whose step then took half as long again.
+// SPEED: sbp.mesh @mesh(shape = 24, shares = {{\[\[}}12, 12, 12, 12, 12, 12, 12, 12, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]])
+
+// The 128 rows do not divide by the 24 positions, but a split by the
+// shares cuts the 65536 rows times sequence after the reshape in the same
+// proportion: each device keeps its elements, and the batch stays split.
+// SPEED: nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.s<0>]]>}
+// SPEED: nn.reshape {{.*}}sbp.sharding = #sbp.sharding<@mesh, {{\[}}[#sbp.s<0>]] -> {{\[}}[#sbp.s<0>]]>
+
+// Even parts of 128 rows by 24 (6 and 5) and of 65536 (2731 and 2730)
+// are not the same elements: the reshape cannot carry the split.
+// EVEN: sbp.mesh @mesh(shape = 24)
+// EVEN-NOT: nn.reshape {{.*}}#sbp.s<0>]] -> {{\[}}[#sbp.s<0>
+// EVEN: return
+func.func @main() -> tensor<65536x1024xf32> {
+  %x = nn.input "x" : tensor<128x512x1024xf32>
+  %w1 = nn.param "w1" : tensor<1024x1024xf32>
+  %w2 = nn.param "w2" : tensor<1024x1024xf32>
+  %h = nn.matmul %x, %w1 : tensor<128x512x1024xf32>, tensor<1024x1024xf32> -> tensor<128x512x1024xf32>
+  %r = nn.reshape %h : tensor<128x512x1024xf32> -> tensor<65536x1024xf32>
+  %y = nn.matmul %r, %w2 : tensor<65536x1024xf32>, tensor<1024x1024xf32> -> tensor<65536x1024xf32>
+  %s = nn.relu %y : tensor<65536x1024xf32>
+  return %s : tensor<65536x1024xf32>
+}
+
+// -----
+
+// Fewer rows than positions: 2 rows cannot give each of 24 positions one,
+// so the mesh keeps even parts.
+// SPEED: sbp.mesh @mesh(shape = 24)
+// SPEED-NEXT: func.func @main() -> tensor<2x1024xf32>
+func.func @main() -> tensor<2x1024xf32> {
+  %x = nn.input "x" : tensor<2x1024xf32>
+  %w = nn.param "w" : tensor<1024x1024xf32>
+  %y = nn.matmul %x, %w : tensor<2x1024xf32>, tensor<1024x1024xf32> -> tensor<2x1024xf32>
+  return %y : tensor<2x1024xf32>
+}
