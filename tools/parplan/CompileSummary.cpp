@@ -551,8 +551,19 @@ void parplan::cli::printSearch(const CompileOptions &options,
                                  "chunks a stage)",
                                  figures.chunks)
                    : ", stages run them by " + figures.schedule);
+  // Where one mesh beat the stages refined beside it (devices of mixed
+  // types), the micro-batches, schedules and cuts tried are the stages'.
+  std::string refinedStages;
+  for (const std::vector<PipelineTrial> *phase :
+       {search ? &search->microBatchCounts : nullptr,
+        search ? &search->schedules : nullptr})
+    if (phase && !phase->empty() && phase->front().stages > 1 &&
+        search->chosen.stages <= 1 && refinedStages.empty())
+      refinedStages = fmt::format("on {} stages, ", phase->front().stages);
   if (search && !search->microBatchCounts.empty())
-    fmt::print("                   tried {}\n",
+    fmt::print("{}tried {}\n",
+               refinedStages.empty() ? "                   "
+                                     : "  micro-batches    " + refinedStages,
                trialsLine(*search,
                           asPlanned(*search, search->microBatchCounts,
                                     Phase::MicroBatches, figures.stepSeconds),
@@ -562,11 +573,11 @@ void parplan::cli::printSearch(const CompileOptions &options,
                           }));
   if (search && !search->schedules.empty())
     fmt::print(
-        "  schedules        {}\n",
+        "  schedules        {}{}\n", refinedStages,
         trialsLine(*search, search->schedules, Phase::Schedules,
                    [](const PipelineTrial &trial) { return trial.schedule; }));
   if (search && !search->cuts.empty())
-    fmt::print("  stage cuts       {}\n",
+    fmt::print("  stage cuts       {}{}\n", refinedStages,
                trialsLine(*search, search->cuts, Phase::Cuts,
                           [](const PipelineTrial &trial) {
                             return trial.cutInsideLayers ? "inside layers"
