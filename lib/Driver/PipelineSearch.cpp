@@ -97,6 +97,20 @@ std::optional<size_t> fewestOneTypeStages(const parplan::cost::Cluster &cluster,
   return std::nullopt;
 }
 
+/// Whether the devices of `cluster`'s mesh of `shape` are of several types.
+bool mixesDeviceTypes(const parplan::cost::Cluster &cluster,
+                      const std::vector<int64_t> &shape) {
+  std::string ignored;
+  std::optional<parplan::cost::DeviceMesh> mesh =
+      parplan::cost::makeMesh(cluster, shape, ignored);
+  if (!mesh || mesh->devices.empty())
+    return false;
+  const std::string &first = cluster.deviceTypeOf(mesh->devices.front()).name;
+  return llvm::any_of(mesh->devices, [&](int64_t device) {
+    return cluster.deviceTypeOf(device).name != first;
+  });
+}
+
 /// Whether `a` is a better trial than `b`: it fits and predicts a shorter
 /// step (or `b` does not fit).
 bool isBetter(const PipelineTrial &a, const PipelineTrial &b) {
@@ -684,8 +698,8 @@ parplan::driver::searchPipeline(
   // 1. Stage counts. The cluster and the mesh are read off the model the
   // first trial imports.
   PipelineTrial best;
-  // On mixed device types: one mesh's trial, while the stages are refined.
-  bool isMixed = false;
+  // On a mesh of mixed device types: one mesh's trial, while the stages
+  // are refined.
   std::optional<PipelineTrial> oneMesh;
   if (choice.autoStages) {
     ModuleOp step =
@@ -850,12 +864,12 @@ parplan::driver::searchPipeline(
         oneType && !judged.count(*oneType) && !judge(*oneType))
       return std::nullopt;
     // And one mesh, each device's part of the batch by its speed (Whale's
-    // data parallelism): the climb from the middle may stop short of it,
-    // as on two A100 nodes and two T4 nodes as one axis of 24, where it
-    // (281 ms) beats the A100s' and T4s' three stages (365 ms) and the
-    // A100s alone (286 ms).
-    isMixed = clusterAndMesh->first->deviceTypes.size() > 1;
-    if (isMixed && !judged.count(0) && !judge(0))
+    // data parallelism; counts[0] is 1): the climb from the middle may stop
+    // short of it, as on two A100 nodes and two T4 nodes as one axis of 24,
+    // where it (286.64 ms predicted) beats their three stages (366.06 ms).
+    bool mixed =
+        mixesDeviceTypes(*clusterAndMesh->first, meshShape) && counts[0] == 1;
+    if (mixed && !judged.count(0) && !judge(0))
       return std::nullopt;
     for (const auto &[index, trial] : judged)
       result.stageCounts.push_back(trial);
@@ -876,7 +890,7 @@ parplan::driver::searchPipeline(
     // stages are refined (micro-batches, schedule, cuts) before the two
     // are compared. mixed-t4-a100 at batch 64: one mesh 220.98 ms beats 3
     // stages' 313.45 ms at 16 micro-batches, which at 8 take 212.81 ms.
-    if (isMixed && best.stages == 1) {
+    if (mixed && best.stages == 1) {
       const PipelineTrial *staged = nullptr;
       for (const PipelineTrial &trial : result.stageCounts)
         if (trial.stages > 1 && trial.step &&
@@ -1046,7 +1060,11 @@ parplan::driver::searchPipeline(
   // On stages of different speeds place-stages may find stages ending
   // inside layers better balanced by FLOPs (sbp.finer_cut); the FLOPs do
   // not see a stage's once-per-step work (a slow stage's gradients over
-  // slow links), so a trial of its own judges the cut.
+  // slow links), so a trial of its own judges the cut. Where one mesh is
+  // faster, the trials keep its step laid out, not the stages', and the
+  // stages keep whole layers: a cut tried without place-stages asking for
+  // it made whale-v100-p100's two stages at batch 128 (265.04 ms) beat one
+  // mesh's search (274.64 ms) though its baselines lay it out at 248.11.
   if (choice.autoCuts && best.stages > 1 && best.step &&
       !trials.cutInsideLayers && trials.hasFinerCut(best, stagesOption)) {
     trials.cutInsideLayers = true;
@@ -1065,7 +1083,9 @@ parplan::driver::searchPipeline(
   // search's trial and them is kept, as starts=all would keep it: the
   // winner's sbp.plan lists the others' steps, and its figures stand for
   // the shape in the phases' lists.
-  if (oneMesh && isBetter(*oneMesh, best)) {
+  // The fewer stages on a tie, as between counts.
+  if (oneMesh && !isBetter(best, *oneMesh)) {
+    result.stagesBesideOneMesh = best.stages;
     best = *oneMesh;
     stagesOption = 0;
     trials.recompute = best.recompute;

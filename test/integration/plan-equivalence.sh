@@ -219,7 +219,8 @@ if [ -n "$want" ] &&
      --batch 10 --cluster "$dir/mixed-2x2-slow.json" --mesh 4 --stages 1 --shares speed \
      --emit sbp >"$out.sbp" 2>"$out.compile.log" &&
    grep -q 'shares = \[\[3, 3, 2, 2\]\]' "$out.sbp" &&
-   grep 'nn.reshape' "$out.sbp" | grep -q '\[\[#sbp.s<0>\]\] -> \[\[#sbp.s<0>\]\]' &&
+   grep 'nn.reshape' "$out.sbp" | grep 'tensor<10x' | grep -q 'sbp.sharding = #sbp.sharding<@mesh, \[\[#sbp.s<0>\]\] -> \[\[#sbp.s<0>\]\]' &&
+   ! grep 'nn.reshape' "$out.sbp" | grep 'tensor<10x' | grep -q 'sbp.sharding = #sbp.sharding<@mesh, \[\[#sbp.b\]\] -> \[\[#sbp.b\]\]' &&
    "$bin/parplan" compile "$dir/gpt-batch.onnx" --train --optimizer adam --lr 0.01 \
      --batch 10 --cluster "$dir/mixed-2x2-slow.json" --mesh 4 --stages 1 --shares speed \
      -o "$out" >"$out.compile.log" 2>&1 &&

@@ -553,13 +553,10 @@ void parplan::cli::printSearch(const CompileOptions &options,
                    : ", stages run them by " + figures.schedule);
   // Where one mesh beat the stages refined beside it (devices of mixed
   // types), the micro-batches, schedules and cuts tried are the stages'.
-  std::string refinedStages;
-  for (const std::vector<PipelineTrial> *phase :
-       {search ? &search->microBatchCounts : nullptr,
-        search ? &search->schedules : nullptr})
-    if (phase && !phase->empty() && phase->front().stages > 1 &&
-        search->chosen.stages <= 1 && refinedStages.empty())
-      refinedStages = fmt::format("on {} stages, ", phase->front().stages);
+  std::string refinedStages =
+      search && search->stagesBesideOneMesh > 1
+          ? fmt::format("on {} stages, ", search->stagesBesideOneMesh)
+          : "";
   if (search && !search->microBatchCounts.empty())
     fmt::print("{}tried {}\n",
                refinedStages.empty() ? "                   "

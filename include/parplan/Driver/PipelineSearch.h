@@ -114,6 +114,10 @@ struct PipelineSearchResult {
   /// balanced cut inside layers: the chosen shape with whole layers, then
   /// with that cut.
   std::vector<PipelineTrial> cuts;
+  /// On devices of mixed types, where one mesh was chosen over stages
+  /// refined beside it: their count, whose micro-batch counts, schedules
+  /// and cuts the lists above hold (0 otherwise).
+  int64_t stagesBesideOneMesh = 0;
   PipelineTrial chosen;
   /// The chosen shape's training step laid out by the search passes
   /// (addLayoutSearchPasses), for the compile to go on from; null when the

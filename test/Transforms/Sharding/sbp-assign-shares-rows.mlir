@@ -3,9 +3,10 @@
 
 // Whole rows by speed on mixed-t4-a100 laid out as one axis of 24 devices
 // (an A100 node of 8, four T4 nodes of 4): each device is a position. The
-// rows go where they end soonest: 12 to each A100 and 2 to each T4, the
-// same time on both. Rounding the largest remainders gave 11 to each A100
-// and 3 to half the T4s, whose step then took half as long again.
+// rows go where they end soonest: an A100 runs these products 4.8 times as
+// fast as a T4, so 12 to each A100 and 2 to each T4 (the A100s last, at 12
+// rows' time). Rounding the largest remainders gave 11 to each A100 and 3
+// to half the T4s, the slowest then a fifth later.
 // SPEED: sbp.mesh @mesh(shape = 24, shares = {{\[\[}}12, 12, 12, 12, 12, 12, 12, 12, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]])
 
 // The 128 rows do not divide by the 24 positions, but a split by the
