@@ -62,53 +62,34 @@ namespace {
 
 using parplan::driver::PipelineTrial;
 
-/// On a cluster of mixed device types, the index in `counts` (divisors of
+/// Whether `devices` (a mesh's, or a run of them) are all of one type.
+bool ofOneType(const parplan::cost::Cluster &cluster,
+               llvm::ArrayRef<int64_t> devices) {
+  return llvm::all_of(devices, [&](int64_t device) {
+    return cluster.deviceTypeOf(device).name ==
+           cluster.deviceTypeOf(devices.front()).name;
+  });
+}
+
+/// On a mesh of mixed device types, the index in `counts` (divisors of
 /// the mesh's first axis, ascending) of the fewest stages, more than one,
-/// that each hold devices of one type; none on a cluster of one type, or
-/// where no count does.
+/// that each hold devices of one type; none where no count does.
 std::optional<size_t> fewestOneTypeStages(const parplan::cost::Cluster &cluster,
-                                          const std::vector<int64_t> &shape,
+                                          const parplan::cost::DeviceMesh &mesh,
                                           const std::vector<int64_t> &counts) {
-  if (cluster.deviceTypes.size() < 2 || shape.empty())
-    return std::nullopt;
-  std::string ignored;
-  std::optional<parplan::cost::DeviceMesh> mesh =
-      parplan::cost::makeMesh(cluster, shape, ignored);
-  if (!mesh)
-    return std::nullopt;
-  auto size = static_cast<int64_t>(mesh->devices.size());
+  llvm::ArrayRef<int64_t> devices = mesh.devices;
   for (size_t index = 0; index < counts.size(); ++index) {
     int64_t count = counts[index];
     if (count < 2)
       continue;
-    int64_t block = size / count;
+    size_t block = devices.size() / static_cast<size_t>(count);
     bool oneType = true;
-    for (int64_t first = 0; first < size && oneType; first += block) {
-      const std::string &type =
-          cluster.deviceTypeOf(mesh->devices[static_cast<size_t>(first)]).name;
-      for (int64_t d = first + 1; d < first + block && oneType; ++d)
-        oneType =
-            cluster.deviceTypeOf(mesh->devices[static_cast<size_t>(d)]).name ==
-            type;
-    }
+    for (size_t first = 0; first < devices.size() && oneType; first += block)
+      oneType = ofOneType(cluster, devices.slice(first, block));
     if (oneType)
       return index;
   }
   return std::nullopt;
-}
-
-/// Whether the devices of `cluster`'s mesh of `shape` are of several types.
-bool mixesDeviceTypes(const parplan::cost::Cluster &cluster,
-                      const std::vector<int64_t> &shape) {
-  std::string ignored;
-  std::optional<parplan::cost::DeviceMesh> mesh =
-      parplan::cost::makeMesh(cluster, shape, ignored);
-  if (!mesh || mesh->devices.empty())
-    return false;
-  const std::string &first = cluster.deviceTypeOf(mesh->devices.front()).name;
-  return llvm::any_of(mesh->devices, [&](int64_t device) {
-    return cluster.deviceTypeOf(device).name != first;
-  });
 }
 
 /// Whether `a` is a better trial than `b`: it fits and predicts a shorter
@@ -859,17 +840,21 @@ parplan::driver::searchPipeline(
     // types (at the slower's speed) may surround a far better one
     // (mixed-t4-a100 on one axis of 24: 6 stages beat 4 and 8, while 3, its
     // A100 node and two stages of T4s, beat them all).
+    const cost::Cluster &cluster = *clusterAndMesh->first;
+    std::string noMesh;
+    std::optional<cost::DeviceMesh> mesh =
+        cost::makeMesh(cluster, meshShape, noMesh);
+    bool mixed =
+        mesh && !mesh->devices.empty() && !ofOneType(cluster, mesh->devices);
     if (std::optional<size_t> oneType =
-            fewestOneTypeStages(*clusterAndMesh->first, meshShape, counts);
+            mixed ? fewestOneTypeStages(cluster, *mesh, counts) : std::nullopt;
         oneType && !judged.count(*oneType) && !judge(*oneType))
       return std::nullopt;
     // And one mesh, each device's part of the batch by its speed (Whale's
     // data parallelism; counts[0] is 1): the climb from the middle may stop
     // short of it, as on two A100 nodes and two T4 nodes as one axis of 24,
     // where it (286.64 ms predicted) beats their three stages (366.06 ms).
-    bool mixed =
-        mixesDeviceTypes(*clusterAndMesh->first, meshShape) && counts[0] == 1;
-    if (mixed && !judged.count(0) && !judge(0))
+    if (mixed && counts[0] == 1 && !judged.count(0) && !judge(0))
       return std::nullopt;
     for (const auto &[index, trial] : judged)
       result.stageCounts.push_back(trial);
@@ -887,10 +872,10 @@ parplan::driver::searchPipeline(
           best = trial;
     // Stages are judged at their first micro-batch count, one mesh at its
     // best: on mixed types, where one mesh is always judged, the fastest
-    // stages are refined (micro-batches, schedule, cuts) before the two
-    // are compared. mixed-t4-a100 at batch 64: one mesh 220.98 ms beats 3
+    // stages go on through the micro-batch and schedule phases before the
+    // two are compared. mixed-t4-a100 at batch 64: one mesh 220.98 ms beats 3
     // stages' 313.45 ms at 16 micro-batches, which at 8 take 212.81 ms.
-    if (mixed && best.stages == 1) {
+    if (mixed && counts[0] == 1 && best.stages == 1) {
       const PipelineTrial *staged = nullptr;
       for (const PipelineTrial &trial : result.stageCounts)
         if (trial.stages > 1 && trial.step &&
@@ -1077,13 +1062,8 @@ parplan::driver::searchPipeline(
       best = *inside;
     trials.cutInsideLayers = best.cutInsideLayers;
   }
-  // Unless the trials planned them, the shapes were compared by the
-  // search's own layouts; the baselines are laid out on the chosen shape
-  // (sbp-assign starts=baselines), and the least predicted step of the
-  // search's trial and them is kept, as starts=all would keep it: the
-  // winner's sbp.plan lists the others' steps, and its figures stand for
-  // the shape in the phases' lists.
-  // The fewer stages on a tie, as between counts.
+  // One mesh against the refined stages: the fewer stages on a tie, as
+  // between counts.
   if (oneMesh && !isBetter(best, *oneMesh)) {
     result.stagesBesideOneMesh = best.stages;
     best = *oneMesh;
@@ -1091,6 +1071,12 @@ parplan::driver::searchPipeline(
     trials.recompute = best.recompute;
     trials.cutInsideLayers = best.cutInsideLayers;
   }
+  // Unless the trials planned them, the shapes were compared by the
+  // search's own layouts; the baselines are laid out on the chosen shape
+  // (sbp-assign starts=baselines), and the least predicted step of the
+  // search's trial and them is kept, as starts=all would keep it: the
+  // winner's sbp.plan lists the others' steps, and its figures stand for
+  // the shape in the phases' lists.
   OwningOpRef<ModuleOp> laidOut = trials.takeLaidOut(best, stagesOption);
   if (trials.startsAsked == "all" && trials.trialStarts == "search" &&
       best.step && laidOut) {

@@ -552,7 +552,7 @@ void parplan::cli::printSearch(const CompileOptions &options,
                                  figures.chunks)
                    : ", stages run them by " + figures.schedule);
   // Where one mesh beat the stages refined beside it (devices of mixed
-  // types), the micro-batches, schedules and cuts tried are the stages'.
+  // types), the micro-batches and schedules tried are the stages'.
   std::string refinedStages =
       search && search->stagesBesideOneMesh > 1
           ? fmt::format("on {} stages, ", search->stagesBesideOneMesh)
@@ -574,7 +574,7 @@ void parplan::cli::printSearch(const CompileOptions &options,
         trialsLine(*search, search->schedules, Phase::Schedules,
                    [](const PipelineTrial &trial) { return trial.schedule; }));
   if (search && !search->cuts.empty())
-    fmt::print("  stage cuts       {}{}\n", refinedStages,
+    fmt::print("  stage cuts       {}\n",
                trialsLine(*search, search->cuts, Phase::Cuts,
                           [](const PipelineTrial &trial) {
                             return trial.cutInsideLayers ? "inside layers"

@@ -115,8 +115,8 @@ struct PipelineSearchResult {
   /// with that cut.
   std::vector<PipelineTrial> cuts;
   /// On devices of mixed types, where one mesh was chosen over stages
-  /// refined beside it: their count, whose micro-batch counts, schedules
-  /// and cuts the lists above hold (0 otherwise).
+  /// refined beside it: their count, whose micro-batch counts and
+  /// schedules the lists above hold (0 otherwise).
   int64_t stagesBesideOneMesh = 0;
   PipelineTrial chosen;
   /// The chosen shape's training step laid out by the search passes
