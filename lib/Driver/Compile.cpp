@@ -973,8 +973,37 @@ void Compiler::readLayoutFigures() {
         oncePerStep.insert(op);
     }
   // A device runs its stage's ops: the busiest stage's FLOPs are the
-  // device's.
+  // device's, each op's at its largest block (the largest share, the first
+  // parts of splits that do not divide evenly).
   std::map<std::string, double> flopsByMesh;
+  auto busiestFraction = [&](Operation *op, sbp::ShardingAttr sharding,
+                             const std::vector<NdSbp> &operands,
+                             const std::vector<NdSbp> &results) {
+    auto meshOp = SymbolTable::lookupNearestSymbolFrom<sbp::MeshOp>(
+        op, sharding.getMesh());
+    if (!meshOp)
+      return localWorkFraction(operands, results, figures.meshShape);
+    std::vector<int64_t> shape(meshOp.getShape().begin(),
+                               meshOp.getShape().end());
+    parplan::MeshShares shares = meshOp.getMeshShares();
+    std::vector<int64_t> largest(shape.size(), 0);
+    for (size_t axis = 0; axis < shares.size() && axis < shape.size(); ++axis)
+      if (hasUnevenShares(shares, axis))
+        largest[axis] =
+            std::max_element(shares[axis].begin(), shares[axis].end()) -
+            shares[axis].begin();
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<const NdSbp *> layouts;
+    for (size_t i = 0; i < results.size(); ++i) {
+      shapes.push_back(staticShapeOf(op->getResult(i).getType()));
+      layouts.push_back(&results[i]);
+    }
+    for (size_t i = 0; i < operands.size(); ++i) {
+      shapes.push_back(staticShapeOf(op->getOperand(i).getType()));
+      layouts.push_back(&operands[i]);
+    }
+    return blockWorkFraction(shapes, layouts, shape, shares, largest);
+  };
   function.walk([&](Operation *op) {
     auto sharding =
         op->getAttrOfType<sbp::ShardingAttr>(parplan::kShardingAttrName);
@@ -992,8 +1021,7 @@ void Compiler::readLayoutFigures() {
     if (auto shardable = dyn_cast<nn::ShardableOpInterface>(op))
       if (FailureOr<OpCost> cost = shardable.getCost(); succeeded(cost))
         flopsByMesh[sharding.getMesh().getValue().str()] +=
-            cost->flops *
-            localWorkFraction(operands, results, figures.meshShape) *
+            cost->flops * busiestFraction(op, sharding, operands, results) *
             static_cast<double>(oncePerStep.contains(op) ? 1 : microBatches);
     double cost = 0;
     if (auto explain =

@@ -565,21 +565,20 @@ TEST_CASE("a split along an axis of uneven shares takes as long as its "
   const cost::DeviceType &v100 = cluster.deviceTypeOf(31);
   REQUIRE(a100.name == "A100-SXM4-40GB");
   REQUIRE(v100.name == "V100-SXM2-32GB");
-  // An even part of 1 TFLOP on each of the 4 positions: the A100 nodes do
-  // 3/8 of 4 TFLOP, the V100 nodes 1/8.
-  ShardingCostModel::LocalWork part{1e12, 0, cost::ComputeType::F32, true};
+  // The A100 nodes do 1.5 TFLOP each, the V100 nodes a third of that.
+  ShardingCostModel::LocalWork part{
+      1.5e12, 0, cost::ComputeType::F32, {1, 1, 1.0 / 3, 1.0 / 3}};
   double expected =
       std::max(*cost::computeTime(1.5e12, 0, a100, cost::ComputeType::F32),
                *cost::computeTime(0.5e12, 0, v100, cost::ComputeType::F32));
   CHECK(shared.computeTime(part) == Approx(expected));
-  // Work not split along the nodes is whole on every node: the V100's.
-  part.bySharesAxis = false;
-  CHECK(shared.computeTime(part) ==
-        Approx(*cost::computeTime(1e12, 0, v100, cost::ComputeType::F32)));
+  // Work the same on every node takes the V100's time.
+  ShardingCostModel::LocalWork whole{1.5e12, 0, cost::ComputeType::F32};
+  CHECK(shared.computeTime(whole) ==
+        Approx(*cost::computeTime(1.5e12, 0, v100, cost::ComputeType::F32)));
   // Even shares price every part on the slowest device.
-  part.bySharesAxis = true;
   CHECK(even->computeTime(part) ==
-        Approx(*cost::computeTime(1e12, 0, v100, cost::ComputeType::F32)));
+        Approx(*cost::computeTime(1.5e12, 0, v100, cost::ComputeType::F32)));
   // The largest block is an A100 node's.
   CHECK(shared.largestBlockCoordinate() == std::vector<int64_t>{0, 0});
   mesh.shares = {{1, 2, 1, 1}, {}};
@@ -595,6 +594,91 @@ TEST_CASE("a split along an axis of uneven shares takes as long as its "
   REQUIRE(gather->steps.size() == 2);
   CHECK(gather->steps[0].step.kind == ReshardKind::ToPartial);
   CHECK(gather->steps[1].step.kind == ReshardKind::AllReduce);
+}
+
+TEST_CASE("an op's work on a device is the block of it the device holds",
+          "[cost-model][shares]") {
+  NdSbp rows = {Sbp::split(0), Sbp::split(0)};
+  // 8 rows by shares 5 : 3 along the first axis, each node's rows split in
+  // two along the second: 3 and 2 of the first node's 5, 2 and 1 of 3.
+  std::vector<std::vector<int64_t>> shapes = {{8, 6}};
+  std::vector<const NdSbp *> layouts = {&rows};
+  MeshShares shares = {{5, 3}, {}};
+  auto at = [&](std::vector<int64_t> coordinate) {
+    return blockWorkFraction(shapes, layouts, {2, 2}, shares, coordinate);
+  };
+  CHECK(at({0, 0}) == Approx(3.0 / 8));
+  CHECK(at({0, 1}) == Approx(2.0 / 8));
+  CHECK(at({1, 0}) == Approx(2.0 / 8));
+  CHECK(at({1, 1}) == Approx(1.0 / 8));
+  // Even parts that divide: the mean, localWorkFraction's.
+  shapes = {{8, 6}};
+  CHECK(blockWorkFraction(shapes, layouts, {2, 2}, {}, {1, 1}) ==
+        Approx(localWorkFraction({}, {rows}, {2, 2})));
+  // A matmul of 5 x 6 by 6 x 4 split along its rows and its contraction:
+  // the left operand splits both axes, so its block is the work's; the
+  // result, a partial sum along the second axis, splits only the first.
+  NdSbp result = {Sbp::split(0), Sbp::partial()};
+  NdSbp left = {Sbp::split(0), Sbp::split(1)};
+  NdSbp right = {Sbp::broadcast(), Sbp::split(0)};
+  shapes = {{5, 4}, {5, 6}, {6, 4}};
+  layouts = {&result, &left, &right};
+  CHECK(blockWorkFraction(shapes, layouts, {2, 2}, {}, {0, 0}) ==
+        Approx(3.0 * 3 / 30));
+  CHECK(blockWorkFraction(shapes, layouts, {2, 2}, {}, {1, 1}) ==
+        Approx(2.0 * 3 / 30));
+  // A tensor of unknown shape splits nothing.
+  shapes = {{}, {5, 6}, {6, 4}};
+  CHECK(blockWorkFraction(shapes, layouts, {2, 2}, {}, {0, 0}) ==
+        Approx(3.0 * 3 / 30));
+}
+
+TEST_CASE_METHOD(SearchFixture,
+                 "the search prices a split by its largest block, per "
+                 "position along an axis of uneven shares",
+                 "[cost-model][shares]") {
+  module = parseSourceString<ModuleOp>(R"mlir(
+func.func @main(%x: tensor<10x64xf32>, %w: tensor<64x64xf32>) -> tensor<10x64xf32> {
+  %y = nn.matmul %x, %w : tensor<10x64xf32>, tensor<64x64xf32> -> tensor<10x64xf32>
+  return %y : tensor<10x64xf32>
+}
+)mlir",
+                                       &context);
+  REQUIRE(module);
+  Operation *matmul = nullptr;
+  module->walk([&](nn::MatMulOp op) { matmul = op; });
+  REQUIRE(matmul);
+  std::string error;
+  std::optional<ShardingCostModel> even =
+      ShardingCostModel::load("mixed-a100-v100", std::vector<int64_t>{4, 8},
+                              /*mixedPrecision=*/false, error);
+  REQUIRE(even);
+  const double flops = 2.0 * 10 * 64 * 64;
+  NdSbp rows = {Sbp::split(0), Sbp::broadcast()};
+  NdSbp whole = {Sbp::broadcast(), Sbp::broadcast()};
+  // 10 rows over 4 nodes: the first two hold 3, the mean is 2.5.
+  std::optional<ShardingCostModel::LocalWork> work =
+      even->localWork(matmul, {rows, whole}, {rows});
+  REQUIRE(work);
+  CHECK(work->flops == Approx(flops * 3 / 10));
+  CHECK(work->positionScales.empty());
+  // Shares 3 : 3 : 2 : 2 along the nodes: 3 rows on each A100 node, 2 on
+  // each V100 node, the most loaded A100's work and each node's beside it.
+  cost::DeviceMesh mesh = even->getMesh();
+  mesh.shares = {{3, 3, 2, 2}, {}};
+  ShardingCostModel shared =
+      ShardingCostModel::onMesh(even->getCluster(), mesh, false);
+  work = shared.localWork(matmul, {rows, whole}, {rows});
+  REQUIRE(work);
+  CHECK(work->flops == Approx(flops * 3 / 10));
+  REQUIRE(work->positionScales.size() == 4);
+  CHECK(work->positionScales[3] == Approx(2.0 / 3));
+  // At a device's coordinate, its own block.
+  std::vector<int64_t> v100 = {3, 5};
+  work = shared.localWork(matmul, {rows, whole}, {rows}, &v100);
+  REQUIRE(work);
+  CHECK(work->flops == Approx(flops * 2 / 10));
+  CHECK(work->positionScales.empty());
 }
 
 TEST_CASE("a move between meshes is priced the same whatever was priced "

@@ -201,15 +201,13 @@ double ShardingCostModel::rooflineTime(const LocalWork &work,
 }
 
 double ShardingCostModel::computeTime(const LocalWork &work) const {
-  if (!work.bySharesAxis || sharesAxis < 0)
+  if (work.positionScales.empty() || sharesAxis < 0)
     return rooflineTime(work, cluster.deviceTypes[slowestType]);
-  // Each position's share of the even part it was counted as.
-  auto positions = static_cast<double>(shareFractions.size());
   double longest = 0;
-  for (size_t i = 0; i < shareFractions.size(); ++i) {
+  for (size_t i = 0; i < work.positionScales.size(); ++i) {
     LocalWork share = work;
-    share.flops *= positions * shareFractions[i];
-    share.bytes *= positions * shareFractions[i];
+    share.flops *= work.positionScales[i];
+    share.bytes *= work.positionScales[i];
     longest = std::max(
         longest,
         rooflineTime(share, cluster.deviceTypes[shareSlowestTypes[i]]));
@@ -239,24 +237,58 @@ ShardingCostModel::localWork(Operation *op, const std::vector<NdSbp> &operands,
     if (bits >= 8)
       byteScale = static_cast<double>(elementBytes(elementType)) / (bits / 8.0);
   }
-  double fraction = localWorkFraction(operands, results, mesh.shape);
-  bool bySharesAxis = false;
-  if (sharesAxis >= 0) {
-    auto axis = static_cast<size_t>(sharesAxis);
-    for (const std::vector<NdSbp> *layouts : {&operands, &results})
-      for (const NdSbp &layout : *layouts)
-        bySharesAxis |= axis < layout.size() && layout[axis].isSplit();
-    if (bySharesAxis && coordinate) {
-      fraction *= static_cast<double>(shareFractions.size()) *
-                  shareFractions[static_cast<size_t>((*coordinate)[axis])];
-      bySharesAxis = false;
+  // The tensors and their layouts, results first (the block of work an op
+  // does is most often its result's).
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<const NdSbp *> layouts;
+  bool evenBlocks = true, bySharesAxis = false;
+  auto add = [&](Type type, const NdSbp &layout) {
+    std::vector<int64_t> shape = staticShapeOf(type);
+    if (sharesAxis >= 0 && static_cast<size_t>(sharesAxis) < layout.size() &&
+        layout[static_cast<size_t>(sharesAxis)].isSplit())
+      bySharesAxis = true;
+    if (!shape.empty() && layout.size() == mesh.shape.size() &&
+        !hasEvenBlocks(shape, mesh.shape, layout, mesh.shares))
+      evenBlocks = false;
+    shapes.push_back(std::move(shape));
+    layouts.push_back(&layout);
+  };
+  for (size_t i = 0; i < results.size() && i < op->getNumResults(); ++i)
+    add(op->getResult(static_cast<unsigned>(i)).getType(), results[i]);
+  for (size_t i = 0; i < operands.size() && i < op->getNumOperands(); ++i)
+    add(op->getOperand(static_cast<unsigned>(i)).getType(), operands[i]);
+  auto fractionAt = [&](const std::vector<int64_t> &at) {
+    return blockWorkFraction(shapes, layouts, mesh.shape, mesh.shares, at);
+  };
+  double fraction = 0;
+  llvm::SmallVector<double, 8> positionScales;
+  if (evenBlocks) {
+    fraction = localWorkFraction(operands, results, mesh.shape);
+  } else if (coordinate) {
+    fraction = fractionAt(*coordinate);
+  } else {
+    fraction = fractionAt(largestBlock);
+    if (bySharesAxis && fraction > 0) {
+      std::vector<int64_t> at = largestBlock;
+      for (size_t i = 0; i < shareFractions.size(); ++i) {
+        at[static_cast<size_t>(sharesAxis)] = static_cast<int64_t>(i);
+        positionScales.push_back(fractionAt(at) / fraction);
+      }
     }
   }
   return LocalWork{
       opCost->flops * fraction,
       static_cast<double>(opCost->bytesRead + opCost->bytesWritten) *
           byteScale * fraction,
-      computeType(elementType), bySharesAxis};
+      computeType(elementType), std::move(positionScales)};
+}
+
+std::vector<int64_t> parplan::staticShapeOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return {};
+  return std::vector<int64_t>(tensor.getShape().begin(),
+                              tensor.getShape().end());
 }
 
 cost::TensorExtent ShardingCostModel::extent(Type type) const {
@@ -580,6 +612,64 @@ NdSbp parplan::gradientLayout(const NdSbp &layout) {
       entry = Sbp::broadcast();
   }
   return gradient;
+}
+
+namespace {
+double elementCount(const std::vector<int64_t> &sizes) {
+  double count = 1;
+  for (int64_t size : sizes)
+    count *= static_cast<double>(size);
+  return count;
+}
+} // namespace
+
+double
+parplan::blockWorkFraction(const std::vector<std::vector<int64_t>> &shapes,
+                           const std::vector<const NdSbp *> &layouts,
+                           const std::vector<int64_t> &meshShape,
+                           const MeshShares &shares,
+                           const std::vector<int64_t> &coordinate) {
+  auto splits = [&](size_t tensor, size_t axis) {
+    const NdSbp &layout = *layouts[tensor];
+    return !shapes[tensor].empty() && layout.size() == meshShape.size() &&
+           layout[axis].isSplit();
+  };
+  // The tensor split along the most mesh axes (the first on a tie).
+  size_t widest = shapes.size();
+  size_t widestAxes = 0;
+  for (size_t t = 0; t < shapes.size(); ++t) {
+    size_t axes = 0;
+    for (size_t axis = 0; axis < meshShape.size(); ++axis)
+      axes += splits(t, axis) ? 1 : 0;
+    if (axes > widestAxes) {
+      widest = t;
+      widestAxes = axes;
+    }
+  }
+  if (widest == shapes.size())
+    return 1;
+  auto blockOf = [&](size_t tensor, const NdSbp &layout) {
+    double whole = elementCount(shapes[tensor]);
+    if (!(whole > 0))
+      return 1.0;
+    return elementCount(localShape(shapes[tensor], meshShape, layout,
+                                   coordinate, shares)) /
+           whole;
+  };
+  double fraction = blockOf(widest, *layouts[widest]);
+  for (size_t axis = 0; axis < meshShape.size(); ++axis) {
+    if (splits(widest, axis))
+      continue;
+    for (size_t t = 0; t < shapes.size(); ++t) {
+      if (!splits(t, axis))
+        continue;
+      NdSbp alone(meshShape.size(), Sbp::broadcast());
+      alone[axis] = (*layouts[t])[axis];
+      fraction *= blockOf(t, alone);
+      break;
+    }
+  }
+  return fraction;
 }
 
 double parplan::localWorkFraction(const std::vector<NdSbp> &operands,

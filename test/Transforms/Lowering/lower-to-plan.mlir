@@ -213,6 +213,30 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
 
 // -----
 
+// Splits that do not divide evenly: shares 5 : 3 of x's 8 rows along the
+// nodes, then each node's rows split in two, the first part the larger (3
+// and 2 of 5, 2 and 1 of 3). Each kernel's figures are its own device's
+// block of the work, not the mean (the simulator times each device by
+// them).
+// CHECK: plan.program @program0 devices = [0] {
+// CHECK: plan.kernel "matmul" {{.*}} outs(%{{.*}} : memref<3xf32>) {{{.*}}flops = 3.600000e+01 : f64}
+// CHECK: plan.program @program1 devices = [1, 2] {
+// CHECK: plan.kernel "matmul" {{.*}} outs(%{{.*}} : memref<2xf32>) {{{.*}}flops = 2.400000e+01 : f64}
+// CHECK: plan.program @program2 devices = [3] {
+// CHECK: plan.kernel "matmul" {{.*}} outs(%{{.*}} : memref<1xf32>) {{{.*}}flops = 1.200000e+01 : f64}
+sbp.mesh @mesh(shape = 2x2, shares = [[5, 3], []])
+func.func @main() -> (tensor<f32> {nn.name = "loss"}) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>, #sbp.s<0>]]>} : tensor<8x6xf32>
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b, #sbp.b]]>} : tensor<6xf32>
+  %y = nn.matmul %x, %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>], [#sbp.b, #sbp.b]] -> [[#sbp.s<0>, #sbp.s<0>]]>} : tensor<8x6xf32>, tensor<6xf32> -> tensor<8xf32>
+  %s = nn.reduce_sum %y keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.p<sum>, #sbp.p<sum>]]>} : tensor<8xf32> -> tensor<f32>
+  %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>, #sbp.p<sum>] -> [#sbp.b, #sbp.p<sum>] : tensor<f32>
+  %m = sbp.all_reduce %l on @mesh axis 1 [#sbp.b, #sbp.p<sum>] -> [#sbp.b, #sbp.b] : tensor<f32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b]] -> []>} %m : tensor<f32>
+}
+
+// -----
+
 // A whole value made a partial sum along an axis of shares 3 : 1: the
 // device at coordinate 0 keeps it, the other adds zeros. The constant that
 // says which is split by the shares too (3 elements and 1 of 4), each

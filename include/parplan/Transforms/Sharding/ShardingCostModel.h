@@ -23,6 +23,7 @@
 #include "mlir/IR/Types.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <deque>
 #include <map>
@@ -105,17 +106,21 @@ public:
     double flops = 0;
     double bytes = 0;
     cost::ComputeType type = cost::ComputeType::F32;
-    /// The work is a split along the axis of uneven shares, counted as
-    /// an even part: each position there does its share of it.
-    bool bySharesAxis = false;
+    /// On a mesh of uneven shares whose axis splits the work, per position
+    /// along that axis its work over `flops` and `bytes` (those of the
+    /// position of the largest share); empty where every position does
+    /// the same.
+    llvm::SmallVector<double, 8> positionScales = {};
   };
   /// The work of `op` on one device of the mesh with its operands and
   /// results laid out as given: the op's own cost (getCost) times
-  /// localWorkFraction. std::nullopt for an op without a cost. One formula
-  /// for the search's compute time and the figures lower-to-plan writes on
-  /// each kernel for the simulator (docs/simulate.md). With `coordinate`,
-  /// the work of the device there (its own share along the axis of uneven
-  /// shares).
+  /// blockWorkFraction, the part of it the device's blocks hold. std::nullopt
+  /// for an op without a cost. One formula for the search's compute time
+  /// and the figures lower-to-plan writes on each kernel for the simulator
+  /// (docs/simulate.md). With `coordinate`, the work of the device there;
+  /// without, the most loaded device's (the first, larger part of a split
+  /// that does not divide evenly), per position along an axis of uneven
+  /// shares.
   std::optional<LocalWork>
   localWork(mlir::Operation *op, const std::vector<NdSbp> &operands,
             const std::vector<NdSbp> &results,
@@ -290,10 +295,29 @@ NdSbp gradientLayout(const NdSbp &layout);
 
 /// The fraction of an op's work one device does under a signature: each
 /// mesh axis along which some operand or result is split divides it;
-/// Broadcast and Partial alone repeat the whole op there.
+/// Broadcast and Partial alone repeat the whole op there. Exact where every
+/// split divides its extent evenly over even shares; blockWorkFraction
+/// otherwise.
 double localWorkFraction(const std::vector<NdSbp> &operands,
                          const std::vector<NdSbp> &results,
                          const std::vector<int64_t> &meshShape);
+
+/// The shape of a ranked tensor type of static shape; empty otherwise.
+std::vector<int64_t> staticShapeOf(mlir::Type type);
+
+/// The fraction of an op's work the device at `coordinate` does: the block
+/// it holds of the operand or result split along the most mesh axes (a
+/// result first), over the whole tensor, and for each mesh axis that tensor
+/// does not split but another does, that other's block along the axis
+/// alone. Uneven parts count as they are: 5 rows split over 2 devices give
+/// the first 3 of 5, a node of 20 rows of 128 (its share) 20/128.
+/// `shapes` and `layouts` pair up; a tensor of an unknown shape counts as
+/// splitting nothing.
+double blockWorkFraction(const std::vector<std::vector<int64_t>> &shapes,
+                         const std::vector<const NdSbp *> &layouts,
+                         const std::vector<int64_t> &meshShape,
+                         const MeshShares &shares,
+                         const std::vector<int64_t> &coordinate);
 
 } // namespace parplan
 
