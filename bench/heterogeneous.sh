@@ -7,7 +7,7 @@
 # timed by `parplan simulate`; the efficiency (the mixed plan's throughput
 # over the sum of the parts' throughputs), again with the mixed plan at
 # the parts' batches summed (each part trains its own batch: weak
-# scaling), and the compile time of the automatic plan (median of RUNS).
+# scaling) and at twice those batches, and the compile time of the automatic plan (median of RUNS).
 # Goals (the heterogeneous-cluster issue): on whale-v100-p100 at least 1.2x
 # the uniform plan and never slower than a one-type part; efficiency at
 # least 0.95 on every row; the predicted step within 5% of the simulated;
@@ -71,8 +71,8 @@ if links:
 json.dump(cluster, open(sys.argv[1], "w"), indent=2)
 ' "$work/whale-v100-p100-x2.json"
 
-table="| model | cluster | plan | predicted | simulated | difference | uniform plan on every device (--even-shares), simulated | speed-up over uniform | one-type parts alone, simulated | efficiency | at the parts' batches summed, simulated | compile (median of $RUNS) |
-|---|---|---|---|---|---|---|---|---|---|---|---|"
+table="| model | cluster | plan | predicted | simulated | difference | uniform plan on every device (--even-shares), simulated | speed-up over uniform | one-type parts alone, simulated | efficiency | at the parts' batches summed, simulated | each part at twice its batch, summed, simulated | compile (median of $RUNS) |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${models[@]}"; do
   IFS='|' read -r name zoo batch clusters <<<"$entry"
   model="$work/model.onnx"
@@ -87,7 +87,7 @@ for entry in "${models[@]}"; do
     compile_and_simulate "$work/uniform" "$cluster" "$model" "$batch" --even-shares --mesh "$everyDevice"
     uniformPlan=$plan uniformSimulated=$simulated
     # Each device type's nodes alone; the sum of their throughputs.
-    parts="" throughput=0 fastestPart=""
+    parts="" throughput=0 fastestPart="" throughputTwice=0
     for kind in $("$bin/parplan" cluster show "$cluster" --format json | python3 -c '
 import json, sys
 print(" ".join(t["name"] for t in json.load(sys.stdin)["device_types"]))'); do
@@ -95,6 +95,8 @@ print(" ".join(t["name"] for t in json.load(sys.stdin)["device_types"]))'); do
       compile_and_simulate "$work/part" "$work/$kind.json" "$model" "$batch"
       parts+="${parts:+; }$kind: $plan, $simulated ms"
       throughput=$(awk -v t="$throughput" -v s="$simulated" 'BEGIN { print t + 1 / s }')
+      compile_and_simulate "$work/part-twice" "$work/$kind.json" "$model" "$((batch * 2))"
+      throughputTwice=$(awk -v t="$throughputTwice" -v s="$simulated" 'BEGIN { print t + 1 / s }')
       if [[ -z $fastestPart ]] || awk -v s="$simulated" -v f="$fastestPart" 'BEGIN { exit !(s < f) }'; then
         fastestPart=$simulated
       fi
@@ -109,11 +111,16 @@ print(len(json.load(sys.stdin)["device_types"]))')
     compile_and_simulate "$work/summed" "$cluster" "$model" "$((batch * partCount))"
     summedEfficiency=$(awk -v t="$throughput" -v s="$simulated" -v n="$partCount" 'BEGIN { printf "%.2f", (n / s) / t }')
     summed="batch $((batch * partCount)): $simulated ms, efficiency $summedEfficiency"
+    # Again with each part at twice its batch: the rows per device that
+    # whole rows by speed need.
+    compile_and_simulate "$work/summed-twice" "$cluster" "$model" "$((batch * 2 * partCount))"
+    twiceEfficiency=$(awk -v t="$throughputTwice" -v s="$simulated" -v n="$partCount" 'BEGIN { printf "%.2f", (n / s) / t }')
+    twice="batch $((batch * 2 * partCount)): $simulated ms, efficiency $twiceEfficiency"
     speedup=$(awk -v u="$uniformSimulated" -v s="$autoSimulated" 'BEGIN { printf "%.2fx", u / s }')
     slower=$(awk -v f="$fastestPart" -v s="$autoSimulated" 'BEGIN { if (s > f) printf " (slower than the fastest part, %.2f ms)", f }')
     time_on_one_core "$bin/parplan" compile "$model" --train --batch "$batch" --cluster "$cluster" -o "$work/timed" -q
     table+="
-| $name, batch $batch | $(basename "$cluster" .json) | $autoPlan | $autoPredicted ms | $autoSimulated ms | $autoDifference | $uniformPlan: $uniformSimulated ms | $speedup | $parts | $efficiency$slower | $summed | $median s |"
+| $name, batch $batch | $(basename "$cluster" .json) | $autoPlan | $autoPredicted ms | $autoSimulated ms | $autoDifference | $uniformPlan: $uniformSimulated ms | $speedup | $parts | $efficiency$slower | $summed | $twice | $median s |"
   done
 done
 echo "$table"

@@ -424,16 +424,26 @@ MeshShares parplan::speedShares(const cost::Cluster &cluster,
   // least, the lower index on a tie. Rounding the largest remainders
   // instead ignores the speeds: on mixed-t4-a100 as one axis of 24 it gave
   // half the T4s a third row, a fifth longer than the A100s' 12.
+  // Where the rows allow, every device of a position takes as many whole
+  // rows: a node's part that does not divide by its devices leaves some of
+  // them a row more, which the step waits for (on whale-v100-p100 at batch
+  // 256, 79 : 49 rows, 9.875 and 6.125 per device).
+  int64_t perPosition = mesh.size() / mesh.shape[axis];
+  int64_t unit =
+      rows % perPosition == 0 && rows / perPosition >= mesh.shape[axis]
+          ? perPosition
+          : 1;
+  int64_t units = rows / unit;
   int64_t weightSum = 0;
   for (int64_t weight : thousandths)
     weightSum += weight;
   std::vector<int64_t> parts;
   int64_t given = 0;
   for (int64_t weight : thousandths) {
-    parts.push_back(rows * weight / weightSum);
+    parts.push_back(units * weight / weightSum);
     given += parts.back();
   }
-  for (; given < rows; ++given) {
+  for (; given < units; ++given) {
     size_t soonest = 0;
     for (size_t i = 1; i < parts.size(); ++i)
       if ((parts[i] + 1) * thousandths[soonest] <
@@ -441,8 +451,10 @@ MeshShares parplan::speedShares(const cost::Cluster &cluster,
         soonest = i;
     ++parts[soonest];
   }
-  if (llvm::is_contained(parts, 0))
+  if (llvm::is_contained(parts, 0) || llvm::all_equal(parts))
     return {};
+  for (int64_t &part : parts)
+    part *= unit;
   shares[axis] = std::move(parts);
   return shares;
 }

@@ -1,5 +1,6 @@
 // RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-t4-a100" -sbp-assign="mesh=24 shares=speed" | FileCheck %s --check-prefix=SPEED
 // RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-t4-a100" -sbp-assign="mesh=24 shares=even" | FileCheck %s --check-prefix=EVEN
+// RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=whale-v100-p100" -sbp-assign="mesh=4x8 shares=speed mixed-precision=false" | FileCheck %s --check-prefix=NODES
 
 // Whole rows by speed on mixed-t4-a100 laid out as one axis of 24 devices
 // (an A100 node of 8, four T4 nodes of 4): each device is a position. The
@@ -42,4 +43,19 @@ func.func @main() -> tensor<2x1024xf32> {
   %w = nn.param "w" : tensor<1024x1024xf32>
   %y = nn.matmul %x, %w : tensor<2x1024xf32>, tensor<1024x1024xf32> -> tensor<2x1024xf32>
   return %y : tensor<2x1024xf32>
+}
+
+// -----
+
+// On whale-v100-p100 as 4x8 (a node per position, 8 devices each) the
+// rows go by whole rows per device: of 256, 80 to each V100 node and 48 to
+// each P100 node, 10 and 6 per device. Whole rows per node gave 79 and 49:
+// some P100s then held 7 rows, the step waiting for them.
+// NODES: sbp.mesh @mesh(shape = 4x8, shares = {{\[\[}}80, 80, 48, 48], []])
+// NODES-NEXT: func.func @main() -> tensor<256x1024xf32>
+func.func @main() -> tensor<256x1024xf32> {
+  %x = nn.input "x" : tensor<256x1024xf32>
+  %w = nn.param "w" : tensor<1024x1024xf32>
+  %y = nn.matmul %x, %w : tensor<256x1024xf32>, tensor<1024x1024xf32> -> tensor<256x1024xf32>
+  return %y : tensor<256x1024xf32>
 }

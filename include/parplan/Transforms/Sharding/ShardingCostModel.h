@@ -280,9 +280,11 @@ cost::DeviceMesh deviceMeshOf(sbp::MeshOp mesh);
 /// each position takes, summing to `rows` and placed where they end
 /// soonest (the slowest position as early as whole rows allow), so that a
 /// split of the batch, or of any multiple of it (the rows times the
-/// sequence after a reshape), is exactly in proportion; else thousandths
+/// sequence after a reshape), is exactly in proportion; in whole rows per
+/// device where `rows` divides by a position's devices; else thousandths
 /// of the fastest. Empty where the types are alike or differ along more
-/// than one axis, or where `rows` leaves a position none.
+/// than one axis, where `rows` leaves a position none, or where the rows
+/// come out even.
 MeshShares speedShares(const cost::Cluster &cluster,
                        const cost::DeviceMesh &mesh,
                        mlir::func::FuncOp function, bool mixedPrecision,
