@@ -986,23 +986,8 @@ void Compiler::readLayoutFigures() {
     std::vector<int64_t> shape(meshOp.getShape().begin(),
                                meshOp.getShape().end());
     parplan::MeshShares shares = meshOp.getMeshShares();
-    std::vector<int64_t> largest(shape.size(), 0);
-    for (size_t axis = 0; axis < shares.size() && axis < shape.size(); ++axis)
-      if (hasUnevenShares(shares, axis))
-        largest[axis] =
-            std::max_element(shares[axis].begin(), shares[axis].end()) -
-            shares[axis].begin();
-    std::vector<std::vector<int64_t>> shapes;
-    std::vector<const NdSbp *> layouts;
-    for (size_t i = 0; i < results.size(); ++i) {
-      shapes.push_back(staticShapeOf(op->getResult(i).getType()));
-      layouts.push_back(&results[i]);
-    }
-    for (size_t i = 0; i < operands.size(); ++i) {
-      shapes.push_back(staticShapeOf(op->getOperand(i).getType()));
-      layouts.push_back(&operands[i]);
-    }
-    return blockWorkFraction(shapes, layouts, shape, shares, largest);
+    return blockWorkFraction(op, operands, results, shape, shares,
+                             meshLargestBlock(shape, shares));
   };
   function.walk([&](Operation *op) {
     auto sharding =

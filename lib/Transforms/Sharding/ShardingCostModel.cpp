@@ -125,11 +125,6 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
   if (model.sharesAxis >= 0) {
     const std::vector<int64_t> &weights =
         shares[static_cast<size_t>(model.sharesAxis)];
-    double total = 0;
-    for (int64_t weight : weights)
-      total += static_cast<double>(weight);
-    for (int64_t weight : weights)
-      model.shareFractions.push_back(static_cast<double>(weight) / total);
     std::vector<bool> seen(weights.size(), false);
     model.shareSlowestTypes.assign(weights.size(), 0);
     for (int64_t position = 0; position < model.mesh.size(); ++position) {
@@ -142,12 +137,7 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
       seen[along] = true;
     }
   }
-  model.largestBlock.assign(model.mesh.shape.size(), 0);
-  if (model.sharesAxis >= 0)
-    model.largestBlock[static_cast<size_t>(model.sharesAxis)] =
-        std::max_element(model.shareFractions.begin(),
-                         model.shareFractions.end()) -
-        model.shareFractions.begin();
+  model.largestBlock = meshLargestBlock(model.mesh.shape, model.mesh.shares);
   return model;
 }
 
@@ -237,28 +227,23 @@ ShardingCostModel::localWork(Operation *op, const std::vector<NdSbp> &operands,
     if (bits >= 8)
       byteScale = static_cast<double>(elementBytes(elementType)) / (bits / 8.0);
   }
-  // The tensors and their layouts, results first (the block of work an op
-  // does is most often its result's).
-  std::vector<std::vector<int64_t>> shapes;
-  std::vector<const NdSbp *> layouts;
   bool evenBlocks = true, bySharesAxis = false;
-  auto add = [&](Type type, const NdSbp &layout) {
-    std::vector<int64_t> shape = staticShapeOf(type);
+  auto check = [&](Type type, const NdSbp &layout) {
     if (sharesAxis >= 0 && static_cast<size_t>(sharesAxis) < layout.size() &&
         layout[static_cast<size_t>(sharesAxis)].isSplit())
       bySharesAxis = true;
+    std::vector<int64_t> shape = staticShapeOf(type);
     if (!shape.empty() && layout.size() == mesh.shape.size() &&
         !hasEvenBlocks(shape, mesh.shape, layout, mesh.shares))
       evenBlocks = false;
-    shapes.push_back(std::move(shape));
-    layouts.push_back(&layout);
   };
   for (size_t i = 0; i < results.size() && i < op->getNumResults(); ++i)
-    add(op->getResult(static_cast<unsigned>(i)).getType(), results[i]);
+    check(op->getResult(static_cast<unsigned>(i)).getType(), results[i]);
   for (size_t i = 0; i < operands.size() && i < op->getNumOperands(); ++i)
-    add(op->getOperand(static_cast<unsigned>(i)).getType(), operands[i]);
+    check(op->getOperand(static_cast<unsigned>(i)).getType(), operands[i]);
   auto fractionAt = [&](const std::vector<int64_t> &at) {
-    return blockWorkFraction(shapes, layouts, mesh.shape, mesh.shares, at);
+    return blockWorkFraction(op, operands, results, mesh.shape, mesh.shares,
+                             at);
   };
   double fraction = 0;
   llvm::SmallVector<double, 8> positionScales;
@@ -270,7 +255,7 @@ ShardingCostModel::localWork(Operation *op, const std::vector<NdSbp> &operands,
     fraction = fractionAt(largestBlock);
     if (bySharesAxis && fraction > 0) {
       std::vector<int64_t> at = largestBlock;
-      for (size_t i = 0; i < shareFractions.size(); ++i) {
+      for (size_t i = 0; i < shareSlowestTypes.size(); ++i) {
         at[static_cast<size_t>(sharesAxis)] = static_cast<int64_t>(i);
         positionScales.push_back(fractionAt(at) / fraction);
       }
@@ -634,6 +619,39 @@ double elementCount(const std::vector<int64_t> &sizes) {
   return count;
 }
 } // namespace
+
+std::vector<int64_t>
+parplan::meshLargestBlock(const std::vector<int64_t> &meshShape,
+                          const MeshShares &shares) {
+  std::vector<int64_t> coordinate(meshShape.size(), 0);
+  for (size_t axis = 0; axis < shares.size() && axis < meshShape.size(); ++axis)
+    if (hasUnevenShares(shares, axis))
+      coordinate[axis] =
+          std::max_element(shares[axis].begin(), shares[axis].end()) -
+          shares[axis].begin();
+  return coordinate;
+}
+
+double parplan::blockWorkFraction(Operation *op,
+                                  const std::vector<NdSbp> &operands,
+                                  const std::vector<NdSbp> &results,
+                                  const std::vector<int64_t> &meshShape,
+                                  const MeshShares &shares,
+                                  const std::vector<int64_t> &coordinate) {
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<const NdSbp *> layouts;
+  for (size_t i = 0; i < results.size() && i < op->getNumResults(); ++i) {
+    shapes.push_back(
+        staticShapeOf(op->getResult(static_cast<unsigned>(i)).getType()));
+    layouts.push_back(&results[i]);
+  }
+  for (size_t i = 0; i < operands.size() && i < op->getNumOperands(); ++i) {
+    shapes.push_back(
+        staticShapeOf(op->getOperand(static_cast<unsigned>(i)).getType()));
+    layouts.push_back(&operands[i]);
+  }
+  return blockWorkFraction(shapes, layouts, meshShape, shares, coordinate);
+}
 
 double
 parplan::blockWorkFraction(const std::vector<std::vector<int64_t>> &shapes,

@@ -76,9 +76,7 @@ public:
   const std::vector<int64_t> &getMeshShape() const { return mesh.shape; }
   const std::vector<cost::Link> &getAxisLinks() const { return axisLinks; }
   const MeshShares &getShares() const { return mesh.shares; }
-  /// The coordinate of a device holding the largest block of every layout:
-  /// the largest share along the axis of uneven shares, 0 elsewhere (the
-  /// first parts of balanced splits are the larger).
+  /// meshLargestBlock of the model's mesh.
   const std::vector<int64_t> &largestBlockCoordinate() const {
     return largestBlock;
   }
@@ -185,9 +183,8 @@ private:
   /// over the nodes).
   size_t slowestType = 0;
   /// The mesh axis of uneven shares (-1: none); per position along it, its
-  /// share of a split and its slowest device's type (as `slowestType`).
+  /// slowest device's type (as `slowestType`).
   int64_t sharesAxis = -1;
-  std::vector<double> shareFractions;
   std::vector<size_t> shareSlowestTypes;
   /// largestBlockCoordinate(), set once: the search asks for it per
   /// candidate.
@@ -320,6 +317,21 @@ double blockWorkFraction(const std::vector<std::vector<int64_t>> &shapes,
                          const std::vector<int64_t> &meshShape,
                          const MeshShares &shares,
                          const std::vector<int64_t> &coordinate);
+/// The same for `op` with its results and operands laid out as given
+/// (results first).
+double blockWorkFraction(mlir::Operation *op,
+                         const std::vector<NdSbp> &operands,
+                         const std::vector<NdSbp> &results,
+                         const std::vector<int64_t> &meshShape,
+                         const MeshShares &shares,
+                         const std::vector<int64_t> &coordinate);
+
+/// The coordinate of a device holding the largest block of every layout on
+/// a mesh of `meshShape` and `shares`: the largest share along each axis of
+/// uneven shares, 0 elsewhere (the first parts of balanced splits are the
+/// larger).
+std::vector<int64_t> meshLargestBlock(const std::vector<int64_t> &meshShape,
+                                      const MeshShares &shares);
 
 } // namespace parplan
 
