@@ -740,6 +740,59 @@ std::vector<CrossMeshTile> crossMeshTiles(const CrossMeshProblem &problem) {
 
 namespace {
 
+/// The tiles in rounds over their pairs of hosts (the first holder's, the
+/// first receiver's): round r moves each pair's r-th tile, the pairs in
+/// turn by how far the receiving host lies from the sending one among the
+/// hosts receiving, so that consecutive transfers use other cards. An
+/// all-to-all between two stages' hosts (a sequence split turned into a
+/// hidden split: every host sends a part to every other) placed in this
+/// order keeps every card busy, where the tiles' own order sends a host's
+/// parts one after another to the same receiving card, 21 times the bound
+/// on 24 hosts each way.
+std::vector<size_t> rotationOrder(const std::vector<CrossMeshTile> &tiles,
+                                  const ClusterIndex &cluster) {
+  std::map<int64_t, int64_t> senderRank, receiverRank;
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  pairs.reserve(tiles.size());
+  for (const CrossMeshTile &tile : tiles) {
+    pairs.emplace_back(cluster.nodeOf(tile.holders.front()),
+                       cluster.nodeOf(tile.receivers.front()));
+    senderRank.try_emplace(pairs.back().first, 0);
+    receiverRank.try_emplace(pairs.back().second, 0);
+  }
+  for (auto *ranks : {&senderRank, &receiverRank}) {
+    int64_t next = 0;
+    for (auto &[host, rank] : *ranks)
+      rank = next++;
+  }
+  auto receivingHosts = static_cast<int64_t>(receiverRank.size());
+  std::map<std::pair<int64_t, int64_t>, int64_t> turns;
+  std::vector<std::tuple<int64_t, int64_t, int64_t, size_t>> keys;
+  keys.reserve(tiles.size());
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    int64_t sender = senderRank[pairs[t].first];
+    int64_t distance =
+        ((receiverRank[pairs[t].second] - sender) % receivingHosts +
+         receivingHosts) %
+        receivingHosts;
+    keys.emplace_back(turns[pairs[t]]++, distance, sender, t);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<size_t> order;
+  order.reserve(tiles.size());
+  for (const auto &key : keys)
+    order.push_back(std::get<3>(key));
+  return order;
+}
+
+/// List scheduling of `tiles` in `order`: each tile's transfers at the
+/// earliest its cards and links allow, sent by the holder whose host's
+/// card has sent least with `byBytes`, else the first.
+CrossMeshSchedule placeInOrder(const std::vector<CrossMeshTile> &tiles,
+                               const ClusterIndex &cluster, CrossMeshMode mode,
+                               CrossMeshBalancing balancing,
+                               const std::vector<size_t> &order, bool byBytes);
+
 CrossMeshSchedule planOn(const std::vector<CrossMeshTile> &tiles,
                          const ClusterIndex &cluster, CrossMeshMode mode,
                          CrossMeshBalancing balancing) {
@@ -761,6 +814,9 @@ CrossMeshSchedule planOn(const std::vector<CrossMeshTile> &tiles,
     for (CrossMeshBalancing other :
          {CrossMeshBalancing::ByBytes, CrossMeshBalancing::None})
       candidates.push_back(planOn(tiles, cluster, mode, other));
+    candidates.push_back(placeInOrder(tiles, cluster, mode,
+                                      CrossMeshBalancing::ByOrder,
+                                      rotationOrder(tiles, cluster), true));
     CrossMeshSchedule best = candidates.front();
     for (const CrossMeshSchedule &candidate : candidates)
       if (candidate.seconds < best.seconds)
@@ -768,10 +824,6 @@ CrossMeshSchedule planOn(const std::vector<CrossMeshTile> &tiles,
     best.balancing = CrossMeshBalancing::ByOrder;
     return best;
   }
-  CrossMeshSchedule schedule;
-  schedule.mode = mode;
-  schedule.balancing = balancing;
-  Ledger ledger(cluster, tiles, schedule);
   std::vector<size_t> order(tiles.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
@@ -780,6 +832,17 @@ CrossMeshSchedule planOn(const std::vector<CrossMeshTile> &tiles,
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return tiles[a].bytes > tiles[b].bytes;
     });
+  return placeInOrder(tiles, cluster, mode, balancing, order, byBytes);
+}
+
+CrossMeshSchedule placeInOrder(const std::vector<CrossMeshTile> &tiles,
+                               const ClusterIndex &cluster, CrossMeshMode mode,
+                               CrossMeshBalancing balancing,
+                               const std::vector<size_t> &order, bool byBytes) {
+  CrossMeshSchedule schedule;
+  schedule.mode = mode;
+  schedule.balancing = balancing;
+  Ledger ledger(cluster, tiles, schedule);
   std::vector<HostDevices> byHost =
       tilesByHost(cluster, tiles, &CrossMeshTile::receivers);
   std::vector<HostDevices> holdersByHost =
