@@ -576,6 +576,24 @@ TEST_CASE("a split along an axis of uneven shares takes as long as its "
   ShardingCostModel::LocalWork whole{1.5e12, 0, cost::ComputeType::F32};
   CHECK(shared.computeTime(whole) ==
         Approx(*cost::computeTime(1.5e12, 0, v100, cost::ComputeType::F32)));
+  // Each position at its own pace: its part on its own devices, and work
+  // the same everywhere at each type's time (the step's compute runs the
+  // positions so); computeTime is the longest.
+  llvm::SmallVector<double, 8> paces = shared.positionTimes(part);
+  REQUIRE(paces.size() == 4);
+  CHECK(paces[0] ==
+        Approx(*cost::computeTime(1.5e12, 0, a100, cost::ComputeType::F32)));
+  CHECK(paces[3] ==
+        Approx(*cost::computeTime(0.5e12, 0, v100, cost::ComputeType::F32)));
+  paces = shared.positionTimes(whole);
+  REQUIRE(paces.size() == 4);
+  CHECK(paces[1] ==
+        Approx(*cost::computeTime(1.5e12, 0, a100, cost::ComputeType::F32)));
+  CHECK(paces[2] ==
+        Approx(*cost::computeTime(1.5e12, 0, v100, cost::ComputeType::F32)));
+  CHECK(paces[2] > paces[1]);
+  // Even shares have no positions of their own.
+  CHECK(even->positionTimes(part).empty());
   // Even shares price every part on the slowest device.
   CHECK(even->computeTime(part) ==
         Approx(*cost::computeTime(1.5e12, 0, v100, cost::ComputeType::F32)));

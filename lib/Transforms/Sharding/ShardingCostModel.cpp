@@ -193,16 +193,24 @@ double ShardingCostModel::rooflineTime(const LocalWork &work,
 double ShardingCostModel::computeTime(const LocalWork &work) const {
   if (work.positionScales.empty() || sharesAxis < 0)
     return rooflineTime(work, cluster.deviceTypes[slowestType]);
-  double longest = 0;
-  for (size_t i = 0; i < work.positionScales.size(); ++i) {
+  return *llvm::max_element(positionTimes(work));
+}
+
+llvm::SmallVector<double, 8>
+ShardingCostModel::positionTimes(const LocalWork &work) const {
+  llvm::SmallVector<double, 8> times;
+  if (sharesAxis < 0)
+    return times;
+  for (size_t i = 0; i < shareSlowestTypes.size(); ++i) {
     LocalWork share = work;
-    share.flops *= work.positionScales[i];
-    share.bytes *= work.positionScales[i];
-    longest = std::max(
-        longest,
+    if (!work.positionScales.empty()) {
+      share.flops *= work.positionScales[i];
+      share.bytes *= work.positionScales[i];
+    }
+    times.push_back(
         rooflineTime(share, cluster.deviceTypes[shareSlowestTypes[i]]));
   }
-  return longest;
+  return times;
 }
 
 std::optional<ShardingCostModel::LocalWork>

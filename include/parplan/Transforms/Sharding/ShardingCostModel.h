@@ -128,6 +128,12 @@ public:
   /// the positions along that axis, each doing its share on its slowest
   /// device.
   double computeTime(const LocalWork &work) const;
+  /// On a mesh of uneven shares, per position along that axis the roofline
+  /// time of its part of `work` on its own slowest device (the same work
+  /// everywhere where `work` has no position scales); empty on a mesh of
+  /// even shares. computeTime prices every position at the slowest's pace
+  /// where the work is alike; this, each at its own.
+  llvm::SmallVector<double, 8> positionTimes(const LocalWork &work) const;
 
   /// The shape of a ranked tensor type and its elementBytes().
   cost::TensorExtent extent(mlir::Type type) const;
