@@ -800,7 +800,8 @@ CrossMeshSchedule planOn(const std::vector<CrossMeshTile> &tiles,
     // The fastest of list scheduling preferring the larger tile and the
     // smaller where tiles can start together, and of the other balancings'
     // orders (also orders on the timeline), so that it is never slower.
-    // Past kOrderTiles tiles, the other balancings' alone.
+    // Past kOrderTiles tiles, the other balancings' and the tiles in
+    // rounds over the pairs of hosts.
     std::vector<CrossMeshSchedule> candidates;
     if (tiles.size() <= kOrderTiles) {
       candidates.push_back(orderOnTimeline(tiles, cluster, mode, true));

@@ -466,12 +466,20 @@ private:
   /// model state in training (weights, gradients, optimizer moments), the
   /// weights alone otherwise.
   double stateBytesPerElement(const Node &node) const;
-  /// The work a device does of node `node` at candidate `k` in one run
-  /// (an op's forward and backward, a parameter's optimizer state read and
-  /// written) and the runs a step makes of it; none for a sink or an op
-  /// without a cost. priceCandidates' times are its computeTime.
-  std::optional<std::pair<ShardingCostModel::LocalWork, double>>
-  workOf(const Node &node, size_t k) const;
+  /// The work a device does of a node at a candidate: one pass of it, the
+  /// passes a run makes (an op's forward and backward) and the runs a step
+  /// makes. A node's time is passes x the work's time x runs, in that
+  /// order, so that its figure is the same to the last bit wherever it is
+  /// computed.
+  struct NodeWork {
+    ShardingCostModel::LocalWork work;
+    double passes = 1, runs = 1;
+    double times(double seconds) const { return passes * seconds * runs; }
+  };
+  /// A node's work at candidate `k` (a parameter's: its optimizer state
+  /// read and written once); none for a sink or an op without a cost.
+  /// priceCandidates' times are its computeTime.
+  std::optional<NodeWork> workOf(const Node &node, size_t k) const;
   /// On one mesh of uneven shares, the compute of the chosen layouts as
   /// the devices run it: each position along the shares' axis through the
   /// ops at its own pace, all waiting for the slowest where an op reads a
@@ -993,9 +1001,8 @@ void ShardingSearch::priceCandidates(Node &node) {
   Operation *op = node.op;
   const ShardingCostModel &stageModel = modelOf(stageOf(node));
   for (size_t k = 0; k < count; ++k)
-    if (std::optional<std::pair<ShardingCostModel::LocalWork, double>> work =
-            workOf(node, k))
-      node.time[k] = work->second * stageModel.computeTime(work->first);
+    if (std::optional<NodeWork> work = workOf(node, k))
+      node.time[k] = work->times(stageModel.computeTime(work->work));
   if (isa<nn::ParamOp>(op)) {
     // Model state lives with the parameter's layout: replicated state is
     // replicated, split state (ZeRO's partitioning) is split.
@@ -1041,8 +1048,8 @@ double ShardingSearch::stateBytesPerElement(const Node &node) const {
           .elementBytes(elementTypeOf(node.op->getResult(0).getType())));
 }
 
-std::optional<std::pair<ShardingCostModel::LocalWork, double>>
-ShardingSearch::workOf(const Node &node, size_t k) const {
+std::optional<ShardingSearch::NodeWork> ShardingSearch::workOf(const Node &node,
+                                                               size_t k) const {
   if (node.isSink())
     return std::nullopt;
   Operation *op = node.op;
@@ -1053,10 +1060,8 @@ ShardingSearch::workOf(const Node &node, size_t k) const {
       return std::nullopt;
     double elements =
         localElements(op->getResult(0).getType(), model, candidate.results[0]);
-    return std::pair{ShardingCostModel::LocalWork{
-                         0, 2 * elements * stateBytesPerElement(node),
-                         cost::ComputeType::F32},
-                     1.0};
+    return NodeWork{
+        {0, 2 * elements * stateBytesPerElement(node), cost::ComputeType::F32}};
   }
   std::optional<ShardingCostModel::LocalWork> work =
       modelOf(stageOf(node))
@@ -1065,8 +1070,8 @@ ShardingSearch::workOf(const Node &node, size_t k) const {
     return std::nullopt;
   // Backward costs twice the forward (a gradient for the input and one for
   // the weights, each as large as the forward).
-  double passes = options.training ? 3 : 1;
-  return std::pair{std::move(*work), passes * runsPerStep(node)};
+  return NodeWork{std::move(*work), options.training ? 3.0 : 1.0,
+                  runsPerStep(node)};
 }
 
 std::optional<double> ShardingSearch::positionComputeTime() const {
@@ -1084,16 +1089,15 @@ std::optional<double> ShardingSearch::positionComputeTime() const {
     });
     if (joined && !clocks.empty())
       clocks.assign(clocks.size(), *llvm::max_element(clocks));
-    std::optional<std::pair<ShardingCostModel::LocalWork, double>> work =
-        workOf(node, static_cast<size_t>(choice[i]));
+    std::optional<NodeWork> work = workOf(node, static_cast<size_t>(choice[i]));
     if (!work)
       continue;
-    llvm::SmallVector<double, 8> times = stageModel.positionTimes(work->first);
+    llvm::SmallVector<double, 8> times = stageModel.positionTimes(work->work);
     if (times.empty())
       return std::nullopt;
     clocks.resize(times.size(), 0);
     for (size_t p = 0; p < times.size(); ++p)
-      clocks[p] += work->second * times[p];
+      clocks[p] += work->times(times[p]);
   }
   if (clocks.empty())
     return std::nullopt;
@@ -2247,6 +2251,9 @@ LogicalResult ShardingSearch::solve() {
   // The figures of the plan, per op and per use.
   for (size_t i = 0; i < nodes.size(); ++i)
     computeTime += nodes[i].time[choice[i]];
+  // At most the op times' sum: where a type the mesh's slowest by its
+  // peak is faster at memory-bound work, an op alike everywhere could
+  // cost a position more than the op time.
   if (std::optional<double> byPosition = positionComputeTime())
     computeTime = std::min(computeTime, *byPosition);
   communicationTime = usesTime(classes, classChoice);
