@@ -1078,14 +1078,26 @@ std::optional<double> ShardingSearch::positionComputeTime() const {
   if (stages.meshes.size() > 1)
     return std::nullopt;
   const ShardingCostModel &stageModel = modelOf(0);
+  if (stageModel.getSharesAxis() < 0)
+    return std::nullopt;
   std::vector<double> clocks;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node &node = nodes[i];
     if (node.isSink())
       continue;
+    // A boxing joins the positions where it changes the layout along the
+    // shares' axis; one along another axis joins a position's devices.
+    auto axis = static_cast<size_t>(stageModel.getSharesAxis());
     bool joined = llvm::any_of(usesOf[i], [&](int64_t u) {
-      return uses[static_cast<size_t>(u)].consumer == static_cast<int64_t>(i) &&
-             useTime(static_cast<size_t>(u)) > 0;
+      const Use &use = uses[static_cast<size_t>(u)];
+      if (use.consumer != static_cast<int64_t>(i) || use.tie ||
+          useTime(static_cast<size_t>(u)) <= 0)
+        return false;
+      const NdSbp &from = nodes[use.producer]
+                              .candidates[choice[use.producer]]
+                              .results[use.result];
+      const NdSbp &to = node.candidates[choice[i]].operands[use.operand];
+      return axis >= from.size() || axis >= to.size() || from[axis] != to[axis];
     });
     if (joined && !clocks.empty())
       clocks.assign(clocks.size(), *llvm::max_element(clocks));

@@ -134,6 +134,8 @@ public:
   /// even shares. computeTime prices every position at the slowest's pace
   /// where the work is alike; this, each at its own.
   llvm::SmallVector<double, 8> positionTimes(const LocalWork &work) const;
+  /// The mesh axis whose positions take uneven shares; -1 where none does.
+  int64_t getSharesAxis() const { return sharesAxis; }
 
   /// The shape of a ranked tensor type and its elementBytes().
   cost::TensorExtent extent(mlir::Type type) const;
