@@ -1080,6 +1080,7 @@ std::optional<double> ShardingSearch::positionComputeTime() const {
   const ShardingCostModel &stageModel = modelOf(0);
   if (stageModel.getSharesAxis() < 0)
     return std::nullopt;
+  auto axis = static_cast<size_t>(stageModel.getSharesAxis());
   std::vector<double> clocks;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node &node = nodes[i];
@@ -1087,7 +1088,6 @@ std::optional<double> ShardingSearch::positionComputeTime() const {
       continue;
     // A boxing joins the positions where it changes the layout along the
     // shares' axis; one along another axis joins a position's devices.
-    auto axis = static_cast<size_t>(stageModel.getSharesAxis());
     bool joined = llvm::any_of(usesOf[i], [&](int64_t u) {
       const Use &use = uses[static_cast<size_t>(u)];
       if (use.consumer != static_cast<int64_t>(i) || use.tie ||
