@@ -180,18 +180,10 @@ using parplan::nn::nodeName;
 /// An op as messages name it (nn::describeNode).
 std::string describe(Operation *op) { return parplan::nn::describeNode(op); }
 
-std::vector<int64_t> staticShape(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor)
-    return {};
-  return std::vector<int64_t>(tensor.getShape().begin(),
-                              tensor.getShape().end());
-}
-
 /// Elements the most loaded device holds.
 double localElements(Type type, const ShardingCostModel &model,
                      const NdSbp &layout) {
-  std::vector<int64_t> shape = staticShape(type);
+  std::vector<int64_t> shape = staticShapeOf(type);
   std::vector<int64_t> local =
       parplan::localShape(shape, model.getMeshShape(), layout,
                           model.largestBlockCoordinate(), model.getShares());
@@ -288,7 +280,7 @@ bool reshapeKeepsParts(Type in, const NdSbp &from, Type out, const NdSbp &to,
     uneven |= hasUnevenShares(shares, axis);
   if (!uneven) {
     auto splitsDivide = [&](Type type, const NdSbp &layout) {
-      std::vector<int64_t> shape = staticShape(type);
+      std::vector<int64_t> shape = staticShapeOf(type);
       std::vector<int64_t> shards(shape.size(), 1);
       for (size_t axis = 0; axis < layout.size(); ++axis)
         if (layout[axis].isSplit())
@@ -302,9 +294,9 @@ bool reshapeKeepsParts(Type in, const NdSbp &from, Type out, const NdSbp &to,
   }
   for (int64_t position = 0; position < meshSize(meshShape); ++position) {
     std::vector<int64_t> coordinate = meshCoordinate(meshShape, position);
-    if (deviceSlice(staticShape(in), meshShape, from, coordinate, shares)
+    if (deviceSlice(staticShapeOf(in), meshShape, from, coordinate, shares)
             .numElements() !=
-        deviceSlice(staticShape(out), meshShape, to, coordinate, shares)
+        deviceSlice(staticShapeOf(out), meshShape, to, coordinate, shares)
             .numElements())
       return false;
   }
@@ -896,7 +888,7 @@ ShardingSearch::composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis) {
     auto valid = [&](Type type, const NdSbp &layout) {
       if (!isa<RankedTensorType>(type))
         return true;
-      return !parplan::checkLayout(staticShape(type), meshShape, layout);
+      return !parplan::checkLayout(staticShapeOf(type), meshShape, layout);
     };
     bool ok = true;
     for (unsigned i = 0; ok && i < op->getNumOperands(); ++i)
@@ -921,7 +913,7 @@ ShardingSearch::composeCandidates(Node &node, ArrayRef<SbpSignature> oneAxis) {
 void ShardingSearch::sinkCandidates(Node &node, Value value) {
   // A returned value may be laid out any way but Partial: the caller reads
   // a whole value, so partial sums must be reduced first.
-  std::vector<int64_t> shape = staticShape(value.getType());
+  std::vector<int64_t> shape = staticShapeOf(value.getType());
   std::vector<Sbp> oneAxis = {Sbp::broadcast()};
   for (size_t d = 0; d < shape.size(); ++d)
     if (shape[d] > 1)
@@ -1006,10 +998,11 @@ void ShardingSearch::priceCandidates(Node &node) {
   if (isa<nn::ParamOp>(op)) {
     // Model state lives with the parameter's layout: replicated state is
     // replicated, split state (ZeRO's partitioning) is split.
+    double stateBytes = stateBytesPerElement(node);
     for (size_t k = 0; k < count; ++k)
       node.memory[k] = localElements(op->getResult(0).getType(), model,
                                      node.candidates[k].results[0]) *
-                       stateBytesPerElement(node);
+                       stateBytes;
     return;
   }
   for (size_t k = 0; k < count; ++k) {
@@ -1450,8 +1443,8 @@ LogicalResult ShardingSearch::addStrategyPins() {
     Operation *op = node.op;
     PinnedLayout layout(rank);
     if (isa<nn::InputOp>(op)) {
-      bool batched = staticShape(op->getResult(0).getType()).size() > 0 &&
-                     staticShape(op->getResult(0).getType())[0] > 1;
+      bool batched = staticShapeOf(op->getResult(0).getType()).size() > 0 &&
+                     staticShapeOf(op->getResult(0).getType())[0] > 1;
       for (size_t axis = 0; axis < rank; ++axis)
         if (isDataAxis(axis))
           layout[axis] = batched ? Sbp::split(0) : Sbp::broadcast();
@@ -1506,7 +1499,7 @@ ShardingSearch::pinColumnThenRow(llvm::function_ref<bool(nn::ParamOp)> inScope,
     auto matmul = dyn_cast<nn::MatMulOp>(op);
     nn::ParamOp weight =
         matmul ? nn::paramBehindCasts(matmul.getRhs()) : nullptr;
-    if (weight && staticShape(weight.getType()).size() == 2 &&
+    if (weight && staticShapeOf(weight.getType()).size() == 2 &&
         inScope(weight)) {
       bool row = fromColumn.contains(matmul.getLhs());
       // A weight read transposed keeps its rows in dimension 1.

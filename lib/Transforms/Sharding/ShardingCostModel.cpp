@@ -196,6 +196,26 @@ double ShardingCostModel::computeTime(const LocalWork &work) const {
   return *llvm::max_element(positionTimes(work));
 }
 
+namespace {
+/// `op`'s results, then its operands, as blockWorkFraction pairs them:
+/// each one's static shape and its layout.
+void tensorsOf(Operation *op, const std::vector<NdSbp> &operands,
+               const std::vector<NdSbp> &results,
+               std::vector<std::vector<int64_t>> &shapes,
+               std::vector<const NdSbp *> &layouts) {
+  for (size_t i = 0; i < results.size() && i < op->getNumResults(); ++i) {
+    shapes.push_back(
+        staticShapeOf(op->getResult(static_cast<unsigned>(i)).getType()));
+    layouts.push_back(&results[i]);
+  }
+  for (size_t i = 0; i < operands.size() && i < op->getNumOperands(); ++i) {
+    shapes.push_back(
+        staticShapeOf(op->getOperand(static_cast<unsigned>(i)).getType()));
+    layouts.push_back(&operands[i]);
+  }
+}
+} // namespace
+
 llvm::SmallVector<double, 8>
 ShardingCostModel::positionTimes(const LocalWork &work) const {
   llvm::SmallVector<double, 8> times;
@@ -235,23 +255,23 @@ ShardingCostModel::localWork(Operation *op, const std::vector<NdSbp> &operands,
     if (bits >= 8)
       byteScale = static_cast<double>(elementBytes(elementType)) / (bits / 8.0);
   }
+  // Each tensor's shape read once: the even-blocks test and every
+  // position's block below share them.
+  std::vector<std::vector<int64_t>> shapes;
+  std::vector<const NdSbp *> layouts;
+  tensorsOf(op, operands, results, shapes, layouts);
   bool evenBlocks = true, bySharesAxis = false;
-  auto check = [&](Type type, const NdSbp &layout) {
+  for (size_t t = 0; t < shapes.size(); ++t) {
+    const NdSbp &layout = *layouts[t];
     if (sharesAxis >= 0 && static_cast<size_t>(sharesAxis) < layout.size() &&
         layout[static_cast<size_t>(sharesAxis)].isSplit())
       bySharesAxis = true;
-    std::vector<int64_t> shape = staticShapeOf(type);
-    if (!shape.empty() && layout.size() == mesh.shape.size() &&
-        !hasEvenBlocks(shape, mesh.shape, layout, mesh.shares))
+    if (!shapes[t].empty() && layout.size() == mesh.shape.size() &&
+        !hasEvenBlocks(shapes[t], mesh.shape, layout, mesh.shares))
       evenBlocks = false;
-  };
-  for (size_t i = 0; i < results.size() && i < op->getNumResults(); ++i)
-    check(op->getResult(static_cast<unsigned>(i)).getType(), results[i]);
-  for (size_t i = 0; i < operands.size() && i < op->getNumOperands(); ++i)
-    check(op->getOperand(static_cast<unsigned>(i)).getType(), operands[i]);
+  }
   auto fractionAt = [&](const std::vector<int64_t> &at) {
-    return blockWorkFraction(op, operands, results, mesh.shape, mesh.shares,
-                             at);
+    return blockWorkFraction(shapes, layouts, mesh.shape, mesh.shares, at);
   };
   double fraction = 0;
   llvm::SmallVector<double, 8> positionScales;
@@ -648,16 +668,7 @@ double parplan::blockWorkFraction(Operation *op,
                                   const std::vector<int64_t> &coordinate) {
   std::vector<std::vector<int64_t>> shapes;
   std::vector<const NdSbp *> layouts;
-  for (size_t i = 0; i < results.size() && i < op->getNumResults(); ++i) {
-    shapes.push_back(
-        staticShapeOf(op->getResult(static_cast<unsigned>(i)).getType()));
-    layouts.push_back(&results[i]);
-  }
-  for (size_t i = 0; i < operands.size() && i < op->getNumOperands(); ++i) {
-    shapes.push_back(
-        staticShapeOf(op->getOperand(static_cast<unsigned>(i)).getType()));
-    layouts.push_back(&operands[i]);
-  }
+  tensorsOf(op, operands, results, shapes, layouts);
   return blockWorkFraction(shapes, layouts, meshShape, shares, coordinate);
 }
 
