@@ -295,18 +295,20 @@ public:
     second.join();
   }
 
-  /// The laid-out step of `trial`, when it is the fastest tried.
+  /// The laid-out step of `trial`, when it is the fastest tried or the
+  /// one that was before it.
   OwningOpRef<ModuleOp> takeLaidOut(const PipelineTrial &trial,
                                     int64_t stages) {
-    if (!isFastest(trial, stages))
-      return nullptr;
-    return std::move(fastest);
+    Kept *kept = keptOf(trial, stages);
+    return kept ? std::move(kept->laidOut) : nullptr;
   }
   /// Whether place-stages found a cut inside layers balancing `trial`'s
-  /// stages better (sbp.finer_cut), when it is the fastest tried.
-  bool hasFinerCut(const PipelineTrial &trial, int64_t stages) const {
-    return isFastest(trial, stages) &&
-           (*fastest)->hasAttr(parplan::kFinerCutAttrName);
+  /// stages better (sbp.finer_cut), when it is the fastest tried (where one
+  /// mesh is faster, stages keep whole layers).
+  bool hasFinerCut(const PipelineTrial &trial, int64_t stages) {
+    Kept *kept = keptOf(trial, stages);
+    return kept == &fastest &&
+           (*kept->laidOut)->hasAttr(parplan::kFinerCutAttrName);
   }
   /// The laid-out step of the last run with other starts than the trials'.
   OwningOpRef<ModuleOp> takeOther() { return std::move(other); }
@@ -319,11 +321,19 @@ private:
     return std::make_tuple(stages, microBatches, schedule.str(), starts.str(),
                            recompute, cutInsideLayers);
   }
-  bool isFastest(const PipelineTrial &trial, int64_t stages) const {
-    return fastest && fastestKey == std::make_tuple(stages, trial.microBatches,
-                                                    trial.schedule, trialStarts,
-                                                    trial.recompute,
-                                                    trial.cutInsideLayers);
+  /// A laid-out step kept for the compile to go on from.
+  struct Kept {
+    OwningOpRef<ModuleOp> laidOut;
+    Key key;
+  };
+  Kept *keptOf(const PipelineTrial &trial, int64_t stages) {
+    Key key =
+        std::make_tuple(stages, trial.microBatches, trial.schedule, trialStarts,
+                        trial.recompute, trial.cutInsideLayers);
+    for (Kept *kept : {&fastest, &beforeFastest})
+      if (kept->laidOut && kept->key == key)
+        return kept;
+    return nullptr;
   }
 
   /// A trial set up to run: its step, its pass manager (the search passes
@@ -442,9 +452,12 @@ private:
     if (pending->starts != trialStarts) {
       other = std::move(pending->laidOut);
     } else if (fastestSoFar) {
+      // The one it displaces stays too: a schedule faster by less than
+      // kScheduleGain is not taken, and the compile goes on from the one
+      // that was.
       fastestStep = trial.step;
-      fastest = std::move(pending->laidOut);
-      fastestKey = pending->key;
+      beforeFastest = std::move(fastest);
+      fastest = {std::move(pending->laidOut), pending->key};
     }
     return &tried.emplace(pending->key, std::move(trial)).first->second;
   }
@@ -460,8 +473,8 @@ private:
   /// Trials set up, or laid out, ahead of the run() that asks for them.
   std::map<Key, std::unique_ptr<Pending>> fetched;
   std::optional<double> fastestStep;
-  OwningOpRef<ModuleOp> fastest, other;
-  Key fastestKey;
+  Kept fastest, beforeFastest;
+  OwningOpRef<ModuleOp> other;
 };
 
 thread_local PipelineTrial *Trials::running = nullptr;

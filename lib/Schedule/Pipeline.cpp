@@ -322,6 +322,23 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
 
   timeline.busy.assign(static_cast<size_t>(p), 0);
   timeline.spans.resize(static_cast<size_t>(p));
+  timeline.updateWaitsDone.assign(costs.updateWaits.size(), kNotYet);
+  // A stage's last task sends its parts of gradients: their moves take
+  // the cards when they are free, before sends booked later.
+  auto sendGradientParts = [&](int64_t from, double last) {
+    for (size_t w = 0; w < costs.updateWaits.size(); ++w) {
+      const PipelineCosts::UpdateWait &wait = costs.updateWaits[w];
+      if (static_cast<int64_t>(wait.from) != from)
+        continue;
+      double done = last + wait.seconds;
+      if (wait.to != wait.from && static_cast<int64_t>(wait.to) < p &&
+          wait.move > 0)
+        done = send(from, static_cast<int64_t>(wait.to), last + wait.beforeMove,
+                    wait.move) +
+               std::max(0.0, wait.seconds - wait.beforeMove - wait.move);
+      timeline.updateWaitsDone[w] = done;
+    }
+  };
   std::vector<size_t> next(static_cast<size_t>(p), 0);
   std::vector<double> free(static_cast<size_t>(p), 0);
   for (size_t s = 0; s < free.size() && s < costs.start.size(); ++s)
@@ -369,12 +386,11 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
       // one's backward, or this one's backward after the last forward. A
       // virtual stage on the same stage (one stage, several chunks) needs
       // no send.
-      if (!task.backward) {
+      if (!task.backward)
         forwardDone[at] = end;
-        if (v + 1 == virtualStages) {
-          backwardReady[at] = end;
-          continue;
-        }
+      if (!task.backward && v + 1 == virtualStages) {
+        backwardReady[at] = end;
+      } else if (!task.backward) {
         double arrives = end;
         if (p > 1)
           arrives = send(s, (v + 1) % p, end,
@@ -389,6 +405,9 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
         backwardReady[index(v - 1, task.microBatch)] = arrives;
         wake((v - 1) % p);
       }
+      // The stage's parts of gradients leave after its last task's send.
+      if (position + 1 == tasks.size())
+        sendGradientParts(s, end);
     }
   }
   // An order that waits on itself leaves tasks unrun.
@@ -419,9 +438,13 @@ PipelineTimeline simulateStep(PipelineSchedule schedule,
     step = std::max(step, last[s] + update[s]);
     timeline.busy[s] += update[s];
   }
-  for (const PipelineCosts::UpdateWait &wait : costs.updateWaits)
+  for (size_t w = 0; w < costs.updateWaits.size(); ++w) {
+    const PipelineCosts::UpdateWait &wait = costs.updateWaits[w];
     if (wait.from < stages && wait.to < stages)
-      step = std::max(step, last[wait.from] + wait.seconds);
+      step = std::max(step, w < timeline.updateWaitsDone.size()
+                                ? timeline.updateWaitsDone[w]
+                                : last[wait.from] + wait.seconds);
+  }
   timeline.seconds = step;
   return timeline;
 }

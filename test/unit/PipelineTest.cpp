@@ -292,6 +292,40 @@ TEST_CASE("pipeline timelines: a card busy with copies before the "
       Approx(8));
 }
 
+TEST_CASE("pipeline timelines: a part of a gradient moved after the last "
+          "task holds the cards as a micro-batch's send does",
+          "[pipeline]") {
+  // One micro-batch on 3 stages, forward 1, backward 2, sends of 1: F0 on
+  // stage 2 from 4 to 5, its B0 from 5 to 7, sent back from 7 to 8; B0 on
+  // stage 1 from 8 to 10, sent from 10 to 11; on stage 0 from 11 to 13.
+  PipelineShape shape{3, 1, 1};
+  PipelineCosts costs = PipelineCosts::uniform(shape, 1, 2, 1);
+  CHECK(simulateStep(PipelineSchedule::OneFOneB, shape, costs, {0, 0, 0})
+            .seconds == Approx(13));
+  // Stage 2 then reduces its part of the tied embedding's gradient (1 s)
+  // and moves it to stage 0 (4 s), which sums it in 1 s: the move holds
+  // stage 0's card from 8 to 12, so stage 1's send waits for it (12 to
+  // 13) and stage 0's backward ends at 15, the step with it.
+  costs.updateWaits = {{2, 0, 6, 1, 4}};
+  PipelineTimeline held =
+      simulateStep(PipelineSchedule::OneFOneB, shape, costs, {0, 0, 0});
+  CHECK(held.seconds == Approx(15));
+  CHECK(held.spans[0].back().first == Approx(13));
+  REQUIRE(held.updateWaitsDone.size() == 1);
+  CHECK(held.updateWaitsDone[0] == Approx(13));
+  // A move that leaves the card before stage 1's send delays nothing: the
+  // part is done at 10, the step at 13.
+  costs.updateWaits = {{2, 0, 3, 1, 1}};
+  PipelineTimeline passed =
+      simulateStep(PipelineSchedule::OneFOneB, shape, costs, {0, 0, 0});
+  CHECK(passed.seconds == Approx(13));
+  CHECK(passed.updateWaitsDone[0] == Approx(10));
+  // Without a move on the cards the part waits its seconds alone.
+  costs.updateWaits = {{2, 0, 6}};
+  CHECK(simulateStep(PipelineSchedule::OneFOneB, shape, costs, {0, 0, 0})
+            .seconds == Approx(13));
+}
+
 TEST_CASE("pipeline timelines: what a stage runs before its micro-batches",
           "[pipeline]") {
   // One micro-batch on 2 stages, forward 1 and backward 2: F0 on stage 0

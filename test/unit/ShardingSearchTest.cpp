@@ -781,3 +781,46 @@ TEST_CASE("a move between meshes is priced the same whatever was priced "
     CHECK_FALSE(error.empty());
   }
 }
+
+TEST_CASE("a move between meshes of different devices boxes on each side's "
+          "own links",
+          "[cross-mesh]") {
+  MLIRContext context;
+  Type type = RankedTensorType::get({32000, 1024}, Float32Type::get(&context));
+  std::string error;
+  // whale-v100-p100: the V100 nodes (devices 0..15) on NVLink, the P100
+  // nodes (16..31) on PCIe.
+  std::optional<ShardingCostModel> v100 = ShardingCostModel::load(
+      "whale-v100-p100", std::vector<int64_t>{2, 8}, false, error);
+  INFO(error);
+  REQUIRE(v100);
+  cost::DeviceMesh p100Mesh;
+  p100Mesh.shape = {2, 8};
+  for (int64_t device = 16; device < 32; ++device)
+    p100Mesh.devices.push_back(device);
+  ShardingCostModel p100 =
+      ShardingCostModel::onMesh(v100->getCluster(), p100Mesh, false);
+  // A partial gradient on the P100s, summed there, then moved.
+  NdSbp partial = {Sbp::partial(), Sbp::partial()};
+  NdSbp broadcast = {Sbp::broadcast(), Sbp::broadcast()};
+  const std::optional<cost::BoxingCost> &onPcie =
+      p100.boxing(partial, broadcast, type);
+  const std::optional<cost::BoxingCost> &onNvlink =
+      v100->boxing(partial, broadcast, type);
+  REQUIRE(onPcie);
+  REQUIRE(onNvlink);
+  CHECK(onPcie->time > 4 * onNvlink->time);
+  std::optional<CrossMeshCost> sided =
+      v100->crossMesh(p100Mesh, partial, v100->getMesh(), broadcast, type,
+                      std::nullopt, error, {&p100, &*v100});
+  REQUIRE(sided);
+  CHECK(sided->beforeTime == onPcie->time);
+  CHECK(sided->time == Approx(onPcie->time + sided->moveTime));
+  // Priced by the asking model alone (meshes of one kind), the sum runs at
+  // the V100s' pace; the move between the meshes is the same.
+  std::optional<CrossMeshCost> alone = v100->crossMesh(
+      p100Mesh, partial, v100->getMesh(), broadcast, type, std::nullopt, error);
+  REQUIRE(alone);
+  CHECK(alone->beforeTime == onNvlink->time);
+  CHECK(alone->moveTime == sided->moveTime);
+}

@@ -150,10 +150,16 @@ struct PipelineCosts {
   std::vector<double> sending;
   /// A stage's update waiting for a part of a gradient another stage
   /// sends it after that stage's last task (a tied weight's, from the last
-  /// stage to the first): `seconds` after the sender's last task.
+  /// stage to the first): `seconds` after the sender's last task, of which
+  /// `move`, from `beforeMove` on, is the move between the stages. The
+  /// move holds the sender's card and the receiver's as a micro-batch's
+  /// send does: it waits for sends booked before it, and a send booked
+  /// after it (an earlier stage's last backward to the receiver) waits for
+  /// it unless it fits before.
   struct UpdateWait {
     size_t from = 0, to = 0;
     double seconds = 0;
+    double beforeMove = 0, move = 0;
   };
   std::vector<UpdateWait> updateWaits;
 
@@ -177,6 +183,10 @@ struct PipelineTimeline {
   std::vector<double> busy;
   /// Per stage, per task of its order: start and end.
   std::vector<std::vector<std::pair<double, double>>> spans;
+  /// Per PipelineCosts::updateWaits entry, when the receiver is done with
+  /// the part: its sender's last task, the move when both cards are free,
+  /// the rest of its seconds.
+  std::vector<double> updateWaitsDone;
 };
 
 PipelineTimeline

@@ -93,16 +93,20 @@ void InsertCrossMeshPass::runOnOperation() {
           return WalkResult::interrupt();
         }
         std::string error;
-        // The moves' boxings are on the source and destination meshes,
-        // which have one shape (sbp-assign's): one model prices both.
+        // Each side's boxing is priced on its own mesh's devices, as
+        // sbp-assign priced it; the source's model plans the move. A
+        // destination off the cluster has no model: the planner says why.
         const ShardingCostModel *model = models.get(source, error);
         if (!model) {
           module.emitError() << "insert-cross-mesh: " << error;
           return WalkResult::interrupt();
         }
-        std::optional<CrossMeshCost> move = model->crossMesh(
-            deviceMeshOf(source), sbp::toNdSbp(src), deviceMeshOf(destination),
-            sbp::toNdSbp(dst), value.getType(), forced, error);
+        std::string offCluster;
+        const ShardingCostModel *receiver = models.get(destination, offCluster);
+        std::optional<CrossMeshCost> move =
+            model->crossMesh(deviceMeshOf(source), sbp::toNdSbp(src),
+                             deviceMeshOf(destination), sbp::toNdSbp(dst),
+                             value.getType(), forced, error, {model, receiver});
         if (!move) {
           user->emitError()
               << "insert-cross-mesh: operand " << operand.getOperandNumber()
@@ -120,7 +124,9 @@ void InsertCrossMeshPass::runOnOperation() {
         auto boxTo = [&](FlatSymbolRefAttr mesh, ArrayAttr from, ArrayAttr to) {
           if (from == to)
             return;
-          const std::optional<cost::BoxingCost> &boxing = model->boxing(
+          const ShardingCostModel &side =
+              mesh == produced.getMesh() || !receiver ? *model : *receiver;
+          const std::optional<cost::BoxingCost> &boxing = side.boxing(
               sbp::toNdSbp(from), sbp::toNdSbp(to), value.getType());
           auto op = sbp::BoxingOp::create(
               builder, loc, value.getType(), current, mesh, from, to,

@@ -518,6 +518,12 @@ private:
   /// writes, and in an implicit training step its gradient's way back;
   /// the middle of each move planned (`planned`) or bounded (the search).
   double moveCost(const Use &use, int64_t a, int64_t b, bool planned) const;
+  /// The move of `sent` on stage `source` to `received` on `destination`:
+  /// planned in every mode, or with `planned` false the planner's estimate.
+  std::optional<CrossMeshCost> crossMeshMove(int64_t source, const NdSbp &sent,
+                                             int64_t destination,
+                                             const NdSbp &received, Type type,
+                                             bool planned) const;
   LogicalResult solve();
   /// Records why no layout fits (#sbp.no_fit) and says it: `smallest`,
   /// the plan of least memory, needs `needed` bytes per device.
@@ -1824,6 +1830,22 @@ std::vector<double> ShardingSearch::useCosts(const Use &use) const {
   return costs;
 }
 
+std::optional<CrossMeshCost>
+ShardingSearch::crossMeshMove(int64_t source, const NdSbp &sent,
+                              int64_t destination, const NdSbp &received,
+                              Type type, bool planned) const {
+  std::string error;
+  // Each side's boxing on its own stage's devices; the moves planned
+  // once, in the mesh's model, for every pair of alike stages.
+  CrossMeshSides sides{&modelOf(source), &modelOf(destination)};
+  return planned ? model.crossMesh(stages.meshes[source], sent,
+                                   stages.meshes[destination], received, type,
+                                   std::nullopt, error, sides)
+                 : model.crossMeshEstimate(stages.meshes[source], sent,
+                                           stages.meshes[destination], received,
+                                           type, error, sides);
+}
+
 double ShardingSearch::moveCost(const Use &use, int64_t a, int64_t b,
                                 bool planned) const {
   const Node &producer = nodes[use.producer];
@@ -1835,14 +1857,8 @@ double ShardingSearch::moveCost(const Use &use, int64_t a, int64_t b,
   int64_t to = stages.stageOf.lookup(consumer.op);
   auto price = [&](int64_t source, const NdSbp &sent, int64_t destination,
                    const NdSbp &received) {
-    std::string error;
     std::optional<CrossMeshCost> move =
-        planned ? model.crossMesh(stages.meshes[source], sent,
-                                  stages.meshes[destination], received, type,
-                                  std::nullopt, error)
-                : model.crossMeshEstimate(stages.meshes[source], sent,
-                                          stages.meshes[destination], received,
-                                          type, error);
+        crossMeshMove(source, sent, destination, received, type, planned);
     return move ? move->time : kInfinity;
   };
   const NdSbp &layout = producer.candidates[a].results[use.result];
@@ -2505,6 +2521,8 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     int64_t from, to;
     size_t receiver;
     double seconds;
+    /// Of `seconds`, the sender's boxing before the move and the move.
+    double beforeMove, move;
   };
   std::vector<GradientPart> gradientParts;
   // insert-cross-mesh moves a value once to each stage (and chunk) and
@@ -2548,8 +2566,15 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
       // parameter's stage): the sender's last work, under the receiver's
       // last backward, and the receiver's update waits for it.
       stageFigures[stageOf(producer)].update += seconds;
+      std::optional<CrossMeshCost> parts = crossMeshMove(
+          stageOf(producer), producer.candidates[a].results[use.result],
+          stageOf(consumer), consumer.candidates[b].operands[use.operand],
+          consumer.op->getOperand(use.operand).getType(), true);
+      double scale = runsPerStep(use);
       gradientParts.push_back({stageOf(producer), stageOf(consumer),
-                               static_cast<size_t>(use.consumer), seconds});
+                               static_cast<size_t>(use.consumer), seconds,
+                               parts ? scale * parts->beforeTime : 0,
+                               parts ? scale * parts->moveTime : 0});
     } else if (runsOncePerStep(use) ||
                parameterCopiesOfOneMicroBatch.contains(producer.op)) {
       // A copy received before the micro-batches (a weight read on another
@@ -2636,9 +2661,29 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
         pending.push_back(uses[u].consumer);
       }
     }
-    costs.updateWaits.push_back(
-        {static_cast<size_t>(part.from), static_cast<size_t>(part.to), after});
+    costs.updateWaits.push_back({static_cast<size_t>(part.from),
+                                 static_cast<size_t>(part.to), after,
+                                 part.beforeMove, part.move});
   }
+  PARPLAN_DEBUG(kSbpAssignDebugType, {
+    raw_ostream &line = debugLine(kSbpAssignDebugType);
+    line << "timeline of " << count << " stages, " << microBatches
+         << " micro-batches (s): per stage first task, card sending first, "
+            "forward, backward, update";
+    for (int64_t s = 0; s < count; ++s)
+      line << (s ? "; " : ": ") << costs.start[s] << " "
+           << (static_cast<size_t>(s) < costs.sending.size() ? costs.sending[s]
+                                                             : 0.0)
+           << " " << forward[s] << " " << backward[s] << " " << update[s];
+    line << "; sends on, back";
+    for (size_t v = 0; v < sendForward.size(); ++v)
+      line << (v ? "; " : ": ") << sendForward[v] << " " << sendBackward[v];
+    for (const schedule::PipelineCosts::UpdateWait &wait : costs.updateWaits)
+      line << "; update of " << wait.to << " waits for " << wait.from << ": "
+           << wait.seconds << " (move " << wait.move << " after "
+           << wait.beforeMove << ")";
+    line << "\n";
+  });
   // One micro-batch runs alike under every schedule.
   schedule::PipelineTimeline timeline = schedule::simulateStep(
       pipelined() ? *schedule::parsePipelineSchedule(options.schedule)

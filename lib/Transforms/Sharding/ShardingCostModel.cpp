@@ -339,30 +339,35 @@ std::optional<Annotations> parplan::carriedAnnotations(ModuleOp module,
 
 const ShardingCostModel *MeshCostModels::get(sbp::MeshOp mesh,
                                              std::string &error) {
-  // Meshes of one shape share a model, and with it the memos of boxings
-  // and moves: a pipeline's stages are priced once.
+  // Meshes placed alike (cost::placeMeshes: on alike nodes, shifted by
+  // whole nodes) share a model, and with it the memos of boxings and
+  // moves: a pipeline's stages on a uniform cluster are priced once. On
+  // one of mixed types or links, each mesh is priced on its own devices (a
+  // stage of P100s over PCIe boxes at its pace, not at the first node's).
   if (!cluster) {
     error = kMissingClusterMessage;
     return nullptr;
   }
-  std::vector<int64_t> shape(mesh.getShape().begin(), mesh.getShape().end());
-  MeshShares shares = mesh.getMeshShares();
-  std::string key = cost::formatMeshShape(shape);
-  for (const std::vector<int64_t> &weights : shares) {
+  if (const ShardingCostModel *known = ofMesh.lookup(mesh))
+    return known;
+  cost::DeviceMesh placed = deviceMeshOf(mesh);
+  std::string key = cost::placeMeshes(*cluster, {&placed}).key;
+  for (const std::vector<int64_t> &weights : placed.shares) {
     key += ";";
     for (int64_t weight : weights)
       key += std::to_string(weight) + ",";
   }
   std::optional<ShardingCostModel> &model = models[key];
-  if (!model)
-    model = ShardingCostModel::load(*cluster, shape, mixedPrecision, error);
-  if (model && !shares.empty() && model->getShares() != shares) {
-    cost::DeviceMesh placed = model->getMesh();
-    placed.shares = std::move(shares);
-    model =
-        ShardingCostModel::onMesh(*cluster, std::move(placed), mixedPrecision);
+  if (model)
+    return ofMesh[mesh] = &*model;
+  if (std::optional<std::string> why = cost::checkMesh(*cluster, placed)) {
+    error = "mesh @" + mesh.getSymName().str() + " on cluster '" +
+            cluster->name + "': " + *why;
+    return nullptr;
   }
-  return model ? &*model : nullptr;
+  model =
+      ShardingCostModel::onMesh(*cluster, std::move(placed), mixedPrecision);
+  return ofMesh[mesh] = &*model;
 }
 
 cost::DeviceMesh parplan::deviceMeshOf(sbp::MeshOp mesh) {
@@ -480,20 +485,22 @@ static NdSbp reducedLayout(NdSbp layout) {
   return layout;
 }
 
-std::optional<CrossMeshCost> ShardingCostModel::crossMesh(
-    const cost::DeviceMesh &source, const NdSbp &from,
-    const cost::DeviceMesh &destination, const NdSbp &to, Type type,
-    std::optional<cost::CrossMeshMode> mode, std::string &error) const {
-  return priceCrossMesh(source, from, destination, to, type, mode, false,
+std::optional<CrossMeshCost>
+ShardingCostModel::crossMesh(const cost::DeviceMesh &source, const NdSbp &from,
+                             const cost::DeviceMesh &destination,
+                             const NdSbp &to, Type type,
+                             std::optional<cost::CrossMeshMode> mode,
+                             std::string &error, CrossMeshSides sides) const {
+  return priceCrossMesh(source, from, destination, to, type, mode, false, sides,
                         error);
 }
 
 std::optional<CrossMeshCost> ShardingCostModel::crossMeshEstimate(
     const cost::DeviceMesh &source, const NdSbp &from,
     const cost::DeviceMesh &destination, const NdSbp &to, Type type,
-    std::string &error) const {
+    std::string &error, CrossMeshSides sides) const {
   return priceCrossMesh(source, from, destination, to, type, std::nullopt, true,
-                        error);
+                        sides, error);
 }
 
 size_t
@@ -581,15 +588,19 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
     const cost::DeviceMesh &source, const NdSbp &from,
     const cost::DeviceMesh &destination, const NdSbp &to, Type type,
     std::optional<cost::CrossMeshMode> mode, bool estimate,
-    std::string &error) const {
+    CrossMeshSides sides, std::string &error) const {
   // Moves between other meshes of alike nodes cost the same (placeMeshes):
   // a pipeline's boundaries are planned once. Types are uniqued: the same
   // shape and element type is the same key.
   size_t placement = placementOf(source, destination);
   int modeCode = estimate ? -2 : mode ? static_cast<int>(*mode) : -1;
+  const ShardingCostModel &sender = sides.source ? *sides.source : *this;
+  const ShardingCostModel &receiver =
+      sides.destination ? *sides.destination : *this;
   auto [found, inserted] =
-      crossMeshCosts.try_emplace(MoveKey(placement, encode(from), encode(to),
-                                         type.getAsOpaquePointer(), modeCode));
+      crossMeshCosts.try_emplace({MoveKey(placement, encode(from), encode(to),
+                                          type.getAsOpaquePointer(), modeCode),
+                                  &sender, &receiver});
   PricedMove &priced = found->second;
   std::optional<CrossMeshCost> &result = priced.cost;
   if (!inserted) {
@@ -600,9 +611,10 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
   CrossMeshCost best;
   best.sent = reducedLayout(from);
   best.received = reducedLayout(to);
-  const std::optional<cost::BoxingCost> &before = boxing(from, best.sent, type);
+  const std::optional<cost::BoxingCost> &before =
+      sender.boxing(from, best.sent, type);
   const std::optional<cost::BoxingCost> &after =
-      boxing(best.received, to, type);
+      receiver.boxing(best.received, to, type);
   if (!before || !after) {
     error = priced.error = "no boxing turns " +
                            toString(!before ? from : best.received) + " into " +
@@ -623,6 +635,7 @@ std::optional<CrossMeshCost> ShardingCostModel::priceCrossMesh(
   best.mode = move.mode;
   best.balancing = move.balancing;
   best.moveTime = move.moveTime;
+  best.beforeTime = before->time;
   best.time = before->time + best.moveTime + after->time;
   result = best;
   return result;

@@ -3,6 +3,18 @@
 // RUN: not parplan-opt %s -split-input-file -attach-cluster -insert-cross-mesh="mode=multicast" 2>&1 | FileCheck %s --check-prefix=MODE
 
 // RUN: parplan-opt %s -split-input-file -attach-cluster -insert-cross-mesh -verify-diagnostics -mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
+// RUN: parplan-opt %S/Inputs/mixed-types.mlir -split-input-file -attach-cluster=cluster=whale-v100-p100 -insert-cross-mesh | FileCheck %s --check-prefix=MIXED
+
+// On devices of mixed types each side of a move boxes on its own devices'
+// links: the sum of a partial 4096x1024 value over a node of 8 P100s on
+// PCIe (16 GB/s) takes 8 times as long as over 8 V100s on NVLink, whichever
+// way the value then goes (sbp-assign prices the move alike).
+// MIXED-LABEL: func.func @main
+// MIXED: sbp.boxing %{{.*}} on @p100 [#sbp.p<sum>] -> [#sbp.b] {time = 9.87504{{[0-9]*}}E-4 : f64}
+// MIXED-NEXT: sbp.cross_mesh %{{.*}} from @p100 [#sbp.b] to @v100 [#sbp.b]
+// MIXED-LABEL: func.func @main
+// MIXED: sbp.boxing %{{.*}} on @v100 [#sbp.p<sum>] -> [#sbp.b] {time = 1.25867{{[0-9]*}}E-4 : f64}
+// MIXED-NEXT: sbp.cross_mesh %{{.*}} from @v100 [#sbp.b] to @p100 [#sbp.b]
 
 // MODE: error: insert-cross-mesh: unknown mode 'multicast' (expected cheapest, send-recv, send-recv+all-gather, broadcast)
 

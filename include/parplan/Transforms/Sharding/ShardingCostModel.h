@@ -46,8 +46,19 @@ struct CrossMeshCost {
   NdSbp sent, received;
   cost::CrossMeshMode mode = cost::CrossMeshMode::SendRecv;
   cost::CrossMeshBalancing balancing = cost::CrossMeshBalancing::None;
-  /// The planner's seconds for the move alone.
-  double moveTime = 0;
+  /// The planner's seconds for the move alone, and the source mesh's
+  /// boxing's before it (the rest of `time` is the destination's after).
+  double moveTime = 0, beforeTime = 0;
+};
+
+class ShardingCostModel;
+
+/// The models that price a cross-mesh move's two boxings, each on its own
+/// mesh's devices and links: on devices of mixed types a partial gradient
+/// on a stage of P100s over PCIe is summed at their pace, not at the A100
+/// stage's over NVLink. Null: the model asked (meshes of one kind).
+struct CrossMeshSides {
+  const ShardingCostModel *source = nullptr, *destination = nullptr;
 };
 
 class ShardingCostModel {
@@ -149,12 +160,13 @@ public:
   /// `source` to `to` on `destination` (in `mode` when given, else the
   /// cheapest mode, in any balancing), memoized; std::nullopt with `error`
   /// set when the planner cannot plan it (a mesh off the cluster, meshes
-  /// sharing a device) or a boxing is impossible.
+  /// sharing a device) or a boxing is impossible. `sides` price the boxing
+  /// before and after the move.
   std::optional<CrossMeshCost>
   crossMesh(const cost::DeviceMesh &source, const NdSbp &from,
             const cost::DeviceMesh &destination, const NdSbp &to,
             mlir::Type type, std::optional<cost::CrossMeshMode> mode,
-            std::string &error) const;
+            std::string &error, CrossMeshSides sides = {}) const;
 
   /// The same move as crossMesh(), its middle part priced by the planner's
   /// lower bound (cost::crossMeshLowerBound) plus the latency between the
@@ -165,14 +177,15 @@ public:
   std::optional<CrossMeshCost>
   crossMeshEstimate(const cost::DeviceMesh &source, const NdSbp &from,
                     const cost::DeviceMesh &destination, const NdSbp &to,
-                    mlir::Type type, std::string &error) const;
+                    mlir::Type type, std::string &error,
+                    CrossMeshSides sides = {}) const;
 
 private:
   std::optional<CrossMeshCost>
   priceCrossMesh(const cost::DeviceMesh &source, const NdSbp &from,
                  const cost::DeviceMesh &destination, const NdSbp &to,
                  mlir::Type type, std::optional<cost::CrossMeshMode> mode,
-                 bool estimate, std::string &error) const;
+                 bool estimate, CrossMeshSides sides, std::string &error) const;
 
   ShardingCostModel() = default;
 
@@ -205,14 +218,16 @@ private:
       boxingIndex;
   mutable std::deque<std::optional<cost::BoxingCost>> boxingCosts;
   /// The memo of crossMesh(), by the meshes' placement (an index into
-  /// `placementKeys`), the layouts, the type and the mode asked for (-1:
-  /// any, -2: the estimate): the cost, or why there is none.
+  /// `placementKeys`), the layouts, the type, the mode asked for (-1:
+  /// any, -2: the estimate) and the models of its boxings: the cost, or
+  /// why there is none.
   struct PricedMove {
     std::optional<CrossMeshCost> cost;
     std::string error;
   };
   using MoveKey = std::tuple<size_t, uint64_t, uint64_t, const void *, int>;
-  mutable std::map<MoveKey, PricedMove> crossMeshCosts;
+  mutable std::map<std::tuple<MoveKey, const void *, const void *>, PricedMove>
+      crossMeshCosts;
   /// A move alone, between the layouts it carries: its mode, balancing
   /// and seconds, or why the planner cannot plan it.
   struct PlannedMove {
@@ -272,6 +287,9 @@ private:
   const cost::Cluster *cluster;
   bool mixedPrecision;
   std::map<std::string, std::optional<ShardingCostModel>> models;
+  /// Each mesh op's model, once its placement was keyed (a pass asks per
+  /// boxing).
+  llvm::DenseMap<mlir::Operation *, const ShardingCostModel *> ofMesh;
 };
 
 /// The shape, devices (0 .. N-1 when it lists none) and shares of `mesh`.
