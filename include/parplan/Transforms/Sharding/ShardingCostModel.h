@@ -269,18 +269,18 @@ bool attachAnnotations(mlir::ModuleOp module, const std::string &path,
 std::optional<Annotations> carriedAnnotations(mlir::ModuleOp module,
                                               std::string &error);
 
-/// The cost model of each mesh shape a pass meets, loaded once: the
-/// shape over the first devices of the cluster (a stage's mesh is priced
-/// where sbp-assign priced it). `cluster` (ClusterAnalysis's, which lives
-/// in the context) may be null: a pass without prices to look up needs
-/// none.
+/// The cost model of each mesh a pass meets, on the mesh's own devices
+/// (as sbp-assign priced each stage), loaded once per placement: meshes
+/// placed alike (cost::placeMeshes) share one. `cluster`
+/// (ClusterAnalysis's, which lives in the context) may be null: a pass
+/// without prices to look up needs none.
 class MeshCostModels {
 public:
   MeshCostModels(const cost::Cluster *cluster, bool mixedPrecision)
       : cluster(cluster), mixedPrecision(mixedPrecision) {}
 
-  /// The model of `mesh`'s shape; null with `error` set when there is no
-  /// cluster or the shape does not fit it.
+  /// The model of `mesh`; null with `error` set when there is no cluster
+  /// or the mesh does not fit it.
   const ShardingCostModel *get(sbp::MeshOp mesh, std::string &error);
 
 private:
