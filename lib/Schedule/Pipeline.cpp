@@ -386,17 +386,18 @@ simulatePipeline(const std::vector<std::vector<PipelineTask>> &order,
       // one's backward, or this one's backward after the last forward. A
       // virtual stage on the same stage (one stage, several chunks) needs
       // no send.
-      if (!task.backward)
+      if (!task.backward) {
         forwardDone[at] = end;
-      if (!task.backward && v + 1 == virtualStages) {
-        backwardReady[at] = end;
-      } else if (!task.backward) {
-        double arrives = end;
-        if (p > 1)
-          arrives = send(s, (v + 1) % p, end,
-                         costs.sendForward[static_cast<size_t>(v)]);
-        forwardReady[index(v + 1, task.microBatch)] = arrives;
-        wake((v + 1) % p);
+        if (v + 1 == virtualStages) {
+          backwardReady[at] = end;
+        } else {
+          double arrives = end;
+          if (p > 1)
+            arrives = send(s, (v + 1) % p, end,
+                           costs.sendForward[static_cast<size_t>(v)]);
+          forwardReady[index(v + 1, task.microBatch)] = arrives;
+          wake((v + 1) % p);
+        }
       } else if (v > 0) {
         double arrives = end;
         if (p > 1)
@@ -438,13 +439,9 @@ PipelineTimeline simulateStep(PipelineSchedule schedule,
     step = std::max(step, last[s] + update[s]);
     timeline.busy[s] += update[s];
   }
-  for (size_t w = 0; w < costs.updateWaits.size(); ++w) {
-    const PipelineCosts::UpdateWait &wait = costs.updateWaits[w];
-    if (wait.from < stages && wait.to < stages)
-      step = std::max(step, w < timeline.updateWaitsDone.size()
-                                ? timeline.updateWaitsDone[w]
-                                : last[wait.from] + wait.seconds);
-  }
+  for (size_t w = 0; w < costs.updateWaits.size(); ++w)
+    if (costs.updateWaits[w].from < stages && costs.updateWaits[w].to < stages)
+      step = std::max(step, timeline.updateWaitsDone[w]);
   timeline.seconds = step;
   return timeline;
 }
