@@ -166,7 +166,11 @@ def SBP_LayoutPlanAttr : SBP_Attr<"LayoutPlan", "layout_plan"> {
     step and its compute and communication, the peak memory per device and
     the device's memory (the step is compute and communication less what
     the executor's two streams overlap, `overlap_time`,
-    docs/cost-model.md#overlap), the step each other start predicts (`baselines`,
+    docs/cost-model.md#overlap), how much slower the layouts are than the
+    fastest where those do not fit (`memory_slowdown`, a fraction of the
+    fastest layouts' summed op and boxing times, docs/sbp-assign.md#memory;
+    left out where the fastest fit), the step each other
+    start predicts (`baselines`,
     by start), the figures of each stage (`#sbp.stage_figures`, in the order
     of the meshes), the pipeline schedule (`sequential` without stages) and
     the number of nodes searched. The compile driver decides on these
@@ -191,6 +195,7 @@ def SBP_LayoutPlanAttr : SBP_Attr<"LayoutPlan", "layout_plan"> {
       Parplan_DoubleParameter<"seconds per step">:$communication_time,
       Parplan_DoubleParameter<"seconds per step">:$overlap_time,
       "int64_t":$memory_bytes, "int64_t":$device_memory_bytes,
+      Parplan_DoubleParameterOrZero<"a fraction">:$memory_slowdown,
       "::mlir::DictionaryAttr":$baselines,
       "::mlir::ArrayAttr":$stages,
       StringRefParameter<"the pipeline schedule">:$schedule,

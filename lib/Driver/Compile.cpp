@@ -276,6 +276,9 @@ private:
                          std::vector<Diagnostic> &said, bool quiet);
   std::optional<Lowered> lowerCopy(ModuleOp source);
   LogicalResult layOutWithFallback();
+  /// Why the pipeline search's chosen shape recomputes: its stage count
+  /// without recomputation fit on no plan, or only by slower layouts.
+  std::string searchedWithoutRecompute() const;
   void recomputeFewerLayers(double neededWithout);
   void readLayoutFigures();
   LogicalResult lowerAndExport();
@@ -676,11 +679,31 @@ std::optional<Lowered> Compiler::lowerCopy(ModuleOp source) {
 
 // Without a recomputation given, a step that fits on no plan is built again
 // with selective, then full recomputation of activations before the compile
-// gives up; the stages run on a copy of the imported model each time. When
-// full recomputation fits, recomputing only as many layers as the memory
-// lacking without recomputation calls for is tried as well, and the faster
-// plan kept. A pipeline search that chose a shape with recomputation (one
-// that fits only so) starts from its level.
+// gives up; the stages run on a copy of the imported model each time. A
+// step that fits only by layouts slower than its fastest by more than the
+// next level would cost (driver::worthRecomputing) is built again with it
+// too, and the faster kept. When full recomputation fits, recomputing only
+// as many layers as the memory lacking without recomputation calls for is
+// tried as well, and the faster plan kept. A pipeline search that chose a
+// shape with recomputation (one that fits only so, or faster so) starts
+// from its level.
+std::string Compiler::searchedWithoutRecompute() const {
+  const char *unfit = "the chosen stage count does not fit";
+  if (!result.search)
+    return unfit;
+  const parplan::driver::PipelineTrial &chosen = result.search->chosen;
+  for (const parplan::driver::PipelineTrial &trial : result.search->stageCounts)
+    if (trial.stages == chosen.stages && trial.stepWithoutRecompute)
+      return llvm::formatv(
+          "the chosen stage count fits only by layouts {0}% slower than its "
+          "fastest, a step of {1} at {2} micro-batches",
+          static_cast<int64_t>(
+              std::lround(100 * trial.slowdownWithoutRecompute)),
+          parplan::formatSeconds(*trial.stepWithoutRecompute),
+          trial.microBatches);
+  return unfit;
+}
+
 LogicalResult Compiler::layOutWithFallback() {
   fallback = !options.inference && !options.recomputeGiven &&
              options.emit != CompileStage::TrainingStep &&
@@ -694,7 +717,7 @@ LogicalResult Compiler::layOutWithFallback() {
     if (first == levels.size())
       first = 0;
     else if (first > 0)
-      result.figures.withoutRecompute = "the chosen stage count does not fit";
+      result.figures.withoutRecompute = searchedWithoutRecompute();
     if (module)
       imported = module->clone();
   }
@@ -703,6 +726,16 @@ LogicalResult Compiler::layOutWithFallback() {
   // the compile keeps (and says does not fit) when no later level fits.
   OwningOpRef<ModuleOp> overArena;
   std::string overArenaLevel;
+  // A plan that fits by slow layouts, while the next level is tried: its
+  // level, its step and its lowered copy.
+  OwningOpRef<ModuleOp> slowFit;
+  std::string slowFitLevel;
+  std::optional<Lowered> slowFitLowered;
+  auto keepSlowFit = [&] {
+    module = std::move(slowFit);
+    pipeline.recompute = slowFitLevel;
+    lowered = std::move(slowFitLowered);
+  };
   for (size_t level = first; level < levels.size(); ++level) {
     bool last = level + 1 == levels.size();
     pipeline.recompute = levels[level];
@@ -736,24 +769,53 @@ LogicalResult Compiler::layOutWithFallback() {
       return failure();
     }
     if (outcome == Outcome::Fits) {
+      if (slowFit && layoutPlan(slowFit.get()).getStepTime() <=
+                         layoutPlan(*module).getStepTime()) {
+        keepSlowFit();
+        break;
+      }
       if (!fallback || last)
         break;
       lowered = lowerCopy(*module);
       double capacity =
           static_cast<double>(layoutPlan(*module).getDeviceMemoryBytes());
-      PARPLAN_DEBUG(
-          kRecomputeDebugType,
-          debugLine(kRecomputeDebugType)
-              << "recompute " << levels[level] << ": arena peak "
-              << groupThousands(lowered ? static_cast<int64_t>(lowered->peak)
-                                        : 0)
-              << " bytes per device of "
-              << groupThousands(static_cast<int64_t>(capacity))
-              << (!lowered || lowered->peak <= capacity
-                      ? ", kept\n"
-                      : ", over: the next level is tried\n"));
-      if (!lowered || lowered->peak <= capacity)
+      bool arenaFits = !lowered || lowered->peak <= capacity;
+      double slowdown = layoutPlan(*module).getMemorySlowdown();
+      bool slow = arenaFits && parplan::driver::worthRecomputing(
+                                   slowdown, levels[level + 1]);
+      PARPLAN_DEBUG(kRecomputeDebugType, {
+        raw_ostream &line = debugLine(kRecomputeDebugType);
+        line << "recompute " << levels[level] << ": arena peak "
+             << groupThousands(lowered ? static_cast<int64_t>(lowered->peak)
+                                       : 0)
+             << " bytes per device of "
+             << groupThousands(static_cast<int64_t>(capacity));
+        if (slow)
+          line << ", by layouts " << std::lround(100 * slowdown)
+               << "% slower than the fastest: the next level is tried too\n";
+        else
+          line << (arenaFits ? ", kept\n"
+                             : ", over: the next level is tried\n");
+      });
+      if (slow) {
+        if (level == 0)
+          result.figures.withoutRecompute = llvm::formatv(
+              "the layouts that fit are {0}% slower than the fastest, a step "
+              "of {1}",
+              static_cast<int64_t>(std::lround(100 * slowdown)),
+              parplan::formatSeconds(layoutPlan(*module).getStepTime()));
+        slowFit = std::move(module);
+        slowFitLevel = levels[level];
+        slowFitLowered = std::move(lowered);
+        lowered.reset();
+        continue;
+      }
+      if (arenaFits)
         break;
+      if (slowFit) {
+        keepSlowFit();
+        break;
+      }
       // The estimate fits; the arena does not: the next level is tried.
       if (level == 0)
         result.figures.withoutRecompute = llvm::formatv(
@@ -766,6 +828,10 @@ LogicalResult Compiler::layOutWithFallback() {
       overArena = std::move(module);
       overArenaLevel = levels[level];
       continue;
+    }
+    if (slowFit) {
+      keepSlowFit();
+      break;
     }
     // No plan fits: what sbp-assign said of it is the reason to give.
     std::string reason =

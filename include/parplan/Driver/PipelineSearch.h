@@ -41,6 +41,14 @@ struct NoFit {
 /// The no-fit sbp-assign left on `laidOut` (#sbp.no_fit), if it did.
 std::optional<NoFit> noFitOf(mlir::ModuleOp laidOut);
 
+/// Whether a plan whose layouts are `memorySlowdown` slower than its
+/// fastest, to fit (sbp.plan's memory_slowdown), is worth laying out again
+/// with recomputation `level` (selective or full): where it gave up more
+/// than recomputing costs, roughly, on a transformer (the attention's
+/// scores again, a few percent; every layer's forward again, a quarter of
+/// the step).
+bool worthRecomputing(double memorySlowdown, llvm::StringRef level);
+
 /// The cluster the layout passes read (the one `module` carries) and the
 /// shape of the mesh they lay out on (`mesh`, else the cluster's default,
 /// nodes x devices per node); none, with `error` set, when the module
@@ -65,6 +73,13 @@ struct PipelineTrial {
   /// cut-inside-layers).
   bool cutInsideLayers = false;
   std::optional<double> step;
+  /// How much slower its layouts are than its fastest, which do not fit
+  /// (sbp.plan's memory_slowdown; 0 where they fit).
+  double memorySlowdown = 0;
+  /// Where its recomputation was chosen over layouts that fit without it,
+  /// slower: their step and memorySlowdown.
+  std::optional<double> stepWithoutRecompute;
+  double slowdownWithoutRecompute = 0;
   std::string why;
   std::optional<NoFit> noFit;
   bool searched = true;

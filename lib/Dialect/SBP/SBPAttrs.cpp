@@ -237,10 +237,14 @@ LogicalResult LayoutPlanAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, StringRef, StringRef,
     StringRef, BoolAttr, parplan::AttrDouble, parplan::AttrDouble,
     parplan::AttrDouble, parplan::AttrDouble overlapTime, int64_t, int64_t,
-    DictionaryAttr baselines, ArrayAttr stages, StringRef, int64_t) {
+    parplan::AttrDouble memorySlowdown, DictionaryAttr baselines,
+    ArrayAttr stages, StringRef, int64_t) {
   if (!(static_cast<double>(overlapTime) >= 0))
     return emitError() << "overlap_time must be at least 0 seconds, not "
                        << static_cast<double>(overlapTime);
+  if (!(static_cast<double>(memorySlowdown) >= 0))
+    return emitError() << "memory_slowdown must be at least 0, not "
+                       << static_cast<double>(memorySlowdown);
   for (NamedAttribute baseline : baselines)
     if (!isa<FloatAttr>(baseline.getValue()))
       return emitError() << "baseline '" << baseline.getName().getValue()
@@ -265,6 +269,6 @@ LayoutPlanAttr LayoutPlanAttr::withBaseline(StringRef name,
   return get(context, getCluster(), getStrategy(), getStart(), getTraining(),
              getStepTime(), getComputeTime(), getCommunicationTime(),
              getOverlapTime(), getMemoryBytes(), getDeviceMemoryBytes(),
-             baselines.getDictionary(context), getStages(), getSchedule(),
-             getSearchNodes());
+             getMemorySlowdown(), baselines.getDictionary(context), getStages(),
+             getSchedule(), getSearchNodes());
 }

@@ -73,6 +73,9 @@ constexpr double kFirstPrice = 1e-15;
 /// bisection up to about forty (times four from kFirstPrice up to a second
 /// per byte, then halvings to kPriceTolerance).
 constexpr int kMaxPriceProbes = 60;
+/// The price per byte of the plan of least memory: a second per kilobyte,
+/// so that bytes decide and time only breaks their ties.
+constexpr double kLeastMemoryPrice = 1e-3;
 /// Two plans of the price search are one when their seconds and bytes agree
 /// to this (relative): sums of the same terms in another order.
 constexpr double kSamePlan = 1e-9;
@@ -159,6 +162,10 @@ struct Node {
   std::vector<double> time;
   std::vector<double> memory;
   std::vector<double> activation;
+  /// What the plan of least memory counts: `memory`, or the results' own
+  /// bytes where that is more (a value read at once or recomputed holds
+  /// no bytes for the step, yet lives at the peak while its readers run).
+  std::vector<double> leastMemory;
   bool isSink() const { return sinkOperand >= 0; }
 };
 
@@ -435,6 +442,8 @@ private:
     struct StageBytes {
       int64_t stage = 0;
       std::vector<double> bytes;
+      /// The same of Node::leastMemory.
+      std::vector<double> leastBytes;
     };
     std::vector<std::vector<StageBytes>> memory;
     std::vector<ClassUse> uses;
@@ -535,20 +544,36 @@ private:
   /// per byte it was bought at (-1: the plan of least memory).
   void debugLeastTime(const Classes &searched,
                       const cost::LayoutSolution &best) const;
+  void debugLeastMemory(bool transients, bool boxedCopies, double peak) const;
   void debugPrice(double bytePrice,
                   const std::optional<cost::LayoutSolution> &candidate,
                   const Classes &grouped) const;
   void debugKept(double bytePrice) const;
+  /// What a search for the plan of least memory counts besides the bytes
+  /// each candidate holds for the step (Node::memory). Its objective is a
+  /// sum over ops, the peak is not, and no one sum follows the peak on
+  /// every model: the search tries each and keeps the least peak.
+  struct MemoryObjective {
+    /// Node::leastMemory for Node::memory, with time breaking ties
+    /// (kLeastMemoryPrice): without time, the ops whose results the step
+    /// does not keep cost nothing either way, and may be left replicated,
+    /// running the whole batch on every device with its transients (a
+    /// 48-layer GPT-3's attention scores, 100 GB per device).
+    bool transients = false;
+    /// The boxed copies readers read (ClassUse::boxedBytes: the gathers of
+    /// split parameters, held from the forward to the backward); in an
+    /// explicit step only.
+    bool boxedCopies = false;
+  };
   /// The search over `grouped` with each byte per device priced
-  /// `bytePrice` seconds (or the plan of least memory), started also from
-  /// `hint` (a choice per class), by the solver's stages `solverOptions`.
-  /// The plan of least memory counts the boxed copies its readers read
-  /// (ClassUse::boxedBytes) with `boxedCopies`.
+  /// `bytePrice` seconds, or for the plan of least memory by `leastMemory`,
+  /// started also from `hint` (a choice per class), by the solver's stages
+  /// `solverOptions`.
   std::optional<cost::LayoutSolution>
-  solveAt(const Classes &grouped, double bytePrice, bool memoryOnly,
+  solveAt(const Classes &grouped, double bytePrice,
+          std::optional<MemoryObjective> leastMemory,
           const std::vector<int64_t> &hint,
-          const cost::LayoutSolverOptions &solverOptions = {},
-          bool boxedCopies = false) const;
+          const cost::LayoutSolverOptions &solverOptions) const;
   double planMemory(const Classes &grouped,
                     const std::vector<int64_t> &classChoice) const;
   /// The cost model of stage `stage`'s devices (the mesh's without
@@ -663,6 +688,9 @@ private:
     return runsOncePerStep(use) ? 1.0 : static_cast<double>(microBatches);
   }
   double stepTime = 0, computeTime = 0, communicationTime = 0, memory = 0;
+  /// How much slower the plan's layouts are than the fastest, which do
+  /// not fit (sbp.plan's memory_slowdown; 0 where they fit).
+  double memorySlowdown = 0;
 
   /// The stage of a node (0 without stages; a sink's is its producer's).
   int64_t stageOf(const Node &node) const {
@@ -994,6 +1022,7 @@ void ShardingSearch::priceCandidates(Node &node) {
   node.time.assign(count, 0);
   node.memory.assign(count, 0);
   node.activation.assign(count, 0);
+  node.leastMemory.assign(count, 0);
   if (node.isSink())
     return;
   Operation *op = node.op;
@@ -1009,6 +1038,7 @@ void ShardingSearch::priceCandidates(Node &node) {
       node.memory[k] = localElements(op->getResult(0).getType(), model,
                                      node.candidates[k].results[0]) *
                        stateBytes;
+    node.leastMemory = node.memory;
     return;
   }
   for (size_t k = 0; k < count; ++k) {
@@ -1034,6 +1064,11 @@ void ShardingSearch::priceCandidates(Node &node) {
           node.activation[k] += localBytes(op->getResult(i).getType(), model,
                                            candidate.results[i]);
     node.memory[k] += held * node.activation[k];
+    double results = 0;
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      results +=
+          localBytes(op->getResult(i).getType(), model, candidate.results[i]);
+    node.leastMemory[k] = std::max(node.memory[k], results);
   }
 }
 
@@ -1708,7 +1743,7 @@ ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
   // its memory is kept per stage.
   Classes grouped;
   std::map<int64_t, int64_t> number;
-  std::vector<std::map<int64_t, std::vector<double>>> memory;
+  std::vector<std::map<int64_t, Classes::StageBytes>> memory;
   for (size_t i = 0; i < count; ++i) {
     auto [it, inserted] = number.try_emplace(label[i], number.size());
     const Node &node = nodes[i];
@@ -1719,15 +1754,20 @@ ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
       memory.emplace_back();
     }
     ++grouped.size[it->second];
-    std::vector<double> &bytes = memory[it->second][stageOf(node)];
-    bytes.resize(node.memory.size(), 0);
-    for (size_t k = 0; k < bytes.size(); ++k)
-      bytes[k] += node.memory[k];
+    Classes::StageBytes &bytes = memory[it->second][stageOf(node)];
+    bytes.bytes.resize(node.memory.size(), 0);
+    bytes.leastBytes.resize(node.memory.size(), 0);
+    for (size_t k = 0; k < node.memory.size(); ++k) {
+      bytes.bytes[k] += node.memory[k];
+      bytes.leastBytes[k] += node.leastMemory[k];
+    }
   }
   grouped.memory.resize(memory.size());
   for (size_t c = 0; c < memory.size(); ++c)
-    for (auto &[stage, bytes] : memory[c])
-      grouped.memory[c].push_back({stage, std::move(bytes)});
+    for (auto &[stage, bytes] : memory[c]) {
+      bytes.stage = stage;
+      grouped.memory[c].push_back(std::move(bytes));
+    }
   groupUses(grouped, coarser);
   // The descent also starts from every op replicated where it can be: a
   // small model's best plan may be no parallelism at all, a valley the
@@ -1937,18 +1977,26 @@ std::vector<double> ShardingSearch::useCostsOnce(const Use &use) const {
 
 std::optional<cost::LayoutSolution>
 ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
-                        bool memoryOnly, const std::vector<int64_t> &hint,
-                        const cost::LayoutSolverOptions &solverOptions,
-                        bool boxedCopies) const {
+                        std::optional<MemoryObjective> leastMemory,
+                        const std::vector<int64_t> &hint,
+                        const cost::LayoutSolverOptions &solverOptions) const {
   cost::LayoutProblem problem;
   problem.hint = hint;
+  // Time counts but where bytes alone are minimized.
+  bool timed = !leastMemory || leastMemory->transients;
+  if (leastMemory)
+    bytePrice = leastMemory->transients ? kLeastMemoryPrice : 1;
   for (size_t c = 0; c < grouped.representative.size(); ++c) {
     const Node &node = nodes[grouped.representative[c]];
     std::vector<double> costs(node.candidates.size(), 0);
-    for (const Classes::StageBytes &stage : grouped.memory[c])
+    for (const Classes::StageBytes &stage : grouped.memory[c]) {
+      const std::vector<double> &bytes = leastMemory && leastMemory->transients
+                                             ? stage.leastBytes
+                                             : stage.bytes;
       for (size_t k = 0; k < costs.size(); ++k)
-        costs[k] += memoryOnly ? stage.bytes[k] : bytePrice * stage.bytes[k];
-    if (!memoryOnly)
+        costs[k] += bytePrice * bytes[k];
+    }
+    if (timed)
       for (size_t k = 0; k < costs.size(); ++k)
         costs[k] += static_cast<double>(grouped.size[c]) * node.time[k];
     problem.addNode(std::move(costs));
@@ -1956,12 +2004,14 @@ ShardingSearch::solveAt(const Classes &grouped, double bytePrice,
   for (const ClassUse &use : grouped.uses) {
     std::vector<double> costs = *use.costs;
     for (double &cost : costs)
-      // Memory alone still refuses impossible boxings.
-      cost = memoryOnly ? (std::isinf(cost) ? kInfinity : 0)
-                        : cost * static_cast<double>(use.count);
-    if (memoryOnly && boxedCopies && use.boxedBytes && !use.boxedBytes->empty())
+      // Bytes alone still refuse impossible boxings.
+      cost = timed ? cost * static_cast<double>(use.count)
+                   : (std::isinf(cost) ? kInfinity : 0);
+    if (leastMemory && leastMemory->boxedCopies && use.boxedBytes &&
+        !use.boxedBytes->empty())
       for (size_t k = 0; k < costs.size(); ++k)
-        costs[k] += (*use.boxedBytes)[k] * static_cast<double>(use.count);
+        costs[k] +=
+            bytePrice * (*use.boxedBytes)[k] * static_cast<double>(use.count);
     problem.addEdge(use.producerClass, use.consumerClass, std::move(costs));
   }
   if (options.strategy == "exact")
@@ -2107,9 +2157,8 @@ LogicalResult ShardingSearch::solve() {
   // residual nodes, leaves it out too (docs/sbp-assign.md).
   cost::LayoutSolverOptions probing;
   probing.searchResidual = false;
-  auto solveSearched = [&](double bytePrice, bool memoryOnly = false,
-                           bool probe = false) {
-    return solveAt(searched, bytePrice, memoryOnly, searched.replicatedHint,
+  auto solveSearched = [&](double bytePrice, bool probe = false) {
+    return solveAt(searched, bytePrice, std::nullopt, searched.replicatedHint,
                    probe ? probing : cost::LayoutSolverOptions());
   };
   double capacity = memoryCapacity();
@@ -2133,28 +2182,33 @@ LogicalResult ShardingSearch::solve() {
   std::optional<double> bytePrice = 0;
   // The same, as the explanation prints it (-1: the plan of least memory).
   double explainedPrice = 0;
+  double leastTime = searchedTime(searched, best->choice);
   if (planMemory(searched, best->choice) > capacity) {
     // The plan of least memory first: when even it does not fit, nothing
-    // does, and the answer comes at once. Its objective is a sum over ops,
-    // the peak is not: the plan counting the boxed copies its readers read
-    // (the gathers of split parameters, held from the forward to the
-    // backward) and the plan without them are both solved, and the one of
-    // the smaller peak kept.
-    std::optional<cost::LayoutSolution> smallest = solveSearched(0, true);
-    double needed =
-        smallest ? planMemory(searched, smallest->choice) : kInfinity;
-    if (explicitStep) {
-      std::optional<cost::LayoutSolution> withCopies =
-          solveAt(searched, 0, true, searched.replicatedHint, {},
-                  /*boxedCopies=*/true);
-      if (withCopies && !std::isinf(withCopies->cost)) {
-        double peak = planMemory(searched, withCopies->choice);
-        if (peak < needed) {
-          smallest = std::move(withCopies);
+    // does, and the answer comes at once. It is the least peak of the
+    // objectives MemoryObjective tries.
+    std::optional<cost::LayoutSolution> smallest;
+    double needed = kInfinity, smallestSeconds = kInfinity;
+    for (bool transients : {false, true})
+      for (bool boxedCopies : {false, true}) {
+        if (boxedCopies && !explicitStep)
+          continue;
+        std::optional<cost::LayoutSolution> candidate =
+            solveAt(searched, 0, MemoryObjective{transients, boxedCopies},
+                    searched.replicatedHint, {});
+        if (!candidate || std::isinf(candidate->cost))
+          continue;
+        double peak = planMemory(searched, candidate->choice);
+        double seconds = searchedTime(searched, candidate->choice);
+        debugLeastMemory(transients, boxedCopies, peak);
+        // Of equal peaks the faster, from which the price walk starts
+        // nearer.
+        if (peak < needed || (peak == needed && seconds < smallestSeconds)) {
+          smallest = std::move(candidate);
           needed = peak;
+          smallestSeconds = seconds;
         }
       }
-    }
     if (needed > capacity)
       return failNoFit(searched, smallest, needed);
     // The smallest price per byte at which the plan fits, walked along
@@ -2208,7 +2262,7 @@ LogicalResult ShardingSearch::solve() {
         price = std::isinf(high.price) ? std::max(4 * low.price, kFirstPrice)
                                        : (low.price + high.price) / 2;
       std::optional<cost::LayoutSolution> candidate =
-          solveSearched(price, false, /*probe=*/true);
+          solveSearched(price, /*probe=*/true);
       debugPrice(price, candidate, searched);
       if (!candidate || std::isinf(candidate->cost))
         break;
@@ -2259,7 +2313,7 @@ LogicalResult ShardingSearch::solve() {
     // memory on stages other than the fullest, which buys nothing.
     if (bytePrice) {
       std::optional<cost::LayoutSolution> descended =
-          solveAt(classes, *bytePrice, false, refined, probing);
+          solveAt(classes, *bytePrice, std::nullopt, refined, probing);
       if (fits(descended, classes) &&
           searchedTime(classes, descended->choice) <=
               searchedTime(classes, refined))
@@ -2280,6 +2334,10 @@ LogicalResult ShardingSearch::solve() {
   communicationTime = usesTime(classes, classChoice);
   stepTime = computeTime + communicationTime;
   memory = planMemory(classes, classChoice);
+  memorySlowdown =
+      explainedPrice != 0 && leastTime > 0
+          ? std::max(0.0, searchedTime(classes, classChoice) / leastTime - 1)
+          : 0;
   predictPipeline(classChoice);
   debugKept(explainedPrice);
   return success();
@@ -2351,6 +2409,17 @@ void ShardingSearch::debugKept(double bytePrice) const {
         << groupThousands(static_cast<int64_t>(memory)) << " bytes per device"
         << priceNote << "\n";
   });
+}
+
+void ShardingSearch::debugLeastMemory(bool transients, bool boxedCopies,
+                                      double peak) const {
+  PARPLAN_DEBUG(kSbpAssignDebugType,
+                debugLine(kSbpAssignDebugType)
+                    << "start " << options.strategy << ": least memory by "
+                    << (transients ? "every value's bytes" : "kept bytes")
+                    << (boxedCopies ? " and boxed copies" : "") << ": "
+                    << groupThousands(static_cast<int64_t>(peak))
+                    << " bytes per device\n");
 }
 
 void ShardingSearch::debugPrice(
@@ -2984,8 +3053,8 @@ void ShardingSearch::annotate(
                               explicitStep),
           stepTime, computeTime, communicationTime, overlapTime,
           static_cast<int64_t>(memory),
-          static_cast<int64_t>(smallestDeviceMemory()), baselineTimes,
-          builder.getArrayAttr(stageEntries),
+          static_cast<int64_t>(smallestDeviceMemory()), memorySlowdown,
+          baselineTimes, builder.getArrayAttr(stageEntries),
           pipelined() ? StringRef(options.schedule) : StringRef("sequential"),
           static_cast<int64_t>(classes.representative.size())));
 }
