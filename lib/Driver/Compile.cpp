@@ -677,6 +677,23 @@ std::optional<Lowered> Compiler::lowerCopy(ModuleOp source) {
   return copy;
 }
 
+std::string Compiler::searchedWithoutRecompute() const {
+  const char *unfit = "the chosen stage count does not fit";
+  if (!result.search)
+    return unfit;
+  const parplan::driver::PipelineTrial &chosen = result.search->chosen;
+  for (const parplan::driver::PipelineTrial &trial : result.search->stageCounts)
+    if (trial.stages == chosen.stages && trial.withoutRecompute)
+      return llvm::formatv(
+          "the chosen stage count fits only by layouts {0}% slower than its "
+          "fastest, a step of {1} at {2} micro-batches",
+          static_cast<int64_t>(
+              std::lround(100 * trial.withoutRecompute->memorySlowdown)),
+          parplan::formatSeconds(trial.withoutRecompute->step),
+          trial.microBatches);
+  return unfit;
+}
+
 // Without a recomputation given, a step that fits on no plan is built again
 // with selective, then full recomputation of activations before the compile
 // gives up; the stages run on a copy of the imported model each time. A
@@ -687,23 +704,6 @@ std::optional<Lowered> Compiler::lowerCopy(ModuleOp source) {
 // tried as well, and the faster plan kept. A pipeline search that chose a
 // shape with recomputation (one that fits only so, or faster so) starts
 // from its level.
-std::string Compiler::searchedWithoutRecompute() const {
-  const char *unfit = "the chosen stage count does not fit";
-  if (!result.search)
-    return unfit;
-  const parplan::driver::PipelineTrial &chosen = result.search->chosen;
-  for (const parplan::driver::PipelineTrial &trial : result.search->stageCounts)
-    if (trial.stages == chosen.stages && trial.stepWithoutRecompute)
-      return llvm::formatv(
-          "the chosen stage count fits only by layouts {0}% slower than its "
-          "fastest, a step of {1} at {2} micro-batches",
-          static_cast<int64_t>(
-              std::lround(100 * trial.slowdownWithoutRecompute)),
-          parplan::formatSeconds(*trial.stepWithoutRecompute),
-          trial.microBatches);
-  return unfit;
-}
-
 LogicalResult Compiler::layOutWithFallback() {
   fallback = !options.inference && !options.recomputeGiven &&
              options.emit != CompileStage::TrainingStep &&
@@ -727,7 +727,7 @@ LogicalResult Compiler::layOutWithFallback() {
   OwningOpRef<ModuleOp> overArena;
   std::string overArenaLevel;
   // A plan that fits by slow layouts, while the next level is tried: its
-  // level, its step and its lowered copy.
+  // level and its lowered copy.
   OwningOpRef<ModuleOp> slowFit;
   std::string slowFitLevel;
   std::optional<Lowered> slowFitLowered;

@@ -798,15 +798,11 @@ parplan::driver::searchPipeline(
                   : isClearlyBetter(*recomputing, countBest)) {
           PipelineTrial slower = std::move(countBest);
           countBest = *recomputing;
-          if (!unfit &&
-              (slower.recompute.empty() || slower.recompute == "none")) {
-            countBest.stepWithoutRecompute = slower.step;
-            countBest.slowdownWithoutRecompute = slower.memorySlowdown;
-          } else {
-            countBest.stepWithoutRecompute = slower.stepWithoutRecompute;
-            countBest.slowdownWithoutRecompute =
-                slower.slowdownWithoutRecompute;
-          }
+          countBest.withoutRecompute =
+              !unfit && (slower.recompute.empty() || slower.recompute == "none")
+                  ? PipelineTrial::Unrecomputed{*slower.step,
+                                                slower.memorySlowdown}
+                  : slower.withoutRecompute;
         }
       }
       return &judged.emplace(index, std::move(countBest)).first->second;
@@ -1158,13 +1154,10 @@ parplan::driver::searchPipeline(
              trial.cutInsideLayers == best.cutInsideLayers)) {
           // The step without recomputation its count was judged against
           // stays with it.
-          std::optional<double> without = trial.stepWithoutRecompute;
-          double slowdown = trial.slowdownWithoutRecompute;
+          auto without = trial.withoutRecompute;
           trial = best;
-          if (without) {
-            trial.stepWithoutRecompute = without;
-            trial.slowdownWithoutRecompute = slowdown;
-          }
+          if (without)
+            trial.withoutRecompute = without;
         }
   }
   result.chosen = best;

@@ -78,8 +78,10 @@ struct PipelineTrial {
   double memorySlowdown = 0;
   /// Where its recomputation was chosen over layouts that fit without it,
   /// slower: their step and memorySlowdown.
-  std::optional<double> stepWithoutRecompute;
-  double slowdownWithoutRecompute = 0;
+  struct Unrecomputed {
+    double step = 0, memorySlowdown = 0;
+  };
+  std::optional<Unrecomputed> withoutRecompute;
   std::string why;
   std::optional<NoFit> noFit;
   bool searched = true;

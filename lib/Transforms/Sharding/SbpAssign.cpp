@@ -1041,33 +1041,33 @@ void ShardingSearch::priceCandidates(Node &node) {
     node.leastMemory = node.memory;
     return;
   }
+  SmallVector<double> resultBytes;
   for (size_t k = 0; k < count; ++k) {
     const Candidate &candidate = node.candidates[k];
+    // Each result's bytes at this candidate's layout, read once.
+    resultBytes.clear();
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      resultBytes.push_back(
+          localBytes(op->getResult(i).getType(), model, candidate.results[i]));
+    double results =
+        std::accumulate(resultBytes.begin(), resultBytes.end(), 0.0);
     // Training keeps every activation for the backward pass; a training
     // step keeps the ones its backward ops read, and the sums it
     // accumulates over micro-batches for the whole step.
     if (isa<nn::AccumulateOp>(op))
-      node.memory[k] +=
-          localBytes(op->getResult(0).getType(), model, candidate.results[0]);
+      node.memory[k] += resultBytes[0];
     // A copy of parameters made before the micro-batches is kept for the
     // whole step, once.
     bool keptForStep = beforeMicroBatches.contains(op);
     if (keptForStep)
-      for (unsigned i = 0; i < op->getNumResults(); ++i)
-        node.memory[k] +=
-            localBytes(op->getResult(i).getType(), model, candidate.results[i]);
+      node.memory[k] += results;
     // A stage keeps them for every micro-batch its schedule has in flight.
     auto held = static_cast<double>(inFlight[virtualStageOf(node)]);
     if ((options.training || explicitStep) && !keptForStep)
       for (unsigned i = 0; i < op->getNumResults(); ++i)
         if (options.training || keptOnItsStage(op->getResult(i)))
-          node.activation[k] += localBytes(op->getResult(i).getType(), model,
-                                           candidate.results[i]);
+          node.activation[k] += resultBytes[i];
     node.memory[k] += held * node.activation[k];
-    double results = 0;
-    for (unsigned i = 0; i < op->getNumResults(); ++i)
-      results +=
-          localBytes(op->getResult(i).getType(), model, candidate.results[i]);
     node.leastMemory[k] = std::max(node.memory[k], results);
   }
 }
