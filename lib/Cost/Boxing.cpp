@@ -125,7 +125,8 @@ double BoxingCost::bytesSent() const {
 BoxingStep parplan::cost::priceStep(const ReshardStep &step,
                                     const TensorExtent &tensor,
                                     const std::vector<int64_t> &meshShape,
-                                    const std::vector<Link> &axisLinks) {
+                                    const std::vector<Link> &axisLinks,
+                                    const PositionLinks *positions) {
   BoxingStep priced{step, collectiveOf(step.kind), 0, 0, 0};
   int64_t n = meshShape[step.meshAxis];
   if (!priced.collective || n <= 1) {
@@ -148,6 +149,25 @@ BoxingStep parplan::cost::priceStep(const ReshardStep &step,
   priced.bytesSent = bytesSentPerDevice(*priced.collective, n, priced.bytes);
   priced.time = collectiveTime(*priced.collective, n, timedBytes,
                                axisLinks[step.meshAxis]);
+  if (positions && positions->axis >= 0 && positions->axis != step.meshAxis) {
+    // groupBytes divided a split along the shares' axis evenly; each
+    // position holds its own fraction instead.
+    auto sharesAxis = static_cast<size_t>(positions->axis);
+    double even =
+        sharesAxis < step.from.size() && step.from[sharesAxis].isSplit()
+            ? static_cast<double>(meshShape[sharesAxis])
+            : 0;
+    priced.time = 0;
+    for (size_t p = 0; p < positions->links.size(); ++p) {
+      double bytes =
+          even > 0 ? timedBytes * even * positions->fractions[p] : timedBytes;
+      priced.time = std::max(
+          priced.time,
+          collectiveTime(
+              *priced.collective, n, bytes,
+              positions->links[p][static_cast<size_t>(step.meshAxis)]));
+    }
+  }
   return priced;
 }
 
@@ -171,7 +191,7 @@ int64_t scatterDimension(const std::vector<int64_t> &shape,
 std::optional<BoxingCost> parplan::cost::boxingCost(
     const NdSbp &from, const NdSbp &to, const TensorExtent &tensor,
     const std::vector<int64_t> &meshShape, const std::vector<Link> &axisLinks,
-    const MeshShares &shares) {
+    const MeshShares &shares, const PositionLinks *positions) {
   if (axisLinks.size() != meshShape.size())
     return std::nullopt;
   std::vector<bool> wholeOnly(meshShape.size());
@@ -180,14 +200,15 @@ std::optional<BoxingCost> parplan::cost::boxingCost(
   std::optional<std::vector<ReshardStep>> steps = planResharding(
       from, to, meshShape,
       [&](const ReshardStep &step) {
-        return priceStep(step, tensor, meshShape, axisLinks).time;
+        return priceStep(step, tensor, meshShape, axisLinks, positions).time;
       },
       wholeOnly, scatterDimension(tensor.shape, meshShape));
   if (!steps)
     return std::nullopt;
   BoxingCost cost;
   for (const ReshardStep &step : *steps) {
-    cost.steps.push_back(priceStep(step, tensor, meshShape, axisLinks));
+    cost.steps.push_back(
+        priceStep(step, tensor, meshShape, axisLinks, positions));
     cost.time += cost.steps.back().time;
   }
   return cost;

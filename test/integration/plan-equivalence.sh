@@ -237,6 +237,35 @@ else
   status=1
 fi
 
+# A mesh regrouped by speed (docs/sbp-assign.md#parts-by-speed): a node of
+# 4 A100s and one of 2 V100s, peaks cut a thousandfold, laid out without a
+# mesh given. Whole rows per device cannot follow the speeds (8 rows: 2, 2,
+# 1, 1 on the A100s), so the 6 devices are a 3x2 mesh of pairs taking 3,
+# 3 and 2 rows, each pair splitting its rows (3 as 2 and 1) or a
+# product's columns inside it. The same losses and weights as the whole
+# batch on 1 device, data parallel, Megatron's and as the search lays it
+# out.
+sed '0,/"devices": 2/s//"devices": 4/' "$dir/mixed-2x2-slow.json" >"$dir/mixed-4-2-slow.json"
+want=$(run_micro gpt 8 1 auto 1) || status=1
+for strategy in auto data-parallel megatron; do
+  out=$dir/gpt-groups-$strategy
+  if [ -n "$want" ] &&
+     "$bin/parplan" compile "$dir/gpt-batch.onnx" --train --optimizer adam --lr 0.01 \
+       --batch 8 --cluster "$dir/mixed-4-2-slow.json" --stages 1 --strategy "$strategy" \
+       -o "$out" >"$out.compile.log" 2>&1 &&
+     grep -q "^compiled .* for 6 devices (mesh 3x2, " "$out.compile.log" &&
+     grep -q '^  shares           mesh axis 0 splits by device speed: 3 (A100-SXM4-40GB), 3 (A100-SXM4-40GB), 2 (V100-SXM2-32GB) of every 8' "$out.compile.log" &&
+     timeout 120 mpirun --oversubscribe -np 6 "$bin/parplan-run" "$out/plan.pb" \
+       --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 &&
+     awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$out.log"; then
+    echo "ok: gpt, batch 8 on a node of 4 A100s and one of 2 V100s in pairs (mesh 3x2, rows 3, 3, 2; $strategy): $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
+  else
+    echo "FAIL: gpt, batch 8 on pairs of mixed devices by speed (mesh 3x2, $strategy) differs from the whole batch on 1 device:"
+    cat "$out.compile.log" "$out.log" 2>/dev/null
+    status=1
+  fi
+done
+
 # Stages of mixed types ending inside a layer (docs/pipeline.md#mixed-device-types):
 # the A100s' stage holds the GPT's first layer and the attention of its
 # second, the V100s' the rest; the residual stream and its gradient cross

@@ -295,6 +295,51 @@ TEST_CASE("an all-to-all of uneven parts charges what the devices send") {
   CHECK(even->steps[0].bytesSent == Approx(0.5 * 48));
 }
 
+TEST_CASE("a step beside uneven shares lasts as long as the slowest "
+          "position's") {
+  // An A100 node (NVLink) with 3/4 of the rows and a T4 node (PCIe) with
+  // 1/4, tensor-parallel within each: the partial sums of a [64, 1024]
+  // product are all-reduced within each node, over its own links, on its
+  // own rows. The mesh's mean part (half the rows) over its slowest link
+  // (PCIe) would price 2x the T4s' and miss the A100s' altogether.
+  Link pcie{16e9, 5e-6};
+  std::vector<int64_t> mesh = {2, 4};
+  TensorExtent tensor{{64, 1024}, 4};
+  double bytes = tensor.bytes();
+  PositionLinks positions{0, {0.75, 0.25}, {{nic, nvlink}, {nic, pcie}}};
+  auto byPosition = boxingCost({Sbp::split(0), Sbp::partial()},
+                               {Sbp::split(0), Sbp::broadcast()}, tensor, mesh,
+                               {nic, pcie}, {{3, 1}, {}}, &positions);
+  REQUIRE(byPosition);
+  REQUIRE(byPosition->steps.size() == 1);
+  double a100 = collectiveTime(Collective::AllReduce, 4, 0.75 * bytes, nvlink);
+  double t4 = collectiveTime(Collective::AllReduce, 4, 0.25 * bytes, pcie);
+  CHECK(byPosition->time == Approx(std::max(a100, t4)));
+  CHECK(byPosition->steps[0].bytes == Approx(bytes / 2));
+  auto byMean = boxingCost({Sbp::split(0), Sbp::partial()},
+                           {Sbp::split(0), Sbp::broadcast()}, tensor, mesh,
+                           {nic, pcie}, {{3, 1}, {}});
+  REQUIRE(byMean);
+  CHECK(byMean->time ==
+        Approx(collectiveTime(Collective::AllReduce, 4, bytes / 2, pcie)));
+  // Not split along the shares' axis, every position all-reduces the
+  // whole tensor: the slower links' time.
+  auto whole = boxingCost({Sbp::broadcast(), Sbp::partial()},
+                          {Sbp::broadcast(), Sbp::broadcast()}, tensor, mesh,
+                          {nic, pcie}, {{3, 1}, {}}, &positions);
+  REQUIRE(whole);
+  CHECK(whole->time ==
+        Approx(collectiveTime(Collective::AllReduce, 4, bytes, pcie)));
+  // A step along the shares' axis itself spans the positions: priced as
+  // before, over the mesh's link along it.
+  auto across = boxingCost({Sbp::partial(), Sbp::broadcast()},
+                           {Sbp::broadcast(), Sbp::broadcast()}, tensor, mesh,
+                           {nic, pcie}, {{3, 1}, {}}, &positions);
+  REQUIRE(across);
+  CHECK(across->time ==
+        Approx(collectiveTime(Collective::AllReduce, 2, bytes, nic)));
+}
+
 TEST_CASE("roofline: FLOP-bound and memory-bound") {
   DeviceType h100{"H100",
                   {{ComputeType::BF16, 989e12}, {ComputeType::F32, 67e12}},

@@ -58,22 +58,42 @@ struct TensorExtent {
   double bytes() const;
 };
 
+/// A mesh of uneven shares along one axis, position by position along
+/// it: each position's groups along the other axes hold its own part of a
+/// tensor split along the shares' axis and cross its own devices' links
+/// (an A100 group on NVLink with 18 rows, a T4 group on PCIe with 7), so a
+/// step along another axis lasts as long as the slowest position's
+/// collective, not the mean part's over the mesh's slowest link.
+struct PositionLinks {
+  /// The shares' axis.
+  int64_t axis = -1;
+  /// Each position's part of a tensor split along `axis`, as a fraction of
+  /// the whole.
+  std::vector<double> fractions;
+  /// Each position's links, per mesh axis (cost::axisLink on the position's
+  /// devices; the shares' axis's entry unused).
+  std::vector<std::vector<Link>> links;
+};
+
 /// Prices `step` for `tensor` on a mesh of `meshShape` whose axes cross
-/// `axisLinks`.
+/// `axisLinks`; with `positions`, a step along another axis than theirs by
+/// the slowest position.
 BoxingStep priceStep(const ReshardStep &step, const TensorExtent &tensor,
                      const std::vector<int64_t> &meshShape,
-                     const std::vector<Link> &axisLinks);
+                     const std::vector<Link> &axisLinks,
+                     const PositionLinks *positions = nullptr);
 
 /// The cheapest way to change `tensor` from `from` to `to` over a mesh of
 /// `meshShape` whose axes cross `axisLinks` (planResharding priced by
-/// priceStep), without a step that exchanges parts along an axis of
-/// uneven `shares` (exchangesParts). std::nullopt when no sequence of steps
-/// can do it.
+/// priceStep, by position with `positions`), without a step that exchanges
+/// parts along an axis of uneven `shares` (exchangesParts). std::nullopt when
+/// no sequence of steps can do it.
 std::optional<BoxingCost> boxingCost(const NdSbp &from, const NdSbp &to,
                                      const TensorExtent &tensor,
                                      const std::vector<int64_t> &meshShape,
                                      const std::vector<Link> &axisLinks,
-                                     const MeshShares &shares = {});
+                                     const MeshShares &shares = {},
+                                     const PositionLinks *positions = nullptr);
 
 } // namespace parplan::cost
 

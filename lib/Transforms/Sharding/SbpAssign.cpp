@@ -3294,6 +3294,19 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
     if (!sharedMesh.shares.empty())
       models.push_back(ShardingCostModel::onMesh(
           *cluster, std::move(sharedMesh), options.mixedPrecision));
+    // A mesh not given may be regrouped: its nodes' devices in groups
+    // taking whole rows by speed, where whole rows per device cannot
+    // follow the speeds (speedGroupedMesh). A given mesh is the user's.
+    std::optional<size_t> groupedModel;
+    if (stages->names.empty() && options.mesh.empty() &&
+        options.shares != "even")
+      if (std::optional<cost::DeviceMesh> grouped =
+              speedGroupedMesh(*cluster, models.front().getMesh(), function,
+                               options.mixedPrecision, batchRows(function))) {
+        groupedModel = models.size();
+        models.push_back(ShardingCostModel::onMesh(
+            *cluster, std::move(*grouped), options.mixedPrecision));
+      }
     // auto is the search and, under the same cost model, every shipped
     // baseline: the least predicted step wins, so that auto is never worse
     // than a baseline. A baseline that cannot lay the program out (a pin
@@ -3330,7 +3343,12 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
     };
     std::vector<Start> starts;
     for (const ShardingCostModel &model : models) {
-      std::string label = model.getShares().empty() ? "" : " (parts by speed)";
+      std::string label =
+          groupedModel && &model == &models[*groupedModel]
+              ? " (parts by speed in groups of " +
+                    std::to_string(model.getMeshShape().back()) + ")"
+          : model.getShares().empty() ? ""
+                                      : " (parts by speed)";
       if (searches)
         starts.push_back({&model, options.strategy, label, true});
       if (isAuto && options.starts != "search")

@@ -125,6 +125,26 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
   if (model.sharesAxis >= 0) {
     const std::vector<int64_t> &weights =
         shares[static_cast<size_t>(model.sharesAxis)];
+    cost::PositionLinks &positions = model.positionLinks;
+    positions.axis = model.sharesAxis;
+    double weightSum = 0;
+    for (int64_t weight : weights)
+      weightSum += static_cast<double>(weight);
+    for (size_t along = 0; along < weights.size(); ++along) {
+      positions.fractions.push_back(static_cast<double>(weights[along]) /
+                                    weightSum);
+      cost::DeviceMesh position = cost::subMesh(model.mesh, model.sharesAxis,
+                                                static_cast<int64_t>(along));
+      std::vector<cost::Link> links;
+      for (int64_t axis = 0;
+           axis < static_cast<int64_t>(model.mesh.shape.size()); ++axis)
+        links.push_back(
+            axis == model.sharesAxis
+                ? model.axisLinks[static_cast<size_t>(axis)]
+                : cost::axisLink(model.cluster, position,
+                                 axis < model.sharesAxis ? axis : axis - 1));
+      positions.links.push_back(std::move(links));
+    }
     std::vector<bool> seen(weights.size(), false);
     model.shareSlowestTypes.assign(weights.size(), 0);
     for (int64_t position = 0; position < model.mesh.size(); ++position) {
@@ -322,8 +342,9 @@ ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to, Type type) const {
       std::make_tuple(encode(from), encode(to), type.getAsOpaquePointer());
   auto [found, inserted] = boxingIndex.try_emplace(key, boxingCosts.size());
   if (inserted)
-    boxingCosts.push_back(cost::boxingCost(from, to, extent(type), mesh.shape,
-                                           axisLinks, mesh.shares));
+    boxingCosts.push_back(cost::boxingCost(
+        from, to, extent(type), mesh.shape, axisLinks, mesh.shares,
+        sharesAxis >= 0 ? &positionLinks : nullptr));
   return boxingCosts[found->second];
 }
 
@@ -379,11 +400,12 @@ cost::DeviceMesh parplan::deviceMeshOf(sbp::MeshOp mesh) {
   return placed;
 }
 
-MeshShares parplan::speedShares(const cost::Cluster &cluster,
-                                const cost::DeviceMesh &mesh,
-                                func::FuncOp function, bool mixedPrecision,
-                                int64_t rows) {
-  // The one axis along which the device types differ.
+namespace {
+
+/// The one axis of `mesh` along which its devices' types differ; -1 where
+/// they are alike, std::nullopt where they differ along more than one.
+std::optional<int64_t> typedAxisOf(const cost::Cluster &cluster,
+                                   const cost::DeviceMesh &mesh) {
   int64_t typedAxis = -1;
   for (int64_t position = 0; position < mesh.size(); ++position) {
     std::vector<int64_t> coordinate = meshCoordinate(mesh.shape, position);
@@ -398,31 +420,42 @@ MeshShares parplan::speedShares(const cost::Cluster &cluster,
       if (cluster.deviceTypeOf(device).name == cluster.deviceTypeOf(other).name)
         continue;
       if (typedAxis >= 0 && typedAxis != static_cast<int64_t>(axis))
-        return {};
+        return std::nullopt;
       typedAxis = static_cast<int64_t>(axis);
     }
   }
-  if (typedAxis < 0)
-    return {};
-  auto axis = static_cast<size_t>(typedAxis);
-  // Each position's device at coordinate 0 elsewhere: its type is the
-  // position's.
+  return typedAxis;
+}
+
+/// The ops' time by device type: a type's positions run them alike.
+using SecondsOfType = std::map<std::string, double>;
+
+/// Each position of `axis`'s speed at `function`'s ops, in thousandths of
+/// the fastest's (the inverse of the ops' roofline times, whole, on the
+/// position's device at coordinate 0 elsewhere); empty where the times are
+/// not positive and finite. `secondsOfType` keeps the types' times.
+std::vector<int64_t> positionSpeeds(const cost::Cluster &cluster,
+                                    const cost::DeviceMesh &mesh, size_t axis,
+                                    func::FuncOp function, bool mixedPrecision,
+                                    SecondsOfType &secondsOfType) {
   std::vector<double> seconds;
   for (int64_t i = 0; i < mesh.shape[axis]; ++i) {
     std::vector<int64_t> coordinate(mesh.shape.size(), 0);
     coordinate[axis] = i;
-    cost::DeviceMesh alone{{1},
-                           {mesh.devices[static_cast<size_t>(
-                               meshLinearIndex(mesh.shape, coordinate))]}};
-    ShardingCostModel model =
-        ShardingCostModel::onMesh(cluster, std::move(alone), mixedPrecision);
-    double total = 0;
-    function.walk([&](Operation *op) {
-      if (std::optional<ShardingCostModel::LocalWork> work =
-              model.localWork(op, {}, {}))
-        total += model.computeTime(*work);
-    });
-    seconds.push_back(total);
+    int64_t device = mesh.devices[static_cast<size_t>(
+        meshLinearIndex(mesh.shape, coordinate))];
+    auto [known, inserted] =
+        secondsOfType.try_emplace(cluster.deviceTypeOf(device).name, 0.0);
+    if (inserted) {
+      ShardingCostModel model = ShardingCostModel::onMesh(
+          cluster, cost::DeviceMesh{{1}, {device}}, mixedPrecision);
+      function.walk([&](Operation *op) {
+        if (std::optional<ShardingCostModel::LocalWork> work =
+                model.localWork(op, {}, {}))
+          known->second += model.computeTime(*work);
+      });
+    }
+    seconds.push_back(known->second);
   }
   double fastest = *std::min_element(seconds.begin(), seconds.end());
   if (!(fastest > 0) || !std::isfinite(fastest))
@@ -431,50 +464,152 @@ MeshShares parplan::speedShares(const cost::Cluster &cluster,
   for (double time : seconds)
     thousandths.push_back(
         std::max<int64_t>(1, std::llround(1000 * fastest / time)));
-  MeshShares shares(mesh.shape.size());
-  if (rows <= 0) {
-    shares[axis] = std::move(thousandths);
-    return shares;
-  }
-  // Whole rows, so that the last position to finish does so as early as
-  // whole rows allow: each starts at its proportional part rounded down,
-  // and each row left goes where it ends soonest, (part + 1) / speed
-  // least, the lower index on a tie. Rounding the largest remainders
-  // instead ignores the speeds: on mixed-t4-a100 as one axis of 24 it gave
-  // half the T4s a third row, a fifth longer than the A100s' 12.
-  // Where the rows allow, every device of a position takes as many whole
-  // rows: a node's part that does not divide by its devices leaves some of
-  // them a row more, which the step waits for (on whale-v100-p100 at batch
-  // 256, 79 : 49 rows, 9.875 and 6.125 per device).
-  int64_t perPosition = mesh.size() / mesh.shape[axis];
-  int64_t unit =
-      rows % perPosition == 0 && rows / perPosition >= mesh.shape[axis]
-          ? perPosition
-          : 1;
-  int64_t units = rows / unit;
-  int64_t weightSum = 0;
-  for (int64_t weight : thousandths)
-    weightSum += weight;
+  return thousandths;
+}
+
+/// `units` whole units over positions of `speeds`, so that the last
+/// position to finish does so as early as whole units allow: each starts
+/// at its proportional part rounded down, and each unit left goes where it
+/// ends soonest, (part + 1) / speed least, the lower index on a tie.
+/// Rounding the largest remainders instead ignores the speeds: on
+/// mixed-t4-a100 as one axis of 24 it gave half the T4s a third row, a
+/// fifth longer than the A100s' 12.
+std::vector<int64_t> wholeParts(const std::vector<int64_t> &speeds,
+                                int64_t units) {
+  int64_t speedSum = 0;
+  for (int64_t speed : speeds)
+    speedSum += speed;
   std::vector<int64_t> parts;
   int64_t given = 0;
-  for (int64_t weight : thousandths) {
-    parts.push_back(units * weight / weightSum);
+  for (int64_t speed : speeds) {
+    parts.push_back(units * speed / speedSum);
     given += parts.back();
   }
   for (; given < units; ++given) {
     size_t soonest = 0;
     for (size_t i = 1; i < parts.size(); ++i)
-      if ((parts[i] + 1) * thousandths[soonest] <
-          (parts[soonest] + 1) * thousandths[i])
+      if ((parts[i] + 1) * speeds[soonest] < (parts[soonest] + 1) * speeds[i])
         soonest = i;
     ++parts[soonest];
   }
+  return parts;
+}
+
+/// How much later than in exact proportion to `speeds` the last of
+/// `parts` ends: 1 where they are exactly in proportion.
+double partsOverProportion(const std::vector<int64_t> &parts,
+                           const std::vector<int64_t> &speeds) {
+  double latest = 0, total = 0, speedSum = 0;
+  for (auto [part, speed] : llvm::zip(parts, speeds)) {
+    latest = std::max(latest, static_cast<double>(part) / speed);
+    total += part;
+    speedSum += speed;
+  }
+  return latest * speedSum / total;
+}
+
+/// The rows each position of `speeds` takes, summing to `rows`: in whole
+/// rows per device where `rows` divides by a position's `positionDevices`
+/// (a node's part that does not divide by its devices leaves some of them
+/// a row more, which the step waits for: on whale-v100-p100 at batch 256,
+/// 79 : 49 rows, 9.875 and 6.125 per device), else whole rows per
+/// position. Empty where a position gets none or the parts come out even.
+std::vector<int64_t> rowParts(const std::vector<int64_t> &speeds, int64_t rows,
+                              int64_t positionDevices) {
+  auto positions = static_cast<int64_t>(speeds.size());
+  int64_t unit =
+      rows % positionDevices == 0 && rows / positionDevices >= positions
+          ? positionDevices
+          : 1;
+  std::vector<int64_t> parts = wholeParts(speeds, rows / unit);
   if (llvm::is_contained(parts, 0) || llvm::all_equal(parts))
     return {};
   for (int64_t &part : parts)
     part *= unit;
+  return parts;
+}
+
+} // namespace
+
+MeshShares parplan::speedShares(const cost::Cluster &cluster,
+                                const cost::DeviceMesh &mesh,
+                                func::FuncOp function, bool mixedPrecision,
+                                int64_t rows) {
+  std::optional<int64_t> typedAxis = typedAxisOf(cluster, mesh);
+  if (!typedAxis || *typedAxis < 0)
+    return {};
+  auto axis = static_cast<size_t>(*typedAxis);
+  SecondsOfType secondsOfType;
+  std::vector<int64_t> speeds = positionSpeeds(cluster, mesh, axis, function,
+                                               mixedPrecision, secondsOfType);
+  if (speeds.empty())
+    return {};
+  MeshShares shares(mesh.shape.size());
+  if (rows <= 0) {
+    shares[axis] = std::move(speeds);
+    return shares;
+  }
+  std::vector<int64_t> parts =
+      rowParts(speeds, rows, mesh.size() / mesh.shape[axis]);
+  if (parts.empty())
+    return {};
   shares[axis] = std::move(parts);
   return shares;
+}
+
+std::optional<cost::DeviceMesh>
+parplan::speedGroupedMesh(const cost::Cluster &cluster,
+                          const cost::DeviceMesh &mesh, func::FuncOp function,
+                          bool mixedPrecision, int64_t rows) {
+  if (mesh.shape.empty() || mesh.shape.size() > 2 || rows <= 0)
+    return std::nullopt;
+  std::optional<int64_t> typedAxis = typedAxisOf(cluster, mesh);
+  if (!typedAxis || *typedAxis != 0)
+    return std::nullopt;
+  SecondsOfType secondsOfType;
+  std::vector<int64_t> speeds =
+      positionSpeeds(cluster, mesh, 0, function, mixedPrecision, secondsOfType);
+  if (speeds.empty())
+    return std::nullopt;
+  int64_t perPosition = mesh.size() / mesh.shape[0];
+  std::vector<int64_t> byDevice = rowParts(speeds, rows, perPosition);
+  // Even parts where whole rows per device cannot follow the speeds.
+  double best = partsOverProportion(
+      byDevice.empty()
+          ? wholeParts(std::vector<int64_t>(speeds.size(), 1), rows)
+          : byDevice,
+      speeds);
+  std::optional<cost::DeviceMesh> grouped;
+  int64_t devices = mesh.size();
+  for (int64_t group = 2; group <= devices / 2; ++group) {
+    if (devices % group != 0)
+      continue;
+    // Each group within one node, on its links and of one type.
+    bool withinNodes = true;
+    for (int64_t first = 0; withinNodes && first < devices; first += group)
+      for (int64_t i = first + 1; withinNodes && i < first + group; ++i)
+        withinNodes = cluster.nodeOf(mesh.devices[static_cast<size_t>(i)]) ==
+                      cluster.nodeOf(mesh.devices[static_cast<size_t>(first)]);
+    if (!withinNodes)
+      continue;
+    cost::DeviceMesh candidate{{devices / group, group}, mesh.devices, {}};
+    std::vector<int64_t> groupSpeeds = positionSpeeds(
+        cluster, candidate, 0, function, mixedPrecision, secondsOfType);
+    if (groupSpeeds.empty())
+      continue;
+    std::vector<int64_t> parts = wholeParts(groupSpeeds, rows);
+    if (llvm::is_contained(parts, 0) || llvm::all_equal(parts))
+      continue;
+    // A hundredth nearer the speeds at least: a group's tensor
+    // parallelism costs communication that whole rows per device do not.
+    double over = partsOverProportion(parts, groupSpeeds);
+    if (!(over < best * 0.99))
+      continue;
+    best = over;
+    candidate.shares = {std::move(parts), {}};
+    grouped = std::move(candidate);
+  }
+  return grouped;
 }
 
 /// `layout` with its Partial entries as Broadcast.

@@ -1,6 +1,9 @@
 // RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-t4-a100" -sbp-assign="mesh=24 shares=speed" | FileCheck %s --check-prefix=SPEED
 // RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-t4-a100" -sbp-assign="mesh=24 shares=even" | FileCheck %s --check-prefix=EVEN
 // RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=whale-v100-p100" -sbp-assign="mesh=4x8 shares=speed mixed-precision=false" | FileCheck %s --check-prefix=NODES
+// RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-a100-v100" -sbp-assign="mixed-precision=false" | FileCheck %s --check-prefix=GROUPS
+// RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-a100-v100" -sbp-assign="mesh=4x8 mixed-precision=false" | FileCheck %s --check-prefix=GIVEN
+// RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-a100-v100" -sbp-assign="shares=even mixed-precision=false" | FileCheck %s --check-prefix=GIVEN
 
 // Whole rows by speed on mixed-t4-a100 laid out as one axis of 24 devices
 // (an A100 node of 8, four T4 nodes of 4): each device is a position. The
@@ -58,4 +61,28 @@ func.func @main() -> tensor<256x1024xf32> {
   %w = nn.param "w" : tensor<1024x1024xf32>
   %y = nn.matmul %x, %w : tensor<256x1024xf32>, tensor<1024x1024xf32> -> tensor<256x1024xf32>
   return %y : tensor<256x1024xf32>
+}
+
+// -----
+
+// 64 rows on mixed-a100-v100's default mesh (4x8: an A100 node and a V100
+// node twice), the A100s 1.29 times as fast: the ideal 2.25 : 1.75 rows
+// per device are no whole rows per device, and by node in units of 8 rows
+// they come out even. The mesh not given is regrouped: 8x4, each group of
+// 4 devices of a node taking 9 or 7 rows (speedGroupedMesh), exactly in
+// proportion, and the product's columns split inside each group.
+// GROUPS-LABEL: start = "auto (parts by speed in groups of 4)"
+// GROUPS: sbp.mesh @mesh(shape = 8x4, shares = {{\[\[}}9, 9, 9, 9, 7, 7, 7, 7], []])
+// GROUPS: nn.matmul {{.*}}#sbp.sharding<@mesh, {{\[}}[#sbp.b, #sbp.b], [#sbp.s<1>, #sbp.s<1>]] -> {{\[}}[#sbp.s<2>, #sbp.s<2>]]>
+// A mesh given (mesh=4x8), or even shares asked for, is kept as it is.
+// GIVEN: func.func @main() -> tensor<256x1024xf32>
+// GIVEN: start = "auto",
+// GIVEN: sbp.mesh @mesh(shape = 4x8)
+// GIVEN-NEXT: func.func @main() -> tensor<64x512x1024xf32>
+func.func @main() -> tensor<64x512x1024xf32> {
+  %x = nn.input "x" : tensor<64x512x1024xf32>
+  %w = nn.param "w" : tensor<1024x1024xf32>
+  %y = nn.matmul %x, %w : tensor<64x512x1024xf32>, tensor<1024x1024xf32> -> tensor<64x512x1024xf32>
+  %s = nn.relu %y : tensor<64x512x1024xf32>
+  return %s : tensor<64x512x1024xf32>
 }

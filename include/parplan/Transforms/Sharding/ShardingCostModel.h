@@ -207,6 +207,9 @@ private:
   /// slowest device's type (as `slowestType`).
   int64_t sharesAxis = -1;
   std::vector<size_t> shareSlowestTypes;
+  /// Per position along `sharesAxis`, its part and its links: boxings
+  /// along the other axes priced by the slowest position.
+  cost::PositionLinks positionLinks;
   /// largestBlockCoordinate(), set once: the search asks for it per
   /// candidate.
   std::vector<int64_t> largestBlock;
@@ -312,6 +315,22 @@ MeshShares speedShares(const cost::Cluster &cluster,
                        const cost::DeviceMesh &mesh,
                        mlir::func::FuncOp function, bool mixedPrecision,
                        int64_t rows);
+
+/// Whale's shares in tensor-parallel groups: where whole rows per device
+/// cannot follow the speeds of a 2-D mesh's nodes (axis 0 the typed one),
+/// the mesh [positions x devices] as [positions * devices / k, k], each
+/// group of k devices of a position taking whole rows by its speed, which
+/// the group may split further (a tensor's columns, say) while whole rows
+/// per device could not: of 64 rows on an A100 and a V100 node, 2.25 :
+/// 1.75 per device, 9 : 7 per group of 4. The k whose parts end nearest
+/// their proportion, a hundredth nearer at least than whole rows per device
+/// (or even parts, where those do not follow the speeds at all), the fewest
+/// devices a group on a tie; std::nullopt where none is.
+std::optional<cost::DeviceMesh> speedGroupedMesh(const cost::Cluster &cluster,
+                                                 const cost::DeviceMesh &mesh,
+                                                 mlir::func::FuncOp function,
+                                                 bool mixedPrecision,
+                                                 int64_t rows);
 
 /// The layout gradients take: Split stays Split, Broadcast becomes Partial
 /// (each user adds its contribution), Partial becomes Broadcast. The backward
