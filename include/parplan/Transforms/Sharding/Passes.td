@@ -97,7 +97,11 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
       of the batch that end the slowest position soonest (`speedShares`,
       stated as the mesh's `shares`), `even` the same part to every
       device, and `auto` (default) lays the program out both ways and
-      keeps the least predicted step (even on a tie).
+      keeps the least predicted step (even on a tie). With `mesh` not
+      given and whole rows per device unable to follow the speeds, `speed`
+      and `auto` also lay it out on the default mesh regrouped, each
+      node's devices in groups of k, `[devices / k, k]`, each group taking
+      whole rows by its speed (`speedGroupedMesh`; docs/sbp-assign.md).
 
     Layouts pinned on named nodes (docs/sbp-annotations.md) come from the
     module's `sbp.annotations` (`{file, text}`, attached by the tools'
