@@ -64,6 +64,8 @@ struct TensorExtent {
 /// (an A100 group on NVLink with 18 rows, a T4 group on PCIe with 7), so a
 /// step along another axis lasts as long as the slowest position's
 /// collective, not the mean part's over the mesh's slowest link.
+/// `fractions` and `links` pair up; positions alike (of one part and the
+/// same links) may share an entry.
 struct PositionLinks {
   /// The shares' axis.
   int64_t axis = -1;

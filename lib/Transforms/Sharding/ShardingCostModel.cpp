@@ -143,7 +143,21 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
                 ? model.axisLinks[static_cast<size_t>(axis)]
                 : cost::axisLink(model.cluster, position,
                                  axis < model.sharesAxis ? axis : axis - 1));
-      positions.links.push_back(std::move(links));
+      // Positions alike (a type's, of one part) price every step alike:
+      // one entry for them all.
+      bool alike = false;
+      for (size_t known = 0; known < positions.links.size() && !alike; ++known)
+        alike = positions.fractions[known] == positions.fractions.back() &&
+                llvm::all_of(llvm::zip(positions.links[known], links),
+                             [](const auto &pair) {
+                               const auto &[a, b] = pair;
+                               return a.bandwidth == b.bandwidth &&
+                                      a.latency == b.latency;
+                             });
+      if (alike)
+        positions.fractions.pop_back();
+      else
+        positions.links.push_back(std::move(links));
     }
     std::vector<bool> seen(weights.size(), false);
     model.shareSlowestTypes.assign(weights.size(), 0);
