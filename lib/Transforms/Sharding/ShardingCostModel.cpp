@@ -131,8 +131,7 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
     for (int64_t weight : weights)
       weightSum += static_cast<double>(weight);
     for (size_t along = 0; along < weights.size(); ++along) {
-      positions.fractions.push_back(static_cast<double>(weights[along]) /
-                                    weightSum);
+      double fraction = static_cast<double>(weights[along]) / weightSum;
       cost::DeviceMesh position = cost::subMesh(model.mesh, model.sharesAxis,
                                                 static_cast<int64_t>(along));
       std::vector<cost::Link> links;
@@ -145,19 +144,20 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
                                  axis < model.sharesAxis ? axis : axis - 1));
       // Positions alike (a type's, of one part) price every step alike:
       // one entry for them all.
+      auto sameLinks = [&](const std::vector<cost::Link> &known) {
+        return llvm::all_of(llvm::zip(known, links), [](const auto &pair) {
+          const auto &[a, b] = pair;
+          return a.bandwidth == b.bandwidth && a.latency == b.latency;
+        });
+      };
       bool alike = false;
       for (size_t known = 0; known < positions.links.size() && !alike; ++known)
-        alike = positions.fractions[known] == positions.fractions.back() &&
-                llvm::all_of(llvm::zip(positions.links[known], links),
-                             [](const auto &pair) {
-                               const auto &[a, b] = pair;
-                               return a.bandwidth == b.bandwidth &&
-                                      a.latency == b.latency;
-                             });
+        alike = positions.fractions[known] == fraction &&
+                sameLinks(positions.links[known]);
       if (alike)
-        positions.fractions.pop_back();
-      else
-        positions.links.push_back(std::move(links));
+        continue;
+      positions.fractions.push_back(fraction);
+      positions.links.push_back(std::move(links));
     }
     std::vector<bool> seen(weights.size(), false);
     model.shareSlowestTypes.assign(weights.size(), 0);
@@ -595,15 +595,17 @@ parplan::speedGroupedMesh(const cost::Cluster &cluster,
       speeds);
   std::optional<cost::DeviceMesh> grouped;
   int64_t devices = mesh.size();
+  std::vector<int64_t> nodes;
+  for (int64_t device : mesh.devices)
+    nodes.push_back(cluster.nodeOf(device));
   for (int64_t group = 2; group <= devices / 2; ++group) {
     if (devices % group != 0)
       continue;
     // Each group within one node, on its links and of one type.
     bool withinNodes = true;
-    for (int64_t first = 0; withinNodes && first < devices; first += group)
-      for (int64_t i = first + 1; withinNodes && i < first + group; ++i)
-        withinNodes = cluster.nodeOf(mesh.devices[static_cast<size_t>(i)]) ==
-                      cluster.nodeOf(mesh.devices[static_cast<size_t>(first)]);
+    for (int64_t i = 0; withinNodes && i < devices; ++i)
+      withinNodes = nodes[static_cast<size_t>(i)] ==
+                    nodes[static_cast<size_t>(i - i % group)];
     if (!withinNodes)
       continue;
     cost::DeviceMesh candidate{{devices / group, group}, mesh.devices, {}};
@@ -611,8 +613,9 @@ parplan::speedGroupedMesh(const cost::Cluster &cluster,
         cluster, candidate, 0, function, mixedPrecision, secondsOfType);
     if (groupSpeeds.empty())
       continue;
-    std::vector<int64_t> parts = wholeParts(groupSpeeds, rows);
-    if (llvm::is_contained(parts, 0) || llvm::all_equal(parts))
+    // Whole rows per group, however many devices it has.
+    std::vector<int64_t> parts = rowParts(groupSpeeds, rows, 1);
+    if (parts.empty())
       continue;
     // A hundredth nearer the speeds at least: a group's tensor
     // parallelism costs communication that whole rows per device do not.

@@ -317,15 +317,16 @@ MeshShares speedShares(const cost::Cluster &cluster,
                        int64_t rows);
 
 /// Whale's shares in tensor-parallel groups: where whole rows per device
-/// cannot follow the speeds of a 2-D mesh's nodes (axis 0 the typed one),
-/// the mesh [positions x devices] as [positions * devices / k, k], each
-/// group of k devices of a position taking whole rows by its speed, which
-/// the group may split further (a tensor's columns, say) while whole rows
-/// per device could not: of 64 rows on an A100 and a V100 node, 2.25 :
-/// 1.75 per device, 9 : 7 per group of 4. The k whose parts end nearest
-/// their proportion, a hundredth nearer at least than whole rows per device
-/// (or even parts, where those do not follow the speeds at all), the fewest
-/// devices a group on a tie; std::nullopt where none is.
+/// cannot follow the speeds of a mesh of 1 or 2 axes whose types differ
+/// along the first (a node of each type), its devices in order as
+/// [devices / k, k], each group of k devices of one node taking whole rows
+/// by its speed, which the group may split further (a tensor's columns,
+/// say) while whole rows per device could not: of 64 rows on an A100 and a
+/// V100 node, 2.25 : 1.75 per device, 9 : 7 per group of 4. The k whose
+/// parts end nearest their proportion, a hundredth nearer at least than
+/// whole rows per device (or even parts, where those do not follow the
+/// speeds at all), the fewest devices a group on a tie; std::nullopt where
+/// none is.
 std::optional<cost::DeviceMesh> speedGroupedMesh(const cost::Cluster &cluster,
                                                  const cost::DeviceMesh &mesh,
                                                  mlir::func::FuncOp function,
