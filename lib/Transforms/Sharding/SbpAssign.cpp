@@ -3296,17 +3296,15 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
           *cluster, std::move(sharedMesh), options.mixedPrecision));
     // A mesh not given may be regrouped: its nodes' devices in groups
     // taking whole rows by speed, where whole rows per device cannot
-    // follow the speeds (speedGroupedMesh). A given mesh is the user's.
-    std::optional<size_t> groupedModel;
+    // follow the speeds (speedGroupedMeshes). A given mesh is the user's.
+    size_t groupedModels = models.size();
     if (stages->names.empty() && options.mesh.empty() &&
         options.shares != "even")
-      if (std::optional<cost::DeviceMesh> grouped =
-              speedGroupedMesh(*cluster, models.front().getMesh(), function,
-                               options.mixedPrecision, batchRows(function))) {
-        groupedModel = models.size();
-        models.push_back(ShardingCostModel::onMesh(
-            *cluster, std::move(*grouped), options.mixedPrecision));
-      }
+      for (cost::DeviceMesh &grouped :
+           speedGroupedMeshes(*cluster, models.front().getMesh(), function,
+                              options.mixedPrecision, batchRows(function)))
+        models.push_back(ShardingCostModel::onMesh(*cluster, std::move(grouped),
+                                                   options.mixedPrecision));
     // auto is the search and, under the same cost model, every shipped
     // baseline: the least predicted step wins, so that auto is never worse
     // than a baseline. A baseline that cannot lay the program out (a pin
@@ -3342,9 +3340,9 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       bool succeeded = false;
     };
     std::vector<Start> starts;
-    for (const ShardingCostModel &model : models) {
+    for (auto [index, model] : llvm::enumerate(models)) {
       std::string label =
-          groupedModel && &model == &models[*groupedModel]
+          index >= groupedModels
               ? " (parts by speed in groups of " +
                     std::to_string(model.getMeshShape().back()) + ")"
           : model.getShares().empty() ? ""

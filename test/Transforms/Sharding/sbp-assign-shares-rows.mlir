@@ -69,9 +69,12 @@ func.func @main() -> tensor<256x1024xf32> {
 // node twice), the A100s 1.29 times as fast: the ideal 2.25 : 1.75 rows
 // per device are no whole rows per device, and by node in units of 8 rows
 // they come out even. The mesh not given is regrouped: 8x4, each group of
-// 4 devices of a node taking 9 or 7 rows (speedGroupedMesh), exactly in
-// proportion, and the product's columns split inside each group.
+// 4 devices of a node taking 9 or 7 rows (speedGroupedMeshes), exactly in
+// proportion, and the product's columns split inside each group. Whole
+// nodes (18 : 14 rows) are as exact and laid out too; they tie, and the
+// fewer devices a group are kept.
 // GROUPS-LABEL: start = "auto (parts by speed in groups of 4)"
+// GROUPS-SAME: "auto (parts by speed in groups of 8)" =
 // GROUPS: sbp.mesh @mesh(shape = 8x4, shares = {{\[\[}}9, 9, 9, 9, 7, 7, 7, 7], []])
 // GROUPS: nn.matmul {{.*}}#sbp.sharding<@mesh, {{\[}}[#sbp.b, #sbp.b], [#sbp.s<1>, #sbp.s<1>]] -> {{\[}}[#sbp.s<2>, #sbp.s<2>]]>
 // A mesh given (mesh=4x8), or even shares asked for, is kept as it is.

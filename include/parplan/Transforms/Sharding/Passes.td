@@ -101,7 +101,8 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
       given and whole rows per device unable to follow the speeds, `speed`
       and `auto` also lay it out on the default mesh regrouped, each
       node's devices in groups of k, `[devices / k, k]`, each group taking
-      whole rows by its speed (`speedGroupedMesh`; docs/sbp-assign.md).
+      whole rows by its speed, each k whose rows end nearest the speeds
+      (`speedGroupedMeshes`; docs/sbp-assign.md).
 
     Layouts pinned on named nodes (docs/sbp-annotations.md) come from the
     module's `sbp.annotations` (`{file, text}`, attached by the tools'

@@ -325,9 +325,9 @@ MeshShares speedShares(const cost::Cluster &cluster,
 /// V100 node, 2.25 : 1.75 per device, 9 : 7 per group of 4. The k whose
 /// parts end nearest their proportion, a hundredth nearer at least than
 /// whole rows per device (or even parts, where those do not follow the
-/// speeds at all), the fewest devices a group on a tie; std::nullopt where
-/// none is.
-std::optional<cost::DeviceMesh> speedGroupedMesh(const cost::Cluster &cluster,
+/// speeds at all), and every other k as near, by fewest devices a group;
+/// empty where none is.
+std::vector<cost::DeviceMesh> speedGroupedMeshes(const cost::Cluster &cluster,
                                                  const cost::DeviceMesh &mesh,
                                                  mlir::func::FuncOp function,
                                                  bool mixedPrecision,
