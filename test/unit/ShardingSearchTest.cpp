@@ -614,6 +614,55 @@ TEST_CASE("a split along an axis of uneven shares takes as long as its "
   CHECK(gather->steps[1].step.kind == ReshardKind::AllReduce);
 }
 
+TEST_CASE("a boxing inside each position lasts as long as that position's "
+          "part on its own links",
+          "[cost-model][shares]") {
+  // mixed-t4-a100 in groups of 4: two A100 groups on NVLink with 18 rows
+  // each, four T4 groups on PCIe with 7. An all-reduce inside the groups
+  // takes each group its own rows over its own links; boxing() prices
+  // the slowest, the step's timeline each position at its own.
+  std::string error;
+  std::optional<ShardingCostModel> even =
+      ShardingCostModel::load("mixed-t4-a100", std::vector<int64_t>{6, 4},
+                              /*mixedPrecision=*/false, error);
+  REQUIRE(even);
+  cost::DeviceMesh mesh = even->getMesh();
+  mesh.shares = {{18, 18, 7, 7, 7, 7}, {}};
+  const cost::Cluster &cluster = even->getCluster();
+  ShardingCostModel shared = ShardingCostModel::onMesh(cluster, mesh, false);
+  MLIRContext context;
+  Type type = RankedTensorType::get({64, 1024}, Float32Type::get(&context));
+  double bytes = 64.0 * 1024 * 4;
+  NdSbp partial = {Sbp::split(0), Sbp::partial()};
+  NdSbp summed = {Sbp::split(0), Sbp::broadcast()};
+  llvm::SmallVector<double, 8> times =
+      shared.boxingPositionTimes(partial, summed, type);
+  REQUIRE(times.size() == 6);
+  auto groupTime = [&](int64_t group, double fraction) {
+    return cost::collectiveTime(
+        cost::Collective::AllReduce, 4, fraction * bytes,
+        cost::axisLink(cluster, cost::subMesh(mesh, 0, group), 0));
+  };
+  CHECK(times[0] == Approx(groupTime(0, 18.0 / 64)));
+  CHECK(times[5] == Approx(groupTime(5, 7.0 / 64)));
+  CHECK(times[1] == times[0]);
+  CHECK(times[2] == times[5]);
+  CHECK(times[0] < times[5]);
+  const std::optional<cost::BoxingCost> &slowest =
+      shared.boxing(partial, summed, type);
+  REQUIRE(slowest);
+  CHECK(slowest->time == Approx(*llvm::max_element(times)));
+  // A boxing along the shares' axis spans the positions: alike on each.
+  times =
+      shared.boxingPositionTimes({Sbp::partial(), Sbp::broadcast()},
+                                 {Sbp::broadcast(), Sbp::broadcast()}, type);
+  REQUIRE(times.size() == 6);
+  CHECK(times[0] == times[5]);
+  CHECK(times[0] > 0);
+  // Even shares have no positions of their own.
+  CHECK(even->boxingPositionTimes(partial, summed, type).empty());
+}
+
 TEST_CASE("an op's work on a device is the block of it the device holds",
           "[cost-model][shares]") {
   NdSbp rows = {Sbp::split(0), Sbp::split(0)};

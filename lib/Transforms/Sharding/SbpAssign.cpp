@@ -490,6 +490,10 @@ private:
   /// matmuls of their 18 rows, the T4s at the rest of their 7, and that
   /// sum was 3% over the simulated step. None elsewhere.
   std::optional<double> positionComputeTime() const;
+  /// The seconds of each position along the shares' axis of a node's
+  /// kernel under the chosen layout, once per run (positionTimes); empty
+  /// off one mesh of uneven shares or where the model has none.
+  llvm::SmallVector<double, 8> positionKernelTimes(size_t node) const;
   LogicalResult collectPins();
   LogicalResult addPin(Operation *op, Pin pin);
   LogicalResult addStrategyPins();
@@ -1108,6 +1112,24 @@ std::optional<ShardingSearch::NodeWork> ShardingSearch::workOf(const Node &node,
                   runsPerStep(node)};
 }
 
+/// Whether a boxing from -> to joins the positions along the shares'
+/// `axis`: it changes the layout along it (a collective over positions);
+/// one along another axis runs inside each position, on its own devices.
+static bool joinsPositions(const NdSbp &from, const NdSbp &to, size_t axis) {
+  return axis >= from.size() || axis >= to.size() || from[axis] != to[axis];
+}
+
+llvm::SmallVector<double, 8>
+ShardingSearch::positionKernelTimes(size_t node) const {
+  std::optional<NodeWork> work = workOf(nodes[node], choice[node]);
+  if (!work)
+    return {};
+  llvm::SmallVector<double, 8> times = modelOf(0).positionTimes(work->work);
+  for (double &time : times)
+    time = work->times(time) / runsPerStep(nodes[node]);
+  return times;
+}
+
 std::optional<double> ShardingSearch::positionComputeTime() const {
   if (stages.meshes.size() > 1)
     return std::nullopt;
@@ -1120,8 +1142,6 @@ std::optional<double> ShardingSearch::positionComputeTime() const {
     const Node &node = nodes[i];
     if (node.isSink())
       continue;
-    // A boxing joins the positions where it changes the layout along the
-    // shares' axis; one along another axis joins a position's devices.
     bool joined = llvm::any_of(usesOf[i], [&](int64_t u) {
       const Use &use = uses[static_cast<size_t>(u)];
       if (use.consumer != static_cast<int64_t>(i) || use.tie ||
@@ -1131,7 +1151,7 @@ std::optional<double> ShardingSearch::positionComputeTime() const {
                               .candidates[choice[use.producer]]
                               .results[use.result];
       const NdSbp &to = node.candidates[choice[i]].operands[use.operand];
-      return axis >= from.size() || axis >= to.size() || from[axis] != to[axis];
+      return joinsPositions(from, to, axis);
     });
     if (joined && !clocks.empty())
       clocks.assign(clocks.size(), *llvm::max_element(clocks));
@@ -2462,9 +2482,15 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
         firstRange(count);
     for (size_t i = 0; i < nodes.size(); ++i) {
       const Node &node = nodes[i];
-      if (node.isSink())
-        continue;
       auto index = static_cast<int64_t>(i);
+      if (node.isSink()) {
+        // A result's boxing (an updated parameter gathered into its
+        // layout, say) runs after the once-per-step part, beside the
+        // other parameters' updates.
+        stageNodes[stageOf(node)].push_back(index);
+        lastRange[stageOf(node)].push_back(index);
+        continue;
+      }
       int64_t s = stageOf(node), v = virtualStageOf(node);
       stageNodes[s].push_back(index);
       if (beforeMicroBatches.contains(node.op))
@@ -2833,7 +2859,23 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
     /// onto that stream when every reader is one (lower-to-plan's
     /// feeds_update).
     double trailingReductions = 0;
+    /// A boxing that joins the positions along the shares' axis.
+    bool joins = false;
   };
+  // On one mesh of uneven shares without micro-batches (the range is the
+  // whole step), each position along the shares' axis runs the kernels at
+  // its own pace on its own streams, and all wait for the latest where a
+  // boxing joins them, as the devices run the step: the slowest position
+  // of each op, summed, is not one that exists (on mixed-t4-a100 in
+  // groups of 4 it was 5.5% over the simulated step).
+  const ShardingCostModel &rangeModel = modelOf(0);
+  bool byPosition = stages.meshes.size() <= 1 && microBatches == 1 &&
+                    rangeModel.getSharesAxis() >= 0;
+  auto sharesAxis = static_cast<size_t>(
+      std::max<int64_t>(0, byPosition ? rangeModel.getSharesAxis() : 0));
+  // Each kernel item's seconds by position, and each boxing's inside
+  // each position as a fraction of its seconds, where byPosition.
+  std::vector<llvm::SmallVector<double, 8>> positionSeconds;
   std::vector<Item> items;
   double added = 0, shared = 0;
   // With micro-batches, the once-per-step part comes after the backward in
@@ -2850,13 +2892,19 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
   std::vector<std::vector<int64_t>> readers;
   for (int64_t i : range) {
     const Node &node = nodes[i];
-    if (node.isSink())
-      continue;
-    double seconds = node.time[choice[i]] / runsPerStep(node);
-    added += seconds;
-    items.push_back(
-        {(runsOncePerStep(node) ? oncePart : 0) + static_cast<double>(i), i, -1,
-         seconds});
+    // A sink has no kernel, but the boxing into it runs.
+    if (!node.isSink()) {
+      double seconds = node.time[choice[i]] / runsPerStep(node);
+      added += seconds;
+      items.push_back(
+          {(runsOncePerStep(node) ? oncePart : 0) + static_cast<double>(i), i,
+           -1, seconds});
+      if (byPosition) {
+        // Empty for an op without a cost: alike on every position.
+        positionSeconds.resize(items.size());
+        positionSeconds.back() = positionKernelTimes(static_cast<size_t>(i));
+      }
+    }
     readers.resize(items.size());
     for (int64_t u : usesOf[i]) {
       const Use &use = uses[u];
@@ -2897,7 +2945,19 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
            use.producer, u, seconds, !allReducesOnly(from, to),
            isOptimizerUpdate(consumer.op)
                ? trailingReductions(use, from, to, seconds)
-               : 0});
+               : 0,
+           joinsPositions(from, to, sharesAxis)});
+      if (byPosition && !items.back().joins) {
+        // A boxing inside each position lasts as its own part on its own
+        // links take (the use's seconds are the slowest position's).
+        llvm::SmallVector<double, 8> times = rangeModel.boxingPositionTimes(
+            from, to, producer.op->getResult(use.result).getType());
+        double slowest = times.empty() ? 0 : *llvm::max_element(times);
+        positionSeconds.resize(items.size());
+        if (slowest > 0)
+          for (double time : times)
+            positionSeconds.back().push_back(time / slowest);
+      }
     }
   }
   readers.resize(items.size());
@@ -2906,18 +2966,31 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return items[a].place < items[b].place;
   });
-  // When each kernel's node ends, and when each node's boxings are done.
-  // A gradient's last reductions that only updates read run on the
+  // Per position (one where not byPosition): when each kernel's node
+  // ends, when each node's boxings are done, and each stream's clock. A
+  // gradient's last reductions that only updates read run on the
   // gradients stream, beside the communication stream (lower-to-plan's
   // feeds_update), after the boxing's earlier steps.
-  std::unordered_map<int64_t, double> written, boxed;
-  double compute = 0, communication = 0, gradients = 0;
+  size_t positions = 1;
+  if (byPosition)
+    for (const llvm::SmallVector<double, 8> &times : positionSeconds)
+      positions = std::max(positions, times.size());
+  using Clocks = llvm::SmallVector<double, 8>;
+  std::unordered_map<int64_t, Clocks> written, boxed;
+  Clocks compute(positions, 0), communication(positions, 0),
+      gradients(positions, 0), done(positions, 0);
+  double kernels = 0;
   for (size_t k : order) {
     const Item &item = items[k];
     if (item.use < 0) {
-      auto done = boxed.find(item.node);
-      compute = std::max(compute, done == boxed.end() ? 0 : done->second) +
-                item.seconds;
+      kernels += item.seconds;
+      auto ready = boxed.find(item.node);
+      for (size_t p = 0; p < positions; ++p)
+        compute[p] =
+            std::max(compute[p], ready == boxed.end() ? 0 : ready->second[p]) +
+            (byPosition && positionSeconds[k].size() == positions
+                 ? positionSeconds[k][p]
+                 : item.seconds);
       written[item.node] = compute;
       continue;
     }
@@ -2927,19 +3000,45 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
                         });
     double reductions = feedsUpdates ? item.trailingReductions : 0;
     auto ready = written.find(item.node);
-    double done = std::max(ready == written.end() ? 0 : ready->second,
-                           item.ownBuffer ? compute : 0);
+    for (size_t p = 0; p < positions; ++p)
+      done[p] = std::max(ready == written.end() ? 0 : ready->second[p],
+                         item.ownBuffer ? compute[p] : 0);
+    // A boxing that joins the positions starts when the last is ready;
+    // one inside each position takes its own part of the seconds.
+    bool joins = byPosition && item.joins;
+    const llvm::SmallVector<double, 8> *scales =
+        byPosition && k < positionSeconds.size() &&
+                positionSeconds[k].size() == positions
+            ? &positionSeconds[k]
+            : nullptr;
+    auto run = [&](Clocks &stream, double seconds) {
+      double start = 0;
+      if (joins)
+        for (size_t p = 0; p < positions; ++p)
+          start = std::max({start, stream[p], done[p]});
+      for (size_t p = 0; p < positions; ++p)
+        done[p] = stream[p] = (joins ? start : std::max(stream[p], done[p])) +
+                              (scales ? seconds * (*scales)[p] : seconds);
+    };
     if (item.seconds > reductions)
-      done = communication =
-          std::max(communication, done) + item.seconds - reductions;
+      run(communication, item.seconds - reductions);
     if (reductions > 0)
-      done = gradients = std::max(gradients, done) + reductions;
-    for (int64_t reader : readers[k])
-      boxed[reader] = std::max(boxed[reader], done);
+      run(gradients, reductions);
+    for (int64_t reader : readers[k]) {
+      auto [clocks, inserted] = boxed.try_emplace(reader, positions, 0.0);
+      for (size_t p = 0; p < positions; ++p)
+        clocks->second[p] = std::max(clocks->second[p], done[p]);
+    }
   }
-  return {shared,
-          std::max(0.0, added - shared -
-                            std::max({compute, communication, gradients}))};
+  double last = 0;
+  for (size_t p = 0; p < positions; ++p)
+    last = std::max({last, compute[p], communication[p], gradients[p]});
+  // By position, the kernels add up to the step's compute as the devices
+  // run it (positionComputeTime), which computeTime already is: the
+  // overlap is what the timeline saves beside it.
+  if (byPosition)
+    added += computeTime - kernels;
+  return {shared, std::max(0.0, added - shared - last)};
 }
 
 double ShardingSearch::localCost(int64_t node, int64_t candidate) const {

@@ -150,11 +150,13 @@ ShardingCostModel ShardingCostModel::onMesh(const cost::Cluster &cluster,
           return a.bandwidth == b.bandwidth && a.latency == b.latency;
         });
       };
-      bool alike = false;
-      for (size_t known = 0; known < positions.links.size() && !alike; ++known)
-        alike = positions.fractions[known] == fraction &&
-                sameLinks(positions.links[known]);
-      if (alike)
+      size_t entry = 0;
+      while (entry < positions.links.size() &&
+             !(positions.fractions[entry] == fraction &&
+               sameLinks(positions.links[entry])))
+        ++entry;
+      model.positionEntries.push_back(entry);
+      if (entry < positions.links.size())
         continue;
       positions.fractions.push_back(fraction);
       positions.links.push_back(std::move(links));
@@ -360,6 +362,31 @@ ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to, Type type) const {
         from, to, extent(type), mesh.shape, axisLinks, mesh.shares,
         sharesAxis >= 0 ? &positionLinks : nullptr));
   return boxingCosts[found->second];
+}
+
+llvm::SmallVector<double, 8>
+ShardingCostModel::boxingPositionTimes(const NdSbp &from, const NdSbp &to,
+                                       Type type) const {
+  const std::optional<cost::BoxingCost> &priced = boxing(from, to, type);
+  if (sharesAxis < 0 || !priced)
+    return {};
+  cost::TensorExtent tensor = extent(type);
+  // Each entry's steps, once: positions alike share them.
+  std::vector<double> entryTimes;
+  for (size_t entry = 0; entry < positionLinks.links.size(); ++entry) {
+    cost::PositionLinks own{sharesAxis,
+                            {positionLinks.fractions[entry]},
+                            {positionLinks.links[entry]}};
+    double time = 0;
+    for (const cost::BoxingStep &step : priced->steps)
+      time +=
+          cost::priceStep(step.step, tensor, mesh.shape, axisLinks, &own).time;
+    entryTimes.push_back(time);
+  }
+  llvm::SmallVector<double, 8> times;
+  for (size_t entry : positionEntries)
+    times.push_back(entryTimes[entry]);
+  return times;
 }
 
 std::optional<Annotations> parplan::carriedAnnotations(ModuleOp module,

@@ -156,6 +156,15 @@ public:
   const std::optional<cost::BoxingCost> &
   boxing(const NdSbp &from, const NdSbp &to, mlir::Type type) const;
 
+  /// Per position along the shares' axis, the time of boxing()'s steps
+  /// on that position's own part and links (a step along the shares' axis
+  /// alike everywhere); empty on a mesh of even shares or where the
+  /// boxing is impossible. boxing() prices each step by the slowest
+  /// position; this, each at its own.
+  llvm::SmallVector<double, 8> boxingPositionTimes(const NdSbp &from,
+                                                   const NdSbp &to,
+                                                   mlir::Type type) const;
+
   /// The cheapest move of a tensor of `type` laid out by `from` on
   /// `source` to `to` on `destination` (in `mode` when given, else the
   /// cheapest mode, in any balancing), memoized; std::nullopt with `error`
@@ -210,6 +219,8 @@ private:
   /// Per position along `sharesAxis`, its part and its links: boxings
   /// along the other axes priced by the slowest position.
   cost::PositionLinks positionLinks;
+  /// Per position along `sharesAxis`, its entry in `positionLinks`.
+  std::vector<size_t> positionEntries;
   /// largestBlockCoordinate(), set once: the search asks for it per
   /// candidate.
   std::vector<int64_t> largestBlock;
