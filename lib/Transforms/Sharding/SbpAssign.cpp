@@ -856,7 +856,11 @@ private:
   /// when the kernels before it are done: plan-memory may give it their
   /// bytes), a kernel when the boxings it reads are done
   /// (runtime::scheduleStreams). What the range's seconds added up exceed
-  /// the time its two streams take.
+  /// the time its two streams take. A sink in the range adds the boxing
+  /// into it. On one mesh of uneven shares without micro-batches (the
+  /// range then the whole step), each position along the shares' axis runs
+  /// on its own streams at its own pace, joined where a boxing changes the
+  /// layout along that axis.
   RangeSavings overlapIn(const std::vector<int64_t> &range) const;
   /// The seconds of use `u` under the chosen layouts, per step.
   double useTime(size_t u) const;
@@ -2871,6 +2875,8 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
   const ShardingCostModel &rangeModel = modelOf(0);
   bool byPosition = stages.meshes.size() <= 1 && microBatches == 1 &&
                     rangeModel.getSharesAxis() >= 0;
+  assert((!byPosition || range.size() == nodes.size()) &&
+         "by position, the range is the whole step");
   auto sharesAxis = static_cast<size_t>(
       std::max<int64_t>(0, byPosition ? rangeModel.getSharesAxis() : 0));
   // Each kernel item's seconds by position, and each boxing's inside

@@ -336,8 +336,8 @@ MeshShares speedShares(const cost::Cluster &cluster,
 /// V100 node, 2.25 : 1.75 per device, 9 : 7 per group of 4. The k whose
 /// parts end nearest their proportion, a hundredth nearer at least than
 /// whole rows per device (or even parts, where those do not follow the
-/// speeds at all), and every other k as near, by fewest devices a group;
-/// empty where none is.
+/// speeds at all), and every other k as near (within a thousandth), by
+/// fewest devices a group; empty where none is.
 std::vector<cost::DeviceMesh> speedGroupedMeshes(const cost::Cluster &cluster,
                                                  const cost::DeviceMesh &mesh,
                                                  mlir::func::FuncOp function,
