@@ -490,9 +490,9 @@ private:
   /// matmuls of their 18 rows, the T4s at the rest of their 7, and that
   /// sum was 3% over the simulated step. None elsewhere.
   std::optional<double> positionComputeTime() const;
-  /// The seconds of each position along the shares' axis of a node's
-  /// kernel under the chosen layout, once per run (positionTimes); empty
-  /// off one mesh of uneven shares or where the model has none.
+  /// The seconds per step of each position along the shares' axis of a
+  /// node's kernel under the chosen layout (positionTimes); empty off one
+  /// mesh of uneven shares or where the node has no work.
   llvm::SmallVector<double, 8> positionKernelTimes(size_t node) const;
   LogicalResult collectPins();
   LogicalResult addPin(Operation *op, Pin pin);
@@ -1130,7 +1130,7 @@ ShardingSearch::positionKernelTimes(size_t node) const {
     return {};
   llvm::SmallVector<double, 8> times = modelOf(0).positionTimes(work->work);
   for (double &time : times)
-    time = work->times(time) / runsPerStep(nodes[node]);
+    time = work->times(time);
   return times;
 }
 
@@ -1159,15 +1159,11 @@ std::optional<double> ShardingSearch::positionComputeTime() const {
     });
     if (joined && !clocks.empty())
       clocks.assign(clocks.size(), *llvm::max_element(clocks));
-    std::optional<NodeWork> work = workOf(node, static_cast<size_t>(choice[i]));
-    if (!work)
-      continue;
-    llvm::SmallVector<double, 8> times = stageModel.positionTimes(work->work);
-    if (times.empty())
-      return std::nullopt;
-    clocks.resize(times.size(), 0);
+    // Empty only for a node without work: the model has shares.
+    llvm::SmallVector<double, 8> times = positionKernelTimes(i);
+    clocks.resize(std::max(clocks.size(), times.size()), 0);
     for (size_t p = 0; p < times.size(); ++p)
-      clocks[p] += work->times(times[p]);
+      clocks[p] += times[p];
   }
   if (clocks.empty())
     return std::nullopt;
@@ -2487,16 +2483,16 @@ void ShardingSearch::predictPipeline(const std::vector<int64_t> &classChoice) {
     for (size_t i = 0; i < nodes.size(); ++i) {
       const Node &node = nodes[i];
       auto index = static_cast<int64_t>(i);
+      int64_t s = stageOf(node);
+      stageNodes[s].push_back(index);
       if (node.isSink()) {
         // A result's boxing (an updated parameter gathered into its
         // layout, say) runs after the once-per-step part, beside the
         // other parameters' updates.
-        stageNodes[stageOf(node)].push_back(index);
-        lastRange[stageOf(node)].push_back(index);
+        lastRange[s].push_back(index);
         continue;
       }
-      int64_t s = stageOf(node), v = virtualStageOf(node);
-      stageNodes[s].push_back(index);
+      int64_t v = virtualStageOf(node);
       if (beforeMicroBatches.contains(node.op))
         firstRange[s].push_back(index);
       else if (runsOncePerStep(node))
@@ -2877,8 +2873,11 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
                     rangeModel.getSharesAxis() >= 0;
   assert((!byPosition || range.size() == nodes.size()) &&
          "by position, the range is the whole step");
-  auto sharesAxis = static_cast<size_t>(
-      std::max<int64_t>(0, byPosition ? rangeModel.getSharesAxis() : 0));
+  size_t sharesAxis =
+      byPosition ? static_cast<size_t>(rangeModel.getSharesAxis()) : 0;
+  size_t positions =
+      byPosition ? static_cast<size_t>(rangeModel.getMeshShape()[sharesAxis])
+                 : 1;
   // Each kernel item's seconds by position, and each boxing's inside
   // each position as a fraction of its seconds, where byPosition.
   std::vector<llvm::SmallVector<double, 8>> positionSeconds;
@@ -2906,7 +2905,8 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
           {(runsOncePerStep(node) ? oncePart : 0) + static_cast<double>(i), i,
            -1, seconds});
       if (byPosition) {
-        // Empty for an op without a cost: alike on every position.
+        // Empty for an op without a cost: alike on every position. One
+        // run per step: no micro-batches.
         positionSeconds.resize(items.size());
         positionSeconds.back() = positionKernelTimes(static_cast<size_t>(i));
       }
@@ -2977,10 +2977,6 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
   // gradient's last reductions that only updates read run on the
   // gradients stream, beside the communication stream (lower-to-plan's
   // feeds_update), after the boxing's earlier steps.
-  size_t positions = 1;
-  if (byPosition)
-    for (const llvm::SmallVector<double, 8> &times : positionSeconds)
-      positions = std::max(positions, times.size());
   using Clocks = llvm::SmallVector<double, 8>;
   std::unordered_map<int64_t, Clocks> written, boxed;
   Clocks compute(positions, 0), communication(positions, 0),
