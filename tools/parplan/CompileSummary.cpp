@@ -574,7 +574,7 @@ void parplan::cli::printSearch(const CompileOptions &options,
         trialsLine(*search, search->schedules, Phase::Schedules,
                    [](const PipelineTrial &trial) { return trial.schedule; }));
   if (search && !search->cuts.empty())
-    fmt::print("  stage cuts       {}\n",
+    fmt::print("  stage cuts       {}{}\n", refinedStages,
                trialsLine(*search, search->cuts, Phase::Cuts,
                           [](const PipelineTrial &trial) {
                             return trial.cutInsideLayers ? "inside layers"

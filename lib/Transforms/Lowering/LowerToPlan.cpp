@@ -459,18 +459,19 @@ int64_t chunkOf(Operation &op, FlatSymbolRefAttr mesh) {
 bool slicedForUpdates(Operation *op) {
   std::optional<ReshardStep> step = sbp::getReshardStep(op);
   return step && step->kind == ReshardKind::Slice && !op->use_empty() &&
-         llvm::all_of(op->getUsers(), isOptimizerUpdate);
+         llvm::all_of(op->getUsers(), readsForUpdatesOnly);
 }
 
 /// Whether only parameter updates read what the resharding step `step`
-/// makes, directly, through its boxing's later steps that run on the
+/// makes, directly (or through a cast to the master weights' type,
+/// readsForUpdatesOnly), through its boxing's later steps that run on the
 /// gradients stream (reducesOnGradientsStream), or through a slice lowered
 /// just before the update (slicedForUpdates): a gradient's reduction that
 /// nothing on another stream waits for before the update.
 bool feedsOnlyUpdates(Operation *step) {
   return !step->use_empty() &&
          llvm::all_of(step->getUsers(), [](Operation *user) {
-           if (isOptimizerUpdate(user) || slicedForUpdates(user))
+           if (readsForUpdatesOnly(user) || slicedForUpdates(user))
              return true;
            std::optional<ReshardStep> next = sbp::getReshardStep(user);
            return next && reducesOnGradientsStream(next->kind) &&

@@ -116,10 +116,22 @@ Value Differentiator::sumToShape(Value grad, RankedTensorType target) {
     return grad;
   int64_t offset = type.getRank() - target.getRank();
   SmallVector<int64_t> axes;
+  bool onlyLeading = true;
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (d < offset ||
-        (target.getDimSize(d - offset) == 1 && type.getDimSize(d) != 1))
+        (target.getDimSize(d - offset) == 1 && type.getDimSize(d) != 1)) {
       axes.push_back(d);
+      onlyLeading &= d < offset;
+    }
+  // A bias's gradient summed over the leading axes alone comes out in
+  // its own shape, with no reshape after it: an update then reads the
+  // sum itself, and its reduction over the mesh runs on the gradients
+  // stream, where a reshape between them would make the compute stream
+  // wait for it mid-backward (lowering's feedsOnlyUpdates).
+  if (onlyLeading && !axes.empty() &&
+      type.getShape().drop_front(offset) == target.getShape())
+    return nn::ReduceSumOp::create(b, grad, b.getDenseI64ArrayAttr(axes),
+                                   b.getBoolAttr(false));
   Value summed = grad;
   if (!axes.empty())
     summed = nn::ReduceSumOp::create(b, grad, b.getDenseI64ArrayAttr(axes),

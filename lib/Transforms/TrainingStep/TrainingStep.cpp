@@ -140,6 +140,13 @@ bool parplan::isOptimizerUpdate(Operation *op) {
   return isa<SgdUpdateOp, MomentumUpdateOp, AdamUpdateOp>(op);
 }
 
+bool parplan::readsForUpdatesOnly(Operation *reader) {
+  if (isOptimizerUpdate(reader))
+    return true;
+  return isa<CastOp>(reader) && !reader->use_empty() &&
+         llvm::all_of(reader->getUsers(), readsForUpdatesOnly);
+}
+
 DenseSet<Operation *> parplan::updateOpsOfOneMicroBatch(func::FuncOp function) {
   DenseSet<Operation *> after;
   for (Operation &op : function.front()) {

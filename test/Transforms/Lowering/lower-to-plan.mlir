@@ -948,6 +948,34 @@ module attributes {nn.training = {}} {
 
 // -----
 
+// Mixed precision: the bf16 gradient's all-reduce is read by the cast to
+// the f32 master weights' type, which only the update reads: it feeds the
+// update as well, and the cast runs where @main has it, before the update.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<2x4xbf16>) outs(%[[G:.*]] : memref<4xbf16>)
+// CHECK: plan.all_reduce %[[G]] on @axis0 {feeds_update} : memref<4xbf16>
+// CHECK: plan.all_reduce %{{.*}} on @axis0 : memref<f32>
+// CHECK: plan.kernel "cast" ins(%[[G]] : memref<4xbf16>) outs(%[[F:.*]] : memref<4xf32>)
+// CHECK: plan.kernel "sgd_update" ins(%{{.*}}, %[[F]] : memref<4xf32>, memref<4xf32>)
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<4xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x4xbf16>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4x4xbf16> -> tensor<4xbf16>
+    %gb = sbp.all_reduce %g on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<4xbf16>
+    %xf = nn.cast %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<4x4xbf16> -> tensor<4x4xf32>
+    %s = nn.reduce_sum %xf keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<f32>
+    %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+    %gf = nn.cast %gb {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xbf16> -> tensor<4xf32>
+    %w1 = nn.sgd_update %w, %gf lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
 // Read by a kernel besides the update (%r), the all-reduce stays on the
 // communication stream: the kernel waits for it wherever it runs.
 // CHECK: // {{-----}}

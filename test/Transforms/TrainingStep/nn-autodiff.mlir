@@ -132,3 +132,24 @@ func.func @main() -> tensor<2x4x4xf32> {
   %masked = nn.where %mask, %scores, %low : tensor<1x4x4xi1>, tensor<2x4x4xf32>, tensor<f32> -> tensor<2x4x4xf32>
   return %masked : tensor<2x4x4xf32>
 }
+
+// -----
+
+// A bias added to a [batch, seq, features] activation: its gradient is the
+// sum over the leading axes, in the bias's own shape with no reshape after
+// it, so that the update reads the sum itself (a reduction of it over the
+// mesh then runs on the gradients stream). A bias of kept unit axes sums
+// with keepdims and is reshaped to its shape.
+// GRADS-LABEL: {nn.gradient = "b"}
+// GRADS: %[[C:.*]] = nn.reduce_sum %{{.*}} axes = [0, 2] : tensor<2x4x8xf32> -> tensor<1x4x1xf32>
+// GRADS-NEXT: %[[CSHAPED:.*]] = nn.reshape %[[C]] : tensor<1x4x1xf32> -> tensor<4x1xf32>
+// GRADS-NEXT: %[[B:.*]] = nn.reduce_sum %{{.*}} axes = [0, 1] keepdims = false : tensor<2x4x8xf32> -> tensor<8xf32>
+// GRADS-NEXT: return %{{.*}}, %[[B]], %[[CSHAPED]] :
+func.func @main() -> tensor<2x4x8xf32> {
+  %x = nn.input "x" : tensor<2x4x8xf32>
+  %b = nn.param "b" : tensor<8xf32>
+  %c = nn.param "c" : tensor<4x1xf32>
+  %y = nn.add %x, %b : tensor<2x4x8xf32>, tensor<8xf32> -> tensor<2x4x8xf32>
+  %z = nn.add %y, %c : tensor<2x4x8xf32>, tensor<4x1xf32> -> tensor<2x4x8xf32>
+  return %z : tensor<2x4x8xf32>
+}

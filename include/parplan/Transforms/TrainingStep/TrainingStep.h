@@ -65,6 +65,13 @@ opsAfterMicroBatches(mlir::func::FuncOp function);
 /// nn.momentum_update, nn.adam_update).
 bool isOptimizerUpdate(mlir::Operation *op);
 
+/// Whether `reader` reads a value for parameter updates alone: an
+/// optimizer's update, or a cast that only such readers read (mixed
+/// precision's gradient in the master weights' type). A gradient's
+/// reduction read so runs on the executor's gradients stream, behind the
+/// backward.
+bool readsForUpdatesOnly(mlir::Operation *reader);
+
 /// The ops a step of one micro-batch runs after its backward: the
 /// optimizer's updates and the ops reading their results. On a stage of a
 /// pipeline they run while the stages before it are still in their
