@@ -1415,6 +1415,27 @@ LogicalResult ShardingSearch::collectPins() {
     return module.emitError() << error;
   if (annotations) {
     std::vector<bool> used(annotations->pins.size(), false);
+    // An ONNX node may import as several ops of its name (a Gather's
+    // index constant, a MatMul's reshapes), and the training step adds
+    // more (a parameter's update): a pin holds for those of them whose
+    // operands and results it counts, and is an error only where none of
+    // a name's ops fits it.
+    auto fits = [](const LayoutPin &layoutPin, Operation *op) {
+      return (!layoutPin.operands ||
+              layoutPin.operands->size() == op->getNumOperands()) &&
+             (!layoutPin.results ||
+              layoutPin.results->size() == op->getNumResults());
+    };
+    std::set<std::pair<size_t, std::string>> fitted;
+    for (Node &node : nodes) {
+      if (node.isSink())
+        continue;
+      std::string name = nodeName(node.op);
+      for (auto [index, layoutPin] : llvm::enumerate(annotations->pins))
+        if (!name.empty() && layoutPin.matches(name) &&
+            fits(layoutPin, node.op))
+          fitted.emplace(index, name);
+    }
     for (Node &node : nodes) {
       if (node.isSink())
         continue;
@@ -1425,6 +1446,8 @@ LogicalResult ShardingSearch::collectPins() {
         if (!layoutPin.matches(name))
           continue;
         used[index] = true;
+        if (!fits(layoutPin, node.op) && fitted.count({index, name}))
+          continue;
         Pin pin;
         pin.operands.resize(node.op->getNumOperands());
         pin.results.resize(node.op->getNumResults());
