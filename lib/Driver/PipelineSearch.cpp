@@ -1151,14 +1151,21 @@ parplan::driver::searchPipeline(
   // the stages' search (156.33 ms) but not their baselines (141.3 ms).
   // Not where one mesh's search is slower than the stages' by more than a
   // baseline has been seen to beat it (kOneMeshBaselineGain).
+  // A trial's baselines are laid out with its own recomputation and cut.
+  auto layOutAs = [&](const PipelineTrial &trial) {
+    trials.recompute = trial.recompute;
+    trials.cutInsideLayers = trial.cutInsideLayers;
+  };
   if (searchTrials && mixedOneMesh && best.stages > 1 && best.step &&
       *mixedOneMesh->step * (1 - kOneMeshBaselineGain) < *best.step) {
+    layOutAs(*mixedOneMesh);
     const PipelineTrial *others =
         trials.run(0, 1, mixedOneMesh->microBatches, mixedOneMesh->schedule,
                    error, "baselines");
     if (!others)
       return std::nullopt;
     OwningOpRef<ModuleOp> baselines = trials.takeOther();
+    layOutAs(best);
     if (baselines && isBetter(*others, best) &&
         isBetter(*others, *mixedOneMesh)) {
       const PipelineTrial *stagesOthers =
@@ -1187,12 +1194,14 @@ parplan::driver::searchPipeline(
   if (searchTrials && beatenStages && beatenStages->step && best.step &&
       best.stages == 1 &&
       *beatenStages->step * (1 - kOneMeshBaselineGain) < *best.step) {
+    layOutAs(*beatenStages);
     const PipelineTrial *stagesOthers = trials.run(
         beatenStagesOption, beatenStages->stages, beatenStages->microBatches,
         beatenStages->schedule, error, "baselines");
     if (!stagesOthers)
       return std::nullopt;
     OwningOpRef<ModuleOp> stagesBaselines = trials.takeOther();
+    layOutAs(best);
     if (stagesBaselines && isBetter(*stagesOthers, best)) {
       const PipelineTrial *others = trials.run(
           0, 1, best.microBatches, best.schedule, error, "baselines");

@@ -462,6 +462,17 @@ bool slicedForUpdates(Operation *op) {
          llvm::all_of(op->getUsers(), readsForUpdatesOnly);
 }
 
+/// Whether `user` reads a gradient for parameter updates alone, as the
+/// cost model's readsForUpdatesOnly has it before insert-boxing: also
+/// through a cast whose readers are a slice lowered just before the
+/// update (a sharded update's part of the master weights' gradient).
+bool readsForUpdatesOnlyBoxed(Operation *user) {
+  if (readsForUpdatesOnly(user) || slicedForUpdates(user))
+    return true;
+  return isa<nn::CastOp>(user) && !user->use_empty() &&
+         llvm::all_of(user->getUsers(), readsForUpdatesOnlyBoxed);
+}
+
 /// Whether only parameter updates read what the resharding step `step`
 /// makes, directly (or through a cast to the master weights' type,
 /// readsForUpdatesOnly), through its boxing's later steps that run on the
@@ -471,7 +482,7 @@ bool slicedForUpdates(Operation *op) {
 bool feedsOnlyUpdates(Operation *step) {
   return !step->use_empty() &&
          llvm::all_of(step->getUsers(), [](Operation *user) {
-           if (readsForUpdatesOnly(user) || slicedForUpdates(user))
+           if (readsForUpdatesOnlyBoxed(user))
              return true;
            std::optional<ReshardStep> next = sbp::getReshardStep(user);
            return next && reducesOnGradientsStream(next->kind) &&

@@ -976,6 +976,36 @@ module attributes {nn.training = {}} {
 
 // -----
 
+// And where the update runs on a shard, the cast's part is sliced out
+// after it (insert-boxing's slice, read by the update alone): the
+// all-reduce still feeds the update, as sbp-assign priced it before the
+// slice was there.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<2x4xbf16>) outs(%[[G:.*]] : memref<4xbf16>)
+// CHECK: plan.all_reduce %[[G]] on @axis0 {feeds_update} : memref<4xbf16>
+// CHECK: plan.kernel "cast" ins(%[[G]] : memref<4xbf16>) outs(%[[F:.*]] : memref<4xf32>)
+// CHECK: plan.kernel "slice" ins(%[[F]] : memref<4xf32>) outs(%[[H:.*]] : memref<2xf32>)
+// CHECK: plan.kernel "sgd_update" ins(%{{.*}}, %[[H]] : memref<2xf32>, memref<2xf32>)
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4x4xbf16>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4x4xbf16> -> tensor<4xbf16>
+    %gb = sbp.all_reduce %g on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<4xbf16>
+    %xf = nn.cast %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<4x4xbf16> -> tensor<4x4xf32>
+    %s = nn.reduce_sum %xf keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<f32>
+    %l = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>] -> [#sbp.b] : tensor<f32>
+    %gf = nn.cast %gb {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xbf16> -> tensor<4xf32>
+    %gh = sbp.slice %gf on @mesh axis 0 [#sbp.b] -> [#sbp.s<0>] : tensor<4xf32>
+    %w1 = nn.sgd_update %w, %gh lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<4xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.s<0>]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
 // Read by a kernel besides the update (%r), the all-reduce stays on the
 // communication stream: the kernel waits for it wherever it runs.
 // CHECK: // {{-----}}
