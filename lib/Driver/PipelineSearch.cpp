@@ -1141,6 +1141,11 @@ parplan::driver::searchPipeline(
   };
   bool searchTrials =
       trials.startsAsked == "all" && trials.trialStarts == "search";
+  // A trial's baselines are laid out with its own recomputation and cut.
+  auto layOutAs = [&](const PipelineTrial &trial) {
+    trials.recompute = trial.recompute;
+    trials.cutInsideLayers = trial.cutInsideLayers;
+  };
   // Where stages beat one mesh of mixed types by the search's layouts, one
   // mesh's baselines are laid out too: on uneven shares the search may stop
   // far from a baseline's layout (whale-v100-p100 at batch 64: one mesh's
@@ -1151,11 +1156,6 @@ parplan::driver::searchPipeline(
   // the stages' search (156.33 ms) but not their baselines (141.3 ms).
   // Not where one mesh's search is slower than the stages' by more than a
   // baseline has been seen to beat it (kOneMeshBaselineGain).
-  // A trial's baselines are laid out with its own recomputation and cut.
-  auto layOutAs = [&](const PipelineTrial &trial) {
-    trials.recompute = trial.recompute;
-    trials.cutInsideLayers = trial.cutInsideLayers;
-  };
   if (searchTrials && mixedOneMesh && best.stages > 1 && best.step &&
       *mixedOneMesh->step * (1 - kOneMeshBaselineGain) < *best.step) {
     layOutAs(*mixedOneMesh);

@@ -467,7 +467,7 @@ bool slicedForUpdates(Operation *op) {
 /// through a cast whose readers are a slice lowered just before the
 /// update (a sharded update's part of the master weights' gradient).
 bool readsForUpdatesOnlyBoxed(Operation *user) {
-  if (readsForUpdatesOnly(user) || slicedForUpdates(user))
+  if (isOptimizerUpdate(user) || slicedForUpdates(user))
     return true;
   return isa<nn::CastOp>(user) && !user->use_empty() &&
          llvm::all_of(user->getUsers(), readsForUpdatesOnlyBoxed);

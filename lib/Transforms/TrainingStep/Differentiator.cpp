@@ -128,8 +128,7 @@ Value Differentiator::sumToShape(Value grad, RankedTensorType target) {
   // sum itself, and its reduction over the mesh runs on the gradients
   // stream, where a reshape between them would make the compute stream
   // wait for it mid-backward (lowering's feedsOnlyUpdates).
-  if (onlyLeading && !axes.empty() &&
-      type.getShape().drop_front(offset) == target.getShape())
+  if (onlyLeading && type.getShape().drop_front(offset) == target.getShape())
     return nn::ReduceSumOp::create(b, grad, b.getDenseI64ArrayAttr(axes),
                                    b.getBoolAttr(false));
   Value summed = grad;
