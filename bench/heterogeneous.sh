@@ -30,7 +30,7 @@ trap 'rm -rf "$work"' EXIT
 
 # name|zoo options|batch|clusters
 models=(
-  "gpt 8 layers, hidden 1024, seq 512, vocab 32000, fp32|--layers 8 --hidden 1024 --heads 16 --seq 512 --vocab 32000|64|whale-v100-p100 mixed-a100-v100 mixed-t4-a100 $work/whale-v100-p100-x2.json"
+  "gpt 8 layers, hidden 1024, seq 512, vocab 32000, fp32|--layers 8 --hidden 1024 --heads 16 --seq 512 --vocab 32000|64|whale-v100-p100 mixed-a100-v100 mixed-t4-a100 $work/whale-v100-p100-x2.json examples/clusters/three-types.yaml"
 )
 
 
@@ -120,7 +120,7 @@ print(len(json.load(sys.stdin)["device_types"]))')
     slower=$(awk -v f="$fastestPart" -v s="$autoSimulated" 'BEGIN { if (s > f) printf " (slower than the fastest part, %.2f ms)", f }')
     time_on_one_core "$bin/parplan" compile "$model" --train --batch "$batch" --cluster "$cluster" -o "$work/timed" -q
     table+="
-| $name, batch $batch | $(basename "$cluster" .json) | $autoPlan | $autoPredicted ms | $autoSimulated ms | $autoDifference | $uniformPlan: $uniformSimulated ms | $speedup | $parts | $efficiency$slower | $summed | $twice | $median s |"
+| $name, batch $batch | $(basename "$(basename "$cluster" .json)" .yaml) | $autoPlan | $autoPredicted ms | $autoSimulated ms | $autoDifference | $uniformPlan: $uniformSimulated ms | $speedup | $parts | $efficiency$slower | $summed | $twice | $median s |"
   done
 done
 echo "$table"

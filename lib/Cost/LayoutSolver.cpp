@@ -1104,16 +1104,16 @@ parplan::cost::checkLayoutProblem(const LayoutProblem &problem) {
       if (std::optional<std::string> bad = badCost(edge.costs[i]))
         return name + ", entry " + std::to_string(i) + ": cost " + *bad;
   }
-  if (!problem.hint.empty()) {
-    if (static_cast<int64_t>(problem.hint.size()) != problem.numNodes())
-      return "the hint has " + std::to_string(problem.hint.size()) +
-             " choices for " + std::to_string(problem.numNodes()) + " nodes";
+  for (size_t h = 0; h < problem.hints.size(); ++h) {
+    const std::vector<int64_t> &hint = problem.hints[h];
+    std::string name = "hint " + std::to_string(h);
+    if (static_cast<int64_t>(hint.size()) != problem.numNodes())
+      return name + " has " + std::to_string(hint.size()) + " choices for " +
+             std::to_string(problem.numNodes()) + " nodes";
     for (int64_t node = 0; node < problem.numNodes(); ++node)
-      if (problem.hint[node] < 0 ||
-          problem.hint[node] >= problem.numCandidates(node))
-        return "the hint picks candidate " +
-               std::to_string(problem.hint[node]) + " of node " +
-               std::to_string(node) + ", which has " +
+      if (hint[node] < 0 || hint[node] >= problem.numCandidates(node))
+        return name + " picks candidate " + std::to_string(hint[node]) +
+               " of node " + std::to_string(node) + ", which has " +
                std::to_string(problem.numCandidates(node));
   }
   return std::nullopt;
@@ -1183,10 +1183,10 @@ parplan::cost::solveByCoordinateDescent(const LayoutProblem &problem,
     sweeps += descent.descend(alone);
     if (descent.total(alone) < descent.total(choice))
       choice = std::move(alone);
-    if (!problem.hint.empty()) {
+    for (const std::vector<int64_t> &hint : problem.hints) {
       // The hint on the nodes merging made: the pair of its ends' choices.
       std::vector<int64_t> hinted(graph.numNodes(), 0);
-      std::copy(problem.hint.begin(), problem.hint.end(), hinted.begin());
+      std::copy(hint.begin(), hint.end(), hinted.begin());
       for (const Merge &merge : merges)
         hinted[merge.node] =
             hinted[merge.u] * graph.k(merge.w) + hinted[merge.w];

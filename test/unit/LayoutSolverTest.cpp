@@ -145,18 +145,19 @@ TEST_CASE("checkLayoutProblem names what is wrong", "[solver]") {
   problem.nodeCosts[1] = {};
   CHECK(checkLayoutProblem(problem) == std::string("node 1 has no candidates"));
   problem.nodeCosts[1] = {1};
-  problem.hint = {0};
+  problem.hints = {{0}};
   CHECK(checkLayoutProblem(problem) ==
-        std::string("the hint has 1 choices for 2 nodes"));
-  problem.hint = {2, 0};
+        std::string("hint 0 has 1 choices for 2 nodes"));
+  problem.hints = {{0, 0}, {2, 0}};
   CHECK(checkLayoutProblem(problem) ==
-        std::string("the hint picks candidate 2 of node 0, which has 2"));
+        std::string("hint 1 picks candidate 2 of node 0, which has 2"));
 }
 
-TEST_CASE("the descent also starts from the hint", "[solver]") {
+TEST_CASE("the descent also starts from the hints", "[solver]") {
   // Dense random graphs of 7 nodes (nothing for the reductions), solved by
   // the descent alone: where it misses the optimum, the optimum given as
-  // the hint is kept, and a hint never makes the solution worse.
+  // a hint is kept, whichever of the hints it is, and a hint never makes
+  // the solution worse.
   LayoutSolverOptions descentOnly = descentOnlyOptions();
   int64_t missed = 0;
   for (uint64_t seed = 0; seed < 200; ++seed) {
@@ -167,7 +168,7 @@ TEST_CASE("the descent also starts from the hint", "[solver]") {
         addRandomEdge(problem, random, a, b);
     LayoutSolution optimum = bruteForce(problem);
     double alone = solveByCoordinateDescent(problem, nullptr, descentOnly).cost;
-    problem.hint = optimum.choice;
+    problem.hints = {optimum.choice};
     LayoutSolution hinted =
         solveByCoordinateDescent(problem, nullptr, descentOnly);
     CHECK(hinted.cost <= alone);
@@ -175,6 +176,14 @@ TEST_CASE("the descent also starts from the hint", "[solver]") {
     if (alone > optimum.cost) {
       ++missed;
       CHECK(hinted.cost == optimum.cost);
+      // Second of two hints, the first the descent's own answer.
+      LayoutProblem plain = problem;
+      plain.hints.clear();
+      problem.hints = {
+          solveByCoordinateDescent(plain, nullptr, descentOnly).choice,
+          optimum.choice};
+      CHECK(solveByCoordinateDescent(problem, nullptr, descentOnly).cost ==
+            optimum.cost);
     }
   }
   // The case above is not vacuous.

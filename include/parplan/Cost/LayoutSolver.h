@@ -36,10 +36,10 @@ struct LayoutProblem {
   };
   std::vector<Edge> edges;
 
-  /// A choice per node to start the descent from as well (empty: none),
-  /// such as a layout known to be good; the solution is never worse than
-  /// what the descent makes of it.
-  std::vector<int64_t> hint;
+  /// Choices per node to start the descent from as well (none: empty),
+  /// such as layouts known to be good; the solution is never worse than
+  /// what the descent makes of any of them.
+  std::vector<std::vector<int64_t>> hints;
 
   /// Appends a node and returns its id (ids count from 0).
   int64_t addNode(std::vector<double> costs);

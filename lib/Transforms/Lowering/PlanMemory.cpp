@@ -1,8 +1,9 @@
 //===- PlanMemory.cpp - arena offsets with liveness-based reuse -----------===//
 //
 // Offline interval packing: every buffer is a rectangle of (lifetime,
-// bytes); rectangles are placed largest first at the lowest offset that
-// collides with no placed rectangle. The executor on a device with one
+// bytes); rectangles are placed at the lowest offset that collides with no
+// placed rectangle, largest first and again largest in area first, the
+// smaller arena kept. The executor on a device with one
 // allocation (a GPU) uses the offsets; the arena size is the planned peak
 // that `parplan compile` reports beside the cost model's estimate.
 //
@@ -411,6 +412,60 @@ void keepCollectiveInputs(Block &body,
   }
 }
 
+/// Reserves what a collective of the communication stream writes of its
+/// own (an all-gather's, a reduce-scatter's or an all-to-all's output)
+/// from when it can start: once its input is done and the stream is past
+/// the instruction before it. An instruction in between given the same
+/// bytes would hold it back until then (runtime::scheduleStreams), and the
+/// cost model's timeline starts it there (sbp-assign's overlapIn): a
+/// parameter gathered again for the backward then runs under the kernels
+/// before its reader instead of after them. Only a collective of a value
+/// that lives across the step (a parameter) is reserved so: a
+/// temporary's writer is mostly just before it, and a forward value boxed
+/// for the backward would hold its bytes from the forward on.
+void reserveCommunicationOutputs(Block &body,
+                                 const DenseMap<Operation *, int64_t> &position,
+                                 const DenseMap<Value, size_t> &intervalOf,
+                                 std::vector<Interval> &intervals) {
+  int64_t previous = -1;
+  auto reserve = [&](Operation *collective, Value input, Value output) {
+    auto interval = intervalOf.find(output);
+    if (interval == intervalOf.end() || output == input)
+      return;
+    Interval &lives = intervals[interval->second];
+    if (lives.buffer.getKind() != plan::BufferKind::temporary)
+      return;
+    auto made = intervalOf.find(input);
+    if (made == intervalOf.end() ||
+        intervals[made->second].buffer.getKind() == plan::BufferKind::temporary)
+      return;
+    int64_t at = position.lookup(collective);
+    int64_t from = previous;
+    for (Operation *user : input.getUsers())
+      if (int64_t place = position.lookup(user);
+          place < at && !onlyReads(user, input))
+        from = std::max(from, place);
+    // What that instruction touches, the collective waits for anyway.
+    lives.begin = std::min(lives.begin, from + 1);
+  };
+  for (Operation &op : body) {
+    bool communicates =
+        isa<plan::AllReduceOp, plan::AllGatherOp, plan::ReduceScatterOp,
+            plan::AllToAllOp, plan::BroadcastOp, plan::SendOp, plan::RecvOp,
+            plan::CrossMeshSendOp, plan::CrossMeshRecvOp>(op) &&
+        !plan::feedsUpdate(&op);
+    if (!communicates)
+      continue;
+    if (auto gather = dyn_cast<plan::AllGatherOp>(op))
+      reserve(&op, gather.getInput(), gather.getOutput());
+    else if (auto scatter = dyn_cast<plan::ReduceScatterOp>(op))
+      reserve(&op, scatter.getInput(), scatter.getOutput());
+    else if (auto exchange = dyn_cast<plan::AllToAllOp>(op))
+      reserve(&op, exchange.getInput(), exchange.getOutput());
+    previous = position.lookup(&op);
+  }
+}
+
 /// Keeps what the once-per-step part before the micro-batches writes
 /// (before plan.forward_begin) and a micro-batch reads alive to the end of
 /// the micro-batches (plan.after_micro_batches): each micro-batch reads it
@@ -478,30 +533,51 @@ struct PlanMemoryPass : parplan::impl::PlanMemoryBase<PlanMemoryPass> {
     std::vector<Interval> intervals =
         bufferIntervals(body, position, intervalOf, count);
     keepCollectiveInputs(body, position, intervalOf, intervals);
+    reserveCommunicationOutputs(body, position, intervalOf, intervals);
     keepAcrossMicroBatches(body, position, intervals, count);
     if (reshapeViews)
       joinReshapeViews(body, position, intervalOf, intervals);
-    // Largest first; ties in program order, for deterministic offsets.
-    std::vector<size_t> order(intervals.size());
-    for (size_t i = 0; i < order.size(); ++i)
-      order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t c) {
-      bool wholeA = intervals[a].end == count,
-           wholeC = intervals[c].end == count;
-      if (wholeA != wholeC)
-        return wholeA;
-      return intervals[a].bytes > intervals[c].bytes;
-    });
-    ArenaPlacer placer(intervals, count, std::max<int64_t>(1, bucketPositions));
-    int64_t arena = 0;
-    for (size_t i : order) {
-      Interval &interval = intervals[i];
-      if (interval.viewOf >= 0)
-        continue; // placed with its group's root, below
-      int64_t offset = placer.place(i);
-      arena = std::max(arena, offset + interval.bytes);
-      interval.buffer.setOffsetAttr(b.getI64IntegerAttr(offset));
+    // Two greedy orders, the least arena kept (the first on a tie): the
+    // largest first, and the largest in bytes times positions lived first,
+    // which packs better where long-lived buffers (parameters gathered
+    // ahead of their readers) are small beside short-lived ones. Buffers
+    // of the whole step go first either way; ties in program order, for
+    // deterministic offsets.
+    auto area = [&](const Interval &interval) {
+      return interval.bytes * (interval.end - interval.begin + 1);
+    };
+    int64_t arena = -1;
+    std::vector<int64_t> offsets;
+    for (bool byArea : {false, true}) {
+      std::vector<size_t> order(intervals.size());
+      for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t c) {
+        bool wholeA = intervals[a].end == count,
+             wholeC = intervals[c].end == count;
+        if (wholeA != wholeC)
+          return wholeA;
+        return byArea ? area(intervals[a]) > area(intervals[c])
+                      : intervals[a].bytes > intervals[c].bytes;
+      });
+      ArenaPlacer placer(intervals, count,
+                         std::max<int64_t>(1, bucketPositions));
+      int64_t packed = 0;
+      for (size_t i : order)
+        if (intervals[i].viewOf < 0) // placed with its group's root, below
+          packed = std::max(packed, placer.place(i) + intervals[i].bytes);
+      if (arena >= 0 && packed >= arena)
+        continue;
+      arena = packed;
+      offsets.clear();
+      for (const Interval &interval : intervals)
+        offsets.push_back(interval.offset);
     }
+    for (auto [interval, offset] : llvm::zip(intervals, offsets))
+      if (interval.viewOf < 0) {
+        interval.offset = offset;
+        interval.buffer.setOffsetAttr(b.getI64IntegerAttr(offset));
+      }
     for (Interval &interval : intervals) {
       if (interval.viewOf < 0)
         continue;

@@ -127,9 +127,12 @@ void InsertBoxingPass::runOnOperation() {
       // On interleaved stages, each model chunk boxes for itself: a chunk
       // runs its micro-batches at its own times.
       Attribute chunk = user->getAttr(parplan::kChunkAttrName);
-      // Of a forward value, read by the backward pass.
+      // Of a forward value, read by the backward pass or returned (the
+      // loss): boxed before its reader, as late as it may run. A loss
+      // reduced across the mesh right after the forward would hold the
+      // communication stream of each device until the slowest reached the
+      // loss, and the backward's boxings behind it.
       bool backward = step && !forward.contains(user) &&
-                      !isa<func::ReturnOp>(user) &&
                       forward.contains(value.getDefiningOp());
       auto [it, inserted] =
           boxed.try_emplace({value, dst, chunk, unsigned{backward}}, Value());

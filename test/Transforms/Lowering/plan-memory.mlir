@@ -276,3 +276,77 @@ plan.program @kept_for_micro_batches devices = [0] {
   plan.after_micro_batches
   plan.loss %sum : memref<f32>
 }
+
+// -----
+
+// A parameter gathered for a later reader may start once the communication
+// stream is past the collective before it (the cost model's timeline
+// starts it there): its output is reserved from then on, so it does not
+// take the bytes of %v, which the kernel writing %u still reads (the
+// gather would wait for that kernel). %t, dead before the all-reduce, may
+// share bytes with it. A temporary's gather is not reserved so (below):
+// its input is written just before it anyway.
+// CHECK-LABEL: plan.program @parameter_gathered_ahead
+// CHECK: plan.buffer {offset = [[TOFF:[0-9]+]] : i64} : memref<32xf32>
+// CHECK-NEXT: plan.kernel "fill"
+// CHECK-NEXT: plan.buffer {offset = [[VOFF:[0-9]+]] : i64} : memref<32xf32>
+// CHECK-NOT: offset = [[VOFF]] :
+// CHECK: plan.all_gather
+// CHECK-LABEL: plan.program @temporary_gathered
+// CHECK: plan.buffer {offset = [[VOFF:[0-9]+]] : i64} : memref<16xf32>
+// CHECK: plan.buffer {offset = [[VOFF]] : i64} : memref<32xf32>
+// CHECK-NEXT: plan.all_gather
+module attributes {plan.mesh_shape = array<i64: 2>} {
+plan.group @g2 mesh_axes = [0]
+plan.program @parameter_gathered_ahead devices = [0, 1] {
+  %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 32>, splits = array<i64: 0>} : memref<16xf32>
+  %t = plan.buffer : memref<32xf32>
+  plan.kernel "fill" outs(%t : memref<32xf32>) {attrs = {value = 1.0 : f64}}
+  %v = plan.buffer : memref<32xf32>
+  plan.kernel "relu" ins(%t : memref<32xf32>) outs(%v : memref<32xf32>)
+  plan.all_reduce %v on @g2 : memref<32xf32>
+  %u = plan.buffer : memref<32xf32>
+  plan.kernel "relu" ins(%v : memref<32xf32>) outs(%u : memref<32xf32>)
+  %g = plan.buffer : memref<32xf32>
+  plan.all_gather %w into %g on @g2 axis = 0 : memref<16xf32> -> memref<32xf32>
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%g, %u : memref<32xf32>, memref<32xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  plan.loss %l : memref<f32>
+}
+plan.program @temporary_gathered devices = [0, 1] {
+  %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 32>, splits = array<i64: 0>} : memref<16xf32>
+  %v = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%w : memref<16xf32>) outs(%v : memref<16xf32>)
+  plan.all_reduce %v on @g2 : memref<16xf32>
+  %x = plan.buffer : memref<16xf32>
+  plan.kernel "relu" ins(%v : memref<16xf32>) outs(%x : memref<16xf32>)
+  %g = plan.buffer : memref<32xf32>
+  plan.all_gather %x into %g on @g2 axis = 0 : memref<16xf32> -> memref<32xf32>
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%g : memref<32xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  plan.loss %l : memref<f32>
+}
+}
+
+// -----
+
+// Two greedy orders, the least arena kept: largest first would put %a, %b
+// and %d (256 bytes each) at the bottom and %c, living beside %b and %d,
+// above both (704 bytes); the largest in bytes times positions lived first
+// puts %c at the bottom, and the others pack above it (512 bytes).
+// CHECK-LABEL: plan.program @by_area
+// CHECK-SAME: plan.arena_bytes = 512
+// CHECK: plan.buffer {offset = 0 : i64} : memref<48xf32>
+plan.program @by_area devices = [0] {
+  %a = plan.buffer : memref<64xf32>
+  plan.kernel "fill" outs(%a : memref<64xf32>) {attrs = {value = 1.0 : f64}}
+  %b = plan.buffer : memref<64xf32>
+  plan.kernel "relu" ins(%a : memref<64xf32>) outs(%b : memref<64xf32>)
+  %c = plan.buffer : memref<48xf32>
+  plan.kernel "slice" ins(%b : memref<64xf32>) outs(%c : memref<48xf32>) {attrs = {starts = array<i64: 0>, sizes = array<i64: 48>, steps = array<i64: 1>}}
+  %d = plan.buffer : memref<64xf32>
+  plan.kernel "fill" outs(%d : memref<64xf32>) {attrs = {value = 1.0 : f64}}
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%c, %d : memref<48xf32>, memref<64xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  plan.loss %l : memref<f32>
+}

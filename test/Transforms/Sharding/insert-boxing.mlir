@@ -99,6 +99,28 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<8x8xf32>, tensor<8x
 
 // -----
 
+// The loss of a step, partial sums over the batch's parts, is summed across
+// the mesh just before the return, after the backward pass, not right after
+// the forward: there, the all-reduce would hold each device's communication
+// stream (and the backward's boxings behind it) until the slowest device
+// reached the loss.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[LOSS:.*]] = nn.reduce_sum
+// CHECK-NEXT: nn.tanh
+// CHECK-NEXT: %[[SUMMED:.*]] = sbp.boxing %[[LOSS]] on @mesh [#sbp.p<sum>] -> [#sbp.b]
+// CHECK-NEXT: return {{.*}} %[[SUMMED]],
+module attributes {nn.training = {loss = "cross-entropy"}} {
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<8x8xf32>) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  %loss = nn.reduce_sum %x keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.p<sum>]]>} : tensor<8x8xf32> -> tensor<f32>
+  %g = nn.tanh %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.s<0>]] -> []>} %loss, %g : tensor<f32>, tensor<8x8xf32>
+}
+}
+
+// -----
+
 // Sums over micro-batches are boxed once per step. An all-reduce of a sum
 // (in place on its accumulator) comes right after the sum, so that it may
 // run under the rest of the last micro-batch's backward; another boxing

@@ -102,9 +102,11 @@ def PlanMemory : Pass<"plan-memory", "::mlir::ModuleOp"> {
     optimizer state, inputs and constants live for the whole step and sit
     at the bottom; a temporary lives from its creation to its last use, and
     temporaries whose lives do not overlap share bytes. Placement is
-    greedy, largest buffer first, at the lowest offset that overlaps no
-    placed buffer alive at the same time (64-byte aligned), so the arena is
-    at least the peak of live bytes and usually close to it.
+    greedy, at the lowest offset that overlaps no placed buffer alive at
+    the same time (64-byte aligned), in two orders, the smaller arena kept
+    (the first on a tie): the largest buffer first, and the largest in
+    bytes times positions lived first. The arena is at least the peak of
+    live bytes and usually close to it.
 
     A reduce-scatter, all-gather or all-to-all keeps its input until its
     output is first read; on the gradients stream (`feeds_update`), until
@@ -112,7 +114,12 @@ def PlanMemory : Pass<"plan-memory", "::mlir::ModuleOp"> {
     it (the update), as the stream may run behind its place; and what such
     a collective writes of its own (a scattered part) is reserved from the
     last instruction before it that touches its input (the gradient's last
-    sum), as the stream may also run ahead of its place.
+    sum), as the stream may also run ahead of its place. On the
+    communication stream, what such a collective writes from a buffer of
+    the whole step (a parameter gathered again for the backward) is
+    reserved from the collective before it on that stream: the
+    collective may start there, and a kernel in between given its bytes
+    would hold it back (the cost model's timeline starts it there too).
 
     A reshape's result is a view of its operand: when both are
     temporaries, the result is not touched before the reshape and nothing
