@@ -449,6 +449,14 @@ void reserveCommunicationOutputs(Block &body,
     lives.begin = std::min(lives.begin, from + 1);
   };
   for (Operation &op : body) {
+    // Each range of the executor's (the part before the micro-batches, a
+    // micro-batch's forward and backward, a chunk's, the once-per-step
+    // part) runs on its own: no reservation reaches into the one before.
+    if (isa<plan::ForwardBeginOp, plan::BackwardBeginOp,
+            plan::AfterMicroBatchesOp, plan::ChunkOp>(op)) {
+      previous = position.lookup(&op);
+      continue;
+    }
     bool communicates =
         isa<plan::AllReduceOp, plan::AllGatherOp, plan::ReduceScatterOp,
             plan::AllToAllOp, plan::BroadcastOp, plan::SendOp, plan::RecvOp,

@@ -92,11 +92,11 @@ void InsertBoxingPass::runOnOperation() {
           forward.insert(op);
 
   // One boxing per value, target layout and pass, placed right after the
-  // producer, or for a forward value the backward pass reads, before the
-  // first backward reader, so that every later user that needs it can read
-  // it. A sum over the micro-batches is boxed before its first reader too:
-  // the gradients reduced once per step each become whole just before
-  // their update, not all of them at once beside the accumulators.
+  // producer, or for a forward value the backward pass reads or the step
+  // returns, before the first such reader, so that every later user that
+  // needs it can read it. A sum over the micro-batches is boxed before its
+  // first reader too: the gradients reduced once per step each become whole
+  // just before their update, not all of them at once beside the accumulators.
   DenseMap<std::tuple<Value, Attribute, Attribute, unsigned>, Value> boxed;
   OpBuilder builder(module.getContext());
   WalkResult walk = module.walk([&](Operation *user) {
@@ -131,9 +131,16 @@ void InsertBoxingPass::runOnOperation() {
       // loss): boxed before its reader, as late as it may run. A loss
       // reduced across the mesh right after the forward would hold the
       // communication stream of each device until the slowest reached the
-      // loss, and the backward's boxings behind it.
+      // loss, and the backward's boxings behind it. A value the forward
+      // also reads in the returned layout is returned from that boxing.
       bool backward = step && !forward.contains(user) &&
                       forward.contains(value.getDefiningOp());
+      if (backward && isa<func::ReturnOp>(user))
+        if (auto read = boxed.find({value, dst, chunk, 0u});
+            read != boxed.end()) {
+          operand.set(read->second);
+          continue;
+        }
       auto [it, inserted] =
           boxed.try_emplace({value, dst, chunk, unsigned{backward}}, Value());
       if (inserted) {

@@ -387,6 +387,19 @@ FailureOr<StageMeshes> collectStages(ModuleOp module, func::FuncOp function) {
 constexpr const char *kBaselines[] = {"data-parallel", "megatron",
                                       "replicated"};
 
+/// The rows of the batch a step (or micro-batch) reads: the greatest
+/// common divisor of the inputs' first extents over one (an input of one
+/// row, position ids say, is not batched); 0 without such inputs.
+int64_t batchRows(func::FuncOp function) {
+  int64_t rows = 0;
+  function.walk([&](nn::InputOp input) {
+    auto type = dyn_cast<RankedTensorType>(input.getType());
+    if (type && type.getRank() > 0 && type.getDimSize(0) > 1)
+      rows = std::gcd(rows, type.getDimSize(0));
+  });
+  return rows;
+}
+
 class ShardingSearch {
 public:
   ShardingSearch(ModuleOp module, func::FuncOp function,
@@ -1848,14 +1861,7 @@ ShardingSearch::groupClasses(bool shareStages, const Classes *coarser) const {
 
 std::optional<std::vector<int64_t>>
 ShardingSearch::batchSplitHint(const Classes &grouped) const {
-  int64_t rows = 0;
-  for (const Node &node : nodes)
-    if (!node.isSink() && isa<nn::InputOp>(node.op)) {
-      std::vector<int64_t> shape =
-          staticShapeOf(node.op->getResult(0).getType());
-      if (!shape.empty() && shape[0] > 1)
-        rows = std::gcd(rows, shape[0]);
-    }
+  int64_t rows = batchRows(function);
   if (rows <= 1)
     return std::nullopt;
   // A parameter's shape is its gradient's and its state's: replicated in
@@ -1877,17 +1883,20 @@ ShardingSearch::batchSplitHint(const Classes &grouped) const {
   std::vector<int64_t> hint(grouped.representative.size(), 0);
   for (size_t c = 0; c < grouped.representative.size(); ++c) {
     const Node &node = nodes[grouped.representative[c]];
-    if (node.isSink())
-      continue;
+    // A sink's one operand is the value it returns.
+    Value returned =
+        node.isSink() ? node.op->getOperand(node.sinkOperand) : Value();
+    ValueRange operands = node.isSink() ? ValueRange(returned)
+                                        : ValueRange(node.op->getOperands());
     int64_t most = -1;
     for (auto [k, candidate] : llvm::enumerate(node.candidates)) {
       int64_t agreed = 0;
-      for (auto [layout, operand] :
-           llvm::zip(candidate.operands, node.op->getOperands()))
+      for (auto [layout, operand] : llvm::zip(candidate.operands, operands))
         agreed += agreeing(layout, operand.getType());
-      for (auto [layout, result] :
-           llvm::zip(candidate.results, node.op->getResults()))
-        agreed += agreeing(layout, result.getType());
+      if (!node.isSink())
+        for (auto [layout, result] :
+             llvm::zip(candidate.results, node.op->getResults()))
+          agreed += agreeing(layout, result.getType());
       if (agreed > most) {
         most = agreed;
         hint[c] = static_cast<int64_t>(k);
@@ -3028,9 +3037,20 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
       bool ofSum = isa<nn::AccumulateOp>(producer.op);
       bool beforeReader = boxesBeforeReader(backwardRead, ofSum, from, to);
       auto &layouts = boxings[{use.producer, use.result, backwardRead}];
-      auto found = llvm::find_if(
-          layouts, [&](const auto &boxed) { return *boxed.first == to; });
+      auto sameLayout = [&](const auto &boxed) { return *boxed.first == to; };
+      auto found = llvm::find_if(layouts, sameLayout);
       readers.resize(items.size() + 1);
+      // A value returned in a layout the forward reads it in is returned
+      // from the forward's boxing (insert-boxing).
+      if (backwardRead && consumer.isSink()) {
+        auto &forwardLayouts = boxings[{use.producer, use.result, false}];
+        auto forwardBoxed = llvm::find_if(forwardLayouts, sameLayout);
+        if (forwardBoxed != forwardLayouts.end()) {
+          readers[forwardBoxed->second].push_back(use.consumer);
+          shared += seconds;
+          continue;
+        }
+      }
       if (found != layouts.end()) {
         readers[found->second].push_back(use.consumer);
         shared += seconds;
@@ -3343,19 +3363,6 @@ LogicalResult ShardingSearch::run(bool giveUpUnfit) {
   if (failed(solve()))
     return failure();
   return success();
-}
-
-/// The rows of the batch a step (or micro-batch) reads: the greatest
-/// common divisor of the inputs' first extents over one (an input of one
-/// row, position ids say, is not batched); 0 without such inputs.
-int64_t batchRows(func::FuncOp function) {
-  int64_t rows = 0;
-  function.walk([&](nn::InputOp input) {
-    auto type = dyn_cast<RankedTensorType>(input.getType());
-    if (type && type.getRank() > 0 && type.getDimSize(0) > 1)
-      rows = std::gcd(rows, type.getDimSize(0));
-  });
-  return rows;
 }
 
 /// Whether this thread lays out a start whose diagnostics are quiet.

@@ -330,6 +330,36 @@ plan.program @temporary_gathered devices = [0, 1] {
 
 // -----
 
+// With micro-batches no reservation reaches back before the range its
+// collective runs in: a gather of a parameter first on the communication
+// stream in a micro-batch's forward is reserved from plan.forward_begin
+// on, not from the step's start, where the part before the micro-batches
+// would keep it to their end. %c, dead before the marker, shares its bytes.
+// CHECK-LABEL: plan.program @gather_after_forward_begin
+// CHECK: plan.buffer {offset = [[COFF:[0-9]+]] : i64} : memref<32xf32>
+// CHECK: plan.forward_begin
+// CHECK-NEXT: plan.buffer {offset = [[COFF]] : i64} : memref<32xf32>
+// CHECK-NEXT: plan.all_gather
+module attributes {plan.mesh_shape = array<i64: 2>} {
+plan.group @g2 mesh_axes = [0]
+plan.program @gather_after_forward_begin devices = [0, 1] {
+  %w = plan.buffer kind = parameter {name = "w", logical_shape = array<i64: 32>, splits = array<i64: 0>} : memref<16xf32>
+  %c = plan.buffer : memref<32xf32>
+  plan.kernel "fill" outs(%c : memref<32xf32>) {attrs = {value = 1.0 : f64}}
+  %s = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%c : memref<32xf32>) outs(%s : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  plan.forward_begin
+  %g = plan.buffer : memref<32xf32>
+  plan.all_gather %w into %g on @g2 axis = 0 : memref<16xf32> -> memref<32xf32>
+  %l = plan.buffer : memref<f32>
+  plan.kernel "reduce_sum" ins(%g : memref<32xf32>) outs(%l : memref<f32>) {attrs = {axes = array<i64: 0>, keepdims = false}}
+  plan.loss %l : memref<f32>
+  plan.after_micro_batches
+}
+}
+
+// -----
+
 // Two greedy orders, the least arena kept: largest first would put %a, %b
 // and %d (256 bytes each) at the bottom and %c, living beside %b and %d,
 // above both (704 bytes); the largest in bytes times positions lived first

@@ -121,6 +121,27 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<8x8xf32>) {
 
 // -----
 
+// A forward value the forward already reads in the layout the step returns
+// it in is returned from that boxing: one boxing, right after its producer.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[H:.*]] = nn.relu
+// CHECK-NEXT: %[[WHOLE:.*]] = sbp.boxing %[[H]] on @mesh [#sbp.s<0>] -> [#sbp.b]
+// CHECK-NEXT: nn.exp %[[WHOLE]]
+// CHECK-NOT: sbp.boxing
+// CHECK: return {{.*}} %[[WHOLE]]
+module attributes {nn.training = {loss = "cross-entropy"}} {
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<8x8xf32>) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  %h = nn.relu %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  %y = nn.exp %h {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  %loss = nn.reduce_sum %y keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32> -> tensor<f32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> []>} %loss, %h : tensor<f32>, tensor<8x8xf32>
+}
+}
+
+// -----
+
 // Sums over micro-batches are boxed once per step. An all-reduce of a sum
 // (in place on its accumulator) comes right after the sum, so that it may
 // run under the rest of the last micro-batch's backward; another boxing

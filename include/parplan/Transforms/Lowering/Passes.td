@@ -117,8 +117,10 @@ def PlanMemory : Pass<"plan-memory", "::mlir::ModuleOp"> {
     sum), as the stream may also run ahead of its place. On the
     communication stream, what such a collective writes from a buffer of
     the whole step (a parameter gathered again for the backward) is
-    reserved from the collective before it on that stream: the
-    collective may start there, and a kernel in between given its bytes
+    reserved from just after the collective before it on that stream (or
+    the last instruction before it that writes its input; never before
+    the marker that begins its range, `plan.forward_begin` and the like):
+    the collective may start there, and a kernel in between given its bytes
     would hold it back (the cost model's timeline starts it there too).
 
     A reshape's result is a view of its operand: when both are

@@ -159,6 +159,11 @@ def InsertBoxing : Pass<"insert-boxing", "::mlir::ModuleOp"> {
     share a boxing of their own, placed before the first of them, rather
     than read the forward pass's boxed copy, which would then be kept too
     (a gathered activation per micro-batch in flight instead of a shard).
+    A forward value the step returns (the loss) is boxed just before the
+    `func.return`, after the backward, unless the forward reads it in that
+    layout already: a loss summed across the mesh right after the forward
+    would hold each device's communication stream until the slowest
+    device reached it.
 
     Boxings are priced on the module's `sbp.cluster`, the cluster
     `sbp-assign` priced them on.
