@@ -327,6 +327,19 @@ private:
   }
 };
 
+/// The input and output of a collective that writes a buffer of its own
+/// (an all-gather, a reduce-scatter, an all-to-all); null values for any
+/// other op.
+std::pair<Value, Value> ownOutputOperands(Operation &op) {
+  return llvm::TypeSwitch<Operation *, std::pair<Value, Value>>(&op)
+      .Case<plan::AllGatherOp, plan::ReduceScatterOp, plan::AllToAllOp>(
+          [](auto collective) {
+            return std::make_pair(collective.getInput(),
+                                  collective.getOutput());
+          })
+      .Default([](Operation *) { return std::pair<Value, Value>(); });
+}
+
 /// Keeps the input of a collective that writes another buffer (all-gather,
 /// reduce-scatter, all-to-all) alive until the first instruction that
 /// reads or writes its output: the collective runs on the communication
@@ -403,12 +416,8 @@ void keepCollectiveInputs(Block &body,
   for (Operation &op : body) {
     // A gradient's all-reduce works in place: what reads its buffer after
     // it keeps the buffer alive anyway.
-    if (auto gather = dyn_cast<plan::AllGatherOp>(op))
-      keep(&op, gather.getInput(), gather.getOutput());
-    else if (auto scatter = dyn_cast<plan::ReduceScatterOp>(op))
-      keep(&op, scatter.getInput(), scatter.getOutput());
-    else if (auto exchange = dyn_cast<plan::AllToAllOp>(op))
-      keep(&op, exchange.getInput(), exchange.getOutput());
+    if (auto [input, output] = ownOutputOperands(op); input)
+      keep(&op, input, output);
   }
 }
 
@@ -464,12 +473,8 @@ void reserveCommunicationOutputs(Block &body,
         !plan::feedsUpdate(&op);
     if (!communicates)
       continue;
-    if (auto gather = dyn_cast<plan::AllGatherOp>(op))
-      reserve(&op, gather.getInput(), gather.getOutput());
-    else if (auto scatter = dyn_cast<plan::ReduceScatterOp>(op))
-      reserve(&op, scatter.getInput(), scatter.getOutput());
-    else if (auto exchange = dyn_cast<plan::AllToAllOp>(op))
-      reserve(&op, exchange.getInput(), exchange.getOutput());
+    if (auto [input, output] = ownOutputOperands(op); input)
+      reserve(&op, input, output);
     previous = position.lookup(&op);
   }
 }
