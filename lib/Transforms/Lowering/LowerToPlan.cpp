@@ -498,14 +498,30 @@ bool feedsOnlyUpdates(Operation *step) {
 /// communication stream and only its readers waiting for it. A gradient's
 /// reduction that only updates read so runs on the gradients stream behind
 /// the backward (feedsOnlyUpdates), and its slice when the update needs
-/// it (slicedForUpdates).
-SmallVector<Operation *> slicesBeforeReaders(ArrayRef<Operation *> ops) {
+/// it (slicedForUpdates). A gradient's reductions after such a slice go
+/// with it, into `deferredReductions`: lowerStep leaves them on the
+/// communication stream, where they do not queue behind the gradients
+/// stream's reductions of the backward's end.
+SmallVector<Operation *>
+slicesBeforeReaders(ArrayRef<Operation *> ops,
+                    DenseSet<Operation *> &deferredReductions) {
   DenseSet<Operation *> deferred;
   for (Operation *op : ops) {
     std::optional<ReshardStep> step = sbp::getReshardStep(op);
-    if (!step || step->kind != ReshardKind::Slice || op->use_empty())
+    if (!step || op->use_empty())
       continue;
     Operation *source = op->getOperand(0).getDefiningOp();
+    if (step->kind != ReshardKind::Slice) {
+      // A gradient's reduction after such a slice goes with it: the slice
+      // is lowered before its first reader, and that reader would be this
+      // reduction, right after it in the backward.
+      if (isCollective(step->kind) && deferred.contains(source) &&
+          feedsOnlyUpdates(op)) {
+        deferred.insert(op);
+        deferredReductions.insert(op);
+      }
+      continue;
+    }
     std::optional<ReshardStep> before =
         source ? sbp::getReshardStep(source) : std::nullopt;
     if (before && (isCollective(before->kind) || deferred.contains(source)))
@@ -658,7 +674,9 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
   // every move after the first wait stays after it, in @main's order, so
   // that the stages' sends and receives still pair in the same order
   // (NCCL's blocking sends would otherwise wait on each other).
-  SmallVector<Operation *> ordered = slicesBeforeReaders(opsOnMesh);
+  DenseSet<Operation *> deferredReductions;
+  SmallVector<Operation *> ordered =
+      slicesBeforeReaders(opsOnMesh, deferredReductions);
   nextReadersBoxingsFirst(ordered);
   if (split) {
     DenseSet<Operation *> waiting;
@@ -712,7 +730,8 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
         Operation *firstLowered =
             last ? last->getNextNode()
                  : (programBody->empty() ? nullptr : &programBody->front());
-        if (firstLowered && sbp::getReshardStep(&op) && feedsOnlyUpdates(&op))
+        if (firstLowered && sbp::getReshardStep(&op) && feedsOnlyUpdates(&op) &&
+            !deferredReductions.contains(&op))
           markFeedsUpdate(firstLowered);
         if (costModel && isa<nn::ShardableOpInterface>(op) && firstLowered)
           addKernelFigures(op, *costModel, lowering, firstLowered);

@@ -424,6 +424,10 @@ public:
   void annotate(StringRef requested, StringRef startLabel,
                 ArrayRef<std::pair<std::string, double>> baselines);
 
+  /// Lays a baseline out as one of auto's starts: its pins yield to the
+  /// user's (addStrategyPins), where a baseline asked for by name
+  /// contradicting them is an error.
+  void startOfAuto() { yieldsToUserPins = true; }
   double getStepTime() const { return stepTime; }
   StringRef getStrategy() const { return options.strategy; }
   /// Why run() found no fit, as the compile driver reads it off the module
@@ -510,7 +514,13 @@ private:
   llvm::SmallVector<double, 8> positionKernelTimes(size_t node) const;
   LogicalResult collectPins();
   LogicalResult addPin(Operation *op, Pin pin);
+  /// A baseline's pins. As one of auto's starts (yieldsToUserPins), around
+  /// the user's: each entry the annotations pin (`userPins`) keeps their
+  /// layout, and the baseline pins the rest, so that every start honours
+  /// them.
   LogicalResult addStrategyPins();
+  /// addPin of a baseline's pin without the entries `userPins` sets.
+  LogicalResult addPinAroundUsers(Operation *op, Pin pin);
   /// Whale's replicate and split scopes of the annotations.
   LogicalResult addScopePins(const Annotations &annotations);
   /// Megatron-LM's tensor parallelism on the last mesh axis, for the
@@ -660,6 +670,10 @@ private:
   DenseMap<Operation *, int64_t> nodeOf;
   std::vector<std::vector<int64_t>> usesOf; // per node, indices into `uses`
   std::map<int64_t, Pin> pins;              // by node
+  /// The annotations' pins alone, while addStrategyPins adds the pins of
+  /// a baseline that yields to them.
+  std::map<int64_t, Pin> userPins;
+  bool yieldsToUserPins = false;
 
   /// Classes within each stage: the plan's. With stages of alike meshes,
   /// also classes across them (`acrossStages`, a coarsening of
@@ -1531,6 +1545,8 @@ LogicalResult ShardingSearch::addStrategyPins() {
   auto isDataAxis = [&](size_t axis) {
     return dataParallel || (megatron && axis + 1 < rank);
   };
+  if (yieldsToUserPins)
+    userPins = pins;
   bool conflict = false;
   auto fullPin = [&](Operation *op, unsigned result, PinnedLayout layout) {
     Pin pin;
@@ -1538,7 +1554,7 @@ LogicalResult ShardingSearch::addStrategyPins() {
     pin.results.resize(op->getNumResults());
     pin.results[result] = std::move(layout);
     pin.origins.push_back("strategy " + options.strategy);
-    conflict |= failed(addPin(op, std::move(pin)));
+    conflict |= failed(addPinAroundUsers(op, std::move(pin)));
   };
   // Inputs split along the batch, parameters replicated, on data axes.
   for (Node &node : nodes) {
@@ -1568,6 +1584,23 @@ LogicalResult ShardingSearch::addStrategyPins() {
                           "strategy " + options.strategy);
 }
 
+LogicalResult ShardingSearch::addPinAroundUsers(Operation *op, Pin pin) {
+  auto user = userPins.find(nodeOf.lookup(op));
+  if (user != userPins.end()) {
+    auto yield = [](std::vector<std::optional<PinnedLayout>> &baseline,
+                    const std::vector<std::optional<PinnedLayout>> &users) {
+      for (size_t i = 0; i < baseline.size() && i < users.size(); ++i)
+        if (baseline[i] && users[i])
+          for (size_t axis = 0; axis < baseline[i]->size(); ++axis)
+            if ((*users[i])[axis])
+              (*baseline[i])[axis].reset();
+    };
+    yield(pin.operands, user->second.operands);
+    yield(pin.results, user->second.results);
+  }
+  return addPin(op, std::move(pin));
+}
+
 LogicalResult
 ShardingSearch::pinColumnThenRow(llvm::function_ref<bool(nn::ParamOp)> inScope,
                                  const std::string &origin) {
@@ -1587,7 +1620,9 @@ ShardingSearch::pinColumnThenRow(llvm::function_ref<bool(nn::ParamOp)> inScope,
     pin.results[0] = PinnedLayout(rank);
     (*pin.results[0])[rank - 1] = sbp;
     pin.origins.push_back(origin);
-    conflict |= failed(addPin(param, std::move(pin)));
+    // A baseline's yields to the user's pins (none are kept while the
+    // annotations' own scopes pin).
+    conflict |= failed(addPinAroundUsers(param, std::move(pin)));
   };
   for (Node &node : nodes) {
     if (node.isSink())
@@ -3517,8 +3552,10 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
                                                    options.mixedPrecision));
     // auto is the search and, under the same cost model, every shipped
     // baseline: the least predicted step wins, so that auto is never worse
-    // than a baseline. A baseline that cannot lay the program out (a pin
-    // of the user's it contradicts, no fit in memory) is left out quietly.
+    // than a baseline. Each baseline keeps the user's pins and lays out the
+    // rest its way (startOfAuto); one that cannot lay the program out (no
+    // fit in memory, no candidate its pins and the user's both admit) is
+    // left out quietly.
     bool isAuto = options.strategy == "auto";
     bool searches = !isAuto || options.starts != "baselines";
     std::unique_ptr<ShardingSearch> best;
@@ -3586,6 +3623,8 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       start.search = std::make_unique<ShardingSearch>(
           module, function, twoThreads ? modelCopies[index] : *start.model,
           startOptions, twoThreads ? stageCopies[index] : *stages);
+      if (isAuto && !start.isSearch)
+        start.search->startOfAuto();
       quietStart = quiet;
       start.succeeded = succeeded(start.search->run(/*giveUpUnfit=*/quiet));
       quietStart = false;

@@ -1056,6 +1056,40 @@ module attributes {nn.training = {}} {
 
 // -----
 
+// Sliced between two reductions (summed across the outer axis, the
+// outer axis's part sliced out, then reduce-scattered along the inner
+// one): the slice and the reduce-scatter after it are lowered just before
+// the update, after the loss's reduce_sum, so that the compute stream does
+// not wait mid-backward for the all-reduce, which therefore stays on the
+// communication stream. The reduce-scatter, issued at the end, runs there
+// too rather than behind the gradients stream's reductions of the
+// backward.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<1x4xf32>) outs(%[[G:.*]] : memref<4xf32>)
+// CHECK-NEXT: plan.all_reduce %[[G]] on @axis0 : memref<4xf32>
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<1x4xf32>) outs(%{{.*}} : memref<f32>)
+// CHECK: plan.kernel "slice" ins(%[[G]] : memref<4xf32>) outs(%[[H:.*]] : memref<2xf32>)
+// CHECK: plan.reduce_scatter %[[H]] into %[[Q:.*]] on @axis1 axis = 0 : memref<2xf32> -> memref<1xf32>
+// CHECK: plan.kernel "sgd_update" ins(%{{.*}}, %[[Q]] : memref<1xf32>, memref<1xf32>)
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2x2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>, #sbp.s<0>]]>} : tensor<4xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>, #sbp.s<0>]]>} : tensor<4x4xf32>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.p<sum>, #sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<4xf32>
+    %gb = sbp.all_reduce %g on @mesh axis 0 [#sbp.p<sum>, #sbp.p<sum>] -> [#sbp.b, #sbp.p<sum>] : tensor<4xf32>
+    %gh = sbp.slice %gb on @mesh axis 0 [#sbp.b, #sbp.p<sum>] -> [#sbp.s<0>, #sbp.p<sum>] : tensor<4xf32>
+    %gq = sbp.reduce_scatter %gh on @mesh axis 1 [#sbp.s<0>, #sbp.p<sum>] -> [#sbp.s<0>, #sbp.s<0>] : tensor<4xf32>
+    %s = nn.reduce_sum %x keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.p<sum>, #sbp.p<sum>]]>} : tensor<4x4xf32> -> tensor<f32>
+    %l0 = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>, #sbp.p<sum>] -> [#sbp.b, #sbp.p<sum>] : tensor<f32>
+    %l = sbp.all_reduce %l0 on @mesh axis 1 [#sbp.b, #sbp.p<sum>] -> [#sbp.b, #sbp.b] : tensor<f32>
+    %w1 = nn.sgd_update %w, %gq lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>], [#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.s<0>, #sbp.s<0>]]>} : tensor<4xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.s<0>, #sbp.s<0>]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
+// -----
+
 // Reduced along both axes of a 2x2 mesh, a reduce-scatter then an
 // all-reduce: both run on the gradients stream.
 // CHECK: // {{-----}}
