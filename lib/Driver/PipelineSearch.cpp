@@ -897,7 +897,20 @@ parplan::driver::searchPipeline(
     // data parallelism; counts[0] is 1): the climb from the middle may stop
     // short of it, as on two A100 nodes and two T4 nodes as one axis of 24,
     // where it (286.64 ms predicted) beats their three stages (366.06 ms).
-    if (mixed && counts[0] == 1 && !judged.count(0) && !judge(0))
+    // So on nodes of uneven sizes, whose stages cut nodes apart: one mesh
+    // there takes near-even whole rows per device where the batch does not
+    // divide by the devices (a node of 8 A100s and one of 2 at batch 64: 7
+    // or 6 rows each, 267.33 ms, where the climb stopped at 5 stages,
+    // 300.23 ms, slower than the 8 alone).
+    std::map<int64_t, int64_t> perNode;
+    if (mesh)
+      for (int64_t device : mesh->devices)
+        ++perNode[cluster.nodeOf(device)];
+    bool unevenNodes = llvm::any_of(perNode, [&](const auto &node) {
+      return node.second != perNode.begin()->second;
+    });
+    if ((mixed || unevenNodes) && counts[0] == 1 && !judged.count(0) &&
+        !judge(0))
       return std::nullopt;
     if (mixed && counts[0] == 1 && judged.at(0).step)
       mixedOneMesh = judged.at(0);

@@ -266,6 +266,29 @@ for strategy in auto data-parallel megatron; do
   fi
 done
 
+# Devices alike whose batch does not divide by them
+# (docs/sbp-assign.md#parts-by-speed): the 6 devices above, all A100s on
+# nodes of 4 and 2, one mesh of 6, batch 8 in near-even whole rows (2, 2,
+# 1, 1, 1, 1). The same losses and weights as the whole batch on 1 device.
+sed 's/"device_type": "V100-SXM2-32GB"/"device_type": "A100-SXM4-40GB"/' \
+  "$dir/mixed-4-2-slow.json" >"$dir/alike-4-2-slow.json"
+want=$(run_micro gpt 8 1 auto 1) || status=1
+out=$dir/gpt-near-even-rows
+if [ -n "$want" ] &&
+   "$bin/parplan" compile "$dir/gpt-batch.onnx" --train --optimizer adam --lr 0.01 \
+     --batch 8 --cluster "$dir/alike-4-2-slow.json" --stages 1 --strategy data-parallel \
+     --shares speed -o "$out" >"$out.compile.log" 2>&1 &&
+   grep -q '^  shares           mesh axis 0 splits in near-even whole rows: 2 (A100-SXM4-40GB), 2 (A100-SXM4-40GB), 1 (A100-SXM4-40GB), 1 (A100-SXM4-40GB), 1 (A100-SXM4-40GB), 1 (A100-SXM4-40GB) of every 8' "$out.compile.log" &&
+   timeout 120 mpirun --oversubscribe -np 6 "$bin/parplan-run" "$out/plan.pb" \
+     --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 &&
+   awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$out.log"; then
+  echo "ok: gpt, batch 8 on 6 A100s in near-even whole rows (2, 2, 1, 1, 1, 1): $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
+else
+  echo "FAIL: gpt, batch 8 on 6 A100s in near-even whole rows differs from the whole batch on 1 device:"
+  cat "$out.compile.log" "$out.log" 2>/dev/null
+  status=1
+fi
+
 # Stages of mixed types ending inside a layer (docs/pipeline.md#mixed-device-types):
 # the A100s' stage holds the GPT's first layer and the attention of its
 # second, the V100s' the rest; the residual stream and its gradient cross

@@ -402,9 +402,13 @@ void parplan::cli::printSearch(const CompileOptions &options,
                            shares->deviceTypes[i]);
       total += shares->weights[i];
     }
-    fmt::print("  shares           mesh axis {} splits by device speed: {} of "
-               "every {}\n",
-               shares->axis, parts, total);
+    // Alike devices take uneven parts only where the batch's rows do not
+    // divide by the axis.
+    bool alike = llvm::all_equal(shares->deviceTypes);
+    fmt::print("  shares           mesh axis {} splits {}: {} of every {}\n",
+               shares->axis,
+               alike ? "in near-even whole rows" : "by device speed", parts,
+               total);
   }
   if (const auto &part = figures.oneTypePart) {
     // The nodes of the cluster's fastest type alone, beside all of them.

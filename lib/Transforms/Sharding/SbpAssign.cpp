@@ -3587,12 +3587,19 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       bool succeeded = false;
     };
     std::vector<Start> starts;
+    // Devices alike take uneven parts only as near-even whole rows.
+    const std::vector<int64_t> &meshDevices = models.front().getMesh().devices;
+    bool alike = llvm::all_of(meshDevices, [&](int64_t device) {
+      return cluster->deviceTypeOf(device).name ==
+             cluster->deviceTypeOf(meshDevices.front()).name;
+    });
     for (auto [index, model] : llvm::enumerate(models)) {
       std::string label =
           index >= groupedModels
               ? " (parts by speed in groups of " +
                     std::to_string(model.getMeshShape().back()) + ")"
           : model.getShares().empty() ? ""
+          : alike                     ? " (parts in whole rows)"
                                       : " (parts by speed)";
       if (searches)
         starts.push_back({&model, options.strategy, label, true});

@@ -577,9 +577,17 @@ MeshShares parplan::speedShares(const cost::Cluster &cluster,
                                 func::FuncOp function, bool mixedPrecision,
                                 int64_t rows) {
   std::optional<int64_t> typedAxis = typedAxisOf(cluster, mesh);
-  if (!typedAxis || *typedAxis < 0)
+  if (!typedAxis)
     return {};
-  auto axis = static_cast<size_t>(*typedAxis);
+  // Alike devices take the batch's rows evenly, which whole rows allow
+  // only where the first axis divides them: else near-even whole rows
+  // along it (64 rows on 10 devices, 7 on four and 6 on six), where even
+  // parts would leave the batch whole.
+  if (*typedAxis < 0 &&
+      (rows <= 0 || mesh.shape.empty() || mesh.shape.front() < 2 ||
+       rows % mesh.shape.front() == 0))
+    return {};
+  auto axis = static_cast<size_t>(std::max<int64_t>(*typedAxis, 0));
   SecondsOfType secondsOfType;
   std::vector<int64_t> speeds = positionSpeeds(cluster, mesh, axis, function,
                                                mixedPrecision, secondsOfType);

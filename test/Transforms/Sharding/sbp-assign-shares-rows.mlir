@@ -4,6 +4,8 @@
 // RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-a100-v100" -sbp-assign="mixed-precision=false" | FileCheck %s --check-prefix=GROUPS
 // RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-a100-v100" -sbp-assign="mesh=4x8 mixed-precision=false" | FileCheck %s --check-prefix=GIVEN
 // RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=mixed-a100-v100" -sbp-assign="shares=even mixed-precision=false" | FileCheck %s --check-prefix=GIVEN
+// RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=a100-4node" -sbp-assign="mesh=24 shares=speed" | FileCheck %s --check-prefix=ALIKE
+// RUN: parplan-opt %s -split-input-file -attach-cluster="cluster=a100-4node" -sbp-assign="mesh=8 shares=speed" | FileCheck %s --check-prefix=ALIKE-DIVIDES
 
 // Whole rows by speed on mixed-t4-a100 laid out as one axis of 24 devices
 // (an A100 node of 8, four T4 nodes of 4): each device is a position. The
@@ -24,6 +26,12 @@
 // EVEN: sbp.mesh @mesh(shape = 24)
 // EVEN-NOT: nn.reshape {{.*}}#sbp.s<0>]] -> {{\[}}[#sbp.s<0>
 // EVEN: return
+
+// Devices alike (a100-4node's A100s): the 128 rows do not divide by 24
+// devices, which take near-even whole rows, 6 on the first 8 and 5 on
+// the rest; 8 devices, which divide them, take even parts.
+// ALIKE: sbp.mesh @mesh(shape = 24, shares = {{\[\[}}6, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5]])
+// ALIKE-DIVIDES: sbp.mesh @mesh(shape = 8){{$}}
 func.func @main() -> tensor<65536x1024xf32> {
   %x = nn.input "x" : tensor<128x512x1024xf32>
   %w1 = nn.param "w1" : tensor<1024x1024xf32>

@@ -102,7 +102,9 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
       and `auto` also lay it out on the default mesh regrouped, each
       node's devices in groups of k, `[devices / k, k]`, each group taking
       whole rows by its speed, each k whose rows end nearest the speeds
-      (`speedGroupedMeshes`; docs/sbp-assign.md).
+      (`speedGroupedMeshes`; docs/sbp-assign.md). Devices alike whose
+      batch the mesh's first axis does not divide take near-even whole
+      rows along it, as parts by speed.
 
     Layouts pinned on named nodes (docs/sbp-annotations.md) come from the
     module's `sbp.annotations` (`{file, text}`, attached by the tools'

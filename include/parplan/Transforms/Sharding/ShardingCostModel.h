@@ -319,9 +319,11 @@ cost::DeviceMesh deviceMeshOf(sbp::MeshOp mesh);
 /// split of the batch, or of any multiple of it (the rows times the
 /// sequence after a reshape), is exactly in proportion; in whole rows per
 /// device where `rows` divides by a position's devices; else thousandths
-/// of the fastest. Empty where the types are alike or differ along more
-/// than one axis, where `rows` leaves a position none, or where the rows
-/// come out even.
+/// of the fastest. Where the types are alike, `rows` not dividing by the
+/// first axis, near-even whole rows along it. Empty where the types differ
+/// along more than one axis, where they are alike and the first axis
+/// divides `rows` (or none are given), where `rows` leaves a position
+/// none, or where the rows come out even.
 MeshShares speedShares(const cost::Cluster &cluster,
                        const cost::DeviceMesh &mesh,
                        mlir::func::FuncOp function, bool mixedPrecision,
