@@ -708,8 +708,9 @@ parplan::driver::searchPipeline(
   // On a mesh of mixed device types: one mesh's trial, while the stages
   // are refined.
   std::optional<PipelineTrial> oneMesh;
-  // On mixed types, one mesh's trial, judged beside the stage counts.
-  std::optional<PipelineTrial> mixedOneMesh;
+  // On mixed types or uneven nodes, one mesh's trial, judged beside the
+  // stage counts.
+  std::optional<PipelineTrial> judgedOneMesh;
   if (choice.autoStages) {
     ModuleOp step =
         choice.model ? choice.model : trials.stepAt(firstCount, error);
@@ -897,11 +898,10 @@ parplan::driver::searchPipeline(
     // data parallelism; counts[0] is 1): the climb from the middle may stop
     // short of it, as on two A100 nodes and two T4 nodes as one axis of 24,
     // where it (286.64 ms predicted) beats their three stages (366.06 ms).
-    // So on nodes of uneven sizes, whose stages cut nodes apart: one mesh
-    // there takes near-even whole rows per device where the batch does not
-    // divide by the devices (a node of 8 A100s and one of 2 at batch 64: 7
-    // or 6 rows each, 267.33 ms, where the climb stopped at 5 stages,
-    // 300.23 ms, slower than the 8 alone).
+    // So on nodes of uneven sizes, whose stages cut nodes apart, and where
+    // one mesh may take near-even whole rows per device (a node of 8 A100s
+    // and one of 2 at batch 64: 7 or 6 rows each, 267.33 ms, where the
+    // climb stopped at 5 stages, 300.23 ms, slower than the 8 alone).
     std::map<int64_t, int64_t> perNode;
     if (mesh)
       for (int64_t device : mesh->devices)
@@ -909,11 +909,11 @@ parplan::driver::searchPipeline(
     bool unevenNodes = llvm::any_of(perNode, [&](const auto &node) {
       return node.second != perNode.begin()->second;
     });
-    if ((mixed || unevenNodes) && counts[0] == 1 && !judged.count(0) &&
-        !judge(0))
+    bool judgesOneMesh = (mixed || unevenNodes) && counts[0] == 1;
+    if (judgesOneMesh && !judged.count(0) && !judge(0))
       return std::nullopt;
-    if (mixed && counts[0] == 1 && judged.at(0).step)
-      mixedOneMesh = judged.at(0);
+    if (judgesOneMesh && judged.at(0).step)
+      judgedOneMesh = judged.at(0);
     for (const auto &[index, trial] : judged)
       result.stageCounts.push_back(trial);
     // The least predicted step (the fewer stages on a tie); when none
@@ -929,11 +929,12 @@ parplan::driver::searchPipeline(
         if (trial.noFit.has_value())
           best = trial;
     // Stages are judged at their first micro-batch count, one mesh at its
-    // best: on mixed types, where one mesh is always judged, the fastest
-    // stages go on through the micro-batch and schedule phases before the
-    // two are compared. mixed-t4-a100 at batch 64: one mesh 220.98 ms beats 3
-    // stages' 313.45 ms at 16 micro-batches, which at 8 take 212.81 ms.
-    if (mixed && counts[0] == 1 && best.stages == 1) {
+    // best: on mixed types or uneven nodes, where one mesh is always
+    // judged, the fastest stages go on through the micro-batch and
+    // schedule phases before the two are compared. mixed-t4-a100 at batch
+    // 64: one mesh 220.98 ms beats 3 stages' 313.45 ms at 16 micro-batches,
+    // which at 8 take 212.81 ms.
+    if (judgesOneMesh && best.stages == 1) {
       const PipelineTrial *staged = nullptr;
       for (const PipelineTrial &trial : result.stageCounts)
         if (trial.stages > 1 && trial.step &&
@@ -1169,18 +1170,18 @@ parplan::driver::searchPipeline(
   // the stages' search (156.33 ms) but not their baselines (141.3 ms).
   // Not where one mesh's search is slower than the stages' by more than a
   // baseline has been seen to beat it (kOneMeshBaselineGain).
-  if (searchTrials && mixedOneMesh && best.stages > 1 && best.step &&
-      *mixedOneMesh->step * (1 - kOneMeshBaselineGain) < *best.step) {
-    layOutAs(*mixedOneMesh);
+  if (searchTrials && judgedOneMesh && best.stages > 1 && best.step &&
+      *judgedOneMesh->step * (1 - kOneMeshBaselineGain) < *best.step) {
+    layOutAs(*judgedOneMesh);
     const PipelineTrial *others =
-        trials.run(0, 1, mixedOneMesh->microBatches, mixedOneMesh->schedule,
+        trials.run(0, 1, judgedOneMesh->microBatches, judgedOneMesh->schedule,
                    error, "baselines");
     if (!others)
       return std::nullopt;
     OwningOpRef<ModuleOp> baselines = trials.takeOther();
     layOutAs(best);
     if (baselines && isBetter(*others, best) &&
-        isBetter(*others, *mixedOneMesh)) {
+        isBetter(*others, *judgedOneMesh)) {
       const PipelineTrial *stagesOthers =
           trials.run(stagesOption, best.stages, best.microBatches,
                      best.schedule, error, "baselines");
@@ -1188,7 +1189,7 @@ parplan::driver::searchPipeline(
         return std::nullopt;
       if (!isBetter(*stagesOthers, *others)) {
         // The search's start, by the name sbp-assign gives it.
-        addBaseline(*baselines, "auto", *mixedOneMesh->step);
+        addBaseline(*baselines, "auto", *judgedOneMesh->step);
         result.stagesBesideOneMesh = best.stages;
         best = *others;
         standFor();

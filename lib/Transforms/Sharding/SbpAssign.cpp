@@ -901,7 +901,9 @@ private:
   /// Of a boxing's `seconds`, its last steps' that reduce on the gradients
   /// stream (reducesOnGradientsStream), before one trailing slice: those
   /// lower-to-plan puts on that stream when only updates read the value,
-  /// the slice just before the update.
+  /// the slice just before the update. None where those steps follow a
+  /// slice of a collective's result: lower-to-plan moves them with that
+  /// slice to just before the update, on the communication stream.
   double trailingReductions(const Use &use, const NdSbp &from, const NdSbp &to,
                             double seconds) const;
   /// The bytes a device holds of the parts a boxing of `use` from `from`
@@ -1620,8 +1622,9 @@ ShardingSearch::pinColumnThenRow(llvm::function_ref<bool(nn::ParamOp)> inScope,
     pin.results[0] = PinnedLayout(rank);
     (*pin.results[0])[rank - 1] = sbp;
     pin.origins.push_back(origin);
-    // A baseline's yields to the user's pins (none are kept while the
-    // annotations' own scopes pin).
+    // A baseline's yields to the user's pins; `userPins` stays empty until
+    // addStrategyPins takes its snapshot, so a scope's own pins merge and
+    // conflict as before.
     conflict |= failed(addPinAroundUsers(param, std::move(pin)));
   };
   for (Node &node : nodes) {
@@ -2948,6 +2951,17 @@ double ShardingSearch::trailingReductions(const Use &use, const NdSbp &from,
          reducesOnGradientsStream(step->step.kind);
        ++step)
     last += step->time;
+  // Reductions after a slice of a collective's result go with the slice
+  // to just before the update, on the communication stream
+  // (slicesBeforeReaders), where nothing waits for them: the boxing is
+  // priced whole where it is placed.
+  auto before = step;
+  while (before != boxing->steps.rend() &&
+         before->step.kind == ReshardKind::Slice)
+    ++before;
+  if (last > 0 && before != step && before != boxing->steps.rend() &&
+      isCollective(before->step.kind))
+    return 0;
   return seconds * std::min(1.0, last / boxing->time);
 }
 

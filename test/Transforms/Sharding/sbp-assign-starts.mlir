@@ -35,6 +35,17 @@
 // UNKNOWN: error: sbp-assign: starts 'some' is unknown; use all, search or baselines
 // MEGATRON: sbp.plan = #sbp.layout_plan<{{.*}}strategy = "megatron", start = "megatron"{{.*}}baselines = {}
 
+// A pin the baselines contradict (w1 whole, which Megatron splits by
+// columns): each baseline keeps it and lays out the rest its way, and
+// Megatron's, w2 split by rows after the whole w1, is kept.
+// RUN: parplan-opt %S/../Inputs/sbp-assign-starts-pinned.mlir -attach-cluster -sbp-assign="mesh=1x4 starts=baselines" | FileCheck %s --check-prefix=PINNED
+// PINNED: sbp.plan = #sbp.layout_plan<{{.*}}start = "megatron"{{.*}}baselines = {"data-parallel" = {{.*}}, replicated = {{.*}}}
+// PINNED: nn.param "w1" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.b, #sbp.b]]>}
+// PINNED: nn.param "w2" {sbp.sharding = #sbp.sharding<@mesh, [] -> {{\[}}[#sbp.b, #sbp.s<0>]]>}
+// Asked for by name, Megatron contradicts the pin: one line.
+// RUN: not parplan-opt %S/../Inputs/sbp-assign-starts-pinned.mlir -attach-cluster -sbp-assign="mesh=1x4 strategy=megatron" 2>&1 | FileCheck %s --check-prefix=PINNED-MEGATRON
+// PINNED-MEGATRON: error: conflicting pins on nn.param (node 'w1'): result 0 is [B, B] by pins.yaml:2:5
+
 // A mixed-precision step reads each weight through its cast to bf16: the
 // Megatron layouts pin the weight behind the cast, column- then
 // row-parallel, as in float32.

@@ -138,7 +138,8 @@ def SbpAssign : Pass<"sbp-assign", "::mlir::ModuleOp"> {
            "Bytes per device the layouts may use, below each device's "
            "memory (0: all of it)">,
     Option<"shares", "shares", "std::string", "\"auto\"",
-           "On a mesh of mixed device types: auto, speed or even parts">
+           "On a mesh of mixed device types (or of one type whose batch "
+           "its first axis does not divide): auto, speed or even parts">
   ];
   let dependentDialects = ["::parplan::sbp::SBPDialect"];
 }

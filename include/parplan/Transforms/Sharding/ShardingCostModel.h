@@ -321,9 +321,9 @@ cost::DeviceMesh deviceMeshOf(sbp::MeshOp mesh);
 /// device where `rows` divides by a position's devices; else thousandths
 /// of the fastest. Where the types are alike, `rows` not dividing by the
 /// first axis, near-even whole rows along it. Empty where the types differ
-/// along more than one axis, where they are alike and the first axis
-/// divides `rows` (or none are given), where `rows` leaves a position
-/// none, or where the rows come out even.
+/// along more than one axis; where they are alike and `rows` is 0, the
+/// mesh has no axis of two or more first, or that axis divides `rows`;
+/// where `rows` leaves a position none; or where the rows come out even.
 MeshShares speedShares(const cost::Cluster &cluster,
                        const cost::DeviceMesh &mesh,
                        mlir::func::FuncOp function, bool mixedPrecision,
