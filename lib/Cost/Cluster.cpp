@@ -2,6 +2,8 @@
 
 #include "parplan/Cost/Cluster.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -113,6 +115,12 @@ const DeviceType &Cluster::deviceTypeOf(int64_t device) const {
     std::abort();
   }
   return *type;
+}
+
+bool Cluster::ofOneType(llvm::ArrayRef<int64_t> devices) const {
+  return llvm::all_of(devices, [&](int64_t device) {
+    return deviceTypeOf(device).name == deviceTypeOf(devices.front()).name;
+  });
 }
 
 namespace {

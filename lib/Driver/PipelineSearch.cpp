@@ -67,15 +67,6 @@ namespace {
 
 using parplan::driver::PipelineTrial;
 
-/// Whether `devices` (a mesh's, or a run of them) are all of one type.
-bool ofOneType(const parplan::cost::Cluster &cluster,
-               llvm::ArrayRef<int64_t> devices) {
-  return llvm::all_of(devices, [&](int64_t device) {
-    return cluster.deviceTypeOf(device).name ==
-           cluster.deviceTypeOf(devices.front()).name;
-  });
-}
-
 /// On a mesh of mixed device types, the index in `counts` (divisors of
 /// the mesh's first axis, ascending) of the fewest stages, more than one,
 /// that each hold devices of one type; none where no count does.
@@ -90,7 +81,7 @@ std::optional<size_t> fewestOneTypeStages(const parplan::cost::Cluster &cluster,
     size_t block = devices.size() / static_cast<size_t>(count);
     bool oneType = true;
     for (size_t first = 0; first < devices.size() && oneType; first += block)
-      oneType = ofOneType(cluster, devices.slice(first, block));
+      oneType = cluster.ofOneType(devices.slice(first, block));
     if (oneType)
       return index;
   }
@@ -889,7 +880,7 @@ parplan::driver::searchPipeline(
     std::optional<cost::DeviceMesh> mesh =
         cost::makeMesh(cluster, meshShape, noMesh);
     bool mixed =
-        mesh && !mesh->devices.empty() && !ofOneType(cluster, mesh->devices);
+        mesh && !mesh->devices.empty() && !cluster.ofOneType(mesh->devices);
     if (std::optional<size_t> oneType =
             mixed ? fewestOneTypeStages(cluster, *mesh, counts) : std::nullopt;
         oneType && !judged.count(*oneType) && !judge(*oneType))

@@ -10,6 +10,7 @@
 #ifndef PARPLAN_COST_CLUSTER_H
 #define PARPLAN_COST_CLUSTER_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <cstdint>
@@ -116,6 +117,8 @@ struct Cluster {
   /// The node that holds device `device`.
   int64_t nodeOf(int64_t device) const;
   const DeviceType &deviceTypeOf(int64_t device) const;
+  /// Whether `devices` (a mesh's, or a run of them) are all of one type.
+  bool ofOneType(llvm::ArrayRef<int64_t> devices) const;
   LinkLevel level(int64_t a, int64_t b) const;
   /// The link between two devices: a device-pair override if one names
   /// the pair, else a node-pair override, else (on different nodes) a

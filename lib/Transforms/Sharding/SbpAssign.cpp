@@ -3602,11 +3602,7 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
     };
     std::vector<Start> starts;
     // Devices alike take uneven parts only as near-even whole rows.
-    const std::vector<int64_t> &meshDevices = models.front().getMesh().devices;
-    bool alike = llvm::all_of(meshDevices, [&](int64_t device) {
-      return cluster->deviceTypeOf(device).name ==
-             cluster->deviceTypeOf(meshDevices.front()).name;
-    });
+    bool alike = cluster->ofOneType(models.front().getMesh().devices);
     for (auto [index, model] : llvm::enumerate(models)) {
       std::string label =
           index >= groupedModels
