@@ -158,6 +158,10 @@ bool parplan::reducesOnGradientsStream(ReshardKind kind) {
          kind == ReshardKind::AllGather;
 }
 
+bool parplan::gathersParameter(ReshardKind kind) {
+  return kind == ReshardKind::AllGather;
+}
+
 bool parplan::exchangesParts(ReshardKind kind) {
   return kind == ReshardKind::AllGather || kind == ReshardKind::ReduceScatter ||
          kind == ReshardKind::AllToAll;

@@ -490,6 +490,35 @@ bool feedsOnlyUpdates(Operation *step) {
          });
 }
 
+/// Whether the resharding step `op` gathers a parameter for the forward:
+/// a step of a boxing of an nn.param's result whose steps all gather it
+/// (gathersParameter), in the forward pass (`forward`). Such a boxing is
+/// placed right after the parameter, at the step's start (insert-boxing),
+/// and lowerStep runs its collectives on the gradients stream, idle until
+/// the backward: on the communication stream, a large weight's gather for
+/// the last layers would hold the first layers' boxings of activations
+/// behind it. sbp-assign's timeline prices it there (overlapIn's
+/// prefetch).
+bool prefetchesParameter(Operation *op, const DenseSet<Operation *> &forward) {
+  auto gathers = [](Operation *candidate) {
+    std::optional<ReshardStep> step = sbp::getReshardStep(candidate);
+    return step && gathersParameter(step->kind);
+  };
+  // Gathers from the parameter on, and into its readers alone.
+  std::function<bool(Operation *)> fromParameter = [&](Operation *step) {
+    Operation *input = step->getOperand(0).getDefiningOp();
+    return input && (isa<nn::ParamOp>(input) ||
+                     (gathers(input) && fromParameter(input)));
+  };
+  std::function<bool(Operation *)> intoReaders = [&](Operation *step) {
+    return llvm::all_of(step->getUsers(), [&](Operation *user) {
+      return !sbp::getReshardStep(user) || (gathers(user) && intoReaders(user));
+    });
+  };
+  return gathers(op) && forward.contains(op) && fromParameter(op) &&
+         intoReaders(op);
+}
+
 /// `ops` with every slice that a boxing takes after a collective (or after
 /// such a slice) moved to just before its first reader. The slice is a
 /// kernel: right after the collective, the compute stream would wait there
@@ -597,7 +626,9 @@ void nextReadersBoxingsFirst(SmallVectorImpl<Operation *> &ordered) {
 /// Marks the all-reduces, reduce-scatters and all-gathers in [first, end
 /// of block) feeds_update: the executor runs them on its gradients stream,
 /// and plan-memory keeps what they read until the update, so that no later
-/// instruction takes those bytes and waits for the stream.
+/// instruction takes those bytes and waits for the stream. A parameter's
+/// gathers for the forward are marked too (prefetchesParameter): what
+/// they read lives across the step.
 void markFeedsUpdate(Operation *first) {
   for (Operation *op = first; op; op = op->getNextNode())
     llvm::TypeSwitch<Operation *>(op)
@@ -677,6 +708,12 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
   DenseSet<Operation *> deferredReductions;
   SmallVector<Operation *> ordered =
       slicesBeforeReaders(opsOnMesh, deferredReductions);
+  // In a step, a parameter's gathers for the forward run on the gradients
+  // stream (prefetchesParameter).
+  bool step = parplan::isStep(function->getParentOfType<ModuleOp>());
+  DenseSet<Operation *> forward;
+  if (step)
+    forward = forwardPassOps(function);
   nextReadersBoxingsFirst(ordered);
   if (split) {
     DenseSet<Operation *> waiting;
@@ -730,8 +767,9 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
         Operation *firstLowered =
             last ? last->getNextNode()
                  : (programBody->empty() ? nullptr : &programBody->front());
-        if (firstLowered && sbp::getReshardStep(&op) && feedsOnlyUpdates(&op) &&
-            !deferredReductions.contains(&op))
+        if (firstLowered && sbp::getReshardStep(&op) &&
+            ((feedsOnlyUpdates(&op) && !deferredReductions.contains(&op)) ||
+             (step && prefetchesParameter(&op, forward))))
           markFeedsUpdate(firstLowered);
         if (costModel && isa<nn::ShardableOpInterface>(op) && firstLowered)
           addKernelFigures(op, *costModel, lowering, firstLowered);

@@ -904,6 +904,11 @@ private:
   /// the slice just before the update. None where those steps follow a
   /// slice of a collective's result: lower-to-plan moves them with that
   /// slice to just before the update, on the communication stream.
+  /// Whether every step of a boxing gathers a parameter
+  /// (gathersParameter): lower-to-plan runs such a boxing of a parameter
+  /// for the forward on the gradients stream (prefetchesParameter).
+  bool gathersParameterOnly(const Use &use, const NdSbp &from,
+                            const NdSbp &to) const;
   double trailingReductions(const Use &use, const NdSbp &from, const NdSbp &to,
                             double seconds) const;
   /// The bytes a device holds of the parts a boxing of `use` from `from`
@@ -2934,6 +2939,15 @@ ShardingSearch::boxingOf(const Use &use, const NdSbp &from,
               nodes[use.producer].op->getResult(use.result).getType());
 }
 
+bool ShardingSearch::gathersParameterOnly(const Use &use, const NdSbp &from,
+                                          const NdSbp &to) const {
+  const std::optional<cost::BoxingCost> &boxing = boxingOf(use, from, to);
+  return boxing && !boxing->steps.empty() &&
+         llvm::all_of(boxing->steps, [](const cost::BoxingStep &step) {
+           return gathersParameter(step.step.kind);
+         });
+}
+
 double ShardingSearch::trailingReductions(const Use &use, const NdSbp &from,
                                           const NdSbp &to,
                                           double seconds) const {
@@ -3014,6 +3028,11 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
     double trailingReductions = 0;
     /// A boxing that joins the positions along the shares' axis.
     bool joins = false;
+    /// A parameter's gathers for the forward: on the gradients stream,
+    /// which is idle until the backward, so that they do not hold the
+    /// communication stream's boxings of activations behind them
+    /// (lower-to-plan's prefetchesParameter).
+    bool prefetch = false;
   };
   // On one mesh of uneven shares without micro-batches (the range is the
   // whole step), each position along the shares' axis runs the kernels at
@@ -3116,7 +3135,10 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
            readsForUpdatesOnly(consumer.op)
                ? trailingReductions(use, from, to, seconds)
                : 0,
-           joinsPositions(from, to, sharesAxis)});
+           joinsPositions(from, to, sharesAxis),
+           explicitStep && !beforeReader && isa<nn::ParamOp>(producer.op) &&
+               forwardOps.contains(consumer.op) &&
+               gathersParameterOnly(use, from, to)});
       if (byPosition && !items.back().joins) {
         // A boxing inside each position lasts as its own part on its own
         // links take (the use's seconds are the slowest position's).
@@ -3140,7 +3162,8 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
   // ends, when each node's boxings are done, and each stream's clock. A
   // gradient's last reductions that only updates read run on the
   // gradients stream, beside the communication stream (lower-to-plan's
-  // feeds_update), after the boxing's earlier steps.
+  // feeds_update), after the boxing's earlier steps; so do a parameter's
+  // gathers for the forward, whole.
   using Clocks = llvm::SmallVector<double, 8>;
   std::unordered_map<int64_t, Clocks> written, boxed;
   Clocks compute(positions, 0), communication(positions, 0),
@@ -3167,9 +3190,11 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
                         llvm::all_of(readers[k], [&](int64_t reader) {
                           return readsForUpdatesOnly(nodes[reader].op);
                         });
-    double reductions = feedsUpdates ? item.trailingReductions : 0;
+    double onGradients = item.prefetch  ? item.seconds
+                         : feedsUpdates ? item.trailingReductions
+                                        : 0;
     auto ready = written.find(item.node);
-    bool communicates = item.seconds > reductions;
+    bool communicates = item.seconds > onGradients;
     for (size_t p = 0; p < positions; ++p)
       done[p] = std::max(
           ready == written.end() ? 0 : ready->second[p],
@@ -3194,9 +3219,9 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
                               (scales ? seconds * (*scales)[p] : seconds);
     };
     if (communicates)
-      run(communication, item.seconds - reductions);
-    if (reductions > 0)
-      run(gradients, reductions);
+      run(communication, item.seconds - onGradients);
+    if (onGradients > 0)
+      run(gradients, onGradients);
     for (int64_t reader : readers[k]) {
       auto [clocks, inserted] = boxed.try_emplace(reader, positions, 0.0);
       for (size_t p = 0; p < positions; ++p)

@@ -1028,6 +1028,35 @@ module attributes {nn.training = {}} {
 
 // -----
 
+// A split parameter gathered for the forward runs on the gradients stream
+// (feeds_update), idle until the backward, so that it does not hold the
+// activations' boxings behind it; gathered again for the backward (%wb),
+// it stays on the communication stream, where it runs before its reader.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK: plan.all_gather %[[W:.*]] into %{{.*}} on @axis0 axis = 0 {feeds_update} : memref<2xf32> -> memref<4xf32>
+// CHECK: plan.kernel "add"
+// CHECK: plan.all_gather %[[W]] into %{{.*}} on @axis0 axis = 0 : memref<2xf32> -> memref<4xf32>
+// CHECK: plan.kernel "sgd_update"
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2)
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<4xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<4xf32>
+    %wf = sbp.all_gather %w on @mesh axis 0 [#sbp.s<0>] -> [#sbp.b] : tensor<4xf32>
+    %xb = sbp.all_gather %x on @mesh axis 0 [#sbp.s<0>] -> [#sbp.b] : tensor<4xf32>
+    %y = nn.add %xb, %wf {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %l = nn.reduce_sum %y keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32> -> tensor<f32>
+    %wb = sbp.all_gather %w on @mesh axis 0 [#sbp.s<0>] -> [#sbp.b] : tensor<4xf32>
+    %g = nn.add %wb, %xb {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %gh = sbp.slice %g on @mesh axis 0 [#sbp.b] -> [#sbp.s<0>] : tensor<4xf32>
+    %w1 = nn.sgd_update %w, %gh lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>], [#sbp.s<0>]] -> [[#sbp.s<0>]]>} : tensor<4xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.s<0>]] -> []>} %l, %w1 : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
 // Sliced after its all-reduce (the parameter's half updated on each
 // device): the all-reduce is marked, and the slice is lowered just before
 // the update, after the loss's reduce_sum, not where @main places it, so

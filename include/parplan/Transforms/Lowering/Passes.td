@@ -47,7 +47,10 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
     through the boxing's later such steps or through a slice, is marked
     `feeds_update`: the executor runs it on its gradients stream
     (docs/cuda.md#streams-and-overlap); the slice is lowered just before
-    the update it feeds.
+    the update it feeds. So is, in a step, an all-gather of a parameter's
+    boxing for the forward that only all-gathers (a sharded parameter
+    gathered at the step's start): on the gradients stream, idle until
+    the backward, it does not hold the activations' boxings behind it.
 
     Program order follows @main's, but for two rules that keep it the
     order sbp-assign's timeline prices: a slice a boxing takes after a
