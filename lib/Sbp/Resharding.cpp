@@ -158,6 +158,17 @@ bool parplan::reducesOnGradientsStream(ReshardKind kind) {
          kind == ReshardKind::AllGather;
 }
 
+size_t parplan::stepsWithinPositions(const std::vector<ReshardStep> &steps,
+                                     int64_t sharesAxis) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!reducesOnGradientsStream(steps[i].kind))
+      return 0;
+    if (steps[i].meshAxis == sharesAxis)
+      return i;
+  }
+  return 0;
+}
+
 bool parplan::gathersParameter(ReshardKind kind) {
   return kind == ReshardKind::AllGather;
 }

@@ -156,6 +156,28 @@ TEST_CASE("along an axis of uneven shares, parts move only as whole sums") {
     }
 }
 
+TEST_CASE("a gradient's steps within the positions of uneven shares") {
+  using K = ReshardKind;
+  // A hierarchical all-reduce of a gradient on a 2x2 mesh: scattered
+  // within each position along axis 1, summed across them along axis 0,
+  // gathered back within each.
+  std::vector<ReshardStep> hierarchical = {
+      {K::ReduceScatter, 1, {P, P}, {P, S(0)}},
+      {K::AllReduce, 0, {P, S(0)}, {B, S(0)}},
+      {K::AllGather, 1, {B, S(0)}, {B, B}}};
+  // Shares along axis 0: the scatter stays within the positions.
+  CHECK(stepsWithinPositions(hierarchical, 0) == 1);
+  // Along axis 1: its first step joins them already.
+  CHECK(stepsWithinPositions(hierarchical, 1) == 0);
+  // Nothing joins the positions: nothing to tell apart.
+  CHECK(stepsWithinPositions({hierarchical.front()}, 0) == 0);
+  // A step that is no reduction ahead of the joining one.
+  std::vector<ReshardStep> exchanged = {
+      {K::AllToAll, 1, {P, S(0)}, {P, S(1)}},
+      {K::AllReduce, 0, {P, S(1)}, {B, S(1)}}};
+  CHECK(stepsWithinPositions(exchanged, 0) == 0);
+}
+
 TEST_CASE("a sum turned whole may pass through a split of scatterDim") {
   std::vector<int64_t> mesh = {2, 4};
   // Axis 0 is dear (10 per step), axis 1 cheap (1), and a collective on

@@ -90,6 +90,19 @@ struct ReshardStep {
   ReduceKind reduce() const;
 };
 
+/// Of a gradient's boxing whose steps reduce on the gradients stream, how
+/// many leading steps stay within the positions along a mesh axis of
+/// uneven shares (`sharesAxis`: steps along the other axes) before one
+/// along it joins them; 0 where none does, or where a step before it is
+/// not such a reduction. After the last boxing of an activation in the
+/// program, lower-to-plan runs them on the communication stream (idle by
+/// then), the joining steps on the gradients stream: a position faster
+/// than the slowest would otherwise start them only once the gradients
+/// stream's earlier joining steps were done, which wait for the slowest
+/// (sbp-assign's timeline prices them so).
+size_t stepsWithinPositions(const std::vector<ReshardStep> &steps,
+                            int64_t sharesAxis);
+
 /// Whether changing `from` into `to` only all-reduces: every mesh axis
 /// keeps its entry or goes from P(r) to B (at least one does). Such a
 /// change of a sum over micro-batches runs in place, right where the sum

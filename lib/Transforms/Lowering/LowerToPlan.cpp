@@ -519,6 +519,31 @@ bool prefetchesParameter(Operation *op, const DenseSet<Operation *> &forward) {
          intoReaders(op);
 }
 
+/// Whether the resharding step `op` is one of a gradient's boxing's
+/// leading steps within the positions along the mesh axis of uneven
+/// shares `sharesAxis` (stepsWithinPositions, over the boxing's steps up
+/// to `op` and on through its first reader that is a step).
+bool reducesWithinPositions(Operation *op, int64_t sharesAxis) {
+  SmallVector<Operation *> chain;
+  for (Operation *step = op; step && sbp::getReshardStep(step);
+       step = step->getOperand(0).getDefiningOp())
+    chain.push_back(step);
+  std::reverse(chain.begin(), chain.end());
+  size_t at = chain.size() - 1;
+  for (Operation *step = op; step;) {
+    auto next = llvm::find_if(step->getUsers(), [](Operation *user) {
+      return sbp::getReshardStep(user).has_value();
+    });
+    step = next == step->getUsers().end() ? nullptr : *next;
+    if (step)
+      chain.push_back(step);
+  }
+  std::vector<ReshardStep> steps;
+  for (Operation *step : chain)
+    steps.push_back(*sbp::getReshardStep(step));
+  return at < stepsWithinPositions(steps, sharesAxis);
+}
+
 /// `ops` with every slice that a boxing takes after a collective (or after
 /// such a slice) moved to just before its first reader. The slice is a
 /// kernel: right after the collective, the compute stream would wait there
@@ -639,7 +664,8 @@ void markFeedsUpdate(Operation *first) {
 
 /// A hierarchical all-reduce of a gradient on the gradients stream
 /// (reduce-scatter of %g into %part, all-reduce of %part, all-gather of
-/// %part into %whole) gathers into %g itself where nothing reads or
+/// %part into %whole; the reduce-scatter may run on the communication
+/// stream, stepsWithinPositions) gathers into %g itself where nothing reads or
 /// writes %g after the reduce-scatter (a temporary, or a sum over
 /// micro-batches, which the next step zeroes) and %whole is as large: the
 /// reduction then holds the gradient and an axis's part of it, not two
@@ -657,7 +683,7 @@ void gatherIntoScatteredGradients(plan::ProgramOp program) {
     for (Operation *user : part.getUsers())
       if (auto candidate = dyn_cast<plan::ReduceScatterOp>(user);
           candidate && candidate.getOutput() == part &&
-          candidate.getFeedsUpdate() && candidate->isBeforeInBlock(gather))
+          candidate->isBeforeInBlock(gather))
         scatter = candidate;
     if (!scatter)
       continue;
@@ -714,6 +740,30 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
   DenseSet<Operation *> forward;
   if (step)
     forward = forwardPassOps(function);
+  // On one mesh of uneven shares without micro-batches, a gradient's
+  // steps within the positions after the last boxing of an activation (a
+  // collective that neither only updates nor only the step's results
+  // read) run on the communication stream (stepsWithinPositions).
+  int64_t sharesAxis =
+      !order.staged && !split && costModel ? costModel->getSharesAxis() : -1;
+  DenseSet<Operation *> withinPositions;
+  if (sharesAxis >= 0) {
+    auto activation = [&](Operation *op) {
+      std::optional<ReshardStep> reshard = sbp::getReshardStep(op);
+      return reshard && isCollective(reshard->kind) && !feedsOnlyUpdates(op) &&
+             !prefetchesParameter(op, forward) &&
+             !llvm::all_of(op->getUsers(), [](Operation *user) {
+               return isa<func::ReturnOp>(user);
+             });
+    };
+    size_t after = ordered.size();
+    while (after > 0 && !activation(ordered[after - 1]))
+      --after;
+    for (Operation *op : ArrayRef(ordered).drop_front(after))
+      if (sbp::getReshardStep(op) && feedsOnlyUpdates(op) &&
+          reducesWithinPositions(op, sharesAxis))
+        withinPositions.insert(op);
+  }
   nextReadersBoxingsFirst(ordered);
   if (split) {
     DenseSet<Operation *> waiting;
@@ -768,7 +818,8 @@ LogicalResult lowerStep(OpBuilder &b, func::FuncOp function,
             last ? last->getNextNode()
                  : (programBody->empty() ? nullptr : &programBody->front());
         if (firstLowered && sbp::getReshardStep(&op) &&
-            ((feedsOnlyUpdates(&op) && !deferredReductions.contains(&op)) ||
+            ((feedsOnlyUpdates(&op) && !deferredReductions.contains(&op) &&
+              !withinPositions.contains(&op)) ||
              (step && prefetchesParameter(&op, forward))))
           markFeedsUpdate(firstLowered);
         if (costModel && isa<nn::ShardableOpInterface>(op) && firstLowered)

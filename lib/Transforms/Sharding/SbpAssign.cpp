@@ -3033,6 +3033,12 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
     /// communication stream's boxings of activations behind them
     /// (lower-to-plan's prefetchesParameter).
     bool prefetch = false;
+    /// Of trailingReductions, the leading steps' that stay within the
+    /// positions along the shares' axis (stepsWithinPositions), and each
+    /// position's part of them as a fraction of the slowest's: run on the
+    /// communication stream when no boxing of an activation follows.
+    double within = 0;
+    llvm::SmallVector<double, 8> withinScales;
   };
   // On one mesh of uneven shares without micro-batches (the range is the
   // whole step), each position along the shares' axis runs the kernels at
@@ -3139,6 +3145,39 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
            explicitStep && !beforeReader && isa<nn::ParamOp>(producer.op) &&
                forwardOps.contains(consumer.op) &&
                gathersParameterOnly(use, from, to)});
+      if (byPosition && items.back().trailingReductions > 0)
+        if (const std::optional<cost::BoxingCost> &boxing =
+                boxingOf(use, from, to);
+            boxing && boxing->time > 0) {
+          // Every step a reduction on the gradients stream, but a slice
+          // at the end (lowered just before the update).
+          std::vector<ReshardStep> steps;
+          for (const cost::BoxingStep &step : boxing->steps)
+            steps.push_back(step.step);
+          bool reductions =
+              llvm::all_of(ArrayRef(steps).drop_back(
+                               steps.back().kind == ReshardKind::Slice ? 1 : 0),
+                           [](const ReshardStep &step) {
+                             return reducesOnGradientsStream(step.kind);
+                           });
+          size_t leading = reductions
+                               ? stepsWithinPositions(
+                                     steps, static_cast<int64_t>(sharesAxis))
+                               : 0;
+          double leadingTime = 0;
+          for (size_t s = 0; s < leading; ++s)
+            leadingTime += boxing->steps[s].time;
+          llvm::SmallVector<double, 8> times = rangeModel.boxingPositionTimes(
+              from, to, producer.op->getResult(use.result).getType(), leading);
+          double slowest = times.empty() ? 0 : *llvm::max_element(times);
+          if (leadingTime > 0 && slowest > 0) {
+            items.back().within =
+                std::min(items.back().trailingReductions,
+                         seconds * std::min(1.0, leadingTime / boxing->time));
+            for (double time : times)
+              items.back().withinScales.push_back(time / slowest);
+          }
+        }
       if (byPosition && !items.back().joins) {
         // A boxing inside each position lasts as its own part on its own
         // links take (the use's seconds are the slowest position's).
@@ -3155,6 +3194,20 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
   readers.resize(items.size());
   std::vector<size_t> order(items.size());
   std::iota(order.begin(), order.end(), 0);
+  auto readOnlyForUpdates = [&](size_t k) {
+    return llvm::all_of(readers[k], [&](int64_t reader) {
+      return readsForUpdatesOnly(nodes[reader].op);
+    });
+  };
+  // The place of the last boxing of an activation: one on the
+  // communication stream that neither only updates nor only the step's
+  // results read (stepsWithinPositions).
+  double lastActivation = -1;
+  for (size_t k = 0; k < items.size(); ++k)
+    if (items[k].use >= 0 && !items[k].prefetch && !readOnlyForUpdates(k) &&
+        !llvm::all_of(readers[k],
+                      [&](int64_t reader) { return nodes[reader].isSink(); }))
+      lastActivation = std::max(lastActivation, items[k].place);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return items[a].place < items[b].place;
   });
@@ -3186,13 +3239,16 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
       written[item.node] = compute;
       continue;
     }
-    bool feedsUpdates = item.trailingReductions > 0 &&
-                        llvm::all_of(readers[k], [&](int64_t reader) {
-                          return readsForUpdatesOnly(nodes[reader].op);
-                        });
+    bool feedsUpdates = item.trailingReductions > 0 && readOnlyForUpdates(k);
     double onGradients = item.prefetch  ? item.seconds
                          : feedsUpdates ? item.trailingReductions
                                         : 0;
+    // A gradient's steps within the positions, after the last boxing of
+    // an activation: on the communication stream, each position at its
+    // own pace (stepsWithinPositions).
+    double within =
+        feedsUpdates && item.place > lastActivation ? item.within : 0;
+    onGradients -= within;
     auto ready = written.find(item.node);
     bool communicates = item.seconds > onGradients;
     for (size_t p = 0; p < positions; ++p)
@@ -3209,7 +3265,8 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
                 positionSeconds[k].size() == positions
             ? &positionSeconds[k]
             : nullptr;
-    auto run = [&](Clocks &stream, double seconds) {
+    auto run = [&](Clocks &stream, double seconds, bool joins,
+                   const llvm::SmallVector<double, 8> *scales) {
       double start = 0;
       if (joins)
         for (size_t p = 0; p < positions; ++p)
@@ -3218,10 +3275,13 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
         done[p] = stream[p] = (joins ? start : std::max(stream[p], done[p])) +
                               (scales ? seconds * (*scales)[p] : seconds);
     };
-    if (communicates)
-      run(communication, item.seconds - onGradients);
+    if (within > 0)
+      run(communication, within, false,
+          item.withinScales.size() == positions ? &item.withinScales : nullptr);
+    else if (communicates)
+      run(communication, item.seconds - onGradients, joins, scales);
     if (onGradients > 0)
-      run(gradients, onGradients);
+      run(gradients, onGradients, joins, scales);
     for (int64_t reader : readers[k]) {
       auto [clocks, inserted] = boxed.try_emplace(reader, positions, 0.0);
       for (size_t p = 0; p < positions; ++p)

@@ -366,7 +366,7 @@ ShardingCostModel::boxing(const NdSbp &from, const NdSbp &to, Type type) const {
 
 llvm::SmallVector<double, 8>
 ShardingCostModel::boxingPositionTimes(const NdSbp &from, const NdSbp &to,
-                                       Type type) const {
+                                       Type type, size_t steps) const {
   const std::optional<cost::BoxingCost> &priced = boxing(from, to, type);
   if (sharesAxis < 0 || !priced)
     return {};
@@ -378,7 +378,8 @@ ShardingCostModel::boxingPositionTimes(const NdSbp &from, const NdSbp &to,
                             {positionLinks.fractions[entry]},
                             {positionLinks.links[entry]}};
     double time = 0;
-    for (const cost::BoxingStep &step : priced->steps)
+    for (const cost::BoxingStep &step :
+         ArrayRef(priced->steps).take_front(steps))
       time +=
           cost::priceStep(step.step, tensor, mesh.shape, axisLinks, &own).time;
     entryTimes.push_back(time);

@@ -1028,6 +1028,61 @@ module attributes {nn.training = {}} {
 
 // -----
 
+// On a mesh of uneven shares (3 : 1 rows along axis 0), a gradient's
+// reduce-scatter within each position (along axis 1) after the last
+// boxing of an activation runs on the communication stream, idle by then,
+// and the all-reduce that joins the positions on the gradients stream: a
+// faster position would otherwise scatter only once the gradients
+// stream's earlier all-reduces were done, which wait for the slowest.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK: plan.kernel "reduce_sum" ins(%{{.*}} : memref<3x8xf32>) outs(%[[G:.*]] : memref<8xf32>)
+// CHECK: plan.reduce_scatter %[[G]] into %[[H:.*]] on @axis1 axis = 0 : memref<8xf32> -> memref<4xf32>
+// CHECK-NEXT: plan.all_reduce %[[H]] on @axis0 {feeds_update} : memref<4xf32>
+// CHECK: plan.kernel "sgd_update"
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2x2, shares = [[3, 1], []])
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<8xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b, #sbp.s<0>]]>} : tensor<8xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>, #sbp.s<0>]]>} : tensor<8x8xf32>
+    %s = nn.reduce_sum %x keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.p<sum>, #sbp.p<sum>]]>} : tensor<8x8xf32> -> tensor<f32>
+    %s0 = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>, #sbp.p<sum>] -> [#sbp.b, #sbp.p<sum>] : tensor<f32>
+    %l = sbp.all_reduce %s0 on @mesh axis 1 [#sbp.b, #sbp.p<sum>] -> [#sbp.b, #sbp.b] : tensor<f32>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.p<sum>, #sbp.p<sum>]]>} : tensor<8x8xf32> -> tensor<8xf32>
+    %gs = sbp.reduce_scatter %g on @mesh axis 1 [#sbp.p<sum>, #sbp.p<sum>] -> [#sbp.p<sum>, #sbp.s<0>] : tensor<8xf32>
+    %gr = sbp.all_reduce %gs on @mesh axis 0 [#sbp.p<sum>, #sbp.s<0>] -> [#sbp.b, #sbp.s<0>] : tensor<8xf32>
+    %w1 = nn.sgd_update %w, %gr lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.s<0>], [#sbp.b, #sbp.s<0>]] -> [[#sbp.b, #sbp.s<0>]]>} : tensor<8xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.b, #sbp.s<0>]] -> []>} %l, %w1 : tensor<f32>, tensor<8xf32>
+  }
+}
+
+// -----
+
+// The same with a boxing of an activation after it (the loss summed
+// along axis 0, then along axis 1): the reduce-scatter stays on the
+// gradients stream, not to hold that boxing behind it.
+// CHECK: // {{-----}}
+// CHECK: plan.program @program0
+// CHECK: plan.reduce_scatter %{{.*}} into %[[H:.*]] on @axis1 axis = 0 {feeds_update} : memref<8xf32> -> memref<4xf32>
+// CHECK-NEXT: plan.all_reduce %[[H]] on @axis0 {feeds_update} : memref<4xf32>
+module attributes {nn.training = {}} {
+  sbp.mesh @mesh(shape = 2x2, shares = [[3, 1], []])
+  func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<8xf32> {nn.updates = "w"}) {
+    %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b, #sbp.s<0>]]>} : tensor<8xf32>
+    %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>, #sbp.s<0>]]>} : tensor<8x8xf32>
+    %g = nn.reduce_sum %x axes = [0] keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.p<sum>, #sbp.p<sum>]]>} : tensor<8x8xf32> -> tensor<8xf32>
+    %gs = sbp.reduce_scatter %g on @mesh axis 1 [#sbp.p<sum>, #sbp.p<sum>] -> [#sbp.p<sum>, #sbp.s<0>] : tensor<8xf32>
+    %gr = sbp.all_reduce %gs on @mesh axis 0 [#sbp.p<sum>, #sbp.s<0>] -> [#sbp.b, #sbp.s<0>] : tensor<8xf32>
+    %s = nn.reduce_sum %x keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<0>, #sbp.s<0>]] -> [[#sbp.p<sum>, #sbp.p<sum>]]>} : tensor<8x8xf32> -> tensor<f32>
+    %s0 = sbp.all_reduce %s on @mesh axis 0 [#sbp.p<sum>, #sbp.p<sum>] -> [#sbp.b, #sbp.p<sum>] : tensor<f32>
+    %l = sbp.all_reduce %s0 on @mesh axis 1 [#sbp.b, #sbp.p<sum>] -> [#sbp.b, #sbp.b] : tensor<f32>
+    %w1 = nn.sgd_update %w, %gr lr = 1.0e-1 {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.s<0>], [#sbp.b, #sbp.s<0>]] -> [[#sbp.b, #sbp.s<0>]]>} : tensor<8xf32>
+    return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b, #sbp.b], [#sbp.b, #sbp.s<0>]] -> []>} %l, %w1 : tensor<f32>, tensor<8xf32>
+  }
+}
+
+// -----
+
 // A split parameter gathered for the forward runs on the gradients stream
 // (feeds_update), idle until the backward, so that it does not hold the
 // activations' boxings behind it; gathered again for the backward (%wb),

@@ -51,6 +51,11 @@ def LowerToPlan : Pass<"lower-to-plan", "::mlir::ModuleOp"> {
     boxing for the forward that only all-gathers (a sharded parameter
     gathered at the step's start): on the gradients stream, idle until
     the backward, it does not hold the activations' boxings behind it.
+    On one mesh of uneven shares without micro-batches, a gradient's
+    leading steps within the positions (stepsWithinPositions) after the
+    last boxing of an activation stay unmarked, on the communication
+    stream: a faster position runs them at once, not behind the gradients
+    stream's all-reduces that wait for the slowest.
 
     Program order follows @main's, but for two rules that keep it the
     order sbp-assign's timeline prices: a slice a boxing takes after a

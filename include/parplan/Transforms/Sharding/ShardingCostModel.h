@@ -160,10 +160,11 @@ public:
   /// on that position's own part and links (a step along the shares' axis
   /// alike everywhere); empty on a mesh of even shares or where the
   /// boxing is impossible. boxing() prices each step by the slowest
-  /// position; this, each at its own.
-  llvm::SmallVector<double, 8> boxingPositionTimes(const NdSbp &from,
-                                                   const NdSbp &to,
-                                                   mlir::Type type) const;
+  /// position; this, each at its own. Of the first `steps` steps alone
+  /// where given.
+  llvm::SmallVector<double, 8>
+  boxingPositionTimes(const NdSbp &from, const NdSbp &to, mlir::Type type,
+                      size_t steps = SIZE_MAX) const;
 
   /// The cheapest move of a tensor of `type` laid out by `from` on
   /// `source` to `to` on `destination` (in `mode` when given, else the
