@@ -313,9 +313,12 @@ fi
 # A data-parallel gradient's hierarchical all-reduce (docs/resharding.md):
 # on mixed-2x2, the weights pinned whole and the rows split over both
 # axes, each gradient is reduce-scattered within the node, its part
-# all-reduced between the nodes and gathered back, all three on the
-# gradients stream (feeds_update), whose buffers plan-memory keeps until
-# the update. The same losses and weights as the whole batch on 1 device.
+# all-reduced between the nodes and gathered back. The reduce-scatter,
+# within the positions of the uneven shares, runs on the communication
+# stream; the all-reduce that joins the positions and the gather run on
+# the gradients stream (feeds_update), whose buffers plan-memory keeps
+# until the update. The same losses and weights as the whole batch on 1
+# device.
 "$bin/parplan-zoo" mlp --sizes 64,512,512,10 --dynamic-batch -o "$dir/mlp-wide.onnx" >/dev/null
 printf 'pins:\n  - node: "fc*"\n    results: ["[B, B]"]\n  - node: "input"\n    results: ["[S(0), S(0)]"]\n' >"$dir/data-parallel-pins.yaml"
 out=$dir/mlp-hierarchical
@@ -326,7 +329,8 @@ if "$bin/parplan" compile "$dir/mlp-wide.onnx" $hier --mesh 1 -o "$out-one" >"$o
      --stages 1 --annotations "$dir/data-parallel-pins.yaml" -o "$out" >"$out.compile.log" 2>&1 &&
    "$bin/parplan" compile "$dir/mlp-wide.onnx" $hier --cluster "$src/Inputs/mixed-2x2.json" \
      --stages 1 --annotations "$dir/data-parallel-pins.yaml" --emit plan 2>/dev/null >"$out.mlir" &&
-   grep -q 'plan.reduce_scatter .* on @axis1 axis = 0 {feeds_update} : memref<512x512xf32>' "$out.mlir" &&
+   grep -q 'plan.reduce_scatter .* on @axis1 axis = 0 : memref<512x512xf32>' "$out.mlir" &&
+   grep -q 'plan.all_reduce .* on @axis0 {feeds_update} : memref<256x512xf32>' "$out.mlir" &&
    grep -q 'plan.all_gather .* on @axis1 axis = 0 {feeds_update} : memref<256x512xf32> -> memref<512x512xf32>' "$out.mlir" &&
    timeout 300 mpirun --oversubscribe -np 4 "$bin/parplan-run" "$out/plan.pb" \
      --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 &&
