@@ -255,6 +255,13 @@ for strategy in auto data-parallel megatron; do
        -o "$out" >"$out.compile.log" 2>&1 &&
      grep -q "^compiled .* for 6 devices (mesh 3x2, " "$out.compile.log" &&
      grep -q '^  shares           mesh axis 0 splits by device speed: 3 (A100-SXM4-40GB), 3 (A100-SXM4-40GB), 2 (V100-SXM2-32GB) of every 8' "$out.compile.log" &&
+     # Megatron's tied embedding, split by rows, is gathered once for the
+     # forward's head and kept for the backward's (sbp.kept_for_backward).
+     { [ "$strategy" != megatron ] ||
+       "$bin/parplan" compile "$dir/gpt-batch.onnx" --train --optimizer adam --lr 0.01 \
+         --batch 8 --cluster "$dir/mixed-4-2-slow.json" --stages 1 --strategy "$strategy" \
+         --emit sbp -o "$out-sbp" 2>/dev/null |
+         grep -q 'nn.param "transformer.wte.weight" {.*sbp.kept_for_backward'; } &&
      timeout 120 mpirun --oversubscribe -np 6 "$bin/parplan-run" "$out/plan.pb" \
        --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 &&
      awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$out.log"; then
@@ -265,6 +272,30 @@ for strategy in auto data-parallel megatron; do
     status=1
   fi
 done
+
+# The largest parameter split (docs/sbp-assign.md#kept-for-the-backward): a
+# GPT whose tied embedding (vocabulary 256) is its largest parameter, on
+# the pairs above; the start that splits it and its Adam moments by rows
+# within each pair wins. The same losses and weights as the whole batch on
+# 1 device.
+"$bin/parplan-zoo" gpt --layers 2 --hidden 32 --heads 4 --vocab 256 --seq 16 \
+  --dynamic-batch -o "$dir/gptv-batch.onnx" >/dev/null || { echo "FAIL: zoo"; exit 1; }
+want=$(run_micro gptv 8 1 auto 1) || status=1
+out=$dir/gptv-largest-split
+if [ -n "$want" ] &&
+   "$bin/parplan" compile "$dir/gptv-batch.onnx" --train --optimizer adam --lr 0.01 \
+     --batch 8 --cluster "$dir/mixed-4-2-slow.json" --stages 1 -o "$out" >"$out.compile.log" 2>&1 &&
+   grep -q '^  starts           replicated (parts by speed in groups of 2, the largest parameter split) .* (chosen)' "$out.compile.log" &&
+   grep -q '^  parameters       \[B, S(0)\] transformer.wte.weight' "$out.compile.log" &&
+   timeout 120 mpirun --oversubscribe -np 6 "$bin/parplan-run" "$out/plan.pb" \
+     --backend cpu --steps 5 --print-weights >"$out.log" 2>&1 &&
+   awk -v tol=1e-5 -v steps=5 -f "$src/compare-runs.awk" "$want" "$out.log"; then
+  echo "ok: gpt (vocabulary 256), batch 8 on mixed pairs, the tied embedding split by rows within each pair: $(grep -o 'loss [0-9.]*' "$out.log" | tr '\n' ' ')"
+else
+  echo "FAIL: gpt (vocabulary 256) on mixed pairs with the largest parameter split differs from the whole batch on 1 device:"
+  cat "$out.compile.log" "$out.log" 2>/dev/null
+  status=1
+fi
 
 # Devices alike whose batch does not divide by them
 # (docs/sbp-assign.md#parts-by-speed): the 6 devices above, all A100s on

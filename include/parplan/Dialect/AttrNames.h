@@ -29,6 +29,12 @@ inline constexpr llvm::StringLiteral kExplainAttrName = "sbp.explain";
 inline constexpr llvm::StringLiteral kLayoutPlanAttrName = "sbp.plan";
 /// On the module: why no layout fits (#sbp.no_fit).
 inline constexpr llvm::StringLiteral kNoFitAttrName = "sbp.no_fit";
+/// On an nn.param, by sbp-assign: the boxing of the parameter that the
+/// forward reads also serves the backward readers that read it in the same
+/// layout (a weight gathered once for both passes), kept between them
+/// where that shortens the step and memory allows.
+inline constexpr llvm::StringLiteral kKeptForBackwardAttrName =
+    "sbp.kept_for_backward";
 /// On an op: the stage's mesh it runs on.
 inline constexpr llvm::StringLiteral kStageAttrName = "sbp.stage";
 /// On a stage's sbp.mesh placed by place-stages' stages=N: the layers its

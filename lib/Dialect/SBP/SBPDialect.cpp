@@ -116,6 +116,15 @@ LogicalResult SBPDialect::verifyOperationAttribute(Operation *op,
                                   "sbp.mesh";
     return success();
   }
+  // sbp-assign's choice to keep a parameter's forward boxing for the
+  // backward (insert-boxing reads it): on the parameter.
+  if (attribute.getName() == parplan::kKeptForBackwardAttrName) {
+    if (op->getName().getStringRef() != "nn.param" ||
+        !isa<UnitAttr>(attribute.getValue()))
+      return op->emitOpError() << "sbp.kept_for_backward must be a unit "
+                                  "attribute on an nn.param";
+    return success();
+  }
   if (attribute.getName() != parplan::kShardingAttrName)
     return op->emitOpError()
            << "unknown sbp attribute '" << attribute.getName() << "'";

@@ -82,7 +82,9 @@ void InsertBoxingPass::runOnOperation() {
   // makes that the
   // backward pass reads is kept between the two at its producer's layout,
   // as the cost model counts it: a backward reader boxes it anew, rather
-  // than read a forward boxing's result, which would be kept as well.
+  // than read a forward boxing's result, which would be kept as well;
+  // except a parameter sbp-assign keeps boxed for the backward
+  // (sbp.kept_for_backward), where that pays.
   DenseSet<Operation *> forward;
   bool step = parplan::isStep(module);
   if (step)
@@ -135,7 +137,12 @@ void InsertBoxingPass::runOnOperation() {
       // also reads in the returned layout is returned from that boxing.
       bool backward = step && !forward.contains(user) &&
                       forward.contains(value.getDefiningOp());
-      if (backward && isa<func::ReturnOp>(user))
+      // Of a parameter sbp-assign keeps boxed for the backward: read from
+      // the forward's boxing in this layout, the same way.
+      Operation *producer = value.getDefiningOp();
+      if (backward && (isa<func::ReturnOp>(user) ||
+                       (isa_and_nonnull<nn::ParamOp>(producer) &&
+                        producer->hasAttr(parplan::kKeptForBackwardAttrName))))
         if (auto read = boxed.find({value, dst, chunk, 0u});
             read != boxed.end()) {
           operand.set(read->second);

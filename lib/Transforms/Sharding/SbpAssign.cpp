@@ -428,6 +428,9 @@ public:
   /// user's (addStrategyPins), where a baseline asked for by name
   /// contradicting them is an error.
   void startOfAuto() { yieldsToUserPins = true; }
+  /// As a baseline: the largest parameter and its optimizer state split by
+  /// rows along the mesh's last axis, as ZeRO splits them (addStrategyPins).
+  void splitLargestParameter() { splitsLargestParameter = true; }
   double getStepTime() const { return stepTime; }
   StringRef getStrategy() const { return options.strategy; }
   /// Why run() found no fit, as the compile driver reads it off the module
@@ -674,6 +677,7 @@ private:
   /// a baseline that yields to them.
   std::map<int64_t, Pin> userPins;
   bool yieldsToUserPins = false;
+  bool splitsLargestParameter = false;
 
   /// Classes within each stage: the plan's. With stages of alike meshes,
   /// also classes across them (`acrossStages`, a coarsening of
@@ -814,6 +818,13 @@ private:
   struct BoxedReads {
     int64_t made = -1;
     bool received = false;
+    /// The value's producer, whether the reads are the backward's of a
+    /// forward value, and the other pass's group of the same value here
+    /// (-1: none): a parameter kept for the backward (keptForBackward)
+    /// shares its forward copies with its backward readers.
+    int64_t producer = -1;
+    bool backward = false;
+    int64_t partner = -1;
     /// The first reader's position.
     int64_t first = std::numeric_limits<int64_t>::max();
     struct Read {
@@ -845,6 +856,19 @@ private:
               const std::vector<int64_t> &classChoice) const;
   /// In an explicit training step: the forward pass's ops.
   DenseSet<Operation *> forwardOps;
+  /// The parameters (nodes) whose boxing for the forward also serves the
+  /// backward readers that read them in the same layout
+  /// (sbp.kept_for_backward, insert-boxing): a weight gathered once for
+  /// both passes, held between them.
+  DenseSet<int64_t> keptForBackward;
+  /// The figures of the plan of `classChoice` (step, compute,
+  /// communication, memory, per stage), after the search.
+  void figurePlan(const std::vector<int64_t> &classChoice);
+  /// Keeps the parameters' forward boxings for the backward
+  /// (keptForBackward) where that shortens the predicted step and the
+  /// plan still fits, a backward reader moved to the forward's layout
+  /// where that pays, then figures the plan.
+  void chooseKeptForBackward(std::vector<int64_t> &classChoice);
 
   /// The predicted figures of one stage under the chosen layouts.
   struct StageFigures {
@@ -1284,6 +1308,8 @@ void ShardingSearch::collectHeldValues() {
     if (added) {
       BoxedReads reads;
       reads.received = received;
+      reads.producer = use.producer;
+      reads.backward = backward;
       // A sum over the micro-batches is boxed before its first reader
       // (the update), as a forward value for the backward pass is.
       if (!backward && nodeStage[use.producer] == stage &&
@@ -1300,6 +1326,12 @@ void ShardingSearch::collectHeldValues() {
                                  forwardOps.contains(nodes[use.producer].op)
                              ? inFlight[virtualStageOf(reader)]
                              : 1});
+  }
+  for (const auto &[key, index] : groupOf) {
+    auto [stage, producer, result, backward, chunk] = key;
+    auto partner = groupOf.find({stage, producer, result, !backward, chunk});
+    if (partner != groupOf.end())
+      boxedReads[stage][index].partner = static_cast<int64_t>(partner->second);
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node &node = nodes[i];
@@ -1563,6 +1595,28 @@ LogicalResult ShardingSearch::addStrategyPins() {
     pin.origins.push_back("strategy " + options.strategy);
     conflict |= failed(addPinAroundUsers(op, std::move(pin)));
   };
+  // The largest parameter, with its optimizer state (named after it, of
+  // its shape), first in program order on a tie.
+  DenseSet<Operation *> largest;
+  if (splitsLargestParameter && rank >= 2) {
+    nn::ParamOp biggest;
+    int64_t most = 0;
+    for (Node &node : nodes)
+      if (auto param = dyn_cast<nn::ParamOp>(node.op)) {
+        int64_t elements = cast<ShapedType>(param.getType()).getNumElements();
+        if (elements > most) {
+          most = elements;
+          biggest = param;
+        }
+      }
+    if (biggest)
+      for (Node &node : nodes)
+        if (auto param = dyn_cast<nn::ParamOp>(node.op))
+          if (param.getType() == biggest.getType() &&
+              (param.getName() == biggest.getName() ||
+               param.getName().starts_with((biggest.getName() + ".").str())))
+            largest.insert(param);
+  }
   // Inputs split along the batch, parameters replicated, on data axes.
   for (Node &node : nodes) {
     if (node.isSink())
@@ -1582,6 +1636,8 @@ LogicalResult ShardingSearch::addStrategyPins() {
       for (size_t axis = 0; axis < rank; ++axis)
         if (isDataAxis(axis) || replicated)
           layout[axis] = Sbp::broadcast();
+      if (largest.contains(op))
+        layout[rank - 1] = Sbp::split(0);
       fullPin(op, 0, layout);
     }
   }
@@ -2217,16 +2273,32 @@ ShardingSearch::stageMemory(const Classes &grouped,
       double bytes;
     };
     std::vector<Copy> copies;
+    auto layoutRead = [&](const BoxedReads::Read &groupRead) -> const NdSbp & {
+      const Use &use = uses[groupRead.use];
+      return nodes[use.consumer]
+          .candidates[classChoice[grouped.ofNode[use.consumer]]]
+          .operands[use.operand];
+    };
+    auto readsIn = [&](const BoxedReads &group, const NdSbp &layout) {
+      return llvm::any_of(group.reads, [&](const BoxedReads::Read &other) {
+        return layoutRead(other) == layout;
+      });
+    };
     for (const BoxedReads &group : boxedReads[s]) {
       copies.clear();
+      // A parameter kept for the backward: its backward readers of a
+      // layout the forward reads read the forward's copy, held to them.
+      const BoxedReads *keptPartner =
+          group.partner >= 0 && keptForBackward.contains(group.producer)
+              ? &boxedReads[s][static_cast<size_t>(group.partner)]
+              : nullptr;
       for (const BoxedReads::Read &groupRead : group.reads) {
         int64_t u = groupRead.use, at = groupRead.at,
                 kept = groupRead.microBatchesKept;
         const Use &use = uses[u];
-        const Node &reader = nodes[use.consumer];
-        const NdSbp &read =
-            reader.candidates[classChoice[grouped.ofNode[use.consumer]]]
-                .operands[use.operand];
+        const NdSbp &read = layoutRead(groupRead);
+        if (keptPartner && group.backward && readsIn(*keptPartner, read))
+          continue;
         const NdSbp &made =
             nodes[use.producer]
                 .candidates[classChoice[grouped.ofNode[use.producer]]]
@@ -2256,6 +2328,14 @@ ShardingSearch::stageMemory(const Classes &grouped,
           copy->microBatchesKept = std::max(copy->microBatchesKept, kept);
         }
       }
+      if (keptPartner && !group.backward)
+        for (const BoxedReads::Read &later : keptPartner->reads) {
+          auto copy = llvm::find_if(copies, [&](const Copy &entry) {
+            return *entry.layout == layoutRead(later);
+          });
+          if (copy != copies.end())
+            copy->end = std::max(copy->end, later.at);
+        }
       for (const Copy &copy : copies) {
         change[copy.begin] += copy.bytes;
         change[copy.end + 1] -= copy.bytes;
@@ -2480,10 +2560,21 @@ LogicalResult ShardingSearch::solve() {
         classChoice = std::move(descended->choice);
     }
   }
+  chooseKeptForBackward(classChoice);
+  memorySlowdown =
+      explainedPrice != 0 && leastTime > 0
+          ? std::max(0.0, searchedTime(classes, classChoice) / leastTime - 1)
+          : 0;
+  debugKept(explainedPrice);
+  return success();
+}
+
+void ShardingSearch::figurePlan(const std::vector<int64_t> &classChoice) {
   choice.assign(nodes.size(), 0);
   for (size_t i = 0; i < nodes.size(); ++i)
     choice[i] = classChoice[classes.ofNode[i]];
   // The figures of the plan, per op and per use.
+  computeTime = 0;
   for (size_t i = 0; i < nodes.size(); ++i)
     computeTime += nodes[i].time[choice[i]];
   // At most the op times' sum: where a type the mesh's slowest by its
@@ -2494,13 +2585,149 @@ LogicalResult ShardingSearch::solve() {
   communicationTime = usesTime(classes, classChoice);
   stepTime = computeTime + communicationTime;
   memory = planMemory(classes, classChoice);
-  memorySlowdown =
-      explainedPrice != 0 && leastTime > 0
-          ? std::max(0.0, searchedTime(classes, classChoice) / leastTime - 1)
-          : 0;
   predictPipeline(classChoice);
-  debugKept(explainedPrice);
-  return success();
+}
+
+void ShardingSearch::chooseKeptForBackward(std::vector<int64_t> &classChoice) {
+  keptForBackward.clear();
+  figurePlan(classChoice);
+  // One mesh, one micro-batch: the backward reads the forward's boxing
+  // once, with nothing in flight between the passes.
+  if (!explicitStep || microBatches != 1 || stageCount() != 1 ||
+      stages.chunks != 1)
+    return;
+  auto readOf = [&](const Use &use) -> const NdSbp & {
+    return nodes[use.consumer]
+        .candidates[choice[use.consumer]]
+        .operands[use.operand];
+  };
+  auto readsParameter = [&](const Use &use, bool forward) {
+    return !use.tie && !nodes[use.consumer].isSink() &&
+           forwardOps.contains(nodes[use.consumer].op) == forward;
+  };
+  // The layouts the forward reads parameter `node` in, boxed.
+  auto forwardLayouts = [&](size_t node) {
+    const NdSbp &made = nodes[node].candidates[choice[node]].results[0];
+    std::vector<NdSbp> layouts;
+    for (int64_t u : usesOf[node])
+      if (uses[u].producer == static_cast<int64_t>(node) &&
+          readsParameter(uses[u], true) && readOf(uses[u]) != made &&
+          !llvm::is_contained(layouts, readOf(uses[u])))
+        layouts.push_back(readOf(uses[u]));
+    return layouts;
+  };
+  double capacity = memoryCapacity(), fastest = stepTime;
+  auto faster = [&] {
+    return stepTime < fastest * (1 - 1e-9) && memory <= capacity;
+  };
+  // The largest parameters the forward reads boxed, first in program order
+  // on a tie: a few, as each costs a figuring of the whole step and each
+  // kept copy is held from the forward's boxing to the last backward
+  // reader.
+  std::vector<std::pair<double, int64_t>> largest;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (isa<nn::ParamOp>(nodes[i].op) && !forwardLayouts(i).empty())
+      largest.push_back(
+          {static_cast<double>(
+               cast<ShapedType>(nodes[i].op->getResult(0).getType())
+                   .getNumElements()),
+           static_cast<int64_t>(i)});
+  llvm::sort(largest, [](const auto &a, const auto &b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  constexpr size_t kLargest = 2;
+  largest.resize(std::min(largest.size(), kLargest));
+  // Each kept where its backward reads a layout its forward does and that
+  // is faster and fits.
+  // Whether the figures are another choice's than classChoice and
+  // keptForBackward.
+  bool stale = false;
+  for (const auto &[elements, parameter] : largest) {
+    auto node = static_cast<size_t>(parameter);
+    std::vector<NdSbp> layouts = forwardLayouts(node);
+    if (llvm::none_of(usesOf[node], [&](int64_t u) {
+          return uses[u].producer == parameter &&
+                 readsParameter(uses[u], false) &&
+                 llvm::is_contained(layouts, readOf(uses[u]));
+        }))
+      continue;
+    keptForBackward.insert(parameter);
+    figurePlan(classChoice);
+    stale = !faster();
+    if (stale)
+      keptForBackward.erase(parameter);
+    else
+      fastest = stepTime;
+  }
+  // A backward reader of one of the largest such parameters moved to a
+  // layout the forward reads it in, reading the forward's boxing kept:
+  // the search prices each use alone, a backward read as a boxing of its
+  // own, and so may have chosen another layout for it (a tied
+  // embedding's head computing its input's gradient from the table's
+  // parts after an all-to-all of the logits' gradient, where the whole
+  // table gathered for the forward serves).
+  constexpr size_t kTriedLayouts = 4;
+  for (const auto &[elements, parameter] : largest) {
+    auto node = static_cast<size_t>(parameter);
+    for (int64_t u : usesOf[node]) {
+      const Use &use = uses[u];
+      if (use.producer != parameter || !readsParameter(use, false))
+        continue;
+      std::vector<NdSbp> layouts = forwardLayouts(node);
+      if (llvm::is_contained(layouts, readOf(use)))
+        continue;
+      size_t readerClass = classes.ofNode[use.consumer];
+      const Node &reader = nodes[use.consumer];
+      // The reader's layouts that read the forward's, cheaper by the
+      // search's own prices with that read free, the cheapest first.
+      const std::vector<double> &useCosts =
+          *classes.uses[classes.ofUse[u]].costs;
+      auto readCost = [&](size_t k) {
+        return useCosts[static_cast<size_t>(choice[node]) *
+                            reader.candidates.size() +
+                        k];
+      };
+      double now = localCost(use.consumer, choice[use.consumer]);
+      std::vector<std::pair<double, size_t>> cheaper;
+      for (size_t k = 0; k < reader.candidates.size(); ++k)
+        if (llvm::is_contained(layouts,
+                               reader.candidates[k].operands[use.operand])) {
+          double priced =
+              localCost(use.consumer, static_cast<int64_t>(k)) - readCost(k);
+          if (priced < now)
+            cheaper.push_back({priced, k});
+        }
+      if (cheaper.empty())
+        continue;
+      llvm::sort(cheaper);
+      bool wasKept = keptForBackward.contains(parameter);
+      keptForBackward.insert(parameter);
+      int64_t kept = -1;
+      double keptStep = fastest;
+      for (auto [priced, k] : ArrayRef(cheaper).take_front(
+               std::min(cheaper.size(), kTriedLayouts))) {
+        std::vector<int64_t> trial = classChoice;
+        trial[readerClass] = static_cast<int64_t>(k);
+        figurePlan(trial);
+        if (stepTime < keptStep * (1 - 1e-9) && memory <= capacity) {
+          kept = static_cast<int64_t>(k);
+          keptStep = stepTime;
+        }
+      }
+      if (kept >= 0) {
+        classChoice[readerClass] = kept;
+        fastest = keptStep;
+      } else if (!wasKept) {
+        keptForBackward.erase(parameter);
+      }
+      // Each node's choice again the plan's, for the next reader's prices.
+      for (size_t i = 0; i < nodes.size(); ++i)
+        choice[i] = classChoice[classes.ofNode[i]];
+      stale = true;
+    }
+  }
+  if (stale)
+    figurePlan(classChoice);
 }
 
 LogicalResult
@@ -3115,8 +3342,10 @@ ShardingSearch::overlapIn(const std::vector<int64_t> &range) const {
       auto found = llvm::find_if(layouts, sameLayout);
       readers.resize(items.size() + 1);
       // A value returned in a layout the forward reads it in is returned
-      // from the forward's boxing (insert-boxing).
-      if (backwardRead && consumer.isSink()) {
+      // from the forward's boxing, and so is a parameter kept for the
+      // backward read (insert-boxing).
+      if (backwardRead &&
+          (consumer.isSink() || keptForBackward.contains(use.producer))) {
         auto &forwardLayouts = boxings[{use.producer, use.result, false}];
         auto forwardBoxed = llvm::find_if(forwardLayouts, sameLayout);
         if (forwardBoxed != forwardLayouts.end()) {
@@ -3360,6 +3589,11 @@ void ShardingSearch::annotate(
         parplan::kShardingAttrName,
         sbp::ShardingAttr::get(context, mesh, chosen.operands, chosen.results));
     node.op->removeAttr(parplan::kStageAttrName);
+    if (keptForBackward.contains(static_cast<int64_t>(i)))
+      node.op->setAttr(parplan::kKeptForBackwardAttrName,
+                       builder.getUnitAttr());
+    else
+      node.op->removeAttr(parplan::kKeptForBackwardAttrName);
     if (!options.explain)
       continue;
     const Explanation &explanation = explanations[i];
@@ -3787,6 +4021,38 @@ struct SbpAssignPass : parplan::impl::SbpAssignBase<SbpAssignPass> {
       module.emitError() << "sbp-assign: no baseline lays @main out "
                             "(starts=baselines)";
       return signalPassFailure();
+    }
+    // On the kept mesh, where it has parts by speed: one start more,
+    // replicated with the largest parameter and its optimizer state split
+    // by rows along the mesh's last axis (ZeRO's split, within each
+    // position). The step ends with that parameter's reduction and update
+    // (a tied embedding's gradient is complete only after the backward's
+    // last op), which the split shortens: reduced in parts, a part
+    // updated on each device, gathered for the forward and kept for the
+    // backward (chooseKeptForBackward). After the others, on their
+    // winner's mesh alone: each start is a search of its own.
+    const ShardingCostModel &kept = best->getModel();
+    if (isAuto && options.starts != "search" &&
+        module->hasAttr(parplan::kTrainingAttrName) &&
+        !kept.getShares().empty() && kept.getMeshShape().size() >= 2) {
+      SbpAssignOptions startOptions = options;
+      startOptions.strategy = "replicated";
+      auto search = std::make_unique<ShardingSearch>(module, function, kept,
+                                                     startOptions, *stages);
+      search->startOfAuto();
+      search->splitLargestParameter();
+      std::string label = bestLabel.empty() || bestLabel.back() != ')'
+                              ? bestLabel + " (the largest parameter split)"
+                              : bestLabel.substr(0, bestLabel.size() - 1) +
+                                    ", the largest parameter split)";
+      bool laidOut;
+      {
+        ScopedDiagnosticHandler quiet(&getContext(),
+                                      [](Diagnostic &) { return success(); });
+        laidOut = succeeded(search->run(/*giveUpUnfit=*/true));
+      }
+      if (laidOut)
+        keep(std::move(search), std::move(label));
     }
     PARPLAN_DEBUG(kSbpAssignDebugType,
                   debugLine(kSbpAssignDebugType)

@@ -456,3 +456,21 @@ func.func @head_not_on_a_mesh(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = nn.relu %x {sbp.head} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// sbp-assign keeps a parameter's forward boxing for the backward: said on
+// the parameter.
+func.func @kept_not_on_a_parameter(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.relu' op sbp.kept_for_backward must be a unit attribute on an nn.param}}
+  %0 = nn.relu %x {sbp.kept_for_backward} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @kept_not_a_unit() -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.param' op sbp.kept_for_backward must be a unit attribute on an nn.param}}
+  %0 = nn.param "w" {sbp.kept_for_backward = 1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

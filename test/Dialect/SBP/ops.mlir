@@ -93,3 +93,13 @@ func.func @attributes() attributes {sbp = [#sbp.s<2>, #sbp.b, #sbp.p<sum>]} {
 module attributes {sbp.plan = #sbp.layout_plan<cluster = "dgx-h100x2", strategy = "auto", start = "megatron", training = true, step_time = 0.1, compute_time = 0.033333333333333333, communication_time = 0.06, overlap_time = 0.02, memory_bytes = 4000000000, device_memory_bytes = 80000000000, baselines = {"data-parallel" = 0.2 : f64}, stages = [#sbp.stage_figures<mesh = @s0, forward_time = 1.0e-03, backward_time = 2.0e-03, update_time = 1.0e-04, send_forward_time = 1.0e-05, send_backward_time = 1.0e-05, busy_time = 1.2e-02, bubble_time = 3.0e-03, memory_bytes = 4000000000, activation_bytes = 1000000000>], schedule = "1f1b", search_nodes = 12>} {
   sbp.mesh @s0(shape = 2, devices = [0, 1])
 }
+
+// -----
+
+// A parameter whose forward boxing sbp-assign keeps for the backward.
+// CHECK-LABEL: func.func @kept_for_backward
+// CHECK: nn.param "w" {sbp.kept_for_backward}
+func.func @kept_for_backward() -> tensor<4xf32> {
+  %0 = nn.param "w" {sbp.kept_for_backward} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

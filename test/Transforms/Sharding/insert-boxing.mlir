@@ -99,6 +99,56 @@ func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<8x8xf32>, tensor<8x
 
 // -----
 
+// A parameter, like an activation, is boxed anew for its backward reader:
+// the forward's gather is not held between the passes.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[W:.*]] = nn.param "w"
+// CHECK-NEXT: %[[FWD:.*]] = sbp.boxing %[[W]] on @mesh [#sbp.s<0>] -> [#sbp.b]
+// CHECK-NEXT: nn.mul %{{.*}}, %[[FWD]]
+// CHECK: %[[BWD:.*]] = sbp.boxing %[[W]] on @mesh [#sbp.s<0>] -> [#sbp.b]
+// CHECK-NEXT: nn.mul %{{.*}}, %[[BWD]]
+module attributes {nn.training = {loss = "cross-entropy"}} {
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<8x8xf32>) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  %w = nn.param "w" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  %y = nn.mul %x, %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %loss = nn.reduce_sum %y keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32> -> tensor<f32>
+  %t = nn.tanh %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  %g = nn.mul %t, %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> []>} %loss, %g : tensor<f32>, tensor<8x8xf32>
+}
+}
+
+// -----
+
+// Unless sbp-assign keeps it for the backward (sbp.kept_for_backward): the
+// backward reader of the layout the forward reads it in reads the
+// forward's boxing, one gather for both passes.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[W:.*]] = nn.param "w" {sbp.kept_for_backward
+// CHECK-NEXT: %[[WHOLE:.*]] = sbp.boxing %[[W]] on @mesh [#sbp.s<0>] -> [#sbp.b]
+// CHECK-NEXT: nn.mul %{{.*}}, %[[WHOLE]]
+// CHECK-NOT: sbp.boxing
+// CHECK: nn.mul %{{.*}}, %[[WHOLE]]
+// CHECK-NEXT: %[[COLUMNS:.*]] = sbp.boxing %[[W]] on @mesh [#sbp.s<0>] -> [#sbp.s<1>]
+// CHECK-NEXT: nn.exp %[[COLUMNS]]
+module attributes {nn.training = {loss = "cross-entropy"}} {
+sbp.mesh @mesh(shape = 2)
+func.func @main() -> (tensor<f32> {nn.name = "loss"}, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %x = nn.input "x" {sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  %w = nn.param "w" {sbp.kept_for_backward, sbp.sharding = #sbp.sharding<@mesh, [] -> [[#sbp.s<0>]]>} : tensor<8x8xf32>
+  %y = nn.mul %x, %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %loss = nn.reduce_sum %y keepdims = false {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32> -> tensor<f32>
+  %t = nn.tanh %x {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>
+  %g = nn.mul %t, %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b]] -> [[#sbp.b]]>} : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %e = nn.exp %w {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.s<1>]] -> [[#sbp.s<1>]]>} : tensor<8x8xf32>
+  return {sbp.sharding = #sbp.sharding<@mesh, [[#sbp.b], [#sbp.b], [#sbp.s<1>]] -> []>} %loss, %g, %e : tensor<f32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+}
+
+// -----
+
 // The loss of a step, partial sums over the batch's parts, is summed across
 // the mesh just before the return, after the backward pass, not right after
 // the forward: there, the all-reduce would hold each device's communication
