@@ -1060,10 +1060,13 @@ void Compiler::readLayoutFigures() {
         op->getAttrOfType<sbp::ShardingAttr>(parplan::kShardingAttrName);
     if (!sharding || !isa<nn::NNDialect>(op->getDialect()))
       return;
-    if (auto param = dyn_cast<nn::ParamOp>(op))
+    if (auto param = dyn_cast<nn::ParamOp>(op)) {
       if (!(param.getSource() && *param.getSource() == "zeros"))
         figures.parameterLayouts.emplace_back(
             param.getName().str(), parplan::toString(sharding.getResultSbp(0)));
+      if (param->hasAttr(parplan::kKeptForBackwardAttrName))
+        figures.keptForBackward.push_back(param.getName().str());
+    }
     std::vector<NdSbp> operands, results;
     for (unsigned i = 0; i < op->getNumOperands(); ++i)
       operands.push_back(sharding.getOperandSbp(i));

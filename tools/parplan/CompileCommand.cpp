@@ -28,6 +28,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -220,6 +221,9 @@ void printParameterLayouts(const PlanFigures &figures, StringRef summaryPath) {
     fmt::print("  {:<16} {} {}\n", shown == 1 ? "parameters" : "", layout,
                name);
   }
+  if (!figures.keptForBackward.empty())
+    fmt::print("  {:<16} {}: boxed once for the forward and the backward\n",
+               "kept boxed", llvm::join(figures.keptForBackward, ", "));
 }
 
 } // namespace

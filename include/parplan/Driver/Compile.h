@@ -134,6 +134,9 @@ struct PlanFigures {
   std::vector<OpFigures> ops;
   /// Each trained parameter's layout, by name.
   std::vector<std::pair<std::string, std::string>> parameterLayouts;
+  /// The parameters whose boxing for the forward also serves the backward
+  /// (sbp.kept_for_backward), by name, in program order.
+  std::vector<std::string> keptForBackward;
   int64_t microBatches = 1;
   /// The global batch the micro-batches divide (--batch, or the model's
   /// own when fixed there: batchFixed); 0 when unknown.
