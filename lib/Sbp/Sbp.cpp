@@ -3,6 +3,7 @@
 #include "parplan/Sbp/Sbp.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <functional>
 #include <limits>
@@ -281,10 +282,11 @@ Range balancedShard(int64_t dimSize, int64_t numShards, int64_t index) {
   return {offset, quotient + (index < remainder ? 1 : 0)};
 }
 
-Range weightedShard(int64_t dimSize, const std::vector<int64_t> &weights,
-                    int64_t index) {
-  assert(!weights.empty() && index >= 0 &&
-         index < static_cast<int64_t>(weights.size()));
+namespace {
+/// The offsets of every part of weightedShard's split (one more than the
+/// parts: the last is dimSize).
+std::vector<int64_t> weightedOffsets(int64_t dimSize,
+                                     const std::vector<int64_t> &weights) {
   int64_t total = 0;
   for (int64_t weight : weights)
     total += weight;
@@ -304,10 +306,43 @@ Range weightedShard(int64_t dimSize, const std::vector<int64_t> &weights,
   });
   for (size_t k = 0; k < static_cast<size_t>(left); ++k)
     ++sizes[order[k]];
-  int64_t offset = 0;
-  for (int64_t i = 0; i < index; ++i)
-    offset += sizes[static_cast<size_t>(i)];
-  return {offset, sizes[static_cast<size_t>(index)]};
+  std::vector<int64_t> offsets(weights.size() + 1, 0);
+  for (size_t i = 0; i < weights.size(); ++i)
+    offsets[i + 1] = offsets[i] + sizes[i];
+  return offsets;
+}
+} // namespace
+
+Range weightedShard(int64_t dimSize, const std::vector<int64_t> &weights,
+                    int64_t index) {
+  assert(!weights.empty() && index >= 0 &&
+         index < static_cast<int64_t>(weights.size()));
+  // The search prices layouts by this for every block of every candidate,
+  // of a few dimensions and one mesh's shares: the last splits worked out,
+  // per thread, are kept.
+  struct Split {
+    int64_t dimSize = -1;
+    std::vector<int64_t> weights, offsets;
+  };
+  constexpr size_t kKept = 8;
+  thread_local std::array<Split, kKept> kept;
+  thread_local size_t next = 0;
+  const Split *split = nullptr;
+  for (const Split &entry : kept)
+    if (entry.dimSize == dimSize && entry.weights == weights) {
+      split = &entry;
+      break;
+    }
+  if (!split) {
+    Split &entry = kept[next];
+    next = (next + 1) % kKept;
+    entry.dimSize = dimSize;
+    entry.weights = weights;
+    entry.offsets = weightedOffsets(dimSize, weights);
+    split = &entry;
+  }
+  auto at = static_cast<size_t>(index);
+  return {split->offsets[at], split->offsets[at + 1] - split->offsets[at]};
 }
 
 Range axisShard(int64_t dimSize, const std::vector<int64_t> &meshShape,

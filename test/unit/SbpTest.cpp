@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -111,6 +112,18 @@ TEST_CASE("weighted split: parts in proportion to the shares", "[sbp]") {
   CHECK(sizes(6, {1, 1, 2}) == std::vector<int64_t>{2, 1, 3});
   CHECK(sizes(0, {5, 1}) == std::vector<int64_t>{0, 0});
   CHECK(sizes(1, {1, 5}) == std::vector<int64_t>{0, 1});
+  // Products past 64 bits are exact.
+  CHECK(sizes(int64_t{1} << 62, {3, 1}) ==
+        std::vector<int64_t>{int64_t{3} << 60, int64_t{1} << 60});
+  // More shares than the stack holds: each within one row of its
+  // proportion.
+  std::vector<int64_t> many(70);
+  std::iota(many.begin(), many.end(), 1);
+  std::vector<int64_t> parts = sizes(1000, many);
+  for (size_t i = 0; i < many.size(); ++i) {
+    double ideal = 1000.0 * static_cast<double>(many[i]) / (70.0 * 71.0 / 2);
+    CHECK(std::abs(static_cast<double>(parts[i]) - ideal) < 1.0);
+  }
   // Equal weights are balanced shards, for every size.
   for (int64_t dim = 0; dim <= 13; ++dim)
     for (int64_t n = 1; n <= 5; ++n)
